@@ -1,0 +1,129 @@
+// Cassettes: replay a recorded (or hand-written) sequence of LLM replies, and record one.
+import { readFileSync, writeFileSync, renameSync } from 'node:fs';
+import { parseJson } from '../sop/json-source.js';
+import { LlmError, estimateUsage, type CallPurpose, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider, type Usage } from './types.js';
+
+export interface CassetteInteraction {
+  purpose: CallPurpose;
+  state?: string;
+  agent?: string;
+  response: string;
+  model?: string;
+  usage?: Usage;
+  request?: unknown[];
+}
+
+export interface Cassette {
+  $schema?: string;
+  version: 1;
+  source: 'recorded' | 'hand-written';
+  note?: string;
+  sop?: string;
+  interactions: CassetteInteraction[];
+}
+
+const PURPOSES = new Set(['agent', 'judge', 'speaker', 'summary', 'tool']);
+
+export function readCassette(file: string): Cassette {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new LlmError(`cassette ${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  let doc: unknown;
+  try {
+    doc = parseJson(text);
+  } catch (err) {
+    throw new LlmError(`cassette ${file}: ${(err as Error).message}`);
+  }
+  const c = doc as Partial<Cassette>;
+  if (!c || typeof c !== 'object' || !Array.isArray(c.interactions)) {
+    throw new LlmError(`cassette ${file}: /interactions: missing list of interactions`);
+  }
+  c.interactions.forEach((it, i) => {
+    if (!it || typeof it !== 'object' || typeof it.response !== 'string' || !PURPOSES.has(it.purpose as string)) {
+      throw new LlmError(`cassette ${file}: /interactions/${i}: needs "purpose" (agent|judge|speaker|summary|tool) and a string "response"`);
+    }
+  });
+  return c as Cassette;
+}
+
+function describe(purpose: string, state?: string, agent?: string): string {
+  return `a ${purpose} call${agent ? ` by ${agent}` : ''}${state ? ` in state "${state}"` : ''}`;
+}
+
+/** Replays interactions in order; each call must match the next interaction's purpose (and agent/state when given). */
+export class ReplayProvider implements LlmProvider {
+  readonly id = 'replay';
+  private cursor = 0;
+  readonly cassette: Cassette;
+
+  constructor(readonly file: string, cassette?: Cassette) {
+    this.cassette = cassette ?? readCassette(file);
+  }
+
+  /** Index of the next interaction (journaled, so a resumed run continues from it). */
+  get position(): number { return this.cursor; }
+  seek(position: number): void { this.cursor = position; }
+
+  async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
+    const { meta } = request;
+    const it = this.cassette.interactions[this.cursor];
+    if (!it) {
+      throw new LlmError(`cassette ${this.file}: ran out after ${this.cassette.interactions.length} interactions; the run asked for ${describe(meta.purpose, meta.state, meta.agent)} (turn ${meta.turn})`);
+    }
+    const mismatch = it.purpose !== meta.purpose || (it.agent !== undefined && it.agent !== meta.agent) || (it.state !== undefined && it.state !== meta.state);
+    if (mismatch) {
+      throw new LlmError(`cassette ${this.file}: /interactions/${this.cursor} is ${describe(it.purpose, it.state, it.agent)}, but the run asked for ${describe(meta.purpose, meta.state, meta.agent)} (turn ${meta.turn}); was the cassette made for another SOP or settings?`);
+    }
+    this.cursor++;
+    if (request.stream) options.onDelta?.(it.response);
+    return { content: it.response, usage: it.usage ?? estimateUsage(request.messages, it.response), model: it.model ?? 'replay' };
+  }
+}
+
+/** Wraps a provider and writes every interaction to a cassette file as it happens. */
+export class RecordingProvider implements LlmProvider {
+  readonly id: string;
+  private readonly cassette: Cassette;
+
+  constructor(private readonly inner: LlmProvider, private readonly file: string, sopName?: string) {
+    this.id = `record(${inner.id})`;
+    this.cassette = {
+      version: 1,
+      source: 'recorded',
+      note: `Recorded from the ${inner.id} provider by sop run --record.`,
+      ...(sopName ? { sop: sopName } : {}),
+      interactions: [],
+    };
+    this.flush();
+  }
+
+  async chat(request: ChatRequest, options?: ChatOptions): Promise<ChatResponse> {
+    const res = await this.inner.chat(request, options);
+    const { meta } = request;
+    this.cassette.interactions.push({
+      purpose: meta.purpose,
+      state: meta.state,
+      ...(meta.agent ? { agent: meta.agent } : {}),
+      response: res.content,
+      ...(res.model ? { model: res.model } : {}),
+      usage: res.usage,
+      request: request.messages,
+    });
+    this.flush();
+    return res;
+  }
+
+  private flush(): void {
+    const tmp = `${this.file}.tmp`;
+    writeFileSync(tmp, JSON.stringify(this.cassette, null, 2) + '\n');
+    renameSync(tmp, this.file);
+  }
+
+  async close(): Promise<void> {
+    this.flush();
+    await this.inner.close?.();
+  }
+}

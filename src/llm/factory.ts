@@ -1,0 +1,39 @@
+// Choosing the LLM provider from the command line: openai (default), mock, replay:FILE;
+// --record FILE wraps any of them.
+import type { RetryBudget } from './retry.js';
+import { LlmError, type LlmProvider } from './types.js';
+
+export interface ProviderChoice {
+  /** openai | mock | replay:FILE (default: the SOP's llm.provider, else openai). */
+  spec?: string;
+  baseURL?: string;
+  record?: string;
+  sopName?: string;
+  timeoutMs?: number;
+  budget?: RetryBudget;
+  onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
+}
+
+export async function createProvider(choice: ProviderChoice): Promise<LlmProvider> {
+  const spec = choice.spec ?? 'openai';
+  let provider: LlmProvider;
+  if (spec === 'mock') {
+    const { MockProvider } = await import('./mock.js');
+    provider = new MockProvider();
+  } else if (spec.startsWith('replay:')) {
+    const file = spec.slice('replay:'.length);
+    if (!file) throw new LlmError('--llm replay:FILE needs a cassette file');
+    const { ReplayProvider } = await import('./cassette.js');
+    provider = new ReplayProvider(file);
+  } else if (spec === 'openai') {
+    const { OpenAiProvider } = await import('./openai.js');
+    provider = new OpenAiProvider({ baseURL: choice.baseURL, timeoutMs: choice.timeoutMs, budget: choice.budget, onRetry: choice.onRetry });
+  } else {
+    throw new LlmError(`unknown --llm "${spec}"; use openai, mock or replay:FILE`);
+  }
+  if (choice.record) {
+    const { RecordingProvider } = await import('./cassette.js');
+    provider = new RecordingProvider(provider, choice.record, choice.sopName);
+  }
+  return provider;
+}

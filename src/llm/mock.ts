@@ -1,0 +1,40 @@
+// The `mock` provider: deterministic, offline placeholder replies for dry runs of any SOP.
+// Agents get a labelled placeholder line, judges answer so the graph advances, speaker choice
+// rotates through the candidates, summaries count messages. Nothing here pretends to be a model.
+import { estimateUsage, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider } from './types.js';
+
+/** Turns a state lasts under the mock judge (unless its max_turns is smaller). */
+export const MOCK_TURNS_PER_STATE = 3;
+
+export class MockProvider implements LlmProvider {
+  readonly id = 'mock';
+  private calls = 0;
+
+  async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
+    this.calls++;
+    const content = this.reply(request);
+    if (request.stream) options.onDelta?.(content);
+    return { content, usage: estimateUsage(request.messages, content), model: 'mock' };
+  }
+
+  private reply({ meta }: ChatRequest): string {
+    const tag = meta.extractWord ?? 'end';
+    switch (meta.purpose) {
+      case 'judge': {
+        // Stay for a few turns so a dry run shows the state's rotation, then move on.
+        const keys = meta.judgeKeys ?? ['0'];
+        const advance = keys.includes('1') ? '1' : keys.find((k) => k !== '0') ?? '0';
+        return `<${tag}>${(meta.turnInState ?? 0) >= MOCK_TURNS_PER_STATE ? advance : '0'}</${tag}>`;
+      }
+      case 'speaker': {
+        const candidates = meta.candidates ?? [];
+        const pick = candidates.length ? candidates[meta.turn % candidates.length] : '';
+        return `<${tag}>${pick}</${tag}>`;
+      }
+      case 'summary':
+        return `[mock summary] The conversation in state ${meta.state} has reached turn ${meta.turn}.`;
+      default:
+        return `[mock] ${meta.agent ?? 'agent'} (${meta.role ?? 'role'}) speaks in ${meta.state}, turn ${meta.turn}.`;
+    }
+  }
+}

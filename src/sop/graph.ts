@@ -1,0 +1,72 @@
+// Graph helpers over a SOP: roles of a state, successors, reachability and Mermaid output.
+import type { Sop, SopState } from './types.js';
+
+/** The speaking roster: `roles`, or else the roles that have components. */
+export function effectiveRoles(state: SopState): string[] {
+  if (state.roles && state.roles.length > 0) return [...state.roles];
+  return Object.keys(state.components ?? {});
+}
+
+/** Target states of a state, with the implicit "stay" when "0" is absent. */
+export function successorsOf(name: string, state: SopState): Array<[key: string, target: string]> {
+  if (state.final) return [];
+  const next = Object.entries(state.next_states ?? {});
+  return next;
+}
+
+export function reachableStates(sop: Sop): Set<string> {
+  const seen = new Set<string>();
+  const todo = [sop.root];
+  while (todo.length > 0) {
+    const name = todo.pop()!;
+    if (seen.has(name) || !Object.prototype.hasOwnProperty.call(sop.states, name)) continue;
+    seen.add(name);
+    for (const [, target] of successorsOf(name, sop.states[name]!)) todo.push(target);
+  }
+  return seen;
+}
+
+function mermaidId(name: string, ids: Map<string, string>): string {
+  let id = ids.get(name);
+  if (!id) {
+    id = `s${ids.size}`;
+    ids.set(name, id);
+  }
+  return id;
+}
+
+function mermaidLabel(text: string): string {
+  return text.replace(/["\n\r]/g, ' ').replace(/[:;]/g, ' ');
+}
+
+/** A Mermaid stateDiagram-v2 of the states and their transitions. */
+export function toMermaid(sop: Sop): string {
+  const ids = new Map<string, string>();
+  const lines = ['stateDiagram-v2'];
+  for (const [name, state] of Object.entries(sop.states)) {
+    const id = mermaidId(name, ids);
+    const roles = effectiveRoles(state);
+    const label = state.final ? `${name} (final)` : roles.length ? `${name}<br/>${roles.join(', ')}` : name;
+    lines.push(`    state "${mermaidLabel(label)}" as ${id}`);
+  }
+  lines.push(`    [*] --> ${mermaidId(sop.root, ids)}`);
+  for (const [name, state] of Object.entries(sop.states)) {
+    const from = mermaidId(name, ids);
+    if (state.final) {
+      lines.push(`    ${from} --> [*]`);
+      continue;
+    }
+    const next = state.next_states ?? {};
+    const keys = Object.keys(next);
+    for (const [key, target] of Object.entries(next)) {
+      const maxTurns = state.controller?.max_turns;
+      let label: string;
+      if (keys.length === 1 && key === '0') label = 'next';
+      else if (key === '0') label = 'stay (0)';
+      else if (key === '1' && maxTurns !== undefined) label = `judge 1 or ${maxTurns} turns`;
+      else label = `judge ${key}`;
+      lines.push(`    ${from} --> ${mermaidId(target, ids)} : ${mermaidLabel(label)}`);
+    }
+  }
+  return lines.join('\n') + '\n';
+}

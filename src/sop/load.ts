@@ -1,0 +1,79 @@
+// Loading a SOP file: read, parse (with positions), validate (schema + graph), or fail with
+// one-line diagnostics naming the file, the JSON pointer and, where known, line and column.
+import { readFileSync, statSync } from 'node:fs';
+import { SopError, type Diagnostic } from './diagnostics.js';
+import { JsonSyntaxError, locatePointer, parseJson } from './json-source.js';
+import type { Sop } from './types.js';
+import { graphDiagnostics, schemaDiagnostics } from './validate.js';
+
+export const MAX_SOP_BYTES = 5 * 1024 * 1024;
+const MAX_DEPTH = 64;
+
+export interface LoadedSop {
+  sop: Sop;
+  file: string;
+  warnings: Diagnostic[];
+}
+
+function depthExceeds(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (d > limit) return true;
+    for (const child of Object.values(v as object)) stack.push([child, d + 1]);
+  }
+  return false;
+}
+
+function locate(diags: Diagnostic[], text: string, file: string): Diagnostic[] {
+  return diags.map((d) => {
+    let position = locatePointer(text, d.pointer);
+    if (!position && d.pointer) position = locatePointer(text, d.pointer.slice(0, d.pointer.lastIndexOf('/')));
+    return { ...d, file, position };
+  });
+}
+
+/** Validate an already parsed document; `text` (when known) gives line and column. */
+export function validateSopDocument(doc: unknown, file: string, text?: string): LoadedSop {
+  const place = (diags: Diagnostic[]) => (text === undefined ? diags.map((d) => ({ ...d, file })) : locate(diags, text, file));
+  if (depthExceeds(doc, MAX_DEPTH)) {
+    throw new SopError([{ severity: 'error', pointer: '', file, message: `nested more than ${MAX_DEPTH} levels deep` }]);
+  }
+  const schemaErrors = schemaDiagnostics(doc);
+  if (schemaErrors.length > 0) throw new SopError(place(schemaErrors));
+  const sop = doc as Sop;
+  const graph = place(graphDiagnostics(sop));
+  if (graph.some((d) => d.severity === 'error')) throw new SopError(graph);
+  return { sop, file, warnings: graph.filter((d) => d.severity === 'warning') };
+}
+
+export function parseSopText(text: string, file: string): unknown {
+  try {
+    return parseJson(text);
+  } catch (err) {
+    if (err instanceof JsonSyntaxError) {
+      throw new SopError([{ severity: 'error', pointer: '', file, position: err.position, message: err.message }]);
+    }
+    throw err;
+  }
+}
+
+export function readSopText(file: string): string {
+  let size: number;
+  try {
+    size = statSync(file).size;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new SopError([{ severity: 'error', pointer: '', file, message: code === 'ENOENT' ? 'file not found' : `cannot read file (${code})` }]);
+  }
+  if (size > MAX_SOP_BYTES) {
+    throw new SopError([{ severity: 'error', pointer: '', file, message: `file is ${size} bytes; a SOP may be at most ${MAX_SOP_BYTES} bytes` }]);
+  }
+  return readFileSync(file, 'utf8');
+}
+
+export function loadSopFile(file: string): LoadedSop {
+  const text = readSopText(file);
+  return validateSopDocument(parseSopText(text, file), file, text);
+}
