@@ -1,0 +1,137 @@
+// An OpenAI-compatible HTTP server for tests, on 127.0.0.1 and a free port. It answers
+// /v1/chat/completions (plain and streamed) and /v1/embeddings, records every request, and
+// can be scripted with replies and faults (HTTP errors with headers, connection resets,
+// delays past the client's timeout).
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type Fault =
+  | { kind: 'status'; status: number; headers?: Record<string, string>; body?: unknown }
+  | { kind: 'reset' }
+  | { kind: 'delay'; ms: number };
+
+export interface ChatRequestBody {
+  model: string;
+  messages: Array<{ role: string; content: string }>;
+  stream?: boolean;
+  temperature?: number;
+  max_tokens?: number;
+  [k: string]: unknown;
+}
+
+export interface ServerOptions {
+  /** Reply to a chat request (default: echoes the last user message's first 40 characters). */
+  reply?: (body: ChatRequestBody, index: number) => string;
+  /** Fault for the n-th request (0-based, counting every request), or undefined to answer. */
+  fault?: (index: number, body: unknown) => Fault | undefined;
+  /** Delay before every answer. */
+  latencyMs?: number;
+  /** Embedding dimension for /v1/embeddings (deterministic hashed vectors). */
+  embeddingDim?: number;
+}
+
+export interface TestServer {
+  url: string;          // base URL, ending in /v1
+  requests: Array<{ path: string; body: unknown; headers: IncomingMessage['headers'] }>;
+  close(): Promise<void>;
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+/** Deterministic embedding of a text: hashed character trigrams, L2-normalised. */
+export function fakeEmbedding(text: string, dim: number): number[] {
+  const v = new Array<number>(dim).fill(0);
+  const t = ` ${text.toLowerCase()} `;
+  for (let i = 0; i + 3 <= t.length; i++) {
+    let h = 2166136261;
+    for (let j = i; j < i + 3; j++) h = Math.imul(h ^ t.charCodeAt(j), 16777619);
+    v[(h >>> 0) % dim]! += 1;
+  }
+  const n = Math.hypot(...v) || 1;
+  return v.map((x) => x / n);
+}
+
+function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+export async function startOpenAiServer(options: ServerOptions = {}): Promise<TestServer> {
+  const requests: TestServer['requests'] = [];
+  let chatIndex = 0;
+  const sockets = new Set<import('node:net').Socket>();
+  const server: Server = createServer(async (req, res) => {
+    const raw = await readBody(req);
+    let body: unknown;
+    try { body = raw ? JSON.parse(raw) : {}; } catch { body = raw; }
+    const index = requests.length;
+    requests.push({ path: req.url ?? '', body, headers: req.headers });
+    const fault = options.fault?.(index, body);
+    if (fault?.kind === 'reset') { req.socket.destroy(); return; }
+    if (fault?.kind === 'delay') await new Promise((r) => setTimeout(r, fault.ms));
+    if (fault?.kind === 'status') {
+      json(res, fault.status, fault.body ?? { error: { message: `injected ${fault.status}`, type: 'test_fault' } }, fault.headers);
+      return;
+    }
+    if (options.latencyMs) await new Promise((r) => setTimeout(r, options.latencyMs));
+    if (res.destroyed) return;
+
+    if (req.method === 'POST' && req.url?.endsWith('/embeddings')) {
+      const b = body as { input: string | string[]; model: string };
+      const inputs = Array.isArray(b.input) ? b.input : [b.input];
+      const dim = options.embeddingDim ?? 64;
+      json(res, 200, {
+        object: 'list', model: b.model,
+        data: inputs.map((t, i) => ({ object: 'embedding', index: i, embedding: fakeEmbedding(String(t), dim) })),
+        usage: { prompt_tokens: inputs.join(' ').length, total_tokens: inputs.join(' ').length },
+      });
+      return;
+    }
+    if (req.method === 'POST' && req.url?.endsWith('/chat/completions')) {
+      const b = body as ChatRequestBody;
+      const lastUser = [...(b.messages ?? [])].reverse().find((m) => m.role === 'user')?.content ?? '';
+      const content = options.reply ? options.reply(b, chatIndex) : `echo: ${lastUser.slice(0, 40)}`;
+      chatIndex++;
+      const usage = { prompt_tokens: JSON.stringify(b.messages).length >> 2, completion_tokens: Math.max(1, content.length >> 2), total_tokens: 0 };
+      usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+      const id = `chatcmpl-test-${index}`;
+      const created = Math.floor(Date.now() / 1000);
+      if (b.stream) {
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+        const pieces = content.match(/.{1,7}/gs) ?? [''];
+        for (const piece of pieces) {
+          res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: b.model, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] })}\n\n`);
+        }
+        res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: b.model, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`);
+        res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: b.model, choices: [], usage })}\n\n`);
+        res.end('data: [DONE]\n\n');
+        return;
+      }
+      json(res, 200, {
+        id, object: 'chat.completion', created, model: b.model,
+        choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+        usage,
+      });
+      return;
+    }
+    json(res, 404, { error: { message: `no route ${req.method} ${req.url}` } });
+  });
+  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    close: () => new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}
