@@ -1,19 +1,38 @@
-// Generates src/sop/schema.generated.ts from schemas/sop.schema.json so that the
-// TypeScript types (json-schema-to-ts FromSchema) and ajv use the very same schema.
-// schemas/sop.schema.json stays the one source of truth; the generated file is not committed.
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+// Generates, from schemas/sop.schema.json (the one source of truth for the SOP format):
+// - src/sop/schema.generated.ts: the schema as a TS const, for json-schema-to-ts FromSchema types;
+// - src/sop/sop-validator.generated.js (+ .d.ts, and a copy in dist/): ajv's standalone
+//   validator, so the CLI does not compile the schema at every start.
+// Generated files are not committed; `npm run build` (and so `npm ci`) makes them.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Ajv } from 'ajv';
+import standaloneCode from 'ajv/dist/standalone/index.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const schemas = [
-  ['schemas/sop.schema.json', 'sopSchema', 'src/sop/schema.generated.ts'],
-];
-for (const [src, name, out] of schemas) {
-  const schema = JSON.parse(readFileSync(join(root, src), 'utf8'));
-  const text =
-    `// GENERATED from ${src} by scripts/gen-schema.mjs. Do not edit: edit the JSON schema.\n` +
-    `export const ${name} = ${JSON.stringify(schema, null, 2)} as const;\n`;
-  mkdirSync(dirname(join(root, out)), { recursive: true });
-  writeFileSync(join(root, out), text);
-}
+const write = (rel, text) => {
+  mkdirSync(dirname(join(root, rel)), { recursive: true });
+  writeFileSync(join(root, rel), text);
+};
+
+const schema = JSON.parse(readFileSync(join(root, 'schemas/sop.schema.json'), 'utf8'));
+write('src/sop/schema.generated.ts',
+  '// GENERATED from schemas/sop.schema.json by scripts/gen-schema.mjs. Do not edit: edit the JSON schema.\n' +
+  `export const sopSchema = ${JSON.stringify(schema, null, 2)} as const;\n`);
+
+// These options must match what src/sop/validate.ts expects of the errors.
+const ajv = new Ajv({ allErrors: true, verbose: true, strict: false, code: { source: true, esm: true } });
+const validate = ajv.compile(schema);
+// ajv's ESM output still require()s its runtime helpers: turn those into imports.
+const imports = [];
+const body = standaloneCode.default(ajv, validate).replace(/require\("([^"]+)"\)/g, (_, mod) => {
+  const name = `__runtime${imports.length}`;
+  imports.push(`import ${name} from "${mod}.js";`);
+  return name;
+});
+const code = '// GENERATED from schemas/sop.schema.json by scripts/gen-schema.mjs. Do not edit.\n' +
+  imports.join('\n') + '\n' + body.replace(/^"use strict";/, '');
+write('src/sop/sop-validator.generated.js', code);
+write('dist/src/sop/sop-validator.generated.js', code);
+write('src/sop/sop-validator.generated.d.ts',
+  "import type { ValidateFunction } from 'ajv';\ndeclare const validate: ValidateFunction;\nexport default validate;\n");

@@ -1,18 +1,15 @@
 // Validation of a parsed SOP: the JSON schema (ajv) and the graph checks a schema cannot express.
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { sopSchema } from './schema.generated.js';
+// The schema validator is ajv standalone code generated at build time (scripts/gen-schema.mjs),
+// so no schema is compiled at start-up.
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import compiledValidator from './sop-validator.generated.js';
 import type { Diagnostic } from './diagnostics.js';
 import { pointerOf } from './json-source.js';
 import type { Sop } from './types.js';
 import { effectiveRoles, reachableStates } from './graph.js';
 
-let compiled: ValidateFunction | undefined;
 function schemaValidator(): ValidateFunction {
-  if (!compiled) {
-    const ajv = new Ajv({ allErrors: true, verbose: true, strict: false });
-    compiled = ajv.compile(sopSchema as object);
-  }
-  return compiled;
+  return compiledValidator;
 }
 
 const TYPE_WORDS: Record<string, string> = {
