@@ -27,7 +27,9 @@ const validate = ajv.compile(schema);
 const imports = [];
 const body = standaloneCode.default(ajv, validate).replace(/require\("([^"]+)"\)/g, (_, mod) => {
   const name = `__runtime${imports.length}`;
-  imports.push(`import ${name} from "${mod}.js";`);
+  // CommonJS interop differs between Node (module.exports) and bundlers (exports.default).
+  imports.push(`import * as ${name}_ns from "${mod}.js";\n` +
+    `const ${name} = { default: typeof ${name}_ns.default === "function" ? ${name}_ns.default : ${name}_ns.default.default };`);
   return name;
 });
 const code = '// GENERATED from schemas/sop.schema.json by scripts/gen-schema.mjs. Do not edit.\n' +
