@@ -25,13 +25,26 @@ export function buildCli(argv: string[]): Argv {
         .option('answers', { type: 'string', describe: 'Human answers, one per line or a JSON list (for unattended runs)' })
         .option('json', { type: 'boolean', default: false, describe: 'Print run events as JSON lines on stdout' })
         .option('quiet', { type: 'boolean', default: false, describe: 'Print only the closing line' })
-        .option('timeout', { type: 'number', describe: 'Timeout of one LLM request in seconds (default 120)' }),
+        .option('timeout', { type: 'number', describe: 'Timeout of one LLM request in seconds (default 120)' })
+        // memory (docs/memory.md)
+        .option('embedder', { type: 'string', describe: 'Embeddings for retrieval: local (default) | transformers:MODEL_OR_FOLDER | openai:MODEL' })
+        .option('top-k', { type: 'number', describe: 'Earlier messages retrieved into each prompt by similarity (default: the SOP\'s, else 0)' })
+        .option('max-chat-history', { type: 'number', describe: 'Recent messages shown to agents, and the summary cadence (overrides the SOP\'s)' })
+        // agents-v1 (docs/agents-v1.md)
+        .option('compat', { choices: ['agents-v1'] as const, describe: 'Reproduce the safe Agents 1.0 quirks (re-entry without a begin turn, " " opening line, call_last_prompt dropped, last prompts kept in memory)' })
+        // actions (docs/executors.md)
+        .option('auto-run', { type: 'boolean', default: false, describe: 'Run code written by agents without asking for approval first' })
+        .option('yes', { type: 'boolean', default: false, describe: 'Accept every question, review and approval without asking (unattended runs)' })
+        .option('sandbox', { type: 'boolean', default: false, describe: 'Run code under bubblewrap: no network, read-only filesystem except the workspace' }),
       async (a) => {
         const { runCommand } = await import('./run-command.js');
         process.exitCode = await runCommand({
           file: a.file, llm: a.llm, model: a.model, baseUrl: a['base-url'], maxTurns: a['max-turns'], seed: a.seed,
           record: a.record, out: a.out, inputs: collect(a.input), goal: a.goal, answers: a.answers,
           json: a.json, quiet: a.quiet, timeoutMs: a.timeout !== undefined ? a.timeout * 1000 : undefined,
+          embedder: a.embedder, topK: a['top-k'], maxChatHistory: a['max-chat-history'],
+          compat: a.compat,
+          autoRun: a['auto-run'], yes: a.yes, sandbox: a.sandbox,
         });
       },
     )
@@ -54,7 +67,59 @@ export function buildCli(argv: string[]): Argv {
         process.exitCode = graphCommand(a.file);
       },
     )
-    .demandCommand(1, 'Name a command: run, validate or graph (sop --help lists them).')
+    .command(
+      'import <file>',
+      'Convert an Agents 1.0 config into a SOP file, reporting every key it cannot carry',
+      (y) => y.positional('file', { type: 'string', demandOption: true, describe: 'Agents 1.0 config (JSON)' })
+        .option('o', { alias: 'out', type: 'string', describe: 'Write the SOP here (default: print it)' })
+        .option('force', { type: 'boolean', default: false, describe: 'Overwrite the output file' }),
+      async (a) => {
+        const { importCommand } = await import('./import-command.js');
+        process.exitCode = importCommand({ file: a.file, out: a.o, force: a.force });
+      },
+    )
+    // --- durable runs: resume, fork, runs, show (src/journal, docs/durability.md) ---
+    .command(
+      'resume <dir>',
+      'Continue an interrupted or killed run from its last turn boundary',
+      (y) => continueOptions(y.positional('dir', { type: 'string', demandOption: true, describe: 'Run folder' })),
+      async (a) => {
+        const { resumeCommand } = await import('./resume-command.js');
+        process.exitCode = await resumeCommand({ dir: a.dir, ...continueArgs(a) });
+      },
+    )
+    .command(
+      'fork <dir>',
+      'Start a new run from the state of a run after a given turn (e.g. to try another model)',
+      (y) => continueOptions(y.positional('dir', { type: 'string', demandOption: true, describe: 'Run folder' }))
+        .option('at', { type: 'number', demandOption: true, describe: 'Turn to branch after (0: before the first turn)' })
+        .option('out', { type: 'string', describe: 'Folder for the new run folder (default: next to the original)' }),
+      async (a) => {
+        const { forkCommand } = await import('./fork-command.js');
+        process.exitCode = await forkCommand({ dir: a.dir, at: a.at, out: a.out, ...continueArgs(a) });
+      },
+    )
+    .command(
+      'runs',
+      'List run folders with their status (finished, max_turns, failed, interrupted, running, killed)',
+      (y) => y.option('out', { type: 'string', default: 'runs', describe: 'Folder holding the run folders' })
+        .option('json', { type: 'boolean', default: false, describe: 'One JSON object per run' }),
+      async (a) => {
+        const { runsCommand } = await import('./runs-command.js');
+        process.exitCode = runsCommand({ out: a.out, json: a.json });
+      },
+    )
+    .command(
+      'show <dir>',
+      'Print the transcript of a run, derived from its journal',
+      (y) => y.positional('dir', { type: 'string', demandOption: true, describe: 'Run folder' })
+        .option('format', { choices: ['markdown', 'jsonl', 'events'] as const, default: 'markdown' as const, describe: 'markdown transcript, jsonl messages, or the journal\'s effective events' }),
+      async (a) => {
+        const { showCommand } = await import('./show-command.js');
+        process.exitCode = showCommand({ dir: a.dir, format: a.format });
+      },
+    )
+    .demandCommand(1, 'Name a command (sop --help lists them).')
     .strict()
     .recommendCommands()
     .example('$0 run examples/debate/debate.sop.json --llm replay:examples/debate/debate.cassette.json', 'Replay the debate offline')
@@ -71,3 +136,25 @@ export function buildCli(argv: string[]): Argv {
     });
 }
 
+
+/** Options shared by resume and fork (defaults come from the journaled run). */
+function continueOptions<T>(y: Argv<T>) {
+  return y
+    .option('llm', { type: 'string', describe: 'openai | mock | replay:CASSETTE (default: as the run was started)' })
+    .option('model', { type: 'string', describe: 'Use this model for every call' })
+    .option('base-url', { type: 'string', describe: 'OpenAI-compatible server URL' })
+    .option('max-turns', { type: 'number', describe: 'Stop after this many turns in all' })
+    .option('record', { type: 'string', describe: 'Record the LLM calls made from here on to this cassette file' })
+    .option('answers', { type: 'string', describe: 'Human answers file (default: the run\'s own, continued where it was)' })
+    .option('auto-run', { type: 'boolean', default: false, describe: 'Run again, without asking, code a crash interrupted' })
+    .option('json', { type: 'boolean', default: false, describe: 'Print run events as JSON lines on stdout' })
+    .option('quiet', { type: 'boolean', default: false, describe: 'Print only the closing line' })
+    .option('timeout', { type: 'number', describe: 'Timeout of one LLM request in seconds' });
+}
+
+function continueArgs(a: { llm?: string; model?: string; 'base-url'?: string; 'max-turns'?: number; record?: string; answers?: string; 'auto-run': boolean; json: boolean; quiet: boolean; timeout?: number }) {
+  return {
+    llm: a.llm, model: a.model, baseUrl: a['base-url'], maxTurns: a['max-turns'], record: a.record, answers: a.answers,
+    autoRun: a['auto-run'], json: a.json, quiet: a.quiet, timeoutMs: a.timeout !== undefined ? a.timeout * 1000 : undefined,
+  };
+}

@@ -74,6 +74,20 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
       case 'run_finished':
         clearStatus();
         break;
+      // actions: rejected command replies, and what sub-flows say (prefixed with their path)
+      case 'command_rejected':
+        clearStatus();
+        o.err.write(o.redact(color(2, `(${e.agent}'s reply was not a valid command, attempt ${e.attempt}: ${e.error})\n`, Boolean(o.err.isTTY))));
+        break;
+      case 'subflow': {
+        const inner = e.event;
+        if (inner.type === 'warning') { clearStatus(); o.err.write(o.redact(`warning: [${e.flow}] ${inner.message}\n`)); break; }
+        if (o.quiet) break;
+        if (inner.type === 'state_entered') print(`\n${color(1, `== ${e.flow}: ${inner.state} ==`, tty)}\n`);
+        else if (inner.type === 'message') print(`\n${color(36, `[${e.flow}] ${inner.message.sender} (${inner.message.role}):`, tty)} ${inner.message.content}\n`);
+        else if (inner.type === 'llm_call') { tokens += inner.usage.promptTokens + inner.usage.completionTokens; status(); }
+        break;
+      }
       default:
         break;
     }

@@ -1,12 +1,20 @@
 // sop run FILE: load, pick the LLM and the human input, run, write the run folder.
-import { AnswersFileInput, NoHumanInput, TerminalInput, type HumanInput } from '../io/human.js';
+import { AnswersFileInput, HumanInputError, NoHumanInput, TerminalInput, type HumanInput } from '../io/human.js';
 import { RunFolder, newRunId } from '../io/run-folder.js';
 import { createProvider } from '../llm/factory.js';
 import { RetryBudget } from '../llm/retry.js';
 import type { RunEvent } from '../runtime/events.js';
-import { Run, undeclaredInputs } from '../runtime/run.js';
+import { Run, undeclaredInputs, type RunResult } from '../runtime/run.js';
+import { MemoryEnvironment } from '../environment/memory-environment.js';
+import { applyMemoryOverrides } from '../environment/memory-settings.js';
+import { createEmbedder } from '../memory/create-embedder.js';
+import type { Embedder } from '../memory/embedder.js';
 import { formatDiagnostic } from '../sop/diagnostics.js';
 import { loadSopFile } from '../sop/load.js';
+import type { Continuation } from '../journal/continue.js';
+import type { RerunPolicy } from '../journal/effects.js';
+import { resolve as resolvePath } from 'node:path';
+import { createInterface } from 'node:readline/promises';
 import { makeRedactor } from '../util/redact.js';
 import { terminalDisplay } from './display.js';
 
@@ -25,6 +33,20 @@ export interface RunCommandOptions {
   json: boolean;
   quiet: boolean;
   timeoutMs?: number;
+  /** Run code again without asking when a crash interrupted it (and, for executors, run code without approval). */
+  autoRun?: boolean;
+  // memory (docs/memory.md)
+  embedder?: string;
+  topK?: number;
+  maxChatHistory?: number;
+  // agents-v1 (docs/agents-v1.md)
+  /** Reproduce the safe Agents 1.0 quirks. */
+  compat?: 'agents-v1';
+  // actions (docs/executors.md)
+  /** Accept every question, review and approval without asking. */
+  yes?: boolean;
+  /** Run code under bubblewrap. */
+  sandbox?: boolean;
 }
 
 export function parseInputs(pairs: string[], goal?: string): Record<string, string> {
@@ -34,18 +56,24 @@ export function parseInputs(pairs: string[], goal?: string): Record<string, stri
     if (eq <= 0) throw new Error(`--input "${pair}" must look like name=value`);
     const name = pair.slice(0, eq);
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`--input name "${name}" must be letters, digits and _`);
+    if (name === '__proto__' || name === 'constructor' || name === 'prototype') throw new Error(`--input name "${name}" is reserved`);
     out[name] = pair.slice(eq + 1);
   }
   if (goal !== undefined) out.goal = goal;
   return out;
 }
 
-export async function runCommand(o: RunCommandOptions): Promise<number> {
+/**
+ * `sop run`, and (with `continuation`) the rest of a run that `sop resume` or `sop fork`
+ * continues from a journaled checkpoint, with the same set-up of LLM, human input and display.
+ */
+export async function runCommand(o: RunCommandOptions, continuation?: Continuation): Promise<number> {
   const redact = makeRedactor();
-  const { sop, warnings } = loadSopFile(o.file);
+  const { sop: loaded, warnings } = continuation ? { sop: continuation.sop, warnings: [] } : loadSopFile(o.file);
+  const sop = applyMemoryOverrides(loaded, { embedder: o.embedder, topK: o.topK, maxChatHistory: o.maxChatHistory });
   const err = (s: string) => process.stderr.write(redact(s));
   for (const w of warnings) err(formatDiagnostic(w) + '\n');
-  const inputs = parseInputs(o.inputs, o.goal);
+  const inputs = continuation ? continuation.inputs : parseInputs(o.inputs, o.goal);
   for (const name of undeclaredInputs(sop, inputs)) {
     err(`warning: input "${name}" is not declared by ${sop.name}; it is still available to templates as {{inputs.${name}}}\n`);
   }
@@ -62,13 +90,38 @@ export async function runCommand(o: RunCommandOptions): Promise<number> {
     onRetry: (r) => emitWarning.fn?.({ type: 'warning', message: `LLM call failed (${r.reason}); retry ${r.attempt} in ${r.delayMs} ms` }),
   });
 
+  // Retrieval needs an embedder; load it before the run so a missing model fails fast.
+  let embedder: Embedder | undefined;
+  if ((sop.environment?.top_k ?? 0) > 0) {
+    embedder = await createEmbedder(sop.environment?.embedder, {
+      baseURL: o.baseUrl ?? sop.llm?.base_url, timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms, budget,
+      onRetry: (r) => emitWarning.fn?.({ type: 'warning', message: `embedding call failed (${r.reason}); retry ${r.attempt} in ${r.delayMs} ms` }),
+    });
+  } else if (o.embedder !== undefined) {
+    err(`warning: --embedder has no effect while top_k is 0; add --top-k N to retrieve earlier messages\n`);
+  }
+
   let human: HumanInput;
   if (o.answers) human = new AnswersFileInput(o.answers);
   else if (process.stdin.isTTY) human = new TerminalInput();
   else human = new NoHumanInput();
+  // agents-v1: a SOP with human players and no way to ask them fails now, not at the first human turn.
+  const humans = Object.entries(sop.agents).filter(([, a]) => a.human).map(([name]) => name);
+  if (human instanceof NoHumanInput && humans.length > 0 && !continuation) {
+    throw new HumanInputError(`${humans.join(', ')} ${humans.length > 1 ? 'are' : 'is'} played by a person${sop.agents_v1 ? ' (User_Names in the Agents 1.0 config)' : ''}, `
+      + `and there is no terminal to ask${o.llm === 'mock' ? ' (--llm mock replaces only the LLM, not people)' : ''}. `
+      + 'Give their turns with --answers FILE: a JSON list of strings, or one answer per line, used in order.');
+  }
 
-  const runId = newRunId(sop.name);
-  const folder = new RunFolder(o.out, runId, redact);
+  // actions: --sandbox fails now, with the reason, when bubblewrap cannot work here
+  if (o.sandbox) {
+    const { sandboxSupport } = await import('../executors/sandbox.js');
+    const support = sandboxSupport();
+    if (!support.ok) throw new Error(`--sandbox: ${support.reason}`);
+  }
+
+  const runId = continuation?.runId ?? newRunId(sop.name);
+  const folder = new RunFolder(continuation?.outDir ?? o.out, runId, redact, continuation ? { events: continuation.history } : undefined);
   const listeners: Array<(e: RunEvent) => void> = [folder.onEvent];
   if (o.json) {
     listeners.push((e) => { if (e.type !== 'delta') process.stdout.write(redact(JSON.stringify(e)) + '\n'); });
@@ -77,24 +130,37 @@ export async function runCommand(o: RunCommandOptions): Promise<number> {
   }
   emitWarning.fn = (e) => { for (const l of listeners) l(e); };
 
-  const abort = new AbortController();
+  // First Ctrl-C: finish the current turn, then stop (interrupted, resumable). Second: stop at
+  // once; the journal holds every finished turn, so the run can still be resumed.
   let interrupts = 0;
+  let current: Run | undefined;
   const onSigint = () => {
     interrupts++;
     if (interrupts === 1) {
-      err('\nStopping (Ctrl-C again to stop at once)...\n');
-      abort.abort(new Error('interrupted by Ctrl-C'));
+      err(`\nStopping after this turn (Ctrl-C again to stop at once). Resume with: sop resume ${folder.dir}\n`);
+      current?.requestStop();
     } else {
+      folder.close();
+      err(`\nStopped. Resume with: sop resume ${folder.dir}\n`);
       process.exit(130);
     }
   };
   process.on('SIGINT', onSigint);
+  const rerun: RerunPolicy = { autoRun: o.autoRun, approve: process.stdin.isTTY ? askYesNo : undefined };
 
   try {
+    const settings = continuation?.settings;
     const run = new Run({
-      sop, file: o.file, llm, runId, inputs, seed: o.seed, maxTurns: o.maxTurns, model: o.model,
-      human, listeners, signal: abort.signal, stream: !o.json,
+      sop, file: o.file, llm, runId, inputs, seed: continuation?.seed ?? o.seed, maxTurns: o.maxTurns ?? settings?.max_turns, model: o.model ?? settings?.model,
+      human, listeners, stream: !o.json,
+      ...(o.compat ?? settings?.compat ? { compat: o.compat ?? settings?.compat } : {}), ...(settings?.name_stripping ? { nameStripping: settings.name_stripping } : {}),
+      resume: continuation?.resume, rerun, launch: launchSettings(o), embedder,
+      agentsV1: { workspace: folder.path('workspace') }, // agents-v1: code components write output_code/ here
+      // actions: memory files in memory/, code runs in workspace/
+      actions: { runDir: folder.dir, workspace: folder.path('workspace'), autoRun: o.autoRun, yes: o.yes, sandbox: o.sandbox },
     });
+    current = run;
+    if (interrupts > 0) run.requestStop();
     const result = await run.run();
     await llm.close?.();
     const u = result.usage;
@@ -105,9 +171,10 @@ export async function runCommand(o: RunCommandOptions): Promise<number> {
         : result.status === 'max_turns'
           ? `Stopped after --max-turns ${result.turns} turns (no final state reached); ${usage}.`
           : result.status === 'interrupted'
-            ? `Interrupted after ${result.turns} turns; ${usage}.`
+            ? `Interrupted after ${result.turns} turns${result.error ? ` (${result.error.message})` : ''}; ${usage}.\nResume with: sop resume ${folder.dir}`
             : `Failed after ${result.turns} turns: ${result.error?.message}`;
-      err(`\n${line}\nRun folder: ${folder.dir}\n`);
+      const outcome = result.result !== undefined ? `Result: ${result.result}\n` : ''; // actions: the SOP's finish result
+      err(`\n${line}\n${outcome}${memoryLine(run, u)}Run folder: ${folder.dir}\n`);
     }
     if (result.status === 'failed') return 1;
     if (result.status === 'interrupted') return 130;
@@ -115,5 +182,40 @@ export async function runCommand(o: RunCommandOptions): Promise<number> {
   } finally {
     process.off('SIGINT', onSigint);
     folder.close();
+  }
+}
+
+/** Prompt sizes at sample turns (flat once the window fills) and embedding time, when there are any. */
+function memoryLine(run: Run, u: RunResult['usage']): string {
+  const parts: string[] = [];
+  const at = Object.entries(u.agent_prompt_tokens_at_turn ?? {});
+  if (at.length > 0) parts.push(`Agent prompt tokens at turn ${at.map(([t, n]) => `${t}: ${n}`).join(', ')}.`);
+  if (run.env instanceof MemoryEnvironment && run.env.embedderId) {
+    parts.push(`Embeddings: ${run.env.embedderId}, ${run.env.messages.length} messages, ${Math.round(run.env.embedMs)} ms.`);
+  }
+  return parts.length > 0 ? parts.join(' ') + '\n' : '';
+}
+
+/** What `sop resume` reuses of this command line (paths made absolute). */
+export function launchSettings(o: RunCommandOptions): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  if (o.llm) out.llm = o.llm.startsWith('replay:') ? `replay:${resolvePath(o.llm.slice('replay:'.length))}` : o.llm;
+  if (o.baseUrl) out.base_url = o.baseUrl;
+  if (o.answers) out.answers = resolvePath(o.answers);
+  if (o.timeoutMs !== undefined) out.timeout_ms = o.timeoutMs;
+  // actions: executor flags, so a resumed run behaves the same
+  if (o.autoRun) out.auto_run = true;
+  if (o.yes) out.yes = true;
+  if (o.sandbox) out.sandbox = true;
+  return out;
+}
+
+async function askYesNo(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await rl.question(`${question} [y/N] `);
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
   }
 }

@@ -1,14 +1,29 @@
-// sop validate FILE...: one line per problem, exit 1 if any file has an error.
+// sop validate FILE...: one line per problem, exit 1 if any file has an error. SOP files get the
+// schema and graph checks; cassette files (recognised by their shape) the cassette schema.
+import { cassetteDiagnostics, isCassetteDocument } from '../llm/cassette-check.js';
 import { SopError, formatDiagnostic } from '../sop/diagnostics.js';
-import { loadSopFile } from '../sop/load.js';
+import { loadSopFile, locate, parseSopText, readSopText } from '../sop/load.js';
+
+/** Warnings of a valid file and what kind of file it was; throws SopError when invalid. */
+function check(file: string): { warnings: SopError['diagnostics']; kind: 'sop' | 'cassette' } {
+  const text = readSopText(file);
+  const doc = parseSopText(text, file);
+  if (isCassetteDocument(doc)) {
+    const diags = cassetteDiagnostics(doc);
+    if (diags.length > 0) throw new SopError(locate(diags, text, file));
+    return { warnings: [], kind: 'cassette' };
+  }
+  return { warnings: loadSopFile(file).warnings, kind: 'sop' };
+}
 
 export function validateCommand(files: string[], opts: { quiet: boolean }): number {
   let failed = 0;
   for (const file of files) {
     try {
-      const { warnings } = loadSopFile(file);
+      const { warnings, kind } = check(file);
       for (const w of warnings) process.stderr.write(formatDiagnostic(w) + '\n');
-      if (!opts.quiet) process.stdout.write(`${file}: ok${warnings.length ? ` (${warnings.length} warning${warnings.length > 1 ? 's' : ''})` : ''}\n`);
+      const notes = [kind === 'cassette' ? 'cassette' : '', warnings.length ? `${warnings.length} warning${warnings.length > 1 ? 's' : ''}` : ''].filter(Boolean);
+      if (!opts.quiet) process.stdout.write(`${file}: ok${notes.length ? ` (${notes.join(', ')})` : ''}\n`);
     } catch (err) {
       if (!(err instanceof SopError)) throw err;
       failed++;

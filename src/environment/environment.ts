@@ -16,6 +16,16 @@ export interface ViewRequest {
   query?: string;
 }
 
+export interface RetrieveRequest {
+  /** Number of messages to return (0: none). */
+  topK: number;
+  minSimilarity?: number;
+  /** Query text (default: the last message, whose stored embedding is reused). */
+  query?: string;
+  /** Only messages before this position are candidates (e.g. the start of the window shown). */
+  before?: number;
+}
+
 export interface EnvironmentView {
   /** Messages the agent may see, oldest first, ending with the recent window. */
   window: Message[];
@@ -35,6 +45,8 @@ export interface EnvironmentMemory {
   /** Messages visible under the visibility rule (competitive: since the state began). */
   visible(): readonly Message[];
   view(request: ViewRequest): Promise<EnvironmentView>;
+  /** Visible earlier messages most similar to the query, most similar first (none without embeddings). */
+  retrieve(request: RetrieveRequest): Promise<Message[]>;
 }
 
 /** The plain environment: a list and a window; no retrieval. */
@@ -55,5 +67,9 @@ export class ListEnvironment implements EnvironmentMemory {
   async view(request: ViewRequest): Promise<EnvironmentView> {
     const visible = this.visible();
     return { window: visible.slice(Math.max(0, visible.length - request.window)), relevant: [], summary: this.summary };
+  }
+
+  async retrieve(): Promise<Message[]> {
+    return [];
   }
 }

@@ -77,6 +77,8 @@ export class TerminalInput implements HumanInput {
   async ask(q: HumanQuestion): Promise<string> {
     const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: process.stdin.isTTY });
     try {
+      // Questions and approvals (executors) carry their own text: the question, the code to run.
+      if (q.kind !== 'turn' && q.prompt) process.stderr.write(`\n${q.prompt}\n`);
       const answer = await rl.question(`${q.agent} (${q.role}) > `);
       this.count++;
       return answer;

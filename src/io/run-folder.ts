@@ -1,10 +1,14 @@
-// The run folder: journal.jsonl (every event), transcript.jsonl and transcript.md (messages),
-// usage.json (calls and tokens). Files are appended as the run goes, so a killed run keeps
-// everything said up to that point; every line passes through the secret redactor.
-import { appendFileSync, closeSync, fsyncSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
+// The run folder: journal.jsonl (every event; src/journal), transcript.jsonl and transcript.md
+// (derived from the events), usage.json (calls and tokens). Files are appended as the run goes,
+// so a killed run keeps everything said up to that point; every line passes through the secret
+// redactor. One process writes a run folder at a time (run.lock).
+import { appendFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { RunEvent } from '../runtime/events.js';
 import { makeRedactor, type Redactor } from '../util/redact.js';
+import { acquireRunLock } from '../journal/lock.js';
+import { markdownPiece, jsonlPiece, renderTranscript } from '../journal/transcript.js';
+import { JOURNAL_FILE, JournalWriter } from '../journal/writer.js';
 
 export function newRunId(sopName: string, now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, '').replace('T', '-');
@@ -15,15 +19,29 @@ export function newRunId(sopName: string, now = new Date()): string {
 
 export class RunFolder {
   readonly dir: string;
-  private readonly journal: number;
+  private readonly journal: JournalWriter;
   private readonly redact: Redactor;
+  private readonly unlock: () => void;
 
-  constructor(outDir: string, readonly runId: string, redact: Redactor = makeRedactor()) {
+  /**
+   * A new run folder, or (with `existing`) a run folder being continued by `sop resume`: its
+   * journal's torn last line is cut and its transcripts are rebuilt from the journal's
+   * effective history before new events are appended.
+   */
+  constructor(outDir: string, readonly runId: string, redact: Redactor = makeRedactor(), existing?: { events: readonly RunEvent[] }) {
     this.dir = resolve(outDir, runId);
     mkdirSync(this.dir, { recursive: true });
     this.redact = redact;
-    this.journal = openSync(join(this.dir, 'journal.jsonl'), 'a');
-    writeFileSync(join(this.dir, 'transcript.jsonl'), '');
+    this.unlock = acquireRunLock(this.dir);
+    try {
+      this.journal = new JournalWriter(join(this.dir, JOURNAL_FILE), redact);
+    } catch (err) {
+      this.unlock();
+      throw err;
+    }
+    const { markdown, jsonl } = renderTranscript(existing?.events ?? []);
+    replaceFile(this.path('transcript.md'), this.redact(markdown));
+    replaceFile(this.path('transcript.jsonl'), this.redact(jsonl));
   }
 
   path(name: string): string {
@@ -33,41 +51,23 @@ export class RunFolder {
   /** Listener: journal every event (except streamed deltas) and derive the transcripts. */
   readonly onEvent = (event: RunEvent): void => {
     if (event.type === 'delta') return;
-    writeSync(this.journal, this.redact(JSON.stringify(event)) + '\n');
-    switch (event.type) {
-      case 'run_started':
-        appendFileSync(this.path('transcript.md'), this.redact(`# ${event.sop}\n\nRun \`${event.run_id}\` of \`${event.file}\`, started ${event.time}, LLM: ${event.llm}, seed ${event.seed}.\n`));
-        if (Object.keys(event.inputs).length > 0) {
-          appendFileSync(this.path('transcript.md'), this.redact(`\nInputs:\n${Object.entries(event.inputs).map(([k, v]) => `- ${k}: ${v}`).join('\n')}\n`));
-        }
-        break;
-      case 'state_entered':
-        appendFileSync(this.path('transcript.md'), `\n## ${event.state}\n`);
-        break;
-      case 'message': {
-        const m = event.message;
-        appendFileSync(this.path('transcript.jsonl'), this.redact(JSON.stringify(m)) + '\n');
-        appendFileSync(this.path('transcript.md'), this.redact(`\n**${m.sender}** (${m.role}), turn ${m.turn}:\n\n${m.content}\n`));
-        fsyncSync(this.journal);
-        break;
-      }
-      case 'summary':
-        appendFileSync(this.path('transcript.md'), this.redact(`\n> Summary after ${event.after_messages} messages: ${event.summary.replace(/\n/g, '\n> ')}\n`));
-        break;
-      case 'run_finished': {
-        const u = event.usage;
-        writeFileSync(this.path('usage.json'), JSON.stringify(u, null, 2) + '\n');
-        const end = event.status === 'finished' ? `Finished in state "${event.final_state}"` : `Stopped: ${event.status}${event.error ? ` (${event.error})` : ''}`;
-        appendFileSync(this.path('transcript.md'), this.redact(`\n---\n\n${end} after ${event.turns} turns. LLM calls: ${u.calls}, prompt tokens: ${u.prompt_tokens}, completion tokens: ${u.completion_tokens}.\n`));
-        fsyncSync(this.journal);
-        break;
-      }
-      default:
-        break;
-    }
+    this.journal.append(event);
+    const md = markdownPiece(event);
+    if (md) appendFileSync(this.path('transcript.md'), this.redact(md));
+    const line = jsonlPiece(event);
+    if (line) appendFileSync(this.path('transcript.jsonl'), this.redact(line));
+    if (event.type === 'run_finished') writeFileSync(this.path('usage.json'), JSON.stringify(event.usage, null, 2) + '\n');
   };
 
   close(): void {
-    closeSync(this.journal);
+    this.journal.close();
+    this.unlock();
   }
+}
+
+/** Write a file whole, through a temporary file, so a kill leaves the old or the new one. */
+function replaceFile(file: string, content: string): void {
+  const tmp = `${file}.tmp`;
+  writeFileSync(tmp, content);
+  renameSync(tmp, file);
 }

@@ -50,7 +50,7 @@ export function readCassette(file: string): Cassette {
 }
 
 function describe(purpose: string, state?: string, agent?: string): string {
-  return `a ${purpose} call${agent ? ` by ${agent}` : ''}${state ? ` in state "${state}"` : ''}`;
+  return `${/^[aeiou]/.test(purpose) ? 'an' : 'a'} ${purpose} call${agent ? ` by ${agent}` : ''}${state ? ` in state "${state}"` : ''}`;
 }
 
 /** Replays interactions in order; each call must match the next interaction's purpose (and agent/state when given). */

@@ -34,7 +34,20 @@ export class MockProvider implements LlmProvider {
       case 'summary':
         return `[mock summary] The conversation in state ${meta.state} has reached turn ${meta.turn}.`;
       default:
+        if (meta.commands?.length) return mockCommand(meta.commands, `${meta.agent ?? 'agent'} (${meta.role ?? 'role'}) in ${meta.state}, turn ${meta.turn}`);
         return `[mock] ${meta.agent ?? 'agent'} (${meta.role ?? 'role'}) speaks in ${meta.state}, turn ${meta.turn}.`;
     }
   }
+}
+
+/**
+ * In a state with commands the mock answers with a valid command: `finish` when the state has
+ * one (so a dry run moves on), else the first command that runs no code, with placeholder
+ * text for each required argument.
+ */
+export function mockCommand(commands: NonNullable<ChatRequest['meta']['commands']>, who: string): string {
+  const pick = commands.find((c) => c.executor === 'finish') ?? commands.find((c) => c.executor !== 'code') ?? commands[0]!;
+  const args: Record<string, string> = {};
+  for (const name of pick.required) args[name] = `[mock] ${name} from ${who}`;
+  return JSON.stringify({ command: pick.name, command_args: args });
 }

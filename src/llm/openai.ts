@@ -4,7 +4,7 @@ import {
   DEFAULT_RETRY_POLICY, RetriesExhaustedError, RetryBudget, parseRetryAfter, withRetries,
   type RetryPolicy, type RetryableFailure,
 } from './retry.js';
-import { LlmError, estimateUsage, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider } from './types.js';
+import { LlmError, LlmUnavailableError, estimateUsage, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider } from './types.js';
 
 export interface OpenAiProviderOptions {
   apiKey?: string;
@@ -22,10 +22,24 @@ export const MISSING_KEY_MESSAGE =
   '  2. point at a local OpenAI-compatible server: --base-url http://127.0.0.1:11434/v1 (or OPENAI_BASE_URL); a key is then optional;\n' +
   '  3. replay a cassette offline: --llm replay:FILE (or --llm mock for placeholder replies).';
 
-function classify(err: unknown): RetryableFailure {
+/** The most specific message in an error's cause chain (fetch wraps the socket error twice). */
+function rootCause(err: Error): string {
+  let detail = err.message;
+  let e: unknown = err;
+  for (let depth = 0; depth < 6 && e instanceof Error; depth++, e = e.cause) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (!e.message || /^(fetch failed|Connection error\.?)$/i.test(e.message)) continue;
+    detail = code && !e.message.includes(code) ? `${code}: ${e.message}` : e.message;
+  }
+  return detail.replace(/\s+/g, ' ');
+}
+
+function classify(err: unknown, baseURL?: string): RetryableFailure {
   if (err instanceof APIUserAbortError) return { retryable: false, reason: 'aborted' };
   if (err instanceof APIConnectionTimeoutError) return { retryable: true, reason: 'request timed out' };
-  if (err instanceof APIConnectionError) return { retryable: true, reason: `connection failed (${err.cause instanceof Error ? err.cause.message : err.message})` };
+  if (err instanceof APIConnectionError) {
+    return { retryable: true, reason: `connection${baseURL ? ` to ${baseURL}` : ''} failed (${rootCause(err)})` };
+  }
   if (err instanceof APIError) {
     const status = err.status ?? 0;
     const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
@@ -59,13 +73,13 @@ export class OpenAiProvider implements LlmProvider {
   async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
     try {
       return await withRetries(() => this.once(request, options), this.policy, this.budget, {
-        classify,
+        classify: (e) => classify(e, this.client.baseURL),
         onRetry: this.options.onRetry,
         signal: options.signal,
       });
     } catch (err) {
-      if (err instanceof RetriesExhaustedError) throw new LlmError(`LLM call failed: ${err.message}`, false);
-      const failure = classify(err);
+      if (err instanceof RetriesExhaustedError) throw new LlmUnavailableError(`LLM call failed: ${err.message}`);
+      const failure = classify(err, this.client.baseURL);
       if (err instanceof APIError && err.status === 401) {
         throw new LlmError(`LLM call failed: the server refused the API key (HTTP 401). Check OPENAI_API_KEY.`, false, 401);
       }

@@ -22,6 +22,8 @@ export interface CallMeta {
   judgeKeys?: string[];
   /** Tag the answer is extracted from. */
   extractWord?: string;
+  /** Commands the agent must answer with (states with commands): name, executor, required arguments. */
+  commands?: Array<{ name: string; executor: string; required: string[] }>;
 }
 
 export interface ChatRequest {
@@ -53,6 +55,10 @@ export interface LlmProvider {
   chat(request: ChatRequest, options?: ChatOptions): Promise<ChatResponse>;
   /** Flush anything pending (e.g. a cassette being recorded). */
   close?(): Promise<void>;
+  /** Replaying providers (cassettes): index of the next interaction; journaled at checkpoints. */
+  readonly position?: number;
+  /** Move to an interaction (a resumed run continues from the checkpoint's position). */
+  seek?(position: number): void;
 }
 
 /** A failure of the model call that the run cannot recover from. */
@@ -60,6 +66,18 @@ export class LlmError extends Error {
   constructor(message: string, readonly retryable = false, readonly status?: number) {
     super(message);
     this.name = 'LlmError';
+  }
+}
+
+/**
+ * The model stayed unreachable (rate limits, server errors, resets, timeouts) after the retries
+ * allowed: the run stops as `interrupted`, and `sop resume` continues it later.
+ */
+export class LlmUnavailableError extends LlmError {
+  readonly resumable = true;
+  constructor(message: string, status?: number) {
+    super(message, false, status);
+    this.name = 'LlmUnavailableError';
   }
 }
 

@@ -7,4 +7,17 @@ export interface Embedder {
   readonly dimension: number;
   /** One L2-normalised vector per text, in order. */
   embed(texts: string[]): Promise<Float32Array[]>;
+  /**
+   * Optional: embed texts used only as queries. Embedders that learn from what they embed
+   * (the local one learns word frequencies) do not learn from these. Default: `embed`.
+   */
+  embedQuery?(texts: string[]): Promise<Float32Array[]>;
+}
+
+/** An embedder cannot be created (bad spec, missing model, no key): a message for a person. */
+export class EmbedderLoadError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EmbedderLoadError';
+  }
 }

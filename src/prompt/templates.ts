@@ -10,10 +10,14 @@ import { packageRoot } from '../util/package-root.js';
 export const TEMPLATE_NAMES: TemplateName[] = [
   'agent_system', 'agent_context', 'agent_last', 'judge_system', 'judge_user',
   'speaker_system', 'speaker_user', 'summary_system', 'summary_user',
+  // actions and executors (src/actions, src/executors)
+  'commands', 'command_retry', 'command_failed', 'code_approval', 'code_result',
+  'human_question', 'human_result', 'library_result', 'subflow_result',
 ];
 
 const hbs = Handlebars.create();
 hbs.registerHelper('eq', (a: unknown, b: unknown) => a === b);
+hbs.registerHelper('inc', (n: unknown) => Number(n) + 1);
 hbs.registerHelper('join', (list: unknown, sep: unknown) => (Array.isArray(list) ? list.join(typeof sep === 'string' ? sep : ', ') : ''));
 
 export type Render = (context: object) => string;

@@ -35,8 +35,12 @@ function mermaidId(name: string, ids: Map<string, string>): string {
   return id;
 }
 
+/**
+ * Text safe inside a quoted Mermaid label: no quotes, line breaks, separators, HTML tags, or
+ * "%%" (which starts a Mermaid comment or an %%{init}%% directive anywhere in the text).
+ */
 function mermaidLabel(text: string): string {
-  return text.replace(/["\n\r]/g, ' ').replace(/[:;]/g, ' ');
+  return text.replace(/["\n\r]/g, ' ').replace(/[:;]/g, ' ').replace(/</g, '‹').replace(/>/g, '›').replace(/%(?=%)/g, '% ');
 }
 
 /** A Mermaid stateDiagram-v2 of the states and their transitions. */
@@ -46,8 +50,10 @@ export function toMermaid(sop: Sop): string {
   for (const [name, state] of Object.entries(sop.states)) {
     const id = mermaidId(name, ids);
     const roles = effectiveRoles(state);
-    const label = state.final ? `${name} (final)` : roles.length ? `${name}<br/>${roles.join(', ')}` : name;
-    lines.push(`    state "${mermaidLabel(label)}" as ${id}`);
+    const label = state.final
+      ? mermaidLabel(`${name} (final)`)
+      : roles.length ? `${mermaidLabel(name)}<br/>${mermaidLabel(roles.join(', '))}` : mermaidLabel(name);
+    lines.push(`    state "${label}" as ${id}`);
   }
   lines.push(`    [*] --> ${mermaidId(sop.root, ids)}`);
   for (const [name, state] of Object.entries(sop.states)) {
@@ -62,7 +68,7 @@ export function toMermaid(sop: Sop): string {
       const maxTurns = state.controller?.max_turns;
       let label: string;
       if (keys.length === 1 && key === '0') label = 'next';
-      else if (key === '0') label = 'stay (0)';
+      else if (key === '0') label = target === name ? 'stay (0)' : 'judge 0';
       else if (key === '1' && maxTurns !== undefined) label = `judge 1 or ${maxTurns} turns`;
       else label = `judge ${key}`;
       lines.push(`    ${from} --> ${mermaidId(target, ids)} : ${mermaidLabel(label)}`);

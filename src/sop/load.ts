@@ -5,6 +5,8 @@ import { SopError, type Diagnostic } from './diagnostics.js';
 import { JsonSyntaxError, locatePointer, parseJson } from './json-source.js';
 import type { Sop } from './types.js';
 import { graphDiagnostics, schemaDiagnostics } from './validate.js';
+import { isAgentsV1Config } from '../import/detect.js';
+import { importAndValidate } from '../import/import-and-validate.js';
 
 export const MAX_SOP_BYTES = 5 * 1024 * 1024;
 const MAX_DEPTH = 64;
@@ -26,7 +28,8 @@ function depthExceeds(value: unknown, limit: number): boolean {
   return false;
 }
 
-function locate(diags: Diagnostic[], text: string, file: string): Diagnostic[] {
+/** Diagnostics with file, line and column (falling back to the parent of a missing pointer). */
+export function locate(diags: Diagnostic[], text: string, file: string): Diagnostic[] {
   return diags.map((d) => {
     let position = locatePointer(text, d.pointer);
     if (!position && d.pointer) position = locatePointer(text, d.pointer.slice(0, d.pointer.lastIndexOf('/')));
@@ -70,10 +73,18 @@ export function readSopText(file: string): string {
   if (size > MAX_SOP_BYTES) {
     throw new SopError([{ severity: 'error', pointer: '', file, message: `file is ${size} bytes; a SOP may be at most ${MAX_SOP_BYTES} bytes` }]);
   }
-  return readFileSync(file, 'utf8');
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new SopError([{ severity: 'error', pointer: '', file, message: code === 'EISDIR' ? 'is a directory, not a SOP file' : `cannot read file (${code ?? (err as Error).message})` }]);
+  }
 }
 
 export function loadSopFile(file: string): LoadedSop {
   const text = readSopText(file);
-  return validateSopDocument(parseSopText(text, file), file, text);
+  const doc = parseSopText(text, file);
+  // An Agents 1.0 config (recognised by its shape) is imported in memory.
+  if (isAgentsV1Config(doc)) return importAndValidate(doc, { file }, text);
+  return validateSopDocument(doc, file, text);
 }

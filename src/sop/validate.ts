@@ -7,6 +7,7 @@ import type { Diagnostic } from './diagnostics.js';
 import { pointerOf } from './json-source.js';
 import type { Sop } from './types.js';
 import { effectiveRoles, reachableStates } from './graph.js';
+import { commandDiagnostics } from '../actions/commands.js';
 
 function schemaValidator(): ValidateFunction {
   return compiledValidator;
@@ -144,10 +145,11 @@ export function graphDiagnostics(sop: Sop): Diagnostic[] {
   if (has(sop.root) && out.every((d) => d.severity !== 'error')) {
     const reachable = reachableStates(sop);
     const finals = [...reachable].filter((s) => states[s]?.final);
-    if (finals.length === 0) err(['states'], `no final state is reachable from root "${sop.root}"; mark a state "final": true and link it through next_states`);
+    if (finals.length === 0 && sop.open_ended !== true) err(['states'], `no final state is reachable from root "${sop.root}"; mark a state "final": true and link it through next_states, or set "open_ended": true for a SOP that runs until it is stopped`);
     for (const name of Object.keys(states)) {
       if (!reachable.has(name)) warn(['states', name], `state "${name}" is not reachable from root "${sop.root}"`);
     }
   }
+  out.push(...commandDiagnostics(sop)); // actions: executors, settings and arguments of commands
   return out;
 }

@@ -1,0 +1,193 @@
+// Memory: throughput of the `local` embedder, top-5 retrieval latency over 1k, 10k and 100k
+// stored messages, and the bytes each stored message costs. Messages are synthetic English-like
+// chat lines (12 to 40 words, a 420-word vocabulary plus function words), generated from a fixed
+// seed, so every run measures the same texts. See bench/README.md, "Memory".
+import { fmtMs, median, p95, round, row } from './lib/stats.mjs';
+
+export const order = 40;
+
+const dist = (p) => new URL(`../dist/src/${p}`, import.meta.url).href;
+
+const EMBED_TARGET = 20_000; // messages per second
+const RETRIEVAL_TARGET_MS = 10; // median at 100k messages
+const SIZES = [1_000, 10_000, 100_000];
+const QUERIES = 300;
+const WINDOW = 10; // the recent window excluded from retrieval, as in a real prompt
+
+const CONTENT = (
+  'database index query table schema migration cache latency throughput server client request response timeout retry ' +
+  'deploy release pipeline build test coverage bug fix patch review merge branch commit feature flag rollout rollback ' +
+  'budget cost price invoice customer contract deadline meeting agenda minutes decision proposal estimate risk plan ' +
+  'roadmap quarter goal metric dashboard alert incident outage postmortem monitor log trace error warning memory cpu disk ' +
+  'network bandwidth packet router firewall security password token secret certificate encryption hash audit compliance ' +
+  'policy privacy user account login session cookie browser mobile app screen button layout design color font image ' +
+  'video audio file upload download storage bucket backup restore archive document report spreadsheet chart summary ' +
+  'analysis model training dataset label accuracy precision recall experiment hypothesis result evidence sample survey ' +
+  'interview feedback complaint support ticket escalation priority severity owner team manager engineer designer analyst ' +
+  'intern hiring candidate offer salary bonus holiday vacation weekend lunch coffee office remote travel flight hotel ' +
+  'train car bike weather rain snow sun forecast temperature city street park river mountain beach garden kitchen recipe ' +
+  'dinner breakfast market shop order delivery shipping warehouse inventory supplier vendor partner contract negotiation ' +
+  'legal lawyer court judge debate motion argument rebuttal opening closing verdict vote election policy tax law bill ' +
+  'school student teacher lesson exam grade homework library book chapter author story novel poem music song concert ' +
+  'movie actor stage theatre game player score match season league coach training injury doctor patient hospital ' +
+  'medicine symptom treatment vaccine health diet exercise sleep stress energy battery charger laptop keyboard monitor ' +
+  'printer phone camera sensor robot drone engine motor fuel electric solar wind power grid price demand supply growth ' +
+  'inflation interest loan bank payment card transfer fraud scam phishing email inbox calendar schedule reminder task ' +
+  'checklist milestone sprint standup retrospective backlog estimate velocity refactor rewrite legacy module function ' +
+  'variable parameter argument interface protocol endpoint payload json yaml config environment container cluster node ' +
+  'queue worker scheduler cron job batch stream event listener handler callback promise thread lock mutex deadlock race ' +
+  'slow fast faster cheaper safer simpler broken stable flaky missing duplicate expensive urgent important optional ' +
+  'improve reduce increase measure compare explain propose approve reject postpone cancel investigate reproduce ' +
+  'indexing optimizing caching scaling sharding replicating migrating testing deploying reviewing debugging profiling'
+).split(/\s+/);
+const FUNCTION_WORDS = 'the a an of to in on for with we you i it is are was be this that our they should can will not and but or so if when'.split(' ');
+
+function makeRng(seed) {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+/** `count` deterministic chat lines. */
+export function syntheticMessages(count, seed = 42) {
+  const rnd = makeRng(seed);
+  const out = new Array(count);
+  for (let i = 0; i < count; i++) {
+    const words = 12 + Math.floor(rnd() * 29);
+    const topic = Math.floor(rnd() * CONTENT.length); // lines stay near a topic, as chats do
+    const parts = [];
+    for (let w = 0; w < words; w++) {
+      if (rnd() < 0.4) parts.push(FUNCTION_WORDS[Math.floor(rnd() * FUNCTION_WORDS.length)]);
+      else parts.push(CONTENT[(topic + Math.floor(rnd() * rnd() * 60)) % CONTENT.length]);
+    }
+    out[i] = parts.join(' ') + (rnd() < 0.3 ? '?' : '.');
+  }
+  return out;
+}
+
+function memory() {
+  globalThis.gc?.();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
+
+export async function run() {
+  const [{ LocalEmbedder }, { VectorStore }, { MemoryEnvironment }] = await Promise.all([
+    import(dist('memory/local-embedder.js')),
+    import(dist('memory/vector-store.js')),
+    import(dist('environment/memory-environment.js')),
+  ]);
+  const texts = syntheticMessages(SIZES[SIZES.length - 1]);
+
+  // 1. Embedding throughput: one message at a time, learning IDF as a run does.
+  const warm = new LocalEmbedder();
+  for (let i = 0; i < 3000; i++) warm.embedOne(texts[i]);
+  const embedder = new LocalEmbedder();
+  const rows = new Array(texts.length);
+  const t0 = performance.now();
+  for (let i = 0; i < texts.length; i++) rows[i] = embedder.embedOne(texts[i]);
+  const embedSeconds = (performance.now() - t0) / 1000;
+  const perSecond = texts.length / embedSeconds;
+  const avgChars = texts.reduce((a, t) => a + t.length, 0) / texts.length;
+
+  // 2. Retrieval latency: top-5 over all stored rows but the recent window.
+  const store = new VectorStore(embedder.dimension);
+  const exactStore = new VectorStore(embedder.dimension, { simd: false });
+  const latency = {};
+  const rnd = makeRng(7);
+  let mismatches = 0;
+  let filled = 0;
+  for (const size of SIZES) {
+    for (; filled < size; filled++) { store.add(rows[filled]); exactStore.add(rows[filled]); }
+    const times = [];
+    for (let q = 0; q < QUERIES + 20; q++) {
+      const query = rows[Math.floor(rnd() * size)];
+      const opts = { exclude: { from: size - WINDOW, to: size } };
+      const started = performance.now();
+      const hits = store.search(query, 5, opts);
+      const ms = performance.now() - started;
+      if (q >= 20) times.push(ms); // the first queries warm the JIT up
+      if (q % 30 === 0) {
+        const ref = store.searchExact(query, 5, opts);
+        if (JSON.stringify(hits.map((h) => h.row)) !== JSON.stringify(ref.map((h) => h.row))) mismatches++;
+      }
+    }
+    latency[size] = { median_ms: round(median(times), 3), p95_ms: round(p95(times), 3) };
+  }
+  // The same search with the plain JS scan (no SIMD), and brute force over the Float32 rows.
+  const big = SIZES[SIZES.length - 1];
+  const jsTimes = [];
+  const bruteTimes = [];
+  for (let q = 0; q < 40; q++) {
+    const query = rows[Math.floor(rnd() * big)];
+    let started = performance.now();
+    exactStore.search(query, 5, {});
+    if (q >= 5) jsTimes.push(performance.now() - started);
+    started = performance.now();
+    store.searchExact(query, 5, {});
+    if (q >= 5) bruteTimes.push(performance.now() - started);
+  }
+
+  // 3. Bytes per stored message: the vector store alone, and a whole environment (message
+  // objects with their text, embeddings, per-agent records) measured on the heap.
+  const vectorBytes = store.bytesPerRow;
+  const before = memory();
+  const env = new MemoryEnvironment({ visibility: 'cooperative', embedder: new LocalEmbedder() });
+  const agents = ['Ann', 'Ben', 'Cat', 'Dev', 'Eve'];
+  const stamp = new Date().toISOString();
+  for (let i = 0; i < big; i++) {
+    await env.add({ id: i, turn: i + 1, state: 'chat', sender: agents[i % 5], role: 'Speaker', content: texts[i], kind: 'speech', timestamp: stamp });
+  }
+  await env.flush();
+  const envBytes = (memory() - before) / big;
+  const envRetrieve = [];
+  for (let q = 0; q < 50; q++) {
+    const started = performance.now();
+    await env.retrieve({ topK: 5, before: big - WINDOW });
+    if (q >= 5) envRetrieve.push(performance.now() - started);
+  }
+
+  const results = {
+    memory: {
+      messages: 'synthetic chat lines, 12-40 words, seed 42',
+      avg_chars_per_message: round(avgChars, 1),
+      embedder: embedder.id,
+      dimension: embedder.dimension,
+      embed_messages_per_second: Math.round(perSecond),
+      embed_target_per_second: EMBED_TARGET,
+      simd: store.simd,
+      retrieval_top5: latency,
+      retrieval_target_median_ms_at_100k: RETRIEVAL_TARGET_MS,
+      retrieval_top5_100k_js_scan_median_ms: round(median(jsTimes), 2),
+      retrieval_top5_100k_brute_force_float32_median_ms: round(median(bruteTimes), 2),
+      retrieval_top5_100k_environment_median_ms: round(median(envRetrieve), 2),
+      results_differing_from_brute_force: mismatches,
+      bytes_per_message_vectors: vectorBytes,
+      bytes_per_message_environment: Math.round(envBytes),
+    },
+  };
+  const r = results.memory;
+  const embedPass = r.embed_messages_per_second > EMBED_TARGET;
+  const retrievalPass = latency[big].median_ms < RETRIEVAL_TARGET_MS;
+  const table = [
+    row(`local embedder throughput (${r.dimension}-d, ${Math.round(avgChars)} chars/message)`, `${r.embed_messages_per_second.toLocaleString('en-US')} msg/s`, `> ${EMBED_TARGET.toLocaleString('en-US')}/s`, embedPass),
+    ...SIZES.map((n) => row(
+      `top-5 retrieval, ${n.toLocaleString('en-US')} messages: median / p95`,
+      `${fmtMs(latency[n].median_ms)} / ${fmtMs(latency[n].p95_ms)}`,
+      n === big ? `< ${RETRIEVAL_TARGET_MS} ms median` : '',
+      n === big ? retrievalPass : undefined,
+    )),
+    row(`  100k, same search without SIMD / brute-force Float32`, `${fmtMs(r.retrieval_top5_100k_js_scan_median_ms)} / ${fmtMs(r.retrieval_top5_100k_brute_force_float32_median_ms)}`),
+    row('  100k, through the environment (incl. repeat filtering)', fmtMs(r.retrieval_top5_100k_environment_median_ms)),
+    row('  results differing from brute force', String(mismatches), '0', mismatches === 0),
+    row('bytes per stored message: embedding (Float32 + int8 + scale)', `${vectorBytes.toLocaleString('en-US')} B`),
+    row('bytes per stored message: whole environment (text, metadata, embedding)', `${r.bytes_per_message_environment.toLocaleString('en-US')} B`),
+  ];
+  const notes = [];
+  if (!store.simd) notes.push('WebAssembly SIMD is not available here; retrieval used the JS scan.');
+  if (!embedPass) notes.push(`local embedder below target: ${r.embed_messages_per_second} msg/s; the machine may be loaded (it runs one message at a time, single-threaded).`);
+  if (!retrievalPass) notes.push(`retrieval median at 100k is ${latency[big].median_ms} ms; the int8 scan reads ${Math.round(big * (vectorBytes - 4 - r.dimension * 4) / 1e6)} MB per query, bounded by memory bandwidth on a loaded machine.`);
+  return { title: 'Memory: local embedder, retrieval, bytes per message', rows: table, results, notes };
+}

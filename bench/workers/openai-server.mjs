@@ -1,0 +1,20 @@
+// Child process of bench/concurrency.mjs: the OpenAI-compatible test server
+// (test/helpers/openai-server.ts, loaded through tsx) answering every request after the latency
+// given as argv[2] (ms). Runs in its own process, as a real LLM server would, so its CPU time is
+// not charged to the simulations. Prints its base URL on the first line; exits when stdin closes.
+import { join } from 'node:path';
+import { tsImport } from 'tsx/esm/api';
+import { ROOT } from '../lib/engine.mjs';
+
+const latencyMs = Number(process.argv[2] ?? 50);
+const { startOpenAiServer } = await tsImport(join(ROOT, 'test', 'helpers', 'openai-server.ts'), import.meta.url);
+const server = await startOpenAiServer({
+  latencyMs,
+  reply: (body) => `Reply to ${body.messages.length} messages: cars out, buses in, shops still open.`,
+});
+process.stdout.write(`${server.url}\n`);
+process.stdin.resume();
+process.stdin.on('end', async () => {
+  await server.close();
+  process.exit(0);
+});

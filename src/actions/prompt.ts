@@ -1,0 +1,44 @@
+// What an agent in a command state is told about its commands, and the controller-memory
+// window (only the last N messages of the state's current visit).
+import type { ComponentPart } from '../agent/components.js';
+import type { EnvironmentView } from '../environment/environment.js';
+import type { CallMeta } from '../llm/types.js';
+import type { TemplateSet } from '../prompt/templates.js';
+import type { CommandSpec } from './commands.js';
+
+export interface CommandView {
+  name: string;
+  description: string;
+  executor: string;
+  args: Array<{ name: string; type: string; description: string; required: boolean; enum?: string[] }>;
+}
+
+export function commandViews(specs: Record<string, CommandSpec>): CommandView[] {
+  return Object.values(specs).map((s) => ({
+    name: s.name,
+    description: s.description,
+    executor: s.executor.name,
+    args: Object.entries(s.args ?? {}).map(([name, a]) => ({ name, type: a.type, description: a.description, required: a.required === true, ...(a.enum ? { enum: a.enum } : {}) })),
+  }));
+}
+
+/** The system-prompt part listing the commands (template `commands`). */
+export function commandPart(templates: TemplateSet, commands: CommandView[], context: object): ComponentPart {
+  return { kind: 'system', text: templates.render('commands', { ...context, commands }) };
+}
+
+/** What the LLM provider learns about the commands (the mock uses it to answer validly). */
+export function commandMeta(commands: CommandView[]): NonNullable<CallMeta['commands']> {
+  return commands.map((c) => ({ name: c.name, executor: c.executor, required: c.args.filter((a) => a.required).map((a) => a.name) }));
+}
+
+/**
+ * Controller memory: keep only the last `memoryWindow` messages of the current visit of the
+ * state (the agent's last command and the results since), with no summary and no retrieved
+ * history; the memory files in the system prompt carry everything older.
+ */
+export function limitToVisit(view: EnvironmentView, memoryWindow: number | undefined, stateStart: number): EnvironmentView {
+  if (memoryWindow === undefined) return view;
+  const visit = view.window.filter((m) => m.id >= stateStart);
+  return { window: visit.slice(Math.max(0, visit.length - memoryWindow)), relevant: [], summary: '' };
+}

@@ -1,0 +1,349 @@
+// Actions in the run loop: for a state that declares commands, the agent's reply is parsed as
+// one command (with bounded retries that send the problem back to the agent), its executor
+// runs, and the result becomes an 'action' message in the environment and a line in the logs
+// memory file. `finish` ends the state; a `sop` command runs a nested Run. The Run calls into
+// this class at a few marked places and keeps no action logic of its own.
+import { dirname, join, relative, resolve } from 'node:path';
+import type { ComponentPart } from '../agent/components.js';
+import type { EnvironmentMemory } from '../environment/environment.js';
+import type { Message } from '../environment/message.js';
+import type { HumanInput } from '../io/human.js';
+import type { CallMeta, ChatMessage } from '../llm/types.js';
+import { renderText, type TemplateSet } from '../prompt/templates.js';
+import type { RunEvent, RunListener, UsageTotals } from '../runtime/events.js';
+import type { StateRuntime } from '../runtime/controller.js';
+import { SopError } from '../sop/diagnostics.js';
+import { loadSopFile } from '../sop/load.js';
+import type { ResolvedState } from '../sop/resolved.js';
+import type { Sop } from '../sop/types.js';
+import { ExecutorInputError, type ExecContext, type ExecResult, type SubflowRequest, type SubflowResult } from '../executors/types.js';
+import { LOGS, MemoryError, MemoryFiles, type MemoryLink } from '../workspace/memory-files.js';
+import type { EffectSpec } from '../journal/effects.js';
+import { PathEscapeError } from '../workspace/safe-path.js';
+import { Workspace } from '../workspace/workspace.js';
+import { CommandConfigError, checkCommand, compileCommands, type CommandSpec } from './commands.js';
+import { parseCommandReply } from './parse.js';
+import type { Embedder } from '../memory/embedder.js';
+import { structuredExtensions, structuredMemoryFiles } from '../scientist/memory-types.js';
+import { commandMeta, commandPart, commandViews, type CommandView } from './prompt.js';
+
+export const DEFAULT_COMMAND_RETRIES = 2;
+export const MAX_SUBFLOW_DEPTH = 8;
+
+export interface ActionOptions {
+  /** The run folder; memory files go to its memory/ folder unless memoryDir is given. */
+  runDir?: string;
+  memoryDir?: string;
+  /** Where code runs and files are written (required by the code and library executors). */
+  workspace?: string;
+  autoRun?: boolean;
+  yes?: boolean;
+  sandbox?: boolean;
+  /** Folder sop was started from (default: the current directory). */
+  launchDir?: string;
+  /** Set for sub-flows: nesting depth, flow path and memory files shared with the caller. */
+  depth?: number;
+  flow?: string;
+  memoryLinks?: Record<string, MemoryLink>;
+  /** Set for sub-flows: the top-level run's emitter and turn, for file_written events. */
+  root?: { emit(event: RunEvent): void; turn(): number };
+}
+
+export interface SubRunRequest {
+  sop: Sop;
+  file: string;
+  runId: string;
+  inputs: Record<string, string>;
+  listeners: RunListener[];
+  actions: ActionOptions;
+}
+
+export interface SubRunOutcome {
+  status: SubflowResult['status'];
+  turns: number;
+  result?: string;
+  summary?: string;
+  error?: Error;
+  usage: UsageTotals;
+}
+
+/** What the runtime needs from its Run. */
+export interface ActionHost {
+  sop: Sop;
+  file: string;
+  runId: string;
+  env: EnvironmentMemory;
+  templates: TemplateSet;
+  usage: UsageTotals;
+  human: HumanInput;
+  signal?: AbortSignal;
+  emit(event: RunEvent): void;
+  /** The run's current turn. */
+  turn(): number;
+  baseContext(): Record<string, unknown>;
+  subRun(request: SubRunRequest): Promise<SubRunOutcome>;
+  /** The run's effect ledger (src/journal/effects.ts): a resumed run reuses journaled results. */
+  perform?<T>(spec: EffectSpec, fn: () => Promise<T>): Promise<{ value: T; reused: boolean }>;
+  // scientist: the run's inputs and embedder, for the task_board and world_model executors
+  inputs?: Record<string, string>;
+  embedder?(): Promise<Embedder>;
+}
+
+export class ActionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ActionError';
+  }
+}
+
+/** Errors an agent can fix by issuing another command; anything else fails the run. */
+function recoverable(err: unknown): boolean {
+  if (err instanceof ExecutorInputError || err instanceof PathEscapeError || err instanceof MemoryError) return true;
+  const code = (err as NodeJS.ErrnoException)?.code;
+  return typeof code === 'string' && ['ENOENT', 'EISDIR', 'ENOTDIR', 'ELOOP', 'EACCES', 'EROFS'].includes(code);
+}
+
+function oneLine(text: string, max = 300): string {
+  const t = text.replace(/\s+/g, ' ').trim();
+  return t.length > max ? `${t.slice(0, max - 3)}...` : t;
+}
+
+function mergeUsage(into: UsageTotals, from: UsageTotals): void {
+  into.calls += from.calls;
+  into.prompt_tokens += from.prompt_tokens;
+  into.completion_tokens += from.completion_tokens;
+  for (const [purpose, u] of Object.entries(from.by_purpose)) {
+    const p = (into.by_purpose[purpose as keyof UsageTotals['by_purpose']] ??= { calls: 0, prompt_tokens: 0, completion_tokens: 0 });
+    p.calls += u.calls;
+    p.prompt_tokens += u.prompt_tokens;
+    p.completion_tokens += u.completion_tokens;
+  }
+}
+
+export class ActionRuntime {
+  readonly memory: MemoryFiles;
+  private readonly specs = new Map<string, Record<string, CommandSpec>>();
+  private readonly views = new Map<string, CommandView[]>();
+  /** States ended by finish (or an accepted review), waiting for the transition. */
+  private readonly finished = new Map<string, { result: string; summary?: string; next?: string }>();
+  private readonly subflowCounts = new Map<string, number>();
+  private readonly baseDir: string;
+  private readonly root: { emit(event: RunEvent): void; turn(): number };
+  /** The result of the SOP so far: that of the last state ended by finish. */
+  result: string | undefined;
+  summary: string | undefined;
+  /** Why the SOP has no result (a command state ran out of turns). */
+  stopped: string | undefined;
+
+  constructor(private readonly host: ActionHost, private readonly o: ActionOptions = {}) {
+    this.baseDir = dirname(resolve(host.file));
+    this.root = o.root ?? { emit: (e) => host.emit(e), turn: () => host.turn() };
+    const memoryDir = o.memoryDir ?? (o.runDir ? join(o.runDir, 'memory') : undefined);
+    this.memory = new MemoryFiles({
+      dir: memoryDir,
+      // scientist: memory_types add structured memory files (memory/NAME.json)
+      initial: { ...(host.sop.memory ?? {}) as Record<string, string>, ...structuredMemoryFiles(host.sop) },
+      extensions: structuredExtensions(host.sop),
+      links: o.memoryLinks,
+      onWrite: (w) => {
+        host.emit({ type: 'memory_written', name: w.name, op: w.op, bytes: w.bytes, ...(w.path ? { path: w.path } : {}) });
+        // durability: the whole new content, so a fork can rebuild the file (paths relative to the run folder)
+        if (w.path && o.runDir) this.root.emit({ type: 'file_written', path: relative(o.runDir, w.path), content: this.memory.read(w.name), turn: this.root.turn() });
+      },
+    });
+    const diags = [];
+    for (const [name, state] of Object.entries(host.sop.states)) {
+      if (!state.commands || Object.keys(state.commands).length === 0) continue;
+      try {
+        const specs = compileCommands(name, state, { baseDir: this.baseDir });
+        this.specs.set(name, specs);
+        this.views.set(name, commandViews(specs));
+      } catch (err) {
+        if (!(err instanceof CommandConfigError) && !(err instanceof SopError)) throw err;
+        diags.push(err instanceof SopError
+          ? { severity: 'error' as const, pointer: `/states/${name}/commands`, file: host.file, message: err.message.split('\n')[0]! }
+          : { severity: 'error' as const, pointer: err.pointer, file: host.file, message: err.message });
+      }
+    }
+    if (diags.length) throw new SopError(diags);
+    if (this.specs.size > 0 || host.sop.memory) this.memory.init();
+  }
+
+  /** Whether the agents of this state reply with commands. */
+  declares(state: ResolvedState): boolean {
+    return this.specs.has(state.name);
+  }
+
+  /** Template values: {{memory.NAME}} for every memory file. */
+  memorySnapshot(): Record<string, string> {
+    return this.memory.snapshot();
+  }
+
+  /** The commands part of the system prompt, or nothing for a speech state. */
+  promptParts(state: ResolvedState, context: object): ComponentPart[] {
+    const views = this.views.get(state.name);
+    return views ? [commandPart(this.host.templates, views, context)] : [];
+  }
+
+  commandList(state: ResolvedState): CommandView[] | undefined {
+    return this.views.get(state.name);
+  }
+
+  callMeta(state: ResolvedState): Pick<CallMeta, 'commands'> {
+    const views = this.views.get(state.name);
+    return views ? { commands: commandMeta(views) } : {};
+  }
+
+  /**
+   * Where a command state goes next: on after finish, on after max_turns (a warning: the state
+   * stopped without finishing), else it stays. Undefined for states without commands.
+   */
+  transit(state: ResolvedState, rt: StateRuntime): { target: string; reason: 'finish' | 'max_turns' | 'direct' } | undefined {
+    if (!this.declares(state)) return undefined;
+    const on = state.nextStates['1'] ?? state.name;
+    const done = this.finished.get(state.name);
+    if (done) {
+      this.finished.delete(state.name);
+      // scientist: an executor may choose the way on (finish.next, a next_states key)
+      const target = done.next === undefined ? on : Object.prototype.hasOwnProperty.call(state.nextStates, done.next) ? state.nextStates[done.next] : undefined;
+      if (target === undefined) throw new ActionError(`state "${state.name}" has no next_states["${done.next}"], which a command asked to take`);
+      return { target, reason: 'finish' };
+    }
+    if (state.maxTurns !== undefined && rt.chatNums >= state.maxTurns) {
+      this.stopped = `state "${state.name}" reached its max_turns (${state.maxTurns}) without a finish command`;
+      this.result = undefined;
+      this.summary = undefined;
+      this.host.emit({ type: 'warning', message: this.stopped });
+      return { target: on, reason: 'max_turns' };
+    }
+    return { target: state.name, reason: 'direct' };
+  }
+
+  /**
+   * One command turn: ask the agent (through `act`, which assembles its prompt and calls the
+   * LLM; `extra` holds the rejected replies and the problems found), until the reply is a valid
+   * command or the retries run out. Returns the command, as recorded, and the step that runs it
+   * once the command message is in the environment.
+   */
+  async commandTurn(
+    state: ResolvedState, role: string, agent: string, turn: number,
+    act: (extra: ChatMessage[]) => Promise<string>,
+  ): Promise<{ content: string; execute: () => Promise<void> }> {
+    const specs = this.specs.get(state.name)!;
+    const retries = state.def.command_retries ?? DEFAULT_COMMAND_RETRIES;
+    const extra: ChatMessage[] = [];
+    for (let attempt = 1; ; attempt++) {
+      const reply = await act(extra);
+      const checked = checkCommand(parseCommandReply(reply), specs);
+      if (checked.ok) {
+        const content = JSON.stringify({ command: checked.spec.name, command_args: checked.args });
+        return { content, execute: () => this.execute(checked.spec, checked.args, state, role, agent, turn) };
+      }
+      this.host.emit({ type: 'command_rejected', state: state.name, agent, turn, attempt, error: checked.error, reply });
+      if (attempt > retries) {
+        throw new ActionError(
+          `${agent} (${role}) in state "${state.name}" gave no valid command in ${attempt} ${attempt === 1 ? 'reply' : 'replies'}; ` +
+          `the last problem: ${checked.error}`,
+        );
+      }
+      extra.push(
+        { role: 'assistant', content: reply },
+        { role: 'user', content: this.host.templates.render('command_retry', { error: checked.error, commands: this.views.get(state.name), attempt, retries }) },
+      );
+    }
+  }
+
+  private context(spec: CommandSpec, state: ResolvedState, role: string, agent: string, turn: number): ExecContext {
+    return {
+      command: spec.name, settings: spec.settings, state: state.name, agent, role, turn,
+      memory: this.memory,
+      workspace: () => {
+        if (!this.o.workspace) throw new ActionError(`command "${spec.name}" needs a workspace folder, and this run has none (sop run gives every run one; in-process runs set actions.workspace)`);
+        return new Workspace(this.o.workspace);
+      },
+      human: this.host.human,
+      autoRun: this.o.autoRun === true,
+      yes: this.o.yes === true,
+      sandbox: this.o.sandbox === true,
+      templates: this.host.templates,
+      signal: this.host.signal,
+      baseDir: this.baseDir,
+      launchDir: this.o.launchDir ?? process.cwd(),
+      renderText: (text, where) => renderText(text, this.host.baseContext(), where),
+      runSubflow: (req) => this.runSubflow(spec.name, req),
+      sop: this.host.sop,
+      inputs: this.host.inputs,
+      ...(this.host.embedder ? { embedder: this.host.embedder } : {}),
+    };
+  }
+
+  private async execute(spec: CommandSpec, args: Record<string, unknown>, state: ResolvedState, role: string, agent: string, turn: number): Promise<void> {
+    const executor = spec.executor.name;
+    this.host.emit({ type: 'executor_called', state: state.name, agent, role, turn, command: spec.name, executor, args });
+    const started = performance.now();
+    const human = this.host.human;
+    const perform = async (): Promise<ExecResult & { human_answers: number }> => {
+      const before = human.consumed;
+      let r: ExecResult;
+      try {
+        r = await spec.executor.run(args, this.context(spec, state, role, agent, turn));
+      } catch (err) {
+        if (!recoverable(err)) throw err;
+        const message = (err as Error).message;
+        r = { ok: false, result: this.host.templates.render('command_failed', { command: spec.name, error: message }), summary: `failed: ${message}` };
+      }
+      return { ...r, human_answers: human.consumed - before };
+    };
+    let res: ExecResult & { human_answers: number };
+    if (this.host.perform) {
+      // durability: a resumed run reuses a journaled result instead of running the executor again
+      const done = await this.host.perform({
+        kind: executor, label: `${spec.name}@${state.name}`, marksStart: true,
+        rerunNeedsApproval: executor === 'code' || executor === 'library',
+      }, perform);
+      res = done.value;
+      if (done.reused && res.human_answers > 0) human.skip?.(res.human_answers);
+    } else {
+      res = await perform();
+    }
+    this.host.emit({
+      type: 'executor_result', state: state.name, agent, turn, command: spec.name, executor, ok: res.ok,
+      result: res.result, summary: res.summary, ms: Math.round(performance.now() - started), finish: res.finish !== undefined,
+    });
+    const message: Message = {
+      id: this.host.env.messages.length, turn, state: state.name, sender: spec.name, role: executor,
+      content: res.result, kind: 'action', timestamp: new Date().toISOString(),
+    };
+    await this.host.env.add(message);
+    this.host.emit({ type: 'message', message });
+    this.memory.append(LOGS, `- [turn ${turn}] ${spec.name}${res.ok ? '' : ' (failed)'}: ${oneLine(res.summary)}\n`);
+    if (res.finish) {
+      this.finished.set(state.name, res.finish);
+      this.result = res.finish.result;
+      this.summary = res.finish.summary;
+      this.stopped = undefined;
+    }
+  }
+
+  private async runSubflow(command: string, req: SubflowRequest): Promise<SubflowResult> {
+    const depth = (this.o.depth ?? 0) + 1;
+    if (depth > MAX_SUBFLOW_DEPTH) throw new ActionError(`sub-flows nested more than ${MAX_SUBFLOW_DEPTH} deep (command "${command}" of ${this.host.file}); is a SOP calling itself?`);
+    const { sop, file } = loadSopFile(req.file);
+    const n = (this.subflowCounts.get(command) ?? 0) + 1;
+    this.subflowCounts.set(command, n);
+    const name = `${command}-${n}`;
+    const flow = this.o.flow ? `${this.o.flow}/${name}` : name;
+    const links: Record<string, MemoryLink> = {};
+    for (const [sub, mine] of Object.entries(req.memory)) links[sub] = { store: this.memory, name: mine };
+    const forward: RunListener = (e) => this.host.emit(e.type === 'subflow' ? e : { type: 'subflow', flow, event: e });
+    const out = await this.host.subRun({
+      sop, file, runId: `${this.host.runId}/${flow}`, inputs: req.inputs, listeners: [forward],
+      actions: {
+        ...this.o, depth, flow, memoryLinks: links, root: this.root,
+        memoryDir: this.memory.dir ? join(this.memory.dir, name) : undefined,
+      },
+    });
+    mergeUsage(this.host.usage, out.usage);
+    return { flow, status: out.status, result: out.result, summary: out.summary, turns: out.turns, error: out.error };
+  }
+}

@@ -1,0 +1,59 @@
+// sop fork RUN_DIR --at TURN: a new run that starts from the state of RUN_DIR after TURN turns
+// (its journal up to that turn boundary is copied), to try another model, prompt or answers.
+import { prepareFork } from '../journal/continue.js';
+import { loadRunRecord } from '../journal/record.js';
+import { newRunId } from '../io/run-folder.js';
+import { makeRedactor } from '../util/redact.js';
+import { launchSettings, runCommand, type RunCommandOptions } from './run-command.js';
+
+export interface ForkCommandOptions {
+  dir: string;
+  at: number;
+  out?: string;
+  llm?: string;
+  model?: string;
+  baseUrl?: string;
+  maxTurns?: number;
+  record?: string;
+  answers?: string;
+  json: boolean;
+  quiet: boolean;
+  timeoutMs?: number;
+  autoRun?: boolean;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+
+export async function forkCommand(o: ForkCommandOptions): Promise<number> {
+  const redact = makeRedactor();
+  if (!Number.isInteger(o.at) || o.at < 0) throw new Error(`--at must be a turn number (0 or more), got ${o.at}`);
+  const original = loadRunRecord(o.dir);
+  const launch = original.started.launch ?? {};
+  const settings = { ...(original.started.settings ?? { max_turns: 200 }) };
+  if (o.maxTurns !== undefined) settings.max_turns = o.maxTurns;
+  if (o.model !== undefined) settings.model = o.model;
+  const runOptions: RunCommandOptions = {
+    file: original.started.file,
+    llm: o.llm ?? str(launch.llm),
+    model: settings.model,
+    baseUrl: o.baseUrl ?? str(launch.base_url),
+    maxTurns: settings.max_turns,
+    record: o.record,
+    out: '',
+    inputs: [],
+    answers: o.answers ?? str(launch.answers),
+    json: o.json,
+    quiet: o.quiet,
+    timeoutMs: o.timeoutMs ?? num(launch.timeout_ms),
+    autoRun: o.autoRun,
+  };
+  const newLaunch = launchSettings(runOptions);
+  const sop = original.started.sop;
+  const { continuation, folder } = prepareFork(o.dir, {
+    at: o.at, out: o.out, newRunId: newRunId(sop), sameLlm: newLaunch.llm === launch.llm,
+    settings, launch: newLaunch, redact,
+  });
+  if (!o.json) process.stderr.write(redact(`Forking run ${original.started.run_id} at turn ${continuation.fromTurn} into ${folder}\n`));
+  return runCommand({ ...runOptions, out: continuation.outDir }, continuation);
+}

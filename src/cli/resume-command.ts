@@ -1,0 +1,58 @@
+// sop resume RUN_DIR: continue an interrupted or killed run from its last turn boundary, in the
+// same run folder, with the same SOP, LLM choice and answers file unless told otherwise.
+import { prepareResume, rewriteDerivedFiles } from '../journal/continue.js';
+import { makeRedactor } from '../util/redact.js';
+import { runCommand } from './run-command.js';
+
+export interface ResumeCommandOptions {
+  dir: string;
+  llm?: string;
+  model?: string;
+  baseUrl?: string;
+  maxTurns?: number;
+  record?: string;
+  answers?: string;
+  json: boolean;
+  quiet: boolean;
+  timeoutMs?: number;
+  autoRun?: boolean;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+
+export async function resumeCommand(o: ResumeCommandOptions): Promise<number> {
+  const redact = makeRedactor();
+  const err = (s: string) => process.stderr.write(redact(s));
+  const { record, continuation } = prepareResume(o.dir);
+  if (record.status === 'finished') {
+    rewriteDerivedFiles(record, redact);
+    err(`${o.dir}: the run already finished (in state "${record.finished?.final_state}" after ${record.turns} turns); nothing to resume. Use sop fork to branch from an earlier turn.\n`);
+    return 0;
+  }
+  const maxTurns = o.maxTurns ?? continuation.settings.max_turns;
+  if (record.status === 'max_turns' && maxTurns <= record.turns) {
+    err(`${o.dir}: the run stopped at its turn limit (${record.turns}); give a larger --max-turns to continue it\n`);
+    return 1;
+  }
+  if (record.torn && !o.json) err(`note: the journal's last line was cut off when the run was killed; it is dropped\n`);
+  if (!o.json) {
+    err(`Resuming run ${continuation.runId} (${record.status}) from turn ${continuation.fromTurn}.\n`);
+  }
+  const launch = continuation.launch;
+  return runCommand({
+    file: record.started.file,
+    llm: o.llm ?? str(launch.llm),
+    model: o.model,
+    baseUrl: o.baseUrl ?? str(launch.base_url),
+    maxTurns: o.maxTurns,
+    record: o.record,
+    out: continuation.outDir,
+    inputs: [],
+    answers: o.answers ?? str(launch.answers),
+    json: o.json,
+    quiet: o.quiet,
+    timeoutMs: o.timeoutMs ?? num(launch.timeout_ms),
+    autoRun: o.autoRun,
+  }, continuation);
+}

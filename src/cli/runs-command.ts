@@ -1,0 +1,58 @@
+// sop runs [--out DIR]: the run folders under DIR with their status, read from their journals.
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadRunRecord, type RunStatusName } from '../journal/record.js';
+import { JOURNAL_FILE } from '../journal/writer.js';
+
+export interface RunSummary {
+  dir: string;
+  run_id: string;
+  sop: string;
+  status: RunStatusName | 'damaged';
+  turns: number;
+  started: string;
+  forked_from?: string;
+  error?: string;
+}
+
+export function listRuns(outDir: string): RunSummary[] {
+  if (!existsSync(outDir)) return [];
+  const out: RunSummary[] = [];
+  for (const entry of readdirSync(outDir, { withFileTypes: true })) {
+    if (!entry.isDirectory()) continue;
+    const dir = join(outDir, entry.name);
+    if (!existsSync(join(dir, JOURNAL_FILE))) continue;
+    try {
+      const r = loadRunRecord(dir);
+      out.push({
+        dir, run_id: r.started.run_id, sop: r.started.sop, status: r.status, turns: r.turns, started: r.started.time,
+        ...(r.started.forked_from ? { forked_from: `${r.started.forked_from.run_id}@${r.started.forked_from.turn}` } : {}),
+        ...(r.finished?.error ? { error: r.finished.error } : {}),
+      });
+    } catch (err) {
+      out.push({ dir, run_id: entry.name, sop: '?', status: 'damaged', turns: 0, started: '', error: (err as Error).message });
+    }
+  }
+  return out.sort((a, b) => (a.started < b.started ? -1 : a.started > b.started ? 1 : a.run_id.localeCompare(b.run_id)));
+}
+
+export function runsCommand(o: { out: string; json: boolean }): number {
+  const runs = listRuns(o.out);
+  if (o.json) {
+    for (const r of runs) process.stdout.write(JSON.stringify(r) + '\n');
+    return 0;
+  }
+  if (runs.length === 0) {
+    process.stdout.write(`No runs in ${o.out}.\n`);
+    return 0;
+  }
+  const rows = runs.map((r) => [r.run_id, r.status, String(r.turns), r.sop, r.started.replace('T', ' ').replace(/\.\d+Z$/, 'Z')]);
+  const head = ['RUN', 'STATUS', 'TURNS', 'SOP', 'STARTED'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ') + '\n';
+  process.stdout.write(line(head));
+  for (const row of rows) process.stdout.write(line(row));
+  const resumable = runs.filter((r) => r.status === 'interrupted' || r.status === 'killed').length;
+  if (resumable > 0) process.stdout.write(`\n${resumable} run${resumable > 1 ? 's' : ''} can be continued with: sop resume ${join(o.out, 'RUN')}\n`);
+  return 0;
+}

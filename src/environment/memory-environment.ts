@@ -1,0 +1,213 @@
+// The environment memory with embeddings: every message is embedded (in the background, in
+// order, batched when messages arrive faster than the embedder), retrieval finds the earlier
+// messages most similar to a query under the visibility rule, and each agent's memory records
+// what it said and what it was shown.
+import type { Embedder } from '../memory/embedder.js';
+import { VectorStore } from '../memory/vector-store.js';
+import type { EnvironmentMemory, EnvironmentView, RetrieveRequest, ViewRequest, Visibility } from './environment.js';
+import type { Message } from './message.js';
+
+export interface MemoryEnvironmentOptions {
+  visibility: Visibility;
+  /**
+   * Embedder for retrieval, or a factory called once when the first embedding is needed.
+   * Without one, nothing is embedded and retrieval returns nothing.
+   */
+  embedder?: Embedder | (() => Promise<Embedder>);
+  /** Use the plain JS scan instead of WebAssembly SIMD (same results; for tests). */
+  simd?: boolean;
+}
+
+/** What one agent said and heard (was shown in its prompts), oldest first. */
+export interface AgentMemory {
+  said: Message[];
+  heard: Message[];
+}
+
+interface AgentRecord {
+  said: number[];
+  heard: number[];
+  heardSet: Set<number>;
+}
+
+export class MemoryEnvironment implements EnvironmentMemory {
+  readonly visibility: Visibility;
+  readonly messages: Message[] = [];
+  summary = '';
+  stateStart = 0;
+  private embedder?: Embedder;
+  private readonly source?: Embedder | (() => Promise<Embedder>);
+  private store?: VectorStore;
+  /** messages[0, embedded) have rows in the store (row = message position). */
+  private embedded = 0;
+  private running?: Promise<void>;
+  private failure?: Error;
+  private readonly agents = new Map<string, AgentRecord>();
+  private readonly simd?: boolean;
+  /** Time spent embedding, in milliseconds (for benchmarks and run summaries). */
+  embedMs = 0;
+
+  constructor(options: MemoryEnvironmentOptions) {
+    this.visibility = options.visibility;
+    this.source = options.embedder;
+    this.simd = options.simd;
+  }
+
+  /** Whether messages are embedded (an embedder was given). */
+  get embeds(): boolean {
+    return this.source !== undefined;
+  }
+
+  /** The embedder's id once it is loaded. */
+  get embedderId(): string | undefined {
+    return this.embedder?.id;
+  }
+
+  async add(message: Message): Promise<void> {
+    if (message.id !== this.messages.length) {
+      throw new Error(`environment: message id ${message.id} does not match its position ${this.messages.length}`);
+    }
+    this.messages.push(message);
+    this.record(message.sender).said.push(message.id);
+    this.startEmbedding();
+  }
+
+  visibleStart(): number {
+    return this.visibility === 'competitive' ? Math.min(this.stateStart, this.messages.length) : 0;
+  }
+
+  visible(): readonly Message[] {
+    const start = this.visibleStart();
+    return start === 0 ? this.messages : this.messages.slice(start);
+  }
+
+  async view(request: ViewRequest): Promise<EnvironmentView> {
+    const start = this.visibleStart();
+    const n = this.messages.length;
+    const windowStart = Math.max(start, n - Math.max(0, request.window));
+    const window = this.messages.slice(windowStart);
+    const relevant = request.topK > 0 && n > 0
+      ? await this.retrieve({ topK: request.topK, minSimilarity: request.minSimilarity, query: request.query, before: windowStart })
+      : [];
+    if (request.agent !== undefined) {
+      const rec = this.record(request.agent);
+      for (const m of [...relevant, ...window]) {
+        if (m.sender !== request.agent && !rec.heardSet.has(m.id)) {
+          rec.heardSet.add(m.id);
+          rec.heard.push(m.id);
+        }
+      }
+    }
+    return { window, relevant, summary: this.summary };
+  }
+
+  /**
+   * The visible messages before `before` most similar to the query (default: the last message),
+   * most similar first. The query message itself is never returned, nor a text identical to a
+   * message from `before` on (already in the prompt) or to a more similar hit.
+   */
+  async retrieve(request: RetrieveRequest): Promise<Message[]> {
+    const n = this.messages.length;
+    if (!this.source || request.topK <= 0 || n === 0) return [];
+    await this.flush();
+    const store = this.store;
+    if (!store) return [];
+    const from = this.visibleStart();
+    const to = Math.min(request.before ?? n, n);
+    if (to <= from) return [];
+    let query: ArrayLike<number>;
+    let exclude: { from: number; to: number } | undefined;
+    if (request.query !== undefined) {
+      const embedder = this.embedder!;
+      const [v] = await (embedder.embedQuery ? embedder.embedQuery([request.query]) : embedder.embed([request.query]));
+      query = v!;
+    } else {
+      query = store.get(n - 1);
+      exclude = { from: n - 1, to: n };
+    }
+    // A text already shown (in [before, n), the window) or already picked adds nothing: skip
+    // repeats, widening the search until k distinct texts are found or the candidates run out.
+    const seen = new Set<string>();
+    for (let i = to; i < n; i++) seen.add(this.messages[i]!.content);
+    const k = request.topK;
+    for (let want = k + Math.min(8, n - to); ; want *= 4) {
+      const hits = store.search(query, want, { from, to, exclude, minSimilarity: request.minSimilarity });
+      const picked: Message[] = [];
+      const taken = new Set(seen);
+      for (const h of hits) {
+        const m = this.messages[h.row]!;
+        if (taken.has(m.content)) continue;
+        taken.add(m.content);
+        picked.push(m);
+        if (picked.length === k) return picked;
+      }
+      if (hits.length < want) return picked;
+    }
+  }
+
+  /** Wait until every message added so far is embedded; rethrows an embedding failure. */
+  async flush(): Promise<void> {
+    for (;;) {
+      if (this.running) await this.running;
+      if (this.failure) throw this.failure;
+      if (!this.source || this.embedded >= this.messages.length) return;
+      this.startEmbedding();
+    }
+  }
+
+  /** The stored (unit) embedding of a message, once embedded. */
+  embeddingOf(id: number): Float32Array | undefined {
+    return this.store && id < this.embedded ? this.store.get(id) : undefined;
+  }
+
+  /** What an agent said, and the messages of others it was shown (window or retrieved). */
+  memoryOf(agent: string): AgentMemory {
+    const rec = this.agents.get(agent);
+    return {
+      said: (rec?.said ?? []).map((i) => this.messages[i]!),
+      heard: (rec?.heard ?? []).map((i) => this.messages[i]!),
+    };
+  }
+
+  /** Bytes held by the vector store (embeddings only). */
+  get vectorBytes(): number {
+    return this.store?.byteLength ?? 0;
+  }
+
+  private record(agent: string): AgentRecord {
+    let rec = this.agents.get(agent);
+    if (!rec) {
+      rec = { said: [], heard: [], heardSet: new Set() };
+      this.agents.set(agent, rec);
+    }
+    return rec;
+  }
+
+  /** Embed pending messages in the background, one batch at a time, in order. */
+  private startEmbedding(): void {
+    if (!this.source || this.running || this.failure) return;
+    this.running = (async () => {
+      try {
+        const source = this.source!;
+        this.embedder ??= typeof source === 'function' ? await source() : source;
+        const embedder = this.embedder;
+        while (this.embedded < this.messages.length) {
+          const batch = this.messages.slice(this.embedded).map((m) => m.content);
+          const started = performance.now();
+          const vectors = await embedder.embed(batch);
+          this.embedMs += performance.now() - started;
+          if (vectors.length !== batch.length) throw new Error(`embedder ${embedder.id} returned ${vectors.length} vectors for ${batch.length} texts`);
+          for (const v of vectors) {
+            this.store ??= new VectorStore(v.length, { simd: this.simd });
+            this.store.add(v);
+          }
+          this.embedded += batch.length;
+        }
+      } catch (err) {
+        this.failure = err instanceof Error ? err : new Error(String(err));
+      } finally {
+        this.running = undefined;
+      }
+    })();
+  }
+}

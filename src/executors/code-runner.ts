@@ -1,0 +1,137 @@
+// Running a piece of Python, JavaScript or shell in a child process: the code goes in on stdin,
+// the working directory is the workspace, the whole process group is killed at the timeout (and
+// when the script ends, so nothing it started in the background outlives it), and each of stdout
+// and stderr is capped.
+import { spawn } from 'node:child_process';
+import { sandboxArgv } from './sandbox.js';
+
+export const LANGUAGES = ['python', 'javascript', 'bash'] as const;
+export type Language = (typeof LANGUAGES)[number];
+
+export const CODE_DEFAULTS = { timeoutMs: 60_000, maxOutput: 20_000 } as const;
+
+export interface CodeRequest {
+  language: Language;
+  code: string;
+  cwd: string;
+  timeoutMs?: number;
+  /** Bytes kept of each of stdout and stderr. */
+  maxOutput?: number;
+  sandbox?: boolean;
+  env?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+export interface CodeOutcome {
+  exitCode: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  /** Bytes dropped beyond the cap, per stream. */
+  dropped: { stdout: number; stderr: number };
+  sandboxed: boolean;
+  /** Set when the interpreter could not be started. */
+  startError?: string;
+  pid?: number;
+}
+
+function interpreter(language: Language): string[] {
+  switch (language) {
+    case 'python': return ['python3', '-u', '-'];
+    case 'javascript': return [process.execPath, '-'];
+    case 'bash': return ['bash', '-s'];
+  }
+}
+
+/** Variables that look like secrets are not handed to code written by a model. */
+const SECRET = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)/i;
+
+export function codeEnvironment(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !SECRET.test(k)) env[k] = v;
+  env.PYTHONUNBUFFERED = '1';
+  env.PYTHONDONTWRITEBYTECODE = '1';
+  return { ...env, ...extra };
+}
+
+class Capped {
+  private readonly parts: Buffer[] = [];
+  private kept = 0;
+  dropped = 0;
+  constructor(private readonly cap: number) {}
+  push(chunk: Buffer): void {
+    const room = this.cap - this.kept;
+    if (room > 0) {
+      const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      this.parts.push(part);
+      this.kept += part.length;
+    }
+    this.dropped += Math.max(0, chunk.length - Math.max(0, room));
+  }
+  text(): string {
+    return Buffer.concat(this.parts).toString('utf8');
+  }
+}
+
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+export function runCode(req: CodeRequest): Promise<CodeOutcome> {
+  const timeoutMs = req.timeoutMs ?? CODE_DEFAULTS.timeoutMs;
+  const cap = req.maxOutput ?? CODE_DEFAULTS.maxOutput;
+  let argv = interpreter(req.language);
+  const sandboxed = req.sandbox === true;
+  if (sandboxed) argv = sandboxArgv(req.cwd, argv);
+  return new Promise((resolve) => {
+    const stdout = new Capped(cap);
+    const stderr = new Capped(cap);
+    let timedOut = false;
+    let settled = false;
+    const child = spawn(argv[0]!, argv.slice(1), {
+      cwd: req.cwd, env: codeEnvironment(req.env), detached: true, stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const finish = (o: Partial<CodeOutcome>) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onAbort);
+      resolve({
+        exitCode: null, signal: null, stdout: stdout.text(), stderr: stderr.text(), timedOut, sandboxed,
+        dropped: { stdout: stdout.dropped, stderr: stderr.dropped }, pid: child.pid, ...o,
+      });
+    };
+    const timer = setTimeout(() => { timedOut = true; killGroup(child.pid); }, timeoutMs);
+    const onAbort = () => killGroup(child.pid);
+    req.signal?.addEventListener('abort', onAbort, { once: true });
+    child.stdout.on('data', (c: Buffer) => stdout.push(c));
+    child.stderr.on('data', (c: Buffer) => stderr.push(c));
+    child.stdin.on('error', () => { /* the script may exit without reading all of its code */ });
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      finish({ startError: err.code === 'ENOENT' ? `${argv[0]} is not installed or not on PATH` : err.message });
+    });
+    let exit: { code: number | null; signal: string | null } | undefined;
+    child.on('exit', (code, signal) => {
+      exit = { code, signal };
+      // Background processes the script left behind are killed with it; this also closes
+      // the pipes they hold, so 'close' below can fire.
+      killGroup(child.pid);
+    });
+    child.on('close', () => finish({ exitCode: exit?.code ?? null, signal: exit?.signal ?? null }));
+    child.stdin.end(req.code);
+  });
+}
+
+/** A short description of how a run ended, e.g. "exit code 1" or "killed after the 5 s timeout". */
+export function describeExit(o: CodeOutcome, timeoutMs: number): string {
+  if (o.startError) return `could not start: ${o.startError}`;
+  if (o.timedOut) return `killed after the ${Math.round(timeoutMs / 100) / 10} s timeout`;
+  if (o.exitCode !== null) return `exit code ${o.exitCode}`;
+  return `killed by ${o.signal ?? 'a signal'}`;
+}

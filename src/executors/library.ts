@@ -1,0 +1,158 @@
+// The `library` executor: the code library of ExtendLibrary. `test` checks a function's syntax
+// and runs the agent's tests against it; `save` does the same, then appends the function to a
+// Python or JavaScript module in the workspace (so later `code` runs can import it) and adds
+// its signature and docstring to the code_library memory file.
+import { spawnSync } from 'node:child_process';
+import { Script } from 'node:vm';
+import { approveCode, codeEnv, outcomeContext } from './code.js';
+import { CODE_DEFAULTS, runCode } from './code-runner.js';
+import { ExecutorInputError, str, type ArgSpecs, type ExecContext, type ExecResult, type Executor } from './types.js';
+
+type Lang = 'python' | 'javascript';
+
+export interface FunctionInfo { name: string; signature: string; doc: string }
+
+// Not a prompt: a small Python program listing the top-level functions of the code on stdin.
+const PY_INSPECT = [
+  'import ast, json, sys',
+  'src = sys.stdin.read()',
+  'try:',
+  '    tree = ast.parse(src)',
+  'except SyntaxError as e:',
+  '    print(json.dumps({"ok": False, "error": "SyntaxError: %s (line %s)" % (e.msg, e.lineno)}))',
+  '    sys.exit(0)',
+  'fns = []',
+  'for node in tree.body:',
+  '    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):',
+  '        ret = (" -> " + ast.unparse(node.returns)) if node.returns else ""',
+  '        fns.append({"name": node.name, "signature": "%s(%s)%s" % (node.name, ast.unparse(node.args), ret), "doc": ast.get_docstring(node) or ""})',
+  'print(json.dumps({"ok": True, "functions": fns}))',
+].join('\n');
+
+/** Syntax check and the top-level functions of `code`, or the syntax error. */
+export function inspectCode(code: string, lang: Lang): { ok: true; functions: FunctionInfo[] } | { ok: false; error: string } {
+  if (lang === 'python') {
+    const r = spawnSync('python3', ['-c', PY_INSPECT], { input: code, encoding: 'utf8', timeout: 20_000 });
+    if (r.error) throw new Error(`cannot check Python syntax: ${(r.error as NodeJS.ErrnoException).code === 'ENOENT' ? 'python3 is not installed' : r.error.message}`);
+    try {
+      return JSON.parse(r.stdout) as { ok: true; functions: FunctionInfo[] } | { ok: false; error: string };
+    } catch {
+      throw new Error(`cannot check Python syntax: ${r.stderr.trim() || 'no output'}`);
+    }
+  }
+  try {
+    new Script(code, { filename: 'library-code.js' });
+  } catch (err) {
+    return { ok: false, error: `${(err as Error).name}: ${(err as Error).message}` };
+  }
+  const functions: FunctionInfo[] = [];
+  const re = /(\/\*\*([\s\S]*?)\*\/\s*)?^(?:export\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)\s*\(([^)]*)\)/gm;
+  for (const m of code.matchAll(re)) {
+    const doc = (m[2] ?? '').split('\n').map((l) => l.replace(/^\s*\*\s?/, '').trim()).filter(Boolean).join('\n');
+    functions.push({ name: m[3]!, signature: `${m[3]}(${m[4]!.trim()})`, doc });
+  }
+  return { ok: true, functions };
+}
+
+function moduleOf(settings: Record<string, unknown>, lang: Lang): string {
+  return str(settings.module) ?? (lang === 'python' ? 'library.py' : 'library.js');
+}
+
+function importHint(module: string, lang: Lang, names: string[]): string {
+  if (lang === 'python') return `from ${module.replace(/\.py$/, '').split(/[\\/]/).join('.')} import ${names.join(', ')}`;
+  return `const { ${names.join(', ')} } = require('./${module}');`;
+}
+
+function libraryEntry(f: FunctionInfo, lang: Lang): string {
+  if (lang === 'python') {
+    const doc = f.doc ? `\n    """${f.doc.split('\n').map((l) => (l.trim() ? l : '')).join('\n    ').replace(/\n    \n/g, '\n\n')}"""` : '';
+    return `def ${f.signature}:${doc}\n`;
+  }
+  return `function ${f.signature}${f.doc ? `\n  /** ${f.doc.split('\n').join('\n   * ')} */` : ''}\n`;
+}
+
+export const executor: Executor = {
+  name: 'library',
+  description: 'Check, test and save a function to the code library (a module in the workspace that later code imports).',
+  settings: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['op'],
+    properties: {
+      op: { type: 'string', enum: ['test', 'save'], description: 'test: check syntax and run the tests; save: the same, then append the function to the library.' },
+      language: { type: 'string', enum: ['python', 'javascript'], description: 'Language of the library (default python).' },
+      module: { type: 'string', minLength: 1, description: 'Path of the library module in the workspace (default library.py or library.js).' },
+      memory: { type: 'string', minLength: 1, description: 'Memory file that lists the library\'s signatures and docstrings (default code_library, when declared).' },
+      draft: { type: 'string', minLength: 1, description: 'Memory file holding the code written by an earlier write_code command; used when the agent gives no code.' },
+      timeout_ms: { type: 'integer', minimum: 100, maximum: 3_600_000 },
+    },
+  },
+  args(settings): ArgSpecs {
+    const draft = str(settings.draft);
+    return {
+      code: { type: 'string', required: !draft, description: `The function(s) to ${settings.op === 'save' ? 'save' : 'test'}, with docstrings${draft ? ` (default: the draft in ${draft})` : ''}.` },
+      tests: { type: 'string', description: 'Optional test code run after the function is defined (e.g. assert statements); without it only the syntax is checked.' },
+    };
+  },
+  async run(args, ctx): Promise<ExecResult> {
+    const s = ctx.settings;
+    const lang: Lang = s.language === 'javascript' ? 'javascript' : 'python';
+    const draft = str(s.draft);
+    const code = (str(args.code) ?? (draft ? ctx.memory.read(draft) : '')).trim();
+    if (code === '') throw new ExecutorInputError(draft ? `no code given and the draft "${draft}" is empty; write the code first` : 'the code is empty');
+    const op = s.op === 'save' ? 'save' : 'test';
+    const module = moduleOf(s, lang);
+    const render = (view: Record<string, unknown>) => ctx.templates.render('library_result', { op, module, language: lang, ...view });
+
+    const inspected = inspectCode(code, lang);
+    if (!inspected.ok) {
+      return { ok: false, result: render({ syntax_error: inspected.error }), summary: `${op} failed: ${inspected.error}` };
+    }
+    const functions = inspected.functions;
+    if (functions.length === 0) {
+      return { ok: false, result: render({ no_function: true }), summary: `${op} failed: the code defines no top-level function` };
+    }
+    const names = functions.map((f) => f.name);
+
+    const tests = str(args.tests)?.trim();
+    let testView: ReturnType<typeof outcomeContext> | undefined;
+    if (tests) {
+      const ws = ctx.workspace().ensure();
+      const script = lang === 'python' ? `${code}\n\n${tests}\n` : `${code}\n\n${tests}\n`;
+      const approval = await approveCode(ctx, lang, script);
+      if (!approval.approved) {
+        return { ok: false, result: render({ tests_refused: true, reply: approval.reply }), summary: `${op} of ${names.join(', ')}: the user did not approve running the tests` };
+      }
+      const timeoutMs = typeof s.timeout_ms === 'number' ? s.timeout_ms : CODE_DEFAULTS.timeoutMs;
+      const outcome = await runCode({ language: lang, code: script, cwd: ws.root, timeoutMs, sandbox: ctx.sandbox, env: codeEnv(ctx, ws.root), signal: ctx.signal });
+      testView = outcomeContext(outcome, timeoutMs, lang);
+      if (!testView.ok) {
+        return { ok: false, result: render({ functions, tests_failed: true, test: testView }), summary: `tests of ${names.join(', ')} failed (${testView.ended})` };
+      }
+    }
+
+    if (op === 'test') {
+      return { ok: true, result: render({ functions, test: testView }), summary: `checked ${names.join(', ')}${testView ? '; tests passed' : ' (syntax only)'}` };
+    }
+
+    const ws = ctx.workspace();
+    let existing = '';
+    try {
+      existing = ws.read(module);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    let addition = `${existing.trim() === '' ? '' : '\n\n'}${code}\n`;
+    if (lang === 'javascript') addition += names.map((n) => `module.exports.${n} = ${n};\n`).join('');
+    ws.write(module, addition, true);
+    const memoryName = str(s.memory) ?? 'code_library';
+    const listed = ctx.memory.has(memoryName);
+    if (listed) ctx.memory.append(memoryName, functions.map((f) => libraryEntry(f, lang)).join('\n') + '\n');
+    else if (str(s.memory)) throw new ExecutorInputError(`memory file "${memoryName}" is not declared by this SOP`);
+    return {
+      ok: true,
+      result: render({ functions, test: testView, saved: true, import_hint: importHint(module, lang, names), listed: listed ? memoryName : undefined }),
+      summary: `saved ${functions.map((f) => f.signature).join(', ')} to ${module}${testView ? ' (tests passed)' : ''}`,
+    };
+  },
+};

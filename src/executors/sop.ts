@@ -1,0 +1,78 @@
+// The `sop` executor: run another SOP file as a sub-flow, with its own environment and memory
+// folder, and return its result and summary to the caller. Memory files listed in `memory` are
+// shared with the caller (e.g. code_library); everything else starts fresh at every call, so a
+// finished sub-flow is reset.
+import { isAbsolute, resolve } from 'node:path';
+import { loadSopFile } from '../sop/load.js';
+import { ExecutorInputError, str, type ArgSpecs, type ArgsEnv, type ExecResult, type Executor } from './types.js';
+
+export function subflowFile(settings: Record<string, unknown>, baseDir: string): string {
+  const file = str(settings.file) ?? '';
+  return isAbsolute(file) ? file : resolve(baseDir, file);
+}
+
+function fixedInputs(settings: Record<string, unknown>): Record<string, string> {
+  const v = settings.inputs;
+  return v && typeof v === 'object' ? (v as Record<string, string>) : {};
+}
+
+export const executor: Executor = {
+  name: 'sop',
+  description: 'Run another SOP as a sub-flow and return its result and summary.',
+  settings: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['file'],
+    properties: {
+      file: { type: 'string', minLength: 1, description: 'The SOP file of the sub-flow, relative to this SOP file.' },
+      memory: {
+        type: 'object',
+        description: 'Memory files shared with the sub-flow: its name -> this SOP\'s name (e.g. {"code_library": "code_library"}).',
+        additionalProperties: { type: 'string', minLength: 1 },
+      },
+      inputs: {
+        type: 'object',
+        description: 'Inputs of the sub-flow fixed by this command (templates, e.g. "{{goal}}"); the agent gives the others.',
+        additionalProperties: { type: 'string' },
+      },
+    },
+  },
+  args(settings, env: ArgsEnv): ArgSpecs | undefined {
+    if (env.baseDir === undefined) return undefined;
+    const { sop } = loadSopFile(subflowFile(settings, env.baseDir));
+    const fixed = fixedInputs(settings);
+    const out: ArgSpecs = {};
+    for (const [name, def] of Object.entries(sop.inputs ?? {})) {
+      if (name in fixed) continue;
+      out[name] = { type: 'string', required: def.required === true && def.default === undefined, description: def.description ?? `The ${name} input of ${sop.name}.` };
+    }
+    return out;
+  },
+  async run(args, ctx): Promise<ExecResult> {
+    const file = subflowFile(ctx.settings, ctx.baseDir);
+    const inputs: Record<string, string> = {};
+    for (const [name, text] of Object.entries(fixedInputs(ctx.settings))) inputs[name] = ctx.renderText(text, `commands/${ctx.command}/settings/inputs/${name}`);
+    for (const [name, value] of Object.entries(args)) if (typeof value === 'string') inputs[name] = value;
+    const memory = (ctx.settings.memory ?? {}) as Record<string, string>;
+    for (const mine of Object.values(memory)) {
+      if (!ctx.memory.has(mine)) throw new ExecutorInputError(`cannot share memory file "${mine}" with ${file}: this SOP does not declare it`);
+    }
+    const r = await ctx.runSubflow({ file, inputs, memory });
+    if (r.status === 'failed' || r.status === 'interrupted') {
+      throw r.error ?? new Error(`sub-flow ${r.flow} ${r.status}`);
+    }
+    if (r.status === 'max_turns' || r.result === undefined) {
+      return {
+        ok: false,
+        result: ctx.templates.render('subflow_result', { command: ctx.command, stopped: true, turns: r.turns, result: r.result }),
+        summary: `${r.flow} stopped after ${r.turns} turns without finishing`,
+      };
+    }
+    const result = r.result ?? '';
+    return {
+      ok: true,
+      result: ctx.templates.render('subflow_result', { command: ctx.command, result, summary: r.summary, turns: r.turns }),
+      summary: `${r.flow} finished: ${r.summary ?? result}`.replace(/\s+/g, ' '),
+    };
+  },
+};

@@ -1,0 +1,111 @@
+// What an executor is: a named effect a command can invoke, with the schema of its settings
+// (written in the SOP) and of its arguments (written by the agent), and a run function.
+import type { HumanInput } from '../io/human.js';
+import type { TemplateSet } from '../prompt/templates.js';
+import type { MemoryFiles } from '../workspace/memory-files.js';
+import type { Workspace } from '../workspace/workspace.js';
+import type { Embedder } from '../memory/embedder.js';
+import type { Sop } from '../sop/types.js';
+
+/** One argument of a command, as the agent is told about it and as it is checked. */
+export interface ArgSpec {
+  type: 'string' | 'integer' | 'number' | 'boolean';
+  description: string;
+  required?: boolean;
+  enum?: string[];
+}
+export type ArgSpecs = Record<string, ArgSpec>;
+
+export interface ArgsEnv {
+  /** Folder of the SOP file declaring the command (undefined when unknown, e.g. in schema checks). */
+  baseDir?: string;
+}
+
+export interface SubflowRequest {
+  /** SOP file of the sub-flow (absolute or relative to the current directory). */
+  file: string;
+  inputs: Record<string, string>;
+  /** Memory files shared with the caller: sub-flow name -> caller name. */
+  memory: Record<string, string>;
+}
+
+export interface SubflowResult {
+  flow: string;
+  status: 'finished' | 'max_turns' | 'failed' | 'interrupted';
+  result?: string;
+  summary?: string;
+  turns: number;
+  error?: Error;
+}
+
+export interface ExecContext {
+  command: string;
+  settings: Record<string, unknown>;
+  state: string;
+  agent: string;
+  role: string;
+  turn: number;
+  memory: MemoryFiles;
+  /** The run's workspace (throws a clear error when the run has none). */
+  workspace(): Workspace;
+  human: HumanInput;
+  /** Run code without asking the human first (--auto-run). */
+  autoRun: boolean;
+  /** Accept every question and approval without asking (--yes). */
+  yes: boolean;
+  /** Run code under bubblewrap (--sandbox). */
+  sandbox: boolean;
+  templates: TemplateSet;
+  signal?: AbortSignal;
+  /** Folder of the SOP file (relative paths in settings are resolved from it). */
+  baseDir: string;
+  /** Folder sop was started from (given to code as SOP_LAUNCH_DIR). */
+  launchDir: string;
+  /** Render a template string with the run's context (inputs, goal, memory). */
+  renderText(text: string, where: string): string;
+  runSubflow(request: SubflowRequest): Promise<SubflowResult>;
+  // scientist: what the task_board and world_model executors read (resources, memory_types, user_away)
+  /** The SOP being run. */
+  sop?: Sop;
+  /** The run's inputs. */
+  inputs?: Record<string, string>;
+  /** The run's embedder (environment.embedder), created on first use. */
+  embedder?(): Promise<Embedder>;
+}
+
+export interface ExecResult {
+  /** False when the effect did not happen as asked (non-zero exit, refused approval, bad path...). */
+  ok: boolean;
+  /** What the agent is told (becomes a message in the environment). */
+  result: string;
+  /** One line for the logs memory file. */
+  summary: string;
+  /** End the current state with this result (finish, an accepted review); `next` is the
+   * next_states key to take (default "1"). */
+  finish?: { result: string; summary?: string; next?: string };
+}
+
+export interface Executor {
+  name: string;
+  description: string;
+  /** JSON schema of the command's "settings" in the SOP. */
+  settings: Record<string, unknown>;
+  /** The arguments the agent gives, given the settings; undefined when not knowable yet. */
+  args(settings: Record<string, unknown>, env: ArgsEnv): ArgSpecs | undefined;
+  run(args: Record<string, unknown>, ctx: ExecContext): Promise<ExecResult>;
+}
+
+/** A problem with what the agent asked for: told to the agent, who can correct it. */
+export class ExecutorInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ExecutorInputError';
+  }
+}
+
+/** Words a person uses to accept or approve (an empty answer accepts too). */
+export function isAcceptance(answer: string): boolean {
+  return /^\s*(?:y|yes|ok|okay|sure|accept(?:ed)?|approve[d]?|lgtm|looks good|go ahead|run( it)?|fine|good|continue)?\s*[.!]*\s*$/i.test(answer);
+}
+
+export const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);

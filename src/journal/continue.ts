@@ -1,0 +1,138 @@
+// Continuing a journaled run: `sop resume` (same folder, from the last checkpoint, reusing the
+// journal's effect results) and `sop fork` (a new folder whose journal is the original's up to
+// a turn boundary, then a new branch). Both hand a Continuation to the run command.
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, normalize, resolve, sep } from 'node:path';
+import type { RunEvent, RunSettings } from '../runtime/events.js';
+import type { Sop } from '../sop/types.js';
+import { validateSopDocument } from '../sop/load.js';
+import { continuePoint, loadRunRecord, type RunRecord } from './record.js';
+import { JournalError } from './reader.js';
+import type { ResumeFrom } from './snapshot.js';
+import { JOURNAL_FILE } from './writer.js';
+import type { Redactor } from '../util/redact.js';
+import { renderTranscript } from './transcript.js';
+
+export interface Continuation {
+  mode: 'resume' | 'fork';
+  /** Folder holding the run folder, and the run folder's name. */
+  outDir: string;
+  runId: string;
+  sop: Sop;
+  inputs: Record<string, string>;
+  seed: number;
+  settings: RunSettings;
+  /** Effective events already in the run folder's journal (the transcripts are rebuilt from them). */
+  history: RunEvent[];
+  resume: ResumeFrom;
+  /** Turn continued from. */
+  fromTurn: number;
+  /** The command line of the original run (defaults for LLM, answers, base URL). */
+  launch: Record<string, string | number | boolean>;
+}
+
+function documentOf(record: RunRecord): Sop {
+  const doc = record.started.document;
+  if (doc === undefined) throw new JournalError(`${record.dir}: the journal does not hold the SOP document (written by an older sop); it cannot be continued`);
+  // The journaled document was valid when the run started; validating again guards against a damaged journal.
+  return validateSopDocument(doc, `${record.dir}/${JOURNAL_FILE}#/document`).sop;
+}
+
+function base(record: RunRecord, mode: 'resume' | 'fork', turn?: number) {
+  const point = continuePoint(record, mode, turn);
+  const started = record.started;
+  return {
+    point,
+    sop: documentOf(record),
+    inputs: { ...started.inputs },
+    seed: started.seed,
+    settings: started.settings ?? { max_turns: 200 },
+    launch: { ...(started.launch ?? {}) },
+  };
+}
+
+/** The rest of an interrupted or killed run, in its own folder. */
+export function prepareResume(dir: string): { record: RunRecord; continuation: Continuation } {
+  const record = loadRunRecord(dir);
+  if (record.status === 'running') {
+    throw new JournalError(`${dir} is still running (process ${record.runningPid}); stop it first (Ctrl-C), or delete its run.lock if that process is gone`);
+  }
+  const { point, sop, inputs, seed, settings, launch } = base(record, 'resume');
+  const full = resolve(dir);
+  return {
+    record,
+    continuation: {
+      mode: 'resume', outDir: dirname(full), runId: basename(full), sop, inputs, seed, settings,
+      history: point.history, resume: point.resume, fromTurn: point.turn, launch,
+    },
+  };
+}
+
+export interface ForkOptions {
+  at: number;
+  /** Folder for the new run folder (default: next to the original). */
+  out?: string;
+  newRunId: string;
+  /** The new branch uses the same cassette as the original: continue it from the same interaction. */
+  sameLlm: boolean;
+  /** Settings and command line of the new branch (recorded in its run_started). */
+  settings: RunSettings;
+  launch: Record<string, string | number | boolean>;
+  redact: Redactor;
+}
+
+/** A new run folder holding the original's journal up to turn `at`, ready to continue from there. */
+export function prepareFork(dir: string, o: ForkOptions): { record: RunRecord; continuation: Continuation; folder: string } {
+  const record = loadRunRecord(dir);
+  const { point, sop, inputs, seed } = base(record, 'fork', o.at);
+  const outDir = resolve(o.out ?? dirname(resolve(dir)));
+  const folder = join(outDir, o.newRunId);
+  const started: RunEvent = {
+    ...record.started,
+    run_id: o.newRunId,
+    time: new Date().toISOString(),
+    settings: o.settings,
+    launch: o.launch,
+    forked_from: { run_id: record.started.run_id, dir: resolve(dir), turn: point.turn },
+  };
+  const history = [started, ...point.history.slice(1)];
+  mkdirSync(folder, { recursive: true });
+  writeFileSync(join(folder, JOURNAL_FILE), history.map((e) => o.redact(JSON.stringify(e)) + '\n').join(''));
+  for (const [path, content] of point.files) writeRunFile(folder, path, content);
+  return {
+    record,
+    folder,
+    continuation: {
+      mode: 'fork', outDir, runId: o.newRunId, sop, inputs, seed, settings: o.settings,
+      history, resume: { ...point.resume, seekLlm: o.sameLlm }, fromTurn: point.turn, launch: o.launch,
+    },
+  };
+}
+
+/** Write a run file journaled by `file_written`, refusing paths that leave the run folder. */
+function writeRunFile(folder: string, path: string, content: string): void {
+  const clean = normalize(path);
+  if (isAbsolute(clean) || clean === '..' || clean.startsWith(`..${sep}`)) {
+    throw new JournalError(`journal names run file "${path}", which is outside the run folder`);
+  }
+  const target = join(folder, clean);
+  mkdirSync(dirname(target), { recursive: true });
+  writeFileSync(target, content);
+}
+
+/**
+ * Write the files derived from the journal (transcripts, usage.json) again: a run killed right
+ * after its last journal line may not have written them. Used when resuming a finished run.
+ */
+export function rewriteDerivedFiles(record: RunRecord, redact: Redactor): void {
+  const { markdown, jsonl } = renderTranscript(record.effective);
+  replaceFile(join(record.dir, 'transcript.md'), redact(markdown));
+  replaceFile(join(record.dir, 'transcript.jsonl'), redact(jsonl));
+  if (record.finished) replaceFile(join(record.dir, 'usage.json'), JSON.stringify(record.finished.usage, null, 2) + '\n');
+}
+
+function replaceFile(file: string, content: string): void {
+  const tmp = `${file}.tmp`;
+  writeFileSync(tmp, content);
+  renameSync(tmp, file);
+}

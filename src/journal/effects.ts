@@ -1,0 +1,140 @@
+// The effect ledger: every call with an outside effect (an LLM call, a human's answer, running
+// code, a sub-SOP, a file write) goes through `perform`, which gives it a key that is stable
+// across a crash and a resume: `<turn of the last checkpoint>.<n-th effect since then>`. The run
+// after a checkpoint is deterministic, so a resumed run asks for the same effects in the same
+// order; an effect whose result is in the journal is not performed again, its result is reused.
+//
+// Usage (executors): `const { value } = await run.effects.perform({ kind: 'code', label, marksStart: true,
+// rerunNeedsApproval: true }, () => execute(...))`. The result must be JSON-serialisable; return
+// failures (non-zero exit, timeout) as results, since a thrown error is not journaled as one.
+import type { RunEvent } from '../runtime/events.js';
+
+export interface EffectSpec {
+  /** llm | human | code | sop | memory | ... */
+  kind: string;
+  /** What is done (e.g. "agent:Ada@opening", "python: 12 lines"); matched on reuse, shown in warnings. */
+  label: string;
+  /** Journal `effect_started` before performing it, so a crash in the middle is noticed. */
+  marksStart?: boolean;
+  /** Journal the result as `effect_finished` (default true). The LLM call journals its own `llm_call`. */
+  journalsResult?: boolean;
+  /** A start without a result is performed again only with approval or --auto-run (code). */
+  rerunNeedsApproval?: boolean;
+}
+
+export interface JournaledEffect {
+  kind: string;
+  label: string;
+  result: unknown;
+}
+
+export interface EffectIndex {
+  finished: Map<string, JournaledEffect>;
+  started: Map<string, { kind: string; label: string }>;
+}
+
+export function emptyEffectIndex(): EffectIndex {
+  return { finished: new Map(), started: new Map() };
+}
+
+/** Label of an LLM call, the same when the run makes it and when the journal is read. */
+export function llmEffectLabel(purpose: string, state: string, agent?: string): string {
+  return `${purpose}${agent ? `:${agent}` : ''}@${state}`;
+}
+
+/** The result of an LLM call as the ledger stores it. */
+export interface LlmEffectResult {
+  content: string;
+  usage: { promptTokens: number; completionTokens: number };
+}
+
+/**
+ * Every effect result the journal holds, by key. Read over all lines of the journal (not only
+ * the effective ones): the results of an interrupted turn are exactly what a resume reuses.
+ */
+export function indexEffects(events: Iterable<RunEvent>): EffectIndex {
+  const index = emptyEffectIndex();
+  for (const e of events) {
+    if (e.type === 'effect_started') index.started.set(e.key, { kind: e.kind, label: e.label });
+    else if (e.type === 'effect_finished') index.finished.set(e.key, { kind: e.kind, label: e.label, result: e.result });
+    else if (e.type === 'llm_call' && e.effect !== undefined) {
+      const result: LlmEffectResult = { content: e.reply, usage: e.usage };
+      index.finished.set(e.effect, { kind: 'llm', label: llmEffectLabel(e.purpose, e.state, e.agent), result });
+    }
+  }
+  return index;
+}
+
+export interface RerunPolicy {
+  /** --auto-run: perform again without asking. */
+  autoRun?: boolean;
+  /** Ask the user (a terminal); resolves true to perform the effect again. */
+  approve?(question: string): Promise<boolean>;
+}
+
+/** An interrupted side effect may have happened and nobody approved doing it again. */
+export class EffectNotApprovedError extends Error {
+  /** Stops the run as interrupted: resume it with --auto-run or on a terminal. */
+  readonly resumable = true;
+  constructor(message: string) {
+    super(message);
+    this.name = 'EffectNotApprovedError';
+  }
+}
+
+export interface Performed<T> {
+  value: T;
+  key: string;
+  /** The value came from the journal; nothing was performed. */
+  reused: boolean;
+}
+
+export class EffectLedger {
+  private base = 0;
+  private n = 0;
+
+  constructor(
+    private readonly emit: (event: RunEvent) => void,
+    private readonly turn: () => number,
+    private readonly index: EffectIndex = emptyEffectIndex(),
+    private readonly policy: RerunPolicy = {},
+  ) {}
+
+  /** A checkpoint was written at `turn`: keys restart from it. */
+  reset(turn: number): void {
+    this.base = turn;
+    this.n = 0;
+  }
+
+  async perform<T>(spec: EffectSpec, fn: () => Promise<T>): Promise<Performed<T>> {
+    const key = `${this.base}.${this.n++}`;
+    const turn = this.turn();
+    const journaled = this.index.finished.get(key);
+    if (journaled && journaled.kind === spec.kind && journaled.label === spec.label) {
+      if (spec.journalsResult !== false) {
+        this.emit({ type: 'effect_finished', key, kind: spec.kind, label: spec.label, turn, result: journaled.result, reused: true });
+      }
+      return { value: journaled.result as T, key, reused: true };
+    }
+    if (journaled) {
+      this.emit({ type: 'warning', message: `journal holds ${journaled.kind} "${journaled.label}" at step ${key}, but the resumed run asks for ${spec.kind} "${spec.label}"; performing it anew` });
+    }
+    const started = this.index.started.get(key);
+    if (!journaled && started && started.kind === spec.kind && started.label === spec.label) {
+      const what = `${spec.kind} "${spec.label}" started before the run was interrupted and has no recorded result, so it may have run`;
+      if (spec.rerunNeedsApproval && !this.policy.autoRun) {
+        const ok = this.policy.approve ? await this.policy.approve(`${what}. Run it again?`) : false;
+        if (!ok) {
+          throw new EffectNotApprovedError(`${what}; not running it again without approval. Resume with --auto-run to run it again.`);
+        }
+      }
+      this.emit({ type: 'warning', message: `${what}; performing it again` });
+    }
+    if (spec.marksStart) this.emit({ type: 'effect_started', key, kind: spec.kind, label: spec.label, turn });
+    const value = await fn();
+    if (spec.journalsResult !== false) {
+      this.emit({ type: 'effect_finished', key, kind: spec.kind, label: spec.label, turn, result: value });
+    }
+    return { value, key, reused: false };
+  }
+}

@@ -1,0 +1,84 @@
+// One writer per run folder: a lock file names the process writing the journal. A lock whose
+// process is gone (killed, crashed) is stale and taken over; a live one stops a second writer.
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { readFileSync, renameSync, unlinkSync, writeFileSync, linkSync } from 'node:fs';
+import { JournalError } from './reader.js';
+
+export const LOCK_FILE = 'run.lock';
+
+export interface LockInfo {
+  pid: number;
+  host: string;
+  time: string;
+}
+
+function readLock(dir: string): LockInfo | undefined {
+  try {
+    const info = JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')) as Partial<LockInfo>;
+    if (typeof info.pid !== 'number') return undefined;
+    return { pid: info.pid, host: String(info.host ?? ''), time: String(info.time ?? '') };
+  } catch {
+    return undefined;
+  }
+}
+
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The process holding the run folder, if it still runs (a lock from another host counts as held). */
+export function lockHolder(dir: string): LockInfo | undefined {
+  const info = readLock(dir);
+  if (!info) return undefined;
+  if (info.host !== hostname()) return info;
+  if (info.pid === process.pid) return info;
+  return processAlive(info.pid) ? info : undefined;
+}
+
+/** Take the run folder's lock; returns the function that releases it. */
+export function acquireRunLock(dir: string): () => void {
+  const file = join(dir, LOCK_FILE);
+  const mine: LockInfo = { pid: process.pid, host: hostname(), time: new Date().toISOString() };
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(mine) + '\n');
+  try {
+    linkSync(tmp, file); // atomic: fails if a lock exists
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
+      unlinkSync(tmp);
+      throw err;
+    }
+    const holder = lockHolder(dir);
+    if (holder && holder.pid !== process.pid) {
+      unlinkSync(tmp);
+      throw new JournalError(
+        `${dir} is in use by process ${holder.pid}${holder.host !== mine.host ? ` on ${holder.host}` : ''} (since ${holder.time}); ` +
+        `wait for it to finish, or delete ${file} if you are sure it is gone`,
+      );
+    }
+    renameSync(tmp, file); // stale lock of a killed process: take it over
+    return release(file);
+  }
+  unlinkSync(tmp);
+  return release(file);
+}
+
+function release(file: string): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    try {
+      const info = JSON.parse(readFileSync(file, 'utf8')) as LockInfo;
+      if (info.pid === process.pid) unlinkSync(file);
+    } catch {
+      // already gone
+    }
+  };
+}

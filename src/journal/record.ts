@@ -1,0 +1,115 @@
+// A run as its journal tells it: how it started, its effective history, its checkpoints, its
+// status, and the point a resume or a fork continues from.
+import type { Message } from '../environment/message.js';
+import type { RunEvent } from '../runtime/events.js';
+import { indexEffects } from './effects.js';
+import { lockHolder } from './lock.js';
+import { JournalError, effectiveEvents, readJournal } from './reader.js';
+import { snapshotProblem, type ResumeFrom, type RunSnapshot } from './snapshot.js';
+
+export type RunStartedEvent = Extract<RunEvent, { type: 'run_started' }>;
+export type RunFinishedEvent = Extract<RunEvent, { type: 'run_finished' }>;
+export type CheckpointEvent = Extract<RunEvent, { type: 'checkpoint' }>;
+
+/** finished / max_turns / failed / interrupted from the journal; running or killed when it has no end. */
+export type RunStatusName = RunFinishedEvent['status'] | 'running' | 'killed';
+
+export interface RunRecord {
+  dir: string;
+  started: RunStartedEvent;
+  /** Every line of the journal (what a resume may reuse). */
+  all: RunEvent[];
+  /** The history that counts (see effectiveEvents). */
+  effective: RunEvent[];
+  /** Positions in `effective` of the checkpoints, by turn. */
+  checkpoints: Map<number, number>;
+  finished?: RunFinishedEvent;
+  status: RunStatusName;
+  /** Turns taken (the last checkpoint's turn, or the finish's). */
+  turns: number;
+  /** A torn last line was dropped. */
+  torn: boolean;
+  /** Pid of the process writing it, when one is running. */
+  runningPid?: number;
+}
+
+export function loadRunRecord(dir: string): RunRecord {
+  const { events, torn } = readJournal(dir);
+  const effective = effectiveEvents(events);
+  const first = effective[0];
+  if (!first || first.type !== 'run_started') {
+    throw new JournalError(`${dir}: the journal does not start with run_started; the run was killed before it began, so there is nothing to resume`);
+  }
+  const checkpoints = new Map<number, number>();
+  effective.forEach((e, i) => { if (e.type === 'checkpoint') checkpoints.set(e.turn, i); });
+  const last = effective[effective.length - 1]!;
+  const finished = last.type === 'run_finished' ? last : undefined;
+  const holder = finished ? undefined : lockHolder(dir);
+  let lastTurn = 0;
+  for (const t of checkpoints.keys()) lastTurn = Math.max(lastTurn, t);
+  return {
+    dir,
+    started: first,
+    all: events,
+    effective,
+    checkpoints,
+    finished,
+    status: finished ? finished.status : holder ? 'running' : 'killed',
+    turns: finished ? finished.turns : lastTurn,
+    torn,
+    runningPid: holder?.pid,
+  };
+}
+
+export interface ContinuePoint {
+  /** Turn of the checkpoint continued from. */
+  turn: number;
+  checkpoint: CheckpointEvent;
+  /** Effective events up to and including that checkpoint. */
+  history: RunEvent[];
+  resume: ResumeFrom;
+  /** Content of run files (memory files) as they were at that checkpoint, by path. */
+  files: Map<string, string>;
+}
+
+/**
+ * The state at a checkpoint: the last one (resume) or the one at `turn` (fork). A resume reuses
+ * the journal's effect results; a fork starts without them (it is a new branch).
+ */
+export function continuePoint(record: RunRecord, mode: 'resume' | 'fork', turn?: number): ContinuePoint {
+  const turns = [...record.checkpoints.keys()].sort((a, b) => a - b);
+  if (turns.length === 0) {
+    throw new JournalError(`${record.dir}: the journal has no checkpoint yet (the run was stopped before its first turn boundary); start it again with sop run`);
+  }
+  const at = turn ?? turns[turns.length - 1]!;
+  const index = record.checkpoints.get(at);
+  if (index === undefined) {
+    throw new JournalError(`${record.dir}: no turn boundary at turn ${at}; this run has checkpoints at turns ${describeTurns(turns)}`);
+  }
+  const checkpoint = record.effective[index] as CheckpointEvent;
+  const problem = snapshotProblem(checkpoint.snapshot);
+  if (problem) throw new JournalError(`${record.dir}: checkpoint at turn ${at} cannot be restored: ${problem}`);
+  const history = record.effective.slice(0, index + 1);
+  const messages: Message[] = [];
+  const files = new Map<string, string>();
+  for (const e of history) {
+    if (e.type === 'message') messages.push(e.message);
+    else if (e.type === 'file_written') files.set(e.path, e.content);
+  }
+  const snapshot: RunSnapshot = checkpoint.snapshot;
+  if (messages.length !== snapshot.environment.messages) {
+    throw new JournalError(`${record.dir}: checkpoint at turn ${at} counts ${snapshot.environment.messages} messages but the journal holds ${messages.length} before it; the journal is inconsistent`);
+  }
+  return {
+    turn: at,
+    checkpoint,
+    history,
+    files,
+    resume: { mode, snapshot, messages, effects: mode === 'resume' ? indexEffects(record.all) : undefined, files: Object.fromEntries(files) },
+  };
+}
+
+function describeTurns(turns: number[]): string {
+  if (turns.length <= 12) return turns.join(', ');
+  return `${turns.slice(0, 5).join(', ')}, ..., ${turns.slice(-5).join(', ')}`;
+}

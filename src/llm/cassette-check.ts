@@ -1,0 +1,55 @@
+// Checking a cassette file against schemas/cassette.schema.json, for `sop validate` (cassettes
+// ship next to the SOPs in examples/, so `sop validate examples/**/*.json` meets both kinds).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { Diagnostic } from '../sop/diagnostics.js';
+import { pointerSegment } from '../sop/json-source.js';
+import { packageRoot } from '../util/package-root.js';
+
+/** A cassette names its schema, or has interactions and none of a SOP's states. */
+export function isCassetteDocument(doc: unknown): boolean {
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return false;
+  const d = doc as Record<string, unknown>;
+  if (typeof d.$schema === 'string' && /cassette\.schema\.json$/.test(d.$schema)) return true;
+  return Array.isArray(d.interactions) && !('states' in d);
+}
+
+let compiled: ValidateFunction | undefined;
+function validator(): ValidateFunction {
+  if (!compiled) {
+    const schema = JSON.parse(readFileSync(join(packageRoot(), 'schemas', 'cassette.schema.json'), 'utf8')) as object;
+    compiled = new Ajv({ allErrors: true, strict: false }).compile(schema);
+  }
+  return compiled;
+}
+
+/** Schema errors of a cassette, one per pointer and message. */
+export function cassetteDiagnostics(doc: unknown): Diagnostic[] {
+  const validate = validator();
+  if (validate(doc)) return [];
+  const out: Diagnostic[] = [];
+  const seen = new Set<string>();
+  for (const e of validate.errors ?? []) {
+    const p = e.params as Record<string, unknown>;
+    let pointer = e.instancePath;
+    let message: string;
+    if (e.keyword === 'additionalProperties') {
+      pointer += `/${pointerSegment(String(p.additionalProperty))}`;
+      message = `unknown key "${String(p.additionalProperty)}"`;
+    } else if (e.keyword === 'required') {
+      message = `missing required key "${String(p.missingProperty)}"`;
+    } else if (e.keyword === 'enum') {
+      message = `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    } else if (e.keyword === 'const') {
+      message = `must be ${JSON.stringify(p.allowedValue)}`;
+    } else {
+      message = e.message ?? `fails ${e.keyword}`;
+    }
+    const key = `${pointer}\u0000${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ severity: 'error', pointer, message: `cassette: ${message}` });
+  }
+  return out;
+}

@@ -1,0 +1,133 @@
+// Memory files of a run (plan, logs, code_library, any others a SOP declares): named texts
+// kept as NAME.md in the run's memory folder, rendered into prompts as {{memory.NAME}}.
+// A sub-flow gets its own folder; files it shares with its caller are links to the caller's.
+// Without a folder (in-process runs, tests) the texts live in memory only.
+import { existsSync, mkdirSync } from 'node:fs';
+import { readNoFollow, writeNoFollow } from './workspace.js';
+import { resolveInside } from './safe-path.js';
+
+export const MEMORY_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+/** Every run has a logs file: one line per executor result. */
+export const LOGS = 'logs';
+
+export class MemoryError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MemoryError';
+  }
+}
+
+export interface MemoryWrite { name: string; op: 'write' | 'append'; path?: string; bytes: number }
+
+export interface MemoryLink { store: MemoryFiles; name: string }
+
+export interface MemoryFilesOptions {
+  /** Folder of the files; omitted: kept in memory only. */
+  dir?: string;
+  /** Declared files and their initial content. */
+  initial: Record<string, string>;
+  /** Files shared with another store (a caller's): name here -> the other store's file. */
+  links?: Record<string, MemoryLink>;
+  onWrite?: (w: MemoryWrite) => void;
+  /** File extension per name (default .md); e.g. .json for a task board. */
+  extensions?: Record<string, string>;
+}
+
+export class MemoryFiles {
+  private readonly texts = new Map<string, string>();
+  private readonly declared: string[];
+  private readonly links: Record<string, MemoryLink>;
+  private created = false;
+
+  constructor(private readonly o: MemoryFilesOptions) {
+    this.links = { ...(o.links ?? {}) };
+    const names = new Set([...Object.keys(o.initial), ...Object.keys(this.links), LOGS]);
+    for (const name of names) {
+      if (!MEMORY_NAME.test(name)) throw new MemoryError(`memory file name "${name}" must match ${MEMORY_NAME}`);
+      const link = this.links[name];
+      if (link && !link.store.has(link.name)) throw new MemoryError(`memory file "${name}" is linked to "${link.name}", which the caller does not have`);
+    }
+    this.declared = [...names];
+    for (const name of this.declared) if (!this.links[name]) this.texts.set(name, o.initial[name] ?? '');
+  }
+
+  get dir(): string | undefined { return this.o.dir; }
+
+  names(): string[] { return [...this.declared]; }
+
+  has(name: string): boolean { return this.declared.includes(name); }
+
+  /** Write the initial contents to the folder (once). */
+  init(): this {
+    if (this.created || !this.o.dir) return this;
+    mkdirSync(this.o.dir, { recursive: true });
+    this.created = true;
+    for (const [name, text] of this.texts) {
+      const file = this.pathOf(name)!;
+      if (!existsSync(file)) writeNoFollow(file, text, false);
+    }
+    return this;
+  }
+
+  private known(name: string): void {
+    if (!this.has(name)) {
+      throw new MemoryError(`unknown memory file "${name}"; this SOP declares: ${this.declared.join(', ')}`);
+    }
+  }
+
+  /** Absolute path of a file, or undefined when kept in memory. */
+  pathOf(name: string): string | undefined {
+    this.known(name);
+    const link = this.links[name];
+    if (link) return link.store.pathOf(link.name);
+    if (!this.o.dir) return undefined;
+    mkdirSync(this.o.dir, { recursive: true });
+    const ext = this.o.extensions && Object.prototype.hasOwnProperty.call(this.o.extensions, name) ? this.o.extensions[name] : '.md';
+    return resolveInside(this.o.dir, `${name}${ext}`);
+  }
+
+  read(name: string): string {
+    this.known(name);
+    const link = this.links[name];
+    if (link) return link.store.read(link.name);
+    const file = this.pathOf(name);
+    if (file && this.created && existsSync(file)) {
+      const text = readNoFollow(file);
+      this.texts.set(name, text);
+      return text;
+    }
+    return this.texts.get(name) ?? '';
+  }
+
+  write(name: string, text: string): void {
+    this.put(name, text, 'write');
+  }
+
+  append(name: string, text: string): void {
+    this.put(name, text, 'append');
+  }
+
+  private put(name: string, text: string, op: 'write' | 'append'): void {
+    this.known(name);
+    const link = this.links[name];
+    if (link) link.store.raw(link.name, text, op);
+    else this.raw(name, text, op);
+    this.o.onWrite?.({ name, op, path: this.pathOf(name), bytes: Buffer.byteLength(text) });
+  }
+
+  /** Write without an event (used through links by a sub-flow's store). */
+  private raw(name: string, text: string, op: 'write' | 'append'): void {
+    this.init();
+    const next = op === 'append' ? this.read(name) + text : text;
+    const file = this.pathOf(name);
+    if (file) writeNoFollow(file, text, op === 'append');
+    this.texts.set(name, next);
+  }
+
+  /** Current contents of every file, for templates ({{memory.NAME}}). */
+  snapshot(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const name of this.declared) out[name] = this.read(name);
+    return out;
+  }
+}

@@ -1,0 +1,60 @@
+// The library executor: syntax check, tests, and saving functions to a module in the workspace
+// that later code imports; code_library lists their signatures and docstrings.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { executor as code } from '../src/executors/code.js';
+import { executor as library } from '../src/executors/library.js';
+import { execContext } from './helpers/executor-context.js';
+
+const FN = 'def double(x: int) -> int:\n    """Twice x."""\n    return 2 * x\n';
+
+describe('library executor', () => {
+  it('saves a tested Python function that later code imports', async () => {
+    const ctx = execContext({ settings: { op: 'save' } });
+    const r = await library.run({ code: FN, tests: 'assert double(2) == 4\nprint("tests ok")' }, ctx);
+    expect(r.ok).toBe(true);
+    expect(r.result).toBe('Saved to library.py: double(x: int) -> int.\nThe tests passed. Their output:\ntests ok\nLater code can use it with: from library import double\nIts signature and docstring were added to the code_library memory file.');
+    expect(readFileSync(join(ctx.ws.root, 'library.py'), 'utf8')).toBe(FN);
+    expect(ctx.memory.read('code_library')).toBe('def double(x: int) -> int:\n    """Twice x."""\n\n');
+    const use = await code.run({ language: 'python', code: 'from library import double\nprint(double(21))' }, { ...ctx, settings: {} });
+    expect(use.result).toContain('stdout:\n42');
+    // A second function is appended, the first one stays.
+    await library.run({ code: 'def triple(x):\n    return 3 * x\n' }, ctx);
+    expect(readFileSync(join(ctx.ws.root, 'library.py'), 'utf8')).toBe(`${FN}\n\ndef triple(x):\n    return 3 * x\n`);
+  });
+
+  it('does not save code with a syntax error, failing tests, or no function', async () => {
+    const ctx = execContext({ settings: { op: 'save' } });
+    const syntax = await library.run({ code: 'def broken(:\n  pass' }, ctx);
+    expect(syntax.ok).toBe(false);
+    expect(syntax.result).toMatch(/^Nothing was saved: SyntaxError: .* \(line 1\)\. Fix the code and try again\.$/);
+    const failing = await library.run({ code: FN, tests: 'assert double(2) == 5, "double(2) should be 5"' }, ctx);
+    expect(failing.ok).toBe(false);
+    expect(failing.result).toContain('The tests failed (exit code 1), so nothing was saved.');
+    expect(failing.result).toContain('AssertionError: double(2) should be 5');
+    const script = await library.run({ code: 'print("hello")' }, ctx);
+    expect(script.result).toBe('The code defines no top-level function, so there is nothing to save. Write it as one or more functions.');
+    expect(existsSync(join(ctx.ws.root, 'library.py'))).toBe(false);
+    expect(ctx.memory.read('code_library')).toBe('');
+  });
+
+  it('tests a draft written earlier without saving it', async () => {
+    const ctx = execContext({ settings: { op: 'test', draft: 'draft_code' }, memoryFiles: { draft_code: FN, code_library: '' } });
+    const r = await library.run({ tests: 'assert double(3) == 6' }, ctx);
+    expect(r.ok).toBe(true);
+    expect(r.result).toBe('Checked: double(x: int) -> int.\nThe tests passed.');
+    expect(existsSync(join(ctx.ws.root, 'library.py'))).toBe(false);
+  });
+
+  it('keeps a JavaScript library that node code can require', async () => {
+    const ctx = execContext({ settings: { op: 'save', language: 'javascript' } });
+    const r = await library.run({ code: '/** Sum of a list. */\nfunction sum(xs) {\n  return xs.reduce((a, b) => a + b, 0);\n}\n' }, ctx);
+    expect(r.ok).toBe(true);
+    expect(r.result).toContain("const { sum } = require('./library.js');");
+    const use = await code.run({ language: 'javascript', code: "const { sum } = require('./library.js');\nconsole.log(sum([1, 2, 3]))" }, { ...ctx, settings: {} });
+    expect(use.result).toContain('stdout:\n6');
+    const syntax = await library.run({ code: 'function (' }, ctx);
+    expect(syntax.result).toMatch(/^Nothing was saved: SyntaxError/);
+  });
+});

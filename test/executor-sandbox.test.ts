@@ -1,0 +1,75 @@
+// --sandbox: code runs under bubblewrap with no network and a read-only filesystem except the
+// workspace. Skipped, with the reason, where bwrap is not installed or cannot create a sandbox
+// (.ci/run installs it).
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { executor as code } from '../src/executors/code.js';
+import { sandboxSupport } from '../src/executors/sandbox.js';
+import { execContext, tempDir } from './helpers/executor-context.js';
+
+const support = sandboxSupport();
+const skipReason = support.ok ? '' : ` (skipped: ${support.reason})`;
+if (!support.ok) console.warn(`--sandbox tests skipped: ${support.reason}`);
+
+describe.skipIf(!support.ok)(`code executor with --sandbox${skipReason}`, () => {
+  let server: Server;
+  let port = 0;
+  beforeAll(async () => {
+    server = createServer((s) => s.end('hello from the host\n'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as { port: number }).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  const connect = (p: number) => [
+    'import socket',
+    'try:',
+    `    s = socket.create_connection(("127.0.0.1", ${p}), timeout=3)`,
+    '    print("connected:", s.recv(100).decode().strip())',
+    'except OSError as e:',
+    '    print("no network:", type(e).__name__)',
+  ].join('\n');
+
+  it('has no network (the same code reaches the host without the sandbox)', async () => {
+    const open = await code.run({ language: 'python', code: connect(port) }, execContext());
+    expect(open.result).toContain('connected: hello from the host');
+    const boxed = await code.run({ language: 'python', code: connect(port) }, execContext({ sandbox: true }));
+    expect(boxed.result).toContain('The python code ran in the sandbox: exit code 0.');
+    expect(boxed.result).toContain('no network:');
+    expect(boxed.result).not.toContain('connected:');
+  });
+
+  it('writes only inside the workspace', async () => {
+    const outside = tempDir('sop-outside-');
+    const ctx = execContext({ sandbox: true });
+    const r = await code.run({
+      language: 'bash',
+      code: `echo inside > in.txt && echo ok-inside\necho outside > "${outside}/out.txt" || echo refused-outside\ntouch "$HOME/sop-sandbox-probe" || echo refused-home`,
+    }, ctx);
+    expect(r.result).toContain('ok-inside');
+    expect(r.result).toContain('refused-outside');
+    expect(r.result).toContain('refused-home');
+    expect(r.result).toContain('Read-only file system');
+    expect(readFileSync(join(ctx.ws.root, 'in.txt'), 'utf8')).toBe('inside\n');
+    expect(existsSync(join(outside, 'out.txt'))).toBe(false);
+    expect(existsSync(join(process.env.HOME ?? '/root', 'sop-sandbox-probe'))).toBe(false);
+  });
+
+  it('still kills sandboxed code, and what it started, at the timeout', async () => {
+    const r = await code.run({ language: 'bash', code: 'sleep 317 & sleep 318' }, execContext({ sandbox: true, settings: { timeout_ms: 800 } }));
+    expect(r.ok).toBe(false);
+    expect(r.result).toContain('killed after the 0.8 s timeout');
+    const running = () => readdirSync('/proc').filter((p) => /^\d+$/.test(p)).some((p) => {
+      try {
+        return /^sleep\0(317|318)\0/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8'));
+      } catch {
+        return false;
+      }
+    });
+    const until = Date.now() + 3000;
+    while (running() && Date.now() < until) await new Promise((res) => setTimeout(res, 50));
+    expect(running()).toBe(false);
+  });
+});

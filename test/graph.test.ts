@@ -1,0 +1,160 @@
+// `sop graph`: the Mermaid stateDiagram-v2 of a SOP. Checked two ways: with Mermaid's own parser
+// (mermaid.parse runs in Node once its HTML sanitizer, which needs a browser DOM and plays no
+// part in parsing, is given no-op hooks), and with a strict grammar of the subset we emit.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import DOMPurify from 'dompurify';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { toMermaid } from '../src/sop/graph.js';
+import { loadSopFile, validateSopDocument } from '../src/sop/load.js';
+import type { Sop } from '../src/sop/types.js';
+
+const ROOT = join(import.meta.dirname, '..');
+
+// Without a window, DOMPurify exports an object without hooks; mermaid registers a hook at parse.
+const purify = DOMPurify as unknown as { addHook?: unknown; sanitize?: unknown };
+purify.addHook ??= () => {};
+purify.sanitize ??= (s: string) => s;
+let mermaid: { parse(text: string): Promise<unknown> };
+beforeAll(async () => {
+  mermaid = (await import('mermaid')).default;
+}, 60_000);
+
+function shippedSops(): string[] {
+  const files: string[] = [];
+  if (existsSync(join(ROOT, 'sops'))) {
+    files.push(...readdirSync(join(ROOT, 'sops')).filter((f) => f.endsWith('.json')).map((f) => join(ROOT, 'sops', f)));
+  }
+  files.push(...(readdirSync(join(ROOT, 'examples'), { recursive: true }) as string[])
+    .filter((f) => f.endsWith('.sop.json')).map((f) => join(ROOT, 'examples', f)));
+  return files;
+}
+
+interface Parsed { labels: Map<string, string>; start: string[]; edges: Array<{ from: string; to: string; label?: string }> }
+
+/**
+ * The stateDiagram-v2 subset `toMermaid` emits, line by line:
+ *   stateDiagram-v2 | state "LABEL" as ID | [*] --> ID | ID --> ID : LABEL | ID --> [*]
+ * Labels hold no characters that end or split a Mermaid statement or open an HTML tag
+ * (other than the <br/> between a state's name and its roles). IDs are declared before use.
+ */
+function strictParse(text: string): Parsed {
+  expect(text.endsWith('\n')).toBe(true);
+  const lines = text.slice(0, -1).split('\n');
+  expect(lines[0]).toBe('stateDiagram-v2');
+  const labels = new Map<string, string>();
+  const start: string[] = [];
+  const edges: Parsed['edges'] = [];
+  const ID = '[A-Za-z][A-Za-z0-9_]*';
+  const SAFE = /^(?!.*%%)[^"\n\r:;<>]*$/;
+  const declared = (id: string) => expect(labels.has(id), `${id} used before "state ... as ${id}"`).toBe(true);
+  for (const line of lines.slice(1)) {
+    let m: RegExpExecArray | null;
+    if ((m = new RegExp(`^    state "([^"]*)" as (${ID})$`).exec(line))) {
+      const [, label, id] = m;
+      for (const part of label!.split('<br/>')) expect(part, line).toMatch(SAFE);
+      expect(label!.split('<br/>').length).toBeLessThanOrEqual(2);
+      expect(labels.has(id!), `duplicate id ${id}`).toBe(false);
+      labels.set(id!, label!);
+    } else if ((m = new RegExp(`^    \\[\\*\\] --> (${ID})$`).exec(line))) {
+      declared(m[1]!);
+      start.push(m[1]!);
+    } else if ((m = new RegExp(`^    (${ID}) --> \\[\\*\\]$`).exec(line))) {
+      declared(m[1]!);
+      edges.push({ from: m[1]!, to: '[*]' });
+    } else if ((m = new RegExp(`^    (${ID}) --> (${ID}) : (.+)$`).exec(line))) {
+      declared(m[1]!);
+      declared(m[2]!);
+      expect(m[3], line).toMatch(SAFE);
+      edges.push({ from: m[1]!, to: m[2]!, label: m[3]! });
+    } else {
+      throw new Error(`line outside the stateDiagram-v2 subset: ${JSON.stringify(line)}`);
+    }
+  }
+  expect(start).toHaveLength(1);
+  return { labels, start, edges };
+}
+
+/** Check a SOP's diagram both ways and that it shows every state and transition. */
+async function checkDiagram(sop: Sop): Promise<Parsed> {
+  const text = toMermaid(sop);
+  await expect(mermaid.parse(text)).resolves.toMatchObject({ diagramType: 'stateDiagram' });
+  const parsed = strictParse(text);
+  expect(parsed.labels.size).toBe(Object.keys(sop.states).length);
+  // States are declared in document order, so the root's id is its position.
+  const rootId = [...parsed.labels.keys()][Object.keys(sop.states).indexOf(sop.root)];
+  expect(parsed.start[0]).toBe(rootId);
+  const expected = Object.values(sop.states).reduce((n, s) => n + (s.final ? 1 : Object.keys(s.next_states ?? {}).length), 0);
+  expect(parsed.edges).toHaveLength(expected);
+  return parsed;
+}
+
+describe('sop graph', () => {
+  it('the strict checker and Mermaid both reject broken diagrams', async () => {
+    for (const bad of ['stateDiagram-v2\n    state "a"b" as s0\n', 'stateDiagram-v2\n    s0 --> --> s1\n']) {
+      expect(() => strictParse(bad)).toThrow();
+      await expect(mermaid.parse(bad)).rejects.toThrow(/Parse error|Lexical error/);
+    }
+  });
+
+  it('is a valid stateDiagram-v2 for every shipped SOP', async () => {
+    const files = shippedSops();
+    expect(files.length).toBeGreaterThan(0);
+    for (const file of files) {
+      const { sop } = loadSopFile(file);
+      await checkDiagram(sop).catch((err: Error) => { throw new Error(`${relative(ROOT, file)}: ${err.message}`); });
+    }
+  });
+
+  it('labels transitions by judge key, max_turns and single successors', async () => {
+    const sop = validateSopDocument({
+      name: 'g', root: 'a',
+      agents: { Ann: { roles: { a: 'R', b: 'R' } } },
+      states: {
+        a: { roles: ['R'], controller: { max_turns: 4 }, next_states: { '0': 'a', '1': 'b', '2': 'end' } },
+        b: { roles: ['R'], next_states: { '0': 'end' } },
+        end: { final: true },
+      },
+    }, 'g.sop.json').sop;
+    const text = toMermaid(sop);
+    expect(text).toBe([
+      'stateDiagram-v2',
+      '    state "a<br/>R" as s0',
+      '    state "b<br/>R" as s1',
+      '    state "end (final)" as s2',
+      '    [*] --> s0',
+      '    s0 --> s0 : stay (0)',
+      '    s0 --> s1 : judge 1 or 4 turns',
+      '    s0 --> s2 : judge 2',
+      '    s1 --> s2 : next',
+      '    s2 --> [*]',
+      '',
+    ].join('\n'));
+    await checkDiagram(sop);
+  });
+
+  it('stays valid with hostile state and role names', async () => {
+    const names = ['say "hi"', 'a: b; c', '<script>x</script>', 'a %% b', "x %%{init: {'theme':'dark'}}%% y", 'x{y}', 'a --> b', '[*]', 'end', 'state', 'note', 'direction', '#quot', 'émoji 🎲 中文'];
+    const states: Record<string, unknown> = {};
+    const agents: Record<string, { roles: Record<string, string> }> = {};
+    names.forEach((name, i) => {
+      const role = `role ${name}`;
+      agents[`Agent${i}`] = { roles: { [name]: role } };
+      states[name] = { roles: [role], next_states: { '0': name, '1': names[i + 1] ?? 'the end' } };
+    });
+    states['the end'] = { final: true };
+    const sop = validateSopDocument({ name: 'hostile', root: names[0], agents, states }, 'hostile.sop.json').sop;
+    const parsed = await checkDiagram(sop);
+    expect([...parsed.labels.values()].join('\n')).not.toMatch(/<(?!br\/>)/);
+  });
+
+  it('the CLI prints the same diagram', () => {
+    const cli = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+    if (!existsSync(cli)) throw new Error('dist/src/cli/main.js is missing: run `npm run build` first');
+    const file = join(ROOT, 'examples', 'debate', 'debate.sop.json');
+    const r = spawnSync(process.execPath, [cli, 'graph', file], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toBe(toMermaid(loadSopFile(file).sop));
+  });
+});

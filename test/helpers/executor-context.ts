@@ -1,0 +1,46 @@
+// Building an executor's context for tests: a real workspace and memory folder in a temp dir,
+// real templates, and human answers from an answers file (the way --answers gives them).
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ExecContext } from '../../src/executors/types.js';
+import { AnswersFileInput, NoHumanInput, type HumanInput } from '../../src/io/human.js';
+import { TemplateSet } from '../../src/prompt/templates.js';
+import { MemoryFiles } from '../../src/workspace/memory-files.js';
+import { Workspace } from '../../src/workspace/workspace.js';
+
+export function tempDir(prefix = 'sop-exec-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** A HumanInput answering from a list, through a real answers file. */
+export function answers(list: string[]): HumanInput {
+  const file = join(tempDir('sop-answers-'), 'answers.json');
+  writeFileSync(file, JSON.stringify(list));
+  return new AnswersFileInput(file);
+}
+
+export interface TestContext extends ExecContext {
+  dir: string;
+  ws: Workspace;
+}
+
+export function execContext(o: Partial<ExecContext> & { memoryFiles?: Record<string, string> } = {}): TestContext {
+  const dir = tempDir();
+  const ws = new Workspace(join(dir, 'workspace')).ensure();
+  const memory = o.memory ?? new MemoryFiles({ dir: join(dir, 'memory'), initial: o.memoryFiles ?? { plan: '', code_library: '' } }).init();
+  return {
+    dir, ws,
+    command: 'cmd', settings: {}, state: 's', agent: 'Ann', role: 'R', turn: 1,
+    memory,
+    workspace: () => ws,
+    human: new NoHumanInput() as HumanInput,
+    autoRun: true, yes: false, sandbox: false,
+    templates: new TemplateSet({}),
+    baseDir: dir,
+    launchDir: dir,
+    renderText: (t) => t,
+    runSubflow: async () => { throw new Error('no sub-flows in this test'); },
+    ...o,
+  };
+}

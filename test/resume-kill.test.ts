@@ -1,0 +1,117 @@
+// Acceptance: kill a real `sop run` process (SIGKILL) at 50 random points of a cassette-driven
+// run of 34 turns, resume each with `sop resume`, and check that every resumed transcript equals
+// the uninterrupted one. Every fifth resume is itself killed and resumed again.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadRunRecord } from '../src/journal/record.js';
+import { renderTranscript } from '../src/journal/transcript.js';
+import { Rng } from '../src/runtime/rng.js';
+
+const CLI = join(process.cwd(), 'dist/src/cli/main.js');
+const FIX = join(process.cwd(), 'test/fixtures/durable');
+const RUN_ARGS = [
+  'run', join(FIX, 'town.sop.json'), '--llm', `replay:${join(FIX, 'town.cassette.json')}`,
+  '--answers', join(FIX, 'answers.txt'), '--seed', '7', '--json',
+];
+const KILLS = 50;
+const PARALLEL = 4;
+const SEED = Number(process.env.SOP_KILL_SEED ?? 20261122);
+
+interface Child { code: number | null; signal: string | null; lines: number; stderr: string }
+
+/** Run the CLI; with `killAfter`, SIGKILL it once that many --json lines have been read. */
+function cli(args: string[], killAfter?: number): Promise<Child> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let lines = 0;
+    let stderr = '';
+    let killed = false;
+    child.stdout.on('data', (chunk: Buffer) => {
+      for (const b of chunk) if (b === 10) lines++;
+      if (killAfter !== undefined && !killed && lines >= killAfter) {
+        killed = true;
+        child.kill('SIGKILL');
+      }
+    });
+    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, lines, stderr }));
+  });
+}
+
+function onlyRun(out: string): string {
+  const dirs = readdirSync(out);
+  if (dirs.length !== 1) throw new Error(`expected one run folder in ${out}, found ${dirs.length}`);
+  return join(out, dirs[0]!);
+}
+
+/** Transcripts without what differs between two runs of the same cassette: run id, start time, timestamps. */
+function transcripts(dir: string) {
+  const md = readFileSync(join(dir, 'transcript.md'), 'utf8').split('\n').slice(3).join('\n');
+  const jsonl = readFileSync(join(dir, 'transcript.jsonl'), 'utf8').replace(/"timestamp":"[^"]*"/g, '');
+  const derived = renderTranscript(loadRunRecord(dir).effective);
+  const usage = readFileSync(join(dir, 'usage.json'), 'utf8');
+  return { md, jsonl, derivedMd: derived.markdown.split('\n').slice(3).join('\n'), derivedJsonl: derived.jsonl.replace(/"timestamp":"[^"]*"/g, ''), usage };
+}
+
+async function pool<T>(items: T[], size: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: size }, async () => {
+    while (next < items.length) await fn(items[next++]!);
+  }));
+}
+
+describe('resume after SIGKILL', () => {
+  let root: string;
+  let reference: ReturnType<typeof transcripts>;
+  let totalLines = 0;
+
+  beforeAll(async () => {
+    if (!existsSync(CLI)) throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
+    root = mkdtempSync(join(tmpdir(), 'sop-kill-'));
+    const out = join(root, 'reference');
+    const ref = await cli([...RUN_ARGS, '--out', out]);
+    expect(ref.code, ref.stderr).toBe(0);
+    totalLines = ref.lines;
+    reference = transcripts(onlyRun(out));
+    expect(readFileSync(join(onlyRun(out), 'transcript.jsonl'), 'utf8').trim().split('\n').length).toBeGreaterThanOrEqual(30);
+  });
+
+  afterAll(() => { if (root) rmSync(root, { recursive: true, force: true }); });
+
+  it(`resumes ${KILLS} killed runs to the uninterrupted transcript`, async () => {
+    const rng = new Rng(SEED);
+    const points = Array.from({ length: KILLS }, (_, i) => ({ i, at: 1 + Math.floor(rng.next() * (totalLines - 2)), again: 1 + Math.floor(rng.next() * 60) }));
+    let identical = 0;
+    let killedMidRun = 0;
+    const failures: string[] = [];
+    await pool(points, PARALLEL, async ({ i, at, again }) => {
+      const out = join(root, `kill-${i}`);
+      const first = await cli([...RUN_ARGS, '--out', out], at);
+      const dir = onlyRun(out);
+      const status = loadRunRecord(dir).status;
+      if (status === 'killed') killedMidRun++;
+      if (i % 5 === 0 && status === 'killed') {
+        // Kill the resume too, somewhere in its first events, then resume once more.
+        await cli(['resume', dir, '--json'], again);
+      }
+      const resumed = await cli(['resume', dir, '--json']);
+      if (resumed.code !== 0) {
+        failures.push(`kill ${i} after ${at} lines (${first.signal ?? first.code}): resume exited ${resumed.code}: ${resumed.stderr.trim()}`);
+        return;
+      }
+      const got = transcripts(dir);
+      const same = got.md === reference.md && got.jsonl === reference.jsonl && got.derivedMd === reference.derivedMd
+        && got.derivedJsonl === reference.derivedJsonl && got.usage === reference.usage;
+      if (same) identical++;
+      else failures.push(`kill ${i} after ${at} lines: transcript differs (${dir})`);
+    });
+    process.stdout.write(`resume after SIGKILL: ${identical}/${KILLS} resumed transcripts identical to the uninterrupted run (${killedMidRun} killed mid-run, seed ${SEED})\n`);
+    expect(failures).toEqual([]);
+    expect(identical).toBe(KILLS);
+    expect(killedMidRun).toBeGreaterThanOrEqual(KILLS * 0.8);
+  }, 600_000);
+});

@@ -1,0 +1,216 @@
+// The task board: monotonic ids, dependency scheduling, cycle detection, status transitions,
+// thoughts (searched by embedding) and the task_board.json file.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { LocalEmbedder } from '../src/memory/local-embedder.js';
+import { TextIndex } from '../src/scientist/text-index.js';
+import { TaskBoard } from '../src/taskboard/board.js';
+import { findCycle } from '../src/taskboard/cycles.js';
+import { loadTaskBoard, parseTaskBoard, saveTaskBoard } from '../src/taskboard/persist.js';
+import { nextTask, schedule } from '../src/taskboard/scheduler.js';
+import { TaskBoardError } from '../src/taskboard/task.js';
+import { searchThoughts } from '../src/taskboard/thought-search.js';
+
+const ids = (tasks: ReadonlyArray<{ id: number }>) => tasks.map((t) => t.id);
+
+describe('task board', () => {
+  it('gives tasks and thoughts monotonic ids and keeps dependencies symmetric', () => {
+    const b = new TaskBoard();
+    const a = b.createTask({ name: 'Gather data', value: 'low' });
+    const c = b.createTask({ name: 'Analyse', requires: [a.id] });
+    expect([a.id, c.id]).toEqual([1, 2]);
+    expect(b.task(2).tasks_required).toEqual([1]);
+    expect(b.task(1).tasks_depending).toEqual([2]);
+    const t1 = b.addThought({ name: 'idea', content: 'use a histogram', task: 2 });
+    const t2 = b.addThought({ name: 'doubt', content: 'bins?' });
+    expect([t1.id, t2.id]).toEqual([1, 2]);
+    expect(b.task(2).stream_of_consciousness).toEqual(['(thought 1) idea: use a histogram']);
+    // A refused creation does not consume an id.
+    expect(() => b.createTask({ name: 'bad', requires: [99] })).toThrow(/there is no task 99/);
+    expect(b.createTask({ name: 'next' }).id).toBe(3);
+  });
+
+  it('offers only tasks whose required tasks are closed, most valuable first', () => {
+    const b = new TaskBoard();
+    const data = b.createTask({ name: 'data', value: 'low' });
+    const model = b.createTask({ name: 'model', value: 'high', requires: [data.id] });
+    const side = b.createTask({ name: 'side', value: 'medium' });
+    const report = b.createTask({ name: 'report', value: 'high', requires: [model.id, side.id] });
+    expect(ids(schedule(b.tasks).offered)).toEqual([side.id, data.id]);
+    expect(ids(schedule(b.tasks).waiting)).toEqual([model.id, report.id]);
+    expect(() => b.start(model.id)).toThrow(/task 2 "model" cannot start: it requires task 1 "data" \(open\)/);
+    b.start(data.id);
+    expect(ids(schedule(b.tasks).offered)).toEqual([side.id]);
+    b.close(data.id, 'the data');
+    expect(nextTask(b.tasks)?.id).toBe(model.id);
+    b.start(model.id); b.close(model.id, 'm');
+    b.start(side.id); b.close(side.id, 's');
+    expect(ids(schedule(b.tasks).offered)).toEqual([report.id]);
+    b.start(report.id); b.close(report.id, 'r');
+    expect(schedule(b.tasks).done).toBe(true);
+    expect(nextTask(b.tasks)).toBeUndefined();
+  });
+
+  it('reports tasks blocked by a failed requirement, even further down', () => {
+    const b = new TaskBoard();
+    const a = b.createTask({ name: 'a' });
+    const m = b.createTask({ name: 'm', requires: [a.id] });
+    const top = b.createTask({ name: 'top', requires: [m.id] });
+    b.start(a.id);
+    b.fail(a.id, 'no instrument');
+    const s = schedule(b.tasks);
+    expect(s.offered).toEqual([]);
+    expect(s.blocked.map((x) => [x.task.id, x.failed])).toEqual([[m.id, [a.id]], [top.id, [a.id]]]);
+    expect(s.done).toBe(false);
+  });
+
+  it('decomposes a task: the parent waits for its subtasks, which can depend on each other', () => {
+    const b = new TaskBoard();
+    const mission = b.createTask({ name: 'mission', value: 'high' });
+    b.start(mission.id);
+    const subs = b.decompose(mission.id, [
+      { name: 'measure', description: 'measure it' },
+      { name: 'compare', after: [0], value: 'low' },
+    ]);
+    expect(ids(subs)).toEqual([2, 3]);
+    expect(b.task(1).status).toBe('open');
+    expect(b.task(1).tasks_required).toEqual([2, 3]);
+    expect(b.task(3).tasks_required).toEqual([2]);
+    expect(b.task(2).value).toBe('high');
+    expect(b.task(3).value).toBe('low');
+    expect(b.task(2).origin).toEqual({ tasks: [1], thoughts: [] });
+    expect(ids(schedule(b.tasks).offered)).toEqual([2]);
+    expect(() => b.close(1, 'too early')).toThrow(/cannot go from open to closed/);
+    expect(() => b.decompose(1, [{ name: 'x', after: [0] }])).toThrow(/"after" must name earlier subtasks/);
+    expect(b.tasks).toHaveLength(3);
+  });
+
+  it('refuses a dependency cycle with the cycle in the message, and leaves the board unchanged', () => {
+    const b = new TaskBoard();
+    const a = b.createTask({ name: 'a' });
+    const m = b.createTask({ name: 'm', requires: [a.id] });
+    const c = b.createTask({ name: 'c', requires: [m.id] });
+    const before = JSON.stringify(b.toJSON());
+    expect(() => b.addRequirement(a.id, c.id)).toThrow('task 1 "a" cannot require task 3 "c": that would make a dependency cycle 1 -> 3 -> 2 -> 1');
+    expect(() => b.addRequirement(a.id, a.id)).toThrow(/dependency cycle 1 -> 1/);
+    // A subtask requiring its own parent would be a cycle too.
+    expect(() => b.decompose(c.id, [{ name: 'sub', requires: [c.id] }])).toThrow(/dependency cycle/);
+    expect(JSON.stringify(b.toJSON())).toBe(before);
+  });
+
+  it('finds a cycle in loaded data instead of hanging', () => {
+    const tasks = [
+      { id: 1, tasks_required: [2] },
+      { id: 2, tasks_required: [3] },
+      { id: 3, tasks_required: [1] },
+      { id: 4, tasks_required: [1] },
+    ];
+    expect(findCycle(tasks)).toEqual([1, 2, 3, 1]);
+    expect(findCycle([{ id: 1, tasks_required: [] }, { id: 2, tasks_required: [1] }])).toBeNull();
+    const doc = {
+      version: 1, next_task_id: 3, next_thought_id: 1, thoughts: [],
+      tasks: [
+        { id: 1, name: 'a', description: '', status: 'open', value: 'low', tasks_required: [2], tasks_depending: [2], origin: { tasks: [], thoughts: [] }, stream_of_consciousness: [] },
+        { id: 2, name: 'b', description: '', status: 'open', value: 'low', tasks_required: [1], tasks_depending: [1], origin: { tasks: [], thoughts: [] }, stream_of_consciousness: [] },
+      ],
+    };
+    expect(() => parseTaskBoard(doc, 'task_board.json')).toThrow('task_board.json: dependency cycle: 1 -> 2 -> 1');
+    expect(() => schedule(doc.tasks as never)).toThrow(/dependency cycle: 1 -> 2 -> 1; no task on it can ever start/);
+  });
+
+  it('refuses status changes that are not allowed, with a clear error', () => {
+    const b = new TaskBoard();
+    const t = b.createTask({ name: 'Fit the curve' });
+    expect(() => b.close(t.id, 'done')).toThrow('task 1 "Fit the curve" cannot go from open to closed: from open it can only become in_progress or failed_with_current_available_instruments');
+    b.start(t.id);
+    expect(() => b.start(t.id)).toThrow(/cannot go from in_progress to in_progress/);
+    b.close(t.id, 'y = 2x');
+    expect(b.task(t.id).answer).toBe('y = 2x');
+    expect(() => b.start(t.id)).toThrow('task 1 "Fit the curve" cannot go from closed to in_progress: closed is final');
+    expect(() => b.fail(t.id, 'x')).toThrow(/closed is final/);
+    expect(() => b.decompose(t.id, [{ name: 's' }])).toThrow(/is closed; only an open or in-progress task can be decomposed/);
+    const u = b.createTask({ name: 'u' });
+    b.fail(u.id, 'no way');
+    expect(() => b.release(u.id)).toThrow(/failed_with_current_available_instruments is final/);
+    expect(() => b.start(42)).toThrow('there is no task 42 (tasks: 1, 2)');
+  });
+
+  it('bounds decomposition depth', () => {
+    const b = new TaskBoard();
+    const top = b.createTask({ name: 'top' });
+    const [sub] = b.decompose(top.id, [{ name: 'sub' }], { maxDepth: 2 });
+    const [subsub] = b.decompose(sub!.id, [{ name: 'subsub' }], { maxDepth: 2 });
+    expect([b.task(top.id).depth, sub!.depth, subsub!.depth]).toEqual([0, 1, 2]);
+    expect(() => b.decompose(subsub!.id, [{ name: 'too deep' }], { maxDepth: 2 })).toThrow('task 3 "subsub" is at the maximum decomposition depth (2); solve it directly');
+  });
+
+  it('tries routes depth-first, best first, backtracking when all refinements fail', () => {
+    const b = new TaskBoard();
+    const t = b.createTask({ name: 'solve' });
+    expect(() => b.addRoutes(t.id, [{ description: 'x', score: 0.5 }], 2)).toThrow(/is open; routes are added to the task in progress/);
+    b.start(t.id);
+    b.addRoutes(t.id, [{ description: 'guess', score: 0.2 }, { description: 'simulate', score: 0.9 }, { description: 'derive', score: 0.6 }], 2);
+    expect(() => b.addRoutes(t.id, [{ description: 'bad', score: 3 }], 2)).toThrow(/needs a score from 0 to 1, got 3/);
+    const first = b.nextRoute(t.id, 'medium', 4);
+    expect(first.description).toBe('simulate');
+    expect(() => b.nextRoute(t.id, 'medium', 4)).toThrow(/route 2 \("simulate"\) is being tried: report its result first/);
+    // Refine the route being tried: its refinements come before its siblings.
+    b.addRoutes(t.id, [{ description: 'euler steps', score: 0.4 }, { description: 'rk4', score: 0.8 }], 2, first.id);
+    expect(() => b.addRoutes(t.id, [{ description: 'deeper', score: 0.5 }], 2, 5)).toThrow(/route 5 of task 1 "solve" is untried; only the route being tried can be refined/);
+    const rk4 = b.nextRoute(t.id, 'medium', 4);
+    expect([rk4.description, rk4.depth]).toEqual(['rk4', 2]);
+    expect(() => b.addRoutes(t.id, [{ description: 'deeper', score: 0.5 }], 2, rk4.id)).toThrow(/at the maximum depth \(2\)/);
+    b.routeResult(t.id, rk4.id, 'failed', 'diverged');
+    const euler = b.nextRoute(t.id, 'medium', 4);
+    expect(euler.description).toBe('euler steps');
+    b.routeResult(t.id, euler.id, 'failed', 'too slow');
+    // Both refinements failed: the route they refine failed too; back to the next best sibling.
+    expect(b.task(t.id).routes!.find((r) => r.id === first.id)!.status).toBe('failed');
+    expect(b.nextRoute(t.id, 'medium', 5).description).toBe('derive');
+    expect(() => b.nextRoute(t.id, 'medium', 5)).toThrow(/being tried/);
+    b.routeResult(t.id, 3, 'failed', 'no closed form');
+    // Four steps used at medium: only a higher level gives more.
+    expect(() => b.nextRoute(t.id, 'medium', 4)).toThrow('task 1 "solve" has used its 4 step(s) at level medium: evaluate what you have, escalate, or close or fail it');
+    const last = b.nextRoute(t.id, 'high', 8);
+    expect(last.description).toBe('guess');
+    b.routeResult(t.id, last.id, 'succeeded', 'lucky');
+    expect(() => b.nextRoute(t.id, 'high', 8)).toThrow(/every route has been tried/);
+  });
+
+  it('searches thoughts by embedding', async () => {
+    const b = new TaskBoard();
+    b.addThought({ name: 'pendulum period', content: 'the period of a pendulum grows with the square root of its length' });
+    b.addThought({ name: 'shopping', content: 'buy bread, milk and eggs on the way home' });
+    b.addThought({ name: 'prime numbers', content: 'there are infinitely many primes' });
+    const hits = await searchThoughts(b, new TextIndex(new LocalEmbedder()), 'how does the length of a pendulum change its period?', 2);
+    expect(hits[0]!.thought.name).toBe('pendulum period');
+    expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
+  });
+
+  it('saves and loads task_board.json; a broken file gets a pointer to the problem', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'taskboard-'));
+    const file = join(dir, 'task_board.json');
+    expect(loadTaskBoard(file).tasks).toEqual([]);
+    const b = new TaskBoard();
+    const a = b.createTask({ name: 'a', value: 'high' });
+    b.createTask({ name: 'b', requires: [a.id] });
+    b.addThought({ name: 'n', content: 'c', task: a.id });
+    b.annotate(a.id, 'started thinking');
+    saveTaskBoard(file, b);
+    const again = loadTaskBoard(file);
+    expect(again.toJSON()).toEqual(b.toJSON());
+    expect(again.createTask({ name: 'c' }).id).toBe(3);
+    const doc = JSON.parse(readFileSync(file, 'utf8'));
+    doc.tasks[1].status = 'done';
+    writeFileSync(file, JSON.stringify(doc));
+    expect(() => loadTaskBoard(file)).toThrow(`${file}: /tasks/1/status: must be one of open, in_progress, closed, failed_with_current_available_instruments`);
+    doc.tasks[1].status = 'open';
+    doc.tasks[0].tasks_depending = [];
+    writeFileSync(file, JSON.stringify(doc));
+    expect(() => loadTaskBoard(file)).toThrow(`${file}: /tasks/0/tasks_depending: must include 2, which requires it`);
+    writeFileSync(file, '{');
+    expect(() => loadTaskBoard(file)).toThrow(TaskBoardError);
+  });
+});

@@ -1,0 +1,93 @@
+// The world model: hypotheses, predictions and their tests, acceptance into the knowledge
+// graph, and falsification removing a statement with its triples.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { LocalEmbedder } from '../src/memory/local-embedder.js';
+import { TextIndex } from '../src/scientist/text-index.js';
+import { WorldModel } from '../src/worldmodel/model.js';
+import { loadWorldModel, saveWorldModel } from '../src/worldmodel/persist.js';
+
+function acceptedPendulum(m: WorldModel) {
+  const s = m.propose('A pendulum 4 times longer swings twice as slowly', [
+    { subject: 'pendulum period', predicate: 'grows with', object: 'square root of length' },
+    { subject: 'Pendulum', predicate: 'is a', object: 'oscillator' },
+  ], 3);
+  m.derivePredictions(s.id, ['T(4L)/T(L) = 2 for small swings']);
+  m.recordTest(s.id, 1, { method: 'code_run', outcome: 'confirmed', evidence: 'python: ratio 2.000' });
+  return m.accept(s.id);
+}
+
+describe('world model', () => {
+  it('accepts a hypothesis whose predictions were all confirmed; its triples are queryable by entity', () => {
+    const m = new WorldModel();
+    const s = acceptedPendulum(m);
+    expect(s.status).toBe('accepted');
+    expect(s.task).toBe(3);
+    expect(s.predictions[0]!.test).toEqual({ method: 'code_run', outcome: 'confirmed', evidence: 'python: ratio 2.000' });
+    expect(m.about('  PENDULUM ').map((t) => t.object)).toEqual(['oscillator']);
+    expect(m.about('square root of length')).toHaveLength(1);
+    expect(m.graph.neighbours('oscillator')).toEqual([{ entity: 'Pendulum', predicate: 'is a', direction: 'in' }]);
+  });
+
+  it('keeps hypotheses out of the graph and refuses to accept them untested or falsified', () => {
+    const m = new WorldModel();
+    const h = m.propose('Heavier pendulums swing faster', [{ subject: 'pendulum mass', predicate: 'shortens', object: 'period' }]);
+    expect(m.about('period')).toEqual([]);
+    expect(() => m.accept(h.id)).toThrow(/cannot be accepted: it has no predictions/);
+    m.derivePredictions(h.id, ['a 2 kg bob has a shorter period than a 1 kg bob', 'period depends on mass']);
+    m.recordTest(h.id, 1, { method: 'code_run', outcome: 'falsified', evidence: 'both periods 2.006 s' });
+    expect(() => m.accept(h.id)).toThrow(/prediction 2 not tested yet/);
+    expect(() => m.recordTest(h.id, 2, { method: 'oracle' as never, outcome: 'confirmed', evidence: 'x' })).toThrow(/method must be one of knowledge_base, code_run, user, self_reflection/);
+    m.recordTest(h.id, 2, { method: 'self_reflection', outcome: 'falsified', evidence: 'mass cancels in the equation of motion' });
+    expect(() => m.accept(h.id)).toThrow(/prediction 1, 2 was falsified; reject it/);
+    expect(() => m.recordTest(h.id, 1, { method: 'user', outcome: 'confirmed', evidence: 'x' })).toThrow(/already tested \(falsified by code_run\)/);
+    expect(() => m.recordTest(h.id, 3, { method: 'user', outcome: 'confirmed', evidence: 'x' })).toThrow(/has no prediction 3 \(predictions: 1, 2\)/);
+    const r = m.reject(h.id, 'prediction 1 falsified by simulation');
+    expect(r.status).toBe('rejected');
+    expect(m.statements).toEqual([]);
+    expect(m.rejected.map((x) => x.reason)).toEqual(['prediction 1 falsified by simulation']);
+    expect(() => m.derivePredictions(h.id, ['x'])).toThrow(/was rejected \(prediction 1 falsified by simulation\); it is no longer in the world model/);
+  });
+
+  it('falsifying an accepted statement removes it and its triples, leaving other statements', async () => {
+    const m = new WorldModel();
+    const pendulum = acceptedPendulum(m);
+    const g = m.propose('Water boils at 100 C at sea level', [{ subject: 'water', predicate: 'boils at', object: '100 C' }]);
+    m.derivePredictions(g.id, ['a thermometer in boiling water at sea level reads 100 C']);
+    m.recordTest(g.id, 1, { method: 'knowledge_base', outcome: 'confirmed', evidence: 'handbook' });
+    m.accept(g.id);
+    expect(m.graph.size).toBe(3);
+    const index = new TextIndex(new LocalEmbedder());
+    expect((await m.search(index, 'pendulum length and period', 1))[0]!.statement.id).toBe(pendulum.id);
+
+    m.reject(pendulum.id, 'large-amplitude swings give a ratio of 2.1');
+    expect(m.about('pendulum')).toEqual([]);
+    expect(m.about('square root of length')).toEqual([]);
+    expect(m.graph.size).toBe(1);
+    expect(m.accepted.map((s) => s.id)).toEqual([g.id]);
+    expect((await m.search(index, 'pendulum length and period', 5)).map((h) => h.statement.id)).toEqual([g.id]);
+    expect(m.rejected[0]!.predictions[0]!.test?.method).toBe('code_run');
+  });
+
+  it('persists to world_model.json and rebuilds the graph on load; bad files are pinpointed', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'worldmodel-'));
+    const file = join(dir, 'world_model.json');
+    expect(loadWorldModel(file).statements).toEqual([]);
+    const m = new WorldModel();
+    acceptedPendulum(m);
+    const h = m.propose('b');
+    m.reject(h.id, 'withdrawn');
+    m.propose('still under test');
+    saveWorldModel(file, m);
+    const again = loadWorldModel(file);
+    expect(again.toJSON()).toEqual(m.toJSON());
+    expect(again.about('pendulum')).toHaveLength(1);
+    expect(again.propose('next').id).toBe(4);
+    const doc = JSON.parse(readFileSync(file, 'utf8'));
+    doc.statements[0].predictions[0].test.method = 'guess';
+    writeFileSync(file, JSON.stringify(doc));
+    expect(() => loadWorldModel(file)).toThrow(`${file}: /statements/0/predictions/0/test/method: must be one of knowledge_base, code_run, user, self_reflection`);
+  });
+});
