@@ -12,11 +12,13 @@ export const TURNS = 2000;
 const WARMUP_TURNS = 300;
 const TARGET_US = 500;
 
+let runCount = 0;
+
 /** One measured run; returns per-turn samples in microseconds. */
 export async function measureRun(engine, { sop, file, turns, journalDir }) {
   const { Run, MockProvider, RunFolder, makeRedactor } = engine;
   const llm = new TimedProvider(new MockProvider());
-  const folder = journalDir ? new RunFolder(journalDir, `bench-${Date.now()}`, makeRedactor()) : undefined;
+  const folder = journalDir ? new RunFolder(journalDir, `bench-${++runCount}`, makeRedactor()) : undefined;
   const events = [];
   const samples = { turnUs: [], overheadUs: [], embedUs: [], journalUs: [], llmUs: [] };
   let journalMs = 0;

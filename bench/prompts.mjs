@@ -121,11 +121,10 @@ export async function run() {
   const notes = [];
   if (!flat) notes.push(`Prompt size grows ${pct(growth)} from turn 100 to 2,000.`);
   if (!prefixPass) {
-    notes.push(`Stable-prefix share misses ${pct(PREFIX_TARGET)} (${pct(s.prefix.same_state_visit.mean)}). The order is already stable-first `
-      + '(system prompt, then summary and retrieved messages, then the recent window, then the closing instruction), but the recent '
-      + 'window slides: between two turns of the same agent it drops as many old messages as were said, so its first message differs '
-      + 'and the shared prefix ends after the system prompt and the summary header. Retrieval (top 3) adds a block that changes every '
-      + 'turn, before the window. What would fix it: (1) a window whose first message moves only when the summary is refreshed '
+    notes.push(`Stable-prefix share misses ${pct(PREFIX_TARGET)} (${pct(s.prefix.same_state_visit.mean)}). The prompt starts with its stable `
+      + 'parts (system prompt, then the summary), but the retrieved messages (top 3), which change every turn, come next, and the '
+      + 'recent window slides: between two turns of the same agent it drops as many old messages as were said, so its first message '
+      + 'differs. The shared prefix ends after the system prompt and the summary. What would fix it: (1) a window whose first message moves only when the summary is refreshed '
       + `(W to W+every-1 messages), measured here with retrieval off: ${pct(w.sliding.prefix.same_state_visit.mean)} -> `
       + `${pct(w.aligned.prefix.same_state_visit.mean)}, for ${pct(w.aligned.avgAt[2000] / w.sliding.avgAt[2000] - 1)} more prompt tokens; `
       + '(2) the retrieved messages after the window, next to the closing instruction. The rest is lost at each summary refresh (every '

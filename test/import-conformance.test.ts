@@ -13,6 +13,8 @@ import { loadSopFile } from '../src/sop/load.js';
 import { CONFORMANCE, ListHuman, REPO } from './helpers/v1.js';
 
 const CLI = join(REPO, 'dist', 'src', 'cli', 'main.js');
+/** Child processes of the CLI can be slow on a busy machine. */
+const CLI_TIMEOUT = 60_000;
 const ANSWERS = Array.from({ length: 30 }, (_, i) => ['Who is Mike?', 'I lost my cat', 'a toy for my son', 'yes, please book it'][i % 4]!);
 let dir: string;
 beforeAll(() => {
@@ -152,7 +154,7 @@ describe('the Agents 1.0 conformance configs', () => {
         expect(res.error?.message).toBeUndefined();
         if (c.ends === 'finish') expect([res.status, res.finalState]).toEqual(['finished', 'end_state']);
         else expect([res.status, res.turns]).toEqual(['max_turns', 40]);
-      });
+      }, CLI_TIMEOUT);
     });
   }
 
@@ -167,18 +169,18 @@ describe('the Agents 1.0 conformance configs', () => {
     const run = sop(['run', out, '--llm', 'mock', '--max-turns', '5', '--quiet', '--answers', 'answers.json', '--out', join(dir, 'runs')]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/Stopped after --max-turns 5 turns/);
-  });
+  }, CLI_TIMEOUT);
 
   it('sop run takes an Agents 1.0 config directly', () => {
     const run = sop(['run', join(CONFORMANCE, 'Single_Agent/shopping_assistant/config.json'), '--llm', 'mock', '--max-turns', '40', '--quiet', '--answers', 'answers.json', '--out', join(dir, 'runs')]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/Finished in state "end_state"/);
-  });
+  }, CLI_TIMEOUT);
 
   it('a config with a human and no --answers fails before the run with instructions', () => {
     const r = sop(['run', join(CONFORMANCE, 'Single_Agent/shopping_assistant/config.json'), '--llm', 'mock', '--out', join(dir, 'runs')]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/Mike is played by a person \(User_Names in the Agents 1\.0 config\).*--llm mock replaces only the LLM.*--answers FILE/);
     expect(r.stderr).not.toContain('    at ');
-  });
+  }, CLI_TIMEOUT);
 });

@@ -1,6 +1,9 @@
 // Mood: off by default, a seeded random walk pulled by the sentiment of recent thoughts.
 import { describe, expect, it } from 'vitest';
-import { Mood, moodLabel, sentiment } from '../src/scientist/mood.js';
+import { Run } from '../src/runtime/run.js';
+import { Mood, moodAt, moodLabel, sentiment } from '../src/scientist/mood.js';
+import { validateSopDocument } from '../src/sop/load.js';
+import { ScriptedLlm } from './helpers/scripted-llm.js';
 
 const run = (seed: number, thoughts: string[][] = []) => {
   const m = new Mood({ enabled: true }, seed);
@@ -54,8 +57,7 @@ describe('mood', () => {
 });
 
 describe('mood at a turn', () => {
-  it('is replayed from the seed and the thoughts had so far, the same every time', async () => {
-    const { moodAt } = await import('../src/scientist/mood.js');
+  it('is replayed from the seed and the thoughts had so far, the same every time', () => {
     const thoughts = [{ text: 'the simulation failed again', turn: 2 }, { text: 'another error, stuck', turn: 5 }];
     expect(moodAt(undefined, 1, 10, thoughts)).toBeUndefined();
     const a = moodAt({ enabled: true }, 4, 12, thoughts);
@@ -63,5 +65,34 @@ describe('mood at a turn', () => {
     // Thoughts had after the turn do not count yet.
     expect(moodAt({ enabled: true }, 4, 2, thoughts)).toEqual(moodAt({ enabled: true }, 4, 2, []));
     expect(Number(a!.value)).toBeLessThan(Number(moodAt({ enabled: true }, 4, 12, [])!.value));
+  });
+});
+
+describe('mood in prompts', () => {
+  const sop = (mood?: Record<string, unknown>) => validateSopDocument({
+    name: 'moody',
+    ...(mood ? { mood } : {}),
+    environment: { summary: { enabled: false } },
+    agents: { Ann: { roles: { talk: 'Speaker' } } },
+    root: 'talk',
+    states: {
+      talk: { roles: ['Speaker'], environment_prompt: '{{#if mood}}Your mood: {{mood.label}} ({{mood.value}}){{else}}No mood.{{/if}}', controller: { max_turns: 6 }, next_states: { 1: 'end' } },
+      end: { final: true },
+    },
+  }, 'moody.sop.json').sop;
+  const moods = async (seed: number, mood?: Record<string, unknown>) => {
+    const llm = new ScriptedLlm({ agent: [], judge: [] });
+    await new Run({ sop: sop(mood), file: 'moody.sop.json', llm, seed }).run();
+    return llm.calls.filter((c) => c.purpose === 'agent').map((c) => c.system.split('\n')[0]);
+  };
+
+  it('is off by default and rendered, drifting, when enabled; the same under the same --seed', async () => {
+    expect(new Set(await moods(3))).toEqual(new Set(['No mood.']));
+    const a = await moods(3, { enabled: true, step: 0.3 });
+    expect(a).toHaveLength(6);
+    expect(a.every((line) => /^Your mood: (gloomy|uneasy|calm|content|upbeat) \([+-]\d\.\d\d\)$/.test(line!))).toBe(true);
+    expect(new Set(a).size).toBeGreaterThan(1);
+    expect(await moods(3, { enabled: true, step: 0.3 })).toEqual(a);
+    expect(await moods(4, { enabled: true, step: 0.3 })).not.toEqual(a);
   });
 });

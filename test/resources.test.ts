@@ -1,6 +1,11 @@
 // Resource levels: a task's value selects its LLM profile and what it may do.
 import { describe, expect, it } from 'vitest';
+import type { RunEvent } from '../src/runtime/events.js';
+import { Run } from '../src/runtime/run.js';
 import { escalate, resourcesFor, startLevel, userAway, type ResourcesConfig } from '../src/scientist/resources.js';
+import { validateSopDocument } from '../src/sop/load.js';
+import { answers, tempDir } from './helpers/executor-context.js';
+import { ScriptedLlm } from './helpers/scripted-llm.js';
 
 const config: ResourcesConfig = {
   levels: {
@@ -50,5 +55,91 @@ describe('resource levels', () => {
     expect(userAway({ user_away: true }, {})).toBe(true);
     expect(userAway({}, { user_away: 'yes' })).toBe(true);
     expect(userAway({}, { user_away: 'false' })).toBe(false);
+  });
+});
+
+// In a run: the task board executor and the run loop apply the levels.
+
+function boardSop(extra: Record<string, unknown> = {}) {
+  const op = (o: string, more: Record<string, unknown> = {}) => ({ executor: 'task_board', settings: { op: o, ...more } });
+  return validateSopDocument({
+    name: 'levels',
+    inputs: { user_away: { default: 'false' } },
+    llm: { model: 'base-model' },
+    memory_types: { task_board: 'task_board' },
+    resources: {
+      levels: { low: { model: 'm-low', max_steps: 1 }, medium: { model: 'm-mid', temperature: 0.4, max_steps: 2 }, high: { model: 'm-high', temperature: 0.9, max_steps: 3 } },
+    },
+    environment: { summary: { enabled: false } },
+    agents: { Sam: { roles: { work: 'Solver' } } },
+    root: 'work',
+    states: {
+      work: {
+        roles: ['Solver'],
+        components: { Solver: { task: 'Work.', system: '{{task_board.text}}' } },
+        commands: {
+          create: op('create'), start: op('start'), escalate: op('escalate'), close: op('close'), ask_user: op('ask_user'),
+          done: op('done', { finish: '1' }),
+        },
+        next_states: { 1: 'end' },
+      },
+      end: { final: true },
+    },
+    ...extra,
+  }, 'levels.sop.json').sop;
+}
+
+const cmd = (command: string, args: Record<string, unknown> = {}) => JSON.stringify({ command, command_args: args });
+
+async function runBoard(replies: string[], inputs: Record<string, string> = {}, human = answers(['the answer'])) {
+  const llm = new ScriptedLlm({ agent: replies });
+  const events: RunEvent[] = [];
+  const result = await new Run({
+    sop: boardSop(), file: 'levels.sop.json', llm, inputs, human, actions: { runDir: tempDir('sop-levels-') },
+    listeners: [(e) => events.push(e)],
+  }).run();
+  return { result, llm, events, human };
+}
+
+describe('resource levels in a run', () => {
+  it('agent calls use the LLM profile of the task in progress, and follow its escalation', async () => {
+    const { result, llm, events } = await runBoard([
+      cmd('create', { name: 'measure', value: 'medium' }),
+      cmd('start', { task: 1 }),
+      cmd('escalate', { reason: 'not convincing' }),
+      cmd('close', { answer: '42' }),
+      cmd('done'),
+    ]);
+    expect(result.status).toBe('finished');
+    expect(events.filter((e) => e.type === 'executor_result').map((e) => (e as { ok: boolean }).ok)).toEqual([true, true, true, true, true]);
+    // Before start and after close no task is in progress: the SOP's model.
+    expect(llm.calls.map((c) => c.model)).toEqual(['base-model', 'base-model', 'm-mid', 'm-high', 'base-model']);
+    expect(llm.calls[3]!.system).toContain('Resources: level high (model m-high); 3 of 3 route attempts left');
+  });
+
+  it('never asks the user when user_away is set, even for a high-value task', async () => {
+    const away = await runBoard([
+      cmd('create', { name: 'ask', value: 'high' }),
+      cmd('start', { task: 1 }),
+      cmd('ask_user', { question: 'Which unit?' }),
+      cmd('close', { answer: 'metres' }),
+      cmd('done'),
+    ], { user_away: 'true' });
+    const asked = away.events.find((e) => e.type === 'executor_result' && e.command === 'ask_user') as { ok: boolean; result: string };
+    expect(asked.ok).toBe(false);
+    expect(asked.result).toContain('cannot ask the user: the user is away (user_away)');
+    expect(away.human.consumed).toBe(0);
+
+    const present = await runBoard([
+      cmd('create', { name: 'ask', value: 'high' }),
+      cmd('start', { task: 1 }),
+      cmd('ask_user', { question: 'Which unit?' }),
+      cmd('close', { answer: 'metres' }),
+      cmd('done'),
+    ]);
+    const answered = present.events.find((e) => e.type === 'executor_result' && e.command === 'ask_user') as { ok: boolean; result: string };
+    expect(answered.ok).toBe(true);
+    expect(answered.result).toContain('The user replied: the answer');
+    expect(present.human.consumed).toBe(1);
   });
 });

@@ -4,6 +4,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { executor } from '../src/executors/task-board.js';
+import { ExecutorInputError } from '../src/executors/types.js';
+import { MemoryFiles } from '../src/workspace/memory-files.js';
+import { execContext } from './helpers/executor-context.js';
 import { LocalEmbedder } from '../src/memory/local-embedder.js';
 import { TextIndex } from '../src/scientist/text-index.js';
 import { TaskBoard } from '../src/taskboard/board.js';
@@ -212,5 +216,50 @@ describe('task board', () => {
     expect(() => loadTaskBoard(file)).toThrow(`${file}: /tasks/0/tasks_depending: must include 2, which requires it`);
     writeFileSync(file, '{');
     expect(() => loadTaskBoard(file)).toThrow(TaskBoardError);
+  });
+});
+
+describe('task_board executor', () => {
+  const sop = { memory_types: { task_board: 'task_board' } } as never;
+
+  function setup() {
+    const dir = mkdtempSync(join(tmpdir(), 'tb-exec-'));
+    const memory = new MemoryFiles({ dir: join(dir, 'memory'), initial: { task_board: '' }, extensions: { task_board: '.json' } }).init();
+    const base = execContext({ memory, sop, inputs: {}, embedder: async () => new LocalEmbedder() });
+    const run = (op: string, args: Record<string, unknown>, settings: Record<string, unknown> = {}) =>
+      executor.run(args, { ...base, command: op, settings: { op, ...settings } });
+    return { dir, run, board: () => JSON.parse(readFileSync(join(dir, 'memory', 'task_board.json'), 'utf8')) };
+  }
+
+  it('keeps the board in memory/task_board.json and decomposes from lines', async () => {
+    const { run, board } = setup();
+    await run('create', { name: 'mission', value: 'high' });
+    await run('start', { task: 1 });
+    const r = await run('decompose', { subtasks: '- Measure | time ten swings | low\n- Compare | compare with theory | | 1' }, { finish: '1' });
+    expect(r.finish).toEqual({ result: r.result, summary: 'decomposed task 1 into 2, 3', next: '1' });
+    const b = board();
+    expect(b.tasks.map((t: { id: number; status: string; tasks_required: number[] }) => [t.id, t.status, t.tasks_required])).toEqual([[1, 'open', [2, 3]], [2, 'open', []], [3, 'open', [2]]]);
+    expect(b.tasks[2].value).toBe('high');
+  });
+
+  it('turns refused changes into errors the agent is told, and leaves the file unchanged', async () => {
+    const { run, board } = setup();
+    await run('create', { name: 'a' });
+    await run('create', { name: 'b', requires: '1' });
+    const before = board();
+    await expect(run('start', { task: 2 })).rejects.toThrow(new ExecutorInputError('task 2 "b" cannot start: it requires task 1 "a" (open)'));
+    await expect(run('close', { task: 1, answer: 'x' })).rejects.toThrow(/task 1 "a" is open; only the task in progress can be closed/);
+    await expect(run('decompose', { task: 1, subtasks: 'x | y | huge' })).rejects.toThrow(/value must be high, medium, low; got "huge"/);
+    await expect(run('done', {})).rejects.toThrow(/tasks are still open or in progress: task 1 "a" \(open\), task 2 "b" \(open\)/);
+    expect(board()).toEqual(before);
+  });
+
+  it('records thoughts with their turn and finds them by embedding', async () => {
+    const { run, board } = setup();
+    await run('think', { name: 'friction', content: 'air resistance damps long swings' });
+    await run('think', { name: 'lunch', content: 'order sandwiches for the team' });
+    expect(board().thoughts.map((t: { turn: number }) => t.turn)).toEqual([1, 1]);
+    const r = await run('search_thoughts', { query: 'what damps the swings of the pendulum?', k: 1 });
+    expect(r.result).toMatch(/^Closest thoughts:\n- thought 1 \(\d\.\d\d\) friction: air resistance damps long swings$/);
   });
 });

@@ -602,3 +602,45 @@ describe('Agents 1.0 safe quirks under --compat agents-v1', () => {
     expect(await history(false)).not.toContain('on behalf of Ann');
   });
 });
+
+describe('Agents 1.0 runs and checkpoints', () => {
+  it('a run resumed from a checkpoint restores private and shared memory, so later prompts are the same', async () => {
+    const doc = baseConfig();
+    doc.states.s1.agent_states.RB.ExtractComponent = { extract_words: ['plan'], system_prompt: 'extract', last_prompt: '' };
+    doc.states.s1.agent_states.RC.CustomizeComponent = { template: 'Plan: {plan}', keywords: ['plan'] };
+    const plans = { tool: [() => '<plan>PLAN-A</plan>', () => '<plan>PLAN-B</plan>'] };
+    const full = await runConfig(doc, plans, { maxTurns: 7 });
+    const checkpoint = full.events.find((e) => e.type === 'checkpoint' && e.turn === 5) as Extract<typeof full.events[number], { type: 'checkpoint' }>;
+    expect(checkpoint.snapshot.extensions).toHaveProperty('v1');
+    const resumed = await runConfig(doc, {}, { // no tool calls left to make: PLAN-B comes from the checkpoint
+      maxTurns: 7, resume: { mode: 'resume', snapshot: JSON.parse(JSON.stringify(checkpoint.snapshot)), messages: full.res.messages.slice(0, 5).map((m) => ({ ...m })) },
+    });
+    expect(resumed.res.messages.map((m) => m.content)).toEqual(full.res.messages.map((m) => m.content));
+    expect(resumed.calls('tool')).toHaveLength(0);
+    for (const turn of [6, 7]) {
+      const a = full.calls('agent').find((c) => c.meta.turn === turn)!;
+      const b = resumed.calls('agent').find((c) => c.meta.turn === turn)!;
+      expect(b.messages, `turn ${turn}`).toEqual(a.messages);
+    }
+    expect(resumed.calls('agent').find((c) => c.meta.turn === 6)!.system).toContain('Plan: PLAN-B');
+    expect(resumed.calls('agent').find((c) => c.meta.turn === 7)!.messages.length).toBeGreaterThan(3); // Ann's earlier memory came back
+  });
+});
+
+describe('Agents 1.0 components with side effects', () => {
+  it('CodeComponent writes the extracted code to output_code/ inside the run\'s workspace, and nowhere without one', async () => {
+    const { mkdtempSync, readFileSync, existsSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const doc = baseConfig();
+    doc.states.s1.agent_states.RA.CodeComponent = { file_name: '../../escape.py', keyword: 'code' };
+    const workspace = join(mkdtempSync(join(tmpdir(), 'sop-ws-')), 'workspace');
+    const code = '<code>\n```python\nprint("hi")\n```\n</code>';
+    const r = await runConfig(doc, { tool: [() => code] }, { maxTurns: 1, agentsV1: { workspace } });
+    expect(readFileSync(join(workspace, 'output_code', 'escape.py'), 'utf8')).toBe('print("hi")\n');
+    expect(existsSync(join(workspace, '..', '..', 'escape.py'))).toBe(false);
+    expect(r.events.some((e) => e.type === 'file_written' && e.path === 'workspace/output_code/escape.py')).toBe(true);
+    const none = await runConfig(doc, { tool: [() => code] }, { maxTurns: 1 });
+    expect(none.events.some((e) => e.type === 'warning' && /no workspace folder/.test(e.message))).toBe(true);
+  });
+});

@@ -51,5 +51,5 @@ describe('the debate config, judge always "stay" (reference §7 walk-through)', 
     expect(llm.of('agent')).toHaveLength(30); // 34 messages less 4 begin queries
     const summaries = events.filter((e): e is Extract<RunEvent, { type: 'summary' }> => e.type === 'summary');
     expect(summaries.map((s) => s.after_messages)).toEqual([5, 10, 15, 20, 25, 30]);
-  });
+  }, 30_000);
 });

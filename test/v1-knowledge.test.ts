@@ -31,7 +31,7 @@ describe('KnowledgeBaseComponent (customer_service/customer_knowledge.json)', ()
     expect(prompts[0]).not.toContain(HUAWEI);
     expect(prompts[1]).toContain(HUAWEI);
     expect(prompts[1]).not.toContain(MIKE);
-  });
+  }, 30_000);
 
   it('says nothing matched for an unrelated question (threshold honoured)', async () => {
     const { prompts } = await customerService(['What will the weather be on Mars tomorrow?']);

@@ -4,6 +4,9 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { executor } from '../src/executors/world-model.js';
+import { MemoryFiles } from '../src/workspace/memory-files.js';
+import { execContext } from './helpers/executor-context.js';
 import { LocalEmbedder } from '../src/memory/local-embedder.js';
 import { TextIndex } from '../src/scientist/text-index.js';
 import { WorldModel } from '../src/worldmodel/model.js';
@@ -89,5 +92,32 @@ describe('world model', () => {
     doc.statements[0].predictions[0].test.method = 'guess';
     writeFileSync(file, JSON.stringify(doc));
     expect(() => loadWorldModel(file)).toThrow(`${file}: /statements/0/predictions/0/test/method: must be one of knowledge_base, code_run, user, self_reflection`);
+  });
+});
+
+describe('world_model executor', () => {
+  const sop = { memory_types: { task_board: 'task_board', world_model: 'world_model' } } as never;
+
+  it('challenges a fact before it enters the model, and falsification removes it with its triples', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wm-exec-'));
+    const memory = new MemoryFiles({ dir: join(dir, 'memory'), initial: { task_board: '', world_model: '' }, extensions: { task_board: '.json', world_model: '.json' } }).init();
+    memory.write('task_board', JSON.stringify({ version: 1, next_task_id: 2, next_thought_id: 1, thoughts: [], tasks: [
+      { id: 1, name: 't', description: '', status: 'in_progress', value: 'high', tasks_required: [], tasks_depending: [], origin: { tasks: [], thoughts: [] }, stream_of_consciousness: [] },
+    ] }));
+    const base = execContext({ memory, sop, inputs: {} });
+    const run = (op: string, args: Record<string, unknown>) => executor.run(args, { ...base, command: op, settings: { op } });
+    const model = () => JSON.parse(readFileSync(join(dir, 'memory', 'world_model.json'), 'utf8'));
+
+    await run('propose', { hypothesis: 'Ice floats on water', triples: 'ice | floats on | water\nice | is less dense than | water' });
+    expect(model().statements[0].task).toBe(1);
+    await expect(run('accept', { statement: 1 })).rejects.toThrow(/cannot be accepted: it has no predictions/);
+    await run('predict', { statement: 1, predictions: '1. an ice cube dropped in a glass stays at the top' });
+    await run('test', { statement: 1, prediction: 1, method: 'user', outcome: 'confirmed', evidence: 'the user watched it float' });
+    await run('accept', { statement: 1 });
+    expect((await run('about', { entity: 'Water' })).result).toBe('Known about "Water":\n- (ice; floats on; water) from statement 1\n- (ice; is less dense than; water) from statement 1');
+    await run('reject', { statement: 1, reason: 'heavy ice sinks' });
+    expect((await run('about', { entity: 'water' })).result).toBe('Nothing is known about "water".');
+    expect(model().statements).toEqual([]);
+    expect(model().rejected[0].predictions[0].test.method).toBe('user');
   });
 });

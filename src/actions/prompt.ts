@@ -2,7 +2,7 @@
 // window (only the last N messages of the state's current visit).
 import type { ComponentPart } from '../agent/components.js';
 import type { EnvironmentView } from '../environment/environment.js';
-import type { CallMeta } from '../llm/types.js';
+import type { CallMeta, ToolSpec } from '../llm/types.js';
 import type { TemplateSet } from '../prompt/templates.js';
 import type { CommandSpec } from './commands.js';
 
@@ -30,6 +30,20 @@ export function commandPart(templates: TemplateSet, commands: CommandView[], con
 /** What the LLM provider learns about the commands (the mock uses it to answer validly). */
 export function commandMeta(commands: CommandView[]): NonNullable<CallMeta['commands']> {
   return commands.map((c) => ({ name: c.name, executor: c.executor, required: c.args.filter((a) => a.required).map((a) => a.name) }));
+}
+
+/** The commands as OpenAI function tools (llm.tool_calls). */
+export function commandTools(commands: CommandView[]): ToolSpec[] {
+  return commands.map((c) => ({
+    name: c.name,
+    description: c.description,
+    parameters: {
+      type: 'object',
+      properties: Object.fromEntries(c.args.map((a) => [a.name, { type: a.type, description: a.description, ...(a.enum ? { enum: a.enum } : {}) }])),
+      required: c.args.filter((a) => a.required).map((a) => a.name),
+      additionalProperties: false,
+    },
+  }));
 }
 
 /**

@@ -25,7 +25,7 @@ import { CommandConfigError, checkCommand, compileCommands, type CommandSpec } f
 import { parseCommandReply } from './parse.js';
 import type { Embedder } from '../memory/embedder.js';
 import { structuredExtensions, structuredMemoryFiles } from '../scientist/memory-types.js';
-import { commandMeta, commandPart, commandViews, type CommandView } from './prompt.js';
+import { commandMeta, commandPart, commandTools, commandViews, type CommandView } from './prompt.js';
 
 export const DEFAULT_COMMAND_RETRIES = 2;
 export const MAX_SUBFLOW_DEPTH = 8;
@@ -89,6 +89,14 @@ export interface ActionHost {
   embedder?(): Promise<Embedder>;
 }
 
+export interface ActionSnapshot {
+  finished: Record<string, { result: string; summary?: string }>;
+  subflows: Record<string, number>;
+  result?: string;
+  summary?: string;
+  stopped?: string;
+}
+
 export class ActionError extends Error {
   constructor(message: string) {
     super(message);
@@ -147,8 +155,7 @@ export class ActionRuntime {
       links: o.memoryLinks,
       onWrite: (w) => {
         host.emit({ type: 'memory_written', name: w.name, op: w.op, bytes: w.bytes, ...(w.path ? { path: w.path } : {}) });
-        // durability: the whole new content, so a fork can rebuild the file (paths relative to the run folder)
-        if (w.path && o.runDir) this.root.emit({ type: 'file_written', path: relative(o.runDir, w.path), content: this.memory.read(w.name), turn: this.root.turn() });
+        this.fileWritten(w.name);
       },
     });
     const diags = [];
@@ -167,6 +174,40 @@ export class ActionRuntime {
     }
     if (diags.length) throw new SopError(diags);
     if (this.specs.size > 0 || host.sop.memory) this.memory.init();
+  }
+
+  /** durability: journal a memory file's whole content, so a fork can rebuild it (path relative to the run folder). */
+  private fileWritten(name: string): void {
+    const path = this.memory.pathOf(name);
+    if (path && this.o.runDir) this.root.emit({ type: 'file_written', path: relative(this.o.runDir, path), content: this.memory.read(name), turn: this.root.turn() });
+  }
+
+  /** Checkpointable (src/journal/snapshot.ts): what a resumed run needs besides the journal's events. */
+  checkpoint(): ActionSnapshot {
+    return {
+      finished: Object.fromEntries(this.finished),
+      subflows: Object.fromEntries(this.subflowCounts),
+      ...(this.result !== undefined ? { result: this.result } : {}),
+      ...(this.summary !== undefined ? { summary: this.summary } : {}),
+      ...(this.stopped !== undefined ? { stopped: this.stopped } : {}),
+    };
+  }
+
+  /** Back to a checkpoint; memory files get the content the journal's file_written events gave them. */
+  restoreCheckpoint(state: unknown, context: { files: Record<string, string> }): void {
+    const s = state as Partial<ActionSnapshot>;
+    this.finished.clear();
+    for (const [k, v] of Object.entries(s.finished ?? {})) this.finished.set(k, v);
+    this.subflowCounts.clear();
+    for (const [k, v] of Object.entries(s.subflows ?? {})) this.subflowCounts.set(k, v);
+    this.result = s.result;
+    this.summary = s.summary;
+    this.stopped = s.stopped;
+    for (const name of this.memory.names()) {
+      const path = this.memory.owns(name) ? this.memory.pathOf(name) : undefined;
+      if (!path || !this.o.runDir) continue;
+      this.memory.restore(name, context.files[relative(this.o.runDir, path)] ?? this.memory.initial(name));
+    }
   }
 
   /** Whether the agents of this state reply with commands. */
@@ -189,9 +230,10 @@ export class ActionRuntime {
     return this.views.get(state.name);
   }
 
-  callMeta(state: ResolvedState): Pick<CallMeta, 'commands'> {
+  callMeta(state: ResolvedState, llm: { tool_calls?: boolean } = {}): Pick<CallMeta, 'commands' | 'tools'> {
     const views = this.views.get(state.name);
-    return views ? { commands: commandMeta(views) } : {};
+    if (!views) return {};
+    return { commands: commandMeta(views), ...(llm.tool_calls ? { tools: commandTools(views) } : {}) };
   }
 
   /**
@@ -282,8 +324,13 @@ export class ActionRuntime {
     this.host.emit({ type: 'executor_called', state: state.name, agent, role, turn, command: spec.name, executor, args });
     const started = performance.now();
     const human = this.host.human;
-    const perform = async (): Promise<ExecResult & { human_answers: number }> => {
+    type Performed = ExecResult & { human_answers: number; memory_writes: Record<string, string> };
+    const perform = async (): Promise<Performed> => {
       const before = human.consumed;
+      // The memory files the executor changes are part of its result, so that a resumed run
+      // reusing the result from the journal can put them back.
+      const writes: Record<string, string> = {};
+      const untap = this.memory.tap((name, content) => { writes[name] = content; });
       let r: ExecResult;
       try {
         r = await spec.executor.run(args, this.context(spec, state, role, agent, turn));
@@ -291,10 +338,12 @@ export class ActionRuntime {
         if (!recoverable(err)) throw err;
         const message = (err as Error).message;
         r = { ok: false, result: this.host.templates.render('command_failed', { command: spec.name, error: message }), summary: `failed: ${message}` };
+      } finally {
+        untap();
       }
-      return { ...r, human_answers: human.consumed - before };
+      return { ...r, human_answers: human.consumed - before, memory_writes: writes };
     };
-    let res: ExecResult & { human_answers: number };
+    let res: Performed;
     if (this.host.perform) {
       // durability: a resumed run reuses a journaled result instead of running the executor again
       const done = await this.host.perform({
@@ -302,7 +351,13 @@ export class ActionRuntime {
         rerunNeedsApproval: executor === 'code' || executor === 'library',
       }, perform);
       res = done.value;
-      if (done.reused && res.human_answers > 0) human.skip?.(res.human_answers);
+      if (done.reused) {
+        if (res.human_answers > 0) human.skip?.(res.human_answers);
+        for (const [name, content] of Object.entries(res.memory_writes ?? {})) {
+          this.memory.restore(name, content);
+          this.fileWritten(name);
+        }
+      }
     } else {
       res = await perform();
     }
@@ -335,7 +390,11 @@ export class ActionRuntime {
     const flow = this.o.flow ? `${this.o.flow}/${name}` : name;
     const links: Record<string, MemoryLink> = {};
     for (const [sub, mine] of Object.entries(req.memory)) links[sub] = { store: this.memory, name: mine };
-    const forward: RunListener = (e) => this.host.emit(e.type === 'subflow' ? e : { type: 'subflow', flow, event: e });
+    // A sub-flow's streamed deltas and checkpoints stay inside it: it is resumed as a whole.
+    const forward: RunListener = (e) => {
+      if (e.type === 'delta' || e.type === 'checkpoint') return;
+      this.host.emit(e.type === 'subflow' ? e : { type: 'subflow', flow, event: e });
+    };
     const out = await this.host.subRun({
       sop, file, runId: `${this.host.runId}/${flow}`, inputs: req.inputs, listeners: [forward],
       actions: {

@@ -53,6 +53,9 @@ export async function resumeCommand(o: ResumeCommandOptions): Promise<number> {
     json: o.json,
     quiet: o.quiet,
     timeoutMs: o.timeoutMs ?? num(launch.timeout_ms),
-    autoRun: o.autoRun,
+    // actions: the executor flags the run was started with (--auto-run, --yes, --sandbox)
+    autoRun: o.autoRun || launch.auto_run === true,
+    yes: launch.yes === true,
+    sandbox: launch.sandbox === true,
   }, continuation);
 }

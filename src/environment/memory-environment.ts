@@ -44,6 +44,9 @@ export class MemoryEnvironment implements EnvironmentMemory {
   private failure?: Error;
   private readonly agents = new Map<string, AgentRecord>();
   private readonly simd?: boolean;
+  /** superseded[i] = 1 when a later message repeats message i's text exactly. */
+  private superseded = new Uint8Array(64);
+  private readonly latestByText = new Map<number, number>();
   /** Time spent embedding, in milliseconds (for benchmarks and run summaries). */
   embedMs = 0;
 
@@ -69,6 +72,7 @@ export class MemoryEnvironment implements EnvironmentMemory {
     }
     this.messages.push(message);
     this.record(message.sender).said.push(message.id);
+    this.noteRepeat(message);
     this.startEmbedding();
   }
 
@@ -103,8 +107,8 @@ export class MemoryEnvironment implements EnvironmentMemory {
 
   /**
    * The visible messages before `before` most similar to the query (default: the last message),
-   * most similar first. The query message itself is never returned, nor a text identical to a
-   * message from `before` on (already in the prompt) or to a more similar hit.
+   * most similar first. The query message itself is never returned, nor a text that a later
+   * message repeats exactly (the text is then either already in the prompt or found once).
    */
   async retrieve(request: RetrieveRequest): Promise<Message[]> {
     const n = this.messages.length;
@@ -125,24 +129,10 @@ export class MemoryEnvironment implements EnvironmentMemory {
       query = store.get(n - 1);
       exclude = { from: n - 1, to: n };
     }
-    // A text already shown (in [before, n), the window) or already picked adds nothing: skip
-    // repeats, widening the search until k distinct texts are found or the candidates run out.
-    const seen = new Set<string>();
-    for (let i = to; i < n; i++) seen.add(this.messages[i]!.content);
-    const k = request.topK;
-    for (let want = k + Math.min(8, n - to); ; want *= 4) {
-      const hits = store.search(query, want, { from, to, exclude, minSimilarity: request.minSimilarity });
-      const picked: Message[] = [];
-      const taken = new Set(seen);
-      for (const h of hits) {
-        const m = this.messages[h.row]!;
-        if (taken.has(m.content)) continue;
-        taken.add(m.content);
-        picked.push(m);
-        if (picked.length === k) return picked;
-      }
-      if (hits.length < want) return picked;
-    }
+    // Only the latest copy of a repeated text is a candidate: an older copy adds nothing, and when
+    // the latest copy is at or after `before` the text is already in the prompt.
+    const hits = store.search(query, request.topK, { from, to, exclude, minSimilarity: request.minSimilarity, skip: this.superseded });
+    return hits.map((h) => this.messages[h.row]!);
   }
 
   /** Wait until every message added so far is embedded; rethrows an embedding failure. */
@@ -172,6 +162,19 @@ export class MemoryEnvironment implements EnvironmentMemory {
   /** Bytes held by the vector store (embeddings only). */
   get vectorBytes(): number {
     return this.store?.byteLength ?? 0;
+  }
+
+  /** Mark the previous message with the same text as superseded by this one. */
+  private noteRepeat(message: Message): void {
+    if (message.id >= this.superseded.length) {
+      const grown = new Uint8Array(Math.max(64, this.superseded.length * 2));
+      grown.set(this.superseded);
+      this.superseded = grown;
+    }
+    const key = textKey(message.content);
+    const previous = this.latestByText.get(key);
+    if (previous !== undefined) this.superseded[previous] = 1;
+    this.latestByText.set(key, message.id);
   }
 
   private record(agent: string): AgentRecord {
@@ -210,4 +213,15 @@ export class MemoryEnvironment implements EnvironmentMemory {
       }
     })();
   }
+}
+
+/** A 53-bit hash of a text (two FNV-1a hashes), for spotting exact repeats. */
+function textKey(text: string): number {
+  let a = 0x811c9dc5, b = 0x01000193 ^ text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+  }
+  return (a >>> 0) * 2 ** 21 + ((b >>> 0) & 0x1fffff);
 }

@@ -50,6 +50,20 @@ function classify(err: unknown, baseURL?: string): RetryableFailure {
   return { retryable: false, reason: err instanceof Error ? err.message : String(err) };
 }
 
+/**
+ * Tool calls as the command JSON the engine parses ({"command", "command_args"}), one per line;
+ * arguments that are not JSON are passed on as they are, so the parse error goes back to the model.
+ */
+export function toolCallsAsCommands(calls: Array<{ name: string; arguments: string }>): string {
+  return calls.map((c) => {
+    try {
+      return JSON.stringify({ command: c.name, command_args: c.arguments.trim() ? JSON.parse(c.arguments) : {} });
+    } catch {
+      return `{"command": ${JSON.stringify(c.name)}, "command_args": ${c.arguments}}`;
+    }
+  }).join('\n');
+}
+
 export class OpenAiProvider implements LlmProvider {
   readonly id = 'openai';
   private readonly client: OpenAI;
@@ -88,15 +102,20 @@ export class OpenAiProvider implements LlmProvider {
   }
 
   private async once(request: ChatRequest, options: ChatOptions): Promise<ChatResponse> {
+    const tools = request.meta.tools;
     const base = {
       model: request.model,
       messages: request.messages,
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
+      // actions: a state's commands offered as function tools (llm.tool_calls)
+      ...(tools?.length ? { tools: tools.map((t) => ({ type: 'function' as const, function: t })), tool_choice: 'auto' as const } : {}),
     };
     if (!request.stream) {
       const res = await this.client.chat.completions.create({ ...base, stream: false }, { signal: options.signal });
-      const content = res.choices[0]?.message?.content ?? '';
+      const message = res.choices[0]?.message;
+      const calls = (message?.tool_calls ?? []).flatMap((c) => (c.type === 'function' ? [{ name: c.function.name, arguments: c.function.arguments }] : []));
+      const content = calls.length ? toolCallsAsCommands(calls) : message?.content ?? '';
       const usage = res.usage
         ? { promptTokens: res.usage.prompt_tokens, completionTokens: res.usage.completion_tokens }
         : estimateUsage(request.messages, content);
@@ -111,6 +130,7 @@ export class OpenAiProvider implements LlmProvider {
     let content = '';
     let usage: ChatResponse['usage'] | undefined;
     let model: string | undefined;
+    const calls: Array<{ name: string; arguments: string }> = [];
     for await (const chunk of stream) {
       model ??= chunk.model;
       const delta = chunk.choices[0]?.delta?.content;
@@ -118,8 +138,15 @@ export class OpenAiProvider implements LlmProvider {
         content += delta;
         options.onDelta?.(delta);
       }
+      // actions: tool calls arrive in pieces, by index
+      for (const t of chunk.choices[0]?.delta?.tool_calls ?? []) {
+        const call = (calls[t.index] ??= { name: '', arguments: '' });
+        if (t.function?.name) call.name += t.function.name;
+        if (t.function?.arguments) call.arguments += t.function.arguments;
+      }
       if (chunk.usage) usage = { promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens };
     }
+    if (calls.length) content = toolCallsAsCommands(calls.filter(Boolean));
     return { content, usage: usage ?? estimateUsage(request.messages, content), model };
   }
 }

@@ -24,7 +24,12 @@ export interface CallMeta {
   extractWord?: string;
   /** Commands the agent must answer with (states with commands): name, executor, required arguments. */
   commands?: Array<{ name: string; executor: string; required: string[] }>;
+  /** The commands as function tools (llm.tool_calls): a provider that supports tools offers them, and returns a tool call as the command's JSON. */
+  tools?: ToolSpec[];
 }
+
+/** A function tool: name, description and the JSON schema of its arguments. */
+export interface ToolSpec { name: string; description: string; parameters: Record<string, unknown> }
 
 export interface ChatRequest {
   messages: ChatMessage[];

@@ -1,5 +1,5 @@
 // The inner loop of retrieval: dot products of one int16 query with many int8 rows, written as
-// a tiny WebAssembly SIMD function (assembled below, about 150 bytes) with a plain JS fallback
+// a tiny WebAssembly SIMD function (assembled below, a few hundred bytes) with a plain JS fallback
 // that computes the same integers. Both work on one growable memory laid out as
 //   [query: int16 x stride][scores: int32 x CHUNK][rows: int8 x stride each ...]
 // where stride (the row length in bytes) is a multiple of 64.

@@ -17,6 +17,8 @@ export interface SearchOptions {
   exclude?: { from: number; to: number };
   /** Only rows at least this similar are returned. */
   minSimilarity?: number;
+  /** Rows whose flag is non-zero are skipped (e.g. texts repeated later). */
+  skip?: Uint8Array;
 }
 
 export interface Hit {
@@ -127,6 +129,7 @@ export class VectorStore {
     const minSim = options.minSimilarity ?? -Infinity;
     const exFrom = options.exclude?.from ?? 0;
     const exTo = options.exclude?.to ?? 0;
+    const skip = options.skip;
 
     // Unit query in float64, and its int16 image.
     const q = this.qf.vec;
@@ -165,7 +168,7 @@ export class VectorStore {
       this.int8.scan(start, count);
       for (let j = 0; j < count; j++) {
         const row = start + j;
-        if (row >= exFrom && row < exTo) continue;
+        if ((row >= exFrom && row < exTo) || (skip !== undefined && skip[row] !== 0)) continue;
         const s = scale[row]!;
         const approx = scores[j]! * s * t;
         const err = errA + s * errB;
@@ -188,17 +191,27 @@ export class VectorStore {
         candUpper[nCand++] = upper;
       }
     }
-    // Pass 2: exact scores of the rows that can still make it.
+    // Pass 2: exact scores, best upper bound first, until no remaining row can beat the k-th.
     const floor = Math.max(heapSize === k ? heap[0]! : -Infinity, minSim);
+    const order: number[] = [];
+    for (let c = 0; c < nCand; c++) if (candUpper[c]! >= floor) order.push(c);
+    order.sort((a, b) => candUpper[b]! - candUpper[a]!);
     const hits: Hit[] = [];
-    for (let c = 0; c < nCand; c++) {
-      if (candUpper[c]! < floor) continue;
+    for (const c of order) {
+      if (hits.length === k && candUpper[c]! < hits[k - 1]!.score) break;
       const row = candRows[c]!;
       const score = this.exact(row, q);
-      if (score >= minSim) hits.push({ row, score });
+      if (score < minSim) continue;
+      if (hits.length === k && (score < hits[k - 1]!.score || (score === hits[k - 1]!.score && row < hits[k - 1]!.row))) continue;
+      // Insert in order (score descending, later row first on ties); k is small.
+      let i = hits.length === k ? k - 1 : hits.length;
+      if (hits.length < k) hits.push({ row, score });
+      while (i > 0 && (hits[i - 1]!.score < score || (hits[i - 1]!.score === score && hits[i - 1]!.row < row))) {
+        hits[i] = hits[i - 1]!;
+        i--;
+      }
+      hits[i] = { row, score };
     }
-    hits.sort((a, b) => b.score - a.score || b.row - a.row);
-    if (hits.length > k) hits.length = k;
     return hits;
   }
 
@@ -217,6 +230,7 @@ export class VectorStore {
     const hits: Hit[] = [];
     for (let row = from; row < to; row++) {
       if (options.exclude && row >= options.exclude.from && row < options.exclude.to) continue;
+      if (options.skip && options.skip[row] !== 0) continue;
       const score = this.exact(row, q);
       if (score >= minSim) hits.push({ row, score });
     }

@@ -561,7 +561,7 @@ export class Run {
     const profile = this.options.sop.resources ? taskLlmProfile(this.options.sop, this.actions.memory, this.inputs) : undefined;
     const reply = await this.call(messages, { ...agentLlm(this.resolved, state, agent, role), ...profile }, {
       purpose: 'agent', state: state.name, agent, role, turn: this.position.turn, turnInState: this.position.states[state.name]!.chatNums,
-      ...this.actions.callMeta(state),
+      ...this.actions.callMeta(state, agentLlm(this.resolved, state, agent, role)),
     }, this.options.stream !== false);
     let text = stripSpeakerName(reply, agent, this.options.nameStripping ?? 'leading');
     if (comps.output) text = extractTag(text, comps.output) ?? text;

@@ -67,7 +67,9 @@ export function toMermaid(sop: Sop): string {
     for (const [key, target] of Object.entries(next)) {
       const maxTurns = state.controller?.max_turns;
       let label: string;
-      if (keys.length === 1 && key === '0') label = 'next';
+      // actions: a state with commands leaves by a finish command (or max_turns), never by a judge
+      if (state.commands && Object.keys(state.commands).length > 0 && key === '1') label = maxTurns !== undefined ? `finish or ${maxTurns} turns` : 'finish';
+      else if (keys.length === 1 && key === '0') label = 'next';
       else if (key === '0') label = target === name ? 'stay (0)' : 'judge 0';
       else if (key === '1' && maxTurns !== undefined) label = `judge 1 or ${maxTurns} turns`;
       else label = `judge ${key}`;

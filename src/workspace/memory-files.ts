@@ -37,6 +37,7 @@ export class MemoryFiles {
   private readonly texts = new Map<string, string>();
   private readonly declared: string[];
   private readonly links: Record<string, MemoryLink>;
+  private readonly taps = new Set<(name: string, content: string) => void>();
   private created = false;
 
   constructor(private readonly o: MemoryFilesOptions) {
@@ -122,6 +123,37 @@ export class MemoryFiles {
     const file = this.pathOf(name);
     if (file) writeNoFollow(file, text, op === 'append');
     this.texts.set(name, next);
+    for (const tap of this.taps) tap(name, next);
+  }
+
+  /**
+   * Be told the whole new content of this store's own files at every write (also writes made
+   * through a sub-flow's link). Returns the function that stops it.
+   */
+  tap(fn: (name: string, content: string) => void): () => void {
+    this.taps.add(fn);
+    return () => this.taps.delete(fn);
+  }
+
+  /** Set a file's content with no event (a resumed run putting back what the journal says). */
+  restore(name: string, content: string): void {
+    this.known(name);
+    const link = this.links[name];
+    if (link) return link.store.restore(link.name, content);
+    this.init();
+    const file = this.pathOf(name);
+    if (file) writeNoFollow(file, content, false);
+    this.texts.set(name, content);
+  }
+
+  /** The initial content the SOP declares for a file. */
+  initial(name: string): string {
+    return this.o.initial[name] ?? '';
+  }
+
+  /** Whether a file belongs to this store (not a link to a caller's). */
+  owns(name: string): boolean {
+    return this.has(name) && !this.links[name];
   }
 
   /** Current contents of every file, for templates ({{memory.NAME}}). */

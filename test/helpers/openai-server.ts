@@ -22,6 +22,8 @@ export interface ChatRequestBody {
 export interface ServerOptions {
   /** Reply to a chat request (default: echoes the last user message's first 40 characters). */
   reply?: (body: ChatRequestBody, index: number) => string;
+  /** Answer with function tool calls instead of text (when it returns some). */
+  toolCalls?: (body: ChatRequestBody, index: number) => Array<{ name: string; arguments: string }> | undefined;
   /** Fault for the n-th request (0-based, counting every request), or undefined to answer. */
   fault?: (index: number, body: unknown) => Fault | undefined;
   /** Delay before every answer. */
@@ -97,12 +99,36 @@ export async function startOpenAiServer(options: ServerOptions = {}): Promise<Te
     if (req.method === 'POST' && req.url?.endsWith('/chat/completions')) {
       const b = body as ChatRequestBody;
       const lastUser = [...(b.messages ?? [])].reverse().find((m) => m.role === 'user')?.content ?? '';
-      const content = options.reply ? options.reply(b, chatIndex) : `echo: ${lastUser.slice(0, 40)}`;
+      const calls = options.toolCalls?.(b, chatIndex);
+      const content = calls?.length ? '' : options.reply ? options.reply(b, chatIndex) : `echo: ${lastUser.slice(0, 40)}`;
       chatIndex++;
       const usage = { prompt_tokens: JSON.stringify(b.messages).length >> 2, completion_tokens: Math.max(1, content.length >> 2), total_tokens: 0 };
       usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
       const id = `chatcmpl-test-${index}`;
       const created = Math.floor(Date.now() / 1000);
+      if (calls?.length) {
+        const toolCalls = calls.map((c, i) => ({ id: `call_${index}_${i}`, type: 'function', function: c }));
+        if (!b.stream) {
+          json(res, 200, {
+            id, object: 'chat.completion', created, model: b.model,
+            choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: toolCalls }, finish_reason: 'tool_calls' }],
+            usage,
+          });
+          return;
+        }
+        // Streamed: the name first, then the arguments in pieces, as OpenAI sends them.
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+        const send = (delta: unknown, finish: string | null = null) =>
+          res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: b.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+        toolCalls.forEach((t, i) => {
+          send({ role: 'assistant', tool_calls: [{ index: i, id: t.id, type: 'function', function: { name: t.function.name, arguments: '' } }] });
+          for (const piece of t.function.arguments.match(/.{1,5}/gs) ?? []) send({ tool_calls: [{ index: i, function: { arguments: piece } }] });
+        });
+        send({}, 'tool_calls');
+        res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: b.model, choices: [], usage })}\n\n`);
+        res.end('data: [DONE]\n\n');
+        return;
+      }
       if (b.stream) {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
         const pieces = content.match(/.{1,7}/gs) ?? [''];

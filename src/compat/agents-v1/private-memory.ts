@@ -12,7 +12,11 @@ export class PrivateMemories {
    * @param keepLastPrompts Agents 1.0 quirk (--compat agents-v1, §5 #29): the last prompt of a
    * call is glued onto the stored observation itself, so later calls show it in the history.
    */
-  constructor(private readonly keepLastPrompts = false) {}
+  constructor(
+    private readonly keepLastPrompts = false,
+    /** Entries kept per agent: calls never send more (the largest MAX_CHAT_HISTORY of the SOP). */
+    private readonly limit = Number.POSITIVE_INFINITY,
+  ) {}
 
   entries(agent: string): PrivateEntry[] {
     let list = this.byAgent.get(agent);
@@ -24,7 +28,9 @@ export class PrivateMemories {
   }
 
   add(agent: string, entry: PrivateEntry): void {
-    this.entries(agent).push(entry);
+    const list = this.entries(agent);
+    list.push(entry);
+    if (list.length > this.limit) list.splice(0, list.length - this.limit);
   }
 
   /**

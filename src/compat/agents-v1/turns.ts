@@ -78,7 +78,8 @@ export class AgentsV1Turns {
   private readonly workspace?: Workspace;
 
   constructor(private readonly host: AgentsV1Host, private readonly options: AgentsV1Options = {}) {
-    this.memories = new PrivateMemories(host.compat);
+    const longest = Math.max(1, ...Object.values(host.resolved.states).map((s) => s.maxChatHistory));
+    this.memories = new PrivateMemories(host.compat, longest);
     this.makeEmbedder = options.embedder ?? (() => defaultEmbedder(host.sop.environment?.embedder));
     if (options.workspace) this.workspace = new Workspace(options.workspace);
   }
@@ -205,6 +206,15 @@ export class AgentsV1Turns {
       this.knowledgeBases.set(key, kb);
     }
     return kb;
+  }
+
+  /** Checkpointable (src/journal/snapshot.ts): journaled at each turn boundary, restored on resume. */
+  checkpoint(): AgentsV1Snapshot {
+    return this.snapshot();
+  }
+
+  restoreCheckpoint(state: unknown): void {
+    this.restore(state as AgentsV1Snapshot);
   }
 
   /** Private memories and shared memory, for checkpoints (a resumed run restores them). */
