@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { Script } from 'node:vm';
 import { approveCode, codeEnv, outcomeContext } from './code.js';
 import { CODE_DEFAULTS, runCode } from './code-runner.js';
-import { ExecutorInputError, str, type ArgSpecs, type ExecContext, type ExecResult, type Executor } from './types.js';
+import { ExecutorInputError, str, type ArgSpecs, type ExecResult, type Executor } from './types.js';
 
 type Lang = 'python' | 'javascript';
 

@@ -1,7 +1,7 @@
 // The `memory` executor: read, write or append to a memory file of the run (plan, logs,
 // code_library, ...) or to a file in the workspace. update_plan and re_plan are writes to plan.
 // Names are checked against the SOP's declared memory files; workspace paths cannot leave it.
-import { ExecutorInputError, str, type ArgSpecs, type ExecContext, type ExecResult, type Executor } from './types.js';
+import { ExecutorInputError, str, type ArgSpecs, type ExecResult, type Executor } from './types.js';
 
 type Op = 'read' | 'write' | 'append';
 
@@ -9,7 +9,7 @@ function target(settings: Record<string, unknown>): 'memory' | 'workspace' {
   return settings.target === 'workspace' ? 'workspace' : 'memory';
 }
 
-function describeTarget(ctx: ExecContext, name: string, where: 'memory' | 'workspace'): string {
+function describeTarget(name: string, where: 'memory' | 'workspace'): string {
   return where === 'memory' ? `memory file "${name}"` : `workspace file "${name}"`;
 }
 
@@ -44,7 +44,7 @@ export const executor: Executor = {
     const where = target(ctx.settings);
     const name = str(ctx.settings.file) ?? str(args.file) ?? '';
     if (name === '') throw new ExecutorInputError('no file named');
-    const label = describeTarget(ctx, name, where);
+    const label = describeTarget(name, where);
     if (op === 'read') {
       const text = where === 'memory' ? ctx.memory.read(name) : ctx.workspace().read(name);
       return { ok: true, result: text === '' ? `(${label} is empty)` : text, summary: `read ${label} (${text.length} characters)` };

@@ -93,6 +93,13 @@ export class NoHumanInput implements HumanInput {
   readonly id = 'none';
   readonly consumed = 0;
   async ask(q: HumanQuestion): Promise<string> {
+    if (q.kind !== 'turn') {
+      // actions: a command asks the user (a question, a review, approval to run code)
+      throw new HumanInputError(
+        `${q.agent} (${q.role}) in state "${q.state}" needs ${q.kind === 'approval' ? 'approval to run code' : 'an answer from the user'}, but there is no terminal to ask. ` +
+        `Give the answers with --answers FILE, or accept everything with --yes${q.kind === 'approval' ? ' (or run code without asking: --auto-run)' : ''}.`,
+      );
+    }
     throw new HumanInputError(
       `${q.agent} (${q.role}) in state "${q.state}" is played by a human, but there is no terminal to ask. ` +
       `Give the answers with --answers FILE (a JSON list of strings, or one answer per line).`,

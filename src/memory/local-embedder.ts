@@ -92,11 +92,19 @@ export class LocalEmbedder implements Embedder {
   private docs = 0;
   private feats = new Uint32Array(1024);
   private readonly words = new Map<string, Uint32Array>();
+  /** Scratch table for counting features: keys, counts, mixed hashes, slots in use. */
+  private table = new Uint32Array(1024);
+  private counts = new Uint32Array(1024);
+  private mixed = new Uint32Array(1024);
+  private used = new Int32Array(1024);
+  /** dimension - 1 when it is a power of two (a mask instead of a modulo), else -1. */
+  private readonly dimMask: number;
 
   constructor(options: LocalEmbedderOptions = {}) {
     const d = options.dimension ?? 256;
     if (!Number.isInteger(d) || d < 8 || d > 2048) throw new Error(`local embedder: dimension must be an integer from 8 to 2048, got ${d}`);
     this.dimension = d;
+    this.dimMask = (d & (d - 1)) === 0 ? d - 1 : -1;
     this.id = d === 256 ? 'local-v1' : `local-v1-${d}`;
   }
 
@@ -118,27 +126,44 @@ export class LocalEmbedder implements Embedder {
   /** One text, synchronously; `learn` adds it to the IDF statistics first. */
   embedOne(text: string, learn = true): Float32Array {
     const n = this.features(text);
-    const feats = this.feats.subarray(0, n).sort();
+    const feats = this.feats;
+    // Count each distinct feature (term frequency) in an open-addressing table, in first-seen order.
+    if (this.table.length < 2 * n) this.growTable(2 * n);
+    const { table, counts, mixed, used } = this;
+    const tmask = table.length - 1;
+    let distinct = 0;
+    for (let i = 0; i < n; i++) {
+      const key = feats[i]!;
+      const m = mix(key);
+      let slot = m & tmask;
+      while (counts[slot] !== 0 && table[slot] !== key) slot = (slot + 1) & tmask;
+      if (counts[slot]++ === 0) {
+        table[slot] = key;
+        mixed[slot] = m;
+        used[distinct++] = slot;
+      }
+    }
     const out = new Float32Array(this.dimension);
     if (learn) this.docs++;
     const docs = Math.max(1, this.docs);
     const lnDocs = Math.log(1 + docs);
     const mask = (1 << DF_BITS) - 1;
     const df = this.df;
-    for (let i = 0; i < n;) {
-      const key = feats[i]!;
-      let j = i + 1;
-      while (j < n && feats[j] === key) j++;
-      const tf = j - i;
-      i = j;
-      const m = mix(key);
-      const slot = m & mask;
-      if (learn) df[slot]!++;
+    const dimMask = this.dimMask;
+    for (let u = 0; u < distinct; u++) {
+      const slot = used[u]!;
+      const tf = counts[slot]!;
+      counts[slot] = 0;
+      const key = table[slot]!;
+      const m = mixed[slot]!;
+      const dfSlot = m & mask;
+      if (learn) df[dfSlot]!++;
       // Smoothed IDF, ln((1+N)/(1+df)) + 1; df may lag behind N for unseen features (queries).
-      const f = Math.min(df[slot]!, docs);
+      const f = Math.min(df[dfSlot]!, docs);
       const idf = lnDocs - (f < LN1P.length ? LN1P[f]! : Math.log(1 + f)) + 1;
       const w = (tf === 1 ? 1 : 1 + Math.log(tf)) * idf * GROUP_WEIGHT[key >>> 30]!;
-      const dim = ((m >>> DF_BITS) & 0x7ff) % this.dimension;
+      const bits = (m >>> DF_BITS) & 0x7ff;
+      const dim = dimMask >= 0 ? bits & dimMask : bits % this.dimension;
       out[dim]! += (m & 0x80000000) !== 0 ? -w : w;
     }
     let norm = 0;
@@ -148,6 +173,15 @@ export class LocalEmbedder implements Embedder {
       for (let i = 0; i < out.length; i++) out[i]! *= inv;
     }
     return out;
+  }
+
+  private growTable(min: number): void {
+    let size = this.table.length;
+    while (size < min) size *= 2;
+    this.table = new Uint32Array(size);
+    this.counts = new Uint32Array(size);
+    this.mixed = new Uint32Array(size);
+    this.used = new Int32Array(size);
   }
 
   /** The features of one word, cached: [stem key, 4-gram keys...]; empty for a stop word. */
