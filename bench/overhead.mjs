@@ -110,6 +110,7 @@ export async function run() {
       row('Engine overhead/turn, p95', fmtUs(results.overhead_us.p95)),
       row('  of which journal writes + fsync (median)', fmtUs(results.journal_us.median)),
       row('  same, journal off (median)', fmtUs(results.overhead_journal_off_us.median)),
+      row('  one fsync of a 1 KB append on this disk (median)', fmtUs(fsync.median)),
       row(`Embedding/turn, median (${results.embedder})`, fmtUs(results.embedding_us.median)),
       row('Overhead + embedding/turn, median', fmtUs(results.overhead_with_embedding_us.median)),
     ];

@@ -15,6 +15,7 @@ import { Run } from '../src/runtime/run.js';
 import { SopError, formatDiagnostic } from '../src/sop/diagnostics.js';
 import { loadSopFile } from '../src/sop/load.js';
 import type { Sop } from '../src/sop/types.js';
+import { Mutator } from './helpers/sop-mutator.js';
 
 const MUTANTS = 1000;
 const SEED = Number(process.env.SOP_FUZZ_SEED ?? 4242);
@@ -27,140 +28,6 @@ function shippedSops(): Array<{ file: string; text: string }> {
     for (const f of readdirSync(dir)) if (f.endsWith('.sop.json')) files.push(join(dir, f));
   }
   return files.map((file) => ({ file, text: readFileSync(file, 'utf8') }));
-}
-
-type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
-type Path = Array<string | number>;
-
-/** Every path to a value in the document (the root excluded). */
-function paths(doc: Json, at: Path = [], out: Path[] = []): Path[] {
-  if (doc !== null && typeof doc === 'object') {
-    for (const [k, v] of Object.entries(doc)) {
-      const p = [...at, Array.isArray(doc) ? Number(k) : k];
-      out.push(p);
-      paths(v as Json, p, out);
-    }
-  }
-  return out;
-}
-
-function parentOf(doc: Json, path: Path): Json {
-  let v: Json = doc;
-  for (const k of path.slice(0, -1)) v = (v as Record<string, Json>)[k as string]!;
-  return v;
-}
-
-/** Set an own property even for "__proto__" (plain assignment would set the prototype). */
-function define(obj: object, key: string | number, value: Json): void {
-  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
-}
-
-const RESERVED = ['__proto__', 'constructor', 'prototype'];
-
-class Mutator {
-  constructor(private readonly rng: Rng) {}
-  int(n: number): number { return Math.floor(this.rng.next() * n); }
-  pick<T>(xs: readonly T[]): T { return xs[this.int(xs.length)]!; }
-  randomString(): string {
-    const pool = ['', ' ', 'x', '{{', '}}', '{{#each}}', '{{constructor.constructor}}', '\u0000', '\ud800', 'é', '🥐', '../..', '/', '~1', '"', '\\', 'null', '0', '-1', 'states', 'root'];
-    let s = '';
-    const n = this.int(6);
-    for (let i = 0; i < n; i++) s += this.rng.next() < 0.5 ? this.pick(pool) : String.fromCharCode(32 + this.int(95));
-    return s;
-  }
-  wrongValue(old: Json): Json {
-    const options: Json[] = [null, true, 0, -1, 1.5, 1e308, '', this.randomString(), [], [1, 'a'], {}, { a: 1 }];
-    let v: Json;
-    do v = this.pick(options); while (typeof v === typeof old && Array.isArray(v) === Array.isArray(old) && v !== null && old !== null);
-    return v;
-  }
-  deep(depth: number): Json {
-    let v: Json = 'bottom';
-    for (let i = 0; i < depth; i++) v = this.rng.next() < 0.5 ? [v] : { k: v };
-    return v;
-  }
-
-  /** One mutation of the document text; returns the text and what was done. */
-  mutate(text: string): { text: string; what: string } {
-    const kind = this.int(12);
-    if (kind === 0) {
-      const cut = this.int(text.length);
-      return { text: text.slice(0, cut), what: `truncated at ${cut}` };
-    }
-    if (kind === 1) {
-      const at = this.int(text.length);
-      return { text: text.slice(0, at) + this.pick(['{', '}', ',', '"', ':', '\u0000', '[', 'garbage']) + text.slice(at), what: `junk at ${at}` };
-    }
-    const doc = JSON.parse(text) as Json;
-    const all = paths(doc);
-    const objects = [[], ...all].filter((p) => { const v = p.length === 0 ? doc : (parentOf(doc, [...p, 'x']) as Json); return v !== null && typeof v === 'object' && !Array.isArray(v); });
-    const p = this.pick(all);
-    const parent = parentOf(doc, p) as Record<string, Json> & Json[];
-    const key = p[p.length - 1]!;
-    switch (kind) {
-      case 2: case 3:
-        if (Array.isArray(parent)) parent.splice(key as number, 1); else delete parent[key as string];
-        return { text: JSON.stringify(doc), what: `deleted /${p.join('/')}` };
-      case 4: case 5:
-        define(parent, key, this.wrongValue(parent[key as never] as Json));
-        return { text: JSON.stringify(doc), what: `wrong type at /${p.join('/')}` };
-      case 6:
-        define(parent, key, this.randomString());
-        return { text: JSON.stringify(doc), what: `random string at /${p.join('/')}` };
-      case 7: {
-        // Built as text: a structure this deep is past what recursive code (JSON.stringify) handles.
-        const depth = this.pick([20, 70, 500, 5000, 100_000]);
-        define(parent, key, '@@DEEP@@');
-        const deep = this.rng.next() < 0.5 ? `${'['.repeat(depth)}1${']'.repeat(depth)}` : `${'{"k":'.repeat(depth)}1${'}'.repeat(depth)}`;
-        return { text: JSON.stringify(doc).replace('"@@DEEP@@"', deep), what: `nested ${depth} deep at /${p.join('/')}` };
-      }
-      case 8: {
-        // A prototype key added to an object, or a map key (state, agent, input) renamed to one.
-        const target = this.pick(objects);
-        const obj = (target.length === 0 ? doc : (parentOf(doc, [...target, 'x']) as Json)) as Record<string, Json>;
-        const name = this.pick(RESERVED);
-        const keys = Object.keys(obj);
-        if (keys.length > 0 && this.rng.next() < 0.5) {
-          const old = this.pick(keys);
-          const v = obj[old]!;
-          delete obj[old];
-          define(obj, name, v);
-          return { text: JSON.stringify(doc), what: `renamed /${[...target, old].join('/')} to ${name}` };
-        }
-        define(obj, name, this.pick<Json>([{ polluted: true }, 'x', { roles: { a: 'b' } }, null]));
-        return { text: JSON.stringify(doc), what: `added ${name} at /${target.join('/')}` };
-      }
-      case 9: {
-        const target = this.pick(objects);
-        const obj = (target.length === 0 ? doc : (parentOf(doc, [...target, 'x']) as Json)) as Record<string, Json>;
-        define(obj, this.randomString() || 'unknown_key', this.wrongValue(null));
-        return { text: JSON.stringify(doc), what: `unknown key at /${target.join('/')}` };
-      }
-      case 10: {
-        // Cycles without exit: every state's transitions point at another non-final state.
-        const d = doc as { states?: Record<string, { final?: boolean; next_states?: Record<string, string> }> };
-        const names = Object.keys(d.states ?? {}).filter((n) => !d.states![n]!.final);
-        for (const [i, n] of names.entries()) {
-          const s = d.states![n]!;
-          s.next_states = { '0': n, '1': names[(i + 1) % names.length]! };
-        }
-        return { text: JSON.stringify(doc), what: 'cycle without exit' };
-      }
-      default: {
-        // Huge: many copies of a state, or a document over the size limit.
-        const d = doc as { states?: Record<string, Json>; description?: Json };
-        const states = d.states ?? {};
-        const first = Object.keys(states)[0];
-        const copies = this.pick([200, 1000, 3000, 0]);
-        if (copies === 0) {
-          d.description = 'x'.repeat(6 * 1024 * 1024);
-          return { text: JSON.stringify(doc), what: 'over the size limit' };
-        }
-        if (first) for (let i = 0; i < copies; i++) states[`copy_${i}`] = this.rng.next() < 0.5 ? states[first]! : { roles: ['r'], next_states: { '0': `copy_${i + 1}` } };
-        return { text: JSON.stringify(doc), what: `${copies} copies of a state` };
-      }
-    }
-  }
 }
 
 function parses(text: string): boolean {

@@ -18,7 +18,7 @@ export interface MemoryEnvironmentOptions {
   simd?: boolean;
 }
 
-/** What one agent said and heard (was shown in its prompts), oldest first. */
+/** What one agent said (oldest first) and heard: the messages of others shown in its prompts, in the order first shown. */
 export interface AgentMemory {
   said: Message[];
   heard: Message[];

@@ -7,7 +7,7 @@
 import { basename, dirname, extname, relative, resolve } from 'node:path';
 import { SopError, type Diagnostic } from '../sop/diagnostics.js';
 import type { LlmSettings, Sop, SopComponents, SopController, SopState } from '../sop/types.js';
-import { ImportLog, isObject, literalText, type KeyPath } from './import-log.js';
+import { ImportLog, has, isObject, literalText, type KeyPath } from './import-log.js';
 import { convertComponents } from './v1-components.js';
 import { readConfigBlock, type V1Settings } from './v1-config-block.js';
 import { V1_DEFAULT_LLM, readLlmBlock } from './v1-llm.js';
@@ -65,14 +65,14 @@ export function importAgentsV1(doc: unknown, options: ImportOptions): ImportResu
   if (!agents) log.error(['agents'], 'must be an object of agents');
   const root = doc.root;
   if (typeof root !== 'string') log.error(['root'], 'must name the first state');
-  else if (states && !(root in states)) log.error(['root'], `state "${root}" is not in "states"`);
+  else if (states && !has(states, root)) log.error(['root'], `state "${root}" is not in "states"`);
   if (!states || !relations || !agents || typeof root !== 'string' || log.hasErrors) throw new SopError(log.diagnostics());
 
   const finish = typeof doc.finish_state_name === 'string' ? doc.finish_state_name : 'end_state';
   if (doc.finish_state_name !== undefined && typeof doc.finish_state_name !== 'string') log.warn(['finish_state_name'], 'must be a state name; using "end_state"');
 
   const usesShopping = Object.values(states).some((s) => isObject(s) && isObject(s.agent_states)
-    && Object.values(s.agent_states).some((c) => isObject(c) && 'CategoryRequirementsComponent' in c));
+    && Object.values(s.agent_states).some((c) => isObject(c) && has(c, 'CategoryRequirementsComponent')));
   const settings = readConfigBlock(doc.config, log, usesShopping);
   const envType = readEnvironmentType(doc.environment_type, log);
   const god = readLlmBlock(doc, [], log);
@@ -96,9 +96,9 @@ export function importAgentsV1(doc: unknown, options: ImportOptions): ImportResu
     if (Object.values(outStates[name]!.next_states ?? {}).includes(finish)) finishUsed = true;
   }
   for (const name of Object.keys(relations)) {
-    if (!(name in states)) log.error(['relations', name], `state "${name}" is not in "states"`);
+    if (!has(states, name)) log.error(['relations', name], `state "${name}" is not in "states"`);
   }
-  if (finishUsed && !(finish in states)) {
+  if (finishUsed && !has(states, finish)) {
     log.warn(['relations'], `the finish state "${finish}" is not in "states" (Agents 1.0 fails to load this); sop adds it as a final state`);
     outStates[finish] = { final: true };
   }
@@ -163,7 +163,7 @@ function readAgents(agents: Record<string, unknown>, states: Record<string, unkn
   const humans = new Set<string>();
   const claims = new Set<string>();
   for (const name of settings.userNames) {
-    if (!(name in agents)) log.warn(['config', 'User_Names'], `"${name}" is not one of the agents`);
+    if (!has(agents, name)) log.warn(['config', 'User_Names'], `"${name}" is not one of the agents`);
   }
   for (const [name, a] of Object.entries(agents)) {
     const at = ['agents', name];
@@ -181,11 +181,11 @@ function readAgents(agents: Record<string, unknown>, states: Record<string, unkn
     for (const [state, role] of Object.entries(a.roles)) {
       const rat = [...at, 'roles', state];
       if (typeof role !== 'string' || role === '') { log.error(rat, 'must be a role name'); continue; }
-      const st = states[state];
+      const st = has(states, state) ? states[state] : undefined;
       if (!isObject(st)) { log.error(rat, `state "${state}" is not in "states"`); continue; }
       if (state === finish) continue; // the finish state never runs
       const comps = isObject(st.agent_states) ? st.agent_states : {};
-      if (!(role in comps)) {
+      if (!has(comps, role)) {
         log.error(rat, `role "${role}" has no entry in states.${state}.agent_states (Agents 1.0 fails to load this); add "${role}": {} there`);
         continue;
       }
@@ -228,7 +228,7 @@ function reachableStates(root: string, relations: Record<string, unknown>, finis
     if (seen.has(s)) continue;
     seen.add(s);
     if (s === finish) continue;
-    const rel = relations[s];
+    const rel = has(relations, s) ? relations[s] : undefined;
     if (isObject(rel)) for (const t of Object.values(rel)) if (typeof t === 'string') todo.push(t);
   }
   return seen;
@@ -239,7 +239,7 @@ function finishState(name: string, st: Record<string, unknown>, relations: Recor
   if (unused.length > 0) {
     log.warn(['states', name], `"${name}" is the finish state: entering it ends the run, so its ${unused.join(', ')} never run (as in Agents 1.0); not carried`);
   }
-  if (isObject(relations[name])) log.warn(['relations', name], `transitions out of the finish state "${name}" are never taken (as in Agents 1.0); not carried`);
+  if (has(relations, name) && isObject(relations[name])) log.warn(['relations', name], `transitions out of the finish state "${name}" are never taken (as in Agents 1.0); not carried`);
   return { final: true };
 }
 
@@ -342,7 +342,7 @@ function convertState(name: string, st: Record<string, unknown>, c: StateContext
 
 function convertRelations(name: string, c: StateContext): Record<string, string> {
   const { log } = c;
-  const rel = c.relations[name];
+  const rel = has(c.relations, name) ? c.relations[name] : undefined;
   if (!isObject(rel) || Object.keys(rel).length === 0) {
     if (c.reachable.has(name)) {
       log.error(['relations', name], `state "${name}" has no relations (Agents 1.0 fails when the run leaves it); add "${name}": {"0": "${name}"} to stay, or a way on`);
@@ -355,7 +355,7 @@ function convertRelations(name: string, c: StateContext): Record<string, string>
   for (const [key, target] of Object.entries(rel)) {
     const at = ['relations', name, key];
     if (!/^[0-9]+$/.test(key)) { log.error(at, `key "${key}" must be a digit string ("0" stays, "1" moves on)`); continue; }
-    if (typeof target !== 'string' || !(target in c.states) && target !== c.finish) { log.error(at, `target ${JSON.stringify(target)} is not in "states"`); continue; }
+    if (typeof target !== 'string' || !has(c.states, target) && target !== c.finish) { log.error(at, `target ${JSON.stringify(target)} is not in "states"`); continue; }
     out[key] = target;
   }
   const keys = Object.keys(out);

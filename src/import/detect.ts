@@ -6,5 +6,5 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export function isAgentsV1Config(doc: unknown): boolean {
   if (!isObject(doc)) return false;
   if (!isObject(doc.config) || !isObject(doc.relations) || !isObject(doc.states)) return false;
-  return Object.values(doc.states).some((s) => isObject(s) && 'agent_states' in s);
+  return Object.values(doc.states).some((s) => isObject(s) && Object.prototype.hasOwnProperty.call(s, 'agent_states'));
 }

@@ -2,7 +2,7 @@
 // keeping the key order (it is the order of the prompt contributions).
 import { basename, relative } from 'node:path';
 import type { SopComponents } from '../sop/types.js';
-import { isObject, literalText, type ImportLog, type KeyPath } from './import-log.js';
+import { has, isObject, literalText, type ImportLog, type KeyPath } from './import-log.js';
 import type { V1Settings } from './v1-config-block.js';
 import { KNOWN_EMBEDDING_DIMENSIONS, inspectKnowledgeFile, resolveDataPath } from './v1-data-files.js';
 import { readLlmBlock } from './v1-llm.js';
@@ -26,7 +26,7 @@ type ToolSlot = { name: string; needs: string; settings?: Record<string, string 
 
 /** `{field: value}` argument objects of Agents 1.0 components. */
 function arg(value: unknown, field: string, at: KeyPath, log: ImportLog, kind: string): unknown {
-  if (!isObject(value) || !(field in value)) {
+  if (!isObject(value) || !has(value, field)) {
     log.warn(at, `${kind} needs {"${field}": ...} (Agents 1.0 fails without it); not carried`);
     return undefined;
   }
@@ -105,7 +105,7 @@ export function convertComponents(map: Record<string, unknown>, ctx: ComponentCo
       }
       case 'demonstrations': case 'demonstration': {
         if (key === 'demonstration') {
-          if ('demonstrations' in map) {
+          if (has(map, 'demonstrations')) {
             log.warn(at, 'misspelt "demonstration" next to "demonstrations": ignored (Agents 1.0 ignored it too)');
             break;
           }

@@ -1,7 +1,7 @@
 // The `config` block of an Agents 1.0 file (process environment variables in the original):
 // numbers are parsed strictly (the original evaluated them as Python), API keys are never
 // copied, and every key that has no place in a SOP is reported.
-import { isObject, type ImportLog } from './import-log.js';
+import { has, isObject, type ImportLog } from './import-log.js';
 
 export interface V1Settings {
   maxChatHistory: number;
@@ -34,7 +34,7 @@ export function readConfigBlock(config: unknown, log: ImportLog, usesShopping: b
     return out;
   }
   const at = (key: string) => ['config', key];
-  if (!('MAX_CHAT_HISTORY' in config)) {
+  if (!has(config, 'MAX_CHAT_HISTORY')) {
     log.warn(['config'], `has no MAX_CHAT_HISTORY (Agents 1.0 fails without it); using ${DEFAULT_MAX_CHAT_HISTORY}`);
   }
   for (const [key, value] of Object.entries(config)) {
@@ -121,7 +121,7 @@ export function readConfigBlock(config: unknown, log: ImportLog, usesShopping: b
   }
   if (!usesShopping) {
     for (const key of SHOPPING_KEYS) {
-      if (key in config) log.warn(at(key), 'not carried: only the shopping component (CategoryRequirementsComponent) uses it, and no role has one');
+      if (has(config, key)) log.warn(at(key), 'not carried: only the shopping component (CategoryRequirementsComponent) uses it, and no role has one');
     }
   }
   return out;

@@ -63,6 +63,8 @@ export interface UsageTotals {
   by_purpose: Partial<Record<CallPurpose, { calls: number; prompt_tokens: number; completion_tokens: number }>>;
   /** Prompt tokens of the latest agent call as of turns 10, 20, 50, 100, 200, 500, ... (memory: flat prompts). */
   agent_prompt_tokens_at_turn?: Record<string, number>;
+  /** Prompt tokens of the latest agent call (kept here so a resumed run samples the same values). */
+  agent_prompt_tokens_last?: number;
 }
 
 export function emptyUsage(): UsageTotals {

@@ -119,8 +119,6 @@ export class Run {
   /** agents-v1: private memories and v1 prompts, for SOPs with `agents_v1`. */
   readonly v1?: AgentsV1Turns;
   private budgetWarned = false;
-  /** Prompt tokens of the latest agent call (sampled into usage at turns 10, 20, 50, 100, ...). */
-  private lastAgentPromptTokens?: number;
 
   constructor(private readonly options: RunOptions) {
     this.resolved = resolveSop(options.sop);
@@ -289,8 +287,9 @@ export class Run {
   /** Record the size of the latest agent prompt at sample turns, to show whether prompts stay flat. */
   private samplePromptTokens(): void {
     const turn = this.position.turn;
-    if (this.lastAgentPromptTokens === undefined || !isSampleTurn(turn)) return;
-    (this.usage.agent_prompt_tokens_at_turn ??= {})[String(turn)] = this.lastAgentPromptTokens;
+    const last = this.usage.agent_prompt_tokens_last;
+    if (last === undefined || !isSampleTurn(turn)) return;
+    (this.usage.agent_prompt_tokens_at_turn ??= {})[String(turn)] = last;
   }
 
   private state(name: string): ResolvedState {
@@ -619,7 +618,7 @@ export class Run {
       onDelta?.(res.content);
     }
     addUsage(this.usage, meta.purpose, res.usage);
-    if (meta.purpose === 'agent') this.lastAgentPromptTokens = res.usage.promptTokens;
+    if (meta.purpose === 'agent') this.usage.agent_prompt_tokens_last = res.usage.promptTokens; // memory: sampled below
     let promptChars = 0;
     for (const m of messages) promptChars += m.content.length;
     this.emit({

@@ -15,11 +15,21 @@ export function secretValues(env: NodeJS.ProcessEnv = process.env): string[] {
 
 export type Redactor = (text: string) => string;
 
+/**
+ * Replaces each secret, and its JSON-escaped forms (a secret with a quote or a backslash is
+ * written escaped in journal lines, and twice escaped inside a JSON string in JSON).
+ */
 export function makeRedactor(secrets: string[] = secretValues()): Redactor {
-  if (secrets.length === 0) return (t) => t;
+  const forms = new Set<string>();
+  for (const s of secrets) {
+    const once = JSON.stringify(s).slice(1, -1);
+    forms.add(s).add(once).add(JSON.stringify(once).slice(1, -1));
+  }
+  const ordered = [...forms].filter((f) => f.length > 0).sort((a, b) => b.length - a.length);
+  if (ordered.length === 0) return (t) => t;
   return (text) => {
     let out = text;
-    for (const s of secrets) if (out.includes(s)) out = out.split(s).join('[REDACTED]');
+    for (const s of ordered) if (out.includes(s)) out = out.split(s).join('[REDACTED]');
     return out;
   };
 }
