@@ -139,6 +139,37 @@ describe('fuzzing the SOP loader', () => {
   }, 120_000);
 });
 
+describe('hostile SOP shapes', () => {
+  const write = (doc: unknown) => {
+    const file = join(mkdtempSync(join(tmpdir(), 'sop-hostile-')), 'x.sop.json');
+    writeFileSync(file, JSON.stringify(doc));
+    return file;
+  };
+  const base = (states: Record<string, unknown>, roles: Record<string, string>) => ({ name: 'x', root: 'a', agents: { A: { roles } }, states });
+
+  it('warns about a cycle without exit', () => {
+    const file = write(base({
+      a: { roles: ['r'], next_states: { '1': 'b', '2': 'end' } },
+      b: { roles: ['r'], next_states: { '0': 'c' } },
+      c: { roles: ['r'], next_states: { '0': 'b' } },
+      end: { final: true },
+    }, { a: 'r', b: 'r', c: 'r' }));
+    const { warnings } = loadSopFile(file);
+    expect(warnings.map((w) => w.pointer).sort()).toEqual(['/states/b/next_states', '/states/c/next_states']);
+    expect(warnings[0]!.message).toMatch(/cycle without exit.*--max-turns/);
+  });
+
+  it('reports the first 50 problems of a huge broken SOP and counts the rest', () => {
+    const states: Record<string, unknown> = { end: { final: true } };
+    for (let i = 0; i < 3000; i++) states[`s${i}`] = { roles: ['nobody'], next_states: { '0': 'end' } };
+    const err = (() => { try { loadSopFile(write(base(states, {}))); } catch (e) { return e; } })() as SopError;
+    expect(err).toBeInstanceOf(SopError);
+    expect(err.diagnostics).toHaveLength(51);
+    expect(err.diagnostics[50]!.message).toMatch(/and 29\d\d more problems \(only the first 50 are shown\)/);
+    expect(err.diagnostics[0]!.position).toBeDefined();
+  });
+});
+
 describe('templates cannot reach into code', () => {
   it('renders no prototype properties or methods', () => {
     const render = compileTemplate('[{{constructor}}][{{__proto__}}][{{constructor.constructor}}][{{#with constructor}}{{name}}{{/with}}][{{lookup this "constructor"}}][{{a.__proto__.polluted}}]', 'test');

@@ -13,12 +13,12 @@ const GOAL = 'How does the period of a simple pendulum depend on its length and 
 
 interface Outcome { code: number | null; stderr: string; dir: string; events: any[] }
 
-function runExample(): Outcome {
+function runExample(extra: string[] = []): Outcome {
   const out = tempDir('sop-scientist-');
   const r = spawnSync(process.execPath, [
     CLI, 'run', 'sops/scientist.sop.json', '--goal', GOAL,
     '--llm', 'replay:examples/scientist/scientist.cassette.json', '--auto-run', '--answers', 'examples/scientist/answers.txt',
-    '--out', out, '--json',
+    '--out', out, '--json', ...extra,
   ], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, SOP_DEBUG: '' }, timeout: 120_000 });
   const runs = readdirSync(out);
   const events = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
@@ -88,5 +88,14 @@ describe('examples/scientist', () => {
     const written = run.events.filter((e) => e.type === 'memory_written').map((e) => e.name);
     expect(written.filter((n) => n === 'task_board').length).toBeGreaterThan(10);
     expect(written.filter((n) => n === 'world_model')).toHaveLength(9); // 2 proposals, 2 predictions, 3 tests, accept, reject
+  });
+
+  it('stopped half-way and resumed, ends with the same task board and world model', () => {
+    const half = runExample(['--max-turns', '20']);
+    expect(half.events.find((e) => e.type === 'run_finished').status).toBe('max_turns');
+    expect(json(half.dir, 'world_model.json').statements[0].status).toBe('accepted');
+    const r = spawnSync(process.execPath, [CLI, 'resume', half.dir, '--max-turns', '100', '--quiet'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+    expect(r.status).toBe(0);
+    for (const file of ['task_board.json', 'world_model.json']) expect(json(half.dir, file)).toEqual(json(run.dir, file));
   });
 });

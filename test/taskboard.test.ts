@@ -8,6 +8,9 @@ import { executor } from '../src/executors/task-board.js';
 import { ExecutorInputError } from '../src/executors/types.js';
 import { MemoryFiles } from '../src/workspace/memory-files.js';
 import { execContext } from './helpers/executor-context.js';
+import { ScriptedLlm } from './helpers/scripted-llm.js';
+import { Run } from '../src/runtime/run.js';
+import { validateSopDocument } from '../src/sop/load.js';
 import { LocalEmbedder } from '../src/memory/local-embedder.js';
 import { TextIndex } from '../src/scientist/text-index.js';
 import { TaskBoard } from '../src/taskboard/board.js';
@@ -261,5 +264,38 @@ describe('task_board executor', () => {
     expect(board().thoughts.map((t: { turn: number }) => t.turn)).toEqual([1, 1]);
     const r = await run('search_thoughts', { query: 'what damps the swings of the pendulum?', k: 1 });
     expect(r.result).toMatch(/^Closest thoughts:\n- thought 1 \(\d\.\d\d\) friction: air resistance damps long swings$/);
+  });
+});
+
+describe('task_board commands in a run', () => {
+  const sop = (finishKey: string) => validateSopDocument({
+    name: 'branch',
+    memory_types: { task_board: 'task_board' },
+    environment: { summary: { enabled: false } },
+    agents: { Sam: { roles: { plan: 'Planner', work: 'Worker' } } },
+    root: 'plan',
+    states: {
+      plan: {
+        roles: ['Planner'],
+        commands: {
+          create: { executor: 'task_board', settings: { op: 'create' } },
+          done: { executor: 'task_board', settings: { op: 'done', finish: finishKey } },
+        },
+        next_states: { 1: 'end', 2: 'work' },
+      },
+      work: { roles: ['Worker'], commands: { done: { executor: 'task_board', settings: { op: 'done', finish: '1' } } }, next_states: { 1: 'end' } },
+      end: { final: true },
+    },
+  }, 'branch.sop.json').sop;
+  const cmd = (command: string, args: Record<string, unknown> = {}) => JSON.stringify({ command, command_args: args });
+
+  it('takes the next state a command names, and fails clearly when the state has no such way on', async () => {
+    const llm = new ScriptedLlm({ agent: [cmd('done'), cmd('done')] });
+    const ok = await new Run({ sop: sop('2'), file: 'branch.sop.json', llm, actions: { runDir: mkdtempSync(join(tmpdir(), 'branch-')) } }).run();
+    expect(ok.status).toBe('finished');
+    expect(llm.calls.map((c) => c.meta.state)).toEqual(['plan', 'work']);
+    const bad = await new Run({ sop: sop('7'), file: 'branch.sop.json', llm: new ScriptedLlm({ agent: [cmd('done')] }), actions: { runDir: mkdtempSync(join(tmpdir(), 'branch-')) } }).run();
+    expect(bad.status).toBe('failed');
+    expect(bad.error?.message).toBe('state "plan" has no next_states["7"], which a command asked to take');
   });
 });

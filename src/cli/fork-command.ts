@@ -46,7 +46,9 @@ export async function forkCommand(o: ForkCommandOptions): Promise<number> {
     json: o.json,
     quiet: o.quiet,
     timeoutMs: o.timeoutMs ?? num(launch.timeout_ms),
-    autoRun: o.autoRun,
+    autoRun: o.autoRun || launch.auto_run === true,
+    yes: launch.yes === true,
+    sandbox: launch.sandbox === true,
   };
   const newLaunch = launchSettings(runOptions);
   const sop = original.started.sop;

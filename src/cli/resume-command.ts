@@ -57,5 +57,7 @@ export async function resumeCommand(o: ResumeCommandOptions): Promise<number> {
     autoRun: o.autoRun || launch.auto_run === true,
     yes: launch.yes === true,
     sandbox: launch.sandbox === true,
+    // durability: code a crash interrupted runs again only with --auto-run given now (or approval)
+    rerunAutoRun: o.autoRun === true,
   }, continuation);
 }

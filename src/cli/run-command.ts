@@ -33,8 +33,10 @@ export interface RunCommandOptions {
   json: boolean;
   quiet: boolean;
   timeoutMs?: number;
-  /** Run code again without asking when a crash interrupted it (and, for executors, run code without approval). */
+  /** Run code written by agents without asking for approval first. */
   autoRun?: boolean;
+  /** durability: run again, without asking, code a crash interrupted (default: autoRun). */
+  rerunAutoRun?: boolean;
   // memory (docs/memory.md)
   embedder?: string;
   topK?: number;
@@ -146,7 +148,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
     }
   };
   process.on('SIGINT', onSigint);
-  const rerun: RerunPolicy = { autoRun: o.autoRun, approve: process.stdin.isTTY ? askYesNo : undefined };
+  const rerun: RerunPolicy = { autoRun: o.rerunAutoRun ?? o.autoRun, approve: process.stdin.isTTY ? askYesNo : undefined };
 
   try {
     const settings = continuation?.settings;

@@ -35,7 +35,7 @@ import { scientistContext, taskLlmProfile } from '../scientist/views.js';
 import { limitToVisit } from '../actions/prompt.js';
 // durability: checkpoints, resume and journaled effects (src/journal, docs/durability.md)
 import { EffectLedger, llmEffectLabel, type LlmEffectResult, type RerunPolicy } from '../journal/effects.js';
-import { SNAPSHOT_VERSION, cloneJson, isResumableError, restoreExtensions, saveExtensions, type ResumeFrom, type RunSnapshot } from '../journal/snapshot.js';
+import { SNAPSHOT_VERSION, assignOwn, cloneJson, isResumableError, restoreExtensions, saveExtensions, type ResumeFrom, type RunSnapshot } from '../journal/snapshot.js';
 
 export interface RunOptions {
   sop: Sop;
@@ -211,9 +211,9 @@ export class Run {
     for (const m of from.messages) await this.env.add(m);
     this.env.summary = s.environment.summary;
     this.env.stateStart = s.environment.state_start;
-    Object.assign(this.position, cloneJson(s.position));
+    assignOwn(this.position, cloneJson(s.position));
     this.rng.state = s.position.rng;
-    Object.assign(this.usage, cloneJson(s.usage));
+    assignOwn(this.usage, cloneJson(s.usage));
     if (from.seekLlm !== false && s.llm_cursor !== undefined) this.options.llm.seek?.(s.llm_cursor);
     const answered = s.human_consumed - this.human.consumed;
     if (answered > 0) this.human.skip?.(answered);

@@ -25,7 +25,8 @@ export function memoryTypes(sop: Pick<Sop, 'memory_types'>): Record<string, Memo
 /** Memory files the structured types add to the run (name -> initial content: empty). */
 export function structuredMemoryFiles(sop: Pick<Sop, 'memory_types' | 'memory'>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const name of Object.keys(memoryTypes(sop))) out[name] = sop.memory?.[name] ?? '';
+  const initial = sop.memory ?? {};
+  for (const name of Object.keys(memoryTypes(sop))) out[name] = Object.prototype.hasOwnProperty.call(initial, name) ? initial[name]! : '';
   return out;
 }
 
@@ -40,7 +41,7 @@ export function structuredExtensions(sop: Pick<Sop, 'memory_types'>): Record<str
 export function memoryNameOf(sop: Pick<Sop, 'memory_types'>, type: MemoryType, wanted?: string): string {
   const types = memoryTypes(sop);
   if (wanted !== undefined) {
-    if (types[wanted] !== type) {
+    if (!Object.prototype.hasOwnProperty.call(types, wanted) || types[wanted] !== type) {
       throw new TaskBoardError(`memory file "${wanted}" is not declared as a ${type}; add "memory_types": {"${wanted}": "${type}"} to the SOP`);
     }
     return wanted;

@@ -69,6 +69,8 @@ export function toMermaid(sop: Sop): string {
       let label: string;
       // actions: a state with commands leaves by a finish command (or max_turns), never by a judge
       if (state.commands && Object.keys(state.commands).length > 0 && key === '1') label = maxTurns !== undefined ? `finish or ${maxTurns} turns` : 'finish';
+      // scientist: other keys of a command state are taken by a command's settings.finish
+      else if (state.commands && Object.keys(state.commands).length > 0 && key !== '0') label = `finish ${key}`;
       else if (keys.length === 1 && key === '0') label = 'next';
       else if (key === '0') label = target === name ? 'stay (0)' : 'judge 0';
       else if (key === '1' && maxTurns !== undefined) label = `judge 1 or ${maxTurns} turns`;

@@ -29,8 +29,22 @@ function depthExceeds(value: unknown, limit: number): boolean {
 }
 
 /** Diagnostics with file, line and column (falling back to the parent of a missing pointer). */
+/**
+ * At most this many diagnostics are reported (and located, each a scan of the text): a huge
+ * broken file gets its first problems and a count, not minutes of work.
+ */
+export const MAX_DIAGNOSTICS = 50;
+
+export function capDiagnostics(diags: Diagnostic[]): Diagnostic[] {
+  if (diags.length <= MAX_DIAGNOSTICS) return diags;
+  const ordered = [...diags.filter((d) => d.severity === 'error'), ...diags.filter((d) => d.severity !== 'error')];
+  const kept = ordered.slice(0, MAX_DIAGNOSTICS);
+  const rest = ordered.length - kept.length;
+  return [...kept, { severity: kept[0]!.severity, pointer: '', message: `and ${rest} more problem${rest > 1 ? 's' : ''} (only the first ${MAX_DIAGNOSTICS} are shown)` }];
+}
+
 export function locate(diags: Diagnostic[], text: string, file: string): Diagnostic[] {
-  return diags.map((d) => {
+  return capDiagnostics(diags).map((d) => {
     let position = locatePointer(text, d.pointer);
     if (!position && d.pointer) position = locatePointer(text, d.pointer.slice(0, d.pointer.lastIndexOf('/')));
     return { ...d, file, position };
@@ -39,7 +53,7 @@ export function locate(diags: Diagnostic[], text: string, file: string): Diagnos
 
 /** Validate an already parsed document; `text` (when known) gives line and column. */
 export function validateSopDocument(doc: unknown, file: string, text?: string): LoadedSop {
-  const place = (diags: Diagnostic[]) => (text === undefined ? diags.map((d) => ({ ...d, file })) : locate(diags, text, file));
+  const place = (diags: Diagnostic[]) => (text === undefined ? capDiagnostics(diags).map((d) => ({ ...d, file })) : locate(diags, text, file));
   if (depthExceeds(doc, MAX_DEPTH)) {
     throw new SopError([{ severity: 'error', pointer: '', file, message: `nested more than ${MAX_DEPTH} levels deep` }]);
   }

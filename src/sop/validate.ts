@@ -6,7 +6,7 @@ import compiledValidator from './sop-validator.generated.js';
 import type { Diagnostic } from './diagnostics.js';
 import { pointerOf } from './json-source.js';
 import type { Sop } from './types.js';
-import { effectiveRoles, reachableStates } from './graph.js';
+import { effectiveRoles, reachableStates, successorsOf } from './graph.js';
 import { commandDiagnostics } from '../actions/commands.js';
 
 function schemaValidator(): ValidateFunction {
@@ -155,7 +155,35 @@ export function graphDiagnostics(sop: Sop): Diagnostic[] {
     for (const name of Object.keys(states)) {
       if (!reachable.has(name)) warn(['states', name], `state "${name}" is not reachable from root "${sop.root}"`);
     }
+    if (finals.length > 0 && sop.open_ended !== true) {
+      // Cycles without exit: states a run can enter but never leave for a final state.
+      const exits = statesReachingFinal(sop);
+      for (const name of reachable) {
+        if (!exits.has(name)) warn(['states', name, 'next_states'], `no final state can be reached from state "${name}" (a cycle without exit); a run that enters it stops only at --max-turns`);
+      }
+    }
   }
   out.push(...commandDiagnostics(sop)); // actions: executors, settings and arguments of commands
   return out;
+}
+
+/** States from which some final state can be reached (final states included). */
+function statesReachingFinal(sop: Sop): Set<string> {
+  const into = new Map<string, string[]>();
+  for (const [name, state] of Object.entries(sop.states)) {
+    for (const [, target] of successorsOf(name, state)) {
+      let from = into.get(target);
+      if (!from) into.set(target, (from = []));
+      from.push(name);
+    }
+  }
+  const seen = new Set<string>();
+  const todo = Object.keys(sop.states).filter((n) => sop.states[n]!.final);
+  while (todo.length > 0) {
+    const name = todo.pop()!;
+    if (seen.has(name)) continue;
+    seen.add(name);
+    todo.push(...(into.get(name) ?? []));
+  }
+  return seen;
 }
