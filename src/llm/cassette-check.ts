@@ -1,11 +1,9 @@
 // Checking a cassette file against schemas/cassette.schema.json, for `sop validate` (cassettes
 // ship next to the SOPs in examples/, so `sop validate examples/**/*.json` meets both kinds).
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Ajv, type ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
+import compiledValidator from './cassette-validator.generated.js';
 import type { Diagnostic } from '../sop/diagnostics.js';
 import { pointerSegment } from '../sop/json-source.js';
-import { packageRoot } from '../util/package-root.js';
 
 /** A cassette names its schema, or has interactions and none of a SOP's states. */
 export function isCassetteDocument(doc: unknown): boolean {
@@ -15,13 +13,9 @@ export function isCassetteDocument(doc: unknown): boolean {
   return Array.isArray(d.interactions) && !('states' in d);
 }
 
-let compiled: ValidateFunction | undefined;
+// Generated at build time from schemas/cassette.schema.json (scripts/gen-schema.mjs).
 function validator(): ValidateFunction {
-  if (!compiled) {
-    const schema = JSON.parse(readFileSync(join(packageRoot(), 'schemas', 'cassette.schema.json'), 'utf8')) as object;
-    compiled = new Ajv({ allErrors: true, strict: false }).compile(schema);
-  }
-  return compiled;
+  return compiledValidator;
 }
 
 /** Schema errors of a cassette, one per pointer and message. */
