@@ -114,17 +114,20 @@ export async function run() {
     if (!pass) {
       const u = results.unlimited;
       const busy = u.cpu_ms / u.wall_ms;
-      notes.push(`Concurrency misses ${TARGET}x (${u.ratio}x). `
-        + `This process was busy ${Math.round(busy * 100)}% of the wall time: ${u.cpu_ms_per_call} ms of CPU per LLM call over HTTP `
-        + `(engine + openai client + streamed response), against ${results.engine_only_in_process_latency.cpu_ms_per_call} ms for the engine alone `
-        + `(${results.engine_only_in_process_latency.ratio}x of ideal without HTTP). All simulations share one JavaScript thread, so `
-        + `${SIMS} calls per ${LATENCY_MS} ms need that CPU x ${SIMS} per round: `
+      const e = results.engine_only_in_process_latency;
+      notes.push(`Concurrency misses ${TARGET}x (${u.ratio}x). All simulations share one JavaScript thread, and each LLM call costs `
+        + `it ${u.cpu_ms_per_call} ms of CPU over HTTP (engine + openai client on Node's fetch + streamed response parsing) against `
+        + `${e.cpu_ms_per_call} ms for the engine alone, which stays at ${e.ratio}x of ideal without HTTP. ${SIMS} calls per ${LATENCY_MS} ms `
+        + `need ${Math.round(SIMS * u.cpu_ms_per_call)} ms of CPU per ${LATENCY_MS} ms round`
         + (busy > 0.6
-          ? 'the thread is saturated, and the server (another process) competes for the same 2 cores. Fix: fewer simulations per '
-            + 'thread (spread them over worker_threads, one per core) and a cheaper HTTP path (non-streamed calls when nobody '
-            + `watches the deltas: ${results.unlimited_not_streamed.cpu_ms_per_call} ms per call here).`
-          : 'the thread is not saturated, so the time went to waiting on the machine (see the load average) or on the server; '
-            + 'rerun on a quiet machine.'));
+          ? `, so the thread is saturated (busy ${Math.round(busy * 100)}% of the wall time) and the server, in another process, `
+            + 'competes for the same 2 cores. The cost is the HTTP client, not the engine. Fix: spread the simulations over '
+            + 'worker_threads (one per core), a leaner HTTP path than the openai SDK on fetch (node:http with a keep-alive agent is '
+            + `several times cheaper per request), and no streaming when nobody watches the deltas (${results.unlimited_not_streamed.ratio}x, `
+            + `${results.unlimited_not_streamed.cpu_ms_per_call} ms per call here). A limit on concurrent calls keeps the thread below `
+            + `saturation: with --max-concurrency ${limit} the run is ${results.limited.ratio}x of its ideal.`
+          : `, yet the thread was busy only ${Math.round(busy * 100)}% of the wall time, so the time went to waiting on the machine `
+            + '(see the load average) or on the server; rerun on a quiet machine.'));
     }
     return { title: `Concurrency (${SIMS} simulations in one process, local OpenAI-compatible server, ${LATENCY_MS} ms latency)`, rows, results: { concurrency: results }, notes };
   } finally {

@@ -98,7 +98,7 @@ describe('fuzzing the SOP loader', () => {
     let ran = 0;
     for (const v of valid.slice(0, 60)) {
       try {
-        const result = await new Run({ sop: v.sop, file: v.file, llm: new MockProvider(), maxTurns: 4, stream: false }).run();
+        const result = await new Run({ sop: v.sop, file: v.file, llm: new MockProvider(), maxTurns: 4, stream: false, inputs: { goal: 'fuzz goal' } }).run();
         ran++;
         if (result.error && CODE_BUGS.test(result.error.name)) problems.push(`${v.what}: run failed with ${result.error.name}: ${result.error.message}`);
       } catch (err) {

@@ -129,6 +129,21 @@ describe('resume', () => {
     expect(humanDone.filter((e) => !e.reused)).toHaveLength(humanMessages.length);
   });
 
+  it('starts over a run killed between run_started and its first checkpoint', async () => {
+    const started = loadRunRecord(folderIn(join(root, 'ref'))).started;
+    const dir = join(root, 'early', 'early-run');
+    (await import('node:fs')).mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'journal.jsonl'), `${JSON.stringify(started)}\n{"type":"checkpoint","tu`);
+    expect(loadRunRecord(dir).status).toBe('killed');
+    const spy = quietStderr();
+    try {
+      expect(await resumeCommand({ dir, json: false, quiet: true })).toBe(0);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(transcripts(dir)).toEqual(reference);
+  });
+
   it('says there is nothing to do for a finished run, and rebuilds its derived files', async () => {
     const dir = folderIn(join(root, 'ref'));
     const before = transcripts(dir);

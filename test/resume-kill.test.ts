@@ -22,8 +22,8 @@ const SEED = Number(process.env.SOP_KILL_SEED ?? 20261122);
 
 interface Child { code: number | null; signal: string | null; lines: number; stderr: string }
 
-/** Run the CLI; with `killAfter`, SIGKILL it once that many --json lines have been read. */
-function cli(args: string[], killAfter?: number): Promise<Child> {
+/** Run the CLI; with `killAfter`, send `signal` (SIGKILL) once that many --json lines have been read. */
+function cli(args: string[], killAfter?: number, signals: NodeJS.Signals[] = ['SIGKILL']): Promise<Child> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let lines = 0;
@@ -33,7 +33,7 @@ function cli(args: string[], killAfter?: number): Promise<Child> {
       for (const b of chunk) if (b === 10) lines++;
       if (killAfter !== undefined && !killed && lines >= killAfter) {
         killed = true;
-        child.kill('SIGKILL');
+        for (const sig of signals) child.kill(sig);
       }
     });
     child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
@@ -114,4 +114,26 @@ describe('resume after SIGKILL', () => {
     expect(identical).toBe(KILLS);
     expect(killedMidRun).toBeGreaterThanOrEqual(KILLS * 0.8);
   }, 600_000);
+
+  it('Ctrl-C stops at the next turn boundary as interrupted; a second Ctrl-C stops at once; both resume', async () => {
+    for (const signals of [['SIGINT'], ['SIGINT', 'SIGINT']] as NodeJS.Signals[][]) {
+      const out = join(root, `sigint-${signals.length}`);
+      const stopped = await cli([...RUN_ARGS, '--out', out], Math.floor(totalLines / 2), signals);
+      expect(stopped.code).toBe(130);
+      const dir = onlyRun(out);
+      const record = loadRunRecord(dir);
+      if (signals.length === 1) {
+        expect(stopped.stderr).toMatch(/Stopping after this turn/);
+        expect(record.status).toBe('interrupted');
+        // Stopped at a turn boundary: the journal ends with the finish right after a checkpoint.
+        expect(record.effective.at(-2)?.type).toBe('checkpoint');
+      } else {
+        expect(['interrupted', 'killed']).toContain(record.status);
+      }
+      expect(stopped.stderr).toContain(`sop resume ${dir}`);
+      const resumed = await cli(['resume', dir, '--json']);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(transcripts(dir)).toEqual(reference);
+    }
+  }, 120_000);
 });

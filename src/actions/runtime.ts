@@ -149,6 +149,8 @@ export class ActionRuntime {
     const memoryDir = o.memoryDir ?? (o.runDir ? join(o.runDir, 'memory') : undefined);
     this.memory = new MemoryFiles({
       dir: memoryDir,
+      // durability: a sub-flow's folder is its own, so files found there are an interrupted attempt's
+      fresh: (o.depth ?? 0) > 0,
       // scientist: memory_types add structured memory files (memory/NAME.json)
       initial: { ...(host.sop.memory ?? {}) as Record<string, string>, ...structuredMemoryFiles(host.sop) },
       extensions: structuredExtensions(host.sop),
@@ -349,6 +351,7 @@ export class ActionRuntime {
       const done = await this.host.perform({
         kind: executor, label: `${spec.name}@${state.name}`, marksStart: true,
         rerunNeedsApproval: executor === 'code' || executor === 'library',
+        composite: executor === 'sop', // durability: a sub-flow is replayed, its own steps reused
       }, perform);
       res = done.value;
       if (done.reused) {

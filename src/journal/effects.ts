@@ -4,6 +4,10 @@
 // after a checkpoint is deterministic, so a resumed run asks for the same effects in the same
 // order; an effect whose result is in the journal is not performed again, its result is reused.
 //
+// A sub-flow (a nested run) has a ledger of its own whose keys start with the flow's name; a
+// resumed run replays an interrupted sub-flow from its start with every journaled effect reused,
+// which rebuilds the sub-flow's state exactly and performs nothing twice.
+//
 // Usage (executors): `const { value } = await run.effects.perform({ kind: 'code', label, marksStart: true,
 // rerunNeedsApproval: true }, () => execute(...))`. The result must be JSON-serialisable; return
 // failures (non-zero exit, timeout) as results, since a thrown error is not journaled as one.
@@ -20,12 +24,26 @@ export interface EffectSpec {
   journalsResult?: boolean;
   /** A start without a result is performed again only with approval or --auto-run (code). */
   rerunNeedsApproval?: boolean;
+  /**
+   * Its own steps are effects journaled with their own keys (a sub-flow): a resumed run performs
+   * it again, which reuses every journaled step and re-emits its events, rather than taking its
+   * result (which would leave its messages and usage out of the resumed run).
+   */
+  composite?: boolean;
 }
 
 export interface JournaledEffect {
   kind: string;
   label: string;
   result: unknown;
+  /** Cassette position after the effect (LLM calls made inside it, e.g. by a sub-flow). */
+  llmCursor?: number;
+}
+
+/** The replayable LLM of the run, so reusing an effect skips the cassette replies used inside it. */
+export interface LlmCursor {
+  position(): number | undefined;
+  seek(position: number): void;
 }
 
 export interface EffectIndex {
@@ -54,14 +72,19 @@ export interface LlmEffectResult {
  */
 export function indexEffects(events: Iterable<RunEvent>): EffectIndex {
   const index = emptyEffectIndex();
-  for (const e of events) {
-    if (e.type === 'effect_started') index.started.set(e.key, { kind: e.kind, label: e.label });
-    else if (e.type === 'effect_finished') index.finished.set(e.key, { kind: e.kind, label: e.label, result: e.result });
+  const visit = (e: RunEvent): void => {
+    // A sub-flow's events come wrapped; its ledger's keys carry the flow's name.
+    if (e.type === 'subflow') visit(e.event);
+    else if (e.type === 'effect_started') index.started.set(e.key, { kind: e.kind, label: e.label });
+    else if (e.type === 'effect_finished') {
+      index.finished.set(e.key, { kind: e.kind, label: e.label, result: e.result, ...(e.llm_cursor !== undefined ? { llmCursor: e.llm_cursor } : {}) });
+    }
     else if (e.type === 'llm_call' && e.effect !== undefined) {
       const result: LlmEffectResult = { content: e.reply, usage: e.usage };
       index.finished.set(e.effect, { kind: 'llm', label: llmEffectLabel(e.purpose, e.state, e.agent), result });
     }
-  }
+  };
+  for (const e of events) visit(e);
   return index;
 }
 
@@ -98,6 +121,9 @@ export class EffectLedger {
     private readonly turn: () => number,
     private readonly index: EffectIndex = emptyEffectIndex(),
     private readonly policy: RerunPolicy = {},
+    /** Names the ledger's keys apart from others in the same journal: a sub-flow's "flow/". */
+    private readonly prefix = '',
+    private readonly cursor?: LlmCursor,
   ) {}
 
   /** A checkpoint was written at `turn`: keys restart from it. */
@@ -107,12 +133,13 @@ export class EffectLedger {
   }
 
   async perform<T>(spec: EffectSpec, fn: () => Promise<T>): Promise<Performed<T>> {
-    const key = `${this.base}.${this.n++}`;
+    const key = `${this.prefix}${this.base}.${this.n++}`;
     const turn = this.turn();
-    const journaled = this.index.finished.get(key);
+    const journaled = spec.composite ? undefined : this.index.finished.get(key);
     if (journaled && journaled.kind === spec.kind && journaled.label === spec.label) {
+      if (journaled.llmCursor !== undefined) this.cursor?.seek(journaled.llmCursor);
       if (spec.journalsResult !== false) {
-        this.emit({ type: 'effect_finished', key, kind: spec.kind, label: spec.label, turn, result: journaled.result, reused: true });
+        this.emit({ type: 'effect_finished', key, kind: spec.kind, label: spec.label, turn, result: journaled.result, reused: true, ...cursorField(journaled.llmCursor) });
       }
       return { value: journaled.result as T, key, reused: true };
     }
@@ -120,7 +147,7 @@ export class EffectLedger {
       this.emit({ type: 'warning', message: `journal holds ${journaled.kind} "${journaled.label}" at step ${key}, but the resumed run asks for ${spec.kind} "${spec.label}"; performing it anew` });
     }
     const started = this.index.started.get(key);
-    if (!journaled && started && started.kind === spec.kind && started.label === spec.label) {
+    if (!journaled && !spec.composite && started && started.kind === spec.kind && started.label === spec.label) {
       const what = `${spec.kind} "${spec.label}" started before the run was interrupted and has no recorded result, so it may have run`;
       if (spec.rerunNeedsApproval && !this.policy.autoRun) {
         const ok = this.policy.approve ? await this.policy.approve(`${what}. Run it again?`) : false;
@@ -133,8 +160,10 @@ export class EffectLedger {
     if (spec.marksStart) this.emit({ type: 'effect_started', key, kind: spec.kind, label: spec.label, turn });
     const value = await fn();
     if (spec.journalsResult !== false) {
-      this.emit({ type: 'effect_finished', key, kind: spec.kind, label: spec.label, turn, result: value });
+      this.emit({ type: 'effect_finished', key, kind: spec.kind, label: spec.label, turn, result: value, ...cursorField(this.cursor?.position()) });
     }
     return { value, key, reused: false };
   }
 }
+
+const cursorField = (c: number | undefined) => (c !== undefined ? { llm_cursor: c } : {});

@@ -66,8 +66,9 @@ export function readJournal(dir: string): JournalRead {
 
 /**
  * The history that counts: each `resumed` event cuts the events back to the checkpoint it
- * continued from (what followed it was an unfinished attempt, redone by the resume). The
- * `resumed` markers themselves are left out.
+ * continued from (what followed it was an unfinished attempt, redone by the resume), or to the
+ * run_started of a run killed before its first checkpoint. The `resumed` markers themselves
+ * are left out.
  */
 export function effectiveEvents(events: readonly RunEvent[]): RunEvent[] {
   const out: RunEvent[] = [];
@@ -82,6 +83,7 @@ export function effectiveEvents(events: readonly RunEvent[]): RunEvent[] {
       if (c.type === 'checkpoint' && c.turn === e.from_turn) break;
       i--;
     }
+    if (i < 0 && e.from_turn === 0 && out[0]?.type === 'run_started') i = 0; // killed before its first checkpoint: start over
     if (i < 0) throw new JournalError(`the journal says a run resumed from turn ${e.from_turn}, but has no checkpoint at that turn before it`);
     out.length = i + 1;
   }

@@ -64,7 +64,8 @@ export function loadRunRecord(dir: string): RunRecord {
 export interface ContinuePoint {
   /** Turn of the checkpoint continued from. */
   turn: number;
-  checkpoint: CheckpointEvent;
+  /** Absent for a run killed before its first checkpoint (it starts over). */
+  checkpoint?: CheckpointEvent;
   /** Effective events up to and including that checkpoint. */
   history: RunEvent[];
   resume: ResumeFrom;
@@ -78,8 +79,12 @@ export interface ContinuePoint {
  */
 export function continuePoint(record: RunRecord, mode: 'resume' | 'fork', turn?: number): ContinuePoint {
   const turns = [...record.checkpoints.keys()].sort((a, b) => a - b);
-  if (turns.length === 0) {
-    throw new JournalError(`${record.dir}: the journal has no checkpoint yet (the run was stopped before its first turn boundary); start it again with sop run`);
+  if (turns.length === 0 && (turn ?? 0) === 0) {
+    // Killed before its first checkpoint: run_started says everything needed to start over.
+    return {
+      turn: 0, history: [record.started], files: new Map(),
+      resume: { mode, messages: [], effects: mode === 'resume' ? indexEffects(record.all) : undefined, files: {} },
+    };
   }
   const at = turn ?? turns[turns.length - 1]!;
   const index = record.checkpoints.get(at);

@@ -65,7 +65,8 @@ export function snapshotProblem(s: unknown): string | undefined {
 /** What a Run needs to continue from a checkpoint (built by src/journal/resume-point.ts). */
 export interface ResumeFrom {
   mode: 'resume' | 'fork';
-  snapshot: RunSnapshot;
+  /** Absent when the run was killed before its first checkpoint: it starts again from the beginning. */
+  snapshot?: RunSnapshot;
   /** The shared history up to the checkpoint, in order. */
   messages: Message[];
   /** Effect results in the journal (a resume reuses them; a fork starts with none). */

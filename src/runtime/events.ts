@@ -32,7 +32,7 @@ export type RunEvent =
   /** A side effect (code, human, sub-SOP, file) is about to be performed; see src/journal/effects.ts. */
   | { type: 'effect_started'; key: string; kind: string; label: string; turn: number }
   /** Its result (JSON); `reused` when a resumed run took it from the journal instead of performing it. */
-  | { type: 'effect_finished'; key: string; kind: string; label: string; turn: number; result: unknown; reused?: boolean }
+  | { type: 'effect_finished'; key: string; kind: string; label: string; turn: number; result: unknown; reused?: boolean; llm_cursor?: number }
   /** A run file (memory file, workspace file) written, with its whole new content, so a fork can rebuild it. */
   | { type: 'file_written'; path: string; content: string; turn: number }
   // --- Actions (src/actions, src/executors): commands, executors, memory files, sub-flows. ---

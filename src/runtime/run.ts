@@ -34,7 +34,7 @@ import { ActionRuntime, type ActionOptions } from '../actions/runtime.js';
 import { scientistContext, taskLlmProfile } from '../scientist/views.js';
 import { limitToVisit } from '../actions/prompt.js';
 // durability: checkpoints, resume and journaled effects (src/journal, docs/durability.md)
-import { EffectLedger, llmEffectLabel, type LlmEffectResult, type RerunPolicy } from '../journal/effects.js';
+import { EffectLedger, llmEffectLabel, type EffectIndex, type LlmEffectResult, type RerunPolicy } from '../journal/effects.js';
 import { SNAPSHOT_VERSION, assignOwn, cloneJson, isResumableError, restoreExtensions, saveExtensions, type ResumeFrom, type RunSnapshot } from '../journal/snapshot.js';
 
 export interface RunOptions {
@@ -68,6 +68,8 @@ export interface RunOptions {
   rerun?: RerunPolicy;
   /** Recorded in run_started: how the command line chose the LLM and human input. */
   launch?: Record<string, string | number | boolean>;
+  /** A sub-flow of a resumed run: the journal's effect results (its keys are prefixed by the flow). */
+  effectIndex?: EffectIndex;
   // actions
   /** Run folder, workspace and executor flags (--auto-run, --yes, --sandbox); see src/actions/runtime.ts. */
   actions?: ActionOptions;
@@ -141,7 +143,9 @@ export class Run {
     const states: Record<string, StateRuntime> = {};
     for (const s of Object.values(this.resolved.states)) states[s.name] = freshStateRuntime(s.roles, s.beginRole);
     this.position = { current: sop.root, turn: 0, states, rng: this.rng.state, started: false };
-    this.effects = new EffectLedger((e) => this.emit(e), () => this.position.turn, options.resume?.effects, options.rerun);
+    this.effects = new EffectLedger((e) => this.emit(e), () => this.position.turn, options.resume?.effects ?? options.effectIndex, options.rerun,
+      options.actions?.flow ? `${options.actions.flow}/` : '',
+      { position: () => this.options.llm.position, seek: (n) => this.options.llm.seek?.(n) });
     if (sop.agents_v1) {
       // agents-v1: concise mode on every call, and agent turns built the Agents 1.0 way.
       this.options = { ...options, llm: withConcise(options.llm, AgentsV1Turns.conciseSentence(sop), (s) => Boolean(this.resolved.states[s]?.def.controller?.judge?.last_prompt)) };
@@ -168,6 +172,7 @@ export class Run {
         const res = await new Run({
           ...options, sop: r.sop, file: r.file, runId: r.runId, inputs: r.inputs, listeners: r.listeners, actions: r.actions,
           environment: undefined, resume: undefined, launch: undefined,
+          effectIndex: options.resume?.effects ?? options.effectIndex, // durability: replay a sub-flow's journaled effects
         }).run();
         return { status: res.status, turns: res.turns, result: res.result, summary: res.summary, error: res.error, usage: res.usage };
       },
@@ -208,6 +213,12 @@ export class Run {
 
   private async restore(from: ResumeFrom): Promise<void> {
     const s = from.snapshot;
+    if (!s) {
+      // Killed before its first checkpoint: start over, without a second run_started.
+      this.emit({ type: 'resumed', mode: from.mode, from_turn: 0, time: new Date().toISOString() });
+      this.checkpoint();
+      return;
+    }
     for (const m of from.messages) await this.env.add(m);
     this.env.summary = s.environment.summary;
     this.env.stateStart = s.environment.state_start;
@@ -268,6 +279,9 @@ export class Run {
         await this.takeTurn(step);
         this.samplePromptTokens();
         this.checkpoint();
+        // durability: let signal handlers (Ctrl-C) and timers run at each turn boundary, even
+        // when no LLM call waited on I/O (cassettes, mock).
+        await new Promise<void>((resolve) => setImmediate(resolve));
       }
     } catch (err) {
       error = err instanceof Error ? err : new Error(String(err));

@@ -31,6 +31,8 @@ export interface MemoryFilesOptions {
   onWrite?: (w: MemoryWrite) => void;
   /** File extension per name (default .md); e.g. .json for a task board. */
   extensions?: Record<string, string>;
+  /** durability: start from the initial contents even where files exist (a sub-flow replayed after a crash). */
+  fresh?: boolean;
 }
 
 export class MemoryFiles {
@@ -65,7 +67,7 @@ export class MemoryFiles {
     this.created = true;
     for (const [name, text] of this.texts) {
       const file = this.pathOf(name)!;
-      if (!existsSync(file)) writeNoFollow(file, text, false);
+      if (this.o.fresh || !existsSync(file)) writeNoFollow(file, text, false);
     }
     return this;
   }
@@ -110,14 +112,21 @@ export class MemoryFiles {
 
   private put(name: string, text: string, op: 'write' | 'append'): void {
     this.known(name);
-    const link = this.links[name];
-    if (link) link.store.raw(link.name, text, op);
-    else this.raw(name, text, op);
+    this.raw(name, text, op);
     this.o.onWrite?.({ name, op, path: this.pathOf(name), bytes: Buffer.byteLength(text) });
   }
 
   /** Write without an event (used through links by a sub-flow's store). */
   private raw(name: string, text: string, op: 'write' | 'append'): void {
+    const link = this.links[name];
+    if (link) {
+      // Through a chain of links, every store's taps hear of the write (durability: an
+      // executor's result must hold the files it changed, even a caller's caller's).
+      link.store.raw(link.name, text, op);
+      const next = link.store.read(link.name);
+      for (const tap of this.taps) tap(name, next);
+      return;
+    }
     this.init();
     const next = op === 'append' ? this.read(name) + text : text;
     const file = this.pathOf(name);

@@ -1,0 +1,125 @@
+// Resume with executors and sub-flows: the Jarvis example (Jarvis -> Coder -> ExtendLibrary, code
+// that really runs, memory files) killed at several points and resumed ends with the same
+// transcripts, memory files and workspace files as an uninterrupted run; code whose start is
+// journaled without a result is not run again without --auto-run.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readJournal } from '../src/journal/reader.js';
+import type { RunEvent } from '../src/runtime/events.js';
+
+const CLI = join(process.cwd(), 'dist/src/cli/main.js');
+const ARGS = [
+  'run', 'sops/jarvis.sop.json',
+  '--goal', 'Compute summary statistics (count, mean, min, max) of the numeric columns of examples/jarvis/sales.csv and write them to report.md.',
+  '--llm', 'replay:examples/jarvis/jarvis.cassette.json', '--answers', 'examples/jarvis/answers.txt', '--auto-run', '--json',
+];
+
+function cli(args: string[], killAfter?: number): Promise<{ code: number | null; stderr: string; lines: number }> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let lines = 0;
+    let stderr = '';
+    let killed = false;
+    child.stdout.on('data', (chunk: Buffer) => {
+      for (const b of chunk) if (b === 10) lines++;
+      if (killAfter !== undefined && !killed && lines >= killAfter) { killed = true; child.kill('SIGKILL'); }
+    });
+    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+    child.on('error', fail);
+    child.on('close', (code) => done({ code, stderr, lines }));
+  });
+}
+
+const only = (out: string) => join(out, readdirSync(out)[0]!);
+
+function filesUnder(dir: string, base = dir): string[] {
+  return readdirSync(dir).flatMap((f) => {
+    const p = join(dir, f);
+    return statSync(p).isDirectory() ? filesUnder(p, base) : [p.slice(base.length + 1)];
+  });
+}
+
+/** Everything a run leaves in its folder but the journal, without run ids and times. */
+function folderState(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of filesUnder(dir)) {
+    if (f === 'journal.jsonl' || f.endsWith('.tmp') || f === 'run.lock' || f.includes('__pycache__')) continue;
+    out[f] = readFileSync(join(dir, f), 'utf8')
+      .replace(/"timestamp":"[^"]*"/g, '')
+      .replace(/^Run `[^`]*` of `[^`]*`, started [^,]*,/m, 'Run');
+  }
+  return out;
+}
+
+describe('resume with executors and sub-flows (Jarvis example)', () => {
+  let root: string;
+  let reference: Record<string, string>;
+  let refDir: string;
+  let lines = 0;
+
+  beforeAll(async () => {
+    if (!existsSync(CLI)) throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
+    root = mkdtempSync(join(tmpdir(), 'sop-subflow-'));
+    const ref = await cli([...ARGS, '--out', join(root, 'ref')]);
+    expect(ref.code, ref.stderr).toBe(0);
+    lines = ref.lines;
+    refDir = only(join(root, 'ref'));
+    reference = folderState(refDir);
+    expect(Object.keys(reference)).toEqual(expect.arrayContaining(['workspace/report.md', 'memory/code_library.md', 'memory/plan.md']));
+  });
+  afterAll(() => { if (root) rmSync(root, { recursive: true, force: true }); });
+
+  it('kills at points inside and between sub-flows; every resume ends with the same folder', async () => {
+    const points = [0.12, 0.3, 0.5, 0.62, 0.8, 0.95].map((f) => Math.max(1, Math.floor(f * lines)));
+    const results = await Promise.all(points.map(async (at) => {
+      const out = join(root, `kill-${at}`);
+      await cli([...ARGS, '--out', out], at);
+      const dir = only(out);
+      let resumed = await cli(['resume', dir, '--json']);
+      let note = '';
+      if (resumed.code === 130 && /started before the run was interrupted/.test(resumed.stderr + readFileSync(join(dir, 'journal.jsonl'), 'utf8'))) {
+        // The kill fell inside a code step: that is the refusal tested below; approve and go on.
+        note = ' (interrupted code re-run with --auto-run)';
+        resumed = await cli(['resume', dir, '--json', '--auto-run']);
+      }
+      return { at, code: resumed.code, stderr: resumed.stderr, state: folderState(dir), note };
+    }));
+    for (const r of results) {
+      expect(r.code, `kill after ${r.at} lines: ${r.stderr}`).toBe(0);
+      if (r.note) continue;
+      expect(r.state, `kill after ${r.at} lines`).toEqual(reference);
+    }
+  }, 300_000);
+
+  it('does not run interrupted code again without --auto-run', async () => {
+    // A journal cut right after a code step started: the step may have run, its result is lost.
+    const events = readJournal(refDir).events;
+    const i = events.findIndex((e) => {
+      const inner = e.type === 'subflow' ? unwrap(e) : e;
+      return inner.type === 'effect_started' && (inner.kind === 'code' || inner.kind === 'library');
+    });
+    expect(i).toBeGreaterThan(0);
+    const label = (unwrap(events[i]!) as Extract<RunEvent, { type: 'effect_started' }>).label;
+    const out = join(root, 'cut');
+    const dir = join(out, 'cut-run');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'journal.jsonl'), events.slice(0, i + 1).map((e) => JSON.stringify(e) + '\n').join(''));
+
+    const refused = await cli(['resume', dir]);
+    expect(refused.code).toBe(130);
+    expect(refused.stderr).toContain(`"${label}" started before the run was interrupted`);
+    expect(refused.stderr).toMatch(/--auto-run/);
+    const approved = await cli(['resume', dir, '--auto-run', '--json']);
+    expect(approved.code, approved.stderr).toBe(0);
+    const state = folderState(dir);
+    expect(state['transcript.jsonl']).toBe(reference['transcript.jsonl']);
+    expect(state['workspace/report.md']).toBe(reference['workspace/report.md']);
+  }, 120_000);
+});
+
+function unwrap(e: RunEvent): RunEvent {
+  return e.type === 'subflow' ? unwrap(e.event) : e;
+}
