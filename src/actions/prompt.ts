@@ -29,7 +29,10 @@ export function commandPart(templates: TemplateSet, commands: CommandView[], con
 
 /** What the LLM provider learns about the commands (the mock uses it to answer validly). */
 export function commandMeta(commands: CommandView[]): NonNullable<CallMeta['commands']> {
-  return commands.map((c) => ({ name: c.name, executor: c.executor, required: c.args.filter((a) => a.required).map((a) => a.name) }));
+  return commands.map((c) => ({
+    name: c.name, executor: c.executor, required: c.args.filter((a) => a.required).map((a) => a.name),
+    argTypes: Object.fromEntries(c.args.map((a) => [a.name, { type: a.type, ...(a.enum ? { enum: a.enum } : {}) }])),
+  }));
 }
 
 /** The commands as OpenAI function tools (llm.tool_calls). */

@@ -115,6 +115,12 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       + 'Give their turns with --answers FILE: a JSON list of strings, or one answer per line, used in order.');
   }
 
+  // A mock dry run with nobody to ask accepts executor reviews and approvals (as --yes), so every
+  // SOP can be dry-run unattended; people playing roles still need --answers (above).
+  const hasCommands = Object.values(sop.states).some((s) => s.commands && Object.keys(s.commands).length > 0);
+  const dryRunYes = !o.yes && human instanceof NoHumanInput && (o.llm ?? sop.llm?.provider) === 'mock' && hasCommands;
+  if (dryRunYes) err('warning: --llm mock with no terminal and no --answers: reviews, questions and approvals are accepted automatically, as with --yes\n');
+
   // actions: --sandbox fails now, with the reason, when bubblewrap cannot work here
   if (o.sandbox) {
     const { sandboxSupport } = await import('../executors/sandbox.js');
@@ -159,7 +165,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       resume: continuation?.resume, rerun, launch: launchSettings(o), embedder,
       agentsV1: { workspace: folder.path('workspace') }, // agents-v1: code components write output_code/ here
       // actions: memory files in memory/, code runs in workspace/
-      actions: { runDir: folder.dir, workspace: folder.path('workspace'), autoRun: o.autoRun, yes: o.yes, sandbox: o.sandbox },
+      actions: { runDir: folder.dir, workspace: folder.path('workspace'), autoRun: o.autoRun, yes: o.yes || dryRunYes, sandbox: o.sandbox },
     });
     current = run;
     if (interrupts > 0) run.requestStop();

@@ -43,11 +43,22 @@ export class MockProvider implements LlmProvider {
 /**
  * In a state with commands the mock answers with a valid command: `finish` when the state has
  * one (so a dry run moves on), else the first command that runs no code, with placeholder
- * text for each required argument.
+ * values of each required argument's type.
  */
 export function mockCommand(commands: NonNullable<ChatRequest['meta']['commands']>, who: string): string {
   const pick = commands.find((c) => c.executor === 'finish') ?? commands.find((c) => c.executor !== 'code') ?? commands[0]!;
-  const args: Record<string, string> = {};
-  for (const name of pick.required) args[name] = `[mock] ${name} from ${who}`;
+  const args: Record<string, unknown> = {};
+  for (const name of pick.required) args[name] = placeholder(name, pick.argTypes?.[name], who);
   return JSON.stringify({ command: pick.name, command_args: args });
+}
+
+function placeholder(name: string, spec: { type: string; enum?: string[] } | undefined, who: string): unknown {
+  if (spec?.enum?.length) return spec.enum[0];
+  switch (spec?.type) {
+    case 'integer': case 'number': return 1;
+    case 'boolean': return true;
+    case 'array': return [];
+    case 'object': return {};
+    default: return `[mock] ${name} from ${who}`;
+  }
 }

@@ -23,7 +23,7 @@ export interface CallMeta {
   /** Tag the answer is extracted from. */
   extractWord?: string;
   /** Commands the agent must answer with (states with commands): name, executor, required arguments. */
-  commands?: Array<{ name: string; executor: string; required: string[] }>;
+  commands?: Array<{ name: string; executor: string; required: string[]; argTypes?: Record<string, { type: string; enum?: string[] }> }>;
   /** The commands as function tools (llm.tool_calls): a provider that supports tools offers them, and returns a tool call as the command's JSON. */
   tools?: ToolSpec[];
 }
