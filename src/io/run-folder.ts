@@ -2,7 +2,7 @@
 // (derived from the events), usage.json (calls and tokens). Files are appended as the run goes,
 // so a killed run keeps everything said up to that point; every line passes through the secret
 // redactor. One process writes a run folder at a time (run.lock).
-import { appendFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { RunEvent } from '../runtime/events.js';
 import { makeRedactor, type Redactor } from '../util/redact.js';
@@ -42,7 +42,13 @@ export class RunFolder {
     const { markdown, jsonl } = renderTranscript(existing?.events ?? []);
     replaceFile(this.path('transcript.md'), this.redact(markdown));
     replaceFile(this.path('transcript.jsonl'), this.redact(jsonl));
+    // Kept open for the run: one write per message, not an open and a close.
+    this.markdown = openSync(this.path('transcript.md'), 'a');
+    this.jsonl = openSync(this.path('transcript.jsonl'), 'a');
   }
+
+  private readonly markdown: number;
+  private readonly jsonl: number;
 
   path(name: string): string {
     return join(this.dir, name);
@@ -53,14 +59,21 @@ export class RunFolder {
     if (event.type === 'delta') return;
     this.journal.append(event);
     const md = markdownPiece(event);
-    if (md) appendFileSync(this.path('transcript.md'), this.redact(md));
+    if (md) writeSync(this.markdown, this.redact(md));
     const line = jsonlPiece(event);
-    if (line) appendFileSync(this.path('transcript.jsonl'), this.redact(line));
+    if (line) writeSync(this.jsonl, this.redact(line));
     if (event.type === 'run_finished') writeFileSync(this.path('usage.json'), JSON.stringify(event.usage, null, 2) + '\n');
   };
 
+  private closed = false;
+
+  /** Flush and close (idempotent: Ctrl-C and the normal end may both close). */
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     this.journal.close();
+    closeSync(this.markdown);
+    closeSync(this.jsonl);
     this.unlock();
   }
 }

@@ -1,8 +1,8 @@
 // The journal writer: one JSON line per event, appended with a synchronous write before the run
-// takes its next step, and flushed to disk (fsync) at each turn boundary and around side
-// effects. Opening an existing journal first cuts a torn last line (a write the kill
+// takes its next step, and flushed to disk (fsync) at each turn boundary (in the background)
+// and around side effects (waiting for the disk). Opening an existing journal first cuts a torn last line (a write the kill
 // interrupted), so appended lines never glue onto a fragment.
-import { closeSync, existsSync, fsyncSync, ftruncateSync, openSync, readSync, fstatSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsync, fsyncSync, ftruncateSync, openSync, readSync, fstatSync, writeSync } from 'node:fs';
 import type { RunEvent } from '../runtime/events.js';
 import type { Redactor } from '../util/redact.js';
 
@@ -13,7 +13,15 @@ export const JOURNAL_FILE = 'journal.jsonl';
  * side effects. Every other line is written (so it survives the process being killed) and
  * reaches the disk with the next flush.
  */
-const DURABLE = new Set<RunEvent['type']>(['checkpoint', 'resumed', 'effect_started', 'effect_finished', 'file_written', 'run_finished']);
+const DURABLE = new Set<RunEvent['type']>(['resumed', 'effect_started', 'effect_finished', 'file_written', 'run_finished']);
+
+/**
+ * Turn boundaries are flushed without waiting (group commit): every line is already written to
+ * the file, which is all a killed process needs; the fsync, which only matters if the machine
+ * itself goes down, runs in the background, at most one at a time, and any flush above (before
+ * a side effect, at the end) waits for the disk.
+ */
+const FLUSHED_IN_BACKGROUND = new Set<RunEvent['type']>(['checkpoint']);
 
 /**
  * Cut everything after the last newline (a torn line). Returns the number of bytes removed.
@@ -60,7 +68,28 @@ export class JournalWriter {
     if (event.type === 'delta' || this.fd === undefined) return;
     writeAll(this.fd, Buffer.from(this.redact(JSON.stringify(event)) + '\n', 'utf8'));
     if (DURABLE.has(event.type)) fsyncSync(this.fd);
+    else if (FLUSHED_IN_BACKGROUND.has(event.type)) this.flushInBackground();
   };
+
+  private flushing = false;
+  private flushAgain = false;
+  private flushInBackground(): void {
+    if (this.fd === undefined) return;
+    if (this.flushing) {
+      this.flushAgain = true;
+      return;
+    }
+    this.flushing = true;
+    const fd = this.fd;
+    fsync(fd, () => {
+      // Errors (e.g. the writer closed meanwhile, after its own synchronous flush) need nothing.
+      this.flushing = false;
+      if (this.flushAgain) {
+        this.flushAgain = false;
+        this.flushInBackground();
+      }
+    });
+  }
 
   sync(): void {
     if (this.fd !== undefined) fsyncSync(this.fd);
