@@ -4,26 +4,13 @@ import { prepareFork } from '../journal/continue.js';
 import { loadRunRecord } from '../journal/record.js';
 import { newRunId } from '../io/run-folder.js';
 import { makeRedactor } from '../util/redact.js';
+import { num, str, type ResumeCommandOptions } from './resume-command.js';
 import { launchSettings, runCommand, type RunCommandOptions } from './run-command.js';
 
-export interface ForkCommandOptions {
-  dir: string;
+export interface ForkCommandOptions extends ResumeCommandOptions {
   at: number;
   out?: string;
-  llm?: string;
-  model?: string;
-  baseUrl?: string;
-  maxTurns?: number;
-  record?: string;
-  answers?: string;
-  json: boolean;
-  quiet: boolean;
-  timeoutMs?: number;
-  autoRun?: boolean;
 }
-
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
 
 export async function forkCommand(o: ForkCommandOptions): Promise<number> {
   const redact = makeRedactor();

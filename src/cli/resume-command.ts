@@ -18,8 +18,9 @@ export interface ResumeCommandOptions {
   autoRun?: boolean;
 }
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+/** Values read back from a journal's recorded launch settings. */
+export const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+export const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
 
 export async function resumeCommand(o: ResumeCommandOptions): Promise<number> {
   const redact = makeRedactor();
