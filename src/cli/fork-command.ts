@@ -4,7 +4,7 @@ import { prepareFork } from '../journal/continue.js';
 import { loadRunRecord } from '../journal/record.js';
 import { newRunId } from '../io/run-folder.js';
 import { makeRedactor } from '../util/redact.js';
-import { num, str, type ResumeCommandOptions } from './resume-command.js';
+import { continuedRunOptions, type ResumeCommandOptions } from './resume-command.js';
 import { launchSettings, runCommand, type RunCommandOptions } from './run-command.js';
 
 export interface ForkCommandOptions extends ResumeCommandOptions {
@@ -21,21 +21,9 @@ export async function forkCommand(o: ForkCommandOptions): Promise<number> {
   if (o.maxTurns !== undefined) settings.max_turns = o.maxTurns;
   if (o.model !== undefined) settings.model = o.model;
   const runOptions: RunCommandOptions = {
-    file: original.started.file,
-    llm: o.llm ?? str(launch.llm),
+    ...continuedRunOptions(o, original.started.file, launch),
     model: settings.model,
-    baseUrl: o.baseUrl ?? str(launch.base_url),
     maxTurns: settings.max_turns,
-    record: o.record,
-    out: '',
-    inputs: [],
-    answers: o.answers ?? str(launch.answers),
-    json: o.json,
-    quiet: o.quiet,
-    timeoutMs: o.timeoutMs ?? num(launch.timeout_ms),
-    autoRun: o.autoRun || launch.auto_run === true,
-    yes: launch.yes === true,
-    sandbox: launch.sandbox === true,
   };
   const newLaunch = launchSettings(runOptions);
   const sop = original.started.sop;

@@ -2,7 +2,7 @@
 // same run folder, with the same SOP, LLM choice and answers file unless told otherwise.
 import { prepareResume, rewriteDerivedFiles } from '../journal/continue.js';
 import { makeRedactor } from '../util/redact.js';
-import { runCommand } from './run-command.js';
+import { runCommand, type RunCommandOptions } from './run-command.js';
 
 export interface ResumeCommandOptions {
   dir: string;
@@ -19,8 +19,8 @@ export interface ResumeCommandOptions {
 }
 
 /** Values read back from a journal's recorded launch settings. */
-export const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-export const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
 
 export async function resumeCommand(o: ResumeCommandOptions): Promise<number> {
   const redact = makeRedactor();
@@ -40,25 +40,35 @@ export async function resumeCommand(o: ResumeCommandOptions): Promise<number> {
   if (!o.json) {
     err(`Resuming run ${continuation.runId} (${record.status}) from turn ${continuation.fromTurn}.\n`);
   }
-  const launch = continuation.launch;
   return runCommand({
-    file: record.started.file,
-    llm: o.llm ?? str(launch.llm),
+    ...continuedRunOptions(o, record.started.file, continuation.launch),
     model: o.model,
-    baseUrl: o.baseUrl ?? str(launch.base_url),
     maxTurns: o.maxTurns,
-    record: o.record,
     out: continuation.outDir,
+    // durability: code a crash interrupted runs again only with --auto-run given now (or approval)
+    rerunAutoRun: o.autoRun === true,
+  }, continuation);
+}
+
+/**
+ * Options of a run continued from a journal (resume, fork): what is given now, else what the
+ * run was launched with (LLM, server, answers, timeout, and the executor flags --auto-run,
+ * --yes, --sandbox).
+ */
+export function continuedRunOptions(o: ResumeCommandOptions, file: string, launch: Record<string, unknown>): RunCommandOptions {
+  return {
+    file,
+    llm: o.llm ?? str(launch.llm),
+    baseUrl: o.baseUrl ?? str(launch.base_url),
+    record: o.record,
+    out: '',
     inputs: [],
     answers: o.answers ?? str(launch.answers),
     json: o.json,
     quiet: o.quiet,
     timeoutMs: o.timeoutMs ?? num(launch.timeout_ms),
-    // actions: the executor flags the run was started with (--auto-run, --yes, --sandbox)
     autoRun: o.autoRun || launch.auto_run === true,
     yes: launch.yes === true,
     sandbox: launch.sandbox === true,
-    // durability: code a crash interrupted runs again only with --auto-run given now (or approval)
-    rerunAutoRun: o.autoRun === true,
-  }, continuation);
+  };
 }
