@@ -7,11 +7,9 @@ export function effectiveRoles(state: SopState): string[] {
   return Object.keys(state.components ?? {});
 }
 
-/** Target states of a state, with the implicit "stay" when "0" is absent. */
-export function successorsOf(name: string, state: SopState): Array<[key: string, target: string]> {
-  if (state.final) return [];
-  const next = Object.entries(state.next_states ?? {});
-  return next;
+/** The transitions of a state as [key, target] pairs (none for a final state). */
+export function successorsOf(state: SopState): Array<[key: string, target: string]> {
+  return state.final ? [] : Object.entries(state.next_states ?? {});
 }
 
 export function reachableStates(sop: Sop): Set<string> {
@@ -21,7 +19,7 @@ export function reachableStates(sop: Sop): Set<string> {
     const name = todo.pop()!;
     if (seen.has(name) || !Object.prototype.hasOwnProperty.call(sop.states, name)) continue;
     seen.add(name);
-    for (const [, target] of successorsOf(name, sop.states[name]!)) todo.push(target);
+    for (const [, target] of successorsOf(sop.states[name]!)) todo.push(target);
   }
   return seen;
 }

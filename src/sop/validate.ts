@@ -171,7 +171,7 @@ export function graphDiagnostics(sop: Sop): Diagnostic[] {
 function statesReachingFinal(sop: Sop): Set<string> {
   const into = new Map<string, string[]>();
   for (const [name, state] of Object.entries(sop.states)) {
-    for (const [, target] of successorsOf(name, state)) {
+    for (const [, target] of successorsOf(state)) {
       let from = into.get(target);
       if (!from) into.set(target, (from = []));
       from.push(name);
