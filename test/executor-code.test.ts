@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCode } from '../src/executors/code-runner.js';
 import { executor as code } from '../src/executors/code.js';
-import { answers, execContext } from './helpers/executor-context.js';
+import { answers, execContext, terminal } from './helpers/executor-context.js';
+import { AnswersFileInput, ApprovalNeededError } from '../src/io/human.js';
 
 /** Alive and not a zombie (a zombie is dead, only not yet reaped by its new parent). */
 function alive(pid: number): boolean {
@@ -83,15 +84,15 @@ describe('code executor', () => {
     expect(r.result).toContain(`stderr:\n${'e'.repeat(1000)}\n[... 4000 more bytes of stderr were cut]`);
   });
 
-  it('asks for approval unless --auto-run, and does not run refused code', async () => {
-    const refused = execContext({ autoRun: false, human: answers(['no, do not touch my files']) });
+  it('asks a person at a terminal for approval unless --auto-run, and does not run refused code', async () => {
+    const refused = execContext({ autoRun: false, human: terminal(['no, do not touch my files']) });
     const r = await code.run({ language: 'bash', code: 'touch ran.txt' }, refused);
     expect(r.ok).toBe(false);
     expect(r.result).toBe('The user did not approve running the bash code, so it did not run. Their reply: no, do not touch my files');
     expect(existsSync(join(refused.ws.root, 'ran.txt'))).toBe(false);
     expect(refused.human.consumed).toBe(1);
 
-    const approved = execContext({ autoRun: false, human: answers(['yes']) });
+    const approved = execContext({ autoRun: false, human: terminal(['yes']) });
     const ok = await code.run({ language: 'bash', code: 'touch ran.txt' }, approved);
     expect(ok.ok).toBe(true);
     expect(existsSync(join(approved.ws.root, 'ran.txt'))).toBe(true);
@@ -100,13 +101,30 @@ describe('code executor', () => {
     expect((await code.run({ language: 'bash', code: 'true' }, yes)).ok).toBe(true);
   });
 
+  it('never takes an approval from an answers file: the run stops, resumable, naming --auto-run', async () => {
+    const human = answers(['ok', 'yes']);
+    const ctx = execContext({ autoRun: false, human });
+    const err = await code.run({ language: 'bash', code: 'touch ran.txt' }, ctx).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApprovalNeededError);
+    expect((err as ApprovalNeededError).resumable).toBe(true);
+    expect((err as Error).message).toMatch(/answers from --answers FILE answer questions only.*--auto-run/);
+    expect(existsSync(join(ctx.ws.root, 'ran.txt'))).toBe(false);
+    expect(human.consumed).toBe(0); // the "ok" is still there for the question it was meant for
+
+    // With a terminal at hand, the approval is asked there; the file's answers stay untouched.
+    const person = terminal(['y']);
+    const both = execContext({ autoRun: false, human: new AnswersFileInput((human as AnswersFileInput).file, { approver: person }) });
+    expect((await code.run({ language: 'bash', code: 'touch ran.txt' }, both)).ok).toBe(true);
+    expect(existsSync(join(both.ws.root, 'ran.txt'))).toBe(true);
+    expect(both.human.consumed).toBe(0);
+    expect(person.consumed).toBe(1);
+  });
+
   it('shows the code in the approval question', async () => {
-    const asked: string[] = [];
-    const human = answers(['y']);
-    const ctx = execContext({ autoRun: false, human: { ...human, id: 'spy', get consumed() { return human.consumed; }, ask: (q) => { asked.push(`${q.kind}: ${q.prompt}`); return human.ask(q); } } });
+    const person = terminal(['y']);
+    const ctx = execContext({ autoRun: false, human: person });
     await code.run({ language: 'bash', code: 'echo 1' }, ctx);
-    expect(asked).toHaveLength(1);
-    expect(asked[0]).toMatch(/^approval: Ann wants to run this bash code in the workspace \(cmd\):\n\necho 1\n\nRun it\?/);
+    expect(person.shown.join('')).toMatch(/^\nAnn wants to run this bash code in the workspace \(cmd\):\n\necho 1\n\nRun it\?[\s\S]*Ann \(R\) > $/);
   });
 
   it('does not hand secrets from the environment to the code', async () => {

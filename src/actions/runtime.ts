@@ -26,6 +26,7 @@ import { parseCommandReply } from './parse.js';
 import type { Embedder } from '../memory/embedder.js';
 import { structuredExtensions, structuredMemoryFiles } from '../scientist/memory-types.js';
 import { commandMeta, commandPart, commandTools, commandViews, type CommandView } from './prompt.js';
+import { makeRedactor, type Redactor } from '../util/redact.js';
 
 export const DEFAULT_COMMAND_RETRIES = 2;
 export const MAX_SUBFLOW_DEPTH = 8;
@@ -84,6 +85,8 @@ export interface ActionHost {
   subRun(request: SubRunRequest): Promise<SubRunOutcome>;
   /** The run's effect ledger (src/journal/effects.ts): a resumed run reuses journaled results. */
   perform?<T>(spec: EffectSpec, fn: () => Promise<T>): Promise<{ value: T; reused: boolean }>;
+  /** secrets: applied to executor results (code output, files read) before anything else sees them. */
+  redact?: Redactor;
   // scientist: the run's inputs and embedder, for the task_board and world_model executors
   inputs?: Record<string, string>;
   embedder?(): Promise<Embedder>;
@@ -137,6 +140,7 @@ export class ActionRuntime {
   private readonly subflowCounts = new Map<string, number>();
   private readonly baseDir: string;
   private readonly root: { emit(event: RunEvent): void; turn(): number };
+  private readonly redact: Redactor;
   /** The result of the SOP so far: that of the last state ended by finish. */
   result: string | undefined;
   summary: string | undefined;
@@ -145,6 +149,7 @@ export class ActionRuntime {
 
   constructor(private readonly host: ActionHost, private readonly o: ActionOptions = {}) {
     this.baseDir = dirname(resolve(host.file));
+    this.redact = host.redact ?? makeRedactor();
     this.root = o.root ?? { emit: (e) => host.emit(e), turn: () => host.turn() };
     const memoryDir = o.memoryDir ?? (o.runDir ? join(o.runDir, 'memory') : undefined);
     this.memory = new MemoryFiles({
@@ -343,6 +348,10 @@ export class ActionRuntime {
       } finally {
         untap();
       }
+      // secrets: code output and files read may hold a secret (printed, encoded, reversed...);
+      // it reaches no prompt, message, journal line or logs memory file.
+      const red = this.redact;
+      r = { ...r, result: red(r.result), summary: red(r.summary), ...(r.finish ? { finish: { ...r.finish, result: red(r.finish.result), ...(r.finish.summary !== undefined ? { summary: red(r.finish.summary) } : {}) } } : {}) };
       return { ...r, human_answers: human.consumed - before, memory_writes: writes };
     };
     let res: Performed;

@@ -35,7 +35,9 @@ export function buildCli(argv: string[]): Argv {
         // actions (docs/executors.md)
         .option('auto-run', { type: 'boolean', default: false, describe: 'Run code written by agents without asking for approval first' })
         .option('yes', { type: 'boolean', default: false, describe: 'Accept every question, review and approval without asking (unattended runs)' })
-        .option('sandbox', { type: 'boolean', default: false, describe: 'Run code under bubblewrap: no network, read-only filesystem except the workspace' }),
+        .option('sandbox', { type: 'boolean', describe: 'Code runs under bubblewrap (no network, read-only filesystem except the workspace) when it works here; --sandbox requires it, --no-sandbox turns it off (with a warning)' })
+        // secrets (docs/executors.md)
+        .option('redact', { type: 'string', array: true, describe: 'Treat the value of this environment variable as a secret (repeatable); *_KEY, *_TOKEN, *_SECRET, *_PASS, *_PASSWORD, *_PAT, *_CREDENTIALS and URL credentials are already' }),
       async (a) => {
         const { runCommand } = await import('./run-command.js');
         process.exitCode = await runCommand({
@@ -44,7 +46,7 @@ export function buildCli(argv: string[]): Argv {
           json: a.json, quiet: a.quiet, timeoutMs: a.timeout !== undefined ? a.timeout * 1000 : undefined,
           embedder: a.embedder, topK: a['top-k'], maxChatHistory: a['max-chat-history'],
           compat: a.compat,
-          autoRun: a['auto-run'], yes: a.yes, sandbox: a.sandbox,
+          autoRun: a['auto-run'], yes: a.yes, sandbox: a.sandbox, redact: collect(a.redact),
         });
       },
     )
@@ -146,15 +148,17 @@ function continueOptions<T>(y: Argv<T>) {
     .option('max-turns', { type: 'number', describe: 'Stop after this many turns in all' })
     .option('record', { type: 'string', describe: 'Record the LLM calls made from here on to this cassette file' })
     .option('answers', { type: 'string', describe: 'Human answers file (default: the run\'s own, continued where it was)' })
-    .option('auto-run', { type: 'boolean', default: false, describe: 'Run again, without asking, code a crash interrupted' })
+    .option('auto-run', { type: 'boolean', default: false, describe: 'Run code without asking, and again code a crash interrupted (default: as the run was started)' })
+    .option('redact', { type: 'string', array: true, describe: 'Treat the value of this environment variable as a secret (repeatable; added to the run\'s own)' })
     .option('json', { type: 'boolean', default: false, describe: 'Print run events as JSON lines on stdout' })
     .option('quiet', { type: 'boolean', default: false, describe: 'Print only the closing line' })
     .option('timeout', { type: 'number', describe: 'Timeout of one LLM request in seconds' });
 }
 
-function continueArgs(a: { llm?: string; model?: string; 'base-url'?: string; 'max-turns'?: number; record?: string; answers?: string; 'auto-run': boolean; json: boolean; quiet: boolean; timeout?: number }) {
+function continueArgs(a: { llm?: string; model?: string; 'base-url'?: string; 'max-turns'?: number; record?: string; answers?: string; 'auto-run': boolean; json: boolean; quiet: boolean; timeout?: number; redact?: string[] }) {
   return {
     llm: a.llm, model: a.model, baseUrl: a['base-url'], maxTurns: a['max-turns'], record: a.record, answers: a.answers,
+    redact: collect(a.redact),
     autoRun: a['auto-run'], json: a.json, quiet: a.quiet, timeoutMs: a.timeout !== undefined ? a.timeout * 1000 : undefined,
   };
 }

@@ -2,6 +2,8 @@
 // line on stderr, and a closing line with the run folder and token usage.
 import type { RunEvent } from '../runtime/events.js';
 import type { Redactor } from '../util/redact.js';
+import { StreamRedactor } from '../util/stream-redactor.js';
+import { terminalSafe as safe } from '../util/terminal-text.js';
 
 const color = (code: number, s: string, on: boolean) => (on ? `\x1b[${code}m${s}\x1b[0m` : s);
 
@@ -20,6 +22,7 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
   let turn = 0;
   let tokens = 0;
   let streaming: string | undefined;
+  let held = new StreamRedactor(o.redact); // a secret split across deltas is held back whole
   let statusShown = false;
   const clearStatus = () => {
     if (statusShown) { o.err.write('\r\x1b[2K'); statusShown = false; }
@@ -47,14 +50,15 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         if (streaming !== e.agent) {
           print(`\n${color(36, `${speaker}:`, tty)} `);
           streaming = e.agent;
+          held = new StreamRedactor(o.redact);
         }
-        print(e.text);
+        print(safe(held.push(e.text)));
         break;
       case 'message': {
         const m = e.message;
         if (!o.quiet) {
-          if (streaming === m.sender && tty) print('\n');
-          else print(`\n${color(36, `${m.sender} (${m.role}):`, tty)} ${m.content}\n`);
+          if (streaming === m.sender && tty) print(`${safe(held.flush())}\n`);
+          else print(`\n${color(36, `${m.sender} (${m.role}):`, tty)} ${safe(m.content)}\n`);
         }
         streaming = undefined;
         status();
@@ -69,7 +73,7 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         break;
       case 'warning':
         clearStatus();
-        o.err.write(o.redact(`warning: ${e.message}\n`));
+        o.err.write(o.redact(`warning: ${safe(e.message)}\n`));
         break;
       case 'run_finished':
         clearStatus();
@@ -77,14 +81,14 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
       // actions: rejected command replies, and what sub-flows say (prefixed with their path)
       case 'command_rejected':
         clearStatus();
-        o.err.write(o.redact(color(2, `(${e.agent}'s reply was not a valid command, attempt ${e.attempt}: ${e.error})\n`, Boolean(o.err.isTTY))));
+        o.err.write(o.redact(color(2, `(${e.agent}'s reply was not a valid command, attempt ${e.attempt}: ${safe(e.error)})\n`, Boolean(o.err.isTTY))));
         break;
       case 'subflow': {
         const inner = e.event;
-        if (inner.type === 'warning') { clearStatus(); o.err.write(o.redact(`warning: [${e.flow}] ${inner.message}\n`)); break; }
+        if (inner.type === 'warning') { clearStatus(); o.err.write(o.redact(`warning: [${e.flow}] ${safe(inner.message)}\n`)); break; }
         if (o.quiet) break;
         if (inner.type === 'state_entered') print(`\n${color(1, `== ${e.flow}: ${inner.state} ==`, tty)}\n`);
-        else if (inner.type === 'message') print(`\n${color(36, `[${e.flow}] ${inner.message.sender} (${inner.message.role}):`, tty)} ${inner.message.content}\n`);
+        else if (inner.type === 'message') print(`\n${color(36, `[${e.flow}] ${inner.message.sender} (${inner.message.role}):`, tty)} ${safe(inner.message.content)}\n`);
         else if (inner.type === 'llm_call') { tokens += inner.usage.promptTokens + inner.usage.completionTokens; status(); }
         break;
       }

@@ -3,8 +3,8 @@
 import { prepareFork } from '../journal/continue.js';
 import { loadRunRecord } from '../journal/record.js';
 import { newRunId } from '../io/run-folder.js';
-import { makeRedactor } from '../util/redact.js';
-import { continuedRunOptions, type ResumeCommandOptions } from './resume-command.js';
+import { configureSecrets, makeRedactor } from '../util/redact.js';
+import { continuedRunOptions, redactedNames, type ResumeCommandOptions } from './resume-command.js';
 import { launchSettings, runCommand, type RunCommandOptions } from './run-command.js';
 
 export interface ForkCommandOptions extends ResumeCommandOptions {
@@ -13,10 +13,11 @@ export interface ForkCommandOptions extends ResumeCommandOptions {
 }
 
 export async function forkCommand(o: ForkCommandOptions): Promise<number> {
-  const redact = makeRedactor();
   if (!Number.isInteger(o.at) || o.at < 0) throw new Error(`--at must be a turn number (0 or more), got ${o.at}`);
   const original = loadRunRecord(o.dir);
   const launch = original.started.launch ?? {};
+  configureSecrets({ names: redactedNames(o, launch), urls: [o.baseUrl] });
+  const redact = makeRedactor();
   const settings = { ...(original.started.settings ?? { max_turns: 200 }) };
   if (o.maxTurns !== undefined) settings.max_turns = o.maxTurns;
   if (o.model !== undefined) settings.model = o.model;

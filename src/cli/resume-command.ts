@@ -1,7 +1,7 @@
 // sop resume RUN_DIR: continue an interrupted or killed run from its last turn boundary, in the
 // same run folder, with the same SOP, LLM choice and answers file unless told otherwise.
 import { prepareResume, rewriteDerivedFiles } from '../journal/continue.js';
-import { makeRedactor } from '../util/redact.js';
+import { REDACTED, configureSecrets, makeRedactor } from '../util/redact.js';
 import { runCommand, type RunCommandOptions } from './run-command.js';
 
 export interface ResumeCommandOptions {
@@ -16,6 +16,8 @@ export interface ResumeCommandOptions {
   quiet: boolean;
   timeoutMs?: number;
   autoRun?: boolean;
+  /** secrets: more variables whose values are secret, besides those the run was launched with. */
+  redact?: string[];
 }
 
 /** Values read back from a journal's recorded launch settings. */
@@ -23,9 +25,10 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
 
 export async function resumeCommand(o: ResumeCommandOptions): Promise<number> {
+  const { record, continuation } = prepareResume(o.dir);
+  configureSecrets({ names: redactedNames(o, continuation.launch), urls: [o.baseUrl] });
   const redact = makeRedactor();
   const err = (s: string) => process.stderr.write(redact(s));
-  const { record, continuation } = prepareResume(o.dir);
   if (record.status === 'finished') {
     rewriteDerivedFiles(record, redact);
     err(`${o.dir}: the run already finished (in state "${record.finished?.final_state}" after ${record.turns} turns); nothing to resume. Use sop fork to branch from an earlier turn.\n`);
@@ -45,8 +48,9 @@ export async function resumeCommand(o: ResumeCommandOptions): Promise<number> {
     model: o.model,
     maxTurns: o.maxTurns,
     out: continuation.outDir,
-    // durability: code a crash interrupted runs again only with --auto-run given now (or approval)
-    rerunAutoRun: o.autoRun === true,
+    // durability: code a crash interrupted runs again with --auto-run, given now or at launch
+    // (or --yes at launch), else only with approval at a terminal
+    rerunAutoRun: o.autoRun === true || continuation.launch.auto_run === true || continuation.launch.yes === true,
   }, continuation);
 }
 
@@ -56,10 +60,14 @@ export async function resumeCommand(o: ResumeCommandOptions): Promise<number> {
  * --yes, --sandbox).
  */
 export function continuedRunOptions(o: ResumeCommandOptions, file: string, launch: Record<string, unknown>): RunCommandOptions {
+  const baseUrl = o.baseUrl ?? str(launch.base_url);
+  if (baseUrl?.includes(REDACTED)) {
+    throw new Error(`the run was launched with a --base-url holding a credential, which the journal does not keep (${baseUrl}); give --base-url again`);
+  }
   return {
     file,
     llm: o.llm ?? str(launch.llm),
-    baseUrl: o.baseUrl ?? str(launch.base_url),
+    baseUrl,
     record: o.record,
     out: '',
     inputs: [],
@@ -69,6 +77,14 @@ export function continuedRunOptions(o: ResumeCommandOptions, file: string, launc
     timeoutMs: o.timeoutMs ?? num(launch.timeout_ms),
     autoRun: o.autoRun || launch.auto_run === true,
     yes: launch.yes === true,
-    sandbox: launch.sandbox === true,
+    // true: launched with --sandbox (required), false: --no-sandbox, absent: when available
+    sandbox: typeof launch.sandbox === 'boolean' ? launch.sandbox : undefined,
+    redact: redactedNames(o, launch),
   };
+}
+
+/** Names given with --redact now and at launch. */
+export function redactedNames(o: ResumeCommandOptions, launch: Record<string, unknown>): string[] {
+  const launched = str(launch.redact)?.split(',').filter(Boolean) ?? [];
+  return [...new Set([...(o.redact ?? []), ...launched])];
 }

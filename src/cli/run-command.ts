@@ -15,7 +15,8 @@ import type { Continuation } from '../journal/continue.js';
 import type { RerunPolicy } from '../journal/effects.js';
 import { resolve as resolvePath } from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { makeRedactor } from '../util/redact.js';
+import { configureSecrets, configuredSecretNames, makeRedactor } from '../util/redact.js';
+import { terminalSafe } from '../util/terminal-text.js';
 import { terminalDisplay } from './display.js';
 
 export interface RunCommandOptions {
@@ -47,8 +48,10 @@ export interface RunCommandOptions {
   // actions (docs/executors.md)
   /** Accept every question, review and approval without asking. */
   yes?: boolean;
-  /** Run code under bubblewrap. */
+  /** Run code under bubblewrap: true requires it (--sandbox), false turns it off (--no-sandbox), unset: when available. */
   sandbox?: boolean;
+  /** secrets: more environment variables whose values are secret (--redact NAME). */
+  redact?: string[];
 }
 
 export function parseInputs(pairs: string[], goal?: string): Record<string, string> {
@@ -70,8 +73,10 @@ export function parseInputs(pairs: string[], goal?: string): Record<string, stri
  * continues from a journaled checkpoint, with the same set-up of LLM, human input and display.
  */
 export async function runCommand(o: RunCommandOptions, continuation?: Continuation): Promise<number> {
-  const redact = makeRedactor();
+  configureSecrets({ names: o.redact, urls: [o.baseUrl] }); // secrets: --redact NAME, a key in --base-url
   const { sop: loaded, warnings } = continuation ? { sop: continuation.sop, warnings: [] } : loadSopFile(o.file);
+  configureSecrets({ urls: [loaded.llm?.base_url] });
+  const redact = makeRedactor();
   const sop = applyMemoryOverrides(loaded, { embedder: o.embedder, topK: o.topK, maxChatHistory: o.maxChatHistory });
   const err = (s: string) => process.stderr.write(redact(s));
   for (const w of warnings) err(formatDiagnostic(w) + '\n');
@@ -104,7 +109,8 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   }
 
   let human: HumanInput;
-  if (o.answers) human = new AnswersFileInput(o.answers);
+  // Approvals are never read from an answers file; with a terminal at hand they are asked there.
+  if (o.answers) human = new AnswersFileInput(o.answers, { approver: process.stdin.isTTY ? new TerminalInput() : undefined });
   else if (process.stdin.isTTY) human = new TerminalInput();
   else human = new NoHumanInput();
   // agents-v1: a SOP with human players and no way to ask them fails now, not at the first human turn.
@@ -121,12 +127,11 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   const dryRunYes = !o.yes && human instanceof NoHumanInput && (o.llm ?? sop.llm?.provider) === 'mock' && hasCommands;
   if (dryRunYes) err('warning: --llm mock with no terminal and no --answers: reviews, questions and approvals are accepted automatically, as with --yes\n');
 
-  // actions: --sandbox fails now, with the reason, when bubblewrap cannot work here
-  if (o.sandbox) {
-    const { sandboxSupport } = await import('../executors/sandbox.js');
-    const support = sandboxSupport();
-    if (!support.ok) throw new Error(`--sandbox: ${support.reason}`);
-  }
+  // actions: code is sandboxed when bubblewrap works here; --sandbox fails now, with the
+  // reason, when it cannot; --no-sandbox and an unavailable bubblewrap are said once.
+  const { resolveSandbox, sopRunsCode } = await import('../executors/sandbox-mode.js');
+  const sandbox = resolveSandbox(o.sandbox, sopRunsCode(sop));
+  if (sandbox.warning) err(`warning: ${sandbox.warning}\n`);
 
   const runId = continuation?.runId ?? newRunId(sop.name);
   const folder = new RunFolder(continuation?.outDir ?? o.out, runId, redact, continuation ? { events: continuation.history } : undefined);
@@ -160,12 +165,12 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
     const settings = continuation?.settings;
     const run = new Run({
       sop, file: o.file, llm, runId, inputs, seed: continuation?.seed ?? o.seed, maxTurns: o.maxTurns ?? settings?.max_turns, model: o.model ?? settings?.model,
-      human, listeners, stream: !o.json,
+      human, listeners, stream: !o.json, redact,
       ...(o.compat ?? settings?.compat ? { compat: o.compat ?? settings?.compat } : {}), ...(settings?.name_stripping ? { nameStripping: settings.name_stripping } : {}),
       resume: continuation?.resume, rerun, launch: launchSettings(o), embedder,
       agentsV1: { workspace: folder.path('workspace') }, // agents-v1: code components write output_code/ here
       // actions: memory files in memory/, code runs in workspace/
-      actions: { runDir: folder.dir, workspace: folder.path('workspace'), autoRun: o.autoRun, yes: o.yes || dryRunYes, sandbox: o.sandbox },
+      actions: { runDir: folder.dir, workspace: folder.path('workspace'), autoRun: o.autoRun, yes: o.yes || dryRunYes, sandbox: sandbox.sandbox },
     });
     current = run;
     if (interrupts > 0) run.requestStop();
@@ -182,7 +187,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
             ? `Interrupted after ${result.turns} turns${result.error ? ` (${result.error.message})` : ''}; ${usage}.\nResume with: sop resume ${folder.dir}`
             : `Failed after ${result.turns} turns: ${result.error?.message}`;
       const outcome = result.result !== undefined ? `Result: ${result.result}\n` : ''; // actions: the SOP's finish result
-      err(`\n${line}\n${outcome}${memoryLine(run, u)}Run folder: ${folder.dir}\n`);
+      err(`\n${terminalSafe(line)}\n${terminalSafe(outcome)}${memoryLine(run, u)}Run folder: ${folder.dir}\n`);
     }
     if (result.status === 'failed') return 1;
     if (result.status === 'interrupted') return 130;
@@ -214,7 +219,10 @@ export function launchSettings(o: RunCommandOptions): Record<string, string | nu
   // actions: executor flags, so a resumed run behaves the same
   if (o.autoRun) out.auto_run = true;
   if (o.yes) out.yes = true;
-  if (o.sandbox) out.sandbox = true;
+  if (o.sandbox !== undefined) out.sandbox = o.sandbox; // true: --sandbox, false: --no-sandbox
+  // secrets: the names given with --redact (never values), so a resume redacts them too
+  const names = [...new Set([...(o.redact ?? []), ...configuredSecretNames()])];
+  if (names.length > 0) out.redact = names.join(',');
   return out;
 }
 

@@ -4,6 +4,7 @@
 // and stderr is capped.
 import { spawn } from 'node:child_process';
 import { sandboxArgv } from './sandbox.js';
+import { isSecretName, urlCredentials } from '../util/redact.js';
 
 export const LANGUAGES = ['python', 'javascript', 'bash'] as const;
 export type Language = (typeof LANGUAGES)[number];
@@ -44,12 +45,19 @@ function interpreter(language: Language): string[] {
   }
 }
 
-/** Variables that look like secrets are not handed to code written by a model. */
+/**
+ * Variables that look like secrets are not handed to code written by a model: by their name,
+ * named with --redact, or holding a URL with a credential in it.
+ */
 const SECRET = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)/i;
 
 export function codeEnvironment(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !SECRET.test(k)) env[k] = v;
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v === undefined || SECRET.test(k) || isSecretName(k)) continue;
+    if (v.includes('://') && urlCredentials(v).length > 0) continue;
+    env[k] = v;
+  }
   env.PYTHONUNBUFFERED = '1';
   env.PYTHONDONTWRITEBYTECODE = '1';
   return { ...env, ...extra };

@@ -1,6 +1,7 @@
 // The `code` executor: run Python, JavaScript or shell in the workspace, after showing the code
 // to the human for approval (unless --auto-run or --yes).
 import { CODE_DEFAULTS, LANGUAGES, describeExit, runCode, type CodeOutcome, type Language } from './code-runner.js';
+import { askApproval } from '../io/human.js';
 import { ExecutorInputError, isAcceptance, str, type ArgSpecs, type ExecContext, type ExecResult, type Executor } from './types.js';
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
@@ -12,11 +13,15 @@ export function languagesOf(settings: Record<string, unknown>): Language[] {
   return list && list.length ? list : [...LANGUAGES];
 }
 
-/** Ask the human to approve running `code`, unless the run is unattended by choice. */
+/**
+ * Ask a person at a terminal to approve running `code`, unless the run is unattended by choice
+ * (--auto-run, --yes). An answers file never approves code: without a terminal the run stops
+ * (resumable) with a message naming --auto-run.
+ */
 export async function approveCode(ctx: ExecContext, language: string, code: string): Promise<{ approved: boolean; reply: string }> {
   if (ctx.autoRun || ctx.yes) return { approved: true, reply: '' };
   const prompt = ctx.templates.render('code_approval', { language, code, command: ctx.command, agent: ctx.agent });
-  const reply = await ctx.human.ask({ agent: ctx.agent, role: ctx.role, state: ctx.state, kind: 'approval', prompt });
+  const reply = await askApproval(ctx.human, { agent: ctx.agent, role: ctx.role, state: ctx.state, prompt });
   return { approved: isAcceptance(reply), reply };
 }
 

@@ -71,6 +71,12 @@ function libraryEntry(f: FunctionInfo, lang: Lang): string {
   return `function ${f.signature}${f.doc ? `\n  /** ${f.doc.split('\n').join('\n   * ')} */` : ''}\n`;
 }
 
+/** Whether `text` ends with `block` (ignoring trailing white space). */
+function endsWithBlock(text: string, block: string): boolean {
+  const b = block.trimEnd();
+  return b !== '' && text.trimEnd().endsWith(b);
+}
+
 export const executor: Executor = {
   name: 'library',
   description: 'Check, test and save a function to the code library (a module in the workspace that later code imports).',
@@ -142,13 +148,16 @@ export const executor: Executor = {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
-    let addition = `${existing.trim() === '' ? '' : '\n\n'}${code}\n`;
-    if (lang === 'javascript') addition += names.map((n) => `module.exports.${n} = ${n};\n`).join('');
-    ws.write(module, addition, true);
+    let block = `${code}\n`;
+    if (lang === 'javascript') block += names.map((n) => `module.exports.${n} = ${n};\n`).join('');
+    // Idempotent: a save interrupted after the append (killed before its result was journaled)
+    // and run again on resume finds its block already at the end of the module.
+    if (!endsWithBlock(existing, block)) ws.write(module, `${existing.trim() === '' ? '' : '\n\n'}${block}`, true);
     const memoryName = str(s.memory) ?? 'code_library';
     const listed = ctx.memory.has(memoryName);
-    if (listed) ctx.memory.append(memoryName, functions.map((f) => libraryEntry(f, lang)).join('\n') + '\n');
-    else if (str(s.memory)) throw new ExecutorInputError(`memory file "${memoryName}" is not declared by this SOP`);
+    const entry = functions.map((f) => libraryEntry(f, lang)).join('\n') + '\n';
+    if (listed && !endsWithBlock(ctx.memory.read(memoryName), entry)) ctx.memory.append(memoryName, entry);
+    else if (!listed && str(s.memory)) throw new ExecutorInputError(`memory file "${memoryName}" is not declared by this SOP`);
     return {
       ok: true,
       result: render({ functions, test: testView, saved: true, import_hint: importHint(module, lang, names), listed: listed ? memoryName : undefined }),

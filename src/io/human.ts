@@ -1,6 +1,7 @@
 // Where a human's turns come from: the terminal, an answers file, or nowhere (a clear error).
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
+import type { Readable, Writable } from 'node:stream';
 
 export interface HumanQuestion {
   agent: string;
@@ -17,6 +18,10 @@ export interface HumanInput {
   /** Answers consumed so far (journaled so a resumed run does not ask again). */
   readonly consumed: number;
   skip?(n: number): void;
+  /** A person answers as the run goes (a terminal): only such an input can approve code. */
+  readonly interactive?: boolean;
+  /** Where approvals go when this input cannot give them (answers from a file, with a terminal at hand). */
+  readonly approver?: HumanInput;
 }
 
 export class HumanInputError extends Error {
@@ -27,14 +32,47 @@ export class HumanInputError extends Error {
 }
 
 /**
+ * Code (or another side effect) needs approval, and nobody can give it: answers written in
+ * advance answer questions only. The run stops as interrupted; it can be resumed at a terminal
+ * or with --auto-run.
+ */
+export class ApprovalNeededError extends HumanInputError {
+  readonly resumable = true;
+  constructor(message: string) {
+    super(message);
+    this.name = 'ApprovalNeededError';
+  }
+}
+
+/**
+ * Approval of a side effect (running code): asked of a person at a terminal, never taken from
+ * an answers file, where an "ok" meant for a plan review would approve code nobody has seen.
+ */
+export async function askApproval(human: HumanInput, q: Omit<HumanQuestion, 'kind'>, what = 'approval to run code'): Promise<string> {
+  const person = human.interactive ? human : human.approver?.interactive ? human.approver : undefined;
+  if (!person) {
+    const source = human instanceof AnswersFileInput ? 'answers from --answers FILE answer questions only, not approvals' : 'there is no terminal to ask';
+    throw new ApprovalNeededError(
+      `${q.agent} (${q.role}) in state "${q.state}" needs ${what}, and ${source}. ` +
+      'Run it at a terminal to approve it, or let code run without asking with --auto-run (or --yes); ' +
+      'a stopped run continues with sop resume RUN_DIR --auto-run.',
+    );
+  }
+  return person.ask({ ...q, kind: 'approval' });
+}
+
+/**
  * Answers from a file: a JSON list of strings, or plain text with one answer per line
- * (blank lines and lines starting with # are skipped).
+ * (blank lines and lines starting with # are skipped). They answer questions and human turns;
+ * approvals go to `approver` (a terminal) when there is one.
  */
 export class AnswersFileInput implements HumanInput {
   readonly id: string;
   private readonly answers: string[];
   private cursor = 0;
-  constructor(readonly file: string) {
+  readonly approver?: HumanInput;
+  constructor(readonly file: string, o: { approver?: HumanInput } = {}) {
+    this.approver = o.approver;
     this.id = `answers:${file}`;
     let text: string;
     try {
@@ -60,6 +98,7 @@ export class AnswersFileInput implements HumanInput {
   get consumed(): number { return this.cursor; }
   skip(n: number): void { this.cursor += n; }
   async ask(q: HumanQuestion): Promise<string> {
+    if (q.kind === 'approval') return askApproval(this, q);
     const a = this.answers[this.cursor];
     if (a === undefined) {
       throw new HumanInputError(`answers file ${this.file}: no answer left for ${q.agent} (${q.role}) in state "${q.state}" (${this.answers.length} answers were given)`);
@@ -69,16 +108,23 @@ export class AnswersFileInput implements HumanInput {
   }
 }
 
-/** Reads one line per answer from the terminal. */
+/** Reads one line per answer from the terminal (or the given streams). */
 export class TerminalInput implements HumanInput {
   readonly id = 'terminal';
+  readonly interactive = true;
   private count = 0;
+  private readonly input: Readable & { isTTY?: boolean };
+  private readonly output: Writable;
+  constructor(o: { input?: Readable; output?: Writable } = {}) {
+    this.input = o.input ?? process.stdin;
+    this.output = o.output ?? process.stderr;
+  }
   get consumed(): number { return this.count; }
   async ask(q: HumanQuestion): Promise<string> {
-    const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: process.stdin.isTTY });
+    const rl = createInterface({ input: this.input, output: this.output, terminal: this.input.isTTY === true });
     try {
       // Questions and approvals (executors) carry their own text: the question, the code to run.
-      if (q.kind !== 'turn' && q.prompt) process.stderr.write(`\n${q.prompt}\n`);
+      if (q.kind !== 'turn' && q.prompt) this.output.write(`\n${q.prompt}\n`);
       const answer = await rl.question(`${q.agent} (${q.role}) > `);
       this.count++;
       return answer;

@@ -35,6 +35,8 @@ import { scientistContext, taskLlmProfile } from '../scientist/views.js';
 import { limitToVisit } from '../actions/prompt.js';
 // durability: checkpoints, resume and journaled effects (src/journal, docs/durability.md)
 import { EffectLedger, llmEffectLabel, type EffectIndex, type LlmEffectResult, type RerunPolicy } from '../journal/effects.js';
+// secrets: no secret value reaches a prompt (src/util/redact.ts)
+import { makeRedactor, type Redactor } from '../util/redact.js';
 import { SNAPSHOT_VERSION, assignOwn, cloneJson, isResumableError, restoreExtensions, saveExtensions, type ResumeFrom, type RunSnapshot } from '../journal/snapshot.js';
 
 export interface RunOptions {
@@ -73,6 +75,8 @@ export interface RunOptions {
   // actions
   /** Run folder, workspace and executor flags (--auto-run, --yes, --sandbox); see src/actions/runtime.ts. */
   actions?: ActionOptions;
+  /** secrets: applied to every prompt and executor result (default: secrets of the environment). */
+  redact?: Redactor;
 }
 
 export type RunStatus = 'finished' | 'max_turns' | 'failed' | 'interrupted';
@@ -121,6 +125,7 @@ export class Run {
   /** agents-v1: private memories and v1 prompts, for SOPs with `agents_v1`. */
   readonly v1?: AgentsV1Turns;
   private budgetWarned = false;
+  private readonly redact: Redactor;
 
   constructor(private readonly options: RunOptions) {
     this.resolved = resolveSop(options.sop);
@@ -140,6 +145,7 @@ export class Run {
     this.human = options.human ?? new NoHumanInput();
     this.maxTurns = options.maxTurns ?? DEFAULTS.maxTurns;
     this.runId = options.runId ?? `run-${Date.now()}`;
+    this.redact = options.redact ?? makeRedactor();
     const states: Record<string, StateRuntime> = {};
     for (const s of Object.values(this.resolved.states)) states[s.name] = freshStateRuntime(s.roles, s.beginRole);
     this.position = { current: sop.root, turn: 0, states, rng: this.rng.state, started: false };
@@ -162,7 +168,7 @@ export class Run {
     // actions: a sub-flow (sop executor) is a nested Run with its own environment.
     this.actions = new ActionRuntime({
       sop, file: options.file, runId: this.runId, env: this.env, templates: this.templates, usage: this.usage,
-      human: this.human, signal: options.signal,
+      human: this.human, signal: options.signal, redact: this.redact,
       emit: (e) => this.emit(e),
       turn: () => this.position.turn,
       baseContext: () => this.baseContext(),
@@ -619,6 +625,7 @@ export class Run {
     const started = performance.now();
     const llm = this.options.llm;
     const onDelta = stream && meta.agent ? (text: string) => this.emit({ type: 'delta', agent: meta.agent!, text }) : undefined;
+    messages = messages.map((m) => { const content = this.redact(m.content); return content === m.content ? m : { ...m, content }; }); // secrets
     // durability: a reply already in the journal (an interrupted turn being redone) is reused.
     const { value: res, key, reused } = await this.effects.perform<LlmEffectResult>(
       { kind: 'llm', label: llmEffectLabel(meta.purpose, meta.state, meta.agent), journalsResult: false },

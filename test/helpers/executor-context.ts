@@ -3,8 +3,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough, Writable } from 'node:stream';
 import type { ExecContext } from '../../src/executors/types.js';
-import { AnswersFileInput, NoHumanInput, type HumanInput } from '../../src/io/human.js';
+import { AnswersFileInput, NoHumanInput, TerminalInput, type HumanInput } from '../../src/io/human.js';
 import { TemplateSet } from '../../src/prompt/templates.js';
 import { MemoryFiles } from '../../src/workspace/memory-files.js';
 import { Workspace } from '../../src/workspace/workspace.js';
@@ -18,6 +19,25 @@ export function answers(list: string[]): HumanInput {
   const file = join(tempDir('sop-answers-'), 'answers.json');
   writeFileSync(file, JSON.stringify(list));
   return new AnswersFileInput(file);
+}
+
+/**
+ * A person at a terminal: the real TerminalInput, reading lines from a stream; each answer is
+ * typed once the question's prompt (`NAME (ROLE) > `) has been shown. `shown` is the output.
+ */
+export function terminal(list: string[]): TerminalInput & { shown: string[] } {
+  const input = new PassThrough();
+  const shown: string[] = [];
+  let next = 0;
+  const output = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      const text = chunk.toString();
+      shown.push(text);
+      if (/> $/.test(text) && next < list.length) input.write(`${list[next++]}\n`);
+      done();
+    },
+  });
+  return Object.assign(new TerminalInput({ input, output }), { shown });
 }
 
 export interface TestContext extends ExecContext {

@@ -1,0 +1,36 @@
+// Whether a run's code is sandboxed: by default under bubblewrap when it works here, and
+// unsandboxed with a warning when it does not; `--sandbox` requires it (the run refuses to
+// start without it), `--no-sandbox` turns it off (with a warning, since code then runs as you).
+import type { Sop } from '../sop/types.js';
+import { sandboxSupport } from './sandbox.js';
+
+/** true: --sandbox (required); false: --no-sandbox; undefined: when available. */
+export type SandboxFlag = boolean | undefined;
+
+/** Executors that run code written by an agent (a sub-SOP may run some too). */
+const RUNS_CODE = new Set(['code', 'library', 'sop']);
+
+/** Whether a SOP has commands that may run code. */
+export function sopRunsCode(sop: Sop): boolean {
+  return Object.values(sop.states).some((s) => Object.values(s.commands ?? {}).some((c) => RUNS_CODE.has(c.executor)));
+}
+
+/**
+ * The run's sandbox setting and the warning to print, if any (only for SOPs that run code).
+ * Throws when --sandbox is given and bubblewrap cannot work here.
+ */
+export function resolveSandbox(flag: SandboxFlag, runsCode: boolean): { sandbox: boolean; warning?: string } {
+  if (flag === false) {
+    return {
+      sandbox: false,
+      ...(runsCode ? { warning: '--no-sandbox: code written by agents runs unsandboxed, as you: with your network, every file you can write, and the environment of sop itself (/proc)' } : {}),
+    };
+  }
+  const support = sandboxSupport();
+  if (support.ok) return { sandbox: true };
+  if (flag === true) throw new Error(`--sandbox: ${support.reason}`);
+  return {
+    sandbox: false,
+    ...(runsCode ? { warning: `code runs without a sandbox: ${support.reason} (--sandbox requires one; --no-sandbox turns it off without this warning)` } : {}),
+  };
+}
