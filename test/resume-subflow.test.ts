@@ -1,7 +1,7 @@
 // Resume with executors and sub-flows: the Jarvis example (Jarvis -> Coder -> ExtendLibrary, code
 // that really runs, memory files) killed at several points and resumed ends with the same
 // transcripts, memory files and workspace files as an uninterrupted run; code whose start is
-// journaled without a result is not run again without --auto-run.
+// journaled without a result is run again only with --auto-run (given at launch or to resume).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -94,7 +94,29 @@ describe('resume with executors and sub-flows (Jarvis example)', () => {
     }
   }, 300_000);
 
-  it('does not run interrupted code again without --auto-run', async () => {
+  it('saves a library function once when killed after the append and before its result was journaled', async () => {
+    const events = readJournal(refDir).events;
+    const i = events.findIndex((e) => {
+      const inner = unwrap(e);
+      return inner.type === 'effect_started' && inner.kind === 'library' && inner.label.startsWith('save_code');
+    });
+    expect(i).toBeGreaterThan(0);
+    const dir = join(root, 'cut', 'save-window');
+    mkdirSync(join(dir, 'workspace'), { recursive: true });
+    writeFileSync(join(dir, 'journal.jsonl'), events.slice(0, i + 1).map((e) => JSON.stringify(e) + '\n').join(''));
+    // The crash window: the module already has the function appended, the journal no result.
+    writeFileSync(join(dir, 'workspace/library.py'), reference['workspace/library.py']!);
+    const resumed = await cli(['resume', dir]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(/save_code@execute.*performing it again/);
+    const state = folderState(dir);
+    expect(state['workspace/library.py']).toBe(reference['workspace/library.py']);
+    expect(state['workspace/library.py']!.match(/^def summarize_csv/gm)).toHaveLength(1);
+    expect(state['memory/code_library.md']).toBe(reference['memory/code_library.md']);
+    expect(state['transcript.jsonl']).toBe(reference['transcript.jsonl']);
+  }, 120_000);
+
+  it('runs interrupted code again only with --auto-run, given at launch or now', async () => {
     // A journal cut right after a code step started: the step may have run, its result is lost.
     const events = readJournal(refDir).events;
     const i = events.findIndex((e) => {
@@ -103,11 +125,23 @@ describe('resume with executors and sub-flows (Jarvis example)', () => {
     });
     expect(i).toBeGreaterThan(0);
     const label = (unwrap(events[i]!) as Extract<RunEvent, { type: 'effect_started' }>).label;
-    const out = join(root, 'cut');
-    const dir = join(out, 'cut-run');
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'journal.jsonl'), events.slice(0, i + 1).map((e) => JSON.stringify(e) + '\n').join(''));
+    const cut = (name: string, launch: (l: Record<string, unknown>) => Record<string, unknown>) => {
+      const dir = join(root, 'cut', name);
+      mkdirSync(dir, { recursive: true });
+      const lines = events.slice(0, i + 1).map((e) => (e.type === 'run_started' ? { ...e, launch: launch(e.launch ?? {}) } : e));
+      writeFileSync(join(dir, 'journal.jsonl'), lines.map((e) => JSON.stringify(e) + '\n').join(''));
+      return dir;
+    };
 
+    // Launched with --auto-run (as ARGS): the resume honours it.
+    const launched = cut('launched-auto-run', (l) => l);
+    expect(readJournal(launched).events[0]).toMatchObject({ launch: { auto_run: true } });
+    const honoured = await cli(['resume', launched, '--json']);
+    expect(honoured.code, honoured.stderr).toBe(0);
+    expect(folderState(launched)['transcript.jsonl']).toBe(reference['transcript.jsonl']);
+
+    // Launched without it: not run again unless --auto-run is given now.
+    const dir = cut('launched-asking', ({ auto_run: _dropped, ...l }) => l);
     const refused = await cli(['resume', dir]);
     expect(refused.code).toBe(130);
     expect(refused.stderr).toContain(`"${label}" started before the run was interrupted`);
