@@ -22,7 +22,7 @@ export function buildCli(argv: string[]): Argv {
         .option('out', { type: 'string', default: 'runs', describe: 'Folder where run folders are created' })
         .option('input', { type: 'string', array: true, describe: 'An input of the SOP, as name=value (repeatable)' })
         .option('goal', { type: 'string', describe: 'Shorthand for --input goal=TEXT' })
-        .option('answers', { type: 'string', describe: 'Human answers, one per line or a JSON list (for unattended runs)' })
+        .option('answers', { type: 'string', describe: 'Human answers, one per line or a JSON list (for unattended runs); they never approve code: use --auto-run or --yes' })
         .option('json', { type: 'boolean', default: false, describe: 'Print run events as JSON lines on stdout' })
         .option('quiet', { type: 'boolean', default: false, describe: 'Print only the closing line' })
         .option('timeout', { type: 'number', describe: 'Timeout of one LLM request in seconds (default 120)' })
