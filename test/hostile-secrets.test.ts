@@ -3,8 +3,8 @@
 // encodings; none of them may reach a prompt sent to the LLM server, a file of the run folder
 // or the output. A secret split across streamed deltas is not printed; escape sequences in
 // replies and code output do not reach the terminal; an answers file never approves code.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
@@ -54,6 +54,9 @@ function leaks(text: string): string[] {
   }
   return [...found];
 }
+
+const support = sandboxSupport();
+if (!support.ok) console.warn(`hostile secrets: the sandboxed runs are skipped: ${support.reason}`);
 
 const counts = { encodings: 0, destinations: 0, checked: 0, leaked: 0, splits: 0, escapes: 0, approvalCases: 0, approvalsFromFile: 0 };
 
@@ -216,7 +219,6 @@ describe('code reading the engine\'s environment', () => {
     { name: '--no-sandbox', flags: ['--no-sandbox'] },
     ...(sandboxSupport().ok ? [{ name: 'default (sandboxed)', flags: [] as string[] }] : []),
   ];
-  if (!sandboxSupport().ok) console.warn(`hostile secrets: the sandboxed variant is skipped: ${(sandboxSupport() as { reason: string }).reason}`);
 
   for (const mode of modes) {
     it(`${mode.name}: no secret reaches a prompt, a run folder file or the output`, async () => {
@@ -328,4 +330,68 @@ describe('approval confusion: answers files answer questions, never approve code
       }
     }, 60_000);
   }
+});
+
+describe('the sandbox by default', () => {
+  let root: string;
+  let server: TestServer;
+  /** A PATH with python3 and bash but no bwrap: bubblewrap is "not installed". */
+  let noBwrapPath: string;
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), 'sop-hostile-sandbox-'));
+    noBwrapPath = join(root, 'bin');
+    mkdirSync(noBwrapPath);
+    const python = spawnSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).stdout.trim();
+    symlinkSync(python, join(noBwrapPath, 'python3'));
+    symlinkSync(spawnSync('bash', ['-c', 'command -v bash'], { encoding: 'utf8' }).stdout.trim(), join(noBwrapPath, 'bash'));
+    server = await startOpenAiServer({
+      reply: (body) => (body.messages.some((m) => m.role === 'assistant')
+        ? command('finish', { result: 'done' })
+        : command('run_code', { code: 'print("hello from the code")' })),
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
+
+  function sop(): string {
+    const file = join(root, 'hello.sop.json');
+    writeFileSync(file, JSON.stringify({
+      name: 'hello', environment: { summary: { enabled: false } },
+      agents: { Ann: { roles: { work: 'Coder' } } }, root: 'work',
+      states: {
+        work: {
+          roles: ['Coder'], components: { Coder: { task: 'Run code.' } },
+          commands: { run_code: { executor: 'code', settings: { language: 'python' } }, finish: { executor: 'finish' } },
+          next_states: { 1: 'end' },
+        },
+        end: { final: true },
+      },
+    }));
+    return file;
+  }
+  const result = (out: string) => {
+    const journal = readFileSync(join(out, readdirSync(out)[0]!, 'journal.jsonl'), 'utf8');
+    return journal.split('\n').filter(Boolean).map((l) => JSON.parse(l) as RunEvent).find((e) => e.type === 'executor_result') as Extract<RunEvent, { type: 'executor_result' }>;
+  };
+
+  it.skipIf(!sandboxSupport().ok)('runs code in the sandbox when bubblewrap works, without a word', async () => {
+    const out = join(root, 'default');
+    const r = await cli(['run', sop(), '--llm', 'openai', '--base-url', server.url, '--auto-run', '--out', out]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(/warning/);
+    expect(result(out).result).toMatch(/^The python code ran in the sandbox: exit code 0\./);
+  }, 60_000);
+
+  it('without bubblewrap: one warning and code runs unsandboxed; --sandbox refuses with one line', async () => {
+    const out = join(root, 'no-bwrap');
+    const r = await cli(['run', sop(), '--llm', 'openai', '--base-url', server.url, '--auto-run', '--out', out], { PATH: noBwrapPath });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr.match(/warning: code runs without a sandbox: bwrap \(bubblewrap\) is not installed/g)).toHaveLength(1);
+    expect(result(out).result).toMatch(/^The python code ran: exit code 0\./);
+    const required = await cli(['run', sop(), '--llm', 'openai', '--base-url', server.url, '--auto-run', '--sandbox', '--out', join(root, 'required')], { PATH: noBwrapPath });
+    expect(required.code).toBe(1);
+    expect(required.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^error: --sandbox: bwrap \(bubblewrap\) is not installed/)]);
+  }, 60_000);
 });
