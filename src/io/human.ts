@@ -143,7 +143,9 @@ export class NoHumanInput implements HumanInput {
       // actions: a command asks the user (a question, a review, approval to run code)
       throw new HumanInputError(
         `${q.agent} (${q.role}) in state "${q.state}" needs ${q.kind === 'approval' ? 'approval to run code' : 'an answer from the user'}, but there is no terminal to ask. ` +
-        `Give the answers with --answers FILE, or accept everything with --yes${q.kind === 'approval' ? ' (or run code without asking: --auto-run)' : ''}.`,
+        (q.kind === 'approval'
+          ? 'Run code without asking with --auto-run, or accept everything with --yes (an answers file never approves code).'
+          : 'Give the answers with --answers FILE, or accept everything with --yes.'),
       );
     }
     throw new HumanInputError(
