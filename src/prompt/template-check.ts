@@ -318,15 +318,23 @@ export function checkTemplate(source: string, scope: TemplateScope = {}): Templa
     throw err;
   }
   if (checker.problems.length > 0) return checker.problems;
-  // What the compiler refuses beyond the grammar (e.g. a misplaced block param). It only
-  // generates code, never runs the template.
-  try {
-    Handlebars.precompile(source, { noEscape: true, knownHelpers: { log: false } });
-  } catch (err) {
-    return [{ message: oneLine((err as Error).message) }];
+  // What the compiler refuses beyond the grammar. It only generates code, never runs the
+  // template; the verdict is kept per source (sub-flows and repeated texts are checked once).
+  let compiled = compilerVerdicts.get(source);
+  if (compiled === undefined) {
+    try {
+      Handlebars.precompile(source, { noEscape: true, knownHelpers: { log: false } });
+      compiled = '';
+    } catch (err) {
+      compiled = oneLine((err as Error).message);
+    }
+    if (compilerVerdicts.size >= 2000) compilerVerdicts.clear();
+    compilerVerdicts.set(source, compiled);
   }
-  return [];
+  return compiled ? [{ message: compiled }] : [];
 }
+
+const compilerVerdicts = new Map<string, string>();
 
 /** The innermost block left open at the end of a template, by a scan of its tags. */
 function unclosedBlock(source: string): string | undefined {
