@@ -241,6 +241,11 @@ describe('validate catches what run refuses at start-up', () => {
     refused(file, `/memory/${name}`, /memory file name is 300 characters; at most 200/);
   });
 
+  it('agents-v1: a knowledge base file that is missing', () => {
+    const file = write('knowledge.sop.json', base({ agents_v1: {} }, { components: { R: { task: 'Help.', knowledge: { path: 'kb/missing.json' } } } }));
+    refused(file, '/states/s/components/R/knowledge/path', /knowledge file kb\/missing\.json not found/);
+  });
+
   it('an embedder spec run cannot load', () => {
     const file = write('embedder.sop.json', base({ environment: { top_k: 2, embedder: 'transformers' } }));
     refused(file, '/environment/embedder', /embedder "transformers" needs a model/);

@@ -1,7 +1,8 @@
 // What `sop run` refuses when it starts, checked by `sop validate` without running anything:
 // commands compiled against the SOP file's folder (sub-flow files that are missing or not SOPs,
-// `args` naming arguments a command does not have), recursively through every sub-flow, and the
-// embedder spec. The checks of the SOP document alone are in src/sop (load.ts, check-static.ts).
+// `args` naming arguments a command does not have), recursively through every sub-flow, the
+// embedder spec, and (agents-v1) knowledge base files. The checks of the SOP document alone are in src/sop (load.ts, check-static.ts).
+import { statSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import { CommandConfigError, compileCommand } from '../actions/commands.js';
 import { subflowFile } from '../executors/sop.js';
@@ -22,6 +23,19 @@ export function startupDiagnostics(sop: Sop, file: string, seen: Set<string> = n
   }
   const baseDir = dirname(self);
   for (const [stateName, state] of Object.entries(sop.states)) {
+    // agents-v1: a knowledge base file is read at the role's first turn
+    for (const [role, comps] of Object.entries(state.components ?? {})) {
+      const path = (comps as { knowledge?: { path?: unknown } }).knowledge?.path;
+      if (!sop.agents_v1 || typeof path !== 'string') continue;
+      const kb = resolve(baseDir, path);
+      let problem: string | undefined;
+      try {
+        if (!statSync(kb).isFile()) problem = 'is not a regular file';
+      } catch (err) {
+        problem = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : `cannot be read (${(err as NodeJS.ErrnoException).code})`;
+      }
+      if (problem) out.push({ severity: 'error', pointer: pointerOf(['states', stateName, 'components', role, 'knowledge', 'path']), message: `knowledge file ${relative(baseDir, kb) || kb} ${problem}` });
+    }
     for (const [name, def] of Object.entries(state.commands ?? {})) {
       try {
         compileCommand(stateName, name, def, { baseDir });
