@@ -126,7 +126,10 @@ describe('agent prompt assembly', () => {
   });
 
   it('a broken inline template fails before the run starts, naming it', () => {
-    const sop = sopWith({}, { templates: { agent_last: 'oops {{#if x}} never closed' } });
+    // Loading the SOP refuses it (sop validate, sop run); a Run given the document anyway refuses it too.
+    expect(() => sopWith({}, { templates: { agent_last: 'oops {{#if x}} never closed' } })).toThrow(/\/templates\/agent_last: \{\{#if\}\} is not closed/);
+    const sop = sopWith({});
+    sop.templates = { agent_last: 'oops {{#if x}} never closed' };
     expect(() => new Run({ sop, file: 'p', llm: new ScriptedLlm() })).toThrow(TemplateError);
     expect(() => new Run({ sop, file: 'p', llm: new ScriptedLlm() })).toThrow(/\/templates\/agent_last/);
   });

@@ -52,7 +52,7 @@ export function buildCli(argv: string[]): Argv {
     )
     .command(
       'validate <files..>',
-      'Check SOP files against the schema and the graph rules',
+      'Check SOP files: the schema, the graph rules, every template, and what run checks at start-up (sub-flow files, command arguments)',
       (y) => y.positional('files', { type: 'string', array: true, demandOption: true, describe: 'SOP files' })
         .option('quiet', { type: 'boolean', default: false, describe: 'Print errors only' }),
       async (a) => {

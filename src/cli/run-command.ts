@@ -82,7 +82,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   for (const w of warnings) err(formatDiagnostic(w) + '\n');
   const inputs = continuation ? continuation.inputs : parseInputs(o.inputs, o.goal);
   for (const name of undeclaredInputs(sop, inputs)) {
-    err(`warning: input "${name}" is not declared by ${sop.name}; it is still available to templates as {{inputs.${name}}}\n`);
+    err(`warning: input "${name}" is not declared by ${sop.name}, so none of its templates reads it (declare it in "inputs" to use {{inputs.${name}}})\n`);
   }
 
   const budget = new RetryBudget(50);

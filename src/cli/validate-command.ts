@@ -3,6 +3,7 @@
 import { cassetteDiagnostics, isCassetteDocument } from '../llm/cassette-check.js';
 import { SopError, formatDiagnostic } from '../sop/diagnostics.js';
 import { loadSopFile, locate, parseSopText, readSopText } from '../sop/load.js';
+import { startupDiagnostics } from './startup-checks.js';
 
 /** Warnings of a valid file and what kind of file it was; throws SopError when invalid. */
 function check(file: string): { warnings: SopError['diagnostics']; kind: 'sop' | 'cassette' } {
@@ -13,7 +14,12 @@ function check(file: string): { warnings: SopError['diagnostics']; kind: 'sop' |
     if (diags.length > 0) throw new SopError(locate(diags, text, file));
     return { warnings: [], kind: 'cassette' };
   }
-  return { warnings: loadSopFile(file).warnings, kind: 'sop' };
+  const loaded = loadSopFile(file);
+  // What `sop run` would refuse at start-up (sub-flow files, command arguments): startup-checks.ts
+  const known = new Set(loaded.warnings.map((d) => `${d.pointer}\u0000${d.message}`));
+  const more = locate(startupDiagnostics(loaded.sop, file).filter((d) => !known.has(`${d.pointer}\u0000${d.message}`)), text, file);
+  if (more.length > 0) throw new SopError(more);
+  return { warnings: loaded.warnings, kind: 'sop' };
 }
 
 export function validateCommand(files: string[], opts: { quiet: boolean }): number {

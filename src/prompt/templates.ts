@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SopTemplates, TemplateName } from '../sop/types.js';
 import { packageRoot } from '../util/package-root.js';
+import { guardRenders, withinLimits } from './render-limits.js';
 
 export const TEMPLATE_NAMES: TemplateName[] = [
   'agent_system', 'agent_context', 'agent_last', 'judge_system', 'judge_user',
@@ -19,6 +20,13 @@ const hbs = Handlebars.create();
 hbs.registerHelper('eq', (a: unknown, b: unknown) => a === b);
 hbs.registerHelper('inc', (n: unknown) => Number(n) + 1);
 hbs.registerHelper('join', (list: unknown, sep: unknown) => (Array.isArray(list) ? list.join(typeof sep === 'string' ? sep : ', ') : ''));
+// `log` writes to the engine's console: SOP templates have no business there.
+hbs.unregisterHelper('log');
+// Loops and partials count against the render's limits (src/prompt/render-limits.ts).
+guardRenders(hbs);
+
+/** The helpers SOP templates may call (`sop validate` refuses any other). */
+export const TEMPLATE_HELPERS: readonly string[] = Object.keys(hbs.helpers).filter((h) => h !== 'helperMissing' && h !== 'blockHelperMissing');
 
 export type Render = (context: object) => string;
 
@@ -37,15 +45,15 @@ export function compileTemplate(source: string, where: string): Render {
   if (cached) return cached;
   let fn: HandlebarsTemplateDelegate;
   try {
-    fn = hbs.compile(source, { noEscape: true, strict: false });
+    fn = hbs.compile(source, { noEscape: true, strict: false, knownHelpers: { log: false } });
     // Compile eagerly so syntax errors surface now, not at the first turn.
-    fn({});
+    withinLimits(() => fn({}));
   } catch (err) {
     throw new TemplateError((err as Error).message.split('\n').slice(0, 4).join(' '), where);
   }
   const render: Render = (ctx) => {
     try {
-      return fn(ctx, { allowProtoPropertiesByDefault: false, allowProtoMethodsByDefault: false });
+      return withinLimits(() => fn(ctx, { allowProtoPropertiesByDefault: false, allowProtoMethodsByDefault: false }));
     } catch (err) {
       throw new TemplateError((err as Error).message, where);
     }

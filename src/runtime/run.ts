@@ -14,6 +14,7 @@ import type { HumanInput } from '../io/human.js';
 import { NoHumanInput } from '../io/human.js';
 import { estimateUsage, type CallMeta, type ChatMessage, type LlmProvider } from '../llm/types.js';
 import { renderText, TemplateSet } from '../prompt/templates.js';
+import { renderPrompts } from '../prompt/prompt-texts.js';
 import {
   DEFAULTS, agentLlm, componentsOf, controllerLlm, resolveSop, summaryLlm,
   type ResolvedSop, type ResolvedState,
@@ -373,11 +374,12 @@ export class Run {
     const last = this.env.messages[this.env.messages.length - 1];
     const keys = Object.keys(state.nextStates).sort();
     if (!keys.includes('0')) keys.unshift('0');
+    const base = this.baseContext();
     const ctx = {
-      ...this.baseContext(),
+      ...base,
       state: { name: state.name },
       environment_prompt: this.envPrompt(state),
-      judge,
+      judge: renderPrompts(judge, base, `/states/${state.name}/controller/judge`),
       extract_word: extractWord,
       keys: keys.map((key) => ({ key, target: state.nextStates[key] ?? state.name })),
       summary: this.env.summary,
@@ -428,7 +430,7 @@ export class Run {
   }
 
   private async askSpeaker(state: ResolvedState, rt: StateRuntime) {
-    const speaker = state.def.controller?.speaker ?? {};
+    const speaker = renderPrompts(state.def.controller?.speaker ?? {}, this.baseContext(), `/states/${state.name}/controller/speaker`);
     const extractWord = speaker.extract_word ?? 'end';
     const { history, relevant } = await this.controllerHistory(state);
     const last = this.env.messages[this.env.messages.length - 1];
@@ -602,11 +604,12 @@ export class Run {
     const from = Math.max(visibleStart, count - s.every);
     const recent = this.env.messages.slice(from);
     const relevant = await this.env.retrieve({ topK: this.topK(), minSimilarity: this.options.sop.environment?.min_similarity, before: from });
+    const base = this.baseContext();
     const ctx = {
-      ...this.baseContext(),
+      ...base,
       state: { name: state.name },
       environment_prompt: this.envPrompt(state),
-      summary: s,
+      summary: renderPrompts(s, base, state.def.summary ? `/states/${state.name}/summary` : '/environment/summary'),
       previous: this.env.summary,
       history: recent.map((m) => renderMessage(m)),
       relevant: relevant.map((m) => renderMessage(m)),

@@ -5,6 +5,7 @@ import { SopError, type Diagnostic } from './diagnostics.js';
 import { JsonSyntaxError, locatePointer, parseJson } from './json-source.js';
 import type { Sop } from './types.js';
 import { graphDiagnostics, schemaDiagnostics } from './validate.js';
+import { staticDiagnostics } from './check-static.js';
 import { isAgentsV1Config } from '../import/detect.js';
 import { importAndValidate } from '../import/import-and-validate.js';
 
@@ -60,7 +61,7 @@ export function validateSopDocument(doc: unknown, file: string, text?: string): 
   const schemaErrors = schemaDiagnostics(doc);
   if (schemaErrors.length > 0) throw new SopError(place(schemaErrors));
   const sop = doc as Sop;
-  const graph = place(graphDiagnostics(sop));
+  const graph = place([...graphDiagnostics(sop), ...staticDiagnostics(sop)]); // templates, file names: check-static.ts
   if (graph.some((d) => d.severity === 'error')) throw new SopError(graph);
   return { sop, file, warnings: graph.filter((d) => d.severity === 'warning') };
 }

@@ -4,6 +4,8 @@ import type { Rng } from '../../src/runtime/rng.js';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Path = Array<string | number>;
+interface SopState { final?: boolean; components?: Record<string, Json>; commands?: Record<string, Json>; next_states?: Record<string, string>; controller?: { judge?: Record<string, Json> } }
+interface SopDoc { states?: Record<string, SopState>; inputs?: Record<string, Json>; memory?: Record<string, Json>; templates?: Record<string, Json> }
 
 /** Every path to a value in the document (the root excluded). */
 function paths(doc: Json, at: Path = [], out: Path[] = []): Path[] {
@@ -132,6 +134,81 @@ export class Mutator {
         if (first) for (let i = 0; i < copies; i++) states[`copy_${i}`] = this.rng.next() < 0.5 ? states[first]! : { roles: ['r'], next_states: { '0': `copy_${i + 1}` } };
         return { text: JSON.stringify(doc), what: `${copies} copies of a state` };
       }
+    }
+  }
+
+  /**
+   * One mutation aimed at what `sop run` checks when it starts rather than what the schema
+   * checks: templates (syntax, helpers, partials, undeclared inputs and memory files), sub-flow
+   * files, memory file names, command arguments. Some mutations are valid on purpose (a
+   * declared input, a well-formed partial), so that validate accepts a share of the mutants.
+   */
+  mutateStatic(text: string): { text: string; what: string } {
+    const doc = JSON.parse(text) as SopDoc;
+    const states = Object.entries(doc.states ?? {}).filter(([, s]) => !s.final);
+    const inputs = Object.keys(doc.inputs ?? {});
+    const texts: Array<{ obj: Record<string, Json>; key: string; at: string }> = [];
+    for (const [name, s] of states) {
+      texts.push({ obj: s as Record<string, Json>, key: 'environment_prompt', at: `/states/${name}/environment_prompt` });
+      for (const [role, c] of Object.entries(s.components ?? {})) {
+        for (const key of ['task', 'rule', 'last']) texts.push({ obj: c as Record<string, Json>, key, at: `/states/${name}/components/${role}/${key}` });
+      }
+    }
+    const commands: Array<{ def: Record<string, Json>; at: string }> = [];
+    for (const [name, s] of states) for (const [c, def] of Object.entries(s.commands ?? {})) commands.push({ def: def as Record<string, Json>, at: `/states/${name}/commands/${c}` });
+    const addText = (snippet: string, what: string) => {
+      const t = this.pick(texts);
+      if (!t) return { text: JSON.stringify(doc), what: 'no text to change' };
+      const old = t.obj[t.key];
+      t.obj[t.key] = `${typeof old === 'string' ? old : ''} ${snippet}`;
+      return { text: JSON.stringify(doc), what: `${what} at ${t.at}` };
+    };
+    const bomb = (levels: number, fan: number) => {
+      let src = '{{#*inline "p0"}}xxxxxxxxxx{{/inline}}';
+      for (let i = 1; i <= levels; i++) src += `{{#*inline "p${i}"}}${`{{> p${i - 1}}}`.repeat(fan)}{{/inline}}`;
+      return `${src}{{> p${levels}}}`;
+    };
+    switch (this.int(16)) {
+      case 0: return addText('{{#if inputs.x}}never closed', 'unclosed {{#if}}');
+      case 1: return addText(`{{inputs.${inputs[0] ?? 'topic'}_typo}}`, 'undeclared input');
+      case 2: return addText('{{goal}}', inputs.includes('goal') ? 'declared {{goal}}' : 'undeclared {{goal}}');
+      case 3: return addText('{{log "hello"}}', 'log helper');
+      case 4: return addText(bomb(this.pick([6, 12, 20]), this.pick([2, 10])), 'exponential partials');
+      case 5: return addText('{{#*inline "r"}}{{> r}}{{/inline}}{{> r}}', 'recursive partial');
+      case 6: return addText('{{shout inputs.x}}', 'unknown helper');
+      case 7: return addText(`{{memory.${this.pick(['plan', 'nope', 'logs'])}}}`, 'memory file');
+      case 8: return addText(inputs.length ? `{{inputs.${this.pick(inputs)}}}` : '{{sop.name}}', 'declared variable');
+      case 9: return addText('{{#*inline "a"}}[{{this}}]{{/inline}}{{#each (lookup sop "name")}}{{> a}}{{/each}}{{> nope}}', 'undefined partial');
+      case 10: {
+        (doc.memory ??= {})[this.pick(['m'.repeat(300), 'n'.repeat(201), 'ok_name', 'x'.repeat(200)])] = '';
+        return { text: JSON.stringify(doc), what: 'memory file name' };
+      }
+      case 11: {
+        const c = this.pick(commands);
+        if (!c) return addText('{{#each}}{{/each}}', 'each without a list');
+        c.def.args = { ...((c.def.args ?? {}) as Record<string, Json>), [this.pick(['nope', 'code', 'goal'])]: 'described' };
+        return { text: JSON.stringify(doc), what: `args key at ${c.at}` };
+      }
+      case 12: {
+        const [name, s] = this.pick(states) ?? [];
+        if (!name || !s) return { text, what: 'unchanged' };
+        const file = this.pick(['missing.sop.json', 'notes.txt', 'coder.sop.json', '../nowhere/x.sop.json', 'plan_writer.sop.json']);
+        (s.commands ??= {}).sub_flow = { executor: 'sop', settings: { file } };
+        s.next_states = { ...(s.next_states ?? {}), '1': (s.next_states ?? {})['1'] ?? Object.keys(doc.states ?? {}).find((n) => doc.states![n]!.final) ?? name };
+        return { text: JSON.stringify(doc), what: `sub-flow ${file} at /states/${name}/commands/sub_flow` };
+      }
+      case 13: {
+        (doc.templates ??= {})[this.pick(['agent_last', 'judge_user', 'code_result', 'commands'])] = this.pick(['{{agent.name}} {{#each last_parts}}{{this}}{{/each}}', '{{inputs.x}}', '{{#each commands}}{{name}}{{/each}}', '{{stdout}}', '{{#if}}{{/if}}']);
+        return { text: JSON.stringify(doc), what: 'inline template' };
+      }
+      case 14: {
+        const [name, s] = this.pick(states) ?? [];
+        if (!name || !s) return { text, what: 'unchanged' };
+        ((s.controller ??= {}).judge ??= {}).system_prompt = this.pick(['Judge {{sop.name}}.', 'Judge {{inputs.nope}}.', 'Judge {{#unless x}}.']);
+        return { text: JSON.stringify(doc), what: `judge prompt at /states/${name}/controller/judge` };
+      }
+      default:
+        return { text, what: 'unchanged' };
     }
   }
 }

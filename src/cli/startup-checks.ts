@@ -1,0 +1,67 @@
+// What `sop run` refuses when it starts, checked by `sop validate` without running anything:
+// commands compiled against the SOP file's folder (sub-flow files that are missing or not SOPs,
+// `args` naming arguments a command does not have), recursively through every sub-flow, the
+// embedder spec, and (agents-v1) knowledge base files. The checks of the SOP document alone are in src/sop (load.ts, check-static.ts).
+import { statSync } from 'node:fs';
+import { dirname, relative, resolve } from 'node:path';
+import { CommandConfigError, compileCommand } from '../actions/commands.js';
+import { subflowFile } from '../executors/sop.js';
+import { parseEmbedderSpec } from '../memory/create-embedder.js';
+import { SopError, type Diagnostic } from '../sop/diagnostics.js';
+import { pointerOf } from '../sop/json-source.js';
+import { loadSopFile } from '../sop/load.js';
+import type { Sop } from '../sop/types.js';
+
+export function startupDiagnostics(sop: Sop, file: string, seen: Set<string> = new Set()): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const self = resolve(file);
+  seen.add(self);
+  try {
+    parseEmbedderSpec(sop.environment?.embedder);
+  } catch (err) {
+    out.push({ severity: 'error', pointer: '/environment/embedder', message: (err as Error).message });
+  }
+  const baseDir = dirname(self);
+  for (const [stateName, state] of Object.entries(sop.states)) {
+    // agents-v1: a knowledge base file is read at the role's first turn
+    for (const [role, comps] of Object.entries(state.components ?? {})) {
+      const path = (comps as { knowledge?: { path?: unknown } }).knowledge?.path;
+      if (!sop.agents_v1 || typeof path !== 'string') continue;
+      const kb = resolve(baseDir, path);
+      let problem: string | undefined;
+      try {
+        if (!statSync(kb).isFile()) problem = 'is not a regular file';
+      } catch (err) {
+        problem = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : `cannot be read (${(err as NodeJS.ErrnoException).code})`;
+      }
+      if (problem) out.push({ severity: 'error', pointer: pointerOf(['states', stateName, 'components', role, 'knowledge', 'path']), message: `knowledge file ${relative(baseDir, kb) || kb} ${problem}` });
+    }
+    for (const [name, def] of Object.entries(state.commands ?? {})) {
+      try {
+        compileCommand(stateName, name, def, { baseDir });
+      } catch (err) {
+        if (!(err instanceof CommandConfigError)) throw err;
+        out.push({ severity: 'error', pointer: err.pointer, message: err.message });
+        continue;
+      }
+      if (def.executor !== 'sop') continue;
+      // The sub-flow loads (compileCommand read it); what its own start would refuse, too.
+      const sub = subflowFile((def.settings ?? {}) as Record<string, unknown>, baseDir);
+      if (seen.has(sub)) continue;
+      let inner: Diagnostic[];
+      try {
+        inner = startupDiagnostics(loadSopFile(sub).sop, sub, seen);
+      } catch (err) {
+        if (!(err instanceof SopError)) throw err;
+        inner = err.diagnostics;
+      }
+      for (const d of inner.filter((x) => x.severity === 'error')) {
+        out.push({
+          severity: 'error', pointer: pointerOf(['states', stateName, 'commands', name, 'settings', 'file']),
+          message: `sub-flow ${relative(baseDir, sub) || sub}: ${d.pointer || '/'}: ${d.message}`,
+        });
+      }
+    }
+  }
+  return out;
+}
