@@ -26,7 +26,9 @@ void [sameTask, sameRoute, sameOrigin, sameThought];
 
 /** Checks untrusted data (e.g. a file edited by hand) and builds the board. */
 export function parseTaskBoard(doc: unknown, source = 'task board'): TaskBoard {
-  const fail = (pointer: string, msg: string): never => { throw new TaskBoardError(`${source}: ${pointer}: ${msg}`); };
+  const fail = (pointer: string, msg: string): never => {
+    throw new TaskBoardError(`${source}: ${pointer}: ${msg}`);
+  };
   if (!validateTaskBoard(doc)) {
     const { pointer, message } = schemaProblem(taskBoardSchema, validateTaskBoard.errors![0]!);
     return fail(pointer, message);
@@ -41,8 +43,13 @@ export function parseTaskBoard(doc: unknown, source = 'task board'): TaskBoard {
       return { ...r, id: j + 1 };
     });
     return {
-      id: t.id, name: t.name, description: t.description, status: t.status, value: t.value,
-      tasks_required: t.tasks_required, tasks_depending: t.tasks_depending,
+      id: t.id,
+      name: t.name,
+      description: t.description,
+      status: t.status,
+      value: t.value,
+      tasks_required: t.tasks_required,
+      tasks_depending: t.tasks_depending,
       origin: { tasks: t.origin.tasks, thoughts: t.origin.thoughts },
       stream_of_consciousness: t.stream_of_consciousness,
       ...(t.answer !== undefined ? { answer: t.answer } : {}),
@@ -52,8 +59,11 @@ export function parseTaskBoard(doc: unknown, source = 'task board'): TaskBoard {
     };
   });
   const thoughts: Thought[] = d.thoughts.map((t) => ({
-    id: t.id, name: t.name, content: t.content,
-    ...(t.task !== undefined ? { task: t.task } : {}), ...(t.turn !== undefined ? { turn: t.turn } : {}),
+    id: t.id,
+    name: t.name,
+    content: t.content,
+    ...(t.task !== undefined ? { task: t.task } : {}),
+    ...(t.turn !== undefined ? { turn: t.turn } : {}),
   }));
   // Cross references.
   const taskIds = new Map<number, number>();
@@ -77,10 +87,15 @@ export function parseTaskBoard(doc: unknown, source = 'task board'): TaskBoard {
     });
     t.tasks_depending.forEach((dep, j) => {
       const other = byId.get(dep) ?? fail(`/tasks/${i}/tasks_depending/${j}`, `there is no task ${dep}`);
-      if (!other.tasks_required.includes(t.id)) fail(`/tasks/${taskIds.get(dep)}/tasks_required`, `must include ${t.id}, which lists it as depending`);
+      if (!other.tasks_required.includes(t.id))
+        fail(`/tasks/${taskIds.get(dep)}/tasks_required`, `must include ${t.id}, which lists it as depending`);
     });
-    t.origin.tasks.forEach((o, j) => { if (!byId.has(o)) fail(`/tasks/${i}/origin/tasks/${j}`, `there is no task ${o}`); });
-    t.origin.thoughts.forEach((o, j) => { if (!thoughtIds.has(o)) fail(`/tasks/${i}/origin/thoughts/${j}`, `there is no thought ${o}`); });
+    t.origin.tasks.forEach((o, j) => {
+      if (!byId.has(o)) fail(`/tasks/${i}/origin/tasks/${j}`, `there is no task ${o}`);
+    });
+    t.origin.thoughts.forEach((o, j) => {
+      if (!thoughtIds.has(o)) fail(`/tasks/${i}/origin/thoughts/${j}`, `there is no thought ${o}`);
+    });
   });
   const data: TaskBoardData = { version: 1, next_task_id: d.next_task_id, next_thought_id: d.next_thought_id, tasks, thoughts };
   try {

@@ -42,8 +42,12 @@ export function schemaProblem(root: Record<string, unknown>, error: ErrorObject)
     if (message !== undefined) found = { pointer, message };
     if (i === segments.length) break;
     const segment = segments[i]!;
-    const next = isObject(node.properties) && isObject(node.properties[segment]) ? node.properties[segment]
-      : isObject(node.items) && /^\d+$/.test(segment) ? node.items : undefined;
+    const next =
+      isObject(node.properties) && isObject(node.properties[segment])
+        ? node.properties[segment]
+        : isObject(node.items) && /^\d+$/.test(segment)
+          ? node.items
+          : undefined;
     if (!next) break;
     use = next;
     pointer += `/${escapeSegment(segment)}`;

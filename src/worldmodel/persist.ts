@@ -23,7 +23,9 @@ const sameTest: SameShape<Known<NonNullable<DocPrediction['test']>>, NonNullable
 void [sameStatement, sameTriple, samePrediction, sameTest];
 
 export function parseWorldModel(doc: unknown, source = 'world model'): WorldModel {
-  const fail = (pointer: string, msg: string): never => { throw new WorldModelError(`${source}: ${pointer}: ${msg}`); };
+  const fail = (pointer: string, msg: string): never => {
+    throw new WorldModelError(`${source}: ${pointer}: ${msg}`);
+  };
   if (!validateWorldModel(doc)) {
     const { pointer, message } = schemaProblem(worldModelSchema, validateWorldModel.errors![0]!);
     return fail(pointer, message);
