@@ -33,9 +33,8 @@ export function parseTaskBoard(doc: unknown, source = 'task board'): TaskBoard {
     const { pointer, message } = schemaProblem(taskBoardSchema, validateTaskBoard.errors![0]!);
     return fail(pointer, message);
   }
-  const d = doc;
-  // Only the known fields are kept (extra keys in a hand-edited file are dropped).
-  const tasks: Task[] = d.tasks.map((t, i) => {
+  // A task or thought keeps only its known keys; a route keeps them all (as before the schema).
+  const tasks: Task[] = doc.tasks.map((t, i) => {
     const routes = t.routes?.map((r, j) => {
       const rp = `/tasks/${i}/routes/${j}`;
       if (r.id !== j + 1) fail(`${rp}/id`, `must be ${j + 1}`);
@@ -58,7 +57,7 @@ export function parseTaskBoard(doc: unknown, source = 'task board'): TaskBoard {
       ...(routes ? { routes } : {}),
     };
   });
-  const thoughts: Thought[] = d.thoughts.map((t) => ({
+  const thoughts: Thought[] = doc.thoughts.map((t) => ({
     id: t.id,
     name: t.name,
     content: t.content,
@@ -69,13 +68,13 @@ export function parseTaskBoard(doc: unknown, source = 'task board'): TaskBoard {
   const taskIds = new Map<number, number>();
   tasks.forEach((t, i) => {
     if (taskIds.has(t.id)) fail(`/tasks/${i}/id`, `task id ${t.id} is used twice`);
-    if (t.id >= d.next_task_id) fail(`/tasks/${i}/id`, `must be below next_task_id (${d.next_task_id})`);
+    if (t.id >= doc.next_task_id) fail(`/tasks/${i}/id`, `must be below next_task_id (${doc.next_task_id})`);
     taskIds.set(t.id, i);
   });
   const thoughtIds = new Set<number>();
   thoughts.forEach((t, i) => {
     if (thoughtIds.has(t.id)) fail(`/thoughts/${i}/id`, `thought id ${t.id} is used twice`);
-    if (t.id >= d.next_thought_id) fail(`/thoughts/${i}/id`, `must be below next_thought_id (${d.next_thought_id})`);
+    if (t.id >= doc.next_thought_id) fail(`/thoughts/${i}/id`, `must be below next_thought_id (${doc.next_thought_id})`);
     if (t.task !== undefined && !taskIds.has(t.task)) fail(`/thoughts/${i}/task`, `there is no task ${t.task}`);
     thoughtIds.add(t.id);
   });
@@ -97,7 +96,7 @@ export function parseTaskBoard(doc: unknown, source = 'task board'): TaskBoard {
       if (!thoughtIds.has(o)) fail(`/tasks/${i}/origin/thoughts/${j}`, `there is no thought ${o}`);
     });
   });
-  const data: TaskBoardData = { version: 1, next_task_id: d.next_task_id, next_thought_id: d.next_thought_id, tasks, thoughts };
+  const data: TaskBoardData = { version: 1, next_task_id: doc.next_task_id, next_thought_id: doc.next_thought_id, tasks, thoughts };
   try {
     return TaskBoard.fromData(data);
   } catch (err) {
