@@ -103,6 +103,7 @@ export async function run() {
     if (q >= 5) envRetrieve.push(performance.now() - started);
   }
 
+  // eslint-disable-next-line no-useless-assignment -- drops the last reference, so heap() sees it freed
   env = undefined;
   heap();
 

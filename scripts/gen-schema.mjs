@@ -1,8 +1,10 @@
-// Generates, from schemas/sop.schema.json (the one source of truth for the SOP format):
-// - src/sop/schema.generated.ts: the schema as a TS const, for json-schema-to-ts FromSchema types;
+// Generates, from the JSON schemas in schemas/ (the one source of truth for each file format):
+// - src/sop/schema.generated.ts: the SOP schema as a TS const, for json-schema-to-ts FromSchema types
+//   (the same for the task board and world model files, in src/taskboard/ and src/worldmodel/);
 // - src/sop/sop-validator.generated.js (+ .d.ts, and a copy in dist/): ajv's standalone
 //   validator, so the CLI does not compile the schema at every start; the same for cassettes
-//   (src/llm/cassette-validator.generated.js from schemas/cassette.schema.json).
+//   (src/llm/cassette-validator.generated.js from schemas/cassette.schema.json), task boards and
+//   world models.
 // Generated files are not committed; `npm run build` (and so `npm ci`) makes them.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -16,15 +18,23 @@ const write = (rel, text) => {
   writeFileSync(join(root, rel), text);
 };
 
-const schema = JSON.parse(readFileSync(join(root, 'schemas/sop.schema.json'), 'utf8'));
-write('src/sop/schema.generated.ts',
-  '// GENERATED from schemas/sop.schema.json by scripts/gen-schema.mjs. Do not edit: edit the JSON schema.\n' +
-  `export const sopSchema = ${JSON.stringify(schema, null, 2)} as const;\n`);
-
-// ajv standalone validators (options must match what src/sop/validate.ts expects of the errors).
-function generateValidator(schemaFile, outRel) {
+function generateConst(schemaFile, outRel, name) {
   const schema = JSON.parse(readFileSync(join(root, schemaFile), 'utf8'));
-  const ajv = new Ajv({ allErrors: true, verbose: true, strict: false, code: { source: true, esm: true } });
+  write(outRel,
+    `// GENERATED from ${schemaFile} by scripts/gen-schema.mjs. Do not edit: edit the JSON schema.\n` +
+    `export const ${name} = ${JSON.stringify(schema, null, 2)} as const;\n`);
+}
+generateConst('schemas/sop.schema.json', 'src/sop/schema.generated.ts', 'sopSchema');
+generateConst('schemas/taskboard.schema.json', 'src/taskboard/schema.generated.ts', 'taskBoardSchema');
+generateConst('schemas/worldmodel.schema.json', 'src/worldmodel/schema.generated.ts', 'worldModelSchema');
+
+// ajv standalone validators (options must match what the callers expect of the errors: every
+// error, with the failing schema, for the SOP and cassettes, which report them all; the first
+// error only for the task board and world model, read with src/util/schema-error.ts).
+// `typed` names the schema const whose FromSchema type the validator's type guard narrows to.
+function generateValidator(schemaFile, outRel, { allErrors = true, typed } = {}) {
+  const schema = JSON.parse(readFileSync(join(root, schemaFile), 'utf8'));
+  const ajv = new Ajv({ allErrors, verbose: allErrors, strict: false, code: { source: true, esm: true } });
   const validate = ajv.compile(schema);
   // ajv's ESM output still require()s its runtime helpers: turn those into imports.
   const imports = [];
@@ -39,7 +49,13 @@ function generateValidator(schemaFile, outRel) {
     imports.join('\n') + '\n' + body.replace(/^"use strict";/, '');
   write(`${outRel}.js`, code);
   write(`dist/${outRel}.js`, code);
-  write(`${outRel}.d.ts`, "import type { ValidateFunction } from 'ajv';\ndeclare const validate: ValidateFunction;\nexport default validate;\n");
+  write(`${outRel}.d.ts`, typed
+    ? "import type { ValidateFunction } from 'ajv';\nimport type { FromSchema } from 'json-schema-to-ts';\n" +
+      `import type { ${typed} } from './schema.generated.js';\n` +
+      `declare const validate: ValidateFunction<FromSchema<typeof ${typed}>>;\nexport default validate;\n`
+    : "import type { ValidateFunction } from 'ajv';\ndeclare const validate: ValidateFunction;\nexport default validate;\n");
 }
 generateValidator('schemas/sop.schema.json', 'src/sop/sop-validator.generated');
 generateValidator('schemas/cassette.schema.json', 'src/llm/cassette-validator.generated');
+generateValidator('schemas/taskboard.schema.json', 'src/taskboard/taskboard-validator.generated', { allErrors: false, typed: 'taskBoardSchema' });
+generateValidator('schemas/worldmodel.schema.json', 'src/worldmodel/worldmodel-validator.generated', { allErrors: false, typed: 'worldModelSchema' });

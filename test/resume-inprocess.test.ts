@@ -49,6 +49,7 @@ function transcripts(dir: string) {
 async function runInProcess(out: string, extra: (run: Run) => (e: RunEvent) => void, cassette = CASSETTE) {
   const { sop } = loadSopFile(SOP);
   const folder = new RunFolder(out, 'inproc', undefined);
+  // eslint-disable-next-line prefer-const -- declared before the hook that reads it, assigned once the run exists
   let run: Run | undefined;
   const hook = (e: RunEvent) => extra(run!)(e);
   run = new Run({

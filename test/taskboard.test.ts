@@ -220,6 +220,33 @@ describe('task board', () => {
     writeFileSync(file, '{');
     expect(() => loadTaskBoard(file)).toThrow(TaskBoardError);
   });
+
+  it('names the first problem of a hand-edited board, with its pointer (schemas/taskboard.schema.json)', () => {
+    const task = (o: object = {}) => ({ id: 1, name: 'a', description: '', status: 'open', value: 'low', tasks_required: [], tasks_depending: [], origin: { tasks: [], thoughts: [] }, stream_of_consciousness: [], ...o });
+    const board = (tasks: object[], thoughts: object[] = []) => ({ version: 1, next_task_id: 5, next_thought_id: 5, tasks, thoughts });
+    const route = (o: object = {}) => ({ id: 1, description: 'd', score: 0.5, depth: 1, status: 'untried', ...o });
+    const cases: Array<[unknown, string]> = [
+      [[], ': must be an object with tasks and thoughts'],
+      [{ ...board([]), version: 2 }, '/version: must be 1'],
+      [{ version: 1, next_task_id: 1, tasks: [], thoughts: [] }, '/next_thought_id: must be a positive integer'],
+      [board([{ ...task(), name: undefined }]), '/tasks/0/name: must be a non-empty string'],
+      [board([task({ tasks_required: [1, 'x'] })]), '/tasks/0/tasks_required: must be a list of task or thought ids'],
+      [board([task({ origin: [] })]), '/tasks/0/origin: must be {tasks: [...], thoughts: [...]}'],
+      [board([task({ origin: { tasks: [] } })]), '/tasks/0/origin/thoughts: must be a list of task or thought ids'],
+      [board([task({ stream_of_consciousness: [1] })]), '/tasks/0/stream_of_consciousness: must be a list of strings'],
+      [board([task({ routes: [route({ id: 2 })] })]), '/tasks/0/routes/0/id: must be 1'],
+      [board([task({ routes: [route({ score: 2 })] })]), '/tasks/0/routes/0/score: must be a number from 0 to 1'],
+      [board([task({ routes: [route({ status: 'done' })] })]), '/tasks/0/routes/0/status: must be one of untried, trying, succeeded, failed'],
+      [board([task({ routes: [route(), route({ id: 2, parent: 2 })] })]), '/tasks/0/routes/1/parent: must be the id of an earlier route'],
+      [board([task()], [{ id: 1, name: 'n', content: 'c', task: 0 }]), '/thoughts/0/task: must be a task id'],
+      [board([task(), task()]), '/tasks/1/id: task id 1 is used twice'],
+    ];
+    for (const [doc, message] of cases) expect(() => parseTaskBoard(doc, 'f')).toThrow(new TaskBoardError(`f: ${message}`));
+    // Unknown keys of a task are dropped, those of a route kept, as before the schema.
+    const parsed = parseTaskBoard(board([task({ extra: 1, routes: [route({ note: 'n', extra: 2 })] })]), 'f').toJSON();
+    expect(parsed.tasks[0]).not.toHaveProperty('extra');
+    expect(parsed.tasks[0]!.routes![0]).toEqual(route({ note: 'n', extra: 2 }));
+  });
 });
 
 describe('task_board executor', () => {

@@ -12,7 +12,6 @@ import { baseConfig, importConfig, markerEmbedder, runConfig } from './helpers/v
 const say = (text: string) => () => text;
 /** Agent replies by turn: `${name}-t${turn}` unless listed. */
 const byTurn = (replies: Record<number, string> = {}) => (r: ChatRequest) => replies[r.meta.turn] ?? `${r.meta.agent}-t${r.meta.turn}`;
-const stay = () => '0';
 /** The observation + last prompt the agent got at `turn` (the final message of its call). */
 const finalMessage = (r: Awaited<ReturnType<typeof runConfig>>, turn: number) => r.calls('agent').find((c) => c.meta.turn === turn)!.last;
 

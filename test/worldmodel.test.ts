@@ -10,7 +10,8 @@ import { execContext } from './helpers/executor-context.js';
 import { LocalEmbedder } from '../src/memory/local-embedder.js';
 import { TextIndex } from '../src/scientist/text-index.js';
 import { WorldModel } from '../src/worldmodel/model.js';
-import { loadWorldModel, saveWorldModel } from '../src/worldmodel/persist.js';
+import { loadWorldModel, parseWorldModel, saveWorldModel } from '../src/worldmodel/persist.js';
+import { WorldModelError } from '../src/worldmodel/statement.js';
 
 function acceptedPendulum(m: WorldModel) {
   const s = m.propose('A pendulum 4 times longer swings twice as slowly', [
@@ -92,6 +93,23 @@ describe('world model', () => {
     doc.statements[0].predictions[0].test.method = 'guess';
     writeFileSync(file, JSON.stringify(doc));
     expect(() => loadWorldModel(file)).toThrow(`${file}: /statements/0/predictions/0/test/method: must be one of knowledge_base, code_run, user, self_reflection`);
+  });
+
+  it('names the first problem of a hand-edited world model, with its pointer (schemas/worldmodel.schema.json)', () => {
+    const st = (o: object = {}) => ({ id: 1, text: 't', status: 'hypothesis', triples: [], predictions: [], ...o });
+    const wm = (statements: object[], rejected: object[] = []) => ({ version: 1, next_statement_id: 5, statements, rejected });
+    const cases: Array<[unknown, string]> = [
+      [null, ': must be an object with statements and rejected'],
+      [wm([st({ triples: [{ subject: 's', predicate: 'p' }] })]), '/statements/0/triples/0: must be {subject, predicate, object} strings'],
+      [wm([st({ predictions: [{ id: 0, text: 'x' }] })]), '/statements/0/predictions/0: must be {id, text, test?}'],
+      [wm([st({ predictions: [{ id: 1, text: 'x', test: { method: 'user', evidence: 'e' } }] })]), '/statements/0/predictions/0/test/outcome: must be one of confirmed, falsified'],
+      [wm([st({ status: 'maybe' })]), '/statements/0/status: must be one of hypothesis, accepted, rejected'],
+      [wm([st({ status: 'rejected' })]), '/statements/0/status: a rejected statement belongs in /rejected'],
+      [wm([st({ status: 'accepted', predictions: [{ id: 1, text: 'x' }] })]), '/statements/0/predictions: an accepted statement must have every prediction confirmed'],
+      [wm([st()], [st({ status: 'rejected' })]), '/rejected/0/id: statement id 1 is used twice'],
+      [wm([st({ id: 5 })]), '/statements/0/id: must be below next_statement_id (5)'],
+    ];
+    for (const [doc, message] of cases) expect(() => parseWorldModel(doc, 'f')).toThrow(new WorldModelError(`f: ${message}`));
   });
 });
 

@@ -2,6 +2,7 @@
 // alone, in a code fence, or with prose around it. Also accepted: "args"/"arguments" for the
 // arguments, and {"command": {"name": ..., "args": ...}}. Raw line breaks inside JSON strings
 // (a common slip when models write code) are repaired before giving up.
+import { isObject } from '../util/is-object.js';
 
 export type ParsedCommand =
   | { ok: true; command: string; args: Record<string, unknown> }
@@ -95,10 +96,10 @@ function normalise(value: Record<string, unknown>): ParsedCommand {
     args = parsed.value;
   }
   if (args === undefined || args === null) args = {};
-  if (typeof args !== 'object' || Array.isArray(args)) {
+  if (!isObject(args)) {
     return { ok: false, error: '"command_args" must be a JSON object of named arguments' };
   }
-  return { ok: true, command: command.trim(), args: args as Record<string, unknown> };
+  return { ok: true, command: command.trim(), args };
 }
 
 export function parseCommandReply(reply: string): ParsedCommand {
@@ -112,8 +113,8 @@ export function parseCommandReply(reply: string): ParsedCommand {
       parseError ??= error;
       continue;
     }
-    if (!value || typeof value !== 'object' || Array.isArray(value)) continue;
-    const obj = value as Record<string, unknown>;
+    if (!isObject(value)) continue;
+    const obj = value;
     if (!('command' in obj)) {
       objectWithoutCommand = true;
       continue;

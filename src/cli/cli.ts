@@ -131,7 +131,7 @@ export function buildCli(argv: string[]): Argv {
     .alias('h', 'help')
     .version()
     .wrap(Math.min(110, process.stdout.columns || 100))
-    .fail((msg, err, y) => {
+    .fail((msg, err) => {
       if (err) throw err;
       process.stderr.write(`${msg}\n\nRun "sop --help" for usage.\n`);
       process.exit(2);

@@ -6,10 +6,12 @@
 // knowledge base and embeds the text at load (it is fast), since cached vectors would not match
 // what it learned.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Embedder } from '../memory/embedder.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
+import { isObject } from '../util/is-object.js';
 
 export type KnowledgeMode = 'qa' | 'chunk';
 
@@ -41,13 +43,13 @@ function readEntries(file: string, bytes: Buffer, mode: KnowledgeMode): Knowledg
   } catch (err) {
     throw new KnowledgeError(`knowledge file ${file}: invalid JSON (${(err as Error).message})`);
   }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new KnowledgeError(`knowledge file ${file}: must be a JSON object of entries "0", "1", ...`);
+  if (!isObject(doc)) throw new KnowledgeError(`knowledge file ${file}: must be a JSON object of entries "0", "1", ...`);
   const keys = Object.keys(doc).sort((a, b) => (Number(a) - Number(b)) || a.localeCompare(b));
   const seen = new Set<string>();
   const out: KnowledgeEntry[] = [];
   for (const key of keys) {
-    const e = (doc as Record<string, unknown>)[key] as Record<string, unknown> | null;
-    if (typeof e !== 'object' || e === null) continue;
+    const e = doc[key];
+    if (!isObject(e)) continue;
     if (mode === 'qa') {
       if (typeof e.q !== 'string' || typeof e.a !== 'string') continue;
       const id = `${e.q}\u0000${e.a}`;
@@ -83,9 +85,7 @@ function writeCache(dir: string, path: string, vectors: Float32Array[]): void {
     const dim = vectors[0]?.length ?? 0;
     const all = new Float32Array(vectors.length * dim);
     vectors.forEach((v, i) => all.set(v, i * dim));
-    const tmp = `${path}.${process.pid}.tmp`;
-    writeFileSync(tmp, Buffer.from(all.buffer));
-    renameSync(tmp, path);
+    writeFileAtomic(path, Buffer.from(all.buffer));
   } catch {
     // A cache that cannot be written only costs time on the next run.
   }

@@ -65,7 +65,7 @@ function importHint(module: string, lang: Lang, names: string[]): string {
 
 function libraryEntry(f: FunctionInfo, lang: Lang): string {
   if (lang === 'python') {
-    const doc = f.doc ? `\n    """${f.doc.split('\n').map((l) => (l.trim() ? l : '')).join('\n    ').replace(/\n    \n/g, '\n\n')}"""` : '';
+    const doc = f.doc ? `\n    """${f.doc.split('\n').map((l) => (l.trim() ? l : '')).join('\n    ').replace(/\n {4}\n/g, '\n\n')}"""` : '';
     return `def ${f.signature}:${doc}\n`;
   }
   return `function ${f.signature}${f.doc ? `\n  /** ${f.doc.split('\n').join('\n   * ')} */` : ''}\n`;

@@ -7,7 +7,8 @@
 import { basename, dirname, extname, relative, resolve } from 'node:path';
 import { SopError, type Diagnostic } from '../sop/diagnostics.js';
 import type { LlmSettings, Sop, SopComponents, SopController, SopState } from '../sop/types.js';
-import { ImportLog, has, isObject, literalText, type KeyPath } from './import-log.js';
+import { ImportLog, has, literalText, type KeyPath } from './import-log.js';
+import { isObject } from '../util/is-object.js';
 import { convertComponents } from './v1-components.js';
 import { readConfigBlock, type V1Settings } from './v1-config-block.js';
 import { V1_DEFAULT_LLM, readLlmBlock } from './v1-llm.js';

@@ -1,7 +1,7 @@
 // Recognising an Agents 1.0 config by its shape, so `sop run` and `sop validate` accept one
 // directly: a top-level `config` block, `relations` and `states` whose entries hold `agent_states`.
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isObject } from '../util/is-object.js';
 
 export function isAgentsV1Config(doc: unknown): boolean {
   if (!isObject(doc)) return false;

@@ -5,8 +5,6 @@ import { pointerOf } from '../sop/json-source.js';
 
 export type KeyPath = ReadonlyArray<string | number>;
 
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** An own key of a parsed object (never one inherited from Object.prototype, such as "toString"). */
 export const has = (o: object, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key);
 

@@ -2,7 +2,8 @@
 // keeping the key order (it is the order of the prompt contributions).
 import { basename, relative } from 'node:path';
 import type { SopComponents } from '../sop/types.js';
-import { has, isObject, literalText, type ImportLog, type KeyPath } from './import-log.js';
+import { has, literalText, type ImportLog, type KeyPath } from './import-log.js';
+import { isObject } from '../util/is-object.js';
 import type { V1Settings } from './v1-config-block.js';
 import { KNOWN_EMBEDDING_DIMENSIONS, inspectKnowledgeFile, resolveDataPath } from './v1-data-files.js';
 import { readLlmBlock } from './v1-llm.js';

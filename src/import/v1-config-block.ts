@@ -1,7 +1,8 @@
 // The `config` block of an Agents 1.0 file (process environment variables in the original):
 // numbers are parsed strictly (the original evaluated them as Python), API keys are never
 // copied, and every key that has no place in a SOP is reported.
-import { has, isObject, type ImportLog } from './import-log.js';
+import { has, type ImportLog } from './import-log.js';
+import { isObject } from '../util/is-object.js';
 
 export interface V1Settings {
   maxChatHistory: number;

@@ -3,7 +3,7 @@
 // next to the config first, then in each folder above it.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { isObject } from './import-log.js';
+import { isObject } from '../util/is-object.js';
 
 export function resolveDataPath(path: string, configFile: string): string | undefined {
   if (isAbsolute(path)) return existsSync(path) ? path : undefined;

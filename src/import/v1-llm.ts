@@ -1,7 +1,8 @@
 // LLM blocks of an Agents 1.0 config (`LLM_type`, `LLM`, `log_path`, at top level, per state and
 // per role) turned into SOP `llm` settings.
 import type { LlmSettings } from '../sop/types.js';
-import { isObject, type ImportLog, type KeyPath } from './import-log.js';
+import type { ImportLog, KeyPath } from './import-log.js';
+import { isObject } from '../util/is-object.js';
 
 /** The model and temperature Agents 1.0 used when an LLM block leaves them out. */
 export const V1_DEFAULT_LLM = { model: 'gpt-3.5-turbo-16k-0613', temperature: 0.3 } as const;

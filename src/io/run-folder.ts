@@ -2,10 +2,11 @@
 // (derived from the events), usage.json (calls and tokens). Files are appended as the run goes,
 // so a killed run keeps everything said up to that point; every line passes through the secret
 // redactor. One process writes a run folder at a time (run.lock).
-import { closeSync, mkdirSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { RunEvent } from '../runtime/events.js';
 import { makeRedactor, type Redactor } from '../util/redact.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
 import { acquireRunLock } from '../journal/lock.js';
 import { markdownPiece, jsonlPiece, renderTranscript } from '../journal/transcript.js';
 import { JOURNAL_FILE, JournalWriter } from '../journal/writer.js';
@@ -40,8 +41,8 @@ export class RunFolder {
       throw err;
     }
     const { markdown, jsonl } = renderTranscript(existing?.events ?? []);
-    replaceFile(this.path('transcript.md'), this.redact(markdown));
-    replaceFile(this.path('transcript.jsonl'), this.redact(jsonl));
+    writeFileAtomic(this.path('transcript.md'), this.redact(markdown));
+    writeFileAtomic(this.path('transcript.jsonl'), this.redact(jsonl));
     // Kept open for the run: one write per message, not an open and a close.
     this.markdown = openSync(this.path('transcript.md'), 'a');
     this.jsonl = openSync(this.path('transcript.jsonl'), 'a');
@@ -76,11 +77,4 @@ export class RunFolder {
     closeSync(this.jsonl);
     this.unlock();
   }
-}
-
-/** Write a file whole, through a temporary file, so a kill leaves the old or the new one. */
-function replaceFile(file: string, content: string): void {
-  const tmp = `${file}.tmp`;
-  writeFileSync(tmp, content);
-  renameSync(tmp, file);
 }

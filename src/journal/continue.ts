@@ -1,7 +1,7 @@
 // Continuing a journaled run: `sop resume` (same folder, from the last checkpoint, reusing the
 // journal's effect results) and `sop fork` (a new folder whose journal is the original's up to
 // a turn boundary, then a new branch). Both hand a Continuation to the run command.
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, normalize, resolve, sep } from 'node:path';
 import type { RunEvent, RunSettings } from '../runtime/events.js';
 import type { Sop } from '../sop/types.js';
@@ -11,6 +11,7 @@ import { JournalError } from './reader.js';
 import type { ResumeFrom } from './snapshot.js';
 import { JOURNAL_FILE } from './writer.js';
 import type { Redactor } from '../util/redact.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
 import { renderTranscript } from './transcript.js';
 
 export interface Continuation {
@@ -126,13 +127,7 @@ function writeRunFile(folder: string, path: string, content: string): void {
  */
 export function rewriteDerivedFiles(record: RunRecord, redact: Redactor): void {
   const { markdown, jsonl } = renderTranscript(record.effective);
-  replaceFile(join(record.dir, 'transcript.md'), redact(markdown));
-  replaceFile(join(record.dir, 'transcript.jsonl'), redact(jsonl));
-  if (record.finished) replaceFile(join(record.dir, 'usage.json'), JSON.stringify(record.finished.usage, null, 2) + '\n');
-}
-
-function replaceFile(file: string, content: string): void {
-  const tmp = `${file}.tmp`;
-  writeFileSync(tmp, content);
-  renameSync(tmp, file);
+  writeFileAtomic(join(record.dir, 'transcript.md'), redact(markdown));
+  writeFileAtomic(join(record.dir, 'transcript.jsonl'), redact(jsonl));
+  if (record.finished) writeFileAtomic(join(record.dir, 'usage.json'), JSON.stringify(record.finished.usage, null, 2) + '\n');
 }

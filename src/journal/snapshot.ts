@@ -6,6 +6,7 @@ import type { RunPosition } from '../runtime/run.js';
 import type { UsageTotals } from '../runtime/events.js';
 import type { Message } from '../environment/message.js';
 import type { EffectIndex } from './effects.js';
+import { isObject } from '../util/is-object.js';
 
 export const SNAPSHOT_VERSION = 1;
 
@@ -42,8 +43,6 @@ export function assignOwn<T extends object>(target: T, source: unknown): T {
   }
   return target;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Check the shape of a journaled snapshot; returns a reason when it cannot be restored. */
 export function snapshotProblem(s: unknown): string | undefined {

@@ -4,13 +4,13 @@ import type { ValidateFunction } from 'ajv';
 import compiledValidator from './cassette-validator.generated.js';
 import type { Diagnostic } from '../sop/diagnostics.js';
 import { pointerSegment } from '../sop/json-source.js';
+import { isObject } from '../util/is-object.js';
 
 /** A cassette names its schema, or has interactions and none of a SOP's states. */
 export function isCassetteDocument(doc: unknown): boolean {
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return false;
-  const d = doc as Record<string, unknown>;
-  if (typeof d.$schema === 'string' && /cassette\.schema\.json$/.test(d.$schema)) return true;
-  return Array.isArray(d.interactions) && !('states' in d);
+  if (!isObject(doc)) return false;
+  if (typeof doc.$schema === 'string' && /cassette\.schema\.json$/.test(doc.$schema)) return true;
+  return Array.isArray(doc.interactions) && !('states' in doc);
 }
 
 // Generated at build time from schemas/cassette.schema.json (scripts/gen-schema.mjs).

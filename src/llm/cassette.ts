@@ -1,6 +1,7 @@
 // Cassettes: replay a recorded (or hand-written) sequence of LLM replies, and record one.
-import { readFileSync, writeFileSync, renameSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { parseJson } from '../sop/json-source.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
 import { LlmError, estimateUsage, type CallPurpose, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider, type Usage } from './types.js';
 
 export interface CassetteInteraction {
@@ -117,9 +118,7 @@ export class RecordingProvider implements LlmProvider {
   }
 
   private flush(): void {
-    const tmp = `${this.file}.tmp`;
-    writeFileSync(tmp, JSON.stringify(this.cassette, null, 2) + '\n');
-    renameSync(tmp, this.file);
+    writeFileAtomic(this.file, JSON.stringify(this.cassette, null, 2) + '\n');
   }
 
   async close(): Promise<void> {

@@ -65,6 +65,7 @@ function mix(h: number): number {
 }
 
 const TOKEN = /[\p{L}\p{N}]+/gu;
+// eslint-disable-next-line no-control-regex -- the ASCII range starts at \x00 on purpose
 const NON_ASCII = /[^\x00-\x7f]/;
 const MARKS = /\p{M}+/gu;
 const DF_BITS = 18;

@@ -95,7 +95,7 @@ export class OpenAiEmbedder implements Embedder {
       );
     } catch (err) {
       const reason = err instanceof RetriesExhaustedError ? err.message : classify(err).reason;
-      throw new Error(`embedding call (${this.id}) failed: ${reason}`);
+      throw new Error(`embedding call (${this.id}) failed: ${reason}`, { cause: err });
     }
     const data = [...res.data].sort((a, b) => a.index - b.index);
     if (data.length !== input.length) throw new Error(`embedding call (${this.id}) returned ${data.length} vectors for ${input.length} texts`);

@@ -76,10 +76,6 @@ export class TaskBoardError extends Error {
   }
 }
 
-export function isTaskStatus(value: unknown): value is TaskStatus {
-  return typeof value === 'string' && (TASK_STATUSES as readonly string[]).includes(value);
-}
-
 export function isTaskValue(value: unknown): value is TaskValue {
   return typeof value === 'string' && (TASK_VALUES as readonly string[]).includes(value);
 }

@@ -40,7 +40,7 @@ export function resolveInside(root: string, path: string): string {
   let current = realRoot;
   for (const segment of segments) {
     current = join(current, segment);
-    let isLink = false;
+    let isLink: boolean;
     try {
       isLink = lstatSync(current).isSymbolicLink();
     } catch {

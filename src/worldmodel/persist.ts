@@ -1,61 +1,50 @@
-// world_model.json: checked reading and atomic writing.
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+// world_model.json: checked reading and atomic writing. The shape is checked against
+// schemas/worldmodel.schema.json (an ajv validator generated at build time by
+// scripts/gen-schema.mjs); ids, where each statement belongs and acceptance are checked here.
+import { existsSync, readFileSync } from 'node:fs';
+import type { FromSchema } from 'json-schema-to-ts';
+import { writeFileAtomic } from '../util/atomic-write.js';
+import { schemaProblem } from '../util/schema-error.js';
 import { WorldModel, type WorldModelData } from './model.js';
-import { isTestMethod, isTestOutcome, TEST_METHODS, TEST_OUTCOMES, WorldModelError, type Statement } from './statement.js';
+import { WorldModelError, type Prediction, type Statement, type Triple } from './statement.js';
+import { worldModelSchema } from './schema.generated.js';
+import validateWorldModel from './worldmodel-validator.generated.js';
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isId = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 1;
-const STATUSES = ['hypothesis', 'accepted', 'rejected'];
+// The schema and the interfaces of statement.ts describe the same records: this fails to compile if they drift.
+type Doc = FromSchema<typeof worldModelSchema>;
+type SameShape<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Known<T> = { [K in keyof T as string extends K ? never : K]: T[K] };
+type DocStatement = Known<Doc['statements'][number]>;
+type DocPrediction = Known<DocStatement['predictions'][number]>;
+const sameStatement: SameShape<Omit<DocStatement, 'triples' | 'predictions'>, Omit<Statement, 'triples' | 'predictions'>> = true;
+const sameTriple: SameShape<Known<DocStatement['triples'][number]>, Triple> = true;
+const samePrediction: SameShape<Omit<DocPrediction, 'test'>, Omit<Prediction, 'test'>> = true;
+const sameTest: SameShape<Known<NonNullable<DocPrediction['test']>>, NonNullable<Prediction['test']>> = true;
+void [sameStatement, sameTriple, samePrediction, sameTest];
 
 export function parseWorldModel(doc: unknown, source = 'world model'): WorldModel {
-  const fail = (pointer: string, msg: string): never => { throw new WorldModelError(`${source}: ${pointer}: ${msg}`); };
-  if (!isObj(doc)) fail('', 'must be an object with statements and rejected');
-  const d = doc as Record<string, unknown>;
-  if (d.version !== 1) fail('/version', 'must be 1');
-  if (!isId(d.next_statement_id)) fail('/next_statement_id', 'must be a positive integer');
+  const fail = (pointer: string, msg: string): never => {
+    throw new WorldModelError(`${source}: ${pointer}: ${msg}`);
+  };
+  if (!validateWorldModel(doc)) {
+    const { pointer, message } = schemaProblem(worldModelSchema, validateWorldModel.errors![0]!);
+    return fail(pointer, message);
+  }
   const seen = new Set<number>();
-  const statement = (raw: unknown, p: string, live: boolean): Statement => {
-    if (!isObj(raw)) fail(p, 'must be an object');
-    const s = raw as Record<string, unknown>;
-    if (!isId(s.id)) fail(`${p}/id`, 'must be a positive integer');
-    if (seen.has(s.id as number)) fail(`${p}/id`, `statement id ${s.id} is used twice`);
-    if ((s.id as number) >= (d.next_statement_id as number)) fail(`${p}/id`, `must be below next_statement_id (${d.next_statement_id})`);
-    seen.add(s.id as number);
-    if (typeof s.text !== 'string' || !s.text) fail(`${p}/text`, 'must be a non-empty string');
-    if (!STATUSES.includes(s.status as string)) fail(`${p}/status`, `must be one of ${STATUSES.join(', ')}`);
+  const check = (s: Doc['statements'][number], p: string, live: boolean): Statement => {
+    if (seen.has(s.id)) fail(`${p}/id`, `statement id ${s.id} is used twice`);
+    if (s.id >= doc.next_statement_id) fail(`${p}/id`, `must be below next_statement_id (${doc.next_statement_id})`);
+    seen.add(s.id);
     if (live && s.status === 'rejected') fail(`${p}/status`, 'a rejected statement belongs in /rejected');
     if (!live && s.status !== 'rejected') fail(`${p}/status`, 'must be rejected');
-    if (!Array.isArray(s.triples)) fail(`${p}/triples`, 'must be a list');
-    (s.triples as unknown[]).forEach((t, i) => {
-      if (!isObj(t) || ['subject', 'predicate', 'object'].some((k) => typeof t[k] !== 'string')) {
-        fail(`${p}/triples/${i}`, 'must be {subject, predicate, object} strings');
-      }
-    });
-    if (!Array.isArray(s.predictions)) fail(`${p}/predictions`, 'must be a list');
-    (s.predictions as unknown[]).forEach((pr, i) => {
-      const pp = `${p}/predictions/${i}`;
-      if (!isObj(pr) || !isId(pr.id) || typeof pr.text !== 'string') fail(pp, 'must be {id, text, test?}');
-      const test = (pr as Record<string, unknown>).test;
-      if (test !== undefined) {
-        if (!isObj(test)) fail(`${pp}/test`, 'must be {method, outcome, evidence}');
-        const t = test as Record<string, unknown>;
-        if (!isTestMethod(t.method)) fail(`${pp}/test/method`, `must be one of ${TEST_METHODS.join(', ')}`);
-        if (!isTestOutcome(t.outcome)) fail(`${pp}/test/outcome`, `must be one of ${TEST_OUTCOMES.join(', ')}`);
-        if (typeof t.evidence !== 'string') fail(`${pp}/test/evidence`, 'must be a string');
-      }
-    });
-    if (s.status === 'accepted' && (s.predictions as Array<{ test?: { outcome: string } }>).some((pr) => pr.test?.outcome !== 'confirmed')) {
+    if (s.status === 'accepted' && s.predictions.some((pr) => pr.test?.outcome !== 'confirmed')) {
       fail(`${p}/predictions`, 'an accepted statement must have every prediction confirmed');
     }
-    if (s.task !== undefined && !isId(s.task)) fail(`${p}/task`, 'must be a task id');
-    if (s.reason !== undefined && typeof s.reason !== 'string') fail(`${p}/reason`, 'must be a string');
-    return s as unknown as Statement;
+    return s;
   };
-  if (!Array.isArray(d.statements)) fail('/statements', 'must be a list');
-  if (!Array.isArray(d.rejected)) fail('/rejected', 'must be a list');
-  const statements = (d.statements as unknown[]).map((s, i) => statement(s, `/statements/${i}`, true));
-  const rejected = (d.rejected as unknown[]).map((s, i) => statement(s, `/rejected/${i}`, false));
-  const data: WorldModelData = { version: 1, next_statement_id: d.next_statement_id as number, statements, rejected };
+  const statements = doc.statements.map((s, i) => check(s, `/statements/${i}`, true));
+  const rejected = doc.rejected.map((s, i) => check(s, `/rejected/${i}`, false));
+  const data: WorldModelData = { version: 1, next_statement_id: doc.next_statement_id, statements, rejected };
   return WorldModel.fromData(data);
 }
 
@@ -72,7 +61,5 @@ export function loadWorldModel(file: string): WorldModel {
 }
 
 export function saveWorldModel(file: string, model: WorldModel): void {
-  const tmp = `${file}.tmp`;
-  writeFileSync(tmp, JSON.stringify(model.toJSON(), null, 2) + '\n');
-  renameSync(tmp, file);
+  writeFileAtomic(file, JSON.stringify(model.toJSON(), null, 2) + '\n');
 }

@@ -1,0 +1,56 @@
+// One clear message for the first ajv error of a document checked against a schema whose nodes
+// carry `x-error` (schemas/taskboard.schema.json, schemas/worldmodel.schema.json): the message of
+// the deepest node on the error's path that has one (a node without one reports through its
+// parent, e.g. a bad id in a list of ids is reported on the list); an `enum` node without one says
+// `must be one of ...`. A missing required key is reported on the key, like a wrong value.
+import type { ErrorObject } from 'ajv';
+import { isObject } from './is-object.js';
+
+export interface SchemaProblem {
+  /** JSON pointer of the value at fault ('' for the whole document). */
+  pointer: string;
+  message: string;
+}
+
+const unescapeSegment = (s: string) => s.replace(/~1/g, '/').replace(/~0/g, '~');
+const escapeSegment = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** Follows a local `$ref` ("#/definitions/x"); other nodes are returned as they are. */
+function resolveRef(root: Record<string, unknown>, node: Record<string, unknown>): Record<string, unknown> {
+  if (typeof node.$ref !== 'string' || !node.$ref.startsWith('#/')) return node;
+  let target: unknown = root;
+  for (const segment of node.$ref.slice(2).split('/')) target = isObject(target) ? target[unescapeSegment(segment)] : undefined;
+  return isObject(target) ? target : node;
+}
+
+function messageOf(use: Record<string, unknown>, node: Record<string, unknown>): string | undefined {
+  const own = use['x-error'] ?? node['x-error'];
+  if (typeof own === 'string') return own;
+  if (Array.isArray(node.enum)) return `must be one of ${node.enum.join(', ')}`;
+  return undefined;
+}
+
+export function schemaProblem(root: Record<string, unknown>, error: ErrorObject): SchemaProblem {
+  const segments = error.instancePath === '' ? [] : error.instancePath.slice(1).split('/').map(unescapeSegment);
+  if (error.keyword === 'required') segments.push(String(error.params.missingProperty));
+  let found: SchemaProblem = { pointer: error.instancePath, message: error.message ?? `fails ${error.keyword}` };
+  let use: Record<string, unknown> = root;
+  let pointer = '';
+  for (let i = 0; ; i++) {
+    const node = resolveRef(root, use);
+    const message = messageOf(use, node);
+    if (message !== undefined) found = { pointer, message };
+    if (i === segments.length) break;
+    const segment = segments[i]!;
+    const next =
+      isObject(node.properties) && isObject(node.properties[segment])
+        ? node.properties[segment]
+        : isObject(node.items) && /^\d+$/.test(segment)
+          ? node.items
+          : undefined;
+    if (!next) break;
+    use = next;
+    pointer += `/${escapeSegment(segment)}`;
+  }
+  return found;
+}
