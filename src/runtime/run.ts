@@ -1,5 +1,5 @@
 // The run loop: pick the state and speaker, let the agent speak, record the message, repeat.
-// Semantics follow Agents 1.0 (see shared/reference/agents-v1-semantics.md §3), with the clean
+// Semantics follow Agents 1.0 (see docs/agents-v1-semantics.md §3), with the clean
 // behaviours of its §6 unless `compat` asks for the original quirks.
 import { roleComponents, type ComponentPart } from '../agent/components.js';
 import { extractTag, stripSpeakerName, type NameStripping } from '../agent/output.js';
