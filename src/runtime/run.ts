@@ -36,6 +36,7 @@ import { limitToVisit } from '../actions/prompt.js';
 // durability: checkpoints, resume and journaled effects (src/journal, docs/durability.md)
 import { EffectLedger, llmEffectLabel, type EffectIndex, type LlmEffectResult, type RerunPolicy } from '../journal/effects.js';
 import { SNAPSHOT_VERSION, assignOwn, cloneJson, isResumableError, restoreExtensions, saveExtensions, type ResumeFrom, type RunSnapshot } from '../journal/snapshot.js';
+import { walkMeta } from './walk-meta.js';
 
 export interface RunOptions {
   sop: Sop;
@@ -385,6 +386,7 @@ export class Run {
     ];
     const reply = await this.call(messages, controllerLlm(this.resolved, state), {
       purpose: 'judge', state: state.name, turn: this.position.turn, turnInState: rt.chatNums, judgeKeys: keys, extractWord,
+      walk: walkMeta(this.resolved, state.name, this.position.states, this.seed),
     });
     const key = parseJudgeReply(reply, extractWord);
     const { target, known } = targetOf(state.nextStates, key, state.name);
@@ -575,6 +577,7 @@ export class Run {
     const reply = await this.call(messages, { ...agentLlm(this.resolved, state, agent, role), ...profile }, {
       purpose: 'agent', state: state.name, agent, role, turn: this.position.turn, turnInState: this.position.states[state.name]!.chatNums,
       ...this.actions.callMeta(state, agentLlm(this.resolved, state, agent, role)),
+      ...(state.def.commands ? { walk: walkMeta(this.resolved, state.name, this.position.states, this.seed) } : {}),
     }, this.options.stream !== false);
     let text = stripSpeakerName(reply, agent, this.options.nameStripping ?? 'leading');
     if (comps.output) text = extractTag(text, comps.output) ?? text;
