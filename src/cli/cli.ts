@@ -24,7 +24,7 @@ export function buildCli(argv: string[]): Argv {
         .option('goal', { type: 'string', describe: 'Shorthand for --input goal=TEXT' })
         .option('answers', { type: 'string', describe: 'Human answers, one per line or a JSON list (for unattended runs)' })
         .option('json', { type: 'boolean', default: false, describe: 'Print run events as JSON lines on stdout' })
-        .option('quiet', { type: 'boolean', default: false, describe: 'Print only the closing line' })
+        .option('quiet', { type: 'boolean', default: false, describe: 'Print only the closing line (outcome, usage, run folder) and warnings' })
         .option('timeout', { type: 'number', describe: 'Timeout of one LLM request in seconds (default 120)' })
         // memory (docs/memory.md)
         .option('embedder', { type: 'string', describe: 'Embeddings for retrieval: local (default) | transformers:MODEL_OR_FOLDER | openai:MODEL' })
@@ -148,7 +148,7 @@ function continueOptions<T>(y: Argv<T>) {
     .option('answers', { type: 'string', describe: 'Human answers file (default: the run\'s own, continued where it was)' })
     .option('auto-run', { type: 'boolean', default: false, describe: 'Run again, without asking, code a crash interrupted' })
     .option('json', { type: 'boolean', default: false, describe: 'Print run events as JSON lines on stdout' })
-    .option('quiet', { type: 'boolean', default: false, describe: 'Print only the closing line' })
+    .option('quiet', { type: 'boolean', default: false, describe: 'Print only the closing line (outcome, usage, run folder) and warnings' })
     .option('timeout', { type: 'number', describe: 'Timeout of one LLM request in seconds' });
 }
 
