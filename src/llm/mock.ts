@@ -7,9 +7,20 @@ import { estimateUsage, type CallMeta, type ChatOptions, type ChatRequest, type 
 /** Turns a state lasts under the mock judge (unless its max_turns is smaller). */
 export const MOCK_TURNS_PER_STATE = 3;
 
+export interface MockOptions {
+  /**
+   * Walk the graph to a final state (default). `false`: the judge always moves on by key "1"
+   * after a few turns and command states finish at once, so a SOP whose "1" loops keeps
+   * looping (the benchmarks' long runs).
+   */
+  walk?: boolean;
+}
+
 export class MockProvider implements LlmProvider {
   readonly id = 'mock';
   private calls = 0;
+
+  constructor(private readonly options: MockOptions = {}) {}
 
   async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
     this.calls++;
@@ -18,7 +29,8 @@ export class MockProvider implements LlmProvider {
     return { content, usage: estimateUsage(request.messages, content), model: 'mock' };
   }
 
-  private reply({ meta }: ChatRequest): string {
+  private reply({ meta: given }: ChatRequest): string {
+    const meta = this.options.walk === false ? { ...given, walk: undefined } : given;
     const tag = meta.extractWord ?? 'end';
     switch (meta.purpose) {
       case 'judge':
