@@ -7,6 +7,9 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { MockProvider } from '../src/llm/mock.js';
+import { Run } from '../src/runtime/run.js';
+import { loadSopFile } from '../src/sop/load.js';
 
 const cli = join(process.cwd(), 'dist/src/cli/main.js');
 const shipped = [
@@ -95,5 +98,14 @@ describe('shipped SOPs dry-run with the mock LLM', () => {
       first.add(r.events().find((e) => e.type === 'judge' && e.key !== '0')!.key as string);
     }
     expect([...first].sort()).toEqual(['1', '2', '3']);
+  });
+
+  it('walks in process too; with walk: false the judge keeps answering "1" (the benchmarks\' looping debate)', async () => {
+    const file = 'bench/fixtures/debate5.sop.json';
+    const { sop } = loadSopFile(file);
+    const walked = await new Run({ sop, file, llm: new MockProvider(), maxTurns: 300 }).run();
+    expect([walked.status, walked.finalState]).toEqual(['finished', 'end']);
+    const looped = await new Run({ sop, file, llm: new MockProvider({ walk: false }), maxTurns: 300 }).run();
+    expect([looped.status, looped.turns]).toEqual(['max_turns', 300]);
   });
 });
