@@ -18,7 +18,7 @@ let runCount = 0;
 /** One measured run; returns per-turn samples in microseconds. */
 export async function measureRun(engine, { sop, file, turns, journalDir }) {
   const { Run, MockProvider, RunFolder, makeRedactor } = engine;
-  const llm = new TimedProvider(new MockProvider());
+  const llm = new TimedProvider(new MockProvider({ walk: false })); // the debate loops (its "1" goes back) for 2,000 turns
   const folder = journalDir ? new RunFolder(journalDir, `bench-${++runCount}`, makeRedactor()) : undefined;
   const events = [];
   const samples = { turnUs: [], overheadUs: [], embedUs: [], journalUs: [], llmUs: [] };

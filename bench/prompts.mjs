@@ -27,7 +27,7 @@ export async function promptStats(engine, { sop, file, turns, environment }) {
     bytes[kind][0] += prefix;
     bytes[kind][1] += size;
   };
-  const llm = new TimedProvider(new MockProvider(), (request, response) => {
+  const llm = new TimedProvider(new MockProvider({ walk: false }), (request, response) => { // the debate loops for 2,000 turns
     const { meta } = request;
     if (meta.purpose !== 'agent') return;
     tokensAt.set(meta.turn, response.usage.promptTokens);

@@ -1,4 +1,4 @@
-// The controller rules of the run loop (reference §3.3-3.6 and §5), driven by a scripted LLM.
+// The controller rules of the run loop (docs/agents-v1-semantics.md §3.3-3.6 and §5), driven by a scripted LLM.
 import { describe, expect, it } from 'vitest';
 import { ListEnvironment } from '../src/environment/environment.js';
 import type { Message } from '../src/environment/message.js';

@@ -37,7 +37,8 @@ interface Parsed { labels: Map<string, string>; start: string[]; edges: Array<{ 
  * The stateDiagram-v2 subset `toMermaid` emits, line by line:
  *   stateDiagram-v2 | state "LABEL" as ID | [*] --> ID | ID --> ID : LABEL | ID --> [*]
  * Labels hold no characters that end or split a Mermaid statement or open an HTML tag
- * (other than the <br/> between a state's name and its roles). IDs are declared before use.
+ * (other than the <br/> between the lines of a state's box: name, roles, controller, sub-SOP
+ * calls). IDs are declared before use.
  */
 function strictParse(text: string): Parsed {
   expect(text.endsWith('\n')).toBe(true);
@@ -54,7 +55,7 @@ function strictParse(text: string): Parsed {
     if ((m = new RegExp(`^    state "([^"]*)" as (${ID})$`).exec(line))) {
       const [, label, id] = m;
       for (const part of label!.split('<br/>')) expect(part, line).toMatch(SAFE);
-      expect(label!.split('<br/>').length).toBeLessThanOrEqual(2);
+      expect(label!.split('<br/>').length).toBeLessThanOrEqual(4);
       expect(labels.has(id!), `duplicate id ${id}`).toBe(false);
       labels.set(id!, label!);
     } else if ((m = new RegExp(`^    \\[\\*\\] --> (${ID})$`).exec(line))) {
@@ -120,8 +121,8 @@ describe('sop graph', () => {
     const text = toMermaid(sop);
     expect(text).toBe([
       'stateDiagram-v2',
-      '    state "a<br/>R" as s0',
-      '    state "b<br/>R" as s1',
+      '    state "a<br/>R<br/>order controller" as s0',
+      '    state "b<br/>R<br/>order controller" as s1',
       '    state "end (final)" as s2',
       '    [*] --> s0',
       '    s0 --> s0 : stay (0)',
@@ -132,6 +133,32 @@ describe('sop graph', () => {
       '',
     ].join('\n'));
     await checkDiagram(sop);
+  });
+
+  it('shows each state\'s controller type, the roles people play and the sub-SOPs its commands call', async () => {
+    const sop = validateSopDocument({
+      name: 'g', root: 'talk',
+      agents: { Ann: { roles: { talk: 'Host', work: 'Lead' } }, Bo: { roles: { talk: 'Critic' } }, You: { human: true, roles: { talk: 'Guest' } } },
+      states: {
+        talk: { roles: ['Host', 'Critic', 'Guest'], controller: { type: 'rule', speaker: { system_prompt: 'Pick.' } }, next_states: { '0': 'talk', '1': 'work' } },
+        work: {
+          roles: ['Lead'], controller: { max_turns: 9 }, next_states: { '1': 'end' },
+          commands: {
+            Coder: { executor: 'sop', description: 'Write code.', settings: { file: '../../sops/coder.sop.json' } },
+            finish: { executor: 'finish', description: 'Done.' },
+          },
+        },
+        end: { final: true },
+      },
+    }, join(ROOT, 'test', 'fixtures', 'g.sop.json')).sop;
+    const text = toMermaid(sop);
+    expect(text).toContain('    state "talk<br/>Host, Critic, Guest (human)<br/>rule controller" as s0\n');
+    expect(text).toContain('    state "work<br/>Lead<br/>order controller<br/>calls Coder (../../sops/coder.sop.json)" as s1\n');
+    expect(text).toContain('    s1 --> s2 : finish or 9 turns\n');
+    await checkDiagram(sop);
+    // The shipped Jarvis SOP: its execute state calls the Coder and the plan writer.
+    const jarvis = toMermaid(loadSopFile(join(ROOT, 'sops', 'jarvis.sop.json')).sop);
+    expect(jarvis).toMatch(/state "execute<br\/>Controller<br\/>order controller<br\/>calls Coder \(coder\.sop\.json\), re_plan \(plan_writer\.sop\.json\)"/);
   });
 
   it('stays valid with hostile state and role names', async () => {

@@ -1,5 +1,5 @@
 // Every Agents 1.0 config of the conformance corpus imports with `sop import`, the SOP written
-// passes `sop validate`, the import reports the problems the reference's inventory (§7) predicts,
+// passes `sop validate`, the import reports the problems the inventory of docs/agents-v1-semantics.md (§7) predicts,
 // and `sop run` takes the original config directly, offline, to its finish state or --max-turns.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

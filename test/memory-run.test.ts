@@ -205,8 +205,9 @@ describe('command line', () => {
     dirs.push(out);
     const stderr: string[] = [];
     vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => { stderr.push(String(s)); return true; });
+    vi.spyOn(process.stdout, 'write').mockImplementation(() => true); // the messages
     const code = await runCommand({
-      file: 'bench/fixtures/memory-chat.sop.json', llm: 'mock', maxTurns: 60, out, inputs: [], json: false, quiet: true,
+      file: 'bench/fixtures/memory-chat.sop.json', llm: 'mock', maxTurns: 60, out, inputs: [], json: false, quiet: false,
       embedder: 'local', topK: 2, maxChatHistory: 4,
     });
     vi.restoreAllMocks();
@@ -215,7 +216,7 @@ describe('command line', () => {
     const usage = JSON.parse(readFileSync(join(out, dir!, 'usage.json'), 'utf8'));
     expect(Object.keys(usage.agent_prompt_tokens_at_turn)).toEqual(['10', '20', '50']);
     const closing = stderr.join('');
-    expect(closing).toMatch(/Agent prompt tokens at turn 10: \d+, 20: \d+, 50: \d+\./);
+    expect(closing).toMatch(/Prompt size of the speaking agent in tokens, sampled at turn 10: \d+, 20: \d+, 50: \d+ \(usage\.json: agent_prompt_tokens_at_turn\)\./);
     expect(closing).toMatch(/Embeddings: local-v1, 60 messages/);
   });
 

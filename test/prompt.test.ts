@@ -1,4 +1,4 @@
-// Prompt assembly from components (reference §3.7, §5 items 24-28 and 39) and reply processing.
+// Prompt assembly from components (docs/agents-v1-semantics.md §3.7, §5 items 24-28 and 39) and reply processing.
 import { describe, expect, it } from 'vitest';
 import { roleComponents } from '../src/agent/components.js';
 import { extractAllTags, extractTag, stripSpeakerName } from '../src/agent/output.js';

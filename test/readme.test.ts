@@ -13,4 +13,23 @@ describe('README', () => {
     expect(sop.name).toBe('mini-debate');
     expect(warnings).toEqual([]);
   });
+
+  it('shows a controller block (judge, speaker, llm) that validates in a SOP', () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const example = JSON.parse(/## A SOP by example\s+```json\n([\s\S]*?)```/.exec(readme)![1]!);
+    const block = /### The judge and the speaker choice[\s\S]*?```json\n("controller": [\s\S]*?)```/.exec(readme);
+    expect(block).not.toBeNull();
+    const { controller } = JSON.parse(`{${block![1]!}}`) as { controller: Record<string, unknown> };
+    expect(Object.keys(controller)).toEqual(expect.arrayContaining(['type', 'judge', 'speaker']));
+    example.states.debate.controller = controller;
+    const { sop, warnings } = validateSopDocument(example, 'README.md');
+    expect(sop.states.debate!.controller?.speaker?.system_prompt).toMatch(/floor/);
+    expect(warnings).toEqual([]);
+  });
+
+  it('documents every controller key of the schema', () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const schema = JSON.parse(readFileSync('schemas/sop.schema.json', 'utf8'));
+    for (const key of Object.keys(schema.definitions.controller.properties)) expect(readme).toContain(`\`controller.${key}\``);
+  });
 });

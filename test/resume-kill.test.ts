@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadRunRecord } from '../src/journal/record.js';
 import { renderTranscript } from '../src/journal/transcript.js';
 import { Rng } from '../src/runtime/rng.js';
+import { startHeldReplyServer } from './helpers/held-reply-server.js';
 
 const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 const FIX = join(process.cwd(), 'test/fixtures/durable');
@@ -22,8 +23,8 @@ const SEED = Number(process.env.SOP_KILL_SEED ?? 20261122);
 
 interface Child { code: number | null; signal: string | null; lines: number; stderr: string }
 
-/** Run the CLI; with `killAfter`, send `signal` (SIGKILL) once that many --json lines have been read. */
-function cli(args: string[], killAfter?: number, signals: NodeJS.Signals[] = ['SIGKILL']): Promise<Child> {
+/** Run the CLI; with `killAfter`, SIGKILL it once that many --json lines have been read. */
+function cli(args: string[], killAfter?: number): Promise<Child> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let lines = 0;
@@ -33,13 +34,35 @@ function cli(args: string[], killAfter?: number, signals: NodeJS.Signals[] = ['S
       for (const b of chunk) if (b === 10) lines++;
       if (killAfter !== undefined && !killed && lines >= killAfter) {
         killed = true;
-        for (const sig of signals) child.kill(sig);
+        child.kill('SIGKILL');
       }
     });
     child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code, signal, lines, stderr }));
   });
+}
+
+/** Start the CLI; `done` resolves when it exits, `stderrMatches` when its stderr matches. */
+function start(args: string[]) {
+  const proc = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  const waiting: Array<{ re: RegExp; resolve: () => void }> = [];
+  proc.stdout.resume();
+  proc.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString();
+    for (const w of waiting.filter((x) => x.re.test(stderr))) { waiting.splice(waiting.indexOf(w), 1); w.resolve(); }
+  });
+  const done = new Promise<Child>((resolve, reject) => {
+    proc.on('error', reject);
+    proc.on('close', (code, signal) => resolve({ code, signal, lines: 0, stderr }));
+  });
+  const stderrMatches = (re: RegExp) => new Promise<void>((resolve, reject) => {
+    if (re.test(stderr)) { resolve(); return; }
+    waiting.push({ re, resolve });
+    void done.then(() => reject(new Error(`exited before stderr matched ${re}: ${stderr}`)));
+  });
+  return { proc, done, stderrMatches };
 }
 
 function onlyRun(out: string): string {
@@ -116,24 +139,54 @@ describe('resume after SIGKILL', () => {
   }, 600_000);
 
   it('Ctrl-C stops at the next turn boundary as interrupted; a second Ctrl-C stops at once; both resume', async () => {
+    // The run talks to a local server whose replies depend only on the request; the signal is sent
+    // while the server holds request HOLD_AT unanswered, so the run is certainly mid-way (no delay
+    // or line count races a fast run to its end).
+    const HOLD_AT = 12;
+    const args = (url: string, out: string) => [
+      'run', join(FIX, 'town.sop.json'), '--llm', 'openai', '--base-url', url,
+      '--answers', join(FIX, 'answers.txt'), '--seed', '7', '--json', '--out', out,
+    ];
+    const plain = await startHeldReplyServer();
+    let expected: ReturnType<typeof transcripts>;
+    try {
+      const ref = await cli(args(plain.url, join(root, 'sigint-ref')));
+      expect(ref.code, ref.stderr).toBe(0);
+      expect(plain.count).toBeGreaterThan(HOLD_AT + 10);
+      expected = transcripts(onlyRun(join(root, 'sigint-ref')));
+    } finally {
+      await plain.close();
+    }
     for (const signals of [['SIGINT'], ['SIGINT', 'SIGINT']] as NodeJS.Signals[][]) {
-      const out = join(root, `sigint-${signals.length}`);
-      const stopped = await cli([...RUN_ARGS, '--out', out], Math.floor(totalLines / 2), signals);
-      expect(stopped.code).toBe(130);
-      const dir = onlyRun(out);
-      const record = loadRunRecord(dir);
-      if (signals.length === 1) {
-        expect(stopped.stderr).toMatch(/Stopping after this turn/);
-        expect(record.status).toBe('interrupted');
-        // Stopped at a turn boundary: the journal ends with the finish right after a checkpoint.
-        expect(record.effective.at(-2)?.type).toBe('checkpoint');
-      } else {
-        expect(['interrupted', 'killed']).toContain(record.status);
+      const server = await startHeldReplyServer(HOLD_AT);
+      try {
+        const out = join(root, `sigint-${signals.length}`);
+        const child = start(args(server.url, out));
+        await Promise.race([server.held, child.done.then((c) => { throw new Error(`the run ended before request ${HOLD_AT}: ${c.stderr}`); })]);
+        child.proc.kill('SIGINT');
+        await child.stderrMatches(/Stopping after this turn/); // the handler ran
+        if (signals.length === 1) server.release(); // let the turn finish
+        else child.proc.kill('SIGINT'); // sent only now: two signals sent at once can merge into one
+        const stopped = await child.done;
+        expect(stopped.code, stopped.stderr).toBe(130);
+        const dir = onlyRun(out);
+        const record = loadRunRecord(dir);
+        if (signals.length === 1) {
+          expect(record.status).toBe('interrupted');
+          // Stopped at a turn boundary: the journal ends with the finish right after a checkpoint.
+          expect(record.effective.at(-2)?.type).toBe('checkpoint');
+        } else {
+          expect(stopped.stderr).toMatch(/Stopped\. Resume with/);
+          expect(['interrupted', 'killed']).toContain(record.status);
+        }
+        expect(stopped.stderr).toContain(`sop resume ${dir}`);
+        server.release();
+        const resumed = await cli(['resume', dir, '--json']);
+        expect(resumed.code, resumed.stderr).toBe(0);
+        expect(transcripts(dir)).toEqual(expected);
+      } finally {
+        await server.close();
       }
-      expect(stopped.stderr).toContain(`sop resume ${dir}`);
-      const resumed = await cli(['resume', dir, '--json']);
-      expect(resumed.code, resumed.stderr).toBe(0);
-      expect(transcripts(dir)).toEqual(reference);
     }
   }, 120_000);
 });

@@ -1,16 +1,51 @@
-// Issue 2 acceptance: every shipped SOP runs with `--llm mock --max-turns 20`, unattended
-// (no terminal, no --answers), except that people playing roles need --answers.
+// Issue 2 acceptance: every shipped SOP runs with `--llm mock`, unattended (no terminal, no
+// --answers), except that people playing roles need --answers. Issue 11: the mock walks the
+// graph, so every dry run ends in a final state, whichever key leads there, and reaches the
+// sub-SOPs its commands call.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { MockProvider } from '../src/llm/mock.js';
+import { Run } from '../src/runtime/run.js';
+import { loadSopFile } from '../src/sop/load.js';
 
 const cli = join(process.cwd(), 'dist/src/cli/main.js');
 const shipped = [
   ...readdirSync('sops').filter((f) => f.endsWith('.sop.json')).map((f) => join('sops', f)),
   ...readdirSync('examples').flatMap((d) => readdirSync(join('examples', d)).filter((f) => f.endsWith('.sop.json')).map((f) => join('examples', d, f))),
 ];
+
+function dryRun(file: string, extra: string[] = []) {
+  const out = mkdtempSync(join(tmpdir(), 'sop-dry-'));
+  const args = ['run', file, '--llm', 'mock', '--max-turns', '60', '--out', out, ...extra];
+  const r = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', input: '', timeout: 60_000 });
+  const dir = join(out, readdirSync(out)[0] ?? '');
+  const events = () => readFileSync(join(dir, 'journal.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
+  return { ...r, dir, events };
+}
+
+/** A SOP whose only way to its final state is judge key `finalKey`; the other keys lead to states that come straight back. */
+function branchySop(finalKey: string, keys = ['1', '2', '3']): string {
+  const side = keys.filter((k) => k !== finalKey);
+  const sop = {
+    name: `final-behind-${finalKey}`,
+    agents: { Ann: { roles: { hub: 'Speaker', ...Object.fromEntries(side.map((k) => [`side${k}`, 'Speaker'])) } } },
+    root: 'hub',
+    states: {
+      hub: {
+        roles: ['Speaker'], components: { Speaker: { task: 'Talk.' } },
+        next_states: { 0: 'hub', ...Object.fromEntries(keys.map((k) => [k, k === finalKey ? 'end' : `side${k}`])) },
+      },
+      ...Object.fromEntries(side.map((k) => [`side${k}`, { roles: ['Speaker'], components: { Speaker: { task: 'Talk.' } }, next_states: { 0: 'hub' } }])),
+      end: { final: true },
+    },
+  };
+  const file = join(mkdtempSync(join(tmpdir(), 'sop-branchy-')), 'branchy.sop.json');
+  writeFileSync(file, JSON.stringify(sop));
+  return file;
+}
 
 describe('shipped SOPs dry-run with the mock LLM', () => {
   it('finds the shipped SOPs', () => {
@@ -19,17 +54,58 @@ describe('shipped SOPs dry-run with the mock LLM', () => {
   });
 
   for (const file of shipped) {
-    it(`${file} runs to a final state or --max-turns 20`, () => {
-      const out = mkdtempSync(join(tmpdir(), 'sop-dry-'));
+    it(`${file} runs to a final state`, () => {
       const doc = JSON.parse(readFileSync(file, 'utf8')) as { agents: Record<string, { human?: boolean }> };
       const hasHuman = Object.values(doc.agents).some((a) => a.human);
       const answers = join(file, '..', 'answers.txt');
-      const args = ['run', file, '--llm', 'mock', '--max-turns', '20', '--out', out, '--quiet', '--goal', 'a test goal',
-        ...(hasHuman ? ['--answers', answers] : [])];
-      const r = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', input: '', timeout: 60_000 });
+      const r = dryRun(file, ['--quiet', '--goal', 'a test goal', ...(hasHuman ? ['--answers', answers] : [])]);
       expect(r.stderr).not.toMatch(/\n\s+at /);
       expect(r.status, r.stderr).toBe(0);
-      expect(r.stderr).toMatch(/Finished in state|Stopped after --max-turns 20/);
+      expect(r.stderr).toMatch(/Finished in state/);
     });
   }
+
+  it('the Jarvis dry run reaches the Coder and, through it, ExtendLibrary', () => {
+    const r = dryRun('sops/jarvis.sop.json', ['--goal', 'a test goal', '--json']);
+    expect(r.status, r.stderr).toBe(0);
+    const flows = new Set<string>();
+    const walk = (e: Record<string, any>, path: string[]) => {
+      if (e.type !== 'subflow') return;
+      flows.add([...path, e.flow].join('/'));
+      walk(e.event, [...path, e.flow]);
+    };
+    for (const e of r.events()) walk(e, []);
+    expect([...flows]).toEqual(expect.arrayContaining(['Coder-1', 'Coder-1/extend_library-1']));
+    expect(r.events().at(-1)).toMatchObject({ type: 'run_finished', status: 'finished', final_state: 'done' });
+  });
+
+  it('reaches a final state that only judge key "2" (or "3") leads to', () => {
+    for (const key of ['2', '3']) {
+      const r = dryRun(branchySop(key), ['--quiet']);
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/Finished in state "end"/);
+      const judged = r.events().filter((e) => e.type === 'judge' && e.state === 'hub').map((e) => e.key as string);
+      expect(judged.at(-1)).toBe(key);
+    }
+  });
+
+  it('tries every key first over a few seeds, each run still ending in the final state', () => {
+    const file = branchySop('3');
+    const first = new Set<string>();
+    for (const seed of ['1', '2', '3']) {
+      const r = dryRun(file, ['--quiet', '--seed', seed]);
+      expect(r.stderr).toMatch(/Finished in state "end"/);
+      first.add(r.events().find((e) => e.type === 'judge' && e.key !== '0')!.key as string);
+    }
+    expect([...first].sort()).toEqual(['1', '2', '3']);
+  });
+
+  it('walks in process too; with walk: false the judge keeps answering "1" (the benchmarks\' looping debate)', async () => {
+    const file = 'bench/fixtures/debate5.sop.json';
+    const { sop } = loadSopFile(file);
+    const walked = await new Run({ sop, file, llm: new MockProvider(), maxTurns: 300 }).run();
+    expect([walked.status, walked.finalState]).toEqual(['finished', 'end']);
+    const looped = await new Run({ sop, file, llm: new MockProvider({ walk: false }), maxTurns: 300 }).run();
+    expect([looped.status, looped.turns]).toEqual(['max_turns', 300]);
+  });
 });

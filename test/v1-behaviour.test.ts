@@ -1,4 +1,4 @@
-// The observable behaviours of Agents 1.0 (shared/reference/agents-v1-semantics.md §5), one test
+// The observable behaviours of Agents 1.0 (docs/agents-v1-semantics.md §5), one test
 // per core behaviour, named with its number, on small configs in the original format that are
 // imported with `sop import`'s importer and run by the real run loop with a scripted LLM.
 // The safe quirks (4, 17, 22, 29) are pinned under --compat agents-v1 at the end.

@@ -1,5 +1,5 @@
 // The debate config of Agents 1.0 under a judge that always says "stay" reproduces the
-// walk-through of the reference (§7): 34 messages, 29 judge calls, 11 speaker choices and an
+// walk-through of docs/agents-v1-semantics.md (§7): 34 messages, 29 judge calls, 11 speaker choices and an
 // environment summary after every 5 messages.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

@@ -24,7 +24,7 @@ export function buildCli(argv: string[]): Argv {
         .option('goal', { type: 'string', describe: 'Shorthand for --input goal=TEXT' })
         .option('answers', { type: 'string', describe: 'Human answers, one per line or a JSON list (for unattended runs); they never approve code: use --auto-run or --yes' })
         .option('json', { type: 'boolean', default: false, describe: 'Print run events as JSON lines on stdout' })
-        .option('quiet', { type: 'boolean', default: false, describe: 'Print only the closing line' })
+        .option('quiet', { type: 'boolean', default: false, describe: 'Print only the closing line (outcome, usage, run folder) and warnings' })
         .option('timeout', { type: 'number', describe: 'Timeout of one LLM request in seconds (default 120)' })
         // memory (docs/memory.md)
         .option('embedder', { type: 'string', describe: 'Embeddings for retrieval: local (default) | transformers:MODEL_OR_FOLDER | openai:MODEL' })
@@ -151,7 +151,7 @@ function continueOptions<T>(y: Argv<T>) {
     .option('auto-run', { type: 'boolean', default: false, describe: 'Run code without asking, and again code a crash interrupted (default: as the run was started)' })
     .option('redact', { type: 'string', array: true, describe: 'Treat the value of this environment variable as a secret (repeatable; added to the run\'s own)' })
     .option('json', { type: 'boolean', default: false, describe: 'Print run events as JSON lines on stdout' })
-    .option('quiet', { type: 'boolean', default: false, describe: 'Print only the closing line' })
+    .option('quiet', { type: 'boolean', default: false, describe: 'Print only the closing line (outcome, usage, run folder) and warnings' })
     .option('timeout', { type: 'number', describe: 'Timeout of one LLM request in seconds' });
 }
 

@@ -4,6 +4,7 @@ import type { RunEvent } from '../runtime/events.js';
 import type { Redactor } from '../util/redact.js';
 import { StreamRedactor } from '../util/stream-redactor.js';
 import { terminalSafe as safe } from '../util/terminal-text.js';
+import { describeCommand, parseCommandMessage, summariseResult } from './command-summary.js';
 
 const color = (code: number, s: string, on: boolean) => (on ? `\x1b[${code}m${s}\x1b[0m` : s);
 
@@ -14,6 +15,13 @@ export interface DisplayOptions {
   redact: Redactor;
 }
 
+/** A message as shown: a command briefly (`▸ run_code python, 12 lines`), a command's result on one line, speech as it is. */
+function readable(m: { kind: string; content: string }): string {
+  if (m.kind === 'action') return summariseResult(m.content);
+  const cmd = m.kind === 'speech' ? parseCommandMessage(m.content) : undefined;
+  return cmd ? describeCommand(cmd) : m.content;
+}
+
 export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
   const tty = Boolean(o.out.isTTY);
   const statusTty = Boolean(o.err.isTTY) && !o.quiet;
@@ -22,6 +30,9 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
   let turn = 0;
   let tokens = 0;
   let streaming: string | undefined;
+  // A streamed reply that starts with "{" is held back (likely a command) and shown readably with its message.
+  let pending = '';
+  let holding: boolean | undefined;
   let held = new StreamRedactor(o.redact); // a secret split across deltas is held back whole
   let statusShown = false;
   const clearStatus = () => {
@@ -48,19 +59,31 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
       case 'delta':
         if (o.quiet || !tty) break;
         if (streaming !== e.agent) {
-          print(`\n${color(36, `${speaker}:`, tty)} `);
           streaming = e.agent;
+          pending = '';
+          holding = undefined;
           held = new StreamRedactor(o.redact);
         }
-        print(safe(held.push(e.text)));
+        {
+          const text = held.push(e.text);
+          if (holding === undefined) {
+            pending += text;
+            if (pending.trim() === '') break;
+            holding = pending.trimStart().startsWith('{');
+            if (!holding) print(`\n${color(36, `${speaker}:`, tty)} ${safe(pending)}`);
+          } else if (!holding) {
+            print(safe(text));
+          }
+        }
         break;
       case 'message': {
         const m = e.message;
         if (!o.quiet) {
-          if (streaming === m.sender && tty) print(`${safe(held.flush())}\n`);
-          else print(`\n${color(36, `${m.sender} (${m.role}):`, tty)} ${safe(m.content)}\n`);
+          if (streaming === m.sender && tty && holding === false) print(`${safe(held.flush())}\n`);
+          else print(`\n${color(36, `${m.sender} (${m.role}):`, tty)} ${safe(readable(m))}\n`);
         }
         streaming = undefined;
+        holding = undefined;
         status();
         break;
       }
@@ -88,7 +111,7 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         if (inner.type === 'warning') { clearStatus(); o.err.write(o.redact(`warning: [${e.flow}] ${safe(inner.message)}\n`)); break; }
         if (o.quiet) break;
         if (inner.type === 'state_entered') print(`\n${color(1, `== ${e.flow}: ${inner.state} ==`, tty)}\n`);
-        else if (inner.type === 'message') print(`\n${color(36, `[${e.flow}] ${inner.message.sender} (${inner.message.role}):`, tty)} ${safe(inner.message.content)}\n`);
+        else if (inner.type === 'message') print(`\n${color(36, `[${e.flow}] ${inner.message.sender} (${inner.message.role}):`, tty)} ${safe(readable(inner.message))}\n`);
         else if (inner.type === 'llm_call') { tokens += inner.usage.promptTokens + inner.usage.completionTokens; status(); }
         break;
       }

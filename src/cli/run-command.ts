@@ -187,7 +187,9 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
             ? `Interrupted after ${result.turns} turns${result.error ? ` (${result.error.message})` : ''}; ${usage}.\nResume with: sop resume ${folder.dir}`
             : `Failed after ${result.turns} turns: ${result.error?.message}`;
       const outcome = result.result !== undefined ? `Result: ${result.result}\n` : ''; // actions: the SOP's finish result
-      err(`\n${terminalSafe(line)}\n${terminalSafe(outcome)}${memoryLine(run, u)}Run folder: ${folder.dir}\n`);
+      // --quiet: the closing line alone, with the run folder (an interrupted run's names it already)
+      if (o.quiet) err(`${terminalSafe(line).replace(/\n/g, ' ')}${result.status === 'interrupted' ? '' : ` Run folder: ${folder.dir}`}\n`);
+      else err(`\n${terminalSafe(line)}\n${terminalSafe(outcome)}${memoryLine(run, u)}Run folder: ${folder.dir}\n`);
     }
     if (result.status === 'failed') return 1;
     if (result.status === 'interrupted') return 130;
@@ -202,7 +204,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
 function memoryLine(run: Run, u: RunResult['usage']): string {
   const parts: string[] = [];
   const at = Object.entries(u.agent_prompt_tokens_at_turn ?? {});
-  if (at.length > 0) parts.push(`Agent prompt tokens at turn ${at.map(([t, n]) => `${t}: ${n}`).join(', ')}.`);
+  if (at.length > 0) parts.push(`Prompt size of the speaking agent in tokens, sampled at turn ${at.map(([t, n]) => `${t}: ${n}`).join(', ')} (usage.json: agent_prompt_tokens_at_turn).`);
   if (run.env instanceof MemoryEnvironment && run.env.embedderId) {
     parts.push(`Embeddings: ${run.env.embedderId}, ${run.env.messages.length} messages, ${Math.round(run.env.embedMs)} ms.`);
   }

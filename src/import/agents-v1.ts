@@ -1,4 +1,4 @@
-// `sop import`: an Agents 1.0 config (see shared/reference/agents-v1-semantics.md §1) converted
+// `sop import`: an Agents 1.0 config (see docs/agents-v1-semantics.md §1) converted
 // into our SOP format. relations -> next_states, agent_states -> components, controller keys ->
 // controller, the config block -> environment and agent settings, LLM blocks -> llm, the finish
 // state -> final. Every key that cannot be carried, and every known Agents 1.0 problem that

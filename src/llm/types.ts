@@ -26,6 +26,22 @@ export interface CallMeta {
   commands?: Array<{ name: string; executor: string; required: string[]; argTypes?: Record<string, { type: string; enum?: string[] }> }>;
   /** The commands as function tools (llm.tool_calls): a provider that supports tools offers them, and returns a tool call as the command's JSON. */
   tools?: ToolSpec[];
+  /** Judge calls and command states: the graph around the state (the mock walks it in dry runs). */
+  walk?: WalkInfo;
+}
+
+/** The graph around a state, for a provider that walks it (never sent to a model). */
+export interface WalkInfo {
+  /** The run's --seed. */
+  seed: number;
+  /** The state's controller.max_turns. */
+  maxTurns?: number;
+  /** Every next_states key: its target, the fewest steps from there to a final state (-1: none), the target's visits so far. */
+  routes: Array<{ key: string; target: string; steps: number; visits: number }>;
+  /** Command states: command name -> the next_states key it takes when it succeeds. */
+  commandKeys?: Record<string, string>;
+  /** Turns of a visit before its first LLM turn (1 when the state opens with a begin_query). */
+  turnsBefore: number;
 }
 
 /** A function tool: name, description and the JSON schema of its arguments. */

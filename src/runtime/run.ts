@@ -1,5 +1,5 @@
 // The run loop: pick the state and speaker, let the agent speak, record the message, repeat.
-// Semantics follow Agents 1.0 (see shared/reference/agents-v1-semantics.md §3), with the clean
+// Semantics follow Agents 1.0 (see docs/agents-v1-semantics.md §3), with the clean
 // behaviours of its §6 unless `compat` asks for the original quirks.
 import { roleComponents, type ComponentPart } from '../agent/components.js';
 import { extractTag, stripSpeakerName, type NameStripping } from '../agent/output.js';
@@ -39,6 +39,7 @@ import { EffectLedger, llmEffectLabel, type EffectIndex, type LlmEffectResult, t
 // secrets: no secret value reaches a prompt (src/util/redact.ts)
 import { makeRedactor, type Redactor } from '../util/redact.js';
 import { SNAPSHOT_VERSION, assignOwn, cloneJson, isResumableError, restoreExtensions, saveExtensions, type ResumeFrom, type RunSnapshot } from '../journal/snapshot.js';
+import { walkMeta } from './walk-meta.js';
 
 export interface RunOptions {
   sop: Sop;
@@ -393,6 +394,7 @@ export class Run {
     ];
     const reply = await this.call(messages, controllerLlm(this.resolved, state), {
       purpose: 'judge', state: state.name, turn: this.position.turn, turnInState: rt.chatNums, judgeKeys: keys, extractWord,
+      walk: walkMeta(this.resolved, state.name, this.position.states, this.seed),
     });
     const key = parseJudgeReply(reply, extractWord);
     const { target, known } = targetOf(state.nextStates, key, state.name);
@@ -583,6 +585,7 @@ export class Run {
     const reply = await this.call(messages, { ...agentLlm(this.resolved, state, agent, role), ...profile }, {
       purpose: 'agent', state: state.name, agent, role, turn: this.position.turn, turnInState: this.position.states[state.name]!.chatNums,
       ...this.actions.callMeta(state, agentLlm(this.resolved, state, agent, role)),
+      ...(state.def.commands ? { walk: walkMeta(this.resolved, state.name, this.position.states, this.seed) } : {}),
     }, this.options.stream !== false);
     let text = stripSpeakerName(reply, agent, this.options.nameStripping ?? 'leading');
     if (comps.output) text = extractTag(text, comps.output) ?? text;

@@ -41,16 +41,35 @@ function mermaidLabel(text: string): string {
   return text.replace(/["\n\r]/g, ' ').replace(/[:;]/g, ' ').replace(/</g, '‹').replace(/>/g, '›').replace(/%(?=%)/g, '% ');
 }
 
+/**
+ * The lines of a state's box: its name; its roles, people marked "(human)"; its controller
+ * type; the sub-SOPs its commands call (executor `sop`: command name and file).
+ */
+export function stateLines(sop: Sop, name: string): string[] {
+  const state = sop.states[name]!;
+  if (state.final) return [`${name} (final)`];
+  const human = new Set(Object.values(sop.agents).filter((a) => a.human).map((a) => a.roles[name]).filter((r) => r !== undefined));
+  const roles = effectiveRoles(state).map((r) => (human.has(r) ? `${r} (human)` : r));
+  const lines = [name];
+  if (roles.length) lines.push(roles.join(', '));
+  lines.push(`${state.controller?.type ?? 'order'} controller`);
+  const calls = Object.entries(state.commands ?? {})
+    .filter(([, c]) => c.executor === 'sop')
+    .map(([command, c]) => {
+      const file = (c.settings as Record<string, unknown> | undefined)?.file;
+      return typeof file === 'string' ? `${command} (${file})` : command;
+    });
+  if (calls.length) lines.push(`calls ${calls.join(', ')}`);
+  return lines;
+}
+
 /** A Mermaid stateDiagram-v2 of the states and their transitions. */
 export function toMermaid(sop: Sop): string {
   const ids = new Map<string, string>();
   const lines = ['stateDiagram-v2'];
-  for (const [name, state] of Object.entries(sop.states)) {
+  for (const name of Object.keys(sop.states)) {
     const id = mermaidId(name, ids);
-    const roles = effectiveRoles(state);
-    const label = state.final
-      ? mermaidLabel(`${name} (final)`)
-      : roles.length ? `${mermaidLabel(name)}<br/>${mermaidLabel(roles.join(', '))}` : mermaidLabel(name);
+    const label = stateLines(sop, name).map(mermaidLabel).join('<br/>');
     lines.push(`    state "${label}" as ${id}`);
   }
   lines.push(`    [*] --> ${mermaidId(sop.root, ids)}`);

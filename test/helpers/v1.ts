@@ -13,7 +13,8 @@ import type { Sop } from '../../src/sop/types.js';
 import { ScriptedLlm, type Script, type RecordedCall } from './scripted-llm.js';
 
 export const REPO = resolve(import.meta.dirname, '..', '..');
-export const CONFORMANCE = resolve(REPO, '../shared/conformance/agents-v1');
+/** The Agents 1.0 example configs (Apache-2.0; see test/fixtures/agents-v1/PROVENANCE.md). */
+export const CONFORMANCE = resolve(REPO, 'test/fixtures/agents-v1');
 
 /** Three agents (Ann, Ben, Cat) playing RA, RB, RC in state s1, which leads to end_state. */
 export function baseConfig(): any {

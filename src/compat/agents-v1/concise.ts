@@ -1,4 +1,4 @@
-// Concise mode of Agents 1.0 (ACTIVE_MODE "0", reference §4 and §5 #45): a fixed request for
+// Concise mode of Agents 1.0 (ACTIVE_MODE "0", docs/agents-v1-semantics.md §4 and §5 #45): a fixed request for
 // short replies is added to the system prompt of every call (a system message is created if
 // there is none) and to the end of the last prompt of calls that have one.
 import type { CallMeta, ChatOptions, ChatRequest, ChatResponse, LlmProvider } from '../../llm/types.js';

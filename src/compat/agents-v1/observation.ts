@@ -1,4 +1,4 @@
-// What an agent observes at its turn under Agents 1.0 semantics (reference §3.8): a window of
+// What an agent observes at its turn under Agents 1.0 semantics (docs/agents-v1-semantics.md §3.8): a window of
 // the shared history (all of it when cooperative, since the state's begin turn when
 // competitive), cut to the last MAX_CHAT_HISTORY - 1 messages when longer than MAX; candidates
 // for relevant memory (the window minus its last two messages, queried with the last one); and

@@ -1,4 +1,4 @@
-// Each agent's private memory under Agents 1.0 semantics (reference §3.6, §3.11): its
+// Each agent's private memory under Agents 1.0 semantics (docs/agents-v1-semantics.md §3.6, §3.11): its
 // observations as user messages and its own messages as assistant messages, never cleared
 // between states. It is the history sent with the agent's LLM calls.
 import type { ChatMessage } from '../../llm/types.js';

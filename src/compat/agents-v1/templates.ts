@@ -1,5 +1,5 @@
 // The prompt templates of Agents 1.0 semantics: prompts/agents_v1/*.hbs (wording is ours; the
-// structure and order follow the reference, §3.7-§3.8 and §2).
+// structure and order follow docs/agents-v1-semantics.md §3.7-§3.8 and §2).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { compileTemplate, tidy, type Render } from '../../prompt/templates.js';

@@ -1,5 +1,5 @@
 // Agent turns under Agents 1.0 semantics (a SOP with `agents_v1`, i.e. imported by `sop import`):
-// at each of its turns an AI agent first observes (reference §3.8: relevant memory and the new
+// at each of its turns an AI agent first observes (docs/agents-v1-semantics.md §3.8: relevant memory and the new
 // conversation, appended to its private memory as a user message, begin turns included); its
 // prompt is its private memory (at most MAX_CHAT_HISTORY entries) under a system prompt built
 // from the environment prompt and its components, with the last prompt appended to the final
