@@ -25,7 +25,8 @@ export function buildCli(argv: string[]): Argv {
         .option('answers', { type: 'string', describe: 'Human answers, one per line or a JSON list (for unattended runs)' })
         .option('json', { type: 'boolean', default: false, describe: 'Print run events as JSON lines on stdout' })
         .option('quiet', { type: 'boolean', default: false, describe: 'Print only the closing line' })
-        .option('timeout', { type: 'number', describe: 'Timeout of one LLM request in seconds (default 120)' })
+        .option('timeout', { type: 'number', describe: 'Seconds an LLM request may wait for its answer, or go silent in the middle of it, before it is retried (default 120)' })
+        .option('max-reply-bytes', { type: 'number', describe: 'Refuse an LLM reply larger than this many bytes (default 524288)' })
         // memory (docs/memory.md)
         .option('embedder', { type: 'string', describe: 'Embeddings for retrieval: local (default) | transformers:MODEL_OR_FOLDER | openai:MODEL' })
         .option('top-k', { type: 'number', describe: 'Earlier messages retrieved into each prompt by similarity (default: the SOP\'s, else 0)' })
@@ -41,7 +42,7 @@ export function buildCli(argv: string[]): Argv {
         process.exitCode = await runCommand({
           file: a.file, llm: a.llm, model: a.model, baseUrl: a['base-url'], maxTurns: a['max-turns'], seed: a.seed,
           record: a.record, out: a.out, inputs: collect(a.input), goal: a.goal, answers: a.answers,
-          json: a.json, quiet: a.quiet, timeoutMs: a.timeout !== undefined ? a.timeout * 1000 : undefined,
+          json: a.json, quiet: a.quiet, timeoutMs: a.timeout !== undefined ? a.timeout * 1000 : undefined, maxReplyBytes: a['max-reply-bytes'],
           embedder: a.embedder, topK: a['top-k'], maxChatHistory: a['max-chat-history'],
           compat: a.compat,
           autoRun: a['auto-run'], yes: a.yes, sandbox: a.sandbox,
@@ -149,12 +150,14 @@ function continueOptions<T>(y: Argv<T>) {
     .option('auto-run', { type: 'boolean', default: false, describe: 'Run again, without asking, code a crash interrupted' })
     .option('json', { type: 'boolean', default: false, describe: 'Print run events as JSON lines on stdout' })
     .option('quiet', { type: 'boolean', default: false, describe: 'Print only the closing line' })
-    .option('timeout', { type: 'number', describe: 'Timeout of one LLM request in seconds' });
+    .option('timeout', { type: 'number', describe: 'Seconds an LLM request may wait for its answer, or go silent in the middle of it' })
+    .option('max-reply-bytes', { type: 'number', describe: 'Refuse an LLM reply larger than this many bytes (default: as the run was started, else 524288)' });
 }
 
-function continueArgs(a: { llm?: string; model?: string; 'base-url'?: string; 'max-turns'?: number; record?: string; answers?: string; 'auto-run': boolean; json: boolean; quiet: boolean; timeout?: number }) {
+function continueArgs(a: { llm?: string; model?: string; 'base-url'?: string; 'max-turns'?: number; record?: string; answers?: string; 'auto-run': boolean; json: boolean; quiet: boolean; timeout?: number; 'max-reply-bytes'?: number }) {
   return {
     llm: a.llm, model: a.model, baseUrl: a['base-url'], maxTurns: a['max-turns'], record: a.record, answers: a.answers,
     autoRun: a['auto-run'], json: a.json, quiet: a.quiet, timeoutMs: a.timeout !== undefined ? a.timeout * 1000 : undefined,
+    maxReplyBytes: a['max-reply-bytes'],
   };
 }

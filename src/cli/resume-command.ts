@@ -15,6 +15,7 @@ export interface ResumeCommandOptions {
   json: boolean;
   quiet: boolean;
   timeoutMs?: number;
+  maxReplyBytes?: number;
   autoRun?: boolean;
 }
 
@@ -67,6 +68,7 @@ export function continuedRunOptions(o: ResumeCommandOptions, file: string, launc
     json: o.json,
     quiet: o.quiet,
     timeoutMs: o.timeoutMs ?? num(launch.timeout_ms),
+    maxReplyBytes: o.maxReplyBytes ?? num(launch.max_reply_bytes),
     autoRun: o.autoRun || launch.auto_run === true,
     yes: launch.yes === true,
     sandbox: launch.sandbox === true,

@@ -1,6 +1,7 @@
 // Cassettes: replay a recorded (or hand-written) sequence of LLM replies, and record one.
 import { readFileSync, writeFileSync, renameSync } from 'node:fs';
 import { parseJson } from '../sop/json-source.js';
+import { makeRedactor, type Redactor } from '../util/redact.js';
 import { LlmError, estimateUsage, type CallPurpose, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider, type Usage } from './types.js';
 
 export interface CassetteInteraction {
@@ -83,12 +84,16 @@ export class ReplayProvider implements LlmProvider {
   }
 }
 
-/** Wraps a provider and writes every interaction to a cassette file as it happens. */
+/**
+ * Wraps a provider and writes every interaction to a cassette file as it happens. Secrets (the
+ * values of environment variables named like keys, tokens, passwords) are redacted from the
+ * file, in the replies and in the recorded requests alike: a replay sees `[REDACTED]` there.
+ */
 export class RecordingProvider implements LlmProvider {
   readonly id: string;
   private readonly cassette: Cassette;
 
-  constructor(private readonly inner: LlmProvider, private readonly file: string, sopName?: string) {
+  constructor(private readonly inner: LlmProvider, private readonly file: string, sopName?: string, private readonly redact: Redactor = makeRedactor()) {
     this.id = `record(${inner.id})`;
     this.cassette = {
       version: 1,
@@ -118,7 +123,7 @@ export class RecordingProvider implements LlmProvider {
 
   private flush(): void {
     const tmp = `${this.file}.tmp`;
-    writeFileSync(tmp, JSON.stringify(this.cassette, null, 2) + '\n');
+    writeFileSync(tmp, this.redact(JSON.stringify(this.cassette, null, 2)) + '\n');
     renameSync(tmp, this.file);
   }
 

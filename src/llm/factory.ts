@@ -10,8 +10,12 @@ export interface ProviderChoice {
   record?: string;
   sopName?: string;
   timeoutMs?: number;
+  /** Cap on one reply of the openai provider (default 512 KiB). */
+  maxReplyBytes?: number;
   budget?: RetryBudget;
   onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
+  /** Replies kept with a warning (cut at max tokens, empty, not streamed). */
+  onWarning?: (message: string) => void;
 }
 
 export async function createProvider(choice: ProviderChoice): Promise<LlmProvider> {
@@ -27,7 +31,9 @@ export async function createProvider(choice: ProviderChoice): Promise<LlmProvide
     provider = new ReplayProvider(file);
   } else if (spec === 'openai') {
     const { OpenAiProvider } = await import('./openai.js');
-    provider = new OpenAiProvider({ baseURL: choice.baseURL, timeoutMs: choice.timeoutMs, budget: choice.budget, onRetry: choice.onRetry });
+    provider = new OpenAiProvider({
+      baseURL: choice.baseURL, timeoutMs: choice.timeoutMs, maxReplyBytes: choice.maxReplyBytes, budget: choice.budget, onRetry: choice.onRetry, onWarning: choice.onWarning,
+    });
   } else {
     throw new LlmError(`unknown --llm "${spec}"; use openai, mock or replay:FILE`);
   }
