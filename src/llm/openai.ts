@@ -180,6 +180,10 @@ export class OpenAiProvider implements LlmProvider {
       if (err instanceof SyntaxError) {
         throw new ReplyFaultError('malformed', `${this.client.baseURL} answered with malformed JSON (${err.message.slice(0, 120)})`);
       }
+      // An error event in the middle of a 200 stream (the client raises it without a status).
+      if (err instanceof APIError && err.status === undefined) {
+        throw new ReplyFaultError('malformed', `${this.client.baseURL} sent an error in the middle of the stream: ${err.message.replace(/\s+/g, ' ').slice(0, 200)}`);
+      }
       // The connection broke after the headers (fetch says "terminated"): the answer is torn.
       if (!(err instanceof APIError) && !options.signal?.aborted && brokenConnection(err)) {
         throw new ReplyFaultError('torn', `the connection to ${this.client.baseURL} broke in the middle of the answer (${rootCause(err as Error)}); its partial text is discarded`);
