@@ -153,7 +153,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   const onSigint = () => {
     interrupts++;
     if (interrupts === 1) {
-      err(`\nStopping (Ctrl-C again to stop at once). Resume with: sop resume ${folder.dir}\n`);
+      err(`\nStopping after this turn, or now if it is waiting for the LLM (Ctrl-C again to stop at once). Resume with: sop resume ${folder.dir}\n`);
       current?.requestStop();
       stopLlm.abort();
     } else {

@@ -2,8 +2,8 @@
 // journaled just before it, and that `llm_call` line must keep the whole reply (a resume reuses
 // it when a kill fell between the two). So a `message` (or `command_rejected`, `summary`) whose
 // text is at least SHARED_TEXT_MIN characters and lies inside a recent reply is written with
-// `text_of: {effect, start, length}` in place of its text; reading the journal puts the text
-// back. Shorter texts are written as they are, so a journal stays readable by eye.
+// null for its text and `text_of: {effect, start, length}` beside it; reading the journal puts
+// the text back. Shorter texts are written as they are, so a journal stays readable by eye.
 import type { RunEvent } from '../runtime/events.js';
 import type { Redactor } from '../util/redact.js';
 
@@ -29,17 +29,11 @@ function getText(e: Obj): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-function setText(e: Obj, text: string | undefined): void {
-  if (e.type === 'message' && isObj(e.message)) {
-    if (text === undefined) delete e.message.content;
-    else e.message.content = text;
-  } else if (e.type === 'command_rejected') {
-    if (text === undefined) delete e.reply;
-    else e.reply = text;
-  } else if (e.type === 'summary') {
-    if (text === undefined) delete e.summary;
-    else e.summary = text;
-  }
+/** Sets the text in place (null: written elsewhere), so the event's keys keep their order. */
+function setText(e: Obj, text: string | null): void {
+  if (e.type === 'message' && isObj(e.message)) e.message.content = text;
+  else if (e.type === 'command_rejected') e.reply = text;
+  else if (e.type === 'summary') e.summary = text;
 }
 
 /** A copy of `e` down to its innermost event (the only part changed). */
@@ -91,7 +85,7 @@ export class SharedTextWriter {
         const start = r.reply.indexOf(asRead);
         if (start < 0) continue;
         const { top, inner: copy } = copyPath(e);
-        setText(copy, undefined);
+        setText(copy, null);
         copy.text_of = { effect: r.effect, start, length: asRead.length } satisfies TextRef;
         return this.redact(JSON.stringify(top));
       }
