@@ -181,7 +181,7 @@ export class OpenAiProvider implements LlmProvider {
         throw new ReplyFaultError('malformed', `${this.client.baseURL} answered with malformed JSON (${err.message.slice(0, 120)})`);
       }
       // An error event in the middle of a 200 stream (the client raises it without a status).
-      if (err instanceof APIError && err.status === undefined) {
+      if (err instanceof APIError && !(err instanceof APIConnectionError) && err.status === undefined) {
         throw new ReplyFaultError('malformed', `${this.client.baseURL} sent an error in the middle of the stream: ${err.message.replace(/\s+/g, ' ').slice(0, 200)}`);
       }
       // The connection broke after the headers (fetch says "terminated"): the answer is torn.
