@@ -435,6 +435,15 @@ describe('long replies are journaled once', () => {
     expect(s.requests.filter((q) => (q.body as ChatRequestBody).stream).length).toBe(before); // the reply was reused
     const again = loadRunRecord(join(killed, 'run')).effective.flatMap((e) => (e.type === 'message' ? [e.message.content] : []));
     expect(again).toEqual(messages);
+
+    // A fork's journal is written the same way, and reads back to the same history.
+    const forks = join(dir, 'big-forks');
+    const forked = await cli(['fork', folder, '--at', '6', '--out', forks, '--max-turns', '6']);
+    expect(forked.code, forked.stderr).toBe(0);
+    const fork = runFolder(forks);
+    expect(readFileSync(join(fork, 'journal.jsonl'), 'utf8')).toContain('"text_of":{');
+    const forkMessages = loadRunRecord(fork).effective.flatMap((e) => (e.type === 'message' ? [e.message.content] : []));
+    expect(forkMessages).toEqual(loadRunRecord(folder).effective.flatMap((e) => (e.type === 'message' && e.message.turn <= 6 ? [e.message.content] : [])));
   }, 120_000);
 
   it('short texts stay inline; a message that is not inside a recent reply is written whole', () => {
@@ -449,12 +458,22 @@ describe('long replies are journaled once', () => {
     folder.onEvent({ type: 'message', message: { id: 0, turn: 1, state: 's', sender: 'Ann', role: 'Host', content: long, kind: 'speech', timestamp: 't' } });
     folder.onEvent({ type: 'message', message: { id: 1, turn: 2, state: 's', sender: 'Ann', role: 'Host', content: 'short', kind: 'speech', timestamp: 't' } });
     folder.onEvent({ type: 'message', message: { id: 2, turn: 3, state: 's', sender: 'Ann', role: 'Host', content: 'v'.repeat(SHARED_TEXT_MIN), kind: 'speech', timestamp: 't' } });
+    // A sub-flow's events come wrapped; its long message refers to its own LLM call.
+    const sub = `${'s'.repeat(SHARED_TEXT_MIN)} done`;
+    folder.onEvent({ type: 'subflow', flow: 'Coder-1', event: { type: 'llm_call', purpose: 'agent', state: 's', agent: 'Bo', turn: 1, model: 'm', usage: { promptTokens: 1, completionTokens: 1 }, ms: 1, prompt_chars: 1, reply: sub, effect: 'Coder-1/0.0' } });
+    folder.onEvent({ type: 'subflow', flow: 'Coder-1', event: { type: 'message', message: { id: 0, turn: 1, state: 's', sender: 'Bo', role: 'Host', content: sub, kind: 'speech', timestamp: 't' } } });
     folder.close();
     const raw = readFileSync(join(folder.dir, 'journal.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(raw[1]).toMatchObject({ type: 'message', message: { content: null }, text_of: { effect: '0.0', start: 5, length: long.length } });
     expect(raw[2]).toMatchObject({ message: { content: 'short' } });
     expect(raw[3]).not.toHaveProperty('text_of');
-    expect(readJournal(folder.dir).events.flatMap((e) => (e.type === 'message' ? [e.message.content] : []))).toEqual([long, 'short', 'v'.repeat(SHARED_TEXT_MIN)]);
+    expect(raw[5]).toMatchObject({ type: 'subflow', event: { type: 'message', message: { content: null }, text_of: { effect: 'Coder-1/0.0', start: 0, length: sub.length } } });
+    const read = readJournal(folder.dir).events;
+    expect(read.flatMap((e) => (e.type === 'message' ? [e.message.content] : []))).toEqual([long, 'short', 'v'.repeat(SHARED_TEXT_MIN)]);
+    expect(read[5]).toEqual({ type: 'subflow', flow: 'Coder-1', event: { type: 'message', message: { id: 0, turn: 1, state: 's', sender: 'Bo', role: 'Host', content: sub, kind: 'speech', timestamp: 't' } } });
+    // A reference to a reply the journal does not hold is a damaged journal, named by line.
+    writeFileSync(join(folder.dir, 'journal.jsonl'), JSON.stringify(raw[1]) + '\n');
+    expect(() => readJournal(folder.dir)).toThrow(/journal\.jsonl:1: its text is the reply of LLM call 0\.0, which no earlier line holds/);
     expect(sop.name).toBe('once');
   });
 });
