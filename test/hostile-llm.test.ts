@@ -282,7 +282,7 @@ describe('sop run against a hostile server', () => {
   it('a server that stalls after one chunk: `--timeout 3` ends the run by itself, interrupted and resumable, naming the server and the timeout', async () => {
     const stalling = await serve({ reply: debateReply(() => FULL), fault: () => ({ kind: 'stall', text: PARTIAL }) });
     const out = join(dir, 'stall');
-    const r = await cli(['run', DEBATE, '--llm', 'openai', '--base-url', stalling.url, '--timeout', '3', '--max-turns', '3', '--goal', 'x', '--out', out]);
+    const r = await cli(['run', DEBATE, '--llm', 'openai', '--base-url', stalling.url, '--timeout', '3', '--max-turns', '3', '--input', 'topic=x', '--out', out]);
     expect(r.ms).toBeLessThan(60_000);
     expect(r.code, r.stderr).toBe(130);
     expect(noStack(r.stderr), r.stderr).toBe(true);
@@ -298,7 +298,7 @@ describe('sop run against a hostile server', () => {
     // Agents' streams stall after their first chunk.
     const streams = await serve({ reply: debateReply(() => FULL), fault: (_i, b) => ((b as ChatRequestBody).stream ? { kind: 'stall', text: PARTIAL } : undefined) });
     const out2 = join(dir, 'stall-stream');
-    const r2 = await cli(['run', DEBATE, '--llm', 'openai', '--base-url', streams.url, '--timeout', '1', '--max-turns', '3', '--goal', 'x', '--out', out2]);
+    const r2 = await cli(['run', DEBATE, '--llm', 'openai', '--base-url', streams.url, '--timeout', '1', '--max-turns', '3', '--input', 'topic=x', '--out', out2]);
     expect(r2.code, r2.stderr).toBe(130);
     expect(noStack(r2.stderr), r2.stderr).toBe(true);
     expect(r2.stderr).toContain(`(LLM call failed: ${streams.url} sent nothing for 1 s in the middle of its answer (--timeout 1 s); gave up after 5 attempts)`);
@@ -321,7 +321,7 @@ describe('sop run against a hostile server', () => {
     const silent = await serve({ reply: debateReply(() => FULL), fault: () => ({ kind: 'stall', text: PARTIAL }), onRequest: () => arrived() });
     const out = join(dir, 'sigint');
     let sentAt = 0;
-    const r = await cli(['run', DEBATE, '--llm', 'openai', '--base-url', silent.url, '--max-turns', '2', '--goal', 'x', '--out', out, '--json'], {}, (child) => {
+    const r = await cli(['run', DEBATE, '--llm', 'openai', '--base-url', silent.url, '--max-turns', '2', '--input', 'topic=x', '--out', out, '--json'], {}, (child) => {
       void seen.then(() => { sentAt = Date.now(); child.kill('SIGINT'); });
     });
     expect(r.code, r.stderr).toBe(130);
@@ -348,7 +348,7 @@ describe('sop run against a hostile server', () => {
       fault: (_i, body) => (!tore && (body as ChatRequestBody).stream ? ((tore = true), { kind: 'tear', text: PARTIAL }) : undefined),
     });
     const out = join(dir, 'torn');
-    const r = await cli(['run', DEBATE, '--llm', 'openai', '--base-url', s.url, '--max-turns', '3', '--goal', 'x', '--out', out]);
+    const r = await cli(['run', DEBATE, '--llm', 'openai', '--base-url', s.url, '--max-turns', '3', '--input', 'topic=x', '--out', out]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/warning: LLM call failed \(the stream from .* ended before the reply was complete \(no finish_reason\); its partial text is discarded\); retry 1/);
     const folder = runFolder(out);
@@ -364,7 +364,7 @@ describe('sop run against a hostile server', () => {
   it('a reply over --max-reply-bytes stops the run (interrupted) with the cap named; a resume with a larger cap goes on', async () => {
     const s = await serve({ reply: debateReply((n) => `Point ${n}: ${'z'.repeat(3000)}`) });
     const out = join(dir, 'cap');
-    const r = await cli(['run', DEBATE, '--llm', 'openai', '--base-url', s.url, '--max-turns', '2', '--goal', 'x', '--out', out, '--max-reply-bytes', '1000']);
+    const r = await cli(['run', DEBATE, '--llm', 'openai', '--base-url', s.url, '--max-turns', '2', '--input', 'topic=x', '--out', out, '--max-reply-bytes', '1000']);
     expect(r.code, r.stderr).toBe(130);
     expect(noStack(r.stderr)).toBe(true);
     expect(r.stderr).toMatch(/is larger than the cap of 1000 bytes, so it was refused and nothing of it was recorded; raise the cap with --max-reply-bytes/);
@@ -375,6 +375,17 @@ describe('sop run against a hostile server', () => {
     expect(loadRunRecord(folder).status).toBe('max_turns');
   }, 60_000);
 
+  it('bad --timeout and --max-reply-bytes values are refused with one line', async () => {
+    for (const [flag, value, message] of [
+      ['--timeout', 'soon', '--timeout must be a number of seconds above 0 (got NaN)'],
+      ['--max-reply-bytes', '-3', '--max-reply-bytes must be a whole number of bytes, at least 1 (got -3)'],
+    ] as const) {
+      const r = await cli(['run', DEBATE, '--llm', 'mock', flag, value, '--input', 'topic=x', '--out', join(dir, 'flags')]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe(`error: ${message}\n`);
+    }
+  });
+
   it('a --record cassette holds no secret: not the API key, not secrets in replies, not in recorded requests', async () => {
     const canaries = { OPENAI_API_KEY: 'sk-canary-hostile-9e8d7c6b', HOSTILE_SERVICE_TOKEN: 'tok-canary-"quoted"-3a2b', DB_PASSWORD: 'pw-canary-5x5y5z' };
     const s = await serve({
@@ -382,7 +393,7 @@ describe('sop run against a hostile server', () => {
     });
     const cassette = join(dir, 'secret.cassette.json');
     const out = join(dir, 'secret');
-    const r = await cli(['run', DEBATE, '--llm', 'openai', '--base-url', s.url, '--max-turns', '4', '--goal', 'x', '--out', out, '--record', cassette], canaries);
+    const r = await cli(['run', DEBATE, '--llm', 'openai', '--base-url', s.url, '--max-turns', '4', '--input', 'topic=x', '--out', out, '--record', cassette], canaries);
     expect(r.code, r.stderr).toBe(0);
     expect(s.requests[0]!.headers.authorization).toBe(`Bearer ${canaries.OPENAI_API_KEY}`); // the key was in use
     const text = readFileSync(cassette, 'utf8');
@@ -405,7 +416,7 @@ describe('long replies are journaled once', () => {
     const agentText = (n: number) => `Point ${n}: ${String(n).repeat(size)}`;
     const s = await serve({ reply: debateReply(agentText) });
     const out = join(dir, 'big');
-    const r = await cli(['run', DEBATE, '--llm', 'openai', '--base-url', s.url, '--max-turns', '12', '--goal', 'x', '--out', out]);
+    const r = await cli(['run', DEBATE, '--llm', 'openai', '--base-url', s.url, '--max-turns', '12', '--input', 'topic=x', '--out', out]);
     expect(r.code, r.stderr).toBe(0);
     const folder = runFolder(out);
     const agentCalls = s.requests.filter((q) => (q.body as ChatRequestBody).stream).length;

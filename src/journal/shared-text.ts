@@ -65,7 +65,12 @@ export class SharedTextWriter {
     if (inner.type === 'llm_call' && typeof inner.effect === 'string' && typeof inner.reply === 'string' && inner.reply.length >= SHARED_TEXT_MIN) {
       const line = this.redact(JSON.stringify(event));
       // The reply exactly as the line holds it, so references into it read back right.
-      const written = innermost(JSON.parse(line) as Obj).reply;
+      let written: unknown;
+      try {
+        written = innermost(JSON.parse(line) as Obj).reply;
+      } catch {
+        written = undefined; // not referred to, then
+      }
       if (typeof written === 'string') {
         this.recent.push({ effect: inner.effect, reply: written });
         if (this.recent.length > 4) this.recent.shift();

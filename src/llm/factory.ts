@@ -20,6 +20,12 @@ export interface ProviderChoice {
 
 export async function createProvider(choice: ProviderChoice): Promise<LlmProvider> {
   const spec = choice.spec ?? 'openai';
+  if (choice.timeoutMs !== undefined && !(Number.isFinite(choice.timeoutMs) && choice.timeoutMs >= 1)) {
+    throw new LlmError(`--timeout must be a number of seconds above 0 (got ${String(choice.timeoutMs / 1000)})`);
+  }
+  if (choice.maxReplyBytes !== undefined && !(Number.isInteger(choice.maxReplyBytes) && choice.maxReplyBytes >= 1)) {
+    throw new LlmError(`--max-reply-bytes must be a whole number of bytes, at least 1 (got ${String(choice.maxReplyBytes)})`);
+  }
   let provider: LlmProvider;
   if (spec === 'mock') {
     const { MockProvider } = await import('./mock.js');
