@@ -1,9 +1,10 @@
 // What can go wrong with an answer the server did send: it stalls, is torn off, is not a chat
-// completion, is empty, or is too large. The first four are retried like a 5xx; a reply over
-// the size cap stops the run as `interrupted` (resume it with a larger cap).
+// completion, or is too large. The first three are retried like a 5xx; a reply over the size
+// cap stops the run as `interrupted` (resume it with a larger cap). An empty reply is asked
+// for once more by the provider (src/llm/openai.ts).
 import { LlmError } from './types.js';
 
-export type ReplyFault = 'stalled' | 'torn' | 'malformed' | 'empty';
+export type ReplyFault = 'stalled' | 'torn' | 'malformed';
 
 /** One attempt's answer was unusable; another attempt may do better (retried like a 5xx). */
 export class ReplyFaultError extends Error {
