@@ -111,7 +111,7 @@ describe('openai provider', () => {
     const err = await provider.chat(request()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LlmError);
     expect((err as LlmError).message).toMatch(/timed out.*gave up after 2 attempts/);
-    expect(retries.map((r) => r.reason)).toEqual(['request timed out']);
+    expect(retries.map((r) => r.reason)).toEqual([`request timed out: no answer from ${server.url} within 0.1 s (--timeout 0.1 s)`]);
     expect(server.requests).toHaveLength(2);
   });
 

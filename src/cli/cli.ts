@@ -25,7 +25,8 @@ export function buildCli(argv: string[]): Argv {
         .option('answers', { type: 'string', describe: 'Human answers, one per line or a JSON list (for unattended runs); they never approve code: use --auto-run or --yes' })
         .option('json', { type: 'boolean', default: false, describe: 'Print run events as JSON lines on stdout' })
         .option('quiet', { type: 'boolean', default: false, describe: 'Print only the closing line (outcome, usage, run folder) and warnings' })
-        .option('timeout', { type: 'number', describe: 'Timeout of one LLM request in seconds (default 120)' })
+        .option('timeout', { type: 'number', describe: 'Seconds an LLM request may wait for its answer, or go silent in the middle of it, before it is retried (default 120)' })
+        .option('max-reply-bytes', { type: 'number', describe: 'Refuse an LLM reply larger than this many bytes (default 524288)' })
         // memory (docs/memory.md)
         .option('embedder', { type: 'string', describe: 'Embeddings for retrieval: local (default) | transformers:MODEL_OR_FOLDER | openai:MODEL' })
         .option('top-k', { type: 'number', describe: 'Earlier messages retrieved into each prompt by similarity (default: the SOP\'s, else 0)' })
@@ -43,7 +44,7 @@ export function buildCli(argv: string[]): Argv {
         process.exitCode = await runCommand({
           file: a.file, llm: a.llm, model: a.model, baseUrl: a['base-url'], maxTurns: a['max-turns'], seed: a.seed,
           record: a.record, out: a.out, inputs: collect(a.input), goal: a.goal, answers: a.answers,
-          json: a.json, quiet: a.quiet, timeoutMs: a.timeout !== undefined ? a.timeout * 1000 : undefined,
+          json: a.json, quiet: a.quiet, timeoutMs: a.timeout !== undefined ? a.timeout * 1000 : undefined, maxReplyBytes: a['max-reply-bytes'],
           embedder: a.embedder, topK: a['top-k'], maxChatHistory: a['max-chat-history'],
           compat: a.compat,
           autoRun: a['auto-run'], yes: a.yes, sandbox: a.sandbox, redact: collect(a.redact),
@@ -152,13 +153,15 @@ function continueOptions<T>(y: Argv<T>) {
     .option('redact', { type: 'string', array: true, describe: 'Treat the value of this environment variable as a secret (repeatable; added to the run\'s own)' })
     .option('json', { type: 'boolean', default: false, describe: 'Print run events as JSON lines on stdout' })
     .option('quiet', { type: 'boolean', default: false, describe: 'Print only the closing line (outcome, usage, run folder) and warnings' })
-    .option('timeout', { type: 'number', describe: 'Timeout of one LLM request in seconds' });
+    .option('timeout', { type: 'number', describe: 'Seconds an LLM request may wait for its answer, or go silent in the middle of it' })
+    .option('max-reply-bytes', { type: 'number', describe: 'Refuse an LLM reply larger than this many bytes (default: as the run was started, else 524288)' });
 }
 
-function continueArgs(a: { llm?: string; model?: string; 'base-url'?: string; 'max-turns'?: number; record?: string; answers?: string; 'auto-run': boolean; json: boolean; quiet: boolean; timeout?: number; redact?: string[] }) {
+function continueArgs(a: { llm?: string; model?: string; 'base-url'?: string; 'max-turns'?: number; record?: string; answers?: string; 'auto-run': boolean; json: boolean; quiet: boolean; timeout?: number; 'max-reply-bytes'?: number; redact?: string[] }) {
   return {
     llm: a.llm, model: a.model, baseUrl: a['base-url'], maxTurns: a['max-turns'], record: a.record, answers: a.answers,
     redact: collect(a.redact),
     autoRun: a['auto-run'], json: a.json, quiet: a.quiet, timeoutMs: a.timeout !== undefined ? a.timeout * 1000 : undefined,
+    maxReplyBytes: a['max-reply-bytes'],
   };
 }

@@ -95,6 +95,9 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         if (!o.quiet) print(color(2, `\n(summary after ${e.after_messages} messages)\n`, tty));
         break;
       case 'warning':
+        // A retried stream starts its reply again on a line of its own (the torn text is discarded).
+        if (streaming !== undefined && tty && !o.quiet) print('\n');
+        streaming = undefined;
         clearStatus();
         o.err.write(o.redact(`warning: ${safe(e.message)}\n`));
         break;

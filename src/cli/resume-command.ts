@@ -15,6 +15,7 @@ export interface ResumeCommandOptions {
   json: boolean;
   quiet: boolean;
   timeoutMs?: number;
+  maxReplyBytes?: number;
   autoRun?: boolean;
   /** secrets: more variables whose values are secret, besides those the run was launched with. */
   redact?: string[];
@@ -75,6 +76,7 @@ export function continuedRunOptions(o: ResumeCommandOptions, file: string, launc
     json: o.json,
     quiet: o.quiet,
     timeoutMs: o.timeoutMs ?? num(launch.timeout_ms),
+    maxReplyBytes: o.maxReplyBytes ?? num(launch.max_reply_bytes),
     autoRun: o.autoRun || launch.auto_run === true,
     yes: launch.yes === true,
     // true: launched with --sandbox (required), false: --no-sandbox, absent: when available

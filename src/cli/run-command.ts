@@ -2,6 +2,7 @@
 import { AnswersFileInput, HumanInputError, NoHumanInput, TerminalInput, type HumanInput } from '../io/human.js';
 import { RunFolder, newRunId } from '../io/run-folder.js';
 import { createProvider } from '../llm/factory.js';
+import { InterruptibleProvider } from '../llm/interruptible.js';
 import { RetryBudget } from '../llm/retry.js';
 import type { RunEvent } from '../runtime/events.js';
 import { Run, undeclaredInputs, type RunResult } from '../runtime/run.js';
@@ -34,6 +35,8 @@ export interface RunCommandOptions {
   json: boolean;
   quiet: boolean;
   timeoutMs?: number;
+  /** Cap on one LLM reply, in bytes (default 512 KiB). */
+  maxReplyBytes?: number;
   /** Run code written by agents without asking for approval first. */
   autoRun?: boolean;
   /** durability: run again, without asking, code a crash interrupted (default: autoRun). */
@@ -87,15 +90,19 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
 
   const budget = new RetryBudget(50);
   const emitWarning: { fn?: (e: RunEvent) => void } = {};
-  const llm = await createProvider({
+  // Ctrl-C aborts the LLM call in flight (and any later one): see onSigint below.
+  const stopLlm = new AbortController();
+  const llm = new InterruptibleProvider(await createProvider({
     spec: o.llm ?? sop.llm?.provider,
     baseURL: o.baseUrl ?? sop.llm?.base_url,
     record: o.record,
     sopName: sop.name,
     timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms,
+    maxReplyBytes: o.maxReplyBytes ?? sop.llm?.max_reply_bytes,
     budget,
     onRetry: (r) => emitWarning.fn?.({ type: 'warning', message: `LLM call failed (${r.reason}); retry ${r.attempt} in ${r.delayMs} ms` }),
-  });
+    onWarning: (message) => emitWarning.fn?.({ type: 'warning', message }),
+  }), stopLlm.signal);
 
   // Retrieval needs an embedder; load it before the run so a missing model fails fast.
   let embedder: Embedder | undefined;
@@ -143,15 +150,17 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   }
   emitWarning.fn = (e) => { for (const l of listeners) l(e); };
 
-  // First Ctrl-C: finish the current turn, then stop (interrupted, resumable). Second: stop at
+  // First Ctrl-C: abandon the LLM call in flight (a server may never answer), or let a turn
+  // that is not waiting on the LLM finish, then stop (interrupted, resumable). Second: stop at
   // once; the journal holds every finished turn, so the run can still be resumed.
   let interrupts = 0;
   let current: Run | undefined;
   const onSigint = () => {
     interrupts++;
     if (interrupts === 1) {
-      err(`\nStopping after this turn (Ctrl-C again to stop at once). Resume with: sop resume ${folder.dir}\n`);
+      err(`\nStopping after this turn, or now if it is waiting for the LLM (Ctrl-C again to stop at once). Resume with: sop resume ${folder.dir}\n`);
       current?.requestStop();
+      stopLlm.abort();
     } else {
       folder.close();
       err(`\nStopped. Resume with: sop resume ${folder.dir}\n`);
@@ -218,6 +227,7 @@ export function launchSettings(o: RunCommandOptions): Record<string, string | nu
   if (o.baseUrl) out.base_url = o.baseUrl;
   if (o.answers) out.answers = resolvePath(o.answers);
   if (o.timeoutMs !== undefined) out.timeout_ms = o.timeoutMs;
+  if (o.maxReplyBytes !== undefined) out.max_reply_bytes = o.maxReplyBytes;
   // actions: executor flags, so a resumed run behaves the same
   if (o.autoRun) out.auto_run = true;
   if (o.yes) out.yes = true;

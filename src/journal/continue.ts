@@ -10,6 +10,7 @@ import { continuePoint, loadRunRecord, type RunRecord } from './record.js';
 import { JournalError } from './reader.js';
 import type { ResumeFrom } from './snapshot.js';
 import { JOURNAL_FILE } from './writer.js';
+import { SharedTextWriter } from './shared-text.js';
 import type { Redactor } from '../util/redact.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { renderTranscript } from './transcript.js';
@@ -98,7 +99,8 @@ export function prepareFork(dir: string, o: ForkOptions): { record: RunRecord; c
   };
   const history = [started, ...point.history.slice(1)];
   mkdirSync(folder, { recursive: true });
-  writeFileSync(join(folder, JOURNAL_FILE), history.map((e) => o.redact(JSON.stringify(e)) + '\n').join(''));
+  const lines = new SharedTextWriter(o.redact); // long texts written once, as the run wrote them
+  writeFileSync(join(folder, JOURNAL_FILE), history.map((e) => lines.line(e) + '\n').join(''));
   for (const [path, content] of point.files) writeRunFile(folder, path, content);
   return {
     record,

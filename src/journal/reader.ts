@@ -5,6 +5,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunEvent } from '../runtime/events.js';
 import { JOURNAL_FILE } from './writer.js';
+import { SharedTextReader } from './shared-text.js';
 
 export class JournalError extends Error {
   constructor(message: string) {
@@ -34,6 +35,7 @@ export function parseJournal(text: string, file = JOURNAL_FILE): JournalRead {
   // A journal ends with a newline; anything after the last one is a write cut short.
   const tail = lines.pop()!;
   if (tail !== '') torn = true;
+  const shared = new SharedTextReader();
   lines.forEach((line, i) => {
     if (line.trim() === '') return;
     let value: unknown;
@@ -44,6 +46,11 @@ export function parseJournal(text: string, file = JOURNAL_FILE): JournalRead {
     }
     if (typeof value !== 'object' || value === null || typeof (value as { type?: unknown }).type !== 'string') {
       throw new JournalError(`${file}:${i + 1}: not a journal event (no "type")`);
+    }
+    try {
+      shared.read(value as Record<string, unknown>); // long texts written once
+    } catch (err) {
+      throw new JournalError(`${file}:${i + 1}: ${(err as Error).message}`);
     }
     events.push(value as RunEvent);
   });

@@ -5,6 +5,7 @@
 import { closeSync, existsSync, fsync, fsyncSync, ftruncateSync, openSync, readSync, fstatSync, writeSync } from 'node:fs';
 import type { RunEvent } from '../runtime/events.js';
 import type { Redactor } from '../util/redact.js';
+import { SharedTextWriter } from './shared-text.js';
 
 export const JOURNAL_FILE = 'journal.jsonl';
 
@@ -52,7 +53,11 @@ export class JournalWriter {
   /** Bytes of a torn last line cut when the journal was opened. */
   readonly cut: number;
 
-  constructor(readonly file: string, private readonly redact: Redactor = (t) => t) {
+  /** Long message texts are written once (see shared-text.ts). */
+  private readonly lines: SharedTextWriter;
+
+  constructor(readonly file: string, redact: Redactor = (t) => t) {
+    this.lines = new SharedTextWriter(redact);
     const existed = existsSync(file);
     this.fd = openSync(file, existed ? 'r+' : 'a');
     this.cut = existed ? cutTornTail(this.fd) : 0;
@@ -66,7 +71,7 @@ export class JournalWriter {
   /** Listener: journal every event except streamed deltas. */
   readonly append = (event: RunEvent): void => {
     if (event.type === 'delta' || this.fd === undefined) return;
-    writeAll(this.fd, Buffer.from(this.redact(JSON.stringify(event)) + '\n', 'utf8'));
+    writeAll(this.fd, Buffer.from(this.lines.line(event) + '\n', 'utf8'));
     if (DURABLE.has(event.type)) fsyncSync(this.fd);
     else if (FLUSHED_IN_BACKGROUND.has(event.type)) this.flushInBackground();
   };

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { parseJson } from '../sop/json-source.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
+import { makeRedactor, type Redactor } from '../util/redact.js';
 import { LlmError, estimateUsage, type CallPurpose, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider, type Usage } from './types.js';
 
 export interface CassetteInteraction {
@@ -84,12 +85,16 @@ export class ReplayProvider implements LlmProvider {
   }
 }
 
-/** Wraps a provider and writes every interaction to a cassette file as it happens. */
+/**
+ * Wraps a provider and writes every interaction to a cassette file as it happens. Secrets (the
+ * values of environment variables named like keys, tokens, passwords) are redacted from the
+ * file, in the replies and in the recorded requests alike: a replay sees `[REDACTED]` there.
+ */
 export class RecordingProvider implements LlmProvider {
   readonly id: string;
   private readonly cassette: Cassette;
 
-  constructor(private readonly inner: LlmProvider, private readonly file: string, sopName?: string) {
+  constructor(private readonly inner: LlmProvider, private readonly file: string, sopName?: string, private readonly redact: Redactor = makeRedactor()) {
     this.id = `record(${inner.id})`;
     this.cassette = {
       version: 1,
@@ -118,7 +123,7 @@ export class RecordingProvider implements LlmProvider {
   }
 
   private flush(): void {
-    writeFileAtomic(this.file, JSON.stringify(this.cassette, null, 2) + '\n');
+    writeFileAtomic(this.file, this.redact(JSON.stringify(this.cassette, null, 2)) + '\n');
   }
 
   async close(): Promise<void> {

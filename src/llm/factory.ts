@@ -10,12 +10,22 @@ export interface ProviderChoice {
   record?: string;
   sopName?: string;
   timeoutMs?: number;
+  /** Cap on one reply of the openai provider (default 512 KiB). */
+  maxReplyBytes?: number;
   budget?: RetryBudget;
   onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
+  /** Replies kept with a warning (cut at max tokens, empty, not streamed). */
+  onWarning?: (message: string) => void;
 }
 
 export async function createProvider(choice: ProviderChoice): Promise<LlmProvider> {
   const spec = choice.spec ?? 'openai';
+  if (choice.timeoutMs !== undefined && !(Number.isFinite(choice.timeoutMs) && choice.timeoutMs >= 1)) {
+    throw new LlmError(`--timeout must be a number of seconds above 0 (got ${String(choice.timeoutMs / 1000)})`);
+  }
+  if (choice.maxReplyBytes !== undefined && !(Number.isInteger(choice.maxReplyBytes) && choice.maxReplyBytes >= 1)) {
+    throw new LlmError(`--max-reply-bytes must be a whole number of bytes, at least 1 (got ${String(choice.maxReplyBytes)})`);
+  }
   let provider: LlmProvider;
   if (spec === 'mock') {
     const { MockProvider } = await import('./mock.js');
@@ -27,7 +37,9 @@ export async function createProvider(choice: ProviderChoice): Promise<LlmProvide
     provider = new ReplayProvider(file);
   } else if (spec === 'openai') {
     const { OpenAiProvider } = await import('./openai.js');
-    provider = new OpenAiProvider({ baseURL: choice.baseURL, timeoutMs: choice.timeoutMs, budget: choice.budget, onRetry: choice.onRetry });
+    provider = new OpenAiProvider({
+      baseURL: choice.baseURL, timeoutMs: choice.timeoutMs, maxReplyBytes: choice.maxReplyBytes, budget: choice.budget, onRetry: choice.onRetry, onWarning: choice.onWarning,
+    });
   } else {
     throw new LlmError(`unknown --llm "${spec}"; use openai, mock or replay:FILE`);
   }

@@ -4,16 +4,25 @@ import {
   DEFAULT_RETRY_POLICY, RetriesExhaustedError, RetryBudget, parseRetryAfter, withRetries,
   type RetryPolicy, type RetryableFailure,
 } from './retry.js';
-import { LlmError, LlmUnavailableError, estimateUsage, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider } from './types.js';
+import { LlmError, LlmUnavailableError, estimateUsage, type CallMeta, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider, type Usage } from './types.js';
+import { DEFAULT_MAX_REPLY_BYTES, ReplyFaultError, ReplyTooLargeError, seconds } from './reply-errors.js';
+import { watchedFetch } from './watched-fetch.js';
 
 export interface OpenAiProviderOptions {
   apiKey?: string;
   baseURL?: string;
-  /** Per-attempt timeout. */
+  /**
+   * Per-attempt timeout: the wait for the answer, every silence in the middle of it, and the
+   * whole of a non-streamed answer (default 120 s).
+   */
   timeoutMs?: number;
+  /** Cap on the text of one reply, in bytes (default 512 KiB); a larger one is refused. */
+  maxReplyBytes?: number;
   retry?: Partial<RetryPolicy>;
   budget?: RetryBudget;
   onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
+  /** Replies kept with a warning (cut at max tokens, empty, a plain JSON answer to a stream). */
+  onWarning?: (message: string) => void;
 }
 
 export const MISSING_KEY_MESSAGE =
@@ -34,9 +43,24 @@ function rootCause(err: Error): string {
   return detail.replace(/\s+/g, ' ');
 }
 
-function classify(err: unknown, baseURL?: string): RetryableFailure {
+/** A socket that closed or reset while a body was being read. */
+function brokenConnection(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; depth < 6 && e instanceof Error; depth++, e = e.cause) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code && /^(ECONNRESET|EPIPE|ECONNABORTED|UND_ERR_SOCKET|UND_ERR_CLOSED)$/.test(code)) return true;
+    if (e instanceof TypeError && e.message === 'terminated') return true;
+  }
+  return false;
+}
+
+function classify(err: unknown, baseURL?: string, timeoutMs?: number): RetryableFailure {
   if (err instanceof APIUserAbortError) return { retryable: false, reason: 'aborted' };
-  if (err instanceof APIConnectionTimeoutError) return { retryable: true, reason: 'request timed out' };
+  if (err instanceof ReplyFaultError) return { retryable: true, reason: err.message };
+  if (err instanceof APIConnectionTimeoutError) {
+    const s = seconds(timeoutMs ?? 120_000);
+    return { retryable: true, reason: `request timed out: no answer${baseURL ? ` from ${baseURL}` : ''} within ${s} (--timeout ${s})` };
+  }
   if (err instanceof APIConnectionError) {
     return { retryable: true, reason: `connection${baseURL ? ` to ${baseURL}` : ''} failed (${rootCause(err)})` };
   }
@@ -64,36 +88,83 @@ export function toolCallsAsCommands(calls: Array<{ name: string; arguments: stri
   }).join('\n');
 }
 
+/** "the agent call by Ada in state "opening"", for warnings. */
+function describeCall(meta: CallMeta): string {
+  return `the ${meta.purpose} call${meta.agent ? ` by ${meta.agent}` : ''} in state "${meta.state}" (turn ${meta.turn})`;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function usageOf(u: unknown): Usage | undefined {
+  if (!isObject(u) || typeof u.prompt_tokens !== 'number' || typeof u.completion_tokens !== 'number') return undefined;
+  return { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens };
+}
+
+/** What a reply body that is not a chat completion looks like, for the message. */
+function describeBody(body: unknown): string {
+  if (body === undefined || body === null || body === '') return 'an empty body';
+  if (typeof body === 'string') return `text that is not JSON (${JSON.stringify(body.slice(0, 40))}${body.length > 40 ? '...' : ''})`;
+  if (isObject(body) && isObject(body.error)) return `an error: ${String(body.error.message ?? JSON.stringify(body.error)).slice(0, 200)}`;
+  if (isObject(body) && !Array.isArray(body.choices)) return 'JSON without "choices"';
+  return 'JSON without a message in "choices"';
+}
+
 export class OpenAiProvider implements LlmProvider {
   readonly id = 'openai';
   private readonly client: OpenAI;
   private readonly policy: RetryPolicy;
   private readonly budget: RetryBudget;
+  private readonly timeoutMs: number;
+  private readonly maxReplyBytes: number;
+  private warnedJsonForStream = false;
 
   constructor(private readonly options: OpenAiProviderOptions = {}) {
     const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY;
     const baseURL = options.baseURL ?? process.env.OPENAI_BASE_URL;
     if (!apiKey && !baseURL) throw new LlmError(MISSING_KEY_MESSAGE);
+    this.timeoutMs = options.timeoutMs ?? 120_000;
+    this.maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
     this.client = new OpenAI({
       apiKey: apiKey || 'no-key',
       baseURL: baseURL || undefined,
       maxRetries: 0, // retries are ours: one policy, one budget per run
-      timeout: options.timeoutMs ?? 120_000,
+      timeout: this.timeoutMs, // the wait for the answer's headers; the body is watched below
+      logLevel: 'off', // a bad stream is our error to report, not a console dump
+    });
+    this.client = this.client.withOptions({
+      fetch: watchedFetch({ idleMs: this.timeoutMs, maxReplyBytes: this.maxReplyBytes, endpoint: this.client.baseURL }),
     });
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.budget = options.budget ?? new RetryBudget(50);
   }
 
   async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
+    const res = await this.withRetries(request, options);
+    if (res.content !== '') return res;
+    // An empty reply is asked for once more; a second one is kept, with a warning.
+    const what = describeCall(request.meta);
+    if (!this.budget.take()) {
+      this.options.onWarning?.(`${what} got an empty reply; the run's retry budget is spent, so it is recorded empty`);
+      return res;
+    }
+    this.options.onWarning?.(`${what} got an empty reply from ${this.client.baseURL}; asking once more`);
+    const again = await this.withRetries(request, options);
+    if (again.content === '') this.options.onWarning?.(`${what} got an empty reply twice; recorded empty`);
+    return again;
+  }
+
+  private async withRetries(request: ChatRequest, options: ChatOptions): Promise<ChatResponse> {
+    const classifyHere = (e: unknown) => (options.signal?.aborted ? { retryable: false, reason: 'aborted' } : classify(e, this.client.baseURL, this.timeoutMs));
     try {
       return await withRetries(() => this.once(request, options), this.policy, this.budget, {
-        classify: (e) => classify(e, this.client.baseURL),
+        classify: classifyHere,
         onRetry: this.options.onRetry,
         signal: options.signal,
       });
     } catch (err) {
       if (err instanceof RetriesExhaustedError) throw new LlmUnavailableError(`LLM call failed: ${err.message}`);
-      const failure = classify(err, this.client.baseURL);
+      if (err instanceof ReplyTooLargeError) throw err;
+      const failure = classifyHere(err);
       if (err instanceof APIError && err.status === 401) {
         throw new LlmError(`LLM call failed: the server refused the API key (HTTP 401). Check OPENAI_API_KEY.`, false, 401);
       }
@@ -102,6 +173,57 @@ export class OpenAiProvider implements LlmProvider {
   }
 
   private async once(request: ChatRequest, options: ChatOptions): Promise<ChatResponse> {
+    try {
+      return await this.attempt(request, options);
+    } catch (err) {
+      // A body that is not JSON, or an SSE event that is not: the answer is malformed.
+      if (err instanceof SyntaxError) {
+        throw new ReplyFaultError('malformed', `${this.client.baseURL} answered with malformed JSON (${err.message.slice(0, 120)})`);
+      }
+      // An error event in the middle of a 200 stream (the client raises it without a status).
+      if (err instanceof APIError && !(err instanceof APIConnectionError) && err.status === undefined) {
+        throw new ReplyFaultError('malformed', `${this.client.baseURL} sent an error in the middle of the stream: ${err.message.replace(/\s+/g, ' ').slice(0, 200)}`);
+      }
+      // The connection broke after the headers (fetch says "terminated"): the answer is torn.
+      if (!(err instanceof APIError) && !options.signal?.aborted && brokenConnection(err)) {
+        throw new ReplyFaultError('torn', `the connection to ${this.client.baseURL} broke in the middle of the answer (${rootCause(err as Error)}); its partial text is discarded`);
+      }
+      throw err;
+    }
+  }
+
+  /** Text of a reply (tool calls as commands), refused when over the cap. */
+  private replyText(content: string, calls: Array<{ name: string; arguments: string }>): string {
+    const text = calls.length ? toolCallsAsCommands(calls) : content;
+    if (Buffer.byteLength(text, 'utf8') > this.maxReplyBytes) throw new ReplyTooLargeError(this.client.baseURL, this.maxReplyBytes);
+    return text;
+  }
+
+  /** The reply of a non-streamed answer (or of a plain JSON answer to a streamed request). */
+  private fromCompletion(body: unknown, request: ChatRequest): ChatResponse & { finish?: string } {
+    const choice = isObject(body) && Array.isArray(body.choices) ? body.choices[0] : undefined;
+    const message = isObject(choice) ? choice.message : undefined;
+    if (!isObject(body) || isObject(body.error) || !isObject(message)) {
+      throw new ReplyFaultError('malformed', `${this.client.baseURL} answered 200 with ${describeBody(body)}, not a chat completion`);
+    }
+    const toolCalls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
+    const calls = toolCalls.flatMap((c: unknown) => (isObject(c) && c.type === 'function' && isObject(c.function)
+      ? [{ name: String(c.function.name ?? ''), arguments: typeof c.function.arguments === 'string' ? c.function.arguments : '' }] : []));
+    const content = this.replyText(typeof message.content === 'string' ? message.content : '', calls);
+    const finish = isObject(choice) && typeof choice.finish_reason === 'string' ? choice.finish_reason : undefined;
+    return {
+      content, finish,
+      usage: usageOf(body.usage) ?? estimateUsage(request.messages, content),
+      ...(typeof body.model === 'string' ? { model: body.model } : {}),
+    };
+  }
+
+  private warnFinish(finish: string | undefined, meta: CallMeta): void {
+    if (finish === 'length') this.options.onWarning?.(`the reply of ${describeCall(meta)} was cut at max tokens (finish_reason "length"); it is kept as it is`);
+    else if (finish === 'content_filter') this.options.onWarning?.(`the reply of ${describeCall(meta)} was cut by the server's content filter; it is kept as it is`);
+  }
+
+  private async attempt(request: ChatRequest, options: ChatOptions): Promise<ChatResponse> {
     const tools = request.meta.tools;
     const base = {
       model: request.model,
@@ -112,41 +234,74 @@ export class OpenAiProvider implements LlmProvider {
       ...(tools?.length ? { tools: tools.map((t) => ({ type: 'function' as const, function: t })), tool_choice: 'auto' as const } : {}),
     };
     if (!request.stream) {
-      const res = await this.client.chat.completions.create({ ...base, stream: false }, { signal: options.signal });
-      const message = res.choices[0]?.message;
-      const calls = (message?.tool_calls ?? []).flatMap((c) => (c.type === 'function' ? [{ name: c.function.name, arguments: c.function.arguments }] : []));
-      const content = calls.length ? toolCallsAsCommands(calls) : message?.content ?? '';
-      const usage = res.usage
-        ? { promptTokens: res.usage.prompt_tokens, completionTokens: res.usage.completion_tokens }
-        : estimateUsage(request.messages, content);
-      return { content, usage, model: res.model };
+      const body: unknown = await this.client.chat.completions.create({ ...base, stream: false }, { signal: options.signal });
+      const { finish, ...res } = this.fromCompletion(body, request);
+      this.warnFinish(finish, request.meta);
+      return res;
     }
-    const stream = await this.client.chat.completions.create(
+    const { data: stream, response } = await this.client.chat.completions.create(
       { ...base, stream: true, stream_options: { include_usage: true } },
       { signal: options.signal },
-    );
+    ).withResponse();
+    if (/^application\/(.*\+)?json\b/i.test(response.headers.get('content-type') ?? '')) {
+      // A server that does not stream answers with one chat completion: use it whole.
+      const text = await response.text();
+      const { finish, ...res } = this.fromCompletion(text.trim() ? JSON.parse(text) : '', request);
+      if (!this.warnedJsonForStream) {
+        this.warnedJsonForStream = true;
+        this.options.onWarning?.(`${this.client.baseURL} answered a streamed request with one plain JSON reply; using it whole (it does not stream)`);
+      }
+      this.warnFinish(finish, request.meta);
+      if (res.content) options.onDelta?.(res.content);
+      return res;
+    }
     // Deltas go to the terminal as they arrive; the recorded content is the whole reply of the
-    // attempt that completed (a torn stream is retried and its partial text discarded).
+    // attempt that completed: a stream that ends before its finish_reason is torn, retried, and
+    // its partial text discarded.
     let content = '';
+    let bytes = 0;
     let usage: ChatResponse['usage'] | undefined;
     let model: string | undefined;
+    let finish: string | undefined;
+    let chunks = 0;
     const calls: Array<{ name: string; arguments: string }> = [];
-    for await (const chunk of stream) {
-      model ??= chunk.model;
-      const delta = chunk.choices[0]?.delta?.content;
-      if (delta) {
-        content += delta;
-        options.onDelta?.(delta);
+    const grow = (text: string) => {
+      bytes += Buffer.byteLength(text, 'utf8');
+      if (bytes > this.maxReplyBytes) throw new ReplyTooLargeError(this.client.baseURL, this.maxReplyBytes);
+    };
+    for await (const raw of stream) {
+      const chunk: unknown = raw;
+      if (!isObject(chunk)) continue;
+      if (isObject(chunk.error)) throw new ReplyFaultError('malformed', `${this.client.baseURL} sent an error in the middle of the stream: ${String(chunk.error.message ?? '').slice(0, 200)}`);
+      if (typeof chunk.model === 'string') model ??= chunk.model;
+      const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+      if (Array.isArray(chunk.choices) || chunk.usage) chunks++;
+      const delta = isObject(choice) && isObject(choice.delta) ? choice.delta : undefined;
+      if (delta && typeof delta.content === 'string' && delta.content) {
+        grow(delta.content);
+        content += delta.content;
+        options.onDelta?.(delta.content);
       }
       // actions: tool calls arrive in pieces, by index
-      for (const t of chunk.choices[0]?.delta?.tool_calls ?? []) {
-        const call = (calls[t.index] ??= { name: '', arguments: '' });
-        if (t.function?.name) call.name += t.function.name;
-        if (t.function?.arguments) call.arguments += t.function.arguments;
+      for (const t of Array.isArray(delta?.tool_calls) ? delta.tool_calls : []) {
+        if (!isObject(t)) continue;
+        const index = typeof t.index === 'number' && Number.isInteger(t.index) && t.index >= 0 && t.index < 128 ? t.index : 0;
+        const call = (calls[index] ??= { name: '', arguments: '' });
+        const fn = isObject(t.function) ? t.function : {};
+        if (typeof fn.name === 'string') { grow(fn.name); call.name += fn.name; }
+        if (typeof fn.arguments === 'string') { grow(fn.arguments); call.arguments += fn.arguments; }
       }
-      if (chunk.usage) usage = { promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens };
+      if (isObject(choice) && typeof choice.finish_reason === 'string' && choice.finish_reason) finish = choice.finish_reason;
+      usage = usageOf(chunk.usage) ?? usage;
     }
-    if (calls.length) content = toolCallsAsCommands(calls.filter(Boolean));
-    return { content, usage: usage ?? estimateUsage(request.messages, content), model };
+    if (options.signal?.aborted) throw new APIUserAbortError();
+    if (!finish) {
+      throw new ReplyFaultError(chunks === 0 ? 'malformed' : 'torn', chunks === 0
+        ? `${this.client.baseURL} answered a streamed request with no chat completion chunk`
+        : `the stream from ${this.client.baseURL} ended before the reply was complete (no finish_reason); its partial text is discarded`);
+    }
+    this.warnFinish(finish, request.meta);
+    const text = this.replyText(content, calls.filter(Boolean));
+    return { content: text, usage: usage ?? estimateUsage(request.messages, text), ...(model ? { model } : {}) };
   }
 }

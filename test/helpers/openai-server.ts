@@ -1,14 +1,25 @@
 // An OpenAI-compatible HTTP server for tests, on 127.0.0.1 and a free port. It answers
 // /v1/chat/completions (plain and streamed) and /v1/embeddings, records every request, and
 // can be scripted with replies and faults (HTTP errors with headers, connection resets,
-// delays past the client's timeout).
+// delays past the client's timeout, answers that stall or are torn off mid-way, malformed
+// bodies, a plain JSON answer to a streamed request, finish reasons).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export type Fault =
   | { kind: 'status'; status: number; headers?: Record<string, string>; body?: unknown }
   | { kind: 'reset' }
-  | { kind: 'delay'; ms: number };
+  | { kind: 'delay'; ms: number }
+  /** Headers and the start of the answer (one SSE chunk of `text`, or half the JSON body), then silence. */
+  | { kind: 'stall'; text?: string }
+  /** The start of the answer (SSE chunks of `text`, or half the JSON body), then the answer ends (or, with `reset`, the connection breaks). */
+  | { kind: 'tear'; text?: string; reset?: boolean }
+  /** A 200 answer with this raw body (malformed JSON, an SSE stream of garbage, ...). */
+  | { kind: 'body'; body: string; contentType?: string }
+  /** A streamed request answered with one plain JSON chat completion. */
+  | { kind: 'json-for-stream' }
+  /** The answer, with this finish_reason. */
+  | { kind: 'finish'; reason: string };
 
 export interface ChatRequestBody {
   model: string;
@@ -28,6 +39,8 @@ export interface ServerOptions {
   fault?: (index: number, body: unknown) => Fault | undefined;
   /** Delay before every answer. */
   latencyMs?: number;
+  /** Called when a request has arrived (a readiness signal for tests). */
+  onRequest?: (index: number, body: unknown) => void;
   /** Embedding dimension for /v1/embeddings (deterministic hashed vectors). */
   embeddingDim?: number;
 }
@@ -75,8 +88,14 @@ export async function startOpenAiServer(options: ServerOptions = {}): Promise<Te
     try { body = raw ? JSON.parse(raw) : {}; } catch { body = raw; }
     const index = requests.length;
     requests.push({ path: req.url ?? '', body, headers: req.headers });
+    options.onRequest?.(index, body);
     const fault = options.fault?.(index, body);
     if (fault?.kind === 'reset') { req.socket.destroy(); return; }
+    if (fault?.kind === 'body') {
+      res.writeHead(200, { 'content-type': fault.contentType ?? 'application/json' });
+      res.end(fault.body);
+      return;
+    }
     if (fault?.kind === 'delay') await new Promise((r) => setTimeout(r, fault.ms));
     if (fault?.kind === 'status') {
       json(res, fault.status, fault.body ?? { error: { message: `injected ${fault.status}`, type: 'test_fault' } }, fault.headers);
@@ -129,22 +148,39 @@ export async function startOpenAiServer(options: ServerOptions = {}): Promise<Te
         res.end('data: [DONE]\n\n');
         return;
       }
-      if (b.stream) {
+      const completion = {
+        id, object: 'chat.completion', created, model: b.model,
+        choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: fault?.kind === 'finish' ? fault.reason : 'stop' }],
+        usage,
+      };
+      if (b.stream && fault?.kind !== 'json-for-stream') {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-        const pieces = content.match(/.{1,7}/gs) ?? [''];
-        for (const piece of pieces) {
-          res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: b.model, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] })}\n\n`);
+        const chunk = (piece: string) => `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: b.model, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] })}\n\n`;
+        if (fault?.kind === 'stall') { res.write(chunk(fault.text ?? content.slice(0, 7))); return; }
+        if (fault?.kind === 'tear') {
+          for (const piece of (fault.text ?? content.slice(0, content.length >> 1)).match(/.{1,7}/gs) ?? []) res.write(chunk(piece));
+          if (fault.reset) res.write('', () => req.socket.destroy());
+          else res.end();
+          return;
         }
-        res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: b.model, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`);
+        const pieces = content.match(/.{1,7}/gs) ?? [''];
+        for (const piece of pieces) res.write(chunk(piece));
+        res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: b.model, choices: [{ index: 0, delta: {}, finish_reason: fault?.kind === 'finish' ? fault.reason : 'stop' }] })}\n\n`);
         res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: b.model, choices: [], usage })}\n\n`);
         res.end('data: [DONE]\n\n');
         return;
       }
-      json(res, 200, {
-        id, object: 'chat.completion', created, model: b.model,
-        choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-        usage,
-      });
+      if (fault?.kind === 'stall' || fault?.kind === 'tear') {
+        const text = JSON.stringify(completion);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write(text.slice(0, text.length >> 1));
+        if (fault.kind === 'tear') {
+          if (fault.reset) res.write('', () => req.socket.destroy());
+          else res.end();
+        }
+        return;
+      }
+      json(res, 200, completion);
       return;
     }
     json(res, 404, { error: { message: `no route ${req.method} ${req.url}` } });
