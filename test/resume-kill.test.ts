@@ -2,7 +2,7 @@
 // run of 34 turns, resume each with `sop resume`, and check that every resumed transcript equals
 // the uninterrupted one. Every fifth resume is itself killed and resumed again.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import { loadRunRecord } from '../src/journal/record.js';
 import { renderTranscript } from '../src/journal/transcript.js';
 import { Rng } from '../src/runtime/rng.js';
 import { startHeldReplyServer } from './helpers/held-reply-server.js';
+import { startOpenAiServer } from './helpers/openai-server.js';
 
 const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 const FIX = join(process.cwd(), 'test/fixtures/durable');
@@ -63,6 +64,18 @@ function start(args: string[]) {
     void done.then(() => reject(new Error(`exited before stderr matched ${re}: ${stderr}`)));
   });
   return { proc, done, stderrMatches };
+}
+
+/** Polls `probe` until it returns a value; fails if `done` (the process) ends first. */
+async function waitFor<T>(probe: () => T | undefined, done: Promise<Child>): Promise<T> {
+  let ended: Child | undefined;
+  void done.then((c) => { ended = c; });
+  for (;;) {
+    const v = probe();
+    if (v !== undefined) return v;
+    if (ended) throw new Error(`the run ended first: ${ended.stderr}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 function onlyRun(out: string): string {
@@ -138,10 +151,10 @@ describe('resume after SIGKILL', () => {
     expect(killedMidRun).toBeGreaterThanOrEqual(KILLS * 0.8);
   }, 600_000);
 
-  it('Ctrl-C stops at the next turn boundary as interrupted; a second Ctrl-C stops at once; both resume', async () => {
+  it('one Ctrl-C while the LLM is answering stops the run at once as interrupted, and it resumes', async () => {
     // The run talks to a local server whose replies depend only on the request; the signal is sent
     // while the server holds request HOLD_AT unanswered, so the run is certainly mid-way (no delay
-    // or line count races a fast run to its end).
+    // or line count races a fast run to its end). The held call is aborted, not waited for.
     const HOLD_AT = 12;
     const args = (url: string, out: string) => [
       'run', join(FIX, 'town.sop.json'), '--llm', 'openai', '--base-url', url,
@@ -157,36 +170,74 @@ describe('resume after SIGKILL', () => {
     } finally {
       await plain.close();
     }
-    for (const signals of [['SIGINT'], ['SIGINT', 'SIGINT']] as NodeJS.Signals[][]) {
-      const server = await startHeldReplyServer(HOLD_AT);
-      try {
-        const out = join(root, `sigint-${signals.length}`);
-        const child = start(args(server.url, out));
-        await Promise.race([server.held, child.done.then((c) => { throw new Error(`the run ended before request ${HOLD_AT}: ${c.stderr}`); })]);
-        child.proc.kill('SIGINT');
-        await child.stderrMatches(/Stopping after this turn/); // the handler ran
-        if (signals.length === 1) server.release(); // let the turn finish
-        else child.proc.kill('SIGINT'); // sent only now: two signals sent at once can merge into one
-        const stopped = await child.done;
-        expect(stopped.code, stopped.stderr).toBe(130);
-        const dir = onlyRun(out);
-        const record = loadRunRecord(dir);
-        if (signals.length === 1) {
-          expect(record.status).toBe('interrupted');
-          // Stopped at a turn boundary: the journal ends with the finish right after a checkpoint.
-          expect(record.effective.at(-2)?.type).toBe('checkpoint');
-        } else {
-          expect(stopped.stderr).toMatch(/Stopped\. Resume with/);
-          expect(['interrupted', 'killed']).toContain(record.status);
-        }
-        expect(stopped.stderr).toContain(`sop resume ${dir}`);
-        server.release();
-        const resumed = await cli(['resume', dir, '--json']);
-        expect(resumed.code, resumed.stderr).toBe(0);
-        expect(transcripts(dir)).toEqual(expected);
-      } finally {
-        await server.close();
-      }
+    const server = await startHeldReplyServer(HOLD_AT);
+    try {
+      const out = join(root, 'sigint-1');
+      const child = start(args(server.url, out));
+      await Promise.race([server.held, child.done.then((c) => { throw new Error(`the run ended before request ${HOLD_AT}: ${c.stderr}`); })]);
+      child.proc.kill('SIGINT');
+      const stopped = await child.done; // the held request is never released: the call must be aborted
+      expect(stopped.code, stopped.stderr).toBe(130);
+      expect(stopped.stderr).toMatch(/Stopping after this turn/);
+      expect(stopped.stderr).not.toMatch(/MaxListenersExceeded/); // no listener left behind per LLM call
+      const dir = onlyRun(out);
+      expect(loadRunRecord(dir).status).toBe('interrupted');
+      expect(stopped.stderr).toContain(`sop resume ${dir}`);
+      server.release();
+      const resumed = await cli(['resume', dir, '--json']);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(transcripts(dir)).toEqual(expected);
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
+
+  it('a second Ctrl-C stops at once while code runs, leaving the run resumable', async () => {
+    // The agent runs code that writes a marker (the readiness signal) and then sleeps; the first
+    // Ctrl-C asks to stop after the turn, the second stops at once.
+    const server = await startOpenAiServer({
+      reply: (body) => body.messages.some((m) => m.role === 'assistant')
+        ? JSON.stringify({ command: 'finish', command_args: { result: 'done' } })
+        : JSON.stringify({ command: 'run_code', command_args: { code: 'import os, time\nopen("marker.txt", "w").write(str(os.getpid()))\ntime.sleep(60)' } }),
+    });
+    const sopFile = join(root, 'sleepy.sop.json');
+    writeFileSync(sopFile, JSON.stringify({
+      name: 'sleepy',
+      environment: { summary: { enabled: false } },
+      agents: { Sam: { roles: { work: 'Coder' } } },
+      root: 'work',
+      states: {
+        work: {
+          roles: ['Coder'],
+          components: { Coder: { task: 'Run code, then finish.' } },
+          commands: { run_code: { executor: 'code', settings: { language: 'python' } }, finish: { executor: 'finish' } },
+          next_states: { 1: 'end' },
+        },
+        end: { final: true },
+      },
+    }));
+    let codePid: number | undefined;
+    try {
+      const out = join(root, 'sigint-2');
+      const child = start(['run', sopFile, '--llm', 'openai', '--base-url', server.url, '--auto-run', '--no-sandbox', '--json', '--out', out]);
+      const marker = await waitFor(() => {
+        if (!existsSync(out)) return undefined;
+        const f = join(out, readdirSync(out)[0] ?? '-', 'workspace', 'marker.txt');
+        return existsSync(f) && readFileSync(f, 'utf8') !== '' ? f : undefined;
+      }, child.done);
+      codePid = Number(readFileSync(marker, 'utf8'));
+      child.proc.kill('SIGINT');
+      await child.stderrMatches(/Stopping after this turn/);
+      child.proc.kill('SIGINT'); // sent only now: two signals sent at once can merge into one
+      const stopped = await child.done;
+      expect(stopped.code, stopped.stderr).toBe(130);
+      expect(stopped.stderr).toMatch(/Stopped\. Resume with/);
+      const dir = onlyRun(out);
+      expect(['interrupted', 'killed']).toContain(loadRunRecord(dir).status);
+      expect(stopped.stderr).toContain(`sop resume ${dir}`);
+    } finally {
+      if (codePid) try { process.kill(codePid, 'SIGKILL'); } catch { /* already gone */ }
+      await server.close();
     }
   }, 120_000);
 });

@@ -24,12 +24,20 @@ export class InterruptibleProvider implements LlmProvider {
 
   async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
     if (this.signal.aborted) throw new LlmInterruptedError(this.why);
-    const signal = options.signal ? AbortSignal.any([options.signal, this.signal]) : this.signal;
+    // A signal of this call's own, linked to the run's and the caller's and unlinked when the call
+    // ends: the run's signal lives for the whole run, and listeners left on it would pile up.
+    const call = new AbortController();
+    const links = [this.signal, options.signal].filter((s): s is AbortSignal => s !== undefined);
+    const abort = () => call.abort(links.find((s) => s.aborted)?.reason);
+    for (const s of links) s.addEventListener('abort', abort, { once: true });
+    if (options.signal?.aborted) abort();
     try {
-      return await this.inner.chat(request, { ...options, signal });
+      return await this.inner.chat(request, { ...options, signal: call.signal });
     } catch (err) {
       if (this.signal.aborted) throw new LlmInterruptedError(this.why);
       throw err;
+    } finally {
+      for (const s of links) s.removeEventListener('abort', abort);
     }
   }
 
