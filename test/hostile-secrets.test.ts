@@ -156,7 +156,9 @@ describe('the terminal display', () => {
     expect(leaks(printed)).toEqual([]);
     expect(printed).toContain('key [REDACTED] and');
     // The display's own colours remain; nothing else starts an escape sequence.
+    // eslint-disable-next-line no-control-regex -- the test looks for escape sequences
     const own = printed.replace(/\x1b\[(?:\d+|2K)m|\x1b\[2K|\r\x1b\[2K/g, '');
+    // eslint-disable-next-line no-control-regex -- the test looks for escape sequences
     expect(own).not.toMatch(/[\x1b\x9b\x07\x90\x9d]/);
     expect(printed).toContain('␛]52;c;ZXZpbA==␇');
     expect(printed).toContain('line␍overwritten');

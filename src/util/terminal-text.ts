@@ -4,6 +4,7 @@
 // symbols instead (ESC as ␛, BEL as ␇; C1 controls as their code); line feeds and tabs stay,
 // and a carriage return stays only before a line feed.
 
+// eslint-disable-next-line no-control-regex -- matching control characters is this module's purpose
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]|\r(?!\n)/g;
 
 function visible(c: string): string {
