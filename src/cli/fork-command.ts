@@ -1,7 +1,7 @@
 // sop fork RUN_DIR --at TURN: a new run that starts from the state of RUN_DIR after TURN turns
 // (its journal up to that turn boundary is copied), to try another model, prompt or answers.
 import { prepareFork } from '../journal/continue.js';
-import { loadRunRecord } from '../journal/record.js';
+import { damageWarning, loadRunRecord } from '../journal/record.js';
 import { newRunId } from '../io/run-folder.js';
 import { makeRedactor } from '../util/redact.js';
 import { continuedRunOptions, type ResumeCommandOptions } from './resume-command.js';
@@ -16,6 +16,7 @@ export async function forkCommand(o: ForkCommandOptions): Promise<number> {
   const redact = makeRedactor();
   if (!Number.isInteger(o.at) || o.at < 0) throw new Error(`--at must be a turn number (0 or more), got ${o.at}`);
   const original = loadRunRecord(o.dir);
+  if (original.damage) process.stderr.write(redact(`${damageWarning(original.damage)}\n`));
   const launch = original.started.launch ?? {};
   const settings = { ...(original.started.settings ?? { max_turns: 200 }) };
   if (o.maxTurns !== undefined) settings.max_turns = o.maxTurns;

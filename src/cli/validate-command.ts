@@ -3,6 +3,7 @@
 import { cassetteDiagnostics, isCassetteDocument } from '../llm/cassette-check.js';
 import { SopError, formatDiagnostic } from '../sop/diagnostics.js';
 import { loadSopFile, locate, parseSopText, readSopText } from '../sop/load.js';
+import { subflowFileDiagnostics } from '../sop/subflow-files.js';
 
 /** Warnings of a valid file and what kind of file it was; throws SopError when invalid. */
 function check(file: string): { warnings: SopError['diagnostics']; kind: 'sop' | 'cassette' } {
@@ -13,7 +14,10 @@ function check(file: string): { warnings: SopError['diagnostics']; kind: 'sop' |
     if (diags.length > 0) throw new SopError(locate(diags, text, file));
     return { warnings: [], kind: 'cassette' };
   }
-  return { warnings: loadSopFile(file).warnings, kind: 'sop' };
+  const loaded = loadSopFile(file);
+  const subflows = subflowFileDiagnostics(loaded.sop, file); // files: sub-SOPs must be regular files
+  if (subflows.length > 0) throw new SopError(locate(subflows, text, file));
+  return { warnings: loaded.warnings, kind: 'sop' };
 }
 
 export function validateCommand(files: string[], opts: { quiet: boolean }): number {
