@@ -8,7 +8,7 @@ export class DiskFullError extends Error {
   readonly resumable = true;
   readonly code: string;
   constructor(readonly file: string, cause: NodeJS.ErrnoException) {
-    super(`disk full: cannot write ${file} (${cause.code}); nothing written before was lost; free some space, then resume the run`);
+    super(`disk full: cannot write ${file} (${cause.code}); nothing written before it was lost; free some space, then continue with sop resume`);
     this.name = 'DiskFullError';
     this.code = cause.code ?? 'ENOSPC';
   }
