@@ -323,6 +323,9 @@ export class ActionRuntime {
     };
   }
 
+  /** files: the logs file was refused once (a link or pipe planted by code); warned about once. */
+  private logsRefused = false;
+
   private async execute(spec: CommandSpec, args: Record<string, unknown>, state: ResolvedState, role: string, agent: string, turn: number): Promise<void> {
     const executor = spec.executor.name;
     this.host.emit({ type: 'executor_called', state: state.name, agent, role, turn, command: spec.name, executor, args });
@@ -381,7 +384,8 @@ export class ActionRuntime {
     } catch (err) {
       // files: a logs file code replaced by a link or a pipe is refused, and the run goes on
       if (!recoverable(err)) throw err;
-      this.host.emit({ type: 'warning', message: `could not add the line of ${spec.name} to the logs memory file: ${(err as Error).message}` });
+      if (!this.logsRefused) this.host.emit({ type: 'warning', message: `could not add the line of ${spec.name} to the logs memory file, nor will later lines be: ${(err as Error).message}` });
+      this.logsRefused = true;
     }
     if (res.finish) {
       this.finished.set(state.name, res.finish);

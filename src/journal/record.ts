@@ -61,7 +61,7 @@ export function damageWarning(d: JournalDamage): string {
 function checkpointProblem(c: CheckpointEvent, expectedTurn: number, messages: number): string | undefined {
   const problem = snapshotProblem(c.snapshot);
   if (problem) return `checkpoint cannot be restored: ${problem}`;
-  if (c.turn !== expectedTurn) return `checkpoint says turn ${c.turn}, but the journal before it has ${expectedTurn} turn${expectedTurn === 1 ? '' : 's'}`;
+  if (c.turn !== expectedTurn) return `checkpoint says turn ${c.turn}, but by the journal before it, it is turn ${expectedTurn}`;
   const s = c.snapshot as RunSnapshot;
   if (s.position.turn !== c.turn) return `checkpoint of turn ${c.turn} holds a snapshot of turn ${s.position.turn}`;
   if (s.environment.messages !== messages) return `checkpoint at turn ${c.turn} counts ${s.environment.messages} messages but the journal holds ${messages} before it`;
