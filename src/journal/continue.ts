@@ -12,6 +12,7 @@ import type { ResumeFrom } from './snapshot.js';
 import { JOURNAL_FILE } from './writer.js';
 import type { Redactor } from '../util/redact.js';
 import { renderTranscript } from './transcript.js';
+import { writeFailure } from '../io/disk-full.js';
 
 export interface Continuation {
   mode: 'resume' | 'fork';
@@ -97,7 +98,11 @@ export function prepareFork(dir: string, o: ForkOptions): { record: RunRecord; c
   };
   const history = [started, ...point.history.slice(1)];
   mkdirSync(folder, { recursive: true });
-  writeFileSync(join(folder, JOURNAL_FILE), history.map((e) => o.redact(JSON.stringify(e)) + '\n').join(''));
+  try {
+    writeFileSync(join(folder, JOURNAL_FILE), history.map((e) => o.redact(JSON.stringify(e)) + '\n').join(''));
+  } catch (err) {
+    throw writeFailure(err, join(folder, JOURNAL_FILE)); // files: a full disk names the file
+  }
   for (const [path, content] of point.files) writeRunFile(folder, path, content);
   return {
     record,
@@ -117,7 +122,11 @@ function writeRunFile(folder: string, path: string, content: string): void {
   }
   const target = join(folder, clean);
   mkdirSync(dirname(target), { recursive: true });
-  writeFileSync(target, content);
+  try {
+    writeFileSync(target, content);
+  } catch (err) {
+    throw writeFailure(err, target);
+  }
 }
 
 /**
@@ -133,6 +142,10 @@ export function rewriteDerivedFiles(record: RunRecord, redact: Redactor): void {
 
 function replaceFile(file: string, content: string): void {
   const tmp = `${file}.tmp`;
-  writeFileSync(tmp, content);
-  renameSync(tmp, file);
+  try {
+    writeFileSync(tmp, content);
+    renameSync(tmp, file);
+  } catch (err) {
+    throw writeFailure(err, file);
+  }
 }

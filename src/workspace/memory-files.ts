@@ -9,6 +9,8 @@ import { PathEscapeError, resolveInside } from './safe-path.js';
 import { FileAccessError, UnsafeFileError, replacePlainFile } from './safe-file.js';
 
 export const MEMORY_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+/** files: a memory file larger than this (16 MiB) is refused (code may have inflated it). */
+export const MAX_MEMORY_FILE_BYTES = 16 * 1024 * 1024;
 /** Every run has a logs file: one line per executor result. */
 export const LOGS = 'logs';
 
@@ -106,7 +108,7 @@ export class MemoryFiles {
     if (link) return link.store.read(link.name);
     const file = this.pathOf(name);
     if (file && this.created && existsSync(file)) {
-      const text = readNoFollow(file);
+      const text = readNoFollow(file, undefined, MAX_MEMORY_FILE_BYTES);
       this.texts.set(name, text);
       return text;
     }

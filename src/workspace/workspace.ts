@@ -13,9 +13,9 @@ export function writeNoFollow(file: string, text: string, append: boolean, label
   writePlainFile(file, text, append, label);
 }
 
-/** Read a plain file (capped; see safe-file.ts). */
-export function readNoFollow(file: string, label?: string): string {
-  return readPlainFile(file, label);
+/** Read a plain file (capped, by default at MAX_FILE_READ_BYTES; see safe-file.ts). */
+export function readNoFollow(file: string, label?: string, maxBytes?: number): string {
+  return readPlainFile(file, label, maxBytes);
 }
 
 export class Workspace {
