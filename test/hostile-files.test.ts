@@ -146,7 +146,7 @@ describe('input files: devices, named pipes and oversized files at every entry p
     });
     expect(failures).toEqual([]);
     expect(counts.inputsRefused).toBe(41);
-  });
+  }, 300_000);
 
   it('names the sub-SOP and its JSON pointer in sop validate', async () => {
     const file = join(base, 'parent-zero.sop.json');
@@ -240,7 +240,8 @@ describe('executor file operations on planted links, pipes and bad paths', () =>
       writeFileSync(join(outside, 'victim.txt'), 'victim\n');
       writeFileSync(join(outside, 'logs-victim.txt'), 'logs victim\n');
       const out = join(dir, `runs-${results.length}`);
-      const r = await sop(['run', sopFile, '--llm', `replay:${cassette}`, '--auto-run', '--json', '--out', out, ...first], { timeoutMs: 60_000 });
+      // Unsandboxed code plants the links and pipes (the sandbox would keep it out of memory/).
+      const r = await sop(['run', sopFile, '--llm', `replay:${cassette}`, '--auto-run', '--no-sandbox', '--json', '--out', out, ...first], { timeoutMs: 60_000 });
       expect(r.timedOut, label).toBe(false);
       expect(r.code, r.stderr).toBe(0);
       let events = r.stdout;
@@ -272,7 +273,7 @@ describe('executor file operations on planted links, pipes and bad paths', () =>
     expect(counts.agentErrorsReturned).toBe(EXPECTED_REFUSALS.length);
     expect(whole).toHaveLength(EXPECTED_REFUSALS.length);
     for (const pattern of EXPECTED_REFUSALS.slice(0, 4)) expect(resumed.some((t) => pattern.test(t))).toBe(true);
-  });
+  }, 180_000);
 
   it('never writes through a hard link; a memory file put back from the journal replaces a planted link', () => {
     const dir = tempDir('sop-links-');
@@ -388,10 +389,11 @@ function tinyDiskSupport(): { ok: true } | { ok: false; reason: string } {
   }
 }
 const tinyDisk = tinyDiskSupport();
-if (!tinyDisk.ok) console.warn(`hostile-files: disk-full test skipped: ${tinyDisk.reason}`);
+const tinyDiskMissing = tinyDisk.ok ? '' : tinyDisk.reason;
+if (tinyDiskMissing) console.warn(`hostile-files: disk-full test skipped: ${tinyDiskMissing}`);
 
 describe('a full disk', () => {
-  it.skipIf(!tinyDisk.ok)(`stops the run as interrupted, names the file, and the run resumes identically${tinyDisk.ok ? '' : ` (skipped: ${tinyDisk.ok ? '' : tinyDisk.reason})`}`, async () => {
+  it.skipIf(!tinyDisk.ok)(`stops the run as interrupted, names the file, and the run resumes identically${tinyDiskMissing ? ` (skipped: ${tinyDiskMissing})` : ''}`, async () => {
     // The run writes to a 128 KiB tmpfs (its files need about 140 KiB, so before the fix it too
     // ended with a bare "ENOSPC ... write" and `sop runs` said killed): the disk fills up part
     // way. Its folder is copied out of the namespace before that goes away.
@@ -421,7 +423,7 @@ describe('a full disk', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(transcript(dir)).toBe(transcript(reference));
     counts.enospc = 'run interrupted (recorded as such), resumed to the same transcript';
-  });
+  }, 180_000);
 });
 
 describe('a damaged journal', () => {
@@ -461,7 +463,7 @@ describe('a damaged journal', () => {
     const after = await sop(['show', dir]);
     expect(after.stderr).not.toContain('damaged');
     counts.damagedContinued++;
-  });
+  }, 180_000);
 
   it('rejects a hand-edited checkpoint whose turn does not match the journal', async () => {
     for (const [name, edit] of [
@@ -485,5 +487,5 @@ describe('a damaged journal', () => {
       expect(transcript(dir)).toBe(transcript(reference));
       counts.damagedContinued++;
     }
-  });
+  }, 180_000);
 });
