@@ -32,10 +32,13 @@ describe('reading a journal', () => {
     expect(read.events).toHaveLength(1);
   });
 
-  it('names the line of a damaged line in the middle', () => {
+  it('names the line of a damaged line in the middle, and keeps reading (readers use the last good checkpoint before it)', () => {
     const text = `${JSON.stringify(warning('a'))}\n{oops\n${JSON.stringify(warning('c'))}\n`;
-    expect(() => parseJournal(text, 'j.jsonl')).toThrow(/j\.jsonl:2: damaged line/);
-    expect(() => parseJournal('[1]\n', 'j.jsonl')).toThrow(/j\.jsonl:1: not a journal event/);
+    const read = parseJournal(text, 'j.jsonl');
+    expect(read.damaged).toEqual([{ line: 2, at: 1, reason: expect.stringMatching(/^damaged line/) }]);
+    expect(read.events.map((e) => (e as { message: string }).message)).toEqual(['a', 'c']);
+    expect(read.lines).toEqual([1, 3]);
+    expect(parseJournal('[1]\n', 'j.jsonl').damaged).toEqual([{ line: 1, at: 0, reason: 'not a journal event (no "type")' }]);
   });
 
   it('explains a folder without a journal', () => {

@@ -20,6 +20,7 @@ import { ExecutorInputError, type ExecContext, type ExecResult, type SubflowRequ
 import { LOGS, MemoryError, MemoryFiles, type MemoryLink } from '../workspace/memory-files.js';
 import type { EffectSpec } from '../journal/effects.js';
 import { PathEscapeError } from '../workspace/safe-path.js';
+import { FileAccessError, UnsafeFileError } from '../workspace/safe-file.js';
 import { Workspace } from '../workspace/workspace.js';
 import { CommandConfigError, checkCommand, compileCommands, type CommandSpec } from './commands.js';
 import { parseCommandReply } from './parse.js';
@@ -110,8 +111,9 @@ export class ActionError extends Error {
 /** Errors an agent can fix by issuing another command; anything else fails the run. */
 function recoverable(err: unknown): boolean {
   if (err instanceof ExecutorInputError || err instanceof PathEscapeError || err instanceof MemoryError) return true;
+  if (err instanceof UnsafeFileError || err instanceof FileAccessError) return true; // files: refused or ordinary path errors
   const code = (err as NodeJS.ErrnoException)?.code;
-  return typeof code === 'string' && ['ENOENT', 'EISDIR', 'ENOTDIR', 'ELOOP', 'EACCES', 'EROFS'].includes(code);
+  return typeof code === 'string' && ['ENOENT', 'EISDIR', 'ENOTDIR', 'ELOOP', 'EACCES', 'EROFS', 'ENAMETOOLONG', 'EEXIST', 'ENOTEMPTY', 'EFBIG', 'ENXIO', 'EPERM', 'EINVAL', 'EMLINK', 'ETXTBSY'].includes(code);
 }
 
 function oneLine(text: string, max = 300): string {
@@ -326,6 +328,9 @@ export class ActionRuntime {
     };
   }
 
+  /** files: the logs file was refused once (a link or pipe planted by code); warned about once. */
+  private logsRefused = false;
+
   private async execute(spec: CommandSpec, args: Record<string, unknown>, state: ResolvedState, role: string, agent: string, turn: number): Promise<void> {
     const executor = spec.executor.name;
     this.host.emit({ type: 'executor_called', state: state.name, agent, role, turn, command: spec.name, executor, args });
@@ -383,7 +388,14 @@ export class ActionRuntime {
     };
     await this.host.env.add(message);
     this.host.emit({ type: 'message', message });
-    this.memory.append(LOGS, `- [turn ${turn}] ${spec.name}${res.ok ? '' : ' (failed)'}: ${oneLine(res.summary)}\n`);
+    try {
+      this.memory.append(LOGS, `- [turn ${turn}] ${spec.name}${res.ok ? '' : ' (failed)'}: ${oneLine(res.summary)}\n`);
+    } catch (err) {
+      // files: a logs file code replaced by a link or a pipe is refused, and the run goes on
+      if (!recoverable(err)) throw err;
+      if (!this.logsRefused) this.host.emit({ type: 'warning', message: `could not add the line of ${spec.name} to the logs memory file, nor will later lines be: ${(err as Error).message}` });
+      this.logsRefused = true;
+    }
     if (res.finish) {
       this.finished.set(state.name, res.finish);
       this.result = res.finish.result;

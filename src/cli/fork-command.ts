@@ -1,7 +1,7 @@
 // sop fork RUN_DIR --at TURN: a new run that starts from the state of RUN_DIR after TURN turns
 // (its journal up to that turn boundary is copied), to try another model, prompt or answers.
 import { prepareFork } from '../journal/continue.js';
-import { loadRunRecord } from '../journal/record.js';
+import { damageWarning, loadRunRecord } from '../journal/record.js';
 import { newRunId } from '../io/run-folder.js';
 import { configureSecrets, makeRedactor } from '../util/redact.js';
 import { continuedRunOptions, redactedNames, type ResumeCommandOptions } from './resume-command.js';
@@ -18,6 +18,7 @@ export async function forkCommand(o: ForkCommandOptions): Promise<number> {
   const launch = original.started.launch ?? {};
   configureSecrets({ names: redactedNames(o, launch), urls: [o.baseUrl] });
   const redact = makeRedactor();
+  if (original.damage) process.stderr.write(redact(`${damageWarning(original.damage)}\n`));
   const settings = { ...(original.started.settings ?? { max_turns: 200 }) };
   if (o.maxTurns !== undefined) settings.max_turns = o.maxTurns;
   if (o.model !== undefined) settings.model = o.model;

@@ -1,6 +1,7 @@
 // sop resume RUN_DIR: continue an interrupted or killed run from its last turn boundary, in the
 // same run folder, with the same SOP, LLM choice and answers file unless told otherwise.
 import { prepareResume, rewriteDerivedFiles } from '../journal/continue.js';
+import { damageWarning } from '../journal/record.js';
 import { REDACTED, configureSecrets, makeRedactor } from '../util/redact.js';
 import { runCommand, type RunCommandOptions } from './run-command.js';
 
@@ -30,6 +31,7 @@ export async function resumeCommand(o: ResumeCommandOptions): Promise<number> {
   configureSecrets({ names: redactedNames(o, continuation.launch), urls: [o.baseUrl] });
   const redact = makeRedactor();
   const err = (s: string) => process.stderr.write(redact(s));
+  if (record.damage) err(`${damageWarning(record.damage)}\n`); // files: continue from the last good checkpoint
   if (record.status === 'finished') {
     rewriteDerivedFiles(record, redact);
     err(`${o.dir}: the run already finished (in state "${record.finished?.final_state}" after ${record.turns} turns); nothing to resume. Use sop fork to branch from an earlier turn.\n`);

@@ -1,6 +1,6 @@
 // sop show RUN_DIR: the transcript of a run, derived from its journal (so it is complete even
 // when the process was killed before writing transcript.md).
-import { loadRunRecord } from '../journal/record.js';
+import { damageWarning, loadRunRecord } from '../journal/record.js';
 import { renderTranscript } from '../journal/transcript.js';
 
 export interface ShowCommandOptions {
@@ -11,6 +11,7 @@ export interface ShowCommandOptions {
 
 export function showCommand(o: ShowCommandOptions): number {
   const record = loadRunRecord(o.dir);
+  if (record.damage) process.stderr.write(`${damageWarning(record.damage)}\n`);
   if (o.format === 'events') {
     for (const e of record.effective) process.stdout.write(JSON.stringify(e) + '\n');
     return 0;

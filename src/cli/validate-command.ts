@@ -4,6 +4,7 @@ import { cassetteDiagnostics, isCassetteDocument } from '../llm/cassette-check.j
 import { SopError, formatDiagnostic } from '../sop/diagnostics.js';
 import { loadSopFile, locate, parseSopText, readSopText } from '../sop/load.js';
 import { startupDiagnostics } from './startup-checks.js';
+import { subflowFileDiagnostics } from '../sop/subflow-files.js';
 
 /** Warnings of a valid file and what kind of file it was; throws SopError when invalid. */
 function check(file: string): { warnings: SopError['diagnostics']; kind: 'sop' | 'cassette' } {
@@ -15,6 +16,8 @@ function check(file: string): { warnings: SopError['diagnostics']; kind: 'sop' |
     return { warnings: [], kind: 'cassette' };
   }
   const loaded = loadSopFile(file);
+  const subflows = subflowFileDiagnostics(loaded.sop, file); // files: sub-SOPs must be regular files
+  if (subflows.length > 0) throw new SopError(locate(subflows, text, file));
   // What `sop run` would refuse at start-up (sub-flow files, command arguments): startup-checks.ts
   const known = new Set(loaded.warnings.map((d) => `${d.pointer}\u0000${d.message}`));
   const more = locate(startupDiagnostics(loaded.sop, file).filter((d) => !known.has(`${d.pointer}\u0000${d.message}`)), text, file);

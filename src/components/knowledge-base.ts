@@ -12,6 +12,10 @@ import { join } from 'node:path';
 import type { Embedder } from '../memory/embedder.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { isObject } from '../util/is-object.js';
+import { InputFileError, readInputBuffer } from '../io/read-input-file.js';
+
+/** Knowledge files hold stored vectors too: up to 256 MiB are read. */
+export const MAX_KNOWLEDGE_BYTES = 256 * 1024 * 1024;
 
 export type KnowledgeMode = 'qa' | 'chunk';
 
@@ -116,9 +120,10 @@ export class KnowledgeBase {
   static async load(o: LoadKnowledgeOptions): Promise<KnowledgeBase> {
     let bytes: Buffer;
     try {
-      bytes = readFileSync(o.file);
+      bytes = readInputBuffer(o.file, { maxBytes: MAX_KNOWLEDGE_BYTES }); // files: regular, under the cap, never blocks
     } catch (err) {
-      throw new KnowledgeError(`knowledge file ${o.file}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      if (!(err instanceof InputFileError)) throw err;
+      throw new KnowledgeError(`knowledge file ${o.file}: ${err.code === 'ENOENT' || err.code === 'EACCES' ? `cannot read (${err.code})` : err.reason}`);
     }
     const entries = readEntries(o.file, bytes, o.mode);
     const texts = entries.map((e) => (o.mode === 'qa' ? e.q! : e.chunk!));

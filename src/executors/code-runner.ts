@@ -1,9 +1,12 @@
 // Running a piece of Python, JavaScript or shell in a child process: the code goes in on stdin,
-// the working directory is the workspace, the whole process group is killed at the timeout (and
-// when the script ends, so nothing it started in the background outlives it), and each of stdout
+// the working directory is the workspace, the whole process group and every process carrying the
+// run's tag are killed at the timeout (and when the script ends, so nothing it started in the
+// background outlives it, even after setsid), and each of stdout
 // and stderr is capped.
 import { spawn } from 'node:child_process';
-import { sandboxArgv } from './sandbox.js';
+import type { Writable } from 'node:stream';
+import { SECCOMP_FD, sandboxArgv, sandboxFilter } from './sandbox.js';
+import { RUN_TAG_VAR, killTagged, newRunTag } from './process-tag.js';
 import { isSecretName, urlCredentials } from '../util/redact.js';
 
 export const LANGUAGES = ['python', 'javascript', 'bash'] as const;
@@ -91,23 +94,51 @@ function killGroup(pid: number | undefined): void {
   }
 }
 
+/** Kill functions of the code runs under way: `sop` exiting (a second Ctrl-C) kills them too. */
+const running = new Set<() => void>();
+let exitHook = false;
+function track(kill: () => void): () => void {
+  if (!exitHook) {
+    exitHook = true;
+    process.on('exit', () => { for (const k of running) k(); });
+  }
+  running.add(kill);
+  return () => running.delete(kill);
+}
+
 export function runCode(req: CodeRequest): Promise<CodeOutcome> {
   const timeoutMs = req.timeoutMs ?? CODE_DEFAULTS.timeoutMs;
   const cap = req.maxOutput ?? CODE_DEFAULTS.maxOutput;
   let argv = interpreter(req.language);
   const sandboxed = req.sandbox === true;
   if (sandboxed) argv = sandboxArgv(req.cwd, argv);
+  // files: every process of this run carries the tag, so one that left the process group
+  // (setsid) is found and killed too, at the timeout and when the script ends
+  const tag = newRunTag();
+  const killAll = (pid: number | undefined) => {
+    killGroup(pid);
+    killTagged(tag);
+  };
   return new Promise((resolve) => {
     const stdout = new Capped(cap);
     const stderr = new Capped(cap);
     let timedOut = false;
     let settled = false;
     const child = spawn(argv[0]!, argv.slice(1), {
-      cwd: req.cwd, env: codeEnvironment(req.env), detached: true, stdio: ['pipe', 'pipe', 'pipe'],
+      cwd: req.cwd, env: { ...codeEnvironment(req.env), [RUN_TAG_VAR]: tag }, detached: true,
+      // --sandbox: bwrap reads its seccomp filter from fd 3
+      stdio: sandboxed ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
     });
+    if (sandboxed) {
+      const fd = child.stdio[SECCOMP_FD] as Writable | null;
+      fd?.on('error', () => { /* bwrap failed to start; reported below */ });
+      fd?.end(sandboxFilter()!); // sandboxArgv succeeded, so the filter exists here
+    }
+    const untrack = track(() => killAll(child.pid));
     const finish = (o: Partial<CodeOutcome>) => {
       if (settled) return;
       settled = true;
+      untrack();
       clearTimeout(timer);
       req.signal?.removeEventListener('abort', onAbort);
       resolve({
@@ -115,8 +146,8 @@ export function runCode(req: CodeRequest): Promise<CodeOutcome> {
         dropped: { stdout: stdout.dropped, stderr: stderr.dropped }, pid: child.pid, ...o,
       });
     };
-    const timer = setTimeout(() => { timedOut = true; killGroup(child.pid); }, timeoutMs);
-    const onAbort = () => killGroup(child.pid);
+    const timer = setTimeout(() => { timedOut = true; killAll(child.pid); }, timeoutMs);
+    const onAbort = () => killAll(child.pid);
     req.signal?.addEventListener('abort', onAbort, { once: true });
     child.stdout.on('data', (c: Buffer) => stdout.push(c));
     child.stderr.on('data', (c: Buffer) => stderr.push(c));
@@ -127,9 +158,9 @@ export function runCode(req: CodeRequest): Promise<CodeOutcome> {
     let exit: { code: number | null; signal: string | null } | undefined;
     child.on('exit', (code, signal) => {
       exit = { code, signal };
-      // Background processes the script left behind are killed with it; this also closes
-      // the pipes they hold, so 'close' below can fire.
-      killGroup(child.pid);
+      // Background processes the script left behind are killed with it (in its group or not);
+      // this also closes the pipes they hold, so 'close' below can fire.
+      killAll(child.pid);
     });
     child.on('close', () => finish({ exitCode: exit?.code ?? null, signal: exit?.signal ?? null }));
     child.stdin.end(req.code);

@@ -3,14 +3,24 @@
 // probed once: some containers need --unshare-user, some cannot create namespaces at all.
 import { spawnSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
+import { unixSocketFilter } from './seccomp.js';
+
+/** The file descriptor bwrap reads the seccomp filter from (the code runner passes it as fd 3). */
+export const SECCOMP_FD = 3;
+
+/** The seccomp filter every sandbox gets: no Unix-domain sockets (host services), see seccomp.ts. */
+export function sandboxFilter(): Buffer | undefined {
+  return unixSocketFilter();
+}
 
 export type SandboxSupport = { ok: true; extra: string[] } | { ok: false; reason: string };
 
 let probed: SandboxSupport | undefined;
 
 function tryBwrap(extra: string[]): { ok: boolean; detail: string } {
-  const r = spawnSync('bwrap', [...extra, '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-net', '--unshare-pid', '--die-with-parent', 'true'], {
-    encoding: 'utf8', timeout: 10_000,
+  // The probe loads the same seccomp filter (from stdin here), so a sandbox that starts is one that has it.
+  const r = spawnSync('bwrap', [...extra, '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-net', '--unshare-pid', '--die-with-parent', '--seccomp', '0', 'true'], {
+    encoding: 'utf8', timeout: 10_000, input: sandboxFilter(),
   });
   if (r.error) return { ok: false, detail: (r.error as NodeJS.ErrnoException).code === 'ENOENT' ? 'bwrap (bubblewrap) is not installed' : r.error.message };
   return { ok: r.status === 0, detail: (r.stderr || `exit ${r.status}`).trim() };
@@ -19,6 +29,7 @@ function tryBwrap(extra: string[]): { ok: boolean; detail: string } {
 /** Whether --sandbox can work on this machine (cached). */
 export function sandboxSupport(): SandboxSupport {
   if (probed) return probed;
+  if (!sandboxFilter()) return (probed = { ok: false, reason: `the sandbox's filter of Unix sockets is built for x64 and arm64 only, not ${process.arch}` });
   const plain = tryBwrap([]);
   if (plain.ok) return (probed = { ok: true, extra: [] });
   if (/not installed/.test(plain.detail)) return (probed = { ok: false, reason: `${plain.detail}; install it (apt-get install bubblewrap) to use --sandbox` });
@@ -41,6 +52,7 @@ export function sandboxArgv(workspace: string, argv: string[]): string[] {
     '--bind', ws, ws,
     '--unshare-net', '--unshare-pid', '--unshare-ipc', '--unshare-uts',
     '--die-with-parent', '--new-session',
+    '--seccomp', String(SECCOMP_FD), // files: no Unix sockets, so no host services through socket files
     '--chdir', ws,
     '--', ...argv,
   ];

@@ -1,12 +1,14 @@
 // Data files an Agents 1.0 config names (knowledge bases, category lists). Their paths were
 // relative to wherever the original was started (its examples/ folder), so a path is looked up
 // next to the config first, then in each folder above it.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { readInputFile } from '../io/read-input-file.js';
+import { MAX_KNOWLEDGE_BYTES } from '../components/knowledge-base.js';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { isObject } from '../util/is-object.js';
 
 export function resolveDataPath(path: string, configFile: string): string | undefined {
-  if (isAbsolute(path)) return existsSync(path) ? path : undefined;
+  if (isAbsolute(path)) return existsSync(path) && statSync(path).isFile() ? path : undefined;
   let dir = dirname(resolve(configFile));
   for (;;) {
     const candidate = join(dir, path);
@@ -51,7 +53,7 @@ function vectorLength(emb: unknown): number | undefined {
 export function inspectKnowledgeFile(file: string, mode: 'qa' | 'chunk'): KnowledgeFileFacts | string {
   let doc: unknown;
   try {
-    doc = JSON.parse(readFileSync(file, 'utf8'));
+    doc = JSON.parse(readInputFile(file, { maxBytes: MAX_KNOWLEDGE_BYTES })); // files: regular, under the cap
   } catch (err) {
     return `cannot read it as JSON (${(err as Error).message})`;
   }

@@ -1,5 +1,5 @@
 // Where a human's turns come from: the terminal, an answers file, or nowhere (a clear error).
-import { readFileSync } from 'node:fs';
+import { InputFileError, readInputFile } from './read-input-file.js';
 import { createInterface } from 'node:readline/promises';
 import type { Readable, Writable } from 'node:stream';
 
@@ -76,9 +76,10 @@ export class AnswersFileInput implements HumanInput {
     this.id = `answers:${file}`;
     let text: string;
     try {
-      text = readFileSync(file, 'utf8');
+      text = readInputFile(file, { what: 'an answers file' }); // files: regular, under the cap, never blocks
     } catch (err) {
-      throw new HumanInputError(`answers file ${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      if (!(err instanceof InputFileError)) throw err;
+      throw new HumanInputError(`answers file ${file}: ${err.code === 'ENOENT' || err.code === 'EACCES' ? `cannot read (${err.code})` : err.reason}`);
     }
     if (text.trimStart().startsWith('[')) {
       let parsed: unknown;

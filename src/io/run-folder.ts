@@ -10,6 +10,7 @@ import { writeFileAtomic } from '../util/atomic-write.js';
 import { acquireRunLock } from '../journal/lock.js';
 import { markdownPiece, jsonlPiece, renderTranscript } from '../journal/transcript.js';
 import { JOURNAL_FILE, JournalWriter } from '../journal/writer.js';
+import { isDiskFull, writeFailure } from './disk-full.js';
 
 export function newRunId(sopName: string, now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, '').replace('T', '-');
@@ -40,12 +41,18 @@ export class RunFolder {
       this.unlock();
       throw err;
     }
-    const { markdown, jsonl } = renderTranscript(existing?.events ?? []);
-    writeFileAtomic(this.path('transcript.md'), this.redact(markdown));
-    writeFileAtomic(this.path('transcript.jsonl'), this.redact(jsonl));
-    // Kept open for the run: one write per message, not an open and a close.
-    this.markdown = openSync(this.path('transcript.md'), 'a');
-    this.jsonl = openSync(this.path('transcript.jsonl'), 'a');
+    try {
+      const { markdown, jsonl } = renderTranscript(existing?.events ?? []);
+      replaceFile(this.path('transcript.md'), this.redact(markdown));
+      replaceFile(this.path('transcript.jsonl'), this.redact(jsonl));
+      // Kept open for the run: one write per message, not an open and a close.
+      this.markdown = openSync(this.path('transcript.md'), 'a');
+      this.jsonl = openSync(this.path('transcript.jsonl'), 'a');
+    } catch (err) {
+      this.journal.close(); // files: a full disk here leaves no lock or reserve behind
+      this.unlock();
+      throw err;
+    }
   }
 
   private readonly markdown: number;
@@ -59,11 +66,21 @@ export class RunFolder {
   readonly onEvent = (event: RunEvent): void => {
     if (event.type === 'delta') return;
     this.journal.append(event);
+    // The transcripts and usage.json are derived from the journal (sop resume and sop show write
+    // them again), so a full disk here loses nothing: it stops the run, but not its last line.
+    const derived = (file: string, write: () => void) => {
+      try {
+        write();
+      } catch (err) {
+        if (event.type === 'run_finished' && isDiskFull(err)) return;
+        throw writeFailure(err, file);
+      }
+    };
     const md = markdownPiece(event);
-    if (md) writeSync(this.markdown, this.redact(md));
+    if (md) derived(this.path('transcript.md'), () => writeSync(this.markdown, this.redact(md)));
     const line = jsonlPiece(event);
-    if (line) writeSync(this.jsonl, this.redact(line));
-    if (event.type === 'run_finished') writeFileSync(this.path('usage.json'), JSON.stringify(event.usage, null, 2) + '\n');
+    if (line) derived(this.path('transcript.jsonl'), () => writeSync(this.jsonl, this.redact(line)));
+    if (event.type === 'run_finished') derived(this.path('usage.json'), () => writeFileSync(this.path('usage.json'), JSON.stringify(event.usage, null, 2) + '\n'));
   };
 
   private closed = false;
@@ -76,5 +93,14 @@ export class RunFolder {
     closeSync(this.markdown);
     closeSync(this.jsonl);
     this.unlock();
+  }
+}
+
+/** Write a file whole, through a temporary file, so a kill leaves the old or the new one; a full disk names the file. */
+function replaceFile(file: string, content: string): void {
+  try {
+    writeFileAtomic(file, content);
+  } catch (err) {
+    throw writeFailure(err, file);
   }
 }

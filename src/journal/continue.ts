@@ -14,6 +14,7 @@ import { SharedTextWriter } from './shared-text.js';
 import type { Redactor } from '../util/redact.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { renderTranscript } from './transcript.js';
+import { writeFailure } from '../io/disk-full.js';
 
 export interface Continuation {
   mode: 'resume' | 'fork';
@@ -100,7 +101,11 @@ export function prepareFork(dir: string, o: ForkOptions): { record: RunRecord; c
   const history = [started, ...point.history.slice(1)];
   mkdirSync(folder, { recursive: true });
   const lines = new SharedTextWriter(o.redact); // long texts written once, as the run wrote them
-  writeFileSync(join(folder, JOURNAL_FILE), history.map((e) => lines.line(e) + '\n').join(''));
+  try {
+    writeFileSync(join(folder, JOURNAL_FILE), history.map((e) => lines.line(e) + '\n').join(''));
+  } catch (err) {
+    throw writeFailure(err, join(folder, JOURNAL_FILE)); // files: a full disk names the file
+  }
   for (const [path, content] of point.files) writeRunFile(folder, path, content);
   return {
     record,
@@ -120,7 +125,11 @@ function writeRunFile(folder: string, path: string, content: string): void {
   }
   const target = join(folder, clean);
   mkdirSync(dirname(target), { recursive: true });
-  writeFileSync(target, content);
+  try {
+    writeFileSync(target, content);
+  } catch (err) {
+    throw writeFailure(err, target);
+  }
 }
 
 /**
@@ -129,7 +138,15 @@ function writeRunFile(folder: string, path: string, content: string): void {
  */
 export function rewriteDerivedFiles(record: RunRecord, redact: Redactor): void {
   const { markdown, jsonl } = renderTranscript(record.effective);
-  writeFileAtomic(join(record.dir, 'transcript.md'), redact(markdown));
-  writeFileAtomic(join(record.dir, 'transcript.jsonl'), redact(jsonl));
-  if (record.finished) writeFileAtomic(join(record.dir, 'usage.json'), JSON.stringify(record.finished.usage, null, 2) + '\n');
+  replaceFile(join(record.dir, 'transcript.md'), redact(markdown));
+  replaceFile(join(record.dir, 'transcript.jsonl'), redact(jsonl));
+  if (record.finished) replaceFile(join(record.dir, 'usage.json'), JSON.stringify(record.finished.usage, null, 2) + '\n');
+}
+
+function replaceFile(file: string, content: string): void {
+  try {
+    writeFileAtomic(file, content);
+  } catch (err) {
+    throw writeFailure(err, file);
+  }
 }

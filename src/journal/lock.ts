@@ -2,7 +2,8 @@
 // process is gone (killed, crashed) is stale and taken over; a live one stops a second writer.
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { readFileSync, renameSync, unlinkSync, writeFileSync, linkSync } from 'node:fs';
+import { renameSync, unlinkSync, writeFileSync, linkSync } from 'node:fs';
+import { readInputFile } from '../io/read-input-file.js';
 import { JournalError } from './reader.js';
 
 export const LOCK_FILE = 'run.lock';
@@ -15,7 +16,7 @@ export interface LockInfo {
 
 function readLock(dir: string): LockInfo | undefined {
   try {
-    const info = JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')) as Partial<LockInfo>;
+    const info = JSON.parse(readInputFile(join(dir, LOCK_FILE), { maxBytes: 64 * 1024 })) as Partial<LockInfo>;
     if (typeof info.pid !== 'number') return undefined;
     return { pid: info.pid, host: String(info.host ?? ''), time: String(info.time ?? '') };
   } catch {
@@ -75,7 +76,7 @@ function release(file: string): () => void {
     if (done) return;
     done = true;
     try {
-      const info = JSON.parse(readFileSync(file, 'utf8')) as LockInfo;
+      const info = JSON.parse(readInputFile(file, { maxBytes: 64 * 1024 })) as LockInfo;
       if (info.pid === process.pid) unlinkSync(file);
     } catch {
       // already gone

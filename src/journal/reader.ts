@@ -1,11 +1,17 @@
 // Reading a journal: every line in order (a torn last line is dropped, never fatal), and the
 // effective history: when a run was resumed, what the earlier attempt wrote after the
 // checkpoint it resumed from is void (it is redone), so the effective history is cut back there.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+// A damaged line elsewhere is reported with its line number, not thrown: readers continue from
+// the last good checkpoint before it (src/journal/record.ts).
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunEvent } from '../runtime/events.js';
+import { InputFileError, readInputBuffer } from '../io/read-input-file.js';
 import { JOURNAL_FILE } from './writer.js';
 import { SharedTextReader } from './shared-text.js';
+
+/** A journal is read whole: up to 1 GiB. */
+export const MAX_JOURNAL_BYTES = 1024 * 1024 * 1024;
 
 export class JournalError extends Error {
   constructor(message: string) {
@@ -14,10 +20,23 @@ export class JournalError extends Error {
   }
 }
 
+/** A line that is not a journal event (damaged on disk, edited by hand). */
+export interface DamagedLine {
+  /** 1-based line number in the file. */
+  line: number;
+  reason: string;
+  /** Number of events read before it (its place among `events`). */
+  at: number;
+}
+
 export interface JournalRead {
   file: string;
-  /** Every complete line, in order. */
+  /** Every complete, well-formed line, in order. */
   events: RunEvent[];
+  /** Line number (1-based) of each event. */
+  lines: number[];
+  /** Complete lines that are not journal events, in order. */
+  damaged: DamagedLine[];
   /** A torn last line (the process was killed while writing it) was dropped. */
   torn: boolean;
 }
@@ -28,47 +47,71 @@ export function journalPath(dirOrFile: string): string {
   return dirOrFile;
 }
 
-export function parseJournal(text: string, file = JOURNAL_FILE): JournalRead {
-  const events: RunEvent[] = [];
-  let torn = false;
-  const lines = text.split('\n');
-  // A journal ends with a newline; anything after the last one is a write cut short.
-  const tail = lines.pop()!;
-  if (tail !== '') torn = true;
-  const shared = new SharedTextReader();
-  lines.forEach((line, i) => {
+class LineParser {
+  readonly events: RunEvent[] = [];
+  readonly lines: number[] = [];
+  readonly damaged: DamagedLine[] = [];
+  private readonly shared = new SharedTextReader(); // long texts written once
+  add(line: string, n: number): void {
     if (line.trim() === '') return;
     let value: unknown;
     try {
       value = JSON.parse(line);
     } catch (err) {
-      throw new JournalError(`${file}:${i + 1}: damaged line (${(err as Error).message}); only the last line of a journal may be incomplete`);
+      this.damaged.push({ line: n, reason: `damaged line (${(err as Error).message.replace(/\s+/g, ' ').slice(0, 160)})`, at: this.events.length });
+      return;
     }
-    if (typeof value !== 'object' || value === null || typeof (value as { type?: unknown }).type !== 'string') {
-      throw new JournalError(`${file}:${i + 1}: not a journal event (no "type")`);
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || typeof (value as { type?: unknown }).type !== 'string') {
+      this.damaged.push({ line: n, reason: 'not a journal event (no "type")', at: this.events.length });
+      return;
     }
     try {
-      shared.read(value as Record<string, unknown>); // long texts written once
+      this.shared.read(value as Record<string, unknown>);
     } catch (err) {
-      throw new JournalError(`${file}:${i + 1}: ${(err as Error).message}`);
+      this.damaged.push({ line: n, reason: (err as Error).message, at: this.events.length });
+      return;
     }
-    events.push(value as RunEvent);
-  });
-  return { file, events, torn };
+    this.events.push(value as RunEvent);
+    this.lines.push(n);
+  }
+}
+
+export function parseJournal(text: string, file = JOURNAL_FILE): JournalRead {
+  const p = new LineParser();
+  const lines = text.split('\n');
+  // A journal ends with a newline; anything after the last one is a write cut short.
+  const tail = lines.pop()!;
+  lines.forEach((line, i) => p.add(line, i + 1));
+  return { file, events: p.events, lines: p.lines, damaged: p.damaged, torn: tail !== '' };
+}
+
+/** parseJournal on the bytes of the file, one line at a time (a journal may exceed the longest string). */
+function parseJournalBuffer(buf: Buffer, file: string): JournalRead {
+  const p = new LineParser();
+  let start = 0;
+  let n = 0;
+  for (;;) {
+    const nl = buf.indexOf(10, start);
+    if (nl === -1) break;
+    p.add(buf.toString('utf8', start, nl), ++n);
+    start = nl + 1;
+  }
+  return { file, events: p.events, lines: p.lines, damaged: p.damaged, torn: start < buf.length };
 }
 
 export function readJournal(dir: string): JournalRead {
   const file = journalPath(dir);
-  let text: string;
+  let buf: Buffer;
   try {
-    text = readFileSync(file, 'utf8');
+    // files: the journal must be a regular file (a FIFO or device given as a run folder is refused)
+    buf = readInputBuffer(file, { maxBytes: MAX_JOURNAL_BYTES, what: 'a journal' });
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new JournalError(code === 'ENOENT'
+    if (!(err instanceof InputFileError)) throw err;
+    throw new JournalError(err.code === 'ENOENT'
       ? `${dir}: no ${JOURNAL_FILE} here; is it a run folder (sop runs lists them)?`
-      : `${file}: cannot read (${code ?? (err as Error).message})`);
+      : err.code === 'EACCES' ? `${file}: cannot read (${err.code})` : `${file}: ${err.reason}`);
   }
-  return parseJournal(text, file);
+  return parseJournalBuffer(buf, file);
 }
 
 /**
@@ -78,10 +121,32 @@ export function readJournal(dir: string): JournalRead {
  * are left out.
  */
 export function effectiveEvents(events: readonly RunEvent[]): RunEvent[] {
+  return effectiveHistory({ events, lines: events.map((_, i) => i + 1), damaged: [] }).events;
+}
+
+export interface EffectiveHistory {
+  events: RunEvent[];
+  /** Line number of each event. */
+  lines: number[];
+  /** Damaged lines not voided by a later resume, each with its place in `events`. */
+  damaged: Array<DamagedLine & { index: number }>;
+}
+
+/** effectiveEvents, keeping line numbers and the damaged lines that still count. */
+export function effectiveHistory(read: { events: readonly RunEvent[]; lines: readonly number[]; damaged: readonly DamagedLine[] }): EffectiveHistory {
   const out: RunEvent[] = [];
-  for (const e of events) {
+  const lines: number[] = [];
+  let damaged: EffectiveHistory['damaged'] = [];
+  let d = 0;
+  const { events } = read;
+  for (let k = 0; k <= events.length; k++) {
+    // A damaged line sits before the k-th event: it is at this place of the effective history.
+    while (d < read.damaged.length && read.damaged[d]!.at <= k) damaged.push({ ...read.damaged[d++]!, index: out.length });
+    if (k === events.length) break;
+    const e = events[k]!;
     if (e.type !== 'resumed') {
       out.push(e);
+      lines.push(read.lines[k]!);
       continue;
     }
     let i = out.length - 1;
@@ -93,6 +158,9 @@ export function effectiveEvents(events: readonly RunEvent[]): RunEvent[] {
     if (i < 0 && e.from_turn === 0 && out[0]?.type === 'run_started') i = 0; // killed before its first checkpoint: start over
     if (i < 0) throw new JournalError(`the journal says a run resumed from turn ${e.from_turn}, but has no checkpoint at that turn before it`);
     out.length = i + 1;
+    lines.length = i + 1;
+    // Damage after the checkpoint was in the attempt this resume redid: it no longer counts.
+    damaged = damaged.filter((x) => x.index <= i);
   }
-  return out;
+  return { events: out, lines, damaged };
 }

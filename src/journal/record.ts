@@ -4,7 +4,7 @@ import type { Message } from '../environment/message.js';
 import type { RunEvent } from '../runtime/events.js';
 import { indexEffects } from './effects.js';
 import { lockHolder } from './lock.js';
-import { JournalError, effectiveEvents, readJournal } from './reader.js';
+import { JournalError, effectiveHistory, readJournal } from './reader.js';
 import { snapshotProblem, type ResumeFrom, type RunSnapshot } from './snapshot.js';
 
 export type RunStartedEvent = Extract<RunEvent, { type: 'run_started' }>;
@@ -31,11 +31,76 @@ export interface RunRecord {
   torn: boolean;
   /** Pid of the process writing it, when one is running. */
   runningPid?: number;
+  /**
+   * The first damaged line (or checkpoint that does not match the journal) of the effective
+   * history: everything from the last good checkpoint before it on is left out of `effective`.
+   */
+  damage?: JournalDamage;
+}
+
+export interface JournalDamage {
+  file: string;
+  line: number;
+  reason: string;
+  /** Turn of the last good checkpoint before it (what a resume or a show continues from). */
+  turn: number;
+  /** Events of the effective history left out after that checkpoint. */
+  dropped: number;
+}
+
+/** The warning readers print about a damaged journal. */
+export function damageWarning(d: JournalDamage): string {
+  return `warning: ${d.file}:${d.line}: ${d.reason}; using the last good checkpoint before it (turn ${d.turn}); `
+    + `${d.dropped} later event${d.dropped === 1 ? '' : 's'} of the journal ${d.dropped === 1 ? 'is' : 'are'} ignored`;
+}
+
+/**
+ * Why a checkpoint cannot be trusted, if it cannot: its snapshot is incomplete, or its turn or
+ * message count does not match the journal before it (a hand-edited or damaged checkpoint).
+ */
+function checkpointProblem(c: CheckpointEvent, expectedTurn: number, messages: number): string | undefined {
+  const problem = snapshotProblem(c.snapshot);
+  if (problem) return `checkpoint cannot be restored: ${problem}`;
+  if (c.turn !== expectedTurn) return `checkpoint says turn ${c.turn}, but by the journal before it, it is turn ${expectedTurn}`;
+  const s = c.snapshot as RunSnapshot;
+  if (s.position.turn !== c.turn) return `checkpoint of turn ${c.turn} holds a snapshot of turn ${s.position.turn}`;
+  if (s.environment.messages !== messages) return `checkpoint at turn ${c.turn} counts ${s.environment.messages} messages but the journal holds ${messages} before it`;
+  return undefined;
 }
 
 export function loadRunRecord(dir: string): RunRecord {
-  const { events, torn } = readJournal(dir);
-  const effective = effectiveEvents(events);
+  const read = readJournal(dir);
+  const { events, torn } = read;
+  const history = effectiveHistory(read);
+  let effective = history.events;
+  // The first place the history cannot be trusted from: a damaged line, or a checkpoint whose
+  // turn or counts do not match the journal. Checkpoints before it are checked in order.
+  let bad: { index: number; line: number; reason: string } | undefined = history.damaged[0]
+    ? { index: history.damaged[0].index, line: history.damaged[0].line, reason: history.damaged[0].reason }
+    : undefined;
+  let lastGood = -1;
+  let turns = 0;
+  let messages = 0;
+  for (let i = 0; i < (bad?.index ?? effective.length); i++) {
+    const e = effective[i]!;
+    if (e.type === 'message') messages++;
+    if (e.type !== 'checkpoint') continue;
+    const problem = checkpointProblem(e, turns, messages);
+    if (problem) {
+      bad = { index: i, line: history.lines[i]!, reason: problem };
+      break;
+    }
+    lastGood = i;
+    turns++;
+  }
+  let damage: JournalDamage | undefined;
+  if (bad) {
+    if (bad.index === 0) throw new JournalError(`${read.file}:${bad.line}: ${bad.reason}; the run's first line is lost, so there is nothing to continue`);
+    const keep = lastGood >= 0 ? lastGood + 1 : 1; // no good checkpoint: start over from run_started
+    const last = lastGood >= 0 ? effective[lastGood] as CheckpointEvent : undefined;
+    damage = { file: read.file, line: bad.line, reason: bad.reason, turn: last?.turn ?? 0, dropped: effective.length - keep };
+    effective = effective.slice(0, keep);
+  }
   const first = effective[0];
   if (!first || first.type !== 'run_started') {
     throw new JournalError(`${dir}: the journal does not start with run_started; the run was killed before it began, so there is nothing to resume`);
@@ -58,6 +123,7 @@ export function loadRunRecord(dir: string): RunRecord {
     turns: finished ? finished.turns : lastTurn,
     torn,
     runningPid: holder?.pid,
+    ...(damage ? { damage } : {}),
   };
 }
 
@@ -89,7 +155,8 @@ export function continuePoint(record: RunRecord, mode: 'resume' | 'fork', turn?:
   const at = turn ?? turns[turns.length - 1]!;
   const index = record.checkpoints.get(at);
   if (index === undefined) {
-    throw new JournalError(`${record.dir}: no turn boundary at turn ${at}; this run has checkpoints at turns ${describeTurns(turns)}`);
+    throw new JournalError(`${record.dir}: no turn boundary at turn ${at}; this run has checkpoints at turns ${describeTurns(turns)}`
+      + (record.damage ? ` (its journal is damaged at line ${record.damage.line}; later turns cannot be used)` : ''));
   }
   const checkpoint = record.effective[index] as CheckpointEvent;
   const problem = snapshotProblem(checkpoint.snapshot);

@@ -2,10 +2,20 @@
 // takes its next step, and flushed to disk (fsync) at each turn boundary (in the background)
 // and around side effects (waiting for the disk). Opening an existing journal first cuts a torn last line (a write the kill
 // interrupted), so appended lines never glue onto a fragment.
-import { closeSync, existsSync, fsync, fsyncSync, ftruncateSync, openSync, readSync, fstatSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, fsync, fsyncSync, ftruncateSync, openSync, readSync, fstatSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { RunEvent } from '../runtime/events.js';
 import type { Redactor } from '../util/redact.js';
 import { SharedTextWriter } from './shared-text.js';
+import { DiskFullError, isDiskFull } from '../io/disk-full.js';
+
+/**
+ * Space kept aside next to the journal while a run writes it: when the disk fills up, deleting
+ * it makes room for the run_finished line that records the run as interrupted (resumable).
+ */
+export const RESERVE_FILE = '.journal-reserve';
+const RESERVE_BYTES = 64 * 1024;
 
 export const JOURNAL_FILE = 'journal.jsonl';
 
@@ -55,6 +65,12 @@ export class JournalWriter {
 
   /** Long message texts are written once (see shared-text.ts). */
   private readonly lines: SharedTextWriter;
+  /** Bytes of whole lines in the file (a failed write is cut back to this). */
+  private size: number;
+  private readonly reserve: string;
+  private hasReserve = false;
+  /** The disk filled up: only the run_finished line is still written. */
+  private full = false;
 
   constructor(readonly file: string, redact: Redactor = (t) => t) {
     this.lines = new SharedTextWriter(redact);
@@ -66,15 +82,69 @@ export class JournalWriter {
       closeSync(this.fd);
       this.fd = openSync(file, 'a');
     }
+    this.size = fstatSync(this.fd).size;
+    this.reserve = join(dirname(file), RESERVE_FILE);
+    try {
+      // Random bytes: a compressing file system would keep zeros in no space at all.
+      writeFileSync(this.reserve, randomBytes(RESERVE_BYTES));
+      this.hasReserve = true;
+    } catch {
+      // no room even for that: a full disk then ends the run without its run_finished line
+    }
   }
 
   /** Listener: journal every event except streamed deltas. */
   readonly append = (event: RunEvent): void => {
     if (event.type === 'delta' || this.fd === undefined) return;
-    writeAll(this.fd, Buffer.from(this.lines.line(event) + '\n', 'utf8'));
-    if (DURABLE.has(event.type)) fsyncSync(this.fd);
+    const final = event.type === 'run_finished';
+    if (this.full && !final) return; // the run is stopping: nothing after the failed line, so no gap
+    const line = Buffer.from(this.lines.line(event) + '\n', 'utf8');
+    try {
+      this.write(line);
+    } catch (err) {
+      if (!isDiskFull(err)) throw err;
+      this.full = true;
+      // files: the disk is full. Every line before this one is whole; the run stops as
+      // interrupted, and its run_finished line gets the reserved space.
+      if (!final) throw new DiskFullError(this.file, err);
+      this.releaseReserve();
+      try {
+        this.write(line);
+      } catch {
+        return; // no room at all: the run reads as killed, and resumes the same way
+      }
+    }
+    if (DURABLE.has(event.type)) this.syncQuietly(final);
     else if (FLUSHED_IN_BACKGROUND.has(event.type)) this.flushInBackground();
   };
+
+  /** Write one whole line, or cut back what part of it was written and throw. */
+  private write(line: Buffer): void {
+    try {
+      writeAll(this.fd!, line);
+      this.size += line.length;
+    } catch (err) {
+      try { ftruncateSync(this.fd!, this.size); } catch { /* the next writer cuts a torn tail anyway */ }
+      throw err;
+    }
+  }
+
+  private syncQuietly(final: boolean): void {
+    try {
+      fsyncSync(this.fd!);
+    } catch (err) {
+      if (!isDiskFull(err)) throw err;
+      if (final) return;
+      this.full = true;
+      throw new DiskFullError(this.file, err);
+    }
+  }
+
+  private releaseReserve(): void {
+    if (!this.hasReserve) return;
+    this.hasReserve = false;
+    try { unlinkSync(this.reserve); } catch { /* already gone */ }
+  }
 
   private flushing = false;
   private flushAgain = false;
@@ -102,9 +172,14 @@ export class JournalWriter {
 
   close(): void {
     if (this.fd === undefined) return;
-    fsyncSync(this.fd);
+    try {
+      fsyncSync(this.fd);
+    } catch (err) {
+      if (!isDiskFull(err)) throw err; // every line was written; the disk will have it when it can
+    }
     closeSync(this.fd);
     this.fd = undefined;
+    this.releaseReserve();
   }
 }
 

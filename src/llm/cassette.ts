@@ -1,5 +1,5 @@
 // Cassettes: replay a recorded (or hand-written) sequence of LLM replies, and record one.
-import { readFileSync } from 'node:fs';
+import { InputFileError, readInputFile } from '../io/read-input-file.js';
 import { parseJson } from '../sop/json-source.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { makeRedactor, type Redactor } from '../util/redact.js';
@@ -24,14 +24,19 @@ export interface Cassette {
   interactions: CassetteInteraction[];
 }
 
+/** Cassettes hold every reply of a run: up to 256 MiB are read. */
+export const MAX_CASSETTE_BYTES = 256 * 1024 * 1024;
+
 const PURPOSES = new Set(['agent', 'judge', 'speaker', 'summary', 'tool']);
 
 export function readCassette(file: string): Cassette {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    // files: a regular file under the cap (a cassette grows with the run, so its cap is larger)
+    text = readInputFile(file, { maxBytes: MAX_CASSETTE_BYTES, what: 'a cassette file' });
   } catch (err) {
-    throw new LlmError(`cassette ${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    if (!(err instanceof InputFileError)) throw err;
+    throw new LlmError(`cassette ${file}: ${err.code === 'ENOENT' || err.code === 'EACCES' ? `cannot read (${err.code})` : err.reason}`);
   }
   let doc: unknown;
   try {

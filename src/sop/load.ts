@@ -1,6 +1,5 @@
 // Loading a SOP file: read, parse (with positions), validate (schema + graph), or fail with
 // one-line diagnostics naming the file, the JSON pointer and, where known, line and column.
-import { readFileSync, statSync } from 'node:fs';
 import { SopError, type Diagnostic } from './diagnostics.js';
 import { JsonSyntaxError, locatePointer, parseJson } from './json-source.js';
 import type { Sop } from './types.js';
@@ -8,6 +7,7 @@ import { graphDiagnostics, schemaDiagnostics } from './validate.js';
 import { staticDiagnostics } from './check-static.js';
 import { isAgentsV1Config } from '../import/detect.js';
 import { importAndValidate } from '../import/import-and-validate.js';
+import { InputFileError, readInputFile } from '../io/read-input-file.js';
 
 export const MAX_SOP_BYTES = 5 * 1024 * 1024;
 const MAX_DEPTH = 64;
@@ -78,21 +78,12 @@ export function parseSopText(text: string, file: string): unknown {
 }
 
 export function readSopText(file: string): string {
-  let size: number;
   try {
-    size = statSync(file).size;
+    // files: a regular file under the cap; a device, FIFO or directory is refused, never read
+    return readInputFile(file, { maxBytes: MAX_SOP_BYTES, what: 'a SOP file' });
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new SopError([{ severity: 'error', pointer: '', file, message: code === 'ENOENT' ? 'file not found' : `cannot read file (${code})` }]);
-  }
-  if (size > MAX_SOP_BYTES) {
-    throw new SopError([{ severity: 'error', pointer: '', file, message: `file is ${size} bytes; a SOP may be at most ${MAX_SOP_BYTES} bytes` }]);
-  }
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new SopError([{ severity: 'error', pointer: '', file, message: code === 'EISDIR' ? 'is a directory, not a SOP file' : `cannot read file (${code ?? (err as Error).message})` }]);
+    if (!(err instanceof InputFileError)) throw err;
+    throw new SopError([{ severity: 'error', pointer: '', file, message: err.reason }]);
   }
 }
 

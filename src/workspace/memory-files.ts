@@ -3,10 +3,14 @@
 // A sub-flow gets its own folder; files it shares with its caller are links to the caller's.
 // Without a folder (in-process runs, tests) the texts live in memory only.
 import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { readNoFollow, writeNoFollow } from './workspace.js';
-import { resolveInside } from './safe-path.js';
+import { PathEscapeError, resolveInside } from './safe-path.js';
+import { FileAccessError, UnsafeFileError, replacePlainFile } from './safe-file.js';
 
 export const MEMORY_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+/** files: a memory file larger than this (16 MiB) is refused (code may have inflated it). */
+export const MAX_MEMORY_FILE_BYTES = 16 * 1024 * 1024;
 /** Every run has a logs file: one line per executor result. */
 export const LOGS = 'logs';
 
@@ -66,8 +70,10 @@ export class MemoryFiles {
     mkdirSync(this.o.dir, { recursive: true });
     this.created = true;
     for (const [name, text] of this.texts) {
-      const file = this.pathOf(name)!;
-      if (this.o.fresh || !existsSync(file)) writeNoFollow(file, text, false);
+      const file = this.ownPath(name)!;
+      // files: a fresh start replaces whatever is there (a link or pipe is never written through)
+      if (this.o.fresh) replacePlainFile(file, text);
+      else if (!existsSync(file)) writeNoFollow(file, text, false);
     }
     return this;
   }
@@ -89,13 +95,20 @@ export class MemoryFiles {
     return resolveInside(this.o.dir, `${name}${ext}`);
   }
 
+  /** Path of a file of this store, without refusing what is there (the name is checked: one plain segment). */
+  private ownPath(name: string): string | undefined {
+    if (!this.o.dir) return undefined;
+    const ext = this.o.extensions && Object.prototype.hasOwnProperty.call(this.o.extensions, name) ? this.o.extensions[name] : '.md';
+    return join(this.o.dir, `${name}${ext}`);
+  }
+
   read(name: string): string {
     this.known(name);
     const link = this.links[name];
     if (link) return link.store.read(link.name);
     const file = this.pathOf(name);
     if (file && this.created && existsSync(file)) {
-      const text = readNoFollow(file);
+      const text = readNoFollow(file, undefined, MAX_MEMORY_FILE_BYTES);
       this.texts.set(name, text);
       return text;
     }
@@ -150,8 +163,12 @@ export class MemoryFiles {
     const link = this.links[name];
     if (link) return link.store.restore(link.name, content);
     this.init();
-    const file = this.pathOf(name);
-    if (file) writeNoFollow(file, content, false);
+    const file = this.ownPath(name);
+    if (file) {
+      mkdirSync(this.o.dir!, { recursive: true });
+      // files: what the journal says replaces whatever is there (a planted link or pipe included)
+      replacePlainFile(file, content);
+    }
     this.texts.set(name, content);
   }
 
@@ -168,7 +185,15 @@ export class MemoryFiles {
   /** Current contents of every file, for templates ({{memory.NAME}}). */
   snapshot(): Record<string, string> {
     const out: Record<string, string> = {};
-    for (const name of this.declared) out[name] = this.read(name);
+    for (const name of this.declared) {
+      try {
+        out[name] = this.read(name);
+      } catch (err) {
+        // files: a memory file code replaced by a link, a pipe or a huge file is not read into prompts
+        if (!(err instanceof UnsafeFileError || err instanceof FileAccessError || err instanceof PathEscapeError || err instanceof MemoryError)) throw err;
+        out[name] = `(memory file "${name}" cannot be read: ${err.message})`;
+      }
+    }
     return out;
   }
 }

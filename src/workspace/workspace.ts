@@ -1,28 +1,21 @@
 // The workspace: the folder of a run where code executes and files (reports, the code library)
 // are written. Reads and writes by name go through resolveInside, so they cannot leave it.
-import { closeSync, constants, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname, relative } from 'node:path';
 import { resolveInside } from './safe-path.js';
+import { fileFailure, readPlainFile, writePlainFile } from './safe-file.js';
 
-const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW;
-
-/** Write (or append) text without following a symbolic link at the last component. */
-export function writeNoFollow(file: string, text: string, append: boolean): void {
-  const fd = openSync(file, WRITE_FLAGS | (append ? constants.O_APPEND : constants.O_TRUNC), 0o644);
-  try {
-    writeSync(fd, text);
-  } finally {
-    closeSync(fd);
-  }
+/**
+ * Write (or append) text to a plain file: not through a symbolic link, a hard link, a pipe or
+ * a device (see safe-file.ts).
+ */
+export function writeNoFollow(file: string, text: string, append: boolean, label?: string): void {
+  writePlainFile(file, text, append, label);
 }
 
-export function readNoFollow(file: string): string {
-  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
-  try {
-    return readFileSync(fd, 'utf8');
-  } finally {
-    closeSync(fd);
-  }
+/** Read a plain file (capped, by default at MAX_FILE_READ_BYTES; see safe-file.ts). */
+export function readNoFollow(file: string, label?: string, maxBytes?: number): string {
+  return readPlainFile(file, label, maxBytes);
 }
 
 export class Workspace {
@@ -40,15 +33,20 @@ export class Workspace {
   }
 
   read(path: string): string {
-    return readNoFollow(this.resolve(path));
+    const file = this.resolve(path);
+    return readNoFollow(file, path);
   }
 
   write(path: string, text: string, append = false): string {
     const file = this.resolve(path);
-    mkdirSync(dirname(file), { recursive: true });
+    try {
+      mkdirSync(dirname(file), { recursive: true });
+    } catch (err) {
+      throw fileFailure(err, dirname(file), path, 'create the folder of');
+    }
     // A directory created just now cannot be a link, but re-check the whole way after mkdir.
     resolveInside(this.root, path);
-    writeNoFollow(file, text, append);
+    writeNoFollow(file, text, append, path);
     return file;
   }
 

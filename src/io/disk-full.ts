@@ -1,0 +1,25 @@
+// A full disk (ENOSPC, or a quota: EDQUOT) while the engine writes a run file. It stops the run
+// as `interrupted`: every journal line written before is intact, so the run can be resumed once
+// there is room again. The message names the file (Node's own says only "write").
+export const DISK_FULL_CODES = new Set(['ENOSPC', 'EDQUOT']);
+
+export class DiskFullError extends Error {
+  /** Stops a run as `interrupted`, not `failed` (see isResumableError). */
+  readonly resumable = true;
+  readonly code: string;
+  constructor(readonly file: string, cause: NodeJS.ErrnoException) {
+    super(`disk full: cannot write ${file} (${cause.code}); nothing written before it was lost; free some space, then continue with sop resume`);
+    this.name = 'DiskFullError';
+    this.code = cause.code ?? 'ENOSPC';
+  }
+}
+
+export function isDiskFull(err: unknown): err is NodeJS.ErrnoException {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' && DISK_FULL_CODES.has(code) && !(err instanceof DiskFullError);
+}
+
+/** The error to throw for a failed write of `file`: a DiskFullError when the disk is full. */
+export function writeFailure(err: unknown, file: string): unknown {
+  return isDiskFull(err) ? new DiskFullError(file, err) : err;
+}
