@@ -4,7 +4,7 @@ import { cassetteDiagnostics, isCassetteDocument } from '../llm/cassette-check.j
 import { SopError, formatDiagnostic } from '../sop/diagnostics.js';
 import { loadSopFile, locate, parseSopText, readSopText } from '../sop/load.js';
 import { startupDiagnostics } from './startup-checks.js';
-import { subflowFileDiagnostics } from '../sop/subflow-files.js';
+import { subflowFileDiagnostics } from './subflow-files.js';
 
 /** Warnings of a valid file and what kind of file it was; throws SopError when invalid. */
 function check(file: string): { warnings: SopError['diagnostics']; kind: 'sop' | 'cassette' } {

@@ -1,13 +1,15 @@
 // The sub-SOP files a SOP's `sop` commands name must be regular files under the SOP size cap:
-// `sop validate` refuses a sub-SOP that is a device (/dev/zero), a named pipe, a directory or
-// missing, as `sop run` would, without reading it.
+// `sop validate` refuses a sub-SOP that is a device (/dev/zero), a named pipe or a
+// directory, as `sop run` would, without reading it. A missing file is left to the start-up
+// checks (startup-checks.ts), which also load the files that exist.
+import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { subflowFile } from '../executors/sop.js';
 import { InputFileError, checkInputFile } from '../io/read-input-file.js';
-import type { Diagnostic } from './diagnostics.js';
-import { pointerOf } from './json-source.js';
-import { MAX_SOP_BYTES } from './load.js';
-import type { Sop } from './types.js';
+import type { Diagnostic } from '../sop/diagnostics.js';
+import { pointerOf } from '../sop/json-source.js';
+import { MAX_SOP_BYTES } from '../sop/load.js';
+import type { Sop } from '../sop/types.js';
 
 export function subflowFileDiagnostics(sop: Sop, file: string): Diagnostic[] {
   const out: Diagnostic[] = [];
@@ -16,6 +18,7 @@ export function subflowFileDiagnostics(sop: Sop, file: string): Diagnostic[] {
     for (const [name, def] of Object.entries(state.commands ?? {})) {
       if (def.executor !== 'sop' || typeof def.settings?.file !== 'string') continue;
       const sub = subflowFile(def.settings, baseDir);
+      if (!existsSync(sub)) continue;
       try {
         checkInputFile(sub, { maxBytes: MAX_SOP_BYTES, what: 'a SOP file' });
       } catch (err) {
