@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunEvent } from '../src/runtime/events.js';
 import { Run } from '../src/runtime/run.js';
-import { loadSopFile } from '../src/sop/load.js';
+import { loadSopFile } from '../src/loader/load.js';
 import { tempDir } from './helpers/executor-context.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 

@@ -16,7 +16,7 @@ import { RetryBudget, backoffDelay, parseRetryAfter, DEFAULT_RETRY_POLICY } from
 import { LlmError, LlmUnavailableError, type ChatRequest } from '../src/llm/types.js';
 import { Rng } from '../src/runtime/rng.js';
 import { Run } from '../src/runtime/run.js';
-import { loadSopFile } from '../src/sop/load.js';
+import { loadSopFile } from '../src/loader/load.js';
 import { startOpenAiServer, type ChatRequestBody, type Fault, type TestServer } from './helpers/openai-server.js';
 
 const FIX = resolve('test/fixtures/durable');

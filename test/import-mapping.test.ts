@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { importAgentsV1 } from '../src/import/agents-v1.js';
 import { isAgentsV1Config } from '../src/import/detect.js';
 import { SopError } from '../src/sop/diagnostics.js';
-import { validateSopDocument } from '../src/sop/load.js';
+import { validateSopDocument } from '../src/loader/load.js';
 import { baseConfig, importConfig } from './helpers/v1.js';
 
 const warningAt = (w: { pointer: string; message: string }[], pointer: string) => w.filter((d) => d.pointer === pointer).map((d) => d.message).join('\n');

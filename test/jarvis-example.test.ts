@@ -11,7 +11,7 @@ import { RunFolder } from '../src/io/run-folder.js';
 import { ReplayProvider } from '../src/llm/cassette.js';
 import type { RunEvent } from '../src/runtime/events.js';
 import { Run } from '../src/runtime/run.js';
-import { loadSopFile } from '../src/sop/load.js';
+import { loadSopFile } from '../src/loader/load.js';
 import { tempDir } from './helpers/executor-context.js';
 
 const ROOT = join(import.meta.dirname, '..');

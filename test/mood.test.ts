@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { Run } from '../src/runtime/run.js';
 import { Mood, moodAt, moodLabel, sentiment } from '../src/scientist/mood.js';
-import { validateSopDocument } from '../src/sop/load.js';
+import { validateSopDocument } from '../src/loader/load.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 
 const run = (seed: number, thoughts: string[][] = []) => {

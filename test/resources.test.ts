@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { RunEvent } from '../src/runtime/events.js';
 import { Run } from '../src/runtime/run.js';
 import { escalate, resourcesFor, startLevel, userAway, type ResourcesConfig } from '../src/scientist/resources.js';
-import { validateSopDocument } from '../src/sop/load.js';
+import { validateSopDocument } from '../src/loader/load.js';
 import { answers, tempDir } from './helpers/executor-context.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadSopFile } from '../src/sop/load.js';
+import { loadSopFile } from '../src/loader/load.js';
 import { Run } from '../src/runtime/run.js';
 import { MockProvider } from '../src/llm/mock.js';
 

@@ -10,7 +10,7 @@ import { MemoryFiles } from '../src/workspace/memory-files.js';
 import { execContext } from './helpers/executor-context.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 import { Run } from '../src/runtime/run.js';
-import { validateSopDocument } from '../src/sop/load.js';
+import { validateSopDocument } from '../src/loader/load.js';
 import { LocalEmbedder } from '../src/memory/local-embedder.js';
 import { TextIndex } from '../src/scientist/text-index.js';
 import { TaskBoard } from '../src/taskboard/board.js';

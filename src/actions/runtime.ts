@@ -13,7 +13,7 @@ import { renderText, type TemplateSet } from '../prompt/templates.js';
 import type { RunEvent, RunListener, UsageTotals } from '../runtime/events.js';
 import type { StateRuntime } from '../runtime/controller.js';
 import { SopError } from '../sop/diagnostics.js';
-import { loadSopFile } from '../sop/load.js';
+import { loadSopFile } from '../loader/load.js';
 import type { ResolvedState } from '../sop/resolved.js';
 import type { Sop } from '../sop/types.js';
 import { ExecutorInputError, type ExecContext, type ExecResult, type SubflowRequest, type SubflowResult } from '../executors/types.js';
@@ -164,7 +164,7 @@ export class ActionRuntime {
     for (const [name, state] of Object.entries(host.sop.states)) {
       if (!state.commands || Object.keys(state.commands).length === 0) continue;
       try {
-        const specs = compileCommands(name, state, { baseDir: this.baseDir });
+        const specs = compileCommands(name, state, { baseDir: this.baseDir, loadSop: (f) => loadSopFile(f).sop });
         this.specs.set(name, specs);
         this.views.set(name, commandViews(specs));
       } catch (err) {

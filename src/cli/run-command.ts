@@ -10,7 +10,7 @@ import { applyMemoryOverrides } from '../environment/memory-settings.js';
 import { createEmbedder } from '../memory/create-embedder.js';
 import type { Embedder } from '../memory/embedder.js';
 import { formatDiagnostic } from '../sop/diagnostics.js';
-import { loadSopFile } from '../sop/load.js';
+import { loadSopFile } from '../loader/load.js';
 import type { Continuation } from '../journal/continue.js';
 import type { RerunPolicy } from '../journal/effects.js';
 import { resolve as resolvePath } from 'node:path';

@@ -19,6 +19,8 @@ export type ArgSpecs = Record<string, ArgSpec>;
 export interface ArgsEnv {
   /** Folder of the SOP file declaring the command (undefined when unknown, e.g. in schema checks). */
   baseDir?: string;
+  /** Load and check another SOP file (the sop executor reads a sub-flow's inputs); given by the run. */
+  loadSop?(file: string): Sop;
 }
 
 export interface SubflowRequest {

@@ -2,32 +2,11 @@
 // in the journal's other events. Messages are not copied into every checkpoint (that would make
 // the journal grow with the square of the run's length): they are rebuilt from the `message`
 // events before the checkpoint, and the checkpoint only records how many there were.
-import type { RunPosition } from '../runtime/run.js';
-import type { UsageTotals } from '../runtime/events.js';
+import { SNAPSHOT_VERSION, type RunSnapshot } from '../runtime/position.js';
 import type { Message } from '../environment/message.js';
 import type { EffectIndex } from './effects.js';
 
-export const SNAPSHOT_VERSION = 1;
-
-export interface RunSnapshot {
-  v: typeof SNAPSHOT_VERSION;
-  /** Current state, global turn, per-state controller counters, random generator state. */
-  position: RunPosition;
-  environment: {
-    /** Number of messages in the shared history (they are the journal's `message` events). */
-    messages: number;
-    summary: string;
-    /** Index of the first message of the current state's visit. */
-    state_start: number;
-  };
-  usage: UsageTotals;
-  /** Index of the next cassette interaction (replay providers only). */
-  llm_cursor?: number;
-  /** Human answers consumed so far (an answers file continues after them). */
-  human_consumed: number;
-  /** State of other components (e.g. sub-flows, memory files), by component name. */
-  extensions?: Record<string, unknown>;
-}
+export { SNAPSHOT_VERSION, type RunSnapshot } from '../runtime/position.js';
 
 /** Deep copy through JSON: what is journaled is exactly what is restored. */
 export function cloneJson<T>(value: T): T {

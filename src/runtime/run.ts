@@ -20,11 +20,12 @@ import {
 } from '../sop/resolved.js';
 import type { LlmSettings, Sop } from '../sop/types.js';
 import {
-  freshStateRuntime, nextInOrder, parseJudgeReply, parseSpeakerReply, targetOf, transitDecision,
+  freshStateRuntime, parseJudgeReply, targetOf, transitDecision,
   type StateRuntime,
 } from './controller.js';
 import { addUsage, emptyUsage, type RunEvent, type RunListener, type UsageTotals } from './events.js';
 import { Rng } from './rng.js';
+import { controllerStrategy, type ControllerContext } from './controllers/index.js';
 // agents-v1: Agents 1.0 prompt assembly for imported SOPs (src/compat/agents-v1, docs/agents-v1.md)
 import { AgentsV1Turns, type AgentsV1Options } from '../compat/agents-v1/turns.js';
 import { withConcise } from '../compat/agents-v1/concise.js';
@@ -89,14 +90,9 @@ export interface RunResult {
   summary?: string;
 }
 
-/** The serializable position of a run (what a journal must restore). */
-export interface RunPosition {
-  current: string;
-  turn: number;
-  states: Record<string, StateRuntime>;
-  rng: number;
-  started: boolean;
-}
+import type { RunPosition } from './position.js';
+
+export type { RunPosition } from './position.js';
 
 interface Step { state: ResolvedState; role: string; agent: string; begin: boolean }
 
@@ -393,7 +389,7 @@ export class Run {
     return { target, reason: 'judge' };
   }
 
-  /** Choose the next speaker within the state (SOP.route of the reference). */
+  /** Choose the next speaker within the state (SOP.route of the reference): its controller strategy picks. */
   private async route(state: ResolvedState): Promise<Step> {
     const rt = this.position.states[state.name]!;
     const roles = state.roles;
@@ -402,17 +398,11 @@ export class Run {
     if (roles.length === 1) {
       role = roles[0]!;
       how = 'single';
-    } else if (state.controllerType === 'random') {
-      role = this.rng.pick(roles);
-      how = 'random';
-    } else if (state.controllerType === 'rule') {
-      const picked = await this.askSpeaker(state, rt);
-      role = picked.role;
-      how = picked.fallback ? 'rule_fallback' : 'rule';
-      if (picked.fallback) this.emit({ type: 'warning', message: `speaker choice in state "${state.name}" named no known role; picked ${role} at random` });
     } else {
-      role = nextInOrder(rt, roles);
-      how = 'order';
+      const picked = await controllerStrategy(state.controllerType).pick(state, rt, this.controllerContext());
+      role = picked.role;
+      how = picked.how;
+      if (picked.warning) this.emit({ type: 'warning', message: picked.warning });
     }
     rt.currentRole = role;
     this.position.rng = this.rng.state;
@@ -421,30 +411,17 @@ export class Run {
     return { state, role, agent, begin: false };
   }
 
-  private async askSpeaker(state: ResolvedState, rt: StateRuntime) {
-    const speaker = state.def.controller?.speaker ?? {};
-    const extractWord = speaker.extract_word ?? 'end';
-    const { history, relevant } = await this.controllerHistory(state);
-    const last = this.env.messages[this.env.messages.length - 1];
-    const ctx = {
-      ...this.baseContext(),
-      state: { name: state.name },
-      environment_prompt: this.envPrompt(state),
-      // agents-v1 compat (reference §5 #22): call_last_prompt is not sent and the choices always ask for <end>.
-      ...(this.options.compat === 'agents-v1' ? { speaker: { ...speaker, last_prompt: undefined }, extract_word: 'end' } : { speaker, extract_word: extractWord }),
-      roles: state.roles.map((role) => ({ role, agent: state.roleToAgent[role] })),
-      history: history.map((m) => renderMessage(m)),
-      last_message: last ? renderMessage(last) : undefined,
-      relevant: relevant.map((m) => renderMessage(m)),
+  /** What a controller strategy may use (src/runtime/controllers). */
+  private controllerContext(): ControllerContext {
+    return {
+      rng: this.rng, compat: this.options.compat, turn: this.position.turn,
+      history: (state) => this.controllerHistory(state),
+      last: () => this.env.messages[this.env.messages.length - 1],
+      promptContext: (state) => ({ ...this.baseContext(), state: { name: state.name }, environment_prompt: this.envPrompt(state) }),
+      render: (name, ctx) => this.templates.render(name, ctx),
+      llm: (state) => controllerLlm(this.resolved, state),
+      call: (messages, settings, meta) => this.call(messages, settings, meta),
     };
-    const messages: ChatMessage[] = [
-      { role: 'system', content: this.templates.render('speaker_system', ctx) },
-      { role: 'user', content: this.templates.render('speaker_user', ctx) },
-    ];
-    const reply = await this.call(messages, controllerLlm(this.resolved, state), {
-      purpose: 'speaker', state: state.name, turn: this.position.turn, turnInState: rt.chatNums, candidates: state.roles, extractWord,
-    });
-    return parseSpeakerReply(reply, extractWord, state.roles, this.rng);
   }
 
   /**

@@ -7,7 +7,12 @@ import type { Diagnostic } from './diagnostics.js';
 import { pointerOf } from './json-source.js';
 import type { Sop } from './types.js';
 import { effectiveRoles, reachableStates, successorsOf } from './graph.js';
-import { commandDiagnostics } from '../actions/commands.js';
+
+/**
+ * A check of another layer (e.g. the commands and executors of src/actions), passed into
+ * validation so the format layer imports nothing above it (see src/loader/checks.ts).
+ */
+export type SopCheck = (sop: Sop) => Diagnostic[];
 
 function schemaValidator(): ValidateFunction {
   return compiledValidator;
@@ -85,8 +90,8 @@ function nameAwareMessage(e: ErrorObject): { pointer: string; message: string } 
   return ajvMessage(e);
 }
 
-/** Checks across the document: references between states, roles and agents; reachability. */
-export function graphDiagnostics(sop: Sop): Diagnostic[] {
+/** Checks across the document: references between states, roles and agents; reachability; then `checks`. */
+export function graphDiagnostics(sop: Sop, checks: readonly SopCheck[] = []): Diagnostic[] {
   const out: Diagnostic[] = [];
   const err = (path: Array<string | number>, message: string) => out.push({ severity: 'error', pointer: pointerOf(path), message });
   const warn = (path: Array<string | number>, message: string) => out.push({ severity: 'warning', pointer: pointerOf(path), message });
@@ -163,7 +168,7 @@ export function graphDiagnostics(sop: Sop): Diagnostic[] {
       }
     }
   }
-  out.push(...commandDiagnostics(sop)); // actions: executors, settings and arguments of commands
+  for (const check of checks) out.push(...check(sop)); // e.g. executors, settings and arguments of commands
   return out;
 }
 
