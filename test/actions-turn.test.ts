@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MockProvider } from '../src/llm/mock.js';
 import type { RunEvent } from '../src/runtime/events.js';
-import { Run } from '../src/runtime/run.js';
+import { Run } from '../src/engine/run.js';
 import { loadSopFile, validateSopDocument } from '../src/loader/load.js';
 import type { Sop } from '../src/sop/types.js';
 import { tempDir } from './helpers/executor-context.js';

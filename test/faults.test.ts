@@ -15,7 +15,7 @@ import { OpenAiProvider } from '../src/llm/openai.js';
 import { RetryBudget, backoffDelay, parseRetryAfter, DEFAULT_RETRY_POLICY } from '../src/llm/retry.js';
 import { LlmError, LlmUnavailableError, type ChatRequest } from '../src/llm/types.js';
 import { Rng } from '../src/runtime/rng.js';
-import { Run } from '../src/runtime/run.js';
+import { Run } from '../src/engine/run.js';
 import { loadSopFile } from '../src/loader/load.js';
 import { startOpenAiServer, type ChatRequestBody, type Fault, type TestServer } from './helpers/openai-server.js';
 

@@ -9,7 +9,7 @@ import { ExecutorInputError } from '../src/executors/types.js';
 import { MemoryFiles } from '../src/workspace/memory-files.js';
 import { execContext } from './helpers/executor-context.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
-import { Run } from '../src/runtime/run.js';
+import { Run } from '../src/engine/run.js';
 import { validateSopDocument } from '../src/loader/load.js';
 import { LocalEmbedder } from '../src/memory/local-embedder.js';
 import { TextIndex } from '../src/scientist/text-index.js';

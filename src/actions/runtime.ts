@@ -3,6 +3,7 @@
 // runs, and the result becomes an 'action' message in the environment and a line in the logs
 // memory file. `finish` ends the state; a `sop` command runs a nested Run. The Run calls into
 // this class at a few marked places and keeps no action logic of its own.
+import { EngineError } from '../errors.js';
 import { dirname, join, relative, resolve } from 'node:path';
 import type { ComponentPart } from '../agent/components.js';
 import type { EnvironmentMemory } from '../environment/environment.js';
@@ -97,9 +98,9 @@ export interface ActionSnapshot {
   stopped?: string;
 }
 
-export class ActionError extends Error {
+export class ActionError extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'ACTION');
     this.name = 'ActionError';
   }
 }
@@ -350,8 +351,8 @@ export class ActionRuntime {
       // durability: a resumed run reuses a journaled result instead of running the executor again
       const done = await this.host.perform({
         kind: executor, label: `${spec.name}@${state.name}`, marksStart: true,
-        rerunNeedsApproval: executor === 'code' || executor === 'library',
-        composite: executor === 'sop', // durability: a sub-flow is replayed, its own steps reused
+        rerunNeedsApproval: spec.executor.durability?.rerunNeedsApproval === true,
+        composite: spec.executor.durability?.composite === true, // e.g. a sub-flow is replayed, its own steps reused
       }, perform);
       res = done.value;
       if (done.reused) {

@@ -4,7 +4,7 @@ import { RunFolder, newRunId } from '../io/run-folder.js';
 import { createProvider } from '../llm/factory.js';
 import { RetryBudget } from '../llm/retry.js';
 import type { RunEvent } from '../runtime/events.js';
-import { Run, undeclaredInputs, type RunResult } from '../runtime/run.js';
+import { Run, undeclaredInputs, type RunResult } from '../engine/run.js';
 import { MemoryEnvironment } from '../environment/memory-environment.js';
 import { applyMemoryOverrides } from '../environment/memory-settings.js';
 import { createEmbedder } from '../memory/create-embedder.js';

@@ -73,6 +73,7 @@ function libraryEntry(f: FunctionInfo, lang: Lang): string {
 
 export const executor: Executor = {
   name: 'library',
+  durability: { rerunNeedsApproval: true },
   description: 'Check, test and save a function to the code library (a module in the workspace that later code imports).',
   settings: {
     type: 'object',

@@ -17,6 +17,7 @@ function fixedInputs(settings: Record<string, unknown>): Record<string, string> 
 
 export const executor: Executor = {
   name: 'sop',
+  durability: { composite: true },
   description: 'Run another SOP as a sub-flow and return its result and summary.',
   settings: {
     type: 'object',

@@ -1,4 +1,5 @@
 // Where a human's turns come from: the terminal, an answers file, or nowhere (a clear error).
+import { EngineError } from '../errors.js';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 
@@ -19,9 +20,9 @@ export interface HumanInput {
   skip?(n: number): void;
 }
 
-export class HumanInputError extends Error {
+export class HumanInputError extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'HUMAN_INPUT');
     this.name = 'HumanInputError';
   }
 }

@@ -1,14 +1,15 @@
 // Reading a journal: every line in order (a torn last line is dropped, never fatal), and the
 // effective history: when a run was resumed, what the earlier attempt wrote after the
 // checkpoint it resumed from is void (it is redone), so the effective history is cut back there.
+import { EngineError } from '../errors.js';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunEvent } from '../runtime/events.js';
 import { JOURNAL_FILE } from './writer.js';
 
-export class JournalError extends Error {
+export class JournalError extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'JOURNAL');
     this.name = 'JournalError';
   }
 }

@@ -7,6 +7,7 @@
 // quantisation error, could still reach the top k is then rescored from its Float32 row. The
 // result is exactly what a brute-force Float32 scan returns, in a fraction of the time.
 import { CHUNK, Int8Rows } from './int8-scan.js';
+import type { VectorIndex } from './vector-index.js';
 
 export interface SearchOptions {
   /** First row considered (default 0). */
@@ -28,7 +29,7 @@ export interface Hit {
 
 const Q_MAX = 16383;
 
-export class VectorStore {
+export class VectorStore implements VectorIndex {
   readonly dimension: number;
   private f32: Float32Array;
   private scale: Float32Array;

@@ -2,6 +2,7 @@
 // run loop (src/runtime) and the journal (src/journal) import, so neither imports the other.
 import type { StateRuntime } from './controller.js';
 import type { UsageTotals } from './usage.js';
+import type { Message } from '../environment/message.js';
 
 /** The serializable position of a run (what a journal must restore). */
 export interface RunPosition {
@@ -32,4 +33,17 @@ export interface RunSnapshot {
   human_consumed: number;
   /** State of other components (e.g. sub-flows, memory files), by component name. */
   extensions?: Record<string, unknown>;
+}
+
+/** What a run needs to continue from a checkpoint (the journal builds it: src/journal/record.ts). */
+export interface RestorePoint {
+  mode: 'resume' | 'fork';
+  /** Absent when the run was killed before its first checkpoint: it starts again from the beginning. */
+  snapshot?: RunSnapshot;
+  /** The shared history up to the checkpoint, in order. */
+  messages: Message[];
+  /** Move a replay provider to the checkpoint's cassette position (false: start the cassette at 0). */
+  seekLlm?: boolean;
+  /** Run files (memory files) as the journal's `file_written` events left them at the checkpoint, by path. */
+  files?: Record<string, string>;
 }

@@ -1,6 +1,6 @@
 // The run loop: pick the state and speaker, let the agent speak, record the message, repeat.
-// Semantics follow Agents 1.0 (see shared/reference/agents-v1-semantics.md §3), with the clean
-// behaviours of its §6 unless `compat` asks for the original quirks.
+// Semantics follow Agents 1.0 (docs/agents-v1.md), with its clean behaviours unless `compat`
+// asks for the original quirks. Features plug in through the hooks of src/runtime/hooks.ts.
 import { roleComponents, type ComponentPart } from '../agent/components.js';
 import { extractTag, stripSpeakerName, type NameStripping } from '../agent/output.js';
 import type { EnvironmentMemory } from '../environment/environment.js';
@@ -26,17 +26,12 @@ import {
 import { addUsage, emptyUsage, type RunEvent, type RunListener, type UsageTotals } from './events.js';
 import { Rng } from './rng.js';
 import { controllerStrategy, type ControllerContext } from './controllers/index.js';
-// agents-v1: Agents 1.0 prompt assembly for imported SOPs (src/compat/agents-v1, docs/agents-v1.md)
-import { AgentsV1Turns, type AgentsV1Options } from '../compat/agents-v1/turns.js';
-import { withConcise } from '../compat/agents-v1/concise.js';
-// actions: commands, executors and memory files (src/actions, src/executors, docs/executors.md)
-import { ActionRuntime, type ActionOptions } from '../actions/runtime.js';
-// scientist: task board, world model, resource levels and mood (src/scientist, docs/scientist.md)
-import { scientistContext, taskLlmProfile } from '../scientist/views.js';
-import { limitToVisit } from '../actions/prompt.js';
-// durability: checkpoints, resume and journaled effects (src/journal, docs/durability.md)
-import { EffectLedger, llmEffectLabel, type EffectIndex, type LlmEffectResult, type RerunPolicy } from '../journal/effects.js';
-import { SNAPSHOT_VERSION, assignOwn, cloneJson, isResumableError, restoreExtensions, saveExtensions, type ResumeFrom, type RunSnapshot } from '../journal/snapshot.js';
+import type { PluginFactory, RunHost, RunPlugin, Transition, TurnOutput, TurnStep } from './hooks.js';
+import { directEffects, llmEffectLabel, type EffectSpec, type Effects, type LlmEffectResult, type Performed } from './effects.js';
+import { SNAPSHOT_VERSION, type RestorePoint, type RunSnapshot } from './position.js';
+import { isResumableError, restoreExtensions, saveExtensions } from './checkpoint.js';
+import { assignOwn, cloneJson } from '../util/json.js';
+import type { RunPosition } from './position.js';
 
 export interface RunOptions {
   sop: Sop;
@@ -60,20 +55,12 @@ export interface RunOptions {
   nameStripping?: NameStripping;
   /** Stream agent replies (deltas are emitted as events). */
   stream?: boolean;
-  /** agents-v1: embedder, workspace and tool executors for SOPs with `agents_v1` (imported Agents 1.0 configs). */
-  agentsV1?: AgentsV1Options;
-  // durability
   /** Continue from a journaled checkpoint instead of starting afresh (sop resume, sop fork). */
-  resume?: ResumeFrom;
-  /** Side effects interrupted by a crash: perform again with --auto-run, or ask. */
-  rerun?: RerunPolicy;
+  resume?: RestorePoint;
   /** Recorded in run_started: how the command line chose the LLM and human input. */
   launch?: Record<string, string | number | boolean>;
-  /** A sub-flow of a resumed run: the journal's effect results (its keys are prefixed by the flow). */
-  effectIndex?: EffectIndex;
-  // actions
-  /** Run folder, workspace and executor flags (--auto-run, --yes, --sandbox); see src/actions/runtime.ts. */
-  actions?: ActionOptions;
+  /** The features plugged into this run (see src/runtime/hooks.ts); src/engine/run.ts gives the built-in ones. */
+  plugins?: PluginFactory;
 }
 
 export type RunStatus = 'finished' | 'max_turns' | 'failed' | 'interrupted';
@@ -85,18 +72,17 @@ export interface RunResult {
   error?: Error;
   usage: UsageTotals;
   messages: readonly Message[];
-  /** actions: the SOP's result (its last finish command) and summary, when it has one. */
+  /** The SOP's result (its last finish command) and summary, when it has one. */
   result?: string;
   summary?: string;
 }
 
-import type { RunPosition } from './position.js';
-
 export type { RunPosition } from './position.js';
 
-interface Step { state: ResolvedState; role: string; agent: string; begin: boolean }
+type Step = TurnStep;
 
-export class Run {
+/** The run loop. Features plug in through `options.plugins`; src/engine/run.ts gives the built-in ones. */
+export class RunLoop {
   readonly resolved: ResolvedSop;
   readonly env: EnvironmentMemory;
   readonly templates: TemplateSet;
@@ -105,17 +91,16 @@ export class Run {
   readonly runId: string;
   private readonly rng: Rng;
   private readonly listeners: RunListener[];
-  private readonly human: HumanInput;
+  readonly human: HumanInput;
   private readonly maxTurns: number;
-  private readonly seed: number;
+  readonly seed: number;
   readonly position: RunPosition;
-  /** Every outside effect (LLM call, human answer, executor) goes through this ledger. */
-  readonly effects: EffectLedger;
+  /** Every outside effect (LLM call, human answer, executor) goes through these (durable with the journal's ledger). */
+  readonly effects: Effects;
   private stopRequested = false;
-  /** actions: commands, executors, memory files and sub-flows. */
-  readonly actions: ActionRuntime;
-  /** agents-v1: private memories and v1 prompts, for SOPs with `agents_v1`. */
-  readonly v1?: AgentsV1Turns;
+  /** The features plugged into this run, in the order they are consulted. */
+  readonly plugins: readonly RunPlugin[];
+  private readonly llm: LlmProvider;
   private budgetWarned = false;
 
   constructor(private readonly options: RunOptions) {
@@ -139,43 +124,29 @@ export class Run {
     const states: Record<string, StateRuntime> = {};
     for (const s of Object.values(this.resolved.states)) states[s.name] = freshStateRuntime(s.roles, s.beginRole);
     this.position = { current: sop.root, turn: 0, states, rng: this.rng.state, started: false };
-    this.effects = new EffectLedger((e) => this.emit(e), () => this.position.turn, options.resume?.effects ?? options.effectIndex, options.rerun,
-      options.actions?.flow ? `${options.actions.flow}/` : '',
-      { position: () => this.options.llm.position, seek: (n) => this.options.llm.seek?.(n) });
-    if (sop.agents_v1) {
-      // agents-v1: concise mode on every call, and agent turns built the Agents 1.0 way.
-      this.options = { ...options, llm: withConcise(options.llm, AgentsV1Turns.conciseSentence(sop), (s) => Boolean(this.resolved.states[s]?.def.controller?.judge?.last_prompt)) };
-      this.v1 = new AgentsV1Turns({
-        sop, resolved: this.resolved, file: options.file, env: this.env, compat: options.compat === 'agents-v1', stream: options.stream !== false,
-        call: (m, settings, meta, stream) => this.call(m, settings, meta, stream), emit: (e) => this.emit(e), context: () => this.baseContext(),
-        turn: () => this.position.turn, turnInState: (name) => this.position.states[name]?.chatNums ?? 0,
-      }, {
-        workspace: options.actions?.workspace,
-        ...(options.embedder ? { embedder: async () => options.embedder! } : {}),
-        ...options.agentsV1,
-      });
-    }
-    // actions: a sub-flow (sop executor) is a nested Run with its own environment.
-    this.actions = new ActionRuntime({
-      sop, file: options.file, runId: this.runId, env: this.env, templates: this.templates, usage: this.usage,
-      human: this.human, signal: options.signal,
-      emit: (e) => this.emit(e),
-      turn: () => this.position.turn,
-      baseContext: () => this.baseContext(),
-      perform: (spec, fn) => this.effects.perform(spec, fn),
-      inputs: this.inputs, embedder: () => this.runEmbedder(), // scientist
-      subRun: async (r) => {
-        const res = await new Run({
-          ...options, sop: r.sop, file: r.file, runId: r.runId, inputs: r.inputs, listeners: r.listeners, actions: r.actions,
-          environment: undefined, resume: undefined, launch: undefined,
-          effectIndex: options.resume?.effects ?? options.effectIndex, // durability: replay a sub-flow's journaled effects
-        }).run();
-        return { status: res.status, turns: res.turns, result: res.result, summary: res.summary, error: res.error, usage: res.usage };
-      },
-    }, options.actions);
+    this.plugins = options.plugins?.(this.host()) ?? [];
+    this.llm = this.plugins.reduce((llm, p) => p.wrapLlm?.(llm) ?? llm, options.llm);
+    this.effects = this.plugins.find((p) => p.effects)?.effects ?? directEffects;
   }
 
-  // --- durability: snapshot at turn boundaries, restore on resume (src/journal) ---
+  /** What the run offers its plugins (src/runtime/hooks.ts). */
+  private host(): RunHost {
+    return {
+      sop: this.options.sop, resolved: this.resolved, file: this.options.file, runId: this.runId, env: this.env,
+      templates: this.templates, usage: this.usage, inputs: this.inputs, human: this.human, seed: this.seed,
+      signal: this.options.signal, compat: this.options.compat, stream: this.options.stream !== false,
+      llm: () => this.llm,
+      emit: (e) => this.emit(e),
+      turn: () => this.position.turn,
+      turnInState: (name) => this.position.states[name]?.chatNums ?? 0,
+      baseContext: () => this.baseContext(),
+      call: (m, settings, meta, stream) => this.call(m, settings, meta, stream),
+      perform: <T>(spec: EffectSpec, fn: () => Promise<T>): Promise<Performed<T>> => this.effects.perform(spec, fn),
+      embedder: () => this.runEmbedder(),
+    };
+  }
+
+  // --- snapshot at turn boundaries, restore on resume (the journal records and reads them) ---
 
   /** Stop at the next turn boundary (first Ctrl-C); the run ends `interrupted` and can be resumed. */
   requestStop(): void {
@@ -184,7 +155,7 @@ export class Run {
 
   /** Everything needed to continue from this turn boundary (messages come from the journal). */
   snapshot(): RunSnapshot {
-    const cursor = this.options.llm.position;
+    const cursor = this.llm.position;
     const extensions = saveExtensions(this.checkpointables());
     return {
       v: SNAPSHOT_VERSION,
@@ -197,9 +168,11 @@ export class Run {
     };
   }
 
-  /** Parts with state of their own, journaled in each checkpoint (see Checkpointable in src/journal/snapshot.ts). */
+  /** Plugins with state of their own, journaled in each checkpoint by name (see src/runtime/checkpoint.ts). */
   private checkpointables(): Record<string, unknown> {
-    return { actions: this.actions, v1: this.v1 };
+    const out: Record<string, unknown> = {};
+    for (const p of this.plugins) if (p.checkpoint && p.restoreCheckpoint) out[p.name] = p;
+    return out;
   }
 
   private checkpoint(): void {
@@ -207,7 +180,7 @@ export class Run {
     this.effects.reset(this.position.turn);
   }
 
-  private async restore(from: ResumeFrom): Promise<void> {
+  private async restore(from: RestorePoint): Promise<void> {
     const s = from.snapshot;
     if (!s) {
       // Killed before its first checkpoint: start over, without a second run_started.
@@ -221,7 +194,7 @@ export class Run {
     assignOwn(this.position, cloneJson(s.position));
     this.rng.state = s.position.rng;
     assignOwn(this.usage, cloneJson(s.usage));
-    if (from.seekLlm !== false && s.llm_cursor !== undefined) this.options.llm.seek?.(s.llm_cursor);
+    if (from.seekLlm !== false && s.llm_cursor !== undefined) this.llm.seek?.(s.llm_cursor);
     const answered = s.human_consumed - this.human.consumed;
     if (answered > 0) this.human.skip?.(answered);
     await restoreExtensions(this.checkpointables(), s.extensions, from.files ?? {});
@@ -237,14 +210,18 @@ export class Run {
   private baseContext(): Record<string, unknown> {
     return {
       inputs: this.inputs, goal: this.inputs.goal, sop: { name: this.options.sop.name, description: this.options.sop.description ?? '' },
-      memory: this.actions?.memorySnapshot() ?? {}, // actions: {{memory.NAME}}, read afresh for every prompt
-      // scientist: {{task_board}}, {{world_model}} and {{mood}} for SOPs with memory_types or mood
-      ...(this.actions && (this.options.sop.memory_types || this.options.sop.mood)
-        ? scientistContext(this.options.sop, this.actions.memory, { seed: this.seed, turn: this.position.turn, inputs: this.inputs }) : {}),
+      memory: {}, // {{memory.NAME}}: filled by the actions plugin, read afresh for every prompt
+      ...this.pluginContext(),
     };
   }
 
-  // scientist: the embedder executors search with (the run's, else one made from environment.embedder)
+  private pluginContext(): Record<string, unknown> {
+    let out: Record<string, unknown> | undefined;
+    for (const p of this.plugins) if (p.context) out = { ...out, ...p.context() };
+    return out ?? {};
+  }
+
+  // The embedder plugins search with (the run's, else one made from environment.embedder)
   private embedderPromise?: Promise<Embedder>;
   private runEmbedder(): Promise<Embedder> {
     return (this.embedderPromise ??= this.options.embedder ? Promise.resolve(this.options.embedder) : createEmbedder(this.options.sop.environment?.embedder));
@@ -253,11 +230,11 @@ export class Run {
   async run(): Promise<RunResult> {
     const sop = this.options.sop;
     if (this.options.resume) {
-      await this.restore(this.options.resume); // durability: continue from a checkpoint
+      await this.restore(this.options.resume); // continue from a journaled checkpoint
     } else {
       this.emit({
         type: 'run_started', run_id: this.runId, sop: sop.name, file: this.options.file, root: sop.root,
-        seed: this.seed, inputs: this.inputs, llm: this.options.llm.id, time: new Date().toISOString(),
+        seed: this.seed, inputs: this.inputs, llm: this.llm.id, time: new Date().toISOString(),
         document: sop, launch: this.options.launch,
         settings: { max_turns: this.maxTurns, model: this.options.model, compat: this.options.compat, name_stripping: this.options.nameStripping, stream: this.options.stream },
       });
@@ -275,7 +252,7 @@ export class Run {
         await this.takeTurn(step);
         this.samplePromptTokens();
         this.checkpoint();
-        // durability: let signal handlers (Ctrl-C) and timers run at each turn boundary, even
+        // Let signal handlers (Ctrl-C) and timers run at each turn boundary, even
         // when no LLM call waited on I/O (cassettes, mock).
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
@@ -283,14 +260,16 @@ export class Run {
       error = err instanceof Error ? err : new Error(String(err));
       status = this.options.signal?.aborted || isResumableError(err) ? 'interrupted' : 'failed';
     }
+    let outcome: { result?: string; summary?: string } = {};
+    for (const p of this.plugins) if (p.result) outcome = p.result();
     this.emit({
       type: 'run_finished', status, turns: this.position.turn, final_state: finalState,
       error: error?.message, usage: this.usage, time: new Date().toISOString(),
-      ...(this.actions.result !== undefined ? { result: this.actions.result } : {}),
+      ...(outcome.result !== undefined ? { result: outcome.result } : {}),
     });
     return {
       status, turns: this.position.turn, finalState, error, usage: this.usage, messages: this.env.messages,
-      result: this.actions.result, summary: this.actions.summary,
+      result: outcome.result, summary: outcome.summary,
     };
   }
 
@@ -342,8 +321,8 @@ export class Run {
     rt.visits++;
     this.env.stateStart = this.env.messages.length;
     // Competitive: the summary covered the previous state, which this state must not see.
-    // (agents-v1 keeps it: Agents 1.0 had one summary for the whole run, read by every judge.)
-    if (this.env.visibility === 'competitive' && !this.v1) this.env.summary = '';
+    // (A plugin may keep it: Agents 1.0 had one summary for the whole run, read by every judge.)
+    if (this.env.visibility === 'competitive' && !this.plugins.some((p) => p.keepsSummary)) this.env.summary = '';
     const role = state.beginRole!;
     const agent = state.roleToAgent[role]!;
     this.emit({ type: 'speaker_chosen', state: state.name, agent, role, turn: this.position.turn + 1, how: 'begin' });
@@ -351,8 +330,8 @@ export class Run {
   }
 
   private async transit(state: ResolvedState, rt: StateRuntime): Promise<{ target: string; reason: 'judge' | 'max_turns' | 'direct' | 'finish' }> {
-    const commanded = this.actions.transit(state, rt); // actions: command states move on by finish or max_turns
-    if (commanded) return commanded;
+    const decided = this.pluginTransit(state, rt); // e.g. command states move on by finish or max_turns
+    if (decided) return decided;
     const decision = transitDecision(state.nextStates, rt.chatNums, state.maxTurns);
     if (decision.kind !== 'ask_judge') {
       return { target: state.nextStates[decision.key]!, reason: decision.kind === 'max_turns' ? 'max_turns' : 'direct' };
@@ -387,6 +366,14 @@ export class Run {
     if (!known) this.emit({ type: 'warning', message: `judge of state "${state.name}" answered key "${key}", which has no transition; staying` });
     this.emit({ type: 'judge', state: state.name, turn: this.position.turn, key, target, fallback: !known });
     return { target, reason: 'judge' };
+  }
+
+  private pluginTransit(state: ResolvedState, rt: StateRuntime): Transition | undefined {
+    for (const p of this.plugins) {
+      const t = p.transit?.(state, rt);
+      if (t) return t;
+    }
+    return undefined;
   }
 
   /** Choose the next speaker within the state (SOP.route of the reference): its controller strategy picks. */
@@ -457,10 +444,10 @@ export class Run {
     let content: string;
     let kind: MessageKind = 'speech';
     let execute: (() => Promise<void>) | undefined;
-    if (this.v1 && !agentDef.human) await this.v1.observe(state, role, agent); // agents-v1: observation, begin turns included
+    if (!agentDef.human) for (const p of this.plugins) await p.beforeTurn?.(step); // e.g. the Agents 1.0 observation
     if (agentDef.human) {
       const last = this.env.messages[this.env.messages.length - 1];
-      // durability: an answer already in the journal is not asked again.
+      // An answer already in the journal is not asked again (durable effects).
       const answer = await this.effects.perform({ kind: 'human', label: `${agent}@${state.name}`, marksStart: true }, () => this.human.ask({
         agent, role, state: state.name, kind: 'turn',
         prompt: last ? `${last.sender} (${last.role}): ${last.content}` : '',
@@ -474,23 +461,30 @@ export class Run {
     } else if (begin && state.beginRoleExplicit && this.options.compat === 'agents-v1') {
       content = ' ';
       kind = 'begin';
-    } else if (this.actions.declares(state)) {
-      // actions: the reply must be a command; its executor runs once the command is recorded
-      const command = await this.actions.commandTurn(state, role, agent, pos.turn, (extra) => this.act(state, role, agent, extra));
-      content = command.content;
-      execute = command.execute;
     } else {
-      content = this.v1 ? await this.v1.act(state, role, agent) : await this.act(state, role, agent);
+      const out = await this.speak(step);
+      content = out.content;
+      execute = out.execute;
     }
     const message: Message = {
       id: this.env.messages.length, turn: pos.turn, state: state.name, sender: agent, role, content, kind,
       timestamp: new Date().toISOString(),
     };
     await this.env.add(message);
-    this.v1?.recorded(message); // agents-v1: the sender's private memory
+    for (const p of this.plugins) p.afterMessage?.(message);
     this.emit({ type: 'message', message });
     await execute?.();
     await this.maybeSummarize(state);
+  }
+
+  /** The agent's reply: a plugin's (a command, the Agents 1.0 turn), else the agent prompt pipeline's. */
+  private async speak(step: Step): Promise<TurnOutput> {
+    const act = (extra?: ChatMessage[]) => this.act(step.state, step.role, step.agent, extra);
+    for (const p of this.plugins) {
+      const out = await p.speak?.(step, act);
+      if (out) return out;
+    }
+    return { content: await act() };
   }
 
   /** Build the agent's prompt, call its LLM and turn the reply into the recorded text. */
@@ -503,16 +497,23 @@ export class Run {
     const parts: ComponentPart[] = comps.system.some((p) => p.kind === 'style')
       ? comps.system
       : [{ kind: 'style', role, style: agentDef.style }, ...comps.system];
-    // actions: memory_window keeps only the last N messages of the state's visit
     const memoryWindow = state.def.memory_window;
-    const view = limitToVisit(await this.env.view({ agent, window: memoryWindow ?? state.maxChatHistory, topK: this.topK(), minSimilarity: sop.environment?.min_similarity }), memoryWindow, this.env.stateStart);
+    let view = await this.env.view({ agent, window: memoryWindow ?? state.maxChatHistory, topK: this.topK(), minSimilarity: sop.environment?.min_similarity });
+    for (const p of this.plugins) if (p.view) view = p.view(view, state, this.env.stateStart); // e.g. memory_window
+    const extraParts: ComponentPart[] = [];
+    let extraContext: Record<string, unknown> = {};
+    for (const p of this.plugins) {
+      const added = p.agentPrompt?.(state, base); // e.g. the command list
+      if (added?.parts) extraParts.push(...added.parts);
+      if (added?.context) extraContext = { ...extraContext, ...added.context };
+    }
     const ctx = {
       ...base,
       state: { name: state.name },
       environment_prompt: this.envPrompt(state),
       agent: { name: agent, role, style: agentDef.style ?? '' },
-      components: [...parts, ...this.actions.promptParts(state, base)], // actions: the command list
-      commands: this.actions.commandList(state),
+      components: [...parts, ...extraParts],
+      ...extraContext,
       last_parts: comps.last,
       output: comps.output,
     };
@@ -528,7 +529,7 @@ export class Run {
           ? { role: 'assistant', content: m.content }
           : { role: 'user', content: `${m.sender} (${m.role}): ${m.content}` });
       }
-      messages.push(lastPrompt, ...extra); // actions: rejected replies and the problems found
+      messages.push(lastPrompt, ...extra); // e.g. rejected commands and the problems found
       return messages;
     };
     const plan: PromptPlan<Message> = {
@@ -547,11 +548,17 @@ export class Run {
         this.emit({ type: 'warning', message: `the prompt of ${agent} in state "${state.name}" needs ${trimmed.tokens} tokens even without history, over environment.max_prompt_tokens ${budget}` });
       }
     }
-    // scientist: while a task is in progress, its resource level's LLM profile applies
-    const profile = this.options.sop.resources ? taskLlmProfile(this.options.sop, this.actions.memory, this.inputs) : undefined;
-    const reply = await this.call(messages, { ...agentLlm(this.resolved, state, agent, role), ...profile }, {
+    const llmSettings = agentLlm(this.resolved, state, agent, role);
+    let settings: LlmSettings = llmSettings;
+    let metaExtra: Partial<CallMeta> = {};
+    for (const p of this.plugins) {
+      const c = p.agentCall?.(state, agent, role, llmSettings); // e.g. commands as tools, a task's LLM profile
+      if (c?.settings) settings = { ...settings, ...c.settings };
+      if (c?.meta) metaExtra = { ...metaExtra, ...c.meta };
+    }
+    const reply = await this.call(messages, settings, {
       purpose: 'agent', state: state.name, agent, role, turn: this.position.turn, turnInState: this.position.states[state.name]!.chatNums,
-      ...this.actions.callMeta(state, agentLlm(this.resolved, state, agent, role)),
+      ...metaExtra,
     }, this.options.stream !== false);
     let text = stripSpeakerName(reply, agent, this.options.nameStripping ?? 'leading');
     if (comps.output) text = extractTag(text, comps.output) ?? text;
@@ -594,9 +601,9 @@ export class Run {
   private async call(messages: ChatMessage[], settings: LlmSettings, meta: CallMeta, stream = false): Promise<string> {
     const model = this.options.model ?? settings.model ?? DEFAULTS.model;
     const started = performance.now();
-    const llm = this.options.llm;
+    const llm = this.llm;
     const onDelta = stream && meta.agent ? (text: string) => this.emit({ type: 'delta', agent: meta.agent!, text }) : undefined;
-    // durability: a reply already in the journal (an interrupted turn being redone) is reused.
+    // A reply already in the journal (an interrupted turn being redone) is reused (durable effects).
     const { value: res, key, reused } = await this.effects.perform<LlmEffectResult>(
       { kind: 'llm', label: llmEffectLabel(meta.purpose, meta.state, meta.agent), journalsResult: false },
       () => llm.chat(
@@ -609,7 +616,7 @@ export class Run {
       onDelta?.(res.content);
     }
     addUsage(this.usage, meta.purpose, res.usage);
-    if (meta.purpose === 'agent') this.usage.agent_prompt_tokens_last = res.usage.promptTokens; // memory: sampled below
+    if (meta.purpose === 'agent') this.usage.agent_prompt_tokens_last = res.usage.promptTokens; // sampled at turn ends
     let promptChars = 0;
     for (const m of messages) promptChars += m.content.length;
     this.emit({
