@@ -1,7 +1,7 @@
 // Tool slots: services a role consults before it answers (web search, flight offers, product
 // search in Agents 1.0 configs). They need a network service and an API key, so they do nothing
 // until an executor is bound to them; an unbound slot is reported once and the run goes on.
-import { renderV1 } from '../compat/agents-v1/templates.js';
+import { renderV1 } from './templates.js';
 import type { ComponentKind, ComponentRuntime, LastPart } from './registry.js';
 
 export type { ToolSlotExecutor, ToolSlotRequest } from './registry.js';

@@ -63,6 +63,9 @@ export class Run extends RunLoop {
   constructor(options: RunOptions) {
     const builtin = builtinPlugins(options);
     const extra = options.plugins;
-    super({ ...options, plugins: (host) => [...builtin(host), ...(extra?.(host) ?? [])] });
+    super({
+      workspace: options.actions?.workspace, toolExecutors: options.agentsV1?.toolExecutors,
+      ...options, plugins: (host) => [...builtin(host), ...(extra?.(host) ?? [])],
+    });
   }
 }

@@ -7,6 +7,7 @@
 // (or the agent prompt: agentPrompt parts, view, agentCall) -> LLM -> the message is recorded
 // -> afterMessage -> execute (a command's executor) -> summary -> checkpoint (plugin checkpoint()).
 import type { ComponentPart } from '../agent/components.js';
+import type { PrivateMemoryOption } from '../agent/pipeline.js';
 import type { EnvironmentMemory, EnvironmentView } from '../environment/environment.js';
 import type { Message } from '../environment/message.js';
 import type { HumanInput } from '../io/human.js';
@@ -91,9 +92,10 @@ export interface RunPlugin {
   beforeTurn?(step: TurnStep): Promise<void>;
   /**
    * The agent's reply, when this plugin produces it (commands, the Agents 1.0 turn); `act`
-   * runs the agent prompt pipeline (`extra` messages are appended to the prompt).
+   * runs the agent prompt pipeline (`extra` messages are appended to the prompt; `privateMemory`
+   * gives it Agents 1.0 semantics).
    */
-  speak?(step: TurnStep, act: (extra?: ChatMessage[]) => Promise<string>): Promise<TurnOutput | undefined>;
+  speak?(step: TurnStep, act: (extra?: ChatMessage[], privateMemory?: PrivateMemoryOption) => Promise<string>): Promise<TurnOutput | undefined>;
   /** Parts added to the agent's system prompt, and values added to its template context. */
   agentPrompt?(state: ResolvedState, context: Record<string, unknown>): { parts?: ComponentPart[]; context?: Record<string, unknown> };
   /** Narrow what the agent sees of the shared memory. */

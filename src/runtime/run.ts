@@ -1,21 +1,23 @@
 // The run loop: pick the state and speaker, let the agent speak, record the message, repeat.
 // Semantics follow Agents 1.0 (docs/agents-v1.md), with its clean behaviours unless `compat`
 // asks for the original quirks. Features plug in through the hooks of src/runtime/hooks.ts.
-import { roleComponents, type ComponentPart } from '../agent/components.js';
-import { extractTag, stripSpeakerName, type NameStripping } from '../agent/output.js';
+import { ComponentServices } from '../agent/component-services.js';
+import type { NameStripping } from '../agent/output.js';
+import { agentTurn, type PipelineHost, type PrivateMemoryOption } from '../agent/pipeline.js';
+import type { ToolSlotExecutor } from '../components/registry.js';
 import type { EnvironmentMemory } from '../environment/environment.js';
 // memory: embeddings, retrieval, token budget (src/memory, src/environment, docs/memory.md)
 import { MemoryEnvironment } from '../environment/memory-environment.js';
 import { createEmbedder } from '../memory/create-embedder.js';
 import type { Embedder } from '../memory/embedder.js';
-import { isSampleTurn, trimToBudget, type PromptPlan } from '../memory/token-budget.js';
+import { isSampleTurn } from '../memory/token-budget.js';
 import { renderMessage, type Message, type MessageKind } from '../environment/message.js';
 import type { HumanInput } from '../io/human.js';
 import { NoHumanInput } from '../io/human.js';
-import { estimateUsage, type CallMeta, type ChatMessage, type LlmProvider } from '../llm/types.js';
+import type { CallMeta, ChatMessage, LlmProvider } from '../llm/types.js';
 import { renderText, TemplateSet } from '../prompt/templates.js';
 import {
-  DEFAULTS, agentLlm, componentsOf, controllerLlm, resolveSop, summaryLlm,
+  DEFAULTS, controllerLlm, resolveSop, summaryLlm,
   type ResolvedSop, type ResolvedState,
 } from '../sop/resolved.js';
 import type { LlmSettings, Sop } from '../sop/types.js';
@@ -61,6 +63,10 @@ export interface RunOptions {
   launch?: Record<string, string | number | boolean>;
   /** The features plugged into this run (see src/runtime/hooks.ts); src/engine/run.ts gives the built-in ones. */
   plugins?: PluginFactory;
+  /** The run's workspace folder (code components write output_code/ there). */
+  workspace?: string;
+  /** Executors bound to tool slots (tools components), by executor name (or slot name when the slot names none). */
+  toolExecutors?: Record<string, ToolSlotExecutor>;
 }
 
 export type RunStatus = 'finished' | 'max_turns' | 'failed' | 'interrupted';
@@ -101,6 +107,10 @@ export class RunLoop {
   /** The features plugged into this run, in the order they are consulted. */
   readonly plugins: readonly RunPlugin[];
   private readonly llm: LlmProvider;
+  /** Components' shared memory, knowledge bases, workspace and tool slots (native SOPs). */
+  readonly components: ComponentServices;
+  private readonly sharedCheckpointed: boolean;
+  private readonly pipeline: PipelineHost;
   private budgetWarned = false;
 
   constructor(private readonly options: RunOptions) {
@@ -127,6 +137,28 @@ export class RunLoop {
     this.plugins = options.plugins?.(this.host()) ?? [];
     this.llm = this.plugins.reduce((llm, p) => p.wrapLlm?.(llm) ?? llm, options.llm);
     this.effects = this.plugins.find((p) => p.effects)?.effects ?? directEffects;
+    this.components = new ComponentServices({
+      file: options.file, makeEmbedder: () => createEmbedder(sop.environment?.embedder), sharedEmbedder: () => this.runEmbedder(),
+      workspace: options.workspace, toolExecutors: options.toolExecutors, emit: (e) => this.emit(e), turn: () => this.position.turn,
+    });
+    // Native SOPs whose extract components write shared memory journal it in checkpoints.
+    this.sharedCheckpointed = !sop.agents_v1 && Object.values(sop.states).some((st) => Object.values(st.components ?? {}).some((c) => c?.extract !== undefined));
+    this.pipeline = {
+      sop, resolved: this.resolved, templates: this.templates, env: this.env, components: this.components, extensions: this.plugins,
+      nameStripping: options.nameStripping ?? 'leading',
+      stream: options.stream !== false,
+      baseContext: () => this.baseContext(),
+      envPrompt: (state) => this.envPrompt(state),
+      topK: () => this.topK(),
+      turn: () => this.position.turn,
+      turnInState: (name) => this.position.states[name]!.chatNums,
+      call: (m, settings, meta, stream) => this.call(m, settings, meta, stream),
+      overBudget: (agent, state, tokens, budget) => {
+        if (this.budgetWarned) return;
+        this.budgetWarned = true;
+        this.emit({ type: 'warning', message: `the prompt of ${agent} in state "${state.name}" needs ${tokens} tokens even without history, over environment.max_prompt_tokens ${budget}` });
+      },
+    };
   }
 
   /** What the run offers its plugins (src/runtime/hooks.ts). */
@@ -172,6 +204,9 @@ export class RunLoop {
   private checkpointables(): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     for (const p of this.plugins) if (p.checkpoint && p.restoreCheckpoint) out[p.name] = p;
+    if (this.sharedCheckpointed) {
+      out.components = { checkpoint: () => this.components.snapshotShared(), restoreCheckpoint: (s: unknown) => this.components.restoreShared(s as Record<string, string>) };
+    }
     return out;
   }
 
@@ -479,7 +514,7 @@ export class RunLoop {
 
   /** The agent's reply: a plugin's (a command, the Agents 1.0 turn), else the agent prompt pipeline's. */
   private async speak(step: Step): Promise<TurnOutput> {
-    const act = (extra?: ChatMessage[]) => this.act(step.state, step.role, step.agent, extra);
+    const act = (extra?: ChatMessage[], privateMemory?: PrivateMemoryOption) => this.act(step.state, step.role, step.agent, extra, privateMemory);
     for (const p of this.plugins) {
       const out = await p.speak?.(step, act);
       if (out) return out;
@@ -487,83 +522,11 @@ export class RunLoop {
     return { content: await act() };
   }
 
-  /** Build the agent's prompt, call its LLM and turn the reply into the recorded text. */
-  private async act(state: ResolvedState, role: string, agent: string, extra: ChatMessage[] = []): Promise<string> {
-    const sop = this.options.sop;
-    const agentDef = sop.agents[agent]!;
-    const where = `/states/${state.name}/components/${role}`;
-    const base = this.baseContext();
-    const comps = roleComponents(componentsOf(state, role), agentDef.style, base, where);
-    const parts: ComponentPart[] = comps.system.some((p) => p.kind === 'style')
-      ? comps.system
-      : [{ kind: 'style', role, style: agentDef.style }, ...comps.system];
-    const memoryWindow = state.def.memory_window;
-    let view = await this.env.view({ agent, window: memoryWindow ?? state.maxChatHistory, topK: this.topK(), minSimilarity: sop.environment?.min_similarity });
-    for (const p of this.plugins) if (p.view) view = p.view(view, state, this.env.stateStart); // e.g. memory_window
-    const extraParts: ComponentPart[] = [];
-    let extraContext: Record<string, unknown> = {};
-    for (const p of this.plugins) {
-      const added = p.agentPrompt?.(state, base); // e.g. the command list
-      if (added?.parts) extraParts.push(...added.parts);
-      if (added?.context) extraContext = { ...extraContext, ...added.context };
-    }
-    const ctx = {
-      ...base,
-      state: { name: state.name },
-      environment_prompt: this.envPrompt(state),
-      agent: { name: agent, role, style: agentDef.style ?? '' },
-      components: [...parts, ...extraParts],
-      ...extraContext,
-      last_parts: comps.last,
-      output: comps.output,
-    };
-    // prompt = system (environment prompt + components) + summary + relevant history + window + last prompt
-    const system: ChatMessage = { role: 'system', content: this.templates.render('agent_system', ctx) };
-    const lastPrompt: ChatMessage = { role: 'user', content: this.templates.render('agent_last', ctx) };
-    const build = (plan: PromptPlan<Message>): ChatMessage[] => {
-      const messages: ChatMessage[] = [system];
-      const context = this.templates.render('agent_context', { ...ctx, summary: plan.summary, relevant: plan.relevant.map((m) => renderMessage(m, agent)) });
-      if (context) messages.push({ role: 'user', content: context });
-      for (const m of plan.window) {
-        messages.push(m.sender === agent
-          ? { role: 'assistant', content: m.content }
-          : { role: 'user', content: `${m.sender} (${m.role}): ${m.content}` });
-      }
-      messages.push(lastPrompt, ...extra); // e.g. rejected commands and the problems found
-      return messages;
-    };
-    const plan: PromptPlan<Message> = {
-      summary: state.summary.enabled ? view.summary : '',
-      relevant: view.relevant,
-      window: view.window,
-    };
-    let messages = build(plan);
-    const budget = sop.environment?.max_prompt_tokens;
-    if (budget !== undefined) {
-      // Token budget: drop the oldest parts first; never the system prompt or the last prompt.
-      const trimmed = trimToBudget(plan, budget, (p) => estimateUsage(build(p), '').promptTokens);
-      messages = build(trimmed.plan);
-      if (!trimmed.fits && !this.budgetWarned) {
-        this.budgetWarned = true;
-        this.emit({ type: 'warning', message: `the prompt of ${agent} in state "${state.name}" needs ${trimmed.tokens} tokens even without history, over environment.max_prompt_tokens ${budget}` });
-      }
-    }
-    const llmSettings = agentLlm(this.resolved, state, agent, role);
-    let settings: LlmSettings = llmSettings;
-    let metaExtra: Partial<CallMeta> = {};
-    for (const p of this.plugins) {
-      const c = p.agentCall?.(state, agent, role, llmSettings); // e.g. commands as tools, a task's LLM profile
-      if (c?.settings) settings = { ...settings, ...c.settings };
-      if (c?.meta) metaExtra = { ...metaExtra, ...c.meta };
-    }
-    const reply = await this.call(messages, settings, {
-      purpose: 'agent', state: state.name, agent, role, turn: this.position.turn, turnInState: this.position.states[state.name]!.chatNums,
-      ...metaExtra,
-    }, this.options.stream !== false);
-    let text = stripSpeakerName(reply, agent, this.options.nameStripping ?? 'leading');
-    if (comps.output) text = extractTag(text, comps.output) ?? text;
-    return text;
+  /** The agent prompt pipeline (src/agent/pipeline.ts): the agent's prompt, its LLM call, the reply as recorded. */
+  private act(state: ResolvedState, role: string, agent: string, extra: ChatMessage[] = [], privateMemory?: PrivateMemoryOption): Promise<string> {
+    return agentTurn(this.pipeline, { state, role, agent, extra, privateMemory });
   }
+
 
   /**
    * Refresh the summary every `summary.every` messages (counted over the whole run), from the

@@ -130,12 +130,6 @@ export function graphDiagnostics(sop: Sop, checks: readonly SopCheck[] = []): Di
     }
     for (const role of Object.keys(state.components ?? {})) {
       if (!roles.includes(role)) warn(at('components', role), `role "${role}" has components but is not in "roles", so it never speaks`);
-      // agents-v1: these kinds run in the Agents 1.0 prompt path only (docs/agents-v1.md).
-      for (const kind of ['customize', 'extract', 'knowledge', 'code', 'tools']) {
-        if (!sop.agents_v1 && state.components?.[role]?.[kind as 'code'] !== undefined) {
-          warn(at('components', role, kind), `"${kind}" components run only in SOPs with "agents_v1" (imported Agents 1.0 configs) for now; this one is ignored`);
-        }
-      }
     }
     for (const role of roles) {
       const who = players.get(name)?.get(role) ?? [];

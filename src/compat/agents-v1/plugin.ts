@@ -17,7 +17,7 @@ export function agentsV1Plugin(host: RunHost, options: AgentsV1Options): RunPlug
     keepsSummary: true,
     wrapLlm: (llm) => withConcise(llm, AgentsV1Turns.conciseSentence(host.sop), (s) => Boolean(host.resolved.states[s]?.def.controller?.judge?.last_prompt)),
     beforeTurn: ({ state, role, agent }) => turns.observe(state, role, agent),
-    speak: async ({ state, role, agent }) => ({ content: await turns.act(state, role, agent) }),
+    speak: async (_step, act) => ({ content: await act(undefined, turns.privateMemory()) }),
     afterMessage: (message) => turns.recorded(message), // the sender's private memory
     checkpoint: () => turns.checkpoint(),
     restoreCheckpoint: (state) => turns.restoreCheckpoint(state),
