@@ -7,8 +7,12 @@ import { KnowledgeBase, embedderLearns, type KnowledgeMode } from '../components
 import type { ComponentRuntime, ToolSlotExecutor } from '../components/registry.js';
 import type { Embedder } from '../memory/embedder.js';
 import { renderText } from '../prompt/templates.js';
-import type { RunEvent } from '../runtime/events.js';
 import { Workspace } from '../workspace/workspace.js';
+
+/** What components tell the run (a subset of its events, src/runtime/events.ts). */
+export type ComponentEvent =
+  | { type: 'warning'; message: string }
+  | { type: 'file_written'; path: string; content: string; turn: number };
 
 export interface ComponentServicesOptions {
   /** The SOP file (knowledge paths are relative to its folder). */
@@ -23,7 +27,7 @@ export interface ComponentServicesOptions {
   toolExecutors?: Record<string, ToolSlotExecutor>;
   /** Cache folder for embedded knowledge bases (default: see components/knowledge-base.ts). */
   knowledgeCacheDir?: string;
-  emit(event: RunEvent): void;
+  emit(event: ComponentEvent): void;
   turn(): number;
 }
 

@@ -1,9 +1,23 @@
 // What the environment needs from a store of message embeddings: append rows, read one back,
 // and exact top-k search. VectorStore (./vector-store.ts) is the in-memory one; a database-backed
 // store implements the same interface and is passed as MemoryEnvironmentOptions.vectorIndex.
-import type { Hit, SearchOptions } from './vector-store.js';
+export interface SearchOptions {
+  /** First row considered (default 0). */
+  from?: number;
+  /** Row after the last one considered (default: all rows). */
+  to?: number;
+  /** Rows in [exclude.from, exclude.to) are skipped (e.g. the recent window already in the prompt). */
+  exclude?: { from: number; to: number };
+  /** Only rows at least this similar are returned. */
+  minSimilarity?: number;
+  /** Rows whose flag is non-zero are skipped (e.g. texts repeated later). */
+  skip?: Uint8Array;
+}
 
-export type { Hit, SearchOptions } from './vector-store.js';
+export interface Hit {
+  row: number;
+  score: number;
+}
 
 export interface VectorIndex {
   readonly dimension: number;
