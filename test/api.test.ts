@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   EngineError, SopError, loadSop, resumeRun, runSop, validateSop,
-  type ChatRequest, type LlmProvider, type RunEvent,
+  type ChatRequest, type LlmProvider, type RunEvent, type RunPlugin,
 } from '../src/index.js';
 
 const DEBATE = 'examples/debate/debate.sop.json';
@@ -69,6 +69,33 @@ describe("import { loadSop, runSop } from 'sop'", () => {
     expect(seen).toContain('agent');
     expect(result.usage.calls).toBe(seen.length);
     expect(result.messages.some((m) => m.content.startsWith('turn '))).toBe(true);
+  });
+
+  it('plugs a feature of your own in through the run hooks: prompt parts, after a message, checkpoints', async () => {
+    const systems: string[] = [];
+    const llm: LlmProvider = {
+      id: 'capture',
+      async chat(request: ChatRequest) {
+        if (request.meta?.purpose === 'agent') systems.push(request.messages[0]!.content);
+        return { content: request.meta?.purpose === 'judge' ? '0' : 'ok', usage: { promptTokens: 1, completionTokens: 1 } };
+      },
+    };
+    let recorded = 0;
+    const plugin = (): RunPlugin => ({
+      name: 'counter',
+      agentPrompt: () => ({ parts: [{ kind: 'system', text: 'PLUGIN LINE' }] }),
+      afterMessage: () => { recorded++; },
+      checkpoint: () => ({ recorded }),
+      restoreCheckpoint: () => {},
+    });
+    const handle = runSop(DEBATE, { llm, maxTurns: 4, inputs: { topic: 'tests' }, plugins: () => [plugin()] });
+    const saved: unknown[] = [];
+    for await (const e of handle) if (e.type === 'checkpoint') saved.push(e.snapshot.extensions?.counter);
+    const result = await handle.result;
+    expect(systems.length).toBeGreaterThan(0);
+    expect(systems.every((s) => s.includes('PLUGIN LINE'))).toBe(true);
+    expect(recorded).toBe(result.messages.length);
+    expect(saved[saved.length - 1]).toEqual({ recorded });
   });
 
   it('loadSop throws a SopError with diagnostics (an EngineError with a code); validateSop lists them', () => {

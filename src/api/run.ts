@@ -8,6 +8,7 @@ import { RunFolder, newRunId } from '../io/run-folder.js';
 import { createProvider } from '../llm/factory.js';
 import type { LlmProvider } from '../llm/types.js';
 import type { Embedder } from '../memory/embedder.js';
+import type { EnvironmentMemory } from '../environment/environment.js';
 import { Run } from '../engine/run.js';
 import type { RunEvent, RunListener } from '../runtime/events.js';
 import type { PluginFactory } from '../runtime/hooks.js';
@@ -59,6 +60,8 @@ export interface RunSopOptions {
   workspace?: string;
   /** Embedder for retrieval (default: made from the SOP's environment.embedder). */
   embedder?: Embedder;
+  /** The shared memory of the run (default: a MemoryEnvironment with the SOP's settings). */
+  environment?: EnvironmentMemory;
   /** Emit `delta` events while agents' replies stream (default true). */
   stream?: boolean;
   /** Reproduce the safe Agents 1.0 quirks. */
@@ -127,7 +130,7 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
       maxTurns: o.maxTurns ?? settings?.max_turns, model: o.model ?? settings?.model,
       human: humanOf(o), listeners: [emit], stream: o.stream !== false, signal: o.signal,
       ...(o.compat ?? settings?.compat ? { compat: o.compat ?? settings?.compat } : {}), ...(settings?.name_stripping ? { nameStripping: settings.name_stripping } : {}),
-      resume: continuation?.resume, rerun: o.rerun ?? { autoRun: o.autoRun }, launch: o.launch, embedder: o.embedder,
+      resume: continuation?.resume, rerun: o.rerun ?? { autoRun: o.autoRun }, launch: o.launch, embedder: o.embedder, environment: o.environment,
       agentsV1: { workspace }, // code components write output_code/ here
       // memory files in memory/, code runs in workspace/
       actions: { runDir: folder?.dir, workspace, autoRun: o.autoRun, yes: o.yes, sandbox: o.sandbox },
