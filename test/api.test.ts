@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  EngineError, SopError, loadSop, resumeRun, runSop, validateSop,
+  EngineError, SopError, forkRun, loadSop, resumeRun, runSop, validateSop,
   type ChatRequest, type LlmProvider, type RunEvent, type RunPlugin,
 } from '../src/index.js';
 
@@ -54,6 +54,18 @@ describe("import { loadSop, runSop } from 'sop'", () => {
     expect(done.status).toBe('finished');
     expect(done.messages.map((m) => m.content)).toEqual(reference.messages.map((m) => m.content));
     expect(messages).toEqual(reference.messages.slice(first.messages.length).map((m) => m.content));
+  });
+
+  it('forkRun continues a finished run from an earlier turn in a new folder, with the same replies', async () => {
+    const original = runSop(DEBATE, { llm: CASSETTE, out: join(tmp, 'fork-src') });
+    const whole = await original.result;
+    expect(whole.status).toBe('finished');
+    const fork = forkRun(original.dir!, 3, { out: join(tmp, 'forks') });
+    const done = await fork.result;
+    expect(done.status).toBe('finished');
+    expect(fork.dir).not.toBe(original.dir);
+    expect(existsSync(join(fork.dir!, 'journal.jsonl'))).toBe(true);
+    expect(done.messages.map((m) => m.content)).toEqual(whole.messages.map((m) => m.content));
   });
 
   it('runs with a provider of your own', async () => {

@@ -223,7 +223,7 @@ export function forkRun(runDir: string, turn: number, options: Omit<RunSopOption
   const settings = { ...(original.started.settings ?? { max_turns: 200 }) };
   if (options.maxTurns !== undefined) settings.max_turns = options.maxTurns;
   if (options.model !== undefined) settings.model = options.model;
-  const llmSpec = typeof options.llm === 'string' ? options.llm : undefined;
+  const llmSpec = typeof options.llm === 'string' ? launchOf({ llm: options.llm }).llm as string : undefined;
   const { continuation, folder } = prepareFork(runDir, {
     at: turn, out: options.out, newRunId: newRunId(original.started.sop), sameLlm: options.llm === undefined || llmSpec === launch.llm,
     settings, launch: { ...launch, ...(llmSpec !== undefined ? { llm: llmSpec } : {}) }, redact: makeRedactor(),
