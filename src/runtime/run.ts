@@ -22,12 +22,13 @@ import {
 } from '../sop/resolved.js';
 import type { LlmSettings, Sop } from '../sop/types.js';
 import {
-  freshStateRuntime, parseJudgeReply, targetOf, transitDecision,
+  freshStateRuntime, transitDecision,
   type StateRuntime,
 } from './controller.js';
 import { addUsage, emptyUsage, type RunEvent, type RunListener, type UsageTotals } from './events.js';
 import { Rng } from './rng.js';
 import { controllerStrategy, type ControllerContext } from './controllers/index.js';
+import { askJudge } from './controllers/judge.js';
 import type { PluginFactory, RunHost, RunPlugin, Transition, TurnOutput, TurnStep } from './hooks.js';
 import { directEffects, llmEffectLabel, type EffectSpec, type Effects, type LlmEffectResult, type Performed } from './effects.js';
 import { SNAPSHOT_VERSION, type RestorePoint, type RunSnapshot } from './position.js';
@@ -371,33 +372,7 @@ export class RunLoop {
     if (decision.kind !== 'ask_judge') {
       return { target: state.nextStates[decision.key]!, reason: decision.kind === 'max_turns' ? 'max_turns' : 'direct' };
     }
-    const judge = state.def.controller?.judge ?? {};
-    const extractWord = judge.extract_word ?? 'end';
-    const { history, relevant } = await this.controllerHistory(state);
-    const last = this.env.messages[this.env.messages.length - 1];
-    const keys = Object.keys(state.nextStates).sort();
-    if (!keys.includes('0')) keys.unshift('0');
-    const ctx = {
-      ...this.baseContext(),
-      state: { name: state.name },
-      environment_prompt: this.envPrompt(state),
-      judge,
-      extract_word: extractWord,
-      keys: keys.map((key) => ({ key, target: state.nextStates[key] ?? state.name })),
-      summary: this.env.summary,
-      history: history.map((m) => renderMessage(m)),
-      last_message: last ? renderMessage(last) : undefined,
-      relevant: relevant.map((m) => renderMessage(m)),
-    };
-    const messages: ChatMessage[] = [
-      { role: 'system', content: this.templates.render('judge_system', ctx) },
-      { role: 'user', content: this.templates.render('judge_user', ctx) },
-    ];
-    const reply = await this.call(messages, controllerLlm(this.resolved, state), {
-      purpose: 'judge', state: state.name, turn: this.position.turn, turnInState: rt.chatNums, judgeKeys: keys, extractWord,
-    });
-    const key = parseJudgeReply(reply, extractWord);
-    const { target, known } = targetOf(state.nextStates, key, state.name);
+    const { key, target, known } = await askJudge(state, rt, this.controllerContext(), this.env.summary);
     if (!known) this.emit({ type: 'warning', message: `judge of state "${state.name}" answered key "${key}", which has no transition; staying` });
     this.emit({ type: 'judge', state: state.name, turn: this.position.turn, key, target, fallback: !known });
     return { target, reason: 'judge' };

@@ -8,7 +8,7 @@ import type { LlmSettings } from '../../sop/types.js';
 import type { StateRuntime } from '../controller.js';
 import type { Rng } from '../rng.js';
 
-/** What a strategy may use: the run's seeded random numbers, its LLM and prompts. */
+/** What a strategy (and the judge) may use: the run's seeded random numbers, its LLM and prompts. */
 export interface ControllerContext {
   rng: Rng;
   /** Reproduce the Agents 1.0 quirks (--compat agents-v1). */
@@ -20,7 +20,7 @@ export interface ControllerContext {
   last(): Message | undefined;
   /** Template context shared by controller prompts: inputs, SOP facts, state, environment prompt. */
   promptContext(state: ResolvedState): Record<string, unknown>;
-  render(template: 'speaker_system' | 'speaker_user', context: object): string;
+  render(template: 'speaker_system' | 'speaker_user' | 'judge_system' | 'judge_user', context: object): string;
   /** The LLM settings of the state's controller. */
   llm(state: ResolvedState): LlmSettings;
   call(messages: ChatMessage[], settings: LlmSettings, meta: CallMeta): Promise<string>;
