@@ -1,7 +1,7 @@
 // Running a SOP from code: runSop, resumeRun and forkRun return a RunHandle. The CLI's run,
 // resume and fork commands start their runs through startRun below, with their own provider,
 // human input and display.
-import { basename, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { HumanInputError, NoHumanInput, AnswersFileInput, type HumanInput } from '../io/human.js';
 import { AnswersListInput } from '../io/answers-list.js';
 import { RunFolder, newRunId } from '../io/run-folder.js';
