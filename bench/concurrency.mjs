@@ -69,12 +69,12 @@ async function runAll(engine, llm, sop, file, sims = SIMS, stream = true) {
 export async function run() {
   const limit = maxConcurrencyOption();
   const engine = await loadEngine();
-  const { OpenAiProvider, limitConcurrency } = await loadLlm();
+  const { openaiProvider, limitConcurrency } = await loadLlm();
   const file = join(FIXTURES, 'roundrobin.sop.json');
   const { sop } = engine.loadSopFile(file);
   const server = await startServer();
   try {
-    const provider = new OpenAiProvider({ baseURL: server.url, apiKey: 'bench' });
+    const provider = await openaiProvider({ baseURL: server.url, apiKey: 'bench' });
     // Warm-up: connections, JIT.
     await runAll(engine, provider, sop, file);
     const alone = await runAll(engine, provider, sop, file, 1);

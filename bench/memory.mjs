@@ -6,7 +6,6 @@ import { fmtMs, median, p95, round, row } from './lib/stats.mjs';
 
 export const order = 40;
 
-const dist = (p) => new URL(`../dist/src/${p}`, import.meta.url).href;
 
 const EMBED_TARGET = 20_000; // messages per second
 const RETRIEVAL_TARGET_MS = 10; // median at 100k messages
@@ -75,11 +74,7 @@ function heap() {
 }
 
 export async function run() {
-  const [{ LocalEmbedder }, { VectorStore }, { MemoryEnvironment }] = await Promise.all([
-    import(dist('memory/local-embedder.js')),
-    import(dist('memory/vector-store.js')),
-    import(dist('environment/memory-environment.js')),
-  ]);
+  const { LocalEmbedder, VectorStore, MemoryEnvironment } = await import('sop');
   const big = SIZES[SIZES.length - 1];
   const texts = syntheticMessages(big);
 

@@ -70,7 +70,7 @@ export async function promptStats(engine, { sop, file, turns, environment }) {
  * refreshed, so it holds between W and W + every - 1 messages and only grows in between.
  */
 async function whatIf(engine, sop, file) {
-  const { ListEnvironment } = await import('../dist/src/environment/environment.js');
+  const { ListEnvironment } = await import('sop');
   const every = sop.environment.summary?.every ?? sop.environment.max_chat_history;
   class AlignedWindow extends ListEnvironment {
     view(request) {

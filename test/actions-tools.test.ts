@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OpenAiProvider } from '../src/llm/openai.js';
-import { Run } from '../src/runtime/run.js';
-import { validateSopDocument } from '../src/sop/load.js';
+import { Run } from '../src/engine/run.js';
+import { validateSopDocument } from '../src/loader/load.js';
 import { tempDir } from './helpers/executor-context.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 

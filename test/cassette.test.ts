@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReplayProvider, readCassette, type Cassette } from '../src/llm/cassette.js';
 import { LlmError } from '../src/llm/types.js';
-import { Run } from '../src/runtime/run.js';
-import { validateSopDocument } from '../src/sop/load.js';
+import { Run } from '../src/engine/run.js';
+import { validateSopDocument } from '../src/loader/load.js';
 import { startOpenAiServer, type ChatRequestBody } from './helpers/openai-server.js';
 
 const ROOT = join(import.meta.dirname, '..');

@@ -2,9 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { ListEnvironment } from '../src/environment/environment.js';
 import type { Message } from '../src/environment/message.js';
-import { Run, type RunOptions } from '../src/runtime/run.js';
+import { Run, type RunOptions } from '../src/engine/run.js';
 import type { RunEvent } from '../src/runtime/events.js';
-import { validateSopDocument } from '../src/sop/load.js';
+import { validateSopDocument } from '../src/loader/load.js';
 import type { Sop } from '../src/sop/types.js';
 import { ScriptedLlm, type Script } from './helpers/scripted-llm.js';
 

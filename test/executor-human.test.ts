@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { executor as human } from '../src/executors/human.js';
 import type { HumanInput } from '../src/io/human.js';
-import { Run } from '../src/runtime/run.js';
-import { loadSopFile } from '../src/sop/load.js';
+import { Run } from '../src/engine/run.js';
+import { loadSopFile } from '../src/loader/load.js';
 import { answers, execContext, tempDir } from './helpers/executor-context.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 

@@ -4,8 +4,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { executor as memory } from '../src/executors/memory.js';
-import { Run } from '../src/runtime/run.js';
-import { validateSopDocument } from '../src/sop/load.js';
+import { Run } from '../src/engine/run.js';
+import { validateSopDocument } from '../src/loader/load.js';
 import { MemoryError, MemoryFiles } from '../src/workspace/memory-files.js';
 import { PathEscapeError, resolveInside } from '../src/workspace/safe-path.js';
 import { Workspace } from '../src/workspace/workspace.js';

@@ -4,8 +4,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunEvent } from '../src/runtime/events.js';
-import { Run } from '../src/runtime/run.js';
-import { loadSopFile } from '../src/sop/load.js';
+import { Run } from '../src/engine/run.js';
+import { loadSopFile } from '../src/loader/load.js';
 import { tempDir } from './helpers/executor-context.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 

@@ -15,8 +15,8 @@ import { OpenAiProvider } from '../src/llm/openai.js';
 import { RetryBudget, backoffDelay, parseRetryAfter, DEFAULT_RETRY_POLICY } from '../src/llm/retry.js';
 import { LlmError, LlmUnavailableError, type ChatRequest } from '../src/llm/types.js';
 import { Rng } from '../src/runtime/rng.js';
-import { Run } from '../src/runtime/run.js';
-import { loadSopFile } from '../src/sop/load.js';
+import { Run } from '../src/engine/run.js';
+import { loadSopFile } from '../src/loader/load.js';
 import { startOpenAiServer, type ChatRequestBody, type Fault, type TestServer } from './helpers/openai-server.js';
 
 const FIX = resolve('test/fixtures/durable');

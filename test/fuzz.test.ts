@@ -11,9 +11,9 @@ import { validateCommand } from '../src/cli/validate-command.js';
 import { MockProvider } from '../src/llm/mock.js';
 import { compileTemplate } from '../src/prompt/templates.js';
 import { Rng } from '../src/runtime/rng.js';
-import { Run } from '../src/runtime/run.js';
+import { Run } from '../src/engine/run.js';
 import { SopError, formatDiagnostic } from '../src/sop/diagnostics.js';
-import { loadSopFile } from '../src/sop/load.js';
+import { loadSopFile } from '../src/loader/load.js';
 import type { Sop } from '../src/sop/types.js';
 import { Mutator } from './helpers/sop-mutator.js';
 

@@ -7,7 +7,7 @@ import { join, relative } from 'node:path';
 import DOMPurify from 'dompurify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { toMermaid } from '../src/sop/graph.js';
-import { loadSopFile, validateSopDocument } from '../src/sop/load.js';
+import { loadSopFile, validateSopDocument } from '../src/loader/load.js';
 import type { Sop } from '../src/sop/types.js';
 
 const ROOT = join(import.meta.dirname, '..');

@@ -19,7 +19,7 @@ import { ReplyTooLargeError } from '../src/llm/reply-errors.js';
 import { RetryBudget } from '../src/llm/retry.js';
 import { LlmError, LlmUnavailableError, type ChatRequest } from '../src/llm/types.js';
 import type { RunEvent } from '../src/runtime/events.js';
-import { Run } from '../src/runtime/run.js';
+import { Run } from '../src/engine/run.js';
 import { validateSopDocument } from '../src/sop/load.js';
 import { startOpenAiServer, type ChatRequestBody, type Fault, type ServerOptions, type TestServer } from './helpers/openai-server.js';
 

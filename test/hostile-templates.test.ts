@@ -16,7 +16,7 @@ import { TEMPLATE_VARIABLES } from '../src/prompt/template-context.js';
 import { compileTemplate, TEMPLATE_NAMES } from '../src/prompt/templates.js';
 import { RENDER_LIMITS } from '../src/prompt/render-limits.js';
 import { Rng } from '../src/runtime/rng.js';
-import { Run } from '../src/runtime/run.js';
+import { Run } from '../src/engine/run.js';
 import { validateSopDocument } from '../src/sop/load.js';
 import { Mutator } from './helpers/sop-mutator.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';

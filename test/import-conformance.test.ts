@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importAndValidate } from '../src/import/import-and-validate.js';
 import { MockProvider } from '../src/llm/mock.js';
-import { Run } from '../src/runtime/run.js';
-import { loadSopFile } from '../src/sop/load.js';
+import { Run } from '../src/engine/run.js';
+import { loadSopFile } from '../src/loader/load.js';
 import { CONFORMANCE, ListHuman, REPO } from './helpers/v1.js';
 
 const CLI = join(REPO, 'dist', 'src', 'cli', 'main.js');

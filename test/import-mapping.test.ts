@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { importAgentsV1 } from '../src/import/agents-v1.js';
 import { isAgentsV1Config } from '../src/import/detect.js';
 import { SopError } from '../src/sop/diagnostics.js';
-import { validateSopDocument } from '../src/sop/load.js';
+import { validateSopDocument } from '../src/loader/load.js';
 import { baseConfig, importConfig } from './helpers/v1.js';
 
 const warningAt = (w: { pointer: string; message: string }[], pointer: string) => w.filter((d) => d.pointer === pointer).map((d) => d.message).join('\n');
@@ -107,7 +107,9 @@ describe('sop import: mapping', () => {
     expect(warningAt(warnings, '/states/s2')).toMatch(/not reachable/);
   });
 
-  it('warns when a SOP without agents_v1 uses a component kind that only the Agents 1.0 path runs', () => {
+  // Issue 12: every component kind now runs in native SOPs too (src/agent/pipeline.ts), so the
+  // warning this test used to expect for a SOP without agents_v1 is gone.
+  it('does not warn about component kinds, with or without agents_v1 (every kind runs in both)', () => {
     const { sop } = importConfig((() => {
       const d = baseConfig();
       d.states.s1.agent_states.RA.CodeComponent = { file_name: 'x.py', keyword: 'code' };
@@ -116,7 +118,7 @@ describe('sop import: mapping', () => {
     expect(validateSopDocument(sop, 'x.sop.json').warnings.filter((w) => /only in SOPs with "agents_v1"/.test(w.message))).toEqual([]);
     const { agents_v1: _, ...native } = sop;
     const warnings = validateSopDocument(native, 'x.sop.json').warnings;
-    expect(warnings.find((w) => w.pointer === '/states/s1/components/RA/code')?.message).toMatch(/only in SOPs with "agents_v1"/);
+    expect(warnings.find((w) => w.pointer === '/states/s1/components/RA/code')).toBeUndefined();
   });
 
   it('rejects what Agents 1.0 could not load, naming the key', () => {

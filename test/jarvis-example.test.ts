@@ -10,8 +10,8 @@ import { AnswersFileInput } from '../src/io/human.js';
 import { RunFolder } from '../src/io/run-folder.js';
 import { ReplayProvider } from '../src/llm/cassette.js';
 import type { RunEvent } from '../src/runtime/events.js';
-import { Run } from '../src/runtime/run.js';
-import { loadSopFile } from '../src/sop/load.js';
+import { Run } from '../src/engine/run.js';
+import { loadSopFile } from '../src/loader/load.js';
 import { tempDir } from './helpers/executor-context.js';
 
 const ROOT = join(import.meta.dirname, '..');

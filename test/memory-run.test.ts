@@ -11,7 +11,7 @@ import { applyMemoryOverrides } from '../src/environment/memory-settings.js';
 import { MockProvider } from '../src/llm/mock.js';
 import type { ChatOptions, ChatRequest, ChatResponse, LlmProvider } from '../src/llm/types.js';
 import { estimateUsage } from '../src/llm/types.js';
-import { Run } from '../src/runtime/run.js';
+import { Run } from '../src/engine/run.js';
 import type { Sop } from '../src/sop/types.js';
 
 /** A scripted LLM: records every request and answers with `reply`. */

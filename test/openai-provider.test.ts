@@ -4,8 +4,8 @@ import { createProvider } from '../src/llm/factory.js';
 import { MISSING_KEY_MESSAGE, OpenAiProvider, type OpenAiProviderOptions } from '../src/llm/openai.js';
 import { RetryBudget, backoffDelay, parseRetryAfter, DEFAULT_RETRY_POLICY } from '../src/llm/retry.js';
 import { LlmError, type ChatRequest } from '../src/llm/types.js';
-import { Run } from '../src/runtime/run.js';
-import { validateSopDocument } from '../src/sop/load.js';
+import { Run } from '../src/engine/run.js';
+import { validateSopDocument } from '../src/loader/load.js';
 import { startOpenAiServer, type ChatRequestBody, type ServerOptions, type TestServer } from './helpers/openai-server.js';
 
 let server: TestServer | undefined;

@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { roleComponents } from '../src/agent/components.js';
 import { extractAllTags, extractTag, stripSpeakerName } from '../src/agent/output.js';
-import { Run, type RunOptions } from '../src/runtime/run.js';
-import { validateSopDocument } from '../src/sop/load.js';
+import { Run, type RunOptions } from '../src/engine/run.js';
+import { validateSopDocument } from '../src/loader/load.js';
 import { TemplateError } from '../src/prompt/templates.js';
 import { ScriptedLlm, type Script } from './helpers/scripted-llm.js';
 

@@ -1,9 +1,9 @@
 // Resource levels: a task's value selects its LLM profile and what it may do.
 import { describe, expect, it } from 'vitest';
 import type { RunEvent } from '../src/runtime/events.js';
-import { Run } from '../src/runtime/run.js';
+import { Run } from '../src/engine/run.js';
 import { escalate, resourcesFor, startLevel, userAway, type ResourcesConfig } from '../src/scientist/resources.js';
-import { validateSopDocument } from '../src/sop/load.js';
+import { validateSopDocument } from '../src/loader/load.js';
 import { answers, tempDir } from './helpers/executor-context.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 

@@ -15,8 +15,8 @@ import { ReplayProvider, readCassette } from '../src/llm/cassette.js';
 import { loadRunRecord } from '../src/journal/record.js';
 import { readJournal } from '../src/journal/reader.js';
 import type { RunEvent } from '../src/runtime/events.js';
-import { Run } from '../src/runtime/run.js';
-import { loadSopFile } from '../src/sop/load.js';
+import { Run } from '../src/engine/run.js';
+import { loadSopFile } from '../src/loader/load.js';
 
 const FIX = resolve('test/fixtures/durable');
 const SOP = join(FIX, 'town.sop.json');

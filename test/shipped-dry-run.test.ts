@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MockProvider } from '../src/llm/mock.js';
-import { Run } from '../src/runtime/run.js';
+import { Run } from '../src/engine/run.js';
 import { loadSopFile } from '../src/sop/load.js';
 
 const cli = join(process.cwd(), 'dist/src/cli/main.js');

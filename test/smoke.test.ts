@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadSopFile } from '../src/sop/load.js';
-import { Run } from '../src/runtime/run.js';
+import { loadSopFile } from '../src/loader/load.js';
+import { Run } from '../src/engine/run.js';
 import { MockProvider } from '../src/llm/mock.js';
 
 describe('smoke', () => {

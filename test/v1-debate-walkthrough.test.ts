@@ -3,8 +3,8 @@
 // environment summary after every 5 messages.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadSopFile } from '../src/sop/load.js';
-import { Run } from '../src/runtime/run.js';
+import { loadSopFile } from '../src/loader/load.js';
+import { Run } from '../src/engine/run.js';
 import type { RunEvent } from '../src/runtime/events.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 import { CONFORMANCE } from './helpers/v1.js';

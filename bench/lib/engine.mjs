@@ -1,4 +1,4 @@
-// Shared helpers of the engine benches: the built engine (dist/), a provider wrapper that times
+// Shared helpers of the engine benches: the built engine (imported as 'sop'), a provider wrapper that times
 // the LLM, the prompt as bytes, and throw-away run folders.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,26 +7,16 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FIXTURES = join(ROOT, 'bench', 'fixtures');
-const dist = (p) => new URL(`../../dist/src/${p}`, import.meta.url).href;
-
-/** The engine as `npm run build` left it in dist/. */
+/** The engine as `npm run build` left it, through its public API (package.json "exports"). */
 export async function loadEngine() {
-  const [{ loadSopFile }, { Run }, { MockProvider }, { RunFolder }, { makeRedactor }] = await Promise.all([
-    import(dist('sop/load.js')),
-    import(dist('runtime/run.js')),
-    import(dist('llm/mock.js')),
-    import(dist('io/run-folder.js')),
-    import(dist('util/redact.js')),
-  ]);
+  const { loadSop, Run, MockProvider, RunFolder, makeRedactor } = await import('sop');
+  const loadSopFile = (file) => ({ sop: loadSop(file), file });
   return { loadSopFile, Run, MockProvider, RunFolder, makeRedactor };
 }
 
 export async function loadLlm() {
-  const [{ OpenAiProvider }, { limitConcurrency }] = await Promise.all([
-    import(dist('llm/openai.js')),
-    import(dist('llm/limit.js')),
-  ]);
-  return { OpenAiProvider, limitConcurrency };
+  const { openaiProvider, limitConcurrency } = await import('sop');
+  return { openaiProvider, limitConcurrency };
 }
 
 /**

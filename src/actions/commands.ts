@@ -1,5 +1,6 @@
 // The commands a state declares, compiled against the executor registry: which executor each
 // runs, with which settings, and which arguments the agent must give.
+import { EngineError } from '../errors.js';
 import type { Diagnostic } from '../sop/diagnostics.js';
 import { pointerOf } from '../sop/json-source.js';
 import type { Sop, SopState } from '../sop/types.js';
@@ -21,9 +22,9 @@ export interface CommandSpec {
   argsSchema?: MiniSchema;
 }
 
-export class CommandConfigError extends Error {
+export class CommandConfigError extends EngineError {
   constructor(readonly pointer: string, message: string) {
-    super(message);
+    super(message, 'COMMAND_CONFIG');
     this.name = 'CommandConfigError';
   }
 }

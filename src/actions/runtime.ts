@@ -3,6 +3,7 @@
 // runs, and the result becomes an 'action' message in the environment and a line in the logs
 // memory file. `finish` ends the state; a `sop` command runs a nested Run. The Run calls into
 // this class at a few marked places and keeps no action logic of its own.
+import { EngineError } from '../errors.js';
 import { dirname, join, relative, resolve } from 'node:path';
 import type { ComponentPart } from '../agent/components.js';
 import type { EnvironmentMemory } from '../environment/environment.js';
@@ -13,7 +14,7 @@ import { renderText, type TemplateSet } from '../prompt/templates.js';
 import type { RunEvent, RunListener, UsageTotals } from '../runtime/events.js';
 import type { StateRuntime } from '../runtime/controller.js';
 import { SopError } from '../sop/diagnostics.js';
-import { loadSopFile } from '../sop/load.js';
+import { loadSopFile } from '../loader/load.js';
 import type { ResolvedState } from '../sop/resolved.js';
 import type { Sop } from '../sop/types.js';
 import { ExecutorInputError, type ExecContext, type ExecResult, type SubflowRequest, type SubflowResult } from '../executors/types.js';
@@ -101,9 +102,9 @@ export interface ActionSnapshot {
   stopped?: string;
 }
 
-export class ActionError extends Error {
+export class ActionError extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'ACTION');
     this.name = 'ActionError';
   }
 }
@@ -171,7 +172,7 @@ export class ActionRuntime {
     for (const [name, state] of Object.entries(host.sop.states)) {
       if (!state.commands || Object.keys(state.commands).length === 0) continue;
       try {
-        const specs = compileCommands(name, state, { baseDir: this.baseDir });
+        const specs = compileCommands(name, state, { baseDir: this.baseDir, loadSop: (f) => loadSopFile(f).sop });
         this.specs.set(name, specs);
         this.views.set(name, commandViews(specs));
       } catch (err) {
@@ -364,8 +365,8 @@ export class ActionRuntime {
       // durability: a resumed run reuses a journaled result instead of running the executor again
       const done = await this.host.perform({
         kind: executor, label: `${spec.name}@${state.name}`, marksStart: true,
-        rerunNeedsApproval: executor === 'code' || executor === 'library',
-        composite: executor === 'sop', // durability: a sub-flow is replayed, its own steps reused
+        rerunNeedsApproval: spec.executor.durability?.rerunNeedsApproval === true,
+        composite: spec.executor.durability?.composite === true, // e.g. a sub-flow is replayed, its own steps reused
       }, perform);
       res = done.value;
       if (done.reused) {

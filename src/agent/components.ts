@@ -1,14 +1,12 @@
-// Prompt components of a role, turned into the template context in their config order.
+// Prompt components of a role, turned into the template context in their config order. One
+// registry of component kinds (src/components) serves every SOP; this is its synchronous view of
+// the text-only kinds (system parts, last-prompt texts, the output tag).
+import { COMPONENT_KINDS, type ComponentRuntime, type SystemPart } from '../components/index.js';
 import type { SopComponents } from '../sop/types.js';
 import { renderText } from '../prompt/templates.js';
 
-export interface ComponentPart {
-  kind: 'style' | 'task' | 'rule' | 'demonstrations' | 'cot' | 'system';
-  text?: string;
-  items?: string[];
-  role?: string;
-  style?: string;
-}
+/** One part of the system prompt (style, task, rule, demonstrations, cot, system, customize). */
+export type ComponentPart = SystemPart;
 
 export interface RoleComponents {
   /** Parts of the system prompt, in config order. */
@@ -19,40 +17,23 @@ export interface RoleComponents {
   output?: string;
 }
 
-const asList = (v: string | readonly string[]): string[] => (typeof v === 'string' ? [v] : [...v]);
-
 /**
- * Build a role's components. Texts are rendered as templates with `context` (inputs, memory, ...);
- * `where` is the JSON pointer of the components object, for error messages.
+ * Build a role's text components. Texts are rendered as templates with `context` (inputs,
+ * memory, ...); `where` is the JSON pointer of the components object, for error messages.
+ * Kinds that work before the answer (extract, knowledge, code, tools) need a run: see
+ * src/agent/pipeline.ts.
  */
 export function roleComponents(components: SopComponents | undefined, agentStyle: string | undefined, context: object, where: string): RoleComponents {
   const out: RoleComponents = { system: [], last: [] };
   if (!components) return out;
-  const r = (text: string, key: string) => renderText(text, context, `${where}/${key}`);
+  const rt = { agent: { name: '', role: '', style: agentStyle }, text: (source: string, key: string) => renderText(source, context, `${where}/${key}`), shared: new Map() } as unknown as ComponentRuntime;
   for (const [key, value] of Object.entries(components)) {
     if (value === undefined) continue;
-    switch (key) {
-      case 'style': {
-        const v = value as NonNullable<SopComponents['style']>;
-        const role = typeof v === 'string' ? v : v.role;
-        const style = typeof v === 'string' ? agentStyle : v.style ?? agentStyle;
-        out.system.push({ kind: 'style', role: role && r(role, key), style: style && r(style, key) });
-        break;
-      }
-      case 'task': case 'rule': case 'system':
-        out.system.push({ kind: key, text: r(value as string, key) });
-        break;
-      case 'demonstrations': case 'cot':
-        out.system.push({ kind: key, items: asList(value as string | string[]).map((t, i) => r(t, `${key}/${i}`)) });
-        break;
-      case 'last':
-        out.last.push(r(value as string, key));
-        break;
-      case 'output':
-        out.output = value as string;
-        break;
-      default:
-        break; // llm and other non-prompt settings
+    if (key === 'last') out.last.push(rt.text(value as string, key));
+    else if (key === 'output') out.output = value as string;
+    else {
+      const part = COMPONENT_KINDS[key]?.system?.(value, rt, key);
+      if (part) out.system.push(part);
     }
   }
   return out;

@@ -1,17 +1,18 @@
 // sop run FILE: load, pick the LLM and the human input, run, write the run folder.
 import { AnswersFileInput, HumanInputError, NoHumanInput, TerminalInput, type HumanInput } from '../io/human.js';
-import { RunFolder, newRunId } from '../io/run-folder.js';
+import { newRunId } from '../io/run-folder.js';
 import { createProvider } from '../llm/factory.js';
 import { InterruptibleProvider } from '../llm/interruptible.js';
 import { RetryBudget } from '../llm/retry.js';
 import type { RunEvent } from '../runtime/events.js';
-import { Run, undeclaredInputs, type RunResult } from '../runtime/run.js';
+import { startRun } from '../api/run.js';
+import { undeclaredInputs, type Run, type RunResult } from '../engine/run.js';
 import { MemoryEnvironment } from '../environment/memory-environment.js';
 import { applyMemoryOverrides } from '../environment/memory-settings.js';
 import { createEmbedder } from '../memory/create-embedder.js';
 import type { Embedder } from '../memory/embedder.js';
 import { formatDiagnostic } from '../sop/diagnostics.js';
-import { loadSopFile } from '../sop/load.js';
+import { loadSopFile } from '../loader/load.js';
 import type { Continuation } from '../journal/continue.js';
 import type { RerunPolicy } from '../journal/effects.js';
 import { resolve as resolvePath } from 'node:path';
@@ -140,26 +141,31 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   const sandbox = resolveSandbox(o.sandbox, sopRunsCode(sop));
   if (sandbox.warning) err(`warning: ${sandbox.warning}\n`);
 
-  const runId = continuation?.runId ?? newRunId(sop.name);
-  const folder = new RunFolder(continuation?.outDir ?? o.out, runId, redact, continuation ? { events: continuation.history } : undefined);
-  const listeners: Array<(e: RunEvent) => void> = [folder.onEvent];
+  const listeners: Array<(e: RunEvent) => void> = [];
   if (o.json) {
     listeners.push((e) => { if (e.type !== 'delta') process.stdout.write(redact(JSON.stringify(e)) + '\n'); });
   } else {
     listeners.push(terminalDisplay({ out: process.stdout, err: process.stderr, quiet: o.quiet, redact }));
   }
-  emitWarning.fn = (e) => { for (const l of listeners) l(e); };
+  const rerun: RerunPolicy = { autoRun: o.rerunAutoRun ?? o.autoRun, approve: process.stdin.isTTY ? askYesNo : undefined };
+  // The run goes through the public API (src/api/run.ts): it writes the run folder and the journal.
+  const started = await startRun(sop, {
+    llm, file: o.file, runId: newRunId(sop.name), out: o.out, inputs, seed: o.seed, maxTurns: o.maxTurns, model: o.model,
+    human, listeners, stream: !o.json, compat: o.compat, rerun, launch: launchSettings(o), embedder,
+    autoRun: o.autoRun, yes: o.yes || dryRunYes, sandbox: sandbox.sandbox,
+  }, continuation);
+  const folder = started.folder!;
+  emitWarning.fn = started.emit;
 
   // First Ctrl-C: abandon the LLM call in flight (a server may never answer), or let a turn
   // that is not waiting on the LLM finish, then stop (interrupted, resumable). Second: stop at
   // once; the journal holds every finished turn, so the run can still be resumed.
   let interrupts = 0;
-  let current: Run | undefined;
   const onSigint = () => {
     interrupts++;
     if (interrupts === 1) {
       err(`\nStopping after this turn, or now if it is waiting for the LLM (Ctrl-C again to stop at once). Resume with: sop resume ${folder.dir}\n`);
-      current?.requestStop();
+      started.handle.stop();
       stopLlm.abort();
     } else {
       folder.close();
@@ -168,23 +174,10 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
     }
   };
   process.on('SIGINT', onSigint);
-  const rerun: RerunPolicy = { autoRun: o.rerunAutoRun ?? o.autoRun, approve: process.stdin.isTTY ? askYesNo : undefined };
 
   try {
-    const settings = continuation?.settings;
-    const run = new Run({
-      sop, file: o.file, llm, runId, inputs, seed: continuation?.seed ?? o.seed, maxTurns: o.maxTurns ?? settings?.max_turns, model: o.model ?? settings?.model,
-      human, listeners, stream: !o.json, redact,
-      ...(o.compat ?? settings?.compat ? { compat: o.compat ?? settings?.compat } : {}), ...(settings?.name_stripping ? { nameStripping: settings.name_stripping } : {}),
-      resume: continuation?.resume, rerun, launch: launchSettings(o), embedder,
-      agentsV1: { workspace: folder.path('workspace') }, // agents-v1: code components write output_code/ here
-      // actions: memory files in memory/, code runs in workspace/
-      actions: { runDir: folder.dir, workspace: folder.path('workspace'), autoRun: o.autoRun, yes: o.yes || dryRunYes, sandbox: sandbox.sandbox },
-    });
-    current = run;
-    if (interrupts > 0) run.requestStop();
-    const result = await run.run();
-    await llm.close?.();
+    const run = started.run;
+    const result = await started.handle.result;
     const u = result.usage;
     const usage = `${u.calls} LLM calls, ${u.prompt_tokens} prompt + ${u.completion_tokens} completion tokens`;
     if (!o.json) {

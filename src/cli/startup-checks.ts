@@ -9,7 +9,7 @@ import { subflowFile } from '../executors/sop.js';
 import { parseEmbedderSpec } from '../memory/create-embedder.js';
 import { SopError, type Diagnostic } from '../sop/diagnostics.js';
 import { pointerOf } from '../sop/json-source.js';
-import { loadSopFile } from '../sop/load.js';
+import { loadSopFile } from '../loader/load.js';
 import type { Sop } from '../sop/types.js';
 
 export function startupDiagnostics(sop: Sop, file: string, seen: Set<string> = new Set()): Diagnostic[] {

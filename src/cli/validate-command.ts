@@ -2,7 +2,7 @@
 // schema and graph checks; cassette files (recognised by their shape) the cassette schema.
 import { cassetteDiagnostics, isCassetteDocument } from '../llm/cassette-check.js';
 import { SopError, formatDiagnostic } from '../sop/diagnostics.js';
-import { loadSopFile, locate, parseSopText, readSopText } from '../sop/load.js';
+import { loadSopFile, locate, parseSopText, readSopText } from '../loader/load.js';
 import { startupDiagnostics } from './startup-checks.js';
 import { subflowFileDiagnostics } from './subflow-files.js';
 

@@ -1,7 +1,7 @@
 // The code component: before the role answers, one LLM call extracts the complete code from the
 // conversation; it is written to output_code/FILE inside the run's workspace (never elsewhere).
 import { extractTag } from '../agent/output.js';
-import { renderV1 } from '../compat/agents-v1/templates.js';
+import { renderV1 } from './templates.js';
 import type { ComponentKind, LastPart } from './registry.js';
 
 interface CodeDef { file: string; keyword?: string }

@@ -2,7 +2,7 @@
 // each word, the text inside <word>...</word> (the whole reply when the tag is missing) is
 // stored in the run's shared memory, where customize components read it.
 import { extractTag } from '../agent/output.js';
-import { renderV1 } from '../compat/agents-v1/templates.js';
+import { renderV1 } from './templates.js';
 import type { ComponentKind, LastPart } from './registry.js';
 
 interface ExtractDef { words: string[]; system_prompt?: string; last_prompt?: string }

@@ -5,6 +5,7 @@
 // learns from what it embeds (the local one learns word frequencies) gets a fresh instance per
 // knowledge base and embeds the text at load (it is fast), since cached vectors would not match
 // what it learned.
+import { EngineError } from '../errors.js';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -22,9 +23,9 @@ export type KnowledgeMode = 'qa' | 'chunk';
 export interface KnowledgeEntry { q?: string; a?: string; chunk?: string }
 export interface KnowledgeHit extends KnowledgeEntry { score: number }
 
-export class KnowledgeError extends Error {
+export class KnowledgeError extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'KNOWLEDGE');
     this.name = 'KnowledgeError';
   }
 }

@@ -1,7 +1,7 @@
 // The knowledge component: the entries of a knowledge base closest to what the role just
 // observed enter its last prompt (QA: question and answer; chunk: the text), at most top_k,
 // each at least `threshold` similar; otherwise a line saying nothing matched.
-import { renderV1 } from '../compat/agents-v1/templates.js';
+import { renderV1 } from './templates.js';
 import type { KnowledgeMode } from './knowledge-base.js';
 import type { ComponentKind, LastPart } from './registry.js';
 

@@ -2,7 +2,6 @@
 // does before the agent answers (extra LLM calls, retrieval, tools) and adds to its last prompt.
 // Keys are processed in the order they appear in the SOP: that order is the prompt order.
 import type { KnowledgeBase, KnowledgeMode } from './knowledge-base.js';
-import type { ToolSlotExecutor } from './tool-slots.js';
 
 /** One contribution to the system prompt. */
 export interface SystemPart {
@@ -50,4 +49,19 @@ export interface ComponentKind {
 export interface AssembledComponents {
   system: SystemPart[];
   last: LastPart[];
+}
+
+export interface ToolSlotRequest {
+  slot: string;
+  /** What the role just observed. */
+  query: string;
+  settings: Record<string, unknown>;
+  agent: string;
+  role: string;
+  state: string;
+}
+
+/** An executor bound to a tool slot: its text result enters the role's last prompt. */
+export interface ToolSlotExecutor {
+  run(request: ToolSlotRequest): Promise<string>;
 }

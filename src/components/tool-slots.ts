@@ -1,23 +1,10 @@
 // Tool slots: services a role consults before it answers (web search, flight offers, product
 // search in Agents 1.0 configs). They need a network service and an API key, so they do nothing
 // until an executor is bound to them; an unbound slot is reported once and the run goes on.
-import { renderV1 } from '../compat/agents-v1/templates.js';
+import { renderV1 } from './templates.js';
 import type { ComponentKind, ComponentRuntime, LastPart } from './registry.js';
 
-export interface ToolSlotRequest {
-  slot: string;
-  /** What the role just observed. */
-  query: string;
-  settings: Record<string, unknown>;
-  agent: string;
-  role: string;
-  state: string;
-}
-
-/** An executor bound to a tool slot: its text result enters the role's last prompt. */
-export interface ToolSlotExecutor {
-  run(request: ToolSlotRequest): Promise<string>;
-}
+export type { ToolSlotExecutor, ToolSlotRequest } from './registry.js';
 
 interface SlotDef { name: string; needs?: string; executor?: string; settings?: Record<string, unknown> }
 

@@ -4,6 +4,7 @@
 // what it said and what it was shown.
 import type { Embedder } from '../memory/embedder.js';
 import { VectorStore } from '../memory/vector-store.js';
+import type { VectorIndex, VectorIndexFactory } from '../memory/vector-index.js';
 import type { EnvironmentMemory, EnvironmentView, RetrieveRequest, ViewRequest, Visibility } from './environment.js';
 import type { Message } from './message.js';
 
@@ -16,6 +17,8 @@ export interface MemoryEnvironmentOptions {
   embedder?: Embedder | (() => Promise<Embedder>);
   /** Use the plain JS scan instead of WebAssembly SIMD (same results; for tests). */
   simd?: boolean;
+  /** Where embeddings are kept and searched (default: an in-memory VectorStore). */
+  vectorIndex?: VectorIndexFactory;
 }
 
 /** What one agent said (oldest first) and heard: the messages of others shown in its prompts, in the order first shown. */
@@ -37,7 +40,8 @@ export class MemoryEnvironment implements EnvironmentMemory {
   stateStart = 0;
   private embedder?: Embedder;
   private readonly source?: Embedder | (() => Promise<Embedder>);
-  private store?: VectorStore;
+  private store?: VectorIndex;
+  private readonly makeIndex?: VectorIndexFactory;
   /** messages[0, embedded) have rows in the store (row = message position). */
   private embedded = 0;
   private running?: Promise<void>;
@@ -54,6 +58,7 @@ export class MemoryEnvironment implements EnvironmentMemory {
     this.visibility = options.visibility;
     this.source = options.embedder;
     this.simd = options.simd;
+    this.makeIndex = options.vectorIndex;
   }
 
   /** Whether messages are embedded (an embedder was given). */
@@ -201,7 +206,7 @@ export class MemoryEnvironment implements EnvironmentMemory {
           this.embedMs += performance.now() - started;
           if (vectors.length !== batch.length) throw new Error(`embedder ${embedder.id} returned ${vectors.length} vectors for ${batch.length} texts`);
           for (const v of vectors) {
-            this.store ??= new VectorStore(v.length, { simd: this.simd });
+            this.store ??= this.makeIndex ? this.makeIndex(v.length) : new VectorStore(v.length, { simd: this.simd });
             this.store.add(v);
           }
           this.embedded += batch.length;

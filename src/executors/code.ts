@@ -44,6 +44,7 @@ function firstLine(text: string): string {
 
 export const executor: Executor = {
   name: 'code',
+  durability: { rerunNeedsApproval: true },
   description: 'Run Python, JavaScript (node) or shell code in the run\'s workspace folder and return the exit code, stdout and stderr.',
   settings: {
     type: 'object',

@@ -79,6 +79,7 @@ function endsWithBlock(text: string, block: string): boolean {
 
 export const executor: Executor = {
   name: 'library',
+  durability: { rerunNeedsApproval: true },
   description: 'Check, test and save a function to the code library (a module in the workspace that later code imports).',
   settings: {
     type: 'object',

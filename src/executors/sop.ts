@@ -3,7 +3,6 @@
 // shared with the caller (e.g. code_library); everything else starts fresh at every call, so a
 // finished sub-flow is reset.
 import { isAbsolute, resolve } from 'node:path';
-import { loadSopFile } from '../sop/load.js';
 import { ExecutorInputError, str, type ArgSpecs, type ArgsEnv, type ExecResult, type Executor } from './types.js';
 
 export function subflowFile(settings: Record<string, unknown>, baseDir: string): string {
@@ -18,6 +17,7 @@ function fixedInputs(settings: Record<string, unknown>): Record<string, string> 
 
 export const executor: Executor = {
   name: 'sop',
+  durability: { composite: true },
   description: 'Run another SOP as a sub-flow and return its result and summary.',
   settings: {
     type: 'object',
@@ -38,8 +38,8 @@ export const executor: Executor = {
     },
   },
   args(settings, env: ArgsEnv): ArgSpecs | undefined {
-    if (env.baseDir === undefined) return undefined;
-    const { sop } = loadSopFile(subflowFile(settings, env.baseDir));
+    if (env.baseDir === undefined || env.loadSop === undefined) return undefined;
+    const sop = env.loadSop(subflowFile(settings, env.baseDir));
     const fixed = fixedInputs(settings);
     const out: ArgSpecs = {};
     for (const [name, def] of Object.entries(sop.inputs ?? {})) {

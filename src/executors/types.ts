@@ -1,5 +1,6 @@
 // What an executor is: a named effect a command can invoke, with the schema of its settings
 // (written in the SOP) and of its arguments (written by the agent), and a run function.
+import { EngineError } from '../errors.js';
 import type { HumanInput } from '../io/human.js';
 import type { TemplateSet } from '../prompt/templates.js';
 import type { MemoryFiles } from '../workspace/memory-files.js';
@@ -19,6 +20,8 @@ export type ArgSpecs = Record<string, ArgSpec>;
 export interface ArgsEnv {
   /** Folder of the SOP file declaring the command (undefined when unknown, e.g. in schema checks). */
   baseDir?: string;
+  /** Load and check another SOP file (the sop executor reads a sub-flow's inputs); given by the run. */
+  loadSop?(file: string): Sop;
 }
 
 export interface SubflowRequest {
@@ -93,12 +96,22 @@ export interface Executor {
   /** The arguments the agent gives, given the settings; undefined when not knowable yet. */
   args(settings: Record<string, unknown>, env: ArgsEnv): ArgSpecs | undefined;
   run(args: Record<string, unknown>, ctx: ExecContext): Promise<ExecResult>;
+  /** How a resumed run treats a call a crash interrupted (default: perform it again). */
+  durability?: ExecutorDurability;
+}
+
+/** An executor's durability policy (see EffectSpec in src/runtime/effects.ts). */
+export interface ExecutorDurability {
+  /** Its effects are not idempotent (running code): performed again only with approval or --auto-run. */
+  rerunNeedsApproval?: boolean;
+  /** Its own steps are journaled effects (a sub-flow): replayed, reusing each step, rather than its result reused. */
+  composite?: boolean;
 }
 
 /** A problem with what the agent asked for: told to the agent, who can correct it. */
-export class ExecutorInputError extends Error {
+export class ExecutorInputError extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'EXECUTOR_INPUT');
     this.name = 'ExecutorInputError';
   }
 }

@@ -4,6 +4,7 @@
 import { SopError, type Diagnostic } from '../sop/diagnostics.js';
 import { locatePointer } from '../sop/json-source.js';
 import { validateSopDocument } from '../sop/load.js';
+import { SOP_CHECKS } from '../loader/checks.js';
 import type { Sop } from '../sop/types.js';
 import { importAgentsV1, type ImportOptions } from './agents-v1.js';
 
@@ -61,7 +62,7 @@ export function importAndValidate(doc: unknown, options: ImportOptions, text?: s
   const warnings = place(imported.warnings, file, text, false);
   let checked;
   try {
-    checked = validateSopDocument(imported.sop, file);
+    checked = validateSopDocument(imported.sop, file, undefined, SOP_CHECKS);
   } catch (err) {
     if (err instanceof SopError) throw new SopError([...warnings, ...place(err.diagnostics, file, text, true)]);
     throw err;

@@ -1,4 +1,5 @@
 // Where a human's turns come from: the terminal, an answers file, or nowhere (a clear error).
+import { EngineError } from '../errors.js';
 import { InputFileError, readInputFile } from './read-input-file.js';
 import { createInterface } from 'node:readline/promises';
 import type { Readable, Writable } from 'node:stream';
@@ -24,9 +25,9 @@ export interface HumanInput {
   readonly approver?: HumanInput;
 }
 
-export class HumanInputError extends Error {
+export class HumanInputError extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'HUMAN_INPUT');
     this.name = 'HumanInputError';
   }
 }

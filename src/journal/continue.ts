@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, normalize, resolve, sep } from 'node:path';
 import type { RunEvent, RunSettings } from '../runtime/events.js';
 import type { Sop } from '../sop/types.js';
-import { validateSopDocument } from '../sop/load.js';
+import { validateSopDocument } from '../loader/load.js';
 import { continuePoint, loadRunRecord, type RunRecord } from './record.js';
 import { JournalError } from './reader.js';
 import type { ResumeFrom } from './snapshot.js';

@@ -11,26 +11,11 @@
 // Usage (executors): `const { value } = await run.effects.perform({ kind: 'code', label, marksStart: true,
 // rerunNeedsApproval: true }, () => execute(...))`. The result must be JSON-serialisable; return
 // failures (non-zero exit, timeout) as results, since a thrown error is not journaled as one.
+import { EngineError } from '../errors.js';
 import type { RunEvent } from '../runtime/events.js';
+import { llmEffectLabel, type EffectSpec, type Effects, type LlmEffectResult, type Performed } from '../runtime/effects.js';
 
-export interface EffectSpec {
-  /** llm | human | code | sop | memory | ... */
-  kind: string;
-  /** What is done (e.g. "agent:Ada@opening", "python: 12 lines"); matched on reuse, shown in warnings. */
-  label: string;
-  /** Journal `effect_started` before performing it, so a crash in the middle is noticed. */
-  marksStart?: boolean;
-  /** Journal the result as `effect_finished` (default true). The LLM call journals its own `llm_call`. */
-  journalsResult?: boolean;
-  /** A start without a result is performed again only with approval or --auto-run (code). */
-  rerunNeedsApproval?: boolean;
-  /**
-   * Its own steps are effects journaled with their own keys (a sub-flow): a resumed run performs
-   * it again, which reuses every journaled step and re-emits its events, rather than taking its
-   * result (which would leave its messages and usage out of the resumed run).
-   */
-  composite?: boolean;
-}
+export { llmEffectLabel, type EffectSpec, type Effects, type LlmEffectResult, type Performed } from '../runtime/effects.js';
 
 export interface JournaledEffect {
   kind: string;
@@ -53,17 +38,6 @@ export interface EffectIndex {
 
 export function emptyEffectIndex(): EffectIndex {
   return { finished: new Map(), started: new Map() };
-}
-
-/** Label of an LLM call, the same when the run makes it and when the journal is read. */
-export function llmEffectLabel(purpose: string, state: string, agent?: string): string {
-  return `${purpose}${agent ? `:${agent}` : ''}@${state}`;
-}
-
-/** The result of an LLM call as the ledger stores it. */
-export interface LlmEffectResult {
-  content: string;
-  usage: { promptTokens: number; completionTokens: number };
 }
 
 /**
@@ -96,23 +70,16 @@ export interface RerunPolicy {
 }
 
 /** An interrupted side effect may have happened and nobody approved doing it again. */
-export class EffectNotApprovedError extends Error {
+export class EffectNotApprovedError extends EngineError {
   /** Stops the run as interrupted: resume it with --auto-run or on a terminal. */
   readonly resumable = true;
   constructor(message: string) {
-    super(message);
+    super(message, 'EFFECT_NOT_APPROVED');
     this.name = 'EffectNotApprovedError';
   }
 }
 
-export interface Performed<T> {
-  value: T;
-  key: string;
-  /** The value came from the journal; nothing was performed. */
-  reused: boolean;
-}
-
-export class EffectLedger {
+export class EffectLedger implements Effects {
   private base = 0;
   private n = 0;
 

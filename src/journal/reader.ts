@@ -3,6 +3,7 @@
 // checkpoint it resumed from is void (it is redone), so the effective history is cut back there.
 // A damaged line elsewhere is reported with its line number, not thrown: readers continue from
 // the last good checkpoint before it (src/journal/record.ts).
+import { EngineError } from '../errors.js';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunEvent } from '../runtime/events.js';
@@ -13,9 +14,9 @@ import { SharedTextReader } from './shared-text.js';
 /** A journal is read whole: up to 1 GiB. */
 export const MAX_JOURNAL_BYTES = 1024 * 1024 * 1024;
 
-export class JournalError extends Error {
+export class JournalError extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'JOURNAL');
     this.name = 'JournalError';
   }
 }

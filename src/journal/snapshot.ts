@@ -2,47 +2,13 @@
 // in the journal's other events. Messages are not copied into every checkpoint (that would make
 // the journal grow with the square of the run's length): they are rebuilt from the `message`
 // events before the checkpoint, and the checkpoint only records how many there were.
-import type { RunPosition } from '../runtime/run.js';
-import type { UsageTotals } from '../runtime/events.js';
-import type { Message } from '../environment/message.js';
+import { SNAPSHOT_VERSION, type RestorePoint } from '../runtime/position.js';
 import type { EffectIndex } from './effects.js';
 import { isObject } from '../util/is-object.js';
 
-export const SNAPSHOT_VERSION = 1;
-
-export interface RunSnapshot {
-  v: typeof SNAPSHOT_VERSION;
-  /** Current state, global turn, per-state controller counters, random generator state. */
-  position: RunPosition;
-  environment: {
-    /** Number of messages in the shared history (they are the journal's `message` events). */
-    messages: number;
-    summary: string;
-    /** Index of the first message of the current state's visit. */
-    state_start: number;
-  };
-  usage: UsageTotals;
-  /** Index of the next cassette interaction (replay providers only). */
-  llm_cursor?: number;
-  /** Human answers consumed so far (an answers file continues after them). */
-  human_consumed: number;
-  /** State of other components (e.g. sub-flows, memory files), by component name. */
-  extensions?: Record<string, unknown>;
-}
-
-/** Deep copy through JSON: what is journaled is exactly what is restored. */
-export function cloneJson<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value)) as T;
-}
-
-/** Copy own properties of journaled JSON onto a live object, never prototype keys. */
-export function assignOwn<T extends object>(target: T, source: unknown): T {
-  if (typeof source !== 'object' || source === null) return target;
-  for (const [k, v] of Object.entries(source)) {
-    if (k !== '__proto__' && k !== 'constructor' && k !== 'prototype') (target as Record<string, unknown>)[k] = v;
-  }
-  return target;
-}
+export { SNAPSHOT_VERSION, type RestorePoint, type RunSnapshot } from '../runtime/position.js';
+export { assignOwn, cloneJson } from '../util/json.js';
+export { isCheckpointable, isResumableError, restoreExtensions, saveExtensions, type Checkpointable } from '../runtime/checkpoint.js';
 
 /** Check the shape of a journaled snapshot; returns a reason when it cannot be restored. */
 export function snapshotProblem(s: unknown): string | undefined {
@@ -62,55 +28,8 @@ export function snapshotProblem(s: unknown): string | undefined {
 }
 
 /** What a Run needs to continue from a checkpoint (built by src/journal/resume-point.ts). */
-export interface ResumeFrom {
-  mode: 'resume' | 'fork';
-  /** Absent when the run was killed before its first checkpoint: it starts again from the beginning. */
-  snapshot?: RunSnapshot;
-  /** The shared history up to the checkpoint, in order. */
-  messages: Message[];
+export interface ResumeFrom extends RestorePoint {
   /** Effect results in the journal (a resume reuses them; a fork starts with none). */
   effects?: EffectIndex;
-  /** Move a replay provider to the checkpoint's cassette position (false: start the cassette at 0). */
-  seekLlm?: boolean;
-  /** Run files (memory files) as the journal's `file_written` events left them at the checkpoint, by path. */
-  files?: Record<string, string>;
 }
 
-/**
- * A part of a run with state of its own (memory files, sub-flows, private memories): the Run
- * journals `checkpoint()` in each checkpoint's `extensions` and hands it back on resume. Keep it
- * small: what the journal's events already say (messages, file_written contents) need not be
- * repeated. Effects inside an effect (a file an executor writes) belong in the effect's result,
- * so a resumed run that reuses the result can apply them again.
- */
-export interface Checkpointable {
-  checkpoint(): unknown;
-  restoreCheckpoint(state: unknown, context: { files: Record<string, string> }): void | Promise<void>;
-}
-
-export function isCheckpointable(v: unknown): v is Checkpointable {
-  return typeof v === 'object' && v !== null
-    && typeof (v as Checkpointable).checkpoint === 'function' && typeof (v as Checkpointable).restoreCheckpoint === 'function';
-}
-
-/** The `extensions` of a snapshot: each checkpointable part's state, by name. */
-export function saveExtensions(parts: Record<string, unknown>): Record<string, unknown> | undefined {
-  let out: Record<string, unknown> | undefined;
-  for (const [name, part] of Object.entries(parts)) {
-    if (isCheckpointable(part)) (out ??= {})[name] = cloneJson(part.checkpoint());
-  }
-  return out;
-}
-
-export async function restoreExtensions(parts: Record<string, unknown>, saved: Record<string, unknown> | undefined, files: Record<string, string>): Promise<void> {
-  for (const [name, part] of Object.entries(parts)) {
-    if (isCheckpointable(part) && saved && Object.prototype.hasOwnProperty.call(saved, name)) {
-      await part.restoreCheckpoint(saved[name], { files });
-    }
-  }
-}
-
-/** Errors marked resumable stop a run as `interrupted` (resume it later), not `failed`. */
-export function isResumableError(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { resumable?: unknown }).resumable === true;
-}

@@ -1,5 +1,6 @@
 // Retries with exponential backoff and jitter, honouring Retry-After, drawn from a budget
 // shared by every call of a run.
+import { EngineError } from '../errors.js';
 
 export interface RetryPolicy {
   /** Retries of one call. */
@@ -64,9 +65,9 @@ export interface RetryHooks {
   signal?: AbortSignal;
 }
 
-export class RetriesExhaustedError extends Error {
+export class RetriesExhaustedError extends EngineError {
   constructor(message: string, readonly budgetExhausted: boolean) {
-    super(message);
+    super(message, 'RETRIES_EXHAUSTED');
     this.name = 'RetriesExhaustedError';
   }
 }

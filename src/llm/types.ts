@@ -1,4 +1,5 @@
 // The LLM provider interface: every model call of the engine goes through `chat`.
+import { EngineError } from '../errors.js';
 
 export type ChatRole = 'system' | 'user' | 'assistant';
 export interface ChatMessage { role: ChatRole; content: string }
@@ -83,9 +84,9 @@ export interface LlmProvider {
 }
 
 /** A failure of the model call that the run cannot recover from. */
-export class LlmError extends Error {
+export class LlmError extends EngineError {
   constructor(message: string, readonly retryable = false, readonly status?: number) {
-    super(message);
+    super(message, 'LLM');
     this.name = 'LlmError';
   }
 }

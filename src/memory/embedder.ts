@@ -1,5 +1,6 @@
 // The embedder interface: batch text -> unit vectors. Implementations: local (default),
 // transformers:MODEL, openai:MODEL.
+import { EngineError } from '../errors.js';
 
 export interface Embedder {
   /** Stable identifier, e.g. "local-v1", "transformers:Xenova/all-MiniLM-L6-v2". Stored with vectors. */
@@ -15,9 +16,9 @@ export interface Embedder {
 }
 
 /** An embedder cannot be created (bad spec, missing model, no key): a message for a person. */
-export class EmbedderLoadError extends Error {
+export class EmbedderLoadError extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'EMBEDDER_LOAD');
     this.name = 'EmbedderLoadError';
   }
 }

@@ -7,28 +7,13 @@
 // quantisation error, could still reach the top k is then rescored from its Float32 row. The
 // result is exactly what a brute-force Float32 scan returns, in a fraction of the time.
 import { CHUNK, Int8Rows } from './int8-scan.js';
+import type { Hit, SearchOptions, VectorIndex } from './vector-index.js';
 
-export interface SearchOptions {
-  /** First row considered (default 0). */
-  from?: number;
-  /** Row after the last one considered (default: all rows). */
-  to?: number;
-  /** Rows in [exclude.from, exclude.to) are skipped (e.g. the recent window already in the prompt). */
-  exclude?: { from: number; to: number };
-  /** Only rows at least this similar are returned. */
-  minSimilarity?: number;
-  /** Rows whose flag is non-zero are skipped (e.g. texts repeated later). */
-  skip?: Uint8Array;
-}
-
-export interface Hit {
-  row: number;
-  score: number;
-}
+export type { Hit, SearchOptions } from './vector-index.js';
 
 const Q_MAX = 16383;
 
-export class VectorStore {
+export class VectorStore implements VectorIndex {
   readonly dimension: number;
   private f32: Float32Array;
   private scale: Float32Array;

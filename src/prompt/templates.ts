@@ -1,6 +1,7 @@
 // Handlebars templates: the engine's prompts live in prompts/*.hbs and may be overridden inline
 // by a SOP's "templates". Rendering is plain text (no HTML escaping) in an isolated Handlebars
 // instance without prototype access, so templates cannot reach into code.
+import { EngineError } from '../errors.js';
 import Handlebars from 'handlebars';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -30,9 +31,9 @@ export const TEMPLATE_HELPERS: readonly string[] = Object.keys(hbs.helpers).filt
 
 export type Render = (context: object) => string;
 
-export class TemplateError extends Error {
+export class TemplateError extends EngineError {
   constructor(message: string, readonly where: string) {
-    super(`${where}: ${message}`);
+    super(`${where}: ${message}`, 'TEMPLATE');
     this.name = 'TemplateError';
   }
 }

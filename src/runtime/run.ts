@@ -1,44 +1,42 @@
 // The run loop: pick the state and speaker, let the agent speak, record the message, repeat.
-// Semantics follow Agents 1.0 (see docs/agents-v1-semantics.md §3), with the clean
-// behaviours of its §6 unless `compat` asks for the original quirks.
-import { roleComponents, type ComponentPart } from '../agent/components.js';
-import { extractTag, stripSpeakerName, type NameStripping } from '../agent/output.js';
+// Semantics follow Agents 1.0 (docs/agents-v1.md), with its clean behaviours unless `compat`
+// asks for the original quirks. Features plug in through the hooks of src/runtime/hooks.ts.
+import { ComponentServices } from '../agent/component-services.js';
+import type { NameStripping } from '../agent/output.js';
+import { agentTurn, type PipelineHost, type PrivateMemoryOption } from '../agent/pipeline.js';
+import type { ToolSlotExecutor } from '../components/registry.js';
 import type { EnvironmentMemory } from '../environment/environment.js';
 // memory: embeddings, retrieval, token budget (src/memory, src/environment, docs/memory.md)
 import { MemoryEnvironment } from '../environment/memory-environment.js';
 import { createEmbedder } from '../memory/create-embedder.js';
 import type { Embedder } from '../memory/embedder.js';
-import { isSampleTurn, trimToBudget, type PromptPlan } from '../memory/token-budget.js';
+import { isSampleTurn } from '../memory/token-budget.js';
 import { renderMessage, type Message, type MessageKind } from '../environment/message.js';
 import type { HumanInput } from '../io/human.js';
 import { NoHumanInput } from '../io/human.js';
-import { estimateUsage, type CallMeta, type ChatMessage, type LlmProvider } from '../llm/types.js';
+import type { CallMeta, ChatMessage, LlmProvider } from '../llm/types.js';
 import { renderText, TemplateSet } from '../prompt/templates.js';
 import { renderPrompts } from '../prompt/prompt-texts.js';
 import {
-  DEFAULTS, agentLlm, componentsOf, controllerLlm, resolveSop, summaryLlm,
+  DEFAULTS, controllerLlm, resolveSop, summaryLlm,
   type ResolvedSop, type ResolvedState,
 } from '../sop/resolved.js';
 import type { LlmSettings, Sop } from '../sop/types.js';
 import {
-  freshStateRuntime, nextInOrder, parseJudgeReply, parseSpeakerReply, targetOf, transitDecision,
+  freshStateRuntime, transitDecision,
   type StateRuntime,
 } from './controller.js';
 import { addUsage, emptyUsage, type RunEvent, type RunListener, type UsageTotals } from './events.js';
 import { Rng } from './rng.js';
-// agents-v1: Agents 1.0 prompt assembly for imported SOPs (src/compat/agents-v1, docs/agents-v1.md)
-import { AgentsV1Turns, type AgentsV1Options } from '../compat/agents-v1/turns.js';
-import { withConcise } from '../compat/agents-v1/concise.js';
-// actions: commands, executors and memory files (src/actions, src/executors, docs/executors.md)
-import { ActionRuntime, type ActionOptions } from '../actions/runtime.js';
-// scientist: task board, world model, resource levels and mood (src/scientist, docs/scientist.md)
-import { scientistContext, taskLlmProfile } from '../scientist/views.js';
-import { limitToVisit } from '../actions/prompt.js';
-// durability: checkpoints, resume and journaled effects (src/journal, docs/durability.md)
-import { EffectLedger, llmEffectLabel, type EffectIndex, type LlmEffectResult, type RerunPolicy } from '../journal/effects.js';
-// secrets: no secret value reaches a prompt (src/util/redact.ts)
+import { controllerStrategy, type ControllerContext } from './controllers/index.js';
+import { askJudge } from './controllers/judge.js';
+import type { PluginFactory, RunHost, RunPlugin, Transition, TurnOutput, TurnStep } from './hooks.js';
+import { directEffects, llmEffectLabel, type EffectSpec, type Effects, type LlmEffectResult, type Performed } from './effects.js';
+import { SNAPSHOT_VERSION, type RestorePoint, type RunSnapshot } from './position.js';
+import { isResumableError, restoreExtensions, saveExtensions } from './checkpoint.js';
+import { assignOwn, cloneJson } from '../util/json.js';
+import type { RunPosition } from './position.js';
 import { makeRedactor, type Redactor } from '../util/redact.js';
-import { SNAPSHOT_VERSION, assignOwn, cloneJson, isResumableError, restoreExtensions, saveExtensions, type ResumeFrom, type RunSnapshot } from '../journal/snapshot.js';
 import { walkMeta } from './walk-meta.js';
 
 export interface RunOptions {
@@ -63,20 +61,16 @@ export interface RunOptions {
   nameStripping?: NameStripping;
   /** Stream agent replies (deltas are emitted as events). */
   stream?: boolean;
-  /** agents-v1: embedder, workspace and tool executors for SOPs with `agents_v1` (imported Agents 1.0 configs). */
-  agentsV1?: AgentsV1Options;
-  // durability
   /** Continue from a journaled checkpoint instead of starting afresh (sop resume, sop fork). */
-  resume?: ResumeFrom;
-  /** Side effects interrupted by a crash: perform again with --auto-run, or ask. */
-  rerun?: RerunPolicy;
+  resume?: RestorePoint;
   /** Recorded in run_started: how the command line chose the LLM and human input. */
   launch?: Record<string, string | number | boolean>;
-  /** A sub-flow of a resumed run: the journal's effect results (its keys are prefixed by the flow). */
-  effectIndex?: EffectIndex;
-  // actions
-  /** Run folder, workspace and executor flags (--auto-run, --yes, --sandbox); see src/actions/runtime.ts. */
-  actions?: ActionOptions;
+  /** The features plugged into this run (see src/runtime/hooks.ts); src/engine/run.ts gives the built-in ones. */
+  plugins?: PluginFactory;
+  /** The run's workspace folder (code components write output_code/ there). */
+  workspace?: string;
+  /** Executors bound to tool slots (tools components), by executor name (or slot name when the slot names none). */
+  toolExecutors?: Record<string, ToolSlotExecutor>;
   /** secrets: applied to every prompt and executor result (default: secrets of the environment). */
   redact?: Redactor;
 }
@@ -90,23 +84,17 @@ export interface RunResult {
   error?: Error;
   usage: UsageTotals;
   messages: readonly Message[];
-  /** actions: the SOP's result (its last finish command) and summary, when it has one. */
+  /** The SOP's result (its last finish command) and summary, when it has one. */
   result?: string;
   summary?: string;
 }
 
-/** The serializable position of a run (what a journal must restore). */
-export interface RunPosition {
-  current: string;
-  turn: number;
-  states: Record<string, StateRuntime>;
-  rng: number;
-  started: boolean;
-}
+export type { RunPosition } from './position.js';
 
-interface Step { state: ResolvedState; role: string; agent: string; begin: boolean }
+type Step = TurnStep;
 
-export class Run {
+/** The run loop. Features plug in through `options.plugins`; src/engine/run.ts gives the built-in ones. */
+export class RunLoop {
   readonly resolved: ResolvedSop;
   readonly env: EnvironmentMemory;
   readonly templates: TemplateSet;
@@ -115,17 +103,20 @@ export class Run {
   readonly runId: string;
   private readonly rng: Rng;
   private readonly listeners: RunListener[];
-  private readonly human: HumanInput;
+  readonly human: HumanInput;
   private readonly maxTurns: number;
-  private readonly seed: number;
+  readonly seed: number;
   readonly position: RunPosition;
-  /** Every outside effect (LLM call, human answer, executor) goes through this ledger. */
-  readonly effects: EffectLedger;
+  /** Every outside effect (LLM call, human answer, executor) goes through these (durable with the journal's ledger). */
+  readonly effects: Effects;
   private stopRequested = false;
-  /** actions: commands, executors, memory files and sub-flows. */
-  readonly actions: ActionRuntime;
-  /** agents-v1: private memories and v1 prompts, for SOPs with `agents_v1`. */
-  readonly v1?: AgentsV1Turns;
+  /** The features plugged into this run, in the order they are consulted. */
+  readonly plugins: readonly RunPlugin[];
+  private readonly llm: LlmProvider;
+  /** Components' shared memory, knowledge bases, workspace and tool slots (native SOPs). */
+  readonly components: ComponentServices;
+  private readonly sharedCheckpointed: boolean;
+  private readonly pipeline: PipelineHost;
   private budgetWarned = false;
   private readonly redact: Redactor;
 
@@ -151,43 +142,51 @@ export class Run {
     const states: Record<string, StateRuntime> = {};
     for (const s of Object.values(this.resolved.states)) states[s.name] = freshStateRuntime(s.roles, s.beginRole);
     this.position = { current: sop.root, turn: 0, states, rng: this.rng.state, started: false };
-    this.effects = new EffectLedger((e) => this.emit(e), () => this.position.turn, options.resume?.effects ?? options.effectIndex, options.rerun,
-      options.actions?.flow ? `${options.actions.flow}/` : '',
-      { position: () => this.options.llm.position, seek: (n) => this.options.llm.seek?.(n) });
-    if (sop.agents_v1) {
-      // agents-v1: concise mode on every call, and agent turns built the Agents 1.0 way.
-      this.options = { ...options, llm: withConcise(options.llm, AgentsV1Turns.conciseSentence(sop), (s) => Boolean(this.resolved.states[s]?.def.controller?.judge?.last_prompt)) };
-      this.v1 = new AgentsV1Turns({
-        sop, resolved: this.resolved, file: options.file, env: this.env, compat: options.compat === 'agents-v1', stream: options.stream !== false,
-        call: (m, settings, meta, stream) => this.call(m, settings, meta, stream), emit: (e) => this.emit(e), context: () => this.baseContext(),
-        turn: () => this.position.turn, turnInState: (name) => this.position.states[name]?.chatNums ?? 0,
-      }, {
-        workspace: options.actions?.workspace,
-        ...(options.embedder ? { embedder: async () => options.embedder! } : {}),
-        ...options.agentsV1,
-      });
-    }
-    // actions: a sub-flow (sop executor) is a nested Run with its own environment.
-    this.actions = new ActionRuntime({
-      sop, file: options.file, runId: this.runId, env: this.env, templates: this.templates, usage: this.usage,
-      human: this.human, signal: options.signal, redact: this.redact,
-      emit: (e) => this.emit(e),
-      turn: () => this.position.turn,
+    this.plugins = options.plugins?.(this.host()) ?? [];
+    this.llm = this.plugins.reduce((llm, p) => p.wrapLlm?.(llm) ?? llm, options.llm);
+    this.effects = this.plugins.find((p) => p.effects)?.effects ?? directEffects;
+    this.components = new ComponentServices({
+      file: options.file, makeEmbedder: () => createEmbedder(sop.environment?.embedder), sharedEmbedder: () => this.runEmbedder(),
+      workspace: options.workspace, toolExecutors: options.toolExecutors, emit: (e) => this.emit(e), turn: () => this.position.turn,
+    });
+    // Native SOPs whose extract components write shared memory journal it in checkpoints.
+    this.sharedCheckpointed = !sop.agents_v1 && Object.values(sop.states).some((st) => Object.values(st.components ?? {}).some((c) => c?.extract !== undefined));
+    this.pipeline = {
+      sop, resolved: this.resolved, templates: this.templates, env: this.env, components: this.components, extensions: this.plugins,
+      nameStripping: options.nameStripping ?? 'leading',
+      stream: options.stream !== false,
       baseContext: () => this.baseContext(),
-      perform: (spec, fn) => this.effects.perform(spec, fn),
-      inputs: this.inputs, embedder: () => this.runEmbedder(), // scientist
-      subRun: async (r) => {
-        const res = await new Run({
-          ...options, sop: r.sop, file: r.file, runId: r.runId, inputs: r.inputs, listeners: r.listeners, actions: r.actions,
-          environment: undefined, resume: undefined, launch: undefined,
-          effectIndex: options.resume?.effects ?? options.effectIndex, // durability: replay a sub-flow's journaled effects
-        }).run();
-        return { status: res.status, turns: res.turns, result: res.result, summary: res.summary, error: res.error, usage: res.usage };
+      envPrompt: (state) => this.envPrompt(state),
+      topK: () => this.topK(),
+      turn: () => this.position.turn,
+      turnInState: (name) => this.position.states[name]!.chatNums,
+      call: (m, settings, meta, stream) => this.call(m, settings, meta, stream),
+      overBudget: (agent, state, tokens, budget) => {
+        if (this.budgetWarned) return;
+        this.budgetWarned = true;
+        this.emit({ type: 'warning', message: `the prompt of ${agent} in state "${state.name}" needs ${tokens} tokens even without history, over environment.max_prompt_tokens ${budget}` });
       },
-    }, options.actions);
+    };
   }
 
-  // --- durability: snapshot at turn boundaries, restore on resume (src/journal) ---
+  /** What the run offers its plugins (src/runtime/hooks.ts). */
+  private host(): RunHost {
+    return {
+      sop: this.options.sop, resolved: this.resolved, file: this.options.file, runId: this.runId, env: this.env,
+      templates: this.templates, usage: this.usage, inputs: this.inputs, human: this.human, seed: this.seed,
+      signal: this.options.signal, compat: this.options.compat, stream: this.options.stream !== false, redact: this.redact,
+      llm: () => this.llm,
+      emit: (e) => this.emit(e),
+      turn: () => this.position.turn,
+      turnInState: (name) => this.position.states[name]?.chatNums ?? 0,
+      baseContext: () => this.baseContext(),
+      call: (m, settings, meta, stream) => this.call(m, settings, meta, stream),
+      perform: <T>(spec: EffectSpec, fn: () => Promise<T>): Promise<Performed<T>> => this.effects.perform(spec, fn),
+      embedder: () => this.runEmbedder(),
+    };
+  }
+
+  // --- snapshot at turn boundaries, restore on resume (the journal records and reads them) ---
 
   /** Stop at the next turn boundary (first Ctrl-C); the run ends `interrupted` and can be resumed. */
   requestStop(): void {
@@ -196,7 +195,7 @@ export class Run {
 
   /** Everything needed to continue from this turn boundary (messages come from the journal). */
   snapshot(): RunSnapshot {
-    const cursor = this.options.llm.position;
+    const cursor = this.llm.position;
     const extensions = saveExtensions(this.checkpointables());
     return {
       v: SNAPSHOT_VERSION,
@@ -209,9 +208,14 @@ export class Run {
     };
   }
 
-  /** Parts with state of their own, journaled in each checkpoint (see Checkpointable in src/journal/snapshot.ts). */
+  /** Plugins with state of their own, journaled in each checkpoint by name (see src/runtime/checkpoint.ts). */
   private checkpointables(): Record<string, unknown> {
-    return { actions: this.actions, v1: this.v1 };
+    const out: Record<string, unknown> = {};
+    for (const p of this.plugins) if (p.checkpoint && p.restoreCheckpoint) out[p.name] = p;
+    if (this.sharedCheckpointed) {
+      out.components = { checkpoint: () => this.components.snapshotShared(), restoreCheckpoint: (s: unknown) => this.components.restoreShared(s as Record<string, string>) };
+    }
+    return out;
   }
 
   private checkpoint(): void {
@@ -219,7 +223,7 @@ export class Run {
     this.effects.reset(this.position.turn);
   }
 
-  private async restore(from: ResumeFrom): Promise<void> {
+  private async restore(from: RestorePoint): Promise<void> {
     const s = from.snapshot;
     if (!s) {
       // Killed before its first checkpoint: start over, without a second run_started.
@@ -233,7 +237,7 @@ export class Run {
     assignOwn(this.position, cloneJson(s.position));
     this.rng.state = s.position.rng;
     assignOwn(this.usage, cloneJson(s.usage));
-    if (from.seekLlm !== false && s.llm_cursor !== undefined) this.options.llm.seek?.(s.llm_cursor);
+    if (from.seekLlm !== false && s.llm_cursor !== undefined) this.llm.seek?.(s.llm_cursor);
     const answered = s.human_consumed - this.human.consumed;
     if (answered > 0) this.human.skip?.(answered);
     await restoreExtensions(this.checkpointables(), s.extensions, from.files ?? {});
@@ -249,14 +253,18 @@ export class Run {
   private baseContext(): Record<string, unknown> {
     return {
       inputs: this.inputs, goal: this.inputs.goal, sop: { name: this.options.sop.name, description: this.options.sop.description ?? '' },
-      memory: this.actions?.memorySnapshot() ?? {}, // actions: {{memory.NAME}}, read afresh for every prompt
-      // scientist: {{task_board}}, {{world_model}} and {{mood}} for SOPs with memory_types or mood
-      ...(this.actions && (this.options.sop.memory_types || this.options.sop.mood)
-        ? scientistContext(this.options.sop, this.actions.memory, { seed: this.seed, turn: this.position.turn, inputs: this.inputs }) : {}),
+      memory: {}, // {{memory.NAME}}: filled by the actions plugin, read afresh for every prompt
+      ...this.pluginContext(),
     };
   }
 
-  // scientist: the embedder executors search with (the run's, else one made from environment.embedder)
+  private pluginContext(): Record<string, unknown> {
+    let out: Record<string, unknown> | undefined;
+    for (const p of this.plugins) if (p.context) out = { ...out, ...p.context() };
+    return out ?? {};
+  }
+
+  // The embedder plugins search with (the run's, else one made from environment.embedder)
   private embedderPromise?: Promise<Embedder>;
   private runEmbedder(): Promise<Embedder> {
     return (this.embedderPromise ??= this.options.embedder ? Promise.resolve(this.options.embedder) : createEmbedder(this.options.sop.environment?.embedder));
@@ -265,11 +273,11 @@ export class Run {
   async run(): Promise<RunResult> {
     const sop = this.options.sop;
     if (this.options.resume) {
-      await this.restore(this.options.resume); // durability: continue from a checkpoint
+      await this.restore(this.options.resume); // continue from a journaled checkpoint
     } else {
       this.emit({
         type: 'run_started', run_id: this.runId, sop: sop.name, file: this.options.file, root: sop.root,
-        seed: this.seed, inputs: this.inputs, llm: this.options.llm.id, time: new Date().toISOString(),
+        seed: this.seed, inputs: this.inputs, llm: this.llm.id, time: new Date().toISOString(),
         document: sop, launch: this.options.launch,
         settings: { max_turns: this.maxTurns, model: this.options.model, compat: this.options.compat, name_stripping: this.options.nameStripping, stream: this.options.stream },
       });
@@ -287,7 +295,7 @@ export class Run {
         await this.takeTurn(step);
         this.samplePromptTokens();
         this.checkpoint();
-        // durability: let signal handlers (Ctrl-C) and timers run at each turn boundary, even
+        // Let signal handlers (Ctrl-C) and timers run at each turn boundary, even
         // when no LLM call waited on I/O (cassettes, mock).
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
@@ -295,14 +303,16 @@ export class Run {
       error = err instanceof Error ? err : new Error(String(err));
       status = this.options.signal?.aborted || isResumableError(err) ? 'interrupted' : 'failed';
     }
+    let outcome: { result?: string; summary?: string } = {};
+    for (const p of this.plugins) if (p.result) outcome = p.result();
     this.emit({
       type: 'run_finished', status, turns: this.position.turn, final_state: finalState,
       error: error?.message, usage: this.usage, time: new Date().toISOString(),
-      ...(this.actions.result !== undefined ? { result: this.actions.result } : {}),
+      ...(outcome.result !== undefined ? { result: outcome.result } : {}),
     });
     return {
       status, turns: this.position.turn, finalState, error, usage: this.usage, messages: this.env.messages,
-      result: this.actions.result, summary: this.actions.summary,
+      result: outcome.result, summary: outcome.summary,
     };
   }
 
@@ -354,8 +364,8 @@ export class Run {
     rt.visits++;
     this.env.stateStart = this.env.messages.length;
     // Competitive: the summary covered the previous state, which this state must not see.
-    // (agents-v1 keeps it: Agents 1.0 had one summary for the whole run, read by every judge.)
-    if (this.env.visibility === 'competitive' && !this.v1) this.env.summary = '';
+    // (A plugin may keep it: Agents 1.0 had one summary for the whole run, read by every judge.)
+    if (this.env.visibility === 'competitive' && !this.plugins.some((p) => p.keepsSummary)) this.env.summary = '';
     const role = state.beginRole!;
     const agent = state.roleToAgent[role]!;
     this.emit({ type: 'speaker_chosen', state: state.name, agent, role, turn: this.position.turn + 1, how: 'begin' });
@@ -363,47 +373,27 @@ export class Run {
   }
 
   private async transit(state: ResolvedState, rt: StateRuntime): Promise<{ target: string; reason: 'judge' | 'max_turns' | 'direct' | 'finish' }> {
-    const commanded = this.actions.transit(state, rt); // actions: command states move on by finish or max_turns
-    if (commanded) return commanded;
+    const decided = this.pluginTransit(state, rt); // e.g. command states move on by finish or max_turns
+    if (decided) return decided;
     const decision = transitDecision(state.nextStates, rt.chatNums, state.maxTurns);
     if (decision.kind !== 'ask_judge') {
       return { target: state.nextStates[decision.key]!, reason: decision.kind === 'max_turns' ? 'max_turns' : 'direct' };
     }
-    const judge = state.def.controller?.judge ?? {};
-    const extractWord = judge.extract_word ?? 'end';
-    const { history, relevant } = await this.controllerHistory(state);
-    const last = this.env.messages[this.env.messages.length - 1];
-    const keys = Object.keys(state.nextStates).sort();
-    if (!keys.includes('0')) keys.unshift('0');
-    const base = this.baseContext();
-    const ctx = {
-      ...base,
-      state: { name: state.name },
-      environment_prompt: this.envPrompt(state),
-      judge: renderPrompts(judge, base, `/states/${state.name}/controller/judge`),
-      extract_word: extractWord,
-      keys: keys.map((key) => ({ key, target: state.nextStates[key] ?? state.name })),
-      summary: this.env.summary,
-      history: history.map((m) => renderMessage(m)),
-      last_message: last ? renderMessage(last) : undefined,
-      relevant: relevant.map((m) => renderMessage(m)),
-    };
-    const messages: ChatMessage[] = [
-      { role: 'system', content: this.templates.render('judge_system', ctx) },
-      { role: 'user', content: this.templates.render('judge_user', ctx) },
-    ];
-    const reply = await this.call(messages, controllerLlm(this.resolved, state), {
-      purpose: 'judge', state: state.name, turn: this.position.turn, turnInState: rt.chatNums, judgeKeys: keys, extractWord,
-      walk: walkMeta(this.resolved, state.name, this.position.states, this.seed),
-    });
-    const key = parseJudgeReply(reply, extractWord);
-    const { target, known } = targetOf(state.nextStates, key, state.name);
+    const { key, target, known } = await askJudge(state, rt, this.controllerContext(), this.env.summary);
     if (!known) this.emit({ type: 'warning', message: `judge of state "${state.name}" answered key "${key}", which has no transition; staying` });
     this.emit({ type: 'judge', state: state.name, turn: this.position.turn, key, target, fallback: !known });
     return { target, reason: 'judge' };
   }
 
-  /** Choose the next speaker within the state (SOP.route of the reference). */
+  private pluginTransit(state: ResolvedState, rt: StateRuntime): Transition | undefined {
+    for (const p of this.plugins) {
+      const t = p.transit?.(state, rt);
+      if (t) return t;
+    }
+    return undefined;
+  }
+
+  /** Choose the next speaker within the state (SOP.route of the reference): its controller strategy picks. */
   private async route(state: ResolvedState): Promise<Step> {
     const rt = this.position.states[state.name]!;
     const roles = state.roles;
@@ -412,17 +402,11 @@ export class Run {
     if (roles.length === 1) {
       role = roles[0]!;
       how = 'single';
-    } else if (state.controllerType === 'random') {
-      role = this.rng.pick(roles);
-      how = 'random';
-    } else if (state.controllerType === 'rule') {
-      const picked = await this.askSpeaker(state, rt);
-      role = picked.role;
-      how = picked.fallback ? 'rule_fallback' : 'rule';
-      if (picked.fallback) this.emit({ type: 'warning', message: `speaker choice in state "${state.name}" named no known role; picked ${role} at random` });
     } else {
-      role = nextInOrder(rt, roles);
-      how = 'order';
+      const picked = await controllerStrategy(state.controllerType).pick(state, rt, this.controllerContext());
+      role = picked.role;
+      how = picked.how;
+      if (picked.warning) this.emit({ type: 'warning', message: picked.warning });
     }
     rt.currentRole = role;
     this.position.rng = this.rng.state;
@@ -431,30 +415,17 @@ export class Run {
     return { state, role, agent, begin: false };
   }
 
-  private async askSpeaker(state: ResolvedState, rt: StateRuntime) {
-    const speaker = renderPrompts(state.def.controller?.speaker ?? {}, this.baseContext(), `/states/${state.name}/controller/speaker`);
-    const extractWord = speaker.extract_word ?? 'end';
-    const { history, relevant } = await this.controllerHistory(state);
-    const last = this.env.messages[this.env.messages.length - 1];
-    const ctx = {
-      ...this.baseContext(),
-      state: { name: state.name },
-      environment_prompt: this.envPrompt(state),
-      // agents-v1 compat (reference §5 #22): call_last_prompt is not sent and the choices always ask for <end>.
-      ...(this.options.compat === 'agents-v1' ? { speaker: { ...speaker, last_prompt: undefined }, extract_word: 'end' } : { speaker, extract_word: extractWord }),
-      roles: state.roles.map((role) => ({ role, agent: state.roleToAgent[role] })),
-      history: history.map((m) => renderMessage(m)),
-      last_message: last ? renderMessage(last) : undefined,
-      relevant: relevant.map((m) => renderMessage(m)),
+  /** What a controller strategy may use (src/runtime/controllers). */
+  private controllerContext(): ControllerContext {
+    return {
+      rng: this.rng, compat: this.options.compat, turn: this.position.turn,
+      history: (state) => this.controllerHistory(state),
+      last: () => this.env.messages[this.env.messages.length - 1],
+      promptContext: (state) => ({ ...this.baseContext(), state: { name: state.name }, environment_prompt: this.envPrompt(state) }),
+      render: (name, ctx) => this.templates.render(name, ctx),
+      llm: (state) => controllerLlm(this.resolved, state),
+      call: (messages, settings, meta) => this.call(messages, settings, meta),
     };
-    const messages: ChatMessage[] = [
-      { role: 'system', content: this.templates.render('speaker_system', ctx) },
-      { role: 'user', content: this.templates.render('speaker_user', ctx) },
-    ];
-    const reply = await this.call(messages, controllerLlm(this.resolved, state), {
-      purpose: 'speaker', state: state.name, turn: this.position.turn, turnInState: rt.chatNums, candidates: state.roles, extractWord,
-    });
-    return parseSpeakerReply(reply, extractWord, state.roles, this.rng);
   }
 
   /**
@@ -490,10 +461,10 @@ export class Run {
     let content: string;
     let kind: MessageKind = 'speech';
     let execute: (() => Promise<void>) | undefined;
-    if (this.v1 && !agentDef.human) await this.v1.observe(state, role, agent); // agents-v1: observation, begin turns included
+    if (!agentDef.human) for (const p of this.plugins) await p.beforeTurn?.(step); // e.g. the Agents 1.0 observation
     if (agentDef.human) {
       const last = this.env.messages[this.env.messages.length - 1];
-      // durability: an answer already in the journal is not asked again.
+      // An answer already in the journal is not asked again (durable effects).
       const answer = await this.effects.perform({ kind: 'human', label: `${agent}@${state.name}`, marksStart: true }, () => this.human.ask({
         agent, role, state: state.name, kind: 'turn',
         prompt: last ? `${last.sender} (${last.role}): ${last.content}` : '',
@@ -507,90 +478,37 @@ export class Run {
     } else if (begin && state.beginRoleExplicit && this.options.compat === 'agents-v1') {
       content = ' ';
       kind = 'begin';
-    } else if (this.actions.declares(state)) {
-      // actions: the reply must be a command; its executor runs once the command is recorded
-      const command = await this.actions.commandTurn(state, role, agent, pos.turn, (extra) => this.act(state, role, agent, extra));
-      content = command.content;
-      execute = command.execute;
     } else {
-      content = this.v1 ? await this.v1.act(state, role, agent) : await this.act(state, role, agent);
+      const out = await this.speak(step);
+      content = out.content;
+      execute = out.execute;
     }
     const message: Message = {
       id: this.env.messages.length, turn: pos.turn, state: state.name, sender: agent, role, content, kind,
       timestamp: new Date().toISOString(),
     };
     await this.env.add(message);
-    this.v1?.recorded(message); // agents-v1: the sender's private memory
+    for (const p of this.plugins) p.afterMessage?.(message);
     this.emit({ type: 'message', message });
     await execute?.();
     await this.maybeSummarize(state);
   }
 
-  /** Build the agent's prompt, call its LLM and turn the reply into the recorded text. */
-  private async act(state: ResolvedState, role: string, agent: string, extra: ChatMessage[] = []): Promise<string> {
-    const sop = this.options.sop;
-    const agentDef = sop.agents[agent]!;
-    const where = `/states/${state.name}/components/${role}`;
-    const base = this.baseContext();
-    const comps = roleComponents(componentsOf(state, role), agentDef.style, base, where);
-    const parts: ComponentPart[] = comps.system.some((p) => p.kind === 'style')
-      ? comps.system
-      : [{ kind: 'style', role, style: agentDef.style }, ...comps.system];
-    // actions: memory_window keeps only the last N messages of the state's visit
-    const memoryWindow = state.def.memory_window;
-    const view = limitToVisit(await this.env.view({ agent, window: memoryWindow ?? state.maxChatHistory, topK: this.topK(), minSimilarity: sop.environment?.min_similarity }), memoryWindow, this.env.stateStart);
-    const ctx = {
-      ...base,
-      state: { name: state.name },
-      environment_prompt: this.envPrompt(state),
-      agent: { name: agent, role, style: agentDef.style ?? '' },
-      components: [...parts, ...this.actions.promptParts(state, base)], // actions: the command list
-      commands: this.actions.commandList(state),
-      last_parts: comps.last,
-      output: comps.output,
-    };
-    // prompt = system (environment prompt + components) + summary + relevant history + window + last prompt
-    const system: ChatMessage = { role: 'system', content: this.templates.render('agent_system', ctx) };
-    const lastPrompt: ChatMessage = { role: 'user', content: this.templates.render('agent_last', ctx) };
-    const build = (plan: PromptPlan<Message>): ChatMessage[] => {
-      const messages: ChatMessage[] = [system];
-      const context = this.templates.render('agent_context', { ...ctx, summary: plan.summary, relevant: plan.relevant.map((m) => renderMessage(m, agent)) });
-      if (context) messages.push({ role: 'user', content: context });
-      for (const m of plan.window) {
-        messages.push(m.sender === agent
-          ? { role: 'assistant', content: m.content }
-          : { role: 'user', content: `${m.sender} (${m.role}): ${m.content}` });
-      }
-      messages.push(lastPrompt, ...extra); // actions: rejected replies and the problems found
-      return messages;
-    };
-    const plan: PromptPlan<Message> = {
-      summary: state.summary.enabled ? view.summary : '',
-      relevant: view.relevant,
-      window: view.window,
-    };
-    let messages = build(plan);
-    const budget = sop.environment?.max_prompt_tokens;
-    if (budget !== undefined) {
-      // Token budget: drop the oldest parts first; never the system prompt or the last prompt.
-      const trimmed = trimToBudget(plan, budget, (p) => estimateUsage(build(p), '').promptTokens);
-      messages = build(trimmed.plan);
-      if (!trimmed.fits && !this.budgetWarned) {
-        this.budgetWarned = true;
-        this.emit({ type: 'warning', message: `the prompt of ${agent} in state "${state.name}" needs ${trimmed.tokens} tokens even without history, over environment.max_prompt_tokens ${budget}` });
-      }
+  /** The agent's reply: a plugin's (a command, the Agents 1.0 turn), else the agent prompt pipeline's. */
+  private async speak(step: Step): Promise<TurnOutput> {
+    const act = (extra?: ChatMessage[], privateMemory?: PrivateMemoryOption) => this.act(step.state, step.role, step.agent, extra, privateMemory);
+    for (const p of this.plugins) {
+      const out = await p.speak?.(step, act);
+      if (out) return out;
     }
-    // scientist: while a task is in progress, its resource level's LLM profile applies
-    const profile = this.options.sop.resources ? taskLlmProfile(this.options.sop, this.actions.memory, this.inputs) : undefined;
-    const reply = await this.call(messages, { ...agentLlm(this.resolved, state, agent, role), ...profile }, {
-      purpose: 'agent', state: state.name, agent, role, turn: this.position.turn, turnInState: this.position.states[state.name]!.chatNums,
-      ...this.actions.callMeta(state, agentLlm(this.resolved, state, agent, role)),
-      ...(state.def.commands ? { walk: walkMeta(this.resolved, state.name, this.position.states, this.seed) } : {}),
-    }, this.options.stream !== false);
-    let text = stripSpeakerName(reply, agent, this.options.nameStripping ?? 'leading');
-    if (comps.output) text = extractTag(text, comps.output) ?? text;
-    return text;
+    return { content: await act() };
   }
+
+  /** The agent prompt pipeline (src/agent/pipeline.ts): the agent's prompt, its LLM call, the reply as recorded. */
+  private act(state: ResolvedState, role: string, agent: string, extra: ChatMessage[] = [], privateMemory?: PrivateMemoryOption): Promise<string> {
+    return agentTurn(this.pipeline, { state, role, agent, extra, privateMemory });
+  }
+
 
   /**
    * Refresh the summary every `summary.every` messages (counted over the whole run), from the
@@ -629,10 +547,14 @@ export class Run {
   private async call(messages: ChatMessage[], settings: LlmSettings, meta: CallMeta, stream = false): Promise<string> {
     const model = this.options.model ?? settings.model ?? DEFAULTS.model;
     const started = performance.now();
-    const llm = this.options.llm;
+    const llm = this.llm;
     const onDelta = stream && meta.agent ? (text: string) => this.emit({ type: 'delta', agent: meta.agent!, text }) : undefined;
     messages = messages.map((m) => { const content = this.redact(m.content); return content === m.content ? m : { ...m, content }; }); // secrets
-    // durability: a reply already in the journal (an interrupted turn being redone) is reused.
+    // Where the graph leads (read by the mock provider only): for judges, and agents of command states.
+    if (meta.state && !meta.walk && (meta.purpose === 'judge' || (meta.purpose === 'agent' && this.resolved.states[meta.state]?.def.commands))) {
+      meta = { ...meta, walk: walkMeta(this.resolved, meta.state, this.position.states, this.seed) };
+    }
+    // A reply already in the journal (an interrupted turn being redone) is reused (durable effects).
     const { value: res, key, reused } = await this.effects.perform<LlmEffectResult>(
       { kind: 'llm', label: llmEffectLabel(meta.purpose, meta.state, meta.agent), journalsResult: false },
       () => llm.chat(
@@ -645,7 +567,7 @@ export class Run {
       onDelta?.(res.content);
     }
     addUsage(this.usage, meta.purpose, res.usage);
-    if (meta.purpose === 'agent') this.usage.agent_prompt_tokens_last = res.usage.promptTokens; // memory: sampled below
+    if (meta.purpose === 'agent') this.usage.agent_prompt_tokens_last = res.usage.promptTokens; // sampled at turn ends
     let promptChars = 0;
     for (const m of messages) promptChars += m.content.length;
     this.emit({

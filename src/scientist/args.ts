@@ -1,14 +1,15 @@
 // Lists in command arguments. Commands take strings, so a list is written one item per line
 // ("a | b | c" fields), or as a JSON list; both are accepted and checked here.
+import { EngineError } from '../errors.js';
 import { isTaskValue, TASK_VALUES, type TaskValue } from '../taskboard/task.js';
 import type { NewRoute } from '../taskboard/routes.js';
 import type { SubtaskSpec } from '../taskboard/board.js';
 import type { Triple } from '../worldmodel/statement.js';
 
 /** A problem with an argument the agent gave (told to the agent, who can correct it). */
-export class ArgumentError extends Error {
+export class ArgumentError extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'ARGUMENT');
     this.name = 'ArgumentError';
   }
 }

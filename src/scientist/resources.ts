@@ -1,6 +1,7 @@
 // Resource levels (seed 003): a task's value decides the LLM profile it works with, how far it
 // may be escalated when its solution is not convincing, whether it may ask the user (never when
 // the user is away) and whether it may create a framework.
+import { EngineError } from '../errors.js';
 import type { Sop } from '../sop/types.js';
 import type { TaskValue } from '../taskboard/task.js';
 
@@ -38,9 +39,9 @@ export interface TaskResources {
   next_level?: Level;
 }
 
-export class ResourceError extends Error {
+export class ResourceError extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'RESOURCE');
     this.name = 'ResourceError';
   }
 }

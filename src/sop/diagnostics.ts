@@ -1,4 +1,5 @@
 // Diagnostics: one problem in one file, at one JSON pointer, rendered as a single line.
+import { EngineError } from '../errors.js';
 import type { Position } from './json-source.js';
 
 export type Severity = 'error' | 'warning';
@@ -21,9 +22,9 @@ export function formatDiagnostic(d: Diagnostic): string {
 }
 
 /** Thrown when a SOP cannot be loaded; carries every diagnostic found. */
-export class SopError extends Error {
+export class SopError extends EngineError {
   constructor(readonly diagnostics: Diagnostic[]) {
-    super(diagnostics.filter((d) => d.severity === 'error').map(formatDiagnostic).join('\n'));
+    super(diagnostics.filter((d) => d.severity === 'error').map(formatDiagnostic).join('\n'), 'SOP_INVALID');
     this.name = 'SopError';
   }
 }

@@ -1,12 +1,13 @@
 // Parse JSON text keeping enough information to point at a JSON pointer's line and column.
 // JSON.parse gives the value; a small scanner maps pointers to positions only when an error
 // needs one, so the happy path costs one JSON.parse.
+import { EngineError } from '../errors.js';
 
 export interface Position { line: number; column: number }
 
-export class JsonSyntaxError extends Error {
+export class JsonSyntaxError extends EngineError {
   constructor(message: string, readonly position: Position | undefined) {
-    super(message);
+    super(message, 'JSON_SYNTAX');
   }
 }
 

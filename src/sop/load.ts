@@ -3,10 +3,8 @@
 import { SopError, type Diagnostic } from './diagnostics.js';
 import { JsonSyntaxError, locatePointer, parseJson } from './json-source.js';
 import type { Sop } from './types.js';
-import { graphDiagnostics, schemaDiagnostics } from './validate.js';
+import { graphDiagnostics, schemaDiagnostics, type SopCheck } from './validate.js';
 import { staticDiagnostics } from './check-static.js';
-import { isAgentsV1Config } from '../import/detect.js';
-import { importAndValidate } from '../import/import-and-validate.js';
 import { InputFileError, readInputFile } from '../io/read-input-file.js';
 
 export const MAX_SOP_BYTES = 5 * 1024 * 1024;
@@ -16,6 +14,13 @@ export interface LoadedSop {
   sop: Sop;
   file: string;
   warnings: Diagnostic[];
+}
+
+/** What the layers above pass into loading: their checks, and a converter for other formats. */
+export interface LoadOptions {
+  checks?: readonly SopCheck[];
+  /** A document in another format (e.g. an Agents 1.0 config), converted and validated; undefined: not that format. */
+  convert?(doc: unknown, file: string, text: string): LoadedSop | undefined;
 }
 
 function depthExceeds(value: unknown, limit: number): boolean {
@@ -53,7 +58,7 @@ export function locate(diags: Diagnostic[], text: string, file: string): Diagnos
 }
 
 /** Validate an already parsed document; `text` (when known) gives line and column. */
-export function validateSopDocument(doc: unknown, file: string, text?: string): LoadedSop {
+export function validateSopDocument(doc: unknown, file: string, text?: string, checks: readonly SopCheck[] = []): LoadedSop {
   const place = (diags: Diagnostic[]) => (text === undefined ? capDiagnostics(diags).map((d) => ({ ...d, file })) : locate(diags, text, file));
   if (depthExceeds(doc, MAX_DEPTH)) {
     throw new SopError([{ severity: 'error', pointer: '', file, message: `nested more than ${MAX_DEPTH} levels deep` }]);
@@ -61,7 +66,7 @@ export function validateSopDocument(doc: unknown, file: string, text?: string): 
   const schemaErrors = schemaDiagnostics(doc);
   if (schemaErrors.length > 0) throw new SopError(place(schemaErrors));
   const sop = doc as Sop;
-  const graph = place([...graphDiagnostics(sop), ...staticDiagnostics(sop)]); // templates, file names: check-static.ts
+  const graph = place([...graphDiagnostics(sop, checks), ...staticDiagnostics(sop)]); // templates, file names: check-static.ts
   if (graph.some((d) => d.severity === 'error')) throw new SopError(graph);
   return { sop, file, warnings: graph.filter((d) => d.severity === 'warning') };
 }
@@ -87,10 +92,8 @@ export function readSopText(file: string): string {
   }
 }
 
-export function loadSopFile(file: string): LoadedSop {
+export function loadSopFile(file: string, options: LoadOptions = {}): LoadedSop {
   const text = readSopText(file);
   const doc = parseSopText(text, file);
-  // An Agents 1.0 config (recognised by its shape) is imported in memory.
-  if (isAgentsV1Config(doc)) return importAndValidate(doc, { file }, text);
-  return validateSopDocument(doc, file, text);
+  return options.convert?.(doc, file, text) ?? validateSopDocument(doc, file, text, options.checks);
 }

@@ -21,7 +21,7 @@ export interface ResolvedState {
   roleToAgent: Record<string, string>;
   nextStates: Record<string, string>;
   maxTurns: number | undefined;
-  controllerType: 'order' | 'random' | 'rule';
+  controllerType: NonNullable<NonNullable<SopState['controller']>['type']>;
   maxChatHistory: number;
   summary: SummarySettings & { enabled: boolean; every: number };
 }

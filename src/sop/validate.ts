@@ -7,7 +7,12 @@ import type { Diagnostic } from './diagnostics.js';
 import { pointerOf } from './json-source.js';
 import type { Sop } from './types.js';
 import { effectiveRoles, reachableStates, successorsOf } from './graph.js';
-import { commandDiagnostics } from '../actions/commands.js';
+
+/**
+ * A check of another layer (e.g. the commands and executors of src/actions), passed into
+ * validation so the format layer imports nothing above it (see src/loader/checks.ts).
+ */
+export type SopCheck = (sop: Sop) => Diagnostic[];
 
 function schemaValidator(): ValidateFunction {
   return compiledValidator;
@@ -85,8 +90,8 @@ function nameAwareMessage(e: ErrorObject): { pointer: string; message: string } 
   return ajvMessage(e);
 }
 
-/** Checks across the document: references between states, roles and agents; reachability. */
-export function graphDiagnostics(sop: Sop): Diagnostic[] {
+/** Checks across the document: references between states, roles and agents; reachability; then `checks`. */
+export function graphDiagnostics(sop: Sop, checks: readonly SopCheck[] = []): Diagnostic[] {
   const out: Diagnostic[] = [];
   const err = (path: Array<string | number>, message: string) => out.push({ severity: 'error', pointer: pointerOf(path), message });
   const warn = (path: Array<string | number>, message: string) => out.push({ severity: 'warning', pointer: pointerOf(path), message });
@@ -125,12 +130,6 @@ export function graphDiagnostics(sop: Sop): Diagnostic[] {
     }
     for (const role of Object.keys(state.components ?? {})) {
       if (!roles.includes(role)) warn(at('components', role), `role "${role}" has components but is not in "roles", so it never speaks`);
-      // agents-v1: these kinds run in the Agents 1.0 prompt path only (docs/agents-v1.md).
-      for (const kind of ['customize', 'extract', 'knowledge', 'code', 'tools']) {
-        if (!sop.agents_v1 && state.components?.[role]?.[kind as 'code'] !== undefined) {
-          warn(at('components', role, kind), `"${kind}" components run only in SOPs with "agents_v1" (imported Agents 1.0 configs) for now; this one is ignored`);
-        }
-      }
     }
     for (const role of roles) {
       const who = players.get(name)?.get(role) ?? [];
@@ -163,7 +162,7 @@ export function graphDiagnostics(sop: Sop): Diagnostic[] {
       }
     }
   }
-  out.push(...commandDiagnostics(sop)); // actions: executors, settings and arguments of commands
+  for (const check of checks) out.push(...check(sop)); // e.g. executors, settings and arguments of commands
   return out;
 }
 

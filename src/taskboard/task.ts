@@ -1,4 +1,5 @@
 // The records of the task board (working memory): tasks and thoughts, as stored in task_board.json.
+import { EngineError } from '../errors.js';
 
 export const TASK_STATUSES = ['open', 'in_progress', 'closed', 'failed_with_current_available_instruments'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -69,9 +70,9 @@ export interface Thought {
 }
 
 /** A task-board operation that is not allowed (bad id, bad transition, cycle, bad input). */
-export class TaskBoardError extends Error {
+export class TaskBoardError extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'TASK_BOARD');
     this.name = 'TaskBoardError';
   }
 }

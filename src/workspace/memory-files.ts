@@ -2,6 +2,7 @@
 // kept as NAME.md in the run's memory folder, rendered into prompts as {{memory.NAME}}.
 // A sub-flow gets its own folder; files it shares with its caller are links to the caller's.
 // Without a folder (in-process runs, tests) the texts live in memory only.
+import { EngineError } from '../errors.js';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { readNoFollow, writeNoFollow } from './workspace.js';
@@ -14,9 +15,9 @@ export const MAX_MEMORY_FILE_BYTES = 16 * 1024 * 1024;
 /** Every run has a logs file: one line per executor result. */
 export const LOGS = 'logs';
 
-export class MemoryError extends Error {
+export class MemoryError extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'MEMORY_FILE');
     this.name = 'MemoryError';
   }
 }

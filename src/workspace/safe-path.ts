@@ -1,12 +1,13 @@
 // Resolving a relative path inside a folder so that it can never leave it: no absolute paths,
 // no ".." segments, no symbolic links anywhere on the way (a link planted by code that ran in
 // the workspace could otherwise point a later write at any file on the machine).
+import { EngineError } from '../errors.js';
 import { lstatSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, sep } from 'node:path';
 
-export class PathEscapeError extends Error {
+export class PathEscapeError extends EngineError {
   constructor(readonly path: string, reason: string) {
-    super(`path "${path}" refused: ${reason}`);
+    super(`path "${path}" refused: ${reason}`, 'PATH_ESCAPE');
     this.name = 'PathEscapeError';
   }
 }

@@ -1,5 +1,6 @@
 // The records of the world model: statements (hypotheses until they survive their tests), their
 // predictions and how each was tested, and their subject-predicate-object triples.
+import { EngineError } from '../errors.js';
 
 /** How a prediction was tested (seed 003, "the epistemological method"). */
 export const TEST_METHODS = ['knowledge_base', 'code_run', 'user', 'self_reflection'] as const;
@@ -44,9 +45,9 @@ export interface Statement {
   reason?: string;
 }
 
-export class WorldModelError extends Error {
+export class WorldModelError extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'WORLD_MODEL');
     this.name = 'WorldModelError';
   }
 }

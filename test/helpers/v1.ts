@@ -8,7 +8,7 @@ import type { HumanInput, HumanQuestion } from '../../src/io/human.js';
 import { importAndValidate } from '../../src/import/import-and-validate.js';
 import type { Embedder } from '../../src/memory/embedder.js';
 import type { RunEvent } from '../../src/runtime/events.js';
-import { Run, type RunOptions, type RunResult } from '../../src/runtime/run.js';
+import { Run, type RunOptions, type RunResult } from '../../src/engine/run.js';
 import type { Sop } from '../../src/sop/types.js';
 import { ScriptedLlm, type Script, type RecordedCall } from './scripted-llm.js';
 

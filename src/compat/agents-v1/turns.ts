@@ -4,20 +4,18 @@
 // prompt is its private memory (at most MAX_CHAT_HISTORY entries) under a system prompt built
 // from the environment prompt and its components, with the last prompt appended to the final
 // history message (§3.7); the environment summary is not part of it (it informs the judge).
-// The run loop (src/runtime/run.ts) calls observe/act/recorded; everything else is here.
-import { dirname, resolve } from 'node:path';
-import { stripSpeakerName } from '../../agent/output.js';
-import { assembleComponents, type ComponentRuntime, type ToolSlotExecutor } from '../../components/index.js';
-import { KnowledgeBase, embedderLearns, type KnowledgeMode } from '../../components/knowledge-base.js';
+// The prompt itself is built by the one agent pipeline (src/agent/pipeline.ts) with the
+// `privateMemory` option this class provides; observe and recorded keep the private memories.
+import { ComponentServices } from '../../agent/component-services.js';
+import type { PrivateMemoryOption } from '../../agent/pipeline.js';
+import type { ToolSlotExecutor } from '../../components/index.js';
 import type { EnvironmentMemory } from '../../environment/environment.js';
 import { renderMessage, type Message } from '../../environment/message.js';
 import type { CallMeta, ChatMessage } from '../../llm/types.js';
 import type { Embedder } from '../../memory/embedder.js';
-import { renderText } from '../../prompt/templates.js';
 import type { RunEvent } from '../../runtime/events.js';
-import { agentLlm, type ResolvedSop, type ResolvedState } from '../../sop/resolved.js';
+import type { ResolvedSop, ResolvedState } from '../../sop/resolved.js';
 import type { LlmSettings, Sop } from '../../sop/types.js';
-import { Workspace } from '../../workspace/workspace.js';
 import { observationParts, topKBySimilarity } from './observation.js';
 import { PrivateMemories, type PrivateEntry } from './private-memory.js';
 import { renderV1 } from './templates.js';
@@ -65,23 +63,30 @@ async function defaultEmbedder(spec: string | undefined): Promise<Embedder> {
 
 export class AgentsV1Turns {
   readonly memories: PrivateMemories;
-  /** Shared key-value memory (extract writes, customize reads). */
-  readonly shared = new Map<string, string>();
+  /** Shared memory (extract writes, customize reads), knowledge bases, workspace and tool slots. */
+  readonly components: ComponentServices;
   /** Per agent: the text of its latest observation's new conversation (the retrieval query). */
   private readonly observed = new Map<string, string>();
-  private readonly makeEmbedder: () => Promise<Embedder>;
-  private embedder?: Promise<Embedder>;
   /** Message embeddings for relevant memory, by message position; messages are embedded in order. */
   private readonly vectors: Float32Array[] = [];
-  private readonly knowledgeBases = new Map<string, Promise<KnowledgeBase>>();
-  private readonly warned = new Set<string>();
-  private readonly workspace?: Workspace;
 
-  constructor(private readonly host: AgentsV1Host, private readonly options: AgentsV1Options = {}) {
+  constructor(private readonly host: AgentsV1Host, options: AgentsV1Options = {}) {
     const longest = Math.max(1, ...Object.values(host.resolved.states).map((s) => s.maxChatHistory));
     this.memories = new PrivateMemories(host.compat, longest);
-    this.makeEmbedder = options.embedder ?? (() => defaultEmbedder(host.sop.environment?.embedder));
-    if (options.workspace) this.workspace = new Workspace(options.workspace);
+    this.components = new ComponentServices({
+      file: host.file,
+      makeEmbedder: options.embedder ?? (() => defaultEmbedder(host.sop.environment?.embedder)),
+      workspace: options.workspace,
+      toolExecutors: options.toolExecutors,
+      knowledgeCacheDir: options.knowledgeCacheDir,
+      emit: (e) => host.emit(e),
+      turn: () => host.turn(),
+    });
+  }
+
+  /** Shared key-value memory (extract writes, customize reads). */
+  get shared(): Map<string, string> {
+    return this.components.shared;
   }
 
   /** The concise-mode sentence when the SOP asks for it (agents_v1.concise). */
@@ -89,15 +94,15 @@ export class AgentsV1Turns {
     return sop.agents_v1?.concise ? renderV1('concise', {}) : undefined;
   }
 
-  private sharedEmbedder(): Promise<Embedder> {
-    this.embedder ??= this.makeEmbedder();
-    return this.embedder;
-  }
-
-  private warnOnce(message: string): void {
-    if (this.warned.has(message)) return;
-    this.warned.add(message);
-    this.host.emit({ type: 'warning', message });
+  /** The agent pipeline's option for Agents 1.0 turns (src/agent/pipeline.ts). */
+  privateMemory(): PrivateMemoryOption {
+    return {
+      history: (agent, state, system, last) => this.messagesFor(agent, state, system, last),
+      observed: (agent) => this.observed.get(agent) ?? '',
+      components: this.components,
+      render: { system: (ctx) => renderV1('system', ctx), last: (ctx) => renderV1('last', ctx) },
+      nameStripping: this.host.sop.agents_v1?.name_stripping ?? 'agents-v1',
+    };
   }
 
   /** Start of an AI agent's turn (begin turns included): append its observation to its private memory. */
@@ -124,7 +129,7 @@ export class AgentsV1Turns {
 
   /** The k candidates most similar to the query message (reference §3.13: no threshold). */
   private async relevant(query: Message, candidates: Message[], k: number): Promise<Message[]> {
-    const embedder = await this.sharedEmbedder();
+    const embedder = await this.components.sharedEmbedder();
     const all = this.host.env.messages;
     if (this.vectors.length <= query.id) {
       const batch = all.slice(this.vectors.length, query.id + 1).map((m) => m.content);
@@ -132,28 +137,6 @@ export class AgentsV1Turns {
     }
     const picked = topKBySimilarity(this.vectors[query.id]!, candidates.map((m) => this.vectors[m.id]!), k);
     return picked.map((i) => candidates[i]!);
-  }
-
-  /** An AI agent's reply (not a begin turn): components, prompt, the streamed LLM call, name stripping. */
-  async act(state: ResolvedState, role: string, agent: string): Promise<string> {
-    const { sop } = this.host;
-    const agentDef = sop.agents[agent]!;
-    const where = `/states/${state.name}/components/${role}`;
-    const base = this.host.context();
-    const rt = this.runtime(state, role, agent, where, base);
-    const comps = state.def.components?.[role] as Record<string, unknown> | undefined;
-    const assembled = await assembleComponents(comps, rt);
-    const ctx = {
-      ...base,
-      agent: { name: agent, role, style: agentDef.style ?? '' },
-      environment_prompt: renderText(state.def.environment_prompt ?? '', base, `/states/${state.name}/environment_prompt`),
-    };
-    const system = renderV1('system', { ...ctx, parts: assembled.system });
-    const last = renderV1('last', { ...ctx, parts: assembled.last });
-    const reply = await this.host.call(this.messagesFor(agent, state, system, last), agentLlm(this.host.resolved, state, agent, role), {
-      purpose: 'agent', state: state.name, agent, role, turn: this.host.turn(), turnInState: this.host.turnInState(state.name),
-    }, this.host.stream);
-    return stripSpeakerName(reply, agent, sop.agents_v1?.name_stripping ?? 'agents-v1');
   }
 
   /** System message, then the private history with `last` appended to its final message (to the system prompt when the history is empty). */
@@ -168,46 +151,6 @@ export class AgentsV1Turns {
     this.memories.add(message.sender, { role: 'assistant', content: message.content });
   }
 
-  private runtime(state: ResolvedState, role: string, agent: string, where: string, base: Record<string, unknown>): ComponentRuntime {
-    const host = this.host;
-    return {
-      agent: { name: agent, role, style: host.sop.agents[agent]?.style },
-      state: state.name,
-      where,
-      text: (source, key) => renderText(source, base, `${where}/${key}`),
-      shared: this.shared,
-      callWithHistory: (system, last, what) => host.call(this.messagesFor(agent, state, system, last), agentLlm(host.resolved, state, agent, role), {
-        purpose: 'tool', state: state.name, agent, role, turn: host.turn(), turnInState: host.turnInState(state.name), extractWord: what,
-      }, false),
-      observed: () => this.observed.get(agent) ?? '',
-      knowledge: (path, mode) => this.knowledge(path, mode),
-      writeWorkspaceFile: (relativePath, content) => {
-        if (!this.workspace) return false;
-        this.workspace.write(relativePath, content);
-        host.emit({ type: 'file_written', path: `workspace/${relativePath}`, content, turn: host.turn() });
-        return true;
-      },
-      toolExecutor: (slot, executor) => this.options.toolExecutors?.[executor ?? slot],
-      warnOnce: (message) => this.warnOnce(message),
-    };
-  }
-
-  private knowledge(path: string, mode: KnowledgeMode): Promise<KnowledgeBase> {
-    const file = resolve(dirname(resolve(this.host.file)), path);
-    const key = `${mode}\u0000${file}`;
-    let kb = this.knowledgeBases.get(key);
-    if (!kb) {
-      kb = (async () => {
-        const shared = await this.sharedEmbedder();
-        // An embedder that learns from what it embeds gets its own instance per knowledge base.
-        const embedder = embedderLearns(shared) ? await this.makeEmbedder() : shared;
-        return KnowledgeBase.load({ file, mode, embedder, cacheDir: this.options.knowledgeCacheDir });
-      })();
-      this.knowledgeBases.set(key, kb);
-    }
-    return kb;
-  }
-
   /** Checkpointable (src/journal/snapshot.ts): journaled at each turn boundary, restored on resume. */
   checkpoint(): AgentsV1Snapshot {
     return this.snapshot();
@@ -219,13 +162,12 @@ export class AgentsV1Turns {
 
   /** Private memories and shared memory, for checkpoints (a resumed run restores them). */
   snapshot(): AgentsV1Snapshot {
-    return { memories: this.memories.snapshot(), shared: Object.fromEntries(this.shared), observed: Object.fromEntries(this.observed) };
+    return { memories: this.memories.snapshot(), shared: this.components.snapshotShared(), observed: Object.fromEntries(this.observed) };
   }
 
   restore(s: AgentsV1Snapshot): void {
     this.memories.restore(s.memories);
-    this.shared.clear();
-    for (const [k, v] of Object.entries(s.shared)) this.shared.set(k, v);
+    this.components.restoreShared(s.shared);
     this.observed.clear();
     for (const [k, v] of Object.entries(s.observed)) this.observed.set(k, v);
   }

@@ -1,0 +1,251 @@
+// Running a SOP from code: runSop, resumeRun and forkRun return a RunHandle. The CLI's run,
+// resume and fork commands start their runs through startRun below, with their own provider,
+// human input and display.
+import { resolve } from 'node:path';
+import { HumanInputError, NoHumanInput, AnswersFileInput, type HumanInput } from '../io/human.js';
+import { AnswersListInput } from '../io/answers-list.js';
+import { RunFolder, newRunId } from '../io/run-folder.js';
+import { createProvider } from '../llm/factory.js';
+import type { LlmProvider } from '../llm/types.js';
+import type { Embedder } from '../memory/embedder.js';
+import type { EnvironmentMemory } from '../environment/environment.js';
+import { Run } from '../engine/run.js';
+import type { RunEvent, RunListener } from '../runtime/events.js';
+import type { PluginFactory } from '../runtime/hooks.js';
+import type { RunResult } from '../runtime/run.js';
+import type { Continuation } from '../journal/continue.js';
+import { prepareFork, prepareResume } from '../journal/continue.js';
+import type { RerunPolicy } from '../journal/effects.js';
+import { loadRunRecord } from '../journal/record.js';
+import { JournalError } from '../journal/reader.js';
+import type { Sop } from '../sop/types.js';
+import { makeRedactor } from '../util/redact.js';
+import { EventFeed, type RunHandle } from './handle.js';
+import { loadSop, sopFileOf } from './load.js';
+
+/** openai (default: the SOP's llm.provider, else openai), mock, replay:CASSETTE, or a provider of your own. */
+export type LlmChoice = 'mock' | 'openai' | `replay:${string}` | LlmProvider;
+
+export interface RunSopOptions {
+  llm?: LlmChoice;
+  /** Use this model for every call. */
+  model?: string;
+  /** OpenAI-compatible server (llm: 'openai'; default: the SOP's llm.base_url, else OPENAI_BASE_URL). */
+  baseUrl?: string;
+  /** Timeout of one LLM request in milliseconds. */
+  timeoutMs?: number;
+  /** Record every LLM call to this cassette file. */
+  record?: string;
+  inputs?: Record<string, string>;
+  /** Seed of random speaker choice (default 1). */
+  seed?: number;
+  /** Stop after this many turns (default 200). */
+  maxTurns?: number;
+  /** Folder where the run folder (journal, transcripts, memory files, workspace) is created; omit for a run kept in memory. */
+  out?: string;
+  runId?: string;
+  /** Human turns and questions: an answers file, or the answers in order. */
+  answers?: string | readonly string[];
+  /** Human input of your own (overrides answers). */
+  human?: HumanInput;
+  /** Aborting ends the run as interrupted. */
+  signal?: AbortSignal;
+  /** Run code written by agents without asking first (--auto-run). */
+  autoRun?: boolean;
+  /** Accept every question, review and approval without asking (--yes). */
+  yes?: boolean;
+  /** Run code under bubblewrap (--sandbox). */
+  sandbox?: boolean;
+  /** Workspace folder of a run kept in memory (a run with `out` uses its folder's workspace/). */
+  workspace?: string;
+  /** Embedder for retrieval (default: made from the SOP's environment.embedder). */
+  embedder?: Embedder;
+  /** The shared memory of the run (default: a MemoryEnvironment with the SOP's settings). */
+  environment?: EnvironmentMemory;
+  /** Emit `delta` events while agents' replies stream (default true). */
+  stream?: boolean;
+  /** Reproduce the safe Agents 1.0 quirks. */
+  compat?: 'agents-v1';
+  /** The SOP file, for a SOP given as an object (relative paths in it are resolved from its folder). */
+  file?: string;
+  /** Features of your own, plugged into the run (src/runtime/hooks.ts). */
+  plugins?: PluginFactory;
+  /** Called synchronously with every event, before iterators see it (e.g. a terminal display). */
+  listeners?: RunListener[];
+  /** Interrupted side effects of a resumed run: run again with autoRun, or ask `approve`. */
+  rerun?: RerunPolicy;
+  /** Recorded in run_started (defaults for sop resume). */
+  launch?: Record<string, string | number | boolean>;
+}
+
+/** A started run, with what the CLI needs besides the handle. */
+export interface StartedRun {
+  handle: RunHandle;
+  run: Run;
+  folder?: RunFolder;
+  /** Tell every listener (and iterator) an event from outside the run (e.g. an LLM retry warning). */
+  emit(event: RunEvent): void;
+}
+
+function humanOf(o: RunSopOptions): HumanInput {
+  if (o.human) return o.human;
+  if (typeof o.answers === 'string') return new AnswersFileInput(o.answers);
+  if (o.answers) return new AnswersListInput(o.answers);
+  return new NoHumanInput();
+}
+
+/**
+ * Start a run (internal: the API functions and the CLI). Construction problems (a bad template,
+ * bad commands, --sandbox without bubblewrap) throw here.
+ */
+export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Continuation): Promise<StartedRun> {
+  const file = o.file ?? sopFileOf(sop) ?? '<memory>';
+  const feed = new EventFeed();
+  const listeners: RunListener[] = [];
+  const emit = (e: RunEvent) => {
+    for (const l of listeners) l(e);
+    feed.push(e);
+  };
+  const llm = typeof o.llm === 'object' ? o.llm : await createProvider({
+    spec: o.llm ?? sop.llm?.provider, baseURL: o.baseUrl ?? sop.llm?.base_url, record: o.record, sopName: sop.name,
+    timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms,
+    onRetry: (r) => emit({ type: 'warning', message: `LLM call failed (${r.reason}); retry ${r.attempt} in ${r.delayMs} ms` }),
+  });
+  if (o.sandbox) {
+    const { sandboxSupport } = await import('../executors/sandbox.js');
+    const support = sandboxSupport();
+    if (!support.ok) throw new Error(`--sandbox: ${support.reason}`);
+  }
+  const runId = continuation?.runId ?? o.runId ?? newRunId(sop.name);
+  const outDir = continuation?.outDir ?? o.out;
+  const folder = outDir !== undefined ? new RunFolder(outDir, runId, makeRedactor(), continuation ? { events: continuation.history } : undefined) : undefined;
+  if (folder) listeners.push(folder.onEvent);
+  listeners.push(...(o.listeners ?? []));
+  const workspace = folder ? folder.path('workspace') : o.workspace;
+  const settings = continuation?.settings;
+  let run: Run;
+  try {
+    run = new Run({
+      sop, file, llm, runId, inputs: continuation ? continuation.inputs : o.inputs ?? {}, seed: continuation?.seed ?? o.seed,
+      maxTurns: o.maxTurns ?? settings?.max_turns, model: o.model ?? settings?.model,
+      human: humanOf(o), listeners: [emit], stream: o.stream !== false, signal: o.signal,
+      ...(o.compat ?? settings?.compat ? { compat: o.compat ?? settings?.compat } : {}), ...(settings?.name_stripping ? { nameStripping: settings.name_stripping } : {}),
+      resume: continuation?.resume, rerun: o.rerun ?? { autoRun: o.autoRun }, launch: o.launch, embedder: o.embedder, environment: o.environment,
+      agentsV1: { workspace }, // code components write output_code/ here
+      // memory files in memory/, code runs in workspace/
+      actions: { runDir: folder?.dir, workspace, autoRun: o.autoRun, yes: o.yes, sandbox: o.sandbox },
+      plugins: o.plugins,
+    });
+  } catch (err) {
+    folder?.close();
+    throw err;
+  }
+  const result = (async () => {
+    try {
+      const r = await run.run();
+      await llm.close?.();
+      return r;
+    } finally {
+      folder?.close();
+    }
+  })();
+  result.then(() => feed.end(), (err) => feed.end(err));
+  const handle: RunHandle = {
+    runId, dir: folder?.dir, result,
+    stop: () => run.requestStop(),
+    [Symbol.asyncIterator]: () => feed.iterate(),
+  };
+  return { handle, run, folder, emit };
+}
+
+/** A handle whose result rejects (and whose iteration throws) when the run cannot start. */
+function handleOf(start: () => Promise<StartedRun>, runId: string, dir: string | undefined): RunHandle {
+  const started = start();
+  started.catch(() => {});
+  let stopped = false;
+  const result = started.then((s) => s.handle.result);
+  result.catch(() => {});
+  return {
+    runId, dir, result,
+    stop: () => { stopped = true; void started.then((s) => s.handle.stop(), () => {}); },
+    async *[Symbol.asyncIterator]() {
+      const s = await started;
+      if (stopped) s.handle.stop();
+      yield* s.handle;
+    },
+  };
+}
+
+/**
+ * Run a SOP (an object from loadSop or defineSop, or a file, loaded at once: a bad one throws
+ * SopError here). The run starts at once; iterate the handle for its events, await `result`.
+ */
+export function runSop(sop: Sop | string, options: RunSopOptions = {}): RunHandle {
+  const loaded = typeof sop === 'string' ? loadSop(sop) : sop;
+  const runId = options.runId ?? newRunId(loaded.name);
+  const dir = options.out !== undefined ? resolve(options.out, runId) : undefined;
+  return handleOf(async () => {
+    const human = humanOf(options);
+    const humans = Object.entries(loaded.agents).filter(([, a]) => a.human).map(([name]) => name);
+    if (human instanceof NoHumanInput && humans.length > 0) {
+      throw new HumanInputError(`${humans.join(', ')} ${humans.length > 1 ? 'are' : 'is'} played by a person; give their turns with answers (a file or a list) or human`);
+    }
+    return startRun(loaded, { ...options, human, runId, launch: options.launch ?? launchOf(options) });
+  }, runId, dir);
+}
+
+/** What sop resume and resumeRun reuse of a run's options (paths made absolute). */
+function launchOf(o: RunSopOptions): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  if (typeof o.llm === 'string') out.llm = o.llm.startsWith('replay:') ? `replay:${resolve(o.llm.slice('replay:'.length))}` : o.llm;
+  if (o.baseUrl) out.base_url = o.baseUrl;
+  if (typeof o.answers === 'string') out.answers = resolve(o.answers);
+  if (o.timeoutMs !== undefined) out.timeout_ms = o.timeoutMs;
+  if (o.autoRun) out.auto_run = true;
+  if (o.yes) out.yes = true;
+  if (o.sandbox) out.sandbox = true;
+  return out;
+}
+
+/** Continue an interrupted or killed run from its last checkpoint, in its own folder (a bad folder throws JournalError here). */
+export function resumeRun(runDir: string, options: Omit<RunSopOptions, 'out' | 'runId' | 'inputs' | 'seed'> = {}): RunHandle {
+  const { record, continuation } = prepareResume(runDir);
+  if (record.status === 'finished') throw new JournalError(`${runDir}: the run already finished; nothing to resume (fork it from an earlier turn)`);
+  const o = withLaunch(options, continuation.launch, record.started.file);
+  return handleOf(() => startRun(continuation.sop, o, continuation), continuation.runId, resolve(runDir));
+}
+
+/** A new run (a new folder, next to the original unless `out` is given) continuing from run `runDir` after `turn` turns. */
+export function forkRun(runDir: string, turn: number, options: Omit<RunSopOptions, 'runId' | 'inputs' | 'seed'> = {}): RunHandle {
+  if (!Number.isInteger(turn) || turn < 0) throw new Error(`turn must be a turn number (0 or more), got ${turn}`);
+  const original = loadRunRecord(runDir);
+  const launch = original.started.launch ?? {};
+  const settings = { ...(original.started.settings ?? { max_turns: 200 }) };
+  if (options.maxTurns !== undefined) settings.max_turns = options.maxTurns;
+  if (options.model !== undefined) settings.model = options.model;
+  const llmSpec = typeof options.llm === 'string' ? launchOf({ llm: options.llm }).llm as string : undefined;
+  const { continuation, folder } = prepareFork(runDir, {
+    at: turn, out: options.out, newRunId: newRunId(original.started.sop), sameLlm: options.llm === undefined || llmSpec === launch.llm,
+    settings, launch: { ...launch, ...(llmSpec !== undefined ? { llm: llmSpec } : {}) }, redact: makeRedactor(),
+  });
+  const o = withLaunch({ ...options, out: undefined }, continuation.launch, original.started.file);
+  return handleOf(() => startRun(continuation.sop, o, continuation), continuation.runId, folder);
+}
+
+/** What a continued run takes from the original's command line unless given now. */
+function withLaunch(o: RunSopOptions, launch: Record<string, unknown>, file: string): RunSopOptions {
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  const llm = o.llm ?? (str(launch.llm) as LlmChoice | undefined);
+  return {
+    ...o, file: o.file ?? file, llm,
+    baseUrl: o.baseUrl ?? str(launch.base_url),
+    answers: o.answers ?? str(launch.answers),
+    timeoutMs: o.timeoutMs ?? (typeof launch.timeout_ms === 'number' ? launch.timeout_ms : undefined),
+    yes: o.yes ?? launch.yes === true,
+    sandbox: o.sandbox ?? launch.sandbox === true,
+    rerun: o.rerun ?? { autoRun: o.autoRun === true },
+    autoRun: o.autoRun ?? launch.auto_run === true,
+  };
+}
+
+export type { RunResult };

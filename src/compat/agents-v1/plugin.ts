@@ -1,0 +1,25 @@
+// The Agents 1.0 turn as a plugin of a run (src/runtime/hooks.ts), for SOPs with `agents_v1`
+// (imported configs): concise mode on every call, an observation into the agent's private memory
+// before each turn, the agent's prompt built from that memory, and one summary for the run.
+import type { RunHost, RunPlugin } from '../../runtime/hooks.js';
+import { withConcise } from './concise.js';
+import { AgentsV1Turns, type AgentsV1Options } from './turns.js';
+
+export function agentsV1Plugin(host: RunHost, options: AgentsV1Options): RunPlugin & { turns: AgentsV1Turns } {
+  const turns = new AgentsV1Turns({
+    sop: host.sop, resolved: host.resolved, file: host.file, env: host.env, compat: host.compat === 'agents-v1', stream: host.stream,
+    call: (m, settings, meta, stream) => host.call(m, settings, meta, stream), emit: (e) => host.emit(e), context: () => host.baseContext(),
+    turn: () => host.turn(), turnInState: (name) => host.turnInState(name),
+  }, options);
+  return {
+    name: 'v1',
+    turns,
+    keepsSummary: true,
+    wrapLlm: (llm) => withConcise(llm, AgentsV1Turns.conciseSentence(host.sop), (s) => Boolean(host.resolved.states[s]?.def.controller?.judge?.last_prompt)),
+    beforeTurn: ({ state, role, agent }) => turns.observe(state, role, agent),
+    speak: async (_step, act) => ({ content: await act(undefined, turns.privateMemory()) }),
+    afterMessage: (message) => turns.recorded(message), // the sender's private memory
+    checkpoint: () => turns.checkpoint(),
+    restoreCheckpoint: (state) => turns.restoreCheckpoint(state),
+  };
+}

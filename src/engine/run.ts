@@ -1,0 +1,71 @@
+// A run with the built-in features plugged in: durability (the journal's effect ledger),
+// actions and executors, the scientist's views, and the Agents 1.0 turn for imported SOPs.
+// The loop itself (src/runtime/run.ts) knows none of them; each is a plugin (src/runtime/hooks.ts).
+import { actionsPlugin } from '../actions/plugin.js';
+import type { ActionOptions } from '../actions/runtime.js';
+import { agentsV1Plugin } from '../compat/agents-v1/plugin.js';
+import type { AgentsV1Options } from '../compat/agents-v1/turns.js';
+import type { EffectIndex, RerunPolicy } from '../journal/effects.js';
+import { durabilityPlugin } from '../journal/plugin.js';
+import type { ResumeFrom } from '../journal/snapshot.js';
+import type { RunHost, RunPlugin } from '../runtime/hooks.js';
+import { RunLoop, type RunOptions as LoopOptions } from '../runtime/run.js';
+import { scientistPlugin } from '../scientist/plugin.js';
+
+export { resolveInputs, undeclaredInputs, type RunPosition, type RunResult, type RunStatus } from '../runtime/run.js';
+
+export interface RunOptions extends Omit<LoopOptions, 'resume'> {
+  /** agents-v1: embedder, workspace and tool executors for SOPs with `agents_v1` (imported Agents 1.0 configs). */
+  agentsV1?: AgentsV1Options;
+  // durability
+  /** Continue from a journaled checkpoint instead of starting afresh (sop resume, sop fork). */
+  resume?: ResumeFrom;
+  /** Side effects interrupted by a crash: perform again with --auto-run, or ask. */
+  rerun?: RerunPolicy;
+  /** A sub-flow of a resumed run: the journal's effect results (its keys are prefixed by the flow). */
+  effectIndex?: EffectIndex;
+  // actions
+  /** Run folder, workspace and executor flags (--auto-run, --yes, --sandbox); see src/actions/runtime.ts. */
+  actions?: ActionOptions;
+}
+
+/** The built-in plugins of a run, in the order the loop consults them. */
+export function builtinPlugins(options: RunOptions): (host: RunHost) => RunPlugin[] {
+  return (host) => {
+    const plugins: RunPlugin[] = [];
+    plugins.push(durabilityPlugin(host, {
+      index: options.resume?.effects ?? options.effectIndex, rerun: options.rerun,
+      prefix: options.actions?.flow ? `${options.actions.flow}/` : '',
+    }));
+    // A sub-flow (sop executor) is a nested run with its own environment.
+    const actions = actionsPlugin(host, options.actions, async (r) => {
+      const res = await new Run({
+        ...options, sop: r.sop, file: r.file, runId: r.runId, inputs: r.inputs, listeners: r.listeners, actions: r.actions,
+        environment: undefined, resume: undefined, launch: undefined,
+        effectIndex: options.resume?.effects ?? options.effectIndex, // replay a sub-flow's journaled effects
+      }).run();
+      return { status: res.status, turns: res.turns, result: res.result, summary: res.summary, error: res.error, usage: res.usage };
+    });
+    plugins.push(actions, scientistPlugin(host, actions.runtime.memory));
+    if (host.sop.agents_v1) {
+      plugins.push(agentsV1Plugin(host, {
+        workspace: options.actions?.workspace,
+        ...(options.embedder ? { embedder: async () => options.embedder! } : {}),
+        ...options.agentsV1,
+      }));
+    }
+    return plugins;
+  };
+}
+
+/** A run of a SOP with every built-in feature; `options.plugins` adds more after them. */
+export class Run extends RunLoop {
+  constructor(options: RunOptions) {
+    const builtin = builtinPlugins(options);
+    const extra = options.plugins;
+    super({
+      workspace: options.actions?.workspace, toolExecutors: options.agentsV1?.toolExecutors,
+      ...options, plugins: (host) => [...builtin(host), ...(extra?.(host) ?? [])],
+    });
+  }
+}

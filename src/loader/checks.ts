@@ -1,0 +1,6 @@
+// The checks of the layers above the format that every loaded SOP goes through: the commands of
+// its states (executors, their settings and arguments). src/sop/ takes them as a parameter.
+import { commandDiagnostics } from '../actions/commands.js';
+import type { SopCheck } from '../sop/validate.js';
+
+export const SOP_CHECKS: readonly SopCheck[] = [(sop) => commandDiagnostics(sop)];

@@ -1,0 +1,39 @@
+// rule: the state's controller LLM reads the conversation and names the next role; a reply that
+// names no known role falls back to a seeded random pick, with a warning.
+import { renderMessage } from '../../environment/message.js';
+import type { ChatMessage } from '../../llm/types.js';
+import { renderPrompts } from '../../prompt/prompt-texts.js';
+import { parseSpeakerReply } from '../controller.js';
+import type { ControllerStrategy } from './types.js';
+
+export const rule: ControllerStrategy = {
+  type: 'rule',
+  async pick(state, rt, c) {
+    const speaker = renderPrompts(state.def.controller?.speaker ?? {}, c.promptContext(state), `/states/${state.name}/controller/speaker`);
+    const extractWord = speaker.extract_word ?? 'end';
+    const { history, relevant } = await c.history(state);
+    const last = c.last();
+    const ctx = {
+      ...c.promptContext(state),
+      // agents-v1 compat (reference §5 #22): call_last_prompt is not sent and the choices always ask for <end>.
+      ...(c.compat === 'agents-v1' ? { speaker: { ...speaker, last_prompt: undefined }, extract_word: 'end' } : { speaker, extract_word: extractWord }),
+      roles: state.roles.map((role) => ({ role, agent: state.roleToAgent[role] })),
+      history: history.map((m) => renderMessage(m)),
+      last_message: last ? renderMessage(last) : undefined,
+      relevant: relevant.map((m) => renderMessage(m)),
+    };
+    const messages: ChatMessage[] = [
+      { role: 'system', content: c.render('speaker_system', ctx) },
+      { role: 'user', content: c.render('speaker_user', ctx) },
+    ];
+    const reply = await c.call(messages, c.llm(state), {
+      purpose: 'speaker', state: state.name, turn: c.turn, turnInState: rt.chatNums, candidates: state.roles, extractWord,
+    });
+    const picked = parseSpeakerReply(reply, extractWord, state.roles, c.rng);
+    return {
+      role: picked.role,
+      how: picked.fallback ? 'rule_fallback' : 'rule',
+      ...(picked.fallback ? { warning: `speaker choice in state "${state.name}" named no known role; picked ${picked.role} at random` } : {}),
+    };
+  },
+};
