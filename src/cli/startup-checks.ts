@@ -38,7 +38,7 @@ export function startupDiagnostics(sop: Sop, file: string, seen: Set<string> = n
     }
     for (const [name, def] of Object.entries(state.commands ?? {})) {
       try {
-        compileCommand(stateName, name, def, { baseDir });
+        compileCommand(stateName, name, def, { baseDir, loadSop: (f) => loadSopFile(f).sop });
       } catch (err) {
         if (!(err instanceof CommandConfigError)) throw err;
         out.push({ severity: 'error', pointer: err.pointer, message: err.message });
