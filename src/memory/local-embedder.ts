@@ -138,7 +138,9 @@ export class LocalEmbedder implements Embedder {
       const m = mix(key);
       let slot = m & tmask;
       while (counts[slot] !== 0 && table[slot] !== key) slot = (slot + 1) & tmask;
-      if (counts[slot]++ === 0) {
+      const seen = counts[slot]!;
+      counts[slot] = seen + 1;
+      if (seen === 0) {
         table[slot] = key;
         mixed[slot] = m;
         used[distinct++] = slot;
