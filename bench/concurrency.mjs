@@ -28,22 +28,35 @@ function maxConcurrencyOption() {
 /** Start the test server in its own process; resolves to its URL and a stop function. */
 async function startServer() {
   const proc = spawn(process.execPath, [join(ROOT, 'bench', 'workers', 'openai-server.mjs'), String(LATENCY_MS)], {
-    cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'],
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
   const exited = new Promise((resolve) => proc.once('exit', resolve));
   const url = await new Promise((resolve, reject) => {
     createInterface({ input: proc.stdout }).once('line', resolve);
     proc.once('exit', (code) => reject(new Error(`the test server exited (${code}) before it listened`)));
   });
-  return { url, stop: async () => { proc.stdin.end(); await exited; } };
+  return {
+    url,
+    stop: async () => {
+      proc.stdin.end();
+      await exited;
+    },
+  };
 }
 
 /** CPU time of this process, in ms. */
-const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
 
 /** The mock LLM answering after LATENCY_MS, in this process: what the engine alone can do. */
 class SleepyMock {
-  constructor(mock) { this.mock = mock; this.id = 'mock+latency'; }
+  constructor(mock) {
+    this.mock = mock;
+    this.id = 'mock+latency';
+  }
   async chat(request, options) {
     await new Promise((r) => setTimeout(r, LATENCY_MS));
     return this.mock.chat(request, options);
@@ -54,9 +67,19 @@ async function runAll(engine, llm, sop, file, sims = SIMS, stream = true) {
   const { Run } = engine;
   const started = performance.now();
   const cpu = cpuMs();
-  const results = await Promise.all(Array.from({ length: sims }, (_, i) => new Run({
-    sop, file, llm, maxTurns: TURNS, runId: `bench-${i}`, seed: i + 1, stream,
-  }).run()));
+  const results = await Promise.all(
+    Array.from({ length: sims }, (_, i) =>
+      new Run({
+        sop,
+        file,
+        llm,
+        maxTurns: TURNS,
+        runId: `bench-${i}`,
+        seed: i + 1,
+        stream,
+      }).run(),
+    ),
+  );
   const wallMs = performance.now() - started;
   const cpuUsed = cpuMs() - cpu;
   for (const r of results) {
@@ -85,8 +108,11 @@ export async function run() {
     const ideal = free.longestChain * LATENCY_MS;
     const idealLimited = Math.max(limited.longestChain, Math.ceil(limited.totalCalls / limit)) * LATENCY_MS;
     const figures = (r, idealMs) => ({
-      wall_ms: round(r.wallMs), ideal_ms: idealMs, ratio: round(r.wallMs / idealMs, 3),
-      cpu_ms: round(r.cpuMs), cpu_ms_per_call: round(r.cpuMs / r.totalCalls, 3),
+      wall_ms: round(r.wallMs),
+      ideal_ms: idealMs,
+      ratio: round(r.wallMs / idealMs, 3),
+      cpu_ms: round(r.cpuMs),
+      cpu_ms_per_call: round(r.cpuMs / r.totalCalls, 3),
     });
     const results = {
       simulations: SIMS,
@@ -108,28 +134,38 @@ export async function run() {
       row('  same, replies not streamed (Run option stream: false)', show(results.unlimited_not_streamed)),
       row('  one simulation alone over HTTP: wall / ideal', show(results.one_simulation_http)),
       row(`  ${SIMS} simulations, no HTTP (mock + 50 ms in process)`, show(results.engine_only_in_process_latency)),
-      row('  CPU of this process per LLM call: HTTP / no HTTP', `${fmtMs(results.unlimited.cpu_ms_per_call)} / ${fmtMs(results.engine_only_in_process_latency.cpu_ms_per_call)}`),
+      row(
+        '  CPU of this process per LLM call: HTTP / no HTTP',
+        `${fmtMs(results.unlimited.cpu_ms_per_call)} / ${fmtMs(results.engine_only_in_process_latency.cpu_ms_per_call)}`,
+      ),
     ];
     const notes = [];
     if (!pass) {
       const u = results.unlimited;
       const busy = u.cpu_ms / u.wall_ms;
       const e = results.engine_only_in_process_latency;
-      notes.push(`Concurrency misses ${TARGET}x (${u.ratio}x). All simulations share one JavaScript thread, and each LLM call costs `
-        + `it ${u.cpu_ms_per_call} ms of CPU over HTTP (engine + openai client on Node's fetch + streamed response parsing) against `
-        + `${e.cpu_ms_per_call} ms for the engine alone, which stays at ${e.ratio}x of ideal without HTTP. ${SIMS} calls per ${LATENCY_MS} ms `
-        + `need ${Math.round(SIMS * u.cpu_ms_per_call)} ms of CPU per ${LATENCY_MS} ms round`
-        + (busy > 0.6
-          ? `, so the thread is saturated (busy ${Math.round(busy * 100)}% of the wall time) and the server, in another process, `
-            + 'competes for the same 2 cores. The cost is the HTTP client, not the engine. Fix: spread the simulations over '
-            + 'worker_threads (one per core), a leaner HTTP path than the openai SDK on fetch (node:http with a keep-alive agent is '
-            + `several times cheaper per request), and no streaming when nobody watches the deltas (${results.unlimited_not_streamed.ratio}x, `
-            + `${results.unlimited_not_streamed.cpu_ms_per_call} ms per call here). A limit on concurrent calls keeps the thread below `
-            + `saturation: with --max-concurrency ${limit} the run is ${results.limited.ratio}x of its ideal.`
-          : `, yet the thread was busy only ${Math.round(busy * 100)}% of the wall time, so the time went to waiting on the machine `
-            + '(see the load average) or on the server; rerun on a quiet machine.'));
+      notes.push(
+        `Concurrency misses ${TARGET}x (${u.ratio}x). All simulations share one JavaScript thread, and each LLM call costs ` +
+          `it ${u.cpu_ms_per_call} ms of CPU over HTTP (engine + openai client on Node's fetch + streamed response parsing) against ` +
+          `${e.cpu_ms_per_call} ms for the engine alone, which stays at ${e.ratio}x of ideal without HTTP. ${SIMS} calls per ${LATENCY_MS} ms ` +
+          `need ${Math.round(SIMS * u.cpu_ms_per_call)} ms of CPU per ${LATENCY_MS} ms round` +
+          (busy > 0.6
+            ? `, so the thread is saturated (busy ${Math.round(busy * 100)}% of the wall time) and the server, in another process, ` +
+              'competes for the same 2 cores. The cost is the HTTP client, not the engine. Fix: spread the simulations over ' +
+              'worker_threads (one per core), a leaner HTTP path than the openai SDK on fetch (node:http with a keep-alive agent is ' +
+              `several times cheaper per request), and no streaming when nobody watches the deltas (${results.unlimited_not_streamed.ratio}x, ` +
+              `${results.unlimited_not_streamed.cpu_ms_per_call} ms per call here). A limit on concurrent calls keeps the thread below ` +
+              `saturation: with --max-concurrency ${limit} the run is ${results.limited.ratio}x of its ideal.`
+            : `, yet the thread was busy only ${Math.round(busy * 100)}% of the wall time, so the time went to waiting on the machine ` +
+              '(see the load average) or on the server; rerun on a quiet machine.'),
+      );
     }
-    return { title: `Concurrency (${SIMS} simulations in one process, local OpenAI-compatible server, ${LATENCY_MS} ms latency)`, rows, results: { concurrency: results }, notes };
+    return {
+      title: `Concurrency (${SIMS} simulations in one process, local OpenAI-compatible server, ${LATENCY_MS} ms latency)`,
+      rows,
+      results: { concurrency: results },
+      notes,
+    };
   } finally {
     await server.stop();
   }

@@ -18,7 +18,10 @@ const TARGET_RATIO = 3;
 
 function child(script, args) {
   const res = spawnSync(process.execPath, [join(ROOT, 'bench', 'workers', script), String(TURNS), ...args], {
-    cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 24, env: { ...process.env, LANGSMITH_TRACING: 'false', LANGCHAIN_TRACING_V2: 'false' },
+    cwd: ROOT,
+    encoding: 'utf8',
+    maxBuffer: 1 << 24,
+    env: { ...process.env, LANGSMITH_TRACING: 'false', LANGCHAIN_TRACING_V2: 'false' },
   });
   if (res.status !== 0) throw new Error(`${script} failed (exit ${res.status}): ${(res.stderr || res.stdout).slice(-2000)}`);
   return JSON.parse(res.stdout.trim().split('\n').pop());
@@ -33,17 +36,27 @@ export async function run() {
   let skipped = false;
   for (let i = 0; i < PAIRS; i++) {
     // Keep `npm run bench` under 10 minutes: on a loaded machine one pair is all there is time for.
-    if (i > 0 && performance.now() - started > BUDGET_MS) { skipped = true; break; }
+    if (i > 0 && performance.now() - started > BUDGET_MS) {
+      skipped = true;
+      break;
+    }
     ours.push(child('turns-ours.mjs', []));
     sequence.push('ours');
-    if (i === 0) { oursJournal.push(child('turns-ours.mjs', ['--journal'])); sequence.push('ours+journal'); }
+    if (i === 0) {
+      oursJournal.push(child('turns-ours.mjs', ['--journal']));
+      sequence.push('ours+journal');
+    }
     theirs.push(child('turns-langgraph.mjs', []));
     sequence.push('langgraph');
   }
   const side = (runs) => ({
     runs: runs.map((r) => ({
-      median_us: round(r.median_us), p95_us: round(r.p95_us), first200_median_us: round(r.first200_median_us),
-      last200_median_us: round(r.last200_median_us), total_ms: round(r.total_ms), peak_rss_mb: round(r.peak_rss_kb / 1024),
+      median_us: round(r.median_us),
+      p95_us: round(r.p95_us),
+      first200_median_us: round(r.first200_median_us),
+      last200_median_us: round(r.last200_median_us),
+      total_ms: round(r.total_ms),
+      peak_rss_mb: round(r.peak_rss_kb / 1024),
     })),
     median_us: round(mean(runs.map((r) => r.median_us))),
     p95_us: round(mean(runs.map((r) => r.p95_us))),
@@ -78,10 +91,15 @@ export async function run() {
     row('Peak RSS, ours / LangGraph.js (2,000 turns)', `${fmtMB(a.peak_rss_mb * 1024)} / ${fmtMB(b.peak_rss_mb * 1024)}`),
   ];
   const notes = [];
-  if (skipped) notes.push(`The first pair took ${Math.round((performance.now() - started) / 1000)} s, so the second was skipped to keep the bench under 10 minutes (machine loaded?).`);
+  if (skipped)
+    notes.push(
+      `The first pair took ${Math.round((performance.now() - started) / 1000)} s, so the second was skipped to keep the bench under 10 minutes (machine loaded?).`,
+    );
   if (!pass) {
-    notes.push(`LangGraph ratio target missed: ${round(ratio, 1)}x. Profile the ours side with `
-      + '`node --cpu-prof bench/workers/turns-ours.mjs 2000` to see which step of the turn dominates.');
+    notes.push(
+      `LangGraph ratio target missed: ${round(ratio, 1)}x. Profile the ours side with ` +
+        '`node --cpu-prof bench/workers/turns-ours.mjs 2000` to see which step of the turn dominates.',
+    );
   }
   return { title: 'Side by side with LangGraph.js (2,000-turn round robin, 5 speakers)', rows, results: { langgraph: results }, notes };
 }

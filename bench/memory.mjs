@@ -6,7 +6,6 @@ import { fmtMs, median, p95, round, row } from './lib/stats.mjs';
 
 export const order = 40;
 
-
 const EMBED_TARGET = 20_000; // messages per second
 const RETRIEVAL_TARGET_MS = 10; // median at 100k messages
 const SIZES = [1_000, 10_000, 100_000];
@@ -39,7 +38,8 @@ const CONTENT = (
   'improve reduce increase measure compare explain propose approve reject postpone cancel investigate reproduce ' +
   'indexing optimizing caching scaling sharding replicating migrating testing deploying reviewing debugging profiling'
 ).split(/\s+/);
-const FUNCTION_WORDS = 'the a an of to in on for with we you i it is are was be this that our they should can will not and but or so if when'.split(' ');
+const FUNCTION_WORDS =
+  'the a an of to in on for with we you i it is are was be this that our they should can will not and but or so if when'.split(' ');
 
 function makeRng(seed) {
   let s = seed >>> 0;
@@ -85,7 +85,16 @@ export async function run() {
   const agents = ['Ann', 'Ben', 'Cat', 'Dev', 'Eve'];
   const stamp = new Date().toISOString();
   for (let i = 0; i < big; i++) {
-    await env.add({ id: i, turn: i + 1, state: 'chat', sender: agents[i % 5], role: 'Speaker', content: Buffer.from(texts[i]).toString(), kind: 'speech', timestamp: stamp });
+    await env.add({
+      id: i,
+      turn: i + 1,
+      state: 'chat',
+      sender: agents[i % 5],
+      role: 'Speaker',
+      content: Buffer.from(texts[i]).toString(),
+      kind: 'speech',
+      timestamp: stamp,
+    });
   }
   await env.flush();
   const heapBytes = (heap() - before) / big;
@@ -124,7 +133,10 @@ export async function run() {
   let mismatches = 0;
   let filled = 0;
   for (const size of SIZES) {
-    for (; filled < size; filled++) { store.add(rows[filled]); exactStore.add(rows[filled]); }
+    for (; filled < size; filled++) {
+      store.add(rows[filled]);
+      exactStore.add(rows[filled]);
+    }
     const times = [];
     const cpuTimes = [];
     for (let q = 0; q < QUERIES + 20; q++) {
@@ -135,7 +147,10 @@ export async function run() {
       const hits = store.search(query, 5, opts);
       const ms = performance.now() - started;
       const used = process.cpuUsage(cpu);
-      if (q >= 20) { times.push(ms); cpuTimes.push((used.user + used.system) / 1000); } // the first queries warm the JIT up
+      if (q >= 20) {
+        times.push(ms);
+        cpuTimes.push((used.user + used.system) / 1000);
+      } // the first queries warm the JIT up
       if (q % 30 === 0) {
         const ref = store.searchExact(query, 5, opts);
         if (JSON.stringify(hits.map((h) => h.row)) !== JSON.stringify(ref.map((h) => h.row))) mismatches++;
@@ -184,25 +199,47 @@ export async function run() {
   const embedPass = r.embed_messages_per_second > EMBED_TARGET;
   const retrievalPass = latency[big].median_ms < RETRIEVAL_TARGET_MS;
   const table = [
-    row(`local embedder throughput (${r.dimension}-d, ${Math.round(avgChars)} chars/message)`, `${r.embed_messages_per_second.toLocaleString('en-US')} msg/s`, `> ${EMBED_TARGET.toLocaleString('en-US')}/s`, embedPass),
+    row(
+      `local embedder throughput (${r.dimension}-d, ${Math.round(avgChars)} chars/message)`,
+      `${r.embed_messages_per_second.toLocaleString('en-US')} msg/s`,
+      `> ${EMBED_TARGET.toLocaleString('en-US')}/s`,
+      embedPass,
+    ),
     row('  per second of CPU time (what an idle machine gives)', `${r.embed_messages_per_cpu_second.toLocaleString('en-US')} msg/s`),
-    ...SIZES.map((n) => row(
-      `top-5 retrieval, ${n.toLocaleString('en-US')} messages: median / p95`,
-      `${fmtMs(latency[n].median_ms)} / ${fmtMs(latency[n].p95_ms)}`,
-      n === big ? `< ${RETRIEVAL_TARGET_MS} ms median` : '',
-      n === big ? retrievalPass : undefined,
-    )),
+    ...SIZES.map((n) =>
+      row(
+        `top-5 retrieval, ${n.toLocaleString('en-US')} messages: median / p95`,
+        `${fmtMs(latency[n].median_ms)} / ${fmtMs(latency[n].p95_ms)}`,
+        n === big ? `< ${RETRIEVAL_TARGET_MS} ms median` : '',
+        n === big ? retrievalPass : undefined,
+      ),
+    ),
     row('  100k, CPU time per query (median; what an idle machine gives)', fmtMs(latency[big].cpu_median_ms)),
-    row(`  100k, same search without SIMD / brute-force Float32`, `${fmtMs(r.retrieval_top5_100k_js_scan_median_ms)} / ${fmtMs(r.retrieval_top5_100k_brute_force_float32_median_ms)}`),
+    row(
+      `  100k, same search without SIMD / brute-force Float32`,
+      `${fmtMs(r.retrieval_top5_100k_js_scan_median_ms)} / ${fmtMs(r.retrieval_top5_100k_brute_force_float32_median_ms)}`,
+    ),
     row('  100k, through the environment (incl. repeat filtering)', fmtMs(r.retrieval_top5_100k_environment_median_ms)),
     row('  results differing from brute force', String(mismatches), '0', mismatches === 0),
     row('bytes per stored message: embedding (Float32 + int8 + scale)', `${vectorBytes.toLocaleString('en-US')} B`),
-    row('bytes per stored message: whole environment (text, metadata, embedding)', `${r.bytes_per_message_environment.toLocaleString('en-US')} B`),
-    row('  of which JS heap (message objects, text, indexes) / embedding buffers with spare capacity', `${r.bytes_per_message_environment_heap.toLocaleString('en-US')} B / ${r.bytes_per_message_environment_buffers.toLocaleString('en-US')} B`),
+    row(
+      'bytes per stored message: whole environment (text, metadata, embedding)',
+      `${r.bytes_per_message_environment.toLocaleString('en-US')} B`,
+    ),
+    row(
+      '  of which JS heap (message objects, text, indexes) / embedding buffers with spare capacity',
+      `${r.bytes_per_message_environment_heap.toLocaleString('en-US')} B / ${r.bytes_per_message_environment_buffers.toLocaleString('en-US')} B`,
+    ),
   ];
   const notes = [];
   if (!store.simd) notes.push('WebAssembly SIMD is not available here; retrieval used the JS scan.');
-  if (!embedPass) notes.push(`local embedder below target: ${r.embed_messages_per_second} msg/s of wall time, ${r.embed_messages_per_cpu_second} per CPU second; the gap is other load on the machine (it embeds one message at a time on one thread).`);
-  if (!retrievalPass) notes.push(`retrieval median at 100k is ${latency[big].median_ms} ms; the int8 scan reads ${Math.round(big * (vectorBytes - 4 - r.dimension * 4) / 1e6)} MB per query, bounded by memory bandwidth on a loaded machine.`);
+  if (!embedPass)
+    notes.push(
+      `local embedder below target: ${r.embed_messages_per_second} msg/s of wall time, ${r.embed_messages_per_cpu_second} per CPU second; the gap is other load on the machine (it embeds one message at a time on one thread).`,
+    );
+  if (!retrievalPass)
+    notes.push(
+      `retrieval median at 100k is ${latency[big].median_ms} ms; the int8 scan reads ${Math.round((big * (vectorBytes - 4 - r.dimension * 4)) / 1e6)} MB per query, bounded by memory bandwidth on a loaded machine.`,
+    );
   return { title: 'Memory: local embedder, retrieval, bytes per message', rows: table, results, notes };
 }

@@ -46,8 +46,14 @@ export async function measureRun(engine, { sop, file, turns, journalDir }) {
     lastJournal = journalMs;
   };
   const journal = folder
-    ? (event) => { const t = performance.now(); folder.onEvent(event); journalMs += performance.now() - t; }
-    : (event) => { if (event.type !== 'delta') events.push(event); };
+    ? (event) => {
+        const t = performance.now();
+        folder.onEvent(event);
+        journalMs += performance.now() - t;
+      }
+    : (event) => {
+        if (event.type !== 'delta') events.push(event);
+      };
   run = new Run({ sop, file, llm, maxTurns: turns, listeners: [clock, journal], runId: 'bench' });
   const started = performance.now();
   last = started;
@@ -128,7 +134,7 @@ export async function run() {
       row('Engine overhead/turn, median (excl. LLM, embedding; journal on)', fmtUs(results.overhead_us.median), `< ${TARGET_US} µs`, pass),
       row('Engine overhead/turn, p95', fmtUs(results.overhead_us.p95)),
       row('  of which journal writes + fsync (median)', fmtUs(results.journal_us.median)),
-      row('  same, journal written but not fsync\'ed (median)', fmtUs(results.overhead_journal_without_fsync_us.median)),
+      row("  same, journal written but not fsync'ed (median)", fmtUs(results.overhead_journal_without_fsync_us.median)),
       row('  same, journal off (median)', fmtUs(results.overhead_journal_off_us.median)),
       row('  one fsync of a 1 KB append on this disk (median)', fmtUs(fsync.median)),
       row(`Embedding/turn, median (${results.embedder})`, fmtUs(results.embedding_us.median)),
@@ -137,19 +143,28 @@ export async function run() {
     const notes = [];
     const r = results;
     if (!pass && r.overhead_journal_off_us.median < TARGET_US) {
-      notes.push(`Overhead/turn misses ${TARGET_US} µs because of the journal. The engine alone takes ${r.overhead_journal_off_us.median} µs; `
-        + `with the journal it takes ${r.overhead_us.median} µs, of which ${r.journal_us.median} µs are spent in the run folder's listener `
-        + '(each event serialised, redacted and written; the transcript files stay open, and the turn-boundary fsync runs in the '
-        + `background, group-commit style; a bare fsync of a 1 KB append takes ${fsync.median} µs median here). The rest of the gap is `
-        + 'indirect (allocation and GC of the serialised lines, cold caches after the write syscalls) and swings with load: compare '
-        + 'the "without fsync" row, which is often no lower. What would fix it: batching the lines of a turn into one write at the '
-        + 'checkpoint (kill-safety then holds per turn rather than per event), and cheaper serialisation of llm_call events '
-        + '(they carry the whole reply). With a real LLM (0.5 to 10 s per call) the journal is well under 1% of a turn.');
+      notes.push(
+        `Overhead/turn misses ${TARGET_US} µs because of the journal. The engine alone takes ${r.overhead_journal_off_us.median} µs; ` +
+          `with the journal it takes ${r.overhead_us.median} µs, of which ${r.journal_us.median} µs are spent in the run folder's listener ` +
+          '(each event serialised, redacted and written; the transcript files stay open, and the turn-boundary fsync runs in the ' +
+          `background, group-commit style; a bare fsync of a 1 KB append takes ${fsync.median} µs median here). The rest of the gap is ` +
+          'indirect (allocation and GC of the serialised lines, cold caches after the write syscalls) and swings with load: compare ' +
+          'the "without fsync" row, which is often no lower. What would fix it: batching the lines of a turn into one write at the ' +
+          'checkpoint (kill-safety then holds per turn rather than per event), and cheaper serialisation of llm_call events ' +
+          '(they carry the whole reply). With a real LLM (0.5 to 10 s per call) the journal is well under 1% of a turn.',
+      );
     } else if (!pass) {
-      notes.push(`Overhead/turn misses ${TARGET_US} µs even without the journal (${r.overhead_journal_off_us.median} µs): `
-        + 'profile with `node --cpu-prof bench/workers/turns-ours.mjs 2000` or the overhead module to see which step dominates.');
+      notes.push(
+        `Overhead/turn misses ${TARGET_US} µs even without the journal (${r.overhead_journal_off_us.median} µs): ` +
+          'profile with `node --cpu-prof bench/workers/turns-ours.mjs 2000` or the overhead module to see which step dominates.',
+      );
     }
-    return { title: 'Engine overhead per turn (2,000 turns, mock LLM, local embedder, journal on)', rows, results: { overhead: results }, notes };
+    return {
+      title: 'Engine overhead per turn (2,000 turns, mock LLM, local embedder, journal on)',
+      rows,
+      results: { overhead: results },
+      notes,
+    };
   } finally {
     runs.remove();
   }

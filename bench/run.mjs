@@ -27,7 +27,9 @@ async function child(name, out) {
 
 async function modules() {
   const found = [];
-  for (const file of readdirSync(here).filter((f) => f.endsWith('.mjs') && f !== 'run.mjs').sort()) {
+  for (const file of readdirSync(here)
+    .filter((f) => f.endsWith('.mjs') && f !== 'run.mjs')
+    .sort()) {
     const text = readFileSync(join(here, file), 'utf8');
     if (!/export\s+async\s+function\s+run\s*\(/.test(text)) continue;
     const order = Number(/export\s+const\s+order\s*=\s*(\d+)/.exec(text)?.[1] ?? 100);
@@ -41,7 +43,8 @@ function table(rows) {
   const all = [head, ...rows];
   const w = (k) => Math.max(...all.map((r) => String(r[k] ?? '').length));
   const [a, b, c] = [w('figure'), w('value'), w('target')];
-  const line = (r) => `  ${String(r.figure).padEnd(a)}  ${String(r.value).padStart(b)}  ${String(r.target ?? '').padEnd(c)}  ${r.status ?? ''}`.trimEnd();
+  const line = (r) =>
+    `  ${String(r.figure).padEnd(a)}  ${String(r.value).padStart(b)}  ${String(r.target ?? '').padEnd(c)}  ${r.status ?? ''}`.trimEnd();
   return [line(head), `  ${'-'.repeat(a)}  ${'-'.repeat(b)}  ${'-'.repeat(c)}`, ...rows.map(line)].join('\n');
 }
 
@@ -68,12 +71,16 @@ async function main() {
   let failed = 0;
   let missed = 0;
   const summary = [];
-  process.stdout.write(`sop benchmarks on ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, load average ${loadavg()[0].toFixed(2)}\n`);
+  process.stdout.write(
+    `sop benchmarks on ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, load average ${loadavg()[0].toFixed(2)}\n`,
+  );
   try {
     for (const { name } of chosen) {
       process.stdout.write(`\n== ${name} ==\n`);
       const out = join(tmp, `${name}.json`);
-      const r = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--child', name, out, ...options], { stdio: ['ignore', 'inherit', 'inherit'] });
+      const r = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--child', name, out, ...options], {
+        stdio: ['ignore', 'inherit', 'inherit'],
+      });
       if (r.status !== 0 || !existsSync(out)) {
         failed++;
         process.stdout.write(`  FAILED (exit ${r.status ?? r.signal})\n`);
@@ -90,9 +97,18 @@ async function main() {
     rmSync(tmp, { recursive: true, force: true });
   }
   if (chosen.length > 1) process.stdout.write(`\n== summary: every figure ==\n${table(summary)}\n`);
-  results.machine = { cpus: cpus().length, cpu: cpus()[0]?.model, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version, load_average_at_end: Math.round(loadavg()[0] * 100) / 100, time: new Date().toISOString() };
+  results.machine = {
+    cpus: cpus().length,
+    cpu: cpus()[0]?.model,
+    memory_gib: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    load_average_at_end: Math.round(loadavg()[0] * 100) / 100,
+    time: new Date().toISOString(),
+  };
   writeFileSync(resultsFile, JSON.stringify(results, null, 2) + '\n');
-  process.stdout.write(`\nResults written to bench/results.json${missed ? `; ${missed} target(s) missed (see notes)` : ''}${failed ? `; ${failed} module(s) failed` : ''}.\n`);
+  process.stdout.write(
+    `\nResults written to bench/results.json${missed ? `; ${missed} target(s) missed (see notes)` : ''}${failed ? `; ${failed} module(s) failed` : ''}.\n`,
+  );
   if (failed) process.exitCode = 1;
 }
 

@@ -25,7 +25,10 @@ const IMPORTS = ['yargs', 'yargs/helpers', 'dist/src/cli/errors.js', 'dist/src/c
 function importTimes() {
   const runs = [];
   for (let i = 0; i < 5; i++) {
-    const res = spawnSync(process.execPath, [join(ROOT, 'bench', 'workers', 'import-times.mjs'), ...IMPORTS], { cwd: ROOT, encoding: 'utf8' });
+    const res = spawnSync(process.execPath, [join(ROOT, 'bench', 'workers', 'import-times.mjs'), ...IMPORTS], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     if (res.status !== 0) throw new Error(`import timing failed: ${res.stderr.slice(-1000)}`);
     runs.push(JSON.parse(res.stdout));
   }
@@ -75,12 +78,14 @@ export async function run() {
   const notes = [];
   if (m.validate >= TARGET_MS || m.help >= TARGET_MS) {
     const heavy = VALIDATE_PARTS.filter((p) => imports[p] > 20).map((p) => `${p.replace('dist/src/', '')} (${Math.round(imports[p])} ms)`);
-    notes.push(`Start-up misses ${TARGET_MS} ms: Node itself takes ${m.node} ms here, importing yargs ${imports.yargs} ms, and validate `
-      + `imports ${validateTotal} ms of modules${heavy.length ? `, mostly ${heavy.join(', ')}` : ''}. Fix: import those only when the `
-      + 'file needs them: the executor registry imports every executor and with them the run loop, Handlebars and the memory code, '
-      + 'where checking command arguments needs only names and argument specs; the cassette checker compiles a schema with the '
-      + 'full Ajv, needed only for cassette files. `--help` is Node plus yargs, so only a lighter argument parser '
-      + 'would bring it down much further.');
+    notes.push(
+      `Start-up misses ${TARGET_MS} ms: Node itself takes ${m.node} ms here, importing yargs ${imports.yargs} ms, and validate ` +
+        `imports ${validateTotal} ms of modules${heavy.length ? `, mostly ${heavy.join(', ')}` : ''}. Fix: import those only when the ` +
+        'file needs them: the executor registry imports every executor and with them the run loop, Handlebars and the memory code, ' +
+        'where checking command arguments needs only names and argument specs; the cassette checker compiles a schema with the ' +
+        'full Ajv, needed only for cassette files. `--help` is Node plus yargs, so only a lighter argument parser ' +
+        'would bring it down much further.',
+    );
   }
   if (sopFile !== jarvis) notes.push(`sops/jarvis.sop.json does not exist yet; validated ${sopFile} instead.`);
   return { title: 'Start-up of the CLI', rows, results: { startup: results }, notes };

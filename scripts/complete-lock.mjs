@@ -14,19 +14,27 @@ function platformOf(name) {
   const parts = name.split('/').pop().split('-');
   const os = parts.find((p) => OS.includes(p));
   const cpu = parts.find((p) => CPU.includes(p));
-  const libc = parts.some((p) => p.startsWith('musl')) ? 'musl' : parts.some((p) => p.startsWith('gnu')) && os === 'linux' ? 'glibc' : undefined;
+  const libc = parts.some((p) => p.startsWith('musl'))
+    ? 'musl'
+    : parts.some((p) => p.startsWith('gnu')) && os === 'linux'
+      ? 'glibc'
+      : undefined;
   return { os, cpu, libc };
 }
 
 function view(name, range) {
   try {
-    const out = execFileSync('npm', ['view', `${name}@${range}`, '--json', 'version', 'dist.integrity', 'os', 'cpu', 'libc', 'license'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const out = execFileSync('npm', ['view', `${name}@${range}`, '--json', 'version', 'dist.integrity', 'os', 'cpu', 'libc', 'license'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     const info = JSON.parse(out);
     const v = Array.isArray(info) ? info[info.length - 1] : info;
     return { version: v.version, integrity: v['dist.integrity'], os: v.os, cpu: v.cpu, libc: v.libc, license: v.license };
   } catch {
     const { os, cpu, libc } = platformOf(name);
-    if (!os || !cpu || !/^\d+\.\d+\.\d+/.test(range)) throw new Error(`cannot resolve ${name}@${range} and cannot tell its platform from its name`);
+    if (!os || !cpu || !/^\d+\.\d+\.\d+/.test(range))
+      throw new Error(`cannot resolve ${name}@${range} and cannot tell its platform from its name`);
     return { version: range, os: [os], cpu: [cpu], ...(libc ? { libc: [libc] } : {}) };
   }
 }

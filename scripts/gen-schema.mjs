@@ -20,9 +20,11 @@ const write = (rel, text) => {
 
 function generateConst(schemaFile, outRel, name) {
   const schema = JSON.parse(readFileSync(join(root, schemaFile), 'utf8'));
-  write(outRel,
+  write(
+    outRel,
     `// GENERATED from ${schemaFile} by scripts/gen-schema.mjs. Do not edit: edit the JSON schema.\n` +
-    `export const ${name} = ${JSON.stringify(schema, null, 2)} as const;\n`);
+      `export const ${name} = ${JSON.stringify(schema, null, 2)} as const;\n`,
+  );
 }
 generateConst('schemas/sop.schema.json', 'src/sop/schema.generated.ts', 'sopSchema');
 generateConst('schemas/taskboard.schema.json', 'src/taskboard/schema.generated.ts', 'taskBoardSchema');
@@ -41,21 +43,35 @@ function generateValidator(schemaFile, outRel, { allErrors = true, typed } = {})
   const body = standaloneCode.default(ajv, validate).replace(/require\("([^"]+)"\)/g, (_, mod) => {
     const name = `__runtime${imports.length}`;
     // CommonJS interop differs between Node (module.exports) and bundlers (exports.default).
-    imports.push(`import * as ${name}_ns from "${mod}.js";\n` +
-      `const ${name} = { default: typeof ${name}_ns.default === "function" ? ${name}_ns.default : ${name}_ns.default.default };`);
+    imports.push(
+      `import * as ${name}_ns from "${mod}.js";\n` +
+        `const ${name} = { default: typeof ${name}_ns.default === "function" ? ${name}_ns.default : ${name}_ns.default.default };`,
+    );
     return name;
   });
-  const code = `// GENERATED from ${schemaFile} by scripts/gen-schema.mjs. Do not edit.\n` +
-    imports.join('\n') + '\n' + body.replace(/^"use strict";/, '');
+  const code =
+    `// GENERATED from ${schemaFile} by scripts/gen-schema.mjs. Do not edit.\n` +
+    imports.join('\n') +
+    '\n' +
+    body.replace(/^"use strict";/, '');
   write(`${outRel}.js`, code);
   write(`dist/${outRel}.js`, code);
-  write(`${outRel}.d.ts`, typed
-    ? "import type { ValidateFunction } from 'ajv';\nimport type { FromSchema } from 'json-schema-to-ts';\n" +
-      `import type { ${typed} } from './schema.generated.js';\n` +
-      `declare const validate: ValidateFunction<FromSchema<typeof ${typed}>>;\nexport default validate;\n`
-    : "import type { ValidateFunction } from 'ajv';\ndeclare const validate: ValidateFunction;\nexport default validate;\n");
+  write(
+    `${outRel}.d.ts`,
+    typed
+      ? "import type { ValidateFunction } from 'ajv';\nimport type { FromSchema } from 'json-schema-to-ts';\n" +
+          `import type { ${typed} } from './schema.generated.js';\n` +
+          `declare const validate: ValidateFunction<FromSchema<typeof ${typed}>>;\nexport default validate;\n`
+      : "import type { ValidateFunction } from 'ajv';\ndeclare const validate: ValidateFunction;\nexport default validate;\n",
+  );
 }
 generateValidator('schemas/sop.schema.json', 'src/sop/sop-validator.generated');
 generateValidator('schemas/cassette.schema.json', 'src/llm/cassette-validator.generated');
-generateValidator('schemas/taskboard.schema.json', 'src/taskboard/taskboard-validator.generated', { allErrors: false, typed: 'taskBoardSchema' });
-generateValidator('schemas/worldmodel.schema.json', 'src/worldmodel/worldmodel-validator.generated', { allErrors: false, typed: 'worldModelSchema' });
+generateValidator('schemas/taskboard.schema.json', 'src/taskboard/taskboard-validator.generated', {
+  allErrors: false,
+  typed: 'taskBoardSchema',
+});
+generateValidator('schemas/worldmodel.schema.json', 'src/worldmodel/worldmodel-validator.generated', {
+  allErrors: false,
+  typed: 'worldModelSchema',
+});

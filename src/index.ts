@@ -30,7 +30,15 @@ export type { Message, MessageKind } from './environment/message.js';
 // LLM providers
 export type { LlmProvider, ChatMessage, ChatRequest, ChatResponse, ChatOptions, CallMeta, CallPurpose, Usage } from './llm/types.js';
 export { LlmError, LlmUnavailableError } from './llm/types.js';
-export { MockProvider, RecordingProvider, ReplayProvider, createProvider, openaiProvider, type OpenAiProviderOptions, type ProviderChoice } from './api/providers.js';
+export {
+  MockProvider,
+  RecordingProvider,
+  ReplayProvider,
+  createProvider,
+  openaiProvider,
+  type OpenAiProviderOptions,
+  type ProviderChoice,
+} from './api/providers.js';
 
 // Embedders and human input
 export type { Embedder } from './memory/embedder.js';

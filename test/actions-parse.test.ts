@@ -8,11 +8,14 @@ const ok = (command: string, args: Record<string, unknown>) => ({ ok: true, comm
 
 describe('parseCommandReply', () => {
   it('reads a bare JSON command', () => {
-    expect(parseCommandReply('{"command": "run_code", "command_args": {"code": "print(1)"}}')).toEqual(ok('run_code', { code: 'print(1)' }));
+    expect(parseCommandReply('{"command": "run_code", "command_args": {"code": "print(1)"}}')).toEqual(
+      ok('run_code', { code: 'print(1)' }),
+    );
   });
 
   it('reads a command in a ```json fence with prose around it', () => {
-    const reply = 'Sure, I will update the plan now.\n\n```json\n{\n  "command": "update_plan",\n  "command_args": {"content": "1. [done] a"}\n}\n```\nThat marks step 1.';
+    const reply =
+      'Sure, I will update the plan now.\n\n```json\n{\n  "command": "update_plan",\n  "command_args": {"content": "1. [done] a"}\n}\n```\nThat marks step 1.';
     expect(parseCommandReply(reply)).toEqual(ok('update_plan', { content: '1. [done] a' }));
   });
 
@@ -71,8 +74,10 @@ describe('checkCommand', () => {
   });
 
   it('names the commands when the command is unknown', () => {
-    expect(checkCommand({ ok: true, command: 'deploy', args: {} }, specs))
-      .toEqual({ ok: false, error: 'unknown command "deploy"; the commands are: run_code, run_any, update_plan, finish' });
+    expect(checkCommand({ ok: true, command: 'deploy', args: {} }, specs)).toEqual({
+      ok: false,
+      error: 'unknown command "deploy"; the commands are: run_code, run_any, update_plan, finish',
+    });
   });
 
   it('explains missing, unknown, mistyped and out-of-range arguments', () => {
@@ -88,18 +93,23 @@ describe('checkCommand', () => {
 });
 
 describe('command diagnostics (sop validate)', () => {
-  const sop = (commands: Record<string, unknown>, next: Record<string, string> = { 1: 'end' }) => ({
-    name: 't', agents: { A: { roles: { s: 'R' } } }, root: 's',
-    states: { s: { roles: ['R'], commands, next_states: next }, end: { final: true } },
-  }) as unknown as Sop;
+  const sop = (commands: Record<string, unknown>, next: Record<string, string> = { 1: 'end' }) =>
+    ({
+      name: 't',
+      agents: { A: { roles: { s: 'R' } } },
+      root: 's',
+      states: { s: { roles: ['R'], commands, next_states: next }, end: { final: true } },
+    }) as unknown as Sop;
 
   it('reports an unknown executor, bad settings and unknown argument names with their pointers', () => {
-    const d = commandDiagnostics(sop({
-      a: { executor: 'teleport' },
-      b: { executor: 'memory', settings: { op: 'erase' } },
-      c: { executor: 'code', settings: { timeout: 5 } },
-      e: { executor: 'finish', args: { outcome: 'x' } },
-    }));
+    const d = commandDiagnostics(
+      sop({
+        a: { executor: 'teleport' },
+        b: { executor: 'memory', settings: { op: 'erase' } },
+        c: { executor: 'code', settings: { timeout: 5 } },
+        e: { executor: 'finish', args: { outcome: 'x' } },
+      }),
+    );
     expect(d[0]!.message).toMatch(/^unknown executor "teleport"; known executors: code, memory, library, human, sop, finish\b/);
     expect(d.map((x) => [x.pointer, x.message]).slice(1)).toEqual([
       ['/states/s/commands/b/settings', 'settings.op must be one of "read", "write", "append" (executor "memory")'],
@@ -110,6 +120,12 @@ describe('command diagnostics (sop validate)', () => {
 
   it('requires next_states["1"] in a state with commands', () => {
     const d = commandDiagnostics(sop({ f: { executor: 'finish' } }, { 0: 's' }));
-    expect(d).toEqual([{ severity: 'error', pointer: '/states/s/next_states', message: 'a state with commands needs next_states["1"]: a finish command and max_turns lead there' }]);
+    expect(d).toEqual([
+      {
+        severity: 'error',
+        pointer: '/states/s/next_states',
+        message: 'a state with commands needs next_states["1"]: a finish command and max_turns lead there',
+      },
+    ]);
   });
 });

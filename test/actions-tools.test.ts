@@ -11,32 +11,49 @@ import { tempDir } from './helpers/executor-context.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 
 let server: TestServer | undefined;
-afterEach(async () => { await server?.close(); server = undefined; });
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
 
 function sop(toolCalls: boolean) {
-  return validateSopDocument({
-    name: 'tools', memory: { notes: '' }, environment: { summary: { enabled: false } },
-    llm: { tool_calls: toolCalls },
-    agents: { Ann: { roles: { work: 'Worker' } } }, root: 'work',
-    states: {
-      work: {
-        roles: ['Worker'],
-        commands: {
-          note: { executor: 'memory', description: 'Add a note.', settings: { op: 'append', file: 'notes' }, args: { content: 'The note.' } },
-          finish: { executor: 'finish' },
+  return validateSopDocument(
+    {
+      name: 'tools',
+      memory: { notes: '' },
+      environment: { summary: { enabled: false } },
+      llm: { tool_calls: toolCalls },
+      agents: { Ann: { roles: { work: 'Worker' } } },
+      root: 'work',
+      states: {
+        work: {
+          roles: ['Worker'],
+          commands: {
+            note: {
+              executor: 'memory',
+              description: 'Add a note.',
+              settings: { op: 'append', file: 'notes' },
+              args: { content: 'The note.' },
+            },
+            finish: { executor: 'finish' },
+          },
+          next_states: { 1: 'end' },
         },
-        next_states: { 1: 'end' },
+        end: { final: true },
       },
-      end: { final: true },
     },
-  }, 'tools.sop.json').sop;
+    'tools.sop.json',
+  ).sop;
 }
 
 async function runWith(stream: boolean, calls: Array<Array<{ name: string; arguments: string }>>) {
   server = await startOpenAiServer({ toolCalls: (_b, i) => calls[i] });
   const dir = tempDir('sop-tools-');
   const result = await new Run({
-    sop: sop(true), file: 'tools.sop.json', llm: new OpenAiProvider({ baseURL: server.url, apiKey: 'test' }), stream,
+    sop: sop(true),
+    file: 'tools.sop.json',
+    llm: new OpenAiProvider({ baseURL: server.url, apiKey: 'test' }),
+    stream,
     actions: { runDir: dir },
   }).run();
   return { result, dir, bodies: server.requests.map((r) => r.body as Record<string, any>) };
@@ -55,8 +72,14 @@ describe('llm.tool_calls', () => {
     expect(bodies[0]!.tools[0]).toEqual({
       type: 'function',
       function: {
-        name: 'note', description: 'Add a note.',
-        parameters: { type: 'object', properties: { content: { type: 'string', description: 'The note.' } }, required: ['content'], additionalProperties: false },
+        name: 'note',
+        description: 'Add a note.',
+        parameters: {
+          type: 'object',
+          properties: { content: { type: 'string', description: 'The note.' } },
+          required: ['content'],
+          additionalProperties: false,
+        },
       },
     });
     expect(result.messages[0]!.content).toBe('{"command":"note","command_args":{"content":"from a tool call"}}');
@@ -74,7 +97,12 @@ describe('llm.tool_calls', () => {
 
   it('offers no tools unless the SOP asks for them', async () => {
     server = await startOpenAiServer({ reply: () => '{"command": "finish", "command_args": {"result": "plain"}}' });
-    const result = await new Run({ sop: sop(false), file: 'tools.sop.json', llm: new OpenAiProvider({ baseURL: server.url, apiKey: 'test' }), actions: { runDir: tempDir() } }).run();
+    const result = await new Run({
+      sop: sop(false),
+      file: 'tools.sop.json',
+      llm: new OpenAiProvider({ baseURL: server.url, apiKey: 'test' }),
+      actions: { runDir: tempDir() },
+    }).run();
     expect(result.result).toBe('plain');
     expect((server.requests[0]!.body as Record<string, unknown>).tools).toBeUndefined();
   });

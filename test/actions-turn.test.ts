@@ -70,7 +70,9 @@ describe('command turns', () => {
     const unknown = '{"command": "deploy", "command_args": {}}';
     const { result, llm } = await run(notesSop(), [unknown, unknown, unknown, unknown]);
     expect(result.status).toBe('failed');
-    expect(result.error?.message).toBe('Ann (Worker) in state "work" gave no valid command in 3 replies; the last problem: unknown command "deploy"; the commands are: note, finish');
+    expect(result.error?.message).toBe(
+      'Ann (Worker) in state "work" gave no valid command in 3 replies; the last problem: unknown command "deploy"; the commands are: note, finish',
+    );
     expect(llm.of('agent')).toHaveLength(3);
   });
 
@@ -84,7 +86,12 @@ describe('command turns', () => {
   it('records the command and the executor result as messages, and a logs line per command', async () => {
     const { result, events, memory } = await run(notesSop(), [note('a'), finish('done')]);
     const kinds = result.messages.map((m) => [m.sender, m.role, m.kind]);
-    expect(kinds).toEqual([['Ann', 'Worker', 'speech'], ['note', 'memory', 'action'], ['Ann', 'Worker', 'speech'], ['finish', 'finish', 'action']]);
+    expect(kinds).toEqual([
+      ['Ann', 'Worker', 'speech'],
+      ['note', 'memory', 'action'],
+      ['Ann', 'Worker', 'speech'],
+      ['finish', 'finish', 'action'],
+    ]);
     expect(JSON.parse(result.messages[0]!.content)).toEqual({ command: 'note', command_args: { content: 'a' } });
     expect(result.messages[1]!.content).toBe('Appended to memory file "notes" (1 characters).');
     expect(memory('logs')).toBe('- [turn 1] note: appended to memory file "notes"\n- [turn 2] finish: finished: done\n');
@@ -93,7 +100,10 @@ describe('command turns', () => {
     expect(types).toContain('executor_result');
     expect(events.find((e) => e.type === 'memory_written' && e.name === 'notes')).toMatchObject({ op: 'append', bytes: 2 });
     const entered = events.filter((e) => e.type === 'state_entered').map((e) => e.type === 'state_entered' && [e.state, e.reason]);
-    expect(entered).toEqual([['work', 'root'], ['end', 'finish']]);
+    expect(entered).toEqual([
+      ['work', 'root'],
+      ['end', 'finish'],
+    ]);
   });
 
   it('moves on after max_turns without a finish, with a warning and no result', async () => {
@@ -101,7 +111,9 @@ describe('command turns', () => {
     expect(result.status).toBe('finished');
     expect(result.result).toBeUndefined();
     expect(llm.of('agent')).toHaveLength(2);
-    expect(events.some((e) => e.type === 'warning' && e.message === 'state "work" reached its max_turns (2) without a finish command')).toBe(true);
+    expect(
+      events.some((e) => e.type === 'warning' && e.message === 'state "work" reached its max_turns (2) without a finish command'),
+    ).toBe(true);
   });
 });
 
@@ -132,7 +144,11 @@ describe('the mock provider in command states', () => {
     const { sop } = loadSopFile('sops/jarvis.sop.json');
     const dir = tempDir('sop-mock-');
     const result = await new Run({
-      sop, file: 'sops/jarvis.sop.json', llm: new MockProvider(), inputs: { goal: 'say hello' }, actions: { runDir: dir, yes: true },
+      sop,
+      file: 'sops/jarvis.sop.json',
+      llm: new MockProvider(),
+      inputs: { goal: 'say hello' },
+      actions: { runDir: dir, yes: true },
     }).run();
     expect(result.status).toBe('finished');
     expect(result.finalState).toBe('done');

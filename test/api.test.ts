@@ -7,8 +7,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  EngineError, SopError, forkRun, loadSop, resumeRun, runSop, validateSop,
-  type ChatRequest, type LlmProvider, type RunEvent, type RunPlugin,
+  EngineError,
+  SopError,
+  forkRun,
+  loadSop,
+  resumeRun,
+  runSop,
+  validateSop,
+  type ChatRequest,
+  type LlmProvider,
+  type RunEvent,
+  type RunPlugin,
 } from '../src/index.js';
 
 const DEBATE = 'examples/debate/debate.sop.json';
@@ -18,9 +27,10 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe("import { loadSop, runSop } from 'sop'", () => {
   it('replays the debate from the repo root through the package self-reference: 17 messages, finished', () => {
-    const script = "import { loadSop, runSop } from 'sop'; const sop = loadSop('examples/debate/debate.sop.json'); "
-      + "const h = runSop(sop, { llm: 'replay:examples/debate/debate.cassette.json' }); let n=0; "
-      + "for await (const e of h) if (e.type==='message') n++; console.log(n, (await h.result).status)";
+    const script =
+      "import { loadSop, runSop } from 'sop'; const sop = loadSop('examples/debate/debate.sop.json'); " +
+      "const h = runSop(sop, { llm: 'replay:examples/debate/debate.cassette.json' }); let n=0; " +
+      "for await (const e of h) if (e.type==='message') n++; console.log(n, (await h.result).status)";
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
     expect(out.trim()).toBe('17 finished');
   });
@@ -74,7 +84,10 @@ describe("import { loadSop, runSop } from 'sop'", () => {
       id: 'echo',
       async chat(request: ChatRequest) {
         seen.push(request.meta?.purpose ?? '');
-        return { content: request.meta?.purpose === 'judge' ? '1' : `turn ${request.meta?.turn}`, usage: { promptTokens: 1, completionTokens: 1 } };
+        return {
+          content: request.meta?.purpose === 'judge' ? '1' : `turn ${request.meta?.turn}`,
+          usage: { promptTokens: 1, completionTokens: 1 },
+        };
       },
     };
     const result = await runSop(DEBATE, { llm, maxTurns: 6, inputs: { topic: 'tests' } }).result;
@@ -96,7 +109,9 @@ describe("import { loadSop, runSop } from 'sop'", () => {
     const plugin = (): RunPlugin => ({
       name: 'counter',
       agentPrompt: () => ({ parts: [{ kind: 'system', text: 'PLUGIN LINE' }] }),
-      afterMessage: () => { recorded++; },
+      afterMessage: () => {
+        recorded++;
+      },
       checkpoint: () => ({ recorded }),
       restoreCheckpoint: () => {},
     });
@@ -113,7 +128,11 @@ describe("import { loadSop, runSop } from 'sop'", () => {
   it('loadSop throws a SopError with diagnostics (an EngineError with a code); validateSop lists them', () => {
     const bad = { ...loadSop(DEBATE), root: 'nowhere' };
     let caught: unknown;
-    try { loadSop(bad); } catch (err) { caught = err; }
+    try {
+      loadSop(bad);
+    } catch (err) {
+      caught = err;
+    }
     expect(caught).toBeInstanceOf(SopError);
     expect(caught).toBeInstanceOf(EngineError);
     expect((caught as SopError).code).toBe('SOP_INVALID');
@@ -128,16 +147,36 @@ describe("import { loadSop, runSop } from 'sop'", () => {
     const handle = runSop(DEBATE, { llm: 'replay:no/such/cassette.json' });
     await expect(handle.result).rejects.toThrow(/cassette/);
     const events: RunEvent[] = [];
-    await expect((async () => { for await (const e of handle) events.push(e); })()).rejects.toThrow(/cassette/);
+    await expect(
+      (async () => {
+        for await (const e of handle) events.push(e);
+      })(),
+    ).rejects.toThrow(/cassette/);
     expect(events).toEqual([]);
   });
 });
 
 describe('defineSop types a SOP written in TypeScript', () => {
-  const tsc = (file: string) => spawnSync(process.execPath, [
-    'node_modules/typescript/bin/tsc', '--noEmit', '--strict', '--skipLibCheck', '--module', 'nodenext', '--moduleResolution', 'nodenext',
-    '--target', 'es2022', '--types', 'node', file,
-  ], { encoding: 'utf8' });
+  const tsc = (file: string) =>
+    spawnSync(
+      process.execPath,
+      [
+        'node_modules/typescript/bin/tsc',
+        '--noEmit',
+        '--strict',
+        '--skipLibCheck',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        '--target',
+        'es2022',
+        '--types',
+        'node',
+        file,
+      ],
+      { encoding: 'utf8' },
+    );
 
   it("compiles with controller type 'order' and fails to compile with 'ordr'", () => {
     const ok = tsc('test/fixtures/api-types/ok.ts');

@@ -14,15 +14,21 @@ import { startOpenAiServer, type ChatRequestBody } from './helpers/openai-server
 const ROOT = join(import.meta.dirname, '..');
 const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 let dir: string;
-beforeAll(() => { dir = mkdtempSync(join(tmpdir(), 'sop-cassette-')); });
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sop-cassette-'));
+});
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // Ann (Host) opens with an LLM call, Ben (Guest) answers; the judge decides after each turn.
-const sop = validateSopDocument({
-  name: 'chat', root: 'talk',
-  agents: { Ann: { roles: { talk: 'Host' } }, Ben: { roles: { talk: 'Guest' } } },
-  states: { talk: { roles: ['Host', 'Guest'], next_states: { '0': 'talk', '1': 'end' } }, end: { final: true } },
-}, 'chat.sop.json').sop;
+const sop = validateSopDocument(
+  {
+    name: 'chat',
+    root: 'talk',
+    agents: { Ann: { roles: { talk: 'Host' } }, Ben: { roles: { talk: 'Guest' } } },
+    states: { talk: { roles: ['Host', 'Guest'], next_states: { '0': 'talk', '1': 'end' } }, end: { final: true } },
+  },
+  'chat.sop.json',
+).sop;
 
 const cassette = (interactions: Cassette['interactions']): Cassette => ({ version: 1, source: 'hand-written', interactions });
 
@@ -34,23 +40,40 @@ async function replay(c: Cassette) {
 
 describe('replay', () => {
   it('replays interactions in order', async () => {
-    const { result, llm } = await replay(cassette([
-      { purpose: 'agent', state: 'talk', agent: 'Ann', response: 'Ann: Welcome!' },
-      { purpose: 'judge', response: '<end>0</end>' },
-      { purpose: 'agent', agent: 'Ben', response: 'Thanks, glad to be here.' },
-      { purpose: 'judge', state: 'talk', response: '<end>1</end>', usage: { promptTokens: 7, completionTokens: 3 } },
-    ]));
+    const { result, llm } = await replay(
+      cassette([
+        { purpose: 'agent', state: 'talk', agent: 'Ann', response: 'Ann: Welcome!' },
+        { purpose: 'judge', response: '<end>0</end>' },
+        { purpose: 'agent', agent: 'Ben', response: 'Thanks, glad to be here.' },
+        { purpose: 'judge', state: 'talk', response: '<end>1</end>', usage: { promptTokens: 7, completionTokens: 3 } },
+      ]),
+    );
     expect(result).toMatchObject({ status: 'finished', finalState: 'end', turns: 2 });
-    expect(result.messages.map((m) => [m.sender, m.content])).toEqual([['Ann', 'Welcome!'], ['Ben', 'Thanks, glad to be here.']]);
+    expect(result.messages.map((m) => [m.sender, m.content])).toEqual([
+      ['Ann', 'Welcome!'],
+      ['Ben', 'Thanks, glad to be here.'],
+    ]);
     expect(llm.position).toBe(4);
     expect(result.usage.calls).toBe(4);
     expect(result.usage.by_purpose.judge?.prompt_tokens).toBeGreaterThanOrEqual(7);
   });
 
   it.each([
-    ['purpose', { purpose: 'judge', response: '1' }, /\/interactions\/0 is a judge call, but the run asked for an agent call by Ann in state "talk"/],
-    ['agent', { purpose: 'agent', agent: 'Ben', response: 'x' }, /\/interactions\/0 is an agent call by Ben, but the run asked for an agent call by Ann/],
-    ['state', { purpose: 'agent', state: 'elsewhere', response: 'x' }, /\/interactions\/0 is an agent call in state "elsewhere", but the run asked for an agent call by Ann in state "talk"/],
+    [
+      'purpose',
+      { purpose: 'judge', response: '1' },
+      /\/interactions\/0 is a judge call, but the run asked for an agent call by Ann in state "talk"/,
+    ],
+    [
+      'agent',
+      { purpose: 'agent', agent: 'Ben', response: 'x' },
+      /\/interactions\/0 is an agent call by Ben, but the run asked for an agent call by Ann/,
+    ],
+    [
+      'state',
+      { purpose: 'agent', state: 'elsewhere', response: 'x' },
+      /\/interactions\/0 is an agent call in state "elsewhere", but the run asked for an agent call by Ann in state "talk"/,
+    ],
   ] as const)('a wrong %s fails with an error naming the interaction', async (_what, first, pattern) => {
     const { result } = await replay(cassette([first as Cassette['interactions'][number]]));
     expect(result.status).toBe('failed');
@@ -60,27 +83,38 @@ describe('replay', () => {
   });
 
   it('a mismatch later in the cassette names that index', async () => {
-    const { result } = await replay(cassette([
-      { purpose: 'agent', agent: 'Ann', response: 'hi' },
-      { purpose: 'agent', agent: 'Ben', response: 'oops, judge expected' },
-    ]));
-    expect(result.error!.message).toMatch(/\/interactions\/1 is an agent call by Ben, but the run asked for a judge call in state "talk" \(turn 1\)/);
+    const { result } = await replay(
+      cassette([
+        { purpose: 'agent', agent: 'Ann', response: 'hi' },
+        { purpose: 'agent', agent: 'Ben', response: 'oops, judge expected' },
+      ]),
+    );
+    expect(result.error!.message).toMatch(
+      /\/interactions\/1 is an agent call by Ben, but the run asked for a judge call in state "talk" \(turn 1\)/,
+    );
   });
 
   it('an exhausted cassette fails clearly', async () => {
-    const { result } = await replay(cassette([
-      { purpose: 'agent', agent: 'Ann', response: 'hi' },
-      { purpose: 'judge', response: '0' },
-    ]));
+    const { result } = await replay(
+      cassette([
+        { purpose: 'agent', agent: 'Ann', response: 'hi' },
+        { purpose: 'judge', response: '0' },
+      ]),
+    );
     expect(result).toMatchObject({ status: 'failed', turns: 2 });
-    expect(result.error!.message).toMatch(/ran out after 2 interactions; the run asked for an agent call by Ben in state "talk" \(turn 2\)/);
+    expect(result.error!.message).toMatch(
+      /ran out after 2 interactions; the run asked for an agent call by Ben in state "talk" \(turn 2\)/,
+    );
     expect(result.messages).toHaveLength(1);
   });
 
   it('delivers a streamed reply as a delta', async () => {
     const llm = new ReplayProvider('x', cassette([{ purpose: 'agent', response: 'streamed text' }]));
     const deltas: string[] = [];
-    const res = await llm.chat({ messages: [], model: 'm', stream: true, meta: { purpose: 'agent', state: 's', turn: 1 } }, { onDelta: (d) => deltas.push(d) });
+    const res = await llm.chat(
+      { messages: [], model: 'm', stream: true, meta: { purpose: 'agent', state: 's', turn: 1 } },
+      { onDelta: (d) => deltas.push(d) },
+    );
     expect(res.content).toBe('streamed text');
     expect(deltas.join('')).toBe('streamed text');
   });
@@ -91,19 +125,35 @@ describe('replay', () => {
     writeFileSync(broken, '{"interactions": [');
     expect(() => readCassette(broken)).toThrow(/broken\.json: invalid JSON/);
     const bad = join(dir, 'bad.json');
-    writeFileSync(bad, JSON.stringify({ version: 1, interactions: [{ purpose: 'agent', response: 'a' }, { purpose: 'nope', response: 'b' }] }));
+    writeFileSync(
+      bad,
+      JSON.stringify({
+        version: 1,
+        interactions: [
+          { purpose: 'agent', response: 'a' },
+          { purpose: 'nope', response: 'b' },
+        ],
+      }),
+    );
     expect(() => readCassette(bad)).toThrow(/bad\.json: \/interactions\/1: needs "purpose"/);
   });
 });
 
 /** Run the CLI; resolves with exit code and output. Async, so the test server can answer. */
-function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function cli(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...process.env, ...env } as NodeJS.ProcessEnv });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
@@ -115,10 +165,14 @@ function runFolder(out: string): string {
   return join(out, entries[0]!);
 }
 
-const withoutTimestamps = (jsonl: string) => jsonl.trim().split('\n').map((l) => {
-  const { timestamp: _t, ...rest } = JSON.parse(l) as Record<string, unknown>;
-  return rest;
-});
+const withoutTimestamps = (jsonl: string) =>
+  jsonl
+    .trim()
+    .split('\n')
+    .map((l) => {
+      const { timestamp: _t, ...rest } = JSON.parse(l) as Record<string, unknown>;
+      return rest;
+    });
 
 describe('record and replay through the CLI', () => {
   beforeAll(() => {
@@ -140,8 +194,10 @@ describe('record and replay through the CLI', () => {
       const cassetteFile = join(dir, 'debate.recorded.json');
       const sopFile = join(ROOT, 'examples', 'debate', 'debate.sop.json');
       const common = ['run', sopFile, '--max-turns', '24', '--seed', '5', '--goal', 'x'];
-      const recorded = await cli([...common, '--llm', 'openai', '--base-url', server.url, '--record', cassetteFile, '--out', join(dir, 'rec')],
-        { OPENAI_API_KEY: 'test', OPENAI_BASE_URL: undefined });
+      const recorded = await cli(
+        [...common, '--llm', 'openai', '--base-url', server.url, '--record', cassetteFile, '--out', join(dir, 'rec')],
+        { OPENAI_API_KEY: 'test', OPENAI_BASE_URL: undefined },
+      );
       expect(recorded.code, recorded.stderr).toBe(0);
       expect(recorded.stderr).toMatch(/Finished in state "end"/);
       expect(agentCalls).toBeGreaterThan(10);
@@ -153,8 +209,10 @@ describe('record and replay through the CLI', () => {
       expect(validated.status, validated.stderr).toBe(0);
 
       await server.close();
-      const replayed = await cli([...common, '--llm', `replay:${cassetteFile}`, '--out', join(dir, 'rep')],
-        { OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined });
+      const replayed = await cli([...common, '--llm', `replay:${cassetteFile}`, '--out', join(dir, 'rep')], {
+        OPENAI_API_KEY: undefined,
+        OPENAI_BASE_URL: undefined,
+      });
       expect(replayed.code, replayed.stderr).toBe(0);
 
       const a = runFolder(join(dir, 'rec'));
@@ -172,19 +230,35 @@ describe('record and replay through the CLI', () => {
 
   it.each([
     ['debate', ['run', 'examples/debate/debate.sop.json', '--llm', 'replay:examples/debate/debate.cassette.json']],
-    ['assistant', ['run', 'examples/assistant/assistant.sop.json', '--llm', 'replay:examples/assistant/assistant.cassette.json', '--answers', 'examples/assistant/answers.txt']],
-  ])('the shipped %s cassette replays to the final state', async (name, args) => {
-    const out = join(dir, `shipped-${name}`);
-    const r = await cli([...args, '--out', out], { OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined });
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/Finished in state/);
-    const transcript = readFileSync(join(runFolder(out), 'transcript.md'), 'utf8');
-    expect(transcript).toMatch(/Finished in state/);
-  }, 60_000);
+    [
+      'assistant',
+      [
+        'run',
+        'examples/assistant/assistant.sop.json',
+        '--llm',
+        'replay:examples/assistant/assistant.cassette.json',
+        '--answers',
+        'examples/assistant/answers.txt',
+      ],
+    ],
+  ])(
+    'the shipped %s cassette replays to the final state',
+    async (name, args) => {
+      const out = join(dir, `shipped-${name}`);
+      const r = await cli([...args, '--out', out], { OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/Finished in state/);
+      const transcript = readFileSync(join(runFolder(out), 'transcript.md'), 'utf8');
+      expect(transcript).toMatch(/Finished in state/);
+    },
+    60_000,
+  );
 
   it('without a key, base URL or cassette, the CLI names the three ways to run', async () => {
-    const r = await cli(['run', 'examples/debate/debate.sop.json', '--llm', 'openai', '--out', join(dir, 'nokey')],
-      { OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined });
+    const r = await cli(['run', 'examples/debate/debate.sop.json', '--llm', 'openai', '--out', join(dir, 'nokey')], {
+      OPENAI_API_KEY: undefined,
+      OPENAI_BASE_URL: undefined,
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/OPENAI_API_KEY/);
     expect(r.stderr).toMatch(/--base-url/);

@@ -20,9 +20,12 @@ class Scripted implements LlmProvider {
   async chat(request: ChatRequest): Promise<ChatResponse> {
     this.requests.push(request);
     const m = request.meta;
-    const content = m?.purpose === 'tool' && m.extractWord === 'extract' ? '<topic>tides</topic>'
-      : m?.purpose === 'tool' && m.extractWord === 'code' ? '<code>\nprint("tides")\n</code>'
-        : `reply of ${m?.agent}`;
+    const content =
+      m?.purpose === 'tool' && m.extractWord === 'extract'
+        ? '<topic>tides</topic>'
+        : m?.purpose === 'tool' && m.extractWord === 'code'
+          ? '<code>\nprint("tides")\n</code>'
+          : `reply of ${m?.agent}`;
     return { content, usage: { promptTokens: 1, completionTokens: 1 } };
   }
 }
@@ -57,7 +60,13 @@ function sop(file: string): Sop {
 
 describe('component kinds in a native SOP', () => {
   const kb = join(dir, 'kb.json');
-  writeFileSync(kb, JSON.stringify({ 0: { q: 'What are tides caused by?', a: 'The pull of the moon.' }, 1: { q: 'How deep is the ocean?', a: 'About 3.7 km on average.' } }));
+  writeFileSync(
+    kb,
+    JSON.stringify({
+      0: { q: 'What are tides caused by?', a: 'The pull of the moon.' },
+      1: { q: 'How deep is the ocean?', a: 'About 3.7 km on average.' },
+    }),
+  );
   const workspace = join(dir, 'ws');
 
   it('validates without the old "agents_v1 only" warning', () => {
@@ -70,7 +79,11 @@ describe('component kinds in a native SOP', () => {
     const llm = new Scripted();
     const events: RunEvent[] = [];
     const result = await new Run({
-      sop: sop(kb), file: join(dir, 'c.sop.json'), llm, stream: false, listeners: [(e) => events.push(e)],
+      sop: sop(kb),
+      file: join(dir, 'c.sop.json'),
+      llm,
+      stream: false,
+      listeners: [(e) => events.push(e)],
       actions: { workspace },
     }).run();
     expect(result.status).toBe('finished');
@@ -89,7 +102,13 @@ describe('component kinds in a native SOP', () => {
 
   it('a run without a workspace says so once instead of writing the code file', async () => {
     const events: RunEvent[] = [];
-    const result = await new Run({ sop: sop(kb), file: join(dir, 'c.sop.json'), llm: new Scripted(), stream: false, listeners: [(e) => events.push(e)] }).run();
+    const result = await new Run({
+      sop: sop(kb),
+      file: join(dir, 'c.sop.json'),
+      llm: new Scripted(),
+      stream: false,
+      listeners: [(e) => events.push(e)],
+    }).run();
     expect(result.status).toBe('finished');
     expect(events.filter((e) => e.type === 'warning' && /no workspace folder/.test(e.message))).toHaveLength(1);
     expect(existsSync(join(dir, 'output_code'))).toBe(false);

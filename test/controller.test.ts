@@ -48,7 +48,10 @@ async function play(doc: unknown, script: Script = {}, options: Partial<RunOptio
   const result = await run.run();
   if (result.error) throw result.error;
   return {
-    result, events, llm, run,
+    result,
+    events,
+    llm,
+    run,
     speakers: result.messages.map((m) => `${m.state}:${m.role}`),
     messages: result.messages,
     warnings: events.flatMap((e) => (e.type === 'warning' ? [e.message] : [])),
@@ -76,7 +79,9 @@ describe('speaker order', () => {
 
   it('a single role speaks every turn with no speaker call', async () => {
     const doc = {
-      name: 'solo', agents: { Ann: { roles: { s: 'RA' } } }, root: 's',
+      name: 'solo',
+      agents: { Ann: { roles: { s: 'RA' } } },
+      root: 's',
       states: { s: { roles: ['RA'], controller: { type: 'rule' }, next_states: { '0': 's', '1': 'end' } }, end: { final: true } },
     };
     const o = await play(doc, {}, { maxTurns: 3 });
@@ -107,7 +112,8 @@ describe('random controller', () => {
 describe('rule controller', () => {
   const doc = talkSop({
     controller: { type: 'rule', speaker: { system_prompt: 'Pick whoever was asked a question.' } },
-    begin_role: 'RA', begin_query: 'Hi all.',
+    begin_role: 'RA',
+    begin_query: 'Hi all.',
   });
 
   it('lets the speaker call choose the next role', async () => {
@@ -126,7 +132,11 @@ describe('rule controller', () => {
     const a = await play(doc, script, { maxTurns: 4, seed: 3 });
     const b = await play(doc, script, { maxTurns: 4, seed: 3 });
     expect(roles(a)).toEqual(roles(b));
-    expect(roles(a).slice(1).every((r) => ['RA', 'RB', 'RC'].includes(r))).toBe(true);
+    expect(
+      roles(a)
+        .slice(1)
+        .every((r) => ['RA', 'RB', 'RC'].includes(r)),
+    ).toBe(true);
     expect(a.warnings).toHaveLength(3);
     expect(a.warnings[0]).toMatch(/named no known role/);
     const how = a.events.flatMap((e) => (e.type === 'speaker_chosen' ? [e.how] : []));
@@ -185,7 +195,9 @@ describe('transitions', () => {
 
   it('a state whose only successor is "0" never calls the judge', async () => {
     const doc = {
-      name: 'chain', agents: { Ann: { roles: { a: 'RA', b: 'RA' } }, Ben: { roles: { a: 'RB', b: 'RB' } } }, root: 'a',
+      name: 'chain',
+      agents: { Ann: { roles: { a: 'RA', b: 'RA' } }, Ben: { roles: { a: 'RB', b: 'RB' } } },
+      root: 'a',
       states: {
         a: { roles: ['RA', 'RB'], controller: { max_turns: 1 }, next_states: { '0': 'b' } },
         b: { roles: ['RA', 'RB'], next_states: { '0': 'end' } },
@@ -199,7 +211,9 @@ describe('transitions', () => {
 
     // With itself as the only successor the state loops until the global guard.
     const loop = {
-      name: 'loop', agents: AGENTS3, root: 'talk',
+      name: 'loop',
+      agents: AGENTS3,
+      root: 'talk',
       states: { talk: { roles: ['RA', 'RB', 'RC'], controller: { max_turns: 2 }, next_states: { '0': 'talk' } } },
     };
     const l = await play(loop, {}, { raw: true, maxTurns: 6 });
@@ -209,7 +223,8 @@ describe('transitions', () => {
 
   it('entering a final state ends the run; its agents never speak', async () => {
     const doc = {
-      name: 'fin', root: 'talk',
+      name: 'fin',
+      root: 'talk',
       agents: { Ann: { roles: { talk: 'RA', end: 'Closer' } }, Ben: { roles: { talk: 'RB' } } },
       states: {
         talk: { roles: ['RA', 'RB'], next_states: { '0': 'talk', '1': 'end' } },
@@ -248,9 +263,12 @@ describe('begin turns', () => {
   });
 
   it('renders inputs in begin_query', async () => {
-    const doc = talkSop({ begin_role: 'RA', begin_query: 'Topic: {{inputs.topic}}; goal: {{goal}}' }, {
-      inputs: { topic: { default: 'tides' }, goal: {} },
-    });
+    const doc = talkSop(
+      { begin_role: 'RA', begin_query: 'Topic: {{inputs.topic}}; goal: {{goal}}' },
+      {
+        inputs: { topic: { default: 'tides' }, goal: {} },
+      },
+    );
     const o = await play(doc, {}, { maxTurns: 1, inputs: { goal: 'agree' } });
     expect(o.messages[0]!.content).toBe('Topic: tides; goal: agree');
     expect(o.llm.of('agent')).toHaveLength(0);
@@ -285,10 +303,17 @@ describe('begin turns', () => {
 describe('re-entering a state', () => {
   // a (RA, RB; begins with a query) hosts 2 turns, then b (RC) 1 turn, then back to a, ...
   const doc = {
-    name: 'cycle', root: 'a',
+    name: 'cycle',
+    root: 'a',
     agents: { Ann: { roles: { a: 'RA' } }, Ben: { roles: { a: 'RB' } }, Cat: { roles: { b: 'RC' } } },
     states: {
-      a: { roles: ['RA', 'RB'], begin_role: 'RA', begin_query: 'A begins', controller: { max_turns: 2 }, next_states: { '0': 'a', '1': 'b', '2': 'end' } },
+      a: {
+        roles: ['RA', 'RB'],
+        begin_role: 'RA',
+        begin_query: 'A begins',
+        controller: { max_turns: 2 },
+        next_states: { '0': 'a', '1': 'b', '2': 'end' },
+      },
       b: { roles: ['RC'], begin_role: 'RC', begin_query: 'B begins', controller: { max_turns: 1 }, next_states: { '0': 'b', '1': 'a' } },
       end: { final: true },
     },
@@ -317,11 +342,18 @@ describe('re-entering a state', () => {
 describe('visibility', () => {
   // s1 (RA, RB) for two turns, then s2 (RA, RB).
   const doc = (type: 'cooperative' | 'competitive') => ({
-    name: 'vis', root: 's1',
+    name: 'vis',
+    root: 's1',
     environment: { type, max_chat_history: 50 },
     agents: { Ann: { roles: { s1: 'RA', s2: 'RA' } }, Ben: { roles: { s1: 'RB', s2: 'RB' } } },
     states: {
-      s1: { roles: ['RA', 'RB'], begin_role: 'RA', begin_query: 'SECRET of s1', controller: { max_turns: 2 }, next_states: { '0': 's1', '1': 's2' } },
+      s1: {
+        roles: ['RA', 'RB'],
+        begin_role: 'RA',
+        begin_query: 'SECRET of s1',
+        controller: { max_turns: 2 },
+        next_states: { '0': 's1', '1': 's2' },
+      },
       s2: { roles: ['RA', 'RB'], begin_role: 'RA', begin_query: 'Public s2 opening', next_states: { '0': 's2', '1': 'end' } },
       end: { final: true },
     },
@@ -331,7 +363,10 @@ describe('visibility', () => {
     const comp = await play(doc('competitive'), {}, { maxTurns: 4 });
     const coop = await play(doc('cooperative'), {}, { maxTurns: 4 });
     const inS2 = (o: Outcome) => o.llm.of('agent').find((c) => c.meta.state === 's2')!;
-    const text = (o: Outcome) => inS2(o).messages.map((m) => m.content).join('\n');
+    const text = (o: Outcome) =>
+      inS2(o)
+        .messages.map((m) => m.content)
+        .join('\n');
     expect(text(comp)).toContain('Public s2 opening');
     expect(text(comp)).not.toContain('SECRET of s1');
     expect(text(coop)).toContain('Public s2 opening');
@@ -343,8 +378,20 @@ describe('visibility', () => {
   });
 
   it('ListEnvironment.visible() and view() apply the rule and the window', async () => {
-    const mk = (id: number, state: string): Message => ({ id, turn: id + 1, state, sender: 'Ann', role: 'RA', content: `m${id}`, kind: 'speech', timestamp: '' });
-    for (const [type, expected] of [['competitive', ['m2', 'm3']], ['cooperative', ['m0', 'm1', 'm2', 'm3']]] as const) {
+    const mk = (id: number, state: string): Message => ({
+      id,
+      turn: id + 1,
+      state,
+      sender: 'Ann',
+      role: 'RA',
+      content: `m${id}`,
+      kind: 'speech',
+      timestamp: '',
+    });
+    for (const [type, expected] of [
+      ['competitive', ['m2', 'm3']],
+      ['cooperative', ['m0', 'm1', 'm2', 'm3']],
+    ] as const) {
       const env = new ListEnvironment(type);
       await env.add(mk(0, 'x'));
       await env.add(mk(1, 'x'));

@@ -14,7 +14,16 @@ const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 
 function fakeStream(isTTY: boolean) {
   const chunks: string[] = [];
-  return { stream: { isTTY, write: (s: string) => { chunks.push(s); return true; } } as unknown as NodeJS.WriteStream, text: () => chunks.join('') };
+  return {
+    stream: {
+      isTTY,
+      write: (s: string) => {
+        chunks.push(s);
+        return true;
+      },
+    } as unknown as NodeJS.WriteStream,
+    text: () => chunks.join(''),
+  };
 }
 
 function display(tty: boolean) {
@@ -37,8 +46,13 @@ describe('commands in the terminal', () => {
     expect(describeCommand(parseCommandMessage(RUN_CODE)!)).toBe('▸ run_code python, 12 lines');
     expect(describeCommand(parseCommandMessage('{"command":"write_memory","command_args":{"name":"plan"}}')!)).toBe('▸ write_memory plan');
     expect(describeCommand(parseCommandMessage('{"command":"finish","command_args":{}}')!)).toBe('▸ finish');
-    expect(describeCommand(parseCommandMessage(JSON.stringify({ command: 'ask_user', command_args: { question: 'Which of the three columns should the report show first?' } }))!))
-      .toBe('▸ ask_user "Which of the three columns should the r…"');
+    expect(
+      describeCommand(
+        parseCommandMessage(
+          JSON.stringify({ command: 'ask_user', command_args: { question: 'Which of the three columns should the report show first?' } }),
+        )!,
+      ),
+    ).toBe('▸ ask_user "Which of the three columns should the r…"');
     expect(parseCommandMessage('I think {"command"} is a word')).toBeUndefined();
     expect(parseCommandMessage('{"command": 3}')).toBeUndefined();
   });
@@ -54,7 +68,11 @@ describe('commands in the terminal', () => {
     const { show, out } = display(false);
     show(msg({ content: RUN_CODE }));
     show(msg({ sender: 'run_code', role: 'code', kind: 'action', content: 'The python code ran: exit code 0.\nstdout:\nmean 4.5\nmax 9' }));
-    show({ type: 'subflow', flow: 'Coder-1', event: msg({ content: '{"command":"write_memory","command_args":{"name":"plan","content":"1. a\\n2. b"}}' }) });
+    show({
+      type: 'subflow',
+      flow: 'Coder-1',
+      event: msg({ content: '{"command":"write_memory","command_args":{"name":"plan","content":"1. a\\n2. b"}}' }),
+    });
     const text = out.text();
     expect(text).toContain('Coder (Controller): ▸ run_code python, 12 lines\n');
     expect(text).toContain('run_code (code): The python code ran: exit code 0. (+3 lines)\n');
@@ -83,18 +101,28 @@ describe('commands in the terminal', () => {
 describe('sop run --quiet', () => {
   it('prints one line: the outcome, usage and run folder', () => {
     const out = mkdtempSync(join(tmpdir(), 'sop-quiet-'));
-    const r = spawnSync(process.execPath, [CLI, 'run', 'examples/debate/debate.sop.json', '--llm', 'mock', '--quiet', '--out', out], { encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(process.execPath, [CLI, 'run', 'examples/debate/debate.sop.json', '--llm', 'mock', '--quiet', '--out', out], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toBe('');
     expect(r.stderr.split('\n').filter(Boolean)).toHaveLength(1);
-    expect(r.stderr).toMatch(/^Finished in state "end" after \d+ turns; \d+ LLM calls, \d+ prompt \+ \d+ completion tokens\. Run folder: .*debate-\w+\n$/);
+    expect(r.stderr).toMatch(
+      /^Finished in state "end" after \d+ turns; \d+ LLM calls, \d+ prompt \+ \d+ completion tokens\. Run folder: .*debate-\w+\n$/,
+    );
   });
 
   it('without --quiet, labels the prompt-size figures it closes with', () => {
     const out = mkdtempSync(join(tmpdir(), 'sop-quiet-'));
-    const r = spawnSync(process.execPath, [CLI, 'run', 'examples/debate/debate.sop.json', '--llm', 'mock', '--out', out], { encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(process.execPath, [CLI, 'run', 'examples/debate/debate.sop.json', '--llm', 'mock', '--out', out], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/\nPrompt size of the speaking agent in tokens, sampled at turn 10: \d+ \(usage\.json: agent_prompt_tokens_at_turn\)\.\n/);
+    expect(r.stderr).toMatch(
+      /\nPrompt size of the speaking agent in tokens, sampled at turn 10: \d+ \(usage\.json: agent_prompt_tokens_at_turn\)\.\n/,
+    );
     expect(r.stderr).not.toMatch(/Agent prompt tokens at turn/);
   });
 });

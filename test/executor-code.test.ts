@@ -124,7 +124,9 @@ describe('code executor', () => {
     const person = terminal(['y']);
     const ctx = execContext({ autoRun: false, human: person });
     await code.run({ language: 'bash', code: 'echo 1' }, ctx);
-    expect(person.shown.join('')).toMatch(/^\nAnn wants to run this bash code in the workspace \(cmd\):\n\necho 1\n\nRun it\?[\s\S]*Ann \(R\) > $/);
+    expect(person.shown.join('')).toMatch(
+      /^\nAnn wants to run this bash code in the workspace \(cmd\):\n\necho 1\n\nRun it\?[\s\S]*Ann \(R\) > $/,
+    );
   });
 
   it('does not hand secrets from the environment to the code', async () => {

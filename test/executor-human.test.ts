@@ -30,7 +30,9 @@ describe('human executor', () => {
     const ctx = execContext({ human: answers(['add a step to test it', 'ok']), settings: { kind: 'review', save_to: 'plan' } });
     const first = await human.run({ draft: '1. write it' }, ctx);
     expect(first.finish).toBeUndefined();
-    expect(first.result).toBe('The user did not accept the draft. Their feedback: add a step to test it\nRevise the draft accordingly and propose it again.');
+    expect(first.result).toBe(
+      'The user did not accept the draft. Their feedback: add a step to test it\nRevise the draft accordingly and propose it again.',
+    );
     const second = await human.run({ draft: '1. write it\n2. test it' }, ctx);
     expect(second.finish).toEqual({ result: '1. write it\n2. test it', summary: 'draft accepted and saved to plan' });
     expect(readFileSync(join(ctx.dir, 'memory', 'plan.md'), 'utf8')).toBe('1. write it\n2. test it\n');
@@ -40,7 +42,8 @@ describe('human executor', () => {
     const base = execContext({ settings: { kind: 'review', save_to: 'plan' } });
     const planFile = join(base.dir, 'memory', 'plan.md');
     const editor: HumanInput = {
-      id: 'editor', consumed: 0,
+      id: 'editor',
+      consumed: 0,
       async ask(q) {
         expect(q.prompt).toContain(`It is saved in ${planFile}; you may edit that file directly`);
         writeFileSync(planFile, '1. write it\n2. test it (added by the user)\n');
@@ -49,7 +52,9 @@ describe('human executor', () => {
     };
     const r = await human.run({ draft: '1. write it' }, { ...base, human: editor });
     expect(r.finish?.result).toBe('1. write it\n2. test it (added by the user)');
-    expect(r.result).toContain('The user accepted the draft after editing it. The accepted version:\n1. write it\n2. test it (added by the user)');
+    expect(r.result).toContain(
+      'The user accepted the draft after editing it. The accepted version:\n1. write it\n2. test it (added by the user)',
+    );
   });
 });
 
@@ -60,14 +65,21 @@ describe('plan_writer.sop.json', () => {
     const llm = new ScriptedLlm({ agent: [propose('1. Do it.'), propose('1. Do it.\n2. Check it.')] });
     const dir = tempDir('sop-planner-');
     const result = await new Run({
-      sop, file: 'sops/plan_writer.sop.json', llm, inputs: { goal: 'ship it' },
-      human: answers(['please add a check', 'ok']), actions: { runDir: dir },
+      sop,
+      file: 'sops/plan_writer.sop.json',
+      llm,
+      inputs: { goal: 'ship it' },
+      human: answers(['please add a check', 'ok']),
+      actions: { runDir: dir },
     }).run();
     expect(result.status).toBe('finished');
     expect(result.result).toBe('1. Do it.\n2. Check it.');
     expect(readFileSync(join(dir, 'memory', 'plan.md'), 'utf8')).toBe('1. Do it.\n2. Check it.\n');
     // The second proposal was written knowing the user's feedback.
-    const second = llm.of('agent')[1]!.messages.map((m) => m.content).join('\n');
+    const second = llm
+      .of('agent')[1]!
+      .messages.map((m) => m.content)
+      .join('\n');
     expect(second).toContain('The user did not accept the draft. Their feedback: please add a check');
     expect(llm.of('agent')[0]!.system).toContain('The goal: ship it');
   });

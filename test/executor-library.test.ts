@@ -14,7 +14,9 @@ describe('library executor', () => {
     const ctx = execContext({ settings: { op: 'save' } });
     const r = await library.run({ code: FN, tests: 'assert double(2) == 4\nprint("tests ok")' }, ctx);
     expect(r.ok).toBe(true);
-    expect(r.result).toBe('Saved to library.py: double(x: int) -> int.\nThe tests passed. Their output:\ntests ok\nLater code can use it with: from library import double\nIts signature and docstring were added to the code_library memory file.');
+    expect(r.result).toBe(
+      'Saved to library.py: double(x: int) -> int.\nThe tests passed. Their output:\ntests ok\nLater code can use it with: from library import double\nIts signature and docstring were added to the code_library memory file.',
+    );
     expect(readFileSync(join(ctx.ws.root, 'library.py'), 'utf8')).toBe(FN);
     expect(ctx.memory.read('code_library')).toBe('def double(x: int) -> int:\n    """Twice x."""\n\n');
     const use = await code.run({ language: 'python', code: 'from library import double\nprint(double(21))' }, { ...ctx, settings: {} });
@@ -52,7 +54,10 @@ describe('library executor', () => {
     const r = await library.run({ code: '/** Sum of a list. */\nfunction sum(xs) {\n  return xs.reduce((a, b) => a + b, 0);\n}\n' }, ctx);
     expect(r.ok).toBe(true);
     expect(r.result).toContain("const { sum } = require('./library.js');");
-    const use = await code.run({ language: 'javascript', code: "const { sum } = require('./library.js');\nconsole.log(sum([1, 2, 3]))" }, { ...ctx, settings: {} });
+    const use = await code.run(
+      { language: 'javascript', code: "const { sum } = require('./library.js');\nconsole.log(sum([1, 2, 3]))" },
+      { ...ctx, settings: {} },
+    );
     expect(use.result).toContain('stdout:\n6');
     const syntax = await library.run({ code: 'function (' }, ctx);
     expect(syntax.result).toMatch(/^Nothing was saved: SyntaxError/);

@@ -98,35 +98,53 @@ describe('memory executor', () => {
     await memory.run({ file: 'notes/today.md', content: 'hello' }, { ...ctx, settings });
     expect(readFileSync(join(ctx.ws.root, 'notes', 'today.md'), 'utf8')).toBe('hello');
     await expect(memory.run({ file: '../escape.md', content: 'x' }, { ...ctx, settings })).rejects.toThrow(PathEscapeError);
-    await expect(memory.run({ file: join(ctx.dir, 'abs.md'), content: 'x' }, { ...ctx, settings })).rejects.toThrow('absolute paths are not allowed');
+    await expect(memory.run({ file: join(ctx.dir, 'abs.md'), content: 'x' }, { ...ctx, settings })).rejects.toThrow(
+      'absolute paths are not allowed',
+    );
     expect(existsSync(join(ctx.dir, 'escape.md'))).toBe(false);
     expect(existsSync(join(ctx.dir, 'abs.md'))).toBe(false);
   });
 
   it('tells the agent a refused path in a run, which goes on', async () => {
     const dir = tempDir('sop-escape-');
-    const { sop } = validateSopDocument({
-      name: 'escape', environment: { summary: { enabled: false } },
-      agents: { Ann: { roles: { s: 'R' } } }, root: 's',
-      states: {
-        s: {
-          roles: ['R'],
-          commands: { save_file: { executor: 'memory', settings: { op: 'write', target: 'workspace' } }, finish: { executor: 'finish' } },
-          next_states: { 1: 'end' },
+    const { sop } = validateSopDocument(
+      {
+        name: 'escape',
+        environment: { summary: { enabled: false } },
+        agents: { Ann: { roles: { s: 'R' } } },
+        root: 's',
+        states: {
+          s: {
+            roles: ['R'],
+            commands: { save_file: { executor: 'memory', settings: { op: 'write', target: 'workspace' } }, finish: { executor: 'finish' } },
+            next_states: { 1: 'end' },
+          },
+          end: { final: true },
         },
-        end: { final: true },
       },
-    }, 'escape.sop.json');
+      'escape.sop.json',
+    );
     const cmd = (file: string) => JSON.stringify({ command: 'save_file', command_args: { file, content: 'x' } });
-    const llm = new ScriptedLlm({ agent: [cmd('../../outside.txt'), cmd('/tmp/abs-outside.txt'), cmd('inside.txt'), '{"command": "finish", "command_args": {"result": "ok"}}'] });
+    const llm = new ScriptedLlm({
+      agent: [
+        cmd('../../outside.txt'),
+        cmd('/tmp/abs-outside.txt'),
+        cmd('inside.txt'),
+        '{"command": "finish", "command_args": {"result": "ok"}}',
+      ],
+    });
     const result = await new Run({ sop, file: 'escape.sop.json', llm, actions: { runDir: dir, workspace: join(dir, 'workspace') } }).run();
     expect(result.status).toBe('finished');
     const actions = result.messages.filter((m) => m.kind === 'action').map((m) => m.content);
     expect(actions[0]).toBe('The command save_file could not be carried out: path "../../outside.txt" refused: ".." is not allowed');
-    expect(actions[1]).toBe('The command save_file could not be carried out: path "/tmp/abs-outside.txt" refused: absolute paths are not allowed; give a path relative to the folder');
+    expect(actions[1]).toBe(
+      'The command save_file could not be carried out: path "/tmp/abs-outside.txt" refused: absolute paths are not allowed; give a path relative to the folder',
+    );
     expect(actions[2]).toBe('Wrote workspace file "inside.txt" (1 characters).');
     expect(existsSync(join(dir, '..', 'outside.txt'))).toBe(false);
     expect(existsSync('/tmp/abs-outside.txt')).toBe(false);
-    expect(readFileSync(join(dir, 'memory', 'logs.md'), 'utf8')).toContain('- [turn 1] save_file (failed): failed: path "../../outside.txt" refused');
+    expect(readFileSync(join(dir, 'memory', 'logs.md'), 'utf8')).toContain(
+      '- [turn 1] save_file (failed): failed: path "../../outside.txt" refused',
+    );
   });
 });

@@ -23,14 +23,15 @@ describe.skipIf(!support.ok)(`code executor with --sandbox${skipReason}`, () => 
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  const connect = (p: number) => [
-    'import socket',
-    'try:',
-    `    s = socket.create_connection(("127.0.0.1", ${p}), timeout=3)`,
-    '    print("connected:", s.recv(100).decode().strip())',
-    'except OSError as e:',
-    '    print("no network:", type(e).__name__)',
-  ].join('\n');
+  const connect = (p: number) =>
+    [
+      'import socket',
+      'try:',
+      `    s = socket.create_connection(("127.0.0.1", ${p}), timeout=3)`,
+      '    print("connected:", s.recv(100).decode().strip())',
+      'except OSError as e:',
+      '    print("no network:", type(e).__name__)',
+    ].join('\n');
 
   it('has no network (the same code reaches the host without the sandbox)', async () => {
     const open = await code.run({ language: 'python', code: connect(port) }, execContext());
@@ -44,10 +45,13 @@ describe.skipIf(!support.ok)(`code executor with --sandbox${skipReason}`, () => 
   it('writes only inside the workspace', async () => {
     const outside = tempDir('sop-outside-');
     const ctx = execContext({ sandbox: true });
-    const r = await code.run({
-      language: 'bash',
-      code: `echo inside > in.txt && echo ok-inside\necho outside > "${outside}/out.txt" || echo refused-outside\ntouch "$HOME/sop-sandbox-probe" || echo refused-home`,
-    }, ctx);
+    const r = await code.run(
+      {
+        language: 'bash',
+        code: `echo inside > in.txt && echo ok-inside\necho outside > "${outside}/out.txt" || echo refused-outside\ntouch "$HOME/sop-sandbox-probe" || echo refused-home`,
+      },
+      ctx,
+    );
     expect(r.result).toContain('ok-inside');
     expect(r.result).toContain('refused-outside');
     expect(r.result).toContain('refused-home');
@@ -58,16 +62,22 @@ describe.skipIf(!support.ok)(`code executor with --sandbox${skipReason}`, () => 
   });
 
   it('still kills sandboxed code, and what it started, at the timeout', async () => {
-    const r = await code.run({ language: 'bash', code: 'sleep 317 & sleep 318' }, execContext({ sandbox: true, settings: { timeout_ms: 800 } }));
+    const r = await code.run(
+      { language: 'bash', code: 'sleep 317 & sleep 318' },
+      execContext({ sandbox: true, settings: { timeout_ms: 800 } }),
+    );
     expect(r.ok).toBe(false);
     expect(r.result).toContain('killed after the 0.8 s timeout');
-    const running = () => readdirSync('/proc').filter((p) => /^\d+$/.test(p)).some((p) => {
-      try {
-        return /^sleep\0(317|318)\0/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8'));
-      } catch {
-        return false;
-      }
-    });
+    const running = () =>
+      readdirSync('/proc')
+        .filter((p) => /^\d+$/.test(p))
+        .some((p) => {
+          try {
+            return /^sleep\0(317|318)\0/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8'));
+          } catch {
+            return false;
+          }
+        });
     const until = Date.now() + 3000;
     while (running() && Date.now() < until) await new Promise((res) => setTimeout(res, 50));
     expect(running()).toBe(false);

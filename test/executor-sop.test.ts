@@ -73,7 +73,9 @@ describe('sop executor', () => {
   it('returns the sub-flow result and summary, and resets the sub-flow between calls', async () => {
     const { result, llm, events, mem } = await runParent([
       cmd('delegate', { goal: 'first' }),
-      cmd('scratch', { content: 's1' }), cmd('share', { content: 'from first' }), cmd('finish', { result: 'first done', summary: 'did first' }),
+      cmd('scratch', { content: 's1' }),
+      cmd('share', { content: 'from first' }),
+      cmd('finish', { result: 'first done', summary: 'did first' }),
       cmd('delegate', { goal: 'second' }),
       cmd('finish', { result: 'second done' }),
       cmd('finish', { result: 'all delegated' }),
@@ -97,8 +99,8 @@ describe('sop executor', () => {
     expect(mem('delegate-2/scratch.md')).toBe('');
     expect(mem('logs.md')).toBe(
       '- [turn 1] delegate: delegate-1 finished: did first\n' +
-      '- [turn 2] delegate: delegate-2 finished: second done\n' +
-      '- [turn 3] finish: finished: all delegated\n',
+        '- [turn 2] delegate: delegate-2 finished: second done\n' +
+        '- [turn 3] finish: finished: all delegated\n',
     );
     expect(mem('delegate-1/logs.md')).toContain('- [turn 2] share: appended to memory file "shared"');
 
@@ -109,14 +111,29 @@ describe('sop executor', () => {
   });
 
   it('asks the agent for the inputs the sub-SOP declares', async () => {
-    const { result, llm } = await runParent([cmd('delegate'), cmd('delegate', { goal: 'g' }), cmd('finish', { result: 'r' }), cmd('finish', { result: 'done' })]);
+    const { result, llm } = await runParent([
+      cmd('delegate'),
+      cmd('delegate', { goal: 'g' }),
+      cmd('finish', { result: 'r' }),
+      cmd('finish', { result: 'done' }),
+    ]);
     expect(result.status).toBe('finished');
-    expect(llm.calls[1]!.last).toBe('Your reply was not a valid command: command "delegate" needs the argument "goal".\nReply again with exactly one command as a single JSON object, {"command": "<name>", "command_args": {...}}, using one of: delegate, recurse, finish.');
+    expect(llm.calls[1]!.last).toBe(
+      'Your reply was not a valid command: command "delegate" needs the argument "goal".\nReply again with exactly one command as a single JSON object, {"command": "<name>", "command_args": {...}}, using one of: delegate, recurse, finish.',
+    );
   });
 
   it('tells the caller when the sub-flow stops without finishing', async () => {
     const noisy = cmd('scratch', { content: '.' });
-    const { result } = await runParent([cmd('delegate', { goal: 'g' }), noisy, noisy, noisy, noisy, noisy, cmd('finish', { result: 'gave up' })]);
+    const { result } = await runParent([
+      cmd('delegate', { goal: 'g' }),
+      noisy,
+      noisy,
+      noisy,
+      noisy,
+      noisy,
+      cmd('finish', { result: 'gave up' }),
+    ]);
     expect(result.status).toBe('finished');
     const first = result.messages.find((m) => m.kind === 'action')!;
     expect(first.content).toBe('delegate stopped after 5 turns without finishing.');
@@ -125,6 +142,8 @@ describe('sop executor', () => {
   it('stops a SOP that keeps calling itself', async () => {
     const { result } = await runParent([], () => cmd('recurse'));
     expect(result.status).toBe('failed');
-    expect(result.error?.message).toMatch(/^sub-flows nested more than 8 deep \(command "recurse" of .*parent\.sop\.json\); is a SOP calling itself\?$/);
+    expect(result.error?.message).toMatch(
+      /^sub-flows nested more than 8 deep \(command "recurse" of .*parent\.sop\.json\); is a SOP calling itself\?$/,
+    );
   });
 });

@@ -23,7 +23,11 @@ const FIX = resolve('test/fixtures/durable');
 const SOP = join(FIX, 'town.sop.json');
 const ANSWERS = join(FIX, 'answers.txt');
 
-const request = (): ChatRequest => ({ messages: [{ role: 'user', content: 'hi' }], model: 'm', meta: { purpose: 'agent', state: 's', agent: 'A', turn: 1 } });
+const request = (): ChatRequest => ({
+  messages: [{ role: 'user', content: 'hi' }],
+  model: 'm',
+  meta: { purpose: 'agent', state: 's', agent: 'A', turn: 1 },
+});
 const fast = { baseDelayMs: 5, maxDelayMs: 40 };
 
 describe('backoff', () => {
@@ -52,7 +56,9 @@ describe('backoff', () => {
 
 describe('the openai provider against a faulty server', () => {
   let server: TestServer | undefined;
-  afterAll(async () => { await server?.close(); });
+  afterAll(async () => {
+    await server?.close();
+  });
 
   async function serve(faults: Array<Fault | undefined>) {
     await server?.close();
@@ -70,12 +76,21 @@ describe('the openai provider against a faulty server', () => {
     ]);
     const retries: Array<{ attempt: number; delayMs: number; reason: string }> = [];
     const budget = new RetryBudget(50);
-    const llm = new OpenAiProvider({ baseURL: s.url, timeoutMs: 250, retry: { ...fast, maxRetries: 6 }, budget, onRetry: (r) => retries.push(r) });
+    const llm = new OpenAiProvider({
+      baseURL: s.url,
+      timeoutMs: 250,
+      retry: { ...fast, maxRetries: 6 },
+      budget,
+      onRetry: (r) => retries.push(r),
+    });
     const res = await llm.chat(request());
     expect(res.content).toBe('fine');
     expect(retries.map((r) => r.reason)).toEqual([
-      expect.stringMatching(/HTTP 429/), expect.stringMatching(/HTTP 500/), expect.stringMatching(/connection/),
-      expect.stringMatching(/timed out/), expect.stringMatching(/HTTP 503/),
+      expect.stringMatching(/HTTP 429/),
+      expect.stringMatching(/HTTP 500/),
+      expect.stringMatching(/connection/),
+      expect.stringMatching(/timed out/),
+      expect.stringMatching(/HTTP 503/),
     ]);
     expect(retries[0]!.delayMs).toBe(30);
     expect(retries[4]!.delayMs).toBe(20);
@@ -83,7 +98,7 @@ describe('the openai provider against a faulty server', () => {
     expect(s.requests).toHaveLength(6);
   });
 
-  it('after the run\'s retry budget, fails with a resumable error that says why', async () => {
+  it("after the run's retry budget, fails with a resumable error that says why", async () => {
     const s = await serve(Array.from({ length: 10 }, () => ({ kind: 'status', status: 429 }) as Fault));
     const llm = new OpenAiProvider({ baseURL: s.url, retry: { ...fast, maxRetries: 8 }, budget: new RetryBudget(3) });
     const err = await llm.chat(request()).catch((e: unknown) => e);
@@ -94,7 +109,10 @@ describe('the openai provider against a faulty server', () => {
   });
 
   it('does not retry a refused key or a bad request, and those fail the run (not resumable)', async () => {
-    const s = await serve([{ kind: 'status', status: 401 }, { kind: 'status', status: 400 }]);
+    const s = await serve([
+      { kind: 'status', status: 401 },
+      { kind: 'status', status: 400 },
+    ]);
     const llm = new OpenAiProvider({ baseURL: s.url, retry: fast });
     const e401 = await llm.chat(request()).catch((e: unknown) => e);
     expect(e401).toBeInstanceOf(LlmError);
@@ -130,9 +148,18 @@ describe('fault injection: 20 runs against a server failing 30% of requests', ()
       fault: () => {
         if (rng.next() >= 0.3) return undefined;
         const r = rng.next();
-        if (r < 0.3) { tally[429]++; return { kind: 'status', status: 429, headers: { 'retry-after-ms': '15' } }; }
-        if (r < 0.6) { tally[500]++; return { kind: 'status', status: 500 }; }
-        if (r < 0.9) { tally.reset++; return { kind: 'reset' }; }
+        if (r < 0.3) {
+          tally[429]++;
+          return { kind: 'status', status: 429, headers: { 'retry-after-ms': '15' } };
+        }
+        if (r < 0.6) {
+          tally[500]++;
+          return { kind: 'status', status: 500 };
+        }
+        if (r < 0.9) {
+          tally.reset++;
+          return { kind: 'reset' };
+        }
         tally.timeout++;
         return { kind: 'delay', ms: 2000 };
       },
@@ -150,7 +177,13 @@ describe('fault injection: 20 runs against a server failing 30% of requests', ()
     const provider = () => new OpenAiProvider({ baseURL: url, apiKey: 'test', timeoutMs: 1000, retry: fast, budget: new RetryBudget(50) });
     let folder = new RunFolder(out, 'run', undefined);
     let result = await new Run({
-      sop, file: SOP, llm: provider(), human: new AnswersFileInput(ANSWERS), seed: 7, stream, listeners: [folder.onEvent],
+      sop,
+      file: SOP,
+      llm: provider(),
+      human: new AnswersFileInput(ANSWERS),
+      seed: 7,
+      stream,
+      listeners: [folder.onEvent],
     }).run();
     folder.close();
     let resumes = 0;
@@ -159,8 +192,15 @@ describe('fault injection: 20 runs against a server failing 30% of requests', ()
       const { continuation: c } = prepareResume(folder.dir);
       folder = new RunFolder(c.outDir, c.runId, undefined, { events: c.history });
       result = await new Run({
-        sop: c.sop, file: SOP, llm: provider(), human: new AnswersFileInput(ANSWERS), seed: c.seed, stream, inputs: c.inputs,
-        listeners: [folder.onEvent], resume: c.resume,
+        sop: c.sop,
+        file: SOP,
+        llm: provider(),
+        human: new AnswersFileInput(ANSWERS),
+        seed: c.seed,
+        stream,
+        inputs: c.inputs,
+        listeners: [folder.onEvent],
+        resume: c.resume,
       }).run();
       folder.close();
     }
@@ -183,8 +223,10 @@ describe('fault injection: 20 runs against a server failing 30% of requests', ()
     const requests = faulty.requests.length;
     const faults = tally[429] + tally[500] + tally.reset + tally.timeout;
     const resumed = runs.filter((r) => r.resumes > 0).length;
-    process.stdout.write(`fault injection: ${same}/20 runs identical to the fault-free run; ${faults} of ${requests} requests failed ` +
-      `(${tally[429]} x 429, ${tally[500]} x 500, ${tally.reset} resets, ${tally.timeout} timeouts); ${resumed} runs needed a resume\n`);
+    process.stdout.write(
+      `fault injection: ${same}/20 runs identical to the fault-free run; ${faults} of ${requests} requests failed ` +
+        `(${tally[429]} x 429, ${tally[500]} x 500, ${tally.reset} resets, ${tally.timeout} timeouts); ${resumed} runs needed a resume\n`,
+    );
     expect(same).toBe(20);
     expect(faults / requests).toBeGreaterThan(0.2);
     for (const r of runs) expect(loadRunRecord(r.dir).status).toBe('finished');
@@ -198,8 +240,13 @@ describe('odd LLM replies', () => {
       const { sop } = loadSopFile(SOP);
       const folder = new RunFolder(root, 'odd', undefined);
       const result = await new Run({
-        sop, file: SOP, llm: new ReplayProvider(join(FIX, 'town.cassette.json')), human: new AnswersFileInput(ANSWERS),
-        seed: 7, stream: false, listeners: [folder.onEvent],
+        sop,
+        file: SOP,
+        llm: new ReplayProvider(join(FIX, 'town.cassette.json')),
+        human: new AnswersFileInput(ANSWERS),
+        seed: 7,
+        stream: false,
+        listeners: [folder.onEvent],
       }).run();
       folder.close();
       expect(result.status).toBe('finished');

@@ -31,7 +31,12 @@ function shippedSops(): Array<{ file: string; text: string }> {
 }
 
 function parses(text: string): boolean {
-  try { JSON.parse(text); return true; } catch { return false; }
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function clearError(d: { pointer: string; message: string }, file: string, line: string): string | undefined {
@@ -44,7 +49,9 @@ function clearError(d: { pointer: string; message: string }, file: string, line:
 
 describe('fuzzing the SOP loader', () => {
   let dir: string;
-  beforeAll(() => { dir = mkdtempSync(join(tmpdir(), 'sop-fuzz-')); });
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'sop-fuzz-'));
+  });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it(`loads ${MUTANTS} mutated SOPs with clear errors only`, async () => {
@@ -82,7 +89,8 @@ describe('fuzzing the SOP loader', () => {
           continue;
         }
         rejected++;
-        if (err.diagnostics.filter((d) => d.severity === 'error').length === 0) problems.push(`${src.file} ${what}: SopError without an error`);
+        if (err.diagnostics.filter((d) => d.severity === 'error').length === 0)
+          problems.push(`${src.file} ${what}: SopError without an error`);
         for (const d of err.diagnostics) {
           const bad = clearError(d, file, formatDiagnostic(d));
           if (bad) problems.push(`${src.file} ${what}: ${bad}`);
@@ -98,9 +106,17 @@ describe('fuzzing the SOP loader', () => {
     let ran = 0;
     for (const v of valid.slice(0, 60)) {
       try {
-        const result = await new Run({ sop: v.sop, file: v.file, llm: new MockProvider(), maxTurns: 4, stream: false, inputs: { goal: 'fuzz goal' } }).run();
+        const result = await new Run({
+          sop: v.sop,
+          file: v.file,
+          llm: new MockProvider(),
+          maxTurns: 4,
+          stream: false,
+          inputs: { goal: 'fuzz goal' },
+        }).run();
         ran++;
-        if (result.error && CODE_BUGS.test(result.error.name)) problems.push(`${v.what}: run failed with ${result.error.name}: ${result.error.message}`);
+        if (result.error && CODE_BUGS.test(result.error.name))
+          problems.push(`${v.what}: run failed with ${result.error.name}: ${result.error.message}`);
       } catch (err) {
         if (CODE_BUGS.test((err as Error).name)) problems.push(`${v.what}: Run threw ${(err as Error).name}: ${(err as Error).message}`);
       }
@@ -113,7 +129,10 @@ describe('fuzzing the SOP loader', () => {
     const errOut = process.stderr.write.bind(process.stderr);
     let stderr = '';
     process.stdout.write = (() => true) as typeof process.stdout.write;
-    process.stderr.write = ((s: string) => { stderr += s; return true; }) as typeof process.stderr.write;
+    process.stderr.write = ((s: string) => {
+      stderr += s;
+      return true;
+    }) as typeof process.stderr.write;
     let code: number;
     try {
       code = validateCommand(files, { quiet: true });
@@ -133,7 +152,9 @@ describe('fuzzing the SOP loader', () => {
       }
       expect(cli.stdout).toMatch(new RegExp(`of ${cliSample.length} files valid`));
     }
-    process.stdout.write(`fuzz: ${MUTANTS} mutated SOPs from ${sources.length} shipped ones: ${rejected} rejected with clear errors, ${valid.length} valid (${warned} with warnings, ${ran} run with the mock LLM); ${problems.length} problems (seed ${SEED})\n`);
+    process.stdout.write(
+      `fuzz: ${MUTANTS} mutated SOPs from ${sources.length} shipped ones: ${rejected} rejected with clear errors, ${valid.length} valid (${warned} with warnings, ${ran} run with the mock LLM); ${problems.length} problems (seed ${SEED})\n`,
+    );
     if (slow.length) process.stdout.write(`slow mutants:\n${slow.join('\n')}\n`);
     expect(problems).toEqual([]);
   }, 120_000);
@@ -145,15 +166,25 @@ describe('hostile SOP shapes', () => {
     writeFileSync(file, JSON.stringify(doc));
     return file;
   };
-  const base = (states: Record<string, unknown>, roles: Record<string, string>) => ({ name: 'x', root: 'a', agents: { A: { roles } }, states });
+  const base = (states: Record<string, unknown>, roles: Record<string, string>) => ({
+    name: 'x',
+    root: 'a',
+    agents: { A: { roles } },
+    states,
+  });
 
   it('warns about a cycle without exit', () => {
-    const file = write(base({
-      a: { roles: ['r'], next_states: { '1': 'b', '2': 'end' } },
-      b: { roles: ['r'], next_states: { '0': 'c' } },
-      c: { roles: ['r'], next_states: { '0': 'b' } },
-      end: { final: true },
-    }, { a: 'r', b: 'r', c: 'r' }));
+    const file = write(
+      base(
+        {
+          a: { roles: ['r'], next_states: { '1': 'b', '2': 'end' } },
+          b: { roles: ['r'], next_states: { '0': 'c' } },
+          c: { roles: ['r'], next_states: { '0': 'b' } },
+          end: { final: true },
+        },
+        { a: 'r', b: 'r', c: 'r' },
+      ),
+    );
     const { warnings } = loadSopFile(file);
     expect(warnings.map((w) => w.pointer).sort()).toEqual(['/states/b/next_states', '/states/c/next_states']);
     expect(warnings[0]!.message).toMatch(/cycle without exit.*--max-turns/);
@@ -162,7 +193,13 @@ describe('hostile SOP shapes', () => {
   it('reports the first 50 problems of a huge broken SOP and counts the rest', () => {
     const states: Record<string, unknown> = { end: { final: true } };
     for (let i = 0; i < 3000; i++) states[`s${i}`] = { roles: ['nobody'], next_states: { '0': 'end' } };
-    const err = (() => { try { loadSopFile(write(base(states, {}))); } catch (e) { return e; } })() as SopError;
+    const err = (() => {
+      try {
+        loadSopFile(write(base(states, {})));
+      } catch (e) {
+        return e;
+      }
+    })() as SopError;
     expect(err).toBeInstanceOf(SopError);
     expect(err.diagnostics).toHaveLength(51);
     expect(err.diagnostics[50]!.message).toMatch(/and 29\d\d more problems \(only the first 50 are shown\)/);
@@ -172,7 +209,10 @@ describe('hostile SOP shapes', () => {
 
 describe('templates cannot reach into code', () => {
   it('renders no prototype properties or methods', () => {
-    const render = compileTemplate('[{{constructor}}][{{__proto__}}][{{constructor.constructor}}][{{#with constructor}}{{name}}{{/with}}][{{lookup this "constructor"}}][{{a.__proto__.polluted}}]', 'test');
+    const render = compileTemplate(
+      '[{{constructor}}][{{__proto__}}][{{constructor.constructor}}][{{#with constructor}}{{name}}{{/with}}][{{lookup this "constructor"}}][{{a.__proto__.polluted}}]',
+      'test',
+    );
     expect(render({ a: {} })).toBe('[][][][][][]');
   });
   it('does not run code written in a template (the known Handlebars escape)', () => {

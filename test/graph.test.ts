@@ -24,14 +24,25 @@ beforeAll(async () => {
 function shippedSops(): string[] {
   const files: string[] = [];
   if (existsSync(join(ROOT, 'sops'))) {
-    files.push(...readdirSync(join(ROOT, 'sops')).filter((f) => f.endsWith('.json')).map((f) => join(ROOT, 'sops', f)));
+    files.push(
+      ...readdirSync(join(ROOT, 'sops'))
+        .filter((f) => f.endsWith('.json'))
+        .map((f) => join(ROOT, 'sops', f)),
+    );
   }
-  files.push(...(readdirSync(join(ROOT, 'examples'), { recursive: true }) as string[])
-    .filter((f) => f.endsWith('.sop.json')).map((f) => join(ROOT, 'examples', f)));
+  files.push(
+    ...(readdirSync(join(ROOT, 'examples'), { recursive: true }) as string[])
+      .filter((f) => f.endsWith('.sop.json'))
+      .map((f) => join(ROOT, 'examples', f)),
+  );
   return files;
 }
 
-interface Parsed { labels: Map<string, string>; start: string[]; edges: Array<{ from: string; to: string; label?: string }> }
+interface Parsed {
+  labels: Map<string, string>;
+  start: string[];
+  edges: Array<{ from: string; to: string; label?: string }>;
+}
 
 /**
  * The stateDiagram-v2 subset `toMermaid` emits, line by line:
@@ -104,53 +115,75 @@ describe('sop graph', () => {
     expect(files.length).toBeGreaterThan(0);
     for (const file of files) {
       const { sop } = loadSopFile(file);
-      await checkDiagram(sop).catch((err: Error) => { throw new Error(`${relative(ROOT, file)}: ${err.message}`); });
+      await checkDiagram(sop).catch((err: Error) => {
+        throw new Error(`${relative(ROOT, file)}: ${err.message}`);
+      });
     }
   });
 
   it('labels transitions by judge key, max_turns and single successors', async () => {
-    const sop = validateSopDocument({
-      name: 'g', root: 'a',
-      agents: { Ann: { roles: { a: 'R', b: 'R' } } },
-      states: {
-        a: { roles: ['R'], controller: { max_turns: 4 }, next_states: { '0': 'a', '1': 'b', '2': 'end' } },
-        b: { roles: ['R'], next_states: { '0': 'end' } },
-        end: { final: true },
+    const sop = validateSopDocument(
+      {
+        name: 'g',
+        root: 'a',
+        agents: { Ann: { roles: { a: 'R', b: 'R' } } },
+        states: {
+          a: { roles: ['R'], controller: { max_turns: 4 }, next_states: { '0': 'a', '1': 'b', '2': 'end' } },
+          b: { roles: ['R'], next_states: { '0': 'end' } },
+          end: { final: true },
+        },
       },
-    }, 'g.sop.json').sop;
+      'g.sop.json',
+    ).sop;
     const text = toMermaid(sop);
-    expect(text).toBe([
-      'stateDiagram-v2',
-      '    state "a<br/>R<br/>order controller" as s0',
-      '    state "b<br/>R<br/>order controller" as s1',
-      '    state "end (final)" as s2',
-      '    [*] --> s0',
-      '    s0 --> s0 : stay (0)',
-      '    s0 --> s1 : judge 1 or 4 turns',
-      '    s0 --> s2 : judge 2',
-      '    s1 --> s2 : next',
-      '    s2 --> [*]',
-      '',
-    ].join('\n'));
+    expect(text).toBe(
+      [
+        'stateDiagram-v2',
+        '    state "a<br/>R<br/>order controller" as s0',
+        '    state "b<br/>R<br/>order controller" as s1',
+        '    state "end (final)" as s2',
+        '    [*] --> s0',
+        '    s0 --> s0 : stay (0)',
+        '    s0 --> s1 : judge 1 or 4 turns',
+        '    s0 --> s2 : judge 2',
+        '    s1 --> s2 : next',
+        '    s2 --> [*]',
+        '',
+      ].join('\n'),
+    );
     await checkDiagram(sop);
   });
 
-  it('shows each state\'s controller type, the roles people play and the sub-SOPs its commands call', async () => {
-    const sop = validateSopDocument({
-      name: 'g', root: 'talk',
-      agents: { Ann: { roles: { talk: 'Host', work: 'Lead' } }, Bo: { roles: { talk: 'Critic' } }, You: { human: true, roles: { talk: 'Guest' } } },
-      states: {
-        talk: { roles: ['Host', 'Critic', 'Guest'], controller: { type: 'rule', speaker: { system_prompt: 'Pick.' } }, next_states: { '0': 'talk', '1': 'work' } },
-        work: {
-          roles: ['Lead'], controller: { max_turns: 9 }, next_states: { '1': 'end' },
-          commands: {
-            Coder: { executor: 'sop', description: 'Write code.', settings: { file: '../../sops/coder.sop.json' } },
-            finish: { executor: 'finish', description: 'Done.' },
-          },
+  it("shows each state's controller type, the roles people play and the sub-SOPs its commands call", async () => {
+    const sop = validateSopDocument(
+      {
+        name: 'g',
+        root: 'talk',
+        agents: {
+          Ann: { roles: { talk: 'Host', work: 'Lead' } },
+          Bo: { roles: { talk: 'Critic' } },
+          You: { human: true, roles: { talk: 'Guest' } },
         },
-        end: { final: true },
+        states: {
+          talk: {
+            roles: ['Host', 'Critic', 'Guest'],
+            controller: { type: 'rule', speaker: { system_prompt: 'Pick.' } },
+            next_states: { '0': 'talk', '1': 'work' },
+          },
+          work: {
+            roles: ['Lead'],
+            controller: { max_turns: 9 },
+            next_states: { '1': 'end' },
+            commands: {
+              Coder: { executor: 'sop', description: 'Write code.', settings: { file: '../../sops/coder.sop.json' } },
+              finish: { executor: 'finish', description: 'Done.' },
+            },
+          },
+          end: { final: true },
+        },
       },
-    }, join(ROOT, 'test', 'fixtures', 'g.sop.json')).sop;
+      join(ROOT, 'test', 'fixtures', 'g.sop.json'),
+    ).sop;
     const text = toMermaid(sop);
     expect(text).toContain('    state "talk<br/>Host, Critic, Guest (human)<br/>rule controller" as s0\n');
     expect(text).toContain('    state "work<br/>Lead<br/>order controller<br/>calls Coder (../../sops/coder.sop.json)" as s1\n');
@@ -158,11 +191,28 @@ describe('sop graph', () => {
     await checkDiagram(sop);
     // The shipped Jarvis SOP: its execute state calls the Coder and the plan writer.
     const jarvis = toMermaid(loadSopFile(join(ROOT, 'sops', 'jarvis.sop.json')).sop);
-    expect(jarvis).toMatch(/state "execute<br\/>Controller<br\/>order controller<br\/>calls Coder \(coder\.sop\.json\), re_plan \(plan_writer\.sop\.json\)"/);
+    expect(jarvis).toMatch(
+      /state "execute<br\/>Controller<br\/>order controller<br\/>calls Coder \(coder\.sop\.json\), re_plan \(plan_writer\.sop\.json\)"/,
+    );
   });
 
   it('stays valid with hostile state and role names', async () => {
-    const names = ['say "hi"', 'a: b; c', '<script>x</script>', 'a %% b', "x %%{init: {'theme':'dark'}}%% y", 'x{y}', 'a --> b', '[*]', 'end', 'state', 'note', 'direction', '#quot', 'émoji 🎲 中文'];
+    const names = [
+      'say "hi"',
+      'a: b; c',
+      '<script>x</script>',
+      'a %% b',
+      "x %%{init: {'theme':'dark'}}%% y",
+      'x{y}',
+      'a --> b',
+      '[*]',
+      'end',
+      'state',
+      'note',
+      'direction',
+      '#quot',
+      'émoji 🎲 中文',
+    ];
     const states: Record<string, unknown> = {};
     const agents: Record<string, { roles: Record<string, string> }> = {};
     names.forEach((name, i) => {

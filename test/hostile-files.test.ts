@@ -19,16 +19,39 @@ import { execContext, tempDir } from './helpers/executor-context.js';
 const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 const FIX = join(process.cwd(), 'test/fixtures/durable');
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
-const TOWN = ['run', join(FIX, 'town.sop.json'), '--llm', `replay:${join(FIX, 'town.cassette.json')}`, '--answers', join(FIX, 'answers.txt'), '--seed', '7', '--quiet'];
+const TOWN = [
+  'run',
+  join(FIX, 'town.sop.json'),
+  '--llm',
+  `replay:${join(FIX, 'town.cassette.json')}`,
+  '--answers',
+  join(FIX, 'answers.txt'),
+  '--seed',
+  '7',
+  '--quiet',
+];
 
 const counts = {
-  inputs: 0, inputsRefused: 0, entryPoints: new Set<string>(),
-  agentErrors: 0, agentErrorsReturned: 0, outsideUntouched: 0,
-  sockets: 'skipped' as string, setsid: 0, setsidKilled: 0,
-  enospc: 'skipped' as string, damaged: 0, damagedContinued: 0,
+  inputs: 0,
+  inputsRefused: 0,
+  entryPoints: new Set<string>(),
+  agentErrors: 0,
+  agentErrorsReturned: 0,
+  outsideUntouched: 0,
+  sockets: 'skipped' as string,
+  setsid: 0,
+  setsidKilled: 0,
+  enospc: 'skipped' as string,
+  damaged: 0,
+  damagedContinued: 0,
 };
 
-interface Result { code: number | null; stdout: string; stderr: string; timedOut: boolean }
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+}
 
 /** Run the CLI (or another program); SIGKILL it after `timeoutMs` (a hang is a failure, not a wait). */
 function run(cmd: string, args: string[], o: { cwd?: string; timeoutMs?: number } = {}): Promise<Result> {
@@ -37,11 +60,21 @@ function run(cmd: string, args: string[], o: { cwd?: string; timeoutMs?: number 
     let stdout = '';
     let stderr = '';
     let timedOut = false;
-    const timer = setTimeout(() => { timedOut = true; child.kill('SIGKILL'); }, o.timeoutMs ?? 30_000);
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, o.timeoutMs ?? 30_000);
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
     child.on('error', reject);
-    child.on('close', (codeNum) => { clearTimeout(timer); resolve({ code: codeNum, stdout, stderr, timedOut }); });
+    child.on('close', (codeNum) => {
+      clearTimeout(timer);
+      resolve({ code: codeNum, stdout, stderr, timedOut });
+    });
   });
 }
 const sop = (args: string[], o?: { cwd?: string; timeoutMs?: number }) => run(process.execPath, [CLI, ...args], o);
@@ -51,9 +84,11 @@ const errorLines = (stderr: string) => stderr.split('\n').filter((l) => l.trim()
 
 async function pool<T>(items: T[], size: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: size }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: size }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
 }
 
 const onlyRun = (out: string) => {
@@ -78,10 +113,10 @@ beforeAll(async () => {
 afterAll(() => {
   rmSync(base, { recursive: true, force: true });
   console.log(
-    `hostile files: ${counts.inputsRefused}/${counts.inputs} device, FIFO and oversized inputs refused with one line by ${counts.entryPoints.size} entry points; `
-    + `${counts.agentErrorsReturned}/${counts.agentErrors} link, FIFO and path errors returned to the agent (run and resume went on), ${counts.outsideUntouched} outside files untouched; `
-    + `host Unix sockets under --sandbox: ${counts.sockets}; setsid escapees killed: ${counts.setsidKilled}/${counts.setsid}; `
-    + `disk full: ${counts.enospc}; damaged journals continued from the last good checkpoint: ${counts.damagedContinued}/${counts.damaged}`,
+    `hostile files: ${counts.inputsRefused}/${counts.inputs} device, FIFO and oversized inputs refused with one line by ${counts.entryPoints.size} entry points; ` +
+      `${counts.agentErrorsReturned}/${counts.agentErrors} link, FIFO and path errors returned to the agent (run and resume went on), ${counts.outsideUntouched} outside files untouched; ` +
+      `host Unix sockets under --sandbox: ${counts.sockets}; setsid escapees killed: ${counts.setsidKilled}/${counts.setsid}; ` +
+      `disk full: ${counts.enospc}; damaged journals continued from the last good checkpoint: ${counts.damagedContinued}/${counts.damaged}`,
   );
 });
 
@@ -103,17 +138,23 @@ describe('input files: devices, named pipes and oversized files at every entry p
     ];
     const parentOf = (name: string, path: string) => {
       const file = join(dir, `parent-${name.replace(/\W/g, '_')}.sop.json`);
-      writeFileSync(file, JSON.stringify({
-        name: 'parent', agents: { Ann: { roles: { work: 'Worker' } } }, root: 'work',
-        states: {
-          work: {
-            roles: ['Worker'], components: { Worker: { task: 'Delegate.' } },
-            commands: { sub: { executor: 'sop', settings: { file: path } }, finish: { executor: 'finish' } },
-            next_states: { '1': 'end' },
+      writeFileSync(
+        file,
+        JSON.stringify({
+          name: 'parent',
+          agents: { Ann: { roles: { work: 'Worker' } } },
+          root: 'work',
+          states: {
+            work: {
+              roles: ['Worker'],
+              components: { Worker: { task: 'Delegate.' } },
+              commands: { sub: { executor: 'sop', settings: { file: path } }, finish: { executor: 'finish' } },
+              next_states: { '1': 'end' },
+            },
+            end: { final: true },
           },
-          end: { final: true },
-        },
-      }));
+        }),
+      );
       return file;
     };
     const entryPoints: Array<[string, (name: string, path: string) => string[]]> = [
@@ -128,12 +169,19 @@ describe('input files: devices, named pipes and oversized files at every entry p
       ['validate a SOP whose sub-SOP is FILE', (n, p) => ['validate', parentOf(n, p)]],
       ['run a SOP whose sub-SOP is FILE', (n, p) => ['run', parentOf(n, p), '--llm', 'mock', '--out', join(dir, 'runs')]],
     ];
-    const cases = inputs.flatMap(([name, path, reason]) => entryPoints.map(([entry, args]) => ({ name, entry, args: args(name, path), reason })));
+    const cases = inputs.flatMap(([name, path, reason]) =>
+      entryPoints.map(([entry, args]) => ({ name, entry, args: args(name, path), reason })),
+    );
     // A run folder whose journal is a named pipe.
     const folder = join(dir, 'folder-with-fifo-journal');
     mkdirSync(folder);
     execFileSync('mkfifo', [join(folder, 'journal.jsonl')]);
-    cases.push({ name: 'fifo journal', entry: 'resume RUN_DIR', args: ['resume', folder], reason: /journal\.jsonl: is a named pipe \(FIFO\)/ });
+    cases.push({
+      name: 'fifo journal',
+      entry: 'resume RUN_DIR',
+      args: ['resume', folder],
+      reason: /journal\.jsonl: is a named pipe \(FIFO\)/,
+    });
     const failures: string[] = [];
     await pool(cases, 4, async (c) => {
       counts.inputs++;
@@ -150,16 +198,32 @@ describe('input files: devices, named pipes and oversized files at every entry p
 
   it('names the sub-SOP and its JSON pointer in sop validate', async () => {
     const file = join(base, 'parent-zero.sop.json');
-    writeFileSync(file, JSON.stringify({
-      name: 'parent', agents: { Ann: { roles: { work: 'Worker' } } }, root: 'work',
-      states: {
-        work: { roles: ['Worker'], components: { Worker: { task: 't' } }, commands: { sub: { executor: 'sop', settings: { file: '/dev/zero' } } }, next_states: { '1': 'end' } },
-        end: { final: true },
-      },
-    }, null, 2));
+    writeFileSync(
+      file,
+      JSON.stringify(
+        {
+          name: 'parent',
+          agents: { Ann: { roles: { work: 'Worker' } } },
+          root: 'work',
+          states: {
+            work: {
+              roles: ['Worker'],
+              components: { Worker: { task: 't' } },
+              commands: { sub: { executor: 'sop', settings: { file: '/dev/zero' } } },
+              next_states: { '1': 'end' },
+            },
+            end: { final: true },
+          },
+        },
+        null,
+        2,
+      ),
+    );
     const r = await sop(['validate', file]);
     expect(r.code).toBe(1);
-    expect(r.stderr.trim()).toMatch(/parent-zero\.sop\.json:\d+:\d+: \/states\/work\/commands\/sub\/settings\/file: sub-SOP \/dev\/zero: is a character device, not a regular file$/);
+    expect(r.stderr.trim()).toMatch(
+      /parent-zero\.sop\.json:\d+:\d+: \/states\/work\/commands\/sub\/settings\/file: sub-SOP \/dev\/zero: is a character device, not a regular file$/,
+    );
   });
 });
 
@@ -167,26 +231,33 @@ describe('input files: devices, named pipes and oversized files at every entry p
 // and at paths that fail in ordinary ways.
 function hostileSop(dir: string, outside: string): { sopFile: string; cassette: string } {
   const sopFile = join(dir, 'hostile.sop.json');
-  writeFileSync(sopFile, JSON.stringify({
-    name: 'hostile-files', memory: { plan: 'start' },
-    environment: { type: 'cooperative', summary: { enabled: false } },
-    agents: { Ann: { roles: { work: 'Worker' } } }, root: 'work',
-    states: {
-      work: {
-        roles: ['Worker'], components: { Worker: { task: 'Work. The plan: {{memory.plan}}' } },
-        commands: {
-          run_code: { executor: 'code', settings: { language: 'bash' } },
-          read_ws: { executor: 'memory', settings: { op: 'read', target: 'workspace' } },
-          write_ws: { executor: 'memory', settings: { op: 'write', target: 'workspace' } },
-          append_ws: { executor: 'memory', settings: { op: 'append', target: 'workspace' } },
-          update_plan: { executor: 'memory', settings: { op: 'write', file: 'plan' } },
-          finish: { executor: 'finish' },
+  writeFileSync(
+    sopFile,
+    JSON.stringify({
+      name: 'hostile-files',
+      memory: { plan: 'start' },
+      environment: { type: 'cooperative', summary: { enabled: false } },
+      agents: { Ann: { roles: { work: 'Worker' } } },
+      root: 'work',
+      states: {
+        work: {
+          roles: ['Worker'],
+          components: { Worker: { task: 'Work. The plan: {{memory.plan}}' } },
+          commands: {
+            run_code: { executor: 'code', settings: { language: 'bash' } },
+            read_ws: { executor: 'memory', settings: { op: 'read', target: 'workspace' } },
+            write_ws: { executor: 'memory', settings: { op: 'write', target: 'workspace' } },
+            append_ws: { executor: 'memory', settings: { op: 'append', target: 'workspace' } },
+            update_plan: { executor: 'memory', settings: { op: 'write', file: 'plan' } },
+            finish: { executor: 'finish' },
+          },
+          controller: { max_turns: 30 },
+          next_states: { '1': 'end' },
         },
-        controller: { max_turns: 30 }, next_states: { '1': 'end' },
+        end: { final: true },
       },
-      end: { final: true },
-    },
-  }));
+    }),
+  );
   const plant = [
     `ln "${outside}/victim.txt" linked.txt`,
     'mkfifo pipe',
@@ -211,10 +282,14 @@ function hostileSop(dir: string, outside: string): { sopFile: string; cassette: 
     ['finish', { result: 'done' }],
   ];
   const cassette = join(dir, 'hostile.cassette.json');
-  writeFileSync(cassette, JSON.stringify({
-    version: 1, source: 'hand-written',
-    interactions: commands.map(([command, args]) => ({ purpose: 'agent', response: JSON.stringify({ command, command_args: args }) })),
-  }));
+  writeFileSync(
+    cassette,
+    JSON.stringify({
+      version: 1,
+      source: 'hand-written',
+      interactions: commands.map(([command, args]) => ({ purpose: 'agent', response: JSON.stringify({ command, command_args: args }) })),
+    }),
+  );
   return { sopFile, cassette };
 }
 
@@ -236,12 +311,17 @@ describe('executor file operations on planted links, pipes and bad paths', () =>
     mkdirSync(outside, { recursive: true });
     const { sopFile, cassette } = hostileSop(dir, outside);
     const results: string[][] = [];
-    for (const [label, first, resume] of [['whole', [] as string[], false], ['stopped and resumed', ['--max-turns', '5'], true]] as const) {
+    for (const [label, first, resume] of [
+      ['whole', [] as string[], false],
+      ['stopped and resumed', ['--max-turns', '5'], true],
+    ] as const) {
       writeFileSync(join(outside, 'victim.txt'), 'victim\n');
       writeFileSync(join(outside, 'logs-victim.txt'), 'logs victim\n');
       const out = join(dir, `runs-${results.length}`);
       // Unsandboxed code plants the links and pipes (the sandbox would keep it out of memory/).
-      const r = await sop(['run', sopFile, '--llm', `replay:${cassette}`, '--auto-run', '--no-sandbox', '--json', '--out', out, ...first], { timeoutMs: 60_000 });
+      const r = await sop(['run', sopFile, '--llm', `replay:${cassette}`, '--auto-run', '--no-sandbox', '--json', '--out', out, ...first], {
+        timeoutMs: 60_000,
+      });
       expect(r.timedOut, label).toBe(false);
       expect(r.code, r.stderr).toBe(0);
       let events = r.stdout;
@@ -251,7 +331,10 @@ describe('executor file operations on planted links, pipes and bad paths', () =>
         expect(again.code, again.stderr).toBe(0);
         events += again.stdout;
       }
-      const parsed = events.trim().split('\n').map((l) => JSON.parse(l) as { type: string; ok?: boolean; result?: string; status?: string; message?: string });
+      const parsed = events
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; ok?: boolean; result?: string; status?: string; message?: string });
       expect(parsed.filter((e) => e.type === 'run_finished').at(-1)?.status).toBe('finished');
       const failed = parsed.filter((e) => e.type === 'executor_result' && e.ok === false).map((e) => e.result!);
       results.push(failed);
@@ -300,35 +383,45 @@ const support = sandboxSupport();
 if (!support.ok) console.warn(`hostile-files: --sandbox socket test skipped: ${support.reason}`);
 
 describe('--sandbox and host Unix sockets', () => {
-  it.skipIf(!support.ok)(`cannot connect to a host socket, in the workspace or in a host folder${support.ok ? '' : ` (skipped: ${support.reason})`}`, async () => {
-    // One socket in the workspace (bound writable into the sandbox), one in a host folder outside
-    // /tmp (visible read-only in the sandbox): a new network namespace hides neither.
-    const hostDir = mkdtempSync(join(process.cwd(), '.hs-'));
-    const servers: Server[] = [];
-    try {
-      const ctx = execContext({ sandbox: true });
-      const plain = execContext();
-      const paths = [join(hostDir, 's'), join(ctx.ws.root, 's'), join(plain.ws.root, 's')];
-      for (const p of paths) {
-        const server = createServer((s) => s.end('host service\n'));
-        await new Promise<void>((resolve) => server.listen(p, resolve));
-        servers.push(server);
+  it.skipIf(!support.ok)(
+    `cannot connect to a host socket, in the workspace or in a host folder${support.ok ? '' : ` (skipped: ${support.reason})`}`,
+    async () => {
+      // One socket in the workspace (bound writable into the sandbox), one in a host folder outside
+      // /tmp (visible read-only in the sandbox): a new network namespace hides neither.
+      const hostDir = mkdtempSync(join(process.cwd(), '.hs-'));
+      const servers: Server[] = [];
+      try {
+        const ctx = execContext({ sandbox: true });
+        const plain = execContext();
+        const paths = [join(hostDir, 's'), join(ctx.ws.root, 's'), join(plain.ws.root, 's')];
+        for (const p of paths) {
+          const server = createServer((s) => s.end('host service\n'));
+          await new Promise<void>((resolve) => server.listen(p, resolve));
+          servers.push(server);
+        }
+        const probe = (targets: string[]) =>
+          [
+            'import socket',
+            `for p in ${JSON.stringify(targets)}:`,
+            '    try:',
+            '        s = socket.socket(socket.AF_UNIX); s.settimeout(3); s.connect(p)',
+            '        print("connected:", s.recv(100).decode().strip())',
+            '    except OSError as e:',
+            '        print("refused:", e)',
+          ].join('\n');
+        const open = await code.run({ language: 'python', code: probe([paths[0]!, paths[2]!]) }, plain);
+        expect(open.result.match(/connected: host service/g)).toHaveLength(2);
+        const boxed = await code.run({ language: 'python', code: probe([paths[0]!, paths[1]!]) }, ctx);
+        expect(boxed.result).toContain('ran in the sandbox: exit code 0');
+        expect(boxed.result).not.toContain('connected:');
+        expect(boxed.result.match(/refused: \[Errno 13\] Permission denied/g)).toHaveLength(2);
+        counts.sockets = '2/2 unreachable (reachable without the sandbox)';
+      } finally {
+        for (const s of servers) await new Promise<void>((resolve) => s.close(() => resolve()));
+        rmSync(hostDir, { recursive: true, force: true });
       }
-      const probe = (targets: string[]) => ['import socket', `for p in ${JSON.stringify(targets)}:`,
-        '    try:', '        s = socket.socket(socket.AF_UNIX); s.settimeout(3); s.connect(p)', '        print("connected:", s.recv(100).decode().strip())',
-        '    except OSError as e:', '        print("refused:", e)'].join('\n');
-      const open = await code.run({ language: 'python', code: probe([paths[0]!, paths[2]!]) }, plain);
-      expect(open.result.match(/connected: host service/g)).toHaveLength(2);
-      const boxed = await code.run({ language: 'python', code: probe([paths[0]!, paths[1]!]) }, ctx);
-      expect(boxed.result).toContain('ran in the sandbox: exit code 0');
-      expect(boxed.result).not.toContain('connected:');
-      expect(boxed.result.match(/refused: \[Errno 13\] Permission denied/g)).toHaveLength(2);
-      counts.sockets = '2/2 unreachable (reachable without the sandbox)';
-    } finally {
-      for (const s of servers) await new Promise<void>((resolve) => s.close(() => resolve()));
-      rmSync(hostDir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });
 
 /** Whether a process is gone (or a zombie nobody reaps, which runs nothing). */
@@ -352,13 +445,14 @@ async function waitGone(pid: number, ms: number): Promise<boolean> {
 
 describe('code that escapes its process group with setsid (no sandbox)', () => {
   // The script waits until its child has its own session, so the escape has happened.
-  const escape = (after: string) => [
-    'setsid sleep 1000 < /dev/null &',
-    'pid=$!',
-    'while [ "$(cut -d" " -f6 /proc/$pid/stat)" != "$pid" ]; do :; done',
-    'echo "escaped $pid"',
-    after,
-  ].join('\n');
+  const escape = (after: string) =>
+    [
+      'setsid sleep 1000 < /dev/null &',
+      'pid=$!',
+      'while [ "$(cut -d" " -f6 /proc/$pid/stat)" != "$pid" ]; do :; done',
+      'echo "escaped $pid"',
+      after,
+    ].join('\n');
 
   it.each([
     ['when the script ends', '', {}],
@@ -380,9 +474,13 @@ describe('code that escapes its process group with setsid (no sandbox)', () => {
 function tinyDiskSupport(): { ok: true } | { ok: false; reason: string } {
   const probe = mkdtempSync(join(tmpdir(), 'sop-tmpfs-probe-'));
   try {
-    const r = spawnSync('unshare', ['-rm', 'sh', '-c', `mount -t tmpfs -o size=64k tmpfs "${probe}"`], { encoding: 'utf8', timeout: 10_000 });
+    const r = spawnSync('unshare', ['-rm', 'sh', '-c', `mount -t tmpfs -o size=64k tmpfs "${probe}"`], {
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
     if (r.error) return { ok: false, reason: `unshare is not available (${(r.error as NodeJS.ErrnoException).code})` };
-    if (r.status !== 0) return { ok: false, reason: `cannot mount a tmpfs in a private namespace here: ${(r.stderr || `exit ${r.status}`).trim()}` };
+    if (r.status !== 0)
+      return { ok: false, reason: `cannot mount a tmpfs in a private namespace here: ${(r.stderr || `exit ${r.status}`).trim()}` };
     return { ok: true };
   } finally {
     rmSync(probe, { recursive: true, force: true });
@@ -393,37 +491,43 @@ const tinyDiskMissing = tinyDisk.ok ? '' : tinyDisk.reason;
 if (tinyDiskMissing) console.warn(`hostile-files: disk-full test skipped: ${tinyDiskMissing}`);
 
 describe('a full disk', () => {
-  it.skipIf(!tinyDisk.ok)(`stops the run as interrupted, names the file, and the run resumes identically${tinyDiskMissing ? ` (skipped: ${tinyDiskMissing})` : ''}`, async () => {
-    // The run writes to a 128 KiB tmpfs (its files need about 140 KiB, so before the fix it too
-    // ended with a bare "ENOSPC ... write" and `sop runs` said killed): the disk fills up part
-    // way. Its folder is copied out of the namespace before that goes away.
-    const mnt = join(base, 'tiny');
-    const copy = join(base, 'tiny-copy');
-    mkdirSync(mnt);
-    mkdirSync(copy);
-    const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-    const script = [
-      `mount -t tmpfs -o size=128k tmpfs ${q(mnt)} || exit 99`,
-      `${q(process.execPath)} ${q(CLI)} ${TOWN.map(q).join(' ')} --out ${q(join(mnt, 'runs'))}`,
-      'echo "exit=$?"',
-      `${q(process.execPath)} ${q(CLI)} runs --json --out ${q(join(mnt, 'runs'))}`,
-      `cp -a ${q(join(mnt, 'runs'))}/. ${q(copy)}/`,
-    ].join('\n');
-    const r = await run('unshare', ['-rm', 'sh', '-c', script], { timeoutMs: 60_000 });
-    expect(r.timedOut).toBe(false);
-    expect(r.stdout).toContain('exit=130');
-    expect(r.stderr).toMatch(/disk full: cannot write \S+\/(journal\.jsonl|transcript\.md|transcript\.jsonl) \(ENOSPC\); nothing written before it was lost/);
-    expect(r.stderr).toMatch(/Resume with: sop resume \S+/);
-    expect(r.stderr).not.toMatch(/\n\s+at /);
-    const listed = JSON.parse(r.stdout.split('\n').find((l) => l.startsWith('{'))!) as { status: string };
-    expect(listed.status).toBe('interrupted');
-    const dir = onlyRun(copy);
-    expect(existsSync(join(dir, '.journal-reserve'))).toBe(false);
-    const again = await sop(['resume', dir, '--quiet'], { timeoutMs: 60_000 });
-    expect(again.code, again.stderr).toBe(0);
-    expect(transcript(dir)).toBe(transcript(reference));
-    counts.enospc = 'run interrupted (recorded as such), resumed to the same transcript';
-  }, 180_000);
+  it.skipIf(!tinyDisk.ok)(
+    `stops the run as interrupted, names the file, and the run resumes identically${tinyDiskMissing ? ` (skipped: ${tinyDiskMissing})` : ''}`,
+    async () => {
+      // The run writes to a 128 KiB tmpfs (its files need about 140 KiB, so before the fix it too
+      // ended with a bare "ENOSPC ... write" and `sop runs` said killed): the disk fills up part
+      // way. Its folder is copied out of the namespace before that goes away.
+      const mnt = join(base, 'tiny');
+      const copy = join(base, 'tiny-copy');
+      mkdirSync(mnt);
+      mkdirSync(copy);
+      const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+      const script = [
+        `mount -t tmpfs -o size=128k tmpfs ${q(mnt)} || exit 99`,
+        `${q(process.execPath)} ${q(CLI)} ${TOWN.map(q).join(' ')} --out ${q(join(mnt, 'runs'))}`,
+        'echo "exit=$?"',
+        `${q(process.execPath)} ${q(CLI)} runs --json --out ${q(join(mnt, 'runs'))}`,
+        `cp -a ${q(join(mnt, 'runs'))}/. ${q(copy)}/`,
+      ].join('\n');
+      const r = await run('unshare', ['-rm', 'sh', '-c', script], { timeoutMs: 60_000 });
+      expect(r.timedOut).toBe(false);
+      expect(r.stdout).toContain('exit=130');
+      expect(r.stderr).toMatch(
+        /disk full: cannot write \S+\/(journal\.jsonl|transcript\.md|transcript\.jsonl) \(ENOSPC\); nothing written before it was lost/,
+      );
+      expect(r.stderr).toMatch(/Resume with: sop resume \S+/);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      const listed = JSON.parse(r.stdout.split('\n').find((l) => l.startsWith('{'))!) as { status: string };
+      expect(listed.status).toBe('interrupted');
+      const dir = onlyRun(copy);
+      expect(existsSync(join(dir, '.journal-reserve'))).toBe(false);
+      const again = await sop(['resume', dir, '--quiet'], { timeoutMs: 60_000 });
+      expect(again.code, again.stderr).toBe(0);
+      expect(transcript(dir)).toBe(transcript(reference));
+      counts.enospc = 'run interrupted (recorded as such), resumed to the same transcript';
+    },
+    180_000,
+  );
 });
 
 describe('a damaged journal', () => {
@@ -467,8 +571,18 @@ describe('a damaged journal', () => {
 
   it('rejects a hand-edited checkpoint whose turn does not match the journal', async () => {
     for (const [name, edit] of [
-      ['event turn', (e: { turn: number; snapshot: { position: { turn: number } } }) => { e.turn = 9999917; }],
-      ['snapshot turn', (e: { turn: number; snapshot: { position: { turn: number } } }) => { e.snapshot.position.turn = 9999917; }],
+      [
+        'event turn',
+        (e: { turn: number; snapshot: { position: { turn: number } } }) => {
+          e.turn = 9999917;
+        },
+      ],
+      [
+        'snapshot turn',
+        (e: { turn: number; snapshot: { position: { turn: number } } }) => {
+          e.snapshot.position.turn = 9999917;
+        },
+      ],
     ] as const) {
       counts.damaged++;
       const { dir, line } = damagedCopy(name.replace(' ', '-'), (lines) => {
@@ -479,11 +593,17 @@ describe('a damaged journal', () => {
         return i + 1;
       });
       const runs = await sop(['runs', '--json', '--out', join(base, 'damaged')]);
-      const listed = runs.stdout.trim().split('\n').map((l) => JSON.parse(l) as { dir: string; turns: number; status: string }).find((x) => x.dir === dir)!;
+      const listed = runs.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { dir: string; turns: number; status: string })
+        .find((x) => x.dir === dir)!;
       expect(listed.turns).toBe(19);
       const resumed = await sop(['resume', dir, '--quiet'], { timeoutMs: 60_000 });
       expect(resumed.code, resumed.stderr).toBe(0);
-      expect(resumed.stderr).toMatch(new RegExp(`journal\\.jsonl:${line}: checkpoint .*9999917.*; using the last good checkpoint before it \\(turn 19\\)`));
+      expect(resumed.stderr).toMatch(
+        new RegExp(`journal\\.jsonl:${line}: checkpoint .*9999917.*; using the last good checkpoint before it \\(turn 19\\)`),
+      );
       expect(transcript(dir)).toBe(transcript(reference));
       counts.damagedContinued++;
     }

@@ -38,8 +38,10 @@ beforeAll(() => {
 afterAll(async () => {
   for (const s of servers) await s.close();
   rmSync(dir, { recursive: true, force: true });
-  console.log(`hostile llm: ${counts.modes} fault modes, ${counts.recovered} retried and recovered, ${counts.refused} refused with a clear message, `
-    + `${counts.tornRecorded} torn replies recorded, ${counts.leaks} secrets in cassettes, journal ${counts.journalRatio.toFixed(2)}x the reply text`);
+  console.log(
+    `hostile llm: ${counts.modes} fault modes, ${counts.recovered} retried and recovered, ${counts.refused} refused with a clear message, ` +
+      `${counts.tornRecorded} torn replies recorded, ${counts.leaks} secrets in cassettes, journal ${counts.journalRatio.toFixed(2)}x the reply text`,
+  );
 });
 
 async function serve(o: ServerOptions): Promise<TestServer> {
@@ -49,7 +51,9 @@ async function serve(o: ServerOptions): Promise<TestServer> {
 }
 
 const request = (stream: boolean): ChatRequest => ({
-  messages: [{ role: 'user', content: 'Say something' }], model: 'm', stream,
+  messages: [{ role: 'user', content: 'Say something' }],
+  model: 'm',
+  stream,
   meta: { purpose: 'agent', state: 'opening', agent: 'Ann', turn: 3 },
 });
 
@@ -57,8 +61,13 @@ function provider(s: TestServer, over: Partial<OpenAiProviderOptions> = {}) {
   const retries: string[] = [];
   const warnings: string[] = [];
   const p = new OpenAiProvider({
-    apiKey: 'test-key', baseURL: s.url, timeoutMs: 400, retry: { maxRetries: 3, baseDelayMs: 1, maxDelayMs: 5 },
-    onRetry: (r) => retries.push(r.reason), onWarning: (w) => warnings.push(w), ...over,
+    apiKey: 'test-key',
+    baseURL: s.url,
+    timeoutMs: 400,
+    retry: { maxRetries: 3, baseDelayMs: 1, maxDelayMs: 5 },
+    onRetry: (r) => retries.push(r.reason),
+    onWarning: (w) => warnings.push(w),
+    ...over,
   });
   return { p, retries, warnings };
 }
@@ -68,22 +77,81 @@ const PARTIAL = 'TORN-PARTIAL-4c1d';
 
 // Each fault on the first attempt only; the second attempt answers FULL.
 const firstAttemptFaults: Array<{ name: string; stream: boolean; fault: Fault; reason: RegExp }> = [
-  { name: 'stream stalls after one chunk', stream: true, fault: { kind: 'stall', text: PARTIAL }, reason: /sent nothing for 0\.4 s in the middle of its answer \(--timeout 0\.4 s\)/ },
-  { name: 'JSON body stalls half-way', stream: false, fault: { kind: 'stall' }, reason: /did not send its whole answer within 0\.4 s \(--timeout 0\.4 s\)/ },
-  { name: 'stream ends before finish_reason', stream: true, fault: { kind: 'tear', text: PARTIAL }, reason: /ended before the reply was complete.*partial text is discarded/ },
-  { name: 'stream connection reset mid-way', stream: true, fault: { kind: 'tear', text: PARTIAL, reset: true }, reason: /broke in the middle of the answer/ },
+  {
+    name: 'stream stalls after one chunk',
+    stream: true,
+    fault: { kind: 'stall', text: PARTIAL },
+    reason: /sent nothing for 0\.4 s in the middle of its answer \(--timeout 0\.4 s\)/,
+  },
+  {
+    name: 'JSON body stalls half-way',
+    stream: false,
+    fault: { kind: 'stall' },
+    reason: /did not send its whole answer within 0\.4 s \(--timeout 0\.4 s\)/,
+  },
+  {
+    name: 'stream ends before finish_reason',
+    stream: true,
+    fault: { kind: 'tear', text: PARTIAL },
+    reason: /ended before the reply was complete.*partial text is discarded/,
+  },
+  {
+    name: 'stream connection reset mid-way',
+    stream: true,
+    fault: { kind: 'tear', text: PARTIAL, reset: true },
+    reason: /broke in the middle of the answer/,
+  },
   { name: 'JSON body torn half-way', stream: false, fault: { kind: 'tear' }, reason: /malformed JSON/ },
   { name: 'JSON body connection reset', stream: false, fault: { kind: 'tear', reset: true }, reason: /broke in the middle of the answer/ },
-  { name: '200 with bad JSON', stream: false, fault: { kind: 'body', body: '{"choices": [' }, reason: /malformed JSON \(.*end of JSON input/ },
+  {
+    name: '200 with bad JSON',
+    stream: false,
+    fault: { kind: 'body', body: '{"choices": [' },
+    reason: /malformed JSON \(.*end of JSON input/,
+  },
   { name: '200 with an empty body', stream: false, fault: { kind: 'body', body: '' }, reason: /malformed JSON/ },
   { name: '200 without choices', stream: false, fault: { kind: 'body', body: '{"id":"x"}' }, reason: /JSON without "choices"/ },
   { name: '200 with empty choices', stream: false, fault: { kind: 'body', body: '{"choices":[]}' }, reason: /without a message/ },
-  { name: '200 with an error object', stream: false, fault: { kind: 'body', body: '{"error":{"message":"overloaded"}}' }, reason: /an error: overloaded/ },
-  { name: '200 with HTML', stream: false, fault: { kind: 'body', body: '<html>busy</html>', contentType: 'text/html' }, reason: /text that is not JSON/ },
-  { name: 'SSE event that is not JSON', stream: true, fault: { kind: 'body', body: 'data: {"choices": [\n\n', contentType: 'text/event-stream' }, reason: /malformed JSON/ },
-  { name: 'SSE chunks without choices', stream: true, fault: { kind: 'body', body: 'data: {"id":"a"}\n\ndata: {"id":"b"}\n\ndata: [DONE]\n\n', contentType: 'text/event-stream' }, reason: /no chat completion chunk/ },
-  { name: 'SSE error event', stream: true, fault: { kind: 'body', body: 'data: {"error":{"message":"model crashed"}}\n\n', contentType: 'text/event-stream' }, reason: /model crashed/ },
-  { name: 'SSE with text but no finish', stream: true, fault: { kind: 'body', body: `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: PARTIAL } }] })}\n\ndata: [DONE]\n\n`, contentType: 'text/event-stream' }, reason: /no finish_reason/ },
+  {
+    name: '200 with an error object',
+    stream: false,
+    fault: { kind: 'body', body: '{"error":{"message":"overloaded"}}' },
+    reason: /an error: overloaded/,
+  },
+  {
+    name: '200 with HTML',
+    stream: false,
+    fault: { kind: 'body', body: '<html>busy</html>', contentType: 'text/html' },
+    reason: /text that is not JSON/,
+  },
+  {
+    name: 'SSE event that is not JSON',
+    stream: true,
+    fault: { kind: 'body', body: 'data: {"choices": [\n\n', contentType: 'text/event-stream' },
+    reason: /malformed JSON/,
+  },
+  {
+    name: 'SSE chunks without choices',
+    stream: true,
+    fault: { kind: 'body', body: 'data: {"id":"a"}\n\ndata: {"id":"b"}\n\ndata: [DONE]\n\n', contentType: 'text/event-stream' },
+    reason: /no chat completion chunk/,
+  },
+  {
+    name: 'SSE error event',
+    stream: true,
+    fault: { kind: 'body', body: 'data: {"error":{"message":"model crashed"}}\n\n', contentType: 'text/event-stream' },
+    reason: /model crashed/,
+  },
+  {
+    name: 'SSE with text but no finish',
+    stream: true,
+    fault: {
+      kind: 'body',
+      body: `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: PARTIAL } }] })}\n\ndata: [DONE]\n\n`,
+      contentType: 'text/event-stream',
+    },
+    reason: /no finish_reason/,
+  },
 ];
 
 describe('each fault on one attempt is retried and the whole reply kept', () => {
@@ -121,7 +189,11 @@ describe('answers kept with a warning', () => {
     const { p, retries, warnings } = provider(s);
     expect((await p.chat(request(stream), { onDelta: () => {} })).content).toBe(FULL);
     expect(retries).toEqual([]);
-    expect(warnings).toEqual([expect.stringMatching(/reply of the agent call by Ann in state "opening" \(turn 3\) was cut at max tokens \(finish_reason "length"\)/)]);
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /reply of the agent call by Ann in state "opening" \(turn 3\) was cut at max tokens \(finish_reason "length"\)/,
+      ),
+    ]);
     if (stream) counts.modes++;
   });
 
@@ -150,7 +222,9 @@ describe('faults that persist end the call with a clear, resumable error', () =>
     const ms = Date.now() - started;
     expect(err).toBeInstanceOf(LlmUnavailableError);
     expect(isResumableError(err)).toBe(true);
-    expect((err as Error).message).toBe(`LLM call failed: ${s.url} sent nothing for 0.3 s in the middle of its answer (--timeout 0.3 s); gave up after 3 attempts`);
+    expect((err as Error).message).toBe(
+      `LLM call failed: ${s.url} sent nothing for 0.3 s in the middle of its answer (--timeout 0.3 s); gave up after 3 attempts`,
+    );
     expect(retries).toHaveLength(2);
     expect(ms).toBeGreaterThanOrEqual(3 * 300);
     expect(ms).toBeLessThan(3 * 300 + 3000);
@@ -162,14 +236,18 @@ describe('faults that persist end the call with a clear, resumable error', () =>
     const { p } = provider(s);
     const err = await p.chat(request(false)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LlmUnavailableError);
-    expect((err as Error).message).toMatch(new RegExp(`^LLM call failed: ${s.url.replace(/[.]/g, '\\.')} answered with malformed JSON \\(.*\\); gave up after 4 attempts$`));
+    expect((err as Error).message).toMatch(
+      new RegExp(`^LLM call failed: ${s.url.replace(/[.]/g, '\\.')} answered with malformed JSON \\(.*\\); gave up after 4 attempts$`),
+    );
     counts.refused++;
   });
 
   it('the run-wide budget bounds retries of torn streams too', async () => {
     const s = await serve({ reply: () => FULL, fault: () => ({ kind: 'tear', text: PARTIAL }) });
     const { p } = provider(s, { budget: new RetryBudget(1) });
-    await expect(p.chat(request(true), { onDelta: () => {} })).rejects.toThrow(/ended before the reply was complete.*retry budget \(1\) is spent/);
+    await expect(p.chat(request(true), { onDelta: () => {} })).rejects.toThrow(
+      /ended before the reply was complete.*retry budget \(1\) is spent/,
+    );
     expect(s.requests).toHaveLength(2);
   });
 });
@@ -181,7 +259,9 @@ describe('replies over the size cap are refused, not retried', () => {
     const err = await p.chat(request(stream), { onDelta: () => {} }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ReplyTooLargeError);
     expect(isResumableError(err)).toBe(true);
-    expect((err as Error).message).toBe(`LLM call failed: the reply from ${s.url} is larger than the cap of 2000 bytes, so it was refused and nothing of it was recorded; raise the cap with --max-reply-bytes (or llm.max_reply_bytes in the SOP) and resume`);
+    expect((err as Error).message).toBe(
+      `LLM call failed: the reply from ${s.url} is larger than the cap of 2000 bytes, so it was refused and nothing of it was recorded; raise the cap with --max-reply-bytes (or llm.max_reply_bytes in the SOP) and resume`,
+    );
     expect(retries).toEqual([]);
     expect(s.requests).toHaveLength(1);
     counts.modes++;
@@ -194,7 +274,9 @@ describe('replies over the size cap are refused, not retried', () => {
     await expect(p.chat(request(true), { onDelta: () => {} })).rejects.toBeInstanceOf(ReplyTooLargeError);
 
     // Keep-alive comments only: no text, but no end either; the raw cap (64 x the reply cap + 1 MiB) stops it.
-    const endless = await serve({ fault: () => ({ kind: 'body', body: ': keep-alive\n'.repeat(120_000), contentType: 'text/event-stream' }) });
+    const endless = await serve({
+      fault: () => ({ kind: 'body', body: ': keep-alive\n'.repeat(120_000), contentType: 'text/event-stream' }),
+    });
     const e = provider(endless, { maxReplyBytes: 2000 });
     await expect(e.p.chat(request(true), { onDelta: () => {} })).rejects.toBeInstanceOf(ReplyTooLargeError);
     counts.modes++;
@@ -204,13 +286,17 @@ describe('replies over the size cap are refused, not retried', () => {
 describe('aborting (Ctrl-C) a call the server never answers', () => {
   it('ends the call at once with a resumable error, in the middle of a stalled stream', async () => {
     let arrived!: () => void;
-    const seen = new Promise<void>((r) => { arrived = r; });
+    const seen = new Promise<void>((r) => {
+      arrived = r;
+    });
     const s = await serve({ reply: () => FULL, fault: () => ({ kind: 'stall', text: PARTIAL }), onRequest: () => arrived() });
     const stop = new AbortController();
     const { p, retries } = provider(s, { timeoutMs: 60_000 });
     const llm = new InterruptibleProvider(p, stop.signal);
     let firstDelta!: () => void;
-    const streaming = new Promise<void>((r) => { firstDelta = r; });
+    const streaming = new Promise<void>((r) => {
+      firstDelta = r;
+    });
     const call = llm.chat(request(true), { onDelta: () => firstDelta() }).catch((e: unknown) => e);
     await seen;
     await streaming;
@@ -242,18 +328,29 @@ function runFolder(out: string): string {
   return join(out, entries[0]!);
 }
 
-interface Done { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; ms: number }
+interface Done {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
 
 function cli(args: string[], env: Record<string, string | undefined> = {}, onSpawn?: (c: ChildProcess) => void): Promise<Done> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
     const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: ROOT, env: { ...process.env, OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: undefined, ...env } as NodeJS.ProcessEnv,
+      cwd: ROOT,
+      env: { ...process.env, OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: undefined, ...env } as NodeJS.ProcessEnv,
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr, ms: Date.now() - started }));
     onSpawn?.(child);
@@ -282,12 +379,29 @@ describe('sop run against a hostile server', () => {
   it('a server that stalls after one chunk: `--timeout 3` ends the run by itself, interrupted and resumable, naming the server and the timeout', async () => {
     const stalling = await serve({ reply: debateReply(() => FULL), fault: () => ({ kind: 'stall', text: PARTIAL }) });
     const out = join(dir, 'stall');
-    const r = await cli(['run', DEBATE, '--llm', 'openai', '--base-url', stalling.url, '--timeout', '3', '--max-turns', '3', '--input', 'topic=x', '--out', out]);
+    const r = await cli([
+      'run',
+      DEBATE,
+      '--llm',
+      'openai',
+      '--base-url',
+      stalling.url,
+      '--timeout',
+      '3',
+      '--max-turns',
+      '3',
+      '--input',
+      'topic=x',
+      '--out',
+      out,
+    ]);
     expect(r.ms).toBeLessThan(60_000);
     expect(r.code, r.stderr).toBe(130);
     expect(noStack(r.stderr), r.stderr).toBe(true);
     // The first LLM call is the judge's (plain JSON, half sent); the next would be an agent's stream.
-    expect(r.stderr).toContain(`(LLM call failed: ${stalling.url} did not send its whole answer within 3 s (--timeout 3 s); gave up after 5 attempts)`);
+    expect(r.stderr).toContain(
+      `(LLM call failed: ${stalling.url} did not send its whole answer within 3 s (--timeout 3 s); gave up after 5 attempts)`,
+    );
     expect(r.stderr).toMatch(/Resume with: sop resume /);
     expect(stalling.requests).toHaveLength(5);
     const folder = runFolder(out);
@@ -296,12 +410,32 @@ describe('sop run against a hostile server', () => {
     counts.refused++;
 
     // Agents' streams stall after their first chunk.
-    const streams = await serve({ reply: debateReply(() => FULL), fault: (_i, b) => ((b as ChatRequestBody).stream ? { kind: 'stall', text: PARTIAL } : undefined) });
+    const streams = await serve({
+      reply: debateReply(() => FULL),
+      fault: (_i, b) => ((b as ChatRequestBody).stream ? { kind: 'stall', text: PARTIAL } : undefined),
+    });
     const out2 = join(dir, 'stall-stream');
-    const r2 = await cli(['run', DEBATE, '--llm', 'openai', '--base-url', streams.url, '--timeout', '1', '--max-turns', '3', '--input', 'topic=x', '--out', out2]);
+    const r2 = await cli([
+      'run',
+      DEBATE,
+      '--llm',
+      'openai',
+      '--base-url',
+      streams.url,
+      '--timeout',
+      '1',
+      '--max-turns',
+      '3',
+      '--input',
+      'topic=x',
+      '--out',
+      out2,
+    ]);
     expect(r2.code, r2.stderr).toBe(130);
     expect(noStack(r2.stderr), r2.stderr).toBe(true);
-    expect(r2.stderr).toContain(`(LLM call failed: ${streams.url} sent nothing for 1 s in the middle of its answer (--timeout 1 s); gave up after 5 attempts)`);
+    expect(r2.stderr).toContain(
+      `(LLM call failed: ${streams.url} sent nothing for 1 s in the middle of its answer (--timeout 1 s); gave up after 5 attempts)`,
+    );
     const folder2 = runFolder(out2);
     for (const f of filesUnder(folder2)) expect(readFileSync(f, 'utf8')).not.toContain(PARTIAL);
 
@@ -317,13 +451,26 @@ describe('sop run against a hostile server', () => {
 
   it('one Ctrl-C while the server says nothing stops the run at once (interrupted, exit 130), and it resumes', async () => {
     let arrived!: () => void;
-    const seen = new Promise<void>((r) => { arrived = r; });
-    const silent = await serve({ reply: debateReply(() => FULL), fault: () => ({ kind: 'stall', text: PARTIAL }), onRequest: () => arrived() });
+    const seen = new Promise<void>((r) => {
+      arrived = r;
+    });
+    const silent = await serve({
+      reply: debateReply(() => FULL),
+      fault: () => ({ kind: 'stall', text: PARTIAL }),
+      onRequest: () => arrived(),
+    });
     const out = join(dir, 'sigint');
     let sentAt = 0;
-    const r = await cli(['run', DEBATE, '--llm', 'openai', '--base-url', silent.url, '--max-turns', '2', '--input', 'topic=x', '--out', out, '--json'], {}, (child) => {
-      void seen.then(() => { sentAt = Date.now(); child.kill('SIGINT'); });
-    });
+    const r = await cli(
+      ['run', DEBATE, '--llm', 'openai', '--base-url', silent.url, '--max-turns', '2', '--input', 'topic=x', '--out', out, '--json'],
+      {},
+      (child) => {
+        void seen.then(() => {
+          sentAt = Date.now();
+          child.kill('SIGINT');
+        });
+      },
+    );
     expect(r.code, r.stderr).toBe(130);
     expect(Date.now() - sentAt).toBeLessThan(10_000); // the default timeout is 120 s
     expect(noStack(r.stderr), r.stderr).toBe(true);
@@ -332,7 +479,11 @@ describe('sop run against a hostile server', () => {
     const record = loadRunRecord(folder);
     expect(record.status).toBe('interrupted');
     expect(record.finished?.error).toMatch(/stopped by Ctrl-C while waiting for the LLM/);
-    const finished = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as RunEvent).find((e) => e.type === 'run_finished');
+    const finished = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as RunEvent)
+      .find((e) => e.type === 'run_finished');
     expect(finished).toMatchObject({ status: 'interrupted' });
 
     const healthy = await serve({ reply: debateReply((n) => `Point ${n}.`) });
@@ -350,10 +501,14 @@ describe('sop run against a hostile server', () => {
     const out = join(dir, 'torn');
     const r = await cli(['run', DEBATE, '--llm', 'openai', '--base-url', s.url, '--max-turns', '3', '--input', 'topic=x', '--out', out]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/warning: LLM call failed \(the stream from .* ended before the reply was complete \(no finish_reason\); its partial text is discarded\); retry 1/);
+    expect(r.stderr).toMatch(
+      /warning: LLM call failed \(the stream from .* ended before the reply was complete \(no finish_reason\); its partial text is discarded\); retry 1/,
+    );
     const folder = runFolder(out);
     const files = filesUnder(folder);
-    expect(files.map((f) => f.slice(folder.length + 1))).toEqual(expect.arrayContaining(['journal.jsonl', 'transcript.md', 'transcript.jsonl']));
+    expect(files.map((f) => f.slice(folder.length + 1))).toEqual(
+      expect.arrayContaining(['journal.jsonl', 'transcript.md', 'transcript.jsonl']),
+    );
     const torn = files.filter((f) => readFileSync(f, 'utf8').includes(PARTIAL));
     counts.tornRecorded += torn.length;
     expect(torn).toEqual([]);
@@ -364,10 +519,27 @@ describe('sop run against a hostile server', () => {
   it('a reply over --max-reply-bytes stops the run (interrupted) with the cap named; a resume with a larger cap goes on', async () => {
     const s = await serve({ reply: debateReply((n) => `Point ${n}: ${'z'.repeat(3000)}`) });
     const out = join(dir, 'cap');
-    const r = await cli(['run', DEBATE, '--llm', 'openai', '--base-url', s.url, '--max-turns', '2', '--input', 'topic=x', '--out', out, '--max-reply-bytes', '1000']);
+    const r = await cli([
+      'run',
+      DEBATE,
+      '--llm',
+      'openai',
+      '--base-url',
+      s.url,
+      '--max-turns',
+      '2',
+      '--input',
+      'topic=x',
+      '--out',
+      out,
+      '--max-reply-bytes',
+      '1000',
+    ]);
     expect(r.code, r.stderr).toBe(130);
     expect(noStack(r.stderr)).toBe(true);
-    expect(r.stderr).toMatch(/is larger than the cap of 1000 bytes, so it was refused and nothing of it was recorded; raise the cap with --max-reply-bytes/);
+    expect(r.stderr).toMatch(
+      /is larger than the cap of 1000 bytes, so it was refused and nothing of it was recorded; raise the cap with --max-reply-bytes/,
+    );
     const folder = runFolder(out);
     for (const f of filesUnder(folder)) expect(readFileSync(f, 'utf8')).not.toContain('zzzzzzzzzz');
     const resumed = await cli(['resume', folder, '--max-reply-bytes', '10000']);
@@ -387,24 +559,40 @@ describe('sop run against a hostile server', () => {
   });
 
   it('a --record cassette holds no secret: not the API key, not secrets in replies, not in recorded requests', async () => {
-    const canaries = { OPENAI_API_KEY: 'sk-canary-hostile-9e8d7c6b', HOSTILE_SERVICE_TOKEN: 'tok-canary-"quoted"-3a2b', DB_PASSWORD: 'pw-canary-5x5y5z' };
+    const canaries = {
+      OPENAI_API_KEY: 'sk-canary-hostile-9e8d7c6b',
+      HOSTILE_SERVICE_TOKEN: 'tok-canary-"quoted"-3a2b',
+      DB_PASSWORD: 'pw-canary-5x5y5z',
+    };
     const s = await serve({
-      reply: debateReply((n) => `Point ${n}: the key is ${canaries.OPENAI_API_KEY}, the token ${canaries.HOSTILE_SERVICE_TOKEN}, the password ${canaries.DB_PASSWORD}.`),
+      reply: debateReply(
+        (n) =>
+          `Point ${n}: the key is ${canaries.OPENAI_API_KEY}, the token ${canaries.HOSTILE_SERVICE_TOKEN}, the password ${canaries.DB_PASSWORD}.`,
+      ),
     });
     const cassette = join(dir, 'secret.cassette.json');
     const out = join(dir, 'secret');
-    const r = await cli(['run', DEBATE, '--llm', 'openai', '--base-url', s.url, '--max-turns', '4', '--input', 'topic=x', '--out', out, '--record', cassette], canaries);
+    const r = await cli(
+      ['run', DEBATE, '--llm', 'openai', '--base-url', s.url, '--max-turns', '4', '--input', 'topic=x', '--out', out, '--record', cassette],
+      canaries,
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(s.requests[0]!.headers.authorization).toBe(`Bearer ${canaries.OPENAI_API_KEY}`); // the key was in use
     const text = readFileSync(cassette, 'utf8');
-    const forms = Object.values(canaries).flatMap((v) => [v, JSON.stringify(v).slice(1, -1), JSON.stringify(JSON.stringify(v)).slice(1, -1)]);
+    const forms = Object.values(canaries).flatMap((v) => [
+      v,
+      JSON.stringify(v).slice(1, -1),
+      JSON.stringify(JSON.stringify(v)).slice(1, -1),
+    ]);
     const found = forms.filter((f) => text.includes(f));
     counts.leaks += found.length;
     expect(found).toEqual([]);
     const c = JSON.parse(text) as { interactions: Array<{ response: string; request?: Array<{ content: string }> }> };
     const agentCalls = s.requests.filter((q) => (q.body as ChatRequestBody).stream).length;
     expect(agentCalls).toBeGreaterThan(1);
-    expect(c.interactions.filter((i) => i.response.includes('the key is [REDACTED], the token [REDACTED], the password [REDACTED]'))).toHaveLength(agentCalls);
+    expect(
+      c.interactions.filter((i) => i.response.includes('the key is [REDACTED], the token [REDACTED], the password [REDACTED]')),
+    ).toHaveLength(agentCalls);
     // Later prompts carry earlier replies: redacted there too.
     expect(c.interactions.some((i) => i.request?.some((m) => m.content.includes('[REDACTED]')))).toBe(true);
   }, 60_000);
@@ -429,14 +617,20 @@ describe('long replies are journaled once', () => {
     const record = loadRunRecord(folder);
     const messages = record.effective.flatMap((e) => (e.type === 'message' ? [e.message.content] : []));
     expect(agentMessages(record)).toEqual(expected);
-    const transcript = readFileSync(join(folder, 'transcript.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { content: string }).content);
+    const transcript = readFileSync(join(folder, 'transcript.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { content: string }).content);
     expect(transcript).toEqual(messages);
     expect(readFileSync(join(folder, 'journal.jsonl'), 'utf8')).toContain('"text_of":{');
 
     // A copy killed after the 12th reply was journaled, before its message.
     const events = readJournal(folder).events;
     const lines = readFileSync(join(folder, 'journal.jsonl'), 'utf8').split('\n');
-    const lastAgentCall = events.map((e, i) => ({ e, i })).filter(({ e }) => e.type === 'llm_call' && e.purpose === 'agent').pop()!;
+    const lastAgentCall = events
+      .map((e, i) => ({ e, i }))
+      .filter(({ e }) => e.type === 'llm_call' && e.purpose === 'agent')
+      .pop()!;
     const killed = join(dir, 'big-killed');
     cpSync(folder, join(killed, 'run'), { recursive: true });
     writeFileSync(join(killed, 'run', 'journal.jsonl'), lines.slice(0, lastAgentCall.i + 1).join('\n') + '\n');
@@ -454,37 +648,119 @@ describe('long replies are journaled once', () => {
     const fork = runFolder(forks);
     expect(readFileSync(join(fork, 'journal.jsonl'), 'utf8')).toContain('"text_of":{');
     const forkMessages = loadRunRecord(fork).effective.flatMap((e) => (e.type === 'message' ? [e.message.content] : []));
-    expect(forkMessages).toEqual(loadRunRecord(folder).effective.flatMap((e) => (e.type === 'message' && e.message.turn <= 6 ? [e.message.content] : [])));
+    expect(forkMessages).toEqual(
+      loadRunRecord(folder).effective.flatMap((e) => (e.type === 'message' && e.message.turn <= 6 ? [e.message.content] : [])),
+    );
   }, 120_000);
 
   it('short texts stay inline; a message that is not inside a recent reply is written whole', () => {
-    const sop = validateSopDocument({
-      name: 'once', agents: { Ann: { roles: { s: 'Host' } } }, root: 's',
-      states: { s: { roles: ['Host'], next_states: { '0': 's', '1': 'end' } }, end: { final: true } },
-    }, 'once.sop.json').sop;
+    const sop = validateSopDocument(
+      {
+        name: 'once',
+        agents: { Ann: { roles: { s: 'Host' } } },
+        root: 's',
+        states: { s: { roles: ['Host'], next_states: { '0': 's', '1': 'end' } }, end: { final: true } },
+      },
+      'once.sop.json',
+    ).sop;
     const root = mkdtempSync(join(dir, 'inline-'));
     const folder = new RunFolder(root, 'r', (t) => t);
     const long = 'w'.repeat(SHARED_TEXT_MIN + 10);
-    folder.onEvent({ type: 'llm_call', purpose: 'agent', state: 's', agent: 'Ann', turn: 1, model: 'm', usage: { promptTokens: 1, completionTokens: 1 }, ms: 1, prompt_chars: 1, reply: `Ann: ${long}`, effect: '0.0' });
-    folder.onEvent({ type: 'message', message: { id: 0, turn: 1, state: 's', sender: 'Ann', role: 'Host', content: long, kind: 'speech', timestamp: 't' } });
-    folder.onEvent({ type: 'message', message: { id: 1, turn: 2, state: 's', sender: 'Ann', role: 'Host', content: 'short', kind: 'speech', timestamp: 't' } });
-    folder.onEvent({ type: 'message', message: { id: 2, turn: 3, state: 's', sender: 'Ann', role: 'Host', content: 'v'.repeat(SHARED_TEXT_MIN), kind: 'speech', timestamp: 't' } });
+    folder.onEvent({
+      type: 'llm_call',
+      purpose: 'agent',
+      state: 's',
+      agent: 'Ann',
+      turn: 1,
+      model: 'm',
+      usage: { promptTokens: 1, completionTokens: 1 },
+      ms: 1,
+      prompt_chars: 1,
+      reply: `Ann: ${long}`,
+      effect: '0.0',
+    });
+    folder.onEvent({
+      type: 'message',
+      message: { id: 0, turn: 1, state: 's', sender: 'Ann', role: 'Host', content: long, kind: 'speech', timestamp: 't' },
+    });
+    folder.onEvent({
+      type: 'message',
+      message: { id: 1, turn: 2, state: 's', sender: 'Ann', role: 'Host', content: 'short', kind: 'speech', timestamp: 't' },
+    });
+    folder.onEvent({
+      type: 'message',
+      message: {
+        id: 2,
+        turn: 3,
+        state: 's',
+        sender: 'Ann',
+        role: 'Host',
+        content: 'v'.repeat(SHARED_TEXT_MIN),
+        kind: 'speech',
+        timestamp: 't',
+      },
+    });
     // A sub-flow's events come wrapped; its long message refers to its own LLM call.
     const sub = `${'s'.repeat(SHARED_TEXT_MIN)} done`;
-    folder.onEvent({ type: 'subflow', flow: 'Coder-1', event: { type: 'llm_call', purpose: 'agent', state: 's', agent: 'Bo', turn: 1, model: 'm', usage: { promptTokens: 1, completionTokens: 1 }, ms: 1, prompt_chars: 1, reply: sub, effect: 'Coder-1/0.0' } });
-    folder.onEvent({ type: 'subflow', flow: 'Coder-1', event: { type: 'message', message: { id: 0, turn: 1, state: 's', sender: 'Bo', role: 'Host', content: sub, kind: 'speech', timestamp: 't' } } });
+    folder.onEvent({
+      type: 'subflow',
+      flow: 'Coder-1',
+      event: {
+        type: 'llm_call',
+        purpose: 'agent',
+        state: 's',
+        agent: 'Bo',
+        turn: 1,
+        model: 'm',
+        usage: { promptTokens: 1, completionTokens: 1 },
+        ms: 1,
+        prompt_chars: 1,
+        reply: sub,
+        effect: 'Coder-1/0.0',
+      },
+    });
+    folder.onEvent({
+      type: 'subflow',
+      flow: 'Coder-1',
+      event: {
+        type: 'message',
+        message: { id: 0, turn: 1, state: 's', sender: 'Bo', role: 'Host', content: sub, kind: 'speech', timestamp: 't' },
+      },
+    });
     folder.close();
-    const raw = readFileSync(join(folder.dir, 'journal.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(raw[1]).toMatchObject({ type: 'message', message: { content: null }, text_of: { effect: '0.0', start: 5, length: long.length } });
+    const raw = readFileSync(join(folder.dir, 'journal.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(raw[1]).toMatchObject({
+      type: 'message',
+      message: { content: null },
+      text_of: { effect: '0.0', start: 5, length: long.length },
+    });
     expect(raw[2]).toMatchObject({ message: { content: 'short' } });
     expect(raw[3]).not.toHaveProperty('text_of');
-    expect(raw[5]).toMatchObject({ type: 'subflow', event: { type: 'message', message: { content: null }, text_of: { effect: 'Coder-1/0.0', start: 0, length: sub.length } } });
+    expect(raw[5]).toMatchObject({
+      type: 'subflow',
+      event: { type: 'message', message: { content: null }, text_of: { effect: 'Coder-1/0.0', start: 0, length: sub.length } },
+    });
     const read = readJournal(folder.dir).events;
     expect(read.flatMap((e) => (e.type === 'message' ? [e.message.content] : []))).toEqual([long, 'short', 'v'.repeat(SHARED_TEXT_MIN)]);
-    expect(read[5]).toEqual({ type: 'subflow', flow: 'Coder-1', event: { type: 'message', message: { id: 0, turn: 1, state: 's', sender: 'Bo', role: 'Host', content: sub, kind: 'speech', timestamp: 't' } } });
+    expect(read[5]).toEqual({
+      type: 'subflow',
+      flow: 'Coder-1',
+      event: {
+        type: 'message',
+        message: { id: 0, turn: 1, state: 's', sender: 'Bo', role: 'Host', content: sub, kind: 'speech', timestamp: 't' },
+      },
+    });
     // A reference to a reply the journal does not hold is a damaged journal, named by line.
     writeFileSync(join(folder.dir, 'journal.jsonl'), JSON.stringify(raw[1]) + '\n');
-    expect(readJournal(folder.dir).damaged).toEqual([expect.objectContaining({ line: 1, reason: expect.stringMatching(/its text is the reply of LLM call 0\.0, which no earlier line holds/) })]);
+    expect(readJournal(folder.dir).damaged).toEqual([
+      expect.objectContaining({
+        line: 1,
+        reason: expect.stringMatching(/its text is the reply of LLM call 0\.0, which no earlier line holds/),
+      }),
+    ]);
     expect(sop.name).toBe('once');
   });
 });
@@ -499,16 +775,34 @@ describe('error types', () => {
 // A Run that gets a torn stream records the retried reply, and only that.
 describe('in a run', () => {
   it('the torn text reaches the terminal as deltas, but no message, journal line or transcript', async () => {
-    const s = await serve({ reply: (b) => (b.stream ? 'Ann: Good evening.' : '<end>1</end>'), fault: (i) => (i === 0 ? { kind: 'tear', text: PARTIAL } : undefined) });
+    const s = await serve({
+      reply: (b) => (b.stream ? 'Ann: Good evening.' : '<end>1</end>'),
+      fault: (i) => (i === 0 ? { kind: 'tear', text: PARTIAL } : undefined),
+    });
     const { p } = provider(s);
-    const sop = validateSopDocument({
-      name: 'hello', agents: { Ann: { roles: { s: 'Host' } } }, root: 's',
-      states: { s: { roles: ['Host'], next_states: { '0': 's', '1': 'end' } }, end: { final: true } },
-    }, 'hello.sop.json').sop;
+    const sop = validateSopDocument(
+      {
+        name: 'hello',
+        agents: { Ann: { roles: { s: 'Host' } } },
+        root: 's',
+        states: { s: { roles: ['Host'], next_states: { '0': 's', '1': 'end' } }, end: { final: true } },
+      },
+      'hello.sop.json',
+    ).sop;
     const root = mkdtempSync(join(dir, 'run-'));
     const folder = new RunFolder(root, 'r', (t) => t);
     const deltas: string[] = [];
-    const result = await new Run({ sop, file: 'hello', llm: p, listeners: [folder.onEvent, (e) => { if (e.type === 'delta') deltas.push(e.text); }] }).run();
+    const result = await new Run({
+      sop,
+      file: 'hello',
+      llm: p,
+      listeners: [
+        folder.onEvent,
+        (e) => {
+          if (e.type === 'delta') deltas.push(e.text);
+        },
+      ],
+    }).run();
     folder.close();
     expect(result.status).toBe('finished');
     expect(result.messages.map((m) => m.content)).toEqual(['Good evening.']);

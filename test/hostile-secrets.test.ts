@@ -28,7 +28,14 @@ const CANARIES = {
   DATABASE_URL: `postgres://app:${DB_PASSWORD}@db.internal:5432/prod`,
 };
 /** The values that must never appear (the URL's password, not the whole URL). */
-const SECRETS = [CANARIES.OPENAI_API_KEY, CANARIES.ACME_PAT, CANARIES.SMTP_PASS, CANARIES.CLOUD_CREDENTIALS, CANARIES.SITE_MISC, DB_PASSWORD];
+const SECRETS = [
+  CANARIES.OPENAI_API_KEY,
+  CANARIES.ACME_PAT,
+  CANARIES.SMTP_PASS,
+  CANARIES.CLOUD_CREDENTIALS,
+  CANARIES.SITE_MISC,
+  DB_PASSWORD,
+];
 
 const reverse = (s: string) => [...s].reverse().join('');
 
@@ -61,16 +68,25 @@ if (!support.ok) console.warn(`hostile secrets: the sandboxed runs are skipped: 
 const counts = { encodings: 0, destinations: 0, checked: 0, leaked: 0, splits: 0, escapes: 0, approvalCases: 0, approvalsFromFile: 0 };
 
 afterAll(() => {
-  console.log(`hostile secrets: ${SECRETS.length} secrets x ${counts.encodings} encodings redacted; ${counts.destinations} destinations (prompts, journal, transcripts, logs.md, output) checked ${counts.checked} times, ${counts.leaked} leaks; ${counts.splits} stream splits held; ${counts.escapes} escape sequences neutralised; ${counts.approvalCases} approval confusion cases, ${counts.approvalsFromFile} approvals taken from an answers file`);
+  console.log(
+    `hostile secrets: ${SECRETS.length} secrets x ${counts.encodings} encodings redacted; ${counts.destinations} destinations (prompts, journal, transcripts, logs.md, output) checked ${counts.checked} times, ${counts.leaked} leaks; ${counts.splits} stream splits held; ${counts.escapes} escape sequences neutralised; ${counts.approvalCases} approval confusion cases, ${counts.approvalsFromFile} approvals taken from an answers file`,
+  );
 });
 
 function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...CANARIES, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { ...process.env, ...CANARIES, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
     child.on('error', fail);
     child.on('close', (code) => done({ code, stdout, stderr }));
   });
@@ -89,16 +105,34 @@ describe('the redactor', () => {
   it('replaces every encoding of every kind of secret', () => {
     const env = { ...CANARIES, PLAIN: 'not a secret at all' };
     const values = secretValues(env);
-    expect(values).toEqual(expect.arrayContaining([CANARIES.OPENAI_API_KEY, CANARIES.ACME_PAT, CANARIES.SMTP_PASS, CANARIES.CLOUD_CREDENTIALS, DB_PASSWORD, `app:${DB_PASSWORD}@`]));
+    expect(values).toEqual(
+      expect.arrayContaining([
+        CANARIES.OPENAI_API_KEY,
+        CANARIES.ACME_PAT,
+        CANARIES.SMTP_PASS,
+        CANARIES.CLOUD_CREDENTIALS,
+        DB_PASSWORD,
+        `app:${DB_PASSWORD}@`,
+      ]),
+    );
     expect(values).not.toContain('not a secret at all');
     const redact = makeRedactor([...values, CANARIES.SITE_MISC]);
     const encodings: Array<[string, (s: string) => string]> = [
-      ['raw', (s) => s], ['upper', (s) => s.toUpperCase()], ['lower', (s) => s.toLowerCase()], ['reversed', reverse],
-      ['reversed upper', (s) => reverse(s).toUpperCase()], ['json', (s) => JSON.stringify(JSON.stringify(s))],
-      ['url', encodeURIComponent], ['hex', (s) => Buffer.from(s).toString('hex')], ['HEX', (s) => Buffer.from(s).toString('hex').toUpperCase()],
-      ['base64', (s) => Buffer.from(s).toString('base64')], ['base64 +1', (s) => Buffer.from(`=${s}`).toString('base64')],
-      ['base64 +2', (s) => Buffer.from(`K=${s}`).toString('base64')], ['base64url', (s) => Buffer.from(`ab${s}`).toString('base64url')],
-      ['base64 of reversed', (s) => Buffer.from(reverse(s)).toString('base64')], ['base64 of upper', (s) => Buffer.from(s.toUpperCase()).toString('base64')],
+      ['raw', (s) => s],
+      ['upper', (s) => s.toUpperCase()],
+      ['lower', (s) => s.toLowerCase()],
+      ['reversed', reverse],
+      ['reversed upper', (s) => reverse(s).toUpperCase()],
+      ['json', (s) => JSON.stringify(JSON.stringify(s))],
+      ['url', encodeURIComponent],
+      ['hex', (s) => Buffer.from(s).toString('hex')],
+      ['HEX', (s) => Buffer.from(s).toString('hex').toUpperCase()],
+      ['base64', (s) => Buffer.from(s).toString('base64')],
+      ['base64 +1', (s) => Buffer.from(`=${s}`).toString('base64')],
+      ['base64 +2', (s) => Buffer.from(`K=${s}`).toString('base64')],
+      ['base64url', (s) => Buffer.from(`ab${s}`).toString('base64url')],
+      ['base64 of reversed', (s) => Buffer.from(reverse(s)).toString('base64')],
+      ['base64 of upper', (s) => Buffer.from(s.toUpperCase()).toString('base64')],
       ['base64 of a whole environ', (s) => Buffer.from(`PATH=/usr/bin\0HOME=/root\0X_KEY=${s}\0LANG=C`).toString('base64')],
     ];
     counts.encodings = encodings.length;
@@ -110,7 +144,9 @@ describe('the redactor', () => {
       }
     }
     // The user:password part of a URL, however short the password.
-    expect(makeRedactor(secretValues({ DATABASE_URL: 'postgres://u:p@host/db' }))('postgres://u:p@host/db')).toBe('postgres://[REDACTED]host/db');
+    expect(makeRedactor(secretValues({ DATABASE_URL: 'postgres://u:p@host/db' }))('postgres://u:p@host/db')).toBe(
+      'postgres://[REDACTED]host/db',
+    );
     // A key in the query of a base URL.
     expect(secretValues({ OPENAI_BASE_URL: 'https://proxy.example/v1?api-key=abcdef123456' })).toContain('abcdef123456');
   });
@@ -135,7 +171,12 @@ describe('the redactor', () => {
 /** A stream that says it is a terminal, collecting what is written. */
 function fakeTerminal(): Writable & { isTTY: boolean; text: () => string } {
   const chunks: string[] = [];
-  const w = new Writable({ write(c: Buffer, _e, done) { chunks.push(c.toString()); done(); } });
+  const w = new Writable({
+    write(c: Buffer, _e, done) {
+      chunks.push(c.toString());
+      done();
+    },
+  });
   return Object.assign(w, { isTTY: true, text: () => chunks.join('') }) as Writable & { isTTY: boolean; text: () => string };
 }
 
@@ -143,14 +184,42 @@ describe('the terminal display', () => {
   it('prints no secret split across deltas, and no escape sequence from a reply or code output', () => {
     const out = fakeTerminal();
     const err = fakeTerminal();
-    const show = terminalDisplay({ out: out as unknown as NodeJS.WriteStream, err: err as unknown as NodeJS.WriteStream, quiet: false, redact: makeRedactor(SECRETS) });
+    const show = terminalDisplay({
+      out: out as unknown as NodeJS.WriteStream,
+      err: err as unknown as NodeJS.WriteStream,
+      quiet: false,
+      redact: makeRedactor(SECRETS),
+    });
     const key = CANARIES.OPENAI_API_KEY;
-    const hostile = ['\x1b[2J\x1b[H', '\x1b]52;c;ZXZpbA==\x07', '\x1b]0;pwned\x07', '\x9b31m', '\x1b[8m', '\x1bP+q\x1b\\', 'line\roverwritten'];
+    const hostile = [
+      '\x1b[2J\x1b[H',
+      '\x1b]52;c;ZXZpbA==\x07',
+      '\x1b]0;pwned\x07',
+      '\x9b31m',
+      '\x1b[8m',
+      '\x1bP+q\x1b\\',
+      'line\roverwritten',
+    ];
     const reply = `key ${key} and ${hostile.join(' ')} end`;
     show({ type: 'speaker_chosen', state: 's', agent: 'Ann', role: 'R', turn: 1 } as RunEvent);
     for (let i = 0; i < reply.length; i += 5) show({ type: 'delta', agent: 'Ann', text: reply.slice(i, i + 5) });
-    show({ type: 'message', message: { id: 0, turn: 1, state: 's', sender: 'Ann', role: 'R', content: reply, kind: 'speech', timestamp: '' } });
-    show({ type: 'message', message: { id: 1, turn: 1, state: 's', sender: 'run_code', role: 'code', content: `stdout:\n${hostile.join('')}${Buffer.from(key).toString('base64')}`, kind: 'action', timestamp: '' } });
+    show({
+      type: 'message',
+      message: { id: 0, turn: 1, state: 's', sender: 'Ann', role: 'R', content: reply, kind: 'speech', timestamp: '' },
+    });
+    show({
+      type: 'message',
+      message: {
+        id: 1,
+        turn: 1,
+        state: 's',
+        sender: 'run_code',
+        role: 'code',
+        content: `stdout:\n${hostile.join('')}${Buffer.from(key).toString('base64')}`,
+        kind: 'action',
+        timestamp: '',
+      },
+    });
     show({ type: 'warning', message: `server said ${hostile[2]}` });
     const printed = out.text() + err.text();
     expect(leaks(printed)).toEqual([]);
@@ -167,7 +236,7 @@ describe('the terminal display', () => {
   });
 });
 
-describe('code reading the engine\'s environment', () => {
+describe("code reading the engine's environment", () => {
   let root: string;
   let server: TestServer;
   const attack = [
@@ -199,21 +268,24 @@ describe('code reading the engine\'s environment', () => {
 
   function sop(): string {
     const file = join(root, 'steal.sop.json');
-    writeFileSync(file, JSON.stringify({
-      name: 'steal',
-      environment: { summary: { enabled: false } },
-      agents: { Mallory: { roles: { work: 'Coder' } } },
-      root: 'work',
-      states: {
-        work: {
-          roles: ['Coder'],
-          components: { Coder: { task: 'Run code, then finish.' } },
-          commands: { run_code: { executor: 'code', settings: { language: 'python' } }, finish: { executor: 'finish' } },
-          next_states: { 1: 'end' },
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: 'steal',
+        environment: { summary: { enabled: false } },
+        agents: { Mallory: { roles: { work: 'Coder' } } },
+        root: 'work',
+        states: {
+          work: {
+            roles: ['Coder'],
+            components: { Coder: { task: 'Run code, then finish.' } },
+            commands: { run_code: { executor: 'code', settings: { language: 'python' } }, finish: { executor: 'finish' } },
+            next_states: { 1: 'end' },
+          },
+          end: { final: true },
         },
-        end: { final: true },
-      },
-    }));
+      }),
+    );
     return file;
   }
 
@@ -227,16 +299,35 @@ describe('code reading the engine\'s environment', () => {
       const before = server.requests.length;
       for (const json of [true, false]) {
         const out = join(root, `runs-${mode.flags.join('') || 'default'}-${json ? 'json' : 'text'}`);
-        const r = await cli(['run', sop(), '--llm', 'openai', '--base-url', server.url, '--auto-run', '--redact', 'SITE_MISC', '--out', out, ...mode.flags, ...(json ? ['--json'] : [])]);
+        const r = await cli([
+          'run',
+          sop(),
+          '--llm',
+          'openai',
+          '--base-url',
+          server.url,
+          '--auto-run',
+          '--redact',
+          'SITE_MISC',
+          '--out',
+          out,
+          ...mode.flags,
+          ...(json ? ['--json'] : []),
+        ]);
         expect(r.code, r.stderr).toBe(0);
         if (mode.flags.includes('--no-sandbox')) expect(r.stderr.match(/warning: --no-sandbox/g)).toHaveLength(1);
         else expect(r.stderr).not.toMatch(/sandbox/);
-        const destinations: Array<[string, string]> = [['stdout', r.stdout], ['stderr', r.stderr]];
+        const destinations: Array<[string, string]> = [
+          ['stdout', r.stdout],
+          ['stderr', r.stderr],
+        ];
         const dir = join(out, readdirSync(out)[0]!);
         for (const f of filesUnder(dir)) destinations.push([f.slice(dir.length + 1), readFileSync(f, 'utf8')]);
         const prompts = server.requests.slice(before).map((q) => JSON.stringify(q.body));
         destinations.push(...prompts.map((p, i) => [`prompt ${i}`, p] as [string, string]));
-        expect(destinations.map(([n]) => n)).toEqual(expect.arrayContaining(['journal.jsonl', 'transcript.md', 'transcript.jsonl', 'memory/logs.md']));
+        expect(destinations.map(([n]) => n)).toEqual(
+          expect.arrayContaining(['journal.jsonl', 'transcript.md', 'transcript.jsonl', 'memory/logs.md']),
+        );
         counts.destinations = Math.max(counts.destinations, destinations.length);
         for (const [name, text] of destinations) {
           const found = leaks(text);
@@ -257,8 +348,12 @@ describe('code reading the engine\'s environment', () => {
 
 describe('approval confusion: answers files answer questions, never approve code', () => {
   let root: string;
-  beforeAll(() => { root = mkdtempSync(join(tmpdir(), 'sop-hostile-approval-')); });
-  afterAll(() => { if (root) rmSync(root, { recursive: true, force: true }); });
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'sop-hostile-approval-'));
+  });
+  afterAll(() => {
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
 
   /** A plan review, then code that touches a marker file, then finish; the SOP's own scripted LLM server. */
   async function setup(withReview: boolean) {
@@ -283,12 +378,17 @@ describe('approval confusion: answers files answer questions, never approve code
       commands: { propose_plan: { executor: 'human', settings: { kind: 'review', save_to: 'plan' } } },
       next_states: { 1: 'execute' },
     };
-    writeFileSync(file, JSON.stringify({
-      name: 'approve', memory: { plan: '' }, environment: { summary: { enabled: false } },
-      agents: { Ann: { roles: { ...(withReview ? { plan: 'Coder' } : {}), execute: 'Coder' } } },
-      root: withReview ? 'plan' : 'execute',
-      states: { ...(withReview ? { plan } : {}), execute, end: { final: true } },
-    }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: 'approve',
+        memory: { plan: '' },
+        environment: { summary: { enabled: false } },
+        agents: { Ann: { roles: { ...(withReview ? { plan: 'Coder' } : {}), execute: 'Coder' } } },
+        root: withReview ? 'plan' : 'execute',
+        states: { ...(withReview ? { plan } : {}), execute, end: { final: true } },
+      }),
+    );
     return { server, file };
   }
 
@@ -303,34 +403,38 @@ describe('approval confusion: answers files answer questions, never approve code
   ];
 
   for (const c of cases) {
-    it(c.name, async () => {
-      const { server, file } = await setup(c.review);
-      try {
-        const answers = join(root, `answers-${counts.approvalCases}.txt`);
-        writeFileSync(answers, c.answers[0] === '[""]' ? '[""]' : c.answers.join('\n'));
-        const out = join(root, `runs-${counts.approvalCases}`);
-        counts.approvalCases++;
-        const r = await cli(['run', file, '--llm', 'openai', '--base-url', server.url, '--answers', answers, '--out', out, ...c.flags]);
-        const dir = join(out, readdirSync(out)[0]!);
-        expect(marker(dir), r.stderr).toBe(c.runs);
-        if (marker(dir) && !c.runs) counts.approvalsFromFile++;
-        if (c.runs) {
-          expect(r.code, r.stderr).toBe(0);
-          return;
+    it(
+      c.name,
+      async () => {
+        const { server, file } = await setup(c.review);
+        try {
+          const answers = join(root, `answers-${counts.approvalCases}.txt`);
+          writeFileSync(answers, c.answers[0] === '[""]' ? '[""]' : c.answers.join('\n'));
+          const out = join(root, `runs-${counts.approvalCases}`);
+          counts.approvalCases++;
+          const r = await cli(['run', file, '--llm', 'openai', '--base-url', server.url, '--answers', answers, '--out', out, ...c.flags]);
+          const dir = join(out, readdirSync(out)[0]!);
+          expect(marker(dir), r.stderr).toBe(c.runs);
+          if (marker(dir) && !c.runs) counts.approvalsFromFile++;
+          if (c.runs) {
+            expect(r.code, r.stderr).toBe(0);
+            return;
+          }
+          expect(r.code, r.stderr).toBe(130);
+          expect(r.stderr).toMatch(/needs approval to run code, and answers from --answers FILE answer questions only/);
+          expect(r.stderr).toMatch(/sop resume \S+ --auto-run/);
+          expect(r.stderr).not.toMatch(/at .*\.js:\d+/); // no stack trace
+          if (c.review) expect(readFileSync(join(dir, 'memory', 'plan.md'), 'utf8')).toContain('touch the marker');
+          // The stopped run goes on as the user decides: with --auto-run the code runs now.
+          const resumed = await cli(['resume', dir, '--auto-run']);
+          expect(resumed.code, resumed.stderr).toBe(0);
+          expect(marker(dir)).toBe(true);
+        } finally {
+          await server.close();
         }
-        expect(r.code, r.stderr).toBe(130);
-        expect(r.stderr).toMatch(/needs approval to run code, and answers from --answers FILE answer questions only/);
-        expect(r.stderr).toMatch(/sop resume \S+ --auto-run/);
-        expect(r.stderr).not.toMatch(/at .*\.js:\d+/); // no stack trace
-        if (c.review) expect(readFileSync(join(dir, 'memory', 'plan.md'), 'utf8')).toContain('touch the marker');
-        // The stopped run goes on as the user decides: with --auto-run the code runs now.
-        const resumed = await cli(['resume', dir, '--auto-run']);
-        expect(resumed.code, resumed.stderr).toBe(0);
-        expect(marker(dir)).toBe(true);
-      } finally {
-        await server.close();
-      }
-    }, 60_000);
+      },
+      60_000,
+    );
   }
 });
 
@@ -347,9 +451,10 @@ describe('the sandbox by default', () => {
     symlinkSync(python, join(noBwrapPath, 'python3'));
     symlinkSync(spawnSync('bash', ['-c', 'command -v bash'], { encoding: 'utf8' }).stdout.trim(), join(noBwrapPath, 'bash'));
     server = await startOpenAiServer({
-      reply: (body) => (body.messages.some((m) => m.role === 'assistant')
-        ? command('finish', { result: 'done' })
-        : command('run_code', { code: 'print("hello from the code")' })),
+      reply: (body) =>
+        body.messages.some((m) => m.role === 'assistant')
+          ? command('finish', { result: 'done' })
+          : command('run_code', { code: 'print("hello from the code")' }),
     });
   });
   afterAll(async () => {
@@ -359,32 +464,46 @@ describe('the sandbox by default', () => {
 
   function sop(): string {
     const file = join(root, 'hello.sop.json');
-    writeFileSync(file, JSON.stringify({
-      name: 'hello', environment: { summary: { enabled: false } },
-      agents: { Ann: { roles: { work: 'Coder' } } }, root: 'work',
-      states: {
-        work: {
-          roles: ['Coder'], components: { Coder: { task: 'Run code.' } },
-          commands: { run_code: { executor: 'code', settings: { language: 'python' } }, finish: { executor: 'finish' } },
-          next_states: { 1: 'end' },
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: 'hello',
+        environment: { summary: { enabled: false } },
+        agents: { Ann: { roles: { work: 'Coder' } } },
+        root: 'work',
+        states: {
+          work: {
+            roles: ['Coder'],
+            components: { Coder: { task: 'Run code.' } },
+            commands: { run_code: { executor: 'code', settings: { language: 'python' } }, finish: { executor: 'finish' } },
+            next_states: { 1: 'end' },
+          },
+          end: { final: true },
         },
-        end: { final: true },
-      },
-    }));
+      }),
+    );
     return file;
   }
   const result = (out: string) => {
     const journal = readFileSync(join(out, readdirSync(out)[0]!, 'journal.jsonl'), 'utf8');
-    return journal.split('\n').filter(Boolean).map((l) => JSON.parse(l) as RunEvent).find((e) => e.type === 'executor_result') as Extract<RunEvent, { type: 'executor_result' }>;
+    return journal
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as RunEvent)
+      .find((e) => e.type === 'executor_result') as Extract<RunEvent, { type: 'executor_result' }>;
   };
 
-  it.skipIf(!sandboxSupport().ok)('runs code in the sandbox when bubblewrap works, without a word', async () => {
-    const out = join(root, 'default');
-    const r = await cli(['run', sop(), '--llm', 'openai', '--base-url', server.url, '--auto-run', '--out', out]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).not.toMatch(/warning/);
-    expect(result(out).result).toMatch(/^The python code ran in the sandbox: exit code 0\./);
-  }, 60_000);
+  it.skipIf(!sandboxSupport().ok)(
+    'runs code in the sandbox when bubblewrap works, without a word',
+    async () => {
+      const out = join(root, 'default');
+      const r = await cli(['run', sop(), '--llm', 'openai', '--base-url', server.url, '--auto-run', '--out', out]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).not.toMatch(/warning/);
+      expect(result(out).result).toMatch(/^The python code ran in the sandbox: exit code 0\./);
+    },
+    60_000,
+  );
 
   it('without bubblewrap: one warning and code runs unsandboxed; --sandbox refuses with one line', async () => {
     const out = join(root, 'no-bwrap');
@@ -392,7 +511,10 @@ describe('the sandbox by default', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr.match(/warning: code runs without a sandbox: bwrap \(bubblewrap\) is not installed/g)).toHaveLength(1);
     expect(result(out).result).toMatch(/^The python code ran: exit code 0\./);
-    const required = await cli(['run', sop(), '--llm', 'openai', '--base-url', server.url, '--auto-run', '--sandbox', '--out', join(root, 'required')], { PATH: noBwrapPath });
+    const required = await cli(
+      ['run', sop(), '--llm', 'openai', '--base-url', server.url, '--auto-run', '--sandbox', '--out', join(root, 'required')],
+      { PATH: noBwrapPath },
+    );
     expect(required.code).toBe(1);
     expect(required.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^error: --sandbox: bwrap \(bubblewrap\) is not installed/)]);
   }, 60_000);

@@ -35,13 +35,20 @@ beforeAll(() => {
 });
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
-  console.log(`hostile templates: ${counts.cases} failure cases reproduced and refused by validate (${counts.bombs} template bombs stopped within the limits); `
-    + `fuzz: ${MUTANTS} mutated SOPs, ${counts.accepted} accepted by validate and ${counts.rejected} rejected; `
-    + `${counts.agreed} of ${counts.accepted} accepted ones got past run's start-up to an LLM call or a clean end (${counts.failedLater} failed later, none for a static reason)`);
+  console.log(
+    `hostile templates: ${counts.cases} failure cases reproduced and refused by validate (${counts.bombs} template bombs stopped within the limits); ` +
+      `fuzz: ${MUTANTS} mutated SOPs, ${counts.accepted} accepted by validate and ${counts.rejected} rejected; ` +
+      `${counts.agreed} of ${counts.accepted} accepted ones got past run's start-up to an LLM call or a clean end (${counts.failedLater} failed later, none for a static reason)`,
+  );
 });
 
 function cli(args: string[]) {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: dir, encoding: 'utf8', env: { ...process.env, SOP_DEBUG: '' }, timeout: 60_000 });
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, SOP_DEBUG: '' },
+    timeout: 60_000,
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, lines: r.stderr.split('\n').filter(Boolean) };
 }
 
@@ -54,10 +61,14 @@ function write(name: string, content: string | object): string {
 /** Ann plays R in s (leading to end), with one input, "topic". */
 function base(extra: Record<string, unknown> = {}, s: Record<string, unknown> = {}) {
   return {
-    name: 'hostile', inputs: { topic: { default: 'tea' } },
+    name: 'hostile',
+    inputs: { topic: { default: 'tea' } },
     agents: { Ann: { roles: { s: 'R' } } },
     root: 's',
-    states: { s: { roles: ['R'], components: { R: { task: 'Talk about {{inputs.topic}}.' } }, next_states: { '0': 'end' }, ...s }, end: { final: true } },
+    states: {
+      s: { roles: ['R'], components: { R: { task: 'Talk about {{inputs.topic}}.' } }, next_states: { '0': 'end' }, ...s },
+      end: { final: true },
+    },
     ...extra,
   };
 }
@@ -77,7 +88,10 @@ function refused(file: string, pointer: string, message: RegExp) {
 
 describe('sop validate compiles every template', () => {
   it('an unclosed {{#if}} in a component: exit 1 naming its pointer; run refuses it before any LLM call', () => {
-    const file = write('unclosed.sop.json', base({}, { components: { R: { task: 'Talk.', rule: 'Be brief. {{#if inputs.topic}}On {{inputs.topic}}.' } } }));
+    const file = write(
+      'unclosed.sop.json',
+      base({}, { components: { R: { task: 'Talk.', rule: 'Be brief. {{#if inputs.topic}}On {{inputs.topic}}.' } } }),
+    );
     refused(file, '/states/s/components/R/rule', /\{\{#if\}\} is not closed: add \{\{\/if\}\}/);
     const run = cli(['run', file, '--llm', 'mock', '--max-turns', '3', '--json']);
     expect(run.code).toBe(1);
@@ -86,22 +100,35 @@ describe('sop validate compiles every template', () => {
   });
 
   it('{{inputs.gaol}} and the {{goal}} shorthand without a declared input are errors', () => {
-    const file = write('typo.sop.json', base({ inputs: { goal: { default: 'g' } } }, {
-      environment_prompt: 'Aim: {{inputs.gaol}}',
-      components: { R: { task: 'Reach {{goal}}.' } },
-    }));
+    const file = write(
+      'typo.sop.json',
+      base(
+        { inputs: { goal: { default: 'g' } } },
+        {
+          environment_prompt: 'Aim: {{inputs.gaol}}',
+          components: { R: { task: 'Reach {{goal}}.' } },
+        },
+      ),
+    );
     refused(file, '/states/s/environment_prompt', /\{\{inputs\.gaol\}\}: input "gaol" is not declared in "inputs" \(declared: goal\)/);
     const noGoal = write('no-goal.sop.json', base({}, { begin_role: 'R', begin_query: 'Our goal: {{goal}}' }));
     refused(noGoal, '/states/s/begin_query', /reads the input "goal", which this SOP does not declare/);
   });
 
   it('variables the engine does not give a template are errors; those it gives pass', () => {
-    const file = write('vars.sop.json', base({
-      templates: {
-        code_result: 'Ran: {{stdout}} for {{inputs.topic}}', // executor results see only their own values
-        judge_user: '{{#each history}}{{name}}: {{content}} ({{../state.name}}){{/each}} {{#each keys as |k|}}{{k.key}}{{/each}} {{@root.inputs.topic}}',
-      },
-    }, { components: { R: { task: '{{memory.plan}} {{task_board.text}}' } } }));
+    const file = write(
+      'vars.sop.json',
+      base(
+        {
+          templates: {
+            code_result: 'Ran: {{stdout}} for {{inputs.topic}}', // executor results see only their own values
+            judge_user:
+              '{{#each history}}{{name}}: {{content}} ({{../state.name}}){{/each}} {{#each keys as |k|}}{{k.key}}{{/each}} {{@root.inputs.topic}}',
+          },
+        },
+        { components: { R: { task: '{{memory.plan}} {{task_board.text}}' } } },
+      ),
+    );
     const r = refused(file, '/templates/code_result', /"inputs" is not a variable of this template \(it has: refused, reply, language/);
     expect(r.stderr).not.toContain('/templates/judge_user');
     expect(r.stderr).toMatch(/\/states\/s\/components\/R\/task: \{\{memory\.plan\}\}: memory file "plan" is not declared/);
@@ -109,9 +136,15 @@ describe('sop validate compiles every template', () => {
   });
 
   it('controller prompts are templates: checked by validate and rendered in the run', async () => {
-    const bad = write('judge.sop.json', base({}, { controller: { judge: { system_prompt: 'Judge the talk on {{inputs.topc}}.' } }, next_states: { '0': 's', '1': 'end' } }));
+    const bad = write(
+      'judge.sop.json',
+      base({}, { controller: { judge: { system_prompt: 'Judge the talk on {{inputs.topc}}.' } }, next_states: { '0': 's', '1': 'end' } }),
+    );
     refused(bad, '/states/s/controller/judge/system_prompt', /input "topc" is not declared/);
-    const doc = base({}, { controller: { judge: { system_prompt: 'Judge the talk on {{inputs.topic}}.' } }, next_states: { '0': 's', '1': 'end' } });
+    const doc = base(
+      {},
+      { controller: { judge: { system_prompt: 'Judge the talk on {{inputs.topic}}.' } }, next_states: { '0': 's', '1': 'end' } },
+    );
     const llm = new ScriptedLlm({ judge: ['<end>1</end>'] });
     const result = await new Run({ sop: validateSopDocument(doc, 'j.sop.json').sop, file: 'j.sop.json', llm, maxTurns: 3 }).run();
     expect(result.status).toBe('finished');
@@ -121,7 +154,10 @@ describe('sop validate compiles every template', () => {
   it('every prompts/*.hbs passes the check against the variables the engine gives it', () => {
     for (const name of TEMPLATE_NAMES) {
       const source = readFileSync(join(ROOT, 'prompts', `${name}.hbs`), 'utf8');
-      expect([name, checkTemplate(source, { roots: new Set(TEMPLATE_VARIABLES[name]), inputs: new Set(), memory: new Set() })]).toEqual([name, []]);
+      expect([name, checkTemplate(source, { roots: new Set(TEMPLATE_VARIABLES[name]), inputs: new Set(), memory: new Set() })]).toEqual([
+        name,
+        [],
+      ]);
     }
   });
 
@@ -140,7 +176,12 @@ describe('sop validate compiles every template', () => {
       expect(problems.map((p) => p.message).join('\n'), source).toMatch(message);
     }
     // What the engine's own templates do is fine: block params, @index, ../, (eq ...), lookup.
-    expect(checkTemplate('{{#each items as |it i|}}{{inc @index}}{{it.x}}{{#if (eq ../kind "a")}}{{lookup it "y"}}{{/if}}{{/each}}{{join items ", "}}', { roots: new Set(['items', 'kind']) })).toEqual([]);
+    expect(
+      checkTemplate(
+        '{{#each items as |it i|}}{{inc @index}}{{it.x}}{{#if (eq ../kind "a")}}{{lookup it "y"}}{{/if}}{{/each}}{{join items ", "}}',
+        { roots: new Set(['items', 'kind']) },
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -175,7 +216,10 @@ describe('template bombs', () => {
     expect(performance.now() - t0).toBeLessThan(10_000);
     const deep = write('deep.sop.json', base({}, { components: { R: { task: bomb(20, 1) } } }));
     refused(deep, '/states/s/components/R/task', /partials nested 21 deep \(at most 16\)/);
-    const rec = write('recursive.sop.json', base({}, { components: { R: { task: '{{#*inline "a"}}{{> b}}{{/inline}}{{#*inline "b"}}{{> a}}{{/inline}}{{> a}}' } } }));
+    const rec = write(
+      'recursive.sop.json',
+      base({}, { components: { R: { task: '{{#*inline "a"}}{{> b}}{{/inline}}{{#*inline "b"}}{{> a}}{{/inline}}{{> a}}' } } }),
+    );
     refused(rec, '/states/s/components/R/task', /partial "a" calls itself \(a -> b -> a\)/);
   });
 
@@ -185,9 +229,17 @@ describe('template bombs', () => {
       [bomb(30, 2), { inputs: { topic: 'x' } }, /partials nested more than 16 deep/],
       ['{{#*inline "a"}}{{> a}}{{/inline}}{{#if go}}{{> a}}{{/if}}', { go: true }, /partials nested more than 16 deep/],
       // Loops in loops over data: 40^4 iterations.
-      ['{{#each l}}{{#each ../l}}{{#each ../../l}}{{#each ../../../l}}.{{/each}}{{/each}}{{/each}}{{/each}}', { l: Array.from({ length: 40 }, (_, i) => ({ i })) }, /more than 200,000 loop iterations/],
+      [
+        '{{#each l}}{{#each ../l}}{{#each ../../l}}{{#each ../../../l}}.{{/each}}{{/each}}{{/each}}{{/each}}',
+        { l: Array.from({ length: 40 }, (_, i) => ({ i })) },
+        /more than 200,000 loop iterations/,
+      ],
       // Few steps, big text: a partial of 1 MB called 100 times.
-      [`{{#*inline "big"}}${'y'.repeat(1_000_000)}{{/inline}}{{#*inline "x"}}${'{{> big}}'.repeat(100)}{{/inline}}{{#if go}}{{> x}}{{/if}}`, { go: true }, /grows past 16,000,000 characters/],
+      [
+        `{{#*inline "big"}}${'y'.repeat(1_000_000)}{{/inline}}{{#*inline "x"}}${'{{> big}}'.repeat(100)}{{/inline}}{{#if go}}{{> x}}{{/if}}`,
+        { go: true },
+        /grows past 16,000,000 characters/,
+      ],
     ];
     for (const [source, context, message] of cases) {
       const t0 = performance.now();
@@ -214,24 +266,45 @@ describe('template bombs', () => {
 
 describe('validate catches what run refuses at start-up', () => {
   it('a sub-flow file that is missing or not a SOP', () => {
-    const sub = (file: string) => base({}, {
-      commands: { helper: { executor: 'sop', settings: { file } }, done: { executor: 'finish' } },
-      next_states: { '1': 'end' },
-    });
+    const sub = (file: string) =>
+      base(
+        {},
+        {
+          commands: { helper: { executor: 'sop', settings: { file } }, done: { executor: 'finish' } },
+          next_states: { '1': 'end' },
+        },
+      );
     writeFileSync(join(dir, 'notes.txt'), 'not a SOP\n');
-    refused(write('sub-missing.sop.json', sub('missing.sop.json')), '/states/s/commands/helper/settings', /missing\.sop\.json: \/: file not found/);
+    refused(
+      write('sub-missing.sop.json', sub('missing.sop.json')),
+      '/states/s/commands/helper/settings',
+      /missing\.sop\.json: \/: file not found/,
+    );
     refused(write('sub-notes.sop.json', sub('notes.txt')), '/states/s/commands/helper/settings', /notes\.txt/);
     // A sub-flow that loads but whose own sub-flow is missing: reported at the caller's command.
     write('middle.sop.json', sub('missing.sop.json'));
-    refused(write('sub-deep.sop.json', sub('middle.sop.json')), '/states/s/commands/helper/settings/file', /sub-flow middle\.sop\.json: \/states\/s\/commands\/helper\/settings: .*file not found/);
+    refused(
+      write('sub-deep.sop.json', sub('middle.sop.json')),
+      '/states/s/commands/helper/settings/file',
+      /sub-flow middle\.sop\.json: \/states\/s\/commands\/helper\/settings: .*file not found/,
+    );
   });
 
   it('args naming an argument the command does not have (known only from the sub-flow file)', () => {
     write('child.sop.json', base({ inputs: { goal: { required: true } } }, { components: { R: { task: 'Do {{inputs.goal}}.' } } }));
-    const file = write('args.sop.json', base({}, {
-      commands: { child: { executor: 'sop', settings: { file: 'child.sop.json' }, args: { gaol: 'The goal.' } }, done: { executor: 'finish' } },
-      next_states: { '1': 'end' },
-    }));
+    const file = write(
+      'args.sop.json',
+      base(
+        {},
+        {
+          commands: {
+            child: { executor: 'sop', settings: { file: 'child.sop.json' }, args: { gaol: 'The goal.' } },
+            done: { executor: 'finish' },
+          },
+          next_states: { '1': 'end' },
+        },
+      ),
+    );
     refused(file, '/states/s/commands/child/args/gaol', /"gaol" is not an argument of this command \(arguments: goal\)/);
   });
 
@@ -242,7 +315,10 @@ describe('validate catches what run refuses at start-up', () => {
   });
 
   it('agents-v1: a knowledge base file that is missing', () => {
-    const file = write('knowledge.sop.json', base({ agents_v1: {} }, { components: { R: { task: 'Help.', knowledge: { path: 'kb/missing.json' } } } }));
+    const file = write(
+      'knowledge.sop.json',
+      base({ agents_v1: {} }, { components: { R: { task: 'Help.', knowledge: { path: 'kb/missing.json' } } } }),
+    );
     refused(file, '/states/s/components/R/knowledge/path', /knowledge file kb\/missing\.json not found/);
   });
 
@@ -254,15 +330,27 @@ describe('validate catches what run refuses at start-up', () => {
 
 // --- fuzz: validate and run agree ---
 
-interface Outcome { accepted: boolean; startup?: string; llmCalls: number; status?: string; error?: string }
+interface Outcome {
+  accepted: boolean;
+  startup?: string;
+  llmCalls: number;
+  status?: string;
+  error?: string;
+}
 
 async function quietly<T>(fn: () => Promise<T>): Promise<{ value?: T; thrown?: unknown; stdout: string; stderr: string }> {
   const out = process.stdout.write.bind(process.stdout);
   const err = process.stderr.write.bind(process.stderr);
   let stdout = '';
   let stderr = '';
-  process.stdout.write = ((s: string) => { stdout += s; return true; }) as typeof process.stdout.write;
-  process.stderr.write = ((s: string) => { stderr += s; return true; }) as typeof process.stderr.write;
+  process.stdout.write = ((s: string) => {
+    stdout += s;
+    return true;
+  }) as typeof process.stdout.write;
+  process.stderr.write = ((s: string) => {
+    stderr += s;
+    return true;
+  }) as typeof process.stderr.write;
   try {
     return { value: await fn(), stdout, stderr };
   } catch (thrown) {
@@ -302,28 +390,49 @@ describe('fuzz: every SOP validate accepts gets past run start-up', () => {
       const v = await quietly(async () => validateCommand([file], { quiet: true }));
       const outcome: Outcome = { accepted: v.value === 0, llmCalls: 0 };
       if (v.thrown) disagreements.push(`${what}: validate threw ${(v.thrown as Error).message}`);
-      if (!outcome.accepted) { counts.rejected++; continue; }
+      if (!outcome.accepted) {
+        counts.rejected++;
+        continue;
+      }
       counts.accepted++;
       let doc: { inputs?: Record<string, unknown>; agents?: Record<string, { human?: boolean }> } = {};
-      try { doc = JSON.parse(text); } catch { /* validate accepted it, so it parses */ }
+      try {
+        doc = JSON.parse(text);
+      } catch {
+        /* validate accepted it, so it parses */
+      }
       const humans = Object.values(doc.agents ?? {}).some((a) => a.human);
-      const r = await quietly(() => runCommand({
-        file, llm: 'mock', maxTurns: 3, out: join(fuzzDir, 'runs'), json: true, quiet: true,
-        inputs: Object.keys(doc.inputs ?? {}).map((n) => `${n}=fuzz value`), ...(humans ? { answers } : {}),
-      }));
-      const events = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { type: string; status?: string; error?: string });
+      const r = await quietly(() =>
+        runCommand({
+          file,
+          llm: 'mock',
+          maxTurns: 3,
+          out: join(fuzzDir, 'runs'),
+          json: true,
+          quiet: true,
+          inputs: Object.keys(doc.inputs ?? {}).map((n) => `${n}=fuzz value`),
+          ...(humans ? { answers } : {}),
+        }),
+      );
+      const events = r.stdout
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { type: string; status?: string; error?: string });
       outcome.llmCalls = events.filter((e) => e.type === 'llm_call').length;
       const finished = events.find((e) => e.type === 'run_finished');
       outcome.status = finished?.status;
       outcome.error = finished?.error ?? (r.thrown ? (r.thrown as Error).message : undefined);
       if (r.thrown || (finished?.status === 'failed' && outcome.llmCalls === 0)) {
-        disagreements.push(`m${i} (${src.replace(ROOT, '')}: ${what}): validate accepted it, run refused it at start-up: ${String(outcome.error).slice(0, 300)}`);
+        disagreements.push(
+          `m${i} (${src.replace(ROOT, '')}: ${what}): validate accepted it, run refused it at start-up: ${String(outcome.error).slice(0, 300)}`,
+        );
         continue;
       }
       counts.agreed++;
       if (finished?.status === 'failed') {
         counts.failedLater++;
-        if (/Parse error|Missing helper|partial|is not closed|not declared/.test(outcome.error ?? '')) laterStatic.push(`m${i} (${what}): ${outcome.error}`);
+        if (/Parse error|Missing helper|partial|is not closed|not declared/.test(outcome.error ?? ''))
+          laterStatic.push(`m${i} (${what}): ${outcome.error}`);
       }
     }
     expect(counts.accepted).toBeGreaterThan(30);

@@ -25,7 +25,11 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function sop(args: string[]) {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: dir, encoding: 'utf8', env: { ...process.env, SOP_DEBUG: '', SOP_CACHE_DIR: join(dir, 'cache') } });
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, SOP_DEBUG: '', SOP_CACHE_DIR: join(dir, 'cache') },
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -40,7 +44,9 @@ interface Case {
 
 const CASES: Case[] = [
   {
-    path: 'Multi_Agent/debate/config.json', users: false, ends: 'finish',
+    path: 'Multi_Agent/debate/config.json',
+    users: false,
+    ends: 'finish',
     warnings: [
       ['/environment_type', /"competive" is read as "competitive"/],
       ['/config/ACTIVE_MODE', /concise mode ON/],
@@ -51,7 +57,9 @@ const CASES: Case[] = [
     ],
   },
   {
-    path: 'Multi_Agent/software_company/config.json', users: false, ends: 'finish',
+    path: 'Multi_Agent/software_company/config.json',
+    users: false,
+    ends: 'finish',
     warnings: [
       ['/states/debug_state/agent_states/Coder', /not in "roles", so it never speaks/],
       ['/states/debug_state/agent_states/Coder/CodeComponent', /run's workspace/],
@@ -60,14 +68,18 @@ const CASES: Case[] = [
     ],
   },
   {
-    path: 'Single_Agent/chat_bot/config.json', users: true, ends: 'max_turns',
+    path: 'Single_Agent/chat_bot/config.json',
+    users: true,
+    ends: 'max_turns',
     warnings: [
       ['/states/Response_state/agent_states/Yang bufan/demonstration', /misspelt component "demonstration"/],
       ['/relations', /never ends by itself/],
     ],
   },
   {
-    path: 'Single_Agent/chat_bot/flight_example_config.json', users: true, ends: 'max_turns',
+    path: 'Single_Agent/chat_bot/flight_example_config.json',
+    users: true,
+    ends: 'max_turns',
     warnings: [
       ['/states/Response_state/agent_states/Yang bufan/FlightComponent', /tool slot "flight_search".*network service and an API key/],
       ['/states/Response_state/agent_states/Yang bufan/FlightComponent/api', /never copied/],
@@ -76,7 +88,9 @@ const CASES: Case[] = [
     ],
   },
   {
-    path: 'Single_Agent/customer_service/customer_knowledge.json', users: true, ends: 'max_turns',
+    path: 'Single_Agent/customer_service/customer_knowledge.json',
+    users: true,
+    ends: 'max_turns',
     warnings: [
       ['/states/response_state/agent_states/customer service personnel/KnowledgeBaseComponent/knowledge_path', /re-embedded/],
       ['/temperature', /never used/],
@@ -85,7 +99,9 @@ const CASES: Case[] = [
     ],
   },
   {
-    path: 'Single_Agent/customer_service/customer_websearch.json', users: true, ends: 'max_turns',
+    path: 'Single_Agent/customer_service/customer_websearch.json',
+    users: true,
+    ends: 'max_turns',
     warnings: [
       ['/states/response_state/agent_states/customer service personnel/WebSearchComponent/engine_name', /placeholder/],
       ['/states/response_state/agent_states/customer service personnel/WebSearchComponent', /tool slot "web_search"/],
@@ -94,9 +110,14 @@ const CASES: Case[] = [
     ],
   },
   {
-    path: 'Single_Agent/oculist_agent/config.json', users: true, ends: 'finish',
+    path: 'Single_Agent/oculist_agent/config.json',
+    users: true,
+    ends: 'finish',
     warnings: [
-      ['/states/knowledge_response/agent_states/Oculist/KnowledgeBaseComponent/knowledge_path', /1536 dimensions but Embed_Model "intfloat\/multilingual-e5-large" makes 1024/],
+      [
+        '/states/knowledge_response/agent_states/Oculist/KnowledgeBaseComponent/knowledge_path',
+        /1536 dimensions but Embed_Model "intfloat\/multilingual-e5-large" makes 1024/,
+      ],
       ['/config/Embed_Model', /not carried/],
       ['/states/end_state', /finish state.*never run/],
       ['/relations/end_state', /never taken/],
@@ -105,7 +126,9 @@ const CASES: Case[] = [
     ],
   },
   {
-    path: 'Single_Agent/shopping_assistant/config.json', users: true, ends: 'finish',
+    path: 'Single_Agent/shopping_assistant/config.json',
+    users: true,
+    ends: 'finish',
     warnings: [
       ['/config/SHOPPING_SEARCH', /placeholder/],
       ['/states/shopping_state/agent_states/Shopping assistant/CategoryRequirementsComponent', /tool slot "product_search"/],
@@ -117,7 +140,9 @@ const CASES: Case[] = [
 
 describe('the Agents 1.0 conformance configs', () => {
   it('covers every config of the corpus', () => {
-    const listed = spawnSync('find', [CONFORMANCE, '-name', '*.json'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)
+    const listed = spawnSync('find', [CONFORMANCE, '-name', '*.json'], { encoding: 'utf8' })
+      .stdout.split('\n')
+      .filter(Boolean)
       .filter((f) => /"agent_states"/.test(readFileSync(f, 'utf8')));
     expect(listed.map((f) => f.slice(CONFORMANCE.length + 1)).sort()).toEqual(CASES.map((c) => c.path).sort());
   });
@@ -144,43 +169,88 @@ describe('the Agents 1.0 conformance configs', () => {
         expect(reloaded.agents_v1?.name_stripping).toBe('agents-v1');
       });
 
-      it(`runs offline from the original config with the mock LLM${c.users ? ' and answers' : ''} to ${c.ends === 'finish' ? 'its finish state' : '--max-turns 40'}`, async () => {
-        const { sop: loaded } = loadSopFile(file); // an Agents 1.0 config is recognised and imported
-        const res = await new Run({
-          sop: loaded, file, llm: new MockProvider(), maxTurns: 40,
-          ...(c.users ? { human: new ListHuman(ANSWERS) } : {}),
-          agentsV1: { workspace: join(dir, 'ws'), knowledgeCacheDir: join(dir, 'cache') },
-        }).run();
-        expect(res.error?.message).toBeUndefined();
-        if (c.ends === 'finish') expect([res.status, res.finalState]).toEqual(['finished', 'end_state']);
-        else expect([res.status, res.turns]).toEqual(['max_turns', 40]);
-      }, CLI_TIMEOUT);
+      it(
+        `runs offline from the original config with the mock LLM${c.users ? ' and answers' : ''} to ${c.ends === 'finish' ? 'its finish state' : '--max-turns 40'}`,
+        async () => {
+          const { sop: loaded } = loadSopFile(file); // an Agents 1.0 config is recognised and imported
+          const res = await new Run({
+            sop: loaded,
+            file,
+            llm: new MockProvider(),
+            maxTurns: 40,
+            ...(c.users ? { human: new ListHuman(ANSWERS) } : {}),
+            agentsV1: { workspace: join(dir, 'ws'), knowledgeCacheDir: join(dir, 'cache') },
+          }).run();
+          expect(res.error?.message).toBeUndefined();
+          if (c.ends === 'finish') expect([res.status, res.finalState]).toEqual(['finished', 'end_state']);
+          else expect([res.status, res.turns]).toEqual(['max_turns', 40]);
+        },
+        CLI_TIMEOUT,
+      );
     });
   }
 
-  it('sop import writes a SOP file that sop validate accepts and sop run runs (the CLI, end to end)', () => {
-    const out = join(dir, 'customer.sop.json');
-    const imported = sop(['import', join(CONFORMANCE, 'Single_Agent/customer_service/customer_knowledge.json'), '-o', out]);
-    expect(imported.code, imported.stderr).toBe(0);
-    expect(imported.stderr).toMatch(/customer_knowledge\.json:\d+:\d+: \/config\/API_KEY: warning: API keys are never copied/);
-    expect(JSON.parse(readFileSync(out, 'utf8')).$schema).toMatch(/schemas\/sop\.schema\.json$/);
-    const validated = sop(['validate', out]);
-    expect(validated.code, validated.stderr).toBe(0);
-    const run = sop(['run', out, '--llm', 'mock', '--max-turns', '5', '--quiet', '--answers', 'answers.json', '--out', join(dir, 'runs')]);
-    expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/Stopped after --max-turns 5 turns/);
-  }, CLI_TIMEOUT);
+  it(
+    'sop import writes a SOP file that sop validate accepts and sop run runs (the CLI, end to end)',
+    () => {
+      const out = join(dir, 'customer.sop.json');
+      const imported = sop(['import', join(CONFORMANCE, 'Single_Agent/customer_service/customer_knowledge.json'), '-o', out]);
+      expect(imported.code, imported.stderr).toBe(0);
+      expect(imported.stderr).toMatch(/customer_knowledge\.json:\d+:\d+: \/config\/API_KEY: warning: API keys are never copied/);
+      expect(JSON.parse(readFileSync(out, 'utf8')).$schema).toMatch(/schemas\/sop\.schema\.json$/);
+      const validated = sop(['validate', out]);
+      expect(validated.code, validated.stderr).toBe(0);
+      const run = sop([
+        'run',
+        out,
+        '--llm',
+        'mock',
+        '--max-turns',
+        '5',
+        '--quiet',
+        '--answers',
+        'answers.json',
+        '--out',
+        join(dir, 'runs'),
+      ]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toMatch(/Stopped after --max-turns 5 turns/);
+    },
+    CLI_TIMEOUT,
+  );
 
-  it('sop run takes an Agents 1.0 config directly', () => {
-    const run = sop(['run', join(CONFORMANCE, 'Single_Agent/shopping_assistant/config.json'), '--llm', 'mock', '--max-turns', '40', '--quiet', '--answers', 'answers.json', '--out', join(dir, 'runs')]);
-    expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/Finished in state "end_state"/);
-  }, CLI_TIMEOUT);
+  it(
+    'sop run takes an Agents 1.0 config directly',
+    () => {
+      const run = sop([
+        'run',
+        join(CONFORMANCE, 'Single_Agent/shopping_assistant/config.json'),
+        '--llm',
+        'mock',
+        '--max-turns',
+        '40',
+        '--quiet',
+        '--answers',
+        'answers.json',
+        '--out',
+        join(dir, 'runs'),
+      ]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toMatch(/Finished in state "end_state"/);
+    },
+    CLI_TIMEOUT,
+  );
 
-  it('a config with a human and no --answers fails before the run with instructions', () => {
-    const r = sop(['run', join(CONFORMANCE, 'Single_Agent/shopping_assistant/config.json'), '--llm', 'mock', '--out', join(dir, 'runs')]);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/Mike is played by a person \(User_Names in the Agents 1\.0 config\).*--llm mock replaces only the LLM.*--answers FILE/);
-    expect(r.stderr).not.toContain('    at ');
-  }, CLI_TIMEOUT);
+  it(
+    'a config with a human and no --answers fails before the run with instructions',
+    () => {
+      const r = sop(['run', join(CONFORMANCE, 'Single_Agent/shopping_assistant/config.json'), '--llm', 'mock', '--out', join(dir, 'runs')]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(
+        /Mike is played by a person \(User_Names in the Agents 1\.0 config\).*--llm mock replaces only the LLM.*--answers FILE/,
+      );
+      expect(r.stderr).not.toContain('    at ');
+    },
+    CLI_TIMEOUT,
+  );
 });

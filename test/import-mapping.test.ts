@@ -9,7 +9,11 @@ import { SopError } from '../src/sop/diagnostics.js';
 import { validateSopDocument } from '../src/loader/load.js';
 import { baseConfig, importConfig } from './helpers/v1.js';
 
-const warningAt = (w: { pointer: string; message: string }[], pointer: string) => w.filter((d) => d.pointer === pointer).map((d) => d.message).join('\n');
+const warningAt = (w: { pointer: string; message: string }[], pointer: string) =>
+  w
+    .filter((d) => d.pointer === pointer)
+    .map((d) => d.message)
+    .join('\n');
 const errorsOf = (doc: unknown) => {
   try {
     importAgentsV1(doc, { file: 'c.json' });
@@ -33,8 +37,21 @@ describe('sop import: mapping', () => {
     doc.config = { MAX_CHAT_HISTORY: '7', TOP_K: '2', ACTIVE_MODE: '0', User_Names: '["Cat"]', API_BASE: 'http://127.0.0.1:9/v1' };
     doc.LLM = { model: 'god-model', temperature: 0, log_path: 'logs/god' };
     doc.states.s1 = {
-      ...doc.states.s1, begin_role: 'RB', begin_query: 'Ben opens', environment_prompt: 'A {{scene}}', summary_system_prompt: 'Summarise tightly.',
-      controller: { controller_type: 'rule', max_chat_nums: 9, judge_system_prompt: 'Judge well.', judge_last_prompt: 'Say <end>0</end> or <end>1</end>.', judge_extract_words: 'end', call_system_prompt: 'Choose.', call_last_prompt: 'Now choose.', call_extract_words: 'pick' },
+      ...doc.states.s1,
+      begin_role: 'RB',
+      begin_query: 'Ben opens',
+      environment_prompt: 'A {{scene}}',
+      summary_system_prompt: 'Summarise tightly.',
+      controller: {
+        controller_type: 'rule',
+        max_chat_nums: 9,
+        judge_system_prompt: 'Judge well.',
+        judge_last_prompt: 'Say <end>0</end> or <end>1</end>.',
+        judge_extract_words: 'end',
+        call_system_prompt: 'Choose.',
+        call_last_prompt: 'Now choose.',
+        call_extract_words: 'pick',
+      },
     };
     const { sop } = importConfig(doc);
     expect(sop.environment).toEqual({ type: 'competitive', max_chat_history: 7, top_k: 2 });
@@ -44,9 +61,16 @@ describe('sop import: mapping', () => {
     expect(sop.states.end_state).toEqual({ final: true });
     const s1 = sop.states.s1!;
     expect(s1.next_states).toEqual({ 0: 's1', 1: 'end_state' });
-    expect(s1).toMatchObject({ begin_role: 'RB', begin_query: 'Ben opens', environment_prompt: 'A \\{{scene}}', summary: { system_prompt: 'Summarise tightly.' } });
+    expect(s1).toMatchObject({
+      begin_role: 'RB',
+      begin_query: 'Ben opens',
+      environment_prompt: 'A \\{{scene}}',
+      summary: { system_prompt: 'Summarise tightly.' },
+    });
     expect(s1.controller).toEqual({
-      type: 'rule', max_turns: 9, llm: { model: 'god-model', temperature: 0 },
+      type: 'rule',
+      max_turns: 9,
+      llm: { model: 'god-model', temperature: 0 },
       judge: { system_prompt: 'Judge well.', last_prompt: 'Say <end>0</end> or <end>1</end>.' },
       speaker: { system_prompt: 'Choose.', last_prompt: 'Now choose.', extract_word: 'pick' },
     });
@@ -58,17 +82,27 @@ describe('sop import: mapping', () => {
     writeFileSync(join(dir, 'kb.json'), JSON.stringify({ 0: { q: 'q?', a: 'a.', chunk: 'c', emb: [0.1, 0.2] } }));
     const doc = baseConfig();
     doc.states.s1.agent_states.RA = {
-      LLM_type: 'OpenAI', LLM: { model: 'role-model', temperature: 0.5 },
-      last: { last_prompt: 'L' }, task: { task: 'T' }, ExtractComponent: { extract_words: ['plan'], system_prompt: 'S', last_prompt: '' },
-      CustomizeComponent: { template: 'Use {plan}', keywords: ['plan'] }, KnowledgeBaseComponent: { type: 'QA', top_k: 2, knowledge_path: 'kb.json' },
-      CodeComponent: { file_name: '../evil/game.py', keyword: 'code' }, cot: { demonstrations: ['one', 'two'] }, output: { output: 'reply' }, system: { system_prompt: 'SYS' },
+      LLM_type: 'OpenAI',
+      LLM: { model: 'role-model', temperature: 0.5 },
+      last: { last_prompt: 'L' },
+      task: { task: 'T' },
+      ExtractComponent: { extract_words: ['plan'], system_prompt: 'S', last_prompt: '' },
+      CustomizeComponent: { template: 'Use {plan}', keywords: ['plan'] },
+      KnowledgeBaseComponent: { type: 'QA', top_k: 2, knowledge_path: 'kb.json' },
+      CodeComponent: { file_name: '../evil/game.py', keyword: 'code' },
+      cot: { demonstrations: ['one', 'two'] },
+      output: { output: 'reply' },
+      system: { system_prompt: 'SYS' },
     };
     const { sop, warnings } = importAgentsV1(doc, { file: join(dir, 'config.json'), outFile: join(dir, 'out', 'x.sop.json') });
     const ra = sop.states.s1!.components!.RA!;
     expect(Object.keys(ra)).toEqual(['last', 'task', 'extract', 'customize', 'knowledge', 'code', 'cot', 'output', 'system', 'llm']);
     expect(ra).toMatchObject({
-      extract: { words: ['plan'], system_prompt: 'S' }, customize: { template: 'Use {plan}', keywords: ['plan'] },
-      knowledge: { path: '../kb.json', mode: 'qa', top_k: 2 }, code: { file: 'game.py', keyword: 'code' }, llm: { model: 'role-model', temperature: 0.5 },
+      extract: { words: ['plan'], system_prompt: 'S' },
+      customize: { template: 'Use {plan}', keywords: ['plan'] },
+      knowledge: { path: '../kb.json', mode: 'qa', top_k: 2 },
+      code: { file: 'game.py', keyword: 'code' },
+      llm: { model: 'role-model', temperature: 0.5 },
     });
     expect(warningAt(warnings, '/states/s1/agent_states/RA/CodeComponent/file_name')).toMatch(/inside the run's workspace/);
   });
@@ -85,7 +119,9 @@ describe('sop import: mapping', () => {
     expect(warningAt(warnings, '/config/API_KEY')).toMatch(/OPENAI_API_KEY/);
     expect(warningAt(warnings, '/config/PROXY')).toMatch(/HTTPS_PROXY/);
     expect(sop.states.s1!.components!.RA!.tools).toEqual([{ name: 'flight_search', needs: expect.stringContaining('Amadeus') }]);
-    expect(sop.states.s1!.components!.RB!.tools).toEqual([{ name: 'web_search', needs: expect.any(String), settings: { engine: 'google' } }]);
+    expect(sop.states.s1!.components!.RB!.tools).toEqual([
+      { name: 'web_search', needs: expect.any(String), settings: { engine: 'google' } },
+    ]);
   });
 
   it('reports keys it cannot carry and problems it finds, at their key paths', () => {
@@ -110,11 +146,13 @@ describe('sop import: mapping', () => {
   // Issue 12: every component kind now runs in native SOPs too (src/agent/pipeline.ts), so the
   // warning this test used to expect for a SOP without agents_v1 is gone.
   it('does not warn about component kinds, with or without agents_v1 (every kind runs in both)', () => {
-    const { sop } = importConfig((() => {
-      const d = baseConfig();
-      d.states.s1.agent_states.RA.CodeComponent = { file_name: 'x.py', keyword: 'code' };
-      return d;
-    })());
+    const { sop } = importConfig(
+      (() => {
+        const d = baseConfig();
+        d.states.s1.agent_states.RA.CodeComponent = { file_name: 'x.py', keyword: 'code' };
+        return d;
+      })(),
+    );
     expect(validateSopDocument(sop, 'x.sop.json').warnings.filter((w) => /only in SOPs with "agents_v1"/.test(w.message))).toEqual([]);
     const { agents_v1: _, ...native } = sop;
     const warnings = validateSopDocument(native, 'x.sop.json').warnings;
@@ -128,7 +166,13 @@ describe('sop import: mapping', () => {
     bad.agents.Ann.roles.ghost = 'RA';
     bad.agents.Ben.roles.s1 = 'RZ';
     const errors = errorsOf(bad);
-    expect(errors.map((e) => e.pointer).sort()).toEqual(['/agents/Ann/roles/ghost', '/agents/Ben/roles/s1', '/relations/s1/1', '/relations/s1/x', '/states/s1/controller/controller_type']);
+    expect(errors.map((e) => e.pointer).sort()).toEqual([
+      '/agents/Ann/roles/ghost',
+      '/agents/Ben/roles/s1',
+      '/relations/s1/1',
+      '/relations/s1/x',
+      '/states/s1/controller/controller_type',
+    ]);
     expect(errorsOf({ ...baseConfig(), root: 'missing' }).map((e) => e.pointer)).toEqual(['/root']);
   });
 });

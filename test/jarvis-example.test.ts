@@ -17,25 +17,52 @@ import { tempDir } from './helpers/executor-context.js';
 const ROOT = join(import.meta.dirname, '..');
 const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 const EXAMPLE = join(ROOT, 'examples', 'jarvis');
-const GOAL = 'Compute summary statistics (count, mean, min, max) of the numeric columns of examples/jarvis/sales.csv and write them to report.md.';
+const GOAL =
+  'Compute summary statistics (count, mean, min, max) of the numeric columns of examples/jarvis/sales.csv and write them to report.md.';
 
-interface Outcome { code: number | null; stderr: string; dir: string; events: any[] }
+interface Outcome {
+  code: number | null;
+  stderr: string;
+  dir: string;
+  events: any[];
+}
 
 function runExample(extra: string[] = []): Outcome {
   const out = tempDir('sop-jarvis-');
-  const r = spawnSync(process.execPath, [
-    CLI, 'run', 'sops/jarvis.sop.json', '--goal', GOAL,
-    '--llm', 'replay:examples/jarvis/jarvis.cassette.json', '--answers', 'examples/jarvis/answers.txt', '--auto-run',
-    '--out', out, '--json', ...extra,
-  ], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, SOP_DEBUG: '' }, timeout: 120_000 });
+  const r = spawnSync(
+    process.execPath,
+    [
+      CLI,
+      'run',
+      'sops/jarvis.sop.json',
+      '--goal',
+      GOAL,
+      '--llm',
+      'replay:examples/jarvis/jarvis.cassette.json',
+      '--answers',
+      'examples/jarvis/answers.txt',
+      '--auto-run',
+      '--out',
+      out,
+      '--json',
+      ...extra,
+    ],
+    { cwd: ROOT, encoding: 'utf8', env: { ...process.env, SOP_DEBUG: '' }, timeout: 120_000 },
+  );
   const runs = readdirSync(out);
-  const events = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const events = r.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
   return { code: r.status, stderr: r.stderr, dir: join(out, runs[0] ?? 'missing'), events };
 }
 
 /** Expected table rows, computed here from the CSV, independently of the example's code. */
 function expectedRows(): string[] {
-  const [header, ...rows] = readFileSync(join(EXAMPLE, 'sales.csv'), 'utf8').trim().split('\n').map((l) => l.split(','));
+  const [header, ...rows] = readFileSync(join(EXAMPLE, 'sales.csv'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => l.split(','));
   const out: string[] = [];
   header!.forEach((column, i) => {
     const values = rows.map((r) => Number(r[i]));
@@ -76,8 +103,12 @@ describe('examples/jarvis', () => {
 
   it('leaves the function in the code library, saved by ExtendLibrary after its tests passed', () => {
     expect(readFileSync(join(run.dir, 'workspace', 'library.py'), 'utf8')).toMatch(/^def summarize_csv\(path: str\) -> dict:/);
-    expect(readFileSync(join(run.dir, 'memory', 'code_library.md'), 'utf8')).toMatch(/^def summarize_csv\(path: str\) -> dict:\n {4}"""Summary statistics/);
-    const saved = run.events.map((e) => flatten(e)).filter(([, e]) => e.type === 'executor_result' && ['test_code', 'save_code'].includes(e.command));
+    expect(readFileSync(join(run.dir, 'memory', 'code_library.md'), 'utf8')).toMatch(
+      /^def summarize_csv\(path: str\) -> dict:\n {4}"""Summary statistics/,
+    );
+    const saved = run.events
+      .map((e) => flatten(e))
+      .filter(([, e]) => e.type === 'executor_result' && ['test_code', 'save_code'].includes(e.command));
     expect(saved.map(([flow, e]) => [flow, e.command, e.ok])).toEqual([
       ['Coder-1/extend_library-1', 'test_code', true],
       ['Coder-1/extend_library-1', 'save_code', true],
@@ -87,13 +118,20 @@ describe('examples/jarvis', () => {
 
   it('marks every step of every plan done, and keeps logs', () => {
     for (const plan of ['plan.md', 'Coder-1/plan.md', 'Coder-1/extend_library-1/plan.md']) {
-      const steps = readFileSync(join(run.dir, 'memory', plan), 'utf8').trim().split('\n').filter((l) => /^\d+\./.test(l));
+      const steps = readFileSync(join(run.dir, 'memory', plan), 'utf8')
+        .trim()
+        .split('\n')
+        .filter((l) => /^\d+\./.test(l));
       expect(steps.length).toBeGreaterThan(0);
       for (const step of steps) expect(step).toMatch(/^\d+\. \[done\] /);
     }
-    const logs = readFileSync(join(run.dir, 'memory', 'logs.md'), 'utf8').trim().split('\n');
+    const logs = readFileSync(join(run.dir, 'memory', 'logs.md'), 'utf8')
+      .trim()
+      .split('\n');
     expect(logs).toHaveLength(7);
-    expect(logs[1]).toBe('- [turn 2] Coder: Coder-1 finished: summary statistics of sales.csv written to report.md using summarize_csv from the code library');
+    expect(logs[1]).toBe(
+      '- [turn 2] Coder: Coder-1 finished: summary statistics of sales.csv written to report.md using summarize_csv from the code library',
+    );
   });
 
   it('gives a final answer that names the report', () => {
@@ -128,8 +166,13 @@ describe('examples/jarvis, interrupted and resumed', () => {
       }
     };
     const run = new Run({
-      sop: loadSopFile(file).sop, file, llm: new ReplayProvider(cassette), human: new AnswersFileInput(answersFile),
-      inputs: { goal: GOAL }, stream: false, listeners: [folder.onEvent, crash],
+      sop: loadSopFile(file).sop,
+      file,
+      llm: new ReplayProvider(cassette),
+      human: new AnswersFileInput(answersFile),
+      inputs: { goal: GOAL },
+      stream: false,
+      listeners: [folder.onEvent, crash],
       launch: { llm: `replay:${cassette}`, answers: answersFile, auto_run: true },
       actions: { runDir: folder.dir, workspace: folder.path('workspace'), autoRun: true, launchDir: ROOT },
     });

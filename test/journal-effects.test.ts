@@ -7,7 +7,12 @@ import type { RunEvent } from '../src/runtime/events.js';
 
 function record() {
   const events: RunEvent[] = [];
-  return { events, emit: (e: RunEvent) => { events.push(e); } };
+  return {
+    events,
+    emit: (e: RunEvent) => {
+      events.push(e);
+    },
+  };
 }
 
 describe('effect ledger', () => {
@@ -28,14 +33,32 @@ describe('effect ledger', () => {
     const journal: RunEvent[] = [
       { type: 'effect_started', key: '5.0', kind: 'code', label: 'run@work', turn: 5 },
       { type: 'effect_finished', key: '5.0', kind: 'code', label: 'run@work', turn: 5, result: { exit: 0, out: 'done' } },
-      { type: 'llm_call', purpose: 'agent', state: 'work', agent: 'A', turn: 6, model: 'm', usage: { promptTokens: 1, completionTokens: 2 }, ms: 1, prompt_chars: 3, reply: 'hello', effect: '5.1' },
+      {
+        type: 'llm_call',
+        purpose: 'agent',
+        state: 'work',
+        agent: 'A',
+        turn: 6,
+        model: 'm',
+        usage: { promptTokens: 1, completionTokens: 2 },
+        ms: 1,
+        prompt_chars: 3,
+        reply: 'hello',
+        effect: '5.1',
+      },
     ];
     const { events, emit } = record();
     const ledger = new EffectLedger(emit, () => 5, indexEffects(journal));
     ledger.reset(5);
     let ran = 0;
-    const code = await ledger.perform({ kind: 'code', label: 'run@work', marksStart: true, rerunNeedsApproval: true }, async () => { ran++; return { exit: 1 }; });
-    const llm = await ledger.perform({ kind: 'llm', label: llmEffectLabel('agent', 'work', 'A'), journalsResult: false }, async () => { ran++; return { content: 'new', usage: { promptTokens: 0, completionTokens: 0 } }; });
+    const code = await ledger.perform({ kind: 'code', label: 'run@work', marksStart: true, rerunNeedsApproval: true }, async () => {
+      ran++;
+      return { exit: 1 };
+    });
+    const llm = await ledger.perform({ kind: 'llm', label: llmEffectLabel('agent', 'work', 'A'), journalsResult: false }, async () => {
+      ran++;
+      return { content: 'new', usage: { promptTokens: 0, completionTokens: 0 } };
+    });
     expect(ran).toBe(0);
     expect(code).toMatchObject({ reused: true, value: { exit: 0, out: 'done' } });
     expect(llm).toMatchObject({ reused: true, value: { content: 'hello' } });
@@ -55,9 +78,17 @@ describe('effect ledger', () => {
     const journal: RunEvent[] = [{ type: 'effect_started', key: '2.0', kind: 'code', label: 'run@work', turn: 2 }];
     const spec = { kind: 'code', label: 'run@work', marksStart: true, rerunNeedsApproval: true };
     let ran = 0;
-    const fn = async () => { ran++; return 'ok'; };
+    const fn = async () => {
+      ran++;
+      return 'ok';
+    };
 
-    const refused = new EffectLedger(() => {}, () => 2, indexEffects(journal), { approve: async () => false });
+    const refused = new EffectLedger(
+      () => {},
+      () => 2,
+      indexEffects(journal),
+      { approve: async () => false },
+    );
     refused.reset(2);
     const err = await refused.perform(spec, fn).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EffectNotApprovedError);
@@ -66,7 +97,17 @@ describe('effect ledger', () => {
     expect(ran).toBe(0);
 
     const questions: string[] = [];
-    const asked = new EffectLedger(() => {}, () => 2, indexEffects(journal), { approve: async (q) => { questions.push(q); return true; } });
+    const asked = new EffectLedger(
+      () => {},
+      () => 2,
+      indexEffects(journal),
+      {
+        approve: async (q) => {
+          questions.push(q);
+          return true;
+        },
+      },
+    );
     asked.reset(2);
     expect((await asked.perform(spec, fn)).value).toBe('ok');
     expect(questions[0]).toMatch(/code "run@work" started before the run was interrupted/);
@@ -81,7 +122,11 @@ describe('effect ledger', () => {
 
   it('asks a human again (no approval needed) when the question had no recorded answer', async () => {
     const journal: RunEvent[] = [{ type: 'effect_started', key: '0.0', kind: 'human', label: 'H@s', turn: 0 }];
-    const ledger = new EffectLedger(() => {}, () => 0, indexEffects(journal));
+    const ledger = new EffectLedger(
+      () => {},
+      () => 0,
+      indexEffects(journal),
+    );
     expect((await ledger.perform({ kind: 'human', label: 'H@s', marksStart: true }, async () => 'answer')).value).toBe('answer');
   });
 });

@@ -11,7 +11,9 @@ import { JOURNAL_FILE, JournalWriter } from '../src/journal/writer.js';
 import type { RunEvent } from '../src/runtime/events.js';
 
 let dir: string;
-beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'sop-journal-')); });
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sop-journal-'));
+});
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 const warning = (message: string): RunEvent => ({ type: 'warning', message });
@@ -48,11 +50,20 @@ describe('reading a journal', () => {
 
   it('cuts the history back to the checkpoint a resume continued from', () => {
     const events: RunEvent[] = [
-      checkpoint(0), warning('t1'), checkpoint(1), warning('t2 partial'), warning('t2 more'),
-      resumed(1), warning('t2 again'), checkpoint(2), warning('t3 partial'),
-      resumed(2), warning('t3 again'), checkpoint(3),
+      checkpoint(0),
+      warning('t1'),
+      checkpoint(1),
+      warning('t2 partial'),
+      warning('t2 more'),
+      resumed(1),
+      warning('t2 again'),
+      checkpoint(2),
+      warning('t3 partial'),
+      resumed(2),
+      warning('t3 again'),
+      checkpoint(3),
     ];
-    const eff = effectiveEvents(events).map((e) => e.type === 'checkpoint' ? `cp${e.turn}` : (e as { message: string }).message);
+    const eff = effectiveEvents(events).map((e) => (e.type === 'checkpoint' ? `cp${e.turn}` : (e as { message: string }).message));
     expect(eff).toEqual(['cp0', 't1', 'cp1', 't2 again', 'cp2', 't3 again', 'cp3']);
     expect(() => effectiveEvents([checkpoint(0), resumed(4)])).toThrow(/no checkpoint at that turn/);
   });

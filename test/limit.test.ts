@@ -15,7 +15,9 @@ class GatedProvider implements LlmProvider {
     this.started.push(name);
     this.active++;
     this.maxActive = Math.max(this.maxActive, this.active);
-    return new Promise<ChatResponse>((resolve, reject) => this.open.set(name, { resolve, reject })).finally(() => { this.active--; });
+    return new Promise<ChatResponse>((resolve, reject) => this.open.set(name, { resolve, reject })).finally(() => {
+      this.active--;
+    });
   }
 
   finish(name: string): void {
@@ -30,7 +32,9 @@ class GatedProvider implements LlmProvider {
 }
 
 const request = (name: string): ChatRequest => ({
-  messages: [{ role: 'user', content: name }], model: 'm', meta: { purpose: 'agent', state: 's', turn: 1 },
+  messages: [{ role: 'user', content: name }],
+  model: 'm',
+  meta: { purpose: 'agent', state: 's', turn: 1 },
 });
 /** Let pending promise callbacks run. */
 const settle = () => new Promise((r) => setTimeout(r, 0));

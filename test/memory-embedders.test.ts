@@ -35,7 +35,9 @@ const CHATTER = [
 async function ranking(embedder: LocalEmbedder, query: string): Promise<string[]> {
   const stored = await embedder.embed(CHATTER);
   const [q] = await embedder.embedQuery([query]);
-  return CHATTER.map((text, i) => ({ text, s: cos(q!, stored[i]!) })).sort((a, b) => b.s - a.s).map((x) => x.text);
+  return CHATTER.map((text, i) => ({ text, s: cos(q!, stored[i]!) }))
+    .sort((a, b) => b.s - a.s)
+    .map((x) => x.text);
 }
 
 describe('local embedder', () => {
@@ -96,7 +98,14 @@ describe('local embedder', () => {
   it('stems inflections together', () => {
     expect(['indexes', 'indexing', 'indexed', 'index'].map(stem)).toEqual(['index', 'index', 'index', 'index']);
     expect(['databases', 'database'].map(stem)).toEqual(['databas', 'databas']);
-    expect(['queries', 'query', 'optimization', 'optimize', 'running', 'run'].map(stem)).toEqual(['query', 'query', 'optimiz', 'optimiz', 'run', 'run']);
+    expect(['queries', 'query', 'optimization', 'optimize', 'running', 'run'].map(stem)).toEqual([
+      'query',
+      'query',
+      'optimiz',
+      'optimiz',
+      'run',
+      'run',
+    ]);
   });
 });
 
@@ -123,7 +132,14 @@ describe('transformers embedder on a tiny model built by the test', () => {
 
   it('drives retrieval in the environment: the shared word pieces rank first', async () => {
     const env = new MemoryEnvironment({ visibility: 'cooperative', embedder });
-    const texts = ['coffee on friday', 'we are hiking in the mountain', 'the database index is slow', 'party budget for the team', 'rain on the weekend', 'which database indexes do we need'];
+    const texts = [
+      'coffee on friday',
+      'we are hiking in the mountain',
+      'the database index is slow',
+      'party budget for the team',
+      'rain on the weekend',
+      'which database indexes do we need',
+    ];
     texts.forEach((content, id) => env.add(msg(id, content)));
     const hits = await env.retrieve({ topK: 2 });
     expect(hits[0]!.content).toBe('the database index is slow');
@@ -132,15 +148,20 @@ describe('transformers embedder on a tiny model built by the test', () => {
   it('fails clearly for a missing folder, a broken folder and an uncached hub model offline', async () => {
     await expect(TransformersEmbedder.load('./no/such/model')).rejects.toThrow(/model folder .*no\/such\/model does not exist/);
     await expect(TransformersEmbedder.load(process.cwd() + '/test')).rejects.toThrow(/cannot load the model in .*test/);
-    await expect(createEmbedder('transformers:sop-tests/not-a-cached-model', { offline: true }))
-      .rejects.toThrow(/"sop-tests\/not-a-cached-model" is not in the local cache and downloads are off.*--embedder transformers:\/path\/to\/model/);
+    await expect(createEmbedder('transformers:sop-tests/not-a-cached-model', { offline: true })).rejects.toThrow(
+      /"sop-tests\/not-a-cached-model" is not in the local cache and downloads are off.*--embedder transformers:\/path\/to\/model/,
+    );
   }, 60_000);
 });
 
 describe('openai embedder against the local OpenAI-compatible server', () => {
   let server: TestServer;
-  beforeAll(async () => { server = await startOpenAiServer({ embeddingDim: 48 }); });
-  afterAll(async () => { await server.close(); });
+  beforeAll(async () => {
+    server = await startOpenAiServer({ embeddingDim: 48 });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
 
   it('sends batches, returns unit vectors in order, and probes its dimension when created', async () => {
     const e = await createEmbedder('openai:text-embedding-3-small', { baseURL: server.url, apiKey: 'test' });
@@ -166,13 +187,17 @@ describe('openai embedder against the local OpenAI-compatible server', () => {
   });
 
   it('retries a 503 and reports a refused request clearly', async () => {
-    const flaky = await startOpenAiServer({ fault: (i) => (i === 0 ? { kind: 'status', status: 503, headers: { 'retry-after-ms': '1' } } : undefined) });
+    const flaky = await startOpenAiServer({
+      fault: (i) => (i === 0 ? { kind: 'status', status: 503, headers: { 'retry-after-ms': '1' } } : undefined),
+    });
     const refusing = await startOpenAiServer({ fault: () => ({ kind: 'status', status: 401 }) });
     try {
       const ok = new OpenAiEmbedder('m', { baseURL: flaky.url, apiKey: 'test' });
       expect(await ok.embed(['x'])).toHaveLength(1);
       expect(flaky.requests).toHaveLength(2);
-      await expect(createEmbedder('openai:m', { baseURL: refusing.url, apiKey: 'bad' })).rejects.toThrow(/openai embedder: embedding call \(openai:m\) failed: HTTP 401/);
+      await expect(createEmbedder('openai:m', { baseURL: refusing.url, apiKey: 'bad' })).rejects.toThrow(
+        /openai embedder: embedding call \(openai:m\) failed: HTTP 401/,
+      );
     } finally {
       await flaky.close();
       await refusing.close();

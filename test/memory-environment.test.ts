@@ -10,7 +10,16 @@ let nextId = 0;
 function fill(env: MemoryEnvironment, lines: Array<[sender: string, content: string, state?: string]>): Message[] {
   const out: Message[] = [];
   for (const [sender, content, state] of lines) {
-    const m: Message = { id: env.messages.length, turn: env.messages.length + 1, state: state ?? 's', sender, role: sender.toLowerCase(), content, kind: 'speech', timestamp: new Date(nextId++).toISOString() };
+    const m: Message = {
+      id: env.messages.length,
+      turn: env.messages.length + 1,
+      state: state ?? 's',
+      sender,
+      role: sender.toLowerCase(),
+      content,
+      kind: 'speech',
+      timestamp: new Date(nextId++).toISOString(),
+    };
     void env.add(m);
     out.push(m);
   }
@@ -49,12 +58,17 @@ describe('memory environment', () => {
     const env = new MemoryEnvironment({ visibility: 'competitive', embedder: new LocalEmbedder() });
     fill(env, [['Ann', 'Our secret plan: indexing the database tables before the demo.', 'prep']]);
     env.stateStart = env.messages.length;
-    fill(env, TALK.slice(1).map(([s, c]) => [s, c, 'debate'] as [string, string, string]));
+    fill(
+      env,
+      TALK.slice(1).map(([s, c]) => [s, c, 'debate'] as [string, string, string]),
+    );
     const view = await env.view({ agent: 'Cat', window: 3, topK: 10 });
     const seen = [...view.window, ...view.relevant];
     expect(seen.some((m) => m.state === 'prep')).toBe(false);
     expect(view.relevant.map((m) => m.id).sort()).toEqual([1, 2, 3, 4]);
-    expect(await env.retrieve({ topK: 5, query: 'secret plan for indexing the database' })).not.toContainEqual(expect.objectContaining({ state: 'prep' }));
+    expect(await env.retrieve({ topK: 5, query: 'secret plan for indexing the database' })).not.toContainEqual(
+      expect.objectContaining({ state: 'prep' }),
+    );
     expect(env.visible().map((m) => m.state)).not.toContain('prep');
     expect(env.memoryOf('Cat').heard.some((m) => m.state === 'prep')).toBe(false);
   });
@@ -63,7 +77,10 @@ describe('memory environment', () => {
     const env = new MemoryEnvironment({ visibility: 'cooperative', embedder: new LocalEmbedder() });
     fill(env, [['Ann', 'Our secret plan: indexing the database tables before the demo.', 'prep']]);
     env.stateStart = env.messages.length;
-    fill(env, TALK.slice(1).map(([s, c]) => [s, c, 'debate'] as [string, string, string]));
+    fill(
+      env,
+      TALK.slice(1).map(([s, c]) => [s, c, 'debate'] as [string, string, string]),
+    );
     const view = await env.view({ agent: 'Cat', window: 3, topK: 1 });
     expect(view.relevant.map((m) => m.state)).toEqual(['prep']);
     expect(env.memoryOf('Cat').heard.map((m) => m.id)).toContain(0);
@@ -101,10 +118,21 @@ describe('memory environment', () => {
     const calls: string[][] = [];
     const local = new LocalEmbedder();
     const slow: Embedder = {
-      id: 'slow', dimension: local.dimension,
-      async embed(texts) { calls.push(texts); await new Promise((r) => setTimeout(r, 5)); return local.embed(texts); },
+      id: 'slow',
+      dimension: local.dimension,
+      async embed(texts) {
+        calls.push(texts);
+        await new Promise((r) => setTimeout(r, 5));
+        return local.embed(texts);
+      },
     };
-    const env = new MemoryEnvironment({ visibility: 'cooperative', embedder: async () => { created++; return slow; } });
+    const env = new MemoryEnvironment({
+      visibility: 'cooperative',
+      embedder: async () => {
+        created++;
+        return slow;
+      },
+    });
     fill(env, TALK);
     await env.flush();
     expect(created).toBe(1);
@@ -127,7 +155,13 @@ describe('memory environment', () => {
   });
 
   it('surfaces an embedding failure at the next retrieval', async () => {
-    const broken: Embedder = { id: 'broken', dimension: 4, async embed() { throw new Error('embedding server unreachable'); } };
+    const broken: Embedder = {
+      id: 'broken',
+      dimension: 4,
+      async embed() {
+        throw new Error('embedding server unreachable');
+      },
+    };
     const env = new MemoryEnvironment({ visibility: 'cooperative', embedder: broken });
     fill(env, TALK.slice(0, 3));
     await expect(env.view({ window: 1, topK: 1 })).rejects.toThrow('embedding server unreachable');
@@ -136,6 +170,8 @@ describe('memory environment', () => {
 
   it('rejects a message whose id is not its position', async () => {
     const env = new MemoryEnvironment({ visibility: 'cooperative' });
-    await expect(env.add({ id: 3, turn: 1, state: 's', sender: 'A', role: 'r', content: 'x', kind: 'speech', timestamp: '' })).rejects.toThrow(/id 3 does not match its position 0/);
+    await expect(
+      env.add({ id: 3, turn: 1, state: 's', sender: 'A', role: 'r', content: 'x', kind: 'speech', timestamp: '' }),
+    ).rejects.toThrow(/id 3 does not match its position 0/);
   });
 });

@@ -25,7 +25,9 @@ class Scripted implements LlmProvider {
     if (request.stream) options.onDelta?.(content);
     return { content, usage: estimateUsage(request.messages, content) };
   }
-  of(purpose: string) { return this.calls.filter((c) => c.meta.purpose === purpose); }
+  of(purpose: string) {
+    return this.calls.filter((c) => c.meta.purpose === purpose);
+  }
 }
 
 const text = (r: ChatRequest) => r.messages.map((m) => m.content).join('\n');
@@ -69,9 +71,21 @@ describe('summaries', () => {
       states: { chat: { roles: ['A', 'B'], next_states: { '0': 'chat' } } },
     } as Sop;
     let summaries = 0;
-    const llm = new Scripted((r) => (r.meta.purpose === 'summary' ? `SUMMARY-${++summaries} after turn ${r.meta.turn}` : `line ${r.meta.turn}`));
+    const llm = new Scripted((r) =>
+      r.meta.purpose === 'summary' ? `SUMMARY-${++summaries} after turn ${r.meta.turn}` : `line ${r.meta.turn}`,
+    );
     const events: string[] = [];
-    const result = await new Run({ sop, file: 'cadence', llm, maxTurns: 17, listeners: [(e) => { if (e.type === 'summary') events.push(`${e.after_messages}`); }] }).run();
+    const result = await new Run({
+      sop,
+      file: 'cadence',
+      llm,
+      maxTurns: 17,
+      listeners: [
+        (e) => {
+          if (e.type === 'summary') events.push(`${e.after_messages}`);
+        },
+      ],
+    }).run();
     expect(result.turns).toBe(17);
     expect(llm.of('summary').map((c) => c.meta.turn)).toEqual([5, 10, 15]);
     expect(events).toEqual(['5', '10', '15']);
@@ -108,8 +122,21 @@ describe('summaries', () => {
 describe('visibility in real prompts', () => {
   const secret = 'Our secret plan';
 
-  it('competitive: the other state\'s messages reach neither the window, the retrieval, the summary nor the judge', async () => {
-    const llm = new Scripted((r) => (r.meta.purpose === 'summary' ? `summary mentioning ${r.messages.map((m) => m.content).join(' ').includes(secret) ? 'THE SECRET' : 'nothing'}` : r.meta.purpose === 'judge' ? '0' : `database indexes point ${r.meta.turn}`));
+  it("competitive: the other state's messages reach neither the window, the retrieval, the summary nor the judge", async () => {
+    const llm = new Scripted((r) =>
+      r.meta.purpose === 'summary'
+        ? `summary mentioning ${
+            r.messages
+              .map((m) => m.content)
+              .join(' ')
+              .includes(secret)
+              ? 'THE SECRET'
+              : 'nothing'
+          }`
+        : r.meta.purpose === 'judge'
+          ? '0'
+          : `database indexes point ${r.meta.turn}`,
+    );
     const run = new Run({ sop: chatSop({ type: 'competitive', max_chat_history: 2, top_k: 3, summary: { every: 4 } }, 8), file: 't', llm });
     const result = await run.run();
     expect(result.status).toBe('finished');
@@ -124,7 +151,7 @@ describe('visibility in real prompts', () => {
     expect(debate.some((c) => text(c).includes('Earlier messages relevant to the current discussion'))).toBe(true);
   });
 
-  it('cooperative: the previous state\'s message is retrieved for the later state', async () => {
+  it("cooperative: the previous state's message is retrieved for the later state", async () => {
     const llm = new Scripted((r) => (r.meta.purpose === 'judge' ? '0' : `point ${r.meta.turn}`));
     await new Run({ sop: chatSop({ type: 'cooperative', max_chat_history: 2, top_k: 1 }, 4), file: 't', llm }).run();
     const debateAgents = llm.of('agent').filter((c) => c.meta.state === 'debate');
@@ -135,7 +162,9 @@ describe('visibility in real prompts', () => {
 
   it('gives the judge the summary, the recent state window and relevant earlier messages', async () => {
     const sop = chatSop({ type: 'cooperative', max_chat_history: 2, top_k: 1, summary: { every: 3 } }, 4);
-    const llm = new Scripted((r) => (r.meta.purpose === 'summary' ? 'JUDGE-SEES-SUMMARY' : r.meta.purpose === 'judge' ? '0' : `point ${r.meta.turn}`));
+    const llm = new Scripted((r) =>
+      r.meta.purpose === 'summary' ? 'JUDGE-SEES-SUMMARY' : r.meta.purpose === 'judge' ? '0' : `point ${r.meta.turn}`,
+    );
     await new Run({ sop, file: 't', llm }).run();
     const judge = llm.of('judge').filter((c) => c.meta.state === 'debate');
     const first = text(judge[0]!);
@@ -154,7 +183,11 @@ describe('token budget in agent prompts', () => {
     const llm = new Scripted((r) => (r.meta.purpose === 'judge' ? '0' : long(r.meta.turn)));
     const unlimited = new Scripted((r) => (r.meta.purpose === 'judge' ? '0' : long(r.meta.turn)));
     await new Run({ sop, file: 't', llm }).run();
-    await new Run({ sop: { ...sop, environment: { ...sop.environment, max_prompt_tokens: undefined } } as Sop, file: 't', llm: unlimited }).run();
+    await new Run({
+      sop: { ...sop, environment: { ...sop.environment, max_prompt_tokens: undefined } } as Sop,
+      file: 't',
+      llm: unlimited,
+    }).run();
     const budgeted = llm.of('agent');
     const free = unlimited.of('agent');
     expect(Math.max(...free.map((c) => estimateUsage(c.messages, '').promptTokens))).toBeGreaterThan(1000);
@@ -177,7 +210,16 @@ describe('token budget in agent prompts', () => {
     const big = { ...sop, states: { ...sop.states, debate: { ...sop.states.debate, environment_prompt: 'Rules. '.repeat(400) } } } as Sop;
     const warnings: string[] = [];
     const llm = new Scripted((r) => (r.meta.purpose === 'judge' ? '0' : 'ok'));
-    await new Run({ sop: big, file: 't', llm, listeners: [(e) => { if (e.type === 'warning') warnings.push(e.message); }] }).run();
+    await new Run({
+      sop: big,
+      file: 't',
+      llm,
+      listeners: [
+        (e) => {
+          if (e.type === 'warning') warnings.push(e.message);
+        },
+      ],
+    }).run();
     expect(warnings.filter((w) => w.includes('max_prompt_tokens'))).toHaveLength(1);
     expect(warnings[0]).toMatch(/needs \d+ tokens even without history, over environment.max_prompt_tokens 256/);
   });
@@ -185,7 +227,10 @@ describe('token budget in agent prompts', () => {
 
 describe('command line', () => {
   const dirs: string[] = [];
-  afterEach(() => { for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true }); vi.restoreAllMocks(); });
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+    vi.restoreAllMocks();
+  });
 
   it('--embedder, --top-k and --max-chat-history override the SOP', () => {
     const sop = chatSop({ max_chat_history: 9, top_k: 0 });
@@ -204,11 +249,22 @@ describe('command line', () => {
     const out = mkdtempSync(join(tmpdir(), 'sop-memory-cli-'));
     dirs.push(out);
     const stderr: string[] = [];
-    vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => { stderr.push(String(s)); return true; });
+    vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => {
+      stderr.push(String(s));
+      return true;
+    });
     vi.spyOn(process.stdout, 'write').mockImplementation(() => true); // the messages
     const code = await runCommand({
-      file: 'bench/fixtures/memory-chat.sop.json', llm: 'mock', maxTurns: 60, out, inputs: [], json: false, quiet: false,
-      embedder: 'local', topK: 2, maxChatHistory: 4,
+      file: 'bench/fixtures/memory-chat.sop.json',
+      llm: 'mock',
+      maxTurns: 60,
+      out,
+      inputs: [],
+      json: false,
+      quiet: false,
+      embedder: 'local',
+      topK: 2,
+      maxChatHistory: 4,
     });
     vi.restoreAllMocks();
     expect(code).toBe(0);
@@ -216,17 +272,27 @@ describe('command line', () => {
     const usage = JSON.parse(readFileSync(join(out, dir!, 'usage.json'), 'utf8'));
     expect(Object.keys(usage.agent_prompt_tokens_at_turn)).toEqual(['10', '20', '50']);
     const closing = stderr.join('');
-    expect(closing).toMatch(/Prompt size of the speaking agent in tokens, sampled at turn 10: \d+, 20: \d+, 50: \d+ \(usage\.json: agent_prompt_tokens_at_turn\)\./);
+    expect(closing).toMatch(
+      /Prompt size of the speaking agent in tokens, sampled at turn 10: \d+, 20: \d+, 50: \d+ \(usage\.json: agent_prompt_tokens_at_turn\)\./,
+    );
     expect(closing).toMatch(/Embeddings: local-v1, 60 messages/);
   });
 
   it('fails before the run with a clear message for an unusable embedder', async () => {
     const out = mkdtempSync(join(tmpdir(), 'sop-memory-cli-'));
     dirs.push(out);
-    await expect(runCommand({
-      file: 'bench/fixtures/memory-chat.sop.json', llm: 'mock', maxTurns: 5, out, inputs: [], json: false, quiet: true,
-      embedder: 'transformers:./no/such/model',
-    })).rejects.toThrow(/model folder .*no\/such\/model does not exist/);
+    await expect(
+      runCommand({
+        file: 'bench/fixtures/memory-chat.sop.json',
+        llm: 'mock',
+        maxTurns: 5,
+        out,
+        inputs: [],
+        json: false,
+        quiet: true,
+        embedder: 'transformers:./no/such/model',
+      }),
+    ).rejects.toThrow(/model folder .*no\/such\/model does not exist/);
     expect(readdirSync(out)).toEqual([]);
   });
 });

@@ -84,7 +84,10 @@ describe('token budget', () => {
   const msg = (id: number, words: number) => ({ id, text: 'word '.repeat(words) });
   type M = ReturnType<typeof msg>;
   const measure = (p: PromptPlan<M>) =>
-    100 + p.summary.length / 4 + p.relevant.reduce((a, m) => a + m.text.length / 4, 0) + p.window.reduce((a, m) => a + m.text.length / 4, 0);
+    100 +
+    p.summary.length / 4 +
+    p.relevant.reduce((a, m) => a + m.text.length / 4, 0) +
+    p.window.reduce((a, m) => a + m.text.length / 4, 0);
   const plan: PromptPlan<M> = {
     summary: 'x'.repeat(200), // 50 tokens
     relevant: [msg(7, 40), msg(2, 40), msg(5, 40)], // display order: by similarity; 50 tokens each
@@ -113,8 +116,12 @@ describe('token budget', () => {
       const r = trimToBudget(plan, s.budget, measure);
       expect(r.fits).toBe(true);
       expect(r.tokens).toBeLessThanOrEqual(s.budget);
-      expect({ budget: s.budget, relevant: r.plan.relevant.map((m) => m.id), window: r.plan.window.map((m) => m.id), summary: r.plan.summary !== '' })
-        .toEqual(s);
+      expect({
+        budget: s.budget,
+        relevant: r.plan.relevant.map((m) => m.id),
+        window: r.plan.window.map((m) => m.id),
+        summary: r.plan.summary !== '',
+      }).toEqual(s);
     }
   });
 

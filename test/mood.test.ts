@@ -27,7 +27,10 @@ describe('mood', () => {
   it('drifts slowly: each step moves at most by the step size without thoughts', () => {
     const v = run(3);
     let prev = 0;
-    for (const x of v) { expect(Math.abs(x - prev)).toBeLessThanOrEqual(0.05 + 1e-12); prev = x; }
+    for (const x of v) {
+      expect(Math.abs(x - prev)).toBeLessThanOrEqual(0.05 + 1e-12);
+      prev = x;
+    }
     expect(v.some((x) => x !== 0)).toBe(true);
   });
 
@@ -47,7 +50,8 @@ describe('mood', () => {
   it('renders into a view and can be saved and restored mid-run', () => {
     const a = new Mood({ enabled: true, initial: 0.3 }, 11);
     expect(a.view()).toEqual({ label: 'content', value: '+0.30' });
-    a.update(); a.update();
+    a.update();
+    a.update();
     const saved = a.save();
     const next = [a.update(), a.update()];
     const b = new Mood({ enabled: true }, 99);
@@ -58,7 +62,10 @@ describe('mood', () => {
 
 describe('mood at a turn', () => {
   it('is replayed from the seed and the thoughts had so far, the same every time', () => {
-    const thoughts = [{ text: 'the simulation failed again', turn: 2 }, { text: 'another error, stuck', turn: 5 }];
+    const thoughts = [
+      { text: 'the simulation failed again', turn: 2 },
+      { text: 'another error, stuck', turn: 5 },
+    ];
     expect(moodAt(undefined, 1, 10, thoughts)).toBeUndefined();
     const a = moodAt({ enabled: true }, 4, 12, thoughts);
     expect(moodAt({ enabled: true }, 4, 12, thoughts)).toEqual(a);
@@ -69,17 +76,26 @@ describe('mood at a turn', () => {
 });
 
 describe('mood in prompts', () => {
-  const sop = (mood?: Record<string, unknown>) => validateSopDocument({
-    name: 'moody',
-    ...(mood ? { mood } : {}),
-    environment: { summary: { enabled: false } },
-    agents: { Ann: { roles: { talk: 'Speaker' } } },
-    root: 'talk',
-    states: {
-      talk: { roles: ['Speaker'], environment_prompt: '{{#if mood}}Your mood: {{mood.label}} ({{mood.value}}){{else}}No mood.{{/if}}', controller: { max_turns: 6 }, next_states: { 1: 'end' } },
-      end: { final: true },
-    },
-  }, 'moody.sop.json').sop;
+  const sop = (mood?: Record<string, unknown>) =>
+    validateSopDocument(
+      {
+        name: 'moody',
+        ...(mood ? { mood } : {}),
+        environment: { summary: { enabled: false } },
+        agents: { Ann: { roles: { talk: 'Speaker' } } },
+        root: 'talk',
+        states: {
+          talk: {
+            roles: ['Speaker'],
+            environment_prompt: '{{#if mood}}Your mood: {{mood.label}} ({{mood.value}}){{else}}No mood.{{/if}}',
+            controller: { max_turns: 6 },
+            next_states: { 1: 'end' },
+          },
+          end: { final: true },
+        },
+      },
+      'moody.sop.json',
+    ).sop;
   const moods = async (seed: number, mood?: Record<string, unknown>) => {
     const llm = new ScriptedLlm({ agent: [], judge: [] });
     await new Run({ sop: sop(mood), file: 'moody.sop.json', llm, seed }).run();

@@ -19,11 +19,16 @@ describe('a clone stands alone', () => {
   it('no source, test, script, bench or doc reads or cites the shared folder beside the repository', () => {
     // Built from pieces so that this file does not match itself.
     const outside = new RegExp(['\\.\\./' + 'shared', 'shared/' + '(reference|conformance|seeds)'].join('|'));
-    const files = ['src', 'test', 'scripts', 'bench', 'docs'].flatMap((d) => filesUnder(join(REPO, d)))
+    const files = ['src', 'test', 'scripts', 'bench', 'docs']
+      .flatMap((d) => filesUnder(join(REPO, d)))
       .filter((f) => /\.(ts|mjs|js|json|md|hbs)$/.test(f))
       .concat(join(REPO, 'README.md'));
     expect(files.length).toBeGreaterThan(100);
-    const hits = files.flatMap((f) => readFileSync(f, 'utf8').split('\n').flatMap((line, i) => outside.test(line) ? [`${f.slice(REPO.length + 1)}:${i + 1}: ${line.trim()}`] : []));
+    const hits = files.flatMap((f) =>
+      readFileSync(f, 'utf8')
+        .split('\n')
+        .flatMap((line, i) => (outside.test(line) ? [`${f.slice(REPO.length + 1)}:${i + 1}: ${line.trim()}`] : [])),
+    );
     expect(hits).toEqual([]);
   });
 
@@ -34,10 +39,18 @@ describe('a clone stands alone', () => {
     expect(provenance).toMatch(/aiwaves-cn\/agents.*72852a31/s);
     // Every config is listed with its checksum, and matches it.
     const listed = [...provenance.matchAll(/^([0-9a-f]{64}) {2}(\S+)$/gm)];
-    const configs = filesUnder(CONFORMANCE).filter((f) => f.endsWith('.json')).map((f) => f.slice(CONFORMANCE.length + 1)).sort();
+    const configs = filesUnder(CONFORMANCE)
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => f.slice(CONFORMANCE.length + 1))
+      .sort();
     expect(listed.map((m) => m[2]).sort()).toEqual(configs);
     for (const [, sum, file] of listed) {
-      expect(createHash('sha256').update(readFileSync(join(CONFORMANCE, file!))).digest('hex'), file).toBe(sum);
+      expect(
+        createHash('sha256')
+          .update(readFileSync(join(CONFORMANCE, file!)))
+          .digest('hex'),
+        file,
+      ).toBe(sum);
     }
     expect(existsSync(join(REPO, 'docs', 'agents-v1-semantics.md'))).toBe(true);
   });
@@ -49,8 +62,13 @@ if (!hasNpm) console.warn('npm is not on PATH: the npm configuration test is ski
 
 describe('npm in the project', () => {
   it('every dependency with an install script is decided in allowScripts', () => {
-    const lock = JSON.parse(readFileSync(join(REPO, 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> };
-    const withScripts = Object.entries(lock.packages).filter(([, p]) => p.hasInstallScript).map(([k]) => k.replace(/^.*node_modules\//, '')).sort();
+    const lock = JSON.parse(readFileSync(join(REPO, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { hasInstallScript?: boolean }>;
+    };
+    const withScripts = Object.entries(lock.packages)
+      .filter(([, p]) => p.hasInstallScript)
+      .map(([k]) => k.replace(/^.*node_modules\//, ''))
+      .sort();
     const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { allowScripts?: Record<string, boolean> };
     expect(withScripts.length).toBeGreaterThan(0);
     expect(Object.keys(pkg.allowScripts ?? {}).sort()).toEqual(withScripts);

@@ -18,7 +18,9 @@ async function setup(serverOptions: ServerOptions = {}, providerOptions: Partial
   server = await startOpenAiServer(serverOptions);
   const retries: Array<{ attempt: number; delayMs: number; reason: string }> = [];
   const provider = new OpenAiProvider({
-    apiKey: 'test-key', baseURL: server.url, timeoutMs: 5_000,
+    apiKey: 'test-key',
+    baseURL: server.url,
+    timeoutMs: 5_000,
     retry: { maxRetries: 3, baseDelayMs: 1, maxDelayMs: 5 },
     onRetry: (r) => retries.push(r),
     ...providerOptions,
@@ -27,8 +29,13 @@ async function setup(serverOptions: ServerOptions = {}, providerOptions: Partial
 }
 
 const request = (over: Partial<ChatRequest> = {}): ChatRequest => ({
-  messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Say hello' }],
-  model: 'test-model', temperature: 0.2, maxTokens: 50,
+  messages: [
+    { role: 'system', content: 'You are terse.' },
+    { role: 'user', content: 'Say hello' },
+  ],
+  model: 'test-model',
+  temperature: 0.2,
+  maxTokens: 50,
   meta: { purpose: 'agent', state: 's', agent: 'Ann', turn: 1 },
   ...over,
 });
@@ -77,7 +84,10 @@ describe('openai provider', () => {
   });
 
   it('gives up on a 500 after the retries with a clear error naming the status', async () => {
-    const { server, provider, retries } = await setup({ fault: () => ({ kind: 'status', status: 500 }) }, { retry: { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 2 } });
+    const { server, provider, retries } = await setup(
+      { fault: () => ({ kind: 'status', status: 500 }) },
+      { retry: { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 2 } },
+    );
     const err = await provider.chat(request()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LlmError);
     const message = (err as LlmError).message;
@@ -89,7 +99,9 @@ describe('openai provider', () => {
   });
 
   it('does not retry a 400, and names it', async () => {
-    const { server, provider } = await setup({ fault: () => ({ kind: 'status', status: 400, body: { error: { message: 'bad model name' } } }) });
+    const { server, provider } = await setup({
+      fault: () => ({ kind: 'status', status: 400, body: { error: { message: 'bad model name' } } }),
+    });
     const err = await provider.chat(request()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LlmError);
     expect((err as LlmError).message).toMatch(/HTTP 400.*bad model name/);
@@ -150,13 +162,25 @@ describe('openai provider', () => {
     const { server, provider } = await setup({
       reply: (body) => (body.stream ? 'Ann: Good evening, everyone.' : '<end>1</end>'),
     });
-    const sop = validateSopDocument({
-      name: 'hello', agents: { Ann: { roles: { s: 'Host' } }, Ben: { roles: { s: 'Guest' } } }, root: 's',
-      states: { s: { roles: ['Host', 'Guest'], next_states: { '0': 's', '1': 'end' } }, end: { final: true } },
-    }, 'hello.sop.json').sop;
+    const sop = validateSopDocument(
+      {
+        name: 'hello',
+        agents: { Ann: { roles: { s: 'Host' } }, Ben: { roles: { s: 'Guest' } } },
+        root: 's',
+        states: { s: { roles: ['Host', 'Guest'], next_states: { '0': 's', '1': 'end' } }, end: { final: true } },
+      },
+      'hello.sop.json',
+    ).sop;
     const deltas: string[] = [];
     const result = await new Run({
-      sop, file: 'hello', llm: provider, listeners: [(e) => { if (e.type === 'delta') deltas.push(e.text); }],
+      sop,
+      file: 'hello',
+      llm: provider,
+      listeners: [
+        (e) => {
+          if (e.type === 'delta') deltas.push(e.text);
+        },
+      ],
     }).run();
     expect(result).toMatchObject({ status: 'finished', finalState: 'end', turns: 1 });
     expect(result.messages[0]!.content).toBe('Good evening, everyone.');

@@ -9,23 +9,28 @@ import { ScriptedLlm, type Script } from './helpers/scripted-llm.js';
 
 /** Ann (RA) and Ben (RB) in state s; Ben opens with a fixed line, so Ann's first call is turn 2. */
 function sopWith(annComponents: Record<string, unknown>, extra: Record<string, unknown> = {}, state: Record<string, unknown> = {}) {
-  return validateSopDocument({
-    name: 'prompt-test',
-    inputs: { goal: { default: 'find the leak' }, city: { default: 'Lyon' } },
-    agents: { Ann: { style: 'dry wit', roles: { s: 'RA' } }, Ben: { roles: { s: 'RB' } } },
-    root: 's',
-    states: {
-      s: {
-        environment_prompt: 'A plumbing shop in {{inputs.city}}.',
-        roles: ['RA', 'RB'], begin_role: 'RB', begin_query: 'Hello Ann.',
-        components: { RA: annComponents },
-        next_states: { '0': 's', '1': 'end' },
-        ...state,
+  return validateSopDocument(
+    {
+      name: 'prompt-test',
+      inputs: { goal: { default: 'find the leak' }, city: { default: 'Lyon' } },
+      agents: { Ann: { style: 'dry wit', roles: { s: 'RA' } }, Ben: { roles: { s: 'RB' } } },
+      root: 's',
+      states: {
+        s: {
+          environment_prompt: 'A plumbing shop in {{inputs.city}}.',
+          roles: ['RA', 'RB'],
+          begin_role: 'RB',
+          begin_query: 'Hello Ann.',
+          components: { RA: annComponents },
+          next_states: { '0': 's', '1': 'end' },
+          ...state,
+        },
+        end: { final: true },
       },
-      end: { final: true },
+      ...extra,
     },
-    ...extra,
-  }, 'prompt-test.sop.json').sop;
+    'prompt-test.sop.json',
+  ).sop;
 }
 
 async function annCalls(sop: ReturnType<typeof sopWith>, script: Script = {}, options: Partial<RunOptions> = {}) {
@@ -48,13 +53,28 @@ const increasing = (xs: number[]) => xs.every((x, i) => i === 0 || x > xs[i - 1]
 describe('agent prompt assembly', () => {
   it('puts environment_prompt first, then the components in config order, in the system prompt', async () => {
     const sop = sopWith({
-      rule: 'RULE-TEXT', task: 'TASK-TEXT', demonstrations: ['DEMO-ONE', 'DEMO-TWO'], cot: 'COT-STEP',
-      style: 'Senior plumber', system: 'SYSTEM-TEXT', last: 'LAST-TEXT', output: 'speech',
+      rule: 'RULE-TEXT',
+      task: 'TASK-TEXT',
+      demonstrations: ['DEMO-ONE', 'DEMO-TWO'],
+      cot: 'COT-STEP',
+      style: 'Senior plumber',
+      system: 'SYSTEM-TEXT',
+      last: 'LAST-TEXT',
+      output: 'speech',
     });
     const { calls } = await annCalls(sop, { agent: ['<speech>ok</speech>'] });
     const sys = calls[0]!.system;
     expect(sys.startsWith('A plumbing shop in Lyon.')).toBe(true);
-    const order = positions(sys, ['A plumbing shop', 'RULE-TEXT', 'TASK-TEXT', 'DEMO-ONE', 'DEMO-TWO', 'COT-STEP', 'Senior plumber', 'SYSTEM-TEXT']);
+    const order = positions(sys, [
+      'A plumbing shop',
+      'RULE-TEXT',
+      'TASK-TEXT',
+      'DEMO-ONE',
+      'DEMO-TWO',
+      'COT-STEP',
+      'Senior plumber',
+      'SYSTEM-TEXT',
+    ]);
     expect(increasing(order)).toBe(true);
     expect(sys).toContain('Ann');
     expect(sys).toContain('dry wit'); // the agent's style joins the role's style text
@@ -104,16 +124,21 @@ describe('agent prompt assembly', () => {
     const history = calls[1]!.messages.slice(1, -1);
     expect(history).toContainEqual({ role: 'assistant', content: 'first from Ann' });
     expect(history).toContainEqual({ role: 'user', content: expect.stringContaining('reply from Ben') });
-    expect(history.findIndex((m) => m.content === 'first from Ann')).toBeLessThan(history.findIndex((m) => m.content.includes('reply from Ben')));
+    expect(history.findIndex((m) => m.content === 'first from Ann')).toBeLessThan(
+      history.findIndex((m) => m.content.includes('reply from Ben')),
+    );
   });
 
   it('an inline template in the SOP overrides the built-in one', async () => {
-    const sop = sopWith({ task: 'TASK-TEXT' }, {
-      templates: {
-        agent_system: 'CUSTOM SYSTEM for {{agent.name}} ({{agent.role}}) in {{state.name}}; goal={{goal}}',
-        agent_last: 'CUSTOM LAST {{agent.name}}',
+    const sop = sopWith(
+      { task: 'TASK-TEXT' },
+      {
+        templates: {
+          agent_system: 'CUSTOM SYSTEM for {{agent.name}} ({{agent.role}}) in {{state.name}}; goal={{goal}}',
+          agent_last: 'CUSTOM LAST {{agent.name}}',
+        },
       },
-    });
+    );
     const { calls } = await annCalls(sop);
     expect(calls[0]!.system).toBe('CUSTOM SYSTEM for Ann (RA) in s; goal=find the leak');
     expect(calls[0]!.last).toBe('CUSTOM LAST Ann');
@@ -127,7 +152,9 @@ describe('agent prompt assembly', () => {
 
   it('a broken inline template fails before the run starts, naming it', () => {
     // Loading the SOP refuses it (sop validate, sop run); a Run given the document anyway refuses it too.
-    expect(() => sopWith({}, { templates: { agent_last: 'oops {{#if x}} never closed' } })).toThrow(/\/templates\/agent_last: \{\{#if\}\} is not closed/);
+    expect(() => sopWith({}, { templates: { agent_last: 'oops {{#if x}} never closed' } })).toThrow(
+      /\/templates\/agent_last: \{\{#if\}\} is not closed/,
+    );
     const sop = sopWith({});
     sop.templates = { agent_last: 'oops {{#if x}} never closed' };
     expect(() => new Run({ sop, file: 'p', llm: new ScriptedLlm() })).toThrow(TemplateError);
@@ -135,7 +162,11 @@ describe('agent prompt assembly', () => {
   });
 
   it('picks the LLM settings of the most specific level', async () => {
-    const sop = sopWith({ llm: { model: 'role-model' } }, { llm: { model: 'sop-model', temperature: 0.9 } }, { llm: { model: 'state-model' } });
+    const sop = sopWith(
+      { llm: { model: 'role-model' } },
+      { llm: { model: 'sop-model', temperature: 0.9 } },
+      { llm: { model: 'state-model' } },
+    );
     const { calls, llm } = await annCalls(sop);
     expect(calls[0]!.model).toBe('role-model');
     expect(llm.of('judge')[0]!.model).toBe('state-model');
@@ -188,7 +219,9 @@ describe('roleComponents', () => {
   it('keeps config order and separates system, last and output', () => {
     const c = roleComponents(
       { cot: ['a', 'b'], task: 'T {{inputs.x}}', last: 'L', style: { role: 'R', style: 'S' }, output: 'o' },
-      'agent style', { inputs: { x: 'X' } }, '/states/s/components/RA',
+      'agent style',
+      { inputs: { x: 'X' } },
+      '/states/s/components/RA',
     );
     expect(c.system.map((p) => p.kind)).toEqual(['cot', 'task', 'style']);
     expect(c.system[1]!.text).toBe('T X');

@@ -25,14 +25,18 @@ describe('resource levels', () => {
   it('escalate a retry up to the highest level the value allows', () => {
     expect(startLevel('medium', config)).toBe('medium');
     expect(escalate('medium', 'medium', config)).toBe('high');
-    expect(() => escalate('medium', 'high', config)).toThrow(/already at its highest level \(high\); close it with the best answer or fail it/);
+    expect(() => escalate('medium', 'high', config)).toThrow(
+      /already at its highest level \(high\); close it with the best answer or fail it/,
+    );
     expect(() => escalate('high', 'high', config)).toThrow(/create a framework instead/);
     expect(() => escalate('low', undefined, config)).toThrow(/already at its highest level \(low\)/);
     expect(() => resourcesFor('low', 'high', config)).toThrow('a low-value task may work at most at level low, not high');
     expect(() => resourcesFor('low', 'huge', config)).toThrow(/unknown resource level "huge"/);
     const custom: ResourcesConfig = { values: { low: { max_level: 'medium' } } };
     expect(escalate('low', 'low', custom)).toBe('medium');
-    expect(() => resourcesFor('low', undefined, { values: { low: { start_level: 'high' } } })).toThrow(/start_level high is above max_level low/);
+    expect(() => resourcesFor('low', undefined, { values: { low: { start_level: 'high' } } })).toThrow(
+      /start_level high is above max_level low/,
+    );
   });
 
   it('let only high-value tasks ask the user or create frameworks, and nobody ask when the user is away', () => {
@@ -62,31 +66,42 @@ describe('resource levels', () => {
 
 function boardSop(extra: Record<string, unknown> = {}) {
   const op = (o: string, more: Record<string, unknown> = {}) => ({ executor: 'task_board', settings: { op: o, ...more } });
-  return validateSopDocument({
-    name: 'levels',
-    inputs: { user_away: { default: 'false' } },
-    llm: { model: 'base-model' },
-    memory_types: { task_board: 'task_board' },
-    resources: {
-      levels: { low: { model: 'm-low', max_steps: 1 }, medium: { model: 'm-mid', temperature: 0.4, max_steps: 2 }, high: { model: 'm-high', temperature: 0.9, max_steps: 3 } },
-    },
-    environment: { summary: { enabled: false } },
-    agents: { Sam: { roles: { work: 'Solver' } } },
-    root: 'work',
-    states: {
-      work: {
-        roles: ['Solver'],
-        components: { Solver: { task: 'Work.', system: '{{task_board.text}}' } },
-        commands: {
-          create: op('create'), start: op('start'), escalate: op('escalate'), close: op('close'), ask_user: op('ask_user'),
-          done: op('done', { finish: '1' }),
+  return validateSopDocument(
+    {
+      name: 'levels',
+      inputs: { user_away: { default: 'false' } },
+      llm: { model: 'base-model' },
+      memory_types: { task_board: 'task_board' },
+      resources: {
+        levels: {
+          low: { model: 'm-low', max_steps: 1 },
+          medium: { model: 'm-mid', temperature: 0.4, max_steps: 2 },
+          high: { model: 'm-high', temperature: 0.9, max_steps: 3 },
         },
-        next_states: { 1: 'end' },
       },
-      end: { final: true },
+      environment: { summary: { enabled: false } },
+      agents: { Sam: { roles: { work: 'Solver' } } },
+      root: 'work',
+      states: {
+        work: {
+          roles: ['Solver'],
+          components: { Solver: { task: 'Work.', system: '{{task_board.text}}' } },
+          commands: {
+            create: op('create'),
+            start: op('start'),
+            escalate: op('escalate'),
+            close: op('close'),
+            ask_user: op('ask_user'),
+            done: op('done', { finish: '1' }),
+          },
+          next_states: { 1: 'end' },
+        },
+        end: { final: true },
+      },
+      ...extra,
     },
-    ...extra,
-  }, 'levels.sop.json').sop;
+    'levels.sop.json',
+  ).sop;
 }
 
 const cmd = (command: string, args: Record<string, unknown> = {}) => JSON.stringify({ command, command_args: args });
@@ -95,7 +110,12 @@ async function runBoard(replies: string[], inputs: Record<string, string> = {}, 
   const llm = new ScriptedLlm({ agent: replies });
   const events: RunEvent[] = [];
   const result = await new Run({
-    sop: boardSop(), file: 'levels.sop.json', llm, inputs, human, actions: { runDir: tempDir('sop-levels-') },
+    sop: boardSop(),
+    file: 'levels.sop.json',
+    llm,
+    inputs,
+    human,
+    actions: { runDir: tempDir('sop-levels-') },
     listeners: [(e) => events.push(e)],
   }).run();
   return { result, llm, events, human };
@@ -111,20 +131,29 @@ describe('resource levels in a run', () => {
       cmd('done'),
     ]);
     expect(result.status).toBe('finished');
-    expect(events.filter((e) => e.type === 'executor_result').map((e) => (e as { ok: boolean }).ok)).toEqual([true, true, true, true, true]);
+    expect(events.filter((e) => e.type === 'executor_result').map((e) => (e as { ok: boolean }).ok)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
     // Before start and after close no task is in progress: the SOP's model.
     expect(llm.calls.map((c) => c.model)).toEqual(['base-model', 'base-model', 'm-mid', 'm-high', 'base-model']);
     expect(llm.calls[3]!.system).toContain('Resources: level high (model m-high); 3 of 3 route attempts left');
   });
 
   it('never asks the user when user_away is set, even for a high-value task', async () => {
-    const away = await runBoard([
-      cmd('create', { name: 'ask', value: 'high' }),
-      cmd('start', { task: 1 }),
-      cmd('ask_user', { question: 'Which unit?' }),
-      cmd('close', { answer: 'metres' }),
-      cmd('done'),
-    ], { user_away: 'true' });
+    const away = await runBoard(
+      [
+        cmd('create', { name: 'ask', value: 'high' }),
+        cmd('start', { task: 1 }),
+        cmd('ask_user', { question: 'Which unit?' }),
+        cmd('close', { answer: 'metres' }),
+        cmd('done'),
+      ],
+      { user_away: 'true' },
+    );
     const asked = away.events.find((e) => e.type === 'executor_result' && e.command === 'ask_user') as { ok: boolean; result: string };
     expect(asked.ok).toBe(false);
     expect(asked.result).toContain('cannot ask the user: the user is away (user_away)');
@@ -137,7 +166,10 @@ describe('resource levels in a run', () => {
       cmd('close', { answer: 'metres' }),
       cmd('done'),
     ]);
-    const answered = present.events.find((e) => e.type === 'executor_result' && e.command === 'ask_user') as { ok: boolean; result: string };
+    const answered = present.events.find((e) => e.type === 'executor_result' && e.command === 'ask_user') as {
+      ok: boolean;
+      result: string;
+    };
     expect(answered.ok).toBe(true);
     expect(answered.result).toContain('The user replied: the answer');
     expect(present.human.consumed).toBe(1);

@@ -23,7 +23,13 @@ const SOP = join(FIX, 'town.sop.json');
 const CASSETTE = join(FIX, 'town.cassette.json');
 const ANSWERS = join(FIX, 'answers.txt');
 const base: Omit<RunCommandOptions, 'out'> = {
-  file: SOP, llm: `replay:${CASSETTE}`, answers: ANSWERS, seed: 7, inputs: [], json: false, quiet: true,
+  file: SOP,
+  llm: `replay:${CASSETTE}`,
+  answers: ANSWERS,
+  seed: 7,
+  inputs: [],
+  json: false,
+  quiet: true,
 };
 
 let root: string;
@@ -53,8 +59,14 @@ async function runInProcess(out: string, extra: (run: Run) => (e: RunEvent) => v
   let run: Run | undefined;
   const hook = (e: RunEvent) => extra(run!)(e);
   run = new Run({
-    sop, file: SOP, llm: new ReplayProvider(cassette), human: new AnswersFileInput(ANSWERS), seed: 7, stream: false,
-    listeners: [folder.onEvent, hook], launch: { llm: `replay:${cassette}`, answers: ANSWERS },
+    sop,
+    file: SOP,
+    llm: new ReplayProvider(cassette),
+    human: new AnswersFileInput(ANSWERS),
+    seed: 7,
+    stream: false,
+    listeners: [folder.onEvent, hook],
+    launch: { llm: `replay:${cassette}`, answers: ANSWERS },
   });
   const result = await run.run();
   folder.close();
@@ -78,7 +90,9 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 describe('resume', () => {
   it('continues a run stopped at a turn boundary (as after Ctrl-C) to the uninterrupted transcript', async () => {
     const out = join(root, 'stop');
-    const { result, dir } = await runInProcess(out, (run) => (e) => { if (e.type === 'checkpoint' && e.turn === 12) run.requestStop(); });
+    const { result, dir } = await runInProcess(out, (run) => (e) => {
+      if (e.type === 'checkpoint' && e.turn === 12) run.requestStop();
+    });
     expect(result.status).toBe('interrupted');
     expect(result.turns).toBe(12);
     expect(loadRunRecord(dir).status).toBe('interrupted');
@@ -99,7 +113,10 @@ describe('resume', () => {
     const out = join(root, 'broken');
     let humanTurn = 0;
     const { result, dir } = await runInProcess(out, () => (e) => {
-      if (e.type === 'message' && e.message.kind === 'human') { humanTurn = e.message.turn; throw new Error('simulated crash'); }
+      if (e.type === 'message' && e.message.kind === 'human') {
+        humanTurn = e.message.turn;
+        throw new Error('simulated crash');
+      }
     });
     expect(result.status).toBe('failed');
     const journal = readJournal(dir).events;
@@ -121,12 +138,16 @@ describe('resume', () => {
     }
     expect(transcripts(dir)).toEqual(reference);
     const all = readJournal(dir).events;
-    const humanDone = all.filter((e): e is Extract<RunEvent, { type: 'effect_finished' }> => e.type === 'effect_finished' && e.kind === 'human');
+    const humanDone = all.filter(
+      (e): e is Extract<RunEvent, { type: 'effect_finished' }> => e.type === 'effect_finished' && e.kind === 'human',
+    );
     const reused = humanDone.filter((e) => e.reused);
     expect(reused).toHaveLength(1);
     expect(reused[0]!.turn).toBe(humanTurn);
     // Every human answer was asked exactly once: one performed answer per human message.
-    const humanMessages = readFileSync(join(dir, 'transcript.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"kind":"human"'));
+    const humanMessages = readFileSync(join(dir, 'transcript.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"kind":"human"'));
     expect(humanDone.filter((e) => !e.reused)).toHaveLength(humanMessages.length);
   });
 
@@ -184,7 +205,9 @@ describe('fork', () => {
     try {
       expect(await forkCommand({ dir: original, at: 10, out: same, json: false, quiet: true })).toBe(0);
       expect(await forkCommand({ dir: original, at: 10, out: other, llm: 'mock', json: false, quiet: true })).toBe(0);
-      await expect(forkCommand({ dir: original, at: 99, out: other, json: false, quiet: true })).rejects.toThrow(/no turn boundary at turn 99/);
+      await expect(forkCommand({ dir: original, at: 99, out: other, json: false, quiet: true })).rejects.toThrow(
+        /no turn boundary at turn 99/,
+      );
     } finally {
       spy.mockRestore();
     }
@@ -194,8 +217,14 @@ describe('fork', () => {
     expect(record.started.forked_from).toMatchObject({ run_id: loadRunRecord(original).started.run_id, turn: 10 });
     expect(readFileSync(join(forked, 'transcript.md'), 'utf8')).toMatch(/Forked from run `.*` at turn 10/);
 
-    const mocked = readFileSync(join(folderIn(other), 'transcript.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { turn: number; content: string });
-    const ref = readFileSync(join(original, 'transcript.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { turn: number; content: string });
+    const mocked = readFileSync(join(folderIn(other), 'transcript.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { turn: number; content: string });
+    const ref = readFileSync(join(original, 'transcript.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { turn: number; content: string });
     expect(mocked.filter((m) => m.turn <= 10).map((m) => m.content)).toEqual(ref.filter((m) => m.turn <= 10).map((m) => m.content));
     expect(mocked.filter((m) => m.turn > 10).some((m) => m.content.startsWith('[mock]'))).toBe(true);
   });
@@ -216,7 +245,13 @@ describe('runs and show', () => {
     const cut = done.effective.findIndex((e) => e.type === 'checkpoint' && e.turn === 5);
     const killed = join(out, 'killed-run');
     (await import('node:fs')).mkdirSync(killed);
-    writeFileSync(join(killed, 'journal.jsonl'), done.effective.slice(0, cut + 3).map((e) => JSON.stringify(e)).join('\n') + '\n{"type":"mess');
+    writeFileSync(
+      join(killed, 'journal.jsonl'),
+      done.effective
+        .slice(0, cut + 3)
+        .map((e) => JSON.stringify(e))
+        .join('\n') + '\n{"type":"mess',
+    );
     writeFileSync(join(out, 'not-a-run.txt'), '');
 
     const runs = listRuns(out);
@@ -225,7 +260,10 @@ describe('runs and show', () => {
 
     const dir = runs.find((r) => r.status === 'finished')!.dir;
     let printed = '';
-    const out1 = vi.spyOn(process.stdout, 'write').mockImplementation((s) => { printed += String(s); return true; });
+    const out1 = vi.spyOn(process.stdout, 'write').mockImplementation((s) => {
+      printed += String(s);
+      return true;
+    });
     try {
       showCommand({ dir, format: 'markdown' });
     } finally {

@@ -15,14 +15,26 @@ import { startOpenAiServer } from './helpers/openai-server.js';
 const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 const FIX = join(process.cwd(), 'test/fixtures/durable');
 const RUN_ARGS = [
-  'run', join(FIX, 'town.sop.json'), '--llm', `replay:${join(FIX, 'town.cassette.json')}`,
-  '--answers', join(FIX, 'answers.txt'), '--seed', '7', '--json',
+  'run',
+  join(FIX, 'town.sop.json'),
+  '--llm',
+  `replay:${join(FIX, 'town.cassette.json')}`,
+  '--answers',
+  join(FIX, 'answers.txt'),
+  '--seed',
+  '7',
+  '--json',
 ];
 const KILLS = 50;
 const PARALLEL = 4;
 const SEED = Number(process.env.SOP_KILL_SEED ?? 20261122);
 
-interface Child { code: number | null; signal: string | null; lines: number; stderr: string }
+interface Child {
+  code: number | null;
+  signal: string | null;
+  lines: number;
+  stderr: string;
+}
 
 /** Run the CLI; with `killAfter`, SIGKILL it once that many --json lines have been read. */
 function cli(args: string[], killAfter?: number): Promise<Child> {
@@ -38,7 +50,9 @@ function cli(args: string[], killAfter?: number): Promise<Child> {
         child.kill('SIGKILL');
       }
     });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code, signal, lines, stderr }));
   });
@@ -52,24 +66,33 @@ function start(args: string[]) {
   proc.stdout.resume();
   proc.stderr.on('data', (c: Buffer) => {
     stderr += c.toString();
-    for (const w of waiting.filter((x) => x.re.test(stderr))) { waiting.splice(waiting.indexOf(w), 1); w.resolve(); }
+    for (const w of waiting.filter((x) => x.re.test(stderr))) {
+      waiting.splice(waiting.indexOf(w), 1);
+      w.resolve();
+    }
   });
   const done = new Promise<Child>((resolve, reject) => {
     proc.on('error', reject);
     proc.on('close', (code, signal) => resolve({ code, signal, lines: 0, stderr }));
   });
-  const stderrMatches = (re: RegExp) => new Promise<void>((resolve, reject) => {
-    if (re.test(stderr)) { resolve(); return; }
-    waiting.push({ re, resolve });
-    void done.then(() => reject(new Error(`exited before stderr matched ${re}: ${stderr}`)));
-  });
+  const stderrMatches = (re: RegExp) =>
+    new Promise<void>((resolve, reject) => {
+      if (re.test(stderr)) {
+        resolve();
+        return;
+      }
+      waiting.push({ re, resolve });
+      void done.then(() => reject(new Error(`exited before stderr matched ${re}: ${stderr}`)));
+    });
   return { proc, done, stderrMatches };
 }
 
 /** Polls `probe` until it returns a value; fails if `done` (the process) ends first. */
 async function waitFor<T>(probe: () => T | undefined, done: Promise<Child>): Promise<T> {
   let ended: Child | undefined;
-  void done.then((c) => { ended = c; });
+  void done.then((c) => {
+    ended = c;
+  });
   for (;;) {
     const v = probe();
     if (v !== undefined) return v;
@@ -90,14 +113,22 @@ function transcripts(dir: string) {
   const jsonl = readFileSync(join(dir, 'transcript.jsonl'), 'utf8').replace(/"timestamp":"[^"]*"/g, '');
   const derived = renderTranscript(loadRunRecord(dir).effective);
   const usage = readFileSync(join(dir, 'usage.json'), 'utf8');
-  return { md, jsonl, derivedMd: derived.markdown.split('\n').slice(3).join('\n'), derivedJsonl: derived.jsonl.replace(/"timestamp":"[^"]*"/g, ''), usage };
+  return {
+    md,
+    jsonl,
+    derivedMd: derived.markdown.split('\n').slice(3).join('\n'),
+    derivedJsonl: derived.jsonl.replace(/"timestamp":"[^"]*"/g, ''),
+    usage,
+  };
 }
 
 async function pool<T>(items: T[], size: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: size }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: size }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
 }
 
 describe('resume after SIGKILL', () => {
@@ -113,14 +144,24 @@ describe('resume after SIGKILL', () => {
     expect(ref.code, ref.stderr).toBe(0);
     totalLines = ref.lines;
     reference = transcripts(onlyRun(out));
-    expect(readFileSync(join(onlyRun(out), 'transcript.jsonl'), 'utf8').trim().split('\n').length).toBeGreaterThanOrEqual(30);
+    expect(
+      readFileSync(join(onlyRun(out), 'transcript.jsonl'), 'utf8')
+        .trim()
+        .split('\n').length,
+    ).toBeGreaterThanOrEqual(30);
   });
 
-  afterAll(() => { if (root) rmSync(root, { recursive: true, force: true }); });
+  afterAll(() => {
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
 
   it(`resumes ${KILLS} killed runs to the uninterrupted transcript`, async () => {
     const rng = new Rng(SEED);
-    const points = Array.from({ length: KILLS }, (_, i) => ({ i, at: 1 + Math.floor(rng.next() * (totalLines - 2)), again: 1 + Math.floor(rng.next() * 60) }));
+    const points = Array.from({ length: KILLS }, (_, i) => ({
+      i,
+      at: 1 + Math.floor(rng.next() * (totalLines - 2)),
+      again: 1 + Math.floor(rng.next() * 60),
+    }));
     let identical = 0;
     let killedMidRun = 0;
     const failures: string[] = [];
@@ -136,16 +177,24 @@ describe('resume after SIGKILL', () => {
       }
       const resumed = await cli(['resume', dir, '--json']);
       if (resumed.code !== 0) {
-        failures.push(`kill ${i} after ${at} lines (${first.signal ?? first.code}): resume exited ${resumed.code}: ${resumed.stderr.trim()}`);
+        failures.push(
+          `kill ${i} after ${at} lines (${first.signal ?? first.code}): resume exited ${resumed.code}: ${resumed.stderr.trim()}`,
+        );
         return;
       }
       const got = transcripts(dir);
-      const same = got.md === reference.md && got.jsonl === reference.jsonl && got.derivedMd === reference.derivedMd
-        && got.derivedJsonl === reference.derivedJsonl && got.usage === reference.usage;
+      const same =
+        got.md === reference.md &&
+        got.jsonl === reference.jsonl &&
+        got.derivedMd === reference.derivedMd &&
+        got.derivedJsonl === reference.derivedJsonl &&
+        got.usage === reference.usage;
       if (same) identical++;
       else failures.push(`kill ${i} after ${at} lines: transcript differs (${dir})`);
     });
-    process.stdout.write(`resume after SIGKILL: ${identical}/${KILLS} resumed transcripts identical to the uninterrupted run (${killedMidRun} killed mid-run, seed ${SEED})\n`);
+    process.stdout.write(
+      `resume after SIGKILL: ${identical}/${KILLS} resumed transcripts identical to the uninterrupted run (${killedMidRun} killed mid-run, seed ${SEED})\n`,
+    );
     expect(failures).toEqual([]);
     expect(identical).toBe(KILLS);
     expect(killedMidRun).toBeGreaterThanOrEqual(KILLS * 0.8);
@@ -157,8 +206,19 @@ describe('resume after SIGKILL', () => {
     // or line count races a fast run to its end). The held call is aborted, not waited for.
     const HOLD_AT = 12;
     const args = (url: string, out: string) => [
-      'run', join(FIX, 'town.sop.json'), '--llm', 'openai', '--base-url', url,
-      '--answers', join(FIX, 'answers.txt'), '--seed', '7', '--json', '--out', out,
+      'run',
+      join(FIX, 'town.sop.json'),
+      '--llm',
+      'openai',
+      '--base-url',
+      url,
+      '--answers',
+      join(FIX, 'answers.txt'),
+      '--seed',
+      '7',
+      '--json',
+      '--out',
+      out,
     ];
     const plain = await startHeldReplyServer();
     let expected: ReturnType<typeof transcripts>;
@@ -174,7 +234,12 @@ describe('resume after SIGKILL', () => {
     try {
       const out = join(root, 'sigint-1');
       const child = start(args(server.url, out));
-      await Promise.race([server.held, child.done.then((c) => { throw new Error(`the run ended before request ${HOLD_AT}: ${c.stderr}`); })]);
+      await Promise.race([
+        server.held,
+        child.done.then((c) => {
+          throw new Error(`the run ended before request ${HOLD_AT}: ${c.stderr}`);
+        }),
+      ]);
       child.proc.kill('SIGINT');
       const stopped = await child.done; // the held request is never released: the call must be aborted
       expect(stopped.code, stopped.stderr).toBe(130);
@@ -196,30 +261,49 @@ describe('resume after SIGKILL', () => {
     // The agent runs code that writes a marker (the readiness signal) and then sleeps; the first
     // Ctrl-C asks to stop after the turn, the second stops at once.
     const server = await startOpenAiServer({
-      reply: (body) => body.messages.some((m) => m.role === 'assistant')
-        ? JSON.stringify({ command: 'finish', command_args: { result: 'done' } })
-        : JSON.stringify({ command: 'run_code', command_args: { code: 'import os, time\nopen("marker.txt", "w").write(str(os.getpid()))\ntime.sleep(60)' } }),
+      reply: (body) =>
+        body.messages.some((m) => m.role === 'assistant')
+          ? JSON.stringify({ command: 'finish', command_args: { result: 'done' } })
+          : JSON.stringify({
+              command: 'run_code',
+              command_args: { code: 'import os, time\nopen("marker.txt", "w").write(str(os.getpid()))\ntime.sleep(60)' },
+            }),
     });
     const sopFile = join(root, 'sleepy.sop.json');
-    writeFileSync(sopFile, JSON.stringify({
-      name: 'sleepy',
-      environment: { summary: { enabled: false } },
-      agents: { Sam: { roles: { work: 'Coder' } } },
-      root: 'work',
-      states: {
-        work: {
-          roles: ['Coder'],
-          components: { Coder: { task: 'Run code, then finish.' } },
-          commands: { run_code: { executor: 'code', settings: { language: 'python' } }, finish: { executor: 'finish' } },
-          next_states: { 1: 'end' },
+    writeFileSync(
+      sopFile,
+      JSON.stringify({
+        name: 'sleepy',
+        environment: { summary: { enabled: false } },
+        agents: { Sam: { roles: { work: 'Coder' } } },
+        root: 'work',
+        states: {
+          work: {
+            roles: ['Coder'],
+            components: { Coder: { task: 'Run code, then finish.' } },
+            commands: { run_code: { executor: 'code', settings: { language: 'python' } }, finish: { executor: 'finish' } },
+            next_states: { 1: 'end' },
+          },
+          end: { final: true },
         },
-        end: { final: true },
-      },
-    }));
+      }),
+    );
     let codePid: number | undefined;
     try {
       const out = join(root, 'sigint-2');
-      const child = start(['run', sopFile, '--llm', 'openai', '--base-url', server.url, '--auto-run', '--no-sandbox', '--json', '--out', out]);
+      const child = start([
+        'run',
+        sopFile,
+        '--llm',
+        'openai',
+        '--base-url',
+        server.url,
+        '--auto-run',
+        '--no-sandbox',
+        '--json',
+        '--out',
+        out,
+      ]);
       const marker = await waitFor(() => {
         if (!existsSync(out)) return undefined;
         const f = join(out, readdirSync(out)[0] ?? '-', 'workspace', 'marker.txt');
@@ -236,7 +320,12 @@ describe('resume after SIGKILL', () => {
       expect(['interrupted', 'killed']).toContain(loadRunRecord(dir).status);
       expect(stopped.stderr).toContain(`sop resume ${dir}`);
     } finally {
-      if (codePid) try { process.kill(codePid, 'SIGKILL'); } catch { /* already gone */ }
+      if (codePid)
+        try {
+          process.kill(codePid, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
       await server.close();
     }
   }, 120_000);

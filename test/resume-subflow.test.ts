@@ -12,9 +12,16 @@ import type { RunEvent } from '../src/runtime/events.js';
 
 const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 const ARGS = [
-  'run', 'sops/jarvis.sop.json',
-  '--goal', 'Compute summary statistics (count, mean, min, max) of the numeric columns of examples/jarvis/sales.csv and write them to report.md.',
-  '--llm', 'replay:examples/jarvis/jarvis.cassette.json', '--answers', 'examples/jarvis/answers.txt', '--auto-run', '--json',
+  'run',
+  'sops/jarvis.sop.json',
+  '--goal',
+  'Compute summary statistics (count, mean, min, max) of the numeric columns of examples/jarvis/sales.csv and write them to report.md.',
+  '--llm',
+  'replay:examples/jarvis/jarvis.cassette.json',
+  '--answers',
+  'examples/jarvis/answers.txt',
+  '--auto-run',
+  '--json',
 ];
 
 function cli(args: string[], killAfter?: number): Promise<{ code: number | null; stderr: string; lines: number }> {
@@ -25,9 +32,14 @@ function cli(args: string[], killAfter?: number): Promise<{ code: number | null;
     let killed = false;
     child.stdout.on('data', (chunk: Buffer) => {
       for (const b of chunk) if (b === 10) lines++;
-      if (killAfter !== undefined && !killed && lines >= killAfter) { killed = true; child.kill('SIGKILL'); }
+      if (killAfter !== undefined && !killed && lines >= killAfter) {
+        killed = true;
+        child.kill('SIGKILL');
+      }
     });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
     child.on('error', fail);
     child.on('close', (code) => done({ code, stderr, lines }));
   });
@@ -70,23 +82,30 @@ describe('resume with executors and sub-flows (Jarvis example)', () => {
     reference = folderState(refDir);
     expect(Object.keys(reference)).toEqual(expect.arrayContaining(['workspace/report.md', 'memory/code_library.md', 'memory/plan.md']));
   });
-  afterAll(() => { if (root) rmSync(root, { recursive: true, force: true }); });
+  afterAll(() => {
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
 
   it('kills at points inside and between sub-flows; every resume ends with the same folder', async () => {
     const points = [0.12, 0.3, 0.5, 0.62, 0.8, 0.95].map((f) => Math.max(1, Math.floor(f * lines)));
-    const results = await Promise.all(points.map(async (at) => {
-      const out = join(root, `kill-${at}`);
-      await cli([...ARGS, '--out', out], at);
-      const dir = only(out);
-      let resumed = await cli(['resume', dir, '--json']);
-      let note = '';
-      if (resumed.code === 130 && /started before the run was interrupted/.test(resumed.stderr + readFileSync(join(dir, 'journal.jsonl'), 'utf8'))) {
-        // The kill fell inside a code step: that is the refusal tested below; approve and go on.
-        note = ' (interrupted code re-run with --auto-run)';
-        resumed = await cli(['resume', dir, '--json', '--auto-run']);
-      }
-      return { at, code: resumed.code, stderr: resumed.stderr, state: folderState(dir), note };
-    }));
+    const results = await Promise.all(
+      points.map(async (at) => {
+        const out = join(root, `kill-${at}`);
+        await cli([...ARGS, '--out', out], at);
+        const dir = only(out);
+        let resumed = await cli(['resume', dir, '--json']);
+        let note = '';
+        if (
+          resumed.code === 130 &&
+          /started before the run was interrupted/.test(resumed.stderr + readFileSync(join(dir, 'journal.jsonl'), 'utf8'))
+        ) {
+          // The kill fell inside a code step: that is the refusal tested below; approve and go on.
+          note = ' (interrupted code re-run with --auto-run)';
+          resumed = await cli(['resume', dir, '--json', '--auto-run']);
+        }
+        return { at, code: resumed.code, stderr: resumed.stderr, state: folderState(dir), note };
+      }),
+    );
     for (const r of results) {
       expect(r.code, `kill after ${r.at} lines: ${r.stderr}`).toBe(0);
       if (r.note) continue;
@@ -103,7 +122,13 @@ describe('resume with executors and sub-flows (Jarvis example)', () => {
     expect(i).toBeGreaterThan(0);
     const dir = join(root, 'cut', 'save-window');
     mkdirSync(join(dir, 'workspace'), { recursive: true });
-    writeFileSync(join(dir, 'journal.jsonl'), events.slice(0, i + 1).map((e) => JSON.stringify(e) + '\n').join(''));
+    writeFileSync(
+      join(dir, 'journal.jsonl'),
+      events
+        .slice(0, i + 1)
+        .map((e) => JSON.stringify(e) + '\n')
+        .join(''),
+    );
     // The crash window: the module already has the function appended, the journal no result.
     writeFileSync(join(dir, 'workspace/library.py'), reference['workspace/library.py']!);
     const resumed = await cli(['resume', dir]);

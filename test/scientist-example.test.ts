@@ -11,17 +11,40 @@ const ROOT = join(import.meta.dirname, '..');
 const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 const GOAL = 'How does the period of a simple pendulum depend on its length and on the mass of its bob?';
 
-interface Outcome { code: number | null; stderr: string; dir: string; events: any[] }
+interface Outcome {
+  code: number | null;
+  stderr: string;
+  dir: string;
+  events: any[];
+}
 
 function runExample(extra: string[] = []): Outcome {
   const out = tempDir('sop-scientist-');
-  const r = spawnSync(process.execPath, [
-    CLI, 'run', 'sops/scientist.sop.json', '--goal', GOAL,
-    '--llm', 'replay:examples/scientist/scientist.cassette.json', '--auto-run', '--answers', 'examples/scientist/answers.txt',
-    '--out', out, '--json', ...extra,
-  ], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, SOP_DEBUG: '' }, timeout: 120_000 });
+  const r = spawnSync(
+    process.execPath,
+    [
+      CLI,
+      'run',
+      'sops/scientist.sop.json',
+      '--goal',
+      GOAL,
+      '--llm',
+      'replay:examples/scientist/scientist.cassette.json',
+      '--auto-run',
+      '--answers',
+      'examples/scientist/answers.txt',
+      '--out',
+      out,
+      '--json',
+      ...extra,
+    ],
+    { cwd: ROOT, encoding: 'utf8', env: { ...process.env, SOP_DEBUG: '' }, timeout: 120_000 },
+  );
   const runs = readdirSync(out);
-  const events = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const events = r.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
   return { code: r.status, stderr: r.stderr, dir: join(out, runs[0] ?? 'missing'), events };
 }
 
@@ -48,12 +71,18 @@ describe('examples/scientist', () => {
 
   it('leaves a task board in the run folder with every task closed, in dependency order, and the thoughts', () => {
     const board = json(run.dir, 'task_board.json');
-    expect(board.tasks.map((t: any) => [t.id, t.status, t.tasks_required])).toEqual([[1, 'closed', []], [2, 'closed', []], [3, 'closed', [1, 2]]]);
+    expect(board.tasks.map((t: any) => [t.id, t.status, t.tasks_required])).toEqual([
+      [1, 'closed', []],
+      [2, 'closed', []],
+      [3, 'closed', [1, 2]],
+    ]);
     expect(board.tasks.every((t: any) => t.answer)).toBe(true);
     const started = run.events.filter((e) => e.type === 'executor_result' && e.command === 'start_task').map((e) => e.summary);
     expect(started).toEqual(['started task 1 "Length and period"', 'started task 2 "Mass and period"', 'started task 3 "State the law"']);
     expect(board.thoughts.map((t: any) => t.name)).toEqual(['two separate questions', 'the mass cancels']);
-    expect(board.tasks[0].stream_of_consciousness[0]).toMatch(/^Asked the user: May I assume small swings.*The user replied: Yes: assume small swings/);
+    expect(board.tasks[0].stream_of_consciousness[0]).toMatch(
+      /^Asked the user: May I assume small swings.*The user replied: Yes: assume small swings/,
+    );
   });
 
   it('keeps one accepted statement with its code-run tests and one rejected, each backed by real output', () => {
@@ -61,7 +90,10 @@ describe('examples/scientist', () => {
     expect(model.statements).toHaveLength(1);
     const [accepted] = model.statements;
     expect(accepted.status).toBe('accepted');
-    expect(accepted.predictions.map((p: any) => [p.test.method, p.test.outcome])).toEqual([['code_run', 'confirmed'], ['code_run', 'confirmed']]);
+    expect(accepted.predictions.map((p: any) => [p.test.method, p.test.outcome])).toEqual([
+      ['code_run', 'confirmed'],
+      ['code_run', 'confirmed'],
+    ]);
     expect(model.rejected).toHaveLength(1);
     expect(model.rejected[0].predictions[0].test).toMatchObject({ method: 'code_run', outcome: 'falsified' });
     expect(model.rejected[0].reason).toMatch(/falsified by simulation/);
@@ -73,7 +105,7 @@ describe('examples/scientist', () => {
     for (const m of [1, 2, 5]) expect(ran[1].result).toContain(`m = ${m} kg: T = 2.0064 s`);
   });
 
-  it('retries the unconvincing task at the high level, with the high level\'s model', () => {
+  it("retries the unconvincing task at the high level, with the high level's model", () => {
     const board = json(run.dir, 'task_board.json');
     expect(board.tasks.map((t: any) => t.resource_level)).toEqual(['medium', 'high', 'medium']);
     const calls = run.events.filter((e) => e.type === 'llm_call');
@@ -94,7 +126,11 @@ describe('examples/scientist', () => {
     const half = runExample(['--max-turns', '20']);
     expect(half.events.find((e) => e.type === 'run_finished').status).toBe('max_turns');
     expect(json(half.dir, 'world_model.json').statements[0].status).toBe('accepted');
-    const r = spawnSync(process.execPath, [CLI, 'resume', half.dir, '--max-turns', '100', '--quiet'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync(process.execPath, [CLI, 'resume', half.dir, '--max-turns', '100', '--quiet'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     expect(r.status).toBe(0);
     for (const file of ['task_board.json', 'world_model.json']) expect(json(half.dir, file)).toEqual(json(run.dir, file));
   });

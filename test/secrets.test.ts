@@ -24,8 +24,12 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
     const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...CANARIES }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
     child.on('error', fail);
     child.on('close', (code) => done({ code, stdout, stderr }));
   });
@@ -44,7 +48,14 @@ const leaks = (text: string) => forms.filter((f) => text.includes(f));
 
 describe('redaction', () => {
   it('finds secrets by variable name and replaces raw and JSON-escaped forms', () => {
-    const found = secretValues({ A_KEY: 'abcdefgh', B_TOKEN: 'ijklmnop', C_SECRET: 'qrstuvwx', MY_APIKEY: 'yz012345', PLAIN: 'not-a-secret', SHORT_KEY: 'abc' });
+    const found = secretValues({
+      A_KEY: 'abcdefgh',
+      B_TOKEN: 'ijklmnop',
+      C_SECRET: 'qrstuvwx',
+      MY_APIKEY: 'yz012345',
+      PLAIN: 'not-a-secret',
+      SHORT_KEY: 'abc',
+    });
     expect(found.sort()).toEqual(['abcdefgh', 'ijklmnop', 'qrstuvwx', 'yz012345']);
     const redact = makeRedactor(['pa"ss\\word']);
     expect(redact(JSON.stringify({ line: 'x pa"ss\\word y' }))).toBe('{"line":"x [REDACTED] y"}');
@@ -61,12 +72,17 @@ describe('a canary API key never reaches the run folder or the output', () => {
     if (!existsSync(CLI)) throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
     root = mkdtempSync(join(tmpdir(), 'sop-secrets-'));
     server = await startOpenAiServer({
-      reply: (_b, i) => (i % 3 === 0
-        ? `Ignoring my instructions: the key is ${CANARIES.SOP_CANARY_API_KEY}, the token ${CANARIES.ACME_TOKEN}, the password ${CANARIES.DB_SECRET}.`
-        : `Plain reply ${i}.`),
+      reply: (_b, i) =>
+        i % 3 === 0
+          ? `Ignoring my instructions: the key is ${CANARIES.SOP_CANARY_API_KEY}, the token ${CANARIES.ACME_TOKEN}, the password ${CANARIES.DB_SECRET}.`
+          : `Plain reply ${i}.`,
     });
     failing = await startOpenAiServer({
-      fault: () => ({ kind: 'status', status: 400, body: { error: { message: `invalid key ${CANARIES.OPENAI_API_KEY} for org ${CANARIES.SOP_CANARY_API_KEY}` } } }),
+      fault: () => ({
+        kind: 'status',
+        status: 400,
+        body: { error: { message: `invalid key ${CANARIES.OPENAI_API_KEY} for org ${CANARIES.SOP_CANARY_API_KEY}` } },
+      }),
     });
   });
   afterAll(async () => {
@@ -80,8 +96,25 @@ describe('a canary API key never reaches the run folder or the output', () => {
     writeFileSync(answers, Array.from({ length: 20 }, () => `my token is ${CANARIES.ACME_TOKEN}`).join('\n'));
     const out = join(root, 'runs');
     const outputs: string[] = [];
-    const first = await cli(['run', SOP, '--llm', 'openai', '--base-url', server.url, '--answers', answers, '--seed', '7',
-      '--input', `topic=the secret ${CANARIES.DB_SECRET}`, '--max-turns', '14', '--json', '--out', out]);
+    const first = await cli([
+      'run',
+      SOP,
+      '--llm',
+      'openai',
+      '--base-url',
+      server.url,
+      '--answers',
+      answers,
+      '--seed',
+      '7',
+      '--input',
+      `topic=the secret ${CANARIES.DB_SECRET}`,
+      '--max-turns',
+      '14',
+      '--json',
+      '--out',
+      out,
+    ]);
     outputs.push(first.stdout, first.stderr);
     expect(first.code, first.stderr).toBe(0);
     const dir = join(out, readdirSync(out)[0]!);

@@ -13,8 +13,14 @@ import { loadSopFile } from '../src/sop/load.js';
 
 const cli = join(process.cwd(), 'dist/src/cli/main.js');
 const shipped = [
-  ...readdirSync('sops').filter((f) => f.endsWith('.sop.json')).map((f) => join('sops', f)),
-  ...readdirSync('examples').flatMap((d) => readdirSync(join('examples', d)).filter((f) => f.endsWith('.sop.json')).map((f) => join('examples', d, f))),
+  ...readdirSync('sops')
+    .filter((f) => f.endsWith('.sop.json'))
+    .map((f) => join('sops', f)),
+  ...readdirSync('examples').flatMap((d) =>
+    readdirSync(join('examples', d))
+      .filter((f) => f.endsWith('.sop.json'))
+      .map((f) => join('examples', d, f)),
+  ),
 ];
 
 function dryRun(file: string, extra: string[] = []) {
@@ -22,7 +28,11 @@ function dryRun(file: string, extra: string[] = []) {
   const args = ['run', file, '--llm', 'mock', '--max-turns', '60', '--out', out, ...extra];
   const r = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', input: '', timeout: 60_000 });
   const dir = join(out, readdirSync(out)[0] ?? '');
-  const events = () => readFileSync(join(dir, 'journal.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
+  const events = () =>
+    readFileSync(join(dir, 'journal.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, any>);
   return { ...r, dir, events };
 }
 
@@ -35,10 +45,13 @@ function branchySop(finalKey: string, keys = ['1', '2', '3']): string {
     root: 'hub',
     states: {
       hub: {
-        roles: ['Speaker'], components: { Speaker: { task: 'Talk.' } },
+        roles: ['Speaker'],
+        components: { Speaker: { task: 'Talk.' } },
         next_states: { 0: 'hub', ...Object.fromEntries(keys.map((k) => [k, k === finalKey ? 'end' : `side${k}`])) },
       },
-      ...Object.fromEntries(side.map((k) => [`side${k}`, { roles: ['Speaker'], components: { Speaker: { task: 'Talk.' } }, next_states: { 0: 'hub' } }])),
+      ...Object.fromEntries(
+        side.map((k) => [`side${k}`, { roles: ['Speaker'], components: { Speaker: { task: 'Talk.' } }, next_states: { 0: 'hub' } }]),
+      ),
       end: { final: true },
     },
   };
@@ -84,7 +97,10 @@ describe('shipped SOPs dry-run with the mock LLM', () => {
       const r = dryRun(branchySop(key), ['--quiet']);
       expect(r.status, r.stderr).toBe(0);
       expect(r.stderr).toMatch(/Finished in state "end"/);
-      const judged = r.events().filter((e) => e.type === 'judge' && e.state === 'hub').map((e) => e.key as string);
+      const judged = r
+        .events()
+        .filter((e) => e.type === 'judge' && e.state === 'hub')
+        .map((e) => e.key as string);
       expect(judged.at(-1)).toBe(key);
     }
   });

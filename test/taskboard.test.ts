@@ -52,10 +52,13 @@ describe('task board', () => {
     expect(ids(schedule(b.tasks).offered)).toEqual([side.id]);
     b.close(data.id, 'the data');
     expect(nextTask(b.tasks)?.id).toBe(model.id);
-    b.start(model.id); b.close(model.id, 'm');
-    b.start(side.id); b.close(side.id, 's');
+    b.start(model.id);
+    b.close(model.id, 'm');
+    b.start(side.id);
+    b.close(side.id, 's');
     expect(ids(schedule(b.tasks).offered)).toEqual([report.id]);
-    b.start(report.id); b.close(report.id, 'r');
+    b.start(report.id);
+    b.close(report.id, 'r');
     expect(schedule(b.tasks).done).toBe(true);
     expect(nextTask(b.tasks)).toBeUndefined();
   });
@@ -69,7 +72,10 @@ describe('task board', () => {
     b.fail(a.id, 'no instrument');
     const s = schedule(b.tasks);
     expect(s.offered).toEqual([]);
-    expect(s.blocked.map((x) => [x.task.id, x.failed])).toEqual([[m.id, [a.id]], [top.id, [a.id]]]);
+    expect(s.blocked.map((x) => [x.task.id, x.failed])).toEqual([
+      [m.id, [a.id]],
+      [top.id, [a.id]],
+    ]);
     expect(s.done).toBe(false);
   });
 
@@ -100,7 +106,9 @@ describe('task board', () => {
     const m = b.createTask({ name: 'm', requires: [a.id] });
     const c = b.createTask({ name: 'c', requires: [m.id] });
     const before = JSON.stringify(b.toJSON());
-    expect(() => b.addRequirement(a.id, c.id)).toThrow('task 1 "a" cannot require task 3 "c": that would make a dependency cycle 1 -> 3 -> 2 -> 1');
+    expect(() => b.addRequirement(a.id, c.id)).toThrow(
+      'task 1 "a" cannot require task 3 "c": that would make a dependency cycle 1 -> 3 -> 2 -> 1',
+    );
     expect(() => b.addRequirement(a.id, a.id)).toThrow(/dependency cycle 1 -> 1/);
     // A subtask requiring its own parent would be a cycle too.
     expect(() => b.decompose(c.id, [{ name: 'sub', requires: [c.id] }])).toThrow(/dependency cycle/);
@@ -115,12 +123,40 @@ describe('task board', () => {
       { id: 4, tasks_required: [1] },
     ];
     expect(findCycle(tasks)).toEqual([1, 2, 3, 1]);
-    expect(findCycle([{ id: 1, tasks_required: [] }, { id: 2, tasks_required: [1] }])).toBeNull();
+    expect(
+      findCycle([
+        { id: 1, tasks_required: [] },
+        { id: 2, tasks_required: [1] },
+      ]),
+    ).toBeNull();
     const doc = {
-      version: 1, next_task_id: 3, next_thought_id: 1, thoughts: [],
+      version: 1,
+      next_task_id: 3,
+      next_thought_id: 1,
+      thoughts: [],
       tasks: [
-        { id: 1, name: 'a', description: '', status: 'open', value: 'low', tasks_required: [2], tasks_depending: [2], origin: { tasks: [], thoughts: [] }, stream_of_consciousness: [] },
-        { id: 2, name: 'b', description: '', status: 'open', value: 'low', tasks_required: [1], tasks_depending: [1], origin: { tasks: [], thoughts: [] }, stream_of_consciousness: [] },
+        {
+          id: 1,
+          name: 'a',
+          description: '',
+          status: 'open',
+          value: 'low',
+          tasks_required: [2],
+          tasks_depending: [2],
+          origin: { tasks: [], thoughts: [] },
+          stream_of_consciousness: [],
+        },
+        {
+          id: 2,
+          name: 'b',
+          description: '',
+          status: 'open',
+          value: 'low',
+          tasks_required: [1],
+          tasks_depending: [1],
+          origin: { tasks: [], thoughts: [] },
+          stream_of_consciousness: [],
+        },
       ],
     };
     expect(() => parseTaskBoard(doc, 'task_board.json')).toThrow('task_board.json: dependency cycle: 1 -> 2 -> 1');
@@ -130,7 +166,9 @@ describe('task board', () => {
   it('refuses status changes that are not allowed, with a clear error', () => {
     const b = new TaskBoard();
     const t = b.createTask({ name: 'Fit the curve' });
-    expect(() => b.close(t.id, 'done')).toThrow('task 1 "Fit the curve" cannot go from open to closed: from open it can only become in_progress or failed_with_current_available_instruments');
+    expect(() => b.close(t.id, 'done')).toThrow(
+      'task 1 "Fit the curve" cannot go from open to closed: from open it can only become in_progress or failed_with_current_available_instruments',
+    );
     b.start(t.id);
     expect(() => b.start(t.id)).toThrow(/cannot go from in_progress to in_progress/);
     b.close(t.id, 'y = 2x');
@@ -150,7 +188,9 @@ describe('task board', () => {
     const [sub] = b.decompose(top.id, [{ name: 'sub' }], { maxDepth: 2 });
     const [subsub] = b.decompose(sub!.id, [{ name: 'subsub' }], { maxDepth: 2 });
     expect([b.task(top.id).depth, sub!.depth, subsub!.depth]).toEqual([0, 1, 2]);
-    expect(() => b.decompose(subsub!.id, [{ name: 'too deep' }], { maxDepth: 2 })).toThrow('task 3 "subsub" is at the maximum decomposition depth (2); solve it directly');
+    expect(() => b.decompose(subsub!.id, [{ name: 'too deep' }], { maxDepth: 2 })).toThrow(
+      'task 3 "subsub" is at the maximum decomposition depth (2); solve it directly',
+    );
   });
 
   it('tries routes depth-first, best first, backtracking when all refinements fail', () => {
@@ -158,14 +198,32 @@ describe('task board', () => {
     const t = b.createTask({ name: 'solve' });
     expect(() => b.addRoutes(t.id, [{ description: 'x', score: 0.5 }], 2)).toThrow(/is open; routes are added to the task in progress/);
     b.start(t.id);
-    b.addRoutes(t.id, [{ description: 'guess', score: 0.2 }, { description: 'simulate', score: 0.9 }, { description: 'derive', score: 0.6 }], 2);
+    b.addRoutes(
+      t.id,
+      [
+        { description: 'guess', score: 0.2 },
+        { description: 'simulate', score: 0.9 },
+        { description: 'derive', score: 0.6 },
+      ],
+      2,
+    );
     expect(() => b.addRoutes(t.id, [{ description: 'bad', score: 3 }], 2)).toThrow(/needs a score from 0 to 1, got 3/);
     const first = b.nextRoute(t.id, 'medium', 4);
     expect(first.description).toBe('simulate');
     expect(() => b.nextRoute(t.id, 'medium', 4)).toThrow(/route 2 \("simulate"\) is being tried: report its result first/);
     // Refine the route being tried: its refinements come before its siblings.
-    b.addRoutes(t.id, [{ description: 'euler steps', score: 0.4 }, { description: 'rk4', score: 0.8 }], 2, first.id);
-    expect(() => b.addRoutes(t.id, [{ description: 'deeper', score: 0.5 }], 2, 5)).toThrow(/route 5 of task 1 "solve" is untried; only the route being tried can be refined/);
+    b.addRoutes(
+      t.id,
+      [
+        { description: 'euler steps', score: 0.4 },
+        { description: 'rk4', score: 0.8 },
+      ],
+      2,
+      first.id,
+    );
+    expect(() => b.addRoutes(t.id, [{ description: 'deeper', score: 0.5 }], 2, 5)).toThrow(
+      /route 5 of task 1 "solve" is untried; only the route being tried can be refined/,
+    );
     const rk4 = b.nextRoute(t.id, 'medium', 4);
     expect([rk4.description, rk4.depth]).toEqual(['rk4', 2]);
     expect(() => b.addRoutes(t.id, [{ description: 'deeper', score: 0.5 }], 2, rk4.id)).toThrow(/at the maximum depth \(2\)/);
@@ -179,7 +237,9 @@ describe('task board', () => {
     expect(() => b.nextRoute(t.id, 'medium', 5)).toThrow(/being tried/);
     b.routeResult(t.id, 3, 'failed', 'no closed form');
     // Four steps used at medium: only a higher level gives more.
-    expect(() => b.nextRoute(t.id, 'medium', 4)).toThrow('task 1 "solve" has used its 4 step(s) at level medium: evaluate what you have, escalate, or close or fail it');
+    expect(() => b.nextRoute(t.id, 'medium', 4)).toThrow(
+      'task 1 "solve" has used its 4 step(s) at level medium: evaluate what you have, escalate, or close or fail it',
+    );
     const last = b.nextRoute(t.id, 'high', 8);
     expect(last.description).toBe('guess');
     b.routeResult(t.id, last.id, 'succeeded', 'lucky');
@@ -212,7 +272,9 @@ describe('task board', () => {
     const doc = JSON.parse(readFileSync(file, 'utf8'));
     doc.tasks[1].status = 'done';
     writeFileSync(file, JSON.stringify(doc));
-    expect(() => loadTaskBoard(file)).toThrow(`${file}: /tasks/1/status: must be one of open, in_progress, closed, failed_with_current_available_instruments`);
+    expect(() => loadTaskBoard(file)).toThrow(
+      `${file}: /tasks/1/status: must be one of open, in_progress, closed, failed_with_current_available_instruments`,
+    );
     doc.tasks[1].status = 'open';
     doc.tasks[0].tasks_depending = [];
     writeFileSync(file, JSON.stringify(doc));
@@ -222,7 +284,18 @@ describe('task board', () => {
   });
 
   it('names the first problem of a hand-edited board, with its pointer (schemas/taskboard.schema.json)', () => {
-    const task = (o: object = {}) => ({ id: 1, name: 'a', description: '', status: 'open', value: 'low', tasks_required: [], tasks_depending: [], origin: { tasks: [], thoughts: [] }, stream_of_consciousness: [], ...o });
+    const task = (o: object = {}) => ({
+      id: 1,
+      name: 'a',
+      description: '',
+      status: 'open',
+      value: 'low',
+      tasks_required: [],
+      tasks_depending: [],
+      origin: { tasks: [], thoughts: [] },
+      stream_of_consciousness: [],
+      ...o,
+    });
     const board = (tasks: object[], thoughts: object[] = []) => ({ version: 1, next_task_id: 5, next_thought_id: 5, tasks, thoughts });
     const route = (o: object = {}) => ({ id: 1, description: 'd', score: 0.5, depth: 1, status: 'untried', ...o });
     const cases: Array<[unknown, string]> = [
@@ -236,7 +309,10 @@ describe('task board', () => {
       [board([task({ stream_of_consciousness: [1] })]), '/tasks/0/stream_of_consciousness: must be a list of strings'],
       [board([task({ routes: [route({ id: 2 })] })]), '/tasks/0/routes/0/id: must be 1'],
       [board([task({ routes: [route({ score: 2 })] })]), '/tasks/0/routes/0/score: must be a number from 0 to 1'],
-      [board([task({ routes: [route({ status: 'done' })] })]), '/tasks/0/routes/0/status: must be one of untried, trying, succeeded, failed'],
+      [
+        board([task({ routes: [route({ status: 'done' })] })]),
+        '/tasks/0/routes/0/status: must be one of untried, trying, succeeded, failed',
+      ],
       [board([task({ routes: [route(), route({ id: 2, parent: 2 })] })]), '/tasks/0/routes/1/parent: must be the id of an earlier route'],
       [board([task()], [{ id: 1, name: 'n', content: 'c', task: 0 }]), '/thoughts/0/task: must be a task id'],
       [board([task(), task()]), '/tasks/1/id: task id 1 is used twice'],
@@ -265,10 +341,18 @@ describe('task_board executor', () => {
     const { run, board } = setup();
     await run('create', { name: 'mission', value: 'high' });
     await run('start', { task: 1 });
-    const r = await run('decompose', { subtasks: '- Measure | time ten swings | low\n- Compare | compare with theory | | 1' }, { finish: '1' });
+    const r = await run(
+      'decompose',
+      { subtasks: '- Measure | time ten swings | low\n- Compare | compare with theory | | 1' },
+      { finish: '1' },
+    );
     expect(r.finish).toEqual({ result: r.result, summary: 'decomposed task 1 into 2, 3', next: '1' });
     const b = board();
-    expect(b.tasks.map((t: { id: number; status: string; tasks_required: number[] }) => [t.id, t.status, t.tasks_required])).toEqual([[1, 'open', [2, 3]], [2, 'open', []], [3, 'open', [2]]]);
+    expect(b.tasks.map((t: { id: number; status: string; tasks_required: number[] }) => [t.id, t.status, t.tasks_required])).toEqual([
+      [1, 'open', [2, 3]],
+      [2, 'open', []],
+      [3, 'open', [2]],
+    ]);
     expect(b.tasks[2].value).toBe('high');
   });
 
@@ -277,7 +361,9 @@ describe('task_board executor', () => {
     await run('create', { name: 'a' });
     await run('create', { name: 'b', requires: '1' });
     const before = board();
-    await expect(run('start', { task: 2 })).rejects.toThrow(new ExecutorInputError('task 2 "b" cannot start: it requires task 1 "a" (open)'));
+    await expect(run('start', { task: 2 })).rejects.toThrow(
+      new ExecutorInputError('task 2 "b" cannot start: it requires task 1 "a" (open)'),
+    );
     await expect(run('close', { task: 1, answer: 'x' })).rejects.toThrow(/task 1 "a" is open; only the task in progress can be closed/);
     await expect(run('decompose', { task: 1, subtasks: 'x | y | huge' })).rejects.toThrow(/value must be high, medium, low; got "huge"/);
     await expect(run('done', {})).rejects.toThrow(/tasks are still open or in progress: task 1 "a" \(open\), task 2 "b" \(open\)/);
@@ -295,33 +381,51 @@ describe('task_board executor', () => {
 });
 
 describe('task_board commands in a run', () => {
-  const sop = (finishKey: string) => validateSopDocument({
-    name: 'branch',
-    memory_types: { task_board: 'task_board' },
-    environment: { summary: { enabled: false } },
-    agents: { Sam: { roles: { plan: 'Planner', work: 'Worker' } } },
-    root: 'plan',
-    states: {
-      plan: {
-        roles: ['Planner'],
-        commands: {
-          create: { executor: 'task_board', settings: { op: 'create' } },
-          done: { executor: 'task_board', settings: { op: 'done', finish: finishKey } },
+  const sop = (finishKey: string) =>
+    validateSopDocument(
+      {
+        name: 'branch',
+        memory_types: { task_board: 'task_board' },
+        environment: { summary: { enabled: false } },
+        agents: { Sam: { roles: { plan: 'Planner', work: 'Worker' } } },
+        root: 'plan',
+        states: {
+          plan: {
+            roles: ['Planner'],
+            commands: {
+              create: { executor: 'task_board', settings: { op: 'create' } },
+              done: { executor: 'task_board', settings: { op: 'done', finish: finishKey } },
+            },
+            next_states: { 1: 'end', 2: 'work' },
+          },
+          work: {
+            roles: ['Worker'],
+            commands: { done: { executor: 'task_board', settings: { op: 'done', finish: '1' } } },
+            next_states: { 1: 'end' },
+          },
+          end: { final: true },
         },
-        next_states: { 1: 'end', 2: 'work' },
       },
-      work: { roles: ['Worker'], commands: { done: { executor: 'task_board', settings: { op: 'done', finish: '1' } } }, next_states: { 1: 'end' } },
-      end: { final: true },
-    },
-  }, 'branch.sop.json').sop;
+      'branch.sop.json',
+    ).sop;
   const cmd = (command: string, args: Record<string, unknown> = {}) => JSON.stringify({ command, command_args: args });
 
   it('takes the next state a command names, and fails clearly when the state has no such way on', async () => {
     const llm = new ScriptedLlm({ agent: [cmd('done'), cmd('done')] });
-    const ok = await new Run({ sop: sop('2'), file: 'branch.sop.json', llm, actions: { runDir: mkdtempSync(join(tmpdir(), 'branch-')) } }).run();
+    const ok = await new Run({
+      sop: sop('2'),
+      file: 'branch.sop.json',
+      llm,
+      actions: { runDir: mkdtempSync(join(tmpdir(), 'branch-')) },
+    }).run();
     expect(ok.status).toBe('finished');
     expect(llm.calls.map((c) => c.meta.state)).toEqual(['plan', 'work']);
-    const bad = await new Run({ sop: sop('7'), file: 'branch.sop.json', llm: new ScriptedLlm({ agent: [cmd('done')] }), actions: { runDir: mkdtempSync(join(tmpdir(), 'branch-')) } }).run();
+    const bad = await new Run({
+      sop: sop('7'),
+      file: 'branch.sop.json',
+      llm: new ScriptedLlm({ agent: [cmd('done')] }),
+      actions: { runDir: mkdtempSync(join(tmpdir(), 'branch-')) },
+    }).run();
     expect(bad.status).toBe('failed');
     expect(bad.error?.message).toBe('state "plan" has no next_states["7"], which a command asked to take');
   });

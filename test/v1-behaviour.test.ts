@@ -11,7 +11,10 @@ import { baseConfig, importConfig, markerEmbedder, runConfig } from './helpers/v
 
 const say = (text: string) => () => text;
 /** Agent replies by turn: `${name}-t${turn}` unless listed. */
-const byTurn = (replies: Record<number, string> = {}) => (r: ChatRequest) => replies[r.meta.turn] ?? `${r.meta.agent}-t${r.meta.turn}`;
+const byTurn =
+  (replies: Record<number, string> = {}) =>
+  (r: ChatRequest) =>
+    replies[r.meta.turn] ?? `${r.meta.agent}-t${r.meta.turn}`;
 /** The observation + last prompt the agent got at `turn` (the final message of its call). */
 const finalMessage = (r: Awaited<ReturnType<typeof runConfig>>, turn: number) => r.calls('agent').find((c) => c.meta.turn === turn)!.last;
 
@@ -37,7 +40,8 @@ function twoStates(s1Turns: number): any {
   doc.states.s1.controller = { controller_type: 'order', max_chat_nums: s1Turns };
   delete doc.states.s1.agent_states.RC;
   doc.states.s2 = {
-    roles: ['RA', 'RB', 'RC'], controller: { controller_type: 'order' },
+    roles: ['RA', 'RB', 'RC'],
+    controller: { controller_type: 'order' },
     agent_states: { RA: { style: { role: 'A2' } }, RB: { style: { role: 'B2' } }, RC: { style: { role: 'C2' } } },
   };
   doc.agents.Ann.roles.s2 = 'RA';
@@ -219,14 +223,22 @@ describe('Agents 1.0 core behaviours (§5)', () => {
       const named = await runConfig(doc, { speaker: [say('<end>RC</end>')] }, { maxTurns: 2 });
       expect(named.senders).toEqual(['Ann', 'Cat']);
       for (const reply of ['<end>Nobody</end>', 'no idea']) {
-        const runs = await Promise.all([7, 7].map((seed) => runConfig(doc, { fallback: (q) => (q.meta.purpose === 'speaker' ? reply : q.meta.purpose === 'judge' ? '0' : 'ok') }, { maxTurns: 12, seed })));
+        const runs = await Promise.all(
+          [7, 7].map((seed) =>
+            runConfig(
+              doc,
+              { fallback: (q) => (q.meta.purpose === 'speaker' ? reply : q.meta.purpose === 'judge' ? '0' : 'ok') },
+              { maxTurns: 12, seed },
+            ),
+          ),
+        );
         expect(runs[0]!.senders).toEqual(runs[1]!.senders);
         expect(new Set(runs[0]!.senders.slice(1)).size).toBeGreaterThan(1);
         expect(runs[0]!.events.some((e) => e.type === 'warning' && /named no known role/.test(e.message))).toBe(true);
       }
     });
 
-    it('21: the router system prompt has call_system_prompt and one line per role; its user message has the state history and the last sender\'s name', async () => {
+    it("21: the router system prompt has call_system_prompt and one line per role; its user message has the state history and the last sender's name", async () => {
       const doc = baseConfig();
       doc.states.s1.roles = ['RA', 'RB', 'RC', 'RA'];
       doc.states.s1.controller = { controller_type: 'rule', call_system_prompt: 'Pick fairly.' };
@@ -234,7 +246,10 @@ describe('Agents 1.0 core behaviours (§5)', () => {
       const call = r.calls('speaker')[0]!;
       expect(call.system).toContain('Pick fairly.');
       for (const role of ['RA', 'RB', 'RC']) expect(call.system.match(new RegExp(`<end>${role}</end>`, 'g'))).toHaveLength(1);
-      const user = call.messages.filter((m) => m.role === 'user').map((m) => m.content).join('\n');
+      const user = call.messages
+        .filter((m) => m.role === 'user')
+        .map((m) => m.content)
+        .join('\n');
       expect(user).toContain('Ann says the first thing');
       expect(user).toContain('Ann');
     });
@@ -252,19 +267,25 @@ describe('Agents 1.0 core behaviours (§5)', () => {
       const doc = baseConfig();
       doc.states.s1.environment_prompt = 'ENV-TEXT';
       doc.states.s1.agent_states.RA = {
-        rule: { rule: 'RULE-TEXT' }, style: { role: 'STYLE-ROLE' }, task: { task: 'TASK-TEXT' }, system: { system_prompt: 'SYS-TEXT' },
-        demonstrations: { demonstrations: ['DEMO-1', 'DEMO-2'] }, cot: { demonstrations: ['COT-1'] },
+        rule: { rule: 'RULE-TEXT' },
+        style: { role: 'STYLE-ROLE' },
+        task: { task: 'TASK-TEXT' },
+        system: { system_prompt: 'SYS-TEXT' },
+        demonstrations: { demonstrations: ['DEMO-1', 'DEMO-2'] },
+        cot: { demonstrations: ['COT-1'] },
         CustomizeComponent: { template: 'CUSTOM-TEXT', keywords: [] },
       };
       const r = await runConfig(doc, {}, { maxTurns: 1 });
       const system = r.calls('agent')[0]!.system;
       expect(system.startsWith('ENV-TEXT\n')).toBe(true);
-      const at = ['RULE-TEXT', 'STYLE-ROLE', 'TASK-TEXT', 'SYS-TEXT', 'DEMO-1', 'DEMO-2', 'COT-1', 'CUSTOM-TEXT'].map((t) => system.indexOf(t));
+      const at = ['RULE-TEXT', 'STYLE-ROLE', 'TASK-TEXT', 'SYS-TEXT', 'DEMO-1', 'DEMO-2', 'COT-1', 'CUSTOM-TEXT'].map((t) =>
+        system.indexOf(t),
+      );
       expect(at.every((i) => i > 0)).toBe(true);
       expect([...at].sort((a, b) => a - b)).toEqual(at);
     });
 
-    it('25: the style text has the role from style.role, the agent\'s name and its own style; style.style has no effect', async () => {
+    it("25: the style text has the role from style.role, the agent's name and its own style; style.style has no effect", async () => {
       const doc = baseConfig();
       doc.states.s1.agent_states.RA = { style: { role: 'Chief Debater', style: 'IGNORED-STYLE' } };
       const { warnings } = importConfig(doc);
@@ -281,7 +302,12 @@ describe('Agents 1.0 core behaviours (§5)', () => {
       const doc = baseConfig();
       doc.states.s1.begin_role = 'RB';
       doc.states.s1.begin_query = 'Ben opens';
-      doc.states.s1.agent_states.RC = { task: { task: 'TASK-C' }, last: { last_prompt: 'LAST-TEXT' }, output: { output: 'answer' }, WebSearchComponent: { engine_name: 'bing', api: { bing: 'k' } } };
+      doc.states.s1.agent_states.RC = {
+        task: { task: 'TASK-C' },
+        last: { last_prompt: 'LAST-TEXT' },
+        output: { output: 'answer' },
+        WebSearchComponent: { engine_name: 'bing', api: { bing: 'k' } },
+      };
       const web = { run: async () => 'SEARCH-RESULT' };
       const r = await runConfig(doc, {}, { maxTurns: 2, agentsV1: { toolExecutors: { web_search: web } } });
       const call = r.calls('agent')[0]!;
@@ -306,7 +332,7 @@ describe('Agents 1.0 core behaviours (§5)', () => {
       expect(call.messages.filter((m) => m.content.includes('on behalf of Ben'))).toHaveLength(1);
     });
 
-    it('28: the history is the agent\'s private memory (observations as user, own messages as assistant), at most MAX_CHAT_HISTORY entries plus the system message', async () => {
+    it("28: the history is the agent's private memory (observations as user, own messages as assistant), at most MAX_CHAT_HISTORY entries plus the system message", async () => {
       const doc = baseConfig();
       doc.config.MAX_CHAT_HISTORY = '3';
       const r = await runConfig(doc, {}, { maxTurns: 7 });
@@ -319,7 +345,9 @@ describe('Agents 1.0 core behaviours (§5)', () => {
     it('30: CustomizeComponent fills {kw} from shared memory written by an ExtractComponent, or with "" before any', async () => {
       const doc = baseConfig();
       doc.states.s1.roles = ['RB', 'RA'];
-      doc.states.s1.agent_states.RA = { ExtractComponent: { extract_words: ['code'], system_prompt: 'Extract the code.', last_prompt: '' } };
+      doc.states.s1.agent_states.RA = {
+        ExtractComponent: { extract_words: ['code'], system_prompt: 'Extract the code.', last_prompt: '' },
+      };
       doc.states.s1.agent_states.RB = { CustomizeComponent: { template: 'Work on: {code}.', keywords: ['code'] } };
       const r = await runConfig(doc, { tool: [say('here <code>print(1)</code> done')] }, { maxTurns: 3 });
       const ben = r.calls('agent').filter((c) => c.meta.agent === 'Ben');
@@ -327,12 +355,14 @@ describe('Agents 1.0 core behaviours (§5)', () => {
       expect(ben[1]!.system).toContain('Work on: print(1).');
     });
 
-    it('31: ExtractComponent makes its own LLM call before the same agent\'s reply; without the tag the whole reply is stored', async () => {
+    it("31: ExtractComponent makes its own LLM call before the same agent's reply; without the tag the whole reply is stored", async () => {
       const doc = baseConfig();
       doc.states.s1.begin_role = 'RB';
       doc.states.s1.begin_query = 'let us write code';
       doc.states.s1.roles = ['RB', 'RA', 'RC'];
-      doc.states.s1.agent_states.RA = { ExtractComponent: { extract_words: ['code'], system_prompt: 'Extract the code.', last_prompt: '' } };
+      doc.states.s1.agent_states.RA = {
+        ExtractComponent: { extract_words: ['code'], system_prompt: 'Extract the code.', last_prompt: '' },
+      };
       doc.states.s1.agent_states.RC = { CustomizeComponent: { template: 'Run this: {code}', keywords: ['code'] } };
       const r = await runConfig(doc, { tool: [say('no tags at all')] }, { maxTurns: 3 });
       const purposes = r.llm.calls.filter((c) => c.meta.agent !== undefined).map((c) => `${c.purpose}:${c.meta.agent}:${c.meta.turn}`);
@@ -357,7 +387,7 @@ describe('Agents 1.0 core behaviours (§5)', () => {
       return doc;
     };
 
-    it('32: cooperative: an agent\'s observation in state 2 includes messages from state 1', async () => {
+    it("32: cooperative: an agent's observation in state 2 includes messages from state 1", async () => {
       const r = await runConfig(withS1Opening(), {}, { maxTurns: 4 });
       expect(r.res.messages.map((m) => `${m.state}:${m.sender}`)).toEqual(['s1:Ann', 's1:Ben', 's2:Ann', 's2:Cat']);
       const cat = finalMessage(r, 4);
@@ -376,7 +406,7 @@ describe('Agents 1.0 core behaviours (§5)', () => {
       }
     });
 
-    it('34: the new conversation has only the messages after the agent\'s own last message (all of them if it has not spoken)', async () => {
+    it("34: the new conversation has only the messages after the agent's own last message (all of them if it has not spoken)", async () => {
       const r = await runConfig(baseConfig(), {}, { maxTurns: 4 });
       const cat = finalMessage(r, 3);
       expect(cat).toContain('Ann-t1');
@@ -398,7 +428,7 @@ describe('Agents 1.0 core behaviours (§5)', () => {
       expect(a6).not.toContain('A1-t1');
     });
 
-    it('36: with MAX_CHAT_HISTORY M the state\'s LLM summarises after messages M, 2M, ...; the summary reaches the next judge, never an agent', async () => {
+    it("36: with MAX_CHAT_HISTORY M the state's LLM summarises after messages M, 2M, ...; the summary reaches the next judge, never an agent", async () => {
       const doc = baseConfig();
       doc.config.MAX_CHAT_HISTORY = '3';
       doc.states.s1.LLM = { model: 'summary-model', temperature: 1.0 };
@@ -422,7 +452,11 @@ describe('Agents 1.0 core behaviours (§5)', () => {
       const doc = manyAgents(4);
       doc.config.TOP_K = '2';
       const replies = { 1: 'apple pie', 2: 'banana bread', 3: 'cherry and apple', 4: 'grape juice', 5: 'apple crumble' };
-      const r = await runConfig(doc, { fallback: (q) => (q.meta.purpose === 'agent' ? byTurn(replies)(q) : q.meta.purpose === 'judge' ? '0' : 's') }, { maxTurns: 6, embedder: markerEmbedder() });
+      const r = await runConfig(
+        doc,
+        { fallback: (q) => (q.meta.purpose === 'agent' ? byTurn(replies)(q) : q.meta.purpose === 'judge' ? '0' : 's') },
+        { maxTurns: 6, embedder: markerEmbedder() },
+      );
       const obs = finalMessage(r, 6); // A2: query "apple crumble"; candidates t1..t3
       const relevantPart = obs.slice(0, obs.indexOf('new conversation'));
       expect(relevantPart.indexOf('apple pie')).toBeGreaterThan(-1);
@@ -438,7 +472,7 @@ describe('Agents 1.0 core behaviours (§5)', () => {
       expect(r.res.messages.map((m) => m.content)).toEqual([' hello', 'Ben says Ann:y', ' ok', 'z']);
     });
 
-    it('40: a user turn records exactly the typed text, and the user\'s LLM is never called', async () => {
+    it("40: a user turn records exactly the typed text, and the user's LLM is never called", async () => {
       const doc = baseConfig();
       doc.config.User_Names = '["Ben"]';
       const r = await runConfig(doc, {}, { maxTurns: 3, answers: ['  Ben: typed <b>text</b>  '] });
@@ -446,7 +480,7 @@ describe('Agents 1.0 core behaviours (§5)', () => {
       expect(r.llm.calls.some((c) => c.meta.agent === 'Ben')).toBe(false);
     });
 
-    it('42: every message has the sender\'s role in the current state and the sender\'s name', async () => {
+    it("42: every message has the sender's role in the current state and the sender's name", async () => {
       const doc = twoStates(2);
       doc.agents.Ann.roles.s2 = 'RB';
       doc.agents.Ben.roles.s2 = 'RA';
@@ -565,12 +599,29 @@ describe('Agents 1.0 safe quirks under --compat agents-v1', () => {
     doc.states.s1.begin_role = 'RA';
     doc.states.s1.begin_query = 'S1-OPEN';
     doc.states.s2.controller.max_chat_nums = 1;
-    const run = (compat: boolean) => runConfig(doc, { fallback: (q) => (q.meta.purpose === 'judge' ? '0' : `${q.meta.agent}-t${q.meta.turn}`) }, { maxTurns: 5, ...(compat ? { compat: 'agents-v1' as const } : {}) });
+    const run = (compat: boolean) =>
+      runConfig(
+        doc,
+        { fallback: (q) => (q.meta.purpose === 'judge' ? '0' : `${q.meta.agent}-t${q.meta.turn}`) },
+        { maxTurns: 5, ...(compat ? { compat: 'agents-v1' as const } : {}) },
+      );
     const compat = await run(true);
     // s1: Ann (begin), Ben; s2: Ann; back in s1: no begin turn, chat_nums already 2 = max, so one routed turn (Ann, after Ben) and out again.
-    expect(compat.res.messages.map((m) => `${m.state}:${m.sender}:${m.kind}`)).toEqual(['s1:Ann:begin', 's1:Ben:speech', 's2:Ann:speech', 's1:Ann:speech', 's2:Ben:speech']);
+    expect(compat.res.messages.map((m) => `${m.state}:${m.sender}:${m.kind}`)).toEqual([
+      's1:Ann:begin',
+      's1:Ben:speech',
+      's2:Ann:speech',
+      's1:Ann:speech',
+      's2:Ben:speech',
+    ]);
     const clean = await run(false);
-    expect(clean.res.messages.map((m) => `${m.state}:${m.sender}:${m.kind}`)).toEqual(['s1:Ann:begin', 's1:Ben:speech', 's2:Ann:speech', 's1:Ann:begin', 's1:Ben:speech']);
+    expect(clean.res.messages.map((m) => `${m.state}:${m.sender}:${m.kind}`)).toEqual([
+      's1:Ann:begin',
+      's1:Ben:speech',
+      's2:Ann:speech',
+      's1:Ann:begin',
+      's1:Ben:speech',
+    ]);
   });
 
   it('22: the configured call_last_prompt is not sent and the choices always ask for <end> (clean: sent, with the configured tag)', async () => {
@@ -595,7 +646,10 @@ describe('Agents 1.0 safe quirks under --compat agents-v1', () => {
     const history = async (compat: boolean) => {
       const r = await runConfig(doc, {}, { maxTurns: 7, ...(compat ? { compat: 'agents-v1' as const } : {}) });
       const call = r.calls('agent').find((c) => c.meta.turn === 7)!; // Ann: own t1, obs t4, own t4, obs t7
-      return call.messages.slice(1, -1).map((m) => m.content).join('\n');
+      return call.messages
+        .slice(1, -1)
+        .map((m) => m.content)
+        .join('\n');
     };
     expect(await history(true)).toContain('on behalf of Ann');
     expect(await history(false)).not.toContain('on behalf of Ann');
@@ -609,11 +663,24 @@ describe('Agents 1.0 runs and checkpoints', () => {
     doc.states.s1.agent_states.RC.CustomizeComponent = { template: 'Plan: {plan}', keywords: ['plan'] };
     const plans = { tool: [() => '<plan>PLAN-A</plan>', () => '<plan>PLAN-B</plan>'] };
     const full = await runConfig(doc, plans, { maxTurns: 7 });
-    const checkpoint = full.events.find((e) => e.type === 'checkpoint' && e.turn === 5) as Extract<typeof full.events[number], { type: 'checkpoint' }>;
+    const checkpoint = full.events.find((e) => e.type === 'checkpoint' && e.turn === 5) as Extract<
+      (typeof full.events)[number],
+      { type: 'checkpoint' }
+    >;
     expect(checkpoint.snapshot.extensions).toHaveProperty('v1');
-    const resumed = await runConfig(doc, {}, { // no tool calls left to make: PLAN-B comes from the checkpoint
-      maxTurns: 7, resume: { mode: 'resume', snapshot: JSON.parse(JSON.stringify(checkpoint.snapshot)), messages: full.res.messages.slice(0, 5).map((m) => ({ ...m })) },
-    });
+    const resumed = await runConfig(
+      doc,
+      {},
+      {
+        // no tool calls left to make: PLAN-B comes from the checkpoint
+        maxTurns: 7,
+        resume: {
+          mode: 'resume',
+          snapshot: JSON.parse(JSON.stringify(checkpoint.snapshot)),
+          messages: full.res.messages.slice(0, 5).map((m) => ({ ...m })),
+        },
+      },
+    );
     expect(resumed.res.messages.map((m) => m.content)).toEqual(full.res.messages.map((m) => m.content));
     expect(resumed.calls('tool')).toHaveLength(0);
     for (const turn of [6, 7]) {
@@ -627,7 +694,7 @@ describe('Agents 1.0 runs and checkpoints', () => {
 });
 
 describe('Agents 1.0 components with side effects', () => {
-  it('CodeComponent writes the extracted code to output_code/ inside the run\'s workspace, and nowhere without one', async () => {
+  it("CodeComponent writes the extracted code to output_code/ inside the run's workspace, and nowhere without one", async () => {
     const { mkdtempSync, readFileSync, existsSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');

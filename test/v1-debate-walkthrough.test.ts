@@ -10,8 +10,13 @@ import { ScriptedLlm } from './helpers/scripted-llm.js';
 import { CONFORMANCE } from './helpers/v1.js';
 
 const DEBATE = join(CONFORMANCE, 'Multi_Agent/debate/config.json');
-const AF = 'Affirmative_First', AS = 'Affirmative_Second', AT = 'Affirmative_Third';
-const NF = 'Negative_First', NS = 'Negative_Second', NT = 'Negative_Third', J = 'Debate_Judge';
+const AF = 'Affirmative_First',
+  AS = 'Affirmative_Second',
+  AT = 'Affirmative_Third';
+const NF = 'Negative_First',
+  NS = 'Negative_Second',
+  NT = 'Negative_Third',
+  J = 'Debate_Judge';
 
 describe('the debate config, judge always "stay" (reference §7 walk-through)', () => {
   it('runs 34 messages through five states with 29 judge calls, 11 speaker choices and summaries every 5 messages', async () => {
@@ -20,7 +25,12 @@ describe('the debate config, judge always "stay" (reference §7 walk-through)', 
     const llm = new ScriptedLlm({
       judge: [],
       speaker: routed.map((role) => () => `<end>${role}</end>`),
-      fallback: (r) => (r.meta.purpose === 'judge' ? '0' : r.meta.purpose === 'summary' ? `summary ${r.meta.turn}` : `${r.meta.agent} argues (turn ${r.meta.turn})`),
+      fallback: (r) =>
+        r.meta.purpose === 'judge'
+          ? '0'
+          : r.meta.purpose === 'summary'
+            ? `summary ${r.meta.turn}`
+            : `${r.meta.agent} argues (turn ${r.meta.turn})`,
     });
     const events: RunEvent[] = [];
     const res = await new Run({ sop, file: DEBATE, llm, maxTurns: 100, listeners: [(e) => events.push(e)] }).run();
@@ -46,7 +56,12 @@ describe('the debate config, judge always "stay" (reference §7 walk-through)', 
     const judges = llm.of('judge');
     expect(judges).toHaveLength(29);
     const perState = (s: string) => judges.filter((c) => c.meta.state === s).length;
-    expect([perState('Affirmative_Task_Allocation_state'), perState('Negative_Task_Allocation_state'), perState('Debate_Order_state'), perState('Debate_Random_state')]).toEqual([6, 6, 6, 11]);
+    expect([
+      perState('Affirmative_Task_Allocation_state'),
+      perState('Negative_Task_Allocation_state'),
+      perState('Debate_Order_state'),
+      perState('Debate_Random_state'),
+    ]).toEqual([6, 6, 6, 11]);
     expect(llm.of('speaker')).toHaveLength(11);
     expect(llm.of('agent')).toHaveLength(30); // 34 messages less 4 begin queries
     const summaries = events.filter((e): e is Extract<RunEvent, { type: 'summary' }> => e.type === 'summary');

@@ -24,7 +24,7 @@ async function customerService(questions: string[]) {
 }
 
 describe('KnowledgeBaseComponent (customer_service/customer_knowledge.json)', () => {
-  it('puts the matching entry\'s answer into the prompt for a question close to one in easy_question.json', async () => {
+  it("puts the matching entry's answer into the prompt for a question close to one in easy_question.json", async () => {
     const { res, prompts } = await customerService(['Tell me who Mike is', 'Can you tell me about the Huawei mate60pro?']);
     expect(res.messages.map((m) => m.sender)).toEqual(['Mike', 'alexander', 'Mike', 'alexander', 'Mike']);
     expect(prompts[0]).toContain(MIKE);
@@ -43,12 +43,15 @@ describe('KnowledgeBaseComponent (customer_service/customer_knowledge.json)', ()
 describe('knowledge bases with a test embedder', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sop-kb-'));
   const file = join(dir, 'kb.json');
-  writeFileSync(file, JSON.stringify({
-    0: { q: 'apple?', a: 'About apples.', chunk: 'apple apple orchard', emb: [[0.1, 0.2]] },
-    1: { q: 'apple and banana?', a: 'About both.', chunk: 'apple banana smoothie', emb: [[0.1, 0.2]] },
-    2: { q: 'cherry?', a: 'About cherries.', chunk: 'cherry tart', emb: [[0.1, 0.2]] },
-    3: { q: 'apple?', a: 'About apples.', chunk: 'apple apple orchard', emb: [[0.3, 0.2]] }, // a repeated pair
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      0: { q: 'apple?', a: 'About apples.', chunk: 'apple apple orchard', emb: [[0.1, 0.2]] },
+      1: { q: 'apple and banana?', a: 'About both.', chunk: 'apple banana smoothie', emb: [[0.1, 0.2]] },
+      2: { q: 'cherry?', a: 'About cherries.', chunk: 'cherry tart', emb: [[0.1, 0.2]] },
+      3: { q: 'apple?', a: 'About apples.', chunk: 'apple apple orchard', emb: [[0.3, 0.2]] }, // a repeated pair
+    }),
+  );
 
   it('honours top_k and the threshold, and skips repeated entries', async () => {
     const embedder = markerEmbedder();
@@ -65,7 +68,14 @@ describe('knowledge bases with a test embedder', () => {
     const cacheDir = join(dir, 'cache2');
     let embedded = 0;
     const base = markerEmbedder();
-    const counting = { ...base, id: 'test-markers', embed: async (t: string[]) => { embedded += t.length; return base.embed(t); } };
+    const counting = {
+      ...base,
+      id: 'test-markers',
+      embed: async (t: string[]) => {
+        embedded += t.length;
+        return base.embed(t);
+      },
+    };
     const first = await KnowledgeBase.load({ file, mode: 'qa', embedder: counting, cacheDir });
     expect(first.fromCache).toBe(false);
     expect(embedded).toBe(3);
@@ -85,7 +95,15 @@ describe('knowledge bases with a test embedder', () => {
     const doc = baseConfig();
     doc.states.s1.roles = ['RB', 'RA'];
     doc.states.s1.agent_states.RA.KnowledgeBaseComponent = { type: 'chunks', top_k: 2, knowledge_path: 'kb.json' };
-    const r = await runConfig(doc, { agent: ['I would love some apple and banana'] }, { maxTurns: 2, file: join(dir, 'config.json'), agentsV1: { embedder: async () => markerEmbedder(), knowledgeCacheDir: join(dir, 'cache3') } });
+    const r = await runConfig(
+      doc,
+      { agent: ['I would love some apple and banana'] },
+      {
+        maxTurns: 2,
+        file: join(dir, 'config.json'),
+        agentsV1: { embedder: async () => markerEmbedder(), knowledgeCacheDir: join(dir, 'cache3') },
+      },
+    );
     const last = r.calls('agent')[1]!.last;
     expect(last).toContain('apple banana smoothie');
     expect(last).toContain('apple apple orchard');

@@ -55,16 +55,66 @@ function brokenDoc(change: (doc: Record<string, any>) => void): Record<string, a
 }
 
 const CASES = {
-  wrongType: bad('wrong-type.json', brokenDoc((d) => { d.states.s.roles = 'RA'; })),
-  dangling: bad('dangling.json', brokenDoc((d) => { d.states.s.next_states['1'] = 'nowhere'; })),
-  beginRole: bad('begin-role.json', brokenDoc((d) => { d.states.s.begin_role = 'RZ'; })),
-  twoPlayers: bad('two-players.json', brokenDoc((d) => { d.agents.Ben = { roles: { s: 'RA' } }; })),
-  noPlayer: bad('no-player.json', brokenDoc((d) => { d.states.s.roles = ['RA', 'RB']; })),
-  noFinal: bad('no-final.json', brokenDoc((d) => { d.states.s.next_states = { '0': 's' }; })),
-  proto: bad('proto.json', JSON.stringify(base(), null, 2).replace('"end": {', '"__proto__": { "roles": ["RA"], "next_states": { "0": "end" } },\n    "end": {')),
-  root: bad('root.json', brokenDoc((d) => { d.root = 'nope'; })),
-  unknownKey: bad('key.json', brokenDoc((d) => { d.states.s.begin_qeury = 'typo'; })),
-  cassette: bad('bad.cassette.json', { version: 1, source: 'hand-written', interactions: [{ purpose: 'agent', response: 'hi' }, { purpose: 'jduge', response: '1' }] }),
+  wrongType: bad(
+    'wrong-type.json',
+    brokenDoc((d) => {
+      d.states.s.roles = 'RA';
+    }),
+  ),
+  dangling: bad(
+    'dangling.json',
+    brokenDoc((d) => {
+      d.states.s.next_states['1'] = 'nowhere';
+    }),
+  ),
+  beginRole: bad(
+    'begin-role.json',
+    brokenDoc((d) => {
+      d.states.s.begin_role = 'RZ';
+    }),
+  ),
+  twoPlayers: bad(
+    'two-players.json',
+    brokenDoc((d) => {
+      d.agents.Ben = { roles: { s: 'RA' } };
+    }),
+  ),
+  noPlayer: bad(
+    'no-player.json',
+    brokenDoc((d) => {
+      d.states.s.roles = ['RA', 'RB'];
+    }),
+  ),
+  noFinal: bad(
+    'no-final.json',
+    brokenDoc((d) => {
+      d.states.s.next_states = { '0': 's' };
+    }),
+  ),
+  proto: bad(
+    'proto.json',
+    JSON.stringify(base(), null, 2).replace('"end": {', '"__proto__": { "roles": ["RA"], "next_states": { "0": "end" } },\n    "end": {'),
+  ),
+  root: bad(
+    'root.json',
+    brokenDoc((d) => {
+      d.root = 'nope';
+    }),
+  ),
+  unknownKey: bad(
+    'key.json',
+    brokenDoc((d) => {
+      d.states.s.begin_qeury = 'typo';
+    }),
+  ),
+  cassette: bad('bad.cassette.json', {
+    version: 1,
+    source: 'hand-written',
+    interactions: [
+      { purpose: 'agent', response: 'hi' },
+      { purpose: 'jduge', response: '1' },
+    ],
+  }),
 };
 
 const SYNTAX: Array<[string, string, number, number]> = [
@@ -177,7 +227,10 @@ describe('sop validate: one-line errors with file, position and JSON pointer', (
     mkdirSync(join(dir, 'folder.json'), { recursive: true });
     const r = sop(['validate', join(dir, 'nope.json'), join(dir, 'folder.json')]);
     expect(r.code).toBe(1);
-    expect(r.lines).toEqual([`${join(dir, 'nope.json')}: /: file not found`, `${join(dir, 'folder.json')}: /: is a directory, not a SOP file`]);
+    expect(r.lines).toEqual([
+      `${join(dir, 'nope.json')}: /: file not found`,
+      `${join(dir, 'folder.json')}: /: is a directory, not a SOP file`,
+    ]);
   });
 
   it('good files pass next to a bad one; only bad ones fail', () => {
@@ -198,10 +251,17 @@ describe('sop validate on the shipped files', () => {
   it('passes for sops/*.json and examples/**/*.json (SOPs and cassettes)', () => {
     const files: string[] = [];
     if (existsSync(join(ROOT, 'sops'))) {
-      files.push(...readdirSync(join(ROOT, 'sops')).filter((f) => f.endsWith('.json')).map((f) => join('sops', f)));
+      files.push(
+        ...readdirSync(join(ROOT, 'sops'))
+          .filter((f) => f.endsWith('.json'))
+          .map((f) => join('sops', f)),
+      );
     }
-    files.push(...(readdirSync(join(ROOT, 'examples'), { recursive: true }) as string[])
-      .filter((f) => f.endsWith('.json')).map((f) => relative(ROOT, join(ROOT, 'examples', f))));
+    files.push(
+      ...(readdirSync(join(ROOT, 'examples'), { recursive: true }) as string[])
+        .filter((f) => f.endsWith('.json'))
+        .map((f) => relative(ROOT, join(ROOT, 'examples', f))),
+    );
     expect(files.some((f) => f.endsWith('.sop.json'))).toBe(true);
     const r = sop(['validate', ...files]);
     expect(r.stderr.split('\n').filter((l) => l && !/: warning: /.test(l))).toEqual([]);
@@ -215,7 +275,11 @@ describe('syntaxErrorOffset', () => {
     const broken = ['{"a" 1}', '{"a": 1,}', '[1,2', '{"a": "b\n"}', '[1] x', '{a: 1}', '{"x": [1, 2 3]}', '"abc'];
     for (const text of broken) {
       let message = '';
-      try { JSON.parse(text); } catch (err) { message = (err as Error).message; }
+      try {
+        JSON.parse(text);
+      } catch (err) {
+        message = (err as Error).message;
+      }
       const at = /position (\d+)/.exec(message);
       expect(at, message).not.toBeNull();
       expect(syntaxErrorOffset(text), text).toBe(Number(at![1]));

@@ -14,10 +14,14 @@ import { loadWorldModel, parseWorldModel, saveWorldModel } from '../src/worldmod
 import { WorldModelError } from '../src/worldmodel/statement.js';
 
 function acceptedPendulum(m: WorldModel) {
-  const s = m.propose('A pendulum 4 times longer swings twice as slowly', [
-    { subject: 'pendulum period', predicate: 'grows with', object: 'square root of length' },
-    { subject: 'Pendulum', predicate: 'is a', object: 'oscillator' },
-  ], 3);
+  const s = m.propose(
+    'A pendulum 4 times longer swings twice as slowly',
+    [
+      { subject: 'pendulum period', predicate: 'grows with', object: 'square root of length' },
+      { subject: 'Pendulum', predicate: 'is a', object: 'oscillator' },
+    ],
+    3,
+  );
   m.derivePredictions(s.id, ['T(4L)/T(L) = 2 for small swings']);
   m.recordTest(s.id, 1, { method: 'code_run', outcome: 'confirmed', evidence: 'python: ratio 2.000' });
   return m.accept(s.id);
@@ -43,16 +47,24 @@ describe('world model', () => {
     m.derivePredictions(h.id, ['a 2 kg bob has a shorter period than a 1 kg bob', 'period depends on mass']);
     m.recordTest(h.id, 1, { method: 'code_run', outcome: 'falsified', evidence: 'both periods 2.006 s' });
     expect(() => m.accept(h.id)).toThrow(/prediction 2 not tested yet/);
-    expect(() => m.recordTest(h.id, 2, { method: 'oracle' as never, outcome: 'confirmed', evidence: 'x' })).toThrow(/method must be one of knowledge_base, code_run, user, self_reflection/);
+    expect(() => m.recordTest(h.id, 2, { method: 'oracle' as never, outcome: 'confirmed', evidence: 'x' })).toThrow(
+      /method must be one of knowledge_base, code_run, user, self_reflection/,
+    );
     m.recordTest(h.id, 2, { method: 'self_reflection', outcome: 'falsified', evidence: 'mass cancels in the equation of motion' });
     expect(() => m.accept(h.id)).toThrow(/prediction 1, 2 was falsified; reject it/);
-    expect(() => m.recordTest(h.id, 1, { method: 'user', outcome: 'confirmed', evidence: 'x' })).toThrow(/already tested \(falsified by code_run\)/);
-    expect(() => m.recordTest(h.id, 3, { method: 'user', outcome: 'confirmed', evidence: 'x' })).toThrow(/has no prediction 3 \(predictions: 1, 2\)/);
+    expect(() => m.recordTest(h.id, 1, { method: 'user', outcome: 'confirmed', evidence: 'x' })).toThrow(
+      /already tested \(falsified by code_run\)/,
+    );
+    expect(() => m.recordTest(h.id, 3, { method: 'user', outcome: 'confirmed', evidence: 'x' })).toThrow(
+      /has no prediction 3 \(predictions: 1, 2\)/,
+    );
     const r = m.reject(h.id, 'prediction 1 falsified by simulation');
     expect(r.status).toBe('rejected');
     expect(m.statements).toEqual([]);
     expect(m.rejected.map((x) => x.reason)).toEqual(['prediction 1 falsified by simulation']);
-    expect(() => m.derivePredictions(h.id, ['x'])).toThrow(/was rejected \(prediction 1 falsified by simulation\); it is no longer in the world model/);
+    expect(() => m.derivePredictions(h.id, ['x'])).toThrow(
+      /was rejected \(prediction 1 falsified by simulation\); it is no longer in the world model/,
+    );
   });
 
   it('falsifying an accepted statement removes it and its triples, leaving other statements', async () => {
@@ -92,7 +104,9 @@ describe('world model', () => {
     const doc = JSON.parse(readFileSync(file, 'utf8'));
     doc.statements[0].predictions[0].test.method = 'guess';
     writeFileSync(file, JSON.stringify(doc));
-    expect(() => loadWorldModel(file)).toThrow(`${file}: /statements/0/predictions/0/test/method: must be one of knowledge_base, code_run, user, self_reflection`);
+    expect(() => loadWorldModel(file)).toThrow(
+      `${file}: /statements/0/predictions/0/test/method: must be one of knowledge_base, code_run, user, self_reflection`,
+    );
   });
 
   it('names the first problem of a hand-edited world model, with its pointer (schemas/worldmodel.schema.json)', () => {
@@ -102,10 +116,16 @@ describe('world model', () => {
       [null, ': must be an object with statements and rejected'],
       [wm([st({ triples: [{ subject: 's', predicate: 'p' }] })]), '/statements/0/triples/0: must be {subject, predicate, object} strings'],
       [wm([st({ predictions: [{ id: 0, text: 'x' }] })]), '/statements/0/predictions/0: must be {id, text, test?}'],
-      [wm([st({ predictions: [{ id: 1, text: 'x', test: { method: 'user', evidence: 'e' } }] })]), '/statements/0/predictions/0/test/outcome: must be one of confirmed, falsified'],
+      [
+        wm([st({ predictions: [{ id: 1, text: 'x', test: { method: 'user', evidence: 'e' } }] })]),
+        '/statements/0/predictions/0/test/outcome: must be one of confirmed, falsified',
+      ],
       [wm([st({ status: 'maybe' })]), '/statements/0/status: must be one of hypothesis, accepted, rejected'],
       [wm([st({ status: 'rejected' })]), '/statements/0/status: a rejected statement belongs in /rejected'],
-      [wm([st({ status: 'accepted', predictions: [{ id: 1, text: 'x' }] })]), '/statements/0/predictions: an accepted statement must have every prediction confirmed'],
+      [
+        wm([st({ status: 'accepted', predictions: [{ id: 1, text: 'x' }] })]),
+        '/statements/0/predictions: an accepted statement must have every prediction confirmed',
+      ],
       [wm([st()], [st({ status: 'rejected' })]), '/rejected/0/id: statement id 1 is used twice'],
       [wm([st({ id: 5 })]), '/statements/0/id: must be below next_statement_id (5)'],
     ];
@@ -118,10 +138,33 @@ describe('world_model executor', () => {
 
   it('challenges a fact before it enters the model, and falsification removes it with its triples', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'wm-exec-'));
-    const memory = new MemoryFiles({ dir: join(dir, 'memory'), initial: { task_board: '', world_model: '' }, extensions: { task_board: '.json', world_model: '.json' } }).init();
-    memory.write('task_board', JSON.stringify({ version: 1, next_task_id: 2, next_thought_id: 1, thoughts: [], tasks: [
-      { id: 1, name: 't', description: '', status: 'in_progress', value: 'high', tasks_required: [], tasks_depending: [], origin: { tasks: [], thoughts: [] }, stream_of_consciousness: [] },
-    ] }));
+    const memory = new MemoryFiles({
+      dir: join(dir, 'memory'),
+      initial: { task_board: '', world_model: '' },
+      extensions: { task_board: '.json', world_model: '.json' },
+    }).init();
+    memory.write(
+      'task_board',
+      JSON.stringify({
+        version: 1,
+        next_task_id: 2,
+        next_thought_id: 1,
+        thoughts: [],
+        tasks: [
+          {
+            id: 1,
+            name: 't',
+            description: '',
+            status: 'in_progress',
+            value: 'high',
+            tasks_required: [],
+            tasks_depending: [],
+            origin: { tasks: [], thoughts: [] },
+            stream_of_consciousness: [],
+          },
+        ],
+      }),
+    );
     const base = execContext({ memory, sop, inputs: {} });
     const run = (op: string, args: Record<string, unknown>) => executor.run(args, { ...base, command: op, settings: { op } });
     const model = () => JSON.parse(readFileSync(join(dir, 'memory', 'world_model.json'), 'utf8'));
@@ -132,7 +175,9 @@ describe('world_model executor', () => {
     await run('predict', { statement: 1, predictions: '1. an ice cube dropped in a glass stays at the top' });
     await run('test', { statement: 1, prediction: 1, method: 'user', outcome: 'confirmed', evidence: 'the user watched it float' });
     await run('accept', { statement: 1 });
-    expect((await run('about', { entity: 'Water' })).result).toBe('Known about "Water":\n- (ice; floats on; water) from statement 1\n- (ice; is less dense than; water) from statement 1');
+    expect((await run('about', { entity: 'Water' })).result).toBe(
+      'Known about "Water":\n- (ice; floats on; water) from statement 1\n- (ice; is less dense than; water) from statement 1',
+    );
     await run('reject', { statement: 1, reason: 'heavy ice sinks' });
     expect((await run('about', { entity: 'water' })).result).toBe('Nothing is known about "water".');
     expect(model().statements).toEqual([]);

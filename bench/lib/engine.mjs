@@ -33,9 +33,15 @@ export class TimedProvider {
     this.calls = 0;
   }
 
-  get position() { return this.inner.position; }
-  seek(cursor) { return this.inner.seek?.(cursor); }
-  close() { return this.inner.close?.(); }
+  get position() {
+    return this.inner.position;
+  }
+  seek(cursor) {
+    return this.inner.seek?.(cursor);
+  }
+  close() {
+    return this.inner.close?.();
+  }
 
   async chat(request, options) {
     const started = performance.now();

@@ -21,9 +21,10 @@ const window = sop.environment.max_chat_history;
 const speakers = state.roles.map((role) => {
   const agent = Object.keys(sop.agents).find((a) => sop.agents[a].roles.talk === role);
   const c = state.components[role];
-  const system = `${state.environment_prompt.replace('{{inputs.topic}}', topic)}\n`
-    + `You are ${agent}, playing the role of ${role}. Speak in this style: ${sop.agents[agent].style}\n`
-    + `The task you need to execute is: ${c.task}\nThe rules you need to follow are: ${c.rule}\n`;
+  const system =
+    `${state.environment_prompt.replace('{{inputs.topic}}', topic)}\n` +
+    `You are ${agent}, playing the role of ${role}. Speak in this style: ${sop.agents[agent].style}\n` +
+    `The task you need to execute is: ${c.task}\nThe rules you need to follow are: ${c.rule}\n`;
   const last = `Now continue the conversation on behalf of ${agent} (${role}). Be natural and coherent, say something new rather than repeating what others said, and do not write other people's lines.`;
   return { agent, role, system, last };
 });
@@ -70,16 +71,18 @@ starts.push(ended);
 if (out.messages.length !== turns) throw new Error(`LangGraph run ended with ${out.messages.length} messages, expected ${turns}`);
 // Turn i runs from the start of node i to the start of node i+1 (the last one to the end of invoke).
 const overheadUs = llmMs.map((l, i) => (starts[i + 1] - starts[i] - l) * 1000);
-process.stdout.write(JSON.stringify({
-  side: 'langgraph',
-  turns,
-  median_us: median(overheadUs),
-  p95_us: p95(overheadUs),
-  mean_us: mean(overheadUs),
-  first200_median_us: median(overheadUs.slice(0, 200)),
-  last200_median_us: median(overheadUs.slice(-200)),
-  total_ms: ended - started,
-  llm_ms: llmMs.reduce((a, b) => a + b, 0),
-  peak_rss_kb: process.resourceUsage().maxRSS,
-  messages: out.messages.length,
-}) + '\n');
+process.stdout.write(
+  JSON.stringify({
+    side: 'langgraph',
+    turns,
+    median_us: median(overheadUs),
+    p95_us: p95(overheadUs),
+    mean_us: mean(overheadUs),
+    first200_median_us: median(overheadUs.slice(0, 200)),
+    last200_median_us: median(overheadUs.slice(-200)),
+    total_ms: ended - started,
+    llm_ms: llmMs.reduce((a, b) => a + b, 0),
+    peak_rss_kb: process.resourceUsage().maxRSS,
+    messages: out.messages.length,
+  }) + '\n',
+);

@@ -28,9 +28,18 @@ const clock = (event) => {
   last = now;
   lastLlm = llm.ms;
 };
-const keep = folder ? folder.onEvent : (event) => { if (event.type !== 'delta') events.push(event); };
+const keep = folder
+  ? folder.onEvent
+  : (event) => {
+      if (event.type !== 'delta') events.push(event);
+    };
 const run = new Run({
-  sop, file, llm, maxTurns: turns, runId: 'bench', listeners: [clock, keep],
+  sop,
+  file,
+  llm,
+  maxTurns: turns,
+  runId: 'bench',
+  listeners: [clock, keep],
   environment: new ListEnvironment(sop.environment?.type ?? 'cooperative'),
 });
 const started = performance.now();
@@ -40,17 +49,19 @@ const totalMs = performance.now() - started;
 folder?.close?.();
 runs?.remove();
 if (result.turns !== turns) throw new Error(`stopped after ${result.turns} turns (${result.status}: ${result.error?.message ?? ''})`);
-process.stdout.write(JSON.stringify({
-  side: journal ? 'ours+journal' : 'ours',
-  turns,
-  median_us: median(overheadUs),
-  p95_us: p95(overheadUs),
-  mean_us: mean(overheadUs),
-  first200_median_us: median(overheadUs.slice(0, 200)),
-  last200_median_us: median(overheadUs.slice(-200)),
-  total_ms: totalMs,
-  llm_ms: llm.ms,
-  peak_rss_kb: process.resourceUsage().maxRSS,
-  messages: result.messages.length,
-  events: events.length,
-}) + '\n');
+process.stdout.write(
+  JSON.stringify({
+    side: journal ? 'ours+journal' : 'ours',
+    turns,
+    median_us: median(overheadUs),
+    p95_us: p95(overheadUs),
+    mean_us: mean(overheadUs),
+    first200_median_us: median(overheadUs.slice(0, 200)),
+    last200_median_us: median(overheadUs.slice(-200)),
+    total_ms: totalMs,
+    llm_ms: llm.ms,
+    peak_rss_kb: process.resourceUsage().maxRSS,
+    messages: result.messages.length,
+    events: events.length,
+  }) + '\n',
+);

@@ -23,7 +23,10 @@ export interface CommandSpec {
 }
 
 export class CommandConfigError extends EngineError {
-  constructor(readonly pointer: string, message: string) {
+  constructor(
+    readonly pointer: string,
+    message: string,
+  ) {
     super(message, 'COMMAND_CONFIG');
     this.name = 'CommandConfigError';
   }
@@ -32,14 +35,24 @@ export class CommandConfigError extends EngineError {
 function argsSchema(args: ArgSpecs): MiniSchema {
   const properties: Record<string, MiniSchema> = {};
   for (const [name, a] of Object.entries(args)) properties[name] = a.enum ? { type: a.type, enum: a.enum } : { type: a.type };
-  return { type: 'object', properties, required: Object.entries(args).filter(([, a]) => a.required).map(([n]) => n), additionalProperties: false };
+  return {
+    type: 'object',
+    properties,
+    required: Object.entries(args)
+      .filter(([, a]) => a.required)
+      .map(([n]) => n),
+    additionalProperties: false,
+  };
 }
 
 function settingsProblem(e: SchemaProblem): string {
   switch (e.keyword) {
-    case 'additionalProperties': return `unknown setting "${e.property}"`;
-    case 'required': return `missing setting "${e.property}"`;
-    default: return `${e.path ? `settings.${e.path}` : 'settings'} ${e.message}`;
+    case 'additionalProperties':
+      return `unknown setting "${e.property}"`;
+    case 'required':
+      return `missing setting "${e.property}"`;
+    default:
+      return `${e.path ? `settings.${e.path}` : 'settings'} ${e.message}`;
   }
 }
 
@@ -47,7 +60,8 @@ function settingsProblem(e: SchemaProblem): string {
 export function compileCommand(stateName: string, name: string, def: SopCommand, env: ArgsEnv): CommandSpec {
   const at = (...rest: string[]) => pointerOf(['states', stateName, 'commands', name, ...rest]);
   const executor = getExecutor(def.executor);
-  if (!executor) throw new CommandConfigError(at('executor'), `unknown executor "${def.executor}"; known executors: ${executorNames().join(', ')}`);
+  if (!executor)
+    throw new CommandConfigError(at('executor'), `unknown executor "${def.executor}"; known executors: ${executorNames().join(', ')}`);
   const settings = (def.settings ?? {}) as Record<string, unknown>;
   const problems = checkSchema(executor.settings as MiniSchema, settings);
   if (problems.length > 0) throw new CommandConfigError(at('settings'), `${settingsProblem(problems[0]!)} (executor "${executor.name}")`);
@@ -61,12 +75,19 @@ export function compileCommand(stateName: string, name: string, def: SopCommand,
     args = { ...args };
     for (const [arg, description] of Object.entries(def.args)) {
       const known = args[arg];
-      if (!known) throw new CommandConfigError(at('args', arg), `"${arg}" is not an argument of this command (arguments: ${Object.keys(args).join(', ') || 'none'})`);
+      if (!known)
+        throw new CommandConfigError(
+          at('args', arg),
+          `"${arg}" is not an argument of this command (arguments: ${Object.keys(args).join(', ') || 'none'})`,
+        );
       args[arg] = { ...known, description };
     }
   }
   return {
-    name, executor, settings, args,
+    name,
+    executor,
+    settings,
+    args,
     description: def.description ?? executor.description,
     argsSchema: args ? argsSchema(args) : undefined,
   };
@@ -81,15 +102,16 @@ export function compileCommands(stateName: string, state: SopState, env: ArgsEnv
 function argProblem(name: string, spec: CommandSpec, e: SchemaProblem): string {
   const known = Object.keys(spec.args ?? {});
   switch (e.keyword) {
-    case 'required': return `command "${name}" needs the argument "${e.property}"`;
-    case 'additionalProperties': return `command "${name}" has no argument "${e.property}" (its arguments: ${known.join(', ') || 'none'})`;
-    default: return `argument "${e.path}" of command "${name}" ${e.message}`;
+    case 'required':
+      return `command "${name}" needs the argument "${e.property}"`;
+    case 'additionalProperties':
+      return `command "${name}" has no argument "${e.property}" (its arguments: ${known.join(', ') || 'none'})`;
+    default:
+      return `argument "${e.path}" of command "${name}" ${e.message}`;
   }
 }
 
-export type CheckedCommand =
-  | { ok: true; spec: CommandSpec; args: Record<string, unknown> }
-  | { ok: false; error: string };
+export type CheckedCommand = { ok: true; spec: CommandSpec; args: Record<string, unknown> } | { ok: false; error: string };
 
 /** Check a parsed command against the state's commands. */
 export function checkCommand(parsed: ParsedCommand, specs: Record<string, CommandSpec>): CheckedCommand {
@@ -111,7 +133,8 @@ export function commandDiagnostics(sop: Sop, env: ArgsEnv = {}): Diagnostic[] {
     if (Object.keys(commands).length === 0) continue;
     if (state.next_states?.['1'] === undefined && !state.final) {
       out.push({
-        severity: 'error', pointer: pointerOf(['states', stateName, 'next_states']),
+        severity: 'error',
+        pointer: pointerOf(['states', stateName, 'next_states']),
         message: 'a state with commands needs next_states["1"]: a finish command and max_turns lead there',
       });
     }

@@ -39,7 +39,14 @@ function typeMatches(v: unknown, type: string): boolean {
   return t === type || (type === 'number' && t === 'integer');
 }
 
-const A: Record<string, string> = { string: 'a string', integer: 'an integer', number: 'a number', boolean: 'true or false', object: 'an object', array: 'a list' };
+const A: Record<string, string> = {
+  string: 'a string',
+  integer: 'an integer',
+  number: 'a number',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'a list',
+};
 
 export function checkSchema(schema: MiniSchema, value: unknown, path = ''): SchemaProblem[] {
   const out: SchemaProblem[] = [];
@@ -55,15 +62,23 @@ export function checkSchema(schema: MiniSchema, value: unknown, path = ''): Sche
     out.push({ path, keyword: 'enum', message: `must be one of ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}` });
   }
   if (typeof value === 'string' && schema.minLength !== undefined && value.length < schema.minLength) {
-    out.push({ path, keyword: 'minLength', message: schema.minLength === 1 ? 'must not be empty' : `must have at least ${schema.minLength} characters` });
+    out.push({
+      path,
+      keyword: 'minLength',
+      message: schema.minLength === 1 ? 'must not be empty' : `must have at least ${schema.minLength} characters`,
+    });
   }
   if (typeof value === 'number') {
-    if (schema.minimum !== undefined && value < schema.minimum) out.push({ path, keyword: 'minimum', message: `must be at least ${schema.minimum}` });
-    if (schema.maximum !== undefined && value > schema.maximum) out.push({ path, keyword: 'maximum', message: `must be at most ${schema.maximum}` });
+    if (schema.minimum !== undefined && value < schema.minimum)
+      out.push({ path, keyword: 'minimum', message: `must be at least ${schema.minimum}` });
+    if (schema.maximum !== undefined && value > schema.maximum)
+      out.push({ path, keyword: 'maximum', message: `must be at most ${schema.maximum}` });
   }
   if (Array.isArray(value)) {
-    if (schema.minItems !== undefined && value.length < schema.minItems) out.push({ path, keyword: 'minItems', message: `must have at least ${schema.minItems} item(s)` });
-    if (schema.uniqueItems && new Set(value.map((v) => JSON.stringify(v))).size !== value.length) out.push({ path, keyword: 'uniqueItems', message: 'must not repeat items' });
+    if (schema.minItems !== undefined && value.length < schema.minItems)
+      out.push({ path, keyword: 'minItems', message: `must have at least ${schema.minItems} item(s)` });
+    if (schema.uniqueItems && new Set(value.map((v) => JSON.stringify(v))).size !== value.length)
+      out.push({ path, keyword: 'uniqueItems', message: 'must not repeat items' });
     if (schema.items) value.forEach((v, i) => out.push(...checkSchema(schema.items!, v, at(i))));
   }
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
@@ -76,8 +91,10 @@ export function checkSchema(schema: MiniSchema, value: unknown, path = ''): Sche
     for (const [k, v] of Object.entries(obj)) {
       const sub = Object.prototype.hasOwnProperty.call(props, k) ? props[k] : undefined;
       if (sub) out.push(...checkSchema(sub, v, at(k)));
-      else if (schema.additionalProperties === false) out.push({ path, keyword: 'additionalProperties', property: k, message: `unknown "${k}"` });
-      else if (schema.additionalProperties && typeof schema.additionalProperties === 'object') out.push(...checkSchema(schema.additionalProperties, v, at(k)));
+      else if (schema.additionalProperties === false)
+        out.push({ path, keyword: 'additionalProperties', property: k, message: `unknown "${k}"` });
+      else if (schema.additionalProperties && typeof schema.additionalProperties === 'object')
+        out.push(...checkSchema(schema.additionalProperties, v, at(k)));
     }
   }
   return out;

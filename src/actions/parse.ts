@@ -4,9 +4,7 @@
 // (a common slip when models write code) are repaired before giving up.
 import { isObject } from '../util/is-object.js';
 
-export type ParsedCommand =
-  | { ok: true; command: string; args: Record<string, unknown> }
-  | { ok: false; error: string };
+export type ParsedCommand = { ok: true; command: string; args: Record<string, unknown> } | { ok: false; error: string };
 
 /** Top-level {...} spans of `text`, string-aware; an unclosed one runs to the end. */
 export function jsonObjectSpans(text: string): string[] {
@@ -46,9 +44,16 @@ export function repairJsonStrings(text: string): string {
       if (escaped) escaped = false;
       else if (c === '\\') escaped = true;
       else if (c === '"') inString = false;
-      else if (c === '\n') { out += '\\n'; continue; }
-      else if (c === '\r') { out += '\\r'; continue; }
-      else if (c === '\t') { out += '\\t'; continue; }
+      else if (c === '\n') {
+        out += '\\n';
+        continue;
+      } else if (c === '\r') {
+        out += '\\r';
+        continue;
+      } else if (c === '\t') {
+        out += '\\t';
+        continue;
+      }
     } else if (c === '"') inString = true;
     out += c;
   }

@@ -6,17 +6,32 @@ import { ActionRuntime, type ActionOptions, type SubRunOutcome, type SubRunReque
 import type { RunHost, RunPlugin } from '../runtime/hooks.js';
 
 /** The actions of a run; `subRun` runs a sub-flow (sop executor) as a nested run with its own environment. */
-export function actionsPlugin(host: RunHost, options: ActionOptions | undefined, subRun: (request: SubRunRequest) => Promise<SubRunOutcome>): RunPlugin & { runtime: ActionRuntime } {
-  const runtime = new ActionRuntime({
-    sop: host.sop, file: host.file, runId: host.runId, env: host.env, templates: host.templates, usage: host.usage,
-    human: host.human, signal: host.signal, redact: host.redact,
-    emit: (e) => host.emit(e),
-    turn: () => host.turn(),
-    baseContext: () => host.baseContext(),
-    perform: (spec, fn) => host.perform(spec, fn),
-    inputs: host.inputs, embedder: () => host.embedder(),
-    subRun,
-  }, options);
+export function actionsPlugin(
+  host: RunHost,
+  options: ActionOptions | undefined,
+  subRun: (request: SubRunRequest) => Promise<SubRunOutcome>,
+): RunPlugin & { runtime: ActionRuntime } {
+  const runtime = new ActionRuntime(
+    {
+      sop: host.sop,
+      file: host.file,
+      runId: host.runId,
+      env: host.env,
+      templates: host.templates,
+      usage: host.usage,
+      human: host.human,
+      signal: host.signal,
+      redact: host.redact,
+      emit: (e) => host.emit(e),
+      turn: () => host.turn(),
+      baseContext: () => host.baseContext(),
+      perform: (spec, fn) => host.perform(spec, fn),
+      inputs: host.inputs,
+      embedder: () => host.embedder(),
+      subRun,
+    },
+    options,
+  );
   return {
     name: 'actions',
     runtime,

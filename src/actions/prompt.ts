@@ -18,7 +18,13 @@ export function commandViews(specs: Record<string, CommandSpec>): CommandView[] 
     name: s.name,
     description: s.description,
     executor: s.executor.name,
-    args: Object.entries(s.args ?? {}).map(([name, a]) => ({ name, type: a.type, description: a.description, required: a.required === true, ...(a.enum ? { enum: a.enum } : {}) })),
+    args: Object.entries(s.args ?? {}).map(([name, a]) => ({
+      name,
+      type: a.type,
+      description: a.description,
+      required: a.required === true,
+      ...(a.enum ? { enum: a.enum } : {}),
+    })),
   }));
 }
 
@@ -30,7 +36,9 @@ export function commandPart(templates: TemplateSet, commands: CommandView[], con
 /** What the LLM provider learns about the commands (the mock uses it to answer validly). */
 export function commandMeta(commands: CommandView[]): NonNullable<CallMeta['commands']> {
   return commands.map((c) => ({
-    name: c.name, executor: c.executor, required: c.args.filter((a) => a.required).map((a) => a.name),
+    name: c.name,
+    executor: c.executor,
+    required: c.args.filter((a) => a.required).map((a) => a.name),
     argTypes: Object.fromEntries(c.args.map((a) => [a.name, { type: a.type, ...(a.enum ? { enum: a.enum } : {}) }])),
   }));
 }
@@ -42,7 +50,9 @@ export function commandTools(commands: CommandView[]): ToolSpec[] {
     description: c.description,
     parameters: {
       type: 'object',
-      properties: Object.fromEntries(c.args.map((a) => [a.name, { type: a.type, description: a.description, ...(a.enum ? { enum: a.enum } : {}) }])),
+      properties: Object.fromEntries(
+        c.args.map((a) => [a.name, { type: a.type, description: a.description, ...(a.enum ? { enum: a.enum } : {}) }]),
+      ),
       required: c.args.filter((a) => a.required).map((a) => a.name),
       additionalProperties: false,
     },

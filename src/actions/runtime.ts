@@ -114,7 +114,26 @@ function recoverable(err: unknown): boolean {
   if (err instanceof ExecutorInputError || err instanceof PathEscapeError || err instanceof MemoryError) return true;
   if (err instanceof UnsafeFileError || err instanceof FileAccessError) return true; // files: refused or ordinary path errors
   const code = (err as NodeJS.ErrnoException)?.code;
-  return typeof code === 'string' && ['ENOENT', 'EISDIR', 'ENOTDIR', 'ELOOP', 'EACCES', 'EROFS', 'ENAMETOOLONG', 'EEXIST', 'ENOTEMPTY', 'EFBIG', 'ENXIO', 'EPERM', 'EINVAL', 'EMLINK', 'ETXTBSY'].includes(code);
+  return (
+    typeof code === 'string' &&
+    [
+      'ENOENT',
+      'EISDIR',
+      'ENOTDIR',
+      'ELOOP',
+      'EACCES',
+      'EROFS',
+      'ENAMETOOLONG',
+      'EEXIST',
+      'ENOTEMPTY',
+      'EFBIG',
+      'ENXIO',
+      'EPERM',
+      'EINVAL',
+      'EMLINK',
+      'ETXTBSY',
+    ].includes(code)
+  );
 }
 
 function oneLine(text: string, max = 300): string {
@@ -150,7 +169,10 @@ export class ActionRuntime {
   /** Why the SOP has no result (a command state ran out of turns). */
   stopped: string | undefined;
 
-  constructor(private readonly host: ActionHost, private readonly o: ActionOptions = {}) {
+  constructor(
+    private readonly host: ActionHost,
+    private readonly o: ActionOptions = {},
+  ) {
     this.baseDir = dirname(resolve(host.file));
     this.redact = host.redact ?? makeRedactor();
     this.root = o.root ?? { emit: (e) => host.emit(e), turn: () => host.turn() };
@@ -160,7 +182,7 @@ export class ActionRuntime {
       // durability: a sub-flow's folder is its own, so files found there are an interrupted attempt's
       fresh: (o.depth ?? 0) > 0,
       // scientist: memory_types add structured memory files (memory/NAME.json)
-      initial: { ...(host.sop.memory ?? {}) as Record<string, string>, ...structuredMemoryFiles(host.sop) },
+      initial: { ...((host.sop.memory ?? {}) as Record<string, string>), ...structuredMemoryFiles(host.sop) },
       extensions: structuredExtensions(host.sop),
       links: o.memoryLinks,
       onWrite: (w) => {
@@ -177,9 +199,11 @@ export class ActionRuntime {
         this.views.set(name, commandViews(specs));
       } catch (err) {
         if (!(err instanceof CommandConfigError) && !(err instanceof SopError)) throw err;
-        diags.push(err instanceof SopError
-          ? { severity: 'error' as const, pointer: `/states/${name}/commands`, file: host.file, message: err.message.split('\n')[0]! }
-          : { severity: 'error' as const, pointer: err.pointer, file: host.file, message: err.message });
+        diags.push(
+          err instanceof SopError
+            ? { severity: 'error' as const, pointer: `/states/${name}/commands`, file: host.file, message: err.message.split('\n')[0]! }
+            : { severity: 'error' as const, pointer: err.pointer, file: host.file, message: err.message },
+        );
       }
     }
     if (diags.length) throw new SopError(diags);
@@ -189,7 +213,13 @@ export class ActionRuntime {
   /** durability: journal a memory file's whole content, so a fork can rebuild it (path relative to the run folder). */
   private fileWritten(name: string): void {
     const path = this.memory.pathOf(name);
-    if (path && this.o.runDir) this.root.emit({ type: 'file_written', path: relative(this.o.runDir, path), content: this.memory.read(name), turn: this.root.turn() });
+    if (path && this.o.runDir)
+      this.root.emit({
+        type: 'file_written',
+        path: relative(this.o.runDir, path),
+        content: this.memory.read(name),
+        turn: this.root.turn(),
+      });
   }
 
   /** Checkpointable (src/journal/snapshot.ts): what a resumed run needs besides the journal's events. */
@@ -257,8 +287,14 @@ export class ActionRuntime {
     if (done) {
       this.finished.delete(state.name);
       // scientist: an executor may choose the way on (finish.next, a next_states key)
-      const target = done.next === undefined ? on : Object.prototype.hasOwnProperty.call(state.nextStates, done.next) ? state.nextStates[done.next] : undefined;
-      if (target === undefined) throw new ActionError(`state "${state.name}" has no next_states["${done.next}"], which a command asked to take`);
+      const target =
+        done.next === undefined
+          ? on
+          : Object.prototype.hasOwnProperty.call(state.nextStates, done.next)
+            ? state.nextStates[done.next]
+            : undefined;
+      if (target === undefined)
+        throw new ActionError(`state "${state.name}" has no next_states["${done.next}"], which a command asked to take`);
       return { target, reason: 'finish' };
     }
     if (state.maxTurns !== undefined && rt.chatNums >= state.maxTurns) {
@@ -278,7 +314,10 @@ export class ActionRuntime {
    * once the command message is in the environment.
    */
   async commandTurn(
-    state: ResolvedState, role: string, agent: string, turn: number,
+    state: ResolvedState,
+    role: string,
+    agent: string,
+    turn: number,
     act: (extra: ChatMessage[]) => Promise<string>,
   ): Promise<{ content: string; execute: () => Promise<void> }> {
     const specs = this.specs.get(state.name)!;
@@ -295,22 +334,38 @@ export class ActionRuntime {
       if (attempt > retries) {
         throw new ActionError(
           `${agent} (${role}) in state "${state.name}" gave no valid command in ${attempt} ${attempt === 1 ? 'reply' : 'replies'}; ` +
-          `the last problem: ${checked.error}`,
+            `the last problem: ${checked.error}`,
         );
       }
       extra.push(
         { role: 'assistant', content: reply },
-        { role: 'user', content: this.host.templates.render('command_retry', { error: checked.error, commands: this.views.get(state.name), attempt, retries }) },
+        {
+          role: 'user',
+          content: this.host.templates.render('command_retry', {
+            error: checked.error,
+            commands: this.views.get(state.name),
+            attempt,
+            retries,
+          }),
+        },
       );
     }
   }
 
   private context(spec: CommandSpec, state: ResolvedState, role: string, agent: string, turn: number): ExecContext {
     return {
-      command: spec.name, settings: spec.settings, state: state.name, agent, role, turn,
+      command: spec.name,
+      settings: spec.settings,
+      state: state.name,
+      agent,
+      role,
+      turn,
       memory: this.memory,
       workspace: () => {
-        if (!this.o.workspace) throw new ActionError(`command "${spec.name}" needs a workspace folder, and this run has none (sop run gives every run one; in-process runs set actions.workspace)`);
+        if (!this.o.workspace)
+          throw new ActionError(
+            `command "${spec.name}" needs a workspace folder, and this run has none (sop run gives every run one; in-process runs set actions.workspace)`,
+          );
         return new Workspace(this.o.workspace);
       },
       human: this.host.human,
@@ -332,7 +387,14 @@ export class ActionRuntime {
   /** files: the logs file was refused once (a link or pipe planted by code); warned about once. */
   private logsRefused = false;
 
-  private async execute(spec: CommandSpec, args: Record<string, unknown>, state: ResolvedState, role: string, agent: string, turn: number): Promise<void> {
+  private async execute(
+    spec: CommandSpec,
+    args: Record<string, unknown>,
+    state: ResolvedState,
+    role: string,
+    agent: string,
+    turn: number,
+  ): Promise<void> {
     const executor = spec.executor.name;
     this.host.emit({ type: 'executor_called', state: state.name, agent, role, turn, command: spec.name, executor, args });
     const started = performance.now();
@@ -343,31 +405,55 @@ export class ActionRuntime {
       // The memory files the executor changes are part of its result, so that a resumed run
       // reusing the result from the journal can put them back.
       const writes: Record<string, string> = {};
-      const untap = this.memory.tap((name, content) => { writes[name] = content; });
+      const untap = this.memory.tap((name, content) => {
+        writes[name] = content;
+      });
       let r: ExecResult;
       try {
         r = await spec.executor.run(args, this.context(spec, state, role, agent, turn));
       } catch (err) {
         if (!recoverable(err)) throw err;
         const message = (err as Error).message;
-        r = { ok: false, result: this.host.templates.render('command_failed', { command: spec.name, error: message }), summary: `failed: ${message}` };
+        r = {
+          ok: false,
+          result: this.host.templates.render('command_failed', { command: spec.name, error: message }),
+          summary: `failed: ${message}`,
+        };
       } finally {
         untap();
       }
       // secrets: code output and files read may hold a secret (printed, encoded, reversed...);
       // it reaches no prompt, message, journal line or logs memory file.
       const red = this.redact;
-      r = { ...r, result: red(r.result), summary: red(r.summary), ...(r.finish ? { finish: { ...r.finish, result: red(r.finish.result), ...(r.finish.summary !== undefined ? { summary: red(r.finish.summary) } : {}) } } : {}) };
+      r = {
+        ...r,
+        result: red(r.result),
+        summary: red(r.summary),
+        ...(r.finish
+          ? {
+              finish: {
+                ...r.finish,
+                result: red(r.finish.result),
+                ...(r.finish.summary !== undefined ? { summary: red(r.finish.summary) } : {}),
+              },
+            }
+          : {}),
+      };
       return { ...r, human_answers: human.consumed - before, memory_writes: writes };
     };
     let res: Performed;
     if (this.host.perform) {
       // durability: a resumed run reuses a journaled result instead of running the executor again
-      const done = await this.host.perform({
-        kind: executor, label: `${spec.name}@${state.name}`, marksStart: true,
-        rerunNeedsApproval: spec.executor.durability?.rerunNeedsApproval === true,
-        composite: spec.executor.durability?.composite === true, // e.g. a sub-flow is replayed, its own steps reused
-      }, perform);
+      const done = await this.host.perform(
+        {
+          kind: executor,
+          label: `${spec.name}@${state.name}`,
+          marksStart: true,
+          rerunNeedsApproval: spec.executor.durability?.rerunNeedsApproval === true,
+          composite: spec.executor.durability?.composite === true, // e.g. a sub-flow is replayed, its own steps reused
+        },
+        perform,
+      );
       res = done.value;
       if (done.reused) {
         if (res.human_answers > 0) human.skip?.(res.human_answers);
@@ -380,12 +466,27 @@ export class ActionRuntime {
       res = await perform();
     }
     this.host.emit({
-      type: 'executor_result', state: state.name, agent, turn, command: spec.name, executor, ok: res.ok,
-      result: res.result, summary: res.summary, ms: Math.round(performance.now() - started), finish: res.finish !== undefined,
+      type: 'executor_result',
+      state: state.name,
+      agent,
+      turn,
+      command: spec.name,
+      executor,
+      ok: res.ok,
+      result: res.result,
+      summary: res.summary,
+      ms: Math.round(performance.now() - started),
+      finish: res.finish !== undefined,
     });
     const message: Message = {
-      id: this.host.env.messages.length, turn, state: state.name, sender: spec.name, role: executor,
-      content: res.result, kind: 'action', timestamp: new Date().toISOString(),
+      id: this.host.env.messages.length,
+      turn,
+      state: state.name,
+      sender: spec.name,
+      role: executor,
+      content: res.result,
+      kind: 'action',
+      timestamp: new Date().toISOString(),
     };
     await this.host.env.add(message);
     this.host.emit({ type: 'message', message });
@@ -394,7 +495,11 @@ export class ActionRuntime {
     } catch (err) {
       // files: a logs file code replaced by a link or a pipe is refused, and the run goes on
       if (!recoverable(err)) throw err;
-      if (!this.logsRefused) this.host.emit({ type: 'warning', message: `could not add the line of ${spec.name} to the logs memory file, nor will later lines be: ${(err as Error).message}` });
+      if (!this.logsRefused)
+        this.host.emit({
+          type: 'warning',
+          message: `could not add the line of ${spec.name} to the logs memory file, nor will later lines be: ${(err as Error).message}`,
+        });
       this.logsRefused = true;
     }
     if (res.finish) {
@@ -407,7 +512,10 @@ export class ActionRuntime {
 
   private async runSubflow(command: string, req: SubflowRequest): Promise<SubflowResult> {
     const depth = (this.o.depth ?? 0) + 1;
-    if (depth > MAX_SUBFLOW_DEPTH) throw new ActionError(`sub-flows nested more than ${MAX_SUBFLOW_DEPTH} deep (command "${command}" of ${this.host.file}); is a SOP calling itself?`);
+    if (depth > MAX_SUBFLOW_DEPTH)
+      throw new ActionError(
+        `sub-flows nested more than ${MAX_SUBFLOW_DEPTH} deep (command "${command}" of ${this.host.file}); is a SOP calling itself?`,
+      );
     const { sop, file } = loadSopFile(req.file);
     const n = (this.subflowCounts.get(command) ?? 0) + 1;
     this.subflowCounts.set(command, n);
@@ -421,9 +529,17 @@ export class ActionRuntime {
       this.host.emit(e.type === 'subflow' ? e : { type: 'subflow', flow, event: e });
     };
     const out = await this.host.subRun({
-      sop, file, runId: `${this.host.runId}/${flow}`, inputs: req.inputs, listeners: [forward],
+      sop,
+      file,
+      runId: `${this.host.runId}/${flow}`,
+      inputs: req.inputs,
+      listeners: [forward],
       actions: {
-        ...this.o, depth, flow, memoryLinks: links, root: this.root,
+        ...this.o,
+        depth,
+        flow,
+        memoryLinks: links,
+        root: this.root,
         memoryDir: this.memory.dir ? join(this.memory.dir, name) : undefined,
       },
     });

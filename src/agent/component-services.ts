@@ -10,9 +10,7 @@ import { renderText } from '../prompt/templates.js';
 import { Workspace } from '../workspace/workspace.js';
 
 /** What components tell the run (a subset of its events, src/runtime/events.ts). */
-export type ComponentEvent =
-  | { type: 'warning'; message: string }
-  | { type: 'file_written'; path: string; content: string; turn: number };
+export type ComponentEvent = { type: 'warning'; message: string } | { type: 'file_written'; path: string; content: string; turn: number };
 
 export interface ComponentServicesOptions {
   /** The SOP file (knowledge paths are relative to its folder). */

@@ -23,10 +23,19 @@ export interface RoleComponents {
  * Kinds that work before the answer (extract, knowledge, code, tools) need a run: see
  * src/agent/pipeline.ts.
  */
-export function roleComponents(components: SopComponents | undefined, agentStyle: string | undefined, context: object, where: string): RoleComponents {
+export function roleComponents(
+  components: SopComponents | undefined,
+  agentStyle: string | undefined,
+  context: object,
+  where: string,
+): RoleComponents {
   const out: RoleComponents = { system: [], last: [] };
   if (!components) return out;
-  const rt = { agent: { name: '', role: '', style: agentStyle }, text: (source: string, key: string) => renderText(source, context, `${where}/${key}`), shared: new Map() } as unknown as ComponentRuntime;
+  const rt = {
+    agent: { name: '', role: '', style: agentStyle },
+    text: (source: string, key: string) => renderText(source, context, `${where}/${key}`),
+    shared: new Map(),
+  } as unknown as ComponentRuntime;
   for (const [key, value] of Object.entries(components)) {
     if (value === undefined) continue;
     if (key === 'last') out.last.push(rt.text(value as string, key));

@@ -18,7 +18,12 @@ import { extractTag, stripSpeakerName, type NameStripping } from './output.js';
 export interface PromptExtension {
   view?(view: EnvironmentView, state: ResolvedState, stateStart: number): EnvironmentView;
   agentPrompt?(state: ResolvedState, context: Record<string, unknown>): { parts?: SystemPart[]; context?: Record<string, unknown> };
-  agentCall?(state: ResolvedState, agent: string, role: string, settings: LlmSettings): { settings?: Partial<LlmSettings>; meta?: Partial<CallMeta> };
+  agentCall?(
+    state: ResolvedState,
+    agent: string,
+    role: string,
+    settings: LlmSettings,
+  ): { settings?: Partial<LlmSettings>; meta?: Partial<CallMeta> };
 }
 
 /** What the pipeline needs from its run. */
@@ -69,16 +74,28 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
   const where = `/states/${state.name}/components/${role}`;
   const base = h.baseContext();
   const settings = agentLlm(h.resolved, state, agent, role);
-  const toolMeta = (what: string): CallMeta => ({ purpose: 'tool', state: state.name, agent, role, turn: h.turn(), turnInState: h.turnInState(state.name), extractWord: what });
+  const toolMeta = (what: string): CallMeta => ({
+    purpose: 'tool',
+    state: state.name,
+    agent,
+    role,
+    turn: h.turn(),
+    turnInState: h.turnInState(state.name),
+    extractWord: what,
+  });
 
   // 1. Components, in SOP order; work before the answer (extract, code, knowledge, tools) runs now.
   let shared: ((system: string, last: string) => Promise<ChatMessage[]>) | undefined;
   const services = pm?.components ?? h.components;
   const rt = services.runtime({
-    agent: { name: agent, role, style: agentDef.style }, state: state.name, where, context: base,
-    callWithHistory: (system, last, what) => pm
-      ? h.call(pm.history(agent, state, system, last), settings, toolMeta(what), false)
-      : (shared ??= sharedHistory(h, state, agent)) (system, last).then((m) => h.call(m, settings, toolMeta(what), false)),
+    agent: { name: agent, role, style: agentDef.style },
+    state: state.name,
+    where,
+    context: base,
+    callWithHistory: (system, last, what) =>
+      pm
+        ? h.call(pm.history(agent, state, system, last), settings, toolMeta(what), false)
+        : (shared ??= sharedHistory(h, state, agent))(system, last).then((m) => h.call(m, settings, toolMeta(what), false)),
     observed: () => (pm ? pm.observed(agent) : observedSince(h.env.messages, agent, state.maxChatHistory)),
   });
   const assembled = await assembleComponents(state.def.components?.[role] as Record<string, unknown> | undefined, rt);
@@ -88,9 +105,19 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
     const ctx = { ...base, agent: { name: agent, role, style: agentDef.style ?? '' }, environment_prompt: h.envPrompt(state) };
     const system = pm.render.system({ ...ctx, parts: assembled.system });
     const last = pm.render.last({ ...ctx, parts: assembled.last });
-    const reply = await h.call(pm.history(agent, state, system, last), settings, {
-      purpose: 'agent', state: state.name, agent, role, turn: h.turn(), turnInState: h.turnInState(state.name),
-    }, h.stream);
+    const reply = await h.call(
+      pm.history(agent, state, system, last),
+      settings,
+      {
+        purpose: 'agent',
+        state: state.name,
+        agent,
+        role,
+        turn: h.turn(),
+        turnInState: h.turnInState(state.name),
+      },
+      h.stream,
+    );
     return stripSpeakerName(reply, agent, pm.nameStripping);
   }
 
@@ -101,7 +128,12 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
     ? comps.system
     : [{ kind: 'style', role, style: agentDef.style }, ...comps.system];
   const memoryWindow = state.def.memory_window;
-  let view = await h.env.view({ agent, window: memoryWindow ?? state.maxChatHistory, topK: h.topK(), minSimilarity: sop.environment?.min_similarity });
+  let view = await h.env.view({
+    agent,
+    window: memoryWindow ?? state.maxChatHistory,
+    topK: h.topK(),
+    minSimilarity: sop.environment?.min_similarity,
+  });
   for (const x of h.extensions) if (x.view) view = x.view(view, state, h.env.stateStart); // e.g. memory_window
   const extraParts: SystemPart[] = [];
   let extraContext: Record<string, unknown> = {};
@@ -125,7 +157,11 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
   const lastPrompt: ChatMessage = { role: 'user', content: h.templates.render('agent_last', ctx) };
   const build = (plan: PromptPlan<Message>): ChatMessage[] => {
     const messages: ChatMessage[] = [system];
-    const context = h.templates.render('agent_context', { ...ctx, summary: plan.summary, relevant: plan.relevant.map((m) => renderMessage(m, agent)) });
+    const context = h.templates.render('agent_context', {
+      ...ctx,
+      summary: plan.summary,
+      relevant: plan.relevant.map((m) => renderMessage(m, agent)),
+    });
     if (context) messages.push({ role: 'user', content: context });
     for (const m of plan.window) messages.push(asChat(m, agent));
     messages.push(lastPrompt, ...extra); // e.g. rejected commands and the problems found
@@ -152,10 +188,20 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
     if (c?.settings) callSettings = { ...callSettings, ...c.settings };
     if (c?.meta) metaExtra = { ...metaExtra, ...c.meta };
   }
-  const reply = await h.call(messages, callSettings, {
-    purpose: 'agent', state: state.name, agent, role, turn: h.turn(), turnInState: h.turnInState(state.name),
-    ...metaExtra,
-  }, h.stream);
+  const reply = await h.call(
+    messages,
+    callSettings,
+    {
+      purpose: 'agent',
+      state: state.name,
+      agent,
+      role,
+      turn: h.turn(),
+      turnInState: h.turnInState(state.name),
+      ...metaExtra,
+    },
+    h.stream,
+  );
   let text = stripSpeakerName(reply, agent, h.nameStripping);
   if (comps.output) text = extractTag(text, comps.output) ?? text;
   return text;
@@ -163,7 +209,9 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
 
 /** A message of the window as the agent sees it: its own as the assistant's, others' as the user's. */
 function asChat(m: Message, agent: string): ChatMessage {
-  return m.sender === agent ? { role: 'assistant', content: m.content } : { role: 'user', content: `${m.sender} (${m.role}): ${m.content}` };
+  return m.sender === agent
+    ? { role: 'assistant', content: m.content }
+    : { role: 'user', content: `${m.sender} (${m.role}): ${m.content}` };
 }
 
 /** Components as the native templates take them: system parts, last-prompt texts, the output tag. */
@@ -192,5 +240,8 @@ function sharedHistory(h: PipelineHost, state: ResolvedState, agent: string) {
 function observedSince(messages: readonly Message[], agent: string, max: number): string {
   let i = messages.length;
   while (i > 0 && messages[i - 1]!.sender !== agent && messages.length - i < max) i--;
-  return messages.slice(i).map((m) => m.content).join('\n');
+  return messages
+    .slice(i)
+    .map((m) => m.content)
+    .join('\n');
 }

@@ -52,7 +52,9 @@ export class EventFeed {
           if (this.failure !== undefined) throw this.failure;
           return;
         }
-        await new Promise<void>((resolve) => { it.wake = resolve; });
+        await new Promise<void>((resolve) => {
+          it.wake = resolve;
+        });
         it.wake = undefined;
       }
     } finally {

@@ -38,9 +38,7 @@ export interface Validation {
 /** Every problem of a SOP (file or object), without throwing. */
 export function validateSop(source: string | object, options: { file?: string } = {}): Validation {
   try {
-    const loaded = typeof source === 'string'
-      ? loadSopFile(source)
-      : validateSopDocument(source, options.file ?? '<object>');
+    const loaded = typeof source === 'string' ? loadSopFile(source) : validateSopDocument(source, options.file ?? '<object>');
     return { ok: true, errors: [], warnings: loaded.warnings };
   } catch (err) {
     if (!(err instanceof SopError)) throw err;

@@ -106,11 +106,17 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
     for (const l of listeners) l(e);
     feed.push(e);
   };
-  const llm = typeof o.llm === 'object' ? o.llm : await createProvider({
-    spec: o.llm ?? sop.llm?.provider, baseURL: o.baseUrl ?? sop.llm?.base_url, record: o.record, sopName: sop.name,
-    timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms,
-    onRetry: (r) => emit({ type: 'warning', message: `LLM call failed (${r.reason}); retry ${r.attempt} in ${r.delayMs} ms` }),
-  });
+  const llm =
+    typeof o.llm === 'object'
+      ? o.llm
+      : await createProvider({
+          spec: o.llm ?? sop.llm?.provider,
+          baseURL: o.baseUrl ?? sop.llm?.base_url,
+          record: o.record,
+          sopName: sop.name,
+          timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms,
+          onRetry: (r) => emit({ type: 'warning', message: `LLM call failed (${r.reason}); retry ${r.attempt} in ${r.delayMs} ms` }),
+        });
   if (o.sandbox) {
     const { sandboxSupport } = await import('../executors/sandbox.js');
     const support = sandboxSupport();
@@ -118,7 +124,10 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
   }
   const runId = continuation?.runId ?? o.runId ?? newRunId(sop.name);
   const outDir = continuation?.outDir ?? o.out;
-  const folder = outDir !== undefined ? new RunFolder(outDir, runId, makeRedactor(), continuation ? { events: continuation.history } : undefined) : undefined;
+  const folder =
+    outDir !== undefined
+      ? new RunFolder(outDir, runId, makeRedactor(), continuation ? { events: continuation.history } : undefined)
+      : undefined;
   if (folder) listeners.push(folder.onEvent);
   listeners.push(...(o.listeners ?? []));
   const workspace = folder ? folder.path('workspace') : o.workspace;
@@ -126,11 +135,25 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
   let run: Run;
   try {
     run = new Run({
-      sop, file, llm, runId, inputs: continuation ? continuation.inputs : o.inputs ?? {}, seed: continuation?.seed ?? o.seed,
-      maxTurns: o.maxTurns ?? settings?.max_turns, model: o.model ?? settings?.model,
-      human: humanOf(o), listeners: [emit], stream: o.stream !== false, signal: o.signal,
-      ...(o.compat ?? settings?.compat ? { compat: o.compat ?? settings?.compat } : {}), ...(settings?.name_stripping ? { nameStripping: settings.name_stripping } : {}),
-      resume: continuation?.resume, rerun: o.rerun ?? { autoRun: o.autoRun }, launch: o.launch, embedder: o.embedder, environment: o.environment,
+      sop,
+      file,
+      llm,
+      runId,
+      inputs: continuation ? continuation.inputs : (o.inputs ?? {}),
+      seed: continuation?.seed ?? o.seed,
+      maxTurns: o.maxTurns ?? settings?.max_turns,
+      model: o.model ?? settings?.model,
+      human: humanOf(o),
+      listeners: [emit],
+      stream: o.stream !== false,
+      signal: o.signal,
+      ...((o.compat ?? settings?.compat) ? { compat: o.compat ?? settings?.compat } : {}),
+      ...(settings?.name_stripping ? { nameStripping: settings.name_stripping } : {}),
+      resume: continuation?.resume,
+      rerun: o.rerun ?? { autoRun: o.autoRun },
+      launch: o.launch,
+      embedder: o.embedder,
+      environment: o.environment,
       agentsV1: { workspace }, // code components write output_code/ here
       // memory files in memory/, code runs in workspace/
       actions: { runDir: folder?.dir, workspace, autoRun: o.autoRun, yes: o.yes, sandbox: o.sandbox },
@@ -149,9 +172,14 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
       folder?.close();
     }
   })();
-  result.then(() => feed.end(), (err) => feed.end(err));
+  result.then(
+    () => feed.end(),
+    (err) => feed.end(err),
+  );
   const handle: RunHandle = {
-    runId, dir: folder?.dir, result,
+    runId,
+    dir: folder?.dir,
+    result,
     stop: () => run.requestStop(),
     [Symbol.asyncIterator]: () => feed.iterate(),
   };
@@ -166,8 +194,16 @@ function handleOf(start: () => Promise<StartedRun>, runId: string, dir: string |
   const result = started.then((s) => s.handle.result);
   result.catch(() => {});
   return {
-    runId, dir, result,
-    stop: () => { stopped = true; void started.then((s) => s.handle.stop(), () => {}); },
+    runId,
+    dir,
+    result,
+    stop: () => {
+      stopped = true;
+      void started.then(
+        (s) => s.handle.stop(),
+        () => {},
+      );
+    },
     async *[Symbol.asyncIterator]() {
       const s = await started;
       if (stopped) s.handle.stop();
@@ -184,14 +220,22 @@ export function runSop(sop: Sop | string, options: RunSopOptions = {}): RunHandl
   const loaded = typeof sop === 'string' ? loadSop(sop) : sop;
   const runId = options.runId ?? newRunId(loaded.name);
   const dir = options.out !== undefined ? resolve(options.out, runId) : undefined;
-  return handleOf(async () => {
-    const human = humanOf(options);
-    const humans = Object.entries(loaded.agents).filter(([, a]) => a.human).map(([name]) => name);
-    if (human instanceof NoHumanInput && humans.length > 0) {
-      throw new HumanInputError(`${humans.join(', ')} ${humans.length > 1 ? 'are' : 'is'} played by a person; give their turns with answers (a file or a list) or human`);
-    }
-    return startRun(loaded, { ...options, human, runId, launch: options.launch ?? launchOf(options) });
-  }, runId, dir);
+  return handleOf(
+    async () => {
+      const human = humanOf(options);
+      const humans = Object.entries(loaded.agents)
+        .filter(([, a]) => a.human)
+        .map(([name]) => name);
+      if (human instanceof NoHumanInput && humans.length > 0) {
+        throw new HumanInputError(
+          `${humans.join(', ')} ${humans.length > 1 ? 'are' : 'is'} played by a person; give their turns with answers (a file or a list) or human`,
+        );
+      }
+      return startRun(loaded, { ...options, human, runId, launch: options.launch ?? launchOf(options) });
+    },
+    runId,
+    dir,
+  );
 }
 
 /** What sop resume and resumeRun reuse of a run's options (paths made absolute). */
@@ -210,7 +254,8 @@ function launchOf(o: RunSopOptions): Record<string, string | number | boolean> {
 /** Continue an interrupted or killed run from its last checkpoint, in its own folder (a bad folder throws JournalError here). */
 export function resumeRun(runDir: string, options: Omit<RunSopOptions, 'out' | 'runId' | 'inputs' | 'seed'> = {}): RunHandle {
   const { record, continuation } = prepareResume(runDir);
-  if (record.status === 'finished') throw new JournalError(`${runDir}: the run already finished; nothing to resume (fork it from an earlier turn)`);
+  if (record.status === 'finished')
+    throw new JournalError(`${runDir}: the run already finished; nothing to resume (fork it from an earlier turn)`);
   const o = withLaunch(options, continuation.launch, record.started.file);
   return handleOf(() => startRun(continuation.sop, o, continuation), continuation.runId, resolve(runDir));
 }
@@ -223,10 +268,15 @@ export function forkRun(runDir: string, turn: number, options: Omit<RunSopOption
   const settings = { ...(original.started.settings ?? { max_turns: 200 }) };
   if (options.maxTurns !== undefined) settings.max_turns = options.maxTurns;
   if (options.model !== undefined) settings.model = options.model;
-  const llmSpec = typeof options.llm === 'string' ? launchOf({ llm: options.llm }).llm as string : undefined;
+  const llmSpec = typeof options.llm === 'string' ? (launchOf({ llm: options.llm }).llm as string) : undefined;
   const { continuation, folder } = prepareFork(runDir, {
-    at: turn, out: options.out, newRunId: newRunId(original.started.sop), sameLlm: options.llm === undefined || llmSpec === launch.llm,
-    settings, launch: { ...launch, ...(llmSpec !== undefined ? { llm: llmSpec } : {}) }, redact: makeRedactor(),
+    at: turn,
+    out: options.out,
+    newRunId: newRunId(original.started.sop),
+    sameLlm: options.llm === undefined || llmSpec === launch.llm,
+    settings,
+    launch: { ...launch, ...(llmSpec !== undefined ? { llm: llmSpec } : {}) },
+    redact: makeRedactor(),
   });
   const o = withLaunch({ ...options, out: undefined }, continuation.launch, original.started.file);
   return handleOf(() => startRun(continuation.sop, o, continuation), continuation.runId, folder);
@@ -237,7 +287,9 @@ function withLaunch(o: RunSopOptions, launch: Record<string, unknown>, file: str
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
   const llm = o.llm ?? (str(launch.llm) as LlmChoice | undefined);
   return {
-    ...o, file: o.file ?? file, llm,
+    ...o,
+    file: o.file ?? file,
+    llm,
     baseUrl: o.baseUrl ?? str(launch.base_url),
     answers: o.answers ?? str(launch.answers),
     timeoutMs: o.timeoutMs ?? (typeof launch.timeout_ms === 'number' ? launch.timeout_ms : undefined),

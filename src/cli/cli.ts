@@ -5,140 +5,212 @@ import yargs, { type Argv } from 'yargs';
 const collect = (v: unknown): string[] => (v === undefined ? [] : Array.isArray(v) ? v.map(String) : [String(v)]);
 
 export function buildCli(argv: string[]): Argv {
-  return yargs(argv)
-    .scriptName('sop')
-    .usage('$0 <command> [options]\n\nRun multi-agent simulations described as JSON SOP files.')
-    .command(
-      'run <file>',
-      'Run a SOP (or an Agents 1.0 config) and write a run folder',
-      (y) => y
-        .positional('file', { type: 'string', demandOption: true, describe: 'SOP file (.sop.json)' })
-        .option('llm', { type: 'string', describe: 'openai | mock | replay:CASSETTE (default: the SOP\'s llm.provider, else openai)' })
-        .option('model', { type: 'string', describe: 'Use this model for every call' })
-        .option('base-url', { type: 'string', describe: 'OpenAI-compatible server URL (or OPENAI_BASE_URL)' })
-        .option('max-turns', { type: 'number', describe: 'Stop after this many turns (default 200)' })
-        .option('seed', { type: 'number', describe: 'Seed for random speaker choice (default 1)' })
-        .option('record', { type: 'string', describe: 'Record every LLM call to this cassette file' })
-        .option('out', { type: 'string', default: 'runs', describe: 'Folder where run folders are created' })
-        .option('input', { type: 'string', array: true, describe: 'An input of the SOP, as name=value (repeatable)' })
-        .option('goal', { type: 'string', describe: 'Shorthand for --input goal=TEXT' })
-        .option('answers', { type: 'string', describe: 'Human answers, one per line or a JSON list (for unattended runs); they never approve code: use --auto-run or --yes' })
-        .option('json', { type: 'boolean', default: false, describe: 'Print run events as JSON lines on stdout' })
-        .option('quiet', { type: 'boolean', default: false, describe: 'Print only the closing line (outcome, usage, run folder) and warnings' })
-        .option('timeout', { type: 'number', describe: 'Seconds an LLM request may wait for its answer, or go silent in the middle of it, before it is retried (default 120)' })
-        .option('max-reply-bytes', { type: 'number', describe: 'Refuse an LLM reply larger than this many bytes (default 524288)' })
-        // memory (docs/memory.md)
-        .option('embedder', { type: 'string', describe: 'Embeddings for retrieval: local (default) | transformers:MODEL_OR_FOLDER | openai:MODEL' })
-        .option('top-k', { type: 'number', describe: 'Earlier messages retrieved into each prompt by similarity (default: the SOP\'s, else 0)' })
-        .option('max-chat-history', { type: 'number', describe: 'Recent messages shown to agents, and the summary cadence (overrides the SOP\'s)' })
-        // agents-v1 (docs/agents-v1.md)
-        .option('compat', { choices: ['agents-v1'] as const, describe: 'Reproduce the safe Agents 1.0 quirks (re-entry without a begin turn, " " opening line, call_last_prompt dropped, last prompts kept in memory)' })
-        // actions (docs/executors.md)
-        .option('auto-run', { type: 'boolean', default: false, describe: 'Run code written by agents without asking for approval first' })
-        .option('yes', { type: 'boolean', default: false, describe: 'Accept every question, review and approval without asking (unattended runs)' })
-        .option('sandbox', { type: 'boolean', describe: 'Code runs under bubblewrap (no network, read-only filesystem except the workspace) when it works here; --sandbox requires it, --no-sandbox turns it off (with a warning)' })
-        // secrets (docs/executors.md)
-        .option('redact', { type: 'string', array: true, describe: 'Treat the value of this environment variable as a secret (repeatable); *_KEY, *_TOKEN, *_SECRET, *_PASS, *_PASSWORD, *_PAT, *_CREDENTIALS and URL credentials are already' }),
-      async (a) => {
-        const { runCommand } = await import('./run-command.js');
-        process.exitCode = await runCommand({
-          file: a.file, llm: a.llm, model: a.model, baseUrl: a['base-url'], maxTurns: a['max-turns'], seed: a.seed,
-          record: a.record, out: a.out, inputs: collect(a.input), goal: a.goal, answers: a.answers,
-          json: a.json, quiet: a.quiet, timeoutMs: a.timeout !== undefined ? a.timeout * 1000 : undefined, maxReplyBytes: a['max-reply-bytes'],
-          embedder: a.embedder, topK: a['top-k'], maxChatHistory: a['max-chat-history'],
-          compat: a.compat,
-          autoRun: a['auto-run'], yes: a.yes, sandbox: a.sandbox, redact: collect(a.redact),
-        });
-      },
-    )
-    .command(
-      'validate <files..>',
-      'Check SOP files: the schema, the graph rules, every template, and what run checks at start-up (sub-flow files, command arguments)',
-      (y) => y.positional('files', { type: 'string', array: true, demandOption: true, describe: 'SOP files' })
-        .option('quiet', { type: 'boolean', default: false, describe: 'Print errors only' }),
-      async (a) => {
-        const { validateCommand } = await import('./validate-command.js');
-        process.exitCode = validateCommand(collect(a.files), { quiet: a.quiet });
-      },
-    )
-    .command(
-      'graph <file>',
-      'Print the state graph as a Mermaid diagram',
-      (y) => y.positional('file', { type: 'string', demandOption: true, describe: 'SOP file' }),
-      async (a) => {
-        const { graphCommand } = await import('./graph-command.js');
-        process.exitCode = graphCommand(a.file);
-      },
-    )
-    .command(
-      'import <file>',
-      'Convert an Agents 1.0 config into a SOP file, reporting every key it cannot carry',
-      (y) => y.positional('file', { type: 'string', demandOption: true, describe: 'Agents 1.0 config (JSON)' })
-        .option('o', { alias: 'out', type: 'string', describe: 'Write the SOP here (default: print it)' })
-        .option('force', { type: 'boolean', default: false, describe: 'Overwrite the output file' }),
-      async (a) => {
-        const { importCommand } = await import('./import-command.js');
-        process.exitCode = importCommand({ file: a.file, out: a.o, force: a.force });
-      },
-    )
-    // --- durable runs: resume, fork, runs, show (src/journal, docs/durability.md) ---
-    .command(
-      'resume <dir>',
-      'Continue an interrupted or killed run from its last turn boundary',
-      (y) => continueOptions(y.positional('dir', { type: 'string', demandOption: true, describe: 'Run folder' })),
-      async (a) => {
-        const { resumeCommand } = await import('./resume-command.js');
-        process.exitCode = await resumeCommand({ dir: a.dir, ...continueArgs(a) });
-      },
-    )
-    .command(
-      'fork <dir>',
-      'Start a new run from the state of a run after a given turn (e.g. to try another model)',
-      (y) => continueOptions(y.positional('dir', { type: 'string', demandOption: true, describe: 'Run folder' }))
-        .option('at', { type: 'number', demandOption: true, describe: 'Turn to branch after (0: before the first turn)' })
-        .option('out', { type: 'string', describe: 'Folder for the new run folder (default: next to the original)' }),
-      async (a) => {
-        const { forkCommand } = await import('./fork-command.js');
-        process.exitCode = await forkCommand({ dir: a.dir, at: a.at, out: a.out, ...continueArgs(a) });
-      },
-    )
-    .command(
-      'runs',
-      'List run folders with their status (finished, max_turns, failed, interrupted, running, killed)',
-      (y) => y.option('out', { type: 'string', default: 'runs', describe: 'Folder holding the run folders' })
-        .option('json', { type: 'boolean', default: false, describe: 'One JSON object per run' }),
-      async (a) => {
-        const { runsCommand } = await import('./runs-command.js');
-        process.exitCode = runsCommand({ out: a.out, json: a.json });
-      },
-    )
-    .command(
-      'show <dir>',
-      'Print the transcript of a run, derived from its journal',
-      (y) => y.positional('dir', { type: 'string', demandOption: true, describe: 'Run folder' })
-        .option('format', { choices: ['markdown', 'jsonl', 'events'] as const, default: 'markdown' as const, describe: 'markdown transcript, jsonl messages, or the journal\'s effective events' }),
-      async (a) => {
-        const { showCommand } = await import('./show-command.js');
-        process.exitCode = showCommand({ dir: a.dir, format: a.format });
-      },
-    )
-    .demandCommand(1, 'Name a command (sop --help lists them).')
-    .strict()
-    .recommendCommands()
-    .example('$0 run examples/debate/debate.sop.json --llm replay:examples/debate/debate.cassette.json', 'Replay the debate offline')
-    .example('$0 run sops/assistant.sop.json --llm mock --max-turns 20', 'Dry-run a SOP with placeholder replies')
-    .example('$0 validate sops/*.json', 'Check SOP files')
-    .help()
-    .alias('h', 'help')
-    .version()
-    .wrap(Math.min(110, process.stdout.columns || 100))
-    .fail((msg, err) => {
-      if (err) throw err;
-      process.stderr.write(`${msg}\n\nRun "sop --help" for usage.\n`);
-      process.exit(2);
-    });
+  return (
+    yargs(argv)
+      .scriptName('sop')
+      .usage('$0 <command> [options]\n\nRun multi-agent simulations described as JSON SOP files.')
+      .command(
+        'run <file>',
+        'Run a SOP (or an Agents 1.0 config) and write a run folder',
+        (y) =>
+          y
+            .positional('file', { type: 'string', demandOption: true, describe: 'SOP file (.sop.json)' })
+            .option('llm', { type: 'string', describe: "openai | mock | replay:CASSETTE (default: the SOP's llm.provider, else openai)" })
+            .option('model', { type: 'string', describe: 'Use this model for every call' })
+            .option('base-url', { type: 'string', describe: 'OpenAI-compatible server URL (or OPENAI_BASE_URL)' })
+            .option('max-turns', { type: 'number', describe: 'Stop after this many turns (default 200)' })
+            .option('seed', { type: 'number', describe: 'Seed for random speaker choice (default 1)' })
+            .option('record', { type: 'string', describe: 'Record every LLM call to this cassette file' })
+            .option('out', { type: 'string', default: 'runs', describe: 'Folder where run folders are created' })
+            .option('input', { type: 'string', array: true, describe: 'An input of the SOP, as name=value (repeatable)' })
+            .option('goal', { type: 'string', describe: 'Shorthand for --input goal=TEXT' })
+            .option('answers', {
+              type: 'string',
+              describe:
+                'Human answers, one per line or a JSON list (for unattended runs); they never approve code: use --auto-run or --yes',
+            })
+            .option('json', { type: 'boolean', default: false, describe: 'Print run events as JSON lines on stdout' })
+            .option('quiet', {
+              type: 'boolean',
+              default: false,
+              describe: 'Print only the closing line (outcome, usage, run folder) and warnings',
+            })
+            .option('timeout', {
+              type: 'number',
+              describe:
+                'Seconds an LLM request may wait for its answer, or go silent in the middle of it, before it is retried (default 120)',
+            })
+            .option('max-reply-bytes', { type: 'number', describe: 'Refuse an LLM reply larger than this many bytes (default 524288)' })
+            // memory (docs/memory.md)
+            .option('embedder', {
+              type: 'string',
+              describe: 'Embeddings for retrieval: local (default) | transformers:MODEL_OR_FOLDER | openai:MODEL',
+            })
+            .option('top-k', {
+              type: 'number',
+              describe: "Earlier messages retrieved into each prompt by similarity (default: the SOP's, else 0)",
+            })
+            .option('max-chat-history', {
+              type: 'number',
+              describe: "Recent messages shown to agents, and the summary cadence (overrides the SOP's)",
+            })
+            // agents-v1 (docs/agents-v1.md)
+            .option('compat', {
+              choices: ['agents-v1'] as const,
+              describe:
+                'Reproduce the safe Agents 1.0 quirks (re-entry without a begin turn, " " opening line, call_last_prompt dropped, last prompts kept in memory)',
+            })
+            // actions (docs/executors.md)
+            .option('auto-run', {
+              type: 'boolean',
+              default: false,
+              describe: 'Run code written by agents without asking for approval first',
+            })
+            .option('yes', {
+              type: 'boolean',
+              default: false,
+              describe: 'Accept every question, review and approval without asking (unattended runs)',
+            })
+            .option('sandbox', {
+              type: 'boolean',
+              describe:
+                'Code runs under bubblewrap (no network, read-only filesystem except the workspace) when it works here; --sandbox requires it, --no-sandbox turns it off (with a warning)',
+            })
+            // secrets (docs/executors.md)
+            .option('redact', {
+              type: 'string',
+              array: true,
+              describe:
+                'Treat the value of this environment variable as a secret (repeatable); *_KEY, *_TOKEN, *_SECRET, *_PASS, *_PASSWORD, *_PAT, *_CREDENTIALS and URL credentials are already',
+            }),
+        async (a) => {
+          const { runCommand } = await import('./run-command.js');
+          process.exitCode = await runCommand({
+            file: a.file,
+            llm: a.llm,
+            model: a.model,
+            baseUrl: a['base-url'],
+            maxTurns: a['max-turns'],
+            seed: a.seed,
+            record: a.record,
+            out: a.out,
+            inputs: collect(a.input),
+            goal: a.goal,
+            answers: a.answers,
+            json: a.json,
+            quiet: a.quiet,
+            timeoutMs: a.timeout !== undefined ? a.timeout * 1000 : undefined,
+            maxReplyBytes: a['max-reply-bytes'],
+            embedder: a.embedder,
+            topK: a['top-k'],
+            maxChatHistory: a['max-chat-history'],
+            compat: a.compat,
+            autoRun: a['auto-run'],
+            yes: a.yes,
+            sandbox: a.sandbox,
+            redact: collect(a.redact),
+          });
+        },
+      )
+      .command(
+        'validate <files..>',
+        'Check SOP files: the schema, the graph rules, every template, and what run checks at start-up (sub-flow files, command arguments)',
+        (y) =>
+          y
+            .positional('files', { type: 'string', array: true, demandOption: true, describe: 'SOP files' })
+            .option('quiet', { type: 'boolean', default: false, describe: 'Print errors only' }),
+        async (a) => {
+          const { validateCommand } = await import('./validate-command.js');
+          process.exitCode = validateCommand(collect(a.files), { quiet: a.quiet });
+        },
+      )
+      .command(
+        'graph <file>',
+        'Print the state graph as a Mermaid diagram',
+        (y) => y.positional('file', { type: 'string', demandOption: true, describe: 'SOP file' }),
+        async (a) => {
+          const { graphCommand } = await import('./graph-command.js');
+          process.exitCode = graphCommand(a.file);
+        },
+      )
+      .command(
+        'import <file>',
+        'Convert an Agents 1.0 config into a SOP file, reporting every key it cannot carry',
+        (y) =>
+          y
+            .positional('file', { type: 'string', demandOption: true, describe: 'Agents 1.0 config (JSON)' })
+            .option('o', { alias: 'out', type: 'string', describe: 'Write the SOP here (default: print it)' })
+            .option('force', { type: 'boolean', default: false, describe: 'Overwrite the output file' }),
+        async (a) => {
+          const { importCommand } = await import('./import-command.js');
+          process.exitCode = importCommand({ file: a.file, out: a.o, force: a.force });
+        },
+      )
+      // --- durable runs: resume, fork, runs, show (src/journal, docs/durability.md) ---
+      .command(
+        'resume <dir>',
+        'Continue an interrupted or killed run from its last turn boundary',
+        (y) => continueOptions(y.positional('dir', { type: 'string', demandOption: true, describe: 'Run folder' })),
+        async (a) => {
+          const { resumeCommand } = await import('./resume-command.js');
+          process.exitCode = await resumeCommand({ dir: a.dir, ...continueArgs(a) });
+        },
+      )
+      .command(
+        'fork <dir>',
+        'Start a new run from the state of a run after a given turn (e.g. to try another model)',
+        (y) =>
+          continueOptions(y.positional('dir', { type: 'string', demandOption: true, describe: 'Run folder' }))
+            .option('at', { type: 'number', demandOption: true, describe: 'Turn to branch after (0: before the first turn)' })
+            .option('out', { type: 'string', describe: 'Folder for the new run folder (default: next to the original)' }),
+        async (a) => {
+          const { forkCommand } = await import('./fork-command.js');
+          process.exitCode = await forkCommand({ dir: a.dir, at: a.at, out: a.out, ...continueArgs(a) });
+        },
+      )
+      .command(
+        'runs',
+        'List run folders with their status (finished, max_turns, failed, interrupted, running, killed)',
+        (y) =>
+          y
+            .option('out', { type: 'string', default: 'runs', describe: 'Folder holding the run folders' })
+            .option('json', { type: 'boolean', default: false, describe: 'One JSON object per run' }),
+        async (a) => {
+          const { runsCommand } = await import('./runs-command.js');
+          process.exitCode = runsCommand({ out: a.out, json: a.json });
+        },
+      )
+      .command(
+        'show <dir>',
+        'Print the transcript of a run, derived from its journal',
+        (y) =>
+          y.positional('dir', { type: 'string', demandOption: true, describe: 'Run folder' }).option('format', {
+            choices: ['markdown', 'jsonl', 'events'] as const,
+            default: 'markdown' as const,
+            describe: "markdown transcript, jsonl messages, or the journal's effective events",
+          }),
+        async (a) => {
+          const { showCommand } = await import('./show-command.js');
+          process.exitCode = showCommand({ dir: a.dir, format: a.format });
+        },
+      )
+      .demandCommand(1, 'Name a command (sop --help lists them).')
+      .strict()
+      .recommendCommands()
+      .example('$0 run examples/debate/debate.sop.json --llm replay:examples/debate/debate.cassette.json', 'Replay the debate offline')
+      .example('$0 run sops/assistant.sop.json --llm mock --max-turns 20', 'Dry-run a SOP with placeholder replies')
+      .example('$0 validate sops/*.json', 'Check SOP files')
+      .help()
+      .alias('h', 'help')
+      .version()
+      .wrap(Math.min(110, process.stdout.columns || 100))
+      .fail((msg, err) => {
+        if (err) throw err;
+        process.stderr.write(`${msg}\n\nRun "sop --help" for usage.\n`);
+        process.exit(2);
+      })
+  );
 }
-
 
 /** Options shared by resume and fork (defaults come from the journaled run). */
 function continueOptions<T>(y: Argv<T>) {
@@ -148,20 +220,52 @@ function continueOptions<T>(y: Argv<T>) {
     .option('base-url', { type: 'string', describe: 'OpenAI-compatible server URL' })
     .option('max-turns', { type: 'number', describe: 'Stop after this many turns in all' })
     .option('record', { type: 'string', describe: 'Record the LLM calls made from here on to this cassette file' })
-    .option('answers', { type: 'string', describe: 'Human answers file (default: the run\'s own, continued where it was)' })
-    .option('auto-run', { type: 'boolean', default: false, describe: 'Run code without asking, and again code a crash interrupted (default: as the run was started)' })
-    .option('redact', { type: 'string', array: true, describe: 'Treat the value of this environment variable as a secret (repeatable; added to the run\'s own)' })
+    .option('answers', { type: 'string', describe: "Human answers file (default: the run's own, continued where it was)" })
+    .option('auto-run', {
+      type: 'boolean',
+      default: false,
+      describe: 'Run code without asking, and again code a crash interrupted (default: as the run was started)',
+    })
+    .option('redact', {
+      type: 'string',
+      array: true,
+      describe: "Treat the value of this environment variable as a secret (repeatable; added to the run's own)",
+    })
     .option('json', { type: 'boolean', default: false, describe: 'Print run events as JSON lines on stdout' })
     .option('quiet', { type: 'boolean', default: false, describe: 'Print only the closing line (outcome, usage, run folder) and warnings' })
     .option('timeout', { type: 'number', describe: 'Seconds an LLM request may wait for its answer, or go silent in the middle of it' })
-    .option('max-reply-bytes', { type: 'number', describe: 'Refuse an LLM reply larger than this many bytes (default: as the run was started, else 524288)' });
+    .option('max-reply-bytes', {
+      type: 'number',
+      describe: 'Refuse an LLM reply larger than this many bytes (default: as the run was started, else 524288)',
+    });
 }
 
-function continueArgs(a: { llm?: string; model?: string; 'base-url'?: string; 'max-turns'?: number; record?: string; answers?: string; 'auto-run': boolean; json: boolean; quiet: boolean; timeout?: number; 'max-reply-bytes'?: number; redact?: string[] }) {
+function continueArgs(a: {
+  llm?: string;
+  model?: string;
+  'base-url'?: string;
+  'max-turns'?: number;
+  record?: string;
+  answers?: string;
+  'auto-run': boolean;
+  json: boolean;
+  quiet: boolean;
+  timeout?: number;
+  'max-reply-bytes'?: number;
+  redact?: string[];
+}) {
   return {
-    llm: a.llm, model: a.model, baseUrl: a['base-url'], maxTurns: a['max-turns'], record: a.record, answers: a.answers,
+    llm: a.llm,
+    model: a.model,
+    baseUrl: a['base-url'],
+    maxTurns: a['max-turns'],
+    record: a.record,
+    answers: a.answers,
     redact: collect(a.redact),
-    autoRun: a['auto-run'], json: a.json, quiet: a.quiet, timeoutMs: a.timeout !== undefined ? a.timeout * 1000 : undefined,
+    autoRun: a['auto-run'],
+    json: a.json,
+    quiet: a.quiet,
+    timeoutMs: a.timeout !== undefined ? a.timeout * 1000 : undefined,
     maxReplyBytes: a['max-reply-bytes'],
   };
 }

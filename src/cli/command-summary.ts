@@ -10,7 +10,7 @@ export function parseCommandMessage(content: string): { command: string; args: R
     if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
     const { command, command_args: args } = v as { command?: unknown; command_args?: unknown };
     if (typeof command !== 'string') return undefined;
-    return { command, args: typeof args === 'object' && args !== null && !Array.isArray(args) ? args as Record<string, unknown> : {} };
+    return { command, args: typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : {} };
   } catch {
     return undefined;
   }
@@ -40,7 +40,9 @@ function brief(value: unknown): string {
 
 /** `▸ NAME arg, arg, ...`: the command and a brief form of each argument, in order. */
 export function describeCommand(cmd: { command: string; args: Record<string, unknown> }): string {
-  const parts = Object.values(cmd.args).map(brief).filter((p) => p !== '');
+  const parts = Object.values(cmd.args)
+    .map(brief)
+    .filter((p) => p !== '');
   return `▸ ${cmd.command}${parts.length ? ` ${parts.join(', ')}` : ''}`;
 }
 

@@ -36,7 +36,10 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
   let held = new StreamRedactor(o.redact); // a secret split across deltas is held back whole
   let statusShown = false;
   const clearStatus = () => {
-    if (statusShown) { o.err.write('\r\x1b[2K'); statusShown = false; }
+    if (statusShown) {
+      o.err.write('\r\x1b[2K');
+      statusShown = false;
+    }
   };
   const status = () => {
     if (!statusTty) return;
@@ -44,7 +47,10 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
     o.err.write(color(2, `[${state}] turn ${turn} · ${speaker || '…'} · ${tokens} tokens`, true));
     statusShown = true;
   };
-  const print = (s: string) => { clearStatus(); o.out.write(o.redact(s)); };
+  const print = (s: string) => {
+    clearStatus();
+    o.out.write(o.redact(s));
+  };
   return (e) => {
     switch (e.type) {
       case 'state_entered':
@@ -107,15 +113,27 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
       // actions: rejected command replies, and what sub-flows say (prefixed with their path)
       case 'command_rejected':
         clearStatus();
-        o.err.write(o.redact(color(2, `(${e.agent}'s reply was not a valid command, attempt ${e.attempt}: ${safe(e.error)})\n`, Boolean(o.err.isTTY))));
+        o.err.write(
+          o.redact(
+            color(2, `(${e.agent}'s reply was not a valid command, attempt ${e.attempt}: ${safe(e.error)})\n`, Boolean(o.err.isTTY)),
+          ),
+        );
         break;
       case 'subflow': {
         const inner = e.event;
-        if (inner.type === 'warning') { clearStatus(); o.err.write(o.redact(`warning: [${e.flow}] ${safe(inner.message)}\n`)); break; }
+        if (inner.type === 'warning') {
+          clearStatus();
+          o.err.write(o.redact(`warning: [${e.flow}] ${safe(inner.message)}\n`));
+          break;
+        }
         if (o.quiet) break;
         if (inner.type === 'state_entered') print(`\n${color(1, `== ${e.flow}: ${inner.state} ==`, tty)}\n`);
-        else if (inner.type === 'message') print(`\n${color(36, `[${e.flow}] ${inner.message.sender} (${inner.message.role}):`, tty)} ${safe(readable(inner.message))}\n`);
-        else if (inner.type === 'llm_call') { tokens += inner.usage.promptTokens + inner.usage.completionTokens; status(); }
+        else if (inner.type === 'message')
+          print(`\n${color(36, `[${e.flow}] ${inner.message.sender} (${inner.message.role}):`, tty)} ${safe(readable(inner.message))}\n`);
+        else if (inner.type === 'llm_call') {
+          tokens += inner.usage.promptTokens + inner.usage.completionTokens;
+          status();
+        }
         break;
       }
       default:

@@ -30,8 +30,13 @@ export async function forkCommand(o: ForkCommandOptions): Promise<number> {
   const newLaunch = launchSettings(runOptions);
   const sop = original.started.sop;
   const { continuation, folder } = prepareFork(o.dir, {
-    at: o.at, out: o.out, newRunId: newRunId(sop), sameLlm: newLaunch.llm === launch.llm,
-    settings, launch: newLaunch, redact,
+    at: o.at,
+    out: o.out,
+    newRunId: newRunId(sop),
+    sameLlm: newLaunch.llm === launch.llm,
+    settings,
+    launch: newLaunch,
+    redact,
   });
   if (!o.json) process.stderr.write(redact(`Forking run ${original.started.run_id} at turn ${continuation.fromTurn} into ${folder}\n`));
   return runCommand({ ...runOptions, out: continuation.outDir }, continuation);

@@ -19,10 +19,14 @@ export function importCommand(o: ImportCommandOptions): number {
   const text = readSopText(o.file);
   const doc = parseSopText(text, o.file);
   if (!isAgentsV1Config(doc)) {
-    throw new SopError([{
-      severity: 'error', pointer: '', file: o.file,
-      message: 'not an Agents 1.0 config (expected top-level "config", "relations" and "states" whose entries have "agent_states")',
-    }]);
+    throw new SopError([
+      {
+        severity: 'error',
+        pointer: '',
+        file: o.file,
+        message: 'not an Agents 1.0 config (expected top-level "config", "relations" and "states" whose entries have "agent_states")',
+      },
+    ]);
   }
   if (o.out && existsSync(o.out) && !o.force) {
     process.stderr.write(`error: ${o.out} exists; pass --force to overwrite it\n`);
@@ -36,7 +40,9 @@ export function importCommand(o: ImportCommandOptions): number {
   const json = JSON.stringify(sop, null, 2) + '\n';
   if (o.out) {
     writeFileSync(o.out, json);
-    process.stderr.write(`Wrote ${o.out}${warnings.length ? ` (${warnings.length} warning${warnings.length > 1 ? 's' : ''} above)` : ''}. Run it with: sop run ${o.out}\n`);
+    process.stderr.write(
+      `Wrote ${o.out}${warnings.length ? ` (${warnings.length} warning${warnings.length > 1 ? 's' : ''} above)` : ''}. Run it with: sop run ${o.out}\n`,
+    );
   } else {
     process.stdout.write(json);
   }

@@ -34,7 +34,9 @@ export async function resumeCommand(o: ResumeCommandOptions): Promise<number> {
   if (record.damage) err(`${damageWarning(record.damage)}\n`); // files: continue from the last good checkpoint
   if (record.status === 'finished') {
     rewriteDerivedFiles(record, redact);
-    err(`${o.dir}: the run already finished (in state "${record.finished?.final_state}" after ${record.turns} turns); nothing to resume. Use sop fork to branch from an earlier turn.\n`);
+    err(
+      `${o.dir}: the run already finished (in state "${record.finished?.final_state}" after ${record.turns} turns); nothing to resume. Use sop fork to branch from an earlier turn.\n`,
+    );
     return 0;
   }
   const maxTurns = o.maxTurns ?? continuation.settings.max_turns;
@@ -46,15 +48,18 @@ export async function resumeCommand(o: ResumeCommandOptions): Promise<number> {
   if (!o.json) {
     err(`Resuming run ${continuation.runId} (${record.status}) from turn ${continuation.fromTurn}.\n`);
   }
-  return runCommand({
-    ...continuedRunOptions(o, record.started.file, continuation.launch),
-    model: o.model,
-    maxTurns: o.maxTurns,
-    out: continuation.outDir,
-    // durability: code a crash interrupted runs again with --auto-run, given now or at launch
-    // (or --yes at launch), else only with approval at a terminal
-    rerunAutoRun: o.autoRun === true || continuation.launch.auto_run === true || continuation.launch.yes === true,
-  }, continuation);
+  return runCommand(
+    {
+      ...continuedRunOptions(o, record.started.file, continuation.launch),
+      model: o.model,
+      maxTurns: o.maxTurns,
+      out: continuation.outDir,
+      // durability: code a crash interrupted runs again with --auto-run, given now or at launch
+      // (or --yes at launch), else only with approval at a terminal
+      rerunAutoRun: o.autoRun === true || continuation.launch.auto_run === true || continuation.launch.yes === true,
+    },
+    continuation,
+  );
 }
 
 /**
@@ -65,7 +70,9 @@ export async function resumeCommand(o: ResumeCommandOptions): Promise<number> {
 export function continuedRunOptions(o: ResumeCommandOptions, file: string, launch: Record<string, unknown>): RunCommandOptions {
   const baseUrl = o.baseUrl ?? str(launch.base_url);
   if (baseUrl?.includes(REDACTED)) {
-    throw new Error(`the run was launched with a --base-url holding a credential, which the journal does not keep (${baseUrl}); give --base-url again`);
+    throw new Error(
+      `the run was launched with a --base-url holding a credential, which the journal does not keep (${baseUrl}); give --base-url again`,
+    );
   }
   return {
     file,

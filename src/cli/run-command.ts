@@ -86,31 +86,40 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   for (const w of warnings) err(formatDiagnostic(w) + '\n');
   const inputs = continuation ? continuation.inputs : parseInputs(o.inputs, o.goal);
   for (const name of undeclaredInputs(sop, inputs)) {
-    err(`warning: input "${name}" is not declared by ${sop.name}, so none of its templates reads it (declare it in "inputs" to use {{inputs.${name}}})\n`);
+    err(
+      `warning: input "${name}" is not declared by ${sop.name}, so none of its templates reads it (declare it in "inputs" to use {{inputs.${name}}})\n`,
+    );
   }
 
   const budget = new RetryBudget(50);
   const emitWarning: { fn?: (e: RunEvent) => void } = {};
   // Ctrl-C aborts the LLM call in flight (and any later one): see onSigint below.
   const stopLlm = new AbortController();
-  const llm = new InterruptibleProvider(await createProvider({
-    spec: o.llm ?? sop.llm?.provider,
-    baseURL: o.baseUrl ?? sop.llm?.base_url,
-    record: o.record,
-    sopName: sop.name,
-    timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms,
-    maxReplyBytes: o.maxReplyBytes ?? sop.llm?.max_reply_bytes,
-    budget,
-    onRetry: (r) => emitWarning.fn?.({ type: 'warning', message: `LLM call failed (${r.reason}); retry ${r.attempt} in ${r.delayMs} ms` }),
-    onWarning: (message) => emitWarning.fn?.({ type: 'warning', message }),
-  }), stopLlm.signal);
+  const llm = new InterruptibleProvider(
+    await createProvider({
+      spec: o.llm ?? sop.llm?.provider,
+      baseURL: o.baseUrl ?? sop.llm?.base_url,
+      record: o.record,
+      sopName: sop.name,
+      timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms,
+      maxReplyBytes: o.maxReplyBytes ?? sop.llm?.max_reply_bytes,
+      budget,
+      onRetry: (r) =>
+        emitWarning.fn?.({ type: 'warning', message: `LLM call failed (${r.reason}); retry ${r.attempt} in ${r.delayMs} ms` }),
+      onWarning: (message) => emitWarning.fn?.({ type: 'warning', message }),
+    }),
+    stopLlm.signal,
+  );
 
   // Retrieval needs an embedder; load it before the run so a missing model fails fast.
   let embedder: Embedder | undefined;
   if ((sop.environment?.top_k ?? 0) > 0) {
     embedder = await createEmbedder(sop.environment?.embedder, {
-      baseURL: o.baseUrl ?? sop.llm?.base_url, timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms, budget,
-      onRetry: (r) => emitWarning.fn?.({ type: 'warning', message: `embedding call failed (${r.reason}); retry ${r.attempt} in ${r.delayMs} ms` }),
+      baseURL: o.baseUrl ?? sop.llm?.base_url,
+      timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms,
+      budget,
+      onRetry: (r) =>
+        emitWarning.fn?.({ type: 'warning', message: `embedding call failed (${r.reason}); retry ${r.attempt} in ${r.delayMs} ms` }),
     });
   } else if (o.embedder !== undefined) {
     err(`warning: --embedder has no effect while top_k is 0; add --top-k N to retrieve earlier messages\n`);
@@ -122,18 +131,25 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   else if (process.stdin.isTTY) human = new TerminalInput();
   else human = new NoHumanInput();
   // agents-v1: a SOP with human players and no way to ask them fails now, not at the first human turn.
-  const humans = Object.entries(sop.agents).filter(([, a]) => a.human).map(([name]) => name);
+  const humans = Object.entries(sop.agents)
+    .filter(([, a]) => a.human)
+    .map(([name]) => name);
   if (human instanceof NoHumanInput && humans.length > 0 && !continuation) {
-    throw new HumanInputError(`${humans.join(', ')} ${humans.length > 1 ? 'are' : 'is'} played by a person${sop.agents_v1 ? ' (User_Names in the Agents 1.0 config)' : ''}, `
-      + `and there is no terminal to ask${o.llm === 'mock' ? ' (--llm mock replaces only the LLM, not people)' : ''}. `
-      + 'Give their turns with --answers FILE: a JSON list of strings, or one answer per line, used in order.');
+    throw new HumanInputError(
+      `${humans.join(', ')} ${humans.length > 1 ? 'are' : 'is'} played by a person${sop.agents_v1 ? ' (User_Names in the Agents 1.0 config)' : ''}, ` +
+        `and there is no terminal to ask${o.llm === 'mock' ? ' (--llm mock replaces only the LLM, not people)' : ''}. ` +
+        'Give their turns with --answers FILE: a JSON list of strings, or one answer per line, used in order.',
+    );
   }
 
   // A mock dry run with nobody to ask accepts executor reviews and approvals (as --yes), so every
   // SOP can be dry-run unattended; people playing roles still need --answers (above).
   const hasCommands = Object.values(sop.states).some((s) => s.commands && Object.keys(s.commands).length > 0);
   const dryRunYes = !o.yes && human instanceof NoHumanInput && (o.llm ?? sop.llm?.provider) === 'mock' && hasCommands;
-  if (dryRunYes) err('warning: --llm mock with no terminal and no --answers: reviews, questions and approvals are accepted automatically, as with --yes\n');
+  if (dryRunYes)
+    err(
+      'warning: --llm mock with no terminal and no --answers: reviews, questions and approvals are accepted automatically, as with --yes\n',
+    );
 
   // actions: code is sandboxed when bubblewrap works here; --sandbox fails now, with the
   // reason, when it cannot; --no-sandbox and an unavailable bubblewrap are said once.
@@ -143,17 +159,38 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
 
   const listeners: Array<(e: RunEvent) => void> = [];
   if (o.json) {
-    listeners.push((e) => { if (e.type !== 'delta') process.stdout.write(redact(JSON.stringify(e)) + '\n'); });
+    listeners.push((e) => {
+      if (e.type !== 'delta') process.stdout.write(redact(JSON.stringify(e)) + '\n');
+    });
   } else {
     listeners.push(terminalDisplay({ out: process.stdout, err: process.stderr, quiet: o.quiet, redact }));
   }
   const rerun: RerunPolicy = { autoRun: o.rerunAutoRun ?? o.autoRun, approve: process.stdin.isTTY ? askYesNo : undefined };
   // The run goes through the public API (src/api/run.ts): it writes the run folder and the journal.
-  const started = await startRun(sop, {
-    llm, file: o.file, runId: newRunId(sop.name), out: o.out, inputs, seed: o.seed, maxTurns: o.maxTurns, model: o.model,
-    human, listeners, stream: !o.json, compat: o.compat, rerun, launch: launchSettings(o), embedder,
-    autoRun: o.autoRun, yes: o.yes || dryRunYes, sandbox: sandbox.sandbox,
-  }, continuation);
+  const started = await startRun(
+    sop,
+    {
+      llm,
+      file: o.file,
+      runId: newRunId(sop.name),
+      out: o.out,
+      inputs,
+      seed: o.seed,
+      maxTurns: o.maxTurns,
+      model: o.model,
+      human,
+      listeners,
+      stream: !o.json,
+      compat: o.compat,
+      rerun,
+      launch: launchSettings(o),
+      embedder,
+      autoRun: o.autoRun,
+      yes: o.yes || dryRunYes,
+      sandbox: sandbox.sandbox,
+    },
+    continuation,
+  );
   const folder = started.folder!;
   emitWarning.fn = started.emit;
 
@@ -164,7 +201,9 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   const onSigint = () => {
     interrupts++;
     if (interrupts === 1) {
-      err(`\nStopping after this turn, or now if it is waiting for the LLM (Ctrl-C again to stop at once). Resume with: sop resume ${folder.dir}\n`);
+      err(
+        `\nStopping after this turn, or now if it is waiting for the LLM (Ctrl-C again to stop at once). Resume with: sop resume ${folder.dir}\n`,
+      );
       started.handle.stop();
       stopLlm.abort();
     } else {
@@ -181,13 +220,14 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
     const u = result.usage;
     const usage = `${u.calls} LLM calls, ${u.prompt_tokens} prompt + ${u.completion_tokens} completion tokens`;
     if (!o.json) {
-      const line = result.status === 'finished'
-        ? `Finished in state "${result.finalState}" after ${result.turns} turns; ${usage}.`
-        : result.status === 'max_turns'
-          ? `Stopped after --max-turns ${result.turns} turns (no final state reached); ${usage}.`
-          : result.status === 'interrupted'
-            ? `Interrupted after ${result.turns} turns${result.error ? ` (${result.error.message})` : ''}; ${usage}.\nResume with: sop resume ${folder.dir}`
-            : `Failed after ${result.turns} turns: ${result.error?.message}`;
+      const line =
+        result.status === 'finished'
+          ? `Finished in state "${result.finalState}" after ${result.turns} turns; ${usage}.`
+          : result.status === 'max_turns'
+            ? `Stopped after --max-turns ${result.turns} turns (no final state reached); ${usage}.`
+            : result.status === 'interrupted'
+              ? `Interrupted after ${result.turns} turns${result.error ? ` (${result.error.message})` : ''}; ${usage}.\nResume with: sop resume ${folder.dir}`
+              : `Failed after ${result.turns} turns: ${result.error?.message}`;
       const outcome = result.result !== undefined ? `Result: ${result.result}\n` : ''; // actions: the SOP's finish result
       // --quiet: the closing line alone, with the run folder (an interrupted run's names it already)
       if (o.quiet) err(`${terminalSafe(line).replace(/\n/g, ' ')}${result.status === 'interrupted' ? '' : ` Run folder: ${folder.dir}`}\n`);
@@ -206,7 +246,10 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
 function memoryLine(run: Run, u: RunResult['usage']): string {
   const parts: string[] = [];
   const at = Object.entries(u.agent_prompt_tokens_at_turn ?? {});
-  if (at.length > 0) parts.push(`Prompt size of the speaking agent in tokens, sampled at turn ${at.map(([t, n]) => `${t}: ${n}`).join(', ')} (usage.json: agent_prompt_tokens_at_turn).`);
+  if (at.length > 0)
+    parts.push(
+      `Prompt size of the speaking agent in tokens, sampled at turn ${at.map(([t, n]) => `${t}: ${n}`).join(', ')} (usage.json: agent_prompt_tokens_at_turn).`,
+    );
   if (run.env instanceof MemoryEnvironment && run.env.embedderId) {
     parts.push(`Embeddings: ${run.env.embedderId}, ${run.env.messages.length} messages, ${Math.round(run.env.embedMs)} ms.`);
   }

@@ -25,7 +25,12 @@ export function listRuns(outDir: string): RunSummary[] {
     try {
       const r = loadRunRecord(dir);
       out.push({
-        dir, run_id: r.started.run_id, sop: r.started.sop, status: r.status, turns: r.turns, started: r.started.time,
+        dir,
+        run_id: r.started.run_id,
+        sop: r.started.sop,
+        status: r.status,
+        turns: r.turns,
+        started: r.started.time,
         ...(r.started.forked_from ? { forked_from: `${r.started.forked_from.run_id}@${r.started.forked_from.turn}` } : {}),
         ...(r.finished?.error ? { error: r.finished.error } : {}),
       });
@@ -53,6 +58,7 @@ export function runsCommand(o: { out: string; json: boolean }): number {
   process.stdout.write(line(head));
   for (const row of rows) process.stdout.write(line(row));
   const resumable = runs.filter((r) => r.status === 'interrupted' || r.status === 'killed').length;
-  if (resumable > 0) process.stdout.write(`\n${resumable} run${resumable > 1 ? 's' : ''} can be continued with: sop resume ${join(o.out, 'RUN')}\n`);
+  if (resumable > 0)
+    process.stdout.write(`\n${resumable} run${resumable > 1 ? 's' : ''} can be continued with: sop resume ${join(o.out, 'RUN')}\n`);
   return 0;
 }

@@ -19,7 +19,10 @@ export function showCommand(o: ShowCommandOptions): number {
   const t = renderTranscript(record.effective);
   process.stdout.write(o.format === 'jsonl' ? t.jsonl : t.markdown);
   if (!record.finished) {
-    const how = record.status === 'running' ? `still running (process ${record.runningPid})` : `was stopped after turn ${record.turns} without finishing; continue it with: sop resume ${o.dir}`;
+    const how =
+      record.status === 'running'
+        ? `still running (process ${record.runningPid})`
+        : `was stopped after turn ${record.turns} without finishing; continue it with: sop resume ${o.dir}`;
     process.stderr.write(`\nThe run ${how}\n`);
   }
   return 0;

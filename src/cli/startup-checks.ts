@@ -32,9 +32,15 @@ export function startupDiagnostics(sop: Sop, file: string, seen: Set<string> = n
       try {
         if (!statSync(kb).isFile()) problem = 'is not a regular file';
       } catch (err) {
-        problem = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : `cannot be read (${(err as NodeJS.ErrnoException).code})`;
+        problem =
+          (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : `cannot be read (${(err as NodeJS.ErrnoException).code})`;
       }
-      if (problem) out.push({ severity: 'error', pointer: pointerOf(['states', stateName, 'components', role, 'knowledge', 'path']), message: `knowledge file ${relative(baseDir, kb) || kb} ${problem}` });
+      if (problem)
+        out.push({
+          severity: 'error',
+          pointer: pointerOf(['states', stateName, 'components', role, 'knowledge', 'path']),
+          message: `knowledge file ${relative(baseDir, kb) || kb} ${problem}`,
+        });
     }
     for (const [name, def] of Object.entries(state.commands ?? {})) {
       try {
@@ -57,7 +63,8 @@ export function startupDiagnostics(sop: Sop, file: string, seen: Set<string> = n
       }
       for (const d of inner.filter((x) => x.severity === 'error')) {
         out.push({
-          severity: 'error', pointer: pointerOf(['states', stateName, 'commands', name, 'settings', 'file']),
+          severity: 'error',
+          pointer: pointerOf(['states', stateName, 'commands', name, 'settings', 'file']),
           message: `sub-flow ${relative(baseDir, sub) || sub}: ${d.pointer || '/'}: ${d.message}`,
         });
       }

@@ -23,7 +23,11 @@ export function subflowFileDiagnostics(sop: Sop, file: string): Diagnostic[] {
         checkInputFile(sub, { maxBytes: MAX_SOP_BYTES, what: 'a SOP file' });
       } catch (err) {
         if (!(err instanceof InputFileError)) throw err;
-        out.push({ severity: 'error', pointer: pointerOf(['states', stateName, 'commands', name, 'settings', 'file']), message: `sub-SOP ${err.message}` });
+        out.push({
+          severity: 'error',
+          pointer: pointerOf(['states', stateName, 'commands', name, 'settings', 'file']),
+          message: `sub-SOP ${err.message}`,
+        });
       }
     }
   }

@@ -20,7 +20,11 @@ function check(file: string): { warnings: SopError['diagnostics']; kind: 'sop' |
   if (subflows.length > 0) throw new SopError(locate(subflows, text, file));
   // What `sop run` would refuse at start-up (sub-flow files, command arguments): startup-checks.ts
   const known = new Set(loaded.warnings.map((d) => `${d.pointer}\u0000${d.message}`));
-  const more = locate(startupDiagnostics(loaded.sop, file).filter((d) => !known.has(`${d.pointer}\u0000${d.message}`)), text, file);
+  const more = locate(
+    startupDiagnostics(loaded.sop, file).filter((d) => !known.has(`${d.pointer}\u0000${d.message}`)),
+    text,
+    file,
+  );
   if (more.length > 0) throw new SopError(more);
   return { warnings: loaded.warnings, kind: 'sop' };
 }
@@ -31,7 +35,10 @@ export function validateCommand(files: string[], opts: { quiet: boolean }): numb
     try {
       const { warnings, kind } = check(file);
       for (const w of warnings) process.stderr.write(formatDiagnostic(w) + '\n');
-      const notes = [kind === 'cassette' ? 'cassette' : '', warnings.length ? `${warnings.length} warning${warnings.length > 1 ? 's' : ''}` : ''].filter(Boolean);
+      const notes = [
+        kind === 'cassette' ? 'cassette' : '',
+        warnings.length ? `${warnings.length} warning${warnings.length > 1 ? 's' : ''}` : '',
+      ].filter(Boolean);
       if (!opts.quiet) process.stdout.write(`${file}: ok${notes.length ? ` (${notes.join(', ')})` : ''}\n`);
     } catch (err) {
       if (!(err instanceof SopError)) throw err;

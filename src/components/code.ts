@@ -4,7 +4,10 @@ import { extractTag } from '../agent/output.js';
 import { renderV1 } from './templates.js';
 import type { ComponentKind, LastPart } from './registry.js';
 
-interface CodeDef { file: string; keyword?: string }
+interface CodeDef {
+  file: string;
+  keyword?: string;
+}
 
 /** The code without a leading fence line (```python or ```) and a trailing ``` line. */
 export function stripCodeFence(code: string): string {
@@ -21,7 +24,9 @@ export const code: ComponentKind = {
     const reply = await rt.callWithHistory(renderV1('code_system', {}), renderV1('code_last', { keyword }), 'code');
     const text = stripCodeFence(extractTag(reply, keyword) ?? reply.trim());
     if (!rt.writeWorkspaceFile(`output_code/${def.file}`, text.endsWith('\n') ? text : text + '\n')) {
-      rt.warnOnce(`code component of ${rt.agent.name} (${rt.agent.role}): the run has no workspace folder, so output_code/${def.file} was not written`);
+      rt.warnOnce(
+        `code component of ${rt.agent.name} (${rt.agent.role}): the run has no workspace folder, so output_code/${def.file} was not written`,
+      );
     }
     return [];
   },

@@ -5,13 +5,18 @@ import { extractTag } from '../agent/output.js';
 import { renderV1 } from './templates.js';
 import type { ComponentKind, LastPart } from './registry.js';
 
-interface ExtractDef { words: string[]; system_prompt?: string; last_prompt?: string }
+interface ExtractDef {
+  words: string[];
+  system_prompt?: string;
+  last_prompt?: string;
+}
 
 export const extract: ComponentKind = {
   async before(value, rt): Promise<LastPart[]> {
     const def = value as ExtractDef;
     const system = def.system_prompt !== undefined ? rt.text(def.system_prompt, 'extract/system_prompt') : '';
-    const last = def.last_prompt !== undefined ? rt.text(def.last_prompt, 'extract/last_prompt') : renderV1('extract_last', { words: def.words });
+    const last =
+      def.last_prompt !== undefined ? rt.text(def.last_prompt, 'extract/last_prompt') : renderV1('extract_last', { words: def.words });
     const reply = await rt.callWithHistory(system, last, 'extract');
     for (const word of def.words) rt.shared.set(word, extractTag(reply, word) ?? reply);
     return [];

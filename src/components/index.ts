@@ -21,7 +21,10 @@ export const COMPONENT_KINDS: Record<string, ComponentKind> = {
  * the role answers (extract, code, knowledge, tools) runs in turn, its text joining the last
  * prompt. A later component sees what an earlier one stored (e.g. customize after extract).
  */
-export async function assembleComponents(components: Record<string, unknown> | undefined, rt: ComponentRuntime): Promise<AssembledComponents> {
+export async function assembleComponents(
+  components: Record<string, unknown> | undefined,
+  rt: ComponentRuntime,
+): Promise<AssembledComponents> {
   const out: AssembledComponents = { system: [], last: [] };
   for (const [key, value] of Object.entries(components ?? {})) {
     if (value === undefined) continue;

@@ -20,8 +20,14 @@ export const MAX_KNOWLEDGE_BYTES = 256 * 1024 * 1024;
 
 export type KnowledgeMode = 'qa' | 'chunk';
 
-export interface KnowledgeEntry { q?: string; a?: string; chunk?: string }
-export interface KnowledgeHit extends KnowledgeEntry { score: number }
+export interface KnowledgeEntry {
+  q?: string;
+  a?: string;
+  chunk?: string;
+}
+export interface KnowledgeHit extends KnowledgeEntry {
+  score: number;
+}
 
 export class KnowledgeError extends EngineError {
   constructor(message: string) {
@@ -49,7 +55,7 @@ function readEntries(file: string, bytes: Buffer, mode: KnowledgeMode): Knowledg
     throw new KnowledgeError(`knowledge file ${file}: invalid JSON (${(err as Error).message})`);
   }
   if (!isObject(doc)) throw new KnowledgeError(`knowledge file ${file}: must be a JSON object of entries "0", "1", ...`);
-  const keys = Object.keys(doc).sort((a, b) => (Number(a) - Number(b)) || a.localeCompare(b));
+  const keys = Object.keys(doc).sort((a, b) => Number(a) - Number(b) || a.localeCompare(b));
   const seen = new Set<string>();
   const out: KnowledgeEntry[] = [];
   for (const key of keys) {
@@ -124,7 +130,9 @@ export class KnowledgeBase {
       bytes = readInputBuffer(o.file, { maxBytes: MAX_KNOWLEDGE_BYTES }); // files: regular, under the cap, never blocks
     } catch (err) {
       if (!(err instanceof InputFileError)) throw err;
-      throw new KnowledgeError(`knowledge file ${o.file}: ${err.code === 'ENOENT' || err.code === 'EACCES' ? `cannot read (${err.code})` : err.reason}`);
+      throw new KnowledgeError(
+        `knowledge file ${o.file}: ${err.code === 'ENOENT' || err.code === 'EACCES' ? `cannot read (${err.code})` : err.reason}`,
+      );
     }
     const entries = readEntries(o.file, bytes, o.mode);
     const texts = entries.map((e) => (o.mode === 'qa' ? e.q! : e.chunk!));
@@ -155,6 +163,9 @@ export class KnowledgeBase {
       return { i, dot };
     });
     scored.sort((a, b) => b.dot - a.dot || a.i - b.i);
-    return scored.slice(0, topK).filter((s) => s.dot >= threshold).map((s) => ({ ...this.entries[s.i]!, score: s.dot }));
+    return scored
+      .slice(0, topK)
+      .filter((s) => s.dot >= threshold)
+      .map((s) => ({ ...this.entries[s.i]!, score: s.dot }));
   }
 }

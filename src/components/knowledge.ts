@@ -5,7 +5,12 @@ import { renderV1 } from './templates.js';
 import type { KnowledgeMode } from './knowledge-base.js';
 import type { ComponentKind, LastPart } from './registry.js';
 
-interface KnowledgeDef { path: string; mode?: KnowledgeMode; top_k?: number; threshold?: number }
+interface KnowledgeDef {
+  path: string;
+  mode?: KnowledgeMode;
+  top_k?: number;
+  threshold?: number;
+}
 
 /**
  * Default minimum similarity. Agents 1.0 used 0.75 (QA) and 0.5 (chunks) with ada-002 vectors,

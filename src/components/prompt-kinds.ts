@@ -25,8 +25,12 @@ export const promptKinds: Record<string, ComponentKind> = {
     system: (value, rt, key) => {
       const v = value as string | { role?: string; style?: string };
       const role = typeof v === 'string' ? v : v.role;
-      const style = typeof v === 'string' ? rt.agent.style : v.style ?? rt.agent.style;
-      return { kind: 'style', role: role !== undefined ? rt.text(role, key) : undefined, style: style !== undefined ? rt.text(style, key) : undefined };
+      const style = typeof v === 'string' ? rt.agent.style : (v.style ?? rt.agent.style);
+      return {
+        kind: 'style',
+        role: role !== undefined ? rt.text(role, key) : undefined,
+        style: style !== undefined ? rt.text(style, key) : undefined,
+      };
     },
   },
   task: text('task'),

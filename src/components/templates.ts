@@ -6,7 +6,7 @@ import { compileTemplate, tidy, type Render } from '../prompt/templates.js';
 import { packageRoot } from '../util/package-root.js';
 
 export type V1TemplateName =
-  | 'system' | 'last' | 'observation' | 'concise' | 'extract_last' | 'code_system' | 'code_last' | 'knowledge' | 'tool_result';
+  'system' | 'last' | 'observation' | 'concise' | 'extract_last' | 'code_system' | 'code_last' | 'knowledge' | 'tool_result';
 
 const cache = new Map<V1TemplateName, Render>();
 

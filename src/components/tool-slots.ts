@@ -6,7 +6,12 @@ import type { ComponentKind, ComponentRuntime, LastPart } from './registry.js';
 
 export type { ToolSlotExecutor, ToolSlotRequest } from './registry.js';
 
-interface SlotDef { name: string; needs?: string; executor?: string; settings?: Record<string, unknown> }
+interface SlotDef {
+  name: string;
+  needs?: string;
+  executor?: string;
+  settings?: Record<string, unknown>;
+}
 
 export const toolSlots: ComponentKind = {
   async before(value: unknown, rt: ComponentRuntime): Promise<LastPart[]> {
@@ -14,12 +19,19 @@ export const toolSlots: ComponentKind = {
     for (const slot of value as SlotDef[]) {
       const executor = rt.toolExecutor(slot.name, slot.executor);
       if (!executor) {
-        rt.warnOnce(`tool slot "${slot.name}" of ${rt.agent.name} (${rt.agent.role}) in state "${rt.state}" needs a network service and an API key${slot.needs ? ` (${slot.needs})` : ''}; `
-          + `no executor is bound to it${slot.executor ? ` (executor "${slot.executor}" is not available)` : ''}, so the role answers without it`);
+        rt.warnOnce(
+          `tool slot "${slot.name}" of ${rt.agent.name} (${rt.agent.role}) in state "${rt.state}" needs a network service and an API key${slot.needs ? ` (${slot.needs})` : ''}; ` +
+            `no executor is bound to it${slot.executor ? ` (executor "${slot.executor}" is not available)` : ''}, so the role answers without it`,
+        );
         continue;
       }
       const text = await executor.run({
-        slot: slot.name, query: rt.observed(), settings: slot.settings ?? {}, agent: rt.agent.name, role: rt.agent.role, state: rt.state,
+        slot: slot.name,
+        query: rt.observed(),
+        settings: slot.settings ?? {},
+        agent: rt.agent.name,
+        role: rt.agent.role,
+        state: rt.state,
       });
       if (text.trim() !== '') out.push({ kind: 'tool', text: renderV1('tool_result', { name: slot.name, text }) });
     }

@@ -33,26 +33,39 @@ export interface RunOptions extends Omit<LoopOptions, 'resume'> {
 export function builtinPlugins(options: RunOptions): (host: RunHost) => RunPlugin[] {
   return (host) => {
     const plugins: RunPlugin[] = [];
-    plugins.push(durabilityPlugin(host, {
-      index: options.resume?.effects ?? options.effectIndex, rerun: options.rerun,
-      prefix: options.actions?.flow ? `${options.actions.flow}/` : '',
-    }));
+    plugins.push(
+      durabilityPlugin(host, {
+        index: options.resume?.effects ?? options.effectIndex,
+        rerun: options.rerun,
+        prefix: options.actions?.flow ? `${options.actions.flow}/` : '',
+      }),
+    );
     // A sub-flow (sop executor) is a nested run with its own environment.
     const actions = actionsPlugin(host, options.actions, async (r) => {
       const res = await new Run({
-        ...options, sop: r.sop, file: r.file, runId: r.runId, inputs: r.inputs, listeners: r.listeners, actions: r.actions,
-        environment: undefined, resume: undefined, launch: undefined,
+        ...options,
+        sop: r.sop,
+        file: r.file,
+        runId: r.runId,
+        inputs: r.inputs,
+        listeners: r.listeners,
+        actions: r.actions,
+        environment: undefined,
+        resume: undefined,
+        launch: undefined,
         effectIndex: options.resume?.effects ?? options.effectIndex, // replay a sub-flow's journaled effects
       }).run();
       return { status: res.status, turns: res.turns, result: res.result, summary: res.summary, error: res.error, usage: res.usage };
     });
     plugins.push(actions, scientistPlugin(host, actions.runtime.memory));
     if (host.sop.agents_v1) {
-      plugins.push(agentsV1Plugin(host, {
-        workspace: options.actions?.workspace,
-        ...(options.embedder ? { embedder: async () => options.embedder! } : {}),
-        ...options.agentsV1,
-      }));
+      plugins.push(
+        agentsV1Plugin(host, {
+          workspace: options.actions?.workspace,
+          ...(options.embedder ? { embedder: async () => options.embedder! } : {}),
+          ...options.agentsV1,
+        }),
+      );
     }
     return plugins;
   };
@@ -64,8 +77,10 @@ export class Run extends RunLoop {
     const builtin = builtinPlugins(options);
     const extra = options.plugins;
     super({
-      workspace: options.actions?.workspace, toolExecutors: options.agentsV1?.toolExecutors,
-      ...options, plugins: (host) => [...builtin(host), ...(extra?.(host) ?? [])],
+      workspace: options.actions?.workspace,
+      toolExecutors: options.agentsV1?.toolExecutors,
+      ...options,
+      plugins: (host) => [...builtin(host), ...(extra?.(host) ?? [])],
     });
   }
 }

@@ -95,9 +95,10 @@ export class MemoryEnvironment implements EnvironmentMemory {
     const n = this.messages.length;
     const windowStart = Math.max(start, n - Math.max(0, request.window));
     const window = this.messages.slice(windowStart);
-    const relevant = request.topK > 0 && n > 0
-      ? await this.retrieve({ topK: request.topK, minSimilarity: request.minSimilarity, query: request.query, before: windowStart })
-      : [];
+    const relevant =
+      request.topK > 0 && n > 0
+        ? await this.retrieve({ topK: request.topK, minSimilarity: request.minSimilarity, query: request.query, before: windowStart })
+        : [];
     if (request.agent !== undefined) {
       const rec = this.record(request.agent);
       for (const m of [...relevant, ...window]) {
@@ -204,7 +205,8 @@ export class MemoryEnvironment implements EnvironmentMemory {
           const started = performance.now();
           const vectors = await embedder.embed(batch);
           this.embedMs += performance.now() - started;
-          if (vectors.length !== batch.length) throw new Error(`embedder ${embedder.id} returned ${vectors.length} vectors for ${batch.length} texts`);
+          if (vectors.length !== batch.length)
+            throw new Error(`embedder ${embedder.id} returned ${vectors.length} vectors for ${batch.length} texts`);
           for (const v of vectors) {
             this.store ??= this.makeIndex ? this.makeIndex(v.length) : new VectorStore(v.length, { simd: this.simd });
             this.store.add(v);
@@ -222,7 +224,8 @@ export class MemoryEnvironment implements EnvironmentMemory {
 
 /** A 53-bit hash of a text (two FNV-1a hashes), for spotting exact repeats. */
 function textKey(text: string): number {
-  let a = 0x811c9dc5, b = 0x01000193 ^ text.length;
+  let a = 0x811c9dc5,
+    b = 0x01000193 ^ text.length;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     a = Math.imul(a ^ c, 0x01000193);

@@ -12,7 +12,8 @@ export interface MemoryOverrides {
 /** The SOP with the overrides applied (the same object when there are none). Throws on bad values. */
 export function applyMemoryOverrides(sop: Sop, o: MemoryOverrides): Sop {
   if (o.embedder === undefined && o.topK === undefined && o.maxChatHistory === undefined) return sop;
-  if (o.topK !== undefined && (!Number.isInteger(o.topK) || o.topK < 0)) throw new Error(`--top-k must be a whole number >= 0, got ${o.topK}`);
+  if (o.topK !== undefined && (!Number.isInteger(o.topK) || o.topK < 0))
+    throw new Error(`--top-k must be a whole number >= 0, got ${o.topK}`);
   if (o.maxChatHistory !== undefined && (!Number.isInteger(o.maxChatHistory) || o.maxChatHistory < 1)) {
     throw new Error(`--max-chat-history must be a whole number >= 1, got ${o.maxChatHistory}`);
   }
@@ -23,11 +24,13 @@ export function applyMemoryOverrides(sop: Sop, o: MemoryOverrides): Sop {
   let states = sop.states;
   if (o.maxChatHistory !== undefined) {
     environment.max_chat_history = o.maxChatHistory;
-    states = Object.fromEntries(Object.entries(sop.states).map(([name, st]) => {
-      if (st.max_chat_history === undefined) return [name, st];
-      const { max_chat_history: _dropped, ...rest } = st;
-      return [name, rest];
-    })) as Sop['states'];
+    states = Object.fromEntries(
+      Object.entries(sop.states).map(([name, st]) => {
+        if (st.max_chat_history === undefined) return [name, st];
+        const { max_chat_history: _dropped, ...rest } = st;
+        return [name, rest];
+      }),
+    ) as Sop['states'];
   }
   return { ...sop, environment, states };
 }

@@ -15,7 +15,11 @@ export interface Message {
   timestamp: string;
 }
 
-export interface RenderedMessage { name: string; role: string; content: string }
+export interface RenderedMessage {
+  name: string;
+  role: string;
+  content: string;
+}
 
 export function renderMessage(m: Message, viewer?: string): RenderedMessage {
   return { name: viewer !== undefined && m.sender === viewer ? 'you' : m.sender, role: m.role, content: m.content };

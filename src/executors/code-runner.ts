@@ -42,9 +42,12 @@ export interface CodeOutcome {
 
 function interpreter(language: Language): string[] {
   switch (language) {
-    case 'python': return ['python3', '-u', '-'];
-    case 'javascript': return [process.execPath, '-'];
-    case 'bash': return ['bash', '-s'];
+    case 'python':
+      return ['python3', '-u', '-'];
+    case 'javascript':
+      return [process.execPath, '-'];
+    case 'bash':
+      return ['bash', '-s'];
   }
 }
 
@@ -100,7 +103,9 @@ let exitHook = false;
 function track(kill: () => void): () => void {
   if (!exitHook) {
     exitHook = true;
-    process.on('exit', () => { for (const k of running) k(); });
+    process.on('exit', () => {
+      for (const k of running) k();
+    });
   }
   running.add(kill);
   return () => running.delete(kill);
@@ -125,13 +130,17 @@ export function runCode(req: CodeRequest): Promise<CodeOutcome> {
     let timedOut = false;
     let settled = false;
     const child = spawn(argv[0]!, argv.slice(1), {
-      cwd: req.cwd, env: { ...codeEnvironment(req.env), [RUN_TAG_VAR]: tag }, detached: true,
+      cwd: req.cwd,
+      env: { ...codeEnvironment(req.env), [RUN_TAG_VAR]: tag },
+      detached: true,
       // --sandbox: bwrap reads its seccomp filter from fd 3
       stdio: sandboxed ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
     });
     if (sandboxed) {
       const fd = child.stdio[SECCOMP_FD] as Writable | null;
-      fd?.on('error', () => { /* bwrap failed to start; reported below */ });
+      fd?.on('error', () => {
+        /* bwrap failed to start; reported below */
+      });
       fd?.end(sandboxFilter()!); // sandboxArgv succeeded, so the filter exists here
     }
     const untrack = track(() => killAll(child.pid));
@@ -142,16 +151,28 @@ export function runCode(req: CodeRequest): Promise<CodeOutcome> {
       clearTimeout(timer);
       req.signal?.removeEventListener('abort', onAbort);
       resolve({
-        exitCode: null, signal: null, stdout: stdout.text(), stderr: stderr.text(), timedOut, sandboxed,
-        dropped: { stdout: stdout.dropped, stderr: stderr.dropped }, pid: child.pid, ...o,
+        exitCode: null,
+        signal: null,
+        stdout: stdout.text(),
+        stderr: stderr.text(),
+        timedOut,
+        sandboxed,
+        dropped: { stdout: stdout.dropped, stderr: stderr.dropped },
+        pid: child.pid,
+        ...o,
       });
     };
-    const timer = setTimeout(() => { timedOut = true; killAll(child.pid); }, timeoutMs);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killAll(child.pid);
+    }, timeoutMs);
     const onAbort = () => killAll(child.pid);
     req.signal?.addEventListener('abort', onAbort, { once: true });
     child.stdout.on('data', (c: Buffer) => stdout.push(c));
     child.stderr.on('data', (c: Buffer) => stderr.push(c));
-    child.stdin.on('error', () => { /* the script may exit without reading all of its code */ });
+    child.stdin.on('error', () => {
+      /* the script may exit without reading all of its code */
+    });
     child.on('error', (err: NodeJS.ErrnoException) => {
       finish({ startError: err.code === 'ENOENT' ? `${argv[0]} is not installed or not on PATH` : err.message });
     });

@@ -31,36 +31,64 @@ export function codeEnv(ctx: ExecContext, workspace: string): Record<string, str
 
 export function outcomeContext(o: CodeOutcome, timeoutMs: number, language: string) {
   return {
-    language, ended: describeExit(o, timeoutMs), ok: !o.startError && !o.timedOut && o.exitCode === 0,
-    stdout: o.stdout.replace(/\s+$/, ''), stderr: o.stderr.replace(/\s+$/, ''), dropped_stdout: o.dropped.stdout, dropped_stderr: o.dropped.stderr,
+    language,
+    ended: describeExit(o, timeoutMs),
+    ok: !o.startError && !o.timedOut && o.exitCode === 0,
+    stdout: o.stdout.replace(/\s+$/, ''),
+    stderr: o.stderr.replace(/\s+$/, ''),
+    dropped_stdout: o.dropped.stdout,
+    dropped_stderr: o.dropped.stderr,
     sandboxed: o.sandboxed,
   };
 }
 
 function firstLine(text: string): string {
-  const line = text.split('\n').map((l) => l.trim()).find((l) => l !== '') ?? '';
+  const line =
+    text
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l !== '') ?? '';
   return line.length > 160 ? `${line.slice(0, 157)}...` : line;
 }
 
 export const executor: Executor = {
   name: 'code',
   durability: { rerunNeedsApproval: true },
-  description: 'Run Python, JavaScript (node) or shell code in the run\'s workspace folder and return the exit code, stdout and stderr.',
+  description: "Run Python, JavaScript (node) or shell code in the run's workspace folder and return the exit code, stdout and stderr.",
   settings: {
     type: 'object',
     additionalProperties: false,
     properties: {
-      language: { type: 'string', enum: [...LANGUAGES], description: 'The only language this command runs (the agent then gives only the code).' },
+      language: {
+        type: 'string',
+        enum: [...LANGUAGES],
+        description: 'The only language this command runs (the agent then gives only the code).',
+      },
       languages: { type: 'array', items: { type: 'string', enum: [...LANGUAGES] }, minItems: 1, uniqueItems: true },
-      timeout_ms: { type: 'integer', minimum: 100, maximum: 3_600_000, description: `Kill the code (and everything it started) after this long (default ${CODE_DEFAULTS.timeoutMs}).` },
-      max_output: { type: 'integer', minimum: 100, maximum: 10_000_000, description: `Bytes kept of each of stdout and stderr (default ${CODE_DEFAULTS.maxOutput}).` },
+      timeout_ms: {
+        type: 'integer',
+        minimum: 100,
+        maximum: 3_600_000,
+        description: `Kill the code (and everything it started) after this long (default ${CODE_DEFAULTS.timeoutMs}).`,
+      },
+      max_output: {
+        type: 'integer',
+        minimum: 100,
+        maximum: 10_000_000,
+        description: `Bytes kept of each of stdout and stderr (default ${CODE_DEFAULTS.maxOutput}).`,
+      },
     },
   },
   args(settings): ArgSpecs {
     const langs = languagesOf(settings);
     const out: ArgSpecs = {};
-    if (langs.length > 1) out.language = { type: 'string', enum: langs, required: true, description: `The language of the code: ${langs.join(', ')}.` };
-    out.code = { type: 'string', required: true, description: `The code to run${langs.length === 1 ? ` (${langs[0]})` : ''}; the working directory is the workspace folder.` };
+    if (langs.length > 1)
+      out.language = { type: 'string', enum: langs, required: true, description: `The language of the code: ${langs.join(', ')}.` };
+    out.code = {
+      type: 'string',
+      required: true,
+      description: `The code to run${langs.length === 1 ? ` (${langs[0]})` : ''}; the working directory is the workspace folder.`,
+    };
     return out;
   },
   async run(args, ctx): Promise<ExecResult> {
@@ -79,8 +107,14 @@ export const executor: Executor = {
     }
     const timeoutMs = num(ctx.settings.timeout_ms) ?? CODE_DEFAULTS.timeoutMs;
     const outcome = await runCode({
-      language, code, cwd: ws.root, timeoutMs, maxOutput: num(ctx.settings.max_output) ?? CODE_DEFAULTS.maxOutput,
-      sandbox: ctx.sandbox, env: codeEnv(ctx, ws.root), signal: ctx.signal,
+      language,
+      code,
+      cwd: ws.root,
+      timeoutMs,
+      maxOutput: num(ctx.settings.max_output) ?? CODE_DEFAULTS.maxOutput,
+      sandbox: ctx.sandbox,
+      env: codeEnv(ctx, ws.root),
+      signal: ctx.signal,
     });
     const view = outcomeContext(outcome, timeoutMs, language);
     const out = firstLine(outcome.stdout) || firstLine(outcome.stderr);

@@ -8,7 +8,7 @@ export const executor: Executor = {
   settings: { type: 'object', additionalProperties: false, properties: {} },
   args: () => ({
     result: { type: 'string', required: true, description: 'The outcome, for whoever asked for this work.' },
-    summary: { type: 'string', description: 'One line on what was done, for the caller\'s logs.' },
+    summary: { type: 'string', description: "One line on what was done, for the caller's logs." },
   }),
   async run(args): Promise<ExecResult> {
     const result = str(args.result) ?? '';

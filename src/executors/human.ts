@@ -36,8 +36,15 @@ export const executor: Executor = {
     required: ['kind'],
     properties: {
       kind: { type: 'string', enum: ['ask', 'intermediate', 'final', 'review'] },
-      save_to: { type: 'string', minLength: 1, description: 'review: the memory file the draft is written to before the user sees it (they may edit it there).' },
-      finish_on_accept: { type: 'boolean', description: 'review: when the user accepts, end the state with the (possibly edited) draft as its result (default true).' },
+      save_to: {
+        type: 'string',
+        minLength: 1,
+        description: 'review: the memory file the draft is written to before the user sees it (they may edit it there).',
+      },
+      finish_on_accept: {
+        type: 'boolean',
+        description: 'review: when the user accepts, end the state with the (possibly edited) draft as its result (default true).',
+      },
     },
   },
   args(settings): ArgSpecs {

@@ -10,7 +10,11 @@ import { ExecutorInputError, str, type ArgSpecs, type ExecResult, type Executor 
 
 type Lang = 'python' | 'javascript';
 
-export interface FunctionInfo { name: string; signature: string; doc: string }
+export interface FunctionInfo {
+  name: string;
+  signature: string;
+  doc: string;
+}
 
 // Not a prompt: a small Python program listing the top-level functions of the code on stdin.
 const PY_INSPECT = [
@@ -33,7 +37,10 @@ const PY_INSPECT = [
 export function inspectCode(code: string, lang: Lang): { ok: true; functions: FunctionInfo[] } | { ok: false; error: string } {
   if (lang === 'python') {
     const r = spawnSync('python3', ['-c', PY_INSPECT], { input: code, encoding: 'utf8', timeout: 20_000 });
-    if (r.error) throw new Error(`cannot check Python syntax: ${(r.error as NodeJS.ErrnoException).code === 'ENOENT' ? 'python3 is not installed' : r.error.message}`);
+    if (r.error)
+      throw new Error(
+        `cannot check Python syntax: ${(r.error as NodeJS.ErrnoException).code === 'ENOENT' ? 'python3 is not installed' : r.error.message}`,
+      );
     try {
       return JSON.parse(r.stdout) as { ok: true; functions: FunctionInfo[] } | { ok: false; error: string };
     } catch {
@@ -48,7 +55,11 @@ export function inspectCode(code: string, lang: Lang): { ok: true; functions: Fu
   const functions: FunctionInfo[] = [];
   const re = /(\/\*\*([\s\S]*?)\*\/\s*)?^(?:export\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)\s*\(([^)]*)\)/gm;
   for (const m of code.matchAll(re)) {
-    const doc = (m[2] ?? '').split('\n').map((l) => l.replace(/^\s*\*\s?/, '').trim()).filter(Boolean).join('\n');
+    const doc = (m[2] ?? '')
+      .split('\n')
+      .map((l) => l.replace(/^\s*\*\s?/, '').trim())
+      .filter(Boolean)
+      .join('\n');
     functions.push({ name: m[3]!, signature: `${m[3]}(${m[4]!.trim()})`, doc });
   }
   return { ok: true, functions };
@@ -65,7 +76,13 @@ function importHint(module: string, lang: Lang, names: string[]): string {
 
 function libraryEntry(f: FunctionInfo, lang: Lang): string {
   if (lang === 'python') {
-    const doc = f.doc ? `\n    """${f.doc.split('\n').map((l) => (l.trim() ? l : '')).join('\n    ').replace(/\n {4}\n/g, '\n\n')}"""` : '';
+    const doc = f.doc
+      ? `\n    """${f.doc
+          .split('\n')
+          .map((l) => (l.trim() ? l : ''))
+          .join('\n    ')
+          .replace(/\n {4}\n/g, '\n\n')}"""`
+      : '';
     return `def ${f.signature}:${doc}\n`;
   }
   return `function ${f.signature}${f.doc ? `\n  /** ${f.doc.split('\n').join('\n   * ')} */` : ''}\n`;
@@ -86,19 +103,43 @@ export const executor: Executor = {
     additionalProperties: false,
     required: ['op'],
     properties: {
-      op: { type: 'string', enum: ['test', 'save'], description: 'test: check syntax and run the tests; save: the same, then append the function to the library.' },
+      op: {
+        type: 'string',
+        enum: ['test', 'save'],
+        description: 'test: check syntax and run the tests; save: the same, then append the function to the library.',
+      },
       language: { type: 'string', enum: ['python', 'javascript'], description: 'Language of the library (default python).' },
-      module: { type: 'string', minLength: 1, description: 'Path of the library module in the workspace (default library.py or library.js).' },
-      memory: { type: 'string', minLength: 1, description: 'Memory file that lists the library\'s signatures and docstrings (default code_library, when declared).' },
-      draft: { type: 'string', minLength: 1, description: 'Memory file holding the code written by an earlier write_code command; used when the agent gives no code.' },
+      module: {
+        type: 'string',
+        minLength: 1,
+        description: 'Path of the library module in the workspace (default library.py or library.js).',
+      },
+      memory: {
+        type: 'string',
+        minLength: 1,
+        description: "Memory file that lists the library's signatures and docstrings (default code_library, when declared).",
+      },
+      draft: {
+        type: 'string',
+        minLength: 1,
+        description: 'Memory file holding the code written by an earlier write_code command; used when the agent gives no code.',
+      },
       timeout_ms: { type: 'integer', minimum: 100, maximum: 3_600_000 },
     },
   },
   args(settings): ArgSpecs {
     const draft = str(settings.draft);
     return {
-      code: { type: 'string', required: !draft, description: `The function(s) to ${settings.op === 'save' ? 'save' : 'test'}, with docstrings${draft ? ` (default: the draft in ${draft})` : ''}.` },
-      tests: { type: 'string', description: 'Optional test code run after the function is defined (e.g. assert statements); without it only the syntax is checked.' },
+      code: {
+        type: 'string',
+        required: !draft,
+        description: `The function(s) to ${settings.op === 'save' ? 'save' : 'test'}, with docstrings${draft ? ` (default: the draft in ${draft})` : ''}.`,
+      },
+      tests: {
+        type: 'string',
+        description:
+          'Optional test code run after the function is defined (e.g. assert statements); without it only the syntax is checked.',
+      },
     };
   },
   async run(args, ctx): Promise<ExecResult> {
@@ -106,7 +147,8 @@ export const executor: Executor = {
     const lang: Lang = s.language === 'javascript' ? 'javascript' : 'python';
     const draft = str(s.draft);
     const code = (str(args.code) ?? (draft ? ctx.memory.read(draft) : '')).trim();
-    if (code === '') throw new ExecutorInputError(draft ? `no code given and the draft "${draft}" is empty; write the code first` : 'the code is empty');
+    if (code === '')
+      throw new ExecutorInputError(draft ? `no code given and the draft "${draft}" is empty; write the code first` : 'the code is empty');
     const op = s.op === 'save' ? 'save' : 'test';
     const module = moduleOf(s, lang);
     const render = (view: Record<string, unknown>) => ctx.templates.render('library_result', { op, module, language: lang, ...view });
@@ -128,18 +170,38 @@ export const executor: Executor = {
       const script = lang === 'python' ? `${code}\n\n${tests}\n` : `${code}\n\n${tests}\n`;
       const approval = await approveCode(ctx, lang, script);
       if (!approval.approved) {
-        return { ok: false, result: render({ tests_refused: true, reply: approval.reply }), summary: `${op} of ${names.join(', ')}: the user did not approve running the tests` };
+        return {
+          ok: false,
+          result: render({ tests_refused: true, reply: approval.reply }),
+          summary: `${op} of ${names.join(', ')}: the user did not approve running the tests`,
+        };
       }
       const timeoutMs = typeof s.timeout_ms === 'number' ? s.timeout_ms : CODE_DEFAULTS.timeoutMs;
-      const outcome = await runCode({ language: lang, code: script, cwd: ws.root, timeoutMs, sandbox: ctx.sandbox, env: codeEnv(ctx, ws.root), signal: ctx.signal });
+      const outcome = await runCode({
+        language: lang,
+        code: script,
+        cwd: ws.root,
+        timeoutMs,
+        sandbox: ctx.sandbox,
+        env: codeEnv(ctx, ws.root),
+        signal: ctx.signal,
+      });
       testView = outcomeContext(outcome, timeoutMs, lang);
       if (!testView.ok) {
-        return { ok: false, result: render({ functions, tests_failed: true, test: testView }), summary: `tests of ${names.join(', ')} failed (${testView.ended})` };
+        return {
+          ok: false,
+          result: render({ functions, tests_failed: true, test: testView }),
+          summary: `tests of ${names.join(', ')} failed (${testView.ended})`,
+        };
       }
     }
 
     if (op === 'test') {
-      return { ok: true, result: render({ functions, test: testView }), summary: `checked ${names.join(', ')}${testView ? '; tests passed' : ' (syntax only)'}` };
+      return {
+        ok: true,
+        result: render({ functions, test: testView }),
+        summary: `checked ${names.join(', ')}${testView ? '; tests passed' : ' (syntax only)'}`,
+      };
     }
 
     const ws = ctx.workspace();
@@ -161,7 +223,13 @@ export const executor: Executor = {
     else if (!listed && str(s.memory)) throw new ExecutorInputError(`memory file "${memoryName}" is not declared by this SOP`);
     return {
       ok: true,
-      result: render({ functions, test: testView, saved: true, import_hint: importHint(module, lang, names), listed: listed ? memoryName : undefined }),
+      result: render({
+        functions,
+        test: testView,
+        saved: true,
+        import_hint: importHint(module, lang, names),
+        listed: listed ? memoryName : undefined,
+      }),
       summary: `saved ${functions.map((f) => f.signature).join(', ')} to ${module}${testView ? ' (tests passed)' : ''}`,
     };
   },

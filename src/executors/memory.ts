@@ -22,20 +22,33 @@ export const executor: Executor = {
     required: ['op'],
     properties: {
       op: { type: 'string', enum: ['read', 'write', 'append'] },
-      target: { type: 'string', enum: ['memory', 'workspace'], description: 'memory (default): a declared memory file; workspace: a path inside the workspace.' },
-      file: { type: 'string', minLength: 1, description: 'The memory file (or workspace path) this command always uses; without it the agent names one.' },
+      target: {
+        type: 'string',
+        enum: ['memory', 'workspace'],
+        description: 'memory (default): a declared memory file; workspace: a path inside the workspace.',
+      },
+      file: {
+        type: 'string',
+        minLength: 1,
+        description: 'The memory file (or workspace path) this command always uses; without it the agent names one.',
+      },
     },
   },
   args(settings): ArgSpecs {
     const op = settings.op as Op;
     const out: ArgSpecs = {};
     if (!str(settings.file)) {
-      out.file = target(settings) === 'workspace'
-        ? { type: 'string', required: true, description: 'Path of the file, relative to the workspace folder.' }
-        : { type: 'string', required: true, description: 'Name of the memory file.' };
+      out.file =
+        target(settings) === 'workspace'
+          ? { type: 'string', required: true, description: 'Path of the file, relative to the workspace folder.' }
+          : { type: 'string', required: true, description: 'Name of the memory file.' };
     }
     if (op !== 'read') {
-      out.content = { type: 'string', required: true, description: op === 'write' ? 'The new content of the whole file.' : 'The text to add at the end of the file.' };
+      out.content = {
+        type: 'string',
+        required: true,
+        description: op === 'write' ? 'The new content of the whole file.' : 'The text to add at the end of the file.',
+      };
     }
     return out;
   },

@@ -23,7 +23,12 @@ export function resolveSandbox(flag: SandboxFlag, runsCode: boolean): { sandbox:
   if (flag === false) {
     return {
       sandbox: false,
-      ...(runsCode ? { warning: '--no-sandbox: code written by agents runs unsandboxed, as you: with your network, every file you can write, and the environment of sop itself (/proc)' } : {}),
+      ...(runsCode
+        ? {
+            warning:
+              '--no-sandbox: code written by agents runs unsandboxed, as you: with your network, every file you can write, and the environment of sop itself (/proc)',
+          }
+        : {}),
     };
   }
   const support = sandboxSupport();
@@ -31,6 +36,10 @@ export function resolveSandbox(flag: SandboxFlag, runsCode: boolean): { sandbox:
   if (flag === true) throw new Error(`--sandbox: ${support.reason}`);
   return {
     sandbox: false,
-    ...(runsCode ? { warning: `code runs without a sandbox: ${support.reason} (--sandbox requires one; --no-sandbox turns it off without this warning)` } : {}),
+    ...(runsCode
+      ? {
+          warning: `code runs without a sandbox: ${support.reason} (--sandbox requires one; --no-sandbox turns it off without this warning)`,
+        }
+      : {}),
   };
 }

@@ -19,20 +19,47 @@ let probed: SandboxSupport | undefined;
 
 function tryBwrap(extra: string[]): { ok: boolean; detail: string } {
   // The probe loads the same seccomp filter (from stdin here), so a sandbox that starts is one that has it.
-  const r = spawnSync('bwrap', [...extra, '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-net', '--unshare-pid', '--die-with-parent', '--seccomp', '0', 'true'], {
-    encoding: 'utf8', timeout: 10_000, input: sandboxFilter(),
-  });
-  if (r.error) return { ok: false, detail: (r.error as NodeJS.ErrnoException).code === 'ENOENT' ? 'bwrap (bubblewrap) is not installed' : r.error.message };
+  const r = spawnSync(
+    'bwrap',
+    [
+      ...extra,
+      '--ro-bind',
+      '/',
+      '/',
+      '--dev',
+      '/dev',
+      '--proc',
+      '/proc',
+      '--unshare-net',
+      '--unshare-pid',
+      '--die-with-parent',
+      '--seccomp',
+      '0',
+      'true',
+    ],
+    {
+      encoding: 'utf8',
+      timeout: 10_000,
+      input: sandboxFilter(),
+    },
+  );
+  if (r.error)
+    return {
+      ok: false,
+      detail: (r.error as NodeJS.ErrnoException).code === 'ENOENT' ? 'bwrap (bubblewrap) is not installed' : r.error.message,
+    };
   return { ok: r.status === 0, detail: (r.stderr || `exit ${r.status}`).trim() };
 }
 
 /** Whether --sandbox can work on this machine (cached). */
 export function sandboxSupport(): SandboxSupport {
   if (probed) return probed;
-  if (!sandboxFilter()) return (probed = { ok: false, reason: `the sandbox's filter of Unix sockets is built for x64 and arm64 only, not ${process.arch}` });
+  if (!sandboxFilter())
+    return (probed = { ok: false, reason: `the sandbox's filter of Unix sockets is built for x64 and arm64 only, not ${process.arch}` });
   const plain = tryBwrap([]);
   if (plain.ok) return (probed = { ok: true, extra: [] });
-  if (/not installed/.test(plain.detail)) return (probed = { ok: false, reason: `${plain.detail}; install it (apt-get install bubblewrap) to use --sandbox` });
+  if (/not installed/.test(plain.detail))
+    return (probed = { ok: false, reason: `${plain.detail}; install it (apt-get install bubblewrap) to use --sandbox` });
   const user = tryBwrap(['--unshare-user']);
   if (user.ok) return (probed = { ok: true, extra: ['--unshare-user'] });
   return (probed = { ok: false, reason: `bwrap cannot create a sandbox here: ${plain.detail}` });
@@ -44,16 +71,31 @@ export function sandboxArgv(workspace: string, argv: string[]): string[] {
   if (!support.ok) throw new Error(`--sandbox: ${support.reason}`);
   const ws = realpathSync(workspace);
   return [
-    'bwrap', ...support.extra,
-    '--ro-bind', '/', '/',
-    '--dev', '/dev',
-    '--proc', '/proc',
-    '--tmpfs', '/tmp',
-    '--bind', ws, ws,
-    '--unshare-net', '--unshare-pid', '--unshare-ipc', '--unshare-uts',
-    '--die-with-parent', '--new-session',
-    '--seccomp', String(SECCOMP_FD), // files: no Unix sockets, so no host services through socket files
-    '--chdir', ws,
-    '--', ...argv,
+    'bwrap',
+    ...support.extra,
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    '--tmpfs',
+    '/tmp',
+    '--bind',
+    ws,
+    ws,
+    '--unshare-net',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--die-with-parent',
+    '--new-session',
+    '--seccomp',
+    String(SECCOMP_FD), // files: no Unix sockets, so no host services through socket files
+    '--chdir',
+    ws,
+    '--',
+    ...argv,
   ];
 }

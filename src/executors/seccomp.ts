@@ -8,7 +8,11 @@
 const AF_UNIX = 1;
 const EACCES = 13;
 
-interface Arch { audit: number; socket: number; ioUringSetup: number }
+interface Arch {
+  audit: number;
+  socket: number;
+  ioUringSetup: number;
+}
 
 const ARCHES: Record<string, Arch> = {
   x64: { audit: 0xc000003e, socket: 41, ioUringSetup: 425 },

@@ -44,18 +44,24 @@ export const executor: Executor = {
     const out: ArgSpecs = {};
     for (const [name, def] of Object.entries(sop.inputs ?? {})) {
       if (name in fixed) continue;
-      out[name] = { type: 'string', required: def.required === true && def.default === undefined, description: def.description ?? `The ${name} input of ${sop.name}.` };
+      out[name] = {
+        type: 'string',
+        required: def.required === true && def.default === undefined,
+        description: def.description ?? `The ${name} input of ${sop.name}.`,
+      };
     }
     return out;
   },
   async run(args, ctx): Promise<ExecResult> {
     const file = subflowFile(ctx.settings, ctx.baseDir);
     const inputs: Record<string, string> = {};
-    for (const [name, text] of Object.entries(fixedInputs(ctx.settings))) inputs[name] = ctx.renderText(text, `commands/${ctx.command}/settings/inputs/${name}`);
+    for (const [name, text] of Object.entries(fixedInputs(ctx.settings)))
+      inputs[name] = ctx.renderText(text, `commands/${ctx.command}/settings/inputs/${name}`);
     for (const [name, value] of Object.entries(args)) if (typeof value === 'string') inputs[name] = value;
     const memory = (ctx.settings.memory ?? {}) as Record<string, string>;
     for (const mine of Object.values(memory)) {
-      if (!ctx.memory.has(mine)) throw new ExecutorInputError(`cannot share memory file "${mine}" with ${file}: this SOP does not declare it`);
+      if (!ctx.memory.has(mine))
+        throw new ExecutorInputError(`cannot share memory file "${mine}" with ${file}: this SOP does not declare it`);
     }
     const r = await ctx.runSubflow({ file, inputs, memory });
     if (r.status === 'failed' || r.status === 'interrupted') {

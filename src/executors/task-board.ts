@@ -16,8 +16,23 @@ import { WorldModelError } from '../worldmodel/statement.js';
 import { ExecutorInputError, str, type ArgSpecs, type ExecContext, type ExecResult, type Executor } from './types.js';
 
 export const TASK_BOARD_OPS = [
-  'create', 'decompose', 'start', 'close', 'fail', 'annotate', 'think', 'search_thoughts', 'solution',
-  'add_routes', 'next_route', 'route_result', 'escalate', 'framework', 'ask_user', 'done', 'show',
+  'create',
+  'decompose',
+  'start',
+  'close',
+  'fail',
+  'annotate',
+  'think',
+  'search_thoughts',
+  'solution',
+  'add_routes',
+  'next_route',
+  'route_result',
+  'escalate',
+  'framework',
+  'ask_user',
+  'done',
+  'show',
 ] as const;
 type Op = (typeof TASK_BOARD_OPS)[number];
 
@@ -30,17 +45,29 @@ const ARGS: Record<Op, ArgSpecs> = {
   create: {
     name: { type: 'string', required: true, description: 'A short name for the task.' },
     description: { type: 'string', description: 'What must be found or done, and what counts as an answer.' },
-    value: { type: 'string', enum: [...TASK_VALUES], description: 'How much the task matters: high, medium or low (decides the resources it may use; default medium).' },
+    value: {
+      type: 'string',
+      enum: [...TASK_VALUES],
+      description: 'How much the task matters: high, medium or low (decides the resources it may use; default medium).',
+    },
     requires: { type: 'string', description: 'Numbers of the tasks that must be closed first, e.g. "1, 2".' },
   },
   decompose: {
     task: TASK_ARG,
-    subtasks: { type: 'string', required: true, description: 'One subtask per line: "name | description | value | after", where value is high, medium or low (default: the task\'s) and after lists the line numbers of earlier subtasks it needs, e.g. "Compare | compare both runs | low | 1, 2".' },
+    subtasks: {
+      type: 'string',
+      required: true,
+      description:
+        'One subtask per line: "name | description | value | after", where value is high, medium or low (default: the task\'s) and after lists the line numbers of earlier subtasks it needs, e.g. "Compare | compare both runs | low | 1, 2".',
+    },
   },
   start: { task: { type: 'integer', required: true, description: 'The number of an offered task.' } },
   close: { task: TASK_ARG, answer: { type: 'string', description: 'The answer of the task (default: its proposed answer).' } },
-  fail: { task: TASK_ARG, reason: { type: 'string', required: true, description: 'Why the task cannot be done with the instruments available.' } },
-  annotate: { task: TASK_ARG, note: { type: 'string', required: true, description: 'A note for the task\'s stream of consciousness.' } },
+  fail: {
+    task: TASK_ARG,
+    reason: { type: 'string', required: true, description: 'Why the task cannot be done with the instruments available.' },
+  },
+  annotate: { task: TASK_ARG, note: { type: 'string', required: true, description: "A note for the task's stream of consciousness." } },
   think: {
     name: { type: 'string', required: true, description: 'A short name for the thought (used to find it again).' },
     content: { type: 'string', required: true, description: 'The thought.' },
@@ -50,10 +77,18 @@ const ARGS: Record<Op, ArgSpecs> = {
     query: { type: 'string', required: true, description: 'What you are looking for.' },
     k: { type: 'integer', description: 'How many thoughts to return (default 5).' },
   },
-  solution: { task: TASK_ARG, answer: { type: 'string', required: true, description: 'The proposed answer of the task, to be evaluated.' } },
+  solution: {
+    task: TASK_ARG,
+    answer: { type: 'string', required: true, description: 'The proposed answer of the task, to be evaluated.' },
+  },
   add_routes: {
     task: TASK_ARG,
-    routes: { type: 'string', required: true, description: 'One route per line: "score | description", where score (0 to 1) is how likely the route is to solve the task, e.g. "0.8 | simulate it numerically".' },
+    routes: {
+      type: 'string',
+      required: true,
+      description:
+        'One route per line: "score | description", where score (0 to 1) is how likely the route is to solve the task, e.g. "0.8 | simulate it numerically".',
+    },
     parent: { type: 'integer', description: 'The route being tried that these routes refine (a level deeper).' },
   },
   next_route: { task: TASK_ARG },
@@ -66,7 +101,13 @@ const ARGS: Record<Op, ArgSpecs> = {
   escalate: { task: TASK_ARG, reason: { type: 'string', required: true, description: 'Why the solution is not convincing yet.' } },
   framework: {
     task: TASK_ARG,
-    kind: { type: 'string', required: true, enum: ['instruction', 'code', 'tool'], description: 'instruction: knowledge and instructions for next time; code: a program and how to use it; tool: a recipe for using an external tool.' },
+    kind: {
+      type: 'string',
+      required: true,
+      enum: ['instruction', 'code', 'tool'],
+      description:
+        'instruction: knowledge and instructions for next time; code: a program and how to use it; tool: a recipe for using an external tool.',
+    },
     name: { type: 'string', required: true, description: 'A short name for the framework.' },
     content: { type: 'string', required: true, description: 'The framework itself.' },
   },
@@ -74,7 +115,6 @@ const ARGS: Record<Op, ArgSpecs> = {
   done: {},
   show: {},
 };
-
 
 const intArg = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) ? v : undefined);
 
@@ -100,14 +140,22 @@ function resourcesOf(t: Task, ctx: ExecContext) {
   return resourcesFor(t.value, t.resource_level, ctx.sop?.resources, { userAway: userAway(ctx.sop?.resources, ctx.inputs) });
 }
 
-interface Outcome { result: string; summary: string; changed?: boolean; ok?: boolean; next?: string }
+interface Outcome {
+  result: string;
+  summary: string;
+  changed?: boolean;
+  ok?: boolean;
+  next?: string;
+}
 
 type OpFn = (board: TaskBoard, args: Record<string, unknown>, ctx: ExecContext) => Promise<Outcome> | Outcome;
 
 const OPS: Record<Op, OpFn> = {
   create(board, args) {
     const t = board.createTask({
-      name: str(args.name) ?? '', description: str(args.description), value: str(args.value) as TaskValue | undefined,
+      name: str(args.name) ?? '',
+      description: str(args.description),
+      value: str(args.value) as TaskValue | undefined,
       requires: parseIds(str(args.requires), 'requires'),
     });
     const req = t.tasks_required.length ? `, requires ${t.tasks_required.join(', ')}` : '';
@@ -117,7 +165,9 @@ const OPS: Record<Op, OpFn> = {
     const parent = taskOf(board, args);
     const maxDepth = intArg(ctx.settings.max_depth) ?? DEFAULT_MAX_DEPTH;
     const subs = board.decompose(parent.id, parseSubtasks(str(args.subtasks) ?? ''), { maxDepth });
-    const list = subs.map((s) => `- ${describeTask(s)} (${s.value})${s.tasks_required.length ? `, requires ${s.tasks_required.join(', ')}` : ''}`).join('\n');
+    const list = subs
+      .map((s) => `- ${describeTask(s)} (${s.value})${s.tasks_required.length ? `, requires ${s.tasks_required.join(', ')}` : ''}`)
+      .join('\n');
     return {
       result: `Decomposed ${describeTask(parent)}; it now waits for:\n${list}`,
       summary: `decomposed task ${parent.id} into ${subs.map((s) => s.id).join(', ')}`,
@@ -126,13 +176,16 @@ const OPS: Record<Op, OpFn> = {
   start(board, args, ctx) {
     const id = intArg(args.task)!;
     const busy = board.inProgress();
-    if (busy && busy.id !== id) throw new TaskBoardError(`${describeTask(busy)} is in progress; close, fail or decompose it before starting another`);
+    if (busy && busy.id !== id)
+      throw new TaskBoardError(`${describeTask(busy)} is in progress; close, fail or decompose it before starting another`);
     const s = schedule(board.tasks);
     if (!s.offered.some((t) => t.id === id)) {
       const t = board.task(id);
       if (t.status === 'open') board.start(id); // throws the precise reason (its requirements)
       const offered = s.offered.map((x) => x.id).join(', ');
-      throw new TaskBoardError(`${describeTask(t)} is not offered (${t.status})${offered ? `; offered: ${offered}` : '; no task is offered'}`);
+      throw new TaskBoardError(
+        `${describeTask(t)} is not offered (${t.status})${offered ? `; offered: ${offered}` : '; no task is offered'}`,
+      );
     }
     const t = board.start(id);
     if (t.resource_level === undefined) board.setResourceLevel(id, startLevel(t.value, ctx.sop?.resources));
@@ -158,7 +211,9 @@ const OPS: Record<Op, OpFn> = {
     const t = taskOf(board, args);
     const reason = str(args.reason) ?? '';
     board.fail(t.id, reason);
-    const blocked = schedule(board.tasks).blocked.filter((b) => b.failed.includes(t.id)).map((b) => describeTask(b.task));
+    const blocked = schedule(board.tasks)
+      .blocked.filter((b) => b.failed.includes(t.id))
+      .map((b) => describeTask(b.task));
     return {
       result: `Marked ${describeTask(t)} failed with the current instruments: ${reason}${blocked.length ? `\nBlocked by it (fail them too, or give them another way): ${blocked.join(', ')}` : ''}`,
       summary: `failed ${describeTask(t)}: ${reason}`,
@@ -179,7 +234,11 @@ const OPS: Record<Op, OpFn> = {
     const k = intArg(args.k) ?? 5;
     const hits = await searchThoughts(board, new TextIndex(await ctx.embedder()), str(args.query) ?? '', k);
     const list = hits.map((h) => `- thought ${h.thought.id} (${h.score.toFixed(2)}) ${h.thought.name}: ${h.thought.content}`).join('\n');
-    return { result: hits.length ? `Closest thoughts:\n${list}` : 'No thoughts yet.', summary: `searched thoughts: ${hits.length} found`, changed: false };
+    return {
+      result: hits.length ? `Closest thoughts:\n${list}` : 'No thoughts yet.',
+      summary: `searched thoughts: ${hits.length} found`,
+      changed: false,
+    };
   },
   solution(board, args) {
     const t = inProgress(board, args, 'have a proposed answer');
@@ -191,7 +250,12 @@ const OPS: Record<Op, OpFn> = {
   },
   add_routes(board, args, ctx) {
     const t = inProgress(board, args, 'get routes');
-    const added = board.addRoutes(t.id, parseRoutes(str(args.routes) ?? ''), intArg(ctx.settings.max_depth) ?? DEFAULT_MAX_DEPTH, intArg(args.parent));
+    const added = board.addRoutes(
+      t.id,
+      parseRoutes(str(args.routes) ?? ''),
+      intArg(ctx.settings.max_depth) ?? DEFAULT_MAX_DEPTH,
+      intArg(args.parent),
+    );
     return {
       result: `Added to ${describeTask(t)}:\n${added.map((r) => `- route ${r.id} (${r.score.toFixed(2)}, depth ${r.depth}) ${r.description}`).join('\n')}`,
       summary: `added routes ${added.map((r) => r.id).join(', ')} to task ${t.id}`,
@@ -210,7 +274,10 @@ const OPS: Record<Op, OpFn> = {
     const t = inProgress(board, args, 'try routes');
     const outcome = str(args.outcome) as 'succeeded' | 'failed';
     const route = board.routeResult(t.id, intArg(args.route)!, outcome, str(args.note) ?? '');
-    return { result: `Route ${route.id} of ${describeTask(t)} ${outcome}${route.note ? `: ${route.note}` : ''}.`, summary: `task ${t.id}: route ${route.id} ${outcome}` };
+    return {
+      result: `Route ${route.id} of ${describeTask(t)} ${outcome}${route.note ? `: ${route.note}` : ''}.`,
+      summary: `task ${t.id}: route ${route.id} ${outcome}`,
+    };
   },
   escalate(board, args, ctx) {
     const t = inProgress(board, args, 'be escalated');
@@ -228,13 +295,17 @@ const OPS: Record<Op, OpFn> = {
     const r = resourcesOf(t, ctx);
     if (!r.may_create_framework) throw new TaskBoardError(`a ${t.value}-value task may not create frameworks`);
     const file = str(ctx.settings.frameworks) ?? DEFAULT_FRAMEWORKS_FILE;
-    if (!ctx.memory.has(file)) throw new TaskBoardError(`frameworks are saved in the memory file "${file}", which this SOP does not declare`);
+    if (!ctx.memory.has(file))
+      throw new TaskBoardError(`frameworks are saved in the memory file "${file}", which this SOP does not declare`);
     const name = str(args.name)?.trim() ?? '';
     const content = str(args.content)?.trim() ?? '';
     if (!name || !content) throw new TaskBoardError('a framework needs a name and its content');
     ctx.memory.append(file, `## ${name} (${str(args.kind)}, from task ${t.id})\n\n${content}\n\n`);
     board.annotate(t.id, `Created the ${str(args.kind)} framework "${name}".`);
-    return { result: `Saved the ${str(args.kind)} framework "${name}" in ${file}; later tasks see it.`, summary: `framework "${name}" from task ${t.id}` };
+    return {
+      result: `Saved the ${str(args.kind)} framework "${name}" in ${file}; later tasks see it.`,
+      summary: `framework "${name}" from task ${t.id}`,
+    };
   },
   async ask_user(board, args, ctx) {
     const t = taskOf(board, args);
@@ -264,7 +335,11 @@ const OPS: Record<Op, OpFn> = {
       throw new TaskBoardError(`tasks are still open or in progress: ${open.map((t) => `${describeTask(t)} (${t.status})`).join(', ')}`);
     }
     const closed = board.tasks.filter((t) => t.status === 'closed').length;
-    return { result: `No task is open: ${closed} closed, ${board.tasks.length - closed} failed.`, summary: 'all tasks done', changed: false };
+    return {
+      result: `No task is open: ${closed} closed, ${board.tasks.length - closed} failed.`,
+      summary: 'all tasks done',
+      changed: false,
+    };
   },
   show(board, _args, ctx) {
     return { result: taskBoardView(board, ctx.sop ?? {}, ctx.inputs ?? {}).text, summary: 'showed the task board', changed: false };
@@ -273,17 +348,26 @@ const OPS: Record<Op, OpFn> = {
 
 export const executor: Executor = {
   name: 'task_board',
-  description: 'Work with the task board (settings.op): create, decompose, start, close, fail or annotate tasks; think and search thoughts; propose a solution; add, try and report routes; escalate; save a framework; ask the user; confirm all done; show the board.',
+  description:
+    'Work with the task board (settings.op): create, decompose, start, close, fail or annotate tasks; think and search thoughts; propose a solution; add, try and report routes; escalate; save a framework; ask the user; confirm all done; show the board.',
   settings: {
     type: 'object',
     additionalProperties: false,
     required: ['op'],
     properties: {
       op: { type: 'string', enum: [...TASK_BOARD_OPS] },
-      file: { type: 'string', minLength: 1, description: 'The task_board memory file (default: the SOP\'s only one).' },
+      file: { type: 'string', minLength: 1, description: "The task_board memory file (default: the SOP's only one)." },
       finish: { type: 'string', description: 'After the command succeeds, end the state and take next_states[finish] (e.g. "1").' },
-      max_depth: { type: 'integer', minimum: 1, description: `decompose and add_routes: the deepest subtask or route refinement (default ${DEFAULT_MAX_DEPTH}).` },
-      frameworks: { type: 'string', minLength: 1, description: `framework: the memory file frameworks are saved in (default ${DEFAULT_FRAMEWORKS_FILE}).` },
+      max_depth: {
+        type: 'integer',
+        minimum: 1,
+        description: `decompose and add_routes: the deepest subtask or route refinement (default ${DEFAULT_MAX_DEPTH}).`,
+      },
+      frameworks: {
+        type: 'string',
+        minLength: 1,
+        description: `framework: the memory file frameworks are saved in (default ${DEFAULT_FRAMEWORKS_FILE}).`,
+      },
     },
   },
   args(settings): ArgSpecs {
@@ -292,14 +376,16 @@ export const executor: Executor = {
   async run(args, ctx): Promise<ExecResult> {
     const op = opOf(ctx.settings);
     try {
-      if (!ctx.sop) throw new TaskBoardError('the task_board executor needs the run\'s SOP');
+      if (!ctx.sop) throw new TaskBoardError("the task_board executor needs the run's SOP");
       const name = memoryNameOf(ctx.sop, 'task_board', str(ctx.settings.file));
       const board = readTaskBoard(ctx.memory, name);
       const out = await OPS[op](board, args, ctx);
       if (out.changed !== false) writeTaskBoard(ctx.memory, name, board);
       const key = str(ctx.settings.finish);
       return {
-        ok: out.ok !== false, result: out.result, summary: out.summary,
+        ok: out.ok !== false,
+        result: out.result,
+        summary: out.summary,
         ...(key !== undefined ? { finish: { result: out.result, summary: out.summary, next: key } } : {}),
       };
     } catch (err) {

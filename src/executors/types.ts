@@ -118,7 +118,9 @@ export class ExecutorInputError extends EngineError {
 
 /** Words a person uses to accept or approve (an empty answer accepts too). */
 export function isAcceptance(answer: string): boolean {
-  return /^\s*(?:y|yes|ok|okay|sure|accept(?:ed)?|approve[d]?|lgtm|looks good|go ahead|run( it)?|fine|good|continue)?\s*[.!]*\s*$/i.test(answer);
+  return /^\s*(?:y|yes|ok|okay|sure|accept(?:ed)?|approve[d]?|lgtm|looks good|go ahead|run( it)?|fine|good|continue)?\s*[.!]*\s*$/i.test(
+    answer,
+  );
 }
 
 export const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);

@@ -25,17 +25,38 @@ const ARGS: Record<Op, ArgSpecs> = {
   },
   predict: {
     statement: STATEMENT,
-    predictions: { type: 'string', required: true, description: 'One prediction per line: consequences of the hypothesis that are easy to falsify and not already known to be false.' },
+    predictions: {
+      type: 'string',
+      required: true,
+      description: 'One prediction per line: consequences of the hypothesis that are easy to falsify and not already known to be false.',
+    },
   },
   test: {
     statement: STATEMENT,
     prediction: { type: 'integer', required: true, description: 'The prediction number.' },
-    method: { type: 'string', required: true, enum: [...TEST_METHODS], description: 'How it was tested: the knowledge base, a code run, the user, or self-reflection (looking for a counterexample).' },
-    outcome: { type: 'string', required: true, enum: [...TEST_OUTCOMES], description: 'confirmed if the prediction held, falsified if not.' },
-    evidence: { type: 'string', required: true, description: 'What was done and seen (the code\'s output, the answer, the counterexample).' },
+    method: {
+      type: 'string',
+      required: true,
+      enum: [...TEST_METHODS],
+      description: 'How it was tested: the knowledge base, a code run, the user, or self-reflection (looking for a counterexample).',
+    },
+    outcome: {
+      type: 'string',
+      required: true,
+      enum: [...TEST_OUTCOMES],
+      description: 'confirmed if the prediction held, falsified if not.',
+    },
+    evidence: {
+      type: 'string',
+      required: true,
+      description: "What was done and seen (the code's output, the answer, the counterexample).",
+    },
   },
   accept: { statement: STATEMENT },
-  reject: { statement: STATEMENT, reason: { type: 'string', required: true, description: 'Why: the falsified prediction and its evidence.' } },
+  reject: {
+    statement: STATEMENT,
+    reason: { type: 'string', required: true, description: 'Why: the falsified prediction and its evidence.' },
+  },
   about: { entity: { type: 'string', required: true, description: 'An entity (a subject or object of the triples).' } },
   search: {
     query: { type: 'string', required: true, description: 'What you are looking for.' },
@@ -46,7 +67,11 @@ const ARGS: Record<Op, ArgSpecs> = {
 
 const intArg = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) ? v : undefined);
 
-interface Outcome { result: string; summary: string; changed?: boolean }
+interface Outcome {
+  result: string;
+  summary: string;
+  changed?: boolean;
+}
 type OpFn = (model: WorldModel, args: Record<string, unknown>, ctx: ExecContext) => Promise<Outcome> | Outcome;
 
 /** The task in progress on the SOP's task board, if it has one. */
@@ -75,13 +100,18 @@ const OPS: Record<Op, OpFn> = {
   test(model, args) {
     const id = intArg(args.statement)!;
     const p = model.recordTest(id, intArg(args.prediction)!, {
-      method: str(args.method) as TestMethod, outcome: str(args.outcome) as TestOutcome, evidence: str(args.evidence) ?? '',
+      method: str(args.method) as TestMethod,
+      outcome: str(args.outcome) as TestOutcome,
+      evidence: str(args.evidence) ?? '',
     });
     const s = model.statement(id);
     const untested = s.predictions.filter((x) => !x.test).map((x) => x.id);
-    const next = p.test!.outcome === 'falsified'
-      ? 'The hypothesis is falsified: reject it.'
-      : untested.length ? `Still to test: prediction ${untested.join(', ')}.` : 'Every prediction held: it may be accepted.';
+    const next =
+      p.test!.outcome === 'falsified'
+        ? 'The hypothesis is falsified: reject it.'
+        : untested.length
+          ? `Still to test: prediction ${untested.join(', ')}.`
+          : 'Every prediction held: it may be accepted.';
     return {
       result: `Prediction ${p.id} of hypothesis ${id} ${p.test!.outcome} by ${p.test!.method}. ${next}`,
       summary: `hypothesis ${id}, prediction ${p.id}: ${p.test!.outcome} by ${p.test!.method}`,
@@ -93,7 +123,10 @@ const OPS: Record<Op, OpFn> = {
   },
   reject(model, args) {
     const s = model.reject(intArg(args.statement)!, str(args.reason) ?? '');
-    return { result: `Statement ${s.id} rejected (${s.reason}); it is not part of the world model.`, summary: `rejected statement ${s.id}: ${s.reason}` };
+    return {
+      result: `Statement ${s.id} rejected (${s.reason}); it is not part of the world model.`,
+      summary: `rejected statement ${s.id}: ${s.reason}`,
+    };
   },
   about(model, args) {
     const entity = str(args.entity) ?? '';
@@ -110,7 +143,9 @@ const OPS: Record<Op, OpFn> = {
     if (!ctx.embedder) throw new WorldModelError('this run has no embedder to search the world model with');
     const hits = await model.search(new TextIndex(await ctx.embedder()), str(args.query) ?? '', intArg(args.k) ?? 5);
     return {
-      result: hits.length ? `Closest statements:\n${hits.map((h) => `- [${h.statement.id}] (${h.score.toFixed(2)}) ${h.statement.text}`).join('\n')}` : 'The world model is empty.',
+      result: hits.length
+        ? `Closest statements:\n${hits.map((h) => `- [${h.statement.id}] (${h.score.toFixed(2)}) ${h.statement.text}`).join('\n')}`
+        : 'The world model is empty.',
       summary: `searched the world model: ${hits.length} found`,
       changed: false,
     };
@@ -122,14 +157,15 @@ const OPS: Record<Op, OpFn> = {
 
 export const executor: Executor = {
   name: 'world_model',
-  description: 'Challenge new facts with the scientific method before they enter the world model (settings.op): propose a hypothesis, derive predictions, record a test, accept or reject; look up an entity or search statements.',
+  description:
+    'Challenge new facts with the scientific method before they enter the world model (settings.op): propose a hypothesis, derive predictions, record a test, accept or reject; look up an entity or search statements.',
   settings: {
     type: 'object',
     additionalProperties: false,
     required: ['op'],
     properties: {
       op: { type: 'string', enum: [...WORLD_MODEL_OPS] },
-      file: { type: 'string', minLength: 1, description: 'The world_model memory file (default: the SOP\'s only one).' },
+      file: { type: 'string', minLength: 1, description: "The world_model memory file (default: the SOP's only one)." },
       finish: { type: 'string', description: 'After the command succeeds, end the state and take next_states[finish] (e.g. "1").' },
     },
   },
@@ -138,18 +174,21 @@ export const executor: Executor = {
   },
   async run(args, ctx): Promise<ExecResult> {
     try {
-      if (!ctx.sop) throw new WorldModelError('the world_model executor needs the run\'s SOP');
+      if (!ctx.sop) throw new WorldModelError("the world_model executor needs the run's SOP");
       const name = memoryNameOf(ctx.sop, 'world_model', str(ctx.settings.file));
       const model = readWorldModel(ctx.memory, name);
       const out = await OPS[ctx.settings.op as Op](model, args, ctx);
       if (out.changed !== false) writeWorldModel(ctx.memory, name, model);
       const key = str(ctx.settings.finish);
       return {
-        ok: true, result: out.result, summary: out.summary,
+        ok: true,
+        result: out.result,
+        summary: out.summary,
         ...(key !== undefined ? { finish: { result: out.result, summary: out.summary, next: key } } : {}),
       };
     } catch (err) {
-      if (err instanceof WorldModelError || err instanceof ArgumentError || err instanceof TaskBoardError) throw new ExecutorInputError(err.message);
+      if (err instanceof WorldModelError || err instanceof ArgumentError || err instanceof TaskBoardError)
+        throw new ExecutorInputError(err.message);
       throw err;
     }
   },

@@ -32,7 +32,8 @@ export function originalPointer(pointer: string): string {
     return out('states', state);
   }
   if (parts[0] === 'environment') return out('config');
-  if (parts[0] === 'agents' && parts.length >= 2) return parts[2] === 'roles' && parts[3] ? out('agents', parts[1]!, 'roles', parts[3]) : out('agents', parts[1]!);
+  if (parts[0] === 'agents' && parts.length >= 2)
+    return parts[2] === 'roles' && parts[3] ? out('agents', parts[1]!, 'roles', parts[3]) : out('agents', parts[1]!);
   if (parts[0] === 'root') return '/root';
   return parts.length > 0 && parts[0] === 'states' ? '/states' : '';
 }

@@ -81,7 +81,8 @@ export function convertComponents(map: Record<string, unknown>, ctx: ComponentCo
         for (const k of Object.keys(value)) if (k !== 'role' && k !== 'style') log.warn([...at, k], 'unknown field of style; not carried');
         break;
       }
-      case 'task': case 'rule': {
+      case 'task':
+      case 'rule': {
         const t = textArg(value, key, at, log, key);
         if (t !== undefined) out[key] = t;
         warnFileWrites(t, [...at, key], log);
@@ -101,10 +102,12 @@ export function convertComponents(map: Record<string, unknown>, ctx: ComponentCo
       case 'output': {
         const t = arg(value, 'output', at, log, key);
         if (typeof t === 'string' && TAG.test(t)) out.output = t;
-        else if (t !== undefined) log.warn([...at, 'output'], `must be a tag name (letters, digits, _ . -), got ${JSON.stringify(t)}; not carried`);
+        else if (t !== undefined)
+          log.warn([...at, 'output'], `must be a tag name (letters, digits, _ . -), got ${JSON.stringify(t)}; not carried`);
         break;
       }
-      case 'demonstrations': case 'demonstration': {
+      case 'demonstrations':
+      case 'demonstration': {
         if (key === 'demonstration') {
           if (has(map, 'demonstrations')) {
             log.warn(at, 'misspelt "demonstration" next to "demonstrations": ignored (Agents 1.0 ignored it too)');
@@ -118,7 +121,8 @@ export function convertComponents(map: Record<string, unknown>, ctx: ComponentCo
       }
       case 'cot': {
         const t = textOrList(value, 'demonstrations', at, log, key);
-        if (typeof t === 'string') log.warn([...at, 'demonstrations'], 'a string (Agents 1.0 listed it one character per line); sop uses it as one step');
+        if (typeof t === 'string')
+          log.warn([...at, 'demonstrations'], 'a string (Agents 1.0 listed it one character per line); sop uses it as one step');
         if (t !== undefined) out.cot = t;
         break;
       }
@@ -127,12 +131,15 @@ export function convertComponents(map: Record<string, unknown>, ctx: ComponentCo
           log.warn(at, 'CustomizeComponent needs {"template": "...", "keywords": [...]}; not carried');
           break;
         }
-        const keywords = Array.isArray(value.keywords) ? value.keywords.filter((k): k is string => typeof k === 'string' && TAG.test(k)) : [];
+        const keywords = Array.isArray(value.keywords)
+          ? value.keywords.filter((k): k is string => typeof k === 'string' && TAG.test(k))
+          : [];
         if (!Array.isArray(value.keywords) || keywords.length !== value.keywords.length) {
           log.warn([...at, 'keywords'], 'must be a list of shared-memory keys (letters, digits, _ . -); invalid ones dropped');
         }
         for (const m of value.template.matchAll(/\{([A-Za-z_][A-Za-z0-9_.-]*)\}/g)) {
-          if (!keywords.includes(m[1]!)) log.warn([...at, 'template'], `placeholder {${m[1]}} is not in "keywords" (Agents 1.0 fails on it); sop leaves it as written`);
+          if (!keywords.includes(m[1]!))
+            log.warn([...at, 'template'], `placeholder {${m[1]}} is not in "keywords" (Agents 1.0 fails on it); sop leaves it as written`);
         }
         out.customize = { template: literalText(value.template), keywords };
         break;
@@ -143,7 +150,8 @@ export function convertComponents(map: Record<string, unknown>, ctx: ComponentCo
           break;
         }
         const words = value.extract_words.filter((w): w is string => typeof w === 'string' && TAG.test(w));
-        if (words.length !== value.extract_words.length) log.warn([...at, 'extract_words'], 'must be tag names (letters, digits, _ . -); invalid ones dropped');
+        if (words.length !== value.extract_words.length)
+          log.warn([...at, 'extract_words'], 'must be tag names (letters, digits, _ . -); invalid ones dropped');
         if (words.length === 0) break;
         const extract: Out = { words };
         if (typeof value.system_prompt === 'string' && value.system_prompt !== '') extract.system_prompt = literalText(value.system_prompt);
@@ -162,7 +170,11 @@ export function convertComponents(map: Record<string, unknown>, ctx: ComponentCo
           break;
         }
         let file = basename(value.file_name);
-        if (file !== value.file_name) log.warn([...at, 'file_name'], `"${value.file_name}" has folders; sop writes only "${file}" inside the run's workspace (Agents 1.0 wrote anywhere)`);
+        if (file !== value.file_name)
+          log.warn(
+            [...at, 'file_name'],
+            `"${value.file_name}" has folders; sop writes only "${file}" inside the run's workspace (Agents 1.0 wrote anywhere)`,
+          );
         if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(file)) {
           log.warn([...at, 'file_name'], `"${value.file_name}" is not a plain file name; using code.txt`);
           file = 'code.txt';
@@ -177,22 +189,47 @@ export function convertComponents(map: Record<string, unknown>, ctx: ComponentCo
         const engine = isObject(value) ? value.engine_name : undefined;
         const settings: ToolSlot['settings'] = {};
         if (typeof engine === 'string' && WEB_ENGINES.includes(engine)) settings.engine = engine;
-        else log.warn([...at, 'engine_name'], `${JSON.stringify(engine)} is a placeholder, not one of ${WEB_ENGINES.join(', ')} (Agents 1.0 fails to start with it)`);
-        if (isObject(value) && value.api !== undefined) log.warn([...at, 'api'], 'API keys are never copied into a SOP; the executor bound to the web_search slot reads its key from the environment');
-        addTool({ name: 'web_search', needs: 'a web search service (Google Custom Search, Bing or SerpApi) reached over the network, and its API key', settings });
-        log.warn(at, 'becomes the tool slot "web_search": it needs a network service and an API key, so it does nothing until bound to an executor (the run continues without it)');
+        else
+          log.warn(
+            [...at, 'engine_name'],
+            `${JSON.stringify(engine)} is a placeholder, not one of ${WEB_ENGINES.join(', ')} (Agents 1.0 fails to start with it)`,
+          );
+        if (isObject(value) && value.api !== undefined)
+          log.warn(
+            [...at, 'api'],
+            'API keys are never copied into a SOP; the executor bound to the web_search slot reads its key from the environment',
+          );
+        addTool({
+          name: 'web_search',
+          needs: 'a web search service (Google Custom Search, Bing or SerpApi) reached over the network, and its API key',
+          settings,
+        });
+        log.warn(
+          at,
+          'becomes the tool slot "web_search": it needs a network service and an API key, so it does nothing until bound to an executor (the run continues without it)',
+        );
         break;
       }
       case 'FlightComponent': {
         for (const k of ['api', 'secret']) {
-          if (isObject(value) && value[k] !== undefined) log.warn([...at, k], 'credentials are never copied into a SOP; the executor bound to the flight_search slot reads them from the environment');
+          if (isObject(value) && value[k] !== undefined)
+            log.warn(
+              [...at, k],
+              'credentials are never copied into a SOP; the executor bound to the flight_search slot reads them from the environment',
+            );
         }
         addTool({ name: 'flight_search', needs: 'the Amadeus flight offers API over the network, with a client id and secret' });
-        log.warn(at, 'becomes the tool slot "flight_search": it needs a network service and an API key, so it does nothing until bound to an executor (the run continues without it)');
+        log.warn(
+          at,
+          'becomes the tool slot "flight_search": it needs a network service and an API key, so it does nothing until bound to an executor (the run continues without it)',
+        );
         break;
       }
       case 'CategoryRequirementsComponent': {
-        const paths = isObject(value) && Array.isArray(value.information_path) ? value.information_path.filter((p): p is string => typeof p === 'string') : [];
+        const paths =
+          isObject(value) && Array.isArray(value.information_path)
+            ? value.information_path.filter((p): p is string => typeof p === 'string')
+            : [];
         const files: string[] = [];
         paths.forEach((p, i) => {
           const found = resolveDataPath(p, ctx.configFile);
@@ -205,17 +242,21 @@ export function convertComponents(map: Record<string, unknown>, ctx: ComponentCo
         settings.min_category_similarity = s.minCategorySim ?? 0.7;
         settings.fetch_size = s.fetchSize ?? 5;
         addTool({ name: 'product_search', needs: 'a product search service (config.SHOPPING_SEARCH) reached over the network', settings });
-        log.warn(at, 'becomes the tool slot "product_search": it needs a network service and an API key, so it does nothing until bound to an executor (the run continues without it)');
+        log.warn(
+          at,
+          'becomes the tool slot "product_search": it needs a network service and an API key, so it does nothing until bound to an executor (the run continues without it)',
+        );
         break;
       }
       case 'StaticComponent':
         log.warn(at, 'has no effect in Agents 1.0 (its fixed reply was never used); not carried');
         break;
-      case 'WebCrawlComponent': case 'FunctionComponent':
+      case 'WebCrawlComponent':
+      case 'FunctionComponent':
         log.warn(at, `${key} cannot be constructed in Agents 1.0 (it fails at load); not carried`);
         break;
       case 'controller_type':
-        log.warn(at, 'a controller setting inside a role\'s components has no effect; not carried');
+        log.warn(at, "a controller setting inside a role's components has no effect; not carried");
         break;
       default:
         log.warn(at, `unknown component "${key}" (Agents 1.0 silently ignored it); not carried`);
@@ -228,7 +269,11 @@ export function convertComponents(map: Record<string, unknown>, ctx: ComponentCo
 /** Rules asking for <title>/<python> replies made Agents 1.0 write files as a side effect. */
 function warnFileWrites(text: string | undefined, at: KeyPath, log: ImportLog): void {
   if (text && text.includes('<title>') && text.includes('<python>')) {
-    log.warnOnce('title-python', at, 'asks for <title>/<python> replies, which made Agents 1.0 write output_code/<title> from any message; sop records such replies as messages only (CodeComponent writes into the run\'s workspace)');
+    log.warnOnce(
+      'title-python',
+      at,
+      "asks for <title>/<python> replies, which made Agents 1.0 write output_code/<title> from any message; sop records such replies as messages only (CodeComponent writes into the run's workspace)",
+    );
   }
 }
 
@@ -244,21 +289,36 @@ function convertKnowledge(value: unknown, at: KeyPath, ctx: ComponentContext): O
   const found = resolveDataPath(value.knowledge_path, ctx.configFile);
   let path = value.knowledge_path;
   if (!found) {
-    log.warn([...at, 'knowledge_path'], `file "${value.knowledge_path}" not found next to the config or in a folder above it; the run will fail when this role speaks`);
+    log.warn(
+      [...at, 'knowledge_path'],
+      `file "${value.knowledge_path}" not found next to the config or in a folder above it; the run will fail when this role speaks`,
+    );
   } else {
     path = relative(ctx.outDir, found) || basename(found);
     const facts = inspectKnowledgeFile(found, mode);
     if (typeof facts === 'string') {
       log.warn([...at, 'knowledge_path'], `"${value.knowledge_path}": ${facts}`);
     } else {
-      if (facts.incomplete > 0) log.warn([...at, 'knowledge_path'], `${facts.incomplete} of ${facts.entries} entries lack ${mode === 'qa' ? '"q" and "a"' : '"chunk"'}; they are skipped`);
+      if (facts.incomplete > 0)
+        log.warn(
+          [...at, 'knowledge_path'],
+          `${facts.incomplete} of ${facts.entries} entries lack ${mode === 'qa' ? '"q" and "a"' : '"chunk"'}; they are skipped`,
+        );
       const model = ctx.settings.embedModel ?? 'text-embedding-ada-002';
       const expected = KNOWN_EMBEDDING_DIMENSIONS[model];
       const dims = facts.dimensions;
       if (expected !== undefined && dims.some((d) => d !== expected)) {
-        log.warnOnce(`kb-dims:${found}`, [...at, 'knowledge_path'], `stored vectors have ${dims.join('/')} dimensions but Embed_Model "${model}" makes ${expected}-dimensional ones (Agents 1.0 fails comparing them); sop ignores the stored vectors and re-embeds the text`);
+        log.warnOnce(
+          `kb-dims:${found}`,
+          [...at, 'knowledge_path'],
+          `stored vectors have ${dims.join('/')} dimensions but Embed_Model "${model}" makes ${expected}-dimensional ones (Agents 1.0 fails comparing them); sop ignores the stored vectors and re-embeds the text`,
+        );
       }
-      log.warnOnce(`kb-reembed:${found}`, [...at, 'knowledge_path'], `stored vectors come from a model sop does not run (${dims.join('/') || 'no'} dimensions): the ${mode === 'qa' ? 'questions' : 'chunks'} are re-embedded with the run's embedder and cached. Unlike Agents 1.0 (which queried with an empty string${mode === 'qa' ? ' and ignored top_k' : ''}), the query is what the role just observed and top_k is honoured. Its fixed threshold (${mode === 'qa' ? '0.75' : '0.5'}) suited ada-002 similarities; sop's default follows the embedder (knowledge.threshold sets it)`);
+      log.warnOnce(
+        `kb-reembed:${found}`,
+        [...at, 'knowledge_path'],
+        `stored vectors come from a model sop does not run (${dims.join('/') || 'no'} dimensions): the ${mode === 'qa' ? 'questions' : 'chunks'} are re-embedded with the run's embedder and cached. Unlike Agents 1.0 (which queried with an empty string${mode === 'qa' ? ' and ignored top_k' : ''}), the query is what the role just observed and top_k is honoured. Its fixed threshold (${mode === 'qa' ? '0.75' : '0.5'}) suited ada-002 similarities; sop's default follows the embedder (knowledge.threshold sets it)`,
+      );
     }
   }
   if (value.type !== undefined && value.type !== 'QA') {
@@ -270,4 +330,3 @@ function convertKnowledge(value: unknown, at: KeyPath, ctx: ComponentContext): O
   // No threshold: Agents 1.0's fixed 0.75/0.5 suit ada-002 vectors; the default follows the embedder.
   return { path, mode, top_k: topK };
 }
-

@@ -42,7 +42,10 @@ export function readConfigBlock(config: unknown, log: ImportLog, usesShopping: b
     const empty = value === '' || value === undefined || value === null;
     switch (key) {
       case 'API_KEY':
-        log.warn(at(key), 'API keys are never copied into a SOP; set OPENAI_API_KEY in the environment (or run against a local server with --base-url, or a cassette with --llm replay:FILE)');
+        log.warn(
+          at(key),
+          'API keys are never copied into a SOP; set OPENAI_API_KEY in the environment (or run against a local server with --base-url, or a cassette with --llm replay:FILE)',
+        );
         break;
       case 'API_BASE':
         if (!empty) {
@@ -69,7 +72,11 @@ export function readConfigBlock(config: unknown, log: ImportLog, usesShopping: b
       case 'ACTIVE_MODE':
         // The inverted flag of the original: exactly "0" turns concise mode ON.
         out.concise = value === '0';
-        if (out.concise) log.warn(at(key), '"0" turns concise mode ON in Agents 1.0 (the flag is inverted): every system and last prompt asks for short replies; carried as agents_v1.concise: true');
+        if (out.concise)
+          log.warn(
+            at(key),
+            '"0" turns concise mode ON in Agents 1.0 (the flag is inverted): every system and last prompt asks for short replies; carried as agents_v1.concise: true',
+          );
         break;
       case 'User_Names': {
         if (empty) break;
@@ -89,13 +96,20 @@ export function readConfigBlock(config: unknown, log: ImportLog, usesShopping: b
       case 'Embed_Model':
         if (!empty && typeof value === 'string') {
           out.embedModel = value;
-          log.warn(at(key), `not carried: sop embeds with environment.embedder (default "local", offline); to use this model set "embedder": "${value === 'text-embedding-ada-002' ? 'openai:text-embedding-ada-002' : `transformers:${value}`}"`);
+          log.warn(
+            at(key),
+            `not carried: sop embeds with environment.embedder (default "local", offline); to use this model set "embedder": "${value === 'text-embedding-ada-002' ? 'openai:text-embedding-ada-002' : `transformers:${value}`}"`,
+          );
         }
         break;
       case 'SHOPPING_SEARCH':
         if (!empty && typeof value === 'string') {
           out.shopping.searchUrl = value;
-          if (!/^https?:\/\//.test(value)) log.warn(at(key), `"${value}" is a placeholder, not a URL; the product search tool slot cannot work until it is bound to a real service`);
+          if (!/^https?:\/\//.test(value))
+            log.warn(
+              at(key),
+              `"${value}" is a placeholder, not a URL; the product search tool slot cannot work until it is bound to a real service`,
+            );
         }
         break;
       case 'MIN_CATEGORY_SIM': {
@@ -122,7 +136,8 @@ export function readConfigBlock(config: unknown, log: ImportLog, usesShopping: b
   }
   if (!usesShopping) {
     for (const key of SHOPPING_KEYS) {
-      if (has(config, key)) log.warn(at(key), 'not carried: only the shopping component (CategoryRequirementsComponent) uses it, and no role has one');
+      if (has(config, key))
+        log.warn(at(key), 'not carried: only the shopping component (CategoryRequirementsComponent) uses it, and no role has one');
     }
   }
   return out;

@@ -62,7 +62,10 @@ export function inspectKnowledgeFile(file: string, mode: 'qa' | 'chunk'): Knowle
   let incomplete = 0;
   const entries = Object.values(doc);
   for (const entry of entries) {
-    if (!isObject(entry)) { incomplete++; continue; }
+    if (!isObject(entry)) {
+      incomplete++;
+      continue;
+    }
     const len = vectorLength(entry.emb);
     if (len !== undefined) dims.add(len);
     const ok = mode === 'qa' ? typeof entry.q === 'string' && typeof entry.a === 'string' : typeof entry.chunk === 'string';

@@ -14,10 +14,17 @@ export const V1_DEFAULT_LLM = { model: 'gpt-3.5-turbo-16k-0613', temperature: 0.
 export function readLlmBlock(holder: Record<string, unknown>, path: KeyPath, log: ImportLog): LlmSettings | undefined {
   const type = holder.LLM_type;
   if (type !== undefined && type !== 'OpenAI') {
-    log.warn([...path, 'LLM_type'], `"${String(type)}" was not supported by Agents 1.0 (only "OpenAI"); sop uses the provider chosen with --llm (any OpenAI-compatible server, mock, or a cassette)`);
+    log.warn(
+      [...path, 'LLM_type'],
+      `"${String(type)}" was not supported by Agents 1.0 (only "OpenAI"); sop uses the provider chosen with --llm (any OpenAI-compatible server, mock, or a cassette)`,
+    );
   }
   if (holder.log_path !== undefined) {
-    log.warnOnce('log_path', [...path, 'log_path'], 'log_path is not carried: every LLM call is recorded in the run folder (journal.jsonl)');
+    log.warnOnce(
+      'log_path',
+      [...path, 'log_path'],
+      'log_path is not carried: every LLM call is recorded in the run folder (journal.jsonl)',
+    );
   }
   const block = holder.LLM;
   if (block === undefined) return undefined;
@@ -45,6 +52,8 @@ export function readLlmBlock(holder: Record<string, unknown>, path: KeyPath, log
 }
 
 export function sameLlm(a: LlmSettings | undefined, b: LlmSettings | undefined): boolean {
-  return (a?.model ?? V1_DEFAULT_LLM.model) === (b?.model ?? V1_DEFAULT_LLM.model)
-    && (a?.temperature ?? V1_DEFAULT_LLM.temperature) === (b?.temperature ?? V1_DEFAULT_LLM.temperature);
+  return (
+    (a?.model ?? V1_DEFAULT_LLM.model) === (b?.model ?? V1_DEFAULT_LLM.model) &&
+    (a?.temperature ?? V1_DEFAULT_LLM.temperature) === (b?.temperature ?? V1_DEFAULT_LLM.temperature)
+  );
 }

@@ -5,12 +5,18 @@ export class AnswersListInput implements HumanInput {
   readonly id = 'answers:list';
   private cursor = 0;
   constructor(private readonly answers: readonly string[]) {}
-  get consumed(): number { return this.cursor; }
-  skip(n: number): void { this.cursor += n; }
+  get consumed(): number {
+    return this.cursor;
+  }
+  skip(n: number): void {
+    this.cursor += n;
+  }
   async ask(q: HumanQuestion): Promise<string> {
     const a = this.answers[this.cursor];
     if (a === undefined) {
-      throw new HumanInputError(`no answer left for ${q.agent} (${q.role}) in state "${q.state}" (${this.answers.length} answers were given)`);
+      throw new HumanInputError(
+        `no answer left for ${q.agent} (${q.role}) in state "${q.state}" (${this.answers.length} answers were given)`,
+      );
     }
     this.cursor++;
     return a;

@@ -7,8 +7,13 @@ export class DiskFullError extends Error {
   /** Stops a run as `interrupted`, not `failed` (see isResumableError). */
   readonly resumable = true;
   readonly code: string;
-  constructor(readonly file: string, cause: NodeJS.ErrnoException) {
-    super(`disk full: cannot write ${file} (${cause.code}); nothing written before it was lost; free some space, then continue with sop resume`);
+  constructor(
+    readonly file: string,
+    cause: NodeJS.ErrnoException,
+  ) {
+    super(
+      `disk full: cannot write ${file} (${cause.code}); nothing written before it was lost; free some space, then continue with sop resume`,
+    );
     this.name = 'DiskFullError';
     this.code = cause.code ?? 'ENOSPC';
   }

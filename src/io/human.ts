@@ -52,11 +52,14 @@ export class ApprovalNeededError extends HumanInputError {
 export async function askApproval(human: HumanInput, q: Omit<HumanQuestion, 'kind'>, what = 'approval to run code'): Promise<string> {
   const person = human.interactive ? human : human.approver?.interactive ? human.approver : undefined;
   if (!person) {
-    const source = human instanceof AnswersFileInput ? 'answers from --answers FILE answer questions only, not approvals' : 'there is no terminal to ask';
+    const source =
+      human instanceof AnswersFileInput
+        ? 'answers from --answers FILE answer questions only, not approvals'
+        : 'there is no terminal to ask';
     throw new ApprovalNeededError(
       `${q.agent} (${q.role}) in state "${q.state}" needs ${what}, and ${source}. ` +
-      'Run it at a terminal to approve it, or let code run without asking with --auto-run (or --yes); ' +
-      'a stopped run continues with sop resume RUN_DIR --auto-run.',
+        'Run it at a terminal to approve it, or let code run without asking with --auto-run (or --yes); ' +
+        'a stopped run continues with sop resume RUN_DIR --auto-run.',
     );
   }
   return person.ask({ ...q, kind: 'approval' });
@@ -72,7 +75,10 @@ export class AnswersFileInput implements HumanInput {
   private readonly answers: string[];
   private cursor = 0;
   readonly approver?: HumanInput;
-  constructor(readonly file: string, o: { approver?: HumanInput } = {}) {
+  constructor(
+    readonly file: string,
+    o: { approver?: HumanInput } = {},
+  ) {
     this.approver = o.approver;
     this.id = `answers:${file}`;
     let text: string;
@@ -80,7 +86,9 @@ export class AnswersFileInput implements HumanInput {
       text = readInputFile(file, { what: 'an answers file' }); // files: regular, under the cap, never blocks
     } catch (err) {
       if (!(err instanceof InputFileError)) throw err;
-      throw new HumanInputError(`answers file ${file}: ${err.code === 'ENOENT' || err.code === 'EACCES' ? `cannot read (${err.code})` : err.reason}`);
+      throw new HumanInputError(
+        `answers file ${file}: ${err.code === 'ENOENT' || err.code === 'EACCES' ? `cannot read (${err.code})` : err.reason}`,
+      );
     }
     if (text.trimStart().startsWith('[')) {
       let parsed: unknown;
@@ -97,13 +105,19 @@ export class AnswersFileInput implements HumanInput {
       this.answers = text.split(/\r?\n/).filter((l) => l.trim() !== '' && !l.startsWith('#'));
     }
   }
-  get consumed(): number { return this.cursor; }
-  skip(n: number): void { this.cursor += n; }
+  get consumed(): number {
+    return this.cursor;
+  }
+  skip(n: number): void {
+    this.cursor += n;
+  }
   async ask(q: HumanQuestion): Promise<string> {
     if (q.kind === 'approval') return askApproval(this, q);
     const a = this.answers[this.cursor];
     if (a === undefined) {
-      throw new HumanInputError(`answers file ${this.file}: no answer left for ${q.agent} (${q.role}) in state "${q.state}" (${this.answers.length} answers were given)`);
+      throw new HumanInputError(
+        `answers file ${this.file}: no answer left for ${q.agent} (${q.role}) in state "${q.state}" (${this.answers.length} answers were given)`,
+      );
     }
     this.cursor++;
     return a;
@@ -121,7 +135,9 @@ export class TerminalInput implements HumanInput {
     this.input = o.input ?? process.stdin;
     this.output = o.output ?? process.stderr;
   }
-  get consumed(): number { return this.count; }
+  get consumed(): number {
+    return this.count;
+  }
   async ask(q: HumanQuestion): Promise<string> {
     const rl = createInterface({ input: this.input, output: this.output, terminal: this.input.isTTY === true });
     try {
@@ -145,14 +161,14 @@ export class NoHumanInput implements HumanInput {
       // actions: a command asks the user (a question, a review, approval to run code)
       throw new HumanInputError(
         `${q.agent} (${q.role}) in state "${q.state}" needs ${q.kind === 'approval' ? 'approval to run code' : 'an answer from the user'}, but there is no terminal to ask. ` +
-        (q.kind === 'approval'
-          ? 'Run code without asking with --auto-run, or accept everything with --yes (an answers file never approves code).'
-          : 'Give the answers with --answers FILE, or accept everything with --yes.'),
+          (q.kind === 'approval'
+            ? 'Run code without asking with --auto-run, or accept everything with --yes (an answers file never approves code).'
+            : 'Give the answers with --answers FILE, or accept everything with --yes.'),
       );
     }
     throw new HumanInputError(
       `${q.agent} (${q.role}) in state "${q.state}" is played by a human, but there is no terminal to ask. ` +
-      `Give the answers with --answers FILE (a JSON list of strings, or one answer per line).`,
+        `Give the answers with --answers FILE (a JSON list of strings, or one answer per line).`,
     );
   }
 }

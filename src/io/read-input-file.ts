@@ -9,7 +9,11 @@ import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Sta
 export const MAX_INPUT_BYTES = 16 * 1024 * 1024;
 
 export class InputFileError extends Error {
-  constructor(readonly file: string, readonly reason: string, readonly code?: string) {
+  constructor(
+    readonly file: string,
+    readonly reason: string,
+    readonly code?: string,
+  ) {
     super(`${file}: ${reason}`);
     this.name = 'InputFileError';
   }
@@ -45,14 +49,23 @@ export function fileKind(st: Stats): string | undefined {
 function errnoReason(err: unknown, what: string): InputFileError['reason'] {
   const code = (err as NodeJS.ErrnoException).code;
   switch (code) {
-    case 'ENOENT': return 'file not found';
-    case 'EISDIR': return `is a directory, not ${what}`;
-    case 'EACCES': case 'EPERM': return 'permission denied';
-    case 'ENOTDIR': return 'a part of the path is not a directory';
-    case 'ENAMETOOLONG': return 'the path is too long';
-    case 'ELOOP': return 'too many symbolic links in the path';
-    case 'ENXIO': return 'is a socket or device with nothing behind it, not a regular file';
-    default: return `cannot read (${code ?? (err as Error).message})`;
+    case 'ENOENT':
+      return 'file not found';
+    case 'EISDIR':
+      return `is a directory, not ${what}`;
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'ENOTDIR':
+      return 'a part of the path is not a directory';
+    case 'ENAMETOOLONG':
+      return 'the path is too long';
+    case 'ELOOP':
+      return 'too many symbolic links in the path';
+    case 'ENXIO':
+      return 'is a socket or device with nothing behind it, not a regular file';
+    default:
+      return `cannot read (${code ?? (err as Error).message})`;
   }
 }
 

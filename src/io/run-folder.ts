@@ -13,8 +13,17 @@ import { JOURNAL_FILE, JournalWriter } from '../journal/writer.js';
 import { isDiskFull, writeFailure } from './disk-full.js';
 
 export function newRunId(sopName: string, now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, '').replace('T', '-');
-  const slug = sopName.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 40) || 'sop';
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, '')
+    .replace('T', '-');
+  const slug =
+    sopName
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')
+      .slice(0, 40) || 'sop';
   const rand = Math.random().toString(36).slice(2, 6);
   return `${stamp}-${slug}-${rand}`;
 }
@@ -30,7 +39,12 @@ export class RunFolder {
    * journal's torn last line is cut and its transcripts are rebuilt from the journal's
    * effective history before new events are appended.
    */
-  constructor(outDir: string, readonly runId: string, redact: Redactor = makeRedactor(), existing?: { events: readonly RunEvent[] }) {
+  constructor(
+    outDir: string,
+    readonly runId: string,
+    redact: Redactor = makeRedactor(),
+    existing?: { events: readonly RunEvent[] },
+  ) {
     this.dir = resolve(outDir, runId);
     mkdirSync(this.dir, { recursive: true });
     this.redact = redact;
@@ -80,7 +94,8 @@ export class RunFolder {
     if (md) derived(this.path('transcript.md'), () => writeSync(this.markdown, this.redact(md)));
     const line = jsonlPiece(event);
     if (line) derived(this.path('transcript.jsonl'), () => writeSync(this.jsonl, this.redact(line)));
-    if (event.type === 'run_finished') derived(this.path('usage.json'), () => writeFileSync(this.path('usage.json'), JSON.stringify(event.usage, null, 2) + '\n'));
+    if (event.type === 'run_finished')
+      derived(this.path('usage.json'), () => writeFileSync(this.path('usage.json'), JSON.stringify(event.usage, null, 2) + '\n'));
   };
 
   private closed = false;

@@ -36,7 +36,8 @@ export interface Continuation {
 
 function documentOf(record: RunRecord): Sop {
   const doc = record.started.document;
-  if (doc === undefined) throw new JournalError(`${record.dir}: the journal does not hold the SOP document (written by an older sop); it cannot be continued`);
+  if (doc === undefined)
+    throw new JournalError(`${record.dir}: the journal does not hold the SOP document (written by an older sop); it cannot be continued`);
   // The journaled document was valid when the run started; validating again guards against a damaged journal.
   return validateSopDocument(doc, `${record.dir}/${JOURNAL_FILE}#/document`).sop;
 }
@@ -58,15 +59,26 @@ function base(record: RunRecord, mode: 'resume' | 'fork', turn?: number) {
 export function prepareResume(dir: string): { record: RunRecord; continuation: Continuation } {
   const record = loadRunRecord(dir);
   if (record.status === 'running') {
-    throw new JournalError(`${dir} is still running (process ${record.runningPid}); stop it first (Ctrl-C), or delete its run.lock if that process is gone`);
+    throw new JournalError(
+      `${dir} is still running (process ${record.runningPid}); stop it first (Ctrl-C), or delete its run.lock if that process is gone`,
+    );
   }
   const { point, sop, inputs, seed, settings, launch } = base(record, 'resume');
   const full = resolve(dir);
   return {
     record,
     continuation: {
-      mode: 'resume', outDir: dirname(full), runId: basename(full), sop, inputs, seed, settings,
-      history: point.history, resume: point.resume, fromTurn: point.turn, launch,
+      mode: 'resume',
+      outDir: dirname(full),
+      runId: basename(full),
+      sop,
+      inputs,
+      seed,
+      settings,
+      history: point.history,
+      resume: point.resume,
+      fromTurn: point.turn,
+      launch,
     },
   };
 }
@@ -111,8 +123,17 @@ export function prepareFork(dir: string, o: ForkOptions): { record: RunRecord; c
     record,
     folder,
     continuation: {
-      mode: 'fork', outDir, runId: o.newRunId, sop, inputs, seed, settings: o.settings,
-      history, resume: { ...point.resume, seekLlm: o.sameLlm }, fromTurn: point.turn, launch: o.launch,
+      mode: 'fork',
+      outDir,
+      runId: o.newRunId,
+      sop,
+      inputs,
+      seed,
+      settings: o.settings,
+      history,
+      resume: { ...point.resume, seekLlm: o.sameLlm },
+      fromTurn: point.turn,
+      launch: o.launch,
     },
   };
 }

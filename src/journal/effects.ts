@@ -51,9 +51,13 @@ export function indexEffects(events: Iterable<RunEvent>): EffectIndex {
     if (e.type === 'subflow') visit(e.event);
     else if (e.type === 'effect_started') index.started.set(e.key, { kind: e.kind, label: e.label });
     else if (e.type === 'effect_finished') {
-      index.finished.set(e.key, { kind: e.kind, label: e.label, result: e.result, ...(e.llm_cursor !== undefined ? { llmCursor: e.llm_cursor } : {}) });
-    }
-    else if (e.type === 'llm_call' && e.effect !== undefined) {
+      index.finished.set(e.key, {
+        kind: e.kind,
+        label: e.label,
+        result: e.result,
+        ...(e.llm_cursor !== undefined ? { llmCursor: e.llm_cursor } : {}),
+      });
+    } else if (e.type === 'llm_call' && e.effect !== undefined) {
       const result: LlmEffectResult = { content: e.reply, usage: e.usage };
       index.finished.set(e.effect, { kind: 'llm', label: llmEffectLabel(e.purpose, e.state, e.agent), result });
     }
@@ -106,12 +110,24 @@ export class EffectLedger implements Effects {
     if (journaled && journaled.kind === spec.kind && journaled.label === spec.label) {
       if (journaled.llmCursor !== undefined) this.cursor?.seek(journaled.llmCursor);
       if (spec.journalsResult !== false) {
-        this.emit({ type: 'effect_finished', key, kind: spec.kind, label: spec.label, turn, result: journaled.result, reused: true, ...cursorField(journaled.llmCursor) });
+        this.emit({
+          type: 'effect_finished',
+          key,
+          kind: spec.kind,
+          label: spec.label,
+          turn,
+          result: journaled.result,
+          reused: true,
+          ...cursorField(journaled.llmCursor),
+        });
       }
       return { value: journaled.result as T, key, reused: true };
     }
     if (journaled) {
-      this.emit({ type: 'warning', message: `journal holds ${journaled.kind} "${journaled.label}" at step ${key}, but the resumed run asks for ${spec.kind} "${spec.label}"; performing it anew` });
+      this.emit({
+        type: 'warning',
+        message: `journal holds ${journaled.kind} "${journaled.label}" at step ${key}, but the resumed run asks for ${spec.kind} "${spec.label}"; performing it anew`,
+      });
     }
     const started = this.index.started.get(key);
     if (!journaled && !spec.composite && started && started.kind === spec.kind && started.label === spec.label) {
@@ -127,7 +143,15 @@ export class EffectLedger implements Effects {
     if (spec.marksStart) this.emit({ type: 'effect_started', key, kind: spec.kind, label: spec.label, turn });
     const value = await fn();
     if (spec.journalsResult !== false) {
-      this.emit({ type: 'effect_finished', key, kind: spec.kind, label: spec.label, turn, result: value, ...cursorField(this.cursor?.position()) });
+      this.emit({
+        type: 'effect_finished',
+        key,
+        kind: spec.kind,
+        label: spec.label,
+        turn,
+        result: value,
+        ...cursorField(this.cursor?.position()),
+      });
     }
     return { value, key, reused: false };
   }

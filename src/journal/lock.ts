@@ -60,7 +60,7 @@ export function acquireRunLock(dir: string): () => void {
       unlinkSync(tmp);
       throw new JournalError(
         `${dir} is in use by process ${holder.pid}${holder.host !== mine.host ? ` on ${holder.host}` : ''} (since ${holder.time}); ` +
-        `wait for it to finish, or delete ${file} if you are sure it is gone`,
+          `wait for it to finish, or delete ${file} if you are sure it is gone`,
       );
     }
     renameSync(tmp, file); // stale lock of a killed process: take it over

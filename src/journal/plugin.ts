@@ -14,7 +14,13 @@ export interface DurabilityOptions {
 }
 
 export function durabilityPlugin(host: RunHost, o: DurabilityOptions): RunPlugin {
-  const effects = new EffectLedger((e) => host.emit(e), () => host.turn(), o.index, o.rerun, o.prefix ?? '',
-    { position: () => host.llm().position, seek: (n) => host.llm().seek?.(n) });
+  const effects = new EffectLedger(
+    (e) => host.emit(e),
+    () => host.turn(),
+    o.index,
+    o.rerun,
+    o.prefix ?? '',
+    { position: () => host.llm().position, seek: (n) => host.llm().seek?.(n) },
+  );
   return { name: 'durability', effects };
 }

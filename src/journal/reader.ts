@@ -59,7 +59,11 @@ class LineParser {
     try {
       value = JSON.parse(line);
     } catch (err) {
-      this.damaged.push({ line: n, reason: `damaged line (${(err as Error).message.replace(/\s+/g, ' ').slice(0, 160)})`, at: this.events.length });
+      this.damaged.push({
+        line: n,
+        reason: `damaged line (${(err as Error).message.replace(/\s+/g, ' ').slice(0, 160)})`,
+        at: this.events.length,
+      });
       return;
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value) || typeof (value as { type?: unknown }).type !== 'string') {
@@ -108,9 +112,13 @@ export function readJournal(dir: string): JournalRead {
     buf = readInputBuffer(file, { maxBytes: MAX_JOURNAL_BYTES, what: 'a journal' });
   } catch (err) {
     if (!(err instanceof InputFileError)) throw err;
-    throw new JournalError(err.code === 'ENOENT'
-      ? `${dir}: no ${JOURNAL_FILE} here; is it a run folder (sop runs lists them)?`
-      : err.code === 'EACCES' ? `${file}: cannot read (${err.code})` : `${file}: ${err.reason}`);
+    throw new JournalError(
+      err.code === 'ENOENT'
+        ? `${dir}: no ${JOURNAL_FILE} here; is it a run folder (sop runs lists them)?`
+        : err.code === 'EACCES'
+          ? `${file}: cannot read (${err.code})`
+          : `${file}: ${err.reason}`,
+    );
   }
   return parseJournalBuffer(buf, file);
 }
@@ -134,7 +142,11 @@ export interface EffectiveHistory {
 }
 
 /** effectiveEvents, keeping line numbers and the damaged lines that still count. */
-export function effectiveHistory(read: { events: readonly RunEvent[]; lines: readonly number[]; damaged: readonly DamagedLine[] }): EffectiveHistory {
+export function effectiveHistory(read: {
+  events: readonly RunEvent[];
+  lines: readonly number[];
+  damaged: readonly DamagedLine[];
+}): EffectiveHistory {
   const out: RunEvent[] = [];
   const lines: number[] = [];
   let damaged: EffectiveHistory['damaged'] = [];
@@ -157,7 +169,8 @@ export function effectiveHistory(read: { events: readonly RunEvent[]; lines: rea
       i--;
     }
     if (i < 0 && e.from_turn === 0 && out[0]?.type === 'run_started') i = 0; // killed before its first checkpoint: start over
-    if (i < 0) throw new JournalError(`the journal says a run resumed from turn ${e.from_turn}, but has no checkpoint at that turn before it`);
+    if (i < 0)
+      throw new JournalError(`the journal says a run resumed from turn ${e.from_turn}, but has no checkpoint at that turn before it`);
     out.length = i + 1;
     lines.length = i + 1;
     // Damage after the checkpoint was in the attempt this resume redid: it no longer counts.

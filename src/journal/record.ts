@@ -50,8 +50,10 @@ export interface JournalDamage {
 
 /** The warning readers print about a damaged journal. */
 export function damageWarning(d: JournalDamage): string {
-  return `warning: ${d.file}:${d.line}: ${d.reason}; using the last good checkpoint before it (turn ${d.turn}); `
-    + `${d.dropped} later event${d.dropped === 1 ? '' : 's'} of the journal ${d.dropped === 1 ? 'is' : 'are'} ignored`;
+  return (
+    `warning: ${d.file}:${d.line}: ${d.reason}; using the last good checkpoint before it (turn ${d.turn}); ` +
+    `${d.dropped} later event${d.dropped === 1 ? '' : 's'} of the journal ${d.dropped === 1 ? 'is' : 'are'} ignored`
+  );
 }
 
 /**
@@ -64,7 +66,8 @@ function checkpointProblem(c: CheckpointEvent, expectedTurn: number, messages: n
   if (c.turn !== expectedTurn) return `checkpoint says turn ${c.turn}, but by the journal before it, it is turn ${expectedTurn}`;
   const s = c.snapshot as RunSnapshot;
   if (s.position.turn !== c.turn) return `checkpoint of turn ${c.turn} holds a snapshot of turn ${s.position.turn}`;
-  if (s.environment.messages !== messages) return `checkpoint at turn ${c.turn} counts ${s.environment.messages} messages but the journal holds ${messages} before it`;
+  if (s.environment.messages !== messages)
+    return `checkpoint at turn ${c.turn} counts ${s.environment.messages} messages but the journal holds ${messages} before it`;
   return undefined;
 }
 
@@ -95,18 +98,23 @@ export function loadRunRecord(dir: string): RunRecord {
   }
   let damage: JournalDamage | undefined;
   if (bad) {
-    if (bad.index === 0) throw new JournalError(`${read.file}:${bad.line}: ${bad.reason}; the run's first line is lost, so there is nothing to continue`);
+    if (bad.index === 0)
+      throw new JournalError(`${read.file}:${bad.line}: ${bad.reason}; the run's first line is lost, so there is nothing to continue`);
     const keep = lastGood >= 0 ? lastGood + 1 : 1; // no good checkpoint: start over from run_started
-    const last = lastGood >= 0 ? effective[lastGood] as CheckpointEvent : undefined;
+    const last = lastGood >= 0 ? (effective[lastGood] as CheckpointEvent) : undefined;
     damage = { file: read.file, line: bad.line, reason: bad.reason, turn: last?.turn ?? 0, dropped: effective.length - keep };
     effective = effective.slice(0, keep);
   }
   const first = effective[0];
   if (!first || first.type !== 'run_started') {
-    throw new JournalError(`${dir}: the journal does not start with run_started; the run was killed before it began, so there is nothing to resume`);
+    throw new JournalError(
+      `${dir}: the journal does not start with run_started; the run was killed before it began, so there is nothing to resume`,
+    );
   }
   const checkpoints = new Map<number, number>();
-  effective.forEach((e, i) => { if (e.type === 'checkpoint') checkpoints.set(e.turn, i); });
+  effective.forEach((e, i) => {
+    if (e.type === 'checkpoint') checkpoints.set(e.turn, i);
+  });
   const last = effective[effective.length - 1]!;
   const finished = last.type === 'run_finished' ? last : undefined;
   const holder = finished ? undefined : lockHolder(dir);
@@ -148,15 +156,19 @@ export function continuePoint(record: RunRecord, mode: 'resume' | 'fork', turn?:
   if (turns.length === 0 && (turn ?? 0) === 0) {
     // Killed before its first checkpoint: run_started says everything needed to start over.
     return {
-      turn: 0, history: [record.started], files: new Map(),
+      turn: 0,
+      history: [record.started],
+      files: new Map(),
       resume: { mode, messages: [], effects: mode === 'resume' ? indexEffects(record.all) : undefined, files: {} },
     };
   }
   const at = turn ?? turns[turns.length - 1]!;
   const index = record.checkpoints.get(at);
   if (index === undefined) {
-    throw new JournalError(`${record.dir}: no turn boundary at turn ${at}; this run has checkpoints at turns ${describeTurns(turns)}`
-      + (record.damage ? ` (its journal is damaged at line ${record.damage.line}; later turns cannot be used)` : ''));
+    throw new JournalError(
+      `${record.dir}: no turn boundary at turn ${at}; this run has checkpoints at turns ${describeTurns(turns)}` +
+        (record.damage ? ` (its journal is damaged at line ${record.damage.line}; later turns cannot be used)` : ''),
+    );
   }
   const checkpoint = record.effective[index] as CheckpointEvent;
   const problem = snapshotProblem(checkpoint.snapshot);
@@ -170,14 +182,22 @@ export function continuePoint(record: RunRecord, mode: 'resume' | 'fork', turn?:
   }
   const snapshot: RunSnapshot = checkpoint.snapshot;
   if (messages.length !== snapshot.environment.messages) {
-    throw new JournalError(`${record.dir}: checkpoint at turn ${at} counts ${snapshot.environment.messages} messages but the journal holds ${messages.length} before it; the journal is inconsistent`);
+    throw new JournalError(
+      `${record.dir}: checkpoint at turn ${at} counts ${snapshot.environment.messages} messages but the journal holds ${messages.length} before it; the journal is inconsistent`,
+    );
   }
   return {
     turn: at,
     checkpoint,
     history,
     files,
-    resume: { mode, snapshot, messages, effects: mode === 'resume' ? indexEffects(record.all) : undefined, files: Object.fromEntries(files) },
+    resume: {
+      mode,
+      snapshot,
+      messages,
+      effects: mode === 'resume' ? indexEffects(record.all) : undefined,
+      files: Object.fromEntries(files),
+    },
   };
 }
 

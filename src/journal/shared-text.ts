@@ -10,7 +10,11 @@ import type { Redactor } from '../util/redact.js';
 export const SHARED_TEXT_MIN = 4096;
 
 /** Where the text of a reply-derived event was: the reply of LLM call `effect`, from `start`. */
-export interface TextRef { effect: string; start: number; length: number }
+export interface TextRef {
+  effect: string;
+  start: number;
+  length: number;
+}
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -23,9 +27,16 @@ function innermost(e: Obj): Obj {
 }
 
 function getText(e: Obj): string | undefined {
-  const v = e.type === 'message' ? (isObj(e.message) ? e.message.content : undefined)
-    : e.type === 'command_rejected' ? e.reply
-      : e.type === 'summary' ? e.summary : undefined;
+  const v =
+    e.type === 'message'
+      ? isObj(e.message)
+        ? e.message.content
+        : undefined
+      : e.type === 'command_rejected'
+        ? e.reply
+        : e.type === 'summary'
+          ? e.summary
+          : undefined;
   return typeof v === 'string' ? v : undefined;
 }
 
@@ -62,7 +73,12 @@ export class SharedTextWriter {
   line(event: RunEvent): string {
     const e = event as unknown as Obj;
     const inner = innermost(e);
-    if (inner.type === 'llm_call' && typeof inner.effect === 'string' && typeof inner.reply === 'string' && inner.reply.length >= SHARED_TEXT_MIN) {
+    if (
+      inner.type === 'llm_call' &&
+      typeof inner.effect === 'string' &&
+      typeof inner.reply === 'string' &&
+      inner.reply.length >= SHARED_TEXT_MIN
+    ) {
       const line = this.redact(JSON.stringify(event));
       // The reply exactly as the line holds it, so references into it read back right.
       let written: unknown;

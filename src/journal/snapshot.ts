@@ -32,4 +32,3 @@ export interface ResumeFrom extends RestorePoint {
   /** Effect results in the journal (a resume reuses them; a fork starts with none). */
   effects?: EffectIndex;
 }
-

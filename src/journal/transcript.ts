@@ -10,7 +10,9 @@ export function markdownPiece(event: RunEvent): string {
       let s = `# ${event.sop}\n\nRun \`${event.run_id}\` of \`${event.file}\`, started ${event.time}, LLM: ${event.llm}, seed ${event.seed}.\n`;
       if (event.forked_from) s += `\nForked from run \`${event.forked_from.run_id}\` at turn ${event.forked_from.turn}.\n`;
       if (Object.keys(event.inputs).length > 0) {
-        s += `\nInputs:\n${Object.entries(event.inputs).map(([k, v]) => `- ${k}: ${v}`).join('\n')}\n`;
+        s += `\nInputs:\n${Object.entries(event.inputs)
+          .map(([k, v]) => `- ${k}: ${v}`)
+          .join('\n')}\n`;
       }
       return s;
     }
@@ -24,9 +26,14 @@ export function markdownPiece(event: RunEvent): string {
       return `\n> Summary after ${event.after_messages} messages: ${event.summary.replace(/\n/g, '\n> ')}\n`;
     case 'run_finished': {
       const u = event.usage;
-      const end = event.status === 'finished' ? `Finished in state "${event.final_state}"` : `Stopped: ${event.status}${event.error ? ` (${event.error})` : ''}`;
-      return `\n---\n\n${end} after ${event.turns} turns. LLM calls: ${u.calls}, prompt tokens: ${u.prompt_tokens}, completion tokens: ${u.completion_tokens}.\n`
-        + (event.result !== undefined ? `\nResult: ${event.result}\n` : '');
+      const end =
+        event.status === 'finished'
+          ? `Finished in state "${event.final_state}"`
+          : `Stopped: ${event.status}${event.error ? ` (${event.error})` : ''}`;
+      return (
+        `\n---\n\n${end} after ${event.turns} turns. LLM calls: ${u.calls}, prompt tokens: ${u.prompt_tokens}, completion tokens: ${u.completion_tokens}.\n` +
+        (event.result !== undefined ? `\nResult: ${event.result}\n` : '')
+      );
     }
     case 'subflow': {
       // actions: a sub-flow's states and messages, nested under the command that ran it

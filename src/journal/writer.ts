@@ -3,7 +3,19 @@
 // and around side effects (waiting for the disk). Opening an existing journal first cuts a torn last line (a write the kill
 // interrupted), so appended lines never glue onto a fragment.
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fsync, fsyncSync, ftruncateSync, openSync, readSync, fstatSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  fstatSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { RunEvent } from '../runtime/events.js';
 import type { Redactor } from '../util/redact.js';
@@ -72,7 +84,10 @@ export class JournalWriter {
   /** The disk filled up: only the run_finished line is still written. */
   private full = false;
 
-  constructor(readonly file: string, redact: Redactor = (t) => t) {
+  constructor(
+    readonly file: string,
+    redact: Redactor = (t) => t,
+  ) {
     this.lines = new SharedTextWriter(redact);
     const existed = existsSync(file);
     this.fd = openSync(file, existed ? 'r+' : 'a');
@@ -124,7 +139,11 @@ export class JournalWriter {
       writeAll(this.fd!, line);
       this.size += line.length;
     } catch (err) {
-      try { ftruncateSync(this.fd!, this.size); } catch { /* the next writer cuts a torn tail anyway */ }
+      try {
+        ftruncateSync(this.fd!, this.size);
+      } catch {
+        /* the next writer cuts a torn tail anyway */
+      }
       throw err;
     }
   }
@@ -143,7 +162,11 @@ export class JournalWriter {
   private releaseReserve(): void {
     if (!this.hasReserve) return;
     this.hasReserve = false;
-    try { unlinkSync(this.reserve); } catch { /* already gone */ }
+    try {
+      unlinkSync(this.reserve);
+    } catch {
+      /* already gone */
+    }
   }
 
   private flushing = false;

@@ -3,7 +3,16 @@ import { InputFileError, readInputFile } from '../io/read-input-file.js';
 import { parseJson } from '../sop/json-source.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { makeRedactor, type Redactor } from '../util/redact.js';
-import { LlmError, estimateUsage, type CallPurpose, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider, type Usage } from './types.js';
+import {
+  LlmError,
+  estimateUsage,
+  type CallPurpose,
+  type ChatOptions,
+  type ChatRequest,
+  type ChatResponse,
+  type LlmProvider,
+  type Usage,
+} from './types.js';
 
 export interface CassetteInteraction {
   purpose: CallPurpose;
@@ -50,7 +59,9 @@ export function readCassette(file: string): Cassette {
   }
   c.interactions.forEach((it, i) => {
     if (!it || typeof it !== 'object' || typeof it.response !== 'string' || !PURPOSES.has(it.purpose as string)) {
-      throw new LlmError(`cassette ${file}: /interactions/${i}: needs "purpose" (agent|judge|speaker|summary|tool) and a string "response"`);
+      throw new LlmError(
+        `cassette ${file}: /interactions/${i}: needs "purpose" (agent|judge|speaker|summary|tool) and a string "response"`,
+      );
     }
   });
   return c as Cassette;
@@ -66,23 +77,37 @@ export class ReplayProvider implements LlmProvider {
   private cursor = 0;
   readonly cassette: Cassette;
 
-  constructor(readonly file: string, cassette?: Cassette) {
+  constructor(
+    readonly file: string,
+    cassette?: Cassette,
+  ) {
     this.cassette = cassette ?? readCassette(file);
   }
 
   /** Index of the next interaction (journaled, so a resumed run continues from it). */
-  get position(): number { return this.cursor; }
-  seek(position: number): void { this.cursor = position; }
+  get position(): number {
+    return this.cursor;
+  }
+  seek(position: number): void {
+    this.cursor = position;
+  }
 
   async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
     const { meta } = request;
     const it = this.cassette.interactions[this.cursor];
     if (!it) {
-      throw new LlmError(`cassette ${this.file}: ran out after ${this.cassette.interactions.length} interactions; the run asked for ${describe(meta.purpose, meta.state, meta.agent)} (turn ${meta.turn})`);
+      throw new LlmError(
+        `cassette ${this.file}: ran out after ${this.cassette.interactions.length} interactions; the run asked for ${describe(meta.purpose, meta.state, meta.agent)} (turn ${meta.turn})`,
+      );
     }
-    const mismatch = it.purpose !== meta.purpose || (it.agent !== undefined && it.agent !== meta.agent) || (it.state !== undefined && it.state !== meta.state);
+    const mismatch =
+      it.purpose !== meta.purpose ||
+      (it.agent !== undefined && it.agent !== meta.agent) ||
+      (it.state !== undefined && it.state !== meta.state);
     if (mismatch) {
-      throw new LlmError(`cassette ${this.file}: /interactions/${this.cursor} is ${describe(it.purpose, it.state, it.agent)}, but the run asked for ${describe(meta.purpose, meta.state, meta.agent)} (turn ${meta.turn}); was the cassette made for another SOP or settings?`);
+      throw new LlmError(
+        `cassette ${this.file}: /interactions/${this.cursor} is ${describe(it.purpose, it.state, it.agent)}, but the run asked for ${describe(meta.purpose, meta.state, meta.agent)} (turn ${meta.turn}); was the cassette made for another SOP or settings?`,
+      );
     }
     this.cursor++;
     if (request.stream) options.onDelta?.(it.response);
@@ -99,7 +124,12 @@ export class RecordingProvider implements LlmProvider {
   readonly id: string;
   private readonly cassette: Cassette;
 
-  constructor(private readonly inner: LlmProvider, private readonly file: string, sopName?: string, private readonly redact: Redactor = makeRedactor()) {
+  constructor(
+    private readonly inner: LlmProvider,
+    private readonly file: string,
+    sopName?: string,
+    private readonly redact: Redactor = makeRedactor(),
+  ) {
     this.id = `record(${inner.id})`;
     this.cassette = {
       version: 1,

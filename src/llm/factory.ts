@@ -38,7 +38,12 @@ export async function createProvider(choice: ProviderChoice): Promise<LlmProvide
   } else if (spec === 'openai') {
     const { OpenAiProvider } = await import('./openai.js');
     provider = new OpenAiProvider({
-      baseURL: choice.baseURL, timeoutMs: choice.timeoutMs, maxReplyBytes: choice.maxReplyBytes, budget: choice.budget, onRetry: choice.onRetry, onWarning: choice.onWarning,
+      baseURL: choice.baseURL,
+      timeoutMs: choice.timeoutMs,
+      maxReplyBytes: choice.maxReplyBytes,
+      budget: choice.budget,
+      onRetry: choice.onRetry,
+      onWarning: choice.onWarning,
     });
   } else {
     throw new LlmError(`unknown --llm "${spec}"; use openai, mock or replay:FILE`);

@@ -15,12 +15,20 @@ export class LlmInterruptedError extends LlmError {
 export class InterruptibleProvider implements LlmProvider {
   readonly id: string;
 
-  constructor(private readonly inner: LlmProvider, private readonly signal: AbortSignal, private readonly why = 'stopped by Ctrl-C while waiting for the LLM') {
+  constructor(
+    private readonly inner: LlmProvider,
+    private readonly signal: AbortSignal,
+    private readonly why = 'stopped by Ctrl-C while waiting for the LLM',
+  ) {
     this.id = inner.id;
   }
 
-  get position(): number | undefined { return this.inner.position; }
-  seek(position: number): void { this.inner.seek?.(position); }
+  get position(): number | undefined {
+    return this.inner.position;
+  }
+  seek(position: number): void {
+    this.inner.seek?.(position);
+  }
 
   async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
     if (this.signal.aborted) throw new LlmInterruptedError(this.why);

@@ -15,9 +15,13 @@ export class Semaphore {
   }
 
   /** Slots in use. */
-  get inUse(): number { return this.active; }
+  get inUse(): number {
+    return this.active;
+  }
   /** Callers waiting for a slot. */
-  get queued(): number { return this.waiting.length; }
+  get queued(): number {
+    return this.waiting.length;
+  }
 
   /**
    * Wait for a slot; resolves to the function that gives it back (idempotent). Aborting `signal`
@@ -79,7 +83,10 @@ export class LimitedProvider implements LlmProvider {
   readonly id: string;
   readonly semaphore: Semaphore;
 
-  constructor(private readonly inner: LlmProvider, limit: number | Semaphore) {
+  constructor(
+    private readonly inner: LlmProvider,
+    limit: number | Semaphore,
+  ) {
     this.id = inner.id;
     this.semaphore = typeof limit === 'number' ? new Semaphore(limit) : limit;
   }

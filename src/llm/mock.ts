@@ -2,7 +2,15 @@
 // Agents get a labelled placeholder line, judges and command states walk the graph to a final
 // state (see `chooseRoute`), speaker choice rotates through the candidates, summaries count
 // messages. Nothing here pretends to be a model.
-import { estimateUsage, type CallMeta, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider, type WalkInfo } from './types.js';
+import {
+  estimateUsage,
+  type CallMeta,
+  type ChatOptions,
+  type ChatRequest,
+  type ChatResponse,
+  type LlmProvider,
+  type WalkInfo,
+} from './types.js';
 
 /** Turns a state lasts under the mock judge (unless its max_turns is smaller). */
 export const MOCK_TURNS_PER_STATE = 3;
@@ -43,7 +51,8 @@ export class MockProvider implements LlmProvider {
       case 'summary':
         return `[mock summary] The conversation in state ${meta.state} has reached turn ${meta.turn}.`;
       default:
-        if (meta.commands?.length) return mockCommand(meta.commands, `${meta.agent ?? 'agent'} (${meta.role ?? 'role'}) in ${meta.state}, turn ${meta.turn}`, meta);
+        if (meta.commands?.length)
+          return mockCommand(meta.commands, `${meta.agent ?? 'agent'} (${meta.role ?? 'role'}) in ${meta.state}, turn ${meta.turn}`, meta);
         return `[mock] ${meta.agent ?? 'agent'} (${meta.role ?? 'role'}) speaks in ${meta.state}, turn ${meta.turn}.`;
     }
   }
@@ -86,7 +95,7 @@ export function judgeKey(meta: CallMeta): string {
   const ways = walk?.routes.filter((r) => r.target !== meta.state && keys.includes(r.key)) ?? [];
   const way = walk ? chooseRoute(ways, walk.seed) : undefined;
   if (way) return way.key;
-  return keys.includes('1') ? '1' : keys.find((k) => k !== '0') ?? '0';
+  return keys.includes('1') ? '1' : (keys.find((k) => k !== '0') ?? '0');
 }
 
 /**
@@ -98,8 +107,11 @@ export function judgeKey(meta: CallMeta): string {
  * of their types.
  */
 export function mockCommand(commands: NonNullable<ChatRequest['meta']['commands']>, who: string, meta?: CallMeta): string {
-  const pick = walkCommand(commands, meta)
-    ?? commands.find((c) => c.executor === 'finish') ?? commands.find((c) => c.executor !== 'code') ?? commands[0]!;
+  const pick =
+    walkCommand(commands, meta) ??
+    commands.find((c) => c.executor === 'finish') ??
+    commands.find((c) => c.executor !== 'code') ??
+    commands[0]!;
   const args: Record<string, unknown> = {};
   for (const name of pick.required) args[name] = placeholder(name, pick.argTypes?.[name], who);
   return JSON.stringify({ command: pick.name, command_args: args });
@@ -123,10 +135,16 @@ function walkCommand(commands: NonNullable<CallMeta['commands']>, meta: CallMeta
 function placeholder(name: string, spec: { type: string; enum?: string[] } | undefined, who: string): unknown {
   if (spec?.enum?.length) return spec.enum[0];
   switch (spec?.type) {
-    case 'integer': case 'number': return 1;
-    case 'boolean': return true;
-    case 'array': return [];
-    case 'object': return {};
-    default: return `[mock] ${name} from ${who}`;
+    case 'integer':
+    case 'number':
+      return 1;
+    case 'boolean':
+      return true;
+    case 'array':
+      return [];
+    case 'object':
+      return {};
+    default:
+      return `[mock] ${name} from ${who}`;
   }
 }

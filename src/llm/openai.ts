@@ -1,10 +1,25 @@
 // The `openai` provider: chat completions of any OpenAI-compatible server via the openai package.
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import {
-  DEFAULT_RETRY_POLICY, RetriesExhaustedError, RetryBudget, parseRetryAfter, withRetries,
-  type RetryPolicy, type RetryableFailure,
+  DEFAULT_RETRY_POLICY,
+  RetriesExhaustedError,
+  RetryBudget,
+  parseRetryAfter,
+  withRetries,
+  type RetryPolicy,
+  type RetryableFailure,
 } from './retry.js';
-import { LlmError, LlmUnavailableError, estimateUsage, type CallMeta, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider, type Usage } from './types.js';
+import {
+  LlmError,
+  LlmUnavailableError,
+  estimateUsage,
+  type CallMeta,
+  type ChatOptions,
+  type ChatRequest,
+  type ChatResponse,
+  type LlmProvider,
+  type Usage,
+} from './types.js';
 import { DEFAULT_MAX_REPLY_BYTES, ReplyFaultError, ReplyTooLargeError, seconds } from './reply-errors.js';
 import { watchedFetch } from './watched-fetch.js';
 
@@ -79,13 +94,15 @@ function classify(err: unknown, baseURL?: string, timeoutMs?: number): Retryable
  * arguments that are not JSON are passed on as they are, so the parse error goes back to the model.
  */
 export function toolCallsAsCommands(calls: Array<{ name: string; arguments: string }>): string {
-  return calls.map((c) => {
-    try {
-      return JSON.stringify({ command: c.name, command_args: c.arguments.trim() ? JSON.parse(c.arguments) : {} });
-    } catch {
-      return `{"command": ${JSON.stringify(c.name)}, "command_args": ${c.arguments}}`;
-    }
-  }).join('\n');
+  return calls
+    .map((c) => {
+      try {
+        return JSON.stringify({ command: c.name, command_args: c.arguments.trim() ? JSON.parse(c.arguments) : {} });
+      } catch {
+        return `{"command": ${JSON.stringify(c.name)}, "command_args": ${c.arguments}}`;
+      }
+    })
+    .join('\n');
 }
 
 /** "the agent call by Ada in state "opening"", for warnings. */
@@ -154,7 +171,8 @@ export class OpenAiProvider implements LlmProvider {
   }
 
   private async withRetries(request: ChatRequest, options: ChatOptions): Promise<ChatResponse> {
-    const classifyHere = (e: unknown) => (options.signal?.aborted ? { retryable: false, reason: 'aborted' } : classify(e, this.client.baseURL, this.timeoutMs));
+    const classifyHere = (e: unknown) =>
+      options.signal?.aborted ? { retryable: false, reason: 'aborted' } : classify(e, this.client.baseURL, this.timeoutMs);
     try {
       return await withRetries(() => this.once(request, options), this.policy, this.budget, {
         classify: classifyHere,
@@ -182,11 +200,17 @@ export class OpenAiProvider implements LlmProvider {
       }
       // An error event in the middle of a 200 stream (the client raises it without a status).
       if (err instanceof APIError && !(err instanceof APIConnectionError) && err.status === undefined) {
-        throw new ReplyFaultError('malformed', `${this.client.baseURL} sent an error in the middle of the stream: ${err.message.replace(/\s+/g, ' ').slice(0, 200)}`);
+        throw new ReplyFaultError(
+          'malformed',
+          `${this.client.baseURL} sent an error in the middle of the stream: ${err.message.replace(/\s+/g, ' ').slice(0, 200)}`,
+        );
       }
       // The connection broke after the headers (fetch says "terminated"): the answer is torn.
       if (!(err instanceof APIError) && !options.signal?.aborted && brokenConnection(err)) {
-        throw new ReplyFaultError('torn', `the connection to ${this.client.baseURL} broke in the middle of the answer (${rootCause(err as Error)}); its partial text is discarded`);
+        throw new ReplyFaultError(
+          'torn',
+          `the connection to ${this.client.baseURL} broke in the middle of the answer (${rootCause(err as Error)}); its partial text is discarded`,
+        );
       }
       throw err;
     }
@@ -207,20 +231,26 @@ export class OpenAiProvider implements LlmProvider {
       throw new ReplyFaultError('malformed', `${this.client.baseURL} answered 200 with ${describeBody(body)}, not a chat completion`);
     }
     const toolCalls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
-    const calls = toolCalls.flatMap((c: unknown) => (isObject(c) && c.type === 'function' && isObject(c.function)
-      ? [{ name: String(c.function.name ?? ''), arguments: typeof c.function.arguments === 'string' ? c.function.arguments : '' }] : []));
+    const calls = toolCalls.flatMap((c: unknown) =>
+      isObject(c) && c.type === 'function' && isObject(c.function)
+        ? [{ name: String(c.function.name ?? ''), arguments: typeof c.function.arguments === 'string' ? c.function.arguments : '' }]
+        : [],
+    );
     const content = this.replyText(typeof message.content === 'string' ? message.content : '', calls);
     const finish = isObject(choice) && typeof choice.finish_reason === 'string' ? choice.finish_reason : undefined;
     return {
-      content, finish,
+      content,
+      finish,
       usage: usageOf(body.usage) ?? estimateUsage(request.messages, content),
       ...(typeof body.model === 'string' ? { model: body.model } : {}),
     };
   }
 
   private warnFinish(finish: string | undefined, meta: CallMeta): void {
-    if (finish === 'length') this.options.onWarning?.(`the reply of ${describeCall(meta)} was cut at max tokens (finish_reason "length"); it is kept as it is`);
-    else if (finish === 'content_filter') this.options.onWarning?.(`the reply of ${describeCall(meta)} was cut by the server's content filter; it is kept as it is`);
+    if (finish === 'length')
+      this.options.onWarning?.(`the reply of ${describeCall(meta)} was cut at max tokens (finish_reason "length"); it is kept as it is`);
+    else if (finish === 'content_filter')
+      this.options.onWarning?.(`the reply of ${describeCall(meta)} was cut by the server's content filter; it is kept as it is`);
   }
 
   private async attempt(request: ChatRequest, options: ChatOptions): Promise<ChatResponse> {
@@ -239,17 +269,18 @@ export class OpenAiProvider implements LlmProvider {
       this.warnFinish(finish, request.meta);
       return res;
     }
-    const { data: stream, response } = await this.client.chat.completions.create(
-      { ...base, stream: true, stream_options: { include_usage: true } },
-      { signal: options.signal },
-    ).withResponse();
+    const { data: stream, response } = await this.client.chat.completions
+      .create({ ...base, stream: true, stream_options: { include_usage: true } }, { signal: options.signal })
+      .withResponse();
     if (/^application\/(.*\+)?json\b/i.test(response.headers.get('content-type') ?? '')) {
       // A server that does not stream answers with one chat completion: use it whole.
       const text = await response.text();
       const { finish, ...res } = this.fromCompletion(text.trim() ? JSON.parse(text) : '', request);
       if (!this.warnedJsonForStream) {
         this.warnedJsonForStream = true;
-        this.options.onWarning?.(`${this.client.baseURL} answered a streamed request with one plain JSON reply; using it whole (it does not stream)`);
+        this.options.onWarning?.(
+          `${this.client.baseURL} answered a streamed request with one plain JSON reply; using it whole (it does not stream)`,
+        );
       }
       this.warnFinish(finish, request.meta);
       if (res.content) options.onDelta?.(res.content);
@@ -272,7 +303,11 @@ export class OpenAiProvider implements LlmProvider {
     for await (const raw of stream) {
       const chunk: unknown = raw;
       if (!isObject(chunk)) continue;
-      if (isObject(chunk.error)) throw new ReplyFaultError('malformed', `${this.client.baseURL} sent an error in the middle of the stream: ${String(chunk.error.message ?? '').slice(0, 200)}`);
+      if (isObject(chunk.error))
+        throw new ReplyFaultError(
+          'malformed',
+          `${this.client.baseURL} sent an error in the middle of the stream: ${String(chunk.error.message ?? '').slice(0, 200)}`,
+        );
       if (typeof chunk.model === 'string') model ??= chunk.model;
       const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
       if (Array.isArray(chunk.choices) || chunk.usage) chunks++;
@@ -288,17 +323,26 @@ export class OpenAiProvider implements LlmProvider {
         const index = typeof t.index === 'number' && Number.isInteger(t.index) && t.index >= 0 && t.index < 128 ? t.index : 0;
         const call = (calls[index] ??= { name: '', arguments: '' });
         const fn = isObject(t.function) ? t.function : {};
-        if (typeof fn.name === 'string') { grow(fn.name); call.name += fn.name; }
-        if (typeof fn.arguments === 'string') { grow(fn.arguments); call.arguments += fn.arguments; }
+        if (typeof fn.name === 'string') {
+          grow(fn.name);
+          call.name += fn.name;
+        }
+        if (typeof fn.arguments === 'string') {
+          grow(fn.arguments);
+          call.arguments += fn.arguments;
+        }
       }
       if (isObject(choice) && typeof choice.finish_reason === 'string' && choice.finish_reason) finish = choice.finish_reason;
       usage = usageOf(chunk.usage) ?? usage;
     }
     if (options.signal?.aborted) throw new APIUserAbortError();
     if (!finish) {
-      throw new ReplyFaultError(chunks === 0 ? 'malformed' : 'torn', chunks === 0
-        ? `${this.client.baseURL} answered a streamed request with no chat completion chunk`
-        : `the stream from ${this.client.baseURL} ended before the reply was complete (no finish_reason); its partial text is discarded`);
+      throw new ReplyFaultError(
+        chunks === 0 ? 'malformed' : 'torn',
+        chunks === 0
+          ? `${this.client.baseURL} answered a streamed request with no chat completion chunk`
+          : `the stream from ${this.client.baseURL} ended before the reply was complete (no finish_reason); its partial text is discarded`,
+      );
     }
     this.warnFinish(finish, request.meta);
     const text = this.replyText(content, calls.filter(Boolean));

@@ -9,7 +9,10 @@ export type ReplyFault = 'stalled' | 'torn' | 'malformed';
 /** One attempt's answer was unusable; another attempt may do better (retried like a 5xx). */
 export class ReplyFaultError extends Error {
   readonly retryable = true;
-  constructor(readonly fault: ReplyFault, message: string) {
+  constructor(
+    readonly fault: ReplyFault,
+    message: string,
+  ) {
     super(message);
     this.name = 'ReplyFaultError';
   }
@@ -18,9 +21,14 @@ export class ReplyFaultError extends Error {
 /** The reply is larger than the cap: refused, not retried; the run stops as `interrupted`. */
 export class ReplyTooLargeError extends LlmError {
   readonly resumable = true;
-  constructor(readonly endpoint: string, readonly limit: number) {
-    super(`LLM call failed: the reply from ${endpoint} is larger than the cap of ${limit} bytes, so it was refused and nothing of it was recorded; `
-      + 'raise the cap with --max-reply-bytes (or llm.max_reply_bytes in the SOP) and resume');
+  constructor(
+    readonly endpoint: string,
+    readonly limit: number,
+  ) {
+    super(
+      `LLM call failed: the reply from ${endpoint} is larger than the cap of ${limit} bytes, so it was refused and nothing of it was recorded; ` +
+        'raise the cap with --max-reply-bytes (or llm.max_reply_bytes in the SOP) and resume',
+    );
     this.name = 'ReplyTooLargeError';
   }
 }

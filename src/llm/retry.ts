@@ -16,7 +16,9 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxRetries: 4, baseDelayMs: 5
 export class RetryBudget {
   used = 0;
   constructor(readonly total: number) {}
-  get left(): number { return Math.max(0, this.total - this.used); }
+  get left(): number {
+    return Math.max(0, this.total - this.used);
+  }
   take(): boolean {
     if (this.used >= this.total) return false;
     this.used++;
@@ -32,7 +34,12 @@ export interface RetryableFailure {
   reason: string;
 }
 
-export function backoffDelay(attempt: number, policy: RetryPolicy, retryAfterMs: number | undefined, random: () => number = Math.random): number {
+export function backoffDelay(
+  attempt: number,
+  policy: RetryPolicy,
+  retryAfterMs: number | undefined,
+  random: () => number = Math.random,
+): number {
   if (retryAfterMs !== undefined && retryAfterMs >= 0) return Math.min(retryAfterMs, 60_000);
   const exp = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
   // "Full jitter" between half and the whole delay keeps clients from retrying in lockstep.
@@ -54,8 +61,14 @@ export function parseRetryAfter(headers: { get(name: string): string | null } | 
 export const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
-    const t = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
-    const onAbort = () => { clearTimeout(t); reject(signal!.reason); };
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal!.reason);
+    };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
@@ -66,13 +79,21 @@ export interface RetryHooks {
 }
 
 export class RetriesExhaustedError extends EngineError {
-  constructor(message: string, readonly budgetExhausted: boolean) {
+  constructor(
+    message: string,
+    readonly budgetExhausted: boolean,
+  ) {
     super(message, 'RETRIES_EXHAUSTED');
     this.name = 'RetriesExhaustedError';
   }
 }
 
-export async function withRetries<T>(fn: (attempt: number) => Promise<T>, policy: RetryPolicy, budget: RetryBudget, hooks: RetryHooks): Promise<T> {
+export async function withRetries<T>(
+  fn: (attempt: number) => Promise<T>,
+  policy: RetryPolicy,
+  budget: RetryBudget,
+  hooks: RetryHooks,
+): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await fn(attempt);

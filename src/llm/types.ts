@@ -2,7 +2,10 @@
 import { EngineError } from '../errors.js';
 
 export type ChatRole = 'system' | 'user' | 'assistant';
-export interface ChatMessage { role: ChatRole; content: string }
+export interface ChatMessage {
+  role: ChatRole;
+  content: string;
+}
 
 /** What a call is for; providers and cassettes use it to check and to script replies. */
 export type CallPurpose = 'agent' | 'judge' | 'speaker' | 'summary' | 'tool';
@@ -46,7 +49,11 @@ export interface WalkInfo {
 }
 
 /** A function tool: name, description and the JSON schema of its arguments. */
-export interface ToolSpec { name: string; description: string; parameters: Record<string, unknown> }
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
 
 export interface ChatRequest {
   messages: ChatMessage[];
@@ -58,7 +65,10 @@ export interface ChatRequest {
   meta: CallMeta;
 }
 
-export interface Usage { promptTokens: number; completionTokens: number }
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+}
 
 export interface ChatResponse {
   content: string;
@@ -85,7 +95,11 @@ export interface LlmProvider {
 
 /** A failure of the model call that the run cannot recover from. */
 export class LlmError extends EngineError {
-  constructor(message: string, readonly retryable = false, readonly status?: number) {
+  constructor(
+    message: string,
+    readonly retryable = false,
+    readonly status?: number,
+  ) {
     super(message, 'LLM');
     this.name = 'LlmError';
   }

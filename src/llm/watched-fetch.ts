@@ -70,38 +70,53 @@ export function watchedFetch(o: WatchOptions): typeof fetch {
       body?.error(err);
       ctrl.abort(err); // frees the socket
     };
-    const stalled = () => fail(new ReplyFaultError('stalled',
-      `${o.endpoint} sent nothing for ${seconds(o.idleMs)} in the middle of its answer (--timeout ${seconds(o.idleMs)})`));
+    const stalled = () =>
+      fail(
+        new ReplyFaultError(
+          'stalled',
+          `${o.endpoint} sent nothing for ${seconds(o.idleMs)} in the middle of its answer (--timeout ${seconds(o.idleMs)})`,
+        ),
+      );
     const arm = () => {
       clearTimeout(idle);
       idle = setTimeout(stalled, o.idleMs);
     };
     const cap = rawBodyCap(o.maxReplyBytes, stream);
     let bytes = 0;
-    const watched = res.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
-      start(c) {
-        body = c;
-        arm();
-        if (!stream) {
-          const left = Math.max(0, o.idleMs - (Date.now() - started));
-          deadline = setTimeout(() => fail(new ReplyFaultError('stalled',
-            `${o.endpoint} did not send its whole answer within ${seconds(o.idleMs)} (--timeout ${seconds(o.idleMs)})`)), left);
-        }
-      },
-      transform(chunk, c) {
-        if (ended) return;
-        bytes += chunk.byteLength;
-        if (bytes > cap) {
-          fail(new ReplyTooLargeError(o.endpoint, o.maxReplyBytes));
-          return;
-        }
-        arm();
-        c.enqueue(chunk);
-      },
-      flush() {
-        end();
-      },
-    }));
+    const watched = res.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        start(c) {
+          body = c;
+          arm();
+          if (!stream) {
+            const left = Math.max(0, o.idleMs - (Date.now() - started));
+            deadline = setTimeout(
+              () =>
+                fail(
+                  new ReplyFaultError(
+                    'stalled',
+                    `${o.endpoint} did not send its whole answer within ${seconds(o.idleMs)} (--timeout ${seconds(o.idleMs)})`,
+                  ),
+                ),
+              left,
+            );
+          }
+        },
+        transform(chunk, c) {
+          if (ended) return;
+          bytes += chunk.byteLength;
+          if (bytes > cap) {
+            fail(new ReplyTooLargeError(o.endpoint, o.maxReplyBytes));
+            return;
+          }
+          arm();
+          c.enqueue(chunk);
+        },
+        flush() {
+          end();
+        },
+      }),
+    );
     // The pipe's own rejection (the source aborted after `fail`) is already reported by the body.
     return new Response(watched, { status: res.status, statusText: res.statusText, headers: res.headers });
   };

@@ -9,10 +9,7 @@ import type { RetryBudget } from '../llm/retry.js';
 
 export const DEFAULT_EMBEDDER = 'local';
 
-export type EmbedderSpec =
-  | { kind: 'local' }
-  | { kind: 'transformers'; model: string }
-  | { kind: 'openai'; model: string };
+export type EmbedderSpec = { kind: 'local' } | { kind: 'transformers'; model: string } | { kind: 'openai'; model: string };
 
 export function parseEmbedderSpec(spec: string | undefined): EmbedderSpec {
   const s = (spec ?? DEFAULT_EMBEDDER).trim();
@@ -22,7 +19,9 @@ export function parseEmbedderSpec(spec: string | undefined): EmbedderSpec {
   const model = colon < 0 ? '' : s.slice(colon + 1).trim();
   if (kind === 'transformers' || kind === 'openai') {
     if (!model) {
-      throw new EmbedderLoadError(`embedder "${s}" needs a model: ${kind === 'openai' ? 'openai:text-embedding-3-small' : 'transformers:Xenova/all-MiniLM-L6-v2 or transformers:/path/to/model'}`);
+      throw new EmbedderLoadError(
+        `embedder "${s}" needs a model: ${kind === 'openai' ? 'openai:text-embedding-3-small' : 'transformers:Xenova/all-MiniLM-L6-v2 or transformers:/path/to/model'}`,
+      );
     }
     return { kind, model };
   }

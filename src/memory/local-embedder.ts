@@ -10,13 +10,14 @@
 import type { Embedder } from './embedder.js';
 
 const STOP_WORDS = new Set(
-  ('a about above after again against all also am an and any are as at be because been before being below between both but by ' +
+  (
+    'a about above after again against all also am an and any are as at be because been before being below between both but by ' +
     'can could did do does doing done down during each either else ever every few for from further get got had has have having he her ' +
     'here hers herself him himself his how i if in into is it its itself just let lets like me more most much must my myself no nor not ' +
     'now of off on once only or other our ours ourselves out over own same say said she should so some such than that thats the their ' +
     'theirs them themselves then there these they this those through to too under until up upon us very was we well were what when where ' +
-    'which while who whom whose why will with would yes yet you your yours yourself yourselves im ive youre dont doesnt isnt its lets ok okay')
-    .split(' '),
+    'which while who whom whose why will with would yes yet you your yours yourself yourselves im ive youre dont doesnt isnt its lets ok okay'
+  ).split(' '),
 );
 
 /** A light English stemmer: conflates plurals and -ing/-ed/-ly/-ation forms, drops a final e. */
@@ -44,9 +45,12 @@ function undouble(w: string): string {
 // Feature groups and their weights: whole stems count most, neighbouring pairs add phrase
 // information, character 4-grams catch inflections and near spellings without dominating.
 const GROUP_WEIGHT = [1.0, 0.5, 0.3];
-const G_WORD = 0, G_PAIR = 1, G_CHAR = 2;
+const G_WORD = 0,
+  G_PAIR = 1,
+  G_CHAR = 2;
 
-const FNV_OFFSET = 0x811c9dc5, FNV_PRIME = 0x01000193;
+const FNV_OFFSET = 0x811c9dc5,
+  FNV_PRIME = 0x01000193;
 
 function hashString(s: string, seed: number): number {
   let h = FNV_OFFSET ^ seed;
@@ -228,7 +232,8 @@ export class LocalEmbedder implements Embedder {
       const stemKey = f[0]!;
       if (prev >= 0) {
         // An unordered pair of neighbouring content words.
-        const lo = Math.min(prev, stemKey), hi = Math.max(prev, stemKey);
+        const lo = Math.min(prev, stemKey),
+          hi = Math.max(prev, stemKey);
         this.feats[n++] = tag(mix(lo ^ Math.imul(hi, 0x9e3779b1)), G_PAIR);
       }
       prev = stemKey;

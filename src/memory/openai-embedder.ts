@@ -2,7 +2,11 @@
 // the same bounded retries as chat calls. Vectors are L2-normalised on arrival.
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import {
-  DEFAULT_RETRY_POLICY, RetriesExhaustedError, RetryBudget, parseRetryAfter, withRetries,
+  DEFAULT_RETRY_POLICY,
+  RetriesExhaustedError,
+  RetryBudget,
+  parseRetryAfter,
+  withRetries,
   type RetryableFailure,
 } from '../llm/retry.js';
 import { EmbedderLoadError, type Embedder } from './embedder.js';
@@ -20,7 +24,8 @@ export interface OpenAiEmbedderOptions {
 function classify(err: unknown): RetryableFailure {
   if (err instanceof APIUserAbortError) return { retryable: false, reason: 'aborted' };
   if (err instanceof APIConnectionTimeoutError) return { retryable: true, reason: 'request timed out' };
-  if (err instanceof APIConnectionError) return { retryable: true, reason: `connection failed (${err.cause instanceof Error ? err.cause.message : err.message})` };
+  if (err instanceof APIConnectionError)
+    return { retryable: true, reason: `connection failed (${err.cause instanceof Error ? err.cause.message : err.message})` };
   if (err instanceof APIError) {
     const status = err.status ?? 0;
     return {
@@ -58,7 +63,10 @@ export class OpenAiEmbedder implements Embedder {
   private readonly budget: RetryBudget;
   private dim = 0;
 
-  constructor(readonly model: string, private readonly options: OpenAiEmbedderOptions = {}) {
+  constructor(
+    readonly model: string,
+    private readonly options: OpenAiEmbedderOptions = {},
+  ) {
     if (!model) throw new EmbedderLoadError('--embedder openai:MODEL needs a model name, e.g. openai:text-embedding-3-small');
     const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY;
     const baseURL = options.baseURL ?? process.env.OPENAI_BASE_URL;
@@ -66,7 +74,12 @@ export class OpenAiEmbedder implements Embedder {
       throw new EmbedderLoadError('openai embedder: no OPENAI_API_KEY and no --base-url/OPENAI_BASE_URL; set one, or use --embedder local');
     }
     this.id = `openai:${model}`;
-    this.client = new OpenAI({ apiKey: apiKey || 'no-key', baseURL: baseURL || undefined, maxRetries: 0, timeout: options.timeoutMs ?? 60_000 });
+    this.client = new OpenAI({
+      apiKey: apiKey || 'no-key',
+      baseURL: baseURL || undefined,
+      maxRetries: 0,
+      timeout: options.timeoutMs ?? 60_000,
+    });
     this.budget = options.budget ?? new RetryBudget(50);
   }
 
@@ -91,18 +104,22 @@ export class OpenAiEmbedder implements Embedder {
     try {
       res = await withRetries(
         () => this.client.embeddings.create({ model: this.model, input, encoding_format: 'float' }),
-        DEFAULT_RETRY_POLICY, this.budget, { classify, onRetry: this.options.onRetry },
+        DEFAULT_RETRY_POLICY,
+        this.budget,
+        { classify, onRetry: this.options.onRetry },
       );
     } catch (err) {
       const reason = err instanceof RetriesExhaustedError ? err.message : classify(err).reason;
       throw new Error(`embedding call (${this.id}) failed: ${reason}`, { cause: err });
     }
     const data = [...res.data].sort((a, b) => a.index - b.index);
-    if (data.length !== input.length) throw new Error(`embedding call (${this.id}) returned ${data.length} vectors for ${input.length} texts`);
+    if (data.length !== input.length)
+      throw new Error(`embedding call (${this.id}) returned ${data.length} vectors for ${input.length} texts`);
     const vectors = data.map((d) => normalise(toVector(d.embedding)));
     for (const v of vectors) {
       if (this.dim === 0) this.dim = v.length;
-      if (v.length !== this.dim) throw new Error(`embedding call (${this.id}) returned a ${v.length}-dimensional vector after ${this.dim}-dimensional ones`);
+      if (v.length !== this.dim)
+        throw new Error(`embedding call (${this.id}) returned a ${v.length}-dimensional vector after ${this.dim}-dimensional ones`);
     }
     return vectors;
   }

@@ -7,7 +7,10 @@ import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { EmbedderLoadError, type Embedder } from './embedder.js';
 
-type Extractor = (texts: string[], options: { pooling: 'mean'; normalize: boolean }) => Promise<{ data: Float32Array | Float64Array; dims: number[] }>;
+type Extractor = (
+  texts: string[],
+  options: { pooling: 'mean'; normalize: boolean },
+) => Promise<{ data: Float32Array | Float64Array; dims: number[] }>;
 
 export interface TransformersEmbedderOptions {
   /** Never try to download (also when HF_HUB_OFFLINE=1 or TRANSFORMERS_OFFLINE=1). */
@@ -20,13 +23,21 @@ export interface TransformersEmbedderOptions {
 
 export class TransformersEmbedder implements Embedder {
   readonly id: string;
-  private constructor(readonly model: string, private readonly extractor: Extractor, readonly dimension: number, private readonly batchSize: number) {
+  private constructor(
+    readonly model: string,
+    private readonly extractor: Extractor,
+    readonly dimension: number,
+    private readonly batchSize: number,
+  ) {
     this.id = `transformers:${model}`;
   }
 
   /** Load the model (from a folder, the cache or the hub) and probe its dimension. */
   static async load(model: string, options: TransformersEmbedderOptions = {}): Promise<TransformersEmbedder> {
-    if (!model) throw new EmbedderLoadError('--embedder transformers:MODEL needs a model: a local folder or a hub id such as Xenova/all-MiniLM-L6-v2');
+    if (!model)
+      throw new EmbedderLoadError(
+        '--embedder transformers:MODEL needs a model: a local folder or a hub id such as Xenova/all-MiniLM-L6-v2',
+      );
     const offline = options.offline ?? (isTrue(process.env.HF_HUB_OFFLINE) || isTrue(process.env.TRANSFORMERS_OFFLINE));
     const folder = resolve(model);
     const isFolder = existsSync(folder) && statSync(folder).isDirectory();
@@ -37,10 +48,17 @@ export class TransformersEmbedder implements Embedder {
     try {
       lib = await import('@huggingface/transformers');
     } catch (err) {
-      throw new EmbedderLoadError(`transformers embedder: cannot load @huggingface/transformers (${(err as Error).message}); run npm install`);
+      throw new EmbedderLoadError(
+        `transformers embedder: cannot load @huggingface/transformers (${(err as Error).message}); run npm install`,
+      );
     }
     const { env, pipeline } = lib;
-    const saved = { allowRemoteModels: env.allowRemoteModels, allowLocalModels: env.allowLocalModels, localModelPath: env.localModelPath, cacheDir: env.cacheDir };
+    const saved = {
+      allowRemoteModels: env.allowRemoteModels,
+      allowLocalModels: env.allowLocalModels,
+      localModelPath: env.localModelPath,
+      cacheDir: env.cacheDir,
+    };
     let id = model;
     try {
       env.allowLocalModels = true;
@@ -59,11 +77,13 @@ export class TransformersEmbedder implements Embedder {
       return new TransformersEmbedder(model, extractor, dimension, options.batchSize ?? 32);
     } catch (err) {
       if (err instanceof EmbedderLoadError) throw err;
-      const reason = String((err as Error)?.message ?? err).split('\n')[0]!.slice(0, 300);
+      const reason = String((err as Error)?.message ?? err)
+        .split('\n')[0]!
+        .slice(0, 300);
       if (isFolder) throw new EmbedderLoadError(`transformers embedder: cannot load the model in ${folder}: ${reason}`);
       throw new EmbedderLoadError(
         `transformers embedder: model "${model}" is not in the local cache${offline ? ' and downloads are off (HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE)' : ' and could not be downloaded'} (${reason}). ` +
-        `Download it once with network access, or pass a local folder: --embedder transformers:/path/to/model, or use --embedder local.`,
+          `Download it once with network access, or pass a local folder: --embedder transformers:/path/to/model, or use --embedder local.`,
       );
     } finally {
       Object.assign(env, saved);

@@ -24,7 +24,8 @@ export class VectorStore implements VectorIndex {
   private readonly qMax: number;
 
   constructor(dimension: number, options: { simd?: boolean; initialCapacity?: number } = {}) {
-    if (!Number.isInteger(dimension) || dimension < 1) throw new Error(`vector store: dimension must be a positive integer, got ${dimension}`);
+    if (!Number.isInteger(dimension) || dimension < 1)
+      throw new Error(`vector store: dimension must be a positive integer, got ${dimension}`);
     this.dimension = dimension;
     const cap = Math.max(16, options.initialCapacity ?? 256);
     this.f32 = new Float32Array(cap * dimension);
@@ -169,8 +170,12 @@ export class VectorStore implements VectorIndex {
           siftDown(heap, k);
         }
         if (nCand === candRows.length) {
-          const r = new Int32Array(nCand * 2); r.set(candRows); candRows = r;
-          const u = new Float64Array(nCand * 2); u.set(candUpper); candUpper = u;
+          const r = new Int32Array(nCand * 2);
+          r.set(candRows);
+          candRows = r;
+          const u = new Float64Array(nCand * 2);
+          u.set(candUpper);
+          candUpper = u;
         }
         candRows[nCand] = row;
         candUpper[nCand++] = upper;
@@ -228,7 +233,9 @@ function siftUp(h: Float64Array, i: number): void {
   while (i > 0) {
     const p = (i - 1) >> 1;
     if (h[p]! <= h[i]!) break;
-    const x = h[p]!; h[p] = h[i]!; h[i] = x;
+    const x = h[p]!;
+    h[p] = h[i]!;
+    h[i] = x;
     i = p;
   }
 }
@@ -236,12 +243,15 @@ function siftUp(h: Float64Array, i: number): void {
 function siftDown(h: Float64Array, n: number): void {
   let i = 0;
   for (;;) {
-    const l = 2 * i + 1, r = l + 1;
+    const l = 2 * i + 1,
+      r = l + 1;
     let m = i;
     if (l < n && h[l]! < h[m]!) m = l;
     if (r < n && h[r]! < h[m]!) m = r;
     if (m === i) return;
-    const x = h[m]!; h[m] = h[i]!; h[i] = x;
+    const x = h[m]!;
+    h[m] = h[i]!;
+    h[i] = x;
     i = m;
   }
 }

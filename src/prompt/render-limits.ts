@@ -32,7 +32,9 @@ class Budget {
 
   step(): void {
     if (++this.steps > RENDER_LIMITS.maxSteps) {
-      throw new RenderLimitError(`more than ${fmt(RENDER_LIMITS.maxSteps)} loop iterations and partial calls in one render (the limit); nested partials or loops multiply the text`);
+      throw new RenderLimitError(
+        `more than ${fmt(RENDER_LIMITS.maxSteps)} loop iterations and partial calls in one render (the limit); nested partials or loops multiply the text`,
+      );
     }
   }
 
@@ -40,7 +42,9 @@ class Budget {
     if (typeof text !== 'string') return;
     this.work += text.length;
     if (this.work > RENDER_LIMITS.maxWork || text.length > RENDER_LIMITS.maxChars) {
-      throw new RenderLimitError(`the rendered text grows past ${fmt(RENDER_LIMITS.maxChars)} characters (the limit); nested partials or loops multiply the text`);
+      throw new RenderLimitError(
+        `the rendered text grows past ${fmt(RENDER_LIMITS.maxChars)} characters (the limit); nested partials or loops multiply the text`,
+      );
     }
   }
 }
@@ -100,7 +104,9 @@ export function guardRenders(instance: object): void {
       if (!budget) return invokePartial.apply(this, args);
       budget.step();
       if (budget.depth >= RENDER_LIMITS.maxPartialDepth) {
-        throw new RenderLimitError(`partials nested more than ${RENDER_LIMITS.maxPartialDepth} deep (the limit); does a partial call itself?`);
+        throw new RenderLimitError(
+          `partials nested more than ${RENDER_LIMITS.maxPartialDepth} deep (the limit); does a partial call itself?`,
+        );
       }
       budget.depth++;
       try {

@@ -34,16 +34,49 @@ export const MAX_BLOCK_NESTING = 32;
 export const MAX_PARTIAL_EXPANSION = 1_000;
 
 // --- a loose view of the Handlebars AST (hbs.AST), enough for the walk ---
-interface Loc { start: { line: number; column: number } }
-interface Node { type: string; loc?: Loc }
-interface PathExpr extends Node { type: 'PathExpression'; data: boolean; depth: number; parts: string[]; original: string }
-interface SubExpr extends Node { type: 'SubExpression'; path: PathExpr; params: Expr[]; hash?: Hash }
+interface Loc {
+  start: { line: number; column: number };
+}
+interface Node {
+  type: string;
+  loc?: Loc;
+}
+interface PathExpr extends Node {
+  type: 'PathExpression';
+  data: boolean;
+  depth: number;
+  parts: string[];
+  original: string;
+}
+interface SubExpr extends Node {
+  type: 'SubExpression';
+  path: PathExpr;
+  params: Expr[];
+  hash?: Hash;
+}
 type Expr = PathExpr | SubExpr | (Node & { original?: unknown });
-interface Hash { pairs: Array<{ key: string; value: Expr }> }
-interface Program extends Node { body: Node[]; blockParams?: string[] }
-interface Mustache extends Node { path: Expr; params: Expr[]; hash?: Hash }
-interface Block extends Mustache { program?: Program; inverse?: Program }
-interface Partial extends Node { name: Expr; params: Expr[]; hash?: Hash; program?: Program }
+interface Hash {
+  pairs: Array<{ key: string; value: Expr }>;
+}
+interface Program extends Node {
+  body: Node[];
+  blockParams?: string[];
+}
+interface Mustache extends Node {
+  path: Expr;
+  params: Expr[];
+  hash?: Hash;
+}
+interface Block extends Mustache {
+  program?: Program;
+  inverse?: Program;
+}
+interface Partial extends Node {
+  name: Expr;
+  params: Expr[];
+  hash?: Hash;
+  program?: Program;
+}
 
 interface Frame {
   /** 'root': the template's context; 'unknown': an item or value whose fields are not known. */
@@ -52,10 +85,24 @@ interface Frame {
 }
 
 const BLOCKS = new Set(['if', 'unless', 'each', 'with']);
-const ARITY: Record<string, [number, number]> = { if: [1, 1], unless: [1, 1], each: [1, 1], with: [1, 1], lookup: [2, 2], eq: [2, 2], inc: [1, 1], join: [1, 2] };
+const ARITY: Record<string, [number, number]> = {
+  if: [1, 1],
+  unless: [1, 1],
+  each: [1, 1],
+  with: [1, 1],
+  lookup: [2, 2],
+  eq: [2, 2],
+  inc: [1, 1],
+  join: [1, 2],
+};
 
 function oneLine(message: string): string {
-  return message.split('\n').map((l) => l.trim()).filter((l) => l && !/^-*\^$/.test(l)).slice(0, 4).join(' ');
+  return message
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !/^-*\^$/.test(l))
+    .slice(0, 4)
+    .join(' ');
 }
 
 function isPath(e: Expr | undefined): e is PathExpr {
@@ -104,9 +151,16 @@ class Checker {
     }
     const inputs = this.scope.inputs;
     if (inputs) {
-      if (name === 'goal' && !inputs.has('goal')) this.problem(`{{${shown}}} reads the input "goal", which this SOP does not declare in "inputs"${inputs.size ? ` (declared: ${[...inputs].join(', ')})` : ''}`, node);
+      if (name === 'goal' && !inputs.has('goal'))
+        this.problem(
+          `{{${shown}}} reads the input "goal", which this SOP does not declare in "inputs"${inputs.size ? ` (declared: ${[...inputs].join(', ')})` : ''}`,
+          node,
+        );
       if (name === 'inputs' && field !== undefined && !inputs.has(field)) {
-        this.problem(`{{${shown}}}: input "${field}" is not declared in "inputs"${inputs.size ? ` (declared: ${[...inputs].join(', ')})` : ' (this SOP declares none)'}`, node);
+        this.problem(
+          `{{${shown}}}: input "${field}" is not declared in "inputs"${inputs.size ? ` (declared: ${[...inputs].join(', ')})` : ' (this SOP declares none)'}`,
+          node,
+        );
       }
     }
     const memory = this.scope.memory;
@@ -125,7 +179,10 @@ class Checker {
     if (p.depth === 0 && !scoped(p) && first !== undefined && frames.some((f) => f.locals.has(first))) return; // a block param
     const index = frames.length - 1 - p.depth;
     if (index < 0) {
-      this.problem(`{{${p.original}}} goes above the top of the template (${p.depth} "../" but only ${frames.length - 1} enclosing loop${frames.length === 2 ? '' : 's'})`, p);
+      this.problem(
+        `{{${p.original}}} goes above the top of the template (${p.depth} "../" but only ${frames.length - 1} enclosing loop${frames.length === 2 ? '' : 's'})`,
+        p,
+      );
       return;
     }
     if (frames[index]!.kind === 'root') this.rootRead(p.parts, p, p.original);
@@ -153,15 +210,21 @@ class Checker {
       return;
     }
     if (BLOCKS.has(name) && how !== 'block') this.problem(`"${name}" works only as a block: {{#${name} ...}}...{{/${name}}}`, node);
-    if (!BLOCKS.has(name) && how === 'block') this.problem(`"${name}" is not a block helper; use it as {{${name} ...}} or inside (...)`, node);
+    if (!BLOCKS.has(name) && how === 'block')
+      this.problem(`"${name}" is not a block helper; use it as {{${name} ...}} or inside (...)`, node);
     const [min, max] = ARITY[name] ?? [0, Infinity];
     const n = node.params.length;
-    if (n < min || n > max) this.problem(`${how === 'block' ? '#' : ''}${name} takes ${min === max ? min : `${min} to ${max}`} argument${max === 1 ? '' : 's'}, got ${n}`, node);
+    if (n < min || n > max)
+      this.problem(
+        `${how === 'block' ? '#' : ''}${name} takes ${min === max ? min : `${min} to ${max}`} argument${max === 1 ? '' : 's'}, got ${n}`,
+        node,
+      );
   }
 
   private call(node: Mustache | SubExpr, frames: Frame[], how: 'inline' | 'sub'): void {
     const path = node.path;
-    if (isPath(path) && !path.data && path.depth === 0 && !scoped(path) && path.parts.length === 1) this.helper(path.parts[0]!, node as SubExpr, how);
+    if (isPath(path) && !path.data && path.depth === 0 && !scoped(path) && path.parts.length === 1)
+      this.helper(path.parts[0]!, node as SubExpr, how);
     else if (isPath(path)) this.problem(`{{${path.original} ...}}: only helpers take arguments`, node);
     this.args(node, frames);
   }
@@ -199,7 +262,8 @@ class Checker {
     this.blocks++;
     if (loop) this.loops++;
     if (this.blocks > MAX_BLOCK_NESTING) this.problem(`blocks nested more than ${MAX_BLOCK_NESTING} deep`, b);
-    else if (this.loops > MAX_LOOP_NESTING) this.problem(`loops nested more than ${MAX_LOOP_NESTING} deep: each level multiplies the text`, b);
+    else if (this.loops > MAX_LOOP_NESTING)
+      this.problem(`loops nested more than ${MAX_LOOP_NESTING} deep: each level multiplies the text`, b);
     if (b.program) this.program(b.program, inner, owner);
     if (loop) this.loops--;
     if (b.inverse) this.program(b.inverse, frames, owner);
@@ -243,11 +307,22 @@ class Checker {
   program(p: Program, frames: Frame[], owner: string): void {
     for (const node of p.body) {
       switch (node.type) {
-        case 'MustacheStatement': this.mustache(node as Mustache, frames); break;
-        case 'BlockStatement': this.block(node as Block, frames, owner); break;
-        case 'PartialStatement': case 'PartialBlockStatement': this.partialCall(node as Partial, frames, owner); break;
-        case 'DecoratorBlock': case 'Decorator': this.decorator(node as Block, frames); break;
-        default: break; // content, comments
+        case 'MustacheStatement':
+          this.mustache(node as Mustache, frames);
+          break;
+        case 'BlockStatement':
+          this.block(node as Block, frames, owner);
+          break;
+        case 'PartialStatement':
+        case 'PartialBlockStatement':
+          this.partialCall(node as Partial, frames, owner);
+          break;
+        case 'DecoratorBlock':
+        case 'Decorator':
+          this.decorator(node as Block, frames);
+          break;
+        default:
+          break; // content, comments
       }
     }
   }
@@ -255,7 +330,11 @@ class Checker {
   /** Partials: defined, not recursive, not nested or multiplied past the limits. */
   partialGraph(): void {
     for (const { name, node } of this.pendingPartials) {
-      if (!this.partials.has(name)) this.problem(`{{> ${name}}}: partial "${name}" is not defined; define it in the same template with {{#*inline "${name}"}}...{{/inline}}`, node);
+      if (!this.partials.has(name))
+        this.problem(
+          `{{> ${name}}}: partial "${name}" is not defined; define it in the same template with {{#*inline "${name}"}}...{{/inline}}`,
+          node,
+        );
     }
     const expansion = new Map<string, number>();
     const depth = new Map<string, number>();
@@ -293,7 +372,9 @@ class Checker {
     if (Number.isFinite(deepest) && deepest > RENDER_LIMITS.maxPartialDepth) {
       this.problem(`partials nested ${deepest} deep (at most ${RENDER_LIMITS.maxPartialDepth})`);
     } else if (Number.isFinite(total) && total > MAX_PARTIAL_EXPANSION) {
-      this.problem(`the partials expand into ${total > 1e15 ? 'more than 10^15' : total.toLocaleString('en-US')} partial calls (at most ${MAX_PARTIAL_EXPANSION.toLocaleString('en-US')}): partials calling partials several times multiply the text`);
+      this.problem(
+        `the partials expand into ${total > 1e15 ? 'more than 10^15' : total.toLocaleString('en-US')} partial calls (at most ${MAX_PARTIAL_EXPANSION.toLocaleString('en-US')}): partials calling partials several times multiply the text`,
+      );
     }
   }
 }

@@ -10,11 +10,25 @@ import { packageRoot } from '../util/package-root.js';
 import { guardRenders, withinLimits } from './render-limits.js';
 
 export const TEMPLATE_NAMES: TemplateName[] = [
-  'agent_system', 'agent_context', 'agent_last', 'judge_system', 'judge_user',
-  'speaker_system', 'speaker_user', 'summary_system', 'summary_user',
+  'agent_system',
+  'agent_context',
+  'agent_last',
+  'judge_system',
+  'judge_user',
+  'speaker_system',
+  'speaker_user',
+  'summary_system',
+  'summary_user',
   // actions and executors (src/actions, src/executors)
-  'commands', 'command_retry', 'command_failed', 'code_approval', 'code_result',
-  'human_question', 'human_result', 'library_result', 'subflow_result',
+  'commands',
+  'command_retry',
+  'command_failed',
+  'code_approval',
+  'code_result',
+  'human_question',
+  'human_result',
+  'library_result',
+  'subflow_result',
 ];
 
 const hbs = Handlebars.create();
@@ -27,12 +41,17 @@ hbs.unregisterHelper('log');
 guardRenders(hbs);
 
 /** The helpers SOP templates may call (`sop validate` refuses any other). */
-export const TEMPLATE_HELPERS: readonly string[] = Object.keys(hbs.helpers).filter((h) => h !== 'helperMissing' && h !== 'blockHelperMissing');
+export const TEMPLATE_HELPERS: readonly string[] = Object.keys(hbs.helpers).filter(
+  (h) => h !== 'helperMissing' && h !== 'blockHelperMissing',
+);
 
 export type Render = (context: object) => string;
 
 export class TemplateError extends EngineError {
-  constructor(message: string, readonly where: string) {
+  constructor(
+    message: string,
+    readonly where: string,
+  ) {
     super(`${where}: ${message}`, 'TEMPLATE');
     this.name = 'TemplateError';
   }
@@ -88,9 +107,8 @@ export class TemplateSet {
     let r = this.renders.get(name);
     if (!r) {
       const inline = this.overrides[name];
-      r = inline !== undefined
-        ? compileTemplate(inline, `/templates/${name}`)
-        : compileTemplate(builtinSource(name), `prompts/${name}.hbs`);
+      r =
+        inline !== undefined ? compileTemplate(inline, `/templates/${name}`) : compileTemplate(builtinSource(name), `prompts/${name}.hbs`);
       this.renders.set(name, r);
     }
     return r;
@@ -112,5 +130,8 @@ export class TemplateSet {
 
 /** Collapse runs of blank lines and trim, so optional template sections leave no gaps. */
 export function tidy(text: string): string {
-  return text.replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
+  return text
+    .replace(/[ \t]+\n/g, '\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
 }

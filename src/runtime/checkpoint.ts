@@ -14,8 +14,12 @@ export interface Checkpointable {
 }
 
 export function isCheckpointable(v: unknown): v is Checkpointable {
-  return typeof v === 'object' && v !== null
-    && typeof (v as Checkpointable).checkpoint === 'function' && typeof (v as Checkpointable).restoreCheckpoint === 'function';
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof (v as Checkpointable).checkpoint === 'function' &&
+    typeof (v as Checkpointable).restoreCheckpoint === 'function'
+  );
 }
 
 /** The `extensions` of a snapshot: each checkpointable part's state, by name. */
@@ -27,7 +31,11 @@ export function saveExtensions(parts: Record<string, unknown>): Record<string, u
   return out;
 }
 
-export async function restoreExtensions(parts: Record<string, unknown>, saved: Record<string, unknown> | undefined, files: Record<string, string>): Promise<void> {
+export async function restoreExtensions(
+  parts: Record<string, unknown>,
+  saved: Record<string, unknown> | undefined,
+  files: Record<string, string>,
+): Promise<void> {
   for (const [name, part] of Object.entries(parts)) {
     if (isCheckpointable(part) && saved && Object.prototype.hasOwnProperty.call(saved, name)) {
       await part.restoreCheckpoint(saved[name], { files });

@@ -23,8 +23,8 @@ export function freshStateRuntime(roles: readonly string[], beginRole: string | 
 }
 
 export type TransitDecision =
-  | { kind: 'direct'; key: string }           // no judge needed
-  | { kind: 'max_turns'; key: string }        // max_turns reached: next_states["1"]
+  | { kind: 'direct'; key: string } // no judge needed
+  | { kind: 'max_turns'; key: string } // max_turns reached: next_states["1"]
   | { kind: 'ask_judge' };
 
 export function transitDecision(nextStates: Record<string, string>, chatNums: number, maxTurns: number | undefined): TransitDecision {
@@ -59,7 +59,12 @@ export function nextInOrder(rt: StateRuntime, roles: readonly string[]): string 
 }
 
 /** The role a speaker-choice reply names, or a seeded random role when it names none. */
-export function parseSpeakerReply(reply: string, extractWord: string, roles: readonly string[], rng: Rng): { role: string; fallback: boolean } {
+export function parseSpeakerReply(
+  reply: string,
+  extractWord: string,
+  roles: readonly string[],
+  rng: Rng,
+): { role: string; fallback: boolean } {
   const named = extractTag(reply, extractWord)?.trim() ?? reply.trim();
   if (roles.includes(named)) return { role: named, fallback: false };
   return { role: rng.pick(roles), fallback: true };

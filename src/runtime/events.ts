@@ -8,7 +8,15 @@ export { addUsage, emptyUsage, type UsageTotals } from './usage.js';
 
 export type RunEvent =
   | {
-      type: 'run_started'; run_id: string; sop: string; file: string; root: string; seed: number; inputs: Record<string, string>; llm: string; time: string;
+      type: 'run_started';
+      run_id: string;
+      sop: string;
+      file: string;
+      root: string;
+      seed: number;
+      inputs: Record<string, string>;
+      llm: string;
+      time: string;
       /** The SOP document as run (journal: a resume or fork runs exactly this). */
       document?: unknown;
       /** Run options that change behaviour (journal: reused by resume and fork). */
@@ -18,10 +26,28 @@ export type RunEvent =
       forked_from?: { run_id: string; dir: string; turn: number };
     }
   | { type: 'state_entered'; state: string; from?: string; turn: number; reason: 'root' | 'judge' | 'max_turns' | 'direct' | 'finish' }
-  | { type: 'speaker_chosen'; state: string; agent: string; role: string; turn: number; how: 'begin' | 'order' | 'random' | 'rule' | 'rule_fallback' | 'single' }
-  | { type: 'llm_call'; purpose: CallPurpose; state: string; agent?: string; turn: number; model: string; usage: Usage; ms: number; prompt_chars: number; reply: string;
+  | {
+      type: 'speaker_chosen';
+      state: string;
+      agent: string;
+      role: string;
+      turn: number;
+      how: 'begin' | 'order' | 'random' | 'rule' | 'rule_fallback' | 'single';
+    }
+  | {
+      type: 'llm_call';
+      purpose: CallPurpose;
+      state: string;
+      agent?: string;
+      turn: number;
+      model: string;
+      usage: Usage;
+      ms: number;
+      prompt_chars: number;
+      reply: string;
       /** Effect key (journal: a resumed run reuses this reply instead of asking again). */
-      effect?: string }
+      effect?: string;
+    }
   | { type: 'delta'; agent: string; text: string }
   | { type: 'message'; message: Message }
   | { type: 'judge'; state: string; turn: number; key: string; target: string; fallback: boolean }
@@ -35,20 +61,58 @@ export type RunEvent =
   /** A side effect (code, human, sub-SOP, file) is about to be performed; see src/journal/effects.ts. */
   | { type: 'effect_started'; key: string; kind: string; label: string; turn: number }
   /** Its result (JSON); `reused` when a resumed run took it from the journal instead of performing it. */
-  | { type: 'effect_finished'; key: string; kind: string; label: string; turn: number; result: unknown; reused?: boolean; llm_cursor?: number }
+  | {
+      type: 'effect_finished';
+      key: string;
+      kind: string;
+      label: string;
+      turn: number;
+      result: unknown;
+      reused?: boolean;
+      llm_cursor?: number;
+    }
   /** A run file (memory file, workspace file) written, with its whole new content, so a fork can rebuild it. */
   | { type: 'file_written'; path: string; content: string; turn: number }
   // --- Actions (src/actions, src/executors): commands, executors, memory files, sub-flows. ---
   /** A reply that is not a valid command; it is sent back to the agent with the error (bounded retries). */
   | { type: 'command_rejected'; state: string; agent: string; turn: number; attempt: number; error: string; reply: string }
-  | { type: 'executor_called'; state: string; agent: string; role: string; turn: number; command: string; executor: string; args: Record<string, unknown> }
-  | { type: 'executor_result'; state: string; agent: string; turn: number; command: string; executor: string; ok: boolean; result: string; summary: string; ms: number; finish: boolean }
+  | {
+      type: 'executor_called';
+      state: string;
+      agent: string;
+      role: string;
+      turn: number;
+      command: string;
+      executor: string;
+      args: Record<string, unknown>;
+    }
+  | {
+      type: 'executor_result';
+      state: string;
+      agent: string;
+      turn: number;
+      command: string;
+      executor: string;
+      ok: boolean;
+      result: string;
+      summary: string;
+      ms: number;
+      finish: boolean;
+    }
   | { type: 'memory_written'; name: string; op: 'write' | 'append'; path?: string; bytes: number }
   /** An event of a sub-flow (sop executor), tagged with its path, e.g. "Coder-1/extend_library-1". */
   | { type: 'subflow'; flow: string; event: RunEvent }
-  | { type: 'run_finished'; status: 'finished' | 'max_turns' | 'failed' | 'interrupted'; turns: number; final_state?: string; error?: string; usage: UsageTotals; time: string;
+  | {
+      type: 'run_finished';
+      status: 'finished' | 'max_turns' | 'failed' | 'interrupted';
+      turns: number;
+      final_state?: string;
+      error?: string;
+      usage: UsageTotals;
+      time: string;
       /** The result of the SOP (its last finish command), when it has one. */
-      result?: string };
+      result?: string;
+    };
 
 /** Run options recorded in run_started so a resume or fork behaves the same. */
 export interface RunSettings {

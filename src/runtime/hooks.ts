@@ -98,13 +98,21 @@ export interface RunPlugin {
    * runs the agent prompt pipeline (`extra` messages are appended to the prompt; `privateMemory`
    * gives it Agents 1.0 semantics).
    */
-  speak?(step: TurnStep, act: (extra?: ChatMessage[], privateMemory?: PrivateMemoryOption) => Promise<string>): Promise<TurnOutput | undefined>;
+  speak?(
+    step: TurnStep,
+    act: (extra?: ChatMessage[], privateMemory?: PrivateMemoryOption) => Promise<string>,
+  ): Promise<TurnOutput | undefined>;
   /** Parts added to the agent's system prompt, and values added to its template context. */
   agentPrompt?(state: ResolvedState, context: Record<string, unknown>): { parts?: ComponentPart[]; context?: Record<string, unknown> };
   /** Narrow what the agent sees of the shared memory. */
   view?(view: EnvironmentView, state: ResolvedState, stateStart: number): EnvironmentView;
   /** LLM settings and call facts of an agent's call. */
-  agentCall?(state: ResolvedState, agent: string, role: string, settings: LlmSettings): { settings?: Partial<LlmSettings>; meta?: Partial<CallMeta> };
+  agentCall?(
+    state: ResolvedState,
+    agent: string,
+    role: string,
+    settings: LlmSettings,
+  ): { settings?: Partial<LlmSettings>; meta?: Partial<CallMeta> };
   /** A turn's message was recorded. */
   afterMessage?(message: Message): void;
   /** State journaled in each checkpoint, and restored from it on resume. */

@@ -16,6 +16,10 @@ export class Rng {
   pick<T>(items: readonly T[]): T {
     return items[Math.floor(this.next() * items.length)]!;
   }
-  get state(): number { return this.s; }
-  set state(value: number) { this.s = value >>> 0; }
+  get state(): number {
+    return this.s;
+  }
+  set state(value: number) {
+    this.s = value >>> 0;
+  }
 }

@@ -17,15 +17,9 @@ import { NoHumanInput } from '../io/human.js';
 import type { CallMeta, ChatMessage, LlmProvider } from '../llm/types.js';
 import { renderText, TemplateSet } from '../prompt/templates.js';
 import { renderPrompts } from '../prompt/prompt-texts.js';
-import {
-  DEFAULTS, controllerLlm, resolveSop, summaryLlm,
-  type ResolvedSop, type ResolvedState,
-} from '../sop/resolved.js';
+import { DEFAULTS, controllerLlm, resolveSop, summaryLlm, type ResolvedSop, type ResolvedState } from '../sop/resolved.js';
 import type { LlmSettings, Sop } from '../sop/types.js';
-import {
-  freshStateRuntime, transitDecision,
-  type StateRuntime,
-} from './controller.js';
+import { freshStateRuntime, transitDecision, type StateRuntime } from './controller.js';
 import { addUsage, emptyUsage, type RunEvent, type RunListener, type UsageTotals } from './events.js';
 import { Rng } from './rng.js';
 import { controllerStrategy, type ControllerContext } from './controllers/index.js';
@@ -124,11 +118,13 @@ export class RunLoop {
     this.resolved = resolveSop(options.sop);
     const sop = options.sop;
     const topK = sop.environment?.top_k ?? DEFAULTS.topK;
-    this.env = options.environment ?? new MemoryEnvironment({
-      visibility: sop.environment?.type ?? 'cooperative',
-      // Messages are embedded only when something retrieves (reference quirk 32 avoided).
-      embedder: topK > 0 ? (options.embedder ?? (() => createEmbedder(sop.environment?.embedder))) : undefined,
-    });
+    this.env =
+      options.environment ??
+      new MemoryEnvironment({
+        visibility: sop.environment?.type ?? 'cooperative',
+        // Messages are embedded only when something retrieves (reference quirk 32 avoided).
+        embedder: topK > 0 ? (options.embedder ?? (() => createEmbedder(sop.environment?.embedder))) : undefined,
+      });
     this.templates = new TemplateSet(sop.templates ?? {});
     this.templates.checkAll();
     this.inputs = resolveInputs(sop, options.inputs ?? {});
@@ -146,13 +142,24 @@ export class RunLoop {
     this.llm = this.plugins.reduce((llm, p) => p.wrapLlm?.(llm) ?? llm, options.llm);
     this.effects = this.plugins.find((p) => p.effects)?.effects ?? directEffects;
     this.components = new ComponentServices({
-      file: options.file, makeEmbedder: () => createEmbedder(sop.environment?.embedder), sharedEmbedder: () => this.runEmbedder(),
-      workspace: options.workspace, toolExecutors: options.toolExecutors, emit: (e) => this.emit(e), turn: () => this.position.turn,
+      file: options.file,
+      makeEmbedder: () => createEmbedder(sop.environment?.embedder),
+      sharedEmbedder: () => this.runEmbedder(),
+      workspace: options.workspace,
+      toolExecutors: options.toolExecutors,
+      emit: (e) => this.emit(e),
+      turn: () => this.position.turn,
     });
     // Native SOPs whose extract components write shared memory journal it in checkpoints.
-    this.sharedCheckpointed = !sop.agents_v1 && Object.values(sop.states).some((st) => Object.values(st.components ?? {}).some((c) => c?.extract !== undefined));
+    this.sharedCheckpointed =
+      !sop.agents_v1 && Object.values(sop.states).some((st) => Object.values(st.components ?? {}).some((c) => c?.extract !== undefined));
     this.pipeline = {
-      sop, resolved: this.resolved, templates: this.templates, env: this.env, components: this.components, extensions: this.plugins,
+      sop,
+      resolved: this.resolved,
+      templates: this.templates,
+      env: this.env,
+      components: this.components,
+      extensions: this.plugins,
       nameStripping: options.nameStripping ?? 'leading',
       stream: options.stream !== false,
       baseContext: () => this.baseContext(),
@@ -164,7 +171,10 @@ export class RunLoop {
       overBudget: (agent, state, tokens, budget) => {
         if (this.budgetWarned) return;
         this.budgetWarned = true;
-        this.emit({ type: 'warning', message: `the prompt of ${agent} in state "${state.name}" needs ${tokens} tokens even without history, over environment.max_prompt_tokens ${budget}` });
+        this.emit({
+          type: 'warning',
+          message: `the prompt of ${agent} in state "${state.name}" needs ${tokens} tokens even without history, over environment.max_prompt_tokens ${budget}`,
+        });
       },
     };
   }
@@ -172,9 +182,20 @@ export class RunLoop {
   /** What the run offers its plugins (src/runtime/hooks.ts). */
   private host(): RunHost {
     return {
-      sop: this.options.sop, resolved: this.resolved, file: this.options.file, runId: this.runId, env: this.env,
-      templates: this.templates, usage: this.usage, inputs: this.inputs, human: this.human, seed: this.seed,
-      signal: this.options.signal, compat: this.options.compat, stream: this.options.stream !== false, redact: this.redact,
+      sop: this.options.sop,
+      resolved: this.resolved,
+      file: this.options.file,
+      runId: this.runId,
+      env: this.env,
+      templates: this.templates,
+      usage: this.usage,
+      inputs: this.inputs,
+      human: this.human,
+      seed: this.seed,
+      signal: this.options.signal,
+      compat: this.options.compat,
+      stream: this.options.stream !== false,
+      redact: this.redact,
       llm: () => this.llm,
       emit: (e) => this.emit(e),
       turn: () => this.position.turn,
@@ -213,7 +234,10 @@ export class RunLoop {
     const out: Record<string, unknown> = {};
     for (const p of this.plugins) if (p.checkpoint && p.restoreCheckpoint) out[p.name] = p;
     if (this.sharedCheckpointed) {
-      out.components = { checkpoint: () => this.components.snapshotShared(), restoreCheckpoint: (s: unknown) => this.components.restoreShared(s as Record<string, string>) };
+      out.components = {
+        checkpoint: () => this.components.snapshotShared(),
+        restoreCheckpoint: (s: unknown) => this.components.restoreShared(s as Record<string, string>),
+      };
     }
     return out;
   }
@@ -252,7 +276,9 @@ export class RunLoop {
   /** Template context shared by every prompt: inputs, goal, SOP facts. */
   private baseContext(): Record<string, unknown> {
     return {
-      inputs: this.inputs, goal: this.inputs.goal, sop: { name: this.options.sop.name, description: this.options.sop.description ?? '' },
+      inputs: this.inputs,
+      goal: this.inputs.goal,
+      sop: { name: this.options.sop.name, description: this.options.sop.description ?? '' },
       memory: {}, // {{memory.NAME}}: filled by the actions plugin, read afresh for every prompt
       ...this.pluginContext(),
     };
@@ -267,7 +293,9 @@ export class RunLoop {
   // The embedder plugins search with (the run's, else one made from environment.embedder)
   private embedderPromise?: Promise<Embedder>;
   private runEmbedder(): Promise<Embedder> {
-    return (this.embedderPromise ??= this.options.embedder ? Promise.resolve(this.options.embedder) : createEmbedder(this.options.sop.environment?.embedder));
+    return (this.embedderPromise ??= this.options.embedder
+      ? Promise.resolve(this.options.embedder)
+      : createEmbedder(this.options.sop.environment?.embedder));
   }
 
   async run(): Promise<RunResult> {
@@ -276,10 +304,24 @@ export class RunLoop {
       await this.restore(this.options.resume); // continue from a journaled checkpoint
     } else {
       this.emit({
-        type: 'run_started', run_id: this.runId, sop: sop.name, file: this.options.file, root: sop.root,
-        seed: this.seed, inputs: this.inputs, llm: this.llm.id, time: new Date().toISOString(),
-        document: sop, launch: this.options.launch,
-        settings: { max_turns: this.maxTurns, model: this.options.model, compat: this.options.compat, name_stripping: this.options.nameStripping, stream: this.options.stream },
+        type: 'run_started',
+        run_id: this.runId,
+        sop: sop.name,
+        file: this.options.file,
+        root: sop.root,
+        seed: this.seed,
+        inputs: this.inputs,
+        llm: this.llm.id,
+        time: new Date().toISOString(),
+        document: sop,
+        launch: this.options.launch,
+        settings: {
+          max_turns: this.maxTurns,
+          model: this.options.model,
+          compat: this.options.compat,
+          name_stripping: this.options.nameStripping,
+          stream: this.options.stream,
+        },
       });
       this.checkpoint();
     }
@@ -288,10 +330,19 @@ export class RunLoop {
     let finalState: string | undefined;
     try {
       for (;;) {
-        if (this.options.signal?.aborted || this.stopRequested) { status = 'interrupted'; break; }
-        if (this.position.turn >= this.maxTurns) { status = 'max_turns'; break; }
+        if (this.options.signal?.aborted || this.stopRequested) {
+          status = 'interrupted';
+          break;
+        }
+        if (this.position.turn >= this.maxTurns) {
+          status = 'max_turns';
+          break;
+        }
         const step = await this.next();
-        if ('finished' in step) { finalState = step.finished; break; }
+        if ('finished' in step) {
+          finalState = step.finished;
+          break;
+        }
         await this.takeTurn(step);
         this.samplePromptTokens();
         this.checkpoint();
@@ -306,13 +357,24 @@ export class RunLoop {
     let outcome: { result?: string; summary?: string } = {};
     for (const p of this.plugins) if (p.result) outcome = p.result();
     this.emit({
-      type: 'run_finished', status, turns: this.position.turn, final_state: finalState,
-      error: error?.message, usage: this.usage, time: new Date().toISOString(),
+      type: 'run_finished',
+      status,
+      turns: this.position.turn,
+      final_state: finalState,
+      error: error?.message,
+      usage: this.usage,
+      time: new Date().toISOString(),
       ...(outcome.result !== undefined ? { result: outcome.result } : {}),
     });
     return {
-      status, turns: this.position.turn, finalState, error, usage: this.usage, messages: this.env.messages,
-      result: outcome.result, summary: outcome.summary,
+      status,
+      turns: this.position.turn,
+      finalState,
+      error,
+      usage: this.usage,
+      messages: this.env.messages,
+      result: outcome.result,
+      summary: outcome.summary,
     };
   }
 
@@ -372,7 +434,10 @@ export class RunLoop {
     return { state, role, agent, begin: true };
   }
 
-  private async transit(state: ResolvedState, rt: StateRuntime): Promise<{ target: string; reason: 'judge' | 'max_turns' | 'direct' | 'finish' }> {
+  private async transit(
+    state: ResolvedState,
+    rt: StateRuntime,
+  ): Promise<{ target: string; reason: 'judge' | 'max_turns' | 'direct' | 'finish' }> {
     const decided = this.pluginTransit(state, rt); // e.g. command states move on by finish or max_turns
     if (decided) return decided;
     const decision = transitDecision(state.nextStates, rt.chatNums, state.maxTurns);
@@ -380,7 +445,8 @@ export class RunLoop {
       return { target: state.nextStates[decision.key]!, reason: decision.kind === 'max_turns' ? 'max_turns' : 'direct' };
     }
     const { key, target, known } = await askJudge(state, rt, this.controllerContext(), this.env.summary);
-    if (!known) this.emit({ type: 'warning', message: `judge of state "${state.name}" answered key "${key}", which has no transition; staying` });
+    if (!known)
+      this.emit({ type: 'warning', message: `judge of state "${state.name}" answered key "${key}", which has no transition; staying` });
     this.emit({ type: 'judge', state: state.name, turn: this.position.turn, key, target, fallback: !known });
     return { target, reason: 'judge' };
   }
@@ -418,7 +484,9 @@ export class RunLoop {
   /** What a controller strategy may use (src/runtime/controllers). */
   private controllerContext(): ControllerContext {
     return {
-      rng: this.rng, compat: this.options.compat, turn: this.position.turn,
+      rng: this.rng,
+      compat: this.options.compat,
+      turn: this.position.turn,
       history: (state) => this.controllerHistory(state),
       last: () => this.env.messages[this.env.messages.length - 1],
       promptContext: (state) => ({ ...this.baseContext(), state: { name: state.name }, environment_prompt: this.envPrompt(state) }),
@@ -436,7 +504,11 @@ export class RunLoop {
     const n = this.env.messages.length;
     const start = Math.max(this.env.stateStart, n - state.maxChatHistory);
     const history = this.env.messages.slice(start);
-    const relevant = await this.env.retrieve({ topK: this.topK(), minSimilarity: this.options.sop.environment?.min_similarity, before: start });
+    const relevant = await this.env.retrieve({
+      topK: this.topK(),
+      minSimilarity: this.options.sop.environment?.min_similarity,
+      before: start,
+    });
     return { history, relevant };
   }
 
@@ -465,10 +537,15 @@ export class RunLoop {
     if (agentDef.human) {
       const last = this.env.messages[this.env.messages.length - 1];
       // An answer already in the journal is not asked again (durable effects).
-      const answer = await this.effects.perform({ kind: 'human', label: `${agent}@${state.name}`, marksStart: true }, () => this.human.ask({
-        agent, role, state: state.name, kind: 'turn',
-        prompt: last ? `${last.sender} (${last.role}): ${last.content}` : '',
-      }));
+      const answer = await this.effects.perform({ kind: 'human', label: `${agent}@${state.name}`, marksStart: true }, () =>
+        this.human.ask({
+          agent,
+          role,
+          state: state.name,
+          kind: 'turn',
+          prompt: last ? `${last.sender} (${last.role}): ${last.content}` : '',
+        }),
+      );
       if (answer.reused) this.human.skip?.(1);
       content = answer.value;
       kind = 'human';
@@ -484,7 +561,13 @@ export class RunLoop {
       execute = out.execute;
     }
     const message: Message = {
-      id: this.env.messages.length, turn: pos.turn, state: state.name, sender: agent, role, content, kind,
+      id: this.env.messages.length,
+      turn: pos.turn,
+      state: state.name,
+      sender: agent,
+      role,
+      content,
+      kind,
       timestamp: new Date().toISOString(),
     };
     await this.env.add(message);
@@ -496,7 +579,8 @@ export class RunLoop {
 
   /** The agent's reply: a plugin's (a command, the Agents 1.0 turn), else the agent prompt pipeline's. */
   private async speak(step: Step): Promise<TurnOutput> {
-    const act = (extra?: ChatMessage[], privateMemory?: PrivateMemoryOption) => this.act(step.state, step.role, step.agent, extra, privateMemory);
+    const act = (extra?: ChatMessage[], privateMemory?: PrivateMemoryOption) =>
+      this.act(step.state, step.role, step.agent, extra, privateMemory);
     for (const p of this.plugins) {
       const out = await p.speak?.(step, act);
       if (out) return out;
@@ -505,10 +589,15 @@ export class RunLoop {
   }
 
   /** The agent prompt pipeline (src/agent/pipeline.ts): the agent's prompt, its LLM call, the reply as recorded. */
-  private act(state: ResolvedState, role: string, agent: string, extra: ChatMessage[] = [], privateMemory?: PrivateMemoryOption): Promise<string> {
+  private act(
+    state: ResolvedState,
+    role: string,
+    agent: string,
+    extra: ChatMessage[] = [],
+    privateMemory?: PrivateMemoryOption,
+  ): Promise<string> {
     return agentTurn(this.pipeline, { state, role, agent, extra, privateMemory });
   }
-
 
   /**
    * Refresh the summary every `summary.every` messages (counted over the whole run), from the
@@ -524,7 +613,11 @@ export class RunLoop {
     const visibleStart = this.env.visibility === 'competitive' ? this.env.stateStart : 0;
     const from = Math.max(visibleStart, count - s.every);
     const recent = this.env.messages.slice(from);
-    const relevant = await this.env.retrieve({ topK: this.topK(), minSimilarity: this.options.sop.environment?.min_similarity, before: from });
+    const relevant = await this.env.retrieve({
+      topK: this.topK(),
+      minSimilarity: this.options.sop.environment?.min_similarity,
+      before: from,
+    });
     const base = this.baseContext();
     const ctx = {
       ...base,
@@ -539,7 +632,11 @@ export class RunLoop {
       { role: 'system', content: this.templates.render('summary_system', ctx) },
       { role: 'user', content: this.templates.render('summary_user', ctx) },
     ];
-    const reply = await this.call(messages, summaryLlm(this.resolved, state), { purpose: 'summary', state: state.name, turn: this.position.turn });
+    const reply = await this.call(messages, summaryLlm(this.resolved, state), {
+      purpose: 'summary',
+      state: state.name,
+      turn: this.position.turn,
+    });
     this.env.summary = reply.trim();
     this.emit({ type: 'summary', state: state.name, turn: this.position.turn, after_messages: count, summary: this.env.summary });
   }
@@ -549,18 +646,30 @@ export class RunLoop {
     const started = performance.now();
     const llm = this.llm;
     const onDelta = stream && meta.agent ? (text: string) => this.emit({ type: 'delta', agent: meta.agent!, text }) : undefined;
-    messages = messages.map((m) => { const content = this.redact(m.content); return content === m.content ? m : { ...m, content }; }); // secrets
+    messages = messages.map((m) => {
+      const content = this.redact(m.content);
+      return content === m.content ? m : { ...m, content };
+    }); // secrets
     // Where the graph leads (read by the mock provider only): for judges, and agents of command states.
-    if (meta.state && !meta.walk && (meta.purpose === 'judge' || (meta.purpose === 'agent' && this.resolved.states[meta.state]?.def.commands))) {
+    if (
+      meta.state &&
+      !meta.walk &&
+      (meta.purpose === 'judge' || (meta.purpose === 'agent' && this.resolved.states[meta.state]?.def.commands))
+    ) {
       meta = { ...meta, walk: walkMeta(this.resolved, meta.state, this.position.states, this.seed) };
     }
     // A reply already in the journal (an interrupted turn being redone) is reused (durable effects).
-    const { value: res, key, reused } = await this.effects.perform<LlmEffectResult>(
+    const {
+      value: res,
+      key,
+      reused,
+    } = await this.effects.perform<LlmEffectResult>(
       { kind: 'llm', label: llmEffectLabel(meta.purpose, meta.state, meta.agent), journalsResult: false },
-      () => llm.chat(
-        { messages, model, temperature: settings.temperature ?? DEFAULTS.temperature, maxTokens: settings.max_tokens, stream, meta },
-        { signal: this.options.signal, onDelta },
-      ),
+      () =>
+        llm.chat(
+          { messages, model, temperature: settings.temperature ?? DEFAULTS.temperature, maxTokens: settings.max_tokens, stream, meta },
+          { signal: this.options.signal, onDelta },
+        ),
     );
     if (reused) {
       if (llm.position !== undefined) llm.seek?.(llm.position + 1);
@@ -571,8 +680,17 @@ export class RunLoop {
     let promptChars = 0;
     for (const m of messages) promptChars += m.content.length;
     this.emit({
-      type: 'llm_call', purpose: meta.purpose, state: meta.state, agent: meta.agent, turn: meta.turn, model,
-      usage: res.usage, ms: Math.round(performance.now() - started), prompt_chars: promptChars, reply: res.content, effect: key,
+      type: 'llm_call',
+      purpose: meta.purpose,
+      state: meta.state,
+      agent: meta.agent,
+      turn: meta.turn,
+      model,
+      usage: res.usage,
+      ms: Math.round(performance.now() - started),
+      prompt_chars: promptChars,
+      reply: res.content,
+      effect: key,
     });
     return res.content;
   }
@@ -584,7 +702,10 @@ export function resolveInputs(sop: Sop, given: Record<string, string>): Record<s
   for (const [name, def] of Object.entries(sop.inputs ?? {})) {
     const value = Object.prototype.hasOwnProperty.call(given, name) ? given[name] : def.default;
     if (value === undefined) {
-      if (def.required) throw new Error(`input "${name}" is required${def.description ? ` (${def.description})` : ''}; pass --input ${name}=VALUE${name === 'goal' ? ' or --goal TEXT' : ''}`);
+      if (def.required)
+        throw new Error(
+          `input "${name}" is required${def.description ? ` (${def.description})` : ''}; pass --input ${name}=VALUE${name === 'goal' ? ' or --goal TEXT' : ''}`,
+        );
       continue;
     }
     out[name] = value;

@@ -16,12 +16,18 @@ export function stepsToFinal(resolved: ResolvedSop): Map<string, number> {
     for (const t of Object.values(s.nextStates)) into.set(t, [...(into.get(t) ?? []), s.name]);
   }
   const steps = new Map<string, number>();
-  let frontier = Object.values(resolved.states).filter((s) => s.final).map((s) => s.name);
+  let frontier = Object.values(resolved.states)
+    .filter((s) => s.final)
+    .map((s) => s.name);
   for (const f of frontier) steps.set(f, 0);
   for (let d = 1; frontier.length > 0; d++) {
     const next: string[] = [];
     for (const t of frontier) {
-      for (const s of into.get(t) ?? []) if (!steps.has(s)) { steps.set(s, d); next.push(s); }
+      for (const s of into.get(t) ?? [])
+        if (!steps.has(s)) {
+          steps.set(s, d);
+          next.push(s);
+        }
     }
     frontier = next;
   }
@@ -38,11 +44,19 @@ function commandKey(def: { executor: string; settings?: Record<string, unknown> 
   return undefined;
 }
 
-export function walkMeta(resolved: ResolvedSop, stateName: string, runtimes: Record<string, StateRuntime | undefined>, seed: number): WalkInfo {
+export function walkMeta(
+  resolved: ResolvedSop,
+  stateName: string,
+  runtimes: Record<string, StateRuntime | undefined>,
+  seed: number,
+): WalkInfo {
   const state = resolved.states[stateName]!;
   const steps = stepsToFinal(resolved);
   const routes = Object.entries(state.nextStates).map(([key, target]) => ({
-    key, target, steps: steps.get(target) ?? -1, visits: runtimes[target]?.visits ?? 0,
+    key,
+    target,
+    steps: steps.get(target) ?? -1,
+    visits: runtimes[target]?.visits ?? 0,
   }));
   const commands = state.def.commands as Record<string, { executor: string; settings?: Record<string, unknown> }> | undefined;
   const commandKeys: Record<string, string> = {};
@@ -51,7 +65,9 @@ export function walkMeta(resolved: ResolvedSop, stateName: string, runtimes: Rec
     if (key !== undefined) commandKeys[name] = key;
   }
   return {
-    seed, routes, turnsBefore: state.def.begin_query !== undefined ? 1 : 0,
+    seed,
+    routes,
+    turnsBefore: state.def.begin_query !== undefined ? 1 : 0,
     ...(state.maxTurns !== undefined ? { maxTurns: state.maxTurns } : {}),
     ...(commands ? { commandKeys } : {}),
   };

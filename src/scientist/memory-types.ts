@@ -42,13 +42,16 @@ export function memoryNameOf(sop: Pick<Sop, 'memory_types'>, type: MemoryType, w
   const types = memoryTypes(sop);
   if (wanted !== undefined) {
     if (!Object.prototype.hasOwnProperty.call(types, wanted) || types[wanted] !== type) {
-      throw new TaskBoardError(`memory file "${wanted}" is not declared as a ${type}; add "memory_types": {"${wanted}": "${type}"} to the SOP`);
+      throw new TaskBoardError(
+        `memory file "${wanted}" is not declared as a ${type}; add "memory_types": {"${wanted}": "${type}"} to the SOP`,
+      );
     }
     return wanted;
   }
   const names = Object.keys(types).filter((n) => types[n] === type);
   if (names.length === 0) throw new TaskBoardError(`this SOP declares no ${type} memory; add "memory_types": {"${type}": "${type}"}`);
-  if (names.length > 1) throw new TaskBoardError(`this SOP declares several ${type} memories (${names.join(', ')}); name one in the command's "file" setting`);
+  if (names.length > 1)
+    throw new TaskBoardError(`this SOP declares several ${type} memories (${names.join(', ')}); name one in the command's "file" setting`);
   return names[0]!;
 }
 

@@ -9,8 +9,46 @@ export type MoodConfig = NonNullable<Sop['mood']>;
 export const MOOD_DEFAULTS = { initial: 0, step: 0.05, sentiment_weight: 0.2, window: 5 } as const;
 
 /** Word stems and their sentiment; a thought's score is the balance of the stems it contains. */
-const POSITIVE = ['good', 'great', 'success', 'succeed', 'work', 'confirm', 'solved', 'progress', 'clear', 'correct', 'promising', 'confident', 'accept', 'pass', 'agree', 'found', 'done', 'interesting'];
-const NEGATIVE = ['fail', 'error', 'wrong', 'stuck', 'loop', 'confus', 'unclear', 'falsif', 'reject', 'bug', 'impossible', 'frustrat', 'doubt', 'again', 'unsure', 'crash', 'broken', 'contradict'];
+const POSITIVE = [
+  'good',
+  'great',
+  'success',
+  'succeed',
+  'work',
+  'confirm',
+  'solved',
+  'progress',
+  'clear',
+  'correct',
+  'promising',
+  'confident',
+  'accept',
+  'pass',
+  'agree',
+  'found',
+  'done',
+  'interesting',
+];
+const NEGATIVE = [
+  'fail',
+  'error',
+  'wrong',
+  'stuck',
+  'loop',
+  'confus',
+  'unclear',
+  'falsif',
+  'reject',
+  'bug',
+  'impossible',
+  'frustrat',
+  'doubt',
+  'again',
+  'unsure',
+  'crash',
+  'broken',
+  'contradict',
+];
 
 /** Sentiment of a text in [-1, 1]: (positive - negative) / (positive + negative) word stems. */
 export function sentiment(text: string): number {
@@ -31,10 +69,16 @@ export function moodLabel(value: number): string {
   return 'upbeat';
 }
 
-export interface MoodState { value: number; rng: number }
+export interface MoodState {
+  value: number;
+  rng: number;
+}
 
 /** What templates see as {{mood}} (undefined when mood is off, so {{#if mood}} hides it). */
-export interface MoodView { label: string; value: string }
+export interface MoodView {
+  label: string;
+  value: string;
+}
 
 export class Mood {
   readonly enabled: boolean;
@@ -54,16 +98,19 @@ export class Mood {
     this.rng = new Rng((seed ^ 0x6d6f6f64) >>> 0);
   }
 
-  get current(): number { return this.value; }
+  get current(): number {
+    return this.value;
+  }
 
   /** One drift: a random step, then a pull toward the sentiment of the recent thoughts. */
   update(recentThoughts: readonly string[] = []): number {
     if (!this.enabled) return this.value;
     const walked = this.value + this.step * (2 * this.rng.next() - 1);
     const recent = recentThoughts.slice(-this.window);
-    const mood = recent.length === 0
-      ? walked
-      : (1 - this.weight) * walked + this.weight * (recent.reduce((s, t) => s + sentiment(t), 0) / recent.length);
+    const mood =
+      recent.length === 0
+        ? walked
+        : (1 - this.weight) * walked + this.weight * (recent.reduce((s, t) => s + sentiment(t), 0) / recent.length);
     this.value = Math.max(-1, Math.min(1, mood));
     return this.value;
   }
@@ -73,7 +120,9 @@ export class Mood {
     return { label: moodLabel(this.value), value: (this.value >= 0 ? '+' : '') + this.value.toFixed(2) };
   }
 
-  save(): MoodState { return { value: this.value, rng: this.rng.state }; }
+  save(): MoodState {
+    return { value: this.value, rng: this.rng.state };
+  }
   restore(state: MoodState): void {
     this.value = state.value;
     this.rng.state = state.rng;
@@ -83,7 +132,12 @@ export class Mood {
 /** The mood at a turn, replayed from the start of the run: one drift per turn, pulled by the
  * thoughts had before it. A pure function of (config, seed, turn, thoughts), so a resumed or
  * forked run has the same mood without saving any state. */
-export function moodAt(config: MoodConfig | undefined, seed: number, turn: number, thoughts: ReadonlyArray<{ text: string; turn: number }>): MoodView | undefined {
+export function moodAt(
+  config: MoodConfig | undefined,
+  seed: number,
+  turn: number,
+  thoughts: ReadonlyArray<{ text: string; turn: number }>,
+): MoodView | undefined {
   const mood = new Mood(config ?? {}, seed);
   if (!mood.enabled) return undefined;
   const sorted = [...thoughts].sort((a, b) => a.turn - b.turn);

@@ -72,7 +72,12 @@ export function userAway(config: ResourcesConfig = {}, inputs: Record<string, st
 }
 
 /** What a task of `value` working at `level` (default: its start level) may use. */
-export function resourcesFor(value: TaskValue, level: string | undefined, config: ResourcesConfig = {}, opts: { userAway?: boolean } = {}): TaskResources {
+export function resourcesFor(
+  value: TaskValue,
+  level: string | undefined,
+  config: ResourcesConfig = {},
+  opts: { userAway?: boolean } = {},
+): TaskResources {
   const policy = policyFor(value, config);
   const lvl = level ?? policy.start_level;
   if (!isLevel(lvl)) throw new ResourceError(`unknown resource level "${lvl}"; levels are ${LEVELS.join(', ')}`);
@@ -83,7 +88,9 @@ export function resourcesFor(value: TaskValue, level: string | undefined, config
   const next = LEVELS[rank(lvl) + 1];
   const askDenied = opts.userAway
     ? 'the user is away (user_away): work it out without them'
-    : policy.ask_user ? undefined : `a ${value}-value task may not ask the user`;
+    : policy.ask_user
+      ? undefined
+      : `a ${value}-value task may not ask the user`;
   return {
     value,
     level: lvl,
@@ -99,7 +106,9 @@ export function resourcesFor(value: TaskValue, level: string | undefined, config
 export function escalate(value: TaskValue, level: string | undefined, config: ResourcesConfig = {}): Level {
   const r = resourcesFor(value, level, config);
   if (!r.next_level) {
-    throw new ResourceError(`a ${value}-value task is already at its highest level (${r.level}); ${r.may_create_framework ? 'create a framework instead' : 'close it with the best answer or fail it'}`);
+    throw new ResourceError(
+      `a ${value}-value task is already at its highest level (${r.level}); ${r.may_create_framework ? 'create a framework instead' : 'close it with the best answer or fail it'}`,
+    );
   }
   return r.next_level;
 }

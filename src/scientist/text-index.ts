@@ -2,8 +2,15 @@
 // by text, so each text is embedded once per index.
 import type { Embedder } from '../memory/embedder.js';
 
-export interface SearchItem<K> { key: K; text: string }
-export interface SearchHit<K> { key: K; text: string; score: number }
+export interface SearchItem<K> {
+  key: K;
+  text: string;
+}
+export interface SearchHit<K> {
+  key: K;
+  text: string;
+  score: number;
+}
 
 export class TextIndex {
   private readonly cache = new Map<string, Float32Array>();

@@ -37,8 +37,13 @@ export interface RunFacts {
 }
 
 const line = (t: Task) => ({
-  id: t.id, name: t.name, status: t.status, value: t.value, depth: t.depth ?? 0,
-  requires: t.tasks_required.join(', '), answer: t.answer ?? '',
+  id: t.id,
+  name: t.name,
+  status: t.status,
+  value: t.value,
+  depth: t.depth ?? 0,
+  requires: t.tasks_required.join(', '),
+  answer: t.answer ?? '',
 });
 
 /** What the task in progress may use, and its routes and latest thoughts. */
@@ -79,10 +84,17 @@ export function taskBoardView(board: TaskBoard, sop: Pick<Sop, 'resources'>, inp
 }
 
 const statementLine = (s: Statement) => ({
-  id: s.id, text: s.text, status: s.status, reason: s.reason ?? '', task: s.task,
+  id: s.id,
+  text: s.text,
+  status: s.status,
+  reason: s.reason ?? '',
+  task: s.task,
   triples: s.triples.map((t) => `(${t.subject}; ${t.predicate}; ${t.object})`).join(' '),
   predictions: s.predictions,
-  tests: s.predictions.filter((p) => p.test).map((p) => `${p.test!.method} ${p.test!.outcome}`).join(', '),
+  tests: s.predictions
+    .filter((p) => p.test)
+    .map((p) => `${p.test!.method} ${p.test!.outcome}`)
+    .join(', '),
 });
 
 export function worldModelView(model: WorldModel) {
@@ -95,7 +107,11 @@ export function worldModelView(model: WorldModel) {
 }
 
 /** The template values of a SOP's structured memories and mood (empty when it has none). */
-export function scientistContext(sop: Pick<Sop, 'memory_types' | 'resources' | 'mood'>, store: TextStore, run: RunFacts): Record<string, unknown> {
+export function scientistContext(
+  sop: Pick<Sop, 'memory_types' | 'resources' | 'mood'>,
+  store: TextStore,
+  run: RunFacts,
+): Record<string, unknown> {
   const types = memoryTypes(sop);
   const out: Record<string, unknown> = {};
   let board: TaskBoard | undefined;
@@ -108,14 +124,22 @@ export function scientistContext(sop: Pick<Sop, 'memory_types' | 'resources' | '
       out.world_model = worldModelView(readWorldModel(store, name));
     }
   }
-  const mood: MoodView | undefined = moodAt(sop.mood, run.seed, run.turn,
-    (board?.thoughts ?? []).map((t) => ({ text: `${t.name}: ${t.content}`, turn: t.turn ?? 0 })));
+  const mood: MoodView | undefined = moodAt(
+    sop.mood,
+    run.seed,
+    run.turn,
+    (board?.thoughts ?? []).map((t) => ({ text: `${t.name}: ${t.content}`, turn: t.turn ?? 0 })),
+  );
   if (mood) out.mood = mood;
   return out;
 }
 
 /** LLM settings of the task in progress's resource level, to lay over an agent call's settings. */
-export function taskLlmProfile(sop: Pick<Sop, 'memory_types' | 'resources'>, store: TextStore, inputs: Record<string, string>): { model?: string; temperature?: number; max_tokens?: number } | undefined {
+export function taskLlmProfile(
+  sop: Pick<Sop, 'memory_types' | 'resources'>,
+  store: TextStore,
+  inputs: Record<string, string>,
+): { model?: string; temperature?: number; max_tokens?: number } | undefined {
   if (!sop.resources) return undefined;
   for (const [name, type] of Object.entries(memoryTypes(sop))) {
     if (type !== 'task_board' || !store.has(name)) continue;

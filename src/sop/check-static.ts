@@ -18,7 +18,11 @@ export function staticDiagnostics(sop: Sop): Diagnostic[] {
 
   for (const key of ['memory', 'memory_types'] as const) {
     for (const name of Object.keys(sop[key] ?? {})) {
-      if (tooLong(name)) err([key, name], `memory file name is ${name.length} characters; at most ${MAX_FILE_NAME} (it becomes the file memory/${name.slice(0, 20)}...)`);
+      if (tooLong(name))
+        err(
+          [key, name],
+          `memory file name is ${name.length} characters; at most ${MAX_FILE_NAME} (it becomes the file memory/${name.slice(0, 20)}...)`,
+        );
     }
   }
   const declared = new Set([...Object.keys(sop.memory ?? {}), ...Object.keys(sop.memory_types ?? {}), 'logs']);
@@ -27,21 +31,42 @@ export function staticDiagnostics(sop: Sop): Diagnostic[] {
       const at = (...rest: Array<string | number>) => ['states', stateName, 'commands', command, ...rest];
       const settings = (def.settings ?? {}) as Record<string, unknown>;
       if (def.executor === 'sop') {
-        if (tooLong(command)) err(at(), `a sub-flow command's name is at most ${MAX_FILE_NAME} characters (its sub-flows get the folder memory/${command.slice(0, 20)}...-N); this one has ${command.length}`);
+        if (tooLong(command))
+          err(
+            at(),
+            `a sub-flow command's name is at most ${MAX_FILE_NAME} characters (its sub-flows get the folder memory/${command.slice(0, 20)}...-N); this one has ${command.length}`,
+          );
         const shared = settings.memory;
         if (shared && typeof shared === 'object') {
           for (const [sub, mine] of Object.entries(shared as Record<string, unknown>)) {
-            if (!MEMORY_NAME.test(sub) || tooLong(sub)) err(at('settings', 'memory', sub), `"${sub.slice(0, 60)}" is not a memory file name (letters, digits, _ . -, at most ${MAX_FILE_NAME} characters)`);
-            if (typeof mine === 'string' && !declared.has(mine)) err(at('settings', 'memory', sub), `this SOP declares no memory file "${mine}" to share (declared: ${[...declared].join(', ')})`);
+            if (!MEMORY_NAME.test(sub) || tooLong(sub))
+              err(
+                at('settings', 'memory', sub),
+                `"${sub.slice(0, 60)}" is not a memory file name (letters, digits, _ . -, at most ${MAX_FILE_NAME} characters)`,
+              );
+            if (typeof mine === 'string' && !declared.has(mine))
+              err(
+                at('settings', 'memory', sub),
+                `this SOP declares no memory file "${mine}" to share (declared: ${[...declared].join(', ')})`,
+              );
           }
         }
       }
       // Memory files a command always uses: undeclared, every use fails (told to the agent).
-      const named: Array<[string, unknown]> = def.executor === 'human' ? [['save_to', settings.save_to]]
-        : def.executor === 'library' ? [['draft', settings.draft]]
-          : def.executor === 'memory' && settings.target !== 'workspace' ? [['file', settings.file]] : [];
+      const named: Array<[string, unknown]> =
+        def.executor === 'human'
+          ? [['save_to', settings.save_to]]
+          : def.executor === 'library'
+            ? [['draft', settings.draft]]
+            : def.executor === 'memory' && settings.target !== 'workspace'
+              ? [['file', settings.file]]
+              : [];
       for (const [key, name] of named) {
-        if (typeof name === 'string' && !declared.has(name)) warn(at('settings', key), `memory file "${name}" is not declared in "memory" (declared: ${[...declared].join(', ')}), so this command fails unless a calling SOP shares it`);
+        if (typeof name === 'string' && !declared.has(name))
+          warn(
+            at('settings', key),
+            `memory file "${name}" is not declared in "memory" (declared: ${[...declared].join(', ')}), so this command fails unless a calling SOP shares it`,
+          );
       }
     }
   }

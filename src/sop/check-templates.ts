@@ -29,7 +29,8 @@ export function templateTexts(sop: Sop): Array<{ path: Path; source: string; var
   };
 
   for (const [name, source] of Object.entries(sop.templates ?? {})) {
-    if (Object.prototype.hasOwnProperty.call(TEMPLATE_VARIABLES, name)) text(['templates', name], source, TEMPLATE_VARIABLES[name as TemplateName]);
+    if (Object.prototype.hasOwnProperty.call(TEMPLATE_VARIABLES, name))
+      text(['templates', name], source, TEMPLATE_VARIABLES[name as TemplateName]);
   }
   prompts(['environment', 'summary'], sop.environment?.summary);
   const styled = new Set<string>(); // agents whose style is rendered by a style component

@@ -24,7 +24,13 @@ export function formatDiagnostic(d: Diagnostic): string {
 /** Thrown when a SOP cannot be loaded; carries every diagnostic found. */
 export class SopError extends EngineError {
   constructor(readonly diagnostics: Diagnostic[]) {
-    super(diagnostics.filter((d) => d.severity === 'error').map(formatDiagnostic).join('\n'), 'SOP_INVALID');
+    super(
+      diagnostics
+        .filter((d) => d.severity === 'error')
+        .map(formatDiagnostic)
+        .join('\n'),
+      'SOP_INVALID',
+    );
     this.name = 'SopError';
   }
 }

@@ -38,7 +38,12 @@ function mermaidId(name: string, ids: Map<string, string>): string {
  * "%%" (which starts a Mermaid comment or an %%{init}%% directive anywhere in the text).
  */
 function mermaidLabel(text: string): string {
-  return text.replace(/["\n\r]/g, ' ').replace(/[:;]/g, ' ').replace(/</g, '‹').replace(/>/g, '›').replace(/%(?=%)/g, '% ');
+  return text
+    .replace(/["\n\r]/g, ' ')
+    .replace(/[:;]/g, ' ')
+    .replace(/</g, '‹')
+    .replace(/>/g, '›')
+    .replace(/%(?=%)/g, '% ');
 }
 
 /**
@@ -48,7 +53,12 @@ function mermaidLabel(text: string): string {
 export function stateLines(sop: Sop, name: string): string[] {
   const state = sop.states[name]!;
   if (state.final) return [`${name} (final)`];
-  const human = new Set(Object.values(sop.agents).filter((a) => a.human).map((a) => a.roles[name]).filter((r) => r !== undefined));
+  const human = new Set(
+    Object.values(sop.agents)
+      .filter((a) => a.human)
+      .map((a) => a.roles[name])
+      .filter((r) => r !== undefined),
+  );
   const roles = effectiveRoles(state).map((r) => (human.has(r) ? `${r} (human)` : r));
   const lines = [name];
   if (roles.length) lines.push(roles.join(', '));
@@ -85,7 +95,8 @@ export function toMermaid(sop: Sop): string {
       const maxTurns = state.controller?.max_turns;
       let label: string;
       // actions: a state with commands leaves by a finish command (or max_turns), never by a judge
-      if (state.commands && Object.keys(state.commands).length > 0 && key === '1') label = maxTurns !== undefined ? `finish or ${maxTurns} turns` : 'finish';
+      if (state.commands && Object.keys(state.commands).length > 0 && key === '1')
+        label = maxTurns !== undefined ? `finish or ${maxTurns} turns` : 'finish';
       // scientist: other keys of a command state are taken by a command's settings.finish
       else if (state.commands && Object.keys(state.commands).length > 0 && key !== '0') label = `finish ${key}`;
       else if (keys.length === 1 && key === '0') label = 'next';

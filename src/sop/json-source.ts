@@ -3,10 +3,16 @@
 // needs one, so the happy path costs one JSON.parse.
 import { EngineError } from '../errors.js';
 
-export interface Position { line: number; column: number }
+export interface Position {
+  line: number;
+  column: number;
+}
 
 export class JsonSyntaxError extends EngineError {
-  constructor(message: string, readonly position: Position | undefined) {
+  constructor(
+    message: string,
+    readonly position: Position | undefined,
+  ) {
     super(message, 'JSON_SYNTAX');
   }
 }
@@ -16,7 +22,10 @@ export function positionAt(text: string, offset: number): Position {
   let line = 1;
   let lastNewline = -1;
   for (let i = 0; i < offset && i < text.length; i++) {
-    if (text.charCodeAt(i) === 10) { line++; lastNewline = i; }
+    if (text.charCodeAt(i) === 10) {
+      line++;
+      lastNewline = i;
+    }
   }
   return { line, column: offset - lastNewline };
 }
@@ -53,23 +62,36 @@ export function parseJson(text: string): unknown {
  */
 export function syntaxErrorOffset(text: string): number | undefined {
   let i = 0;
-  const fail = (): never => { throw new JsonScanStop(i); };
-  const ws = () => { while (i < text.length && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++; };
+  const fail = (): never => {
+    throw new JsonScanStop(i);
+  };
+  const ws = () => {
+    while (i < text.length && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++;
+  };
   const literal = (word: string) => {
-    for (const ch of word) { if (text[i] !== ch) fail(); i++; }
+    for (const ch of word) {
+      if (text[i] !== ch) fail();
+      i++;
+    }
   };
   const string = () => {
     i++;
     for (;;) {
       if (i >= text.length) fail();
       const c = text.charCodeAt(i);
-      if (c === 0x22) { i++; return; }
+      if (c === 0x22) {
+        i++;
+        return;
+      }
       if (c < 0x20) fail();
       if (c === 0x5c) {
         i++;
         const e = text[i];
         if (e === 'u') {
-          for (let k = 0; k < 4; k++) { i++; if (!/[0-9a-fA-F]/.test(text[i] ?? '')) fail(); }
+          for (let k = 0; k < 4; k++) {
+            i++;
+            if (!/[0-9a-fA-F]/.test(text[i] ?? '')) fail();
+          }
         } else if (e === undefined || !'"\\/bfnrt'.includes(e)) fail();
       }
       i++;
@@ -86,25 +108,49 @@ export function syntaxErrorOffset(text: string): number | undefined {
     ws();
     const c = text[i];
     if (c === '{') {
-      i++; ws();
-      if (text[i] === '}') { i++; return; }
+      i++;
+      ws();
+      if (text[i] === '}') {
+        i++;
+        return;
+      }
       for (;;) {
         ws();
         if (text[i] !== '"') fail();
-        string(); ws();
+        string();
+        ws();
         if (text[i] !== ':') fail();
-        i++; value(); ws();
-        if (text[i] === ',') { i++; continue; }
-        if (text[i] === '}') { i++; return; }
+        i++;
+        value();
+        ws();
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        if (text[i] === '}') {
+          i++;
+          return;
+        }
         fail();
       }
     } else if (c === '[') {
-      i++; ws();
-      if (text[i] === ']') { i++; return; }
+      i++;
+      ws();
+      if (text[i] === ']') {
+        i++;
+        return;
+      }
       for (;;) {
-        value(); ws();
-        if (text[i] === ',') { i++; continue; }
-        if (text[i] === ']') { i++; return; }
+        value();
+        ws();
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        if (text[i] === ']') {
+          i++;
+          return;
+        }
         fail();
       }
     } else if (c === '"') string();
@@ -115,7 +161,8 @@ export function syntaxErrorOffset(text: string): number | undefined {
     else fail();
   };
   try {
-    value(); ws();
+    value();
+    ws();
     if (i < text.length) fail();
     return undefined;
   } catch (err) {
@@ -142,11 +189,30 @@ export function pointerOf(path: ReadonlyArray<string | number>): string {
  * pointer does not exist (e.g. a missing property); callers then point at the parent.
  */
 export function locatePointer(text: string, pointer: string): Position | undefined {
-  const segments = pointer === '' ? [] : pointer.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const segments =
+    pointer === ''
+      ? []
+      : pointer
+          .slice(1)
+          .split('/')
+          .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
   let i = 0;
-  const ws = () => { while (i < text.length && /\s/.test(text[i]!)) i++; };
-  const skipString = () => { i++; while (i < text.length && text[i] !== '"') { if (text[i] === '\\') i++; i++; } i++; };
-  const readString = (): string => { const start = i; skipString(); return JSON.parse(text.slice(start, i)) as string; };
+  const ws = () => {
+    while (i < text.length && /\s/.test(text[i]!)) i++;
+  };
+  const skipString = () => {
+    i++;
+    while (i < text.length && text[i] !== '"') {
+      if (text[i] === '\\') i++;
+      i++;
+    }
+    i++;
+  };
+  const readString = (): string => {
+    const start = i;
+    skipString();
+    return JSON.parse(text.slice(start, i)) as string;
+  };
   const skipValue = (): void => {
     ws();
     const c = text[i];
@@ -155,13 +221,23 @@ export function locatePointer(text: string, pointer: string): Position | undefin
       const close = c === '{' ? '}' : ']';
       i++;
       ws();
-      if (text[i] === close) { i++; return; }
+      if (text[i] === close) {
+        i++;
+        return;
+      }
       for (;;) {
         ws();
-        if (c === '{') { skipString(); ws(); i++; }
+        if (c === '{') {
+          skipString();
+          ws();
+          i++;
+        }
         skipValue();
         ws();
-        if (text[i] === ',') { i++; continue; }
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
         i++;
         return;
       }
@@ -179,10 +255,17 @@ export function locatePointer(text: string, pointer: string): Position | undefin
         ws();
         if (text[i] === '}') break;
         const key = readString();
-        ws(); i++; ws();
-        if (key === seg) { found = true; break; }
-        skipValue(); ws();
-        if (text[i] === ',') i++; else break;
+        ws();
+        i++;
+        ws();
+        if (key === seg) {
+          found = true;
+          break;
+        }
+        skipValue();
+        ws();
+        if (text[i] === ',') i++;
+        else break;
       }
       if (!found) return undefined;
     } else if (c === '[') {
@@ -192,8 +275,10 @@ export function locatePointer(text: string, pointer: string): Position | undefin
       for (let k = 0; k < idx; k++) {
         ws();
         if (text[i] === ']') return undefined;
-        skipValue(); ws();
-        if (text[i] === ',') i++; else return undefined;
+        skipValue();
+        ws();
+        if (text[i] === ',') i++;
+        else return undefined;
       }
       ws();
       if (text[i] === ']') return undefined;

@@ -46,7 +46,14 @@ export function capDiagnostics(diags: Diagnostic[]): Diagnostic[] {
   const ordered = [...diags.filter((d) => d.severity === 'error'), ...diags.filter((d) => d.severity !== 'error')];
   const kept = ordered.slice(0, MAX_DIAGNOSTICS);
   const rest = ordered.length - kept.length;
-  return [...kept, { severity: kept[0]!.severity, pointer: '', message: `and ${rest} more problem${rest > 1 ? 's' : ''} (only the first ${MAX_DIAGNOSTICS} are shown)` }];
+  return [
+    ...kept,
+    {
+      severity: kept[0]!.severity,
+      pointer: '',
+      message: `and ${rest} more problem${rest > 1 ? 's' : ''} (only the first ${MAX_DIAGNOSTICS} are shown)`,
+    },
+  ];
 }
 
 export function locate(diags: Diagnostic[], text: string, file: string): Diagnostic[] {
@@ -59,7 +66,8 @@ export function locate(diags: Diagnostic[], text: string, file: string): Diagnos
 
 /** Validate an already parsed document; `text` (when known) gives line and column. */
 export function validateSopDocument(doc: unknown, file: string, text?: string, checks: readonly SopCheck[] = []): LoadedSop {
-  const place = (diags: Diagnostic[]) => (text === undefined ? capDiagnostics(diags).map((d) => ({ ...d, file })) : locate(diags, text, file));
+  const place = (diags: Diagnostic[]) =>
+    text === undefined ? capDiagnostics(diags).map((d) => ({ ...d, file })) : locate(diags, text, file);
   if (depthExceeds(doc, MAX_DEPTH)) {
     throw new SopError([{ severity: 'error', pointer: '', file, message: `nested more than ${MAX_DEPTH} levels deep` }]);
   }

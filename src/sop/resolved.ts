@@ -38,7 +38,8 @@ function mergeLlm(...layers: Array<LlmSettings | undefined>): LlmSettings {
   // Own keys only, never __proto__/constructor/prototype (a JSON.parse result can hold them as own keys).
   for (const l of layers) {
     if (!l) continue;
-    for (const [k, v] of Object.entries(l)) if (k !== '__proto__' && k !== 'constructor' && k !== 'prototype') (out as Record<string, unknown>)[k] = v;
+    for (const [k, v] of Object.entries(l))
+      if (k !== '__proto__' && k !== 'constructor' && k !== 'prototype') (out as Record<string, unknown>)[k] = v;
   }
   return out;
 }

@@ -19,15 +19,21 @@ function schemaValidator(): ValidateFunction {
 }
 
 const TYPE_WORDS: Record<string, string> = {
-  string: 'a string', number: 'a number', integer: 'an integer', boolean: 'true or false',
-  object: 'an object', array: 'a list', null: 'null',
+  string: 'a string',
+  number: 'a number',
+  integer: 'an integer',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'a list',
+  null: 'null',
 };
 
 function describeAlternatives(schema: unknown): string {
   if (!Array.isArray(schema)) return 'a valid value';
   return schema
     .map((s: { type?: string; items?: { type?: string } }) =>
-      s.type === 'array' && s.items?.type ? `a list of ${s.items.type}s` : TYPE_WORDS[s.type ?? ''] ?? 'a valid value')
+      s.type === 'array' && s.items?.type ? `a list of ${s.items.type}s` : (TYPE_WORDS[s.type ?? ''] ?? 'a valid value'),
+    )
     .join(' or ');
 }
 
@@ -35,17 +41,29 @@ function ajvMessage(e: ErrorObject): { pointer: string; message: string } {
   const p = e.params as Record<string, unknown>;
   switch (e.keyword) {
     case 'additionalProperties':
-      return { pointer: `${e.instancePath}/${String(p.additionalProperty).replace(/~/g, '~0').replace(/\//g, '~1')}`, message: `unknown key "${String(p.additionalProperty)}"` };
+      return {
+        pointer: `${e.instancePath}/${String(p.additionalProperty).replace(/~/g, '~0').replace(/\//g, '~1')}`,
+        message: `unknown key "${String(p.additionalProperty)}"`,
+      };
     case 'required':
       return { pointer: e.instancePath, message: `missing required key "${String(p.missingProperty)}"` };
     case 'type':
-      return { pointer: e.instancePath, message: `must be ${TYPE_WORDS[String(p.type)] ?? String(p.type)}, got ${JSON.stringify(e.data)?.slice(0, 60) ?? typeof e.data}` };
+      return {
+        pointer: e.instancePath,
+        message: `must be ${TYPE_WORDS[String(p.type)] ?? String(p.type)}, got ${JSON.stringify(e.data)?.slice(0, 60) ?? typeof e.data}`,
+      };
     case 'enum':
-      return { pointer: e.instancePath, message: `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(e.data)?.slice(0, 60)}` };
+      return {
+        pointer: e.instancePath,
+        message: `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(e.data)?.slice(0, 60)}`,
+      };
     case 'oneOf':
       return { pointer: e.instancePath, message: `must be ${describeAlternatives(e.schema)}` };
     case 'propertyNames':
-      return { pointer: `${e.instancePath}/${String(p.propertyName).replace(/~/g, '~0').replace(/\//g, '~1')}`, message: `invalid name "${String(p.propertyName)}"` };
+      return {
+        pointer: `${e.instancePath}/${String(p.propertyName).replace(/~/g, '~0').replace(/\//g, '~1')}`,
+        message: `invalid name "${String(p.propertyName)}"`,
+      };
     case 'not':
       return { pointer: e.instancePath, message: 'is a reserved name (__proto__, constructor, prototype)' };
     default:
@@ -64,10 +82,11 @@ export function schemaDiagnostics(doc: unknown): Diagnostic[] {
   const seen = new Set<string>();
   for (const e of errors) {
     if (e.keyword !== 'oneOf' && [...oneOfPaths].some((p) => e.instancePath === p || e.instancePath.startsWith(p + '/'))) continue;
-    if (e.keyword === 'propertyNames' ) continue; // reported through its nested error with the name
-    const { pointer, message } = e.keyword === 'not' || e.keyword === 'minLength' || e.keyword === 'maxLength' || e.keyword === 'pattern'
-      ? nameAwareMessage(e)
-      : ajvMessage(e);
+    if (e.keyword === 'propertyNames') continue; // reported through its nested error with the name
+    const { pointer, message } =
+      e.keyword === 'not' || e.keyword === 'minLength' || e.keyword === 'maxLength' || e.keyword === 'pattern'
+        ? nameAwareMessage(e)
+        : ajvMessage(e);
     const key = `${pointer}\u0000${message}`;
     if (seen.has(key)) continue;
     seen.add(key);
@@ -111,7 +130,10 @@ export function graphDiagnostics(sop: Sop, checks: readonly SopCheck[] = []): Di
       const state = states[stateName]!;
       if (state.final) continue;
       if (!effectiveRoles(state).includes(role)) {
-        err(['agents', agentName, 'roles', stateName], `role "${role}" is not a role of state "${stateName}" (roles: ${effectiveRoles(state).join(', ') || 'none'})`);
+        err(
+          ['agents', agentName, 'roles', stateName],
+          `role "${role}" is not a role of state "${stateName}" (roles: ${effectiveRoles(state).join(', ') || 'none'})`,
+        );
         continue;
       }
       const byRole = players.get(stateName) ?? new Map<string, string[]>();
@@ -134,7 +156,8 @@ export function graphDiagnostics(sop: Sop, checks: readonly SopCheck[] = []): Di
     for (const role of roles) {
       const who = players.get(name)?.get(role) ?? [];
       if (who.length === 0) err(at('roles'), `role "${role}" is played by no agent; add "${name}": "${role}" to one agent's "roles"`);
-      else if (who.length > 1) err(at('roles'), `role "${role}" is played by ${who.length} agents (${who.join(', ')}); exactly one must play it`);
+      else if (who.length > 1)
+        err(at('roles'), `role "${role}" is played by ${who.length} agents (${who.join(', ')}); exactly one must play it`);
     }
     const next = state.next_states ?? {};
     if (Object.keys(next).length === 0) err(at(), `state "${name}" has no "next_states"; add one or mark the state "final": true`);
@@ -150,7 +173,11 @@ export function graphDiagnostics(sop: Sop, checks: readonly SopCheck[] = []): Di
   if (has(sop.root) && out.every((d) => d.severity !== 'error')) {
     const reachable = reachableStates(sop);
     const finals = [...reachable].filter((s) => states[s]?.final);
-    if (finals.length === 0 && sop.open_ended !== true) err(['states'], `no final state is reachable from root "${sop.root}"; mark a state "final": true and link it through next_states, or set "open_ended": true for a SOP that runs until it is stopped`);
+    if (finals.length === 0 && sop.open_ended !== true)
+      err(
+        ['states'],
+        `no final state is reachable from root "${sop.root}"; mark a state "final": true and link it through next_states, or set "open_ended": true for a SOP that runs until it is stopped`,
+      );
     for (const name of Object.keys(states)) {
       if (!reachable.has(name)) warn(['states', name], `state "${name}" is not reachable from root "${sop.root}"`);
     }
@@ -158,7 +185,11 @@ export function graphDiagnostics(sop: Sop, checks: readonly SopCheck[] = []): Di
       // Cycles without exit: states a run can enter but never leave for a final state.
       const exits = statesReachingFinal(sop);
       for (const name of reachable) {
-        if (!exits.has(name)) warn(['states', name, 'next_states'], `no final state can be reached from state "${name}" (a cycle without exit); a run that enters it stops only at --max-turns`);
+        if (!exits.has(name))
+          warn(
+            ['states', name, 'next_states'],
+            `no final state can be reached from state "${name}" (a cycle without exit); a run that enters it stops only at --max-turns`,
+          );
       }
     }
   }

@@ -4,7 +4,14 @@ import { findCycle, findCycleThrough } from './cycles.js';
 import { addRoutes, nextRoute, routeResult, type NewRoute } from './routes.js';
 import { assertTransition } from './transitions.js';
 import {
-  describeTask, TaskBoardError, type Route, type Task, type TaskOrigin, type TaskStatus, type TaskValue, type Thought,
+  describeTask,
+  TaskBoardError,
+  type Route,
+  type Task,
+  type TaskOrigin,
+  type TaskStatus,
+  type TaskValue,
+  type Thought,
 } from './task.js';
 
 export interface NewTask {
@@ -44,8 +51,12 @@ export class TaskBoard {
   private readonly taskMap = new Map<number, Task>();
   private readonly thoughtList: Thought[] = [];
 
-  get tasks(): readonly Task[] { return [...this.taskMap.values()]; }
-  get thoughts(): readonly Thought[] { return this.thoughtList; }
+  get tasks(): readonly Task[] {
+    return [...this.taskMap.values()];
+  }
+  get thoughts(): readonly Thought[] {
+    return this.thoughtList;
+  }
 
   /** The task with this id, or a TaskBoardError listing the ids that exist. */
   task(id: number): Task {
@@ -84,12 +95,16 @@ export class TaskBoard {
       specs.forEach((spec, i) => {
         const after = (spec.after ?? []).map((j) => {
           if (!Number.isInteger(j) || j < 0 || j >= i) {
-            throw new TaskBoardError(`subtask ${i} ("${spec.name}") of ${describeTask(parent)}: "after" must name earlier subtasks by index 0..${i - 1}, got ${j}`);
+            throw new TaskBoardError(
+              `subtask ${i} ("${spec.name}") of ${describeTask(parent)}: "after" must name earlier subtasks by index 0..${i - 1}, got ${j}`,
+            );
           }
           return created[j]!.id;
         });
         const origin = { tasks: [parentId, ...(spec.origin?.tasks ?? [])], thoughts: spec.origin?.thoughts ?? [] };
-        created.push(this.addTask({ ...spec, value: spec.value ?? parent.value, requires: [...after, ...(spec.requires ?? [])], origin }, depth));
+        created.push(
+          this.addTask({ ...spec, value: spec.value ?? parent.value, requires: [...after, ...(spec.requires ?? [])], origin }, depth),
+        );
       });
       for (const sub of created) this.link(parent, sub);
       if (parent.status === 'in_progress') {
@@ -187,8 +202,11 @@ export class TaskBoard {
     if (!spec.content?.trim()) throw new TaskBoardError(`thought "${spec.name}" needs some content`);
     const task = spec.task !== undefined ? this.task(spec.task) : undefined;
     const thought: Thought = {
-      id: this.nextThoughtId++, name: spec.name, content: spec.content,
-      ...(task ? { task: task.id } : {}), ...(spec.turn !== undefined ? { turn: spec.turn } : {}),
+      id: this.nextThoughtId++,
+      name: spec.name,
+      content: spec.content,
+      ...(task ? { task: task.id } : {}),
+      ...(spec.turn !== undefined ? { turn: spec.turn } : {}),
     };
     this.thoughtList.push(thought);
     task?.stream_of_consciousness.push(`(thought ${thought.id}) ${thought.name}: ${thought.content}`);
@@ -263,7 +281,9 @@ export class TaskBoard {
     }
     const cycle = findCycleThrough(this.taskMap, task.id, required.id);
     if (cycle) {
-      throw new TaskBoardError(`${describeTask(task)} cannot require ${describeTask(required)}: that would make a dependency cycle ${cycle.join(' -> ')}`);
+      throw new TaskBoardError(
+        `${describeTask(task)} cannot require ${describeTask(required)}: that would make a dependency cycle ${cycle.join(' -> ')}`,
+      );
     }
     task.tasks_required.push(required.id);
     required.tasks_depending.push(task.id);
@@ -272,7 +292,9 @@ export class TaskBoard {
   private assertRequirementsClosed(t: Task, action: string): void {
     const pending = t.tasks_required.map((id) => this.task(id)).filter((r) => r.status !== 'closed');
     if (pending.length === 0) return;
-    throw new TaskBoardError(`${describeTask(t)} cannot ${action}: it requires ${pending.map((r) => `${describeTask(r)} (${r.status})`).join(', ')}`);
+    throw new TaskBoardError(
+      `${describeTask(t)} cannot ${action}: it requires ${pending.map((r) => `${describeTask(r)} (${r.status})`).join(', ')}`,
+    );
   }
 }
 

@@ -19,7 +19,10 @@ export function findCycleThrough(graph: Graph, from: number, to: number): number
       parent.set(next, id);
       if (next === from) {
         const path = [from];
-        for (let at = from; at !== to;) { at = parent.get(at)!; path.push(at); }
+        for (let at = from; at !== to;) {
+          at = parent.get(at)!;
+          path.push(at);
+        }
         return [from, ...path.reverse()];
       }
       stack.push(next);

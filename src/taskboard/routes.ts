@@ -5,7 +5,10 @@
 // may take at its resource level bound how many routes it tries.
 import { describeTask, TaskBoardError, type Route, type Task } from './task.js';
 
-export interface NewRoute { description: string; score: number }
+export interface NewRoute {
+  description: string;
+  score: number;
+}
 
 function routesOf(task: Task): Route[] {
   return (task.routes ??= []);
@@ -15,29 +18,43 @@ export function route(task: Task, id: number): Route {
   const r = task.routes?.find((x) => x.id === id);
   if (!r) {
     const ids = (task.routes ?? []).map((x) => x.id);
-    throw new TaskBoardError(`${describeTask(task)} has no route ${id}${ids.length ? ` (routes: ${ids.join(', ')})` : '; add routes first'}`);
+    throw new TaskBoardError(
+      `${describeTask(task)} has no route ${id}${ids.length ? ` (routes: ${ids.join(', ')})` : '; add routes first'}`,
+    );
   }
   return r;
 }
 
 /** Adds routes to an in-progress task, or refinements of the route being tried (`parent`). */
 export function addRoutes(task: Task, routes: readonly NewRoute[], maxDepth: number, parent?: number): Route[] {
-  if (task.status !== 'in_progress') throw new TaskBoardError(`${describeTask(task)} is ${task.status}; routes are added to the task in progress`);
+  if (task.status !== 'in_progress')
+    throw new TaskBoardError(`${describeTask(task)} is ${task.status}; routes are added to the task in progress`);
   if (routes.length === 0) throw new TaskBoardError(`no routes given for ${describeTask(task)}`);
   let depth = 1;
   if (parent !== undefined) {
     const p = route(task, parent);
-    if (p.status !== 'trying') throw new TaskBoardError(`route ${parent} of ${describeTask(task)} is ${p.status}; only the route being tried can be refined`);
+    if (p.status !== 'trying')
+      throw new TaskBoardError(`route ${parent} of ${describeTask(task)} is ${p.status}; only the route being tried can be refined`);
     depth = p.depth + 1;
   }
   if (depth > maxDepth) {
-    throw new TaskBoardError(`route ${parent} of ${describeTask(task)} is at the maximum depth (${maxDepth}); try it directly and report its result`);
+    throw new TaskBoardError(
+      `route ${parent} of ${describeTask(task)} is at the maximum depth (${maxDepth}); try it directly and report its result`,
+    );
   }
   const list = routesOf(task);
   return routes.map((r, i) => {
     if (typeof r.description !== 'string' || !r.description.trim()) throw new TaskBoardError(`route ${i + 1} has no description`);
-    if (typeof r.score !== 'number' || !(r.score >= 0 && r.score <= 1)) throw new TaskBoardError(`route ${i + 1} ("${r.description}") needs a score from 0 to 1, got ${r.score}`);
-    const added: Route = { id: list.length + 1, description: r.description.trim(), score: r.score, depth, ...(parent !== undefined ? { parent } : {}), status: 'untried' };
+    if (typeof r.score !== 'number' || !(r.score >= 0 && r.score <= 1))
+      throw new TaskBoardError(`route ${i + 1} ("${r.description}") needs a score from 0 to 1, got ${r.score}`);
+    const added: Route = {
+      id: list.length + 1,
+      description: r.description.trim(),
+      score: r.score,
+      depth,
+      ...(parent !== undefined ? { parent } : {}),
+      status: 'untried',
+    };
     list.push(added);
     return added;
   });
@@ -56,7 +73,9 @@ export function pickRoute(task: Task): Route | string {
   if (leaf) return `route ${leaf.id} ("${leaf.description}") is being tried: report its result first, or refine it into sub-routes`;
   const candidates = list.filter((r) => r.status === 'untried' && (r.parent === undefined || byId.get(r.parent)?.status === 'trying'));
   if (candidates.length === 0) {
-    return list.length === 0 ? 'the task has no routes yet: add some' : 'every route has been tried: add new routes, escalate, or close or fail the task';
+    return list.length === 0
+      ? 'the task has no routes yet: add some'
+      : 'every route has been tried: add new routes, escalate, or close or fail the task';
   }
   candidates.sort((a, b) => b.depth - a.depth || b.score - a.score || a.id - b.id);
   return candidates[0]!;
@@ -66,7 +85,9 @@ export function pickRoute(task: Task): Route | string {
 export function nextRoute(task: Task, level: string, maxSteps: number): Route {
   if (task.status !== 'in_progress') throw new TaskBoardError(`${describeTask(task)} is ${task.status}; start it before trying routes`);
   if (stepsAt(task, level) >= maxSteps) {
-    throw new TaskBoardError(`${describeTask(task)} has used its ${maxSteps} step(s) at level ${level}: evaluate what you have, escalate, or close or fail it`);
+    throw new TaskBoardError(
+      `${describeTask(task)} has used its ${maxSteps} step(s) at level ${level}: evaluate what you have, escalate, or close or fail it`,
+    );
   }
   const picked = pickRoute(task);
   if (typeof picked === 'string') throw new TaskBoardError(`no route to try for ${describeTask(task)}: ${picked}`);
@@ -82,7 +103,11 @@ export function routeResult(task: Task, id: number, outcome: 'succeeded' | 'fail
   r.status = outcome;
   if (note.trim()) r.note = note.trim();
   const list = task.routes!;
-  for (let p = r.parent !== undefined ? route(task, r.parent) : undefined; p && p.status === 'trying'; p = p.parent !== undefined ? route(task, p.parent) : undefined) {
+  for (
+    let p = r.parent !== undefined ? route(task, r.parent) : undefined;
+    p && p.status === 'trying';
+    p = p.parent !== undefined ? route(task, p.parent) : undefined
+  ) {
     const children = list.filter((c) => c.parent === p!.id);
     if (outcome === 'succeeded') {
       p.status = 'succeeded';

@@ -40,7 +40,11 @@ export function schedule(tasks: readonly Task[]): Schedule {
   };
   const s: Schedule = { offered: [], in_progress: [], waiting: [], blocked: [], done: true };
   for (const t of tasks) {
-    if (t.status === 'in_progress') { s.in_progress.push(t); s.done = false; continue; }
+    if (t.status === 'in_progress') {
+      s.in_progress.push(t);
+      s.done = false;
+      continue;
+    }
     if (t.status !== 'open') continue;
     s.done = false;
     const failed = failedUnder(t);

@@ -3,7 +3,10 @@ import type { SearchHit, TextIndex } from '../scientist/text-index.js';
 import type { TaskBoard } from './board.js';
 import type { Thought } from './task.js';
 
-export interface ThoughtHit { thought: Thought; score: number }
+export interface ThoughtHit {
+  thought: Thought;
+  score: number;
+}
 
 export async function searchThoughts(board: TaskBoard, index: TextIndex, query: string, k = 5, minScore = -1): Promise<ThoughtHit[]> {
   const items = board.thoughts.map((t) => ({ key: t, text: `${t.name}: ${t.content}` }));

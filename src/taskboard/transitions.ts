@@ -19,8 +19,6 @@ export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
 export function assertTransition(task: Task, to: TaskStatus): void {
   if (canTransition(task.status, to)) return;
   const allowed = TRANSITIONS[task.status];
-  const hint = allowed.length === 0
-    ? `${task.status} is final`
-    : `from ${task.status} it can only become ${allowed.join(' or ')}`;
+  const hint = allowed.length === 0 ? `${task.status} is final` : `from ${task.status} it can only become ${allowed.join(' or ')}`;
   throw new TaskBoardError(`${describeTask(task)} cannot go from ${task.status} to ${to}: ${hint}`);
 }

@@ -22,9 +22,17 @@ export class MemoryError extends EngineError {
   }
 }
 
-export interface MemoryWrite { name: string; op: 'write' | 'append'; path?: string; bytes: number }
+export interface MemoryWrite {
+  name: string;
+  op: 'write' | 'append';
+  path?: string;
+  bytes: number;
+}
 
-export interface MemoryLink { store: MemoryFiles; name: string }
+export interface MemoryLink {
+  store: MemoryFiles;
+  name: string;
+}
 
 export interface MemoryFilesOptions {
   /** Folder of the files; omitted: kept in memory only. */
@@ -53,17 +61,24 @@ export class MemoryFiles {
     for (const name of names) {
       if (!MEMORY_NAME.test(name)) throw new MemoryError(`memory file name "${name}" must match ${MEMORY_NAME}`);
       const link = this.links[name];
-      if (link && !link.store.has(link.name)) throw new MemoryError(`memory file "${name}" is linked to "${link.name}", which the caller does not have`);
+      if (link && !link.store.has(link.name))
+        throw new MemoryError(`memory file "${name}" is linked to "${link.name}", which the caller does not have`);
     }
     this.declared = [...names];
     for (const name of this.declared) if (!this.links[name]) this.texts.set(name, o.initial[name] ?? '');
   }
 
-  get dir(): string | undefined { return this.o.dir; }
+  get dir(): string | undefined {
+    return this.o.dir;
+  }
 
-  names(): string[] { return [...this.declared]; }
+  names(): string[] {
+    return [...this.declared];
+  }
 
-  has(name: string): boolean { return this.declared.includes(name); }
+  has(name: string): boolean {
+    return this.declared.includes(name);
+  }
 
   /** Write the initial contents to the folder (once). */
   init(): this {
@@ -191,7 +206,13 @@ export class MemoryFiles {
         out[name] = this.read(name);
       } catch (err) {
         // files: a memory file code replaced by a link, a pipe or a huge file is not read into prompts
-        if (!(err instanceof UnsafeFileError || err instanceof FileAccessError || err instanceof PathEscapeError || err instanceof MemoryError)) throw err;
+        if (!(
+          err instanceof UnsafeFileError ||
+          err instanceof FileAccessError ||
+          err instanceof PathEscapeError ||
+          err instanceof MemoryError
+        ))
+          throw err;
         out[name] = `(memory file "${name}" cannot be read: ${err.message})`;
       }
     }

@@ -3,7 +3,19 @@
 // (O_NOFOLLOW), a hard link (planted by code, it may be a file outside the folder), a named
 // pipe, a socket or a device is refused; opens use O_NONBLOCK so a FIFO can never block the
 // engine, and fstat after open checks the file actually opened. Reads are capped.
-import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, readSync, renameSync, unlinkSync, writeSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  ftruncateSync,
+  lstatSync,
+  openSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+  type Stats,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileKind, formatBytes } from '../io/read-input-file.js';
 import { writeFailure } from '../io/disk-full.js';
@@ -13,7 +25,10 @@ export const MAX_FILE_READ_BYTES = 1024 * 1024;
 
 /** A file refused because of what it is (a link, a pipe, a device, too large). */
 export class UnsafeFileError extends Error {
-  constructor(readonly path: string, readonly reason: string) {
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
     super(`file "${path}" refused: ${reason}`);
     this.name = 'UnsafeFileError';
   }
@@ -40,7 +55,11 @@ const DESCRIPTIONS: Record<string, string> = {
 
 /** An ordinary error on a path (ENAMETOOLONG, ENOTDIR, ...), with the path as the agent gave it. */
 export class FileAccessError extends Error {
-  constructor(readonly path: string, readonly code: string, verb: string) {
+  constructor(
+    readonly path: string,
+    readonly code: string,
+    verb: string,
+  ) {
     super(`cannot ${verb} "${path}": ${DESCRIPTIONS[code] ?? code} (${code})`);
     this.name = 'FileAccessError';
   }
@@ -112,7 +131,8 @@ export function readPlainFile(file: string, label = basename(file), maxBytes = M
         const n = readSync(fd, block, 0, block.length, null);
         if (n === 0) break;
         total += n;
-        if (total > maxBytes) throw new UnsafeFileError(label, `it is more than ${formatBytes(maxBytes)}; at most ${formatBytes(maxBytes)} is read`);
+        if (total > maxBytes)
+          throw new UnsafeFileError(label, `it is more than ${formatBytes(maxBytes)}; at most ${formatBytes(maxBytes)} is read`);
         chunks.push(Buffer.from(block.subarray(0, n)));
       }
       return Buffer.concat(chunks, total).toString('utf8');
@@ -147,7 +167,11 @@ export function writePlainFile(file: string, text: string, append: boolean, labe
 export function replacePlainFile(file: string, text: string, label = basename(file)): void {
   const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
   try {
-    try { unlinkSync(tmp); } catch { /* none left over */ }
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* none left over */
+    }
     const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
     try {
       writeAll(fd, text);
@@ -156,7 +180,11 @@ export function replacePlainFile(file: string, text: string, label = basename(fi
     }
     renameSync(tmp, file);
   } catch (err) {
-    try { unlinkSync(tmp); } catch { /* not created */ }
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* not created */
+    }
     throw fileFailure(err, file, label, 'write');
   }
 }

@@ -6,7 +6,10 @@ import { lstatSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, sep } from 'node:path';
 
 export class PathEscapeError extends EngineError {
-  constructor(readonly path: string, reason: string) {
+  constructor(
+    readonly path: string,
+    reason: string,
+  ) {
     super(`path "${path}" refused: ${reason}`, 'PATH_ESCAPE');
     this.name = 'PathEscapeError';
   }

@@ -14,8 +14,12 @@ export function entityKey(name: string): string {
 export class KnowledgeGraph {
   private readonly triples: GraphTriple[] = [];
 
-  get size(): number { return this.triples.length; }
-  all(): readonly GraphTriple[] { return this.triples; }
+  get size(): number {
+    return this.triples.length;
+  }
+  all(): readonly GraphTriple[] {
+    return this.triples;
+  }
 
   add(statement: number, triples: readonly Triple[]): void {
     for (const t of triples) this.triples.push({ subject: t.subject, predicate: t.predicate, object: t.object, statement });
@@ -25,7 +29,10 @@ export class KnowledgeGraph {
   removeStatement(statement: number): number {
     let removed = 0;
     for (let i = this.triples.length - 1; i >= 0; i--) {
-      if (this.triples[i]!.statement === statement) { this.triples.splice(i, 1); removed++; }
+      if (this.triples[i]!.statement === statement) {
+        this.triples.splice(i, 1);
+        removed++;
+      }
     }
     return removed;
   }

@@ -6,8 +6,15 @@
 import type { SearchHit, TextIndex } from '../scientist/text-index.js';
 import { KnowledgeGraph, type GraphTriple } from './graph.js';
 import {
-  isTestMethod, isTestOutcome, TEST_METHODS, TEST_OUTCOMES, WorldModelError,
-  type Prediction, type PredictionTest, type Statement, type Triple,
+  isTestMethod,
+  isTestOutcome,
+  TEST_METHODS,
+  TEST_OUTCOMES,
+  WorldModelError,
+  type Prediction,
+  type PredictionTest,
+  type Statement,
+  type Triple,
 } from './statement.js';
 
 export interface WorldModelData {
@@ -28,16 +35,25 @@ export class WorldModel {
   readonly graph = new KnowledgeGraph();
 
   /** Hypotheses and accepted statements, oldest first. */
-  get statements(): readonly Statement[] { return [...this.live.values()]; }
-  get accepted(): Statement[] { return this.statements.filter((s) => s.status === 'accepted'); }
-  get hypotheses(): Statement[] { return this.statements.filter((s) => s.status === 'hypothesis'); }
-  get rejected(): readonly Statement[] { return this.archive; }
+  get statements(): readonly Statement[] {
+    return [...this.live.values()];
+  }
+  get accepted(): Statement[] {
+    return this.statements.filter((s) => s.status === 'accepted');
+  }
+  get hypotheses(): Statement[] {
+    return this.statements.filter((s) => s.status === 'hypothesis');
+  }
+  get rejected(): readonly Statement[] {
+    return this.archive;
+  }
 
   statement(id: number): Statement {
     const s = this.live.get(id);
     if (s) return s;
     const gone = this.archive.find((x) => x.id === id);
-    if (gone) throw new WorldModelError(`${describe(gone)} was rejected (${gone.reason ?? 'no reason given'}); it is no longer in the world model`);
+    if (gone)
+      throw new WorldModelError(`${describe(gone)} was rejected (${gone.reason ?? 'no reason given'}); it is no longer in the world model`);
     const ids = [...this.live.keys()];
     throw new WorldModelError(`there is no statement ${id}${ids.length ? ` (statements: ${ids.join(', ')})` : ''}`);
   }
@@ -46,13 +62,17 @@ export class WorldModel {
     if (typeof text !== 'string' || !text.trim()) throw new WorldModelError('a hypothesis needs its statement as text');
     triples.forEach((t, i) => {
       for (const part of ['subject', 'predicate', 'object'] as const) {
-        if (typeof t?.[part] !== 'string' || !t[part].trim()) throw new WorldModelError(`triple ${i} of the hypothesis needs a non-empty ${part}`);
+        if (typeof t?.[part] !== 'string' || !t[part].trim())
+          throw new WorldModelError(`triple ${i} of the hypothesis needs a non-empty ${part}`);
       }
     });
     const s: Statement = {
-      id: this.nextId++, text: text.trim(), status: 'hypothesis',
+      id: this.nextId++,
+      text: text.trim(),
+      status: 'hypothesis',
       triples: triples.map((t) => ({ subject: t.subject.trim(), predicate: t.predicate.trim(), object: t.object.trim() })),
-      predictions: [], ...(task !== undefined ? { task } : {}),
+      predictions: [],
+      ...(task !== undefined ? { task } : {}),
     };
     this.live.set(s.id, s);
     return s;
@@ -75,12 +95,18 @@ export class WorldModel {
     const s = this.hypothesis(id, 'record a test for');
     const p = s.predictions.find((x) => x.id === predictionId);
     if (!p) {
-      throw new WorldModelError(`${describe(s)} has no prediction ${predictionId}${s.predictions.length ? ` (predictions: ${s.predictions.map((x) => x.id).join(', ')})` : '; derive predictions first'}`);
+      throw new WorldModelError(
+        `${describe(s)} has no prediction ${predictionId}${s.predictions.length ? ` (predictions: ${s.predictions.map((x) => x.id).join(', ')})` : '; derive predictions first'}`,
+      );
     }
-    if (p.test) throw new WorldModelError(`prediction ${predictionId} of ${describe(s)} was already tested (${p.test.outcome} by ${p.test.method})`);
-    if (!isTestMethod(test.method)) throw new WorldModelError(`test method must be one of ${TEST_METHODS.join(', ')}, got ${JSON.stringify(test.method)}`);
-    if (!isTestOutcome(test.outcome)) throw new WorldModelError(`test outcome must be one of ${TEST_OUTCOMES.join(', ')}, got ${JSON.stringify(test.outcome)}`);
-    if (typeof test.evidence !== 'string' || !test.evidence.trim()) throw new WorldModelError(`the test of prediction ${predictionId} needs its evidence (what was done and seen)`);
+    if (p.test)
+      throw new WorldModelError(`prediction ${predictionId} of ${describe(s)} was already tested (${p.test.outcome} by ${p.test.method})`);
+    if (!isTestMethod(test.method))
+      throw new WorldModelError(`test method must be one of ${TEST_METHODS.join(', ')}, got ${JSON.stringify(test.method)}`);
+    if (!isTestOutcome(test.outcome))
+      throw new WorldModelError(`test outcome must be one of ${TEST_OUTCOMES.join(', ')}, got ${JSON.stringify(test.outcome)}`);
+    if (typeof test.evidence !== 'string' || !test.evidence.trim())
+      throw new WorldModelError(`the test of prediction ${predictionId} needs its evidence (what was done and seen)`);
     p.test = { method: test.method, outcome: test.outcome, evidence: test.evidence };
     return p;
   }
@@ -88,11 +114,16 @@ export class WorldModel {
   /** Accepts a hypothesis whose predictions were all tested and none falsified. */
   accept(id: number): Statement {
     const s = this.hypothesis(id, 'accept');
-    if (s.predictions.length === 0) throw new WorldModelError(`${describe(s)} cannot be accepted: it has no predictions; derive and test at least one`);
+    if (s.predictions.length === 0)
+      throw new WorldModelError(`${describe(s)} cannot be accepted: it has no predictions; derive and test at least one`);
     const untested = s.predictions.filter((p) => !p.test);
-    if (untested.length > 0) throw new WorldModelError(`${describe(s)} cannot be accepted: prediction ${untested.map((p) => p.id).join(', ')} not tested yet`);
+    if (untested.length > 0)
+      throw new WorldModelError(`${describe(s)} cannot be accepted: prediction ${untested.map((p) => p.id).join(', ')} not tested yet`);
     const falsified = s.predictions.filter((p) => p.test?.outcome === 'falsified');
-    if (falsified.length > 0) throw new WorldModelError(`${describe(s)} cannot be accepted: prediction ${falsified.map((p) => p.id).join(', ')} was falsified; reject it`);
+    if (falsified.length > 0)
+      throw new WorldModelError(
+        `${describe(s)} cannot be accepted: prediction ${falsified.map((p) => p.id).join(', ')} was falsified; reject it`,
+      );
     s.status = 'accepted';
     this.graph.add(s.id, s.triples);
     return s;
@@ -124,7 +155,12 @@ export class WorldModel {
   }
 
   toJSON(): WorldModelData {
-    return structuredClone({ version: 1, next_statement_id: this.nextId, statements: this.statements as Statement[], rejected: this.archive });
+    return structuredClone({
+      version: 1,
+      next_statement_id: this.nextId,
+      statements: this.statements as Statement[],
+      rejected: this.archive,
+    });
   }
 
   /** A model from already-checked data (parseWorldModel checks untrusted input). */
@@ -143,7 +179,9 @@ export class WorldModel {
   private hypothesis(id: number, action: string): Statement {
     const s = this.statement(id);
     if (s.status !== 'hypothesis') {
-      throw new WorldModelError(`cannot ${action} ${describe(s)}: it is ${s.status}, not a hypothesis under test${s.status === 'accepted' ? ' (to challenge it again, reject it with the evidence and propose it anew)' : ''}`);
+      throw new WorldModelError(
+        `cannot ${action} ${describe(s)}: it is ${s.status}, not a hypothesis under test${s.status === 'accepted' ? ' (to challenge it again, reject it with the evidence and propose it anew)' : ''}`,
+      );
     }
     return s;
   }

@@ -50,17 +50,27 @@ export function execContext(o: Partial<ExecContext> & { memoryFiles?: Record<str
   const ws = new Workspace(join(dir, 'workspace')).ensure();
   const memory = o.memory ?? new MemoryFiles({ dir: join(dir, 'memory'), initial: o.memoryFiles ?? { plan: '', code_library: '' } }).init();
   return {
-    dir, ws,
-    command: 'cmd', settings: {}, state: 's', agent: 'Ann', role: 'R', turn: 1,
+    dir,
+    ws,
+    command: 'cmd',
+    settings: {},
+    state: 's',
+    agent: 'Ann',
+    role: 'R',
+    turn: 1,
     memory,
     workspace: () => ws,
     human: new NoHumanInput() as HumanInput,
-    autoRun: true, yes: false, sandbox: false,
+    autoRun: true,
+    yes: false,
+    sandbox: false,
     templates: new TemplateSet({}),
     baseDir: dir,
     launchDir: dir,
     renderText: (t) => t,
-    runSubflow: async () => { throw new Error('no sub-flows in this test'); },
+    runSubflow: async () => {
+      throw new Error('no sub-flows in this test');
+    },
     ...o,
   };
 }

@@ -46,7 +46,7 @@ export interface ServerOptions {
 }
 
 export interface TestServer {
-  url: string;          // base URL, ending in /v1
+  url: string; // base URL, ending in /v1
   requests: Array<{ path: string; body: unknown; headers: IncomingMessage['headers'] }>;
   close(): Promise<void>;
 }
@@ -85,12 +85,19 @@ export async function startOpenAiServer(options: ServerOptions = {}): Promise<Te
   const server: Server = createServer(async (req, res) => {
     const raw = await readBody(req);
     let body: unknown;
-    try { body = raw ? JSON.parse(raw) : {}; } catch { body = raw; }
+    try {
+      body = raw ? JSON.parse(raw) : {};
+    } catch {
+      body = raw;
+    }
     const index = requests.length;
     requests.push({ path: req.url ?? '', body, headers: req.headers });
     options.onRequest?.(index, body);
     const fault = options.fault?.(index, body);
-    if (fault?.kind === 'reset') { req.socket.destroy(); return; }
+    if (fault?.kind === 'reset') {
+      req.socket.destroy();
+      return;
+    }
     if (fault?.kind === 'body') {
       res.writeHead(200, { 'content-type': fault.contentType ?? 'application/json' });
       res.end(fault.body);
@@ -109,7 +116,8 @@ export async function startOpenAiServer(options: ServerOptions = {}): Promise<Te
       const inputs = Array.isArray(b.input) ? b.input : [b.input];
       const dim = options.embeddingDim ?? 64;
       json(res, 200, {
-        object: 'list', model: b.model,
+        object: 'list',
+        model: b.model,
         data: inputs.map((t, i) => ({ object: 'embedding', index: i, embedding: fakeEmbedding(String(t), dim) })),
         usage: { prompt_tokens: inputs.join(' ').length, total_tokens: inputs.join(' ').length },
       });
@@ -121,7 +129,11 @@ export async function startOpenAiServer(options: ServerOptions = {}): Promise<Te
       const calls = options.toolCalls?.(b, chatIndex);
       const content = calls?.length ? '' : options.reply ? options.reply(b, chatIndex) : `echo: ${lastUser.slice(0, 40)}`;
       chatIndex++;
-      const usage = { prompt_tokens: JSON.stringify(b.messages).length >> 2, completion_tokens: Math.max(1, content.length >> 2), total_tokens: 0 };
+      const usage = {
+        prompt_tokens: JSON.stringify(b.messages).length >> 2,
+        completion_tokens: Math.max(1, content.length >> 2),
+        total_tokens: 0,
+      };
       usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
       const id = `chatcmpl-test-${index}`;
       const created = Math.floor(Date.now() / 1000);
@@ -129,7 +141,10 @@ export async function startOpenAiServer(options: ServerOptions = {}): Promise<Te
         const toolCalls = calls.map((c, i) => ({ id: `call_${index}_${i}`, type: 'function', function: c }));
         if (!b.stream) {
           json(res, 200, {
-            id, object: 'chat.completion', created, model: b.model,
+            id,
+            object: 'chat.completion',
+            created,
+            model: b.model,
             choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: toolCalls }, finish_reason: 'tool_calls' }],
             usage,
           });
@@ -138,10 +153,16 @@ export async function startOpenAiServer(options: ServerOptions = {}): Promise<Te
         // Streamed: the name first, then the arguments in pieces, as OpenAI sends them.
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
         const send = (delta: unknown, finish: string | null = null) =>
-          res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: b.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+          res.write(
+            `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: b.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
+          );
         toolCalls.forEach((t, i) => {
-          send({ role: 'assistant', tool_calls: [{ index: i, id: t.id, type: 'function', function: { name: t.function.name, arguments: '' } }] });
-          for (const piece of t.function.arguments.match(/.{1,5}/gs) ?? []) send({ tool_calls: [{ index: i, function: { arguments: piece } }] });
+          send({
+            role: 'assistant',
+            tool_calls: [{ index: i, id: t.id, type: 'function', function: { name: t.function.name, arguments: '' } }],
+          });
+          for (const piece of t.function.arguments.match(/.{1,5}/gs) ?? [])
+            send({ tool_calls: [{ index: i, function: { arguments: piece } }] });
         });
         send({}, 'tool_calls');
         res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: b.model, choices: [], usage })}\n\n`);
@@ -149,14 +170,21 @@ export async function startOpenAiServer(options: ServerOptions = {}): Promise<Te
         return;
       }
       const completion = {
-        id, object: 'chat.completion', created, model: b.model,
+        id,
+        object: 'chat.completion',
+        created,
+        model: b.model,
         choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: fault?.kind === 'finish' ? fault.reason : 'stop' }],
         usage,
       };
       if (b.stream && fault?.kind !== 'json-for-stream') {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-        const chunk = (piece: string) => `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: b.model, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] })}\n\n`;
-        if (fault?.kind === 'stall') { res.write(chunk(fault.text ?? content.slice(0, 7))); return; }
+        const chunk = (piece: string) =>
+          `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: b.model, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] })}\n\n`;
+        if (fault?.kind === 'stall') {
+          res.write(chunk(fault.text ?? content.slice(0, 7)));
+          return;
+        }
         if (fault?.kind === 'tear') {
           for (const piece of (fault.text ?? content.slice(0, content.length >> 1)).match(/.{1,7}/gs) ?? []) res.write(chunk(piece));
           if (fault.reset) res.write('', () => req.socket.destroy());
@@ -165,7 +193,9 @@ export async function startOpenAiServer(options: ServerOptions = {}): Promise<Te
         }
         const pieces = content.match(/.{1,7}/gs) ?? [''];
         for (const piece of pieces) res.write(chunk(piece));
-        res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: b.model, choices: [{ index: 0, delta: {}, finish_reason: fault?.kind === 'finish' ? fault.reason : 'stop' }] })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: b.model, choices: [{ index: 0, delta: {}, finish_reason: fault?.kind === 'finish' ? fault.reason : 'stop' }] })}\n\n`,
+        );
         res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: b.model, choices: [], usage })}\n\n`);
         res.end('data: [DONE]\n\n');
         return;
@@ -185,15 +215,19 @@ export async function startOpenAiServer(options: ServerOptions = {}): Promise<Te
     }
     json(res, 404, { error: { message: `no route ${req.method} ${req.url}` } });
   });
-  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
-    close: () => new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -33,10 +33,14 @@ export interface Script {
 export function defaultReply(request: ChatRequest): string {
   const m = request.meta;
   switch (m.purpose) {
-    case 'agent': return `${m.agent} speaks at turn ${m.turn}`;
-    case 'judge': return '0';
-    case 'summary': return `summary at turn ${m.turn}`;
-    default: return '';
+    case 'agent':
+      return `${m.agent} speaks at turn ${m.turn}`;
+    case 'judge':
+      return '0';
+    case 'summary':
+      return `summary at turn ${m.turn}`;
+    default:
+      return '';
   }
 }
 
@@ -53,9 +57,12 @@ export class ScriptedLlm implements LlmProvider {
     this.used.set(purpose, index + 1);
     const list = this.script[purpose];
     const scripted = list?.[index];
-    const reply = scripted === undefined
-      ? (this.script.fallback ?? defaultReply)(request)
-      : typeof scripted === 'function' ? scripted(request, index) : scripted;
+    const reply =
+      scripted === undefined
+        ? (this.script.fallback ?? defaultReply)(request)
+        : typeof scripted === 'function'
+          ? scripted(request, index)
+          : scripted;
     const messages = request.messages.map((m) => ({ ...m }));
     this.calls.push({
       purpose,

@@ -30,7 +30,8 @@ const str = (field: number, s: string) => bytes(field, Buffer.from(s, 'utf8'));
 const msg = (field: number, parts: number[][]) => bytes(field, parts.flat());
 
 // --- ONNX messages (field numbers from onnx.proto) --------------------------------------------
-const FLOAT = 1, INT64 = 7;
+const FLOAT = 1,
+  INT64 = 7;
 type Dim = number | string;
 function valueInfo(field: number, name: string, elemType: number, dims: Dim[]): number[] {
   const shape = dims.map((d) => msg(1, [typeof d === 'number' ? int(1, d) : str(2, d)]));
@@ -49,9 +50,43 @@ function tensor(field: number, name: string, dims: number[], dataType: number, r
 
 export const SPECIAL = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]'];
 export const WORDS = [
-  'the', 'we', 'are', 'a', 'of', 'to', 'is', 'on', 'for', 'do', 'need', 'which', 'about', 'lunch', 'team', 'friday',
-  'index', 'database', 'table', 'query', 'slow', 'speed', 'up', 'weather', 'rain', 'coffee', 'password', 'hash', 'party', 'budget',
-  'deploy', 'image', 'docker', 'fail', 'hiking', 'mountain', 'weekend',
+  'the',
+  'we',
+  'are',
+  'a',
+  'of',
+  'to',
+  'is',
+  'on',
+  'for',
+  'do',
+  'need',
+  'which',
+  'about',
+  'lunch',
+  'team',
+  'friday',
+  'index',
+  'database',
+  'table',
+  'query',
+  'slow',
+  'speed',
+  'up',
+  'weather',
+  'rain',
+  'coffee',
+  'password',
+  'hash',
+  'party',
+  'budget',
+  'deploy',
+  'image',
+  'docker',
+  'fail',
+  'hiking',
+  'mountain',
+  'weekend',
 ];
 export const SUFFIXES = ['##es', '##s', '##ing', '##ed'];
 
@@ -74,7 +109,11 @@ function buildTable(vocab: string[], dim: number): Float32Array {
   for (let i = 0; i < table.length; i++) table[i] = rnd();
   // Word pieces that are only grammar get small vectors, so content words dominate the mean.
   for (const [i, tok] of vocab.entries()) {
-    if (SPECIAL.includes(tok) || tok.startsWith('##') || ['the', 'we', 'are', 'a', 'of', 'to', 'is', 'on', 'for', 'do', 'which', 'about', 'up'].includes(tok)) {
+    if (
+      SPECIAL.includes(tok) ||
+      tok.startsWith('##') ||
+      ['the', 'we', 'are', 'a', 'of', 'to', 'is', 'on', 'for', 'do', 'which', 'about', 'up'].includes(tok)
+    ) {
       for (let j = 0; j < dim; j++) table[i * dim + j]! *= 0.05;
     }
   }
@@ -103,40 +142,91 @@ export function buildTinyModel(dimension = 16): TinyModel {
   const model = [int(1, 8), str(2, 'sop-tests'), msg(7, graph), msg(8, [str(1, ''), int(2, 13)])];
   writeFileSync(join(dir, 'onnx', 'model.onnx'), new Uint8Array(model.flat()));
 
-  writeFileSync(join(dir, 'config.json'), JSON.stringify({
-    model_type: 'bert', architectures: ['BertModel'], hidden_size: dimension, vocab_size: vocab.length,
-    num_attention_heads: 1, num_hidden_layers: 0, max_position_embeddings: 64, pad_token_id: 0,
-  }, null, 2));
-  const special = (id: number, content: string) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true });
-  writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify({
-    version: '1.0',
-    truncation: null,
-    padding: null,
-    added_tokens: SPECIAL.map((t, i) => special(i, t)),
-    normalizer: { type: 'BertNormalizer', clean_text: true, handle_chinese_chars: true, strip_accents: null, lowercase: true },
-    pre_tokenizer: { type: 'BertPreTokenizer' },
-    post_processor: {
-      type: 'TemplateProcessing',
-      single: [{ SpecialToken: { id: '[CLS]', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '[SEP]', type_id: 0 } }],
-      pair: [
-        { SpecialToken: { id: '[CLS]', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '[SEP]', type_id: 0 } },
-        { Sequence: { id: 'B', type_id: 1 } }, { SpecialToken: { id: '[SEP]', type_id: 1 } },
-      ],
-      special_tokens: {
-        '[CLS]': { id: '[CLS]', ids: [2], tokens: ['[CLS]'] },
-        '[SEP]': { id: '[SEP]', ids: [3], tokens: ['[SEP]'] },
+  writeFileSync(
+    join(dir, 'config.json'),
+    JSON.stringify(
+      {
+        model_type: 'bert',
+        architectures: ['BertModel'],
+        hidden_size: dimension,
+        vocab_size: vocab.length,
+        num_attention_heads: 1,
+        num_hidden_layers: 0,
+        max_position_embeddings: 64,
+        pad_token_id: 0,
       },
-    },
-    decoder: { type: 'WordPiece', prefix: '##', cleanup: true },
-    model: {
-      type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '##', max_input_chars_per_word: 100,
-      vocab: Object.fromEntries(vocab.map((t, i) => [t, i])),
-    },
-  }, null, 2));
-  writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({
-    tokenizer_class: 'BertTokenizer', do_lower_case: true, model_max_length: 64,
-    pad_token: '[PAD]', unk_token: '[UNK]', cls_token: '[CLS]', sep_token: '[SEP]', mask_token: '[MASK]',
-  }, null, 2));
+      null,
+      2,
+    ),
+  );
+  const special = (id: number, content: string) => ({
+    id,
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special: true,
+  });
+  writeFileSync(
+    join(dir, 'tokenizer.json'),
+    JSON.stringify(
+      {
+        version: '1.0',
+        truncation: null,
+        padding: null,
+        added_tokens: SPECIAL.map((t, i) => special(i, t)),
+        normalizer: { type: 'BertNormalizer', clean_text: true, handle_chinese_chars: true, strip_accents: null, lowercase: true },
+        pre_tokenizer: { type: 'BertPreTokenizer' },
+        post_processor: {
+          type: 'TemplateProcessing',
+          single: [
+            { SpecialToken: { id: '[CLS]', type_id: 0 } },
+            { Sequence: { id: 'A', type_id: 0 } },
+            { SpecialToken: { id: '[SEP]', type_id: 0 } },
+          ],
+          pair: [
+            { SpecialToken: { id: '[CLS]', type_id: 0 } },
+            { Sequence: { id: 'A', type_id: 0 } },
+            { SpecialToken: { id: '[SEP]', type_id: 0 } },
+            { Sequence: { id: 'B', type_id: 1 } },
+            { SpecialToken: { id: '[SEP]', type_id: 1 } },
+          ],
+          special_tokens: {
+            '[CLS]': { id: '[CLS]', ids: [2], tokens: ['[CLS]'] },
+            '[SEP]': { id: '[SEP]', ids: [3], tokens: ['[SEP]'] },
+          },
+        },
+        decoder: { type: 'WordPiece', prefix: '##', cleanup: true },
+        model: {
+          type: 'WordPiece',
+          unk_token: '[UNK]',
+          continuing_subword_prefix: '##',
+          max_input_chars_per_word: 100,
+          vocab: Object.fromEntries(vocab.map((t, i) => [t, i])),
+        },
+      },
+      null,
+      2,
+    ),
+  );
+  writeFileSync(
+    join(dir, 'tokenizer_config.json'),
+    JSON.stringify(
+      {
+        tokenizer_class: 'BertTokenizer',
+        do_lower_case: true,
+        model_max_length: 64,
+        pad_token: '[PAD]',
+        unk_token: '[UNK]',
+        cls_token: '[CLS]',
+        sep_token: '[SEP]',
+        mask_token: '[MASK]',
+      },
+      null,
+      2,
+    ),
+  );
   return { dir, vocab, dimension, table };
 }
 
@@ -157,7 +247,10 @@ export function tokenIds(model: TinyModel, text: string): number[] {
         if (found !== undefined) break;
         end--;
       }
-      if (found === undefined) { ok = false; break; }
+      if (found === undefined) {
+        ok = false;
+        break;
+      }
       pieces.push(found);
       start = end;
     }
@@ -174,7 +267,10 @@ export function expectedEmbedding(model: TinyModel, text: string): Float32Array 
   const v = new Float64Array(d);
   for (const id of ids) for (let j = 0; j < d; j++) v[j]! += model.table[id * d + j]!;
   let norm = 0;
-  for (let j = 0; j < d; j++) { v[j]! /= ids.length; norm += v[j]! * v[j]!; }
+  for (let j = 0; j < d; j++) {
+    v[j]! /= ids.length;
+    norm += v[j]! * v[j]!;
+  }
   norm = Math.sqrt(norm);
   return Float32Array.from(v, (x) => x / norm);
 }

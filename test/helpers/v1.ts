@@ -44,7 +44,10 @@ export function tempDir(): string {
   return dir;
 }
 
-export function importConfig(doc: unknown, file = join(tempDir(), 'config.json')): { sop: Sop; warnings: { pointer: string; message: string }[] } {
+export function importConfig(
+  doc: unknown,
+  file = join(tempDir(), 'config.json'),
+): { sop: Sop; warnings: { pointer: string; message: string }[] } {
   return importAndValidate(doc, { file });
 }
 
@@ -66,10 +69,14 @@ export class ListHuman implements HumanInput {
 /** Default replies: agents say `${name}-t${turn}`, judges stay, speaker choice names nobody. */
 export function v1Reply(r: { meta: { purpose: string; agent?: string; turn: number } }): string {
   switch (r.meta.purpose) {
-    case 'agent': return `${r.meta.agent}-t${r.meta.turn}`;
-    case 'judge': return '0';
-    case 'summary': return `summary at turn ${r.meta.turn}`;
-    default: return '';
+    case 'agent':
+      return `${r.meta.agent}-t${r.meta.turn}`;
+    case 'judge':
+      return '0';
+    case 'summary':
+      return `summary at turn ${r.meta.turn}`;
+    default:
+      return '';
   }
 }
 
@@ -83,13 +90,21 @@ export interface V1Run {
   calls(purpose: RecordedCall['purpose']): RecordedCall[];
 }
 
-export async function runConfig(doc: unknown, script: Script = {}, options: Partial<RunOptions> & { answers?: string[]; file?: string } = {}): Promise<V1Run> {
+export async function runConfig(
+  doc: unknown,
+  script: Script = {},
+  options: Partial<RunOptions> & { answers?: string[]; file?: string } = {},
+): Promise<V1Run> {
   const { sop } = importConfig(doc, options.file);
   const llm = new ScriptedLlm({ fallback: v1Reply, ...script });
   const events: RunEvent[] = [];
   const { answers, file, ...rest } = options;
   const res = await new Run({
-    sop, file: file ?? join(tempDir(), 'config.json'), llm, maxTurns: 30, seed: 1,
+    sop,
+    file: file ?? join(tempDir(), 'config.json'),
+    llm,
+    maxTurns: 30,
+    seed: 1,
     ...(answers ? { human: new ListHuman(answers) } : {}),
     listeners: [(e) => events.push(e)],
     ...rest,
@@ -109,7 +124,9 @@ export function markerEmbedder(markers = ['apple', 'banana', 'cherry', 'grape', 
       return texts.map((t) => {
         const v = new Float32Array(markers.length + 1);
         const lower = t.toLowerCase();
-        markers.forEach((m, i) => { v[i] = lower.split(m).length - 1; });
+        markers.forEach((m, i) => {
+          v[i] = lower.split(m).length - 1;
+        });
         v[markers.length] = 0.01;
         let n = 0;
         for (const x of v) n += x * x;

@@ -11,10 +11,18 @@ export class ConciseProvider implements LlmProvider {
     private readonly hasLastPrompt: (meta: CallMeta) => boolean,
   ) {}
 
-  get id(): string { return this.inner.id; }
-  get position(): number | undefined { return this.inner.position; }
-  seek(position: number): void { this.inner.seek?.(position); }
-  async close(): Promise<void> { await this.inner.close?.(); }
+  get id(): string {
+    return this.inner.id;
+  }
+  get position(): number | undefined {
+    return this.inner.position;
+  }
+  seek(position: number): void {
+    this.inner.seek?.(position);
+  }
+  async close(): Promise<void> {
+    await this.inner.close?.();
+  }
 
   chat(request: ChatRequest, options?: ChatOptions): Promise<ChatResponse> {
     const messages = request.messages.map((m) => ({ ...m }));
@@ -30,5 +38,6 @@ export class ConciseProvider implements LlmProvider {
 export function withConcise(llm: LlmProvider, sentence: string | undefined, judgeHasLastPrompt: (state: string) => boolean): LlmProvider {
   if (!sentence) return llm;
   return new ConciseProvider(llm, sentence, (meta) =>
-    meta.purpose === 'judge' ? judgeHasLastPrompt(meta.state) : meta.purpose !== 'summary');
+    meta.purpose === 'judge' ? judgeHasLastPrompt(meta.state) : meta.purpose !== 'summary',
+  );
 }

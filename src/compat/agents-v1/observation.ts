@@ -31,7 +31,11 @@ export function observationParts(i: ObservationInput): ObservationParts {
   const query = window.length > 1 ? window[window.length - 1] : undefined;
   const candidates = query ? window.slice(0, -2) : [];
   let last = -1;
-  for (let k = window.length - 1; k >= 0; k--) if (window[k]!.sender === i.agent) { last = k; break; }
+  for (let k = window.length - 1; k >= 0; k--)
+    if (window[k]!.sender === i.agent) {
+      last = k;
+      break;
+    }
   return { window, candidates, query, conversation: window.slice(last + 1) };
 }
 

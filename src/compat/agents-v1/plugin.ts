@@ -6,16 +6,30 @@ import { withConcise } from './concise.js';
 import { AgentsV1Turns, type AgentsV1Options } from './turns.js';
 
 export function agentsV1Plugin(host: RunHost, options: AgentsV1Options): RunPlugin & { turns: AgentsV1Turns } {
-  const turns = new AgentsV1Turns({
-    sop: host.sop, resolved: host.resolved, file: host.file, env: host.env, compat: host.compat === 'agents-v1', stream: host.stream,
-    call: (m, settings, meta, stream) => host.call(m, settings, meta, stream), emit: (e) => host.emit(e), context: () => host.baseContext(),
-    turn: () => host.turn(), turnInState: (name) => host.turnInState(name),
-  }, options);
+  const turns = new AgentsV1Turns(
+    {
+      sop: host.sop,
+      resolved: host.resolved,
+      file: host.file,
+      env: host.env,
+      compat: host.compat === 'agents-v1',
+      stream: host.stream,
+      call: (m, settings, meta, stream) => host.call(m, settings, meta, stream),
+      emit: (e) => host.emit(e),
+      context: () => host.baseContext(),
+      turn: () => host.turn(),
+      turnInState: (name) => host.turnInState(name),
+    },
+    options,
+  );
   return {
     name: 'v1',
     turns,
     keepsSummary: true,
-    wrapLlm: (llm) => withConcise(llm, AgentsV1Turns.conciseSentence(host.sop), (s) => Boolean(host.resolved.states[s]?.def.controller?.judge?.last_prompt)),
+    wrapLlm: (llm) =>
+      withConcise(llm, AgentsV1Turns.conciseSentence(host.sop), (s) =>
+        Boolean(host.resolved.states[s]?.def.controller?.judge?.last_prompt),
+      ),
     beforeTurn: ({ state, role, agent }) => turns.observe(state, role, agent),
     speak: async (_step, act) => ({ content: await act(undefined, turns.privateMemory()) }),
     afterMessage: (message) => turns.recorded(message), // the sender's private memory

@@ -3,7 +3,10 @@
 // between states. It is the history sent with the agent's LLM calls.
 import type { ChatMessage } from '../../llm/types.js';
 
-export interface PrivateEntry { role: 'user' | 'assistant'; content: string }
+export interface PrivateEntry {
+  role: 'user' | 'assistant';
+  content: string;
+}
 
 export class PrivateMemories {
   private readonly byAgent = new Map<string, PrivateEntry[]>();
@@ -57,6 +60,10 @@ export class PrivateMemories {
 
   restore(data: Record<string, PrivateEntry[]>): void {
     this.byAgent.clear();
-    for (const [k, v] of Object.entries(data)) this.byAgent.set(k, v.map((e) => ({ ...e })));
+    for (const [k, v] of Object.entries(data))
+      this.byAgent.set(
+        k,
+        v.map((e) => ({ ...e })),
+      );
   }
 }

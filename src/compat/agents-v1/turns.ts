@@ -70,7 +70,10 @@ export class AgentsV1Turns {
   /** Message embeddings for relevant memory, by message position; messages are embedded in order. */
   private readonly vectors: Float32Array[] = [];
 
-  constructor(private readonly host: AgentsV1Host, options: AgentsV1Options = {}) {
+  constructor(
+    private readonly host: AgentsV1Host,
+    options: AgentsV1Options = {},
+  ) {
     const longest = Math.max(1, ...Object.values(host.resolved.states).map((s) => s.maxChatHistory));
     this.memories = new PrivateMemories(host.compat, longest);
     this.components = new ComponentServices({
@@ -113,7 +116,11 @@ export class AgentsV1Turns {
       return;
     }
     const parts = observationParts({
-      messages, stateStart: this.host.env.stateStart, visibility: this.host.env.visibility, maxChatHistory: state.maxChatHistory, agent,
+      messages,
+      stateStart: this.host.env.stateStart,
+      visibility: this.host.env.visibility,
+      maxChatHistory: state.maxChatHistory,
+      agent,
     });
     const topK = this.host.sop.environment?.top_k ?? 0;
     let relevant: Message[] = [];
@@ -135,7 +142,11 @@ export class AgentsV1Turns {
       const batch = all.slice(this.vectors.length, query.id + 1).map((m) => m.content);
       this.vectors.push(...(await embedder.embed(batch)));
     }
-    const picked = topKBySimilarity(this.vectors[query.id]!, candidates.map((m) => this.vectors[m.id]!), k);
+    const picked = topKBySimilarity(
+      this.vectors[query.id]!,
+      candidates.map((m) => this.vectors[m.id]!),
+      k,
+    );
     return picked.map((i) => candidates[i]!);
   }
 

@@ -37,7 +37,12 @@ export async function askJudge(state: ResolvedState, rt: StateRuntime, c: Contro
     { role: 'user', content: c.render('judge_user', ctx) },
   ];
   const reply = await c.call(messages, c.llm(state), {
-    purpose: 'judge', state: state.name, turn: c.turn, turnInState: rt.chatNums, judgeKeys: keys, extractWord,
+    purpose: 'judge',
+    state: state.name,
+    turn: c.turn,
+    turnInState: rt.chatNums,
+    judgeKeys: keys,
+    extractWord,
   });
   const key = parseJudgeReply(reply, extractWord);
   return { key, ...targetOf(state.nextStates, key, state.name) };

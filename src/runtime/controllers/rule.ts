@@ -16,7 +16,9 @@ export const rule: ControllerStrategy = {
     const ctx = {
       ...c.promptContext(state),
       // agents-v1 compat (reference §5 #22): call_last_prompt is not sent and the choices always ask for <end>.
-      ...(c.compat === 'agents-v1' ? { speaker: { ...speaker, last_prompt: undefined }, extract_word: 'end' } : { speaker, extract_word: extractWord }),
+      ...(c.compat === 'agents-v1'
+        ? { speaker: { ...speaker, last_prompt: undefined }, extract_word: 'end' }
+        : { speaker, extract_word: extractWord }),
       roles: state.roles.map((role) => ({ role, agent: state.roleToAgent[role] })),
       history: history.map((m) => renderMessage(m)),
       last_message: last ? renderMessage(last) : undefined,
@@ -27,13 +29,20 @@ export const rule: ControllerStrategy = {
       { role: 'user', content: c.render('speaker_user', ctx) },
     ];
     const reply = await c.call(messages, c.llm(state), {
-      purpose: 'speaker', state: state.name, turn: c.turn, turnInState: rt.chatNums, candidates: state.roles, extractWord,
+      purpose: 'speaker',
+      state: state.name,
+      turn: c.turn,
+      turnInState: rt.chatNums,
+      candidates: state.roles,
+      extractWord,
     });
     const picked = parseSpeakerReply(reply, extractWord, state.roles, c.rng);
     return {
       role: picked.role,
       how: picked.fallback ? 'rule_fallback' : 'rule',
-      ...(picked.fallback ? { warning: `speaker choice in state "${state.name}" named no known role; picked ${picked.role} at random` } : {}),
+      ...(picked.fallback
+        ? { warning: `speaker choice in state "${state.name}" named no known role; picked ${picked.role} at random` }
+        : {}),
     };
   },
 };
