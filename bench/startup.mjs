@@ -1,8 +1,8 @@
 // Start-up: wall time of `sop validate sops/jarvis.sop.json` and `sop --help` (the built CLI,
-// `node dist/src/cli/main.js`), median of 10 runs each, interleaved; `node -e 0` is measured the
+// the package's `bin`), median of 10 runs each, interleaved; `node -e 0` is measured the
 // same way to show what Node itself takes.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './lib/engine.mjs';
 import { fmtMs, median, round, row } from './lib/stats.mjs';
@@ -11,15 +11,10 @@ export const order = 60;
 const RUNS = 10;
 const TARGET_MS = 300;
 
-const VALIDATE = 'dist/src/cli/validate-command.js';
-/** Parts of what `validate` imports, timed one by one before the rest (those that exist). */
-const VALIDATE_PARTS = [
-  'dist/src/sop/sop-validator.generated.js',
-  'dist/src/actions/commands.js',
-  'dist/src/llm/cassette-check.js',
-  'dist/src/import/agents-v1.js',
-].filter((p) => existsSync(join(ROOT, p)));
-const IMPORTS = ['yargs', 'yargs/helpers', 'dist/src/cli/errors.js', 'dist/src/cli/cli.js', ...VALIDATE_PARTS, VALIDATE];
+/** What start-up imports that is not Node itself: the argument parser and the public API (`sop`, as a program imports it). */
+const IMPORTS = ['yargs', 'sop'];
+/** The CLI as users run it: the package's `bin`. */
+const CLI = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).bin.sop;
 
 /** Median time of each import of the CLI's start-up path, in order, over 5 fresh processes. */
 function importTimes() {
@@ -44,7 +39,7 @@ function time(args) {
 }
 
 export async function run() {
-  const cli = join('dist', 'src', 'cli', 'main.js');
+  const cli = CLI;
   const jarvis = join('sops', 'jarvis.sop.json');
   const sopFile = existsSync(join(ROOT, jarvis)) ? jarvis : join('examples', 'debate', 'debate.sop.json');
   const commands = {
@@ -57,7 +52,6 @@ export async function run() {
   for (let i = 0; i < RUNS; i++) for (const [k, args] of Object.entries(commands)) samples[k].push(time(args));
   const m = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, round(median(v))]));
   const imports = importTimes();
-  const validateTotal = round([...VALIDATE_PARTS, VALIDATE].reduce((a, p) => a + imports[p], 0));
   const results = {
     runs: RUNS,
     validate_file: sopFile,
@@ -72,19 +66,14 @@ export async function run() {
     row(`Start-up: sop --help (median of ${RUNS})`, fmtMs(m.help), `< ${TARGET_MS} ms`, m.help < TARGET_MS),
     row('  node -e 0 on this machine (median)', fmtMs(m.node)),
     row('  import yargs (median)', fmtMs(imports.yargs)),
-    row('  import what validate needs, in all (median)', fmtMs(validateTotal)),
-    ...VALIDATE_PARTS.map((p) => row(`    of which ${p.replace('dist/src/', '')}`, fmtMs(imports[p]))),
+    row("  import 'sop', the whole public API (median)", fmtMs(imports.sop)),
   ];
   const notes = [];
   if (m.validate >= TARGET_MS || m.help >= TARGET_MS) {
-    const heavy = VALIDATE_PARTS.filter((p) => imports[p] > 20).map((p) => `${p.replace('dist/src/', '')} (${Math.round(imports[p])} ms)`);
     notes.push(
-      `Start-up misses ${TARGET_MS} ms: Node itself takes ${m.node} ms here, importing yargs ${imports.yargs} ms, and validate ` +
-        `imports ${validateTotal} ms of modules${heavy.length ? `, mostly ${heavy.join(', ')}` : ''}. Fix: import those only when the ` +
-        'file needs them: the executor registry imports every executor and with them the run loop, Handlebars and the memory code, ' +
-        'where checking command arguments needs only names and argument specs; the cassette checker compiles a schema with the ' +
-        'full Ajv, needed only for cassette files. `--help` is Node plus yargs, so only a lighter argument parser ' +
-        'would bring it down much further.',
+      `Start-up misses ${TARGET_MS} ms: Node itself takes ${m.node} ms here, importing yargs ${imports.yargs} ms, and the ` +
+        `whole public API ${imports.sop} ms (the CLI imports each command's modules only when it runs). \`--help\` is Node ` +
+        'plus yargs, so only a lighter argument parser would bring it down much further.',
     );
   }
   if (sopFile !== jarvis) notes.push(`sops/jarvis.sop.json does not exist yet; validated ${sopFile} instead.`);

@@ -9,9 +9,9 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 export const FIXTURES = join(ROOT, 'bench', 'fixtures');
 /** The engine as `npm run build` left it, through its public API (package.json "exports"). */
 export async function loadEngine() {
-  const { loadSop, Run, MockProvider, RunFolder, makeRedactor } = await import('sop');
+  const { loadSop, Run, MockProvider, RunFolder, makeRedactor, ListEnvironment } = await import('sop');
   const loadSopFile = (file) => ({ sop: loadSop(file), file });
-  return { loadSopFile, Run, MockProvider, RunFolder, makeRedactor };
+  return { loadSopFile, Run, MockProvider, RunFolder, makeRedactor, ListEnvironment };
 }
 
 export async function loadLlm() {

@@ -9,8 +9,7 @@ import { mean, median, p95 } from '../lib/stats.mjs';
 const turns = Number(process.argv[2] ?? 2000);
 const journal = process.argv.includes('--journal');
 const engine = await loadEngine();
-const { Run, MockProvider, RunFolder, makeRedactor } = engine;
-const { ListEnvironment } = await import('../../dist/src/environment/environment.js');
+const { Run, MockProvider, RunFolder, makeRedactor, ListEnvironment } = engine;
 const file = join(FIXTURES, 'roundrobin.sop.json');
 const { sop } = engine.loadSopFile(file);
 
