@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   EngineError,
   SopError,
+  defineSop,
   forkRun,
   loadSop,
   resumeRun,
@@ -95,6 +96,52 @@ describe("import { loadSop, runSop } from 'sop'", () => {
     expect(result.usage.calls).toBe(seen.length);
     expect(result.messages.some((m) => m.content.startsWith('turn '))).toBe(true);
   });
+
+  it('sandboxes code by default when bubblewrap works, like the CLI; sandbox: false turns it off', async () => {
+    const { sandboxSupport } = await import('../src/executors/sandbox.js');
+    const sop = defineSop({
+      name: 'code-once',
+      environment: { summary: { enabled: false } },
+      agents: { Sam: { roles: { work: 'Coder' } } },
+      root: 'work',
+      states: {
+        work: {
+          roles: ['Coder'],
+          components: { Coder: { task: 'Run code, then finish.' } },
+          commands: { run_code: { executor: 'code', settings: { language: 'python' } }, finish: { executor: 'finish' } },
+          next_states: { '1': 'end' },
+        },
+        end: { final: true },
+      },
+    });
+    const llm: LlmProvider = {
+      id: 'coder',
+      async chat(request: ChatRequest) {
+        const ran = request.messages.some((m) => m.role === 'assistant');
+        const command = ran
+          ? { command: 'finish', command_args: { result: 'done' } }
+          : { command: 'run_code', command_args: { code: 'print(6 * 7)' } };
+        return { content: JSON.stringify(command), usage: { promptTokens: 1, completionTokens: 1 } };
+      },
+    };
+    const codeResult = async (sandbox?: boolean) => {
+      const r = await runSop(sop, {
+        llm,
+        autoRun: true,
+        workspace: mkdtempSync(join(tmp, 'ws-')),
+        ...(sandbox === undefined ? {} : { sandbox }),
+      }).result;
+      expect(r.status).toBe('finished');
+      return r.messages.find((m) => m.sender === 'run_code')?.content ?? '';
+    };
+    expect(await codeResult(false)).toMatch(/^The python code ran: exit code 0\./);
+    const support = sandboxSupport();
+    if (!support.ok) {
+      console.warn(`api: the default-sandbox case is skipped: ${support.reason}`);
+      return;
+    }
+    expect(await codeResult()).toMatch(/^The python code ran in the sandbox: exit code 0\./);
+  }, 60_000);
 
   it('plugs a feature of your own in through the run hooks: prompt parts, after a message, checkpoints', async () => {
     const systems: string[] = [];

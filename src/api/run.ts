@@ -102,9 +102,16 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
   const file = o.file ?? sopFileOf(sop) ?? '<memory>';
   const feed = new EventFeed();
   const listeners: RunListener[] = [];
+  /** Said once the run has started (the journal's first line is run_started). */
+  let startWarning: string | undefined;
   const emit = (e: RunEvent) => {
     for (const l of listeners) l(e);
     feed.push(e);
+    if (e.type === 'run_started' && startWarning !== undefined) {
+      const message = startWarning;
+      startWarning = undefined;
+      emit({ type: 'warning', message });
+    }
   };
   const llm =
     typeof o.llm === 'object'
@@ -117,11 +124,12 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
           timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms,
           onRetry: (r) => emit({ type: 'warning', message: `LLM call failed (${r.reason}); retry ${r.attempt} in ${r.delayMs} ms` }),
         });
-  if (o.sandbox) {
-    const { sandboxSupport } = await import('../executors/sandbox.js');
-    const support = sandboxSupport();
-    if (!support.ok) throw new Error(`--sandbox: ${support.reason}`);
-  }
+  // Code runs under bubblewrap when it works here, unless `sandbox: false`; `sandbox: true`
+  // requires it (throws without it). The CLI resolves this itself and passes a boolean.
+  const { resolveSandbox, sopRunsCode } = await import('../executors/sandbox-mode.js');
+  const sandboxed = resolveSandbox(o.sandbox, sopRunsCode(sop));
+  const sandbox = o.sandbox ?? sandboxed.sandbox;
+  if (o.sandbox === undefined) startWarning = sandboxed.warning;
   const runId = continuation?.runId ?? o.runId ?? newRunId(sop.name);
   const outDir = continuation?.outDir ?? o.out;
   const folder =
@@ -156,7 +164,7 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
       environment: o.environment,
       agentsV1: { workspace }, // code components write output_code/ here
       // memory files in memory/, code runs in workspace/
-      actions: { runDir: folder?.dir, workspace, autoRun: o.autoRun, yes: o.yes, sandbox: o.sandbox },
+      actions: { runDir: folder?.dir, workspace, autoRun: o.autoRun, yes: o.yes, sandbox },
       plugins: o.plugins,
     });
   } catch (err) {
@@ -247,7 +255,7 @@ function launchOf(o: RunSopOptions): Record<string, string | number | boolean> {
   if (o.timeoutMs !== undefined) out.timeout_ms = o.timeoutMs;
   if (o.autoRun) out.auto_run = true;
   if (o.yes) out.yes = true;
-  if (o.sandbox) out.sandbox = true;
+  if (o.sandbox !== undefined) out.sandbox = o.sandbox; // absent: sandboxed when bubblewrap works
   return out;
 }
 
@@ -294,7 +302,7 @@ function withLaunch(o: RunSopOptions, launch: Record<string, unknown>, file: str
     answers: o.answers ?? str(launch.answers),
     timeoutMs: o.timeoutMs ?? (typeof launch.timeout_ms === 'number' ? launch.timeout_ms : undefined),
     yes: o.yes ?? launch.yes === true,
-    sandbox: o.sandbox ?? launch.sandbox === true,
+    sandbox: o.sandbox ?? (typeof launch.sandbox === 'boolean' ? launch.sandbox : undefined),
     rerun: o.rerun ?? { autoRun: o.autoRun === true },
     autoRun: o.autoRun ?? launch.auto_run === true,
   };
