@@ -1,6 +1,6 @@
 // The variables the engine gives each template, for `sop validate` (src/prompt/template-check.ts).
 // Keep in step with where the templates are rendered: baseContext() and the ctx objects in
-// src/runtime/run.ts, src/actions (commands, command_retry, command_failed) and the executors
+// src/runtime/run.ts and src/runtime/summaries.ts, src/actions (commands, command_retry, command_failed) and the executors
 // (code, human, library, sop, task_board). test/hostile-templates.test.ts checks every file in
 // prompts/ against its list, so a name added to a template but not here fails there.
 import type { TemplateName } from '../sop/types.js';

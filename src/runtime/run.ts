@@ -11,27 +11,27 @@ import { MemoryEnvironment } from '../environment/memory-environment.js';
 import { createEmbedder } from '../memory/create-embedder.js';
 import type { Embedder } from '../memory/embedder.js';
 import { isSampleTurn } from '../memory/token-budget.js';
-import { renderMessage, type Message, type MessageKind } from '../environment/message.js';
+import type { Message, MessageKind } from '../environment/message.js';
 import type { HumanInput } from '../io/human.js';
 import { NoHumanInput } from '../io/human.js';
 import type { CallMeta, ChatMessage, LlmProvider } from '../llm/types.js';
 import { renderText, TemplateSet } from '../prompt/templates.js';
-import { renderPrompts } from '../prompt/prompt-texts.js';
-import { DEFAULTS, controllerLlm, resolveSop, summaryLlm, type ResolvedSop, type ResolvedState } from '../sop/resolved.js';
+import { DEFAULTS, controllerLlm, resolveSop, type ResolvedSop, type ResolvedState } from '../sop/resolved.js';
 import type { LlmSettings, Sop } from '../sop/types.js';
 import { freshStateRuntime, transitDecision, type StateRuntime } from './controller.js';
-import { addUsage, emptyUsage, type RunEvent, type RunListener, type UsageTotals } from './events.js';
+import { emptyUsage, type RunEvent, type RunListener, type UsageTotals } from './events.js';
 import { Rng } from './rng.js';
 import { controllerStrategy, type ControllerContext } from './controllers/index.js';
 import { askJudge } from './controllers/judge.js';
 import type { PluginFactory, RunHost, RunPlugin, Transition, TurnOutput, TurnStep } from './hooks.js';
-import { directEffects, llmEffectLabel, type EffectSpec, type Effects, type LlmEffectResult, type Performed } from './effects.js';
-import { SNAPSHOT_VERSION, type RestorePoint, type RunSnapshot } from './position.js';
-import { isResumableError, restoreExtensions, saveExtensions } from './checkpoint.js';
-import { assignOwn, cloneJson } from '../util/json.js';
+import { directEffects, type EffectSpec, type Effects, type Performed } from './effects.js';
+import type { RestorePoint, RunSnapshot } from './position.js';
+import { isResumableError } from './checkpoint.js';
 import type { RunPosition } from './position.js';
 import { makeRedactor, type Redactor } from '../util/redact.js';
-import { walkMeta } from './walk-meta.js';
+import { callLlm, type LlmCallHost } from './llm-call.js';
+import { maybeSummarize, type SummaryHost } from './summaries.js';
+import { RunCheckpoints } from './snapshot.js';
 
 export interface RunOptions {
   sop: Sop;
@@ -109,10 +109,15 @@ export class RunLoop {
   private readonly llm: LlmProvider;
   /** Components' shared memory, knowledge bases, workspace and tool slots (native SOPs). */
   readonly components: ComponentServices;
-  private readonly sharedCheckpointed: boolean;
   private readonly pipeline: PipelineHost;
   private budgetWarned = false;
   private readonly redact: Redactor;
+  /** The run's LLM call (src/runtime/llm-call.ts). */
+  private readonly llmCall: LlmCallHost;
+  /** Snapshot at turn boundaries, restore on resume (src/runtime/snapshot.ts). */
+  private readonly checkpoints: RunCheckpoints;
+  /** The running summary (src/runtime/summaries.ts). */
+  private readonly summaries: SummaryHost;
 
   constructor(private readonly options: RunOptions) {
     this.resolved = resolveSop(options.sop);
@@ -150,9 +155,45 @@ export class RunLoop {
       emit: (e) => this.emit(e),
       turn: () => this.position.turn,
     });
+    this.llmCall = {
+      llm: this.llm,
+      model: options.model,
+      resolved: this.resolved,
+      position: this.position,
+      seed: this.seed,
+      effects: this.effects,
+      usage: this.usage,
+      redact: this.redact,
+      signal: options.signal,
+      emit: (e) => this.emit(e),
+    };
     // Native SOPs whose extract components write shared memory journal it in checkpoints.
-    this.sharedCheckpointed =
+    const sharedCheckpointed =
       !sop.agents_v1 && Object.values(sop.states).some((st) => Object.values(st.components ?? {}).some((c) => c?.extract !== undefined));
+    this.checkpoints = new RunCheckpoints({
+      position: this.position,
+      rng: this.rng,
+      env: this.env,
+      usage: this.usage,
+      llm: this.llm,
+      human: this.human,
+      effects: this.effects,
+      plugins: this.plugins,
+      sharedComponents: sharedCheckpointed ? this.components : undefined,
+      emit: (e) => this.emit(e),
+    });
+    this.summaries = {
+      resolved: this.resolved,
+      env: this.env,
+      templates: this.templates,
+      minSimilarity: () => sop.environment?.min_similarity,
+      topK: () => this.topK(),
+      baseContext: () => this.baseContext(),
+      envPrompt: (state) => this.envPrompt(state),
+      call: (m, settings, meta) => this.call(m, settings, meta),
+      turn: () => this.position.turn,
+      emit: (e) => this.emit(e),
+    };
     this.pipeline = {
       sop,
       resolved: this.resolved,
@@ -207,7 +248,7 @@ export class RunLoop {
     };
   }
 
-  // --- snapshot at turn boundaries, restore on resume (the journal records and reads them) ---
+  // --- snapshot at turn boundaries, restore on resume (the journal records and reads them: src/runtime/snapshot.ts) ---
 
   /** Stop at the next turn boundary (first Ctrl-C); the run ends `interrupted` and can be resumed. */
   requestStop(): void {
@@ -216,57 +257,7 @@ export class RunLoop {
 
   /** Everything needed to continue from this turn boundary (messages come from the journal). */
   snapshot(): RunSnapshot {
-    const cursor = this.llm.position;
-    const extensions = saveExtensions(this.checkpointables());
-    return {
-      v: SNAPSHOT_VERSION,
-      position: { ...cloneJson(this.position), rng: this.rng.state },
-      environment: { messages: this.env.messages.length, summary: this.env.summary, state_start: this.env.stateStart },
-      usage: cloneJson(this.usage),
-      ...(cursor !== undefined ? { llm_cursor: cursor } : {}),
-      human_consumed: this.human.consumed,
-      ...(extensions ? { extensions } : {}),
-    };
-  }
-
-  /** Plugins with state of their own, journaled in each checkpoint by name (see src/runtime/checkpoint.ts). */
-  private checkpointables(): Record<string, unknown> {
-    const out: Record<string, unknown> = {};
-    for (const p of this.plugins) if (p.checkpoint && p.restoreCheckpoint) out[p.name] = p;
-    if (this.sharedCheckpointed) {
-      out.components = {
-        checkpoint: () => this.components.snapshotShared(),
-        restoreCheckpoint: (s: unknown) => this.components.restoreShared(s as Record<string, string>),
-      };
-    }
-    return out;
-  }
-
-  private checkpoint(): void {
-    this.emit({ type: 'checkpoint', turn: this.position.turn, snapshot: this.snapshot() });
-    this.effects.reset(this.position.turn);
-  }
-
-  private async restore(from: RestorePoint): Promise<void> {
-    const s = from.snapshot;
-    if (!s) {
-      // Killed before its first checkpoint: start over, without a second run_started.
-      this.emit({ type: 'resumed', mode: from.mode, from_turn: 0, time: new Date().toISOString() });
-      this.checkpoint();
-      return;
-    }
-    for (const m of from.messages) await this.env.add(m);
-    this.env.summary = s.environment.summary;
-    this.env.stateStart = s.environment.state_start;
-    assignOwn(this.position, cloneJson(s.position));
-    this.rng.state = s.position.rng;
-    assignOwn(this.usage, cloneJson(s.usage));
-    if (from.seekLlm !== false && s.llm_cursor !== undefined) this.llm.seek?.(s.llm_cursor);
-    const answered = s.human_consumed - this.human.consumed;
-    if (answered > 0) this.human.skip?.(answered);
-    await restoreExtensions(this.checkpointables(), s.extensions, from.files ?? {});
-    this.effects.reset(s.position.turn);
-    this.emit({ type: 'resumed', mode: from.mode, from_turn: s.position.turn, time: new Date().toISOString() });
+    return this.checkpoints.snapshot();
   }
 
   private emit(event: RunEvent): void {
@@ -301,7 +292,7 @@ export class RunLoop {
   async run(): Promise<RunResult> {
     const sop = this.options.sop;
     if (this.options.resume) {
-      await this.restore(this.options.resume); // continue from a journaled checkpoint
+      await this.checkpoints.restore(this.options.resume); // continue from a journaled checkpoint
     } else {
       this.emit({
         type: 'run_started',
@@ -323,7 +314,7 @@ export class RunLoop {
           stream: this.options.stream,
         },
       });
-      this.checkpoint();
+      this.checkpoints.checkpoint();
     }
     let status: RunStatus = 'finished';
     let error: Error | undefined;
@@ -345,7 +336,7 @@ export class RunLoop {
         }
         await this.takeTurn(step);
         this.samplePromptTokens();
-        this.checkpoint();
+        this.checkpoints.checkpoint();
         // Let signal handlers (Ctrl-C) and timers run at each turn boundary, even
         // when no LLM call waited on I/O (cassettes, mock).
         await new Promise<void>((resolve) => setImmediate(resolve));
@@ -574,7 +565,7 @@ export class RunLoop {
     for (const p of this.plugins) p.afterMessage?.(message);
     this.emit({ type: 'message', message });
     await execute?.();
-    await this.maybeSummarize(state);
+    await maybeSummarize(this.summaries, state);
   }
 
   /** The agent's reply: a plugin's (a command, the Agents 1.0 turn), else the agent prompt pipeline's. */
@@ -599,100 +590,9 @@ export class RunLoop {
     return agentTurn(this.pipeline, { state, role, agent, extra, privateMemory });
   }
 
-  /**
-   * Refresh the summary every `summary.every` messages (counted over the whole run), from the
-   * previous summary, the messages since then and the earlier messages most similar to the last
-   * one, all under the visibility rule. The call is issued as soon as the message is recorded and
-   * shown, and awaited before the turn ends: the turn's checkpoint includes the summary, and the
-   * next turn's judge and agent prompts need it.
-   */
-  private async maybeSummarize(state: ResolvedState): Promise<void> {
-    const s = state.summary;
-    const count = this.env.messages.length;
-    if (!s.enabled || count % s.every !== 0) return;
-    const visibleStart = this.env.visibility === 'competitive' ? this.env.stateStart : 0;
-    const from = Math.max(visibleStart, count - s.every);
-    const recent = this.env.messages.slice(from);
-    const relevant = await this.env.retrieve({
-      topK: this.topK(),
-      minSimilarity: this.options.sop.environment?.min_similarity,
-      before: from,
-    });
-    const base = this.baseContext();
-    const ctx = {
-      ...base,
-      state: { name: state.name },
-      environment_prompt: this.envPrompt(state),
-      summary: renderPrompts(s, base, state.def.summary ? `/states/${state.name}/summary` : '/environment/summary'),
-      previous: this.env.summary,
-      history: recent.map((m) => renderMessage(m)),
-      relevant: relevant.map((m) => renderMessage(m)),
-    };
-    const messages: ChatMessage[] = [
-      { role: 'system', content: this.templates.render('summary_system', ctx) },
-      { role: 'user', content: this.templates.render('summary_user', ctx) },
-    ];
-    const reply = await this.call(messages, summaryLlm(this.resolved, state), {
-      purpose: 'summary',
-      state: state.name,
-      turn: this.position.turn,
-    });
-    this.env.summary = reply.trim();
-    this.emit({ type: 'summary', state: state.name, turn: this.position.turn, after_messages: count, summary: this.env.summary });
-  }
-
-  private async call(messages: ChatMessage[], settings: LlmSettings, meta: CallMeta, stream = false): Promise<string> {
-    const model = this.options.model ?? settings.model ?? DEFAULTS.model;
-    const started = performance.now();
-    const llm = this.llm;
-    const onDelta = stream && meta.agent ? (text: string) => this.emit({ type: 'delta', agent: meta.agent!, text }) : undefined;
-    messages = messages.map((m) => {
-      const content = this.redact(m.content);
-      return content === m.content ? m : { ...m, content };
-    }); // secrets
-    // Where the graph leads (read by the mock provider only): for judges, and agents of command states.
-    if (
-      meta.state &&
-      !meta.walk &&
-      (meta.purpose === 'judge' || (meta.purpose === 'agent' && this.resolved.states[meta.state]?.def.commands))
-    ) {
-      meta = { ...meta, walk: walkMeta(this.resolved, meta.state, this.position.states, this.seed) };
-    }
-    // A reply already in the journal (an interrupted turn being redone) is reused (durable effects).
-    const {
-      value: res,
-      key,
-      reused,
-    } = await this.effects.perform<LlmEffectResult>(
-      { kind: 'llm', label: llmEffectLabel(meta.purpose, meta.state, meta.agent), journalsResult: false },
-      () =>
-        llm.chat(
-          { messages, model, temperature: settings.temperature ?? DEFAULTS.temperature, maxTokens: settings.max_tokens, stream, meta },
-          { signal: this.options.signal, onDelta },
-        ),
-    );
-    if (reused) {
-      if (llm.position !== undefined) llm.seek?.(llm.position + 1);
-      onDelta?.(res.content);
-    }
-    addUsage(this.usage, meta.purpose, res.usage);
-    if (meta.purpose === 'agent') this.usage.agent_prompt_tokens_last = res.usage.promptTokens; // sampled at turn ends
-    let promptChars = 0;
-    for (const m of messages) promptChars += m.content.length;
-    this.emit({
-      type: 'llm_call',
-      purpose: meta.purpose,
-      state: meta.state,
-      agent: meta.agent,
-      turn: meta.turn,
-      model,
-      usage: res.usage,
-      ms: Math.round(performance.now() - started),
-      prompt_chars: promptChars,
-      reply: res.content,
-      effect: key,
-    });
-    return res.content;
+  /** One LLM call of the run: effects, usage, an `llm_call` event (src/runtime/llm-call.ts). */
+  private call(messages: ChatMessage[], settings: LlmSettings, meta: CallMeta, stream = false): Promise<string> {
+    return callLlm(this.llmCall, messages, settings, meta, stream);
   }
 }
 

@@ -1,0 +1,86 @@
+// One LLM call of a run: secrets redacted, the graph's walk for the mock provider, through the
+// run's effects (durable runs reuse a journaled reply), usage counted, an `llm_call` event.
+import type { CallMeta, ChatMessage, LlmProvider } from '../llm/types.js';
+import { DEFAULTS, type ResolvedSop } from '../sop/resolved.js';
+import type { LlmSettings } from '../sop/types.js';
+import type { Redactor } from '../util/redact.js';
+import { llmEffectLabel, type Effects, type LlmEffectResult } from './effects.js';
+import { addUsage, type RunEvent, type UsageTotals } from './events.js';
+import type { RunPosition } from './position.js';
+import { walkMeta } from './walk-meta.js';
+
+/** What an LLM call needs of the run. */
+export interface LlmCallHost {
+  /** The run's provider (after every plugin's wrapLlm). */
+  readonly llm: LlmProvider;
+  /** Force this model for every call. */
+  readonly model?: string;
+  readonly resolved: ResolvedSop;
+  readonly position: RunPosition;
+  readonly seed: number;
+  readonly effects: Effects;
+  readonly usage: UsageTotals;
+  readonly redact: Redactor;
+  readonly signal?: AbortSignal;
+  emit(event: RunEvent): void;
+}
+
+export async function callLlm(
+  host: LlmCallHost,
+  messages: ChatMessage[],
+  settings: LlmSettings,
+  meta: CallMeta,
+  stream = false,
+): Promise<string> {
+  const model = host.model ?? settings.model ?? DEFAULTS.model;
+  const started = performance.now();
+  const llm = host.llm;
+  const onDelta = stream && meta.agent ? (text: string) => host.emit({ type: 'delta', agent: meta.agent!, text }) : undefined;
+  messages = messages.map((m) => {
+    const content = host.redact(m.content);
+    return content === m.content ? m : { ...m, content };
+  }); // secrets
+  // Where the graph leads (read by the mock provider only): for judges, and agents of command states.
+  if (
+    meta.state &&
+    !meta.walk &&
+    (meta.purpose === 'judge' || (meta.purpose === 'agent' && host.resolved.states[meta.state]?.def.commands))
+  ) {
+    meta = { ...meta, walk: walkMeta(host.resolved, meta.state, host.position.states, host.seed) };
+  }
+  // A reply already in the journal (an interrupted turn being redone) is reused (durable effects).
+  const {
+    value: res,
+    key,
+    reused,
+  } = await host.effects.perform<LlmEffectResult>(
+    { kind: 'llm', label: llmEffectLabel(meta.purpose, meta.state, meta.agent), journalsResult: false },
+    () =>
+      llm.chat(
+        { messages, model, temperature: settings.temperature ?? DEFAULTS.temperature, maxTokens: settings.max_tokens, stream, meta },
+        { signal: host.signal, onDelta },
+      ),
+  );
+  if (reused) {
+    if (llm.position !== undefined) llm.seek?.(llm.position + 1);
+    onDelta?.(res.content);
+  }
+  addUsage(host.usage, meta.purpose, res.usage);
+  if (meta.purpose === 'agent') host.usage.agent_prompt_tokens_last = res.usage.promptTokens; // sampled at turn ends
+  let promptChars = 0;
+  for (const m of messages) promptChars += m.content.length;
+  host.emit({
+    type: 'llm_call',
+    purpose: meta.purpose,
+    state: meta.state,
+    agent: meta.agent,
+    turn: meta.turn,
+    model,
+    usage: res.usage,
+    ms: Math.round(performance.now() - started),
+    prompt_chars: promptChars,
+    reply: res.content,
+    effect: key,
+  });
+  return res.content;
+}

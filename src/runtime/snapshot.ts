@@ -1,0 +1,96 @@
+// Snapshots at turn boundaries (the `checkpoint` event the journal records) and restoring one on
+// resume (the journal reads it back: src/runtime/position.ts RestorePoint).
+import type { EnvironmentMemory } from '../environment/environment.js';
+import type { HumanInput } from '../io/human.js';
+import type { LlmProvider } from '../llm/types.js';
+import { assignOwn, cloneJson } from '../util/json.js';
+import { restoreExtensions, saveExtensions } from './checkpoint.js';
+import type { Effects } from './effects.js';
+import type { RunEvent, UsageTotals } from './events.js';
+import type { RunPlugin } from './hooks.js';
+import { SNAPSHOT_VERSION, type RestorePoint, type RunPosition, type RunSnapshot } from './position.js';
+import type { Rng } from './rng.js';
+
+/** The components' shared memory, journaled when extract components write it. */
+export interface SharedComponentMemory {
+  snapshotShared(): Record<string, string>;
+  restoreShared(saved: Record<string, string> | undefined): void;
+}
+
+/** The parts of a run a snapshot holds and a restore sets. */
+export interface SnapshotHost {
+  readonly position: RunPosition;
+  readonly rng: Rng;
+  readonly env: EnvironmentMemory;
+  readonly usage: UsageTotals;
+  readonly llm: LlmProvider;
+  readonly human: HumanInput;
+  readonly effects: Effects;
+  readonly plugins: readonly RunPlugin[];
+  /** Native SOPs whose extract components write shared memory journal it in checkpoints. */
+  readonly sharedComponents?: SharedComponentMemory;
+  emit(event: RunEvent): void;
+}
+
+/** A run's checkpoints: snapshot at turn boundaries, restore on resume. */
+export class RunCheckpoints {
+  constructor(private readonly host: SnapshotHost) {}
+
+  /** Everything needed to continue from this turn boundary (messages come from the journal). */
+  snapshot(): RunSnapshot {
+    const h = this.host;
+    const cursor = h.llm.position;
+    const extensions = saveExtensions(this.checkpointables());
+    return {
+      v: SNAPSHOT_VERSION,
+      position: { ...cloneJson(h.position), rng: h.rng.state },
+      environment: { messages: h.env.messages.length, summary: h.env.summary, state_start: h.env.stateStart },
+      usage: cloneJson(h.usage),
+      ...(cursor !== undefined ? { llm_cursor: cursor } : {}),
+      human_consumed: h.human.consumed,
+      ...(extensions ? { extensions } : {}),
+    };
+  }
+
+  /** Plugins with state of their own, journaled in each checkpoint by name (see src/runtime/checkpoint.ts). */
+  private checkpointables(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const p of this.host.plugins) if (p.checkpoint && p.restoreCheckpoint) out[p.name] = p;
+    const shared = this.host.sharedComponents;
+    if (shared) {
+      out.components = {
+        checkpoint: () => shared.snapshotShared(),
+        restoreCheckpoint: (s: unknown) => shared.restoreShared(s as Record<string, string>),
+      };
+    }
+    return out;
+  }
+
+  checkpoint(): void {
+    this.host.emit({ type: 'checkpoint', turn: this.host.position.turn, snapshot: this.snapshot() });
+    this.host.effects.reset(this.host.position.turn);
+  }
+
+  async restore(from: RestorePoint): Promise<void> {
+    const h = this.host;
+    const s = from.snapshot;
+    if (!s) {
+      // Killed before its first checkpoint: start over, without a second run_started.
+      h.emit({ type: 'resumed', mode: from.mode, from_turn: 0, time: new Date().toISOString() });
+      this.checkpoint();
+      return;
+    }
+    for (const m of from.messages) await h.env.add(m);
+    h.env.summary = s.environment.summary;
+    h.env.stateStart = s.environment.state_start;
+    assignOwn(h.position, cloneJson(s.position));
+    h.rng.state = s.position.rng;
+    assignOwn(h.usage, cloneJson(s.usage));
+    if (from.seekLlm !== false && s.llm_cursor !== undefined) h.llm.seek?.(s.llm_cursor);
+    const answered = s.human_consumed - h.human.consumed;
+    if (answered > 0) h.human.skip?.(answered);
+    await restoreExtensions(this.checkpointables(), s.extensions, from.files ?? {});
+    h.effects.reset(s.position.turn);
+    h.emit({ type: 'resumed', mode: from.mode, from_turn: s.position.turn, time: new Date().toISOString() });
+  }
+}
