@@ -6,10 +6,10 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { codeSop } from './helpers/code-sop.js';
 import {
   EngineError,
   SopError,
-  defineSop,
   forkRun,
   loadSop,
   resumeRun,
@@ -99,21 +99,7 @@ describe("import { loadSop, runSop } from 'sop'", () => {
 
   it('sandboxes code by default when bubblewrap works, like the CLI; sandbox: false turns it off', async () => {
     const { sandboxSupport } = await import('../src/executors/sandbox.js');
-    const sop = defineSop({
-      name: 'code-once',
-      environment: { summary: { enabled: false } },
-      agents: { Sam: { roles: { work: 'Coder' } } },
-      root: 'work',
-      states: {
-        work: {
-          roles: ['Coder'],
-          components: { Coder: { task: 'Run code, then finish.' } },
-          commands: { run_code: { executor: 'code', settings: { language: 'python' } }, finish: { executor: 'finish' } },
-          next_states: { '1': 'end' },
-        },
-        end: { final: true },
-      },
-    });
+    const sop = codeSop('code-once');
     const llm: LlmProvider = {
       id: 'coder',
       async chat(request: ChatRequest) {

@@ -16,6 +16,7 @@ import { makeRedactor, secretValues } from '../src/util/redact.js';
 import { StreamRedactor } from '../src/util/stream-redactor.js';
 import { terminalSafe } from '../src/util/terminal-text.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
+import { codeSop } from './helpers/code-sop.js';
 
 const CLI = resolve('dist/src/cli/main.js');
 const DB_PASSWORD = 'pgCanaryPw_73kq';
@@ -268,24 +269,7 @@ describe("code reading the engine's environment", () => {
 
   function sop(): string {
     const file = join(root, 'steal.sop.json');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        name: 'steal',
-        environment: { summary: { enabled: false } },
-        agents: { Mallory: { roles: { work: 'Coder' } } },
-        root: 'work',
-        states: {
-          work: {
-            roles: ['Coder'],
-            components: { Coder: { task: 'Run code, then finish.' } },
-            commands: { run_code: { executor: 'code', settings: { language: 'python' } }, finish: { executor: 'finish' } },
-            next_states: { 1: 'end' },
-          },
-          end: { final: true },
-        },
-      }),
-    );
+    writeFileSync(file, JSON.stringify(codeSop('steal', 'Mallory')));
     return file;
   }
 
@@ -464,24 +448,7 @@ describe('the sandbox by default', () => {
 
   function sop(): string {
     const file = join(root, 'hello.sop.json');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        name: 'hello',
-        environment: { summary: { enabled: false } },
-        agents: { Ann: { roles: { work: 'Coder' } } },
-        root: 'work',
-        states: {
-          work: {
-            roles: ['Coder'],
-            components: { Coder: { task: 'Run code.' } },
-            commands: { run_code: { executor: 'code', settings: { language: 'python' } }, finish: { executor: 'finish' } },
-            next_states: { 1: 'end' },
-          },
-          end: { final: true },
-        },
-      }),
-    );
+    writeFileSync(file, JSON.stringify(codeSop('hello', 'Ann')));
     return file;
   }
   const result = (out: string) => {

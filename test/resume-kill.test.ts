@@ -11,6 +11,7 @@ import { renderTranscript } from '../src/journal/transcript.js';
 import { Rng } from '../src/runtime/rng.js';
 import { startHeldReplyServer } from './helpers/held-reply-server.js';
 import { startOpenAiServer } from './helpers/openai-server.js';
+import { codeSop } from './helpers/code-sop.js';
 
 const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 const FIX = join(process.cwd(), 'test/fixtures/durable');
@@ -270,24 +271,7 @@ describe('resume after SIGKILL', () => {
             }),
     });
     const sopFile = join(root, 'sleepy.sop.json');
-    writeFileSync(
-      sopFile,
-      JSON.stringify({
-        name: 'sleepy',
-        environment: { summary: { enabled: false } },
-        agents: { Sam: { roles: { work: 'Coder' } } },
-        root: 'work',
-        states: {
-          work: {
-            roles: ['Coder'],
-            components: { Coder: { task: 'Run code, then finish.' } },
-            commands: { run_code: { executor: 'code', settings: { language: 'python' } }, finish: { executor: 'finish' } },
-            next_states: { 1: 'end' },
-          },
-          end: { final: true },
-        },
-      }),
-    );
+    writeFileSync(sopFile, JSON.stringify(codeSop('sleepy')));
     let codePid: number | undefined;
     try {
       const out = join(root, 'sigint-2');

@@ -1,10 +1,9 @@
 // The judge: when no rule decides where a state goes next (a lone "0" successor, max_turns), the
 // state's controller LLM reads the conversation and the summary and answers a next_states key.
-import { renderMessage } from '../../environment/message.js';
-import type { ChatMessage } from '../../llm/types.js';
 import { renderPrompts } from '../../prompt/prompt-texts.js';
 import type { ResolvedState } from '../../sop/resolved.js';
 import { parseJudgeReply, targetOf, type StateRuntime } from '../controller.js';
+import { controllerMessages, conversation } from './conversation.js';
 import type { ControllerContext } from './types.js';
 
 export interface JudgeAnswer {
@@ -17,8 +16,6 @@ export interface JudgeAnswer {
 export async function askJudge(state: ResolvedState, rt: StateRuntime, c: ControllerContext, summary: string): Promise<JudgeAnswer> {
   const judge = state.def.controller?.judge ?? {};
   const extractWord = judge.extract_word ?? 'end';
-  const { history, relevant } = await c.history(state);
-  const last = c.last();
   const keys = Object.keys(state.nextStates).sort();
   if (!keys.includes('0')) keys.unshift('0');
   const base = c.promptContext(state);
@@ -28,15 +25,9 @@ export async function askJudge(state: ResolvedState, rt: StateRuntime, c: Contro
     extract_word: extractWord,
     keys: keys.map((key) => ({ key, target: state.nextStates[key] ?? state.name })),
     summary,
-    history: history.map((m) => renderMessage(m)),
-    last_message: last ? renderMessage(last) : undefined,
-    relevant: relevant.map((m) => renderMessage(m)),
+    ...(await conversation(c, state)),
   };
-  const messages: ChatMessage[] = [
-    { role: 'system', content: c.render('judge_system', ctx) },
-    { role: 'user', content: c.render('judge_user', ctx) },
-  ];
-  const reply = await c.call(messages, c.llm(state), {
+  const reply = await c.call(controllerMessages(c, 'judge', ctx), c.llm(state), {
     purpose: 'judge',
     state: state.name,
     turn: c.turn,

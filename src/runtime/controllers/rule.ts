@@ -1,9 +1,8 @@
 // rule: the state's controller LLM reads the conversation and names the next role; a reply that
 // names no known role falls back to a seeded random pick, with a warning.
-import { renderMessage } from '../../environment/message.js';
-import type { ChatMessage } from '../../llm/types.js';
 import { renderPrompts } from '../../prompt/prompt-texts.js';
 import { parseSpeakerReply } from '../controller.js';
+import { controllerMessages, conversation } from './conversation.js';
 import type { ControllerStrategy } from './types.js';
 
 export const rule: ControllerStrategy = {
@@ -11,8 +10,6 @@ export const rule: ControllerStrategy = {
   async pick(state, rt, c) {
     const speaker = renderPrompts(state.def.controller?.speaker ?? {}, c.promptContext(state), `/states/${state.name}/controller/speaker`);
     const extractWord = speaker.extract_word ?? 'end';
-    const { history, relevant } = await c.history(state);
-    const last = c.last();
     const ctx = {
       ...c.promptContext(state),
       // agents-v1 compat (reference §5 #22): call_last_prompt is not sent and the choices always ask for <end>.
@@ -20,15 +17,9 @@ export const rule: ControllerStrategy = {
         ? { speaker: { ...speaker, last_prompt: undefined }, extract_word: 'end' }
         : { speaker, extract_word: extractWord }),
       roles: state.roles.map((role) => ({ role, agent: state.roleToAgent[role] })),
-      history: history.map((m) => renderMessage(m)),
-      last_message: last ? renderMessage(last) : undefined,
-      relevant: relevant.map((m) => renderMessage(m)),
+      ...(await conversation(c, state)),
     };
-    const messages: ChatMessage[] = [
-      { role: 'system', content: c.render('speaker_system', ctx) },
-      { role: 'user', content: c.render('speaker_user', ctx) },
-    ];
-    const reply = await c.call(messages, c.llm(state), {
+    const reply = await c.call(controllerMessages(c, 'speaker', ctx), c.llm(state), {
       purpose: 'speaker',
       state: state.name,
       turn: c.turn,
