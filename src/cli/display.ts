@@ -4,15 +4,18 @@ import type { RunEvent } from '../runtime/events.js';
 import type { Redactor } from '../util/redact.js';
 import { StreamRedactor } from '../util/stream-redactor.js';
 import { terminalSafe as safe } from '../util/terminal-text.js';
+import { agentColour, colourWanted, paint } from './agent-colour.js';
 import { describeCommand, parseCommandMessage, summariseResult } from './command-summary.js';
-
-const color = (code: number, s: string, on: boolean) => (on ? `\x1b[${code}m${s}\x1b[0m` : s);
+import { labelTags, TagLabeller } from './tag-labels.js';
+import { TerminalScreen } from './terminal-screen.js';
 
 export interface DisplayOptions {
   out: NodeJS.WriteStream;
   err: NodeJS.WriteStream;
   quiet: boolean;
   redact: Redactor;
+  /** Where NO_COLOR is read; process.env by default. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** A message as shown: a command briefly (`▸ run_code python, 12 lines`), a command's result on one line, speech as it is. */
@@ -24,7 +27,9 @@ function readable(m: { kind: string; content: string }): string {
 
 export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
   const tty = Boolean(o.out.isTTY);
-  const statusTty = Boolean(o.err.isTTY) && !o.quiet;
+  const colour = colourWanted(o.out, o.env);
+  const errColour = colourWanted(o.err, o.env);
+  const screen = new TerminalScreen(o.out, o.err, { status: Boolean(o.err.isTTY) && !o.quiet, dim: errColour });
   let state = '';
   let speaker = '';
   let turn = 0;
@@ -34,28 +39,18 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
   let pending = '';
   let holding: boolean | undefined;
   let held = new StreamRedactor(o.redact); // a secret split across deltas is held back whole
-  let statusShown = false;
-  const clearStatus = () => {
-    if (statusShown) {
-      o.err.write('\r\x1b[2K');
-      statusShown = false;
-    }
-  };
-  const status = () => {
-    if (!statusTty) return;
-    clearStatus();
-    o.err.write(color(2, `[${state}] turn ${turn} · ${speaker || '…'} · ${tokens} tokens`, true));
-    statusShown = true;
-  };
-  const print = (s: string) => {
-    clearStatus();
-    o.out.write(o.redact(s));
-  };
+  const tagLabel = (name: string) => `${paint(1, `${name}:`, colour)} `;
+  let tags = new TagLabeller(tagLabel); // `<verdict>` streamed is shown as `verdict: `
+  const who = (agent: string, label: string) => paint(agentColour(agent), label, colour);
+  const clearStatus = () => screen.clearStatus();
+  const status = () => screen.status(o.redact(safe(`[${state}] turn ${turn} · ${speaker || '…'} · ${tokens} tokens`)));
+  const print = (s: string) => screen.write(o.redact(s));
+  const note = (s: string) => screen.note(o.redact(s));
   return (e) => {
     switch (e.type) {
       case 'state_entered':
         state = e.state;
-        if (!o.quiet) print(`\n${color(1, `== ${e.state} ==`, tty)}\n`);
+        if (!o.quiet) print(`\n${paint(1, `== ${safe(e.state)} ==`, colour)}\n`);
         break;
       case 'speaker_chosen':
         speaker = `${e.agent} (${e.role})`;
@@ -69,6 +64,7 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
           pending = '';
           holding = undefined;
           held = new StreamRedactor(o.redact);
+          tags = new TagLabeller(tagLabel);
         }
         {
           const text = held.push(e.text);
@@ -76,17 +72,17 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
             pending += text;
             if (pending.trim() === '') break;
             holding = pending.trimStart().startsWith('{');
-            if (!holding) print(`\n${color(36, `${speaker}:`, tty)} ${safe(pending)}`);
+            if (!holding) print(`\n${who(e.agent, `${speaker}:`)} ${tags.push(safe(pending))}`);
           } else if (!holding) {
-            print(safe(text));
+            print(tags.push(safe(text)));
           }
         }
         break;
       case 'message': {
         const m = e.message;
         if (!o.quiet) {
-          if (streaming === m.sender && tty && holding === false) print(`${safe(held.flush())}\n`);
-          else print(`\n${color(36, `${m.sender} (${m.role}):`, tty)} ${safe(readable(m))}\n`);
+          if (streaming === m.sender && tty && holding === false) print(`${tags.push(safe(held.flush()))}${tags.flush()}\n`);
+          else print(`\n${who(m.sender, `${m.sender} (${m.role}):`)} ${labelTags(safe(readable(m)), tagLabel)}\n`);
         }
         streaming = undefined;
         holding = undefined;
@@ -98,38 +94,33 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         status();
         break;
       case 'summary':
-        if (!o.quiet) print(color(2, `\n(summary after ${e.after_messages} messages)\n`, tty));
+        if (!o.quiet) print(paint(2, `\n(summary after ${e.after_messages} messages)\n`, colour));
         break;
       case 'warning':
         // A retried stream starts its reply again on a line of its own (the torn text is discarded).
         if (streaming !== undefined && tty && !o.quiet) print('\n');
         streaming = undefined;
-        clearStatus();
-        o.err.write(o.redact(`warning: ${safe(e.message)}\n`));
+        note(`warning: ${safe(e.message)}\n`);
         break;
       case 'run_finished':
         clearStatus();
         break;
       // actions: rejected command replies, and what sub-flows say (prefixed with their path)
       case 'command_rejected':
-        clearStatus();
-        o.err.write(
-          o.redact(
-            color(2, `(${e.agent}'s reply was not a valid command, attempt ${e.attempt}: ${safe(e.error)})\n`, Boolean(o.err.isTTY)),
-          ),
-        );
+        note(paint(2, `(${e.agent}'s reply was not a valid command, attempt ${e.attempt}: ${safe(e.error)})\n`, errColour));
         break;
       case 'subflow': {
         const inner = e.event;
         if (inner.type === 'warning') {
-          clearStatus();
-          o.err.write(o.redact(`warning: [${e.flow}] ${safe(inner.message)}\n`));
+          note(`warning: [${e.flow}] ${safe(inner.message)}\n`);
           break;
         }
         if (o.quiet) break;
-        if (inner.type === 'state_entered') print(`\n${color(1, `== ${e.flow}: ${inner.state} ==`, tty)}\n`);
+        if (inner.type === 'state_entered') print(`\n${paint(1, `== ${e.flow}: ${safe(inner.state)} ==`, colour)}\n`);
         else if (inner.type === 'message')
-          print(`\n${color(36, `[${e.flow}] ${inner.message.sender} (${inner.message.role}):`, tty)} ${safe(readable(inner.message))}\n`);
+          print(
+            `\n${who(inner.message.sender, `[${e.flow}] ${inner.message.sender} (${inner.message.role}):`)} ${labelTags(safe(readable(inner.message)), tagLabel)}\n`,
+          );
         else if (inner.type === 'llm_call') {
           tokens += inner.usage.promptTokens + inner.usage.completionTokens;
           status();
