@@ -199,6 +199,25 @@ describe('the display on a fake terminal', () => {
     expect(after.indexOf('\n')).toBeLessThan(after.indexOf('tokens'));
   });
 
+  it('erases the status line before an effect (code, a question to a person) can write to the terminal', () => {
+    const out = fakeTerminal(80);
+    const err = fakeTerminal(80);
+    const show = terminalDisplay({ out: out.stream, err: err.stream, quiet: false, redact: (s) => s, env: {} });
+    show({ type: 'speaker_chosen', state: 's', agent: 'Ann', role: 'Human', turn: 3, how: 'order' } as RunEvent);
+    expect(err.chunks.join('')).toContain('turn 3');
+    const before = err.chunks.length;
+    show({ type: 'effect_started', key: 'k', kind: 'human', label: 'Ann@s', turn: 3 });
+    expect(err.chunks.slice(before).join('')).toMatch(/^\r +\r$/);
+    const inner = err.chunks.length;
+    show({
+      type: 'subflow',
+      flow: 'Coder-1',
+      event: { type: 'llm_call', usage: { promptTokens: 1, completionTokens: 1 } } as unknown as RunEvent,
+    });
+    show({ type: 'subflow', flow: 'Coder-1', event: { type: 'effect_started', key: 'k2', kind: 'code', label: 'run_code@s', turn: 1 } });
+    expect(err.chunks.slice(inner).join('')).toMatch(/tokens.*\r +\r$/s);
+  });
+
   it('cuts the status line to one row, so erasing it erases all of it', () => {
     const out = fakeTerminal(20);
     const err = fakeTerminal(20);

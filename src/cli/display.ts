@@ -103,6 +103,7 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         note(`warning: ${safe(e.message)}\n`);
         break;
       case 'run_finished':
+      case 'effect_started': // code, a question, a sub-flow: what it asks starts on a clean row
         clearStatus();
         break;
       // actions: rejected command replies, and what sub-flows say (prefixed with their path)
@@ -115,6 +116,7 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
           note(`warning: [${e.flow}] ${safe(inner.message)}\n`);
           break;
         }
+        if (inner.type === 'effect_started') clearStatus();
         if (o.quiet) break;
         if (inner.type === 'state_entered') print(`\n${paint(1, `== ${e.flow}: ${safe(inner.state)} ==`, colour)}\n`);
         else if (inner.type === 'message')
