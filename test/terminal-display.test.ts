@@ -3,7 +3,7 @@
 // of the run's transcript must be fully visible there: the status line (drawn on stderr, which is
 // the same terminal) never overwrites message text nor stays glued to it. Also an 80x24 tmux
 // session, read back with `tmux capture-pane -J`, and the display alone with a fake terminal.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { agentColour } from '../src/cli/agent-colour.js';
 import { terminalDisplay } from '../src/cli/display.js';
 import { labelTags, TagLabeller } from '../src/cli/tag-labels.js';
 import type { RunEvent } from '../src/runtime/events.js';
+import { startOpenAiServer } from './helpers/openai-server.js';
 
 const { Terminal } = xtermHeadless;
 const CLI = join(process.cwd(), 'dist/src/cli/main.js');
@@ -108,6 +109,38 @@ describe.skipIf(!hasScript)(`the debate run replayed through a terminal emulator
     expect(bytes.includes(0x1b)).toBe(false);
     const shown = squash((await screenText(bytes, 80, 24)).join('\n'));
     for (const m of messages) expect(shown).toContain(squash(m.content));
+  });
+});
+
+describe.skipIf(!hasScript)(`replies streamed in small pieces${hasScript ? '' : ' (skipped: no `script`)'}`, () => {
+  it('are shown whole at 80x24 while the status line updates between them', async () => {
+    const long = (i: number) =>
+      `Reply ${i}: ` +
+      'the centre needs space for people, buses and deliveries, and the evidence is mixed but telling. '.repeat(2 + (i % 3));
+    const server = await startOpenAiServer({ reply: (b, i) => (b.stream ? long(i) : '<end>0</end>') });
+    try {
+      const out = mkdtempSync(join(tmpdir(), 'sop-term-'));
+      const cmd = `stty cols 80 rows 24; ${process.execPath} ${CLI} run examples/debate/debate.sop.json --llm openai --base-url ${server.url} --max-turns 6 --input topic=cars --out ${out}`;
+      const child = spawn('script', ['-qfec', cmd, '/dev/null'], {
+        env: { ...process.env, NO_COLOR: '', OPENAI_API_KEY: 'test-key' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const chunks: Buffer[] = [];
+      child.stdout.on('data', (c: Buffer) => chunks.push(c));
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      const bytes = Buffer.concat(chunks);
+      expect(code, bytes.toString()).toBe(0);
+      const messages = transcript(out);
+      expect(messages.filter((m) => m.content.startsWith('Reply ')).length).toBeGreaterThanOrEqual(4);
+      const lines = await screenText(bytes, 80, 24);
+      const shown = squash(lines.join('\n'));
+      for (const m of messages) expect(shown, `${m.sender}'s message`).toContain(squash(m.content));
+      expect(lines.filter((l) => STATUS.test(l))).toEqual([]);
+      counts.checked += messages.length;
+      counts.sizes.push('80x24 (streamed in 7-character pieces)');
+    } finally {
+      await server.close();
+    }
   });
 });
 
