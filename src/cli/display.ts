@@ -29,7 +29,7 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
   const tty = Boolean(o.out.isTTY);
   const colour = colourWanted(o.out, o.env);
   const errColour = colourWanted(o.err, o.env);
-  const screen = new TerminalScreen(o.out, o.err, { status: Boolean(o.err.isTTY) && !o.quiet, dim: errColour });
+  const screen = new TerminalScreen(o.out, o.err, { status: Boolean(o.err.isTTY) && !o.quiet, escapes: errColour });
   let state = '';
   let speaker = '';
   let turn = 0;
@@ -41,6 +41,9 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
   let held = new StreamRedactor(o.redact); // a secret split across deltas is held back whole
   const tagLabel = (name: string) => `${paint(1, `${name}:`, colour)} `;
   let tags = new TagLabeller(tagLabel); // `<verdict>` streamed is shown as `verdict: `
+  // what agents say reads with its tags as labels; command results (code output) are left as they are
+  const shown = (m: { kind: string; content: string }) =>
+    m.kind === 'action' ? safe(readable(m)) : labelTags(safe(readable(m)), tagLabel);
   const who = (agent: string, label: string) => paint(agentColour(agent), label, colour);
   const clearStatus = () => screen.clearStatus();
   const status = () => screen.status(o.redact(safe(`[${state}] turn ${turn} · ${speaker || '…'} · ${tokens} tokens`)));
@@ -82,7 +85,7 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         const m = e.message;
         if (!o.quiet) {
           if (streaming === m.sender && tty && holding === false) print(`${tags.push(safe(held.flush()))}${tags.flush()}\n`);
-          else print(`\n${who(m.sender, `${m.sender} (${m.role}):`)} ${labelTags(safe(readable(m)), tagLabel)}\n`);
+          else print(`\n${who(m.sender, `${m.sender} (${m.role}):`)} ${shown(m)}\n`);
         }
         streaming = undefined;
         holding = undefined;
@@ -120,9 +123,7 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         if (o.quiet) break;
         if (inner.type === 'state_entered') print(`\n${paint(1, `== ${e.flow}: ${safe(inner.state)} ==`, colour)}\n`);
         else if (inner.type === 'message')
-          print(
-            `\n${who(inner.message.sender, `[${e.flow}] ${inner.message.sender} (${inner.message.role}):`)} ${labelTags(safe(readable(inner.message)), tagLabel)}\n`,
-          );
+          print(`\n${who(inner.message.sender, `[${e.flow}] ${inner.message.sender} (${inner.message.role}):`)} ${shown(inner.message)}\n`);
         else if (inner.type === 'llm_call') {
           tokens += inner.usage.promptTokens + inner.usage.completionTokens;
           status();

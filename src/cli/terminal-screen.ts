@@ -1,8 +1,8 @@
 // The shared terminal of a run's display: messages on stdout, a one-row status line on stderr.
 // stdout and stderr are often the same terminal, so the status line is drawn only when stdout's
 // last row is complete (never beside unterminated message text, so never while a reply streams),
-// is cut to fit one row, and is erased (with spaces, no escape sequence) before anything else is
-// written. Notes on stderr (warnings) start on a row of their own.
+// is cut to fit one row, and is erased before anything else is written (with spaces when escape
+// sequences are not wanted). Notes on stderr (warnings) start on a row of their own.
 
 /** Cells a string takes on a terminal: East Asian wide characters and emoji take two. */
 export function cellWidth(s: string): number {
@@ -46,7 +46,7 @@ export class TerminalScreen {
   constructor(
     private readonly out: NodeJS.WriteStream,
     private readonly err: NodeJS.WriteStream,
-    private readonly o: { status: boolean; dim: boolean },
+    private readonly o: { status: boolean; escapes: boolean },
   ) {}
 
   /** Message text to stdout. */
@@ -70,13 +70,13 @@ export class TerminalScreen {
     this.clearStatus();
     const shown = fit(text, Math.max((this.err.columns || 80) - 1, 1));
     if (!shown) return;
-    this.err.write(this.o.dim ? `\x1b[2m${shown}\x1b[0m` : shown);
+    this.err.write(this.o.escapes ? `\x1b[2m${shown}\x1b[0m` : shown);
     this.statusCells = cellWidth(shown);
   }
 
   clearStatus(): void {
     if (this.statusCells === 0) return;
-    this.err.write(`\r${' '.repeat(this.statusCells)}\r`);
+    this.err.write(this.o.escapes ? '\r\x1b[2K' : `\r${' '.repeat(this.statusCells)}\r`);
     this.statusCells = 0;
   }
 }
