@@ -20,7 +20,7 @@ const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 const RUN = `${CLI} run examples/debate/debate.sop.json --llm replay:examples/debate/debate.cassette.json`;
 
 const has = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
-const hasScript = has('script');
+const hasScript = has('script') && /util-linux/.test(spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout ?? '');
 const hasTmux = has('tmux');
 if (!hasScript) console.warn('terminal replay tests skipped: util-linux `script` is not installed');
 if (!hasTmux) console.warn('tmux acceptance test skipped: tmux is not installed');
