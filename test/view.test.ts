@@ -1,12 +1,13 @@
 // sop view: the web viewer's server (token, confinement to the run folders, pages, live stream)
 // and, in Debian's chromium driven by playwright-core, the pages as a person sees them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync, appendFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSop, runSop } from '../src/index.js';
+import { acquireRunLock } from '../src/journal/lock.js';
 import { findRuns } from '../src/view/runs.js';
 import { startViewServer, type ViewServer } from '../src/view/server.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
@@ -19,6 +20,7 @@ const tmp = mkdtempSync(join(tmpdir(), 'sop-view-'));
 const out = join(tmp, 'runs');
 const RUN = 'debate-run';
 const LIVE = 'live-run';
+const KILLED = 'killed-run';
 let server: ViewServer;
 let lastMessage = '';
 let journalLines: string[] = [];
@@ -67,8 +69,10 @@ beforeAll(async () => {
   let messages = 0;
   const fifth = journalLines.findIndex((l) => l.startsWith('{"type":"message"') && ++messages === 5);
   const cut = journalLines.findIndex((l, i) => i > fifth && l.startsWith('{"type":"checkpoint"'));
-  mkdirSync(join(out, LIVE));
-  writeFileSync(join(out, LIVE, 'journal.jsonl'), journalLines.slice(0, cut + 1).join('\n') + '\n');
+  for (const name of [LIVE, KILLED]) {
+    mkdirSync(join(out, name));
+    writeFileSync(join(out, name, 'journal.jsonl'), journalLines.slice(0, cut + 1).join('\n') + '\n');
+  }
   journalLines = journalLines.slice(cut + 1);
   server = await startViewServer({ runs: () => findRuns(out, false), pollMs: 100 });
 });
@@ -95,6 +99,7 @@ describe('sop view server', () => {
     expect(page).toContain(RUN);
     expect(page).toMatch(/debate-runfinisheddebate17\d+ \(28 calls\)unknown\d{4}-\d\d-\d\d /);
     expect(page).toMatch(/live-runkilleddebate5/);
+    expect(page).toMatch(/killed-runkilleddebate5/);
   });
 
   it('renders the run page on the server: the whole transcript by state visit, inspectors, the graph source, charts, files', async () => {
@@ -153,13 +158,14 @@ describe('sop view server', () => {
     }
   });
 
-  it('streams what a journal gains as server-sent events, within a second of the write', async () => {
+  it('streams what a running journal gains as server-sent events, within a second of the write', async () => {
+    const unlock = acquireRunLock(join(out, LIVE)); // held as the process writing a run holds it
     const html = await (await fetch(server.runUrl(LIVE))).text();
-    expect(text(html)).toMatch(/killed/);
+    expect(html).toContain('id="status">running<');
     expect(html.match(/<article class="msg"/g)).toHaveLength(5);
-    const from = /data-from="(\d+)"/.exec(html)![1];
+    const at = /data-at="(\d+:\d+)"/.exec(html)![1];
     const ctl = new AbortController();
-    const res = await fetch(`${new URL(server.url).origin}/run/${LIVE}/events?t=${server.token}&from=${from}`, { signal: ctl.signal });
+    const res = await fetch(`${new URL(server.url).origin}/run/${LIVE}/events?t=${server.token}&at=${at}`, { signal: ctl.signal });
     expect(res.headers.get('content-type')).toContain('text/event-stream');
     const reader = res.body!.getReader();
     const decoder = new TextDecoder();
@@ -186,11 +192,36 @@ describe('sop view server', () => {
     expect(got).not.toContain('Let&#39;s agree on our three strongest'); // messages already on the page are not sent again
     // The rest of the run, to its end: the stream says so and ends.
     appendFileSync(join(out, LIVE, 'journal.jsonl'), journalLines.slice(next + 1).join('\n') + '\n');
+    unlock();
     await until(() => got.includes('event: end'));
     expect(got).toContain('"status":"finished"');
     expect(got.match(/event: message/g)).toHaveLength(12);
     expect(got).toContain('event: graph');
     ctl.abort();
+  });
+
+  it('does not hold a stream open on a killed run: it sends what there is, then has the page ask again; a resume reloads the page', async () => {
+    const base = `${new URL(server.url).origin}/run/${KILLED}/events?t=${server.token}`;
+    const html = await (await fetch(server.runUrl(KILLED))).text();
+    const at = /data-at="(\d+:\d+)"/.exec(html)![1]!;
+    const first = await (await fetch(`${base}&at=${at}`)).text(); // ends by itself
+    expect(first).toContain('retry: 2000');
+    expect(first).toContain('event: idle');
+    expect(first).not.toContain('event: message');
+    // The page reconnects with the id of the last event it got; events since then are sent.
+    const next = journalLines.findIndex((l) => l.startsWith('{"type":"message"'));
+    appendFileSync(join(out, KILLED, 'journal.jsonl'), journalLines.slice(0, next + 1).join('\n') + '\n');
+    const again = await (await fetch(base, { headers: { 'Last-Event-ID': at } })).text();
+    expect(again.match(/event: message/g)).toHaveLength(1);
+    const id = /^id: (\d+:\d+)$/m.exec(again)![1]!;
+    expect(id).toBe(`0:${Number(at.split(':')[1]) + next + 1}`);
+    // A resume (here: its marker line) rewrites the history: the page is told to reload.
+    // (the killed run's last checkpoint is turn 5's: the sixth message's was never written)
+    appendFileSync(
+      join(out, KILLED, 'journal.jsonl'),
+      JSON.stringify({ type: 'resumed', mode: 'resume', from_turn: 5, time: new Date().toISOString() }) + '\n',
+    );
+    expect(await (await fetch(base, { headers: { 'Last-Event-ID': id } })).text()).toContain('event: reload');
   });
 
   it('sop view RUN_DIR --port 0 --no-open prints the run page URL, which holds the last message', async () => {
@@ -266,6 +297,50 @@ describe('sop view in a browser (playwright-core, Debian chromium)', () => {
     await page.screenshot({ path: 'docs/viewer.png' });
     await page.close();
   });
+
+  it.skipIf(noChromium)(
+    'chromium --dump-dom of the URL `sop view RUN_DIR --port 0 --no-open` prints holds the last message; a killed run does not hang it',
+    async () => {
+      const dump = (url: string, profileDir: string) =>
+        new Promise<string>((resolve, reject) => {
+          execFile(
+            CHROMIUM,
+            [
+              '--headless',
+              '--no-sandbox',
+              '--disable-gpu',
+              `--user-data-dir=${profileDir}`,
+              '--dump-dom',
+              '--virtual-time-budget=8000',
+              url,
+            ],
+            { timeout: 40_000, maxBuffer: 64 * 1024 * 1024 },
+            (err, stdout) => (err ? reject(err) : resolve(stdout)),
+          );
+        });
+      const child = spawn(process.execPath, [CLI, 'view', join(out, RUN), '--port', '0', '--no-open'], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      try {
+        const url = await new Promise<string>((resolve) => {
+          let buf = '';
+          child.stdout!.on('data', (c: Buffer) => {
+            buf += c.toString();
+            if (buf.includes('\n')) resolve(buf.split('\n')[0]!);
+          });
+        });
+        const dom = await dump(url, join(tmp, 'dump-1'));
+        expect(text(dom)).toContain(lastMessage);
+        expect(dom).toMatch(/<svg id="mermaid-/); // the graph was drawn in the page
+      } finally {
+        child.kill('SIGTERM');
+      }
+      const started = Date.now();
+      const killed = await dump(server.runUrl(KILLED), join(tmp, 'dump-2'));
+      expect(killed).toContain('id="status">killed<');
+      expect(Date.now() - started).toBeLessThan(30_000);
+    },
+  );
 
   it.skipIf(noChromium)('follows a live run against an OpenAI-compatible server: messages appear while it runs', async () => {
     const liveOut = join(tmp, 'live');

@@ -96,7 +96,7 @@ export function runPage(run: ServedRun, info: RunInfo, token: string): string {
   return page(
     `${info.id} · sop view`,
     body,
-    ` data-run="${esc(encodeURIComponent(info.id))}" data-token="${token}" data-from="${info.events.length}"`,
+    ` data-run="${esc(encodeURIComponent(info.id))}" data-token="${token}" data-at="${info.resumes}:${info.events.length}"`,
   );
 }
 
@@ -109,7 +109,7 @@ export const VIEW_JS = `
     try { window.mermaid.run({ querySelector: '#graph .mermaid' }); } catch (e) { console.error(e); }
   }
   if (window.mermaid) { window.mermaid.initialize({ startOnLoad: false, securityLevel: 'strict' }); draw(); }
-  var es = new EventSource('/run/' + run + '/events?t=' + token + '&from=' + b.dataset.from);
+  var es = new EventSource('/run/' + run + '/events?t=' + token + '&at=' + b.dataset.at);
   var box = document.getElementById('transcript');
   function lastVisit() { var v = box.querySelectorAll('.visit .msgs'); return v[v.length - 1]; }
   es.addEventListener('visit', function (e) {

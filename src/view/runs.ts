@@ -49,6 +49,8 @@ export interface RunInfo {
   error?: string;
   /** The effective history (what the run page shows). */
   events: RunEvent[];
+  /** How often it was resumed (a resume rewrites the history a page shows: the page reloads). */
+  resumes: number;
 }
 
 /** The run as its journal tells it; a journal the record cannot load is shown as far as it reads. */
@@ -57,15 +59,19 @@ export function runInfo(run: ServedRun): RunInfo {
   let status: RunInfo['status'];
   let turns: number;
   let error: string | undefined;
+  let resumes = 0;
   try {
     const r = loadRunRecord(run.dir);
     events = r.effective;
+    resumes = r.all.filter((e) => e.type === 'resumed').length;
     status = r.status;
     turns = r.turns;
     error = r.finished?.error ?? (r.damage ? r.damage.reason : undefined);
   } catch (err) {
     try {
-      events = readJournal(run.dir).events;
+      const all = readJournal(run.dir).events;
+      resumes = all.filter((e) => e.type === 'resumed').length;
+      events = all.filter((e) => e.type !== 'resumed');
     } catch {
       events = [];
     }
@@ -91,6 +97,7 @@ export function runInfo(run: ServedRun): RunInfo {
     cost: knownCost(run.dir, events),
     error,
     events,
+    resumes,
   };
 }
 

@@ -27,6 +27,8 @@ export interface ViewServerOptions {
   token?: string;
   /** How often a live page's stream looks at the journal (ms). */
   pollMs?: number;
+  /** A stream with nothing new for this long ends; the page reconnects where it was (ms). */
+  idleMs?: number;
 }
 
 export interface ViewServer {
@@ -51,7 +53,7 @@ function sameToken(given: string | undefined, token: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-export function viewApp(runs: () => ServedRun[], token: string, pollMs = 200): Hono {
+export function viewApp(runs: () => ServedRun[], token: string, pollMs = 200, idleMs = 5000): Hono {
   const app = new Hono();
   const byId = (id: string) => runs().find((r) => r.id === id);
   app.use('*', async (c, next) => {
@@ -87,7 +89,11 @@ export function viewApp(runs: () => ServedRun[], token: string, pollMs = 200): H
   app.get('/run/:id/events', (c) => {
     const run = byId(c.req.param('id'));
     if (!run) return c.text('no such run\n', 404);
-    const from = Math.max(0, Number(c.req.query('from')) || 0);
+    // Where the page is: "RESUMES:EVENTS", the id of the last event it was sent (a reconnecting
+    // page), else the page's own (?at=): how often the run had been resumed and how many events it showed.
+    const [r0, f0] = (c.req.header('Last-Event-ID') ?? c.req.query('at') ?? '').split(':');
+    const from = Math.max(0, Number(f0) || 0);
+    const pageResumes = Number(r0) || 0;
     return streamSSE(c, async (stream) => {
       let closed = false;
       stream.onAbort(() => {
@@ -95,9 +101,13 @@ export function viewApp(runs: () => ServedRun[], token: string, pollMs = 200): H
       });
       const builder = new TranscriptBuilder();
       let fed = 0;
-      let resumes: number | undefined;
       let lastSize = -1;
-      const send = (event: string, data: unknown) => stream.writeSSE({ event, data: JSON.stringify(data) });
+      const send = (event: string, data: unknown, id?: string) =>
+        stream.writeSSE({ event, data: JSON.stringify(data), ...(id !== undefined ? { id } : {}) });
+      // Reconnect soon after an idle stream ends: a stream left open forever keeps a page loading
+      // (a headless --dump-dom never ends), and ending it costs a page nothing it has not got.
+      await stream.writeSSE({ event: 'hello', data: '{}', retry: 500 });
+      let changed = Date.now();
       while (!closed) {
         let size = -1;
         try {
@@ -107,13 +117,13 @@ export function viewApp(runs: () => ServedRun[], token: string, pollMs = 200): H
         }
         if (size !== lastSize) {
           lastSize = size;
+          changed = Date.now();
           const info = runInfo(run);
-          const raw = resumesIn(run);
-          if ((resumes !== undefined && raw !== resumes) || info.events.length < fed) {
-            await send('reload', {});
+          const resumes = info.resumes;
+          if (resumes !== pageResumes || info.events.length < from) {
+            await send('reload', {}); // resumed since: the history the page shows was rewritten
             break;
           }
-          resumes = raw;
           let graph = false;
           let calls = false;
           for (; fed < info.events.length; fed++) {
@@ -122,7 +132,7 @@ export function viewApp(runs: () => ServedRun[], token: string, pollMs = 200): H
             if (fed < from) continue;
             if (e.type === 'state_entered') graph = true;
             if (e.type === 'llm_call') calls = true;
-            for (const p of pieces) await send(p.kind, p);
+            for (const p of pieces) await send(p.kind, p, `${resumes}:${fed + 1}`);
           }
           if (graph) await send('graph', { mermaid: runMermaid(info.events) ?? '' });
           if (calls) {
@@ -135,7 +145,13 @@ export function viewApp(runs: () => ServedRun[], token: string, pollMs = 200): H
             await send('end', {});
             break;
           }
+          if (info.status === 'killed' || info.status === 'damaged') {
+            // No process writes it: look again every 2 s (a resume takes it up) without keeping a request open.
+            await stream.writeSSE({ event: 'idle', data: '{}', retry: 2000 });
+            break;
+          }
         }
+        if (Date.now() - changed > idleMs) break;
         await stream.sleep(pollMs);
       }
     });
@@ -143,22 +159,10 @@ export function viewApp(runs: () => ServedRun[], token: string, pollMs = 200): H
   return app;
 }
 
-/** How many times the run was resumed (a resume rewrites the history a page shows: it reloads). */
-function resumesIn(run: ServedRun): number {
-  try {
-    const text = readFileSync(join(run.dir, JOURNAL_FILE), 'utf8');
-    let n = 0;
-    for (let i = text.indexOf('"type":"resumed"'); i >= 0; i = text.indexOf('"type":"resumed"', i + 1)) n++;
-    return n;
-  } catch {
-    return 0;
-  }
-}
-
 export function startViewServer(o: ViewServerOptions): Promise<ViewServer> {
   const token = o.token ?? randomBytes(24).toString('hex');
   const host = o.host ?? '127.0.0.1';
-  const app = viewApp(o.runs, token, o.pollMs);
+  const app = viewApp(o.runs, token, o.pollMs, o.idleMs);
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port: o.port ?? 0, hostname: host }, (info: AddressInfo) => {
       const h = host.includes(':') ? `[${host}]` : host;
