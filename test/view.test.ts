@@ -21,6 +21,7 @@ const out = join(tmp, 'runs');
 const RUN = 'debate-run';
 const LIVE = 'live-run';
 const KILLED = 'killed-run';
+const HOSTILE = 'hostile-run';
 let server: ViewServer;
 let lastMessage = '';
 let journalLines: string[] = [];
@@ -74,6 +75,22 @@ beforeAll(async () => {
     writeFileSync(join(out, name, 'journal.jsonl'), journalLines.slice(0, cut + 1).join('\n') + '\n');
   }
   journalLines = journalLines.slice(cut + 1);
+  // A journal edited to carry markup in a message, a sender and a state name, and a broken SOP document.
+  mkdirSync(join(out, HOSTILE));
+  const hostile = readFileSync(join(dir, 'journal.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const e = JSON.parse(l) as { type: string; message?: { content: string; sender: string }; state?: string; document?: unknown };
+      if (e.type === 'run_started') e.document = { states: { a: 7 }, agents: '<script>' };
+      if (e.type === 'message' && e.message) {
+        e.message.content = '<img src=x onerror=alert(1)><script>alert(2)</script> and <b>bold</b>';
+        e.message.sender = '<svg onload=alert(3)>';
+      }
+      if (e.type === 'state_entered') e.state = '"><script>alert(4)</script>';
+      return JSON.stringify(e);
+    });
+  writeFileSync(join(out, HOSTILE, 'journal.jsonl'), hostile.join('\n') + '\n');
   server = await startViewServer({ runs: () => findRuns(out, false), pollMs: 100 });
 });
 
@@ -127,6 +144,18 @@ describe('sop view server', () => {
     expect(html).toContain('Remember: &lt;b&gt;Oslo&lt;/b&gt; numbers.');
     expect(page).toContain('workspace/draft.txt');
     expect(page).not.toContain('outside the run folders');
+  });
+
+  it('shows markup from a journal as text, never as markup, and a broken SOP document as no graph', async () => {
+    const res = await fetch(server.runUrl(HOSTILE));
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html.match(/<article class="msg"/g)).toHaveLength(17);
+    for (const bad of ['<img', '<script>alert', '<svg onload', '"><script>', '<b>bold']) expect(html).not.toContain(bad);
+    expect(text(html)).toContain('<img src=x onerror=alert(1)>');
+    expect(html).toContain('<span class="tag-label">script</span>alert(2)');
+    expect(html).toContain('no state graph: the journal holds no usable SOP document');
+    expect((await fetch(server.url)).status).toBe(200);
   });
 
   it('serves only files of the run folders: traversal, encoded traversal and links out are refused', async () => {

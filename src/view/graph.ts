@@ -7,7 +7,9 @@ import { toMermaid } from '../sop/graph.js';
 export function runMermaid(events: readonly RunEvent[]): string | undefined {
   const started = events[0]?.type === 'run_started' ? events[0] : undefined;
   const doc = started?.document as Sop | undefined;
-  if (!doc || typeof doc !== 'object' || !doc.states || typeof doc.states !== 'object') return undefined;
+  const isObj = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObj(doc) || !isObj(doc!.states) || !Object.values(doc!.states).every(isObj)) return undefined;
+  if (typeof doc!.root !== 'string' || !Object.prototype.hasOwnProperty.call(doc!.states, doc!.root)) return undefined;
   const visits = new Map<string, number>();
   let current: string | undefined;
   for (const e of events) {
@@ -16,6 +18,14 @@ export function runMermaid(events: readonly RunEvent[]): string | undefined {
       current = e.state;
     }
   }
+  try {
+    return drawn(doc!, visits, current);
+  } catch {
+    return undefined; // a journal whose SOP document is damaged: the page shows no graph
+  }
+}
+
+function drawn(doc: Sop, visits: Map<string, number>, current: string | undefined): string {
   return toMermaid(doc, {
     extraLine: (name) => {
       const n = visits.get(name);

@@ -89,7 +89,7 @@ export function runPage(run: ServedRun, info: RunInfo, token: string): string {
   const error = info.error ? `<p class="status-failed">${esc(info.error)}</p>` : '';
   const body =
     `${head}<main>${error}<div class="layout"><div><h2>Transcript</h2><div id="transcript">${builder.html()}</div></div>` +
-    `<div><h2>State graph</h2><div id="graph">${mermaid ? `<pre class="mermaid">${esc(mermaid)}</pre>` : '<p class="muted">the journal holds no SOP document</p>'}</div>` +
+    `<div><h2>State graph</h2><div id="graph">${mermaid ? `<pre class="mermaid">${esc(mermaid)}</pre>` : '<p class="muted">no state graph: the journal holds no usable SOP document</p>'}</div>` +
     `<h2>Tokens</h2><div id="charts">${tokenChart(info.events, 'agent', agents)}${tokenChart(info.events, 'purpose', agents)}</div>` +
     `<h2>Memory and workspace files</h2>${filesHtml(run)}</div></div></main>` +
     `<script src="/static/mermaid.min.js?t=${token}"></script><script src="/static/view.js?t=${token}"></script>`;
