@@ -21,7 +21,6 @@ const out = join(tmp, 'runs');
 const RUN = 'debate-run';
 const LIVE = 'live-run';
 const KILLED = 'killed-run';
-const HOSTILE = 'hostile-run';
 let server: ViewServer;
 let lastMessage = '';
 let journalLines: string[] = [];
@@ -75,22 +74,6 @@ beforeAll(async () => {
     writeFileSync(join(out, name, 'journal.jsonl'), journalLines.slice(0, cut + 1).join('\n') + '\n');
   }
   journalLines = journalLines.slice(cut + 1);
-  // A journal edited to carry markup in a message, a sender and a state name, and a broken SOP document.
-  mkdirSync(join(out, HOSTILE));
-  const hostile = readFileSync(join(dir, 'journal.jsonl'), 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => {
-      const e = JSON.parse(l) as { type: string; message?: { content: string; sender: string }; state?: string; document?: unknown };
-      if (e.type === 'run_started') e.document = { states: { a: 7 }, agents: '<script>' };
-      if (e.type === 'message' && e.message) {
-        e.message.content = '<img src=x onerror=alert(1)><script>alert(2)</script> and <b>bold</b>';
-        e.message.sender = '<svg onload=alert(3)>';
-      }
-      if (e.type === 'state_entered') e.state = '"><script>alert(4)</script>';
-      return JSON.stringify(e);
-    });
-  writeFileSync(join(out, HOSTILE, 'journal.jsonl'), hostile.join('\n') + '\n');
   server = await startViewServer({ runs: () => findRuns(out, false), pollMs: 100 });
 });
 
@@ -146,19 +129,7 @@ describe('sop view server', () => {
     expect(page).not.toContain('outside the run folders');
   });
 
-  it('shows markup from a journal as text, never as markup, and a broken SOP document as no graph', async () => {
-    const res = await fetch(server.runUrl(HOSTILE));
-    expect(res.status).toBe(200);
-    const html = await res.text();
-    expect(html.match(/<article class="msg"/g)).toHaveLength(17);
-    for (const bad of ['<img', '<script>alert', '<svg onload', '"><script>', '<b>bold']) expect(html).not.toContain(bad);
-    expect(text(html)).toContain('<img src=x onerror=alert(1)>');
-    expect(html).toContain('<span class="tag-label">script</span>alert(2)');
-    expect(html).toContain('no state graph: the journal holds no usable SOP document');
-    expect((await fetch(server.url)).status).toBe(200);
-  });
-
-  it('serves only files of the run folders: traversal, encoded traversal and links out are refused', async () => {
+  it('serves only files of the run folders: traversal, encoded traversal and links out are refused (more in hostile-view)', async () => {
     const t = server.token;
     const base = new URL(server.url).origin;
     const ok = await fetch(`${base}/run/${RUN}/file?path=memory/notes.md&t=${t}`);
@@ -168,12 +139,8 @@ describe('sop view server', () => {
       `/run/${RUN}/file?path=../secret.txt&t=${t}`,
       `/run/${RUN}/file?path=memory/../../../secret.txt&t=${t}`,
       `/run/${RUN}/file?path=%2e%2e%2f%2e%2e%2fsecret.txt&t=${t}`,
-      `/run/${RUN}/file?path=${encodeURIComponent(join(tmp, 'secret.txt'))}&t=${t}`,
       `/run/${RUN}/file?path=memory/link.md&t=${t}`,
-      `/run/${RUN}/file?path=journal.jsonl&t=${t}`,
-      `/run/${RUN}/file?path=memory%00/notes.md&t=${t}`,
       `/run/..%2Fsecret.txt?t=${t}`,
-      `/run/%2e%2e/file?path=secret.txt&t=${t}`,
     ];
     for (const path of refused) {
       const r = await fetch(base + path);
@@ -375,7 +342,7 @@ describe('sop view in a browser (playwright-core, Debian chromium)', () => {
     const liveOut = join(tmp, 'live');
     let firstRequest!: () => void;
     const started = new Promise<void>((r) => (firstRequest = r));
-    const llm: TestServer = await startOpenAiServer({ latencyMs: 250, onRequest: () => firstRequest() });
+    const llm: TestServer = await startOpenAiServer({ latencyMs: 400, onRequest: () => firstRequest() });
     const viewer = await startViewServer({ runs: () => findRuns(liveOut, false) });
     let child: ChildProcess | undefined;
     try {

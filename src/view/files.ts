@@ -31,8 +31,20 @@ export function listRunFiles(runDir: string): RunFile[] {
       else if (e.isFile()) out.push({ path: relative(runDir, full).split(sep).join('/'), size: lstatSync(full).size });
     }
   };
-  for (const area of AREAS) walk(join(runDir, area), 0);
+  for (const area of AREAS) if (realArea(runDir, area)) walk(join(runDir, area), 0);
   return out;
+}
+
+/** The real path of memory/ or workspace/, when it is a folder of the run itself (not a link out). */
+function realArea(runDir: string, area: string): string | undefined {
+  try {
+    const dir = join(runDir, area);
+    if (!lstatSync(dir).isDirectory()) return undefined;
+    const real = realpathSync(dir);
+    return real === join(realpathSync(runDir), area) ? real : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The path of a run file named in a request, or undefined if it is not one the viewer may read. */
@@ -45,8 +57,8 @@ export function safeRunFile(runDir: string, name: string): string | undefined {
   try {
     if (!lstatSync(full).isFile()) return undefined; // a link (or folder, FIFO, device) is refused
     const real = realpathSync(full);
-    const areaReal = realpathSync(join(runDir, area!));
-    if (!real.startsWith(areaReal + sep)) return undefined;
+    const areaReal = realArea(runDir, area!);
+    if (!areaReal || !real.startsWith(areaReal + sep)) return undefined;
     return real;
   } catch {
     return undefined;
