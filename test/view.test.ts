@@ -203,6 +203,7 @@ describe('sop view server', () => {
     const first = await (await fetch(`${base}&at=${at}`)).text(); // ends by itself
     expect(first).toContain('retry: 2000');
     expect(first).toContain('event: idle');
+    expect(first).toContain('event: status\ndata: {"status":"killed"}');
     expect(first).not.toContain('event: message');
     // The page reconnects with the id of the last event it got; events since then are sent.
     const next = journalLines.findIndex((l) => l.startsWith('{"type":"message"'));

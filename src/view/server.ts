@@ -102,6 +102,7 @@ export function viewApp(runs: () => ServedRun[], token: string, pollMs = 200, id
       const builder = new TranscriptBuilder();
       let fed = 0;
       let lastSize = -1;
+      let status: string | undefined;
       const send = (event: string, data: unknown, id?: string) =>
         stream.writeSSE({ event, data: JSON.stringify(data), ...(id !== undefined ? { id } : {}) });
       // Reconnect soon after an idle stream ends: a stream left open forever keeps a page loading
@@ -133,6 +134,10 @@ export function viewApp(runs: () => ServedRun[], token: string, pollMs = 200, id
             if (e.type === 'state_entered') graph = true;
             if (e.type === 'llm_call') calls = true;
             for (const p of pieces) await send(p.kind, p, `${resumes}:${fed + 1}`);
+          }
+          if (info.status !== status) {
+            status = info.status; // e.g. a running run whose process died is killed now
+            await send('status', { status });
           }
           if (graph) await send('graph', { mermaid: runMermaid(info.events) ?? '' });
           if (calls) {
