@@ -181,6 +181,21 @@ export function buildCli(argv: string[]): Argv {
         },
       )
       .command(
+        'view [dir]',
+        'Look at runs in the browser: a local, read-only web viewer of a run folder (or of every run under --out), live while they run',
+        (y) =>
+          y
+            .positional('dir', { type: 'string', describe: 'Run folder (default: list the runs under --out)' })
+            .option('out', { type: 'string', default: 'runs', describe: 'Folder holding the run folders' })
+            .option('port', { type: 'number', default: 0, describe: 'Port to listen on (0: any free port)' })
+            .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on' })
+            .option('open', { type: 'boolean', default: true, describe: 'Open a browser on the URL (--no-open: only print it)' }),
+        async (a) => {
+          const { viewCommand } = await import('./view-command.js');
+          process.exitCode = await viewCommand({ dir: a.dir, out: a.out, host: a.host, port: a.port, open: a.open });
+        },
+      )
+      .command(
         'show <dir>',
         'Print the transcript of a run, derived from its journal',
         (y) =>

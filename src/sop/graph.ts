@@ -73,14 +73,25 @@ export function stateLines(sop: Sop, name: string): string[] {
   return lines;
 }
 
+/** Additions for a run's picture (sop view): a line under a state's box text and a class per state. */
+export interface MermaidMarks {
+  extraLine?: (state: string) => string | undefined;
+  classOf?: (state: string) => string | undefined;
+  classDefs?: Record<string, string>;
+}
+
 /** A Mermaid stateDiagram-v2 of the states and their transitions. */
-export function toMermaid(sop: Sop): string {
+export function toMermaid(sop: Sop, marks: MermaidMarks = {}): string {
   const ids = new Map<string, string>();
   const lines = ['stateDiagram-v2'];
+  for (const [k, v] of Object.entries(marks.classDefs ?? {})) lines.push(`    classDef ${k} ${v}`);
   for (const name of Object.keys(sop.states)) {
     const id = mermaidId(name, ids);
-    const label = stateLines(sop, name).map(mermaidLabel).join('<br/>');
+    const extra = marks.extraLine?.(name);
+    const label = [...stateLines(sop, name), ...(extra ? [extra] : [])].map(mermaidLabel).join('<br/>');
     lines.push(`    state "${label}" as ${id}`);
+    const cls = marks.classOf?.(name);
+    if (cls) lines.push(`    class ${id} ${cls}`);
   }
   lines.push(`    [*] --> ${mermaidId(sop.root, ids)}`);
   for (const [name, state] of Object.entries(sop.states)) {

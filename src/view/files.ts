@@ -1,0 +1,82 @@
+// Files of a run folder the viewer shows: its memory files and workspace files, read-only and
+// size-capped. Only regular files whose real path lies inside the run's memory/ or workspace/
+// folder are ever read; symbolic links are not followed.
+import { lstatSync, readdirSync, realpathSync, openSync, readSync, closeSync } from 'node:fs';
+import { join, relative, resolve, sep } from 'node:path';
+
+export const FILE_CAP = 64 * 1024;
+const AREAS = ['memory', 'workspace'] as const;
+const MAX_FILES = 200;
+
+export interface RunFile {
+  /** Path relative to the run folder, with "/" separators. */
+  path: string;
+  size: number;
+}
+
+/** The regular files under memory/ and workspace/ (no links, at most 200). */
+export function listRunFiles(runDir: string): RunFile[] {
+  const out: RunFile[] = [];
+  const walk = (dir: string, depth: number) => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+      if (out.length >= MAX_FILES) return;
+      const full = join(dir, e.name);
+      if (e.isDirectory() && depth < 8) walk(full, depth + 1);
+      else if (e.isFile()) out.push({ path: relative(runDir, full).split(sep).join('/'), size: lstatSync(full).size });
+    }
+  };
+  for (const area of AREAS) if (realArea(runDir, area)) walk(join(runDir, area), 0);
+  return out;
+}
+
+/** The real path of memory/ or workspace/, when it is a folder of the run itself (not a link out). */
+function realArea(runDir: string, area: string): string | undefined {
+  try {
+    const dir = join(runDir, area);
+    if (!lstatSync(dir).isDirectory()) return undefined;
+    const real = realpathSync(dir);
+    return real === join(realpathSync(runDir), area) ? real : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The path of a run file named in a request, or undefined if it is not one the viewer may read. */
+export function safeRunFile(runDir: string, name: string): string | undefined {
+  if (name.includes('\0')) return undefined;
+  const full = resolve(runDir, name);
+  const rel = relative(runDir, full);
+  const area = rel.split(sep)[0];
+  if (rel.startsWith('..') || rel === '' || !AREAS.includes(area as (typeof AREAS)[number])) return undefined;
+  try {
+    if (!lstatSync(full).isFile()) return undefined; // a link (or folder, FIFO, device) is refused
+    const real = realpathSync(full);
+    const areaReal = realArea(runDir, area!);
+    if (!areaReal || !real.startsWith(areaReal + sep)) return undefined;
+    return real;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The start of a text file (up to FILE_CAP bytes); binary files are not shown. */
+export function readCapped(file: string): { text: string; truncated: boolean; binary: boolean; size: number } {
+  const size = lstatSync(file).size;
+  const buf = Buffer.alloc(Math.min(size, FILE_CAP));
+  const fd = openSync(file, 'r');
+  let n: number;
+  try {
+    n = readSync(fd, buf, 0, buf.length, 0);
+  } finally {
+    closeSync(fd);
+  }
+  const bytes = buf.subarray(0, n);
+  const binary = bytes.includes(0);
+  return { text: binary ? '' : bytes.toString('utf8'), truncated: size > n, binary, size };
+}
