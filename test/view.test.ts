@@ -279,21 +279,28 @@ describe('sop view in a browser (playwright-core, Debian chromium)', () => {
     await context?.close();
   });
 
-  it.skipIf(noChromium)('shows a finished debate: transcript, the graph as SVG, an inspector; saves docs/viewer.png', async () => {
-    const page = await context.newPage();
-    await page.goto(server.runUrl(RUN));
-    await page.locator('#graph svg').first().waitFor();
-    expect(await page.locator('#graph svg g.node, #graph svg .node').count()).toBeGreaterThanOrEqual(6);
-    expect(await page.locator('#transcript').innerText()).toContain(lastMessage.slice(-60));
-    const inspector = page.locator('#m1 details.inspector');
-    await inspector.locator('summary').click();
-    const shown = await inspector.innerText();
-    expect(shown).toContain('speaker for turn 2: Ben as Researcher (order)');
-    expect(shown).toContain('prompts not recorded in this run');
-    expect(shown).toMatch(/agent\s+Ben\s+gpt-4o-mini\s+180\s+61/);
-    await page.screenshot({ path: 'docs/viewer.png' });
-    await page.close();
-  });
+  it.skipIf(noChromium)(
+    'shows a finished debate: transcript, the graph as SVG, an inspector; a 1280x800 screenshot (docs/viewer.png with SOP_UPDATE_SCREENSHOT=1)',
+    async () => {
+      const page = await context.newPage();
+      await page.goto(server.runUrl(RUN));
+      await page.locator('#graph svg').first().waitFor();
+      expect(await page.locator('#graph svg g.node, #graph svg .node').count()).toBeGreaterThanOrEqual(6);
+      expect(await page.locator('#transcript').innerText()).toContain(lastMessage.slice(-60));
+      const inspector = page.locator('#m1 details.inspector');
+      await inspector.locator('summary').click();
+      const shown = await inspector.innerText();
+      expect(shown).toContain('speaker for turn 2: Ben as Researcher (order)');
+      expect(shown).toContain('prompts not recorded in this run');
+      expect(shown).toMatch(/agent\s+Ben\s+gpt-4o-mini\s+180\s+61/);
+      // The README's screenshot is rewritten only when asked (SOP_UPDATE_SCREENSHOT=1), so a test run leaves the tree as it was.
+      const shot = process.env.SOP_UPDATE_SCREENSHOT === '1' ? 'docs/viewer.png' : join(tmp, 'viewer.png');
+      await page.screenshot({ path: shot });
+      const png = readFileSync(shot);
+      expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([1280, 800]); // IHDR width, height
+      await page.close();
+    },
+  );
 
   it.skipIf(noChromium)(
     'chromium --dump-dom of the URL `sop view RUN_DIR --port 0 --no-open` prints holds the last message; a killed run does not hang it',
