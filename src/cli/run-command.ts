@@ -34,6 +34,8 @@ export interface RunCommandOptions {
   goal?: string;
   answers?: string;
   json: boolean;
+  /** With --json: also print each LLM call's `prompt` event (the messages it was sent). */
+  jsonPrompts?: boolean;
   quiet: boolean;
   timeoutMs?: number;
   /** Cap on one LLM reply, in bytes (default 512 KiB). */
@@ -160,7 +162,8 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   const listeners: Array<(e: RunEvent) => void> = [];
   if (o.json) {
     listeners.push((e) => {
-      if (e.type !== 'delta') process.stdout.write(redact(JSON.stringify(e)) + '\n');
+      if (e.type === 'delta' || (!o.jsonPrompts && isPrompt(e))) return;
+      process.stdout.write(redact(JSON.stringify(e)) + '\n');
     });
   } else {
     listeners.push(terminalDisplay({ out: process.stdout, err: process.stderr, quiet: o.quiet, redact }));
@@ -282,4 +285,10 @@ async function askYesNo(question: string): Promise<boolean> {
   } finally {
     rl.close();
   }
+}
+
+/** A `prompt` event, of the run or of a sub-flow (--json prints them only with --json-prompts). */
+function isPrompt(e: RunEvent): boolean {
+  for (let d = 0; d < 32 && e.type === 'subflow'; d++) e = e.event;
+  return e.type === 'prompt';
 }
