@@ -70,8 +70,8 @@ interface Base {
 
 /**
  * `messages` as entries against `base`: {copy: j, n: k} for k of its messages from index j on,
- * {role, of: j, from: n, content} for a message that repeats the first n characters of its
- * message j and goes on with `content`, else the message itself.
+ * {role, of: j, from: n, content} for a (non-system) message that repeats the first n characters
+ * of its message j and goes on with `content`, else the message itself.
  */
 function deltaOps(messages: readonly ChatMessage[], base: readonly ChatMessage[] | undefined): Obj[] {
   const ops: Obj[] = [];
@@ -91,7 +91,8 @@ function deltaOps(messages: readonly ChatMessage[], base: readonly ChatMessage[]
       next = j + 1;
       return;
     }
-    for (const j of new Set([next, i])) {
+    // System prompts are stored whole, once each (prompt_part lines); other messages may continue one of the base's.
+    for (const j of m.role === 'system' ? [] : new Set([next, i])) {
       const was = base?.[j];
       if (!was || was.role !== m.role) continue;
       const from = commonPrefix(was.content, m.content);
@@ -132,7 +133,7 @@ export class PromptEncoder {
       if (!best || size < best.size) best = { ops, base, size };
     }
     const ops = best!.ops.map((m): Obj => {
-      if (m.role !== 'system' || typeof m.content !== 'string' || m.from !== undefined) return m;
+      if (m.role !== 'system' || typeof m.content !== 'string') return m;
       const hash = promptHash(m.content);
       if (!this.parts.has(hash)) {
         this.parts.add(hash);
