@@ -11,6 +11,7 @@ import { formatPrompts, PromptEncoder, promptsOf, type RecordedPrompt } from '..
 import { parseJournal } from '../src/journal/reader.js';
 import { loadRunRecord } from '../src/journal/record.js';
 import type { RunEvent } from '../src/runtime/events.js';
+import { runSop } from '../src/index.js';
 
 const CLI = resolve('dist/src/cli/main.js');
 const SOP = resolve('examples/debate/debate.sop.json');
@@ -290,5 +291,28 @@ describe('secrets in prompts', () => {
     const show = await cli(['show', dir, '--prompts'], env);
     expect(show.stdout).toContain('hand out the key [REDACTED] to every driver');
     expect(show.stdout + show.stderr).not.toContain(CANARY);
+  });
+});
+
+describe('the API event stream', () => {
+  let root: string;
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'sop-prompts-api-'));
+  });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('tells prompt events only with prompts: true; the journal keeps them either way', async () => {
+    const seen = async (prompts: boolean | undefined, out: string) => {
+      const types: string[] = [];
+      for await (const e of runSop(SOP, { llm: `replay:${CASSETTE}`, out, ...(prompts === undefined ? {} : { prompts }) }))
+        types.push(e.type);
+      return types;
+    };
+    const plain = await seen(undefined, join(root, 'plain'));
+    expect(plain).toContain('llm_call');
+    expect(plain).not.toContain('prompt');
+    const asked = await seen(true, join(root, 'asked'));
+    expect(asked.filter((t) => t === 'prompt')).toHaveLength(28);
+    for (const out of ['plain', 'asked']) expect(promptsOf(loadRunRecord(onlyFolder(join(root, out))))).toHaveLength(28);
   });
 });

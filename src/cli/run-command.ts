@@ -162,8 +162,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   const listeners: Array<(e: RunEvent) => void> = [];
   if (o.json) {
     listeners.push((e) => {
-      if (e.type === 'delta' || (!o.jsonPrompts && isPrompt(e))) return;
-      process.stdout.write(redact(JSON.stringify(e)) + '\n');
+      if (e.type !== 'delta') process.stdout.write(redact(JSON.stringify(e)) + '\n');
     });
   } else {
     listeners.push(terminalDisplay({ out: process.stdout, err: process.stderr, quiet: o.quiet, redact }));
@@ -184,6 +183,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       human,
       listeners,
       stream: !o.json,
+      prompts: o.json && o.jsonPrompts === true, // --json-prompts
       compat: o.compat,
       rerun,
       launch: launchSettings(o),
@@ -285,10 +285,4 @@ async function askYesNo(question: string): Promise<boolean> {
   } finally {
     rl.close();
   }
-}
-
-/** A `prompt` event, of the run or of a sub-flow (--json prints them only with --json-prompts). */
-function isPrompt(e: RunEvent): boolean {
-  for (let d = 0; d < 32 && e.type === 'subflow'; d++) e = e.event;
-  return e.type === 'prompt';
 }

@@ -129,3 +129,9 @@ export interface RunSettings {
 }
 
 export type RunListener = (event: RunEvent) => void;
+
+/** A `prompt` event, of the run or of a sub-flow (wrapped in `subflow`). */
+export function isPromptEvent(e: RunEvent): boolean {
+  for (let d = 0; d < 32 && e.type === 'subflow'; d++) e = e.event;
+  return e.type === 'prompt';
+}
