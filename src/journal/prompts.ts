@@ -15,6 +15,7 @@
 import { createHash } from 'node:crypto';
 import type { ChatMessage } from '../llm/types.js';
 import type { RunEvent } from '../runtime/events.js';
+import { SHARED_TEXT_MIN } from './shared-text.js';
 
 export type PromptEvent = Extract<RunEvent, { type: 'prompt' }>;
 
@@ -110,16 +111,83 @@ function deltaOps(messages: readonly ChatMessage[], base: readonly ChatMessage[]
 /** A line of the journal: an object, written as JSON. */
 export type JournalLine = Obj;
 
+/** A long earlier reply, as the journal holds it. */
+interface Reply {
+  effect: string;
+  text: string;
+}
+
+/** Stretches of a reply at least this long inside a prompt's message are written by reference. */
+const MIN_REPLY_REF = 1024;
+
+/**
+ * `content` as pieces: its own text, and {effect, start, length} for stretches of one of `replies`
+ * (an agent's long reply, shown again in later prompts). Undefined when nothing is shared.
+ */
+function replyPieces(content: string, replies: readonly Reply[]): Array<string | Obj> | undefined {
+  const refs: Array<{ at: number; length: number; ref: Obj }> = [];
+  for (const r of replies) {
+    // Probes from its start, middle and end, found in the content, are grown both ways.
+    for (const from of new Set([0, Math.floor(r.text.length / 2), Math.max(0, r.text.length - 64)])) {
+      const probe = r.text.slice(from, from + 64);
+      for (let at = content.indexOf(probe); at !== -1; at = content.indexOf(probe, at + 1)) {
+        if (refs.some((x) => at >= x.at && at < x.at + x.length)) continue;
+        let a = at;
+        let b = from;
+        while (a > 0 && b > 0 && content.charCodeAt(a - 1) === r.text.charCodeAt(b - 1)) {
+          a--;
+          b--;
+        }
+        let e = at + probe.length;
+        let f = from + probe.length;
+        while (e < content.length && f < r.text.length && content.charCodeAt(e) === r.text.charCodeAt(f)) {
+          e++;
+          f++;
+        }
+        if (e - a >= MIN_REPLY_REF && !refs.some((x) => a < x.at + x.length && x.at < e))
+          refs.push({ at: a, length: e - a, ref: { effect: r.effect, start: b, length: e - a } });
+        at = Math.max(at, e - 1);
+      }
+    }
+  }
+  if (refs.length === 0) return undefined;
+  refs.sort((x, y) => x.at - y.at);
+  const pieces: Array<string | Obj> = [];
+  let pos = 0;
+  for (const x of refs) {
+    if (x.at > pos) pieces.push(content.slice(pos, x.at));
+    pieces.push(x.ref);
+    pos = x.at + x.length;
+  }
+  if (pos < content.length) pieces.push(content.slice(pos));
+  return pieces;
+}
+
 /** The writer's side: a `prompt` event (possibly inside `subflow`s) as its journal lines. */
 export class PromptEncoder {
   private readonly parts = new Set<string>();
   private readonly last = new Map<string, Base>();
+  /** The last few long replies (newest last). */
+  private readonly replies: Reply[] = [];
 
   constructor(private readonly redact: (text: string) => string = (t) => t) {}
 
   /** The lines for `event` when it is a prompt, else undefined. */
   encode(event: RunEvent): JournalLine[] | undefined {
     const { inner, flow } = unwrap(event as unknown as Obj);
+    if (inner.type === 'llm_call' && typeof inner.effect === 'string' && typeof inner.reply === 'string') {
+      if (inner.reply.length >= SHARED_TEXT_MIN) {
+        let text: unknown;
+        try {
+          text = JSON.parse(this.redact(JSON.stringify(inner.reply))); // as its line holds it
+        } catch {
+          text = undefined;
+        }
+        if (typeof text === 'string') this.replies.push({ effect: inner.effect, text });
+        if (this.replies.length > 8) this.replies.shift();
+      }
+      return undefined;
+    }
     if (inner.type !== 'prompt' || !Array.isArray(inner.messages)) return undefined;
     // As a reader will see them (the journal line is redacted as a whole too).
     const messages = (inner.messages as ChatMessage[]).map((m) => ({ role: m.role, content: this.redact(m.content) }));
@@ -141,6 +209,12 @@ export class PromptEncoder {
       }
       return { role: 'system', part: hash };
     });
+    for (const m of ops) {
+      // Long replies shown again (the conversation in later prompts) are written by reference.
+      if (typeof m.content !== 'string' || m.content.length < MIN_REPLY_REF || this.replies.length === 0) continue;
+      const pieces = replyPieces(m.content, this.replies);
+      if (pieces) m.content = pieces;
+    }
     const encoded: Obj = { ...inner };
     delete encoded.messages;
     if (best!.base) encoded.base = best!.base.hash;
@@ -156,6 +230,8 @@ export class PromptEncoder {
 export class PromptDecoder {
   private readonly parts = new Map<string, string>();
   private readonly prompts = new Map<string, ChatMessage[]>();
+  /** Long replies by effect key (the latest line of each). */
+  private readonly replies = new Map<string, string>();
 
   /** True when the line is a `prompt_part` (kept here, not an event of the run). */
   part(value: Obj): boolean {
@@ -167,6 +243,10 @@ export class PromptDecoder {
   /** Decodes a `prompt` line in place; what cannot be rebuilt is said in its `problem`. */
   read(value: Obj): void {
     const { inner } = unwrap(value);
+    if (inner.type === 'llm_call' && typeof inner.effect === 'string' && typeof inner.reply === 'string') {
+      if (inner.reply.length >= SHARED_TEXT_MIN) this.replies.set(inner.effect, inner.reply);
+      return;
+    }
     if (inner.type !== 'prompt') return;
     const problems: string[] = [];
     const messages: ChatMessage[] = [];
@@ -186,6 +266,7 @@ export class PromptDecoder {
         continue;
       }
       const role = String(m.role) as ChatMessage['role'];
+      if (Array.isArray(m.content)) m.content = this.joinPieces(m.content as unknown[], problems);
       if (typeof m.content === 'string' && typeof m.of === 'number' && typeof m.from === 'number') {
         const was = base?.[m.of];
         if (was && m.from <= was.content.length) messages.push({ role, content: was.content.slice(0, m.from) + m.content });
@@ -204,6 +285,20 @@ export class PromptDecoder {
     inner.messages = messages;
     if (problems.length > 0) inner.problem = problems.join('; ');
     else this.prompts.set(promptHash(messages), messages);
+  }
+
+  /** A message's text written in pieces: its own text and stretches of earlier replies. */
+  private joinPieces(pieces: unknown[], problems: string[]): string {
+    let text = '';
+    for (const p of pieces) {
+      if (typeof p === 'string') text += p;
+      else if (isObj(p) && typeof p.effect === 'string' && typeof p.start === 'number' && typeof p.length === 'number') {
+        const reply = this.replies.get(p.effect);
+        if (reply !== undefined && p.start >= 0 && p.start + p.length <= reply.length) text += reply.slice(p.start, p.start + p.length);
+        else problems.push(`part of a message is the reply of LLM call ${p.effect}, which no earlier line holds`);
+      }
+    }
+    return text;
   }
 }
 
