@@ -127,6 +127,38 @@ describe('the prompt encoding', () => {
     expect(text.length).toBeLessThan(whole * 0.75);
   });
 
+  it('writes a long reply shown again in a prompt by reference to its llm_call, and reads it back', () => {
+    const reply = `Point 7: ${words(3000)}`;
+    const call: RunEvent = {
+      type: 'llm_call',
+      purpose: 'agent',
+      state: 's',
+      agent: 'Ada',
+      turn: 1,
+      model: 'm',
+      usage: { promptTokens: 1, completionTokens: 1 },
+      ms: 1,
+      prompt_chars: 1,
+      reply,
+      effect: '1.1',
+    };
+    const shown = prompt({
+      purpose: 'judge',
+      state: 's',
+      turn: 2,
+      messages: [
+        { role: 'system', content: 'Judge.' },
+        { role: 'user', content: `Conversation:\nAda: ${reply.slice(9)}\n\nThe latest message:\nAda: ${reply}` },
+      ],
+    });
+    const text = encodeAll(new PromptEncoder(), [call, shown]);
+    expect(text.length).toBeLessThan(reply.length * 1.1); // the reply once, in its llm_call line
+    expect(readBack(text)[0]).toEqual({ turn: 2, purpose: 'judge', state: 's', messages: shown.messages });
+    // Without the llm_call line the prompt is read with a problem, not thrown.
+    const lost = readBack(text.split('\n').slice(1).join('\n'));
+    expect(lost[0]!.problem).toContain('the reply of LLM call 1.1');
+  });
+
   it('reports a prompt whose base or system prompt is not in the journal, and reads the rest', () => {
     const events = conversation(6);
     const text = encodeAll(new PromptEncoder(), events);
