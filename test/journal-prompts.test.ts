@@ -153,7 +153,7 @@ describe('the prompt encoding', () => {
     });
     const text = encodeAll(new PromptEncoder(), [call, shown]);
     expect(text.length).toBeLessThan(reply.length * 1.1); // the reply once, in its llm_call line
-    expect(readBack(text)[0]).toEqual({ turn: 2, purpose: 'judge', state: 's', messages: shown.messages });
+    expect(readBack(text)[0]).toEqual({ turn: 2, purpose: 'judge', state: 's', messages: shown.messages }); // no llm_call after it
     // Without the llm_call line the prompt is read with a problem, not thrown.
     const lost = readBack(text.split('\n').slice(1).join('\n'));
     expect(lost[0]!.problem).toContain('the reply of LLM call 1.1');
@@ -220,6 +220,8 @@ describe('prompts of the debate example', () => {
       .filter((e): e is Prompt => e.type === 'prompt');
     const read = promptsOf(loadRunRecord(dir));
     expect(read.map((p) => p.messages)).toEqual(printed.map((p) => p.messages));
+    // Each comes with its llm_call (usage, latency, reply) for inspectors.
+    expect(read.every((p) => p.call?.type === 'llm_call' && p.call.purpose === p.purpose && p.call.turn === p.turn)).toBe(true);
     // Each prompt comes just before its llm_call, whose prompt_chars it adds up to.
     const events = jsonOut
       .split('\n')
@@ -254,6 +256,9 @@ describe('prompts of the debate example', () => {
     const turnHeads = turn.stdout.match(/^=== .*$/gm)!;
     expect(turnHeads.length).toBeGreaterThan(0);
     for (const h of turnHeads) expect(h).toMatch(/^=== turn 16: /);
+
+    const bad = await cli(['show', dir, '--prompts', '--turn', 'soon']);
+    expect([bad.code, bad.stderr]).toEqual([1, 'error: --turn must be a turn number, 0 or more (got NaN)\n']);
 
     const none = await cli(['show', dir, '--prompts', '--agent', 'Nobody']);
     expect(none.code).toBe(0);

@@ -15,6 +15,14 @@ export interface ShowCommandOptions {
 }
 
 export function showCommand(o: ShowCommandOptions): number {
+  if (o.turn !== undefined && (!Number.isInteger(o.turn) || o.turn < 0)) {
+    process.stderr.write(`error: --turn must be a turn number, 0 or more (got ${o.turn})\n`);
+    return 1;
+  }
+  if (!o.prompts && (o.turn !== undefined || o.agent !== undefined)) {
+    process.stderr.write('error: --turn and --agent choose prompts: use them with --prompts\n');
+    return 1;
+  }
   const record = loadRunRecord(o.dir);
   if (record.damage) process.stderr.write(`${damageWarning(record.damage)}\n`);
   if (o.prompts) {

@@ -313,14 +313,19 @@ export interface RecordedPrompt {
   messages: ChatMessage[];
   /** Set when part of the prompt could not be rebuilt (a damaged journal line); `messages` is then incomplete. */
   problem?: string;
+  /** The call's `llm_call` event (model, usage, ms, reply, effect), absent when the call did not finish. */
+  call?: Extract<RunEvent, { type: 'llm_call' }>;
 }
 
 /** The prompts of a run's effective history, in order (sub-flows' included, with their flow). */
 export function promptsOf(record: { readonly effective: readonly RunEvent[] }): RecordedPrompt[] {
   const out: RecordedPrompt[] = [];
-  for (const e of record.effective) {
+  record.effective.forEach((e, i) => {
     const { inner, flow } = unwrap(e as unknown as Obj);
-    if (inner.type !== 'prompt') continue;
+    if (inner.type !== 'prompt') return;
+    const next = record.effective[i + 1];
+    const after = next ? unwrap(next as unknown as Obj) : undefined;
+    const call = after?.inner.type === 'llm_call' && after.flow === flow ? (after.inner as unknown as RecordedPrompt['call']) : undefined;
     const p = inner as unknown as PromptEvent & { problem?: string };
     out.push({
       turn: p.turn,
@@ -330,8 +335,9 @@ export function promptsOf(record: { readonly effective: readonly RunEvent[] }): 
       ...(flow ? { flow } : {}),
       messages: p.messages,
       ...(p.problem ? { problem: p.problem } : {}),
+      ...(call ? { call } : {}),
     });
-  }
+  });
   return out;
 }
 
