@@ -2,16 +2,19 @@
 // messages it was sent, secrets redacted) is written as a delta against an earlier prompt:
 //
 //   {"type":"prompt_part","hash":H,"text":"..."}            a system prompt, the first time it is seen
-//   {"type":"prompt",purpose,state,agent,turn,"base":B,"same":N,"messages":[...]}
+//   {"type":"prompt",purpose,state,agent,turn,"base":B,"messages":[...]}
 //
-// `base` is the hash of an earlier prompt (the same agent's last call, or the last call of the
-// same purpose in the same state, whichever shares more leading messages), `same` the number of
-// its leading messages this prompt repeats; `messages` holds the rest, each system message as
-// {"role":"system","part":H}. A prompt with no useful base is written whole (no base, no same).
-// Bases are named by the hash of their messages, not by position, so the first call after a
-// resume (a new writer, which knows no earlier prompt) is simply written whole, and a reader
-// decodes in file order whatever attempt a line belongs to. A prompt whose base or part is not
-// in the journal (a damaged line) is read with what it has and a `problem`, never thrown.
+// `base` is the hash of an earlier prompt: the same agent's last call, or the last call of the
+// same purpose in the same state, whichever makes the shorter line. Each entry of `messages` is
+// {copy: j, n: k} (k messages of the base from index j), {role, of: j, from: n, content} (the
+// first n characters of the base's message j, then `content`), {role: "system", part: H}, or a
+// message as it is. A `content` may be a list of pieces: text, and {effect, start, length} for
+// a stretch of a long earlier reply (its `llm_call` line holds it). Without a useful base a
+// prompt is written whole (no `base`). Bases are named by the hash of their messages, not by
+// position, so the first call after a resume (a new writer, which knows no earlier prompt) is
+// simply written whole, and a reader decodes in file order whatever attempt a line belongs to.
+// A prompt whose base, part or reply is not in the journal (a damaged line) is read with what
+// it has and a `problem`, never thrown. Format: docs/durability.md.
 import { createHash } from 'node:crypto';
 import type { ChatMessage } from '../llm/types.js';
 import type { RunEvent } from '../runtime/events.js';
