@@ -134,7 +134,11 @@ function replyPieces(content: string, replies: readonly Reply[]): Array<string |
     for (const from of new Set([0, Math.floor(r.text.length / 2), Math.max(0, r.text.length - 64)])) {
       const probe = r.text.slice(from, from + 64);
       for (let at = content.indexOf(probe); at !== -1; at = content.indexOf(probe, at + 1)) {
-        if (refs.some((x) => at >= x.at && at < x.at + x.length)) continue;
+        const covered = refs.find((x) => at >= x.at && at < x.at + x.length);
+        if (covered) {
+          at = covered.at + covered.length - 1; // go on after it
+          continue;
+        }
         let a = at;
         let b = from;
         while (a > 0 && b > 0 && content.charCodeAt(a - 1) === r.text.charCodeAt(b - 1)) {
