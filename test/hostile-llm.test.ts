@@ -625,7 +625,8 @@ describe('long replies are journaled once', () => {
     expect(readFileSync(join(folder, 'journal.jsonl'), 'utf8')).toContain('"text_of":{');
 
     // A copy killed after the 12th reply was journaled, before its message.
-    const events = readJournal(folder).events;
+    const read = readJournal(folder);
+    const events = read.events;
     const lines = readFileSync(join(folder, 'journal.jsonl'), 'utf8').split('\n');
     const lastAgentCall = events
       .map((e, i) => ({ e, i }))
@@ -633,7 +634,8 @@ describe('long replies are journaled once', () => {
       .pop()!;
     const killed = join(dir, 'big-killed');
     cpSync(folder, join(killed, 'run'), { recursive: true });
-    writeFileSync(join(killed, 'run', 'journal.jsonl'), lines.slice(0, lastAgentCall.i + 1).join('\n') + '\n');
+    // (up to its line: not every line is an event, prompt_part lines are not)
+    writeFileSync(join(killed, 'run', 'journal.jsonl'), lines.slice(0, read.lines[lastAgentCall.i]).join('\n') + '\n');
     const before = s.requests.filter((q) => (q.body as ChatRequestBody).stream).length;
     const resumed = await cli(['resume', join(killed, 'run'), '--base-url', s.url]);
     expect(resumed.code, resumed.stderr).toBe(0);

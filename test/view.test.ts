@@ -114,7 +114,9 @@ describe('sop view server', () => {
     expect(ben).toContain('judge in affirmative_prep after turn 1: key 0 → affirmative_prep');
     expect(ben).toContain('speaker for turn 2: Ben as Researcher (order)');
     expect(ben).toMatch(/agentBengpt-4o-mini18061\d+ ms666/);
-    expect(ben).toContain('prompts not recorded in this run');
+    // The prompt Ben's reply came from, as the journal recorded it (docs/durability.md).
+    expect(ben).toContain('agent call of Ben in affirmative_prep');
+    expect(ben).toContain('Bring evidence and examples for the affirmative arguments.');
     // The Mermaid source: visit counts, the current (final) state highlighted.
     expect(page).toContain('classDef current');
     expect(page).toMatch(/state "end \(final\)<br\/>visited 1×" as (s\d+)\n\s+class \1 current/);
@@ -211,7 +213,9 @@ describe('sop view server', () => {
     const again = await (await fetch(base, { headers: { 'Last-Event-ID': at } })).text();
     expect(again.match(/event: message/g)).toHaveLength(1);
     const id = /^id: (\d+:\d+)$/m.exec(again)![1]!;
-    expect(id).toBe(`0:${Number(at.split(':')[1]) + next + 1}`);
+    // (prompt_part lines hold system prompts that prompt lines refer to: they are not events)
+    const events = journalLines.slice(0, next + 1).filter((l) => !l.startsWith('{"type":"prompt_part"')).length;
+    expect(id).toBe(`0:${Number(at.split(':')[1]) + events}`);
     // A resume (here: its marker line) rewrites the history: the page is told to reload.
     // (the killed run's last checkpoint is turn 5's: the sixth message's was never written)
     appendFileSync(
@@ -291,7 +295,7 @@ describe('sop view in a browser (playwright-core, Debian chromium)', () => {
       await inspector.locator('summary').click();
       const shown = await inspector.innerText();
       expect(shown).toContain('speaker for turn 2: Ben as Researcher (order)');
-      expect(shown).toContain('prompts not recorded in this run');
+      expect(shown).toContain('Bring evidence and examples for the affirmative arguments.');
       expect(shown).toMatch(/agent\s+Ben\s+gpt-4o-mini\s+180\s+61/);
       // The README's screenshot is rewritten only when asked (SOP_UPDATE_SCREENSHOT=1), so a test run leaves the tree as it was.
       const shot = process.env.SOP_UPDATE_SCREENSHOT === '1' ? 'docs/viewer.png' : join(tmp, 'viewer.png');

@@ -10,7 +10,7 @@ import type { LlmProvider } from '../llm/types.js';
 import type { Embedder } from '../memory/embedder.js';
 import type { EnvironmentMemory } from '../environment/environment.js';
 import { Run } from '../engine/run.js';
-import type { RunEvent, RunListener } from '../runtime/events.js';
+import { isPromptEvent, type RunEvent, type RunListener } from '../runtime/events.js';
 import type { PluginFactory } from '../runtime/hooks.js';
 import type { RunResult } from '../runtime/run.js';
 import type { Continuation } from '../journal/continue.js';
@@ -64,6 +64,11 @@ export interface RunSopOptions {
   environment?: EnvironmentMemory;
   /** Emit `delta` events while agents' replies stream (default true). */
   stream?: boolean;
+  /**
+   * Tell `prompt` events (the messages each LLM call was sent, secrets redacted) to iterators and
+   * listeners too (default false: only the run folder's journal keeps them).
+   */
+  prompts?: boolean;
   /** Reproduce the safe Agents 1.0 quirks. */
   compat?: 'agents-v1';
   /** The SOP file, for a SOP given as an object (relative paths in it are resolved from its folder). */
@@ -102,9 +107,15 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
   const file = o.file ?? sopFileOf(sop) ?? '<memory>';
   const feed = new EventFeed();
   const listeners: RunListener[] = [];
+  /** Where `prompt` events go without `prompts: true`: the run folder (its journal). */
+  const promptListeners: RunListener[] = [];
   /** Said once the run has started (the journal's first line is run_started). */
   let startWarning: string | undefined;
   const emit = (e: RunEvent) => {
+    if (!o.prompts && isPromptEvent(e)) {
+      for (const l of promptListeners) l(e);
+      return;
+    }
     for (const l of listeners) l(e);
     feed.push(e);
     if (e.type === 'run_started' && startWarning !== undefined) {
@@ -137,6 +148,7 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
       ? new RunFolder(outDir, runId, makeRedactor(), continuation ? { events: continuation.history } : undefined)
       : undefined;
   if (folder) listeners.push(folder.onEvent);
+  if (folder) promptListeners.push(folder.onEvent);
   listeners.push(...(o.listeners ?? []));
   const workspace = folder ? folder.path('workspace') : o.workspace;
   const settings = continuation?.settings;

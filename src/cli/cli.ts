@@ -30,6 +30,11 @@ export function buildCli(argv: string[]): Argv {
                 'Human answers, one per line or a JSON list (for unattended runs); they never approve code: use --auto-run or --yes',
             })
             .option('json', { type: 'boolean', default: false, describe: 'Print run events as JSON lines on stdout' })
+            .option('json-prompts', {
+              type: 'boolean',
+              default: false,
+              describe: 'With --json, also print a "prompt" event (the messages sent, secrets redacted) before each llm_call',
+            })
             .option('quiet', {
               type: 'boolean',
               default: false,
@@ -98,6 +103,7 @@ export function buildCli(argv: string[]): Argv {
             goal: a.goal,
             answers: a.answers,
             json: a.json,
+            jsonPrompts: a['json-prompts'],
             quiet: a.quiet,
             timeoutMs: a.timeout !== undefined ? a.timeout * 1000 : undefined,
             maxReplyBytes: a['max-reply-bytes'],
@@ -199,14 +205,19 @@ export function buildCli(argv: string[]): Argv {
         'show <dir>',
         'Print the transcript of a run, derived from its journal',
         (y) =>
-          y.positional('dir', { type: 'string', demandOption: true, describe: 'Run folder' }).option('format', {
-            choices: ['markdown', 'jsonl', 'events'] as const,
-            default: 'markdown' as const,
-            describe: "markdown transcript, jsonl messages, or the journal's effective events",
-          }),
+          y
+            .positional('dir', { type: 'string', demandOption: true, describe: 'Run folder' })
+            .option('format', {
+              choices: ['markdown', 'jsonl', 'events'] as const,
+              default: 'markdown' as const,
+              describe: "markdown transcript, jsonl messages, or the journal's effective events",
+            })
+            .option('prompts', { type: 'boolean', default: false, describe: 'Print the messages each LLM call was sent instead' })
+            .option('turn', { type: 'number', describe: 'With --prompts: only the calls of this turn' })
+            .option('agent', { type: 'string', describe: 'With --prompts: only the calls of this agent' }),
         async (a) => {
           const { showCommand } = await import('./show-command.js');
-          process.exitCode = showCommand({ dir: a.dir, format: a.format });
+          process.exitCode = showCommand({ dir: a.dir, format: a.format, prompts: a.prompts, turn: a.turn, agent: a.agent });
         },
       )
       .demandCommand(1, 'Name a command (sop --help lists them).')
@@ -247,6 +258,11 @@ function continueOptions<T>(y: Argv<T>) {
       describe: "Treat the value of this environment variable as a secret (repeatable; added to the run's own)",
     })
     .option('json', { type: 'boolean', default: false, describe: 'Print run events as JSON lines on stdout' })
+    .option('json-prompts', {
+      type: 'boolean',
+      default: false,
+      describe: 'With --json, also print a "prompt" event (the messages sent, secrets redacted) before each llm_call',
+    })
     .option('quiet', { type: 'boolean', default: false, describe: 'Print only the closing line (outcome, usage, run folder) and warnings' })
     .option('timeout', { type: 'number', describe: 'Seconds an LLM request may wait for its answer, or go silent in the middle of it' })
     .option('max-reply-bytes', {
@@ -264,6 +280,7 @@ function continueArgs(a: {
   answers?: string;
   'auto-run': boolean;
   json: boolean;
+  'json-prompts': boolean;
   quiet: boolean;
   timeout?: number;
   'max-reply-bytes'?: number;
@@ -279,6 +296,7 @@ function continueArgs(a: {
     redact: collect(a.redact),
     autoRun: a['auto-run'],
     json: a.json,
+    jsonPrompts: a['json-prompts'],
     quiet: a.quiet,
     timeoutMs: a.timeout !== undefined ? a.timeout * 1000 : undefined,
     maxReplyBytes: a['max-reply-bytes'],

@@ -14,6 +14,7 @@ export interface ResumeCommandOptions {
   record?: string;
   answers?: string;
   json: boolean;
+  jsonPrompts?: boolean;
   quiet: boolean;
   timeoutMs?: number;
   maxReplyBytes?: number;
@@ -83,6 +84,7 @@ export function continuedRunOptions(o: ResumeCommandOptions, file: string, launc
     inputs: [],
     answers: o.answers ?? str(launch.answers),
     json: o.json,
+    jsonPrompts: o.jsonPrompts,
     quiet: o.quiet,
     timeoutMs: o.timeoutMs ?? num(launch.timeout_ms),
     maxReplyBytes: o.maxReplyBytes ?? num(launch.max_reply_bytes),

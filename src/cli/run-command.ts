@@ -34,6 +34,8 @@ export interface RunCommandOptions {
   goal?: string;
   answers?: string;
   json: boolean;
+  /** With --json: also print each LLM call's `prompt` event (the messages it was sent). */
+  jsonPrompts?: boolean;
   quiet: boolean;
   timeoutMs?: number;
   /** Cap on one LLM reply, in bytes (default 512 KiB). */
@@ -181,6 +183,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       human,
       listeners,
       stream: !o.json,
+      prompts: o.json && o.jsonPrompts === true, // --json-prompts
       compat: o.compat,
       rerun,
       launch: launchSettings(o),

@@ -10,6 +10,7 @@ import type { RunEvent } from '../runtime/events.js';
 import { InputFileError, readInputBuffer } from '../io/read-input-file.js';
 import { JOURNAL_FILE } from './writer.js';
 import { SharedTextReader } from './shared-text.js';
+import { PromptDecoder } from './prompts.js';
 
 /** A journal is read whole: up to 1 GiB. */
 export const MAX_JOURNAL_BYTES = 1024 * 1024 * 1024;
@@ -53,6 +54,7 @@ class LineParser {
   readonly lines: number[] = [];
   readonly damaged: DamagedLine[] = [];
   private readonly shared = new SharedTextReader(); // long texts written once
+  private readonly prompts = new PromptDecoder(); // prompts written as deltas
   add(line: string, n: number): void {
     if (line.trim() === '') return;
     let value: unknown;
@@ -70,6 +72,8 @@ class LineParser {
       this.damaged.push({ line: n, reason: 'not a journal event (no "type")', at: this.events.length });
       return;
     }
+    if (this.prompts.part(value as Record<string, unknown>)) return; // a system prompt, not an event
+    this.prompts.read(value as Record<string, unknown>);
     try {
       this.shared.read(value as Record<string, unknown>);
     } catch (err) {

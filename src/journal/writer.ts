@@ -20,6 +20,7 @@ import { dirname, join } from 'node:path';
 import type { RunEvent } from '../runtime/events.js';
 import type { Redactor } from '../util/redact.js';
 import { SharedTextWriter } from './shared-text.js';
+import { PromptEncoder } from './prompts.js';
 import { DiskFullError, isDiskFull } from '../io/disk-full.js';
 
 /**
@@ -77,6 +78,9 @@ export class JournalWriter {
 
   /** Long message texts are written once (see shared-text.ts). */
   private readonly lines: SharedTextWriter;
+  /** Prompts are written as deltas, system prompts once (see prompts.ts). */
+  private readonly prompts: PromptEncoder;
+  private readonly redact: Redactor;
   /** Bytes of whole lines in the file (a failed write is cut back to this). */
   private size: number;
   private readonly reserve: string;
@@ -89,6 +93,8 @@ export class JournalWriter {
     redact: Redactor = (t) => t,
   ) {
     this.lines = new SharedTextWriter(redact);
+    this.prompts = new PromptEncoder(redact);
+    this.redact = redact;
     const existed = existsSync(file);
     this.fd = openSync(file, existed ? 'r+' : 'a');
     this.cut = existed ? cutTornTail(this.fd) : 0;
@@ -113,7 +119,9 @@ export class JournalWriter {
     if (event.type === 'delta' || this.fd === undefined) return;
     const final = event.type === 'run_finished';
     if (this.full && !final) return; // the run is stopping: nothing after the failed line, so no gap
-    const line = Buffer.from(this.lines.line(event) + '\n', 'utf8');
+    const prompt = this.prompts.encode(event);
+    const text = prompt ? prompt.map((l) => this.redact(JSON.stringify(l)) + '\n').join('') : this.lines.line(event) + '\n';
+    const line = Buffer.from(text, 'utf8');
     try {
       this.write(line);
     } catch (err) {

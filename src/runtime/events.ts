@@ -1,6 +1,6 @@
 // Events of a run: what listeners (terminal, --json, run folder, journal) are told, in order.
 import type { Message } from '../environment/message.js';
-import type { CallPurpose, Usage } from '../llm/types.js';
+import type { CallPurpose, ChatMessage, Usage } from '../llm/types.js';
 import type { RunSnapshot } from './position.js';
 import type { UsageTotals } from './usage.js';
 
@@ -48,6 +48,11 @@ export type RunEvent =
       /** Effect key (journal: a resumed run reuses this reply instead of asking again). */
       effect?: string;
     }
+  /**
+   * The messages an LLM call was sent (secrets redacted), told just before its `llm_call`. The
+   * journal stores it compactly (src/journal/prompts.ts); `--json` prints it only with --json-prompts.
+   */
+  | { type: 'prompt'; purpose: CallPurpose; state: string; agent?: string; turn: number; messages: ChatMessage[] }
   | { type: 'delta'; agent: string; text: string }
   | { type: 'message'; message: Message }
   | { type: 'judge'; state: string; turn: number; key: string; target: string; fallback: boolean }
@@ -124,3 +129,9 @@ export interface RunSettings {
 }
 
 export type RunListener = (event: RunEvent) => void;
+
+/** A `prompt` event, of the run or of a sub-flow (wrapped in `subflow`). */
+export function isPromptEvent(e: RunEvent): boolean {
+  for (let d = 0; d < 32 && e.type === 'subflow'; d++) e = e.event;
+  return e.type === 'prompt';
+}

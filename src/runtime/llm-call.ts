@@ -69,6 +69,7 @@ export async function callLlm(
   if (meta.purpose === 'agent') host.usage.agent_prompt_tokens_last = res.usage.promptTokens; // sampled at turn ends
   let promptChars = 0;
   for (const m of messages) promptChars += m.content.length;
+  host.emit({ type: 'prompt', purpose: meta.purpose, state: meta.state, agent: meta.agent, turn: meta.turn, messages });
   host.emit({
     type: 'llm_call',
     purpose: meta.purpose,

@@ -1,0 +1,363 @@
+// The prompts of a run, kept compactly in its journal. Each LLM call's `prompt` event (the
+// messages it was sent, secrets redacted) is written as a delta against an earlier prompt:
+//
+//   {"type":"prompt_part","hash":H,"text":"..."}            a system prompt, the first time it is seen
+//   {"type":"prompt",purpose,state,agent,turn,"base":B,"messages":[...]}
+//
+// `base` is the hash of an earlier prompt: the same agent's last call, or the last call of the
+// same purpose in the same state, whichever makes the shorter line. Each entry of `messages` is
+// {copy: j, n: k} (k messages of the base from index j), {role, of: j, from: n, content} (the
+// first n characters of the base's message j, then `content`), {role: "system", part: H}, or a
+// message as it is. A `content` may be a list of pieces: text, and {effect, start, length} for
+// a stretch of a long earlier reply (its `llm_call` line holds it). Without a useful base a
+// prompt is written whole (no `base`). Bases are named by the hash of their messages, not by
+// position, so the first call after a resume (a new writer, which knows no earlier prompt) is
+// simply written whole, and a reader decodes in file order whatever attempt a line belongs to.
+// A prompt whose base, part or reply is not in the journal (a damaged line) is read with what
+// it has and a `problem`, never thrown. Format: docs/durability.md.
+import { createHash } from 'node:crypto';
+import type { ChatMessage } from '../llm/types.js';
+import type { RunEvent } from '../runtime/events.js';
+import { SHARED_TEXT_MIN } from './shared-text.js';
+
+export type PromptEvent = Extract<RunEvent, { type: 'prompt' }>;
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The hash naming a prompt or a system prompt part. */
+export function promptHash(value: string | readonly ChatMessage[]): string {
+  const text = typeof value === 'string' ? 'part\u0000' + value : JSON.stringify(value.map((m) => [m.role, m.content]));
+  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+}
+
+/** The innermost event of `subflow` wrappers, and the flow path they name. */
+function unwrap(e: Obj): { inner: Obj; flow: string } {
+  let cur = e;
+  const flow: string[] = [];
+  for (let d = 0; d < 32 && cur.type === 'subflow' && isObj(cur.event); d++) {
+    flow.push(String(cur.flow));
+    cur = cur.event;
+  }
+  return { inner: cur, flow: flow.join('/') };
+}
+
+/** `e` with its innermost event replaced. */
+function rewrap(e: Obj, inner: Obj): Obj {
+  if (e.type !== 'subflow' || !isObj(e.event)) return inner;
+  return { ...e, event: rewrap(e.event, inner) };
+}
+
+/** The delta bases a call may use: the same agent's last call, and the same purpose's in the same state. */
+function baseKeys(flow: string, p: Obj): string[] {
+  const keys = [`${flow}\u0000${String(p.purpose)}\u0000state\u0000${String(p.state)}`];
+  if (typeof p.agent === 'string') keys.unshift(`${flow}\u0000agent\u0000${p.agent}`);
+  return keys;
+}
+
+/** A differing message repeats the start of its base message's text from this many characters on. */
+const MIN_SHARED_PREFIX = 64;
+
+function commonPrefix(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  // Never split a surrogate pair.
+  if (i > 0 && i < b.length && /[\ud800-\udbff]/.test(b[i - 1]!)) i--;
+  return i;
+}
+
+interface Base {
+  hash: string;
+  messages: ChatMessage[];
+}
+
+/**
+ * `messages` as entries against `base`: {copy: j, n: k} for k of its messages from index j on,
+ * {role, of: j, from: n, content} for a (non-system) message that repeats the first n characters
+ * of its message j and goes on with `content`, else the message itself.
+ */
+function deltaOps(messages: readonly ChatMessage[], base: readonly ChatMessage[] | undefined): Obj[] {
+  const ops: Obj[] = [];
+  const at = new Map<string, number[]>();
+  base?.forEach((m, j) => {
+    const k = `${m.role}\u0000${m.content}`;
+    at.set(k, [...(at.get(k) ?? []), j]);
+  });
+  let next = 0; // the base message after the last one copied
+  messages.forEach((m, i) => {
+    const found = at.get(`${m.role}\u0000${m.content}`);
+    if (found) {
+      const j = found.includes(next) ? next : found[0]!;
+      const last = ops[ops.length - 1];
+      if (last && typeof last.copy === 'number' && typeof last.n === 'number' && last.copy + last.n === j) last.n++;
+      else ops.push({ copy: j, n: 1 });
+      next = j + 1;
+      return;
+    }
+    // System prompts are stored whole, once each (prompt_part lines); other messages may continue one of the base's.
+    for (const j of m.role === 'system' ? [] : new Set([next, i])) {
+      const was = base?.[j];
+      if (!was || was.role !== m.role) continue;
+      const from = commonPrefix(was.content, m.content);
+      if (from >= MIN_SHARED_PREFIX) {
+        ops.push({ role: m.role, of: j, from, content: m.content.slice(from) });
+        next = j + 1;
+        return;
+      }
+    }
+    ops.push({ role: m.role, content: m.content });
+  });
+  return ops;
+}
+
+/** A line of the journal: an object, written as JSON. */
+export type JournalLine = Obj;
+
+/** A long earlier reply, as the journal holds it. */
+interface Reply {
+  effect: string;
+  text: string;
+}
+
+/** Stretches of a reply at least this long inside a prompt's message are written by reference. */
+const MIN_REPLY_REF = 1024;
+
+/**
+ * `content` as pieces: its own text, and {effect, start, length} for stretches of one of `replies`
+ * (an agent's long reply, shown again in later prompts). Undefined when nothing is shared.
+ */
+function replyPieces(content: string, replies: readonly Reply[]): Array<string | Obj> | undefined {
+  const refs: Array<{ at: number; length: number; ref: Obj }> = [];
+  for (const r of replies) {
+    // Probes from its start, middle and end, found in the content, are grown both ways.
+    for (const from of new Set([0, Math.floor(r.text.length / 2), Math.max(0, r.text.length - 64)])) {
+      const probe = r.text.slice(from, from + 64);
+      for (let at = content.indexOf(probe); at !== -1; at = content.indexOf(probe, at + 1)) {
+        const covered = refs.find((x) => at >= x.at && at < x.at + x.length);
+        if (covered) {
+          at = covered.at + covered.length - 1; // go on after it
+          continue;
+        }
+        let a = at;
+        let b = from;
+        while (a > 0 && b > 0 && content.charCodeAt(a - 1) === r.text.charCodeAt(b - 1)) {
+          a--;
+          b--;
+        }
+        let e = at + probe.length;
+        let f = from + probe.length;
+        while (e < content.length && f < r.text.length && content.charCodeAt(e) === r.text.charCodeAt(f)) {
+          e++;
+          f++;
+        }
+        if (e - a >= MIN_REPLY_REF && !refs.some((x) => a < x.at + x.length && x.at < e))
+          refs.push({ at: a, length: e - a, ref: { effect: r.effect, start: b, length: e - a } });
+        at = Math.max(at, e - 1);
+      }
+    }
+  }
+  if (refs.length === 0) return undefined;
+  refs.sort((x, y) => x.at - y.at);
+  const pieces: Array<string | Obj> = [];
+  let pos = 0;
+  for (const x of refs) {
+    if (x.at > pos) pieces.push(content.slice(pos, x.at));
+    pieces.push(x.ref);
+    pos = x.at + x.length;
+  }
+  if (pos < content.length) pieces.push(content.slice(pos));
+  return pieces;
+}
+
+/** The writer's side: a `prompt` event (possibly inside `subflow`s) as its journal lines. */
+export class PromptEncoder {
+  private readonly parts = new Set<string>();
+  private readonly last = new Map<string, Base>();
+  /** The last few long replies (newest last). */
+  private readonly replies: Reply[] = [];
+
+  constructor(private readonly redact: (text: string) => string = (t) => t) {}
+
+  /** The lines for `event` when it is a prompt, else undefined. */
+  encode(event: RunEvent): JournalLine[] | undefined {
+    const { inner, flow } = unwrap(event as unknown as Obj);
+    if (inner.type === 'llm_call' && typeof inner.effect === 'string' && typeof inner.reply === 'string') {
+      if (inner.reply.length >= SHARED_TEXT_MIN) {
+        let text: unknown;
+        try {
+          text = JSON.parse(this.redact(JSON.stringify(inner.reply))); // as its line holds it
+        } catch {
+          text = undefined;
+        }
+        if (typeof text === 'string') this.replies.push({ effect: inner.effect, text });
+        if (this.replies.length > 8) this.replies.shift();
+      }
+      return undefined;
+    }
+    if (inner.type !== 'prompt' || !Array.isArray(inner.messages)) return undefined;
+    // As a reader will see them (the journal line is redacted as a whole too).
+    const messages = (inner.messages as ChatMessage[]).map((m) => ({ role: m.role, content: this.redact(m.content) }));
+    const lines: JournalLine[] = [];
+    const keys = baseKeys(flow, inner);
+    // The base that makes the shortest line (or none).
+    let best: { ops: Obj[]; base?: Base; size: number } | undefined;
+    for (const base of [undefined, ...keys.map((k) => this.last.get(k))]) {
+      const ops = deltaOps(messages, base?.messages);
+      const size = JSON.stringify(ops).length;
+      if (!best || size < best.size) best = { ops, base, size };
+    }
+    const ops = best!.ops.map((m): Obj => {
+      if (m.role !== 'system' || typeof m.content !== 'string') return m;
+      const hash = promptHash(m.content);
+      if (!this.parts.has(hash)) {
+        this.parts.add(hash);
+        lines.push({ type: 'prompt_part', hash, text: m.content });
+      }
+      return { role: 'system', part: hash };
+    });
+    for (const m of ops) {
+      // Long replies shown again (the conversation in later prompts) are written by reference.
+      if (typeof m.content !== 'string' || m.content.length < MIN_REPLY_REF || this.replies.length === 0) continue;
+      const pieces = replyPieces(m.content, this.replies);
+      if (pieces) m.content = pieces;
+    }
+    const encoded: Obj = { ...inner };
+    delete encoded.messages;
+    if (best!.base) encoded.base = best!.base.hash;
+    encoded.messages = ops;
+    lines.push(rewrap(event as unknown as Obj, encoded));
+    const entry = { hash: promptHash(messages), messages };
+    for (const k of keys) this.last.set(k, entry);
+    return lines;
+  }
+}
+
+/** The reader's side: takes `prompt_part` lines (returns true: not an event) and puts prompts back whole. */
+export class PromptDecoder {
+  private readonly parts = new Map<string, string>();
+  private readonly prompts = new Map<string, ChatMessage[]>();
+  /** Long replies by effect key (the latest line of each). */
+  private readonly replies = new Map<string, string>();
+
+  /** True when the line is a `prompt_part` (kept here, not an event of the run). */
+  part(value: Obj): boolean {
+    if (value.type !== 'prompt_part') return false;
+    if (typeof value.hash === 'string' && typeof value.text === 'string') this.parts.set(value.hash, value.text);
+    return true;
+  }
+
+  /** Decodes a `prompt` line in place; what cannot be rebuilt is said in its `problem`. */
+  read(value: Obj): void {
+    const { inner } = unwrap(value);
+    if (inner.type === 'llm_call' && typeof inner.effect === 'string' && typeof inner.reply === 'string') {
+      if (inner.reply.length >= SHARED_TEXT_MIN) this.replies.set(inner.effect, inner.reply);
+      return;
+    }
+    if (inner.type !== 'prompt') return;
+    const problems: string[] = [];
+    const messages: ChatMessage[] = [];
+    let base: ChatMessage[] | undefined;
+    if (typeof inner.base === 'string') {
+      base = this.prompts.get(inner.base);
+      if (!base) problems.push(`it repeats messages of prompt ${inner.base}, which no earlier line holds`);
+    }
+    const list = Array.isArray(inner.messages) ? (inner.messages as unknown[]) : [];
+    for (const m of list) {
+      if (!isObj(m)) continue;
+      if (typeof m.copy === 'number' && typeof m.n === 'number') {
+        const copied = base?.slice(m.copy, m.copy + m.n) ?? [];
+        if (base && copied.length !== m.n)
+          problems.push(`messages ${m.copy + 1}-${m.copy + m.n} of prompt ${String(inner.base)} do not exist`);
+        messages.push(...copied);
+        continue;
+      }
+      const role = String(m.role) as ChatMessage['role'];
+      if (Array.isArray(m.content)) m.content = this.joinPieces(m.content as unknown[], problems);
+      if (typeof m.content === 'string' && typeof m.of === 'number' && typeof m.from === 'number') {
+        const was = base?.[m.of];
+        if (was && m.from <= was.content.length) messages.push({ role, content: was.content.slice(0, m.from) + m.content });
+        else {
+          if (base) problems.push(`message ${m.of + 1} of prompt ${String(inner.base)} does not exist`);
+          messages.push({ role, content: m.content });
+        }
+      } else if (typeof m.content === 'string') messages.push({ role, content: m.content });
+      else if (typeof m.part === 'string') {
+        const text = this.parts.get(m.part);
+        if (text === undefined) problems.push(`system prompt part ${m.part} is in no earlier line`);
+        else messages.push({ role, content: text });
+      }
+    }
+    delete inner.base;
+    inner.messages = messages;
+    if (problems.length > 0) inner.problem = problems.join('; ');
+    else this.prompts.set(promptHash(messages), messages);
+  }
+
+  /** A message's text written in pieces: its own text and stretches of earlier replies. */
+  private joinPieces(pieces: unknown[], problems: string[]): string {
+    let text = '';
+    for (const p of pieces) {
+      if (typeof p === 'string') text += p;
+      else if (isObj(p) && typeof p.effect === 'string' && typeof p.start === 'number' && typeof p.length === 'number') {
+        const reply = this.replies.get(p.effect);
+        if (reply !== undefined && p.start >= 0 && p.start + p.length <= reply.length) text += reply.slice(p.start, p.start + p.length);
+        else problems.push(`part of a message is the reply of LLM call ${p.effect}, which no earlier line holds`);
+      }
+    }
+    return text;
+  }
+}
+
+/** One LLM call's prompt, as `sop show --prompts` and the viewer read it. */
+export interface RecordedPrompt {
+  turn: number;
+  purpose: string;
+  state: string;
+  agent?: string;
+  /** Sub-flow path ("Coder-1/extend_library-1") of a call made inside a sub-flow. */
+  flow?: string;
+  messages: ChatMessage[];
+  /** Set when part of the prompt could not be rebuilt (a damaged journal line); `messages` is then incomplete. */
+  problem?: string;
+  /** The call's `llm_call` event (model, usage, ms, reply, effect), absent when the call did not finish. */
+  call?: Extract<RunEvent, { type: 'llm_call' }>;
+}
+
+/** The prompts of a run's effective history, in order (sub-flows' included, with their flow). */
+export function promptsOf(record: { readonly effective: readonly RunEvent[] }): RecordedPrompt[] {
+  const out: RecordedPrompt[] = [];
+  record.effective.forEach((e, i) => {
+    const { inner, flow } = unwrap(e as unknown as Obj);
+    if (inner.type !== 'prompt') return;
+    const next = record.effective[i + 1];
+    const after = next ? unwrap(next as unknown as Obj) : undefined;
+    const call = after?.inner.type === 'llm_call' && after.flow === flow ? (after.inner as unknown as RecordedPrompt['call']) : undefined;
+    const p = inner as unknown as PromptEvent & { problem?: string };
+    out.push({
+      turn: p.turn,
+      purpose: p.purpose,
+      state: p.state,
+      ...(p.agent !== undefined ? { agent: p.agent } : {}),
+      ...(flow ? { flow } : {}),
+      messages: p.messages,
+      ...(p.problem ? { problem: p.problem } : {}),
+      ...(call ? { call } : {}),
+    });
+  });
+  return out;
+}
+
+/** The prompts as readable text (sop show --prompts). */
+export function formatPrompts(prompts: readonly RecordedPrompt[]): string {
+  const parts: string[] = [];
+  for (const p of prompts) {
+    const who = p.agent ? `, agent ${p.agent}` : '';
+    const where = p.flow ? ` (sub-flow ${p.flow})` : '';
+    let s = `=== turn ${p.turn}: ${p.purpose} call in state "${p.state}"${who}${where}, ${p.messages.length} messages\n`;
+    if (p.problem) s += `(incomplete: ${p.problem})\n`;
+    for (const m of p.messages) s += `\n--- ${m.role} ---\n${m.content}\n`;
+    parts.push(s);
+  }
+  return parts.join('\n');
+}
