@@ -13,12 +13,8 @@ export function agentsV1Plugin(host: RunHost, options: AgentsV1Options): RunPlug
       file: host.file,
       env: host.env,
       compat: host.compat === 'agents-v1',
-      stream: host.stream,
-      call: (m, settings, meta, stream) => host.call(m, settings, meta, stream),
       emit: (e) => host.emit(e),
-      context: () => host.baseContext(),
       turn: () => host.turn(),
-      turnInState: (name) => host.turnInState(name),
     },
     options,
   );

@@ -11,11 +11,11 @@ import type { PrivateMemoryOption } from '../../agent/pipeline.js';
 import type { ToolSlotExecutor } from '../../components/index.js';
 import type { EnvironmentMemory } from '../../environment/environment.js';
 import { renderMessage, type Message } from '../../environment/message.js';
-import type { CallMeta, ChatMessage } from '../../llm/types.js';
+import type { ChatMessage } from '../../llm/types.js';
 import type { Embedder } from '../../memory/embedder.js';
 import type { RunEvent } from '../../runtime/events.js';
 import type { ResolvedSop, ResolvedState } from '../../sop/resolved.js';
-import type { LlmSettings, Sop } from '../../sop/types.js';
+import type { Sop } from '../../sop/types.js';
 import { observationParts, topKBySimilarity } from './observation.js';
 import { PrivateMemories, type PrivateEntry } from './private-memory.js';
 import { renderV1 } from './templates.js';
@@ -41,13 +41,8 @@ export interface AgentsV1Host {
   env: EnvironmentMemory;
   /** --compat agents-v1: keep the safe quirks (§5 #29; relevant memory shown twice). */
   compat: boolean;
-  stream: boolean;
-  call(messages: ChatMessage[], settings: LlmSettings, meta: CallMeta, stream?: boolean): Promise<string>;
   emit(event: RunEvent): void;
-  /** Template context (inputs, goal, SOP facts). */
-  context(): Record<string, unknown>;
   turn(): number;
-  turnInState(state: string): number;
 }
 
 export interface AgentsV1Snapshot {
