@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { codeSop } from './helpers/code-sop.js';
+import { startOpenAiServer } from './helpers/openai-server.js';
 import {
   EngineError,
   SopError,
@@ -128,6 +129,18 @@ describe("import { loadSop, runSop } from 'sop'", () => {
     }
     expect(await codeResult()).toMatch(/^The python code ran in the sandbox: exit code 0\./);
   }, 60_000);
+
+  it('applies maxReplyBytes to runs made from code: a reply over the cap stops the run as interrupted', async () => {
+    const server = await startOpenAiServer({ reply: () => 'x'.repeat(4000) });
+    try {
+      const result = await runSop(DEBATE, { llm: 'openai', baseUrl: server.url, maxReplyBytes: 1000, maxTurns: 3 }).result;
+      expect(result.status).toBe('interrupted');
+      expect(result.error?.message).toMatch(/larger than the cap of 1000 bytes/);
+      expect(result.messages.some((m) => m.content.includes('xxxx'))).toBe(false);
+    } finally {
+      await server.close();
+    }
+  });
 
   it('plugs a feature of your own in through the run hooks: prompt parts, after a message, checkpoints', async () => {
     const systems: string[] = [];

@@ -34,6 +34,8 @@ export interface RunSopOptions {
   baseUrl?: string;
   /** Timeout of one LLM request in milliseconds. */
   timeoutMs?: number;
+  /** Refuse an LLM reply larger than this many bytes (default: the SOP's llm.max_reply_bytes, else 512 KiB). */
+  maxReplyBytes?: number;
   /** Record every LLM call to this cassette file. */
   record?: string;
   inputs?: Record<string, string>;
@@ -133,7 +135,9 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
           record: o.record,
           sopName: sop.name,
           timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms,
+          maxReplyBytes: o.maxReplyBytes ?? sop.llm?.max_reply_bytes,
           onRetry: (r) => emit({ type: 'warning', message: `LLM call failed (${r.reason}); retry ${r.attempt} in ${r.delayMs} ms` }),
+          onWarning: (message) => emit({ type: 'warning', message }),
         });
   // Code runs under bubblewrap when it works here, unless `sandbox: false`; `sandbox: true`
   // requires it (throws without it). The CLI resolves this itself and passes a boolean.
@@ -265,6 +269,7 @@ function launchOf(o: RunSopOptions): Record<string, string | number | boolean> {
   if (o.baseUrl) out.base_url = o.baseUrl;
   if (typeof o.answers === 'string') out.answers = resolve(o.answers);
   if (o.timeoutMs !== undefined) out.timeout_ms = o.timeoutMs;
+  if (o.maxReplyBytes !== undefined) out.max_reply_bytes = o.maxReplyBytes;
   if (o.autoRun) out.auto_run = true;
   if (o.yes) out.yes = true;
   if (o.sandbox !== undefined) out.sandbox = o.sandbox; // absent: sandboxed when bubblewrap works
@@ -313,6 +318,7 @@ function withLaunch(o: RunSopOptions, launch: Record<string, unknown>, file: str
     baseUrl: o.baseUrl ?? str(launch.base_url),
     answers: o.answers ?? str(launch.answers),
     timeoutMs: o.timeoutMs ?? (typeof launch.timeout_ms === 'number' ? launch.timeout_ms : undefined),
+    maxReplyBytes: o.maxReplyBytes ?? (typeof launch.max_reply_bytes === 'number' ? launch.max_reply_bytes : undefined),
     yes: o.yes ?? launch.yes === true,
     sandbox: o.sandbox ?? (typeof launch.sandbox === 'boolean' ? launch.sandbox : undefined),
     rerun: o.rerun ?? { autoRun: o.autoRun === true },
