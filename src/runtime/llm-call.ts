@@ -71,7 +71,7 @@ export async function callLlm(
   // The call's price: the SOP's llm.pricing for its own model, else the table; unknown models cost undefined (never 0).
   const ownPrice = settings.pricing && (!host.model || host.model === settings.model) ? settings.pricing : undefined;
   const cost = host.pricing ? callCost(ownPrice ?? priceOf(host.pricing, model), res.usage) : null;
-  addUsage(host.usage, meta.purpose, res.usage, host.pricing ? { model, cost: cost ?? undefined, agent: meta.agent } : undefined);
+  addUsage(host.usage, meta.purpose, res.usage, host.pricing ? { model, cost: cost ?? undefined } : undefined, meta.agent);
   if (meta.purpose === 'agent') host.usage.agent_prompt_tokens_last = res.usage.promptTokens; // sampled at turn ends
   let promptChars = 0;
   for (const m of messages) promptChars += m.content.length;

@@ -31,11 +31,10 @@ export interface UsageTotals {
   agent_prompt_tokens_last?: number;
 }
 
-/** How a call is priced: its model, and its cost in USD (undefined: the model has no price; null: not priced at all, e.g. the mock). */
+/** How a call is priced: its model, and its cost in USD (undefined: the model has no price). */
 export interface CallPrice {
   model: string;
-  cost: number | undefined | null;
-  agent?: string;
+  cost: number | undefined;
 }
 
 export function emptyUsage(): UsageTotals {
@@ -57,7 +56,8 @@ function addTo(b: UsageBucket, u: Usage, cost: number | undefined | null): void 
   } else b.cost = round((b.cost ?? 0) + cost);
 }
 
-export function addUsage(t: UsageTotals, purpose: CallPurpose, u: Usage, price?: CallPrice): void {
+/** Count a call; `price` absent: the run is not priced (the mock); `agent`: also in by_agent. */
+export function addUsage(t: UsageTotals, purpose: CallPurpose, u: Usage, price?: CallPrice, agent?: string): void {
   t.calls++;
   t.prompt_tokens += u.promptTokens;
   t.completion_tokens += u.completionTokens;
@@ -69,7 +69,7 @@ export function addUsage(t: UsageTotals, purpose: CallPurpose, u: Usage, price?:
     delete t.cost;
   } else if (typeof cost === 'number' && !t.unpriced_models?.length) t.cost = round((t.cost ?? 0) + cost);
   addTo((t.by_purpose[purpose] ??= { calls: 0, prompt_tokens: 0, completion_tokens: 0 }), u, cost);
-  if (price?.agent) addTo(((t.by_agent ??= {})[price.agent] ??= { calls: 0, prompt_tokens: 0, completion_tokens: 0 }), u, cost);
+  if (agent) addTo(((t.by_agent ??= {})[agent] ??= { calls: 0, prompt_tokens: 0, completion_tokens: 0 }), u, cost);
 }
 
 function mergeBucket(into: UsageBucket, from: UsageBucket): void {
