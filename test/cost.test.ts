@@ -203,7 +203,7 @@ describe('cost', () => {
       dir,
     ]);
     expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain('models.x.input must be a number >= 0');
+    expect(r.stderr).toContain('/models/x/input must be >= 0');
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
   });
 

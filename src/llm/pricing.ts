@@ -1,10 +1,12 @@
 // Prices of models (USD per million input, cached-input and output tokens) and the cost of a call.
-// The shipped table is pricing.json at the package root (checked against schemas/pricing.schema.json);
+// The shipped table is pricing.json at the package root (checked against schemas/pricing.schema.json,
+// by the ajv validator generated at build time by scripts/gen-schema.mjs);
 // `--pricing FILE` replaces entries of it, and a SOP's `llm.pricing` sets the price of its model.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EngineError } from '../errors.js';
 import { packageRoot } from '../util/package-root.js';
+import validatePricing from './pricing-validator.generated.js';
 import type { Usage } from './types.js';
 
 /** USD per million tokens. `cached_input` defaults to `input`. */
@@ -16,10 +18,7 @@ export interface ModelPrice {
 
 export type PricingTable = Record<string, ModelPrice>;
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isPrice = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= 0;
-
-/** The models of a pricing file, or an EngineError naming the first thing wrong (the rules of schemas/pricing.schema.json). */
+/** The models of a pricing file, or an EngineError naming the first thing wrong against schemas/pricing.schema.json. */
 export function parsePricing(text: string, file: string): PricingTable {
   let data: unknown;
   try {
@@ -27,27 +26,16 @@ export function parsePricing(text: string, file: string): PricingTable {
   } catch (e) {
     throw new EngineError(`pricing file ${file} is not JSON: ${(e as Error).message}`, 'PRICING');
   }
-  if (!isObject(data) || !isObject(data.models))
-    throw new EngineError(`pricing file ${file}: expected an object with "models" (see schemas/pricing.schema.json)`, 'PRICING');
-  const table: PricingTable = {};
-  for (const [model, p] of Object.entries(data.models)) {
-    if (!isObject(p))
-      throw new EngineError(`pricing file ${file}: models.${model} must be an object { input, cached_input?, output }`, 'PRICING');
-    for (const k of Object.keys(p))
-      if (k !== 'input' && k !== 'cached_input' && k !== 'output')
-        throw new EngineError(`pricing file ${file}: models.${model} has an unknown field "${k}"`, 'PRICING');
-    for (const k of ['input', 'output'] as const)
-      if (!isPrice(p[k]))
-        throw new EngineError(`pricing file ${file}: models.${model}.${k} must be a number >= 0 (USD per million tokens)`, 'PRICING');
-    if (p.cached_input !== undefined && !isPrice(p.cached_input))
-      throw new EngineError(`pricing file ${file}: models.${model}.cached_input must be a number >= 0 (USD per million tokens)`, 'PRICING');
-    table[model] = {
-      input: p.input as number,
-      output: p.output as number,
-      ...(p.cached_input !== undefined ? { cached_input: p.cached_input as number } : {}),
-    };
+  if (!validatePricing(data)) {
+    const e = validatePricing.errors?.[0];
+    const extra = e?.keyword === 'additionalProperties' ? ` ("${String(e.params.additionalProperty)}")` : '';
+    const where = e?.instancePath ? `${e.instancePath} ` : '';
+    throw new EngineError(
+      `pricing file ${file}: ${where}${e?.message ?? 'is not a pricing table'}${extra} (USD per million tokens; see schemas/pricing.schema.json)`,
+      'PRICING',
+    );
   }
-  return table;
+  return (data as { models: PricingTable }).models;
 }
 
 function readPricing(file: string): PricingTable {
