@@ -7,6 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchSettings } from '../src/cli/run-command.js';
 import { callCost, parsePricing, priceOf } from '../src/llm/pricing.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 
@@ -122,6 +123,11 @@ describe('cost', () => {
     const price = shipped.models['gpt-4o-mini']!;
     const one = perCall(price); // 0.00024 at 0.15 / 0.075 / 0.60
     expect(calls.length).toBeGreaterThanOrEqual(4);
+    // cached tokens are read from streamed (agent) and plain (judge) answers alike
+    expect(calls.some((c) => c.purpose === 'judge')).toBe(true);
+    const bodies = server.requests.map((q) => q.body as { stream?: boolean });
+    expect(bodies.some((b) => b.stream === true)).toBe(true);
+    expect(bodies.some((b) => !b.stream)).toBe(true);
     for (const c of calls) {
       expect(c.usage).toEqual({ promptTokens: 1000, completionTokens: 200, cachedTokens: 400 });
       expect(c.cost_usd).toBeCloseTo(one, 12);
@@ -215,5 +221,10 @@ describe('cost', () => {
     expect(priceOf(table, 'gpt-4o-2024-08-06')).toEqual(table['gpt-4o']);
     expect(priceOf(table, 'gpt-4o-extra')).toBeUndefined();
     expect(callCost(undefined, { promptTokens: 10, completionTokens: 10 })).toBeUndefined();
+  });
+
+  it('--pricing is recorded at launch (absolute), so sop resume prices the rest of the run the same', () => {
+    const launch = launchSettings({ file: 'x.sop.json', out: 'runs', inputs: [], json: false, quiet: true, pricing: 'prices.json' });
+    expect(launch.pricing).toBe(resolve('prices.json'));
   });
 });
