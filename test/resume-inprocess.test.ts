@@ -8,6 +8,7 @@ import { forkCommand } from '../src/cli/fork-command.js';
 import { resumeCommand } from '../src/cli/resume-command.js';
 import { runCommand, type RunCommandOptions } from '../src/cli/run-command.js';
 import { listRuns } from '../src/cli/runs-command.js';
+import { loadPricing } from '../src/llm/pricing.js';
 import { showCommand } from '../src/cli/show-command.js';
 import { AnswersFileInput } from '../src/io/human.js';
 import { RunFolder } from '../src/io/run-folder.js';
@@ -67,6 +68,7 @@ async function runInProcess(out: string, extra: (run: Run) => (e: RunEvent) => v
     stream: false,
     listeners: [folder.onEvent, hook],
     launch: { llm: `replay:${cassette}`, answers: ANSWERS },
+    pricing: loadPricing(), // priced as the CLI prices a replay
   });
   const result = await run.run();
   folder.close();

@@ -94,10 +94,12 @@ describe('sop view server', () => {
     expect((await fetch(server.url)).status).toBe(200);
   });
 
-  it('lists the runs with status, SOP, turns, tokens, an unknown cost and the start time', async () => {
+  it('lists the runs with status, SOP, turns, tokens, the cost (so far, for a killed run) and the start time', async () => {
     const page = text(await (await fetch(server.url)).text());
     expect(page).toContain(RUN);
-    expect(page).toMatch(/debate-runfinisheddebate17\d+ \(28 calls\)unknown\d{4}-\d\d-\d\d /);
+    // the replayed run is priced from pricing.json (its model is gpt-4o-mini)
+    expect(page).toMatch(/debate-runfinisheddebate17\d+ \(28 calls\)\$0\.\d{4}\d{4}-\d\d-\d\d /);
+    expect(page).toMatch(/killed-runkilleddebate\d+ \(\d+ calls\)\$0\.\d{4}\d{4}-/); // from its last checkpoint
     expect(page).toMatch(/live-runkilleddebate5/);
     expect(page).toMatch(/killed-runkilleddebate5/);
   });

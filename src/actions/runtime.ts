@@ -12,6 +12,7 @@ import type { HumanInput } from '../io/human.js';
 import type { CallMeta, ChatMessage } from '../llm/types.js';
 import { renderText, type TemplateSet } from '../prompt/templates.js';
 import type { RunEvent, RunListener, UsageTotals } from '../runtime/events.js';
+import { mergeUsage } from '../runtime/usage.js';
 import type { StateRuntime } from '../runtime/controller.js';
 import { SopError } from '../sop/diagnostics.js';
 import { loadSopFile } from '../loader/load.js';
@@ -139,18 +140,6 @@ function recoverable(err: unknown): boolean {
 function oneLine(text: string, max = 300): string {
   const t = text.replace(/\s+/g, ' ').trim();
   return t.length > max ? `${t.slice(0, max - 3)}...` : t;
-}
-
-function mergeUsage(into: UsageTotals, from: UsageTotals): void {
-  into.calls += from.calls;
-  into.prompt_tokens += from.prompt_tokens;
-  into.completion_tokens += from.completion_tokens;
-  for (const [purpose, u] of Object.entries(from.by_purpose)) {
-    const p = (into.by_purpose[purpose as keyof UsageTotals['by_purpose']] ??= { calls: 0, prompt_tokens: 0, completion_tokens: 0 });
-    p.calls += u.calls;
-    p.prompt_tokens += u.prompt_tokens;
-    p.completion_tokens += u.completion_tokens;
-  }
 }
 
 export class ActionRuntime {

@@ -6,6 +6,7 @@ import { HumanInputError, NoHumanInput, AnswersFileInput, type HumanInput } from
 import { AnswersListInput } from '../io/answers-list.js';
 import { RunFolder, newRunId } from '../io/run-folder.js';
 import { createProvider } from '../llm/factory.js';
+import { loadPricing } from '../llm/pricing.js';
 import type { LlmProvider } from '../llm/types.js';
 import type { Embedder } from '../memory/embedder.js';
 import type { EnvironmentMemory } from '../environment/environment.js';
@@ -83,6 +84,8 @@ export interface RunSopOptions {
   rerun?: RerunPolicy;
   /** Recorded in run_started (defaults for sop resume). */
   launch?: Record<string, string | number | boolean>;
+  /** A pricing file whose models replace those of the shipped pricing.json (--pricing). */
+  pricing?: string;
 }
 
 /** A started run, with what the CLI needs besides the handle. */
@@ -126,6 +129,7 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
       emit({ type: 'warning', message });
     }
   };
+  const pricing = loadPricing(o.pricing); // a bad pricing file is told before anything starts
   const llm =
     typeof o.llm === 'object'
       ? o.llm
@@ -182,6 +186,7 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
       // memory files in memory/, code runs in workspace/
       actions: { runDir: folder?.dir, workspace, autoRun: o.autoRun, yes: o.yes, sandbox },
       plugins: o.plugins,
+      ...(llm.id !== 'mock' ? { pricing } : {}), // mock replies cost nothing: not priced
     });
   } catch (err) {
     folder?.close();

@@ -46,6 +46,10 @@ export function buildCli(argv: string[]): Argv {
                 'Seconds an LLM request may wait for its answer, or go silent in the middle of it, before it is retried (default 120)',
             })
             .option('max-reply-bytes', { type: 'number', describe: 'Refuse an LLM reply larger than this many bytes (default 524288)' })
+            .option('pricing', {
+              type: 'string',
+              describe: 'Prices of models (JSON like pricing.json) over the shipped pricing.json, for the cost',
+            })
             // memory (docs/memory.md)
             .option('embedder', {
               type: 'string',
@@ -115,6 +119,7 @@ export function buildCli(argv: string[]): Argv {
             yes: a.yes,
             sandbox: a.sandbox,
             redact: collect(a.redact),
+            pricing: a.pricing,
           });
         },
       )
@@ -268,7 +273,8 @@ function continueOptions<T>(y: Argv<T>) {
     .option('max-reply-bytes', {
       type: 'number',
       describe: 'Refuse an LLM reply larger than this many bytes (default: as the run was started, else 524288)',
-    });
+    })
+    .option('pricing', { type: 'string', describe: 'Prices of models over the shipped pricing.json (default: as the run was started)' });
 }
 
 function continueArgs(a: {
@@ -285,6 +291,7 @@ function continueArgs(a: {
   timeout?: number;
   'max-reply-bytes'?: number;
   redact?: string[];
+  pricing?: string;
 }) {
   return {
     llm: a.llm,
@@ -300,5 +307,6 @@ function continueArgs(a: {
     quiet: a.quiet,
     timeoutMs: a.timeout !== undefined ? a.timeout * 1000 : undefined,
     maxReplyBytes: a['max-reply-bytes'],
+    pricing: a.pricing,
   };
 }

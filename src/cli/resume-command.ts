@@ -21,6 +21,8 @@ export interface ResumeCommandOptions {
   autoRun?: boolean;
   /** secrets: more variables whose values are secret, besides those the run was launched with. */
   redact?: string[];
+  /** A pricing file over the shipped pricing.json (default: the run's own --pricing). */
+  pricing?: string;
 }
 
 /** Values read back from a journal's recorded launch settings. */
@@ -93,6 +95,7 @@ export function continuedRunOptions(o: ResumeCommandOptions, file: string, launc
     // true: launched with --sandbox (required), false: --no-sandbox, absent: when available
     sandbox: typeof launch.sandbox === 'boolean' ? launch.sandbox : undefined,
     redact: redactedNames(o, launch),
+    pricing: o.pricing ?? str(launch.pricing),
   };
 }
 

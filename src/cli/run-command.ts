@@ -19,6 +19,7 @@ import { resolve as resolvePath } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { configureSecrets, configuredSecretNames, makeRedactor } from '../util/redact.js';
 import { terminalSafe } from '../util/terminal-text.js';
+import { costText } from './cost-text.js';
 import { terminalDisplay } from './display.js';
 
 export interface RunCommandOptions {
@@ -58,6 +59,8 @@ export interface RunCommandOptions {
   sandbox?: boolean;
   /** secrets: more environment variables whose values are secret (--redact NAME). */
   redact?: string[];
+  /** A pricing file over the shipped pricing.json (--pricing). */
+  pricing?: string;
 }
 
 export function parseInputs(pairs: string[], goal?: string): Record<string, string> {
@@ -191,6 +194,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       autoRun: o.autoRun,
       yes: o.yes || dryRunYes,
       sandbox: sandbox.sandbox,
+      pricing: o.pricing,
     },
     continuation,
   );
@@ -221,7 +225,8 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
     const run = started.run;
     const result = await started.handle.result;
     const u = result.usage;
-    const usage = `${u.calls} LLM calls, ${u.prompt_tokens} prompt + ${u.completion_tokens} completion tokens`;
+    const cost = costText(u);
+    const usage = `${u.calls} LLM calls, ${u.prompt_tokens} prompt + ${u.completion_tokens} completion tokens${cost ? `; ${cost}` : ''}`;
     if (!o.json) {
       const line =
         result.status === 'finished'
@@ -271,6 +276,7 @@ export function launchSettings(o: RunCommandOptions): Record<string, string | nu
   if (o.autoRun) out.auto_run = true;
   if (o.yes) out.yes = true;
   if (o.sandbox !== undefined) out.sandbox = o.sandbox; // true: --sandbox, false: --no-sandbox
+  if (o.pricing) out.pricing = resolvePath(o.pricing); // cost: the same prices when resumed
   // secrets: the names given with --redact (never values), so a resume redacts them too
   const names = [...new Set([...(o.redact ?? []), ...configuredSecretNames()])];
   if (names.length > 0) out.redact = names.join(',');

@@ -3,6 +3,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadRunRecord, type RunStatusName } from '../journal/record.js';
 import { JOURNAL_FILE } from '../journal/writer.js';
+import type { UsageTotals } from '../runtime/usage.js';
 
 export interface RunSummary {
   dir: string;
@@ -13,6 +14,20 @@ export interface RunSummary {
   started: string;
   forked_from?: string;
   error?: string;
+  /** USD of the run so far; absent when unknown (a model without a price) or not priced (the mock). */
+  cost_usd?: number;
+  /** Models without a price (the cost is unknown). */
+  unpriced_models?: string[];
+}
+
+/** The run's latest usage totals: its run_finished, else its last checkpoint. */
+function latestUsage(events: readonly { type: string }[], finished?: { usage: UsageTotals }): UsageTotals | undefined {
+  if (finished) return finished.usage;
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i] as { type: string; snapshot?: { usage?: UsageTotals } };
+    if (e.type === 'checkpoint') return e.snapshot?.usage;
+  }
+  return undefined;
 }
 
 export function listRuns(outDir: string): RunSummary[] {
@@ -24,6 +39,7 @@ export function listRuns(outDir: string): RunSummary[] {
     if (!existsSync(join(dir, JOURNAL_FILE))) continue;
     try {
       const r = loadRunRecord(dir);
+      const usage = latestUsage(r.effective, r.finished);
       out.push({
         dir,
         run_id: r.started.run_id,
@@ -33,6 +49,8 @@ export function listRuns(outDir: string): RunSummary[] {
         started: r.started.time,
         ...(r.started.forked_from ? { forked_from: `${r.started.forked_from.run_id}@${r.started.forked_from.turn}` } : {}),
         ...(r.finished?.error ? { error: r.finished.error } : {}),
+        ...(typeof usage?.cost === 'number' ? { cost_usd: usage.cost } : {}),
+        ...(usage?.unpriced_models?.length ? { unpriced_models: usage.unpriced_models } : {}),
       });
     } catch (err) {
       out.push({ dir, run_id: entry.name, sop: '?', status: 'damaged', turns: 0, started: '', error: (err as Error).message });
@@ -51,8 +69,9 @@ export function runsCommand(o: { out: string; json: boolean }): number {
     process.stdout.write(`No runs in ${o.out}.\n`);
     return 0;
   }
-  const rows = runs.map((r) => [r.run_id, r.status, String(r.turns), r.sop, r.started.replace('T', ' ').replace(/\.\d+Z$/, 'Z')]);
-  const head = ['RUN', 'STATUS', 'TURNS', 'SOP', 'STARTED'];
+  const cost = (r: RunSummary) => (r.cost_usd !== undefined ? `$${r.cost_usd.toFixed(4)}` : r.unpriced_models ? 'unknown' : '-');
+  const rows = runs.map((r) => [r.run_id, r.status, String(r.turns), cost(r), r.sop, r.started.replace('T', ' ').replace(/\.\d+Z$/, 'Z')]);
+  const head = ['RUN', 'STATUS', 'TURNS', 'COST', 'SOP', 'STARTED'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ') + '\n';
   process.stdout.write(line(head));

@@ -114,7 +114,12 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 function usageOf(u: unknown): Usage | undefined {
   if (!isObject(u) || typeof u.prompt_tokens !== 'number' || typeof u.completion_tokens !== 'number') return undefined;
-  return { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens };
+  const cached = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details.cached_tokens : undefined;
+  return {
+    promptTokens: u.prompt_tokens,
+    completionTokens: u.completion_tokens,
+    ...(typeof cached === 'number' && cached >= 0 ? { cachedTokens: cached } : {}),
+  };
 }
 
 /** What a reply body that is not a chat completion looks like, for the message. */

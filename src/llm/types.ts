@@ -68,6 +68,8 @@ export interface ChatRequest {
 export interface Usage {
   promptTokens: number;
   completionTokens: number;
+  /** Prompt tokens the provider served from its prompt cache (`usage.prompt_tokens_details.cached_tokens`), when it reports them. */
+  cachedTokens?: number;
 }
 
 export interface ChatResponse {

@@ -51,5 +51,5 @@ export function llmEffectLabel(purpose: string, state: string, agent?: string): 
 /** The result of an LLM call as the ledger stores it. */
 export interface LlmEffectResult {
   content: string;
-  usage: { promptTokens: number; completionTokens: number };
+  usage: { promptTokens: number; completionTokens: number; cachedTokens?: number };
 }

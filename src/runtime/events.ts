@@ -42,6 +42,8 @@ export type RunEvent =
       turn: number;
       model: string;
       usage: Usage;
+      /** USD of the call, when its model has a price (absent: unknown, or not priced). */
+      cost_usd?: number;
       ms: number;
       prompt_chars: number;
       reply: string;

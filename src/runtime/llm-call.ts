@@ -1,5 +1,6 @@
 // One LLM call of a run: secrets redacted, the graph's walk for the mock provider, through the
 // run's effects (durable runs reuse a journaled reply), usage counted, an `llm_call` event.
+import { callCost, priceOf, type PricingTable } from '../llm/pricing.js';
 import type { CallMeta, ChatMessage, LlmProvider } from '../llm/types.js';
 import { DEFAULTS, type ResolvedSop } from '../sop/resolved.js';
 import type { LlmSettings } from '../sop/types.js';
@@ -21,6 +22,8 @@ export interface LlmCallHost {
   readonly effects: Effects;
   readonly usage: UsageTotals;
   readonly redact: Redactor;
+  /** Prices of models (pricing.json and --pricing); without it calls are not priced (the mock). */
+  readonly pricing?: PricingTable;
   readonly signal?: AbortSignal;
   emit(event: RunEvent): void;
 }
@@ -65,7 +68,10 @@ export async function callLlm(
     if (llm.position !== undefined) llm.seek?.(llm.position + 1);
     onDelta?.(res.content);
   }
-  addUsage(host.usage, meta.purpose, res.usage);
+  // The call's price: the SOP's llm.pricing for its own model, else the table; unknown models cost undefined (never 0).
+  const ownPrice = settings.pricing && (!host.model || host.model === settings.model) ? settings.pricing : undefined;
+  const cost = host.pricing ? callCost(ownPrice ?? priceOf(host.pricing, model), res.usage) : null;
+  addUsage(host.usage, meta.purpose, res.usage, host.pricing ? { model, cost: cost ?? undefined } : undefined, meta.agent);
   if (meta.purpose === 'agent') host.usage.agent_prompt_tokens_last = res.usage.promptTokens; // sampled at turn ends
   let promptChars = 0;
   for (const m of messages) promptChars += m.content.length;
@@ -78,6 +84,7 @@ export async function callLlm(
     turn: meta.turn,
     model,
     usage: res.usage,
+    ...(typeof cost === 'number' ? { cost_usd: cost } : {}),
     ms: Math.round(performance.now() - started),
     prompt_chars: promptChars,
     reply: res.content,

@@ -15,6 +15,7 @@ import type { Message, MessageKind } from '../environment/message.js';
 import type { HumanInput } from '../io/human.js';
 import { NoHumanInput } from '../io/human.js';
 import type { CallMeta, ChatMessage, LlmProvider } from '../llm/types.js';
+import type { PricingTable } from '../llm/pricing.js';
 import { renderText, TemplateSet } from '../prompt/templates.js';
 import { DEFAULTS, controllerLlm, resolveSop, type ResolvedSop, type ResolvedState } from '../sop/resolved.js';
 import type { LlmSettings, Sop } from '../sop/types.js';
@@ -67,6 +68,8 @@ export interface RunOptions {
   toolExecutors?: Record<string, ToolSlotExecutor>;
   /** secrets: applied to every prompt and executor result (default: secrets of the environment). */
   redact?: Redactor;
+  /** Prices of models for the cost of calls (pricing.json with --pricing on top); without it no cost is counted. */
+  pricing?: PricingTable;
 }
 
 export type RunStatus = 'finished' | 'max_turns' | 'failed' | 'interrupted';
@@ -164,6 +167,7 @@ export class RunLoop {
       effects: this.effects,
       usage: this.usage,
       redact: this.redact,
+      pricing: options.pricing,
       signal: options.signal,
       emit: (e) => this.emit(e),
     };

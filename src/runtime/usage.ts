@@ -1,27 +1,104 @@
-// Token and call totals of a run, by purpose (journaled in checkpoints and run_finished).
+// Token, call and cost totals of a run, by purpose and by agent (journaled in checkpoints and run_finished).
 import type { CallPurpose, Usage } from '../llm/types.js';
+
+/** Calls, tokens and cost of one purpose or one agent. */
+export interface UsageBucket {
+  calls: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  /** Prompt tokens served from the provider's prompt cache (when it reports them). */
+  cached_tokens?: number;
+  /** USD, present while every call of the bucket had a known price. */
+  cost?: number;
+  /** Some call of the bucket was to a model without a price: its cost is unknown (never 0). */
+  cost_unknown?: true;
+}
 
 export interface UsageTotals {
   calls: number;
   prompt_tokens: number;
   completion_tokens: number;
-  by_purpose: Partial<Record<CallPurpose, { calls: number; prompt_tokens: number; completion_tokens: number }>>;
+  cached_tokens?: number;
+  /** USD of the whole run, present only while every call's model had a price. */
+  cost?: number;
+  /** Models called without a price: the run's cost is unknown. */
+  unpriced_models?: string[];
+  by_purpose: Partial<Record<CallPurpose, UsageBucket>>;
+  by_agent?: Record<string, UsageBucket>;
   /** Prompt tokens of the latest agent call as of turns 10, 20, 50, 100, 200, 500, ... (memory: flat prompts). */
   agent_prompt_tokens_at_turn?: Record<string, number>;
   /** Prompt tokens of the latest agent call (kept here so a resumed run samples the same values). */
   agent_prompt_tokens_last?: number;
 }
 
+/** How a call is priced: its model, and its cost in USD (undefined: the model has no price). */
+export interface CallPrice {
+  model: string;
+  cost: number | undefined;
+}
+
 export function emptyUsage(): UsageTotals {
   return { calls: 0, prompt_tokens: 0, completion_tokens: 0, by_purpose: {} };
 }
 
-export function addUsage(t: UsageTotals, purpose: CallPurpose, u: Usage): void {
+/** A sum of dollars without float noise (1e-10 USD). */
+const round = (x: number) => Math.round(x * 1e10) / 1e10;
+
+function addTo(b: UsageBucket, u: Usage, cost: number | undefined | null): void {
+  b.calls++;
+  b.prompt_tokens += u.promptTokens;
+  b.completion_tokens += u.completionTokens;
+  if (u.cachedTokens) b.cached_tokens = (b.cached_tokens ?? 0) + u.cachedTokens;
+  if (cost === null) return;
+  if (cost === undefined || b.cost_unknown) {
+    delete b.cost;
+    b.cost_unknown = true;
+  } else b.cost = round((b.cost ?? 0) + cost);
+}
+
+/** Count a call; `price` absent: the run is not priced (the mock); `agent`: also in by_agent. */
+export function addUsage(t: UsageTotals, purpose: CallPurpose, u: Usage, price?: CallPrice, agent?: string): void {
   t.calls++;
   t.prompt_tokens += u.promptTokens;
   t.completion_tokens += u.completionTokens;
-  const p = (t.by_purpose[purpose] ??= { calls: 0, prompt_tokens: 0, completion_tokens: 0 });
-  p.calls++;
-  p.prompt_tokens += u.promptTokens;
-  p.completion_tokens += u.completionTokens;
+  if (u.cachedTokens) t.cached_tokens = (t.cached_tokens ?? 0) + u.cachedTokens;
+  const cost = price ? price.cost : null;
+  if (price && cost === undefined) {
+    const models = (t.unpriced_models ??= []);
+    if (!models.includes(price.model)) models.push(price.model);
+    delete t.cost;
+  } else if (typeof cost === 'number' && !t.unpriced_models?.length) t.cost = round((t.cost ?? 0) + cost);
+  addTo((t.by_purpose[purpose] ??= { calls: 0, prompt_tokens: 0, completion_tokens: 0 }), u, cost);
+  if (agent) addTo(((t.by_agent ??= {})[agent] ??= { calls: 0, prompt_tokens: 0, completion_tokens: 0 }), u, cost);
+}
+
+function mergeBucket(into: UsageBucket, from: UsageBucket): void {
+  into.calls += from.calls;
+  into.prompt_tokens += from.prompt_tokens;
+  into.completion_tokens += from.completion_tokens;
+  if (from.cached_tokens) into.cached_tokens = (into.cached_tokens ?? 0) + from.cached_tokens;
+  if (from.cost_unknown || into.cost_unknown) {
+    if (from.cost_unknown) {
+      delete into.cost;
+      into.cost_unknown = true;
+    }
+  } else if (from.cost !== undefined) into.cost = round((into.cost ?? 0) + from.cost);
+}
+
+/** Add the totals of a sub-flow to its parent's (sub-flows draw on the parent's usage and cost). */
+export function mergeUsage(into: UsageTotals, from: UsageTotals): void {
+  into.calls += from.calls;
+  into.prompt_tokens += from.prompt_tokens;
+  into.completion_tokens += from.completion_tokens;
+  if (from.cached_tokens) into.cached_tokens = (into.cached_tokens ?? 0) + from.cached_tokens;
+  for (const m of from.unpriced_models ?? []) {
+    const models = (into.unpriced_models ??= []);
+    if (!models.includes(m)) models.push(m);
+  }
+  if (into.unpriced_models?.length) delete into.cost;
+  else if (from.cost !== undefined) into.cost = round((into.cost ?? 0) + from.cost);
+  for (const [purpose, u] of Object.entries(from.by_purpose) as Array<[CallPurpose, UsageBucket]>)
+    mergeBucket((into.by_purpose[purpose] ??= { calls: 0, prompt_tokens: 0, completion_tokens: 0 }), u);
+  for (const [agent, u] of Object.entries(from.by_agent ?? {}))
+    mergeBucket(((into.by_agent ??= {})[agent] ??= { calls: 0, prompt_tokens: 0, completion_tokens: 0 }), u);
 }

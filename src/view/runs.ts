@@ -106,6 +106,13 @@ function knownCost(dir: string, events: readonly RunEvent[]): number | undefined
   const last = events[events.length - 1];
   const fromJournal = last?.type === 'run_finished' ? (last.usage as { cost?: unknown }).cost : undefined;
   if (typeof fromJournal === 'number') return fromJournal;
+  if (last?.type !== 'run_finished') {
+    // a running or killed run: its cost so far, from its last checkpoint
+    for (let i = events.length - 1; i >= 0; i--) {
+      const e = events[i]!;
+      if (e.type === 'checkpoint') return typeof e.snapshot.usage?.cost === 'number' ? e.snapshot.usage.cost : undefined;
+    }
+  }
   try {
     const file = join(dir, 'usage.json');
     if (statSync(file).size > 1024 * 1024) return undefined;

@@ -41,6 +41,11 @@ export interface ServerOptions {
   latencyMs?: number;
   /** Called when a request has arrived (a readiness signal for tests). */
   onRequest?: (index: number, body: unknown) => void;
+  /** Usage numbers to report for a chat request (default: derived from the request and reply lengths). */
+  usage?: (
+    body: ChatRequestBody,
+    index: number,
+  ) => { prompt_tokens: number; completion_tokens: number; cached_tokens?: number } | undefined;
   /** Embedding dimension for /v1/embeddings (deterministic hashed vectors). */
   embeddingDim?: number;
 }
@@ -129,11 +134,18 @@ export async function startOpenAiServer(options: ServerOptions = {}): Promise<Te
       const calls = options.toolCalls?.(b, chatIndex);
       const content = calls?.length ? '' : options.reply ? options.reply(b, chatIndex) : `echo: ${lastUser.slice(0, 40)}`;
       chatIndex++;
-      const usage = {
-        prompt_tokens: JSON.stringify(b.messages).length >> 2,
-        completion_tokens: Math.max(1, content.length >> 2),
+      const scripted = options.usage?.(b, chatIndex - 1);
+      const usage: {
+        prompt_tokens: number;
+        completion_tokens: number;
+        total_tokens: number;
+        prompt_tokens_details?: { cached_tokens: number };
+      } = {
+        prompt_tokens: scripted?.prompt_tokens ?? JSON.stringify(b.messages).length >> 2,
+        completion_tokens: scripted?.completion_tokens ?? Math.max(1, content.length >> 2),
         total_tokens: 0,
       };
+      if (scripted?.cached_tokens !== undefined) usage.prompt_tokens_details = { cached_tokens: scripted.cached_tokens };
       usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
       const id = `chatcmpl-test-${index}`;
       const created = Math.floor(Date.now() / 1000);

@@ -1,0 +1,72 @@
+// Prices of models (USD per million input, cached-input and output tokens) and the cost of a call.
+// The shipped table is pricing.json at the package root (checked against schemas/pricing.schema.json,
+// by the ajv validator generated at build time by scripts/gen-schema.mjs);
+// `--pricing FILE` replaces entries of it, and a SOP's `llm.pricing` sets the price of its model.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { EngineError } from '../errors.js';
+import { packageRoot } from '../util/package-root.js';
+import validatePricing from './pricing-validator.generated.js';
+import type { Usage } from './types.js';
+
+/** USD per million tokens. `cached_input` defaults to `input`. */
+export interface ModelPrice {
+  input: number;
+  cached_input?: number;
+  output: number;
+}
+
+export type PricingTable = Record<string, ModelPrice>;
+
+/** The models of a pricing file, or an EngineError naming the first thing wrong against schemas/pricing.schema.json. */
+export function parsePricing(text: string, file: string): PricingTable {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new EngineError(`pricing file ${file} is not JSON: ${(e as Error).message}`, 'PRICING');
+  }
+  if (!validatePricing(data)) {
+    const e = validatePricing.errors?.[0];
+    const extra = e?.keyword === 'additionalProperties' ? ` ("${String(e.params.additionalProperty)}")` : '';
+    const where = e?.instancePath ? `${e.instancePath} ` : '';
+    throw new EngineError(
+      `pricing file ${file}: ${where}${e?.message ?? 'is not a pricing table'}${extra} (USD per million tokens; see schemas/pricing.schema.json)`,
+      'PRICING',
+    );
+  }
+  return (data as { models: PricingTable }).models;
+}
+
+function readPricing(file: string): PricingTable {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new EngineError(`cannot read pricing file ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, 'PRICING');
+  }
+  return parsePricing(text, file);
+}
+
+/** The shipped table, with the entries of `overrideFile` (--pricing) on top. */
+export function loadPricing(overrideFile?: string): PricingTable {
+  const shipped = readPricing(join(packageRoot(), 'pricing.json'));
+  return overrideFile ? { ...shipped, ...readPricing(overrideFile) } : shipped;
+}
+
+/** The price of a model: its own entry, else the entry of its undated name ("gpt-4o-2024-08-06" -> "gpt-4o"). */
+export function priceOf(table: PricingTable, model: string): ModelPrice | undefined {
+  const own = Object.hasOwn(table, model) ? table[model] : undefined;
+  if (own) return own;
+  const undated = model.replace(/-\d{4}-\d{2}-\d{2}$/, '');
+  return undated !== model && Object.hasOwn(table, undated) ? table[undated] : undefined;
+}
+
+/** USD of one call; cached prompt tokens at the cached rate. Undefined when there is no price. */
+export function callCost(price: ModelPrice | undefined, u: Usage): number | undefined {
+  if (!price) return undefined;
+  const cached = Math.min(Math.max(0, u.cachedTokens ?? 0), u.promptTokens);
+  const usd =
+    ((u.promptTokens - cached) * price.input + cached * (price.cached_input ?? price.input) + u.completionTokens * price.output) / 1e6;
+  return Math.round(usd * 1e10) / 1e10;
+}
