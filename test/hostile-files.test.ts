@@ -449,7 +449,8 @@ describe('code that escapes its process group with setsid (no sandbox)', () => {
     [
       'setsid sleep 1000 < /dev/null &',
       'pid=$!',
-      'while [ "$(cut -d" " -f6 /proc/$pid/stat)" != "$pid" ]; do :; done',
+      // (bounded, and not past the process's end: a loop on a vanished pid would spin until the test's timeout)
+      'for i in $(seq 1 5000); do [ -e /proc/$pid ] || break; [ "$(cut -d" " -f6 /proc/$pid/stat 2>/dev/null)" = "$pid" ] && break; done',
       'echo "escaped $pid"',
       after,
     ].join('\n');
