@@ -17,26 +17,14 @@ export type SandboxSupport = { ok: true; extra: string[] } | { ok: false; reason
 
 let probed: SandboxSupport | undefined;
 
+/** The filesystem every sandbox (and the probe) starts from: / read-only, a minimal /dev, its own /proc. */
+const READ_ONLY_SYSTEM = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
+
 function tryBwrap(extra: string[]): { ok: boolean; detail: string } {
   // The probe loads the same seccomp filter (from stdin here), so a sandbox that starts is one that has it.
   const r = spawnSync(
     'bwrap',
-    [
-      ...extra,
-      '--ro-bind',
-      '/',
-      '/',
-      '--dev',
-      '/dev',
-      '--proc',
-      '/proc',
-      '--unshare-net',
-      '--unshare-pid',
-      '--die-with-parent',
-      '--seccomp',
-      '0',
-      'true',
-    ],
+    [...extra, ...READ_ONLY_SYSTEM, '--unshare-net', '--unshare-pid', '--die-with-parent', '--seccomp', '0', 'true'],
     {
       encoding: 'utf8',
       timeout: 10_000,
@@ -73,13 +61,7 @@ export function sandboxArgv(workspace: string, argv: string[]): string[] {
   return [
     'bwrap',
     ...support.extra,
-    '--ro-bind',
-    '/',
-    '/',
-    '--dev',
-    '/dev',
-    '--proc',
-    '/proc',
+    ...READ_ONLY_SYSTEM,
     '--tmpfs',
     '/tmp',
     '--bind',
