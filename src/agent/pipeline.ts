@@ -8,6 +8,7 @@ import type { EnvironmentMemory, EnvironmentView } from '../environment/environm
 import { renderMessage, type Message } from '../environment/message.js';
 import { estimateUsage, type CallMeta, type ChatMessage } from '../llm/types.js';
 import { trimToBudget, type PromptPlan } from '../memory/token-budget.js';
+import { alignedWindow } from '../memory/window.js';
 import type { TemplateSet } from '../prompt/templates.js';
 import { agentLlm, type ResolvedSop, type ResolvedState } from '../sop/resolved.js';
 import type { LlmSettings, Sop } from '../sop/types.js';
@@ -130,7 +131,7 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
   const memoryWindow = state.def.memory_window;
   let view = await h.env.view({
     agent,
-    window: memoryWindow ?? state.maxChatHistory,
+    window: memoryWindow ?? recentWindow(h, state),
     topK: h.topK(),
     minSimilarity: sop.environment?.min_similarity,
   });
@@ -152,18 +153,21 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
     last_parts: comps.last,
     output: comps.output,
   };
-  // 3. prompt = system (environment prompt + components) + summary + relevant history + window + last prompt
+  // 3. prompt = system (environment prompt + components) + summary + window + relevant history + last prompt:
+  // stable parts first, volatile ones last, so consecutive prompts share a long prefix (docs/memory.md).
+  // agent_context is rendered twice: with the summary alone, then with the retrieved messages alone.
   const system: ChatMessage = { role: 'system', content: h.templates.render('agent_system', ctx) };
   const lastPrompt: ChatMessage = { role: 'user', content: h.templates.render('agent_last', ctx) };
   const build = (plan: PromptPlan<Message>): ChatMessage[] => {
     const messages: ChatMessage[] = [system];
-    const context = h.templates.render('agent_context', {
-      ...ctx,
-      summary: plan.summary,
-      relevant: plan.relevant.map((m) => renderMessage(m, agent)),
-    });
-    if (context) messages.push({ role: 'user', content: context });
+    const context = (summary: string, relevant: Message[]) =>
+      h.templates.render('agent_context', { ...ctx, summary, relevant: relevant.map((m) => renderMessage(m, agent)) });
+    // (with neither, once, as a custom template may still say something)
+    const summary = plan.summary || plan.relevant.length === 0 ? context(plan.summary, []) : '';
+    if (summary) messages.push({ role: 'user', content: summary });
     for (const m of plan.window) messages.push(asChat(m, agent));
+    const relevant = plan.relevant.length > 0 ? context('', plan.relevant) : '';
+    if (relevant) messages.push({ role: 'user', content: relevant });
     messages.push(lastPrompt, ...extra); // e.g. rejected commands and the problems found
     return messages;
   };
@@ -228,12 +232,17 @@ function nativeParts(a: AssembledComponents): { system: SystemPart[]; last: stri
 /** A component's extra call in a native SOP: its system prompt, the agent's window, its last prompt. */
 function sharedHistory(h: PipelineHost, state: ResolvedState, agent: string) {
   return async (system: string, last: string): Promise<ChatMessage[]> => {
-    const view = await h.env.view({ agent, window: state.def.memory_window ?? state.maxChatHistory, topK: 0 });
+    const view = await h.env.view({ agent, window: state.def.memory_window ?? recentWindow(h, state), topK: 0 });
     const out: ChatMessage[] = system !== '' ? [{ role: 'system', content: system }] : [];
     for (const m of view.window) out.push(asChat(m, agent));
     out.push({ role: 'user', content: last });
     return out;
   };
+}
+
+/** The recent window's size now: max_chat_history, grown since the last summary refresh (src/memory/window.ts). */
+function recentWindow(h: PipelineHost, state: ResolvedState): number {
+  return alignedWindow(state.maxChatHistory, h.env.messages.length, state.summary.every);
 }
 
 /** What an agent has not answered yet: the messages since its last one (at most `max`), one per line. */

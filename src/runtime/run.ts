@@ -11,6 +11,7 @@ import { MemoryEnvironment } from '../environment/memory-environment.js';
 import { createEmbedder } from '../memory/create-embedder.js';
 import type { Embedder } from '../memory/embedder.js';
 import { isSampleTurn } from '../memory/token-budget.js';
+import { alignedWindow } from '../memory/window.js';
 import type { Message, MessageKind } from '../environment/message.js';
 import type { HumanInput } from '../io/human.js';
 import { NoHumanInput } from '../io/human.js';
@@ -493,11 +494,14 @@ export class RunLoop {
 
   /**
    * What the judge and the speaker choice see: the state's messages, at most the last
-   * max_chat_history of them, and the earlier visible messages most similar to the last one.
+   * max_chat_history of them (grown since the last summary refresh, as agents' windows are; the
+   * Agents 1.0 layout under --compat agents-v1 slides), and the earlier visible messages most
+   * similar to the last one.
    */
   private async controllerHistory(state: ResolvedState): Promise<{ history: Message[]; relevant: Message[] }> {
     const n = this.env.messages.length;
-    const start = Math.max(this.env.stateStart, n - state.maxChatHistory);
+    const w = this.options.compat === 'agents-v1' ? state.maxChatHistory : alignedWindow(state.maxChatHistory, n, state.summary.every);
+    const start = Math.max(this.env.stateStart, n - w);
     const history = this.env.messages.slice(start);
     const relevant = await this.env.retrieve({
       topK: this.topK(),
