@@ -205,7 +205,14 @@ describe('token budget in agent prompts', () => {
     // Late in the run the relevant block (the context message) went first, the window stayed whole
     // (in the latest prompt whose window fits: the window grows between summary cadence points).
     let i = free.length - 1;
-    while (i > 0 && estimateUsage(free[i]!.messages.filter((m) => !isRelevant(m)), '').promptTokens > 1000) i--;
+    while (
+      i > 0 &&
+      estimateUsage(
+        free[i]!.messages.filter((m) => !isRelevant(m)),
+        '',
+      ).promptTokens > 1000
+    )
+      i--;
     expect(i).toBeGreaterThan(free.length / 2);
     const late = budgeted[i]!;
     const lateFree = free[i]!;

@@ -129,7 +129,7 @@ describe('prompt layout for prefix caches', () => {
     expect(appends).toBeGreaterThan(20);
   });
 
-  it("shares the previous prompt of the same agent up to the end of its window, byte for byte, between refreshes", async () => {
+  it('shares the previous prompt of the same agent up to the end of its window, byte for byte, between refreshes', async () => {
     const calls = await record('order', 90);
     let refreshes = 0;
     const last = new Map<string, { request: ChatRequest; refreshes: number }>();
