@@ -61,7 +61,8 @@ export function buildCli(argv: string[]): Argv {
             })
             .option('max-chat-history', {
               type: 'number',
-              describe: "Recent messages shown to agents, and the summary cadence (overrides the SOP's)",
+              describe:
+                "Recent messages shown to agents (more until the next summary refresh), and the summary cadence (overrides the SOP's)",
             })
             // agents-v1 (docs/agents-v1.md)
             .option('compat', {
