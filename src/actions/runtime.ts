@@ -30,6 +30,8 @@ import type { Embedder } from '../memory/embedder.js';
 import { structuredExtensions, structuredMemoryFiles } from '../scientist/memory-types.js';
 import { commandMeta, commandPart, commandTools, commandViews, type CommandView } from './prompt.js';
 import { makeRedactor, type Redactor } from '../util/redact.js';
+import { CodeSessions } from '../executors/session/code-session.js';
+import { languagesOf } from '../executors/code.js';
 
 export const DEFAULT_COMMAND_RETRIES = 2;
 export const MAX_SUBFLOW_DEPTH = 8;
@@ -51,6 +53,8 @@ export interface ActionOptions {
   memoryLinks?: Record<string, MemoryLink>;
   /** Set for sub-flows: the top-level run's emitter and turn, for file_written events. */
   root?: { emit(event: RunEvent): void; turn(): number };
+  /** The stateful code sessions a sub-flow shares with its caller (made by the run that has none). */
+  sessions?: CodeSessions;
 }
 
 export interface SubRunRequest {
@@ -101,6 +105,8 @@ export interface ActionSnapshot {
   result?: string;
   summary?: string;
   stopped?: string;
+  /** Cells run in the code sessions (a resumed run tells the agent its session started empty). */
+  code_cells?: Record<string, number>;
 }
 
 export class ActionError extends EngineError {
@@ -157,6 +163,9 @@ export class ActionRuntime {
   summary: string | undefined;
   /** Why the SOP has no result (a command state ran out of turns). */
   stopped: string | undefined;
+  /** The run's stateful code sessions (shared with sub-flows); closed by the run that made them. */
+  readonly sessions: CodeSessions;
+  private readonly ownsSessions: boolean;
 
   constructor(
     private readonly host: ActionHost,
@@ -165,6 +174,14 @@ export class ActionRuntime {
     this.baseDir = dirname(resolve(host.file));
     this.redact = host.redact ?? makeRedactor();
     this.root = o.root ?? { emit: (e) => host.emit(e), turn: () => host.turn() };
+    this.ownsSessions = o.sessions === undefined;
+    this.sessions =
+      o.sessions ??
+      new CodeSessions({
+        cwd: o.workspace ?? process.cwd(),
+        sandbox: o.sandbox === true,
+        env: { SOP_WORKSPACE: o.workspace ?? '', SOP_LAUNCH_DIR: o.launchDir ?? process.cwd() },
+      });
     const memoryDir = o.memoryDir ?? (o.runDir ? join(o.runDir, 'memory') : undefined);
     this.memory = new MemoryFiles({
       dir: memoryDir,
@@ -219,7 +236,13 @@ export class ActionRuntime {
       ...(this.result !== undefined ? { result: this.result } : {}),
       ...(this.summary !== undefined ? { summary: this.summary } : {}),
       ...(this.stopped !== undefined ? { stopped: this.stopped } : {}),
+      ...(this.ownsSessions ? { code_cells: this.sessions.checkpoint() } : {}),
     };
+  }
+
+  /** The run is over: its code sessions end (a sub-flow's shared ones end with its caller's run). */
+  close(): void {
+    if (this.ownsSessions) this.sessions.close();
   }
 
   /** Back to a checkpoint; memory files get the content the journal's file_written events gave them. */
@@ -232,6 +255,7 @@ export class ActionRuntime {
     this.result = s.result;
     this.summary = s.summary;
     this.stopped = s.stopped;
+    if (this.ownsSessions) this.sessions.restore(s.code_cells);
     for (const name of this.memory.names()) {
       const path = this.memory.owns(name) ? this.memory.pathOf(name) : undefined;
       if (!path || !this.o.runDir) continue;
@@ -361,12 +385,13 @@ export class ActionRuntime {
       autoRun: this.o.autoRun === true,
       yes: this.o.yes === true,
       sandbox: this.o.sandbox === true,
+      sessions: this.sessions,
       templates: this.host.templates,
       signal: this.host.signal,
       baseDir: this.baseDir,
       launchDir: this.o.launchDir ?? process.cwd(),
       renderText: (text, where) => renderText(text, this.host.baseContext(), where),
-      runSubflow: (req) => this.runSubflow(spec.name, req),
+      runSubflow: (req) => this.runSubflow(spec.name, req, spec.settings.session === 'own'),
       sop: this.host.sop,
       inputs: this.host.inputs,
       ...(this.host.embedder ? { embedder: this.host.embedder } : {}),
@@ -445,6 +470,8 @@ export class ActionRuntime {
       );
       res = done.value;
       if (done.reused) {
+        // a cell whose journaled result is reused did not run in this process's session
+        if (executor === 'code') this.sessions.counted(String(args.language ?? languagesOf(spec.settings)[0]), true);
         if (res.human_answers > 0) human.skip?.(res.human_answers);
         for (const [name, content] of Object.entries(res.memory_writes ?? {})) {
           this.memory.restore(name, content);
@@ -499,7 +526,7 @@ export class ActionRuntime {
     }
   }
 
-  private async runSubflow(command: string, req: SubflowRequest): Promise<SubflowResult> {
+  private async runSubflow(command: string, req: SubflowRequest, ownSessions = false): Promise<SubflowResult> {
     const depth = (this.o.depth ?? 0) + 1;
     if (depth > MAX_SUBFLOW_DEPTH)
       throw new ActionError(
@@ -529,6 +556,7 @@ export class ActionRuntime {
         flow,
         memoryLinks: links,
         root: this.root,
+        sessions: ownSessions ? undefined : this.sessions, // "session": "own" gives the sub-flow sessions of its own
         memoryDir: this.memory.dir ? join(this.memory.dir, name) : undefined,
       },
     });
