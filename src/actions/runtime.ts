@@ -4,7 +4,7 @@
 // memory file. `finish` ends the state; a `sop` command runs a nested Run. The Run calls into
 // this class at a few marked places and keeps no action logic of its own.
 import { EngineError } from '../errors.js';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { ComponentPart } from '../agent/components.js';
 import type { EnvironmentMemory } from '../environment/environment.js';
 import type { Message } from '../environment/message.js';
@@ -32,6 +32,7 @@ import { commandMeta, commandPart, commandTools, commandViews, type CommandView 
 import { makeRedactor, type Redactor } from '../util/redact.js';
 import { CodeSessions } from '../executors/session/code-session.js';
 import { languagesOf } from '../executors/code.js';
+import { libraryToMemoryDir } from '../workspace/memory-dir.js';
 
 export const DEFAULT_COMMAND_RETRIES = 2;
 export const MAX_SUBFLOW_DEPTH = 8;
@@ -53,6 +54,8 @@ export interface ActionOptions {
   memoryLinks?: Record<string, MemoryLink>;
   /** Set for sub-flows: the top-level run's emitter and turn, for file_written events. */
   root?: { emit(event: RunEvent): void; turn(): number };
+  /** A memory folder that lasts across runs (--memory-dir): the top-level memory files and the code library live there. */
+  persistentMemoryDir?: string;
   /** The stateful code sessions a sub-flow shares with its caller (made by the run that has none). */
   sessions?: CodeSessions;
 }
@@ -166,6 +169,8 @@ export class ActionRuntime {
   /** The run's stateful code sessions (shared with sub-flows); closed by the run that made them. */
   readonly sessions: CodeSessions;
   private readonly ownsSessions: boolean;
+  /** Where sub-flows' memory folders go (the run folder's memory/, even when the run's own files are in a memory folder). */
+  private readonly subflowBase: string | undefined;
 
   constructor(
     private readonly host: ActionHost,
@@ -182,7 +187,10 @@ export class ActionRuntime {
         sandbox: o.sandbox === true,
         env: { SOP_WORKSPACE: o.workspace ?? '', SOP_LAUNCH_DIR: o.launchDir ?? process.cwd() },
       });
-    const memoryDir = o.memoryDir ?? (o.runDir ? join(o.runDir, 'memory') : undefined);
+    const runMemory = o.memoryDir ?? (o.runDir ? join(o.runDir, 'memory') : undefined);
+    // --memory-dir: the top-level run's files last across runs; sub-flows keep theirs in the run folder
+    const memoryDir = (o.depth ?? 0) === 0 && o.persistentMemoryDir ? o.persistentMemoryDir : runMemory;
+    this.subflowBase = runMemory;
     this.memory = new MemoryFiles({
       dir: memoryDir,
       // durability: a sub-flow's folder is its own, so files found there are an interrupted attempt's
@@ -219,13 +227,19 @@ export class ActionRuntime {
   /** durability: journal a memory file's whole content, so a fork can rebuild it (path relative to the run folder). */
   private fileWritten(name: string): void {
     const path = this.memory.pathOf(name);
-    if (path && this.o.runDir)
+    if (path && this.o.runDir && this.inRunFolder(path))
       this.root.emit({
         type: 'file_written',
         path: relative(this.o.runDir, path),
         content: this.memory.read(name),
         turn: this.root.turn(),
       });
+  }
+
+  /** Whether a memory file is in the run folder (a --memory-dir file is not journaled, nor put back on resume). */
+  private inRunFolder(path: string): boolean {
+    const rel = relative(this.o.runDir ?? '', path);
+    return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
   }
 
   /** Checkpointable (src/journal/snapshot.ts): what a resumed run needs besides the journal's events. */
@@ -258,7 +272,7 @@ export class ActionRuntime {
     if (this.ownsSessions) this.sessions.restore(s.code_cells);
     for (const name of this.memory.names()) {
       const path = this.memory.owns(name) ? this.memory.pathOf(name) : undefined;
-      if (!path || !this.o.runDir) continue;
+      if (!path || !this.o.runDir || !this.inRunFolder(path)) continue;
       this.memory.restore(name, context.files[relative(this.o.runDir, path)] ?? this.memory.initial(name));
     }
   }
@@ -481,6 +495,9 @@ export class ActionRuntime {
     } else {
       res = await perform();
     }
+    // --memory-dir: a saved code library goes back to the memory folder
+    if (executor === 'library' && spec.settings.op === 'save' && res.ok && this.o.persistentMemoryDir && this.o.workspace)
+      libraryToMemoryDir(this.o.workspace, this.o.persistentMemoryDir, String(spec.settings.module ?? (spec.settings.language === 'javascript' ? 'library.js' : 'library.py')));
     this.host.emit({
       type: 'executor_result',
       state: state.name,
@@ -557,7 +574,7 @@ export class ActionRuntime {
         memoryLinks: links,
         root: this.root,
         sessions: ownSessions ? undefined : this.sessions, // "session": "own" gives the sub-flow sessions of its own
-        memoryDir: this.memory.dir ? join(this.memory.dir, name) : undefined,
+        memoryDir: this.subflowBase ? join(this.subflowBase, name) : undefined,
       },
     });
     mergeUsage(this.host.usage, out.usage);
