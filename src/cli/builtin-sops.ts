@@ -64,7 +64,7 @@ export function listCommand(out: NodeJS.WritableStream = process.stdout): number
     out.write(`no built-in SOPs in ${builtinSopDir()}\n`);
     return 1;
   }
-  out.write(`Built-in SOPs (run one with: sop run NAME), in ${builtinSopDir()}:\n\n`);
+  let text = `Built-in SOPs (run one with: sop run NAME), in ${builtinSopDir()}:\n\n`;
   for (const f of files) {
     let description = '';
     try {
@@ -73,8 +73,9 @@ export function listCommand(out: NodeJS.WritableStream = process.stdout): number
     } catch {
       description = '(cannot be read)';
     }
-    out.write(`${f.slice(0, -SUFFIX.length)}\n${wrap(description || '(no description)', 96, '    ')}\n\n`);
+    text += `${f.slice(0, -SUFFIX.length)}\n${wrap(description || '(no description)', 96, '    ')}\n\n`;
   }
+  out.write(text); // one write: a reader that stops early (| head) does not break a second one
   return 0;
 }
 
