@@ -52,7 +52,10 @@ describe('built-in SOPs', () => {
     writeFileSync(join(cwd, 'jarvis.sop.json'), JSON.stringify({ ...local, name: 'local-one' }));
     const r = sop(['validate', 'jarvis.sop.json'], cwd);
     expect(r.status).toBe(0);
-    const g = sop(['run', 'jarvis.sop.json', '--llm', 'mock', '--max-turns', '1', '--json', '--input', 'goal=x', '--input', 'guidance=y'], cwd);
+    const g = sop(
+      ['run', 'jarvis.sop.json', '--llm', 'mock', '--max-turns', '1', '--json', '--input', 'goal=x', '--input', 'guidance=y'],
+      cwd,
+    );
     expect(JSON.parse(g.stdout.split('\n')[0]!).sop).toBe('local-one');
   }, 60_000);
 });

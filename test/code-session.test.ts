@@ -276,28 +276,32 @@ describe('CodeSession', () => {
 
   const support = sandboxSupport();
   if (!support.ok) console.warn(`code-session: the sandbox cases are skipped: ${support.reason}`);
-  it.skipIf(!support.ok)('runs under the sandbox: state kept, no network, the workspace the only writable folder', async () => {
-    const s = session('python', true);
-    await s.run('x = 5');
-    const o = await s.run(
-      [
-        'import socket',
-        'print(x)',
-        'try:',
-        '    socket.create_connection(("1.1.1.1", 80), timeout=2)',
-        '    print("network")',
-        'except OSError:',
-        '    print("no network")',
-        'try:',
-        '    open("/usr/sop-session-test", "w")',
-        '    print("wrote outside")',
-        'except OSError:',
-        '    print("read-only")',
-        '_ = open("inside.txt", "w").write("ok")',
-      ].join('\n'),
-    );
-    expect(o.sandboxed).toBe(true);
-    expect(o.stdout).toBe('5\nno network\nread-only\n');
-    expect(o.files).toEqual(['inside.txt']);
-  }, 30_000);
+  it.skipIf(!support.ok)(
+    'runs under the sandbox: state kept, no network, the workspace the only writable folder',
+    async () => {
+      const s = session('python', true);
+      await s.run('x = 5');
+      const o = await s.run(
+        [
+          'import socket',
+          'print(x)',
+          'try:',
+          '    socket.create_connection(("1.1.1.1", 80), timeout=2)',
+          '    print("network")',
+          'except OSError:',
+          '    print("no network")',
+          'try:',
+          '    open("/usr/sop-session-test", "w")',
+          '    print("wrote outside")',
+          'except OSError:',
+          '    print("read-only")',
+          '_ = open("inside.txt", "w").write("ok")',
+        ].join('\n'),
+      );
+      expect(o.sandboxed).toBe(true);
+      expect(o.stdout).toBe('5\nno network\nread-only\n');
+      expect(o.files).toEqual(['inside.txt']);
+    },
+    30_000,
+  );
 });

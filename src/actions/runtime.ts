@@ -497,7 +497,11 @@ export class ActionRuntime {
     }
     // --memory-dir: a saved code library goes back to the memory folder
     if (executor === 'library' && spec.settings.op === 'save' && res.ok && this.o.persistentMemoryDir && this.o.workspace)
-      libraryToMemoryDir(this.o.workspace, this.o.persistentMemoryDir, String(spec.settings.module ?? (spec.settings.language === 'javascript' ? 'library.js' : 'library.py')));
+      libraryToMemoryDir(
+        this.o.workspace,
+        this.o.persistentMemoryDir,
+        String(spec.settings.module ?? (spec.settings.language === 'javascript' ? 'library.js' : 'library.py')),
+      );
     this.host.emit({
       type: 'executor_result',
       state: state.name,

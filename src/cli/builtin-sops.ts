@@ -66,7 +66,7 @@ export function listCommand(out: NodeJS.WritableStream = process.stdout): number
   }
   let text = `Built-in SOPs (run one with: sop run NAME), in ${builtinSopDir()}:\n\n`;
   for (const f of files) {
-    let description = '';
+    let description: string;
     try {
       const doc = JSON.parse(readFileSync(join(builtinSopDir(), f), 'utf8')) as { description?: unknown };
       description = typeof doc.description === 'string' ? doc.description : '';

@@ -28,9 +28,12 @@ function scripted(answer: string, code: string): CodeDecision {
   const edit = /^edit\b[ \t]*\r?\n?([\s\S]*)$/i.exec(answer);
   if (edit) {
     const next = edit[1]!;
-    return next.trim() === '' ? { run: true, code, edited: false, reply: answer } : { run: true, code: next, edited: next.trim() !== code.trim(), reply: 'edit' };
+    return next.trim() === ''
+      ? { run: true, code, edited: false, reply: answer }
+      : { run: true, code: next, edited: next.trim() !== code.trim(), reply: 'edit' };
   }
-  if (/^\s*approve[d]?\s*$/i.test(answer) || (answer.trim() !== '' && isAcceptance(answer))) return { run: true, code, edited: false, reply: answer };
+  if (/^\s*approve[d]?\s*$/i.test(answer) || (answer.trim() !== '' && isAcceptance(answer)))
+    return { run: true, code, edited: false, reply: answer };
   return { run: false, reply: answer.replace(/^\s*refuse[d]?\s*:?\s*/i, '') };
 }
 
@@ -58,7 +61,8 @@ export async function reviewCode(ctx: ExecContext, language: string, code: strin
     }
   })();
   const person = ctx.human.interactive || ctx.human.approver?.interactive;
-  if (ws && person) file = ws.write(`.sop/code/${ctx.command}-turn${ctx.turn}.${EXTENSION[language] ?? 'txt'}`, code.endsWith('\n') ? code : `${code}\n`);
+  if (ws && person)
+    file = ws.write(`.sop/code/${ctx.command}-turn${ctx.turn}.${EXTENSION[language] ?? 'txt'}`, code.endsWith('\n') ? code : `${code}\n`);
   for (;;) {
     const reply = await askApproval(ctx.human, { agent: ctx.agent, role: ctx.role, state: ctx.state, prompt: render(file) });
     if (/^\s*edit\s*$/i.test(reply) && file) {

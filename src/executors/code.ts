@@ -86,7 +86,8 @@ export const executor: Executor = {
       },
       feedback: {
         type: 'boolean',
-        description: "After the code ran, ask the user for feedback on the result (told to the agent and written to the logs); default false.",
+        description:
+          'After the code ran, ask the user for feedback on the result (told to the agent and written to the logs); default false.',
       },
     },
   },

@@ -31,8 +31,12 @@ function dropLines(text: string, ranges: Array<[number, number]>): string {
 }
 
 function withoutPython(module: string, names: string[]): string {
-  const r = spawnSync('python3', ['-c', PY_RANGES], { input: JSON.stringify({ source: module, names }), encoding: 'utf8', timeout: 20_000 });
-  let ranges: Array<[number, number]> | null = null;
+  const r = spawnSync('python3', ['-c', PY_RANGES], {
+    input: JSON.stringify({ source: module, names }),
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  let ranges: Array<[number, number]> | null;
   try {
     ranges = JSON.parse(r.stdout) as Array<[number, number]> | null;
   } catch {

@@ -49,7 +49,9 @@ interface Reply {
 export function driverArgv(language: SessionLanguage): string[] {
   const root = packageRoot();
   const file =
-    language === 'python' ? join(root, 'src', 'executors', 'session', 'python_session.py') : join(root, 'dist', 'src', 'executors', 'session', 'js-session.js');
+    language === 'python'
+      ? join(root, 'src', 'executors', 'session', 'python_session.py')
+      : join(root, 'dist', 'src', 'executors', 'session', 'js-session.js');
   if (!existsSync(file)) throw new Error(`the ${language} session driver ${file} is missing (run npm run build)`);
   return language === 'python' ? ['python3', '-u', file] : [process.execPath, file];
 }
@@ -358,7 +360,8 @@ export class CodeSessions {
   /** A resumed run: cells counted before the checkpoint ran in a process that is gone. */
   restore(cells: Record<string, number> | undefined): void {
     this.cells = { ...(cells ?? {}) };
-    for (const [language, n] of Object.entries(this.cells)) if (n > 0 && !this.sessions.get(language as SessionLanguage)?.alive) this.lost.add(language);
+    for (const [language, n] of Object.entries(this.cells))
+      if (n > 0 && !this.sessions.get(language as SessionLanguage)?.alive) this.lost.add(language);
   }
 
   close(): void {
