@@ -258,6 +258,16 @@ describe('CodeSession', () => {
     expect((await js.run('console.log(kept)')).stdout).toBe('yes\n');
   }, 30_000);
 
+  it('JavaScript: a later cell may declare a top-level const, let or class again', async () => {
+    const js = session('javascript');
+    expect((await js.run('const g = 9.81;\nlet n = 1;\nclass P {}')).error).toBeUndefined();
+    const again = await js.run('const g = 10;\nlet n = 2;\nclass P { k() { return g } }\nconsole.log(new P().k(), n)');
+    expect(again.error).toBeUndefined();
+    expect(again.stdout).toBe('10 2\n');
+    // only the top level: a block's declarations stay block-scoped
+    expect((await js.run('{ const inner = 1 }\ntypeof inner')).stdout).toBe("'undefined'\n");
+  }, 30_000);
+
   it('runs JavaScript in a process of its own, not in the engine', async () => {
     const js = session('javascript');
     const o = await js.run('console.log(process.pid)');

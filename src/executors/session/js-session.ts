@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { createContext, Script } from 'node:vm';
 import { filesSnapshot, writtenFiles } from './files-snapshot.js';
+import { hoistTopLevel } from './js-top-level.js';
 
 const MARK = process.env.SOP_SESSION_MARK ?? '';
 delete process.env.SOP_SESSION_MARK;
@@ -68,7 +69,8 @@ let cell = 0;
 async function runCell(code: string): Promise<{ error: string | null; exit: number | null }> {
   cell++;
   try {
-    const script = new Script(code, { filename: `cell ${cell}` });
+    // top-level const, let and class become var: a later cell may declare the same name again
+    const script = new Script(hoistTopLevel(code), { filename: `cell ${cell}` });
     let value = script.runInContext(context) as unknown;
     if (value && typeof (value as { then?: unknown }).then === 'function') value = await (value as Promise<unknown>);
     if (value !== undefined) console.log(inspect(value));
