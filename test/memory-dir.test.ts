@@ -10,6 +10,10 @@ import { describe, expect, it } from 'vitest';
 import { mergeIntoModule, mergeLibraryEntries } from '../src/executors/library-merge.js';
 import { lockMemoryDir, MEMORY_LOCK, MemoryDirError } from '../src/workspace/memory-dir.js';
 import { tempDir } from './helpers/executor-context.js';
+import { codeSop } from './helpers/code-sop.js';
+import { ScriptedLlm } from './helpers/scripted-llm.js';
+import { runSop } from '../src/api/run.js';
+import type { Sop } from '../src/sop/types.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
@@ -81,6 +85,30 @@ describe('--memory-dir with the Jarvis example', () => {
     expect(r.status).toBe(1);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/^error: memory folder .* is in use by run other-run, process \d+ .*delete .*memory\.lock/);
+  }, 60_000);
+});
+
+describe('the SOP key memory_dir', () => {
+  it('keeps the memory files in that folder, with a header per run; a second run reads what the first wrote', async () => {
+    const base = tempDir('sop-memdir-key-');
+    const M = join(base, 'kept');
+    const sop = { ...codeSop('keeper'), memory_dir: M, memory: { notes: '' } } as Sop;
+    sop.states.work!.commands!.note = { executor: 'memory', settings: { op: 'append', file: 'notes' } };
+    sop.states.work!.components!.Coder = { task: 'Take a note, then finish.', system: 'Notes so far: {{memory.notes}}' };
+    const replies = (text: string) => [
+      JSON.stringify({ command: 'note', command_args: { content: `${text}\n` } }),
+      JSON.stringify({ command: 'finish', command_args: { result: 'done' } }),
+    ];
+    for (const text of ['first run', 'second run']) {
+      const llm = new ScriptedLlm({ agent: replies(text) });
+      const r = await runSop(sop, { llm, out: join(base, 'runs'), inputs: { goal: text } }).result;
+      expect(r.status).toBe('finished');
+      if (text === 'second run') expect(llm.calls[0]!.system).toContain('Notes so far: first run');
+    }
+    expect(readFileSync(join(M, 'notes.md'), 'utf8')).toBe('first run\nsecond run\n');
+    const logs = readFileSync(join(M, 'logs.md'), 'utf8');
+    expect(logs.match(/^## run \S+, \S+: (first|second) run$/gm)).toHaveLength(2);
+    expect(logs.match(/^- \[turn 1\] note: /gm)).toHaveLength(2);
   }, 60_000);
 });
 
