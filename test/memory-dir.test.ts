@@ -2,8 +2,8 @@
 // twice with one memory folder exits 0 both times and leaves its function in the library exactly
 // once and a logs file with both runs' entries under their headers; the folder is locked while a
 // run uses it (a stale lock is taken over); saving a function again replaces it.
-import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -19,6 +19,24 @@ const ROOT = join(import.meta.dirname, '..');
 const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 const GOAL =
   'Compute summary statistics (count, mean, min, max) of the numeric columns of examples/jarvis/sales.csv and write them to report.md.';
+
+function jarvisArgs(memoryDir: string, out: string): string[] {
+  return [
+    'run',
+    'sops/jarvis.sop.json',
+    '--goal',
+    GOAL,
+    '--llm',
+    'replay:examples/jarvis/jarvis.cassette.json',
+    '--answers',
+    'examples/jarvis/answers.txt',
+    '--auto-run',
+    '--memory-dir',
+    memoryDir,
+    '--out',
+    out,
+  ];
+}
 
 function jarvis(memoryDir: string, out: string) {
   return spawnSync(
@@ -75,6 +93,32 @@ describe('--memory-dir with the Jarvis example', () => {
     expect(existsSync(join(runs, 'memory', 'logs.md'))).toBe(false);
     // the workspace got the library at the start, and the Coder's code imported it
     expect(readFileSync(join(runs, 'workspace', 'report.md'), 'utf8')).toContain('| revenue | 12 | 43.27 | 28.5 | 80 |');
+  }, 240_000);
+
+  it('a killed run leaves a stale lock; sop resume takes it over, keeps the folder and adds a resumed header', async () => {
+    const base = tempDir('sop-memdir-kill-');
+    const M = join(base, 'M');
+    const out = join(base, 'runs');
+    // killed once the Coder has saved its function (the save_code result is in the journal)
+    await new Promise<void>((done, fail) => {
+      const child = spawn(process.execPath, [CLI, ...jarvisArgs(M, out), '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
+      let seen = '';
+      child.stdout.on('data', (b: Buffer) => {
+        seen += b.toString();
+        if (/"command":"save_code"[^\n]*"type":"executor_result"|"type":"executor_result"[^\n]*"command":"save_code"/.test(seen))
+          child.kill('SIGKILL');
+      });
+      child.on('error', fail);
+      child.on('close', () => done());
+    });
+    expect(existsSync(join(M, MEMORY_LOCK))).toBe(true); // stale: its process is gone
+    const dir = join(out, readdirSync(out)[0]!);
+    const resumed = spawnSync(process.execPath, [CLI, 'resume', dir, '--quiet'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(existsSync(join(M, MEMORY_LOCK))).toBe(false);
+    const logs = readFileSync(join(M, 'logs.md'), 'utf8');
+    expect(logs).toMatch(/^## run \S+ \(resumed from turn \d+\), \S+$/m);
+    expect(readFileSync(join(M, 'library.py'), 'utf8').match(/^def summarize_csv\(/gm)).toHaveLength(1);
   }, 240_000);
 
   it('refuses a folder another live run holds, with one clear line', () => {
