@@ -121,13 +121,13 @@ describe("import { loadSop, runSop } from 'sop'", () => {
       expect(r.status).toBe('finished');
       return r.messages.find((m) => m.sender === 'run_code')?.content ?? '';
     };
-    expect(await codeResult(false)).toMatch(/^The python code ran: exit code 0\./);
+    expect(await codeResult(false)).toMatch(/^The python code ran in the run's python session \(cell 1\): exit code 0\./);
     const support = sandboxSupport();
     if (!support.ok) {
       console.warn(`api: the default-sandbox case is skipped: ${support.reason}`);
       return;
     }
-    expect(await codeResult()).toMatch(/^The python code ran in the sandbox: exit code 0\./);
+    expect(await codeResult()).toMatch(/^The python code ran in the run's python session \(cell 1\) in the sandbox: exit code 0\./);
   }, 60_000);
 
   it('applies maxReplyBytes to runs made from code: a reply over the cap stops the run as interrupted', async () => {

@@ -125,7 +125,7 @@ describe('code executor', () => {
     const ctx = execContext({ autoRun: false, human: person });
     await code.run({ language: 'bash', code: 'echo 1' }, ctx);
     expect(person.shown.join('')).toMatch(
-      /^\nAnn wants to run this bash code in the workspace \(cmd\):\n\necho 1\n\nRun it\?[\s\S]*Ann \(R\) > $/,
+      /^\nAnn wants to run this bash code in the workspace \(cmd\):\n\necho 1\n\nThe code is also in \S+\/workspace\/\.sop\/code\/cmd-turn1\.sh: you may edit it there[^\n]*\n\nRun it\?[\s\S]*Ann \(R\) > $/,
     );
   });
 

@@ -467,7 +467,7 @@ describe('the sandbox by default', () => {
       const r = await cli(['run', sop(), '--llm', 'openai', '--base-url', server.url, '--auto-run', '--out', out]);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).not.toMatch(/warning/);
-      expect(result(out).result).toMatch(/^The python code ran in the sandbox: exit code 0\./);
+      expect(result(out).result).toMatch(/^The python code ran in the run's python session \(cell 1\) in the sandbox: exit code 0\./);
     },
     60_000,
   );
@@ -477,7 +477,7 @@ describe('the sandbox by default', () => {
     const r = await cli(['run', sop(), '--llm', 'openai', '--base-url', server.url, '--auto-run', '--out', out], { PATH: noBwrapPath });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr.match(/warning: code runs without a sandbox: bwrap \(bubblewrap\) is not installed/g)).toHaveLength(1);
-    expect(result(out).result).toMatch(/^The python code ran: exit code 0\./);
+    expect(result(out).result).toMatch(/^The python code ran in the run's python session \(cell 1\): exit code 0\./);
     const required = await cli(
       ['run', sop(), '--llm', 'openai', '--base-url', server.url, '--auto-run', '--sandbox', '--out', join(root, 'required')],
       { PATH: noBwrapPath },

@@ -95,10 +95,30 @@ describe('examples/jarvis', () => {
     const rows = expectedRows();
     expect(rows).toHaveLength(3);
     for (const row of rows) expect(report).toContain(row);
-    const ran = run.events.map((e) => flatten(e)).find(([, e]) => e.type === 'executor_result' && e.command === 'run_code')!;
-    expect(ran[0]).toBe('Coder-1');
-    expect(ran[1].ok).toBe(true);
-    expect(ran[1].result).toContain('| revenue | 12 | 43.27 | 28.5 | 80 |');
+    const ran = run.events.map((e) => flatten(e)).filter(([, e]) => e.type === 'executor_result' && e.command === 'run_code');
+    expect(ran.map(([flow, e]) => [flow, e.ok])).toEqual([
+      ['Coder-1', true],
+      ['Coder-1', true],
+    ]);
+    expect(ran[1]![1].result).toContain('| revenue | 12 | 43.27 | 28.5 | 80 |');
+  });
+
+  it('writes the report from a variable an earlier run_code set (one Python session per run)', () => {
+    const calls = run.events.map((e) => flatten(e)).filter(([, e]) => e.type === 'executor_called' && e.command === 'run_code');
+    expect(calls).toHaveLength(2);
+    expect(calls[0]![1].args.code).toContain('stats = summarize_csv(path)');
+    // the second piece of code uses stats without computing it
+    expect(calls[1]![1].args.code).toContain('stats.items()');
+    expect(calls[1]![1].args.code).not.toContain('summarize_csv');
+    const results = run.events.map((e) => flatten(e)).filter(([, e]) => e.type === 'executor_result' && e.command === 'run_code');
+    expect(results[1]![1].result).toContain("in the run's python session (cell 2)");
+    expect(results[1]![1].result).toContain('files written: report.md');
+  });
+
+  it("takes the user's scripted feedback on the Coder's code into its logs", () => {
+    const logs = readFileSync(join(run.dir, 'memory', 'Coder-1', 'logs.md'), 'utf8');
+    expect(logs).toContain(`run_code: ran python code: exit code 0; output: units {'count': 12`);
+    expect(logs).toContain(`the user's feedback: "The numbers look right; put them in a table."`);
   });
 
   it('leaves the function in the code library, saved by ExtendLibrary after its tests passed', () => {

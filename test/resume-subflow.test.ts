@@ -93,6 +93,9 @@ describe('resume with executors and sub-flows (Jarvis example)', () => {
         const out = join(root, `kill-${at}`);
         await cli([...ARGS, '--out', out], at);
         const dir = only(out);
+        // Killed between the Coder's two run_code steps: the second uses a variable the first set,
+        // and the resumed run's Python session starts empty (earlier code is not run again).
+        const between = codeResults(dir).length === 1;
         let resumed = await cli(['resume', dir, '--json']);
         let note = '';
         if (
@@ -103,11 +106,19 @@ describe('resume with executors and sub-flows (Jarvis example)', () => {
           note = ' (interrupted code re-run with --auto-run)';
           resumed = await cli(['resume', dir, '--json', '--auto-run']);
         }
-        return { at, code: resumed.code, stderr: resumed.stderr, state: folderState(dir), note };
+        if (between) note = ' (between the two code steps)';
+        return { at, code: resumed.code, stderr: resumed.stderr, state: folderState(dir), note, between, results: codeResults(dir) };
       }),
     );
     for (const r of results) {
       expect(r.code, `kill after ${r.at} lines: ${r.stderr}`).toBe(0);
+      if (r.between) {
+        // the agent is told plainly, and the variable is gone
+        const last = r.results[r.results.length - 1];
+        expect(last).toContain('this run was resumed, and the python session started empty');
+        expect(last).toContain("NameError: name 'stats' is not defined");
+        continue;
+      }
       if (r.note) continue;
       expect(r.state, `kill after ${r.at} lines`).toEqual(reference);
     }
@@ -178,6 +189,13 @@ describe('resume with executors and sub-flows (Jarvis example)', () => {
     expect(state['workspace/report.md']).toBe(reference['workspace/report.md']);
   }, 120_000);
 });
+
+/** Results of the run_code steps in a run folder's journal, in order. */
+function codeResults(dir: string): string[] {
+  return readJournal(dir)
+    .events.map(unwrap)
+    .flatMap((e) => (e.type === 'executor_result' && e.command === 'run_code' ? [e.result] : []));
+}
 
 function unwrap(e: RunEvent): RunEvent {
   return e.type === 'subflow' ? unwrap(e.event) : e;

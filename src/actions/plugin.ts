@@ -49,5 +49,6 @@ export function actionsPlugin(
     checkpoint: () => runtime.checkpoint(),
     restoreCheckpoint: (state, context) => runtime.restoreCheckpoint(state, context),
     result: () => ({ result: runtime.result, summary: runtime.summary }),
+    close: () => runtime.close(),
   };
 }

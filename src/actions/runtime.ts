@@ -4,7 +4,7 @@
 // memory file. `finish` ends the state; a `sop` command runs a nested Run. The Run calls into
 // this class at a few marked places and keeps no action logic of its own.
 import { EngineError } from '../errors.js';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { ComponentPart } from '../agent/components.js';
 import type { EnvironmentMemory } from '../environment/environment.js';
 import type { Message } from '../environment/message.js';
@@ -30,6 +30,9 @@ import type { Embedder } from '../memory/embedder.js';
 import { structuredExtensions, structuredMemoryFiles } from '../scientist/memory-types.js';
 import { commandMeta, commandPart, commandTools, commandViews, type CommandView } from './prompt.js';
 import { makeRedactor, type Redactor } from '../util/redact.js';
+import { CodeSessions } from '../executors/session/code-session.js';
+import { languagesOf } from '../executors/code.js';
+import { libraryToMemoryDir } from '../workspace/memory-dir.js';
 
 export const DEFAULT_COMMAND_RETRIES = 2;
 export const MAX_SUBFLOW_DEPTH = 8;
@@ -51,6 +54,10 @@ export interface ActionOptions {
   memoryLinks?: Record<string, MemoryLink>;
   /** Set for sub-flows: the top-level run's emitter and turn, for file_written events. */
   root?: { emit(event: RunEvent): void; turn(): number };
+  /** A memory folder that lasts across runs (--memory-dir): the top-level memory files and the code library live there. */
+  persistentMemoryDir?: string;
+  /** The stateful code sessions a sub-flow shares with its caller (made by the run that has none). */
+  sessions?: CodeSessions;
 }
 
 export interface SubRunRequest {
@@ -101,6 +108,8 @@ export interface ActionSnapshot {
   result?: string;
   summary?: string;
   stopped?: string;
+  /** Cells run in the code sessions (a resumed run tells the agent its session started empty). */
+  code_cells?: Record<string, number>;
 }
 
 export class ActionError extends EngineError {
@@ -157,6 +166,11 @@ export class ActionRuntime {
   summary: string | undefined;
   /** Why the SOP has no result (a command state ran out of turns). */
   stopped: string | undefined;
+  /** The run's stateful code sessions (shared with sub-flows); closed by the run that made them. */
+  readonly sessions: CodeSessions;
+  private readonly ownsSessions: boolean;
+  /** Where sub-flows' memory folders go (the run folder's memory/, even when the run's own files are in a memory folder). */
+  private readonly subflowBase: string | undefined;
 
   constructor(
     private readonly host: ActionHost,
@@ -165,7 +179,18 @@ export class ActionRuntime {
     this.baseDir = dirname(resolve(host.file));
     this.redact = host.redact ?? makeRedactor();
     this.root = o.root ?? { emit: (e) => host.emit(e), turn: () => host.turn() };
-    const memoryDir = o.memoryDir ?? (o.runDir ? join(o.runDir, 'memory') : undefined);
+    this.ownsSessions = o.sessions === undefined;
+    this.sessions =
+      o.sessions ??
+      new CodeSessions({
+        cwd: o.workspace ?? process.cwd(),
+        sandbox: o.sandbox === true,
+        env: { SOP_WORKSPACE: o.workspace ?? '', SOP_LAUNCH_DIR: o.launchDir ?? process.cwd() },
+      });
+    const runMemory = o.memoryDir ?? (o.runDir ? join(o.runDir, 'memory') : undefined);
+    // --memory-dir: the top-level run's files last across runs; sub-flows keep theirs in the run folder
+    const memoryDir = (o.depth ?? 0) === 0 && o.persistentMemoryDir ? o.persistentMemoryDir : runMemory;
+    this.subflowBase = runMemory;
     this.memory = new MemoryFiles({
       dir: memoryDir,
       // durability: a sub-flow's folder is its own, so files found there are an interrupted attempt's
@@ -202,13 +227,19 @@ export class ActionRuntime {
   /** durability: journal a memory file's whole content, so a fork can rebuild it (path relative to the run folder). */
   private fileWritten(name: string): void {
     const path = this.memory.pathOf(name);
-    if (path && this.o.runDir)
+    if (path && this.o.runDir && this.inRunFolder(path))
       this.root.emit({
         type: 'file_written',
         path: relative(this.o.runDir, path),
         content: this.memory.read(name),
         turn: this.root.turn(),
       });
+  }
+
+  /** Whether a memory file is in the run folder (a --memory-dir file is not journaled, nor put back on resume). */
+  private inRunFolder(path: string): boolean {
+    const rel = relative(this.o.runDir ?? '', path);
+    return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
   }
 
   /** Checkpointable (src/journal/snapshot.ts): what a resumed run needs besides the journal's events. */
@@ -219,7 +250,13 @@ export class ActionRuntime {
       ...(this.result !== undefined ? { result: this.result } : {}),
       ...(this.summary !== undefined ? { summary: this.summary } : {}),
       ...(this.stopped !== undefined ? { stopped: this.stopped } : {}),
+      ...(this.ownsSessions ? { code_cells: this.sessions.checkpoint() } : {}),
     };
+  }
+
+  /** The run is over: its code sessions end (a sub-flow's shared ones end with its caller's run). */
+  close(): void {
+    if (this.ownsSessions) this.sessions.close();
   }
 
   /** Back to a checkpoint; memory files get the content the journal's file_written events gave them. */
@@ -232,9 +269,10 @@ export class ActionRuntime {
     this.result = s.result;
     this.summary = s.summary;
     this.stopped = s.stopped;
+    if (this.ownsSessions) this.sessions.restore(s.code_cells);
     for (const name of this.memory.names()) {
       const path = this.memory.owns(name) ? this.memory.pathOf(name) : undefined;
-      if (!path || !this.o.runDir) continue;
+      if (!path || !this.o.runDir || !this.inRunFolder(path)) continue;
       this.memory.restore(name, context.files[relative(this.o.runDir, path)] ?? this.memory.initial(name));
     }
   }
@@ -361,12 +399,13 @@ export class ActionRuntime {
       autoRun: this.o.autoRun === true,
       yes: this.o.yes === true,
       sandbox: this.o.sandbox === true,
+      sessions: this.sessions,
       templates: this.host.templates,
       signal: this.host.signal,
       baseDir: this.baseDir,
       launchDir: this.o.launchDir ?? process.cwd(),
       renderText: (text, where) => renderText(text, this.host.baseContext(), where),
-      runSubflow: (req) => this.runSubflow(spec.name, req),
+      runSubflow: (req) => this.runSubflow(spec.name, req, spec.settings.session === 'own'),
       sop: this.host.sop,
       inputs: this.host.inputs,
       ...(this.host.embedder ? { embedder: this.host.embedder } : {}),
@@ -445,6 +484,8 @@ export class ActionRuntime {
       );
       res = done.value;
       if (done.reused) {
+        // a cell whose journaled result is reused did not run in this process's session
+        if (executor === 'code') this.sessions.counted(String(args.language ?? languagesOf(spec.settings)[0]), true);
         if (res.human_answers > 0) human.skip?.(res.human_answers);
         for (const [name, content] of Object.entries(res.memory_writes ?? {})) {
           this.memory.restore(name, content);
@@ -454,6 +495,13 @@ export class ActionRuntime {
     } else {
       res = await perform();
     }
+    // --memory-dir: a saved code library goes back to the memory folder
+    if (executor === 'library' && spec.settings.op === 'save' && res.ok && this.o.persistentMemoryDir && this.o.workspace)
+      libraryToMemoryDir(
+        this.o.workspace,
+        this.o.persistentMemoryDir,
+        String(spec.settings.module ?? (spec.settings.language === 'javascript' ? 'library.js' : 'library.py')),
+      );
     this.host.emit({
       type: 'executor_result',
       state: state.name,
@@ -499,7 +547,7 @@ export class ActionRuntime {
     }
   }
 
-  private async runSubflow(command: string, req: SubflowRequest): Promise<SubflowResult> {
+  private async runSubflow(command: string, req: SubflowRequest, ownSessions = false): Promise<SubflowResult> {
     const depth = (this.o.depth ?? 0) + 1;
     if (depth > MAX_SUBFLOW_DEPTH)
       throw new ActionError(
@@ -529,7 +577,8 @@ export class ActionRuntime {
         flow,
         memoryLinks: links,
         root: this.root,
-        memoryDir: this.memory.dir ? join(this.memory.dir, name) : undefined,
+        sessions: ownSessions ? undefined : this.sessions, // "session": "own" gives the sub-flow sessions of its own
+        memoryDir: this.subflowBase ? join(this.subflowBase, name) : undefined,
       },
     });
     mergeUsage(this.host.usage, out.usage);

@@ -23,6 +23,7 @@ import type { Sop } from '../sop/types.js';
 import { makeRedactor } from '../util/redact.js';
 import { EventFeed, type RunHandle } from './handle.js';
 import { loadSop, sopFileOf } from './load.js';
+import { appendRunHeader, libraryIntoWorkspace, lockMemoryDir, resolveMemoryDir } from '../workspace/memory-dir.js';
 
 /** openai (default: the SOP's llm.provider, else openai), mock, replay:CASSETTE, or a provider of your own. */
 export type LlmChoice = 'mock' | 'openai' | `replay:${string}` | LlmProvider;
@@ -86,6 +87,8 @@ export interface RunSopOptions {
   launch?: Record<string, string | number | boolean>;
   /** A pricing file whose models replace those of the shipped pricing.json (--pricing). */
   pricing?: string;
+  /** A folder where the memory files and the code library last across runs (default: the SOP's memory_dir). */
+  memoryDir?: string;
 }
 
 /** A started run, with what the CLI needs besides the handle. */
@@ -160,8 +163,21 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
   listeners.push(...(o.listeners ?? []));
   const workspace = folder ? folder.path('workspace') : o.workspace;
   const settings = continuation?.settings;
+  // --memory-dir: memory files and the code library that last across runs, one run at a time
+  const memoryDirOption = o.memoryDir ?? sop.memory_dir;
+  const memoryDir = memoryDirOption !== undefined ? resolveMemoryDir(memoryDirOption) : undefined;
+  let unlockMemory: (() => void) | undefined;
   let run: Run;
   try {
+    if (memoryDir) {
+      unlockMemory = lockMemoryDir(memoryDir, runId);
+      appendRunHeader(
+        memoryDir,
+        `## run ${runId}${continuation ? ` (${continuation.mode === 'resume' ? 'resumed' : 'forked'} from turn ${continuation.fromTurn})` : ''}, ${new Date().toISOString()}` +
+          (continuation || o.inputs?.goal === undefined ? '' : `: ${o.inputs.goal.replace(/\s+/g, ' ').slice(0, 200)}`),
+      );
+      if (workspace) libraryIntoWorkspace(memoryDir, workspace);
+    }
     run = new Run({
       sop,
       file,
@@ -184,11 +200,12 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
       environment: o.environment,
       agentsV1: { workspace }, // code components write output_code/ here
       // memory files in memory/, code runs in workspace/
-      actions: { runDir: folder?.dir, workspace, autoRun: o.autoRun, yes: o.yes, sandbox },
+      actions: { runDir: folder?.dir, workspace, autoRun: o.autoRun, yes: o.yes, sandbox, persistentMemoryDir: memoryDir },
       plugins: o.plugins,
       ...(llm.id !== 'mock' ? { pricing } : {}), // mock replies cost nothing: not priced
     });
   } catch (err) {
+    unlockMemory?.();
     folder?.close();
     throw err;
   }
@@ -198,6 +215,7 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
       await llm.close?.();
       return r;
     } finally {
+      unlockMemory?.();
       folder?.close();
     }
   })();

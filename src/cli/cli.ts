@@ -14,7 +14,11 @@ export function buildCli(argv: string[]): Argv {
         'Run a SOP (or an Agents 1.0 config) and write a run folder',
         (y) =>
           y
-            .positional('file', { type: 'string', demandOption: true, describe: 'SOP file (.sop.json)' })
+            .positional('file', {
+              type: 'string',
+              demandOption: true,
+              describe: 'SOP file (.sop.json), or the name of a built-in SOP (sop list shows them)',
+            })
             .option('llm', { type: 'string', describe: "openai | mock | replay:CASSETTE (default: the SOP's llm.provider, else openai)" })
             .option('model', { type: 'string', describe: 'Use this model for every call' })
             .option('base-url', { type: 'string', describe: 'OpenAI-compatible server URL (or OPENAI_BASE_URL)' })
@@ -86,6 +90,11 @@ export function buildCli(argv: string[]): Argv {
               describe:
                 'Code runs under bubblewrap (no network, read-only filesystem except the workspace) when it works here; --sandbox requires it, --no-sandbox turns it off (with a warning)',
             })
+            .option('memory-dir', {
+              type: 'string',
+              describe:
+                "Keep the memory files (plan, logs, code_library) and the code library (library.py) in this folder, across runs (default: the SOP's memory_dir, else the run folder)",
+            })
             // secrets (docs/executors.md)
             .option('redact', {
               type: 'string',
@@ -121,7 +130,17 @@ export function buildCli(argv: string[]): Argv {
             sandbox: a.sandbox,
             redact: collect(a.redact),
             pricing: a.pricing,
+            memoryDir: a['memory-dir'],
           });
+        },
+      )
+      .command(
+        'list',
+        'List the built-in SOPs (sops/ of the package) with their descriptions',
+        (y) => y,
+        async () => {
+          const { listCommand } = await import('./builtin-sops.js');
+          process.exitCode = listCommand();
         },
       )
       .command(

@@ -96,6 +96,7 @@ export function continuedRunOptions(o: ResumeCommandOptions, file: string, launc
     sandbox: typeof launch.sandbox === 'boolean' ? launch.sandbox : undefined,
     redact: redactedNames(o, launch),
     pricing: o.pricing ?? str(launch.pricing),
+    memoryDir: str(launch.memory_dir),
   };
 }
 

@@ -21,6 +21,7 @@ import { configureSecrets, configuredSecretNames, makeRedactor } from '../util/r
 import { terminalSafe } from '../util/terminal-text.js';
 import { costText } from './cost-text.js';
 import { terminalDisplay } from './display.js';
+import { resolveSopArg } from './builtin-sops.js';
 
 export interface RunCommandOptions {
   file: string;
@@ -61,6 +62,8 @@ export interface RunCommandOptions {
   redact?: string[];
   /** A pricing file over the shipped pricing.json (--pricing). */
   pricing?: string;
+  /** Memory files and the code library in this folder, across runs (--memory-dir). */
+  memoryDir?: string;
 }
 
 export function parseInputs(pairs: string[], goal?: string): Record<string, string> {
@@ -83,6 +86,7 @@ export function parseInputs(pairs: string[], goal?: string): Record<string, stri
  */
 export async function runCommand(o: RunCommandOptions, continuation?: Continuation): Promise<number> {
   configureSecrets({ names: o.redact, urls: [o.baseUrl] }); // secrets: --redact NAME, a key in --base-url
+  if (!continuation) o = { ...o, file: resolveSopArg(o.file) }; // a name not found here: a built-in SOP (sops/)
   const { sop: loaded, warnings } = continuation ? { sop: continuation.sop, warnings: [] } : loadSopFile(o.file);
   configureSecrets({ urls: [loaded.llm?.base_url] });
   const redact = makeRedactor();
@@ -195,6 +199,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       yes: o.yes || dryRunYes,
       sandbox: sandbox.sandbox,
       pricing: o.pricing,
+      memoryDir: o.memoryDir,
     },
     continuation,
   );
@@ -277,6 +282,7 @@ export function launchSettings(o: RunCommandOptions): Record<string, string | nu
   if (o.yes) out.yes = true;
   if (o.sandbox !== undefined) out.sandbox = o.sandbox; // true: --sandbox, false: --no-sandbox
   if (o.pricing) out.pricing = resolvePath(o.pricing); // cost: the same prices when resumed
+  if (o.memoryDir) out.memory_dir = resolvePath(o.memoryDir); // the same memory folder when resumed
   // secrets: the names given with --redact (never values), so a resume redacts them too
   const names = [...new Set([...(o.redact ?? []), ...configuredSecretNames()])];
   if (names.length > 0) out.redact = names.join(',');

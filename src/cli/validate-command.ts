@@ -5,6 +5,16 @@ import { SopError, formatDiagnostic } from '../sop/diagnostics.js';
 import { loadSopFile, locate, parseSopText, readSopText } from '../loader/load.js';
 import { startupDiagnostics } from './startup-checks.js';
 import { subflowFileDiagnostics } from './subflow-files.js';
+import { resolveSopArg } from './builtin-sops.js';
+
+/** A built-in SOP when `file` is not a file here (sop validate jarvis); else `file`, whose problems the loader reports. */
+function builtinOrSelf(file: string): string {
+  try {
+    return resolveSopArg(file);
+  } catch {
+    return file;
+  }
+}
 
 /** Warnings of a valid file and what kind of file it was; throws SopError when invalid. */
 function check(file: string): { warnings: SopError['diagnostics']; kind: 'sop' | 'cassette' } {
@@ -33,7 +43,7 @@ export function validateCommand(files: string[], opts: { quiet: boolean }): numb
   let failed = 0;
   for (const file of files) {
     try {
-      const { warnings, kind } = check(file);
+      const { warnings, kind } = check(builtinOrSelf(file));
       for (const w of warnings) process.stderr.write(formatDiagnostic(w) + '\n');
       const notes = [
         kind === 'cassette' ? 'cassette' : '',

@@ -69,7 +69,7 @@ export function codeEnvironment(extra: Record<string, string> = {}): Record<stri
   return { ...env, ...extra };
 }
 
-class Capped {
+export class Capped {
   private readonly parts: Buffer[] = [];
   private kept = 0;
   dropped = 0;
@@ -88,7 +88,7 @@ class Capped {
   }
 }
 
-function killGroup(pid: number | undefined): void {
+export function killGroup(pid: number | undefined): void {
   if (pid === undefined) return;
   try {
     process.kill(-pid, 'SIGKILL');
@@ -100,7 +100,7 @@ function killGroup(pid: number | undefined): void {
 /** Kill functions of the code runs under way: `sop` exiting (a second Ctrl-C) kills them too. */
 const running = new Set<() => void>();
 let exitHook = false;
-function track(kill: () => void): () => void {
+export function track(kill: () => void): () => void {
   if (!exitHook) {
     exitHook = true;
     process.on('exit', () => {

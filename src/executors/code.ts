@@ -2,6 +2,8 @@
 // to the human for approval (unless --auto-run or --yes).
 import { CODE_DEFAULTS, LANGUAGES, describeExit, runCode, type CodeOutcome, type Language } from './code-runner.js';
 import { askApproval } from '../io/human.js';
+import { codeFeedback, reviewCode } from './code-review.js';
+import { isSessionLanguage } from './session/code-session.js';
 import { ExecutorInputError, isAcceptance, str, type ArgSpecs, type ExecContext, type ExecResult, type Executor } from './types.js';
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
@@ -77,6 +79,16 @@ export const executor: Executor = {
         maximum: 10_000_000,
         description: `Bytes kept of each of stdout and stderr (default ${CODE_DEFAULTS.maxOutput}).`,
       },
+      session: {
+        type: 'boolean',
+        description:
+          'Python and JavaScript run in a stateful session of the run, so what one piece of code defines is there for the next (default true); false: every piece runs in a fresh process.',
+      },
+      feedback: {
+        type: 'boolean',
+        description:
+          'After the code ran, ask the user for feedback on the result (told to the agent and written to the logs); default false.',
+      },
     },
   },
   args(settings): ArgSpecs {
@@ -94,34 +106,60 @@ export const executor: Executor = {
   async run(args, ctx): Promise<ExecResult> {
     const langs = languagesOf(ctx.settings);
     const language = (str(args.language) ?? langs[0]) as Language;
-    const code = str(args.code) ?? '';
-    if (code.trim() === '') throw new ExecutorInputError('the code is empty');
+    const written = str(args.code) ?? '';
+    if (written.trim() === '') throw new ExecutorInputError('the code is empty');
     const ws = ctx.workspace().ensure();
-    const approval = await approveCode(ctx, language, code);
-    if (!approval.approved) {
+    const review = await reviewCode(ctx, language, written);
+    if (!review.run) {
       return {
         ok: false,
-        result: ctx.templates.render('code_result', { refused: true, reply: approval.reply, language }),
-        summary: `${language} code not run: the user did not approve${approval.reply.trim() ? ` ("${firstLine(approval.reply)}")` : ''}`,
+        result: ctx.templates.render('code_result', { refused: true, reply: review.reply, language }),
+        summary: `${language} code not run: the user did not approve${review.reply.trim() ? ` ("${firstLine(review.reply)}")` : ''}`,
       };
     }
+    const code = review.code;
     const timeoutMs = num(ctx.settings.timeout_ms) ?? CODE_DEFAULTS.timeoutMs;
-    const outcome = await runCode({
-      language,
-      code,
-      cwd: ws.root,
-      timeoutMs,
-      maxOutput: num(ctx.settings.max_output) ?? CODE_DEFAULTS.maxOutput,
-      sandbox: ctx.sandbox,
-      env: codeEnv(ctx, ws.root),
-      signal: ctx.signal,
-    });
-    const view = outcomeContext(outcome, timeoutMs, language);
-    const out = firstLine(outcome.stdout) || firstLine(outcome.stderr);
+    const maxOutput = num(ctx.settings.max_output) ?? CODE_DEFAULTS.maxOutput;
+    const sessions = ctx.settings.session !== false && isSessionLanguage(language) ? ctx.sessions : undefined;
+    let outcome: CodeOutcome;
+    let extra: Record<string, unknown> = {};
+    if (sessions && isSessionLanguage(language)) {
+      // a stateful session: what earlier code of the run defined is still there
+      const lost = sessions.takeLost(language);
+      const cell = await sessions.session(language).run(code, { timeoutMs, maxOutput, signal: ctx.signal });
+      sessions.counted(language);
+      outcome = cell;
+      extra = {
+        session: true,
+        error: cell.error?.replace(/\s+$/, ''),
+        files: cell.files,
+        session_lost: lost,
+        session_ended: cell.sessionEnded,
+        cell: cell.cell,
+      };
+    } else {
+      outcome = await runCode({
+        language,
+        code,
+        cwd: ws.root,
+        timeoutMs,
+        maxOutput,
+        sandbox: ctx.sandbox,
+        env: codeEnv(ctx, ws.root),
+        signal: ctx.signal,
+      });
+    }
+    const view = { ...outcomeContext(outcome, timeoutMs, language), ...extra };
+    if (extra.error) view.ok = false;
+    if (extra.session_ended) view.ok = false;
+    const out = firstLine(outcome.stdout) || firstLine((extra.error as string | undefined) ?? '') || firstLine(outcome.stderr);
+    let summary = `ran ${language} code${review.edited ? ' (edited by the user)' : ''}: ${view.ended}${out ? `; output: ${out}` : ''}`;
+    const feedback = await codeFeedback(ctx, summary);
+    if (feedback) summary += `; the user's feedback: "${firstLine(feedback)}"`;
     return {
       ok: view.ok,
-      result: ctx.templates.render('code_result', view),
-      summary: `ran ${language} code: ${view.ended}${out ? `; output: ${out}` : ''}`,
+      result: ctx.templates.render('code_result', { ...view, edited: review.edited, code: review.edited ? code : undefined, feedback }),
+      summary,
     };
   },
 };

@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { Script } from 'node:vm';
 import { approveCode, codeEnv, outcomeContext } from './code.js';
 import { CODE_DEFAULTS, runCode } from './code-runner.js';
+import { mergeIntoModule, mergeLibraryEntries } from './library-merge.js';
 import { ExecutorInputError, str, type ArgSpecs, type ExecResult, type Executor } from './types.js';
 
 type Lang = 'python' | 'javascript';
@@ -214,12 +215,14 @@ export const executor: Executor = {
     let block = `${code}\n`;
     if (lang === 'javascript') block += names.map((n) => `module.exports.${n} = ${n};\n`).join('');
     // Idempotent: a save interrupted after the append (killed before its result was journaled)
-    // and run again on resume finds its block already at the end of the module.
-    if (!endsWithBlock(existing, block)) ws.write(module, `${existing.trim() === '' ? '' : '\n\n'}${block}`, true);
+    // and run again on resume finds its block already at the end of the module; a function saved
+    // again (a later run with --memory-dir) replaces its earlier copy (library-merge.ts).
+    if (!endsWithBlock(existing, block)) ws.write(module, mergeIntoModule(existing, block, names, lang));
     const memoryName = str(s.memory) ?? 'code_library';
     const listed = ctx.memory.has(memoryName);
     const entry = functions.map((f) => libraryEntry(f, lang)).join('\n') + '\n';
-    if (listed && !endsWithBlock(ctx.memory.read(memoryName), entry)) ctx.memory.append(memoryName, entry);
+    if (listed && !endsWithBlock(ctx.memory.read(memoryName), entry))
+      ctx.memory.write(memoryName, mergeLibraryEntries(ctx.memory.read(memoryName), entry, names));
     else if (!listed && str(s.memory)) throw new ExecutorInputError(`memory file "${memoryName}" is not declared by this SOP`);
     return {
       ok: true,

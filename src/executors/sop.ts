@@ -35,6 +35,12 @@ export const executor: Executor = {
         description: 'Inputs of the sub-flow fixed by this command (templates, e.g. "{{goal}}"); the agent gives the others.',
         additionalProperties: { type: 'string' },
       },
+      session: {
+        type: 'string',
+        enum: ['shared', 'own'],
+        description:
+          "shared (default): the sub-flow's code runs in the caller's Python and JavaScript sessions, seeing what the caller's code defined; own: it gets empty sessions of its own, ended when it ends.",
+      },
     },
   },
   args(settings, env: ArgsEnv): ArgSpecs | undefined {

@@ -7,6 +7,7 @@ import type { MemoryFiles } from '../workspace/memory-files.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { Embedder } from '../memory/embedder.js';
 import type { Sop } from '../sop/types.js';
+import type { CodeSessions } from './session/code-session.js';
 
 /** One argument of a command, as the agent is told about it and as it is checked. */
 export interface ArgSpec {
@@ -58,6 +59,8 @@ export interface ExecContext {
   yes: boolean;
   /** Run code under bubblewrap (--sandbox). */
   sandbox: boolean;
+  /** The run's stateful Python and JavaScript sessions (the code executor); without them every piece of code runs alone. */
+  sessions?: CodeSessions;
   templates: TemplateSet;
   signal?: AbortSignal;
   /** Folder of the SOP file (relative paths in settings are resolved from it). */

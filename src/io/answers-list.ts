@@ -11,6 +11,9 @@ export class AnswersListInput implements HumanInput {
   skip(n: number): void {
     this.cursor += n;
   }
+  peek(): string | undefined {
+    return this.answers[this.cursor];
+  }
   async ask(q: HumanQuestion): Promise<string> {
     const a = this.answers[this.cursor];
     if (a === undefined) {

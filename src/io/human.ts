@@ -23,6 +23,8 @@ export interface HumanInput {
   readonly interactive?: boolean;
   /** Where approvals go when this input cannot give them (answers from a file, with a terminal at hand). */
   readonly approver?: HumanInput;
+  /** Scripted answers (a file, a list): the next answer, without taking it (tagged answers such as `run: approve`). */
+  peek?(): string | undefined;
 }
 
 export class HumanInputError extends EngineError {
@@ -110,6 +112,9 @@ export class AnswersFileInput implements HumanInput {
   }
   skip(n: number): void {
     this.cursor += n;
+  }
+  peek(): string | undefined {
+    return this.answers[this.cursor];
   }
   async ask(q: HumanQuestion): Promise<string> {
     if (q.kind === 'approval') return askApproval(this, q);

@@ -120,6 +120,8 @@ export interface RunPlugin {
   restoreCheckpoint?(state: unknown, context: { files: Record<string, string> }): void | Promise<void>;
   /** The SOP's result (its last finish command) and summary, when it has one. */
   result?(): { result?: string; summary?: string };
+  /** The run is over (finished, failed or interrupted): release what the plugin holds (e.g. code sessions). */
+  close?(): void;
 }
 
 /** Makes a run's plugins, in the order they are consulted. */

@@ -352,6 +352,7 @@ export class RunLoop {
     }
     let outcome: { result?: string; summary?: string } = {};
     for (const p of this.plugins) if (p.result) outcome = p.result();
+    for (const p of this.plugins) p.close?.();
     this.emit({
       type: 'run_finished',
       status,

@@ -1,0 +1,207 @@
+// --memory-dir: the memory files and the code library last across runs. The Jarvis example run
+// twice with one memory folder exits 0 both times and leaves its function in the library exactly
+// once and a logs file with both runs' entries under their headers; the folder is locked while a
+// run uses it (a stale lock is taken over); saving a function again replaces it.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { mergeIntoModule, mergeLibraryEntries } from '../src/executors/library-merge.js';
+import { lockMemoryDir, MEMORY_LOCK, MemoryDirError } from '../src/workspace/memory-dir.js';
+import { tempDir } from './helpers/executor-context.js';
+import { codeSop } from './helpers/code-sop.js';
+import { ScriptedLlm } from './helpers/scripted-llm.js';
+import { runSop } from '../src/api/run.js';
+import type { Sop } from '../src/sop/types.js';
+
+const ROOT = join(import.meta.dirname, '..');
+const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+const GOAL =
+  'Compute summary statistics (count, mean, min, max) of the numeric columns of examples/jarvis/sales.csv and write them to report.md.';
+
+function jarvisArgs(memoryDir: string, out: string): string[] {
+  return [
+    'run',
+    'sops/jarvis.sop.json',
+    '--goal',
+    GOAL,
+    '--llm',
+    'replay:examples/jarvis/jarvis.cassette.json',
+    '--answers',
+    'examples/jarvis/answers.txt',
+    '--auto-run',
+    '--memory-dir',
+    memoryDir,
+    '--out',
+    out,
+  ];
+}
+
+function jarvis(memoryDir: string, out: string) {
+  return spawnSync(
+    process.execPath,
+    [
+      CLI,
+      'run',
+      'sops/jarvis.sop.json',
+      '--goal',
+      GOAL,
+      '--llm',
+      'replay:examples/jarvis/jarvis.cassette.json',
+      '--answers',
+      'examples/jarvis/answers.txt',
+      '--auto-run',
+      '--memory-dir',
+      memoryDir,
+      '--out',
+      out,
+      '--quiet',
+    ],
+    { cwd: ROOT, encoding: 'utf8', timeout: 120_000 },
+  );
+}
+
+describe('--memory-dir with the Jarvis example', () => {
+  it('twice in a row: exit 0, the function in the library once, logs from both runs', () => {
+    const base = tempDir('sop-memdir-');
+    const M = join(base, 'M');
+    const first = jarvis(M, join(base, 'runs'));
+    expect(first.status, first.stderr).toBe(0);
+    const second = jarvis(M, join(base, 'runs'));
+    expect(second.status, second.stderr).toBe(0);
+
+    const library = readFileSync(join(M, 'library.py'), 'utf8');
+    expect(library.match(/^def summarize_csv\(/gm)).toHaveLength(1);
+    const listed = readFileSync(join(M, 'code_library.md'), 'utf8');
+    expect(listed.match(/^def summarize_csv\(/gm)).toHaveLength(1);
+
+    const logs = readFileSync(join(M, 'logs.md'), 'utf8');
+    const headers = logs.match(/^## run \S+, \S+: Compute summary statistics/gm) ?? [];
+    expect(headers).toHaveLength(2);
+    // each run's seven lines under its own header
+    const parts = logs.split(/^## run .*$/m).slice(1);
+    for (const part of parts) expect(part.trim().split('\n')).toHaveLength(7);
+    expect(existsSync(join(M, MEMORY_LOCK))).toBe(false); // released
+
+    // the second run saw what the first saved: its Jarvis prompts held the first run's logs
+    const runs = second.stderr.match(/Run folder: (\S+)/)![1]!;
+    const journal = readFileSync(join(runs, 'journal.jsonl'), 'utf8');
+    expect(journal).toContain('def summarize_csv(path: str) -> dict:'); // the code library in the prompts
+    // the run folder keeps the sub-flows' memory; the top-level files are only in M
+    expect(existsSync(join(runs, 'memory', 'Coder-1', 'plan.md'))).toBe(true);
+    expect(existsSync(join(runs, 'memory', 'logs.md'))).toBe(false);
+    // the workspace got the library at the start, and the Coder's code imported it
+    expect(readFileSync(join(runs, 'workspace', 'report.md'), 'utf8')).toContain('| revenue | 12 | 43.27 | 28.5 | 80 |');
+  }, 240_000);
+
+  it('a killed run leaves a stale lock; sop resume takes it over, keeps the folder and adds a resumed header', async () => {
+    const base = tempDir('sop-memdir-kill-');
+    const M = join(base, 'M');
+    const out = join(base, 'runs');
+    // killed once the Coder has saved its function (the save_code result is in the journal)
+    await new Promise<void>((done, fail) => {
+      const child = spawn(process.execPath, [CLI, ...jarvisArgs(M, out), '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
+      let seen = '';
+      child.stdout.on('data', (b: Buffer) => {
+        seen += b.toString();
+        if (/"command":"save_code"[^\n]*"type":"executor_result"|"type":"executor_result"[^\n]*"command":"save_code"/.test(seen))
+          child.kill('SIGKILL');
+      });
+      child.on('error', fail);
+      child.on('close', () => done());
+    });
+    expect(existsSync(join(M, MEMORY_LOCK))).toBe(true); // stale: its process is gone
+    const dir = join(out, readdirSync(out)[0]!);
+    const resumed = spawnSync(process.execPath, [CLI, 'resume', dir, '--quiet'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(existsSync(join(M, MEMORY_LOCK))).toBe(false);
+    const logs = readFileSync(join(M, 'logs.md'), 'utf8');
+    expect(logs).toMatch(/^## run \S+ \(resumed from turn \d+\), \S+$/m);
+    expect(readFileSync(join(M, 'library.py'), 'utf8').match(/^def summarize_csv\(/gm)).toHaveLength(1);
+  }, 240_000);
+
+  it('refuses a folder another live run holds, with one clear line', () => {
+    const M = tempDir('sop-memdir-held-');
+    // a live process (this one's parent shell is alive: use our own parent pid)
+    writeFileSync(join(M, MEMORY_LOCK), JSON.stringify({ pid: process.ppid, host: hostname(), time: 't', run: 'other-run' }));
+    const r = jarvis(M, join(M, 'runs'));
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/^error: memory folder .* is in use by run other-run, process \d+ .*delete .*memory\.lock/);
+  }, 60_000);
+});
+
+describe('the SOP key memory_dir', () => {
+  it('keeps the memory files in that folder, with a header per run; a second run reads what the first wrote', async () => {
+    const base = tempDir('sop-memdir-key-');
+    const M = join(base, 'kept');
+    const sop = { ...codeSop('keeper'), memory_dir: M, memory: { notes: '' } } as Sop;
+    sop.states.work!.commands!.note = { executor: 'memory', settings: { op: 'append', file: 'notes' } };
+    sop.states.work!.components!.Coder = { task: 'Take a note, then finish.', system: 'Notes so far: {{memory.notes}}' };
+    const replies = (text: string) => [
+      JSON.stringify({ command: 'note', command_args: { content: `${text}\n` } }),
+      JSON.stringify({ command: 'finish', command_args: { result: 'done' } }),
+    ];
+    for (const text of ['first run', 'second run']) {
+      const llm = new ScriptedLlm({ agent: replies(text) });
+      const r = await runSop(sop, { llm, out: join(base, 'runs'), inputs: { goal: text } }).result;
+      expect(r.status).toBe('finished');
+      if (text === 'second run') expect(llm.calls[0]!.system).toContain('Notes so far: first run');
+    }
+    expect(readFileSync(join(M, 'notes.md'), 'utf8')).toBe('first run\nsecond run\n');
+    const logs = readFileSync(join(M, 'logs.md'), 'utf8');
+    expect(logs.match(/^## run \S+, \S+: (first|second) run$/gm)).toHaveLength(2);
+    expect(logs.match(/^- \[turn 1\] note: /gm)).toHaveLength(2);
+  }, 60_000);
+});
+
+describe('the memory folder lock', () => {
+  it('takes over a stale lock (its process is gone) and refuses a second run in the same process', () => {
+    const M = tempDir('sop-memdir-lock-');
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    writeFileSync(join(M, MEMORY_LOCK), JSON.stringify({ pid: Number(dead.stdout), host: hostname(), time: 't' }));
+    const release = lockMemoryDir(M, 'run-a');
+    expect(JSON.parse(readFileSync(join(M, MEMORY_LOCK), 'utf8')).run).toBe('run-a');
+    expect(() => lockMemoryDir(M, 'run-b')).toThrow(MemoryDirError);
+    release();
+    expect(existsSync(join(M, MEMORY_LOCK))).toBe(false);
+    lockMemoryDir(M, 'run-c')();
+  });
+});
+
+describe('saving a function that is already in the library', () => {
+  const f1 = 'def f(x: int) -> int:\n    """Double."""\n    return 2 * x\n';
+  const f2 = 'def f(x: int) -> int:\n    """Triple."""\n    return 3 * x\n';
+  const g = '@staticmethod\ndef g() -> None:\n    pass\n';
+
+  it('Python: replaces the earlier definition (decorators included) and keeps the others', () => {
+    const once = mergeIntoModule('', f1, ['f'], 'python');
+    expect(once).toBe(f1);
+    const twice = mergeIntoModule(mergeIntoModule(once, g, ['g'], 'python'), f2, ['f'], 'python');
+    expect(twice.match(/^def f\(/gm)).toHaveLength(1);
+    expect(twice).toContain('Triple');
+    expect(twice).not.toContain('Double');
+    expect(twice).toContain('@staticmethod\ndef g()');
+    expect(mergeIntoModule(twice, g, ['g'], 'python').match(/^@staticmethod/gm)).toHaveLength(1);
+  });
+
+  it('JavaScript: replaces the function and its export line', () => {
+    const a = '/** Double. */\nfunction f(x) {\n  return 2 * x;\n}\nmodule.exports.f = f;\n';
+    const b = 'function f(x) {\n  return 3 * x;\n}\nmodule.exports.f = f;\n';
+    const merged = mergeIntoModule(a, b, ['f'], 'javascript');
+    expect(merged.match(/^function f\(/gm)).toHaveLength(1);
+    expect(merged.match(/^module\.exports\.f = f;/gm)).toHaveLength(1);
+    expect(merged).not.toContain('Double');
+  });
+
+  it('the code_library memory file lists the function once', () => {
+    const e1 = 'def f(x: int) -> int:\n    """Double."""\n';
+    const e2 = 'def f(x: int) -> int:\n    """Triple."""\n';
+    const other = 'def h() -> None:\n';
+    const text = mergeLibraryEntries(mergeLibraryEntries(e1, other, ['h']), e2, ['f']);
+    expect(text.match(/^def f\(/gm)).toHaveLength(1);
+    expect(text).toContain('Triple');
+    expect(text).toContain('def h() -> None:');
+  });
+});
