@@ -86,6 +86,8 @@ export interface RunSopOptions {
   launch?: Record<string, string | number | boolean>;
   /** A pricing file whose models replace those of the shipped pricing.json (--pricing). */
   pricing?: string;
+  /** Budgets of the whole run, besides the SOP's own `budget` (--budget-tokens, --budget-usd; docs/cost.md). */
+  budget?: { tokens?: number; usd?: number };
 }
 
 /** A started run, with what the CLI needs besides the handle. */
@@ -186,6 +188,7 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
       // memory files in memory/, code runs in workspace/
       actions: { runDir: folder?.dir, workspace, autoRun: o.autoRun, yes: o.yes, sandbox },
       plugins: o.plugins,
+      budget: o.budget,
       ...(llm.id !== 'mock' ? { pricing } : {}), // mock replies cost nothing: not priced
     });
   } catch (err) {

@@ -50,6 +50,11 @@ export function buildCli(argv: string[]): Argv {
               type: 'string',
               describe: 'Prices of models (JSON like pricing.json) over the shipped pricing.json, for the cost',
             })
+            .option('budget-tokens', {
+              type: 'number',
+              describe: 'Stop (or move to the SOP budget\'s on_exhausted state) before a call would take the run past this many tokens',
+            })
+            .option('budget-usd', { type: 'number', describe: 'The same, in US dollars (priced with pricing.json)' })
             // memory (docs/memory.md)
             .option('embedder', {
               type: 'string',
@@ -120,6 +125,8 @@ export function buildCli(argv: string[]): Argv {
             sandbox: a.sandbox,
             redact: collect(a.redact),
             pricing: a.pricing,
+            budgetTokens: a['budget-tokens'],
+            budgetUsd: a['budget-usd'],
           });
         },
       )

@@ -96,6 +96,8 @@ export function continuedRunOptions(o: ResumeCommandOptions, file: string, launc
     sandbox: typeof launch.sandbox === 'boolean' ? launch.sandbox : undefined,
     redact: redactedNames(o, launch),
     pricing: o.pricing ?? str(launch.pricing),
+    budgetTokens: num(launch.budget_tokens), // cost: the run's budgets stay
+    budgetUsd: num(launch.budget_usd),
   };
 }
 

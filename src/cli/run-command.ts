@@ -61,6 +61,10 @@ export interface RunCommandOptions {
   redact?: string[];
   /** A pricing file over the shipped pricing.json (--pricing). */
   pricing?: string;
+  // cost (docs/cost.md)
+  /** Budgets of the whole run (--budget-tokens, --budget-usd). */
+  budgetTokens?: number;
+  budgetUsd?: number;
 }
 
 export function parseInputs(pairs: string[], goal?: string): Record<string, string> {
@@ -96,6 +100,11 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
     );
   }
 
+  for (const [flag, v] of [
+    ['--budget-tokens', o.budgetTokens],
+    ['--budget-usd', o.budgetUsd],
+  ] as const)
+    if (v !== undefined && !(Number.isFinite(v) && v > 0)) throw new Error(`${flag} must be a number above 0 (got ${String(v)})`);
   const budget = new RetryBudget(50);
   const emitWarning: { fn?: (e: RunEvent) => void } = {};
   // Ctrl-C aborts the LLM call in flight (and any later one): see onSigint below.
@@ -195,6 +204,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       yes: o.yes || dryRunYes,
       sandbox: sandbox.sandbox,
       pricing: o.pricing,
+      budget: { tokens: o.budgetTokens, usd: o.budgetUsd },
     },
     continuation,
   );
@@ -233,7 +243,9 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
           ? `Finished in state "${result.finalState}" after ${result.turns} turns; ${usage}.`
           : result.status === 'max_turns'
             ? `Stopped after --max-turns ${result.turns} turns (no final state reached); ${usage}.`
-            : result.status === 'interrupted'
+            : result.status === 'budget'
+              ? `Stopped by the budget after ${result.turns} turns (${result.budget}); ${usage}.`
+              : result.status === 'interrupted'
               ? `Interrupted after ${result.turns} turns${result.error ? ` (${result.error.message})` : ''}; ${usage}.\nResume with: sop resume ${folder.dir}`
               : `Failed after ${result.turns} turns: ${result.error?.message}`;
       const outcome = result.result !== undefined ? `Result: ${result.result}\n` : ''; // actions: the SOP's finish result
@@ -277,6 +289,8 @@ export function launchSettings(o: RunCommandOptions): Record<string, string | nu
   if (o.yes) out.yes = true;
   if (o.sandbox !== undefined) out.sandbox = o.sandbox; // true: --sandbox, false: --no-sandbox
   if (o.pricing) out.pricing = resolvePath(o.pricing); // cost: the same prices when resumed
+  if (o.budgetTokens !== undefined) out.budget_tokens = o.budgetTokens; // cost: the same budgets when resumed
+  if (o.budgetUsd !== undefined) out.budget_usd = o.budgetUsd;
   // secrets: the names given with --redact (never values), so a resume redacts them too
   const names = [...new Set([...(o.redact ?? []), ...configuredSecretNames()])];
   if (names.length > 0) out.redact = names.join(',');

@@ -91,6 +91,8 @@ export interface RunPlugin {
   context?(): Record<string, unknown>;
   /** Where a state goes next, when this plugin decides it (command states); undefined: the judge decides. */
   transit?(state: ResolvedState, rt: StateRuntime): Transition | undefined;
+  /** Before each LLM call of the run, with its model (budgets: throw BudgetExhaustedError to refuse it). */
+  beforeCall?(messages: ChatMessage[], model: string, meta: CallMeta): void;
   /** Before an AI agent's turn (begin turns included). */
   beforeTurn?(step: TurnStep): Promise<void>;
   /**
