@@ -52,7 +52,7 @@ export function buildCli(argv: string[]): Argv {
             })
             .option('budget-tokens', {
               type: 'number',
-              describe: 'Stop (or move to the SOP budget\'s on_exhausted state) before a call would take the run past this many tokens',
+              describe: "Stop (or move to the SOP budget's on_exhausted state) before a call would take the run past this many tokens",
             })
             .option('budget-usd', { type: 'number', describe: 'The same, in US dollars (priced with pricing.json)' })
             // memory (docs/memory.md)

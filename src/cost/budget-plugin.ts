@@ -72,7 +72,8 @@ export function budgetPlugin(host: RunHost, o: BudgetOptions): BudgetPlugin {
   const visits: Record<string, BudgetAccount> = {};
   const seenTurnInState: Record<string, number> = {};
   let unpricedWarned = false;
-  const wantsUsd = [...inherited, ...own].some((a) => a.limits.usd !== undefined) ||
+  const wantsUsd =
+    [...inherited, ...own].some((a) => a.limits.usd !== undefined) ||
     Object.values(host.sop.states).some((s) => s.budget?.usd !== undefined);
 
   const stateAccount = (state: string): BudgetAccount | undefined => {
@@ -138,7 +139,10 @@ export function budgetPlugin(host: RunHost, o: BudgetOptions): BudgetPlugin {
     },
     checkpoint: () => ({ own: own.map(({ tokens, usd, turns, divertedTo }) => ({ tokens, usd, turns, divertedTo })), visits }),
     restoreCheckpoint(state) {
-      const s = state as { own?: Array<Pick<BudgetAccount, 'tokens' | 'usd' | 'turns' | 'divertedTo'>>; visits?: Record<string, BudgetAccount> };
+      const s = state as {
+        own?: Array<Pick<BudgetAccount, 'tokens' | 'usd' | 'turns' | 'divertedTo'>>;
+        visits?: Record<string, BudgetAccount>;
+      };
       s.own?.forEach((saved, i) => {
         if (own[i]) Object.assign(own[i], saved);
       });
