@@ -143,6 +143,31 @@ export function buildCli(argv: string[]): Argv {
         },
       )
       .command(
+        'check <file>',
+        'Estimate what a SOP costs: dry-run it with the mock over several seeds, and print LLM calls, tokens, cost per model and warnings',
+        (y) =>
+          y
+            .positional('file', { type: 'string', demandOption: true, describe: 'SOP file' })
+            .option('runs', { type: 'number', default: 5, describe: 'Dry runs, with seeds 1..N (different judge paths)' })
+            .option('max-turns', { type: 'number', describe: 'Stop each dry run after this many turns (default 200)' })
+            .option('pricing', { type: 'string', describe: 'Prices of models over the shipped pricing.json' })
+            .option('input', { type: 'string', array: true, describe: 'An input of the SOP, as name=value (repeatable)' })
+            .option('goal', { type: 'string', describe: 'Shorthand for --input goal=TEXT' })
+            .option('json', { type: 'boolean', default: false, describe: 'Print the report as one JSON object' }),
+        async (a) => {
+          const { checkCommand } = await import('./check-command.js');
+          process.exitCode = await checkCommand({
+            file: a.file,
+            runs: a.runs,
+            maxTurns: a['max-turns'],
+            pricing: a.pricing,
+            inputs: collect(a.input),
+            goal: a.goal,
+            json: a.json,
+          });
+        },
+      )
+      .command(
         'graph <file>',
         'Print the state graph as a Mermaid diagram',
         (y) => y.positional('file', { type: 'string', demandOption: true, describe: 'SOP file' }),
