@@ -21,6 +21,7 @@ import { loadRunRecord } from '../journal/record.js';
 import { JournalError } from '../journal/reader.js';
 import type { Sop } from '../sop/types.js';
 import { makeRedactor } from '../util/redact.js';
+import { tracingEnabled } from '../telemetry/enabled.js';
 import { EventFeed, type RunHandle } from './handle.js';
 import { loadSop, sopFileOf } from './load.js';
 
@@ -88,6 +89,8 @@ export interface RunSopOptions {
   pricing?: string;
   /** Budgets of the whole run, besides the SOP's own `budget` (--budget-tokens, --budget-usd; docs/cost.md). */
   budget?: { tokens?: number; usd?: number };
+  /** With tracing on (OTEL_EXPORTER_OTLP_ENDPOINT): prompts and replies as span events, redacted (--trace-content). */
+  traceContent?: boolean;
 }
 
 /** A started run, with what the CLI needs besides the handle. */
@@ -97,6 +100,8 @@ export interface StartedRun {
   folder?: RunFolder;
   /** Tell every listener (and iterator) an event from outside the run (e.g. an LLM retry warning). */
   emit(event: RunEvent): void;
+  /** Send the run's trace spans now (a second Ctrl-C exits before the run ends); absent when tracing is off. */
+  flushTraces?: () => Promise<void>;
 }
 
 function humanOf(o: RunSopOptions): HumanInput {
@@ -160,6 +165,12 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
   if (folder) listeners.push(folder.onEvent);
   if (folder) promptListeners.push(folder.onEvent);
   listeners.push(...(o.listeners ?? []));
+  // OpenTelemetry (docs/cost.md): loaded only when an OTLP endpoint is set
+  const tracing = tracingEnabled()
+    ? (await import('../telemetry/otel.js')).startTracing({ content: o.traceContent, redact: makeRedactor() })
+    : undefined;
+  if (tracing) listeners.push(tracing.listener);
+  const plugins: PluginFactory | undefined = tracing ? (host) => [...(o.plugins?.(host) ?? []), ...tracing.plugins(host)] : o.plugins;
   const workspace = folder ? folder.path('workspace') : o.workspace;
   const settings = continuation?.settings;
   let run: Run;
@@ -187,12 +198,13 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
       agentsV1: { workspace }, // code components write output_code/ here
       // memory files in memory/, code runs in workspace/
       actions: { runDir: folder?.dir, workspace, autoRun: o.autoRun, yes: o.yes, sandbox },
-      plugins: o.plugins,
+      plugins,
       budget: o.budget,
       ...(llm.id !== 'mock' ? { pricing } : {}), // mock replies cost nothing: not priced
     });
   } catch (err) {
     folder?.close();
+    await tracing?.flush().catch(() => {});
     throw err;
   }
   const result = (async () => {
@@ -202,6 +214,7 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
       return r;
     } finally {
       folder?.close();
+      await tracing?.flush().catch(() => {}); // spans of the run are sent before it ends
     }
   })();
   result.then(
@@ -215,7 +228,7 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
     stop: () => run.requestStop(),
     [Symbol.asyncIterator]: () => feed.iterate(),
   };
-  return { handle, run, folder, emit };
+  return { handle, run, folder, emit, ...(tracing ? { flushTraces: () => tracing.flush() } : {}) };
 }
 
 /** A handle whose result rejects (and whose iteration throws) when the run cannot start. */

@@ -55,6 +55,11 @@ export function buildCli(argv: string[]): Argv {
               describe: "Stop (or move to the SOP budget's on_exhausted state) before a call would take the run past this many tokens",
             })
             .option('budget-usd', { type: 'number', describe: 'The same, in US dollars (priced with pricing.json)' })
+            .option('trace-content', {
+              type: 'boolean',
+              default: false,
+              describe: 'With OTEL_EXPORTER_OTLP_ENDPOINT set (tracing on): add prompts and replies, redacted, to the spans',
+            })
             // memory (docs/memory.md)
             .option('embedder', {
               type: 'string',
@@ -127,6 +132,7 @@ export function buildCli(argv: string[]): Argv {
             pricing: a.pricing,
             budgetTokens: a['budget-tokens'],
             budgetUsd: a['budget-usd'],
+            traceContent: a['trace-content'],
           });
         },
       )

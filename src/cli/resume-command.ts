@@ -98,6 +98,7 @@ export function continuedRunOptions(o: ResumeCommandOptions, file: string, launc
     pricing: o.pricing ?? str(launch.pricing),
     budgetTokens: num(launch.budget_tokens), // cost: the run's budgets stay
     budgetUsd: num(launch.budget_usd),
+    traceContent: launch.trace_content === true,
   };
 }
 

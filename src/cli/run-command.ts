@@ -65,6 +65,8 @@ export interface RunCommandOptions {
   /** Budgets of the whole run (--budget-tokens, --budget-usd). */
   budgetTokens?: number;
   budgetUsd?: number;
+  /** Tracing: prompts and replies as span events, redacted (--trace-content). */
+  traceContent?: boolean;
 }
 
 export function parseInputs(pairs: string[], goal?: string): Record<string, string> {
@@ -205,6 +207,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       sandbox: sandbox.sandbox,
       pricing: o.pricing,
       budget: { tokens: o.budgetTokens, usd: o.budgetUsd },
+      traceContent: o.traceContent,
     },
     continuation,
   );
@@ -226,7 +229,10 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
     } else {
       folder.close();
       err(`\nStopped. Resume with: sop resume ${folder.dir}\n`);
-      process.exit(130);
+      // tracing: send the spans so far (at most 2 s), then exit
+      if (started.flushTraces)
+        void Promise.race([started.flushTraces(), new Promise((r) => setTimeout(r, 2000).unref())]).finally(() => process.exit(130));
+      else process.exit(130);
     }
   };
   process.on('SIGINT', onSigint);
@@ -291,6 +297,7 @@ export function launchSettings(o: RunCommandOptions): Record<string, string | nu
   if (o.pricing) out.pricing = resolvePath(o.pricing); // cost: the same prices when resumed
   if (o.budgetTokens !== undefined) out.budget_tokens = o.budgetTokens; // cost: the same budgets when resumed
   if (o.budgetUsd !== undefined) out.budget_usd = o.budgetUsd;
+  if (o.traceContent) out.trace_content = true;
   // secrets: the names given with --redact (never values), so a resume redacts them too
   const names = [...new Set([...(o.redact ?? []), ...configuredSecretNames()])];
   if (names.length > 0) out.redact = names.join(',');
