@@ -111,6 +111,20 @@ describe('budgets', () => {
     expect(bad.stderr.trim()).toBe('error: --budget-tokens must be a number above 0 (got 0)');
   }, 30_000);
 
+  it('a resumed run keeps its --budget-tokens and what it had spent', async () => {
+    const dir = tempDir('sop-budget-resume-');
+    const debate = resolve('examples/debate/debate.sop.json');
+    const straight = await cli(['run', debate, '--llm', 'mock', '--budget-tokens', '3000', '--quiet', '--out', 'a'], dir);
+    const first = await cli(['run', debate, '--llm', 'mock', '--budget-tokens', '3000', '--max-turns', '4', '--quiet', '--out', 'b'], dir);
+    expect(first.stderr).toContain('Stopped after --max-turns 4 turns');
+    const runDir = join(dir, 'b', readdirSync(join(dir, 'b'))[0]!);
+    const resumed = await cli(['resume', runDir, '--max-turns', '100', '--quiet'], dir);
+    expect(resumed.code).toBe(0);
+    const closing = (s: string) => /Stopped by the budget[^\n]*tokens\./.exec(s)?.[0];
+    expect(closing(resumed.stderr)).toBeDefined();
+    expect(closing(resumed.stderr)).toBe(closing(straight.stderr)); // same turn, same tokens as a run never stopped
+  }, 60_000);
+
   it('a spent SOP budget moves the run to on_exhausted, which finishes on its own allowance', async () => {
     const { result, events } = await run(loopSop({ tokens: 900, on_exhausted: 'wrap_up' }, { tokens: 2000 }));
     expect(result.status).toBe('finished');

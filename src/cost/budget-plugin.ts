@@ -68,6 +68,9 @@ export function budgetPlugin(host: RunHost, o: BudgetOptions): BudgetPlugin {
     own.push(account(label, { tokens: o.tokens, usd: o.usd }));
   }
   if (host.sop.budget) own.push(account(`the SOP's budget`, host.sop.budget));
+  const stateBudgets = Object.values(host.sop.states).some((s) => s.budget);
+  // Nothing to enforce: no hooks, nothing journaled.
+  if (inherited.length === 0 && own.length === 0 && !stateBudgets) return { name: 'budget', runAccounts: () => [] };
   /** The current visit's account of each state with a budget. */
   const visits: Record<string, BudgetAccount> = {};
   const seenTurnInState: Record<string, number> = {};
