@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tracingEnabled } from '../src/telemetry/enabled.js';
 import { tempDir } from './helpers/executor-context.js';
+import { startHeldReplyServer } from './helpers/held-reply-server.js';
 
 const CLI = resolve('dist/src/cli/main.js');
 
@@ -192,6 +193,41 @@ describe('OpenTelemetry traces', () => {
     expect(replies.length).toBe(calls.length);
     expect(prompts.some((p) => p.includes('Keys like'))).toBe(true);
     expect(JSON.stringify(received)).not.toContain(secret);
+  }, 60_000);
+
+  it('Ctrl-C while the LLM is answering: the spans so far are sent, with finish reasons, before the process ends', async () => {
+    received.length = 0;
+    const server = await startHeldReplyServer(6); // the 7th chat request is held unanswered: the run is mid-way
+    try {
+      const child = spawn(process.execPath, [CLI, 'run', debate, '--llm', 'openai', '--base-url', server.url, '--quiet'], {
+        cwd: tempDir('sop-otel-sigint-'),
+        env: { ...process.env, OPENAI_API_KEY: 'test-key', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      const done = new Promise<number | null>((r) => child.on('close', r));
+      await Promise.race([
+        server.held,
+        done.then(() => {
+          throw new Error(`the run ended before the held request: ${stderr}`);
+        }),
+      ]);
+      child.kill('SIGINT');
+      expect(await done).toBe(130);
+      expect(stderr).toMatch(/Stopping after this turn/);
+      const spans = received.flatMap((x) => x.spans);
+      const run = spans.find((s) => s.name === 'sop.run debate');
+      expect(attrs(run!.attributes)['sop.status']).toBe('interrupted');
+      const calls = spans.filter((s) => s.name === 'chat gpt-4o-mini');
+      expect(calls.length).toBe(7); // six answered, and the aborted one
+      const answered = calls.filter((c) => attrs(c.attributes)['gen_ai.usage.input_tokens'] !== undefined);
+      expect(answered).toHaveLength(6);
+      for (const c of answered) expect(attrs(c.attributes)['gen_ai.response.finish_reasons']).toEqual(['stop']);
+    } finally {
+      server.release();
+      await server.close();
+    }
   }, 60_000);
 
   it('without an OTLP endpoint, tracing is off and nothing of OpenTelemetry is loaded', async () => {
