@@ -155,6 +155,19 @@ describe('budgets', () => {
     expect(b.result.messages.map((m) => m.state)).toEqual(['talk', 'talk', 'talk', 'talk', 'wrap_up']);
   });
 
+  it("a state's own budget moves the run on from that state after its turns", async () => {
+    const sop = loopSop(undefined);
+    sop.states.talk!.budget = { turns: 3, on_exhausted: 'wrap_up' };
+    const { result, events } = await run(sop);
+    expect(result.status).toBe('finished');
+    expect(result.messages.filter((m) => m.state === 'talk')).toHaveLength(3);
+    expect(events.find((e) => e.type === 'state_entered' && e.state === 'wrap_up')).toMatchObject({
+      reason: 'budget',
+      from: 'talk',
+      turn: 3,
+    });
+  });
+
   it('a turn refused by the budget is not counted, and no call is made past it', async () => {
     const llm = new ScriptedLlm();
     const { result } = await run(loopSop(undefined), { llm, budget: { tokens: 400 } });
