@@ -170,7 +170,8 @@ describe('OpenTelemetry traces', () => {
     expect(byId.get(turn.parentSpanId!)!.name).toMatch(/^sop\.state /);
     // a summary refresh is a span around its call
     const summaryCall = calls.find((c) => attrs(c.attributes)['sop.purpose'] === 'summary');
-    if (summaryCall) expect(byId.get(summaryCall.parentSpanId!)!.name).toBe('sop.summary');
+    expect(summaryCall).toBeDefined();
+    expect(byId.get(summaryCall!.parentSpanId!)!.name).toBe('sop.summary');
     expect(attrs(runs[0]!.attributes)['sop.status']).toBe('finished');
   }, 60_000);
 
@@ -193,6 +194,43 @@ describe('OpenTelemetry traces', () => {
     expect(replies.length).toBe(calls.length);
     expect(prompts.some((p) => p.includes('Keys like'))).toBe(true);
     expect(JSON.stringify(received)).not.toContain(secret);
+  }, 60_000);
+
+  it("a command's executor is a span in its turn", async () => {
+    received.length = 0;
+    const dir = tempDir('sop-otel-exec-');
+    const file = join(dir, 'notes.sop.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: 'notes',
+        memory: { notes: '' },
+        agents: { Ada: { roles: { work: 'Writer' } } },
+        root: 'work',
+        states: {
+          work: {
+            roles: ['Writer'],
+            commands: { note: { executor: 'memory', settings: { op: 'append', file: 'notes' } }, finish: { executor: 'finish' } },
+            controller: { max_turns: 3 },
+            next_states: { '1': 'end' },
+          },
+          end: { final: true },
+        },
+      }),
+    );
+    const r = await cli(['run', file, '--llm', 'mock', '--quiet', '--yes'], { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` });
+    expect(r.code, r.stderr).toBe(0);
+    const spans = received.flatMap((x) => x.spans);
+    const byId = new Map(spans.map((s) => [s.spanId, s]));
+    const executors = spans.filter((s) => s.name.startsWith('sop.executor '));
+    expect(executors.length).toBeGreaterThan(0);
+    for (const e of executors) {
+      const a = attrs(e.attributes);
+      expect(a['sop.ok']).toBe(true);
+      expect(a['sop.agent']).toBe('Ada');
+      const turn = byId.get(e.parentSpanId!)!;
+      expect(turn.name).toBe(`sop.turn ${String(a['sop.turn'])}`);
+    }
   }, 60_000);
 
   it('Ctrl-C while the LLM is answering: the spans so far are sent, with finish reasons, before the process ends', async () => {
