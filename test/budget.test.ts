@@ -123,6 +123,14 @@ describe('budgets', () => {
     const closing = (s: string) => /Stopped by the budget[^\n]*tokens\./.exec(s)?.[0];
     expect(closing(resumed.stderr)).toBeDefined();
     expect(closing(resumed.stderr)).toBe(closing(straight.stderr)); // same turn, same tokens as a run never stopped
+    // a run stopped by its budget goes on with a larger one given to sop resume, as if it had had it from the start
+    const small = await cli(['run', debate, '--llm', 'mock', '--budget-tokens', '1500', '--quiet', '--out', 'c'], dir);
+    expect(small.stderr).toContain('Stopped by the budget');
+    const smallDir = join(dir, 'c', readdirSync(join(dir, 'c'))[0]!);
+    const again = await cli(['resume', smallDir, '--quiet'], dir); // the same budget: it stops again at once
+    expect(closing(again.stderr)).toBe(closing(small.stderr));
+    const larger = await cli(['resume', smallDir, '--budget-tokens', '3000', '--quiet'], dir);
+    expect(closing(larger.stderr)).toBe(closing(straight.stderr));
   }, 60_000);
 
   it('a spent SOP budget moves the run to on_exhausted, which finishes on its own allowance', async () => {

@@ -312,7 +312,9 @@ function continueOptions<T>(y: Argv<T>) {
       type: 'number',
       describe: 'Refuse an LLM reply larger than this many bytes (default: as the run was started, else 524288)',
     })
-    .option('pricing', { type: 'string', describe: 'Prices of models over the shipped pricing.json (default: as the run was started)' });
+    .option('pricing', { type: 'string', describe: 'Prices of models over the shipped pricing.json (default: as the run was started)' })
+    .option('budget-tokens', { type: 'number', describe: 'A token budget for the whole run (default: as the run was started)' })
+    .option('budget-usd', { type: 'number', describe: 'A budget in US dollars for the whole run (default: as the run was started)' });
 }
 
 function continueArgs(a: {
@@ -330,6 +332,8 @@ function continueArgs(a: {
   'max-reply-bytes'?: number;
   redact?: string[];
   pricing?: string;
+  'budget-tokens'?: number;
+  'budget-usd'?: number;
 }) {
   return {
     llm: a.llm,
@@ -346,5 +350,7 @@ function continueArgs(a: {
     timeoutMs: a.timeout !== undefined ? a.timeout * 1000 : undefined,
     maxReplyBytes: a['max-reply-bytes'],
     pricing: a.pricing,
+    budgetTokens: a['budget-tokens'],
+    budgetUsd: a['budget-usd'],
   };
 }

@@ -5,8 +5,7 @@
 // (which runs on its own allowance), else stops it with status "budget" (src/runtime/run.ts).
 // Sub-flows draw on their parent's run budgets: the accounts are shared with the nested run.
 import { callCost, priceOf, type PricingTable } from '../llm/pricing.js';
-import { estimateUsage, type CallMeta, type ChatMessage, type LlmProvider } from '../llm/types.js';
-import { WrappedProvider } from '../llm/wrapped.js';
+import { estimateUsage, type CallMeta, type ChatMessage } from '../llm/types.js';
 import { BudgetExhaustedError } from '../runtime/budget-exhausted.js';
 import type { RunHost, RunPlugin } from '../runtime/hooks.js';
 
@@ -60,14 +59,16 @@ export type BudgetPlugin = RunPlugin & {
 
 export function budgetPlugin(host: RunHost, o: BudgetOptions): BudgetPlugin {
   const inherited = o.inherited ?? [];
-  const own: BudgetAccount[] = [];
+  /** The run's own budgets by kind: the command line's, the SOP's. */
+  const mine: { cli?: BudgetAccount; sop?: BudgetAccount } = {};
   if (o.tokens !== undefined || o.usd !== undefined) {
     const label = [o.tokens !== undefined ? `--budget-tokens ${o.tokens}` : '', o.usd !== undefined ? `--budget-usd ${o.usd}` : '']
       .filter(Boolean)
       .join(' ');
-    own.push(account(label, { tokens: o.tokens, usd: o.usd }));
+    mine.cli = account(label, { tokens: o.tokens, usd: o.usd });
   }
-  if (host.sop.budget) own.push(account(`the SOP's budget`, host.sop.budget));
+  if (host.sop.budget) mine.sop = account(`the SOP's budget`, host.sop.budget);
+  const own = [mine.cli, mine.sop].filter((a): a is BudgetAccount => a !== undefined);
   const stateBudgets = Object.values(host.sop.states).some((s) => s.budget);
   // Nothing to enforce: no hooks, nothing journaled.
   if (inherited.length === 0 && own.length === 0 && !stateBudgets) return { name: 'budget', runAccounts: () => [] };
@@ -126,29 +127,30 @@ export function budgetPlugin(host: RunHost, o: BudgetOptions): BudgetPlugin {
       if (step.begin && visits[step.state.name]) delete visits[step.state.name]; // a new visit
       return Promise.resolve();
     },
-    wrapLlm: (llm: LlmProvider) =>
-      new WrappedProvider(llm, async (request, call) => {
-        const res = await call();
-        const price = o.pricing ? priceOf(o.pricing, request.model) : undefined;
-        const usd = price ? (callCost(price, res.usage) ?? 0) : 0;
-        for (const a of charged(request.meta.state)) {
-          a.tokens += res.usage.promptTokens + res.usage.completionTokens;
-          a.usd += usd;
-        }
-        return res;
-      }),
+    afterCall(meta, usage, cost) {
+      for (const a of charged(meta.state)) {
+        a.tokens += usage.promptTokens + usage.completionTokens;
+        a.usd += cost ?? 0;
+      }
+    },
     afterMessage(message) {
       for (const a of charged(message.state)) a.turns++;
     },
-    checkpoint: () => ({ own: own.map(({ tokens, usd, turns, divertedTo }) => ({ tokens, usd, turns, divertedTo })), visits }),
+    checkpoint: () => {
+      const spent = (a: BudgetAccount | undefined) => a && { tokens: a.tokens, usd: a.usd, turns: a.turns, divertedTo: a.divertedTo };
+      return { cli: spent(mine.cli), sop: spent(mine.sop), visits };
+    },
     restoreCheckpoint(state) {
-      const s = state as {
-        own?: Array<Pick<BudgetAccount, 'tokens' | 'usd' | 'turns' | 'divertedTo'>>;
-        visits?: Record<string, BudgetAccount>;
-      };
-      s.own?.forEach((saved, i) => {
-        if (own[i]) Object.assign(own[i], saved);
-      });
+      type Spent = Pick<BudgetAccount, 'tokens' | 'usd' | 'turns' | 'divertedTo'>;
+      const s = state as { cli?: Spent; sop?: Spent; visits?: Record<string, BudgetAccount> };
+      if (mine.sop && s.sop) Object.assign(mine.sop, s.sop);
+      if (mine.cli && s.cli) Object.assign(mine.cli, s.cli);
+      else if (mine.cli) {
+        // a budget given only now (sop resume --budget-tokens): what the run spent so far counts
+        mine.cli.tokens = host.usage.prompt_tokens + host.usage.completion_tokens;
+        mine.cli.usd = host.usage.cost ?? 0;
+        mine.cli.turns = host.turn();
+      }
       Object.assign(visits, s.visits ?? {});
     },
   };

@@ -175,6 +175,9 @@ export class RunLoop {
       pricing: options.pricing,
       signal: options.signal,
       emit: (e) => this.emit(e),
+      counted: (meta, usage, cost) => {
+        for (const p of this.plugins) p.afterCall?.(meta, usage, cost); // e.g. budgets
+      },
     };
     // Native SOPs whose extract components write shared memory journal it in checkpoints.
     const sharedCheckpointed =
