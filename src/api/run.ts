@@ -21,6 +21,7 @@ import { loadRunRecord } from '../journal/record.js';
 import { JournalError } from '../journal/reader.js';
 import type { Sop } from '../sop/types.js';
 import { makeRedactor } from '../util/redact.js';
+import { tracingEnabled } from '../telemetry/enabled.js';
 import { EventFeed, type RunHandle } from './handle.js';
 import { loadSop, sopFileOf } from './load.js';
 import { appendRunHeader, libraryIntoWorkspace, lockMemoryDir, resolveMemoryDir } from '../workspace/memory-dir.js';
@@ -89,6 +90,10 @@ export interface RunSopOptions {
   pricing?: string;
   /** A folder where the memory files and the code library last across runs (default: the SOP's memory_dir). */
   memoryDir?: string;
+  /** Budgets of the whole run, besides the SOP's own `budget` (--budget-tokens, --budget-usd; docs/cost.md). */
+  budget?: { tokens?: number; usd?: number };
+  /** With tracing on (OTEL_EXPORTER_OTLP_ENDPOINT): prompts and replies as span events, redacted (--trace-content). */
+  traceContent?: boolean;
 }
 
 /** A started run, with what the CLI needs besides the handle. */
@@ -98,6 +103,8 @@ export interface StartedRun {
   folder?: RunFolder;
   /** Tell every listener (and iterator) an event from outside the run (e.g. an LLM retry warning). */
   emit(event: RunEvent): void;
+  /** Send the run's trace spans now (a second Ctrl-C exits before the run ends); absent when tracing is off. */
+  flushTraces?: () => Promise<void>;
 }
 
 function humanOf(o: RunSopOptions): HumanInput {
@@ -161,6 +168,12 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
   if (folder) listeners.push(folder.onEvent);
   if (folder) promptListeners.push(folder.onEvent);
   listeners.push(...(o.listeners ?? []));
+  // OpenTelemetry (docs/cost.md): loaded only when an OTLP endpoint is set
+  const tracing = tracingEnabled()
+    ? (await import('../telemetry/otel.js')).startTracing({ content: o.traceContent, redact: makeRedactor() })
+    : undefined;
+  if (tracing) listeners.push(tracing.listener);
+  const plugins: PluginFactory | undefined = tracing ? (host) => [...(o.plugins?.(host) ?? []), ...tracing.plugins(host)] : o.plugins;
   const workspace = folder ? folder.path('workspace') : o.workspace;
   const settings = continuation?.settings;
   // --memory-dir: memory files and the code library that last across runs, one run at a time
@@ -201,12 +214,14 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
       agentsV1: { workspace }, // code components write output_code/ here
       // memory files in memory/, code runs in workspace/
       actions: { runDir: folder?.dir, workspace, autoRun: o.autoRun, yes: o.yes, sandbox, persistentMemoryDir: memoryDir },
-      plugins: o.plugins,
+      plugins,
+      budget: o.budget,
       ...(llm.id !== 'mock' ? { pricing } : {}), // mock replies cost nothing: not priced
     });
   } catch (err) {
     unlockMemory?.();
     folder?.close();
+    await tracing?.flush().catch(() => {});
     throw err;
   }
   const result = (async () => {
@@ -217,6 +232,7 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
     } finally {
       unlockMemory?.();
       folder?.close();
+      await tracing?.flush().catch(() => {}); // spans of the run are sent before it ends
     }
   })();
   result.then(
@@ -230,7 +246,7 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
     stop: () => run.requestStop(),
     [Symbol.asyncIterator]: () => feed.iterate(),
   };
-  return { handle, run, folder, emit };
+  return { handle, run, folder, emit, ...(tracing ? { flushTraces: () => tracing.flush() } : {}) };
 }
 
 /** A handle whose result rejects (and whose iteration throws) when the run cannot start. */

@@ -54,6 +54,16 @@ export function buildCli(argv: string[]): Argv {
               type: 'string',
               describe: 'Prices of models (JSON like pricing.json) over the shipped pricing.json, for the cost',
             })
+            .option('budget-tokens', {
+              type: 'number',
+              describe: "Stop (or move to the SOP budget's on_exhausted state) before a call would take the run past this many tokens",
+            })
+            .option('budget-usd', { type: 'number', describe: 'The same, in US dollars (priced with pricing.json)' })
+            .option('trace-content', {
+              type: 'boolean',
+              default: false,
+              describe: 'With OTEL_EXPORTER_OTLP_ENDPOINT set (tracing on): add prompts and replies, redacted, to the spans',
+            })
             // memory (docs/memory.md)
             .option('embedder', {
               type: 'string',
@@ -131,6 +141,9 @@ export function buildCli(argv: string[]): Argv {
             redact: collect(a.redact),
             pricing: a.pricing,
             memoryDir: a['memory-dir'],
+            budgetTokens: a['budget-tokens'],
+            budgetUsd: a['budget-usd'],
+            traceContent: a['trace-content'],
           });
         },
       )
@@ -153,6 +166,31 @@ export function buildCli(argv: string[]): Argv {
         async (a) => {
           const { validateCommand } = await import('./validate-command.js');
           process.exitCode = validateCommand(collect(a.files), { quiet: a.quiet });
+        },
+      )
+      .command(
+        'check <file>',
+        'Estimate what a SOP costs: dry-run it with the mock over several seeds, and print LLM calls, tokens, cost per model and warnings',
+        (y) =>
+          y
+            .positional('file', { type: 'string', demandOption: true, describe: 'SOP file' })
+            .option('runs', { type: 'number', default: 5, describe: 'Dry runs, with seeds 1..N (different judge paths)' })
+            .option('max-turns', { type: 'number', describe: 'Stop each dry run after this many turns (default 200)' })
+            .option('pricing', { type: 'string', describe: 'Prices of models over the shipped pricing.json' })
+            .option('input', { type: 'string', array: true, describe: 'An input of the SOP, as name=value (repeatable)' })
+            .option('goal', { type: 'string', describe: 'Shorthand for --input goal=TEXT' })
+            .option('json', { type: 'boolean', default: false, describe: 'Print the report as one JSON object' }),
+        async (a) => {
+          const { checkCommand } = await import('./check-command.js');
+          process.exitCode = await checkCommand({
+            file: a.file,
+            runs: a.runs,
+            maxTurns: a['max-turns'],
+            pricing: a.pricing,
+            inputs: collect(a.input),
+            goal: a.goal,
+            json: a.json,
+          });
         },
       )
       .command(
@@ -294,7 +332,9 @@ function continueOptions<T>(y: Argv<T>) {
       type: 'number',
       describe: 'Refuse an LLM reply larger than this many bytes (default: as the run was started, else 524288)',
     })
-    .option('pricing', { type: 'string', describe: 'Prices of models over the shipped pricing.json (default: as the run was started)' });
+    .option('pricing', { type: 'string', describe: 'Prices of models over the shipped pricing.json (default: as the run was started)' })
+    .option('budget-tokens', { type: 'number', describe: 'A token budget for the whole run (default: as the run was started)' })
+    .option('budget-usd', { type: 'number', describe: 'A budget in US dollars for the whole run (default: as the run was started)' });
 }
 
 function continueArgs(a: {
@@ -312,6 +352,8 @@ function continueArgs(a: {
   'max-reply-bytes'?: number;
   redact?: string[];
   pricing?: string;
+  'budget-tokens'?: number;
+  'budget-usd'?: number;
 }) {
   return {
     llm: a.llm,
@@ -328,5 +370,7 @@ function continueArgs(a: {
     timeoutMs: a.timeout !== undefined ? a.timeout * 1000 : undefined,
     maxReplyBytes: a['max-reply-bytes'],
     pricing: a.pricing,
+    budgetTokens: a['budget-tokens'],
+    budgetUsd: a['budget-usd'],
   };
 }

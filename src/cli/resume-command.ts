@@ -23,6 +23,9 @@ export interface ResumeCommandOptions {
   redact?: string[];
   /** A pricing file over the shipped pricing.json (default: the run's own --pricing). */
   pricing?: string;
+  /** Run budgets (default: the run's own --budget-tokens and --budget-usd). */
+  budgetTokens?: number;
+  budgetUsd?: number;
 }
 
 /** Values read back from a journal's recorded launch settings. */
@@ -97,6 +100,9 @@ export function continuedRunOptions(o: ResumeCommandOptions, file: string, launc
     redact: redactedNames(o, launch),
     pricing: o.pricing ?? str(launch.pricing),
     memoryDir: str(launch.memory_dir),
+    budgetTokens: o.budgetTokens ?? num(launch.budget_tokens), // cost: the run's budgets stay, unless given again
+    budgetUsd: o.budgetUsd ?? num(launch.budget_usd),
+    traceContent: launch.trace_content === true,
   };
 }
 

@@ -64,6 +64,12 @@ export interface RunCommandOptions {
   pricing?: string;
   /** Memory files and the code library in this folder, across runs (--memory-dir). */
   memoryDir?: string;
+  // cost (docs/cost.md)
+  /** Budgets of the whole run (--budget-tokens, --budget-usd). */
+  budgetTokens?: number;
+  budgetUsd?: number;
+  /** Tracing: prompts and replies as span events, redacted (--trace-content). */
+  traceContent?: boolean;
 }
 
 export function parseInputs(pairs: string[], goal?: string): Record<string, string> {
@@ -100,6 +106,11 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
     );
   }
 
+  for (const [flag, v] of [
+    ['--budget-tokens', o.budgetTokens],
+    ['--budget-usd', o.budgetUsd],
+  ] as const)
+    if (v !== undefined && !(Number.isFinite(v) && v > 0)) throw new Error(`${flag} must be a number above 0 (got ${String(v)})`);
   const budget = new RetryBudget(50);
   const emitWarning: { fn?: (e: RunEvent) => void } = {};
   // Ctrl-C aborts the LLM call in flight (and any later one): see onSigint below.
@@ -200,6 +211,8 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       sandbox: sandbox.sandbox,
       pricing: o.pricing,
       memoryDir: o.memoryDir,
+      budget: { tokens: o.budgetTokens, usd: o.budgetUsd },
+      traceContent: o.traceContent,
     },
     continuation,
   );
@@ -221,7 +234,10 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
     } else {
       folder.close();
       err(`\nStopped. Resume with: sop resume ${folder.dir}\n`);
-      process.exit(130);
+      // tracing: send the spans so far (at most 2 s), then exit
+      if (started.flushTraces)
+        void Promise.race([started.flushTraces(), new Promise((r) => setTimeout(r, 2000).unref())]).finally(() => process.exit(130));
+      else process.exit(130);
     }
   };
   process.on('SIGINT', onSigint);
@@ -238,9 +254,11 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
           ? `Finished in state "${result.finalState}" after ${result.turns} turns; ${usage}.`
           : result.status === 'max_turns'
             ? `Stopped after --max-turns ${result.turns} turns (no final state reached); ${usage}.`
-            : result.status === 'interrupted'
-              ? `Interrupted after ${result.turns} turns${result.error ? ` (${result.error.message})` : ''}; ${usage}.\nResume with: sop resume ${folder.dir}`
-              : `Failed after ${result.turns} turns: ${result.error?.message}`;
+            : result.status === 'budget'
+              ? `Stopped by the budget after ${result.turns} turns (${result.budget}); ${usage}.`
+              : result.status === 'interrupted'
+                ? `Interrupted after ${result.turns} turns${result.error ? ` (${result.error.message})` : ''}; ${usage}.\nResume with: sop resume ${folder.dir}`
+                : `Failed after ${result.turns} turns: ${result.error?.message}`;
       const outcome = result.result !== undefined ? `Result: ${result.result}\n` : ''; // actions: the SOP's finish result
       // --quiet: the closing line alone, with the run folder (an interrupted run's names it already)
       if (o.quiet) err(`${terminalSafe(line).replace(/\n/g, ' ')}${result.status === 'interrupted' ? '' : ` Run folder: ${folder.dir}`}\n`);
@@ -283,6 +301,9 @@ export function launchSettings(o: RunCommandOptions): Record<string, string | nu
   if (o.sandbox !== undefined) out.sandbox = o.sandbox; // true: --sandbox, false: --no-sandbox
   if (o.pricing) out.pricing = resolvePath(o.pricing); // cost: the same prices when resumed
   if (o.memoryDir) out.memory_dir = resolvePath(o.memoryDir); // the same memory folder when resumed
+  if (o.budgetTokens !== undefined) out.budget_tokens = o.budgetTokens; // cost: the same budgets when resumed
+  if (o.budgetUsd !== undefined) out.budget_usd = o.budgetUsd;
+  if (o.traceContent) out.trace_content = true;
   // secrets: the names given with --redact (never values), so a resume redacts them too
   const names = [...new Set([...(o.redact ?? []), ...configuredSecretNames()])];
   if (names.length > 0) out.redact = names.join(',');

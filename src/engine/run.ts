@@ -11,6 +11,7 @@ import type { ResumeFrom } from '../journal/snapshot.js';
 import type { RunHost, RunPlugin } from '../runtime/hooks.js';
 import { RunLoop, type RunOptions as LoopOptions } from '../runtime/run.js';
 import { scientistPlugin } from '../scientist/plugin.js';
+import { budgetPlugin, type BudgetOptions } from '../cost/budget-plugin.js';
 
 export { resolveInputs, undeclaredInputs, type RunPosition, type RunResult, type RunStatus } from '../runtime/run.js';
 
@@ -27,6 +28,9 @@ export interface RunOptions extends Omit<LoopOptions, 'resume'> {
   // actions
   /** Run folder, workspace and executor flags (--auto-run, --yes, --sandbox); see src/actions/runtime.ts. */
   actions?: ActionOptions;
+  // cost (docs/cost.md)
+  /** Run budgets of the command line (--budget-tokens, --budget-usd); a sub-flow gets its parent's accounts. */
+  budget?: Omit<BudgetOptions, 'pricing'>;
 }
 
 /** The built-in plugins of a run, in the order the loop consults them. */
@@ -40,6 +44,8 @@ export function builtinPlugins(options: RunOptions): (host: RunHost) => RunPlugi
         prefix: options.actions?.flow ? `${options.actions.flow}/` : '',
       }),
     );
+    const budget = budgetPlugin(host, { ...options.budget, pricing: options.pricing }); // cost: budgets
+    plugins.push(budget);
     // A sub-flow (sop executor) is a nested run with its own environment.
     const actions = actionsPlugin(host, options.actions, async (r) => {
       const res = await new Run({
@@ -54,6 +60,7 @@ export function builtinPlugins(options: RunOptions): (host: RunHost) => RunPlugi
         resume: undefined,
         launch: undefined,
         effectIndex: options.resume?.effects ?? options.effectIndex, // replay a sub-flow's journaled effects
+        budget: { inherited: budget.runAccounts() }, // sub-flows draw on the parent's budgets
       }).run();
       return { status: res.status, turns: res.turns, result: res.result, summary: res.summary, error: res.error, usage: res.usage };
     });

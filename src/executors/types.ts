@@ -35,7 +35,7 @@ export interface SubflowRequest {
 
 export interface SubflowResult {
   flow: string;
-  status: 'finished' | 'max_turns' | 'failed' | 'interrupted';
+  status: 'finished' | 'max_turns' | 'failed' | 'interrupted' | 'budget';
   result?: string;
   summary?: string;
   turns: number;

@@ -272,7 +272,7 @@ export class OpenAiProvider implements LlmProvider {
       const body: unknown = await this.client.chat.completions.create({ ...base, stream: false }, { signal: options.signal });
       const { finish, ...res } = this.fromCompletion(body, request);
       this.warnFinish(finish, request.meta);
-      return res;
+      return { ...res, ...(finish ? { finishReason: finish } : {}) };
     }
     const { data: stream, response } = await this.client.chat.completions
       .create({ ...base, stream: true, stream_options: { include_usage: true } }, { signal: options.signal })
@@ -289,7 +289,7 @@ export class OpenAiProvider implements LlmProvider {
       }
       this.warnFinish(finish, request.meta);
       if (res.content) options.onDelta?.(res.content);
-      return res;
+      return { ...res, ...(finish ? { finishReason: finish } : {}) };
     }
     // Deltas go to the terminal as they arrive; the recorded content is the whole reply of the
     // attempt that completed: a stream that ends before its finish_reason is torn, retried, and
@@ -351,6 +351,6 @@ export class OpenAiProvider implements LlmProvider {
     }
     this.warnFinish(finish, request.meta);
     const text = this.replyText(content, calls.filter(Boolean));
-    return { content: text, usage: usage ?? estimateUsage(request.messages, text), ...(model ? { model } : {}) };
+    return { content: text, usage: usage ?? estimateUsage(request.messages, text), ...(model ? { model } : {}), finishReason: finish };
   }
 }

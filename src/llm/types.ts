@@ -77,6 +77,8 @@ export interface ChatResponse {
   usage: Usage;
   /** Provider's model name, when it reports one. */
   model?: string;
+  /** Why the reply ended ("stop", "length", ...), when the provider reports it (tracing: gen_ai.response.finish_reasons). */
+  finishReason?: string;
 }
 
 export interface ChatOptions {

@@ -25,7 +25,13 @@ export type RunEvent =
       launch?: Record<string, string | number | boolean>;
       forked_from?: { run_id: string; dir: string; turn: number };
     }
-  | { type: 'state_entered'; state: string; from?: string; turn: number; reason: 'root' | 'judge' | 'max_turns' | 'direct' | 'finish' }
+  | {
+      type: 'state_entered';
+      state: string;
+      from?: string;
+      turn: number;
+      reason: 'root' | 'judge' | 'max_turns' | 'direct' | 'finish' | 'budget';
+    }
   | {
       type: 'speaker_chosen';
       state: string;
@@ -111,10 +117,12 @@ export type RunEvent =
   | { type: 'subflow'; flow: string; event: RunEvent }
   | {
       type: 'run_finished';
-      status: 'finished' | 'max_turns' | 'failed' | 'interrupted';
+      status: 'finished' | 'max_turns' | 'failed' | 'interrupted' | 'budget';
       turns: number;
       final_state?: string;
       error?: string;
+      /** Status "budget": which budget was spent (docs/cost.md). */
+      budget?: string;
       usage: UsageTotals;
       time: string;
       /** The result of the SOP (its last finish command), when it has one. */

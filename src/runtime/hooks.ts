@@ -11,7 +11,7 @@ import type { PrivateMemoryOption } from '../agent/pipeline.js';
 import type { EnvironmentMemory, EnvironmentView } from '../environment/environment.js';
 import type { Message } from '../environment/message.js';
 import type { HumanInput } from '../io/human.js';
-import type { CallMeta, ChatMessage, LlmProvider } from '../llm/types.js';
+import type { CallMeta, ChatMessage, LlmProvider, Usage } from '../llm/types.js';
 import type { Embedder } from '../memory/embedder.js';
 import type { TemplateSet } from '../prompt/templates.js';
 import type { ResolvedSop, ResolvedState } from '../sop/resolved.js';
@@ -91,6 +91,10 @@ export interface RunPlugin {
   context?(): Record<string, unknown>;
   /** Where a state goes next, when this plugin decides it (command states); undefined: the judge decides. */
   transit?(state: ResolvedState, rt: StateRuntime): Transition | undefined;
+  /** Before each LLM call of the run, with its model (budgets: throw BudgetExhaustedError to refuse it). */
+  beforeCall?(messages: ChatMessage[], model: string, meta: CallMeta): void;
+  /** After each LLM call, with its usage and USD cost (undefined: not priced), a reply reused from the journal included. */
+  afterCall?(meta: CallMeta, usage: Usage, cost: number | undefined): void;
   /** Before an AI agent's turn (begin turns included). */
   beforeTurn?(step: TurnStep): Promise<void>;
   /**

@@ -1,7 +1,7 @@
 // One LLM call of a run: secrets redacted, the graph's walk for the mock provider, through the
 // run's effects (durable runs reuse a journaled reply), usage counted, an `llm_call` event.
 import { callCost, priceOf, type PricingTable } from '../llm/pricing.js';
-import type { CallMeta, ChatMessage, LlmProvider } from '../llm/types.js';
+import type { CallMeta, ChatMessage, LlmProvider, Usage } from '../llm/types.js';
 import { DEFAULTS, type ResolvedSop } from '../sop/resolved.js';
 import type { LlmSettings } from '../sop/types.js';
 import type { Redactor } from '../util/redact.js';
@@ -26,6 +26,8 @@ export interface LlmCallHost {
   readonly pricing?: PricingTable;
   readonly signal?: AbortSignal;
   emit(event: RunEvent): void;
+  /** Told every call as counted, a reply reused from the journal included (budgets). */
+  counted?(meta: CallMeta, usage: Usage, cost: number | undefined): void;
 }
 
 export async function callLlm(
@@ -72,6 +74,7 @@ export async function callLlm(
   const ownPrice = settings.pricing && (!host.model || host.model === settings.model) ? settings.pricing : undefined;
   const cost = host.pricing ? callCost(ownPrice ?? priceOf(host.pricing, model), res.usage) : null;
   addUsage(host.usage, meta.purpose, res.usage, host.pricing ? { model, cost: cost ?? undefined } : undefined, meta.agent);
+  host.counted?.(meta, res.usage, cost ?? undefined);
   if (meta.purpose === 'agent') host.usage.agent_prompt_tokens_last = res.usage.promptTokens; // sampled at turn ends
   let promptChars = 0;
   for (const m of messages) promptChars += m.content.length;

@@ -34,6 +34,7 @@ import { makeRedactor, type Redactor } from '../util/redact.js';
 import { callLlm, type LlmCallHost } from './llm-call.js';
 import { maybeSummarize, type SummaryHost } from './summaries.js';
 import { RunCheckpoints } from './snapshot.js';
+import { BudgetExhaustedError } from './budget-exhausted.js';
 
 export interface RunOptions {
   sop: Sop;
@@ -73,7 +74,7 @@ export interface RunOptions {
   pricing?: PricingTable;
 }
 
-export type RunStatus = 'finished' | 'max_turns' | 'failed' | 'interrupted';
+export type RunStatus = 'finished' | 'max_turns' | 'failed' | 'interrupted' | 'budget';
 
 export interface RunResult {
   status: RunStatus;
@@ -85,6 +86,8 @@ export interface RunResult {
   /** The SOP's result (its last finish command) and summary, when it has one. */
   result?: string;
   summary?: string;
+  /** Status "budget": which budget was spent (docs/cost.md). */
+  budget?: string;
 }
 
 export type { RunPosition } from './position.js';
@@ -108,6 +111,8 @@ export class RunLoop {
   /** Every outside effect (LLM call, human answer, executor) goes through these (durable with the journal's ledger). */
   readonly effects: Effects;
   private stopRequested = false;
+  /** A spent budget's on_exhausted state, entered next (docs/cost.md). */
+  private divert?: string;
   /** The features plugged into this run, in the order they are consulted. */
   readonly plugins: readonly RunPlugin[];
   private readonly llm: LlmProvider;
@@ -171,6 +176,9 @@ export class RunLoop {
       pricing: options.pricing,
       signal: options.signal,
       emit: (e) => this.emit(e),
+      counted: (meta, usage, cost) => {
+        for (const p of this.plugins) p.afterCall?.(meta, usage, cost); // e.g. budgets
+      },
     };
     // Native SOPs whose extract components write shared memory journal it in checkpoints.
     const sharedCheckpointed =
@@ -324,6 +332,7 @@ export class RunLoop {
     let status: RunStatus = 'finished';
     let error: Error | undefined;
     let finalState: string | undefined;
+    let budget: string | undefined;
     try {
       for (;;) {
         if (this.options.signal?.aborted || this.stopRequested) {
@@ -334,12 +343,34 @@ export class RunLoop {
           status = 'max_turns';
           break;
         }
-        const step = await this.next();
-        if ('finished' in step) {
-          finalState = step.finished;
+        const turnBefore = this.position.turn;
+        const messagesBefore = this.env.messages.length;
+        let step: Step | { finished: string } | undefined;
+        try {
+          const divert = this.divert;
+          this.divert = undefined;
+          step = await this.next(divert);
+          if ('finished' in step) {
+            finalState = step.finished;
+            break;
+          }
+          await this.takeTurn(step);
+        } catch (err) {
+          // cost: a budget refused an LLM call; a turn whose message was not recorded is not taken
+          if (!(err instanceof BudgetExhaustedError)) throw err;
+          if (step && !('finished' in step) && this.env.messages.length === messagesBefore && this.position.turn > turnBefore) {
+            this.position.turn = turnBefore;
+            this.position.states[step.state.name]!.chatNums--;
+          }
+          if (err.target !== undefined) {
+            this.emit({ type: 'warning', message: `budget spent (${err.message}); moving to state "${err.target}"` });
+            this.divert = err.target;
+            continue;
+          }
+          status = 'budget';
+          budget = err.message;
           break;
         }
-        await this.takeTurn(step);
         this.samplePromptTokens();
         this.checkpoints.checkpoint();
         // Let signal handlers (Ctrl-C) and timers run at each turn boundary, even
@@ -359,6 +390,7 @@ export class RunLoop {
       turns: this.position.turn,
       final_state: finalState,
       error: error?.message,
+      ...(budget !== undefined ? { budget } : {}),
       usage: this.usage,
       time: new Date().toISOString(),
       ...(outcome.result !== undefined ? { result: outcome.result } : {}),
@@ -372,6 +404,7 @@ export class RunLoop {
       messages: this.env.messages,
       result: outcome.result,
       summary: outcome.summary,
+      ...(budget !== undefined ? { budget } : {}),
     };
   }
 
@@ -388,7 +421,7 @@ export class RunLoop {
   }
 
   /** Decide the next state and speaker (SOP.next of the reference). */
-  private async next(): Promise<Step | { finished: string }> {
+  private async next(divert?: string): Promise<Step | { finished: string }> {
     const pos = this.position;
     if (!pos.started) {
       pos.started = true;
@@ -399,7 +432,7 @@ export class RunLoop {
     }
     let current = this.state(pos.current);
     const rt = pos.states[current.name]!;
-    const { target, reason } = await this.transit(current, rt);
+    const { target, reason } = divert !== undefined ? { target: divert, reason: 'budget' as const } : await this.transit(current, rt);
     if (target !== current.name) {
       const to = this.state(target);
       this.emit({ type: 'state_entered', state: to.name, from: current.name, turn: pos.turn, reason });
@@ -601,6 +634,8 @@ export class RunLoop {
 
   /** One LLM call of the run: effects, usage, an `llm_call` event (src/runtime/llm-call.ts). */
   private call(messages: ChatMessage[], settings: LlmSettings, meta: CallMeta, stream = false): Promise<string> {
+    const model = this.options.model ?? settings.model ?? DEFAULTS.model;
+    for (const p of this.plugins) p.beforeCall?.(messages, model, meta); // e.g. budgets
     return callLlm(this.llmCall, messages, settings, meta, stream);
   }
 }

@@ -164,12 +164,17 @@ export function graphDiagnostics(sop: Sop, checks: readonly SopCheck[] = []): Di
     for (const [key, target] of Object.entries(next)) {
       if (!has(target)) err(at('next_states', key), `next state "${target}" is not defined in "states"`);
     }
+    const onExhausted = state.budget?.on_exhausted; // cost: docs/cost.md
+    if (onExhausted !== undefined && !has(onExhausted))
+      err(at('budget', 'on_exhausted'), `budget.on_exhausted "${onExhausted}" is not defined in "states"`);
     const maxTurns = state.controller?.max_turns;
     if (maxTurns !== undefined && next['1'] === undefined && Object.keys(next).length > 1) {
       warn(at('controller', 'max_turns'), `max_turns has no effect without next_states["1"]`);
     }
   }
 
+  if (sop.budget?.on_exhausted !== undefined && !has(sop.budget.on_exhausted))
+    err(['budget', 'on_exhausted'], `budget.on_exhausted "${sop.budget.on_exhausted}" is not defined in "states"`);
   if (has(sop.root) && out.every((d) => d.severity !== 'error')) {
     const reachable = reachableStates(sop);
     const finals = [...reachable].filter((s) => states[s]?.final);

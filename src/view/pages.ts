@@ -14,7 +14,7 @@ header.top{background:#263238;color:#fff;padding:10px 18px}header.top a{color:#c
 main{padding:12px 18px;max-width:1400px}
 .muted{color:#777;font-weight:normal}
 table.runs,table.calls{border-collapse:collapse}table.runs td,table.runs th,table.calls td,table.calls th{border-bottom:1px solid #ddd;padding:4px 10px;text-align:left}
-.status{font-weight:bold}.status-finished{color:#2a7d2a}.status-failed,.status-killed,.status-damaged{color:#b22}.status-interrupted,.status-max_turns{color:#b70}.status-running{color:#06c}
+.status{font-weight:bold}.status-finished{color:#2a7d2a}.status-failed,.status-killed,.status-damaged{color:#b22}.status-interrupted,.status-max_turns,.status-budget{color:#b70}.status-running{color:#06c}
 .layout{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:18px}
 .visit{border-left:3px solid #ccc;margin:10px 0;padding-left:10px}.visit-head{margin:6px 0;font-size:15px}
 .msg{background:#fff;border:1px solid #e3e3e3;border-left:5px solid var(--agent);border-radius:4px;margin:8px 0;padding:6px 10px}

@@ -1,0 +1,94 @@
+// sop check FILE [--runs N]: what a SOP is expected to cost, from dry runs with the mock (src/cost/check.ts).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { checkSop, type CheckReport, type Spread } from '../cost/check.js';
+import { loadPricing } from '../llm/pricing.js';
+import { loadSopFile } from '../loader/load.js';
+import { formatDiagnostic } from '../sop/diagnostics.js';
+import { packageRoot } from '../util/package-root.js';
+import { parseInputs } from './run-command.js';
+
+export interface CheckCommandOptions {
+  file: string;
+  runs: number;
+  maxTurns?: number;
+  pricing?: string;
+  inputs: string[];
+  goal?: string;
+  json: boolean;
+}
+
+const int = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(1));
+const usd = (n: number) => `$${n.toFixed(4)}`;
+
+function table(title: string, rows: Array<[string, Spread]>, fmt: (n: number) => string): string {
+  const cells = rows.map(([name, s]) => [name, fmt(s.min), fmt(s.median), fmt(s.max)]);
+  const head = [title, 'min', 'median', 'max'];
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const line = (c: string[]) => c.map((x, i) => (i === 0 ? x.padEnd(widths[0]!) : x.padStart(widths[i]!))).join('  ') + '\n';
+  return line(head) + cells.map((c) => line(['  ' + c[0]!, ...c.slice(1)])).join('');
+}
+
+export function formatCheck(r: CheckReport, o: { sop: string; runs: number; asOf?: string }): string {
+  let out = `sop check ${o.sop}: ${r.runs} dry run${r.runs > 1 ? 's' : ''} with the mock (seeds 1-${r.runs})\n`;
+  out += `Outcome: ${Object.entries(r.statuses)
+    .map(([s, n]) => `${n} ${s}`)
+    .join(', ')}; turns ${int(r.turns.min)} / ${int(r.turns.median)} / ${int(r.turns.max)} (min / median / max)\n\n`;
+  out += table(
+    'LLM calls per run',
+    Object.entries(r.calls).map(([p, s]) => [p, s]),
+    int,
+  );
+  out +=
+    '\n' +
+    table(
+      'Tokens per run',
+      [
+        ['prompt', r.prompt_tokens],
+        ['completion', r.completion_tokens],
+      ],
+      int,
+    );
+  out += `  largest prompt of one call: ${r.largest_prompt} tokens\n\n`;
+  const priced = Object.entries(r.cost_by_model).filter((e): e is [string, Spread] => e[1] !== 'unknown');
+  if (priced.length > 0) out += table(`Cost per run (pricing.json${o.asOf ? ` as of ${o.asOf}` : ''})`, priced, usd);
+  for (const [model, c] of Object.entries(r.cost_by_model))
+    if (c === 'unknown') out += `  ${model}: cost unknown (no price; add it with --pricing FILE)\n`;
+  const tokens = r.prompt_tokens.median + r.completion_tokens.median;
+  out += `\nEstimate: about ${Math.round(tokens)} tokens${r.cost ? ` and ${usd(r.cost.median)}` : ', cost unknown,'} per run (median; ${r.cost ? `${usd(r.cost.min)} to ${usd(r.cost.max)}` : 'a model has no price'}).\n`;
+  out +=
+    'Mock replies are one line, so real replies (and the prompts that carry them) run larger: take this as a floor, and set a budget (--budget-tokens, --budget-usd) for the real run.\n';
+  for (const w of r.warnings) out += `warning: ${w}\n`;
+  return out;
+}
+
+export async function checkCommand(o: CheckCommandOptions): Promise<number> {
+  if (!(Number.isInteger(o.runs) && o.runs >= 1 && o.runs <= 1000))
+    throw new Error(`--runs must be a whole number from 1 to 1000 (got ${o.runs})`);
+  const { sop, warnings } = loadSopFile(o.file);
+  for (const w of warnings) process.stderr.write(formatDiagnostic(w) + '\n');
+  const pricing = loadPricing(o.pricing);
+  const { resolveSandbox, sopRunsCode } = await import('../executors/sandbox-mode.js');
+  const sandbox = resolveSandbox(undefined, sopRunsCode(sop));
+  const report = await checkSop({
+    sop,
+    file: o.file,
+    runs: o.runs,
+    maxTurns: o.maxTurns,
+    pricing,
+    inputs: parseInputs(o.inputs, o.goal),
+    sandbox: sandbox.sandbox,
+  });
+  if (o.json) {
+    process.stdout.write(JSON.stringify(report) + '\n');
+    return 0;
+  }
+  let asOf: string | undefined;
+  try {
+    asOf = (JSON.parse(readFileSync(join(packageRoot(), 'pricing.json'), 'utf8')) as { as_of?: string }).as_of;
+  } catch {
+    asOf = undefined;
+  }
+  process.stdout.write(formatCheck(report, { sop: sop.name, runs: o.runs, asOf: o.pricing ? undefined : asOf }));
+  return 0;
+}

@@ -1,0 +1,104 @@
+// sop check: dry runs with the mock over seeds tell a SOP's expected calls, tokens and cost, and
+// warn about states left only at max_turns, prompts over a model's context, summaries that never fire.
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkSop } from '../src/cost/check.js';
+import { loadPricing } from '../src/llm/pricing.js';
+import type { Sop } from '../src/sop/types.js';
+import { tempDir } from './helpers/executor-context.js';
+
+const CLI = resolve('dist/src/cli/main.js');
+
+function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: tempDir('sop-check-cli-'), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', fail);
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+function sop(extra: { model?: string; prompt?: string; every?: number; commands?: boolean }): Sop {
+  return {
+    name: 'checked',
+    llm: { model: extra.model ?? 'gpt-4o-mini' },
+    environment: { summary: { every: extra.every ?? 2 } },
+    agents: { Ada: { roles: { work: 'Pro' } }, Ben: { roles: { work: 'Con' } } },
+    root: 'work',
+    ...(extra.commands ? { memory: { notes: '' } } : {}),
+    states: {
+      work: {
+        environment_prompt: extra.prompt ?? 'Work.',
+        roles: ['Pro', 'Con'],
+        controller: { type: 'order', max_turns: 4 },
+        ...(extra.commands ? { commands: { note: { executor: 'memory', settings: { op: 'append', file: 'notes' } } } } : {}),
+        next_states: { '1': 'end' },
+      },
+      end: { final: true },
+    },
+  } as Sop;
+}
+
+const check = (s: Sop, runs = 3) => checkSop({ sop: s, file: '<memory>', runs, pricing: loadPricing() });
+
+describe('sop check', () => {
+  it('prints the debate’s calls per purpose, a token estimate and a $ cost', async () => {
+    const r = await cli(['check', resolve('examples/debate/debate.sop.json'), '--runs', '3']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^sop check debate: 3 dry runs with the mock \(seeds 1-3\)$/m);
+    expect(r.stdout).toMatch(/^ {2}agent +\d+ +\d+ +\d+$/m);
+    expect(r.stdout).toMatch(/^ {2}judge +\d+ +\d+ +\d+$/m);
+    expect(r.stdout).toMatch(/^ {2}prompt +\d+ +\d+ +\d+$/m);
+    expect(r.stdout).toMatch(/^ {2}gpt-4o-mini +\$0\.\d{4} +\$0\.\d{4} +\$0\.\d{4}$/m);
+    expect(r.stdout).toMatch(/^Estimate: about \d+ tokens and \$0\.\d{4} per run/m);
+    const json = await cli(['check', resolve('examples/debate/debate.sop.json'), '--runs', '2', '--json']);
+    const report = JSON.parse(json.stdout) as Awaited<ReturnType<typeof checkSop>>;
+    expect(report.runs).toBe(2);
+    expect(report.calls.agent!.median).toBeGreaterThan(0);
+    expect(report.cost!.median).toBeGreaterThan(0);
+    // the cost is the tokens at gpt-4o-mini's prices (0.15 and 0.6 USD per million), within rounding
+    const expected = (report.prompt_tokens.median * 0.15 + report.completion_tokens.median * 0.6) / 1e6;
+    expect(Math.abs(report.cost!.median - expected)).toBeLessThan(expected * 0.05);
+    const bad = await cli(['check', resolve('examples/debate/debate.sop.json'), '--runs', '0']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr.trim().split('\n')).toEqual(['error: --runs must be a whole number from 1 to 1000 (got 0)']);
+  }, 30_000);
+
+  it('counts calls and tokens for every seed, with no warnings for a plain SOP', async () => {
+    const r = await check(sop({}), 4);
+    expect(r.statuses).toEqual({ finished: 4 });
+    expect(r.calls.agent!.min).toBeGreaterThan(0);
+    expect(r.calls.summary!.min).toBeGreaterThan(0);
+    expect(r.prompt_tokens.min).toBeLessThanOrEqual(r.prompt_tokens.median);
+    expect(r.prompt_tokens.median).toBeLessThanOrEqual(r.prompt_tokens.max);
+    expect(r.warnings).toEqual([]);
+  });
+
+  it('warns about a state left only at max_turns, a summary that never fires, and an unpriced model', async () => {
+    const r = await check(sop({ commands: true, every: 50, model: 'house-model' }));
+    expect(r.warnings).toContain('state "work" ended only at its controller.max_turns in 3 dry runs (3 visits); nothing else moves it on');
+    expect(r.warnings.some((w) => w.startsWith('the running summary never fired in 3 dry runs (every 50 messages'))).toBe(true);
+    expect(r.cost_by_model['house-model']).toBe('unknown');
+    expect(r.cost).toBeUndefined();
+  });
+
+  it('warns about a prompt larger than the model’s context', async () => {
+    const r = await check(sop({ model: 'gpt-4', prompt: 'word '.repeat(8000) }), 1);
+    expect(r.warnings.some((w) => /^a prompt of \d+ tokens \(state "work"\) exceeds the 8192-token context of gpt-4$/.test(w))).toBe(true);
+  });
+
+  it('reads a SOP file', async () => {
+    const dir = tempDir('sop-check-file-');
+    const file = join(dir, 'x.sop.json');
+    writeFileSync(file, JSON.stringify(sop({})));
+    const r = await cli(['check', file, '--runs', '1']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('sop check checked: 1 dry run with the mock');
+  }, 30_000);
+});
