@@ -18,6 +18,7 @@ import { SopError } from '../sop/diagnostics.js';
 import { loadSopFile } from '../loader/load.js';
 import type { ResolvedState } from '../sop/resolved.js';
 import type { Sop } from '../sop/types.js';
+import { SubflowDepthError } from '../executors/subflow-failure.js';
 import { ExecutorInputError, type ExecContext, type ExecResult, type SubflowRequest, type SubflowResult } from '../executors/types.js';
 import { LOGS, MemoryError, MemoryFiles, type MemoryLink } from '../workspace/memory-files.js';
 import type { EffectSpec } from '../journal/effects.js';
@@ -98,6 +99,8 @@ export interface ActionHost {
 export interface ActionSnapshot {
   finished: Record<string, { result: string; summary?: string }>;
   subflows: Record<string, number>;
+  /** Drafts rejected in a row, by "state/command" (reviews with max_rejections). */
+  rejections?: Record<string, number>;
   result?: string;
   summary?: string;
   stopped?: string;
@@ -149,6 +152,7 @@ export class ActionRuntime {
   /** States ended by finish (or an accepted review), waiting for the transition. */
   private readonly finished = new Map<string, { result: string; summary?: string; next?: string }>();
   private readonly subflowCounts = new Map<string, number>();
+  private readonly rejections = new Map<string, number>();
   private readonly baseDir: string;
   private readonly root: { emit(event: RunEvent): void; turn(): number };
   private readonly redact: Redactor;
@@ -216,6 +220,7 @@ export class ActionRuntime {
     return {
       finished: Object.fromEntries(this.finished),
       subflows: Object.fromEntries(this.subflowCounts),
+      ...(this.rejections.size ? { rejections: Object.fromEntries(this.rejections) } : {}),
       ...(this.result !== undefined ? { result: this.result } : {}),
       ...(this.summary !== undefined ? { summary: this.summary } : {}),
       ...(this.stopped !== undefined ? { stopped: this.stopped } : {}),
@@ -229,6 +234,8 @@ export class ActionRuntime {
     for (const [k, v] of Object.entries(s.finished ?? {})) this.finished.set(k, v);
     this.subflowCounts.clear();
     for (const [k, v] of Object.entries(s.subflows ?? {})) this.subflowCounts.set(k, v);
+    this.rejections.clear();
+    for (const [k, v] of Object.entries(s.rejections ?? {})) this.rejections.set(k, v);
     this.result = s.result;
     this.summary = s.summary;
     this.stopped = s.stopped;
@@ -275,6 +282,7 @@ export class ActionRuntime {
     const done = this.finished.get(state.name);
     if (done) {
       this.finished.delete(state.name);
+      this.clearRejections(state.name);
       // scientist: an executor may choose the way on (finish.next, a next_states key)
       const target =
         done.next === undefined
@@ -287,6 +295,14 @@ export class ActionRuntime {
       return { target, reason: 'finish' };
     }
     if (state.maxTurns !== undefined && rt.chatNums >= state.maxTurns) {
+      // A review with max_rejections never lets its state go on with a draft the user rejected.
+      const pending = [...this.rejections].find(([k, n]) => n > 0 && k.startsWith(`${state.name}/`));
+      this.clearRejections(state.name);
+      if (pending)
+        throw new ActionError(
+          `state "${state.name}" reached its max_turns (${state.maxTurns}) with the last draft of ${pending[0].slice(state.name.length + 1)} ` +
+            `rejected by the user (${pending[1]} times in a row); not going on with a rejected draft`,
+        );
       this.stopped = `state "${state.name}" reached its max_turns (${state.maxTurns}) without a finish command`;
       this.result = undefined;
       this.summary = undefined;
@@ -294,6 +310,10 @@ export class ActionRuntime {
       return { target: on, reason: 'max_turns' };
     }
     return { target: state.name, reason: 'direct' };
+  }
+
+  private clearRejections(state: string): void {
+    for (const k of [...this.rejections.keys()]) if (k.startsWith(`${state}/`)) this.rejections.delete(k);
   }
 
   /**
@@ -367,6 +387,7 @@ export class ActionRuntime {
       launchDir: this.o.launchDir ?? process.cwd(),
       renderText: (text, where) => renderText(text, this.host.baseContext(), where),
       runSubflow: (req) => this.runSubflow(spec.name, req),
+      rejections: this.rejections.get(`${state.name}/${spec.name}`) ?? 0,
       sop: this.host.sop,
       inputs: this.host.inputs,
       ...(this.host.embedder ? { embedder: this.host.embedder } : {}),
@@ -491,6 +512,11 @@ export class ActionRuntime {
         });
       this.logsRefused = true;
     }
+    if (res.rejected !== undefined) {
+      const key = `${state.name}/${spec.name}`;
+      if (res.rejected) this.rejections.set(key, (this.rejections.get(key) ?? 0) + 1);
+      else this.rejections.delete(key);
+    }
     if (res.finish) {
       this.finished.set(state.name, res.finish);
       this.result = res.finish.result;
@@ -502,7 +528,7 @@ export class ActionRuntime {
   private async runSubflow(command: string, req: SubflowRequest): Promise<SubflowResult> {
     const depth = (this.o.depth ?? 0) + 1;
     if (depth > MAX_SUBFLOW_DEPTH)
-      throw new ActionError(
+      throw new SubflowDepthError(
         `sub-flows nested more than ${MAX_SUBFLOW_DEPTH} deep (command "${command}" of ${this.host.file}); is a SOP calling itself?`,
       );
     const { sop, file } = loadSopFile(req.file);

@@ -28,8 +28,8 @@ export const TEMPLATE_VARIABLES: Record<TemplateName, readonly string[]> = {
   command_failed: ['command', 'error'],
   code_approval: ['language', 'code', 'command', 'agent'],
   code_result: ['refused', 'reply', 'language', 'ended', 'ok', 'stdout', 'stderr', 'dropped_stdout', 'dropped_stderr', 'sandboxed'],
-  human_question: ['kind', 'text', 'file', 'command', 'agent'],
-  human_result: ['kind', 'reply', 'automatic', 'text', 'accepted', 'edited', 'save_to', 'final'],
+  human_question: ['kind', 'text', 'file', 'command', 'agent', 'rejections'],
+  human_result: ['kind', 'reply', 'automatic', 'text', 'accepted', 'chosen', 'edited', 'save_to', 'final'],
   library_result: [
     'op',
     'module',
@@ -45,5 +45,5 @@ export const TEMPLATE_VARIABLES: Record<TemplateName, readonly string[]> = {
     'import_hint',
     'listed',
   ],
-  subflow_result: ['command', 'stopped', 'turns', 'result', 'summary'],
+  subflow_result: ['command', 'stopped', 'failed', 'error', 'turns', 'result', 'summary'],
 };
