@@ -101,6 +101,8 @@ export interface ActionSnapshot {
   subflows: Record<string, number>;
   /** Drafts rejected in a row, by "state/command" (reviews with max_rejections). */
   rejections?: Record<string, number>;
+  /** What executors noted for their next call, by "state/executor". */
+  notes?: Record<string, unknown>;
   result?: string;
   summary?: string;
   stopped?: string;
@@ -153,6 +155,7 @@ export class ActionRuntime {
   private readonly finished = new Map<string, { result: string; summary?: string; next?: string }>();
   private readonly subflowCounts = new Map<string, number>();
   private readonly rejections = new Map<string, number>();
+  private readonly notes = new Map<string, unknown>();
   private readonly baseDir: string;
   private readonly root: { emit(event: RunEvent): void; turn(): number };
   private readonly redact: Redactor;
@@ -221,6 +224,7 @@ export class ActionRuntime {
       finished: Object.fromEntries(this.finished),
       subflows: Object.fromEntries(this.subflowCounts),
       ...(this.rejections.size ? { rejections: Object.fromEntries(this.rejections) } : {}),
+      ...(this.notes.size ? { notes: Object.fromEntries(this.notes) } : {}),
       ...(this.result !== undefined ? { result: this.result } : {}),
       ...(this.summary !== undefined ? { summary: this.summary } : {}),
       ...(this.stopped !== undefined ? { stopped: this.stopped } : {}),
@@ -236,6 +240,8 @@ export class ActionRuntime {
     for (const [k, v] of Object.entries(s.subflows ?? {})) this.subflowCounts.set(k, v);
     this.rejections.clear();
     for (const [k, v] of Object.entries(s.rejections ?? {})) this.rejections.set(k, v);
+    this.notes.clear();
+    for (const [k, v] of Object.entries(s.notes ?? {})) this.notes.set(k, v);
     this.result = s.result;
     this.summary = s.summary;
     this.stopped = s.stopped;
@@ -388,6 +394,7 @@ export class ActionRuntime {
       renderText: (text, where) => renderText(text, this.host.baseContext(), where),
       runSubflow: (req) => this.runSubflow(spec.name, req),
       rejections: this.rejections.get(`${state.name}/${spec.name}`) ?? 0,
+      note: this.notes.get(`${state.name}/${spec.executor.name}`),
       sop: this.host.sop,
       inputs: this.host.inputs,
       ...(this.host.embedder ? { embedder: this.host.embedder } : {}),
@@ -512,6 +519,7 @@ export class ActionRuntime {
         });
       this.logsRefused = true;
     }
+    if (res.note !== undefined) this.notes.set(`${state.name}/${executor}`, res.note);
     if (res.rejected !== undefined) {
       const key = `${state.name}/${spec.name}`;
       if (res.rejected) this.rejections.set(key, (this.rejections.get(key) ?? 0) + 1);

@@ -80,6 +80,11 @@ export function buildCli(argv: string[]): Argv {
               default: false,
               describe: 'Accept every question, review and approval without asking (unattended runs)',
             })
+            .option('tests', {
+              type: 'string',
+              describe:
+                "A folder of your test files (test_*.py), run with every function ExtendLibrary tests or saves; a save is refused while they fail (the SOP's tests input)",
+            })
             .option('sandbox', {
               type: 'boolean',
               describe:
@@ -120,6 +125,7 @@ export function buildCli(argv: string[]): Argv {
             sandbox: a.sandbox,
             redact: collect(a.redact),
             pricing: a.pricing,
+            tests: a.tests,
           });
         },
       )

@@ -69,6 +69,8 @@ export interface ExecContext {
   runSubflow(request: SubflowRequest): Promise<SubflowResult>;
   /** Drafts of this command the user rejected in a row, in this visit of the state (human reviews). */
   rejections?: number;
+  /** What this executor noted (ExecResult.note) at its last call in this state, e.g. a failed test. */
+  note?: unknown;
   // scientist: what the task_board and world_model executors read (resources, memory_types, user_away)
   /** The SOP being run. */
   sop?: Sop;
@@ -90,6 +92,8 @@ export interface ExecResult {
   finish?: { result: string; summary?: string; next?: string };
   /** A review the user rejected (true) or accepted (false): counts rejections in a row. */
   rejected?: boolean;
+  /** Something to remember for the executor's next call in this state (JSON; journaled with the result). */
+  note?: unknown;
 }
 
 export interface Executor {
