@@ -26,6 +26,7 @@ import { PathEscapeError } from '../workspace/safe-path.js';
 import { FileAccessError, UnsafeFileError } from '../workspace/safe-file.js';
 import { Workspace } from '../workspace/workspace.js';
 import { CommandConfigError, checkCommand, compileCommands, type CommandSpec } from './commands.js';
+import { initialMemory } from './memory-initial.js';
 import { parseCommandReply } from './parse.js';
 import type { Embedder } from '../memory/embedder.js';
 import { structuredExtensions, structuredMemoryFiles } from '../scientist/memory-types.js';
@@ -178,7 +179,7 @@ export class ActionRuntime {
       // durability: a sub-flow's folder is its own, so files found there are an interrupted attempt's
       fresh: (o.depth ?? 0) > 0,
       // scientist: memory_types add structured memory files (memory/NAME.json)
-      initial: { ...((host.sop.memory ?? {}) as Record<string, string>), ...structuredMemoryFiles(host.sop) },
+      initial: { ...initialMemory((host.sop.memory ?? {}) as Record<string, string>, host.inputs), ...structuredMemoryFiles(host.sop) },
       extensions: structuredExtensions(host.sop),
       links: o.memoryLinks,
       onWrite: (w) => {

@@ -2,8 +2,9 @@
 // their feedback, or have them review a draft (a plan) that is saved to a memory file, which
 // they may also edit directly before accepting. Answers come from the run's HumanInput: the
 // terminal, --answers FILE, or --yes (accept everything without asking).
+import { userAway } from '../scientist/resources.js';
 import { UserStoppedError } from './subflow-failure.js';
-import { isAcceptance, str, type ArgSpecs, type ExecContext, type ExecResult, type Executor } from './types.js';
+import { ExecutorInputError, isAcceptance, str, type ArgSpecs, type ExecContext, type ExecResult, type Executor } from './types.js';
 
 type Kind = 'ask' | 'intermediate' | 'final' | 'review';
 
@@ -62,6 +63,26 @@ export const executor: Executor = {
     const kind = ctx.settings.kind as Kind;
     const text = str(args[ARG[kind].name]) ?? '';
     const render = (view: Record<string, unknown>) => ctx.templates.render('human_result', { kind, ...view });
+    // user_away (resources.user_away or the input user_away=true): nobody waits for the user.
+    if (userAway(ctx.sop?.resources, ctx.inputs)) {
+      if (kind === 'ask') throw new ExecutorInputError('the user is away: nobody can answer; decide on your own');
+      if (kind === 'review') {
+        const saveTo = str(ctx.settings.save_to);
+        if (saveTo) ctx.memory.write(saveTo, text.endsWith('\n') ? text : `${text}\n`);
+        const finish = ctx.settings.finish_on_accept !== false;
+        return {
+          ok: true,
+          result: render({ away: true, accepted: true, save_to: saveTo, final: text }),
+          summary: `the user is away: the draft was kept without review${saveTo ? ` (saved to ${saveTo})` : ''}`,
+          ...(finish ? { finish: { result: text.trim(), summary: 'draft kept (the user is away)' } } : {}),
+        };
+      }
+      return {
+        ok: true,
+        result: render({ away: true, text }),
+        summary: `${kind === 'final' ? 'gave the final answer' : 'gave an intermediate answer'} ("${oneLine(text, 80)}"); the user is away`,
+      };
+    }
     if (kind !== 'review') {
       const { reply, automatic } = await askHuman(ctx, kind, text);
       const what = kind === 'ask' ? 'asked the user' : kind === 'final' ? 'gave the final answer' : 'gave an intermediate answer';

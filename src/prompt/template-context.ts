@@ -29,7 +29,7 @@ export const TEMPLATE_VARIABLES: Record<TemplateName, readonly string[]> = {
   code_approval: ['language', 'code', 'command', 'agent'],
   code_result: ['refused', 'reply', 'language', 'ended', 'ok', 'stdout', 'stderr', 'dropped_stdout', 'dropped_stderr', 'sandboxed'],
   human_question: ['kind', 'text', 'file', 'command', 'agent', 'rejections', 'functions'],
-  human_result: ['kind', 'reply', 'automatic', 'text', 'accepted', 'chosen', 'edited', 'save_to', 'final'],
+  human_result: ['kind', 'reply', 'automatic', 'text', 'away', 'accepted', 'chosen', 'edited', 'save_to', 'final'],
   library_result: [
     'op',
     'module',
