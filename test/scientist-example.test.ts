@@ -20,7 +20,7 @@ interface Outcome {
   events: any[];
 }
 
-function runExample(extra: string[] = []): Outcome {
+function runExample(extra: string[] = [], answers = true): Outcome {
   const out = tempDir('sop-scientist-');
   const r = spawnSync(
     process.execPath,
@@ -33,8 +33,7 @@ function runExample(extra: string[] = []): Outcome {
       '--llm',
       'replay:examples/scientist/scientist.cassette.json',
       '--auto-run',
-      '--answers',
-      'examples/scientist/answers.txt',
+      ...(answers ? ['--answers', 'examples/scientist/answers.txt'] : []),
       '--out',
       out,
       '--json',
@@ -116,6 +115,18 @@ describe('examples/scientist', () => {
     // The same run again, same seed: the same mood in every prompt.
     const again = promptsOf(loadRunRecord(runExample().dir)).filter((p) => p.purpose === 'agent');
     expect(again.map((p) => /Your mood: [^\n]*/.exec(system(p))?.[0])).toEqual(prompts.map((p) => /Your mood: [^\n]*/.exec(system(p))?.[0]));
+  });
+
+  it('with user_away=true, runs with nobody to answer: ask_user is refused and final_answer does not wait', () => {
+    const away = runExample(['--input', 'user_away=true'], false);
+    expect(away.code).toBe(0);
+    const results = away.events.filter((e) => e.type === 'executor_result');
+    const ask = results.find((e) => e.command === 'ask_user');
+    expect(ask.ok).toBe(false);
+    expect(ask.result).toContain('the user is away');
+    const final = results.find((e) => e.command === 'final_answer');
+    expect(final.ok).toBe(true);
+    expect(final.result).toBe('The user is away: the answer is recorded for them, and nobody will reply. Go on.');
   });
 
   it('keeps one accepted statement with its code-run tests and one rejected, each backed by real output', () => {
