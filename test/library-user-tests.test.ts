@@ -17,7 +17,10 @@ const RIGHT = 'def double(x: int) -> int:\n    """Twice x."""\n    return 2 * x\
 function testsFolder(): string {
   const dir = join(tempDir('sop-usertests-'), 'tests');
   mkdirSync(dir);
-  writeFileSync(join(dir, 'test_double.py'), 'def test_small():\n    assert double(3) == 6, "double(3) should be 6"\n\ndef test_zero():\n    assert double(0) == 0\n');
+  writeFileSync(
+    join(dir, 'test_double.py'),
+    'def test_small():\n    assert double(3) == 6, "double(3) should be 6"\n\ndef test_zero():\n    assert double(0) == 0\n',
+  );
   writeFileSync(join(dir, 'notes.txt'), 'not a test file');
   return dir;
 }
@@ -77,7 +80,9 @@ describe('save_code after a failing test', () => {
     const save = { ...ctx, settings: { op: 'save' }, note: test.note, human: answers(['no']) };
     const refused = await library.run({ code: RIGHT }, save);
     expect(refused.ok).toBe(false);
-    expect(refused.result).toMatch(/^Nothing was saved: the last tests of this very code failed \(your tests\), and no test of it has passed since\./);
+    expect(refused.result).toMatch(
+      /^Nothing was saved: the last tests of this very code failed \(your tests\), and no test of it has passed since\./,
+    );
     expect(existsSync(join(ctx.ws.root, 'library.py'))).toBe(false);
     // Other code was not tested and failing: it saves. A passing test clears the failure.
     expect((await library.run({ code: 'def other():\n    return 1\n' }, { ...save, human: answers([]) })).ok).toBe(true);
@@ -122,7 +127,7 @@ describe('save_code after a failing test', () => {
   });
 });
 
-describe('save_code in a run, after the agent\'s own test failed', () => {
+describe("save_code in a run, after the agent's own test failed", () => {
   it('is refused: the run remembers the failure from one command to the next', async () => {
     const file = resolve('sops/extend_library.sop.json');
     const cmd = (command: string, args: Record<string, string> = {}) => JSON.stringify({ command, command_args: args });
@@ -145,7 +150,10 @@ describe('save_code in a run, after the agent\'s own test failed', () => {
       actions: { runDir: join(dir, 'run'), workspace: join(dir, 'ws'), autoRun: true, sandbox: false },
     }).run();
     expect(result.status).toBe('finished');
-    const last = llm.of('agent')[4]!.messages.map((m) => m.content).join('\n');
+    const last = llm
+      .of('agent')[4]!
+      .messages.map((m) => m.content)
+      .join('\n');
     expect(last).toContain('Nothing was saved: the last tests of this very code failed (your tests)');
     expect(existsSync(join(dir, 'ws', 'library.py'))).toBe(false);
   });

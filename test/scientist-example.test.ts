@@ -114,7 +114,9 @@ describe('examples/scientist', () => {
     expect(shown).not.toContain('the mass cancels'); // a thought on task 2, not a free one
     // The same run again, same seed: the same mood in every prompt.
     const again = promptsOf(loadRunRecord(runExample().dir)).filter((p) => p.purpose === 'agent');
-    expect(again.map((p) => /Your mood: [^\n]*/.exec(system(p))?.[0])).toEqual(prompts.map((p) => /Your mood: [^\n]*/.exec(system(p))?.[0]));
+    expect(again.map((p) => /Your mood: [^\n]*/.exec(system(p))?.[0])).toEqual(
+      prompts.map((p) => /Your mood: [^\n]*/.exec(system(p))?.[0]),
+    );
   });
 
   it('with user_away=true, runs with nobody to answer: ask_user is refused and final_answer does not wait', () => {

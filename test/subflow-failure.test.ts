@@ -116,7 +116,10 @@ describe('an executor error inside a sub-flow', () => {
         ...base,
         name: 'child',
         agents: { W: { roles: { work: 'R' } } },
-        states: { work: state({ run: { executor: 'code', settings: { language: 'python' } }, finish: { executor: 'finish' } }), end: { final: true } },
+        states: {
+          work: state({ run: { executor: 'code', settings: { language: 'python' } }, finish: { executor: 'finish' } }),
+          end: { final: true },
+        },
       }),
     );
     writeFileSync(
@@ -125,7 +128,10 @@ describe('an executor error inside a sub-flow', () => {
         ...base,
         name: 'parent',
         agents: { B: { roles: { work: 'R' } } },
-        states: { work: state({ delegate: { executor: 'sop', settings: { file: 'child.sop.json' } }, finish: { executor: 'finish' } }), end: { final: true } },
+        states: {
+          work: state({ delegate: { executor: 'sop', settings: { file: 'child.sop.json' } }, finish: { executor: 'finish' } }),
+          end: { final: true },
+        },
       }),
     );
     const file = join(dir, 'parent.sop.json');
@@ -160,7 +166,20 @@ describe('a plan the user keeps rejecting', () => {
   });
 
   it('more feedback revises again; the state never goes on past max_turns with a rejected draft', async () => {
-    const { result, llm } = await runJarvis(planner, ['no', 'no', 'no', 'shorter', 'no', 'shorter still', 'no', 'again', 'no', 'x', 'no', 'y']);
+    const { result, llm } = await runJarvis(planner, [
+      'no',
+      'no',
+      'no',
+      'shorter',
+      'no',
+      'shorter still',
+      'no',
+      'again',
+      'no',
+      'x',
+      'no',
+      'y',
+    ]);
     const planners = llm.calls.filter((c) => c.meta.agent === 'Jarvis Planner');
     expect(planners).toHaveLength(6);
     // The feedback given at the question reaches the planner with the rejection.

@@ -107,9 +107,18 @@ export const executor: Executor = {
       const rejections = (ctx.rejections ?? 0) + 1;
       if (maxRejections !== undefined && rejections >= maxRejections) {
         // Rejected too often: the user decides (stop, go on with the last draft, or more feedback).
-        const prompt = ctx.templates.render('human_question', { kind: 'rejected', text: reply, rejections, command: ctx.command, agent: ctx.agent });
+        const prompt = ctx.templates.render('human_question', {
+          kind: 'rejected',
+          text: reply,
+          rejections,
+          command: ctx.command,
+          agent: ctx.agent,
+        });
         const choice = await ctx.human.ask({ agent: ctx.agent, role: ctx.role, state: ctx.state, kind: 'question', prompt });
-        const word = choice.trim().toLowerCase().replace(/[.!]+$/, '');
+        const word = choice
+          .trim()
+          .toLowerCase()
+          .replace(/[.!]+$/, '');
         if (/^(stop|quit|abort|end|exit)( (it|the run|here|now))?$/.test(word))
           throw new UserStoppedError(`the user stopped the run after rejecting ${rejections} drafts of ${ctx.command} in a row`);
         if (/^(continue|go on|proceed)( with (it|the last draft|the draft))?$/.test(word)) chosen = true;
@@ -133,7 +142,12 @@ export const executor: Executor = {
       summary: `${how}${edited ? ' after editing it' : ''}${saveTo ? ` (saved to ${saveTo})` : ''}`,
       ...(maxRejections !== undefined ? { rejected: false } : {}),
       ...(finishOnAccept
-        ? { finish: { result: final.trim(), summary: `draft ${chosen ? 'kept by the user' : 'accepted'}${saveTo ? ` and saved to ${saveTo}` : ''}` } }
+        ? {
+            finish: {
+              result: final.trim(),
+              summary: `draft ${chosen ? 'kept by the user' : 'accepted'}${saveTo ? ` and saved to ${saveTo}` : ''}`,
+            },
+          }
         : {}),
     };
   },

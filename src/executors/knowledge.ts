@@ -39,9 +39,16 @@ export const executor: Executor = {
         description:
           'The knowledge base file (Agents 1.0 format); a template (e.g. "{{inputs.knowledge}}"), relative to the folder sop was started from. Empty: the command says no knowledge base was given.',
       },
-      mode: { type: 'string', enum: ['qa', 'chunk'], description: 'qa: match questions, return their answers (default); chunk: match text chunks.' },
+      mode: {
+        type: 'string',
+        enum: ['qa', 'chunk'],
+        description: 'qa: match questions, return their answers (default); chunk: match text chunks.',
+      },
       top_k: { type: 'integer', minimum: 1, maximum: 50, description: 'Entries returned at most (default 3).' },
-      threshold: { type: 'number', description: 'Least similarity of an entry returned (default: the knowledge component\'s for the embedder).' },
+      threshold: {
+        type: 'number',
+        description: "Least similarity of an entry returned (default: the knowledge component's for the embedder).",
+      },
     },
   },
   args(): ArgSpecs {

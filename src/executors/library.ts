@@ -113,7 +113,13 @@ function userTestsFolder(ctx: ExecContext): string | undefined {
 
 /** Ask the user whether to save code whose tests failed. */
 async function askOverride(ctx: ExecContext, names: string[], what: string): Promise<string | undefined> {
-  const prompt = ctx.templates.render('human_question', { kind: 'override', text: what, command: ctx.command, agent: ctx.agent, functions: names.join(', ') });
+  const prompt = ctx.templates.render('human_question', {
+    kind: 'override',
+    text: what,
+    command: ctx.command,
+    agent: ctx.agent,
+    functions: names.join(', '),
+  });
   try {
     return await ctx.human.ask({ agent: ctx.agent, role: ctx.role, state: ctx.state, kind: 'question', prompt });
   } catch (err) {
@@ -157,7 +163,7 @@ export const executor: Executor = {
       tests_dir: {
         type: 'string',
         description:
-          "A folder of the user's test files (test_*.py, *_test.py; test_*.js, *.test.js), run with the function at every test and save; a template (e.g. \"{{inputs.tests}}\"), relative to the folder sop was started from; empty: none.",
+          'A folder of the user\'s test files (test_*.py, *_test.py; test_*.js, *.test.js), run with the function at every test and save; a template (e.g. "{{inputs.tests}}"), relative to the folder sop was started from; empty: none.',
       },
     },
   },
@@ -232,7 +238,10 @@ export const executor: Executor = {
         else userViews.push({ ...view, name: t.name });
       }
     }
-    const failedNow = [...(testView && !testView.ok ? ['your tests'] : []), ...userViews.filter((v) => !v.ok).map((v) => `the user's ${v.name}`)];
+    const failedNow = [
+      ...(testView && !testView.ok ? ['your tests'] : []),
+      ...userViews.filter((v) => !v.ok).map((v) => `the user's ${v.name}`),
+    ];
     // save_code after a failing test of this very code: the failure stands until a test passes.
     const prior = ctx.note as LibraryNote | undefined;
     const priorFailed = scripts.length === 0 && prior?.hash === hash && prior.failed ? prior.failed : undefined;
@@ -264,7 +273,10 @@ export const executor: Executor = {
     }
 
     if (op === 'test') {
-      const passed = [...(testView ? ['tests passed'] : []), ...(userViews.length ? [`the user's tests passed (${userViews.length})`] : [])];
+      const passed = [
+        ...(testView ? ['tests passed'] : []),
+        ...(userViews.length ? [`the user's tests passed (${userViews.length})`] : []),
+      ];
       return {
         ok: true,
         result: render({ functions, ...testParts }),

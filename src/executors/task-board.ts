@@ -168,10 +168,7 @@ const OPS: Record<Op, OpFn> = {
       origin: { tasks: fromTasks, thoughts: parseIds(str(args.from_thoughts), 'from_thoughts') },
     });
     const req = t.tasks_required.length ? `, requires ${t.tasks_required.join(', ')}` : '';
-    const from = [
-      ...t.origin.thoughts.map((id) => `thought ${id}`),
-      ...t.origin.tasks.map((id) => `task ${id}`),
-    ];
+    const from = [...t.origin.thoughts.map((id) => `thought ${id}`), ...t.origin.tasks.map((id) => `task ${id}`)];
     return {
       result: `Created ${describeTask(t)} (${t.value} value${req}${from.length ? `; it came from ${from.join(', ')}` : ''}).`,
       summary: `created ${describeTask(t)}${from.length ? ` from ${from.join(', ')}` : ''}`,

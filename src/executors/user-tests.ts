@@ -45,7 +45,8 @@ export function readUserTests(dir: string, language: 'python' | 'javascript'): U
     throw new UserTestsError(`cannot read the tests folder ${dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
   const files = names.filter((n) => PATTERNS[language].test(n)).sort();
-  if (files.length > MAX_TEST_FILES) throw new UserTestsError(`the tests folder ${dir} has ${files.length} test files; at most ${MAX_TEST_FILES} are run`);
+  if (files.length > MAX_TEST_FILES)
+    throw new UserTestsError(`the tests folder ${dir} has ${files.length} test files; at most ${MAX_TEST_FILES} are run`);
   return files.map((name) => {
     const path = join(dir, name);
     const size = statSync(path).size;
