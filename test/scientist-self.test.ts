@@ -32,7 +32,7 @@ describe('task origins', () => {
 });
 
 describe('the knowledge executor', () => {
-  const file = resolve('examples/scientist/knowledge.json');
+  const file = resolve('examples/scientist/pendulum.knowledge');
 
   it('answers from the knowledge base, closest first, with the local embedder', async () => {
     const ctx = execContext({ settings: { file, top_k: 1 } });
