@@ -2,7 +2,8 @@
 // replies after the retries, an executor error) comes back to its caller as a failed result, and
 // the shipped Jarvis re-plans; only the top level fails the run. A plan rejected too often makes
 // the run ask the user whether to stop or go on with the last draft, never going on silently.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Run } from '../src/engine/run.js';
@@ -101,6 +102,56 @@ describe('a failing sub-flow', () => {
     );
     expect(result.status).toBe('failed');
     expect(result.error?.message).toMatch(/answers/);
+  });
+});
+
+describe('sop run, from a cassette', () => {
+  it('exits 0 when the Coder fails and Jarvis re-plans; the transcript shows the failed result', () => {
+    const dir = tempDir('sop-replan-cli-');
+    const agent = (name: string, response: string) => ({ purpose: 'agent', agent: name, response });
+    const cassette = {
+      version: 1,
+      source: 'hand-written',
+      note: 'test: the Coder gives no valid command, Jarvis re-plans',
+      interactions: [
+        agent('Jarvis Planner', cmd('propose_plan', { draft: PLAN })),
+        agent('Jarvis', cmd('Coder', { goal: 'Count the lines of notes.txt' })),
+        agent('Coder Planner', cmd('propose_plan', { draft: '1. Run wc -l' })),
+        agent('Coder', 'thinking'),
+        agent('Coder', 'still thinking'),
+        agent('Coder', 'done thinking'),
+        agent('Jarvis', cmd('re_plan', { feedback: 'The Coder failed.' })),
+        agent('Planner', cmd('propose_plan', { draft: '1. Give the final answer' })),
+        agent('Jarvis', cmd('final_answer', { answer: 'Could not count.' })),
+        agent('Jarvis', cmd('finish', { result: 're-planned' })),
+      ],
+    };
+    writeFileSync(join(dir, 'c.json'), JSON.stringify(cassette));
+    writeFileSync(join(dir, 'answers.txt'), 'ok\nok\nok\nthanks\n');
+    const cli = resolve('dist/src/cli/main.js');
+    const r = spawnSync(
+      process.execPath,
+      [
+        cli,
+        'run',
+        'sops/jarvis.sop.json',
+        '--goal',
+        'Count the lines',
+        '--llm',
+        `replay:${join(dir, 'c.json')}`,
+        '--answers',
+        join(dir, 'answers.txt'),
+        '--out',
+        join(dir, 'runs'),
+        '--quiet',
+        '--no-sandbox',
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(r.stderr).toMatch(/Finished in state "done"/);
+    expect(r.status).toBe(0);
+    const run = join(dir, 'runs', readdirSync(join(dir, 'runs'))[0]!);
+    expect(readFileSync(join(run, 'transcript.md'), 'utf8')).toContain('Coder failed after');
   });
 });
 
