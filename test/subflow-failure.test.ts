@@ -129,29 +129,24 @@ describe('sop run, from a cassette', () => {
     writeFileSync(join(dir, 'c.json'), JSON.stringify(cassette));
     writeFileSync(join(dir, 'answers.txt'), 'ok\nok\nok\nthanks\n');
     const cli = resolve('dist/src/cli/main.js');
-    const r = spawnSync(
-      process.execPath,
-      [
-        cli,
-        'run',
-        'sops/jarvis.sop.json',
-        '--goal',
-        'Count the lines',
-        '--llm',
-        `replay:${join(dir, 'c.json')}`,
-        '--answers',
-        join(dir, 'answers.txt'),
-        '--out',
-        join(dir, 'runs'),
-        '--quiet',
-        '--no-sandbox',
-      ],
-      { encoding: 'utf8' },
-    );
+    const args = [cli, 'run', 'sops/jarvis.sop.json', '--goal', 'Count the lines', '--llm', `replay:${join(dir, 'c.json')}`];
+    args.push('--answers', join(dir, 'answers.txt'));
+    const r = spawnSync(process.execPath, [...args, '--out', join(dir, 'runs'), '--quiet', '--no-sandbox'], { encoding: 'utf8' });
     expect(r.stderr).toMatch(/Finished in state "done"/);
     expect(r.status).toBe(0);
     const run = join(dir, 'runs', readdirSync(join(dir, 'runs'))[0]!);
     expect(readFileSync(join(run, 'transcript.md'), 'utf8')).toContain('Coder failed after');
+
+    // Stopped right after the failed result (--max-turns 2), then resumed: it ends the same way.
+    const out2 = join(dir, 'runs2');
+    const first = spawnSync(process.execPath, [...args, '--out', out2, '--quiet', '--no-sandbox', '--max-turns', '2'], {
+      encoding: 'utf8',
+    });
+    expect(first.status).toBe(0);
+    const run2 = join(out2, readdirSync(out2)[0]!);
+    const resumed = spawnSync(process.execPath, [cli, 'resume', run2, '--max-turns', '50', '--quiet'], { encoding: 'utf8' });
+    expect(resumed.stderr).toMatch(/Finished in state "done" after 5 turns/);
+    expect(resumed.status).toBe(0);
   });
 });
 
