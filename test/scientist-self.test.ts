@@ -8,6 +8,8 @@ import { executor as knowledge } from '../src/executors/knowledge.js';
 import { executor as taskBoard } from '../src/executors/task-board.js';
 import { NoHumanInput } from '../src/io/human.js';
 import type { Sop } from '../src/sop/types.js';
+import { templateDiagnostics } from '../src/sop/check-templates.js';
+import { initialMemory } from '../src/actions/memory-initial.js';
 import { execContext } from './helpers/executor-context.js';
 
 const SCIENCE = { name: 's', memory_types: { task_board: 'task_board' } } as unknown as Sop;
@@ -84,5 +86,25 @@ describe('user_away in the human executor', () => {
     await expect(human.run({ answer: 'x' }, execContext({ settings: { kind: 'final' }, human: new NoHumanInput() }))).rejects.toThrow(
       /no terminal to ask/,
     );
+  });
+});
+
+describe('memory files start from templates over the inputs', () => {
+  it('"mission": "{{goal}}" starts with the goal; validate names an undeclared input at its pointer', () => {
+    expect(initialMemory({ mission: '{{goal}}', plan: '' }, { goal: 'Why is the sky blue?' })).toEqual({
+      mission: 'Why is the sky blue?',
+      plan: '',
+    });
+    const sop = {
+      name: 's',
+      inputs: { goal: {} },
+      memory: { mission: '{{inputs.gaol}}' },
+      agents: {},
+      root: 'a',
+      states: {},
+    } as unknown as Sop;
+    expect(templateDiagnostics(sop).map((d) => `${d.pointer}: ${d.message}`)).toEqual([
+      '/memory/mission: {{inputs.gaol}}: input "gaol" is not declared in "inputs" (declared: goal)',
+    ]);
   });
 });
