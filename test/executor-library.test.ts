@@ -33,7 +33,7 @@ describe('library executor', () => {
     expect(syntax.result).toMatch(/^Nothing was saved: SyntaxError: .* \(line 1\)\. Fix the code and try again\.$/);
     const failing = await library.run({ code: FN, tests: 'assert double(2) == 5, "double(2) should be 5"' }, ctx);
     expect(failing.ok).toBe(false);
-    expect(failing.result).toContain('The tests failed (exit code 1), so nothing was saved.');
+    expect(failing.result).toContain('The tests failed, so nothing was saved.\nYour tests: exit code 1.');
     expect(failing.result).toContain('AssertionError: double(2) should be 5');
     const script = await library.run({ code: 'print("hello")' }, ctx);
     expect(script.result).toBe('The code defines no top-level function, so there is nothing to save. Write it as one or more functions.');

@@ -5,6 +5,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { promptsOf } from '../src/journal/prompts.js';
+import { loadRunRecord } from '../src/journal/record.js';
 import { tempDir } from './helpers/executor-context.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -18,7 +20,7 @@ interface Outcome {
   events: any[];
 }
 
-function runExample(extra: string[] = []): Outcome {
+function runExample(extra: string[] = [], answers = true): Outcome {
   const out = tempDir('sop-scientist-');
   const r = spawnSync(
     process.execPath,
@@ -31,8 +33,7 @@ function runExample(extra: string[] = []): Outcome {
       '--llm',
       'replay:examples/scientist/scientist.cassette.json',
       '--auto-run',
-      '--answers',
-      'examples/scientist/answers.txt',
+      ...(answers ? ['--answers', 'examples/scientist/answers.txt'] : []),
       '--out',
       out,
       '--json',
@@ -79,10 +80,55 @@ describe('examples/scientist', () => {
     expect(board.tasks.every((t: any) => t.answer)).toBe(true);
     const started = run.events.filter((e) => e.type === 'executor_result' && e.command === 'start_task').map((e) => e.summary);
     expect(started).toEqual(['started task 1 "Length and period"', 'started task 2 "Mass and period"', 'started task 3 "State the law"']);
-    expect(board.thoughts.map((t: any) => t.name)).toEqual(['two separate questions', 'the mass cancels']);
+    expect(board.thoughts.map((t: any) => [t.name, t.task ?? null])).toEqual([
+      ['two separate questions', null],
+      ['length matters as a square root', null],
+      ['the mass cancels', 2],
+      ['intuition misled me about the mass', null],
+      ['the law needs small swings', null],
+    ]);
     expect(board.tasks[0].stream_of_consciousness[0]).toMatch(
       /^Asked the user: May I assume small swings.*The user replied: Yes: assume small swings/,
     );
+  });
+
+  it('shows the self of seed 003 in its prompts: the mission file, a seeded mood, relevant free thoughts, a reflection step', () => {
+    const prompts = promptsOf(loadRunRecord(run.dir)).filter((p) => p.purpose === 'agent');
+    const system = (p: (typeof prompts)[number]) => p.messages[0]!.content;
+    // The mission is the memory file "mission", made from --goal; the mood is on, from --seed.
+    expect(readFileSync(join(run.dir, 'memory', 'mission.md'), 'utf8')).toBe(GOAL);
+    expect(system(prompts[0]!)).toContain(`The mission (memory file mission): ${GOAL}\nYour mood: `);
+    const moods = prompts.map((p) => /Your mood: (\w+) \(([-+]\d\.\d\d)\)/.exec(system(p))?.slice(1, 3).join(' ')).filter(Boolean);
+    expect(moods.length).toBeGreaterThan(30);
+    expect(new Set(moods).size).toBeGreaterThan(1); // it drifts from turn to turn
+    // A reflection step after each finished task, which writes free thoughts...
+    const reflect = prompts.filter((p) => p.state === 'reflect');
+    expect(reflect).toHaveLength(6);
+    expect(system(reflect[0]!)).toContain('A task has just ended. Step back and reflect');
+    // ...that later prompts retrieve when they bear on the task in progress.
+    const work3 = prompts.filter((p) => p.state === 'work').at(-1)!;
+    expect(system(work3)).toContain('Task in progress: [3] State the law');
+    expect(system(work3)).toMatch(/Your own thoughts \(not tied to a task\) that may bear on this:\n- thought \d \(\d\.\d\d\) /);
+    const shown = system(work3).split('Your own thoughts')[1]!.split('\n\n')[0]!;
+    expect(shown).toContain('two separate questions: Length and mass can be studied separately; the law then combines them.');
+    expect(shown).not.toContain('the mass cancels'); // a thought on task 2, not a free one
+    // The same run again, same seed: the same mood in every prompt.
+    const again = promptsOf(loadRunRecord(runExample().dir)).filter((p) => p.purpose === 'agent');
+    expect(again.map((p) => /Your mood: [^\n]*/.exec(system(p))?.[0])).toEqual(
+      prompts.map((p) => /Your mood: [^\n]*/.exec(system(p))?.[0]),
+    );
+  });
+
+  it('with user_away=true, runs with nobody to answer: ask_user is refused and final_answer does not wait', () => {
+    const away = runExample(['--input', 'user_away=true'], false);
+    expect(away.code).toBe(0);
+    const results = away.events.filter((e) => e.type === 'executor_result');
+    const ask = results.find((e) => e.command === 'ask_user');
+    expect(ask.ok).toBe(false);
+    expect(ask.result).toContain('the user is away');
+    const final = results.find((e) => e.command === 'final_answer');
+    expect(final.ok).toBe(true);
+    expect(final.result).toBe('The user is away: the answer is recorded for them, and nobody will reply. Go on.');
   });
 
   it('keeps one accepted statement with its code-run tests and one rejected, each backed by real output', () => {

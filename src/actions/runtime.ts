@@ -18,6 +18,7 @@ import { SopError } from '../sop/diagnostics.js';
 import { loadSopFile } from '../loader/load.js';
 import type { ResolvedState } from '../sop/resolved.js';
 import type { Sop } from '../sop/types.js';
+import { SubflowDepthError } from '../executors/subflow-failure.js';
 import { ExecutorInputError, type ExecContext, type ExecResult, type SubflowRequest, type SubflowResult } from '../executors/types.js';
 import { LOGS, MemoryError, MemoryFiles, type MemoryLink } from '../workspace/memory-files.js';
 import type { EffectSpec } from '../journal/effects.js';
@@ -25,6 +26,7 @@ import { PathEscapeError } from '../workspace/safe-path.js';
 import { FileAccessError, UnsafeFileError } from '../workspace/safe-file.js';
 import { Workspace } from '../workspace/workspace.js';
 import { CommandConfigError, checkCommand, compileCommands, type CommandSpec } from './commands.js';
+import { initialMemory } from './memory-initial.js';
 import { parseCommandReply } from './parse.js';
 import type { Embedder } from '../memory/embedder.js';
 import { structuredExtensions, structuredMemoryFiles } from '../scientist/memory-types.js';
@@ -105,6 +107,10 @@ export interface ActionHost {
 export interface ActionSnapshot {
   finished: Record<string, { result: string; summary?: string }>;
   subflows: Record<string, number>;
+  /** Drafts rejected in a row, by "state/command" (reviews with max_rejections). */
+  rejections?: Record<string, number>;
+  /** What executors noted for their next call, by "state/executor". */
+  notes?: Record<string, unknown>;
   result?: string;
   summary?: string;
   stopped?: string;
@@ -158,6 +164,8 @@ export class ActionRuntime {
   /** States ended by finish (or an accepted review), waiting for the transition. */
   private readonly finished = new Map<string, { result: string; summary?: string; next?: string }>();
   private readonly subflowCounts = new Map<string, number>();
+  private readonly rejections = new Map<string, number>();
+  private readonly notes = new Map<string, unknown>();
   private readonly baseDir: string;
   private readonly root: { emit(event: RunEvent): void; turn(): number };
   private readonly redact: Redactor;
@@ -196,7 +204,7 @@ export class ActionRuntime {
       // durability: a sub-flow's folder is its own, so files found there are an interrupted attempt's
       fresh: (o.depth ?? 0) > 0,
       // scientist: memory_types add structured memory files (memory/NAME.json)
-      initial: { ...((host.sop.memory ?? {}) as Record<string, string>), ...structuredMemoryFiles(host.sop) },
+      initial: { ...initialMemory((host.sop.memory ?? {}) as Record<string, string>, host.inputs), ...structuredMemoryFiles(host.sop) },
       extensions: structuredExtensions(host.sop),
       links: o.memoryLinks,
       onWrite: (w) => {
@@ -247,6 +255,8 @@ export class ActionRuntime {
     return {
       finished: Object.fromEntries(this.finished),
       subflows: Object.fromEntries(this.subflowCounts),
+      ...(this.rejections.size ? { rejections: Object.fromEntries(this.rejections) } : {}),
+      ...(this.notes.size ? { notes: Object.fromEntries(this.notes) } : {}),
       ...(this.result !== undefined ? { result: this.result } : {}),
       ...(this.summary !== undefined ? { summary: this.summary } : {}),
       ...(this.stopped !== undefined ? { stopped: this.stopped } : {}),
@@ -266,6 +276,10 @@ export class ActionRuntime {
     for (const [k, v] of Object.entries(s.finished ?? {})) this.finished.set(k, v);
     this.subflowCounts.clear();
     for (const [k, v] of Object.entries(s.subflows ?? {})) this.subflowCounts.set(k, v);
+    this.rejections.clear();
+    for (const [k, v] of Object.entries(s.rejections ?? {})) this.rejections.set(k, v);
+    this.notes.clear();
+    for (const [k, v] of Object.entries(s.notes ?? {})) this.notes.set(k, v);
     this.result = s.result;
     this.summary = s.summary;
     this.stopped = s.stopped;
@@ -313,6 +327,7 @@ export class ActionRuntime {
     const done = this.finished.get(state.name);
     if (done) {
       this.finished.delete(state.name);
+      this.clearRejections(state.name);
       // scientist: an executor may choose the way on (finish.next, a next_states key)
       const target =
         done.next === undefined
@@ -325,6 +340,14 @@ export class ActionRuntime {
       return { target, reason: 'finish' };
     }
     if (state.maxTurns !== undefined && rt.chatNums >= state.maxTurns) {
+      // A review with max_rejections never lets its state go on with a draft the user rejected.
+      const pending = [...this.rejections].find(([k, n]) => n > 0 && k.startsWith(`${state.name}/`));
+      this.clearRejections(state.name);
+      if (pending)
+        throw new ActionError(
+          `state "${state.name}" reached its max_turns (${state.maxTurns}) with the last draft of ${pending[0].slice(state.name.length + 1)} ` +
+            `rejected by the user (${pending[1]} times in a row); not going on with a rejected draft`,
+        );
       this.stopped = `state "${state.name}" reached its max_turns (${state.maxTurns}) without a finish command`;
       this.result = undefined;
       this.summary = undefined;
@@ -332,6 +355,10 @@ export class ActionRuntime {
       return { target: on, reason: 'max_turns' };
     }
     return { target: state.name, reason: 'direct' };
+  }
+
+  private clearRejections(state: string): void {
+    for (const k of [...this.rejections.keys()]) if (k.startsWith(`${state}/`)) this.rejections.delete(k);
   }
 
   /**
@@ -406,6 +433,8 @@ export class ActionRuntime {
       launchDir: this.o.launchDir ?? process.cwd(),
       renderText: (text, where) => renderText(text, this.host.baseContext(), where),
       runSubflow: (req) => this.runSubflow(spec.name, req, spec.settings.session === 'own'),
+      rejections: this.rejections.get(`${state.name}/${spec.name}`) ?? 0,
+      note: this.notes.get(`${state.name}/${spec.executor.name}`),
       sop: this.host.sop,
       inputs: this.host.inputs,
       ...(this.host.embedder ? { embedder: this.host.embedder } : {}),
@@ -539,6 +568,12 @@ export class ActionRuntime {
         });
       this.logsRefused = true;
     }
+    if (res.note !== undefined) this.notes.set(`${state.name}/${executor}`, res.note);
+    if (res.rejected !== undefined) {
+      const key = `${state.name}/${spec.name}`;
+      if (res.rejected) this.rejections.set(key, (this.rejections.get(key) ?? 0) + 1);
+      else this.rejections.delete(key);
+    }
     if (res.finish) {
       this.finished.set(state.name, res.finish);
       this.result = res.finish.result;
@@ -550,7 +585,7 @@ export class ActionRuntime {
   private async runSubflow(command: string, req: SubflowRequest, ownSessions = false): Promise<SubflowResult> {
     const depth = (this.o.depth ?? 0) + 1;
     if (depth > MAX_SUBFLOW_DEPTH)
-      throw new ActionError(
+      throw new SubflowDepthError(
         `sub-flows nested more than ${MAX_SUBFLOW_DEPTH} deep (command "${command}" of ${this.host.file}); is a SOP calling itself?`,
       );
     const { sop, file } = loadSopFile(req.file);

@@ -95,6 +95,11 @@ export function buildCli(argv: string[]): Argv {
               default: false,
               describe: 'Accept every question, review and approval without asking (unattended runs)',
             })
+            .option('tests', {
+              type: 'string',
+              describe:
+                "A folder of your test files (test_*.py), run with every function ExtendLibrary tests or saves; a save is refused while they fail (the SOP's tests input)",
+            })
             .option('sandbox', {
               type: 'boolean',
               describe:
@@ -144,6 +149,7 @@ export function buildCli(argv: string[]): Argv {
             budgetTokens: a['budget-tokens'],
             budgetUsd: a['budget-usd'],
             traceContent: a['trace-content'],
+            tests: a.tests,
           });
         },
       )

@@ -15,6 +15,7 @@ import { formatDiagnostic } from '../sop/diagnostics.js';
 import { loadSopFile } from '../loader/load.js';
 import type { Continuation } from '../journal/continue.js';
 import type { RerunPolicy } from '../journal/effects.js';
+import { existsSync, statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { configureSecrets, configuredSecretNames, makeRedactor } from '../util/redact.js';
@@ -70,6 +71,8 @@ export interface RunCommandOptions {
   budgetUsd?: number;
   /** Tracing: prompts and replies as span events, redacted (--trace-content). */
   traceContent?: boolean;
+  /** The user's test files for the code library (--tests DIR): the SOP's `tests` input. */
+  tests?: string;
 }
 
 export function parseInputs(pairs: string[], goal?: string): Record<string, string> {
@@ -100,6 +103,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   const err = (s: string) => process.stderr.write(redact(s));
   for (const w of warnings) err(formatDiagnostic(w) + '\n');
   const inputs = continuation ? continuation.inputs : parseInputs(o.inputs, o.goal);
+  if (!continuation && o.tests !== undefined) inputs.tests = testsInput(sop, o.tests);
   for (const name of undeclaredInputs(sop, inputs)) {
     err(
       `warning: input "${name}" is not declared by ${sop.name}, so none of its templates reads it (declare it in "inputs" to use {{inputs.${name}}})\n`,
@@ -318,4 +322,13 @@ async function askYesNo(question: string): Promise<boolean> {
   } finally {
     rl.close();
   }
+}
+
+/** --tests DIR: the SOP's `tests` input, as an absolute path to a folder that exists. */
+function testsInput(sop: { name: string; inputs?: Record<string, unknown> }, dir: string): string {
+  if (!sop.inputs || !Object.prototype.hasOwnProperty.call(sop.inputs, 'tests'))
+    throw new Error(`--tests: ${sop.name} has no "tests" input, so it runs no tests of yours (see docs/executors.md)`);
+  const path = resolvePath(dir);
+  if (!existsSync(path) || !statSync(path).isDirectory()) throw new Error(`--tests: ${path} is not a folder`);
+  return path;
 }

@@ -7,7 +7,10 @@ import { Script } from 'node:vm';
 import { approveCode, codeEnv, outcomeContext } from './code.js';
 import { CODE_DEFAULTS, runCode } from './code-runner.js';
 import { mergeIntoModule, mergeLibraryEntries } from './library-merge.js';
-import { ExecutorInputError, str, type ArgSpecs, type ExecResult, type Executor } from './types.js';
+import { ExecutorInputError, str, type ArgSpecs, type ExecContext, type ExecResult, type Executor } from './types.js';
+import { HumanInputError } from '../io/human.js';
+import { isResumableError } from '../runtime/checkpoint.js';
+import { codeHash, readUserTests, userTestScript, userTestsDir } from './user-tests.js';
 
 type Lang = 'python' | 'javascript';
 
@@ -95,6 +98,38 @@ function endsWithBlock(text: string, block: string): boolean {
   return b !== '' && text.trimEnd().endsWith(b);
 }
 
+/** What the library executor remembers in a state: the last tests of a draft, and which failed. */
+interface LibraryNote {
+  hash: string;
+  failed?: string;
+}
+
+/** The user's tests folder: the tests_dir setting (a template), else none. */
+function userTestsFolder(ctx: ExecContext): string | undefined {
+  const setting = str(ctx.settings.tests_dir);
+  if (setting === undefined) return undefined;
+  const dir = ctx.renderText(setting, `commands/${ctx.command}/settings/tests_dir`).trim();
+  return dir === '' ? undefined : userTestsDir(dir, ctx.launchDir);
+}
+
+/** Ask the user whether to save code whose tests failed. */
+async function askOverride(ctx: ExecContext, names: string[], what: string): Promise<string | undefined> {
+  const prompt = ctx.templates.render('human_question', {
+    kind: 'override',
+    text: what,
+    command: ctx.command,
+    agent: ctx.agent,
+    functions: names.join(', '),
+  });
+  try {
+    return await ctx.human.ask({ agent: ctx.agent, role: ctx.role, state: ctx.state, kind: 'question', prompt });
+  } catch (err) {
+    // Nobody to ask (no terminal, the answers used up): the save stays refused.
+    if (err instanceof HumanInputError && !isResumableError(err)) return undefined;
+    throw err;
+  }
+}
+
 export const executor: Executor = {
   name: 'library',
   durability: { rerunNeedsApproval: true },
@@ -126,6 +161,11 @@ export const executor: Executor = {
         description: 'Memory file holding the code written by an earlier write_code command; used when the agent gives no code.',
       },
       timeout_ms: { type: 'integer', minimum: 100, maximum: 3_600_000 },
+      tests_dir: {
+        type: 'string',
+        description:
+          'A folder of the user\'s test files (test_*.py, *_test.py; test_*.js, *.test.js), run with the function at every test and save; a template (e.g. "{{inputs.tests}}"), relative to the folder sop was started from; empty: none.',
+      },
     },
   },
   args(settings): ArgSpecs {
@@ -164,12 +204,18 @@ export const executor: Executor = {
     }
     const names = functions.map((f) => f.name);
 
+    // The agent's tests, then each of the user's test files, every one with the code defined first.
+    const hash = codeHash(code);
+    const scripts: Array<{ name?: string; script: string }> = [];
     const tests = str(args.tests)?.trim();
+    if (tests) scripts.push({ script: `${code}\n\n${tests}\n` });
+    const userDir = userTestsFolder(ctx);
+    if (userDir) for (const f of readUserTests(userDir, lang)) scripts.push({ name: f.name, script: userTestScript(code, f, lang) });
     let testView: ReturnType<typeof outcomeContext> | undefined;
-    if (tests) {
+    const userViews: Array<ReturnType<typeof outcomeContext> & { name: string }> = [];
+    if (scripts.length > 0) {
       const ws = ctx.workspace().ensure();
-      const script = lang === 'python' ? `${code}\n\n${tests}\n` : `${code}\n\n${tests}\n`;
-      const approval = await approveCode(ctx, lang, script);
+      const approval = await approveCode(ctx, lang, scripts.map((t) => t.script).join('\n\n'));
       if (!approval.approved) {
         return {
           ok: false,
@@ -178,30 +224,65 @@ export const executor: Executor = {
         };
       }
       const timeoutMs = typeof s.timeout_ms === 'number' ? s.timeout_ms : CODE_DEFAULTS.timeoutMs;
-      const outcome = await runCode({
-        language: lang,
-        code: script,
-        cwd: ws.root,
-        timeoutMs,
-        sandbox: ctx.sandbox,
-        env: codeEnv(ctx, ws.root),
-        signal: ctx.signal,
-      });
-      testView = outcomeContext(outcome, timeoutMs, lang);
-      if (!testView.ok) {
+      for (const t of scripts) {
+        const outcome = await runCode({
+          language: lang,
+          code: t.script,
+          cwd: ws.root,
+          timeoutMs,
+          sandbox: ctx.sandbox,
+          env: { ...codeEnv(ctx, ws.root), ...(userDir ? { SOP_TESTS_DIR: userDir } : {}) },
+          signal: ctx.signal,
+        });
+        const view = outcomeContext(outcome, timeoutMs, lang);
+        if (t.name === undefined) testView = view;
+        else userViews.push({ ...view, name: t.name });
+      }
+    }
+    const failedNow = [
+      ...(testView && !testView.ok ? ['your tests'] : []),
+      ...userViews.filter((v) => !v.ok).map((v) => `the user's ${v.name}`),
+    ];
+    // save_code after a failing test of this very code: the failure stands until a test passes.
+    const prior = ctx.note as LibraryNote | undefined;
+    const priorFailed = scripts.length === 0 && prior?.hash === hash && prior.failed ? prior.failed : undefined;
+    const note: LibraryNote | undefined =
+      scripts.length > 0 ? { hash, ...(failedNow.length ? { failed: failedNow.join(', ') } : {}) } : prior;
+    const testParts = { test: testView, user_tests: userViews.length ? userViews : undefined, prior_failed: priorFailed };
+    let overridden = false;
+    if (failedNow.length > 0 || priorFailed) {
+      const what = priorFailed ?? failedNow.join(', ');
+      if (op === 'test') {
         return {
           ok: false,
-          result: render({ functions, tests_failed: true, test: testView }),
-          summary: `tests of ${names.join(', ')} failed (${testView.ended})`,
+          result: render({ functions, tests_failed: true, ...testParts }),
+          summary: `tests of ${names.join(', ')} failed (${what})`,
+          note,
+        };
+      }
+      // Saving code whose tests failed takes the user's word for it (never --yes, never by default).
+      const reply = ctx.yes ? undefined : await askOverride(ctx, names, what);
+      overridden = reply !== undefined && /^\s*(y|yes|save( it)?( anyway)?|override)\s*[.!]*\s*$/i.test(reply);
+      if (!overridden) {
+        return {
+          ok: false,
+          result: render({ functions, tests_failed: true, ...testParts, declined: reply !== undefined, reply: reply ?? '' }),
+          summary: `save of ${names.join(', ')} refused: its tests failed (${what})`,
+          note,
         };
       }
     }
 
     if (op === 'test') {
+      const passed = [
+        ...(testView ? ['tests passed'] : []),
+        ...(userViews.length ? [`the user's tests passed (${userViews.length})`] : []),
+      ];
       return {
         ok: true,
-        result: render({ functions, test: testView }),
-        summary: `checked ${names.join(', ')}${testView ? '; tests passed' : ' (syntax only)'}`,
+        result: render({ functions, ...testParts }),
+        summary: `checked ${names.join(', ')}${passed.length ? `; ${passed.join('; ')}` : ' (syntax only)'}`,
+        note,
       };
     }
 
@@ -228,12 +309,16 @@ export const executor: Executor = {
       ok: true,
       result: render({
         functions,
-        test: testView,
+        ...testParts,
+        overridden,
         saved: true,
         import_hint: importHint(module, lang, names),
         listed: listed ? memoryName : undefined,
       }),
-      summary: `saved ${functions.map((f) => f.signature).join(', ')} to ${module}${testView ? ' (tests passed)' : ''}`,
+      summary:
+        `saved ${functions.map((f) => f.signature).join(', ')} to ${module}` +
+        (overridden ? ' although its tests failed (the user chose to save it)' : testView || userViews.length ? ' (tests passed)' : ''),
+      note,
     };
   },
 };

@@ -3,6 +3,7 @@
 import { executor as code } from './code.js';
 import { executor as finish } from './finish.js';
 import { executor as human } from './human.js';
+import { executor as knowledge } from './knowledge.js';
 import { executor as library } from './library.js';
 import { executor as memory } from './memory.js';
 import { executor as sop } from './sop.js';
@@ -10,7 +11,7 @@ import { executor as taskBoard } from './task-board.js';
 import { executor as worldModel } from './world-model.js';
 import type { Executor } from './types.js';
 
-const EXECUTORS: readonly Executor[] = [code, memory, library, human, sop, finish, taskBoard, worldModel];
+const EXECUTORS: readonly Executor[] = [code, memory, library, human, sop, finish, taskBoard, worldModel, knowledge];
 
 const byName = new Map(EXECUTORS.map((e) => [e.name, e]));
 

@@ -3,6 +3,7 @@
 // shared with the caller (e.g. code_library); everything else starts fresh at every call, so a
 // finished sub-flow is reset.
 import { isAbsolute, resolve } from 'node:path';
+import { stopsTheRun } from './subflow-failure.js';
 import { ExecutorInputError, str, type ArgSpecs, type ArgsEnv, type ExecResult, type Executor } from './types.js';
 
 export function subflowFile(settings: Record<string, unknown>, baseDir: string): string {
@@ -70,8 +71,17 @@ export const executor: Executor = {
         throw new ExecutorInputError(`cannot share memory file "${mine}" with ${file}: this SOP does not declare it`);
     }
     const r = await ctx.runSubflow({ file, inputs, memory });
-    if (r.status === 'failed' || r.status === 'interrupted') {
+    if (r.status === 'interrupted' || (r.status === 'failed' && stopsTheRun(r.error, ctx.signal))) {
       throw r.error ?? new Error(`sub-flow ${r.flow} ${r.status}`);
+    }
+    if (r.status === 'failed') {
+      // The sub-flow went wrong on its own: its caller is told, and can re-plan or ask the user.
+      const error = (r.error?.message ?? 'it failed').split('\n')[0]!;
+      return {
+        ok: false,
+        result: ctx.templates.render('subflow_result', { command: ctx.command, failed: true, error, turns: r.turns }),
+        summary: `${r.flow} failed after ${r.turns} turns: ${error}`,
+      };
     }
     if (r.status === 'max_turns' || r.result === undefined) {
       return {

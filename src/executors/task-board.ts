@@ -51,6 +51,11 @@ const ARGS: Record<Op, ArgSpecs> = {
       description: 'How much the task matters: high, medium or low (decides the resources it may use; default medium).',
     },
     requires: { type: 'string', description: 'Numbers of the tasks that must be closed first, e.g. "1, 2".' },
+    from_thoughts: { type: 'string', description: 'Numbers of the thoughts that led to this task, e.g. "2" (its origin).' },
+    from_tasks: {
+      type: 'string',
+      description: 'Numbers of the tasks that led to this task (its origin; default: the task in progress, if any).',
+    },
   },
   decompose: {
     task: TASK_ARG,
@@ -152,14 +157,22 @@ type OpFn = (board: TaskBoard, args: Record<string, unknown>, ctx: ExecContext) 
 
 const OPS: Record<Op, OpFn> = {
   create(board, args) {
+    // origin: the thoughts and tasks that led to the task (seed 003's origin link)
+    const current = board.inProgress()?.id;
+    const fromTasks = args.from_tasks !== undefined ? parseIds(str(args.from_tasks), 'from_tasks') : current !== undefined ? [current] : [];
     const t = board.createTask({
       name: str(args.name) ?? '',
       description: str(args.description),
       value: str(args.value) as TaskValue | undefined,
       requires: parseIds(str(args.requires), 'requires'),
+      origin: { tasks: fromTasks, thoughts: parseIds(str(args.from_thoughts), 'from_thoughts') },
     });
     const req = t.tasks_required.length ? `, requires ${t.tasks_required.join(', ')}` : '';
-    return { result: `Created ${describeTask(t)} (${t.value} value${req}).`, summary: `created ${describeTask(t)}` };
+    const from = [...t.origin.thoughts.map((id) => `thought ${id}`), ...t.origin.tasks.map((id) => `task ${id}`)];
+    return {
+      result: `Created ${describeTask(t)} (${t.value} value${req}${from.length ? `; it came from ${from.join(', ')}` : ''}).`,
+      summary: `created ${describeTask(t)}${from.length ? ` from ${from.join(', ')}` : ''}`,
+    };
   },
   decompose(board, args, ctx) {
     const parent = taskOf(board, args);

@@ -70,6 +70,10 @@ export interface ExecContext {
   /** Render a template string with the run's context (inputs, goal, memory). */
   renderText(text: string, where: string): string;
   runSubflow(request: SubflowRequest): Promise<SubflowResult>;
+  /** Drafts of this command the user rejected in a row, in this visit of the state (human reviews). */
+  rejections?: number;
+  /** What this executor noted (ExecResult.note) at its last call in this state, e.g. a failed test. */
+  note?: unknown;
   // scientist: what the task_board and world_model executors read (resources, memory_types, user_away)
   /** The SOP being run. */
   sop?: Sop;
@@ -89,6 +93,10 @@ export interface ExecResult {
   /** End the current state with this result (finish, an accepted review); `next` is the
    * next_states key to take (default "1"). */
   finish?: { result: string; summary?: string; next?: string };
+  /** A review the user rejected (true) or accepted (false): counts rejections in a row. */
+  rejected?: boolean;
+  /** Something to remember for the executor's next call in this state (JSON; journaled with the result). */
+  note?: unknown;
 }
 
 export interface Executor {

@@ -1,16 +1,37 @@
 // The scientist's task board, world model, resource levels and mood as a plugin of a run
 // (src/runtime/hooks.ts): {{task_board}}, {{world_model}} and {{mood}} in every prompt, and the
 // LLM profile of the resource level of the task in progress. They live in memory files.
+// Before each turn, the free thoughts relevant to the task in progress are retrieved (free-thoughts.ts).
+import { embedderLearns } from '../components/knowledge-base.js';
+import { createEmbedder } from '../memory/create-embedder.js';
 import type { RunHost, RunPlugin } from '../runtime/hooks.js';
 import type { MemoryFiles } from '../workspace/memory-files.js';
-import { scientistContext, taskLlmProfile } from './views.js';
+import { FreeThoughts } from './free-thoughts.js';
+import { memoryTypes, readTaskBoard } from './memory-types.js';
+import { scientistContext, taskLlmProfile, type RelevantThought } from './views.js';
 
 export function scientistPlugin(host: RunHost, memory: MemoryFiles): RunPlugin {
   const sop = host.sop;
+  const boardName = Object.entries(memoryTypes(sop)).find(([, type]) => type === 'task_board')?.[0];
+  // the run's embedder, or a fresh one when it learns from what it embeds (see FreeThoughts)
+  const free = new FreeThoughts(async () => {
+    const e = await host.embedder();
+    return embedderLearns(e) ? createEmbedder(sop.environment?.embedder) : e;
+  });
+  let relevant: RelevantThought[] = [];
   return {
     name: 'scientist',
     ...(sop.memory_types || sop.mood
-      ? { context: () => scientistContext(sop, memory, { seed: host.seed, turn: host.turn(), inputs: host.inputs }) }
+      ? { context: () => scientistContext(sop, memory, { seed: host.seed, turn: host.turn(), inputs: host.inputs }, relevant) }
+      : {}),
+    ...(boardName
+      ? {
+          beforeTurn: async () => {
+            if (!memory.has(boardName)) return;
+            const mission = memory.has('mission') ? memory.read('mission') : (host.inputs.goal ?? '');
+            relevant = await free.relevant(readTaskBoard(memory, boardName), mission);
+          },
+        }
       : {}),
     // while a task is in progress, its resource level's LLM profile applies
     ...(sop.resources ? { agentCall: () => ({ settings: taskLlmProfile(sop, memory, host.inputs) }) } : {}),

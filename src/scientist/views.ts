@@ -44,6 +44,7 @@ const line = (t: Task) => ({
   depth: t.depth ?? 0,
   requires: t.tasks_required.join(', '),
   answer: t.answer ?? '',
+  origin: [...t.origin.thoughts.map((id) => `thought ${id}`), ...t.origin.tasks.map((id) => `task ${id}`)].join(', '),
 });
 
 /** What the task in progress may use, and its routes and latest thoughts. */
@@ -68,7 +69,20 @@ export function currentTaskView(t: Task, sop: Pick<Sop, 'resources'>, inputs: Re
   };
 }
 
-export function taskBoardView(board: TaskBoard, sop: Pick<Sop, 'resources'>, inputs: Record<string, string>) {
+/** A free thought (one with no task) retrieved as relevant to what the agent works on now. */
+export interface RelevantThought {
+  id: number;
+  name: string;
+  content: string;
+  score: number;
+}
+
+export function taskBoardView(
+  board: TaskBoard,
+  sop: Pick<Sop, 'resources'>,
+  inputs: Record<string, string>,
+  relevant: RelevantThought[] = [],
+) {
   const s = schedule(board.tasks);
   const current = board.inProgress();
   const view = {
@@ -79,6 +93,8 @@ export function taskBoardView(board: TaskBoard, sop: Pick<Sop, 'resources'>, inp
     done: s.done,
     current: current ? currentTaskView(current, sop, inputs) : undefined,
     thoughts: board.thoughts.slice(-THOUGHTS_SHOWN),
+    // self: free thoughts (no task) close in meaning to the task in progress, else the mission
+    relevant_thoughts: relevant.map((r) => ({ ...r, score: r.score.toFixed(2) })),
   };
   return { ...view, text: render('task_board', view) };
 }
@@ -111,6 +127,7 @@ export function scientistContext(
   sop: Pick<Sop, 'memory_types' | 'resources' | 'mood'>,
   store: TextStore,
   run: RunFacts,
+  relevant: RelevantThought[] = [],
 ): Record<string, unknown> {
   const types = memoryTypes(sop);
   const out: Record<string, unknown> = {};
@@ -119,7 +136,7 @@ export function scientistContext(
     if (!store.has(name)) continue;
     if (type === 'task_board' && out.task_board === undefined) {
       board = readTaskBoard(store, name);
-      out.task_board = taskBoardView(board, sop, run.inputs);
+      out.task_board = taskBoardView(board, sop, run.inputs, relevant);
     } else if (type === 'world_model' && out.world_model === undefined) {
       out.world_model = worldModelView(readWorldModel(store, name));
     }

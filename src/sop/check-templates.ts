@@ -1,6 +1,6 @@
 // `sop validate` (and every load of a SOP) checks each text the engine renders with Handlebars:
 // component texts, environment prompts, begin queries, controller and summary prompts, sub-flow
-// inputs, and the inline templates overriding prompts/*.hbs. Each problem names the JSON
+// inputs, initial contents of memory files, and the inline templates overriding prompts/*.hbs. Each problem names the JSON
 // pointer of the text: syntax errors, unknown helpers and partials, runaway partials, and
 // variables the engine does not give that text ({{inputs.gaol}} when only "goal" is declared).
 import { checkTemplate, describeProblem, type TemplateScope } from '../prompt/template-check.js';
@@ -10,6 +10,8 @@ import { pointerOf } from './json-source.js';
 import type { Sop, TemplateName } from './types.js';
 
 type Path = Array<string | number>;
+
+const MEMORY_INITIAL_VARIABLES = ['inputs', 'goal'] as const;
 
 /** The texts of a SOP that are rendered as templates, with the variables each sees. */
 export function templateTexts(sop: Sop): Array<{ path: Path; source: string; variables: readonly string[] }> {
@@ -71,6 +73,8 @@ export function templateTexts(sop: Sop): Array<{ path: Path; source: string; var
     }
   }
   for (const agent of styled) text(['agents', agent, 'style'], sop.agents[agent]?.style);
+  // initial contents of memory files are rendered with the inputs (src/actions/memory-initial.ts)
+  for (const [name, v] of Object.entries(sop.memory ?? {})) text(['memory', name], v, MEMORY_INITIAL_VARIABLES);
   return out;
 }
 

@@ -1,0 +1,9 @@
+// The initial contents of memory files are templates over the run's inputs: "mission": "{{goal}}"
+// gives the scientist its mission as a memory file (seed 003), which it reads like any other.
+import { renderText } from '../prompt/templates.js';
+
+export function initialMemory(memory: Record<string, string>, inputs: Record<string, string> = {}): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, text] of Object.entries(memory)) out[name] = renderText(text, { inputs, goal: inputs.goal }, `/memory/${name}`);
+  return out;
+}
