@@ -38,15 +38,16 @@ const TO_TAG = /<to>([\s\S]*?)<\/to>/g;
 export class AudienceRules {
   readonly agents: string[];
   readonly active: boolean;
+  /** Agents playing a role that `sees: "all"` in some state: they are in every message's audience (moderators, narrators). */
+  readonly watchers: string[];
   private readonly groups: Record<string, string[]>;
 
-  constructor(
-    private readonly sop: Sop,
-    /** The state the run is in (a role's `sees` holds in its state). */
-    private readonly current: () => string,
-  ) {
+  constructor(private readonly sop: Sop) {
     this.agents = Object.keys(sop.agents);
     this.groups = { ...(sop.groups ?? {}) };
+    this.watchers = this.agents.filter((a) =>
+      Object.entries(sop.agents[a]!.roles).some(([state, role]) => this.spec(state, role)?.sees === 'all'),
+    );
     this.active =
       Object.keys(this.groups).length > 0 ||
       Object.values(sop.states).some((s) => (s.audience && Object.keys(s.audience).length > 0) || s.controller?.sees !== undefined);
@@ -57,9 +58,9 @@ export class AudienceRules {
     return a && Object.prototype.hasOwnProperty.call(a, role) ? a[role] : undefined;
   }
 
-  /** The agents a `to` value names (author included), or undefined for everyone; null when a name is unknown. */
+  /** The agents a `to` value names (author and watchers included), or undefined for everyone; null when a name is unknown. */
   members(to: string, author: string): string[] | undefined | null {
-    const out = new Set<string>([author]);
+    const out = new Set<string>([author, ...this.watchers]);
     for (const raw of to.split(',')) {
       const name = raw.trim();
       if (name === 'all') return undefined;
@@ -108,13 +109,6 @@ export class AudienceRules {
     };
   }
 
-  /** Whether the agent's role in the current state sees every message. */
-  seesAll(agent: string): boolean {
-    const state = this.current();
-    const role = this.sop.agents[agent]?.roles[state];
-    return role !== undefined && this.spec(state, role)?.sees === 'all';
-  }
-
   /** Who the judge and speaker choice of a state are (its `controller.sees`; default: the common ground of its roles' agents). */
   controllerViewer(state: string): Viewer {
     const def = this.sop.states[state];
@@ -127,13 +121,13 @@ export class AudienceRules {
 }
 
 /**
- * Whether `viewer` may see message `m`. `visibleStart` is the environment type's rule (the
+ * Whether `viewer` may see message `m`: it is in the message's audience (absent: everyone). `visibleStart` is the environment type's rule (the
  * competitive visit's first message; 0 when cooperative); a message with a declared audience
  * (`to`) outlives it, so a private note stays visible to its author in later states.
  */
 export function canSee(viewer: Viewer, m: Message, visibleStart: number, rules?: AudienceRules): boolean {
   if (typeof viewer !== 'string') return viewer.every((v) => canSee(v, m, visibleStart, rules));
-  if (viewer === ALL || (rules !== undefined && rules.seesAll(viewer))) return true;
+  if (viewer === ALL) return true;
   if (m.id < visibleStart && m.to === undefined) return false;
   const audience = m.audience;
   if (audience === undefined) return true;

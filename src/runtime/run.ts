@@ -135,7 +135,7 @@ export class RunLoop {
         embedder: topK > 0 ? (options.embedder ?? (() => createEmbedder(sop.environment?.embedder))) : undefined,
       });
     // audiences: who may see each message (src/environment/audience.ts)
-    this.env.audiences = new AudienceRules(sop, () => this.position.current);
+    this.env.audiences = new AudienceRules(sop);
     this.templates = new TemplateSet(sop.templates ?? {});
     this.templates.checkAll();
     this.inputs = resolveInputs(sop, options.inputs ?? {});
