@@ -79,8 +79,11 @@ describe('werewolf example', () => {
   });
 
   it('private messages do reach their audience (the check above can see them)', () => {
-    const calls = (JSON.parse(readFileSync(rec, 'utf8')) as { interactions: Array<{ agent?: string; state?: string; request: Array<{ content: string }> }> })
-      .interactions;
+    const calls = (
+      JSON.parse(readFileSync(rec, 'utf8')) as {
+        interactions: Array<{ agent?: string; state?: string; request: Array<{ content: string }> }>;
+      }
+    ).interactions;
     const asked = (agent: string, state: string) =>
       calls
         .filter((c) => c.agent === agent && c.state === state)
@@ -119,7 +122,7 @@ describe('werewolf example', () => {
     expect(r.stdout).toContain('Bo (Wolf B) [to wolves]:');
   });
 
-  it("sop view ?as=NAME shows the transcript as that agent sees it", async () => {
+  it('sop view ?as=NAME shows the transcript as that agent sees it', async () => {
     const server = await startViewServer({ runs: () => [{ id: readdirSync(out)[0]!, dir: dir() }] });
     try {
       const page = async (as?: string) => {
@@ -276,8 +279,11 @@ describe('generated SOPs', () => {
         const lines = transcript(dir);
         const byToken = new Map<string, Line>();
         for (const m of lines) for (const t of m.content.match(TOKEN) ?? []) byToken.set(t, m);
-        const calls = (JSON.parse(readFileSync(rec, 'utf8')) as { interactions: Array<{ purpose: string; agent?: string; request: Array<{ content: string }> }> })
-          .interactions;
+        const calls = (
+          JSON.parse(readFileSync(rec, 'utf8')) as {
+            interactions: Array<{ purpose: string; agent?: string; request: Array<{ content: string }> }>;
+          }
+        ).interactions;
         counts.generated++;
         counts.restricted += lines.filter((m) => m.to !== undefined).length;
         counts.summaries += readFileSync(join(dir, 'journal.jsonl'), 'utf8').split('"type":"summary"').length - 1;

@@ -6,7 +6,14 @@ import type { Embedder } from '../memory/embedder.js';
 import { VectorStore } from '../memory/vector-store.js';
 import type { VectorIndex, VectorIndexFactory } from '../memory/vector-index.js';
 import { canSee, type AudienceRules, type Viewer } from './audience.js';
-import { ViewerSummaries, type EnvironmentMemory, type EnvironmentView, type RetrieveRequest, type ViewRequest, type Visibility } from './environment.js';
+import {
+  ViewerSummaries,
+  type EnvironmentMemory,
+  type EnvironmentView,
+  type RetrieveRequest,
+  type ViewRequest,
+  type Visibility,
+} from './environment.js';
 import type { Message } from './message.js';
 
 export interface MemoryEnvironmentOptions {

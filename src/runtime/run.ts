@@ -597,7 +597,13 @@ export class RunLoop {
       content: addressed?.content ?? content,
       kind,
       timestamp: new Date().toISOString(),
-      ...(addressed ? { audience: addressed.audience, ...(addressed.to ? { to: addressed.to } : {}), ...(addressed.data ? { data: addressed.data } : {}) } : {}),
+      ...(addressed
+        ? {
+            audience: addressed.audience,
+            ...(addressed.to ? { to: addressed.to } : {}),
+            ...(addressed.data ? { data: addressed.data } : {}),
+          }
+        : {}),
     };
     await this.env.add(message);
     for (const p of this.plugins) p.afterMessage?.(message);

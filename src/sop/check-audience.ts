@@ -13,7 +13,8 @@ export function audienceDiagnostics(sop: Sop): Diagnostic[] {
   const groups = sop.groups ?? {};
   for (const [group, members] of Object.entries(groups)) {
     members.forEach((m, i) => {
-      if (!agents.includes(m)) err(['groups', group, i], `group "${group}" names "${m}", which is not an agent (agents: ${agents.join(', ')})`);
+      if (!agents.includes(m))
+        err(['groups', group, i], `group "${group}" names "${m}", which is not an agent (agents: ${agents.join(', ')})`);
     });
     if (agents.includes(group)) err(['groups', group], `group "${group}" has the name of an agent; give it another name`);
   }
