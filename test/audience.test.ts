@@ -148,6 +148,64 @@ describe('werewolf example', () => {
   });
 });
 
+describe('resume', () => {
+  it('a werewolf run stopped at turn 12 (after the per-audience summaries) and resumed gives the same transcript and prompts', () => {
+    const out = join(tmp, 'werewolf-resume');
+    const args = ['examples/werewolf/werewolf.sop.json', '--llm', 'replay:examples/werewolf/werewolf.cassette.json', '--out', out];
+    const first = spawnSync(process.execPath, [cli, 'run', ...args, '--max-turns', '12', '--quiet'], { encoding: 'utf8', input: '' });
+    expect(first.stderr).toContain('Stopped after --max-turns 12 turns');
+    const dir = join(out, readdirSync(out)[0]!);
+    const resumed = spawnSync(process.execPath, [cli, 'resume', dir, '--max-turns', '200', '--quiet'], { encoding: 'utf8', input: '' });
+    expect(resumed.stderr).toContain('Finished in state "villagers_win" after 25 turns');
+    const whole = join(tmp, 'werewolf', readdirSync(join(tmp, 'werewolf'))[0]!);
+    const plain = (d: string) => readFileSync(join(d, 'transcript.jsonl'), 'utf8').replace(/"timestamp":"[^"]*"/g, '');
+    expect(plain(dir)).toBe(plain(whole));
+    const usage = (d: string) => (JSON.parse(readFileSync(join(d, 'usage.json'), 'utf8')) as { prompt_tokens: number }).prompt_tokens;
+    expect(usage(dir)).toBe(usage(whole)); // the same prompts: the summaries kept per audience were restored
+  });
+});
+
+describe('<to> and data tags with an output tag', () => {
+  it('keeps the <to> and data tags of a reply whose role records only its output tag', async () => {
+    const sop = {
+      name: 'tags',
+      groups: { pair: ['Ann', 'Bo'] },
+      agents: { Ann: { roles: { s: 'A' } }, Bo: { roles: { s: 'B' } }, Cy: { roles: { s: 'C' } } },
+      root: 's',
+      states: {
+        s: {
+          roles: ['A', 'B', 'C'],
+          components: { A: { output: 'answer' }, B: { output: 'vote' } },
+          audience: { A: { to: 'all', address: true, data: ['vote'] }, B: { to: 'pair', data: ['vote'] } },
+          controller: { type: 'order', max_turns: 3 },
+          next_states: { '0': 's', '1': 'end' },
+        },
+        end: { final: true },
+      },
+    } as unknown as Sop;
+    const replies = ['<to>Bo</to> <answer>hello Bo</answer> <vote>Cy</vote>', 'I pick <vote>Ann</vote>, sorry', 'hi <to>Ann</to>'];
+    const warnings: string[] = [];
+    const run = runSop(sop, {
+      llm: {
+        id: 'list',
+        chat: async (r: ChatRequest) => ({
+          content: r.meta.purpose === 'agent' ? replies.shift()! : '<end>0</end>',
+          usage: { promptTokens: 1, completionTokens: 1 },
+        }),
+      },
+      maxTurns: 3,
+      listeners: [(e) => e.type === 'warning' && warnings.push(e.message)],
+    });
+    const { messages } = await run.result;
+    expect(messages.map((m) => ({ content: m.content, audience: m.audience, to: m.to, data: m.data }))).toEqual([
+      { content: '<vote>Cy</vote> hello Bo', audience: ['Ann', 'Bo'], to: 'Bo', data: { vote: 'Cy' } },
+      { content: 'Ann', audience: ['Ann', 'Bo'], to: 'pair', data: { vote: 'Ann' } },
+      { content: 'hi <to>Ann</to>', audience: ['Ann', 'Bo', 'Cy'], to: undefined, data: undefined }, // C may not address
+    ]);
+    expect(warnings).toEqual([]);
+  });
+});
+
 // --- generated SOPs ---------------------------------------------------------------------------
 
 /** A small deterministic generator for the provider's choices (the SOP comes from fast-check). */

@@ -87,7 +87,7 @@ export class AudienceRules {
       if (text !== content) text = text.trim();
       if (asked !== undefined) {
         if (this.members(asked, agent) === null)
-          warning = `${agent} addressed <to>${asked}</to> in state "${state}", which names no agent or group; the message goes to ${to ?? 'all'}`;
+          warning = `${agent} addressed <to>${asked.slice(0, 60)}</to> in state "${state}", which names no agent or group; the message goes to ${to ?? 'all'}`;
         else to = asked;
       }
     }
