@@ -3,7 +3,7 @@
 // summary) kept from it; a few hundred generated SOPs with random groups, audiences, <to> tags,
 // controllers, summaries and retrieval are checked the same way; the SOP's audience keys are
 // validated; transcripts mark private messages and `sop view ?as=` shows one agent's view.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -144,6 +144,26 @@ describe('werewolf example', () => {
       expect(all).toContain('Let&#39;s take her tonight');
     } finally {
       await server.close();
+    }
+  });
+
+  it("sop view RUN_DIR --as NAME prints the URL of that agent's view", async () => {
+    const child = spawn(process.execPath, [cli, 'view', dir(), '--no-open', '--as', 'Fay'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (out.includes('\n')) resolve(out.split('\n')[0]!);
+        });
+        child.once('exit', (code) => reject(new Error(`sop view exited with ${code}`)));
+      });
+      expect(url).toMatch(/&as=Fay$/);
+      const html = await (await fetch(url)).text();
+      expect(html).toContain('Dee was found dead this morning');
+      expect(html).not.toContain('Ann is a werewolf.');
+    } finally {
+      child.kill();
     }
   });
 });
@@ -410,5 +430,8 @@ describe('validation of audiences', () => {
       '/states/day1/controller/sees: controller.sees is "roles", "all" or an agent\'s name, not "everyone"',
     ]);
     expect(errors((s) => (s.states.day1.audience.Narrator.sees = 'some'))[0]).toMatch(/^\/states\/day1\/audience\/Narrator\/sees/);
+    expect(errors((s) => (s.agents_v1 = {}))).toEqual([
+      '/agents_v1: audiences (groups, states.X.audience, controller.sees) do not apply to Agents 1.0 imports',
+    ]);
   });
 });

@@ -19,6 +19,10 @@ export function audienceDiagnostics(sop: Sop): Diagnostic[] {
     if (agents.includes(group)) err(['groups', group], `group "${group}" has the name of an agent; give it another name`);
   }
   const names = ['all', 'self', ...Object.keys(groups), ...agents];
+  const declares = Object.keys(groups).length > 0 || Object.values(sop.states).some((st) => st.audience || st.controller?.sees);
+  // Agents 1.0 prompts come from each agent's private memory of observations, which audiences do not filter.
+  if (sop.agents_v1 && declares)
+    err(['agents_v1'], 'audiences (groups, states.X.audience, controller.sees) do not apply to Agents 1.0 imports');
   for (const [stateName, state] of Object.entries(sop.states)) {
     const roles = effectiveRoles(state);
     for (const [role, spec] of Object.entries(state.audience ?? {})) {
