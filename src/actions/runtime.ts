@@ -544,6 +544,8 @@ export class ActionRuntime {
       ms: Math.round(performance.now() - started),
       finish: res.finish !== undefined,
     });
+    // audiences: a command's result goes to whom the command itself went
+    const cause = this.host.env.messages[this.host.env.messages.length - 1];
     const message: Message = {
       id: this.host.env.messages.length,
       turn,
@@ -553,6 +555,7 @@ export class ActionRuntime {
       content: res.result,
       kind: 'action',
       timestamp: new Date().toISOString(),
+      ...(cause?.audience ? { audience: cause.audience, ...(cause.to !== undefined ? { to: cause.to } : {}) } : {}),
     };
     await this.host.env.add(message);
     this.host.emit({ type: 'message', message });

@@ -13,6 +13,7 @@ import type { TemplateSet } from '../prompt/templates.js';
 import { agentLlm, type ResolvedSop, type ResolvedState } from '../sop/resolved.js';
 import type { LlmSettings, Sop } from '../sop/types.js';
 import type { ComponentServices } from './component-services.js';
+import { keepAddressTags } from './address-tags.js';
 import { extractTag, stripSpeakerName, type NameStripping } from './output.js';
 
 /** What features add to the pipeline (a run's plugins: src/runtime/hooks.ts). */
@@ -97,7 +98,8 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
       pm
         ? h.call(pm.history(agent, state, system, last), settings, toolMeta(what), false)
         : (shared ??= sharedHistory(h, state, agent))(system, last).then((m) => h.call(m, settings, toolMeta(what), false)),
-    observed: () => (pm ? pm.observed(agent) : observedSince(h.env.messages, agent, state.maxChatHistory)),
+    observed: () =>
+      pm ? pm.observed(agent) : observedSince(h.env.audiences?.active ? h.env.seenBy(agent) : h.env.messages, agent, state.maxChatHistory),
   });
   const assembled = await assembleComponents(state.def.components?.[role] as Record<string, unknown> | undefined, rt);
 
@@ -207,7 +209,7 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
     h.stream,
   );
   let text = stripSpeakerName(reply, agent, h.nameStripping);
-  if (comps.output) text = extractTag(text, comps.output) ?? text;
+  if (comps.output) text = keepAddressTags(text, extractTag(text, comps.output) ?? text, state.def.audience?.[role], comps.output);
   return text;
 }
 

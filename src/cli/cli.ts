@@ -264,10 +264,11 @@ export function buildCli(argv: string[]): Argv {
             .option('out', { type: 'string', default: 'runs', describe: 'Folder holding the run folders' })
             .option('port', { type: 'number', default: 0, describe: 'Port to listen on (0: any free port)' })
             .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on' })
-            .option('open', { type: 'boolean', default: true, describe: 'Open a browser on the URL (--no-open: only print it)' }),
+            .option('open', { type: 'boolean', default: true, describe: 'Open a browser on the URL (--no-open: only print it)' })
+            .option('as', { type: 'string', describe: 'With a run folder: show the transcript as this agent may see it (audiences)' }),
         async (a) => {
           const { viewCommand } = await import('./view-command.js');
-          process.exitCode = await viewCommand({ dir: a.dir, out: a.out, host: a.host, port: a.port, open: a.open });
+          process.exitCode = await viewCommand({ dir: a.dir, out: a.out, host: a.host, port: a.port, open: a.open, as: a.as });
         },
       )
       .command(

@@ -85,7 +85,7 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         const m = e.message;
         if (!o.quiet) {
           if (streaming === m.sender && tty && holding === false) print(`${tags.push(safe(held.flush()))}${tags.flush()}\n`);
-          else print(`\n${who(m.sender, `${m.sender} (${m.role}):`)} ${shown(m)}\n`);
+          else print(`\n${who(m.sender, `${m.sender} (${m.role})${m.to !== undefined ? ` [to ${safe(m.to)}]` : ''}:`)} ${shown(m)}\n`);
         }
         streaming = undefined;
         holding = undefined;

@@ -14,6 +14,8 @@ export interface ViewCommandOptions {
   host: string;
   port: number;
   open: boolean;
+  /** Audiences: open the run's transcript as this agent may see it. */
+  as?: string;
 }
 
 function openBrowser(url: string): void {
@@ -52,7 +54,7 @@ export async function viewCommand(o: ViewCommandOptions): Promise<number> {
     process.stderr.write(`error: cannot listen on ${o.host}:${o.port}: ${(err as Error).message}\n`);
     return 1;
   }
-  const url = single ? server.runUrl(single![0]!.id) : server.url;
+  const url = single ? server.runUrl(single![0]!.id) + (o.as !== undefined ? `&as=${encodeURIComponent(o.as)}` : '') : server.url;
   process.stdout.write(`${url}\n`);
   if (o.host !== '127.0.0.1' && o.host !== 'localhost' && o.host !== '::1')
     process.stderr.write(`warning: serving on ${o.host}: anyone who can reach it and has the URL can read these runs\n`);

@@ -1,5 +1,6 @@
 // The shared memory of a run: every message, the current state's start, the running summary,
 // and each agent's view of it (the visibility rule and the recent window).
+import { canSee, PUBLIC, type AudienceRules, type Viewer } from './audience.js';
 import type { Message } from './message.js';
 
 export type Visibility = 'cooperative' | 'competitive';
@@ -24,6 +25,8 @@ export interface RetrieveRequest {
   query?: string;
   /** Only messages before this position are candidates (e.g. the start of the window shown). */
   before?: number;
+  /** Only messages this viewer may see are candidates, and the default query is the last of them (audiences). */
+  viewer?: Viewer;
 }
 
 export interface EnvironmentView {
@@ -47,14 +50,77 @@ export interface EnvironmentMemory {
   view(request: ViewRequest): Promise<EnvironmentView>;
   /** Visible earlier messages most similar to the query, most similar first (none without embeddings). */
   retrieve(request: RetrieveRequest): Promise<Message[]>;
+  /** The SOP's audience rules (docs/memory.md#audiences); view, retrieve and summaries follow them when active. */
+  audiences?: AudienceRules;
+  /** The messages a viewer may see, oldest first (the environment type's rule and the audiences). */
+  seenBy(viewer: Viewer): Message[];
+  /** The running summary a viewer is shown (the one summary unless audiences keep one per viewer). */
+  summaryFor(viewer: Viewer | undefined): string;
+  /** Set the summary of some viewers (summary = the public one, which setting `summary` resets everyone to). */
+  setSummary(viewers: readonly string[], text: string): void;
+  /** The summaries kept per viewer that differ from the public one (for checkpoints). */
+  viewerSummaries(): Record<string, string>;
+}
+
+/** Per-viewer summaries over a public one: setting `summary` gives everyone that text. */
+export class ViewerSummaries {
+  private publicText = '';
+  private readonly own = new Map<string, string>();
+  get summary(): string {
+    return this.publicText;
+  }
+  set summary(text: string) {
+    this.publicText = text;
+    this.own.clear();
+  }
+  summaryFor(viewer: Viewer | undefined): string {
+    if (viewer === undefined || viewer === PUBLIC) return this.publicText;
+    if (typeof viewer === 'string') return this.own.get(viewer) ?? this.publicText;
+    // Common ground: a summary every member has; else the public one.
+    const texts = new Set(viewer.map((v) => this.summaryFor(v)));
+    return texts.size === 1 ? [...texts][0]! : this.publicText;
+  }
+  setSummary(viewers: readonly string[], text: string): void {
+    for (const v of viewers) {
+      if (v === PUBLIC) this.publicText = text;
+      else this.own.set(v, text);
+    }
+  }
+  viewerSummaries(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [v, t] of this.own) if (t !== this.publicText) out[v] = t;
+    return out;
+  }
 }
 
 /** The plain environment: a list and a window; no retrieval. */
 export class ListEnvironment implements EnvironmentMemory {
   readonly messages: Message[] = [];
-  summary = '';
   stateStart = 0;
+  audiences?: AudienceRules;
+  private readonly summaries = new ViewerSummaries();
   constructor(readonly visibility: Visibility) {}
+
+  get summary(): string {
+    return this.summaries.summary;
+  }
+  set summary(text: string) {
+    this.summaries.summary = text;
+  }
+  summaryFor(viewer: Viewer | undefined): string {
+    return this.summaries.summaryFor(viewer);
+  }
+  setSummary(viewers: readonly string[], text: string): void {
+    this.summaries.setSummary(viewers, text);
+  }
+  viewerSummaries(): Record<string, string> {
+    return this.summaries.viewerSummaries();
+  }
+
+  seenBy(viewer: Viewer): Message[] {
+    const start = this.visibility === 'competitive' ? this.stateStart : 0;
+    return this.messages.filter((m) => canSee(viewer, m, start, this.audiences));
+  }
 
   async add(message: Message): Promise<void> {
     this.messages.push(message);
@@ -65,8 +131,9 @@ export class ListEnvironment implements EnvironmentMemory {
   }
 
   async view(request: ViewRequest): Promise<EnvironmentView> {
-    const visible = this.visible();
-    return { window: visible.slice(Math.max(0, visible.length - request.window)), relevant: [], summary: this.summary };
+    const agent = request.agent;
+    const visible = agent !== undefined && this.audiences?.active ? this.seenBy(agent) : this.visible();
+    return { window: visible.slice(Math.max(0, visible.length - request.window)), relevant: [], summary: this.summaryFor(agent) };
   }
 
   async retrieve(): Promise<Message[]> {

@@ -5,7 +5,15 @@
 import type { Embedder } from '../memory/embedder.js';
 import { VectorStore } from '../memory/vector-store.js';
 import type { VectorIndex, VectorIndexFactory } from '../memory/vector-index.js';
-import type { EnvironmentMemory, EnvironmentView, RetrieveRequest, ViewRequest, Visibility } from './environment.js';
+import { canSee, type AudienceRules, type Viewer } from './audience.js';
+import {
+  ViewerSummaries,
+  type EnvironmentMemory,
+  type EnvironmentView,
+  type RetrieveRequest,
+  type ViewRequest,
+  type Visibility,
+} from './environment.js';
 import type { Message } from './message.js';
 
 export interface MemoryEnvironmentOptions {
@@ -36,8 +44,12 @@ interface AgentRecord {
 export class MemoryEnvironment implements EnvironmentMemory {
   readonly visibility: Visibility;
   readonly messages: Message[] = [];
-  summary = '';
   stateStart = 0;
+  /** The SOP's audience rules; when active, views, retrieval and summaries are per viewer. */
+  audiences?: AudienceRules;
+  private readonly summaries = new ViewerSummaries();
+  /** textKey of each message's content (for repeats among the messages a viewer sees). */
+  private readonly keys: number[] = [];
   private embedder?: Embedder;
   private readonly source?: Embedder | (() => Promise<Embedder>);
   private store?: VectorIndex;
@@ -59,6 +71,32 @@ export class MemoryEnvironment implements EnvironmentMemory {
     this.source = options.embedder;
     this.simd = options.simd;
     this.makeIndex = options.vectorIndex;
+  }
+
+  get summary(): string {
+    return this.summaries.summary;
+  }
+  set summary(text: string) {
+    this.summaries.summary = text;
+  }
+  summaryFor(viewer: Viewer | undefined): string {
+    return this.summaries.summaryFor(viewer);
+  }
+  setSummary(viewers: readonly string[], text: string): void {
+    this.summaries.setSummary(viewers, text);
+  }
+  viewerSummaries(): Record<string, string> {
+    return this.summaries.viewerSummaries();
+  }
+
+  /** The messages a viewer may see, oldest first. */
+  seenBy(viewer: Viewer): Message[] {
+    const start = this.visibleStart();
+    return this.messages.filter((m) => canSee(viewer, m, start, this.audiences));
+  }
+
+  private filters(viewer: Viewer | undefined): viewer is Viewer {
+    return viewer !== undefined && this.audiences?.active === true;
   }
 
   /** Whether messages are embedded (an embedder was given). */
@@ -91,6 +129,7 @@ export class MemoryEnvironment implements EnvironmentMemory {
   }
 
   async view(request: ViewRequest): Promise<EnvironmentView> {
+    if (this.filters(request.agent)) return this.viewOf(request.agent, request);
     const start = this.visibleStart();
     const n = this.messages.length;
     const windowStart = Math.max(start, n - Math.max(0, request.window));
@@ -111,6 +150,42 @@ export class MemoryEnvironment implements EnvironmentMemory {
     return { window, relevant, summary: this.summary };
   }
 
+  /** The view of an agent under audiences: the last messages it may see, retrieval among the earlier ones it may see, its summary. */
+  private async viewOf(agent: string, request: ViewRequest): Promise<EnvironmentView> {
+    const start = this.visibleStart();
+    const want = Math.max(0, request.window);
+    const window: Message[] = [];
+    let i = this.messages.length - 1;
+    for (; i >= 0 && window.length < want; i--) {
+      const m = this.messages[i]!;
+      if (canSee(agent, m, start, this.audiences)) window.push(m);
+    }
+    window.reverse();
+    const windowStart = window.length > 0 ? window[0]!.id : i + 1;
+    const relevant =
+      request.topK > 0 && this.messages.length > 0
+        ? await this.retrieve({
+            topK: request.topK,
+            minSimilarity: request.minSimilarity,
+            query: request.query,
+            before: windowStart,
+            viewer: agent,
+          })
+        : [];
+    this.noteHeard(agent, [...relevant, ...window]);
+    return { window, relevant, summary: this.summaryFor(agent) };
+  }
+
+  private noteHeard(agent: string, shown: Message[]): void {
+    const rec = this.record(agent);
+    for (const m of shown) {
+      if (m.sender !== agent && !rec.heardSet.has(m.id)) {
+        rec.heardSet.add(m.id);
+        rec.heard.push(m.id);
+      }
+    }
+  }
+
   /**
    * The visible messages before `before` most similar to the query (default: the last message),
    * most similar first. The query message itself is never returned, nor a text that a later
@@ -122,6 +197,7 @@ export class MemoryEnvironment implements EnvironmentMemory {
     await this.flush();
     const store = this.store;
     if (!store) return [];
+    if (this.filters(request.viewer)) return this.retrieveFor(request.viewer, request, store);
     const from = this.visibleStart();
     const to = Math.min(request.before ?? n, n);
     if (to <= from) return [];
@@ -138,6 +214,43 @@ export class MemoryEnvironment implements EnvironmentMemory {
     // Only the latest copy of a repeated text is a candidate: an older copy adds nothing, and when
     // the latest copy is at or after `before` the text is already in the prompt.
     const hits = store.search(query, request.topK, { from, to, exclude, minSimilarity: request.minSimilarity, skip: this.superseded });
+    return hits.map((h) => this.messages[h.row]!);
+  }
+
+  /**
+   * Retrieval for a viewer: candidates are the messages before `before` it may see; of a repeated
+   * text only the latest copy it may see counts; the default query is the last message it may see.
+   */
+  private async retrieveFor(viewer: Viewer, request: RetrieveRequest, store: VectorIndex): Promise<Message[]> {
+    const n = this.messages.length;
+    const start = this.visibleStart();
+    const skip = new Uint8Array(n);
+    const latest = new Set<number>();
+    let last = -1;
+    for (let i = n - 1; i >= 0; i--) {
+      if (!canSee(viewer, this.messages[i]!, start, this.audiences)) {
+        skip[i] = 1;
+        continue;
+      }
+      if (last === -1) last = i;
+      const key = this.keys[i]!;
+      if (latest.has(key)) skip[i] = 1;
+      else latest.add(key);
+    }
+    const to = Math.min(request.before ?? n, n);
+    if (to <= 0) return [];
+    let query: ArrayLike<number>;
+    let exclude: { from: number; to: number } | undefined;
+    if (request.query !== undefined) {
+      const embedder = this.embedder!;
+      const [v] = await (embedder.embedQuery ? embedder.embedQuery([request.query]) : embedder.embed([request.query]));
+      query = v!;
+    } else {
+      if (last === -1) return [];
+      query = store.get(last);
+      exclude = { from: last, to: last + 1 };
+    }
+    const hits = store.search(query, request.topK, { from: 0, to, exclude, minSimilarity: request.minSimilarity, skip });
     return hits.map((h) => this.messages[h.row]!);
   }
 
@@ -178,6 +291,7 @@ export class MemoryEnvironment implements EnvironmentMemory {
       this.superseded = grown;
     }
     const key = textKey(message.content);
+    this.keys[message.id] = key;
     const previous = this.latestByText.get(key);
     if (previous !== undefined) this.superseded[previous] = 1;
     this.latestByText.set(key, message.id);

@@ -13,6 +13,12 @@ export interface Message {
   content: string;
   kind: MessageKind;
   timestamp: string;
+  /** The agents who may see it (absent: everyone); see src/environment/audience.ts. */
+  audience?: string[];
+  /** Whom it was declared to (a group, "self", an agent, "all"), when its state or a <to> tag said so. */
+  to?: string;
+  /** Output tags recorded as structured data (a state's `audience.ROLE.data`), e.g. {"vote": "Bo"}. */
+  data?: Record<string, string>;
 }
 
 export interface RenderedMessage {

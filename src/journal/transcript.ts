@@ -20,10 +20,11 @@ export function markdownPiece(event: RunEvent): string {
       return `\n## ${event.state}\n`;
     case 'message': {
       const m = event.message;
-      return `\n**${m.sender}** (${m.role}), turn ${m.turn}:\n\n${m.content}\n`;
+      const to = m.to !== undefined ? ` [to ${m.to}]` : ''; // audiences: a message not for everyone
+      return `\n**${m.sender}** (${m.role}), turn ${m.turn}${to}:\n\n${m.content}\n`;
     }
     case 'summary':
-      return `\n> Summary after ${event.after_messages} messages: ${event.summary.replace(/\n/g, '\n> ')}\n`;
+      return `\n> Summary${event.audience ? ` [for ${event.audience.join(', ')}]` : ''} after ${event.after_messages} messages: ${event.summary.replace(/\n/g, '\n> ')}\n`;
     case 'run_finished': {
       const u = event.usage;
       const end =

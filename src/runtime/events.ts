@@ -64,7 +64,15 @@ export type RunEvent =
   | { type: 'delta'; agent: string; text: string }
   | { type: 'message'; message: Message }
   | { type: 'judge'; state: string; turn: number; key: string; target: string; fallback: boolean }
-  | { type: 'summary'; state: string; turn: number; after_messages: number; summary: string }
+  | {
+      type: 'summary';
+      state: string;
+      turn: number;
+      after_messages: number;
+      summary: string;
+      /** The agents this summary is for, when audiences keep one per viewer and it is not everyone's. */
+      audience?: string[];
+    }
   | { type: 'warning'; message: string }
   // --- Durability (src/journal): checkpoints at turn boundaries and journaled side effects. ---
   /** Turn boundary: everything needed to continue from here (messages are the `message` events before it). */

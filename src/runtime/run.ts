@@ -6,6 +6,7 @@ import type { NameStripping } from '../agent/output.js';
 import { agentTurn, type PipelineHost, type PrivateMemoryOption } from '../agent/pipeline.js';
 import type { ToolSlotExecutor } from '../components/registry.js';
 import type { EnvironmentMemory } from '../environment/environment.js';
+import { AudienceRules, canSee } from '../environment/audience.js';
 // memory: embeddings, retrieval, token budget (src/memory, src/environment, docs/memory.md)
 import { MemoryEnvironment } from '../environment/memory-environment.js';
 import { createEmbedder } from '../memory/create-embedder.js';
@@ -139,6 +140,8 @@ export class RunLoop {
         // Messages are embedded only when something retrieves (reference quirk 32 avoided).
         embedder: topK > 0 ? (options.embedder ?? (() => createEmbedder(sop.environment?.embedder))) : undefined,
       });
+    // audiences: who may see each message (src/environment/audience.ts)
+    this.env.audiences = new AudienceRules(sop);
     this.templates = new TemplateSet(sop.templates ?? {});
     this.templates.checkAll();
     this.inputs = resolveInputs(sop, options.inputs ?? {});
@@ -474,7 +477,8 @@ export class RunLoop {
     if (decision.kind !== 'ask_judge') {
       return { target: state.nextStates[decision.key]!, reason: decision.kind === 'max_turns' ? 'max_turns' : 'direct' };
     }
-    const { key, target, known } = await askJudge(state, rt, this.controllerContext(), this.env.summary);
+    const viewer = this.env.audiences?.active ? this.env.audiences.controllerViewer(state.name) : undefined;
+    const { key, target, known } = await askJudge(state, rt, this.controllerContext(), this.env.summaryFor(viewer));
     if (!known)
       this.emit({ type: 'warning', message: `judge of state "${state.name}" answered key "${key}", which has no transition; staying` });
     this.emit({ type: 'judge', state: state.name, turn: this.position.turn, key, target, fallback: !known });
@@ -518,7 +522,7 @@ export class RunLoop {
       compat: this.options.compat,
       turn: this.position.turn,
       history: (state) => this.controllerHistory(state),
-      last: () => this.env.messages[this.env.messages.length - 1],
+      last: () => this.controllerLast(),
       promptContext: (state) => ({ ...this.baseContext(), state: { name: state.name }, environment_prompt: this.envPrompt(state) }),
       render: (name, ctx) => this.templates.render(name, ctx),
       llm: (state) => controllerLlm(this.resolved, state),
@@ -533,6 +537,21 @@ export class RunLoop {
    * similar to the last one.
    */
   private async controllerHistory(state: ResolvedState): Promise<{ history: Message[]; relevant: Message[] }> {
+    const rules = this.env.audiences;
+    if (rules?.active) {
+      // audiences: what the state's controller sees (controller.sees; default: its roles' common ground)
+      const viewer = rules.controllerViewer(state.name);
+      const seen = this.env.seenBy(viewer).filter((m) => m.id >= this.env.stateStart);
+      const history = seen.slice(Math.max(0, seen.length - state.maxChatHistory));
+      const before = history[0]?.id ?? this.env.messages.length;
+      const relevant = await this.env.retrieve({
+        topK: this.topK(),
+        minSimilarity: this.options.sop.environment?.min_similarity,
+        before,
+        viewer,
+      });
+      return { history, relevant };
+    }
     const n = this.env.messages.length;
     const w = this.options.compat === 'agents-v1' ? state.maxChatHistory : alignedWindow(state.maxChatHistory, n, state.summary.every);
     const start = Math.max(this.env.stateStart, n - w);
@@ -543,6 +562,17 @@ export class RunLoop {
       before: start,
     });
     return { history, relevant };
+  }
+
+  /** The last message the state's controller may see (audiences), else the last message. */
+  private controllerLast(): Message | undefined {
+    const msgs = this.env.messages;
+    const rules = this.env.audiences;
+    if (!rules?.active) return msgs[msgs.length - 1];
+    const viewer = rules.controllerViewer(this.position.current);
+    const start = this.env.visibility === 'competitive' ? this.env.stateStart : 0;
+    for (let i = msgs.length - 1; i >= 0; i--) if (canSee(viewer, msgs[i]!, start, rules)) return msgs[i];
+    return undefined;
   }
 
   private topK(): number {
@@ -568,7 +598,8 @@ export class RunLoop {
     let execute: (() => Promise<void>) | undefined;
     if (!agentDef.human) for (const p of this.plugins) await p.beforeTurn?.(step); // e.g. the Agents 1.0 observation
     if (agentDef.human) {
-      const last = this.env.messages[this.env.messages.length - 1];
+      const seen = this.env.audiences?.active ? this.env.seenBy(agent) : this.env.messages;
+      const last = seen[seen.length - 1];
       // An answer already in the journal is not asked again (durable effects).
       const answer = await this.effects.perform({ kind: 'human', label: `${agent}@${state.name}`, marksStart: true }, () =>
         this.human.ask({
@@ -593,15 +624,24 @@ export class RunLoop {
       content = out.content;
       execute = out.execute;
     }
+    const addressed = this.env.audiences?.active ? this.env.audiences.address(state.name, role, agent, content) : undefined;
+    if (addressed?.warning) this.emit({ type: 'warning', message: addressed.warning });
     const message: Message = {
       id: this.env.messages.length,
       turn: pos.turn,
       state: state.name,
       sender: agent,
       role,
-      content,
+      content: addressed?.content ?? content,
       kind,
       timestamp: new Date().toISOString(),
+      ...(addressed
+        ? {
+            audience: addressed.audience,
+            ...(addressed.to ? { to: addressed.to } : {}),
+            ...(addressed.data ? { data: addressed.data } : {}),
+          }
+        : {}),
     };
     await this.env.add(message);
     for (const p of this.plugins) p.afterMessage?.(message);

@@ -32,6 +32,12 @@ export interface SnapshotHost {
   emit(event: RunEvent): void;
 }
 
+/** Audiences: summaries kept per viewer, in a checkpoint only when there are some. */
+function viewerSummaries(env: EnvironmentMemory): { summaries?: Record<string, string> } {
+  const own = env.viewerSummaries();
+  return Object.keys(own).length > 0 ? { summaries: own } : {};
+}
+
 /** A run's checkpoints: snapshot at turn boundaries, restore on resume. */
 export class RunCheckpoints {
   constructor(private readonly host: SnapshotHost) {}
@@ -44,7 +50,7 @@ export class RunCheckpoints {
     return {
       v: SNAPSHOT_VERSION,
       position: { ...cloneJson(h.position), rng: h.rng.state },
-      environment: { messages: h.env.messages.length, summary: h.env.summary, state_start: h.env.stateStart },
+      environment: { messages: h.env.messages.length, summary: h.env.summary, state_start: h.env.stateStart, ...viewerSummaries(h.env) },
       usage: cloneJson(h.usage),
       ...(cursor !== undefined ? { llm_cursor: cursor } : {}),
       human_consumed: h.human.consumed,
@@ -82,6 +88,7 @@ export class RunCheckpoints {
     }
     for (const m of from.messages) await h.env.add(m);
     h.env.summary = s.environment.summary;
+    for (const [viewer, text] of Object.entries(s.environment.summaries ?? {})) h.env.setSummary([viewer], text);
     h.env.stateStart = s.environment.state_start;
     assignOwn(h.position, cloneJson(s.position));
     h.rng.state = s.position.rng;

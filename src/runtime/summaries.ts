@@ -1,5 +1,6 @@
 // The running summary of the shared history: refreshed every `summary.every` messages by the
 // summary LLM (docs/memory.md).
+import { ALL, canSee, PUBLIC } from '../environment/audience.js';
 import type { EnvironmentMemory } from '../environment/environment.js';
 import { renderMessage } from '../environment/message.js';
 import type { CallMeta, ChatMessage } from '../llm/types.js';
@@ -36,6 +37,7 @@ export async function maybeSummarize(host: SummaryHost, state: ResolvedState): P
   const s = state.summary;
   const count = env.messages.length;
   if (!s.enabled || count % s.every !== 0) return;
+  if (env.audiences?.active) return summarizePerViewer(host, state);
   const visibleStart = env.visibility === 'competitive' ? env.stateStart : 0;
   const from = Math.max(visibleStart, count - s.every);
   const recent = env.messages.slice(from);
@@ -65,4 +67,61 @@ export async function maybeSummarize(host: SummaryHost, state: ResolvedState): P
   });
   env.summary = reply.trim();
   host.emit({ type: 'summary', state: state.name, turn: host.turn(), after_messages: count, summary: env.summary });
+}
+
+/**
+ * Audiences: one summary per viewer (the public one, each agent's, and ALL's when a controller
+ * sees all), each from the messages that viewer may see, so a private message never reaches a
+ * summary shown to someone outside its audience. Viewers whose summary prompt is the same share
+ * one call (a SOP whose messages are all public makes one call, as without audiences).
+ */
+async function summarizePerViewer(host: SummaryHost, state: ResolvedState): Promise<void> {
+  const env = host.env;
+  const rules = env.audiences!;
+  const s = state.summary;
+  const count = env.messages.length;
+  const visibleStart = env.visibility === 'competitive' ? env.stateStart : 0;
+  const from = Math.max(0, count - s.every);
+  const viewers = [PUBLIC, ...rules.agents];
+  if (Object.values(host.resolved.states).some((st) => st.def.controller?.sees === 'all')) viewers.push(ALL);
+  const base = host.baseContext();
+  const prompts = new Map<string, { messages: ChatMessage[]; viewers: string[] }>();
+  for (const viewer of viewers) {
+    const recent = env.messages.slice(from).filter((m) => canSee(viewer, m, visibleStart, rules));
+    if (recent.length === 0) continue; // nothing new for this viewer: its summary stays
+    const relevant = await env.retrieve({ topK: host.topK(), minSimilarity: host.minSimilarity(), before: from, viewer });
+    const ctx = {
+      ...base,
+      state: { name: state.name },
+      environment_prompt: host.envPrompt(state),
+      summary: renderPrompts(s, base, state.def.summary ? `/states/${state.name}/summary` : '/environment/summary'),
+      previous: env.summaryFor(viewer),
+      history: recent.map((m) => renderMessage(m)),
+      relevant: relevant.map((m) => renderMessage(m)),
+    };
+    const messages: ChatMessage[] = [
+      { role: 'system', content: host.templates.render('summary_system', ctx) },
+      { role: 'user', content: host.templates.render('summary_user', ctx) },
+    ];
+    const key = JSON.stringify(messages);
+    const same = prompts.get(key);
+    if (same) same.viewers.push(viewer);
+    else prompts.set(key, { messages, viewers: [viewer] });
+  }
+  const settings = summaryLlm(host.resolved, state);
+  for (const { messages, viewers: group } of prompts.values()) {
+    const reply = await host.call(messages, settings, { purpose: 'summary', state: state.name, turn: host.turn() });
+    const text = reply.trim();
+    env.setSummary(group, text);
+    const agents = group.filter((v) => v !== PUBLIC && v !== ALL);
+    const everyone = group.includes(PUBLIC) && agents.length === rules.agents.length;
+    host.emit({
+      type: 'summary',
+      state: state.name,
+      turn: host.turn(),
+      after_messages: count,
+      summary: text,
+      ...(everyone ? {} : { audience: group.includes(ALL) && agents.length === 0 ? ['*all'] : agents }),
+    });
+  }
 }

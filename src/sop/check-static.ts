@@ -5,6 +5,7 @@ import type { Diagnostic } from './diagnostics.js';
 import { pointerOf } from './json-source.js';
 import type { Sop } from './types.js';
 import { templateDiagnostics } from './check-templates.js';
+import { audienceDiagnostics } from './check-audience.js';
 
 /** Memory files become memory/NAME.md (or .json); a sub-flow command, the folder memory/NAME-N. */
 export const MAX_FILE_NAME = 200;
@@ -71,5 +72,6 @@ export function staticDiagnostics(sop: Sop): Diagnostic[] {
     }
   }
   out.push(...templateDiagnostics(sop));
+  out.push(...audienceDiagnostics(sop)); // groups and audiences
   return out;
 }

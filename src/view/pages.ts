@@ -76,8 +76,8 @@ function filesHtml(run: ServedRun): string {
     .join('');
 }
 
-export function runPage(run: ServedRun, info: RunInfo, token: string): string {
-  const builder = new TranscriptBuilder();
+export function runPage(run: ServedRun, info: RunInfo, token: string, viewer?: string): string {
+  const builder = new TranscriptBuilder(viewer);
   for (const e of info.events) builder.add(e);
   const doc = info.events[0]?.type === 'run_started' ? (info.events[0].document as { agents?: object } | undefined) : undefined;
   const agents = doc?.agents ? Object.keys(doc.agents) : [];
@@ -85,7 +85,7 @@ export function runPage(run: ServedRun, info: RunInfo, token: string): string {
   const head =
     `<header class="top"><a href="/?t=${token}">runs</a> · <b>${esc(info.id)}</b> · SOP ${esc(info.sop)} · ${statusHtml(info.status)}` +
     ` · ${info.turns} turns · ${info.tokens.prompt} prompt + ${info.tokens.completion} completion tokens in ${info.tokens.calls} calls` +
-    ` · cost ${costText(info.cost)} · started ${esc(formatTime(info.started))}</header>`;
+    ` · cost ${costText(info.cost)} · started ${esc(formatTime(info.started))}${viewAs(info.id, token, agents, viewer)}</header>`;
   const error = info.error ? `<p class="status-failed">${esc(info.error)}</p>` : '';
   const body =
     `${head}<main>${error}<div class="layout"><div><h2>Transcript</h2><div id="transcript">${builder.html()}</div></div>` +
@@ -96,8 +96,19 @@ export function runPage(run: ServedRun, info: RunInfo, token: string): string {
   return page(
     `${info.id} · sop view`,
     body,
-    ` data-run="${esc(encodeURIComponent(info.id))}" data-token="${token}" data-at="${info.resumes}:${info.events.length}"`,
+    ` data-run="${esc(encodeURIComponent(info.id))}" data-token="${token}" data-at="${info.resumes}:${info.events.length}"` +
+      (viewer !== undefined ? ` data-as="${esc(encodeURIComponent(viewer))}"` : ''),
   );
+}
+
+/** Audiences: links to the transcript as each agent sees it (?as=NAME), and back to every message. */
+function viewAs(id: string, token: string, agents: string[], viewer: string | undefined): string {
+  if (agents.length === 0) return '';
+  const link = (name: string | undefined) =>
+    name === viewer
+      ? `<b>${esc(name ?? 'everything')}</b>`
+      : `<a href="/run/${encodeURIComponent(id)}?t=${token}${name !== undefined ? `&as=${encodeURIComponent(name)}` : ''}">${esc(name ?? 'everything')}</a>`;
+  return `<br>view as: ${[link(undefined), ...agents.map(link)].join(' · ')}`;
 }
 
 /** The run page's script: draw the graph, then append what the live stream sends. */
@@ -109,7 +120,7 @@ export const VIEW_JS = `
     try { window.mermaid.run({ querySelector: '#graph .mermaid' }); } catch (e) { console.error(e); }
   }
   if (window.mermaid) { window.mermaid.initialize({ startOnLoad: false, securityLevel: 'strict' }); draw(); }
-  var es = new EventSource('/run/' + run + '/events?t=' + token + '&at=' + b.dataset.at);
+  var es = new EventSource('/run/' + run + '/events?t=' + token + '&at=' + b.dataset.at + (b.dataset.as ? '&as=' + b.dataset.as : ''));
   var box = document.getElementById('transcript');
   function lastVisit() { var v = box.querySelectorAll('.visit .msgs'); return v[v.length - 1]; }
   es.addEventListener('visit', function (e) {

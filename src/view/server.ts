@@ -75,7 +75,7 @@ export function viewApp(runs: () => ServedRun[], token: string, pollMs = 200, id
   app.get('/run/:id', (c) => {
     const run = byId(c.req.param('id'));
     if (!run) return c.text('no such run\n', 404);
-    return c.html(runPage(run, runInfo(run), token));
+    return c.html(runPage(run, runInfo(run), token, c.req.query('as'))); // ?as=AGENT: that agent's view
   });
   app.get('/run/:id/file', (c) => {
     const run = byId(c.req.param('id'));
@@ -99,7 +99,7 @@ export function viewApp(runs: () => ServedRun[], token: string, pollMs = 200, id
       stream.onAbort(() => {
         closed = true;
       });
-      const builder = new TranscriptBuilder();
+      const builder = new TranscriptBuilder(c.req.query('as'));
       let fed = 0;
       let lastSize = -1;
       let status: string | undefined;

@@ -22,6 +22,9 @@ export class TranscriptBuilder {
   private pending: unknown[] = [];
   messages = 0;
 
+  /** `viewer`: show only the messages this agent may see (their audience includes it), without inspectors (other agents' prompts). */
+  constructor(private readonly viewer?: string) {}
+
   /** The pieces this event adds to the page. */
   add(e: RunEvent | { type: string }): Piece[] {
     const ev = e as RunEvent;
@@ -34,6 +37,11 @@ export class TranscriptBuilder {
       case 'state_entered':
         return [this.newVisit(ev.state, `${ev.reason}${ev.from ? ` from ${ev.from}` : ''}, after turn ${ev.turn}`)];
       case 'message': {
+        const seen = ev.message.audience;
+        if (this.viewer !== undefined && seen !== undefined && ev.message.sender !== this.viewer && !seen.includes(this.viewer)) {
+          this.pending = [];
+          return []; // audiences: not this agent's to see
+        }
         const pieces: Piece[] = [];
         if (this.visits.length === 0) pieces.push(this.newVisit(ev.message.state, ''));
         const html = this.messageHtml(ev.message, this.pending);
@@ -75,9 +83,10 @@ export class TranscriptBuilder {
     return (
       `<article class="msg" id="m${m.id}" data-turn="${m.turn}" style="--agent:${colour}">` +
       `<header><span class="agent">${esc(m.sender)}</span> <span class="muted">${esc(m.role)} · turn ${m.turn}` +
-      `${m.kind !== 'speech' ? ` · ${esc(m.kind)}` : ''} · ${esc(formatTime(m.timestamp))}</span></header>` +
+      `${m.kind !== 'speech' ? ` · ${esc(m.kind)}` : ''} · ${esc(formatTime(m.timestamp))}</span>` +
+      `${m.to !== undefined ? ` <span class="to">[to ${esc(m.to)}]</span>` : ''}</header>` +
       `<div class="content">${renderContent(m.content)}</div>` +
-      `<details class="inspector"><summary>inspect</summary>${inspectorHtml(m, before)}</details>` +
+      (this.viewer === undefined ? `<details class="inspector"><summary>inspect</summary>${inspectorHtml(m, before)}</details>` : '') +
       `</article>`
     );
   }
