@@ -51,6 +51,7 @@ export async function sweepCommand(o: SweepCommandOptions): Promise<number> {
   if (!Number.isInteger(o.repeat) || o.repeat < 1) throw new Error('--repeat must be a whole number, at least 1');
   const concurrency = o.concurrency ?? DEFAULT_SWEEP_CONCURRENCY;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error('--concurrency must be a whole number of runs, at least 1');
+  if (o.queue) (await import('../sweep/queue.js')).parseRedisUrl(o.queue); // a bad URL is told before anything starts
   if ((o.detach || o.collect) && !o.queue) throw new Error(`--${o.detach ? 'detach' : 'collect'} needs --queue redis://HOST:PORT`);
   const humans = Object.entries(sop.agents).filter(([, a]) => a.human);
   if (humans.length > 0)
