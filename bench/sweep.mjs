@@ -39,17 +39,23 @@ const cpuMs = () => {
   return (u.user + u.system) / 1000;
 };
 
-export async function runMany(engine, llm, sop, file, sims, turns, stream) {
+/**
+ * `sims` simulations at once. `staggerMs` spaces their starts (the warm-up: a thousand connections
+ * opened in one burst overflow the server's listen backlog, as they would a real server's).
+ */
+export async function runMany(engine, llm, sop, file, sims, turns, stream, staggerMs = 0) {
   const started = performance.now();
   const cpu = cpuMs();
   const results = await Promise.all(
-    Array.from({ length: sims }, (_, i) =>
-      new engine.Run({ sop, file, llm, maxTurns: turns, runId: `bench-${i}`, seed: i + 1, stream }).run(),
-    ),
+    Array.from({ length: sims }, async (_, i) => {
+      if (staggerMs) await new Promise((r) => setTimeout(r, i * staggerMs));
+      return new engine.Run({ sop, file, llm, maxTurns: turns, runId: `bench-${i}`, seed: i + 1, stream }).run();
+    }),
   );
   const wallMs = performance.now() - started;
   const cpuUsed = cpuMs() - cpu;
-  for (const r of results) if (r.turns !== turns) throw new Error(`a simulation stopped after ${r.turns} turns (${r.status}: ${r.error?.message ?? ''})`);
+  for (const r of results)
+    if (r.turns !== turns) throw new Error(`a simulation stopped after ${r.turns} turns (${r.status}: ${r.error?.message ?? ''})`);
   const calls = results.map((r) => r.usage.calls);
   return { wallMs, cpuMs: cpuUsed, longestChain: Math.max(...calls), totalCalls: calls.reduce((a, b) => a + b, 0) };
 }
@@ -79,7 +85,7 @@ async function threaded(url, file, sims, turns) {
   const { default: Tinypool } = await import('tinypool');
   const pool = new Tinypool({ filename: new URL('./workers/sweep-thread.mjs', import.meta.url).href, minThreads: 2, maxThreads: 2 });
   try {
-    await Promise.all([0, 1].map(() => pool.run({ url, file, sims: 2, turns: 2, warm: true })));
+    await Promise.all([0, 1].map(() => pool.run({ url, file, sims: sims / 2, turns: 1, staggerMs: 4 })));
     const started = performance.now();
     const cpu = cpuMs();
     const parts = await Promise.all([0, 1].map(() => pool.run({ url, file, sims: sims / 2, turns })));
@@ -133,8 +139,23 @@ async function workers(url, n, runs, port) {
     const started = performance.now();
     const sweep = spawn(
       process.execPath,
-      [CLI, 'sweep', join(FIXTURES, 'roundrobin.sop.json'), '--llm', 'openai', '--base-url', url, '--seeds', `1-${runs}`,
-        '--max-turns', '5', '--queue', `redis://127.0.0.1:${port}`, '--out', out],
+      [
+        CLI,
+        'sweep',
+        join(FIXTURES, 'roundrobin.sop.json'),
+        '--llm',
+        'openai',
+        '--base-url',
+        url,
+        '--seeds',
+        `1-${runs}`,
+        '--max-turns',
+        '5',
+        '--queue',
+        `redis://127.0.0.1:${port}`,
+        '--out',
+        out,
+      ],
       { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, OPENAI_API_KEY: 'bench' } },
     );
     let err = '';
@@ -164,43 +185,59 @@ export async function run() {
 
   // 1. 50 simulations x 20 turns, 50 ms: Node's fetch vs the undici keep-alive Agent, streamed and not
   const fast = PARTS.includes('http') ? await startServer(50) : undefined;
-  if (fast) try {
-    const http = {};
-    for (const client of ['fetch', 'undici']) {
-      const p = await provider(fast.url, client);
-      await runMany(engine, p, sop, file, 50, 20, false); // warm-up
-      http[`${client}_streamed`] = figures(await runMany(engine, p, sop, file, 50, 20, true), 50);
-      http[`${client}_not_streamed`] = figures(await runMany(engine, p, sop, file, 50, 20, false), 50);
+  if (fast)
+    try {
+      const http = {};
+      for (const client of ['fetch', 'undici']) {
+        const p = await provider(fast.url, client);
+        await runMany(engine, p, sop, file, 50, 20, false); // warm-up
+        http[`${client}_streamed`] = figures(await runMany(engine, p, sop, file, 50, 20, true), 50);
+        http[`${client}_not_streamed`] = figures(await runMany(engine, p, sop, file, 50, 20, false), 50);
+      }
+      results.http = { simulations: 50, turns_each: 20, latency_ms: 50, ...http };
+      for (const [k, v] of Object.entries(http))
+        rows.push(
+          row(`50 sims x 20 turns, 50 ms: ${k.replace('_', ', ').replace('_', ' ')}`, `${v.ratio}x, ${fmtMs(v.cpu_ms_per_call)} CPU/call`),
+        );
+      results.fifty_simulations_ratio = http.undici_not_streamed.ratio;
+      rows.push(
+        row(
+          '50 sims: wall / ideal as sop sweep runs them (not streamed, undici)',
+          `${http.undici_not_streamed.ratio}x`,
+          '<= 1.15x',
+          http.undici_not_streamed.ratio <= 1.15,
+        ),
+      );
+    } finally {
+      await fast.stop();
     }
-    results.http = { simulations: 50, turns_each: 20, latency_ms: 50, ...http };
-    for (const [k, v] of Object.entries(http))
-      rows.push(row(`50 sims x 20 turns, 50 ms: ${k.replace('_', ', ').replace('_', ' ')}`, `${v.ratio}x, ${fmtMs(v.cpu_ms_per_call)} CPU/call`));
-    results.fifty_simulations_ratio = http.undici_not_streamed.ratio;
-    rows.push(
-      row('50 sims: wall / ideal as sop sweep runs them (not streamed, undici)', `${http.undici_not_streamed.ratio}x`, '<= 1.15x', http.undici_not_streamed.ratio <= 1.15),
-    );
-  } finally {
-    await fast.stop();
-  }
 
   // 2. 1,000 simulations x 10 turns against a server answering after 1 s; then split over two threads
   const slow = PARTS.includes('thousand') ? await startServer(1000) : undefined;
-  if (slow) try {
-    const p = await provider(slow.url, process.env.BENCH_SWEEP_CLIENT ?? 'undici');
-    await runMany(engine, p, sop, file, 20, 2, false);
-    const one = figures(await runMany(engine, p, sop, file, 1000, 10, false), 1000);
-    const two = figures(await threaded(slow.url, file, 1000, 10), 1000);
-    results.thousand_simulations = { simulations: 1000, turns_each: 10, latency_ms: 1000, one_thread: one, two_threads_tinypool: two };
-    rows.push(row('1,000 sims x 10 turns, 1 s LLM, one thread: wall / ideal', `${one.ratio}x (${fmtMs(one.cpu_ms_per_call)} CPU/call)`, '<= 1.3x', one.ratio <= 1.3));
-    rows.push(row('  same over 2 worker threads (tinypool)', `${two.ratio}x (${fmtMs(two.cpu_ms_per_call)} CPU/call)`));
-    results.worker_threads_decision =
-      two.ratio < one.ratio - 0.02
-        ? `two threads measured faster (${two.ratio}x against ${one.ratio}x)`
-        : `not used by sop sweep: two threads measured ${two.ratio}x against ${one.ratio}x for one thread, on 2 cores shared with the server`;
-    notes.push(`Worker threads: ${results.worker_threads_decision}.`);
-  } finally {
-    await slow.stop();
-  }
+  if (slow)
+    try {
+      const p = await provider(slow.url, process.env.BENCH_SWEEP_CLIENT ?? 'undici');
+      await runMany(engine, p, sop, file, 1000, 1, false, 2); // warm pool: 1,000 kept-alive connections
+      const one = figures(await runMany(engine, p, sop, file, 1000, 10, false), 1000);
+      const two = figures(await threaded(slow.url, file, 1000, 10), 1000);
+      results.thousand_simulations = { simulations: 1000, turns_each: 10, latency_ms: 1000, one_thread: one, two_threads_tinypool: two };
+      rows.push(
+        row(
+          '1,000 sims x 10 turns, 1 s LLM, one thread: wall / ideal',
+          `${one.ratio}x (${fmtMs(one.cpu_ms_per_call)} CPU/call)`,
+          '<= 1.3x',
+          one.ratio <= 1.3,
+        ),
+      );
+      rows.push(row('  same over 2 worker threads (tinypool)', `${two.ratio}x (${fmtMs(two.cpu_ms_per_call)} CPU/call)`));
+      results.worker_threads_decision =
+        two.ratio < one.ratio - 0.02
+          ? `two threads measured faster (${two.ratio}x against ${one.ratio}x)`
+          : `not used by sop sweep: two threads measured ${two.ratio}x against ${one.ratio}x for one thread, on 2 cores shared with the server`;
+      notes.push(`Worker threads: ${results.worker_threads_decision}.`);
+    } finally {
+      await slow.stop();
+    }
 
   // 3. sop worker processes on Redis: 200 runs x 5 turns, 200 ms LLM
   const redisBin = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
@@ -210,7 +247,9 @@ export async function run() {
     notes.push('sop worker throughput not measured: redis-server is not installed');
   } else {
     const port = await freePort();
-    const redis = spawn(redisBin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const redis = spawn(redisBin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const server = await startServer(200);
     try {
       await waitLine(redis, /Ready to accept connections/);
@@ -222,10 +261,19 @@ export async function run() {
         latency_ms: 200,
         worker_concurrency: 16,
         workers: by,
-        ratio_to_one: { 1: 1, 2: round(by[2].runs_per_second / by[1].runs_per_second, 2), 4: round(by[4].runs_per_second / by[1].runs_per_second, 2) },
+        ratio_to_one: {
+          1: 1,
+          2: round(by[2].runs_per_second / by[1].runs_per_second, 2),
+          4: round(by[4].runs_per_second / by[1].runs_per_second, 2),
+        },
       };
       for (const n of [1, 2, 4])
-        rows.push(row(`200 runs on Redis, ${n} sop worker(s) x 16: runs/s (ratio to one)`, `${by[n].runs_per_second} (${results.redis_workers.ratio_to_one[n]}x)`));
+        rows.push(
+          row(
+            `200 runs on Redis, ${n} sop worker(s) x 16: runs/s (ratio to one)`,
+            `${by[n].runs_per_second} (${results.redis_workers.ratio_to_one[n]}x)`,
+          ),
+        );
     } finally {
       await server.stop();
       redis.kill('SIGTERM');

@@ -102,65 +102,61 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
     return w;
   };
 
-  it(
-    'acceptance: 24 runs over two workers, one SIGKILLed mid-run and a third started, give 24 finished lines with the verdict',
-    async () => {
-      const out = join(mkdtempSync(join(tmpdir(), 'sop-queue-')), 'OUT');
-      const a = worker();
-      const b = worker();
-      await Promise.all([a.waitFor(/ready: queue/), b.waitFor(/ready: queue/)]);
-      const sweep = sop(['sweep', DEBATE, '--llm', 'openai', '--base-url', llm.url, '--seeds', '1-24', '--queue', url, '--out', out]);
-      procs.push(sweep);
-      // A has runs under way: one of them has journaled a finished turn
-      const [, key] = await a.waitFor(/run (\S+) started/);
-      const journal = join(out, 'runs', key!, 'journal.jsonl');
-      await new Promise<void>((resolve, reject) => {
-        const deadline = Date.now() + 60_000;
-        const poll = () => {
-          if (existsSync(journal) && readFileSync(journal, 'utf8').includes('"type":"checkpoint"')) resolve();
-          else if (Date.now() > deadline) reject(new Error(`no checkpoint in ${journal}`));
-          else setTimeout(poll, 20);
-        };
-        poll();
-      });
-      const startedByA = [...a.out.matchAll(/run (\S+) started/g)].map((m) => m[1]!);
-      a.child.kill('SIGKILL');
-      await a.exited;
-      const c = worker();
-      await c.waitFor(/ready: queue/);
+  it('acceptance: 24 runs over two workers, one SIGKILLed mid-run and a third started, give 24 finished lines with the verdict', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'sop-queue-')), 'OUT');
+    const a = worker();
+    const b = worker();
+    await Promise.all([a.waitFor(/ready: queue/), b.waitFor(/ready: queue/)]);
+    const sweep = sop(['sweep', DEBATE, '--llm', 'openai', '--base-url', llm.url, '--seeds', '1-24', '--queue', url, '--out', out]);
+    procs.push(sweep);
+    // A has runs under way: one of them has journaled a finished turn
+    const [, key] = await a.waitFor(/run (\S+) started/);
+    const journal = join(out, 'runs', key!, 'journal.jsonl');
+    await new Promise<void>((resolve, reject) => {
+      const deadline = Date.now() + 60_000;
+      const poll = () => {
+        if (existsSync(journal) && readFileSync(journal, 'utf8').includes('"type":"checkpoint"')) resolve();
+        else if (Date.now() > deadline) reject(new Error(`no checkpoint in ${journal}`));
+        else setTimeout(poll, 20);
+      };
+      poll();
+    });
+    const startedByA = [...a.out.matchAll(/run (\S+) started/g)].map((m) => m[1]!);
+    a.child.kill('SIGKILL');
+    await a.exited;
+    const c = worker();
+    await c.waitFor(/ready: queue/);
 
-      expect(await sweep.exited, sweep.out).toBe(0);
-      expect(sweep.out).toContain('24 of 24 runs done, 0 failed');
-      const rs = lines(out);
-      expect(rs).toHaveLength(24);
-      expect(new Set(rs.map((r) => r.key)).size).toBe(24);
-      expect(rs.map((r) => r.seed)).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
-      for (const r of rs) {
-        expect(r.status).toBe('finished');
-        expect(r.outputs.verdict).toBe('Affirmative wins');
-        // one run_finished per run folder: no run was done twice
-        const events = readFileSync(join(r.run_dir!, 'journal.jsonl'), 'utf8').split('\n').filter(Boolean);
-        expect(events.filter((l) => l.includes('"type":"run_finished"'))).toHaveLength(1);
-      }
-      // the runs A had under way were continued from their journals by another worker
-      const killed = rs.filter((r) => startedByA.includes(r.key) && r.resumed);
-      expect(killed.length).toBeGreaterThan(0);
-      for (const r of killed) expect(r.worker).not.toBe(`${r.worker.split(':')[0]}:${a.child.pid}`);
-      expect(rs.some((r) => r.key === key && r.resumed)).toBe(true);
-      expect(b.out + c.out).toMatch(/started \(attempt 2\)/);
+    expect(await sweep.exited, sweep.out).toBe(0);
+    expect(sweep.out).toContain('24 of 24 runs done, 0 failed');
+    const rs = lines(out);
+    expect(rs).toHaveLength(24);
+    expect(new Set(rs.map((r) => r.key)).size).toBe(24);
+    expect(rs.map((r) => r.seed)).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
+    for (const r of rs) {
+      expect(r.status).toBe('finished');
+      expect(r.outputs.verdict).toBe('Affirmative wins');
+      // one run_finished per run folder: no run was done twice
+      const events = readFileSync(join(r.run_dir!, 'journal.jsonl'), 'utf8').split('\n').filter(Boolean);
+      expect(events.filter((l) => l.includes('"type":"run_finished"'))).toHaveLength(1);
+    }
+    // the runs A had under way were continued from their journals by another worker
+    const killed = rs.filter((r) => startedByA.includes(r.key) && r.resumed);
+    expect(killed.length).toBeGreaterThan(0);
+    for (const r of killed) expect(r.worker).not.toBe(`${r.worker.split(':')[0]}:${a.child.pid}`);
+    expect(rs.some((r) => r.key === key && r.resumed)).toBe(true);
+    expect(b.out + c.out).toMatch(/started \(attempt 2\)/);
 
-      // the same sweep again: nothing to do, nothing added
-      const again = sop(['sweep', DEBATE, '--llm', 'openai', '--base-url', llm.url, '--seeds', '1-24', '--queue', url, '--out', out]);
-      procs.push(again);
-      expect(await again.exited).toBe(0);
-      expect(again.out).toContain('24 already done, skipped');
-      expect(lines(out)).toHaveLength(24);
-      b.child.kill('SIGTERM');
-      c.child.kill('SIGTERM');
-      await Promise.all([b.exited, c.exited]);
-    },
-    240_000,
-  );
+    // the same sweep again: nothing to do, nothing added
+    const again = sop(['sweep', DEBATE, '--llm', 'openai', '--base-url', llm.url, '--seeds', '1-24', '--queue', url, '--out', out]);
+    procs.push(again);
+    expect(await again.exited).toBe(0);
+    expect(again.out).toContain('24 already done, skipped');
+    expect(lines(out)).toHaveLength(24);
+    b.child.kill('SIGTERM');
+    c.child.kill('SIGTERM');
+    await Promise.all([b.exited, c.exited]);
+  }, 240_000);
 
   it('--detach returns at once, --collect gathers later; retries are bounded, failures say why, a re-run retries them', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sop-queue-'));

@@ -80,7 +80,10 @@ describe('sop sweep (in process)', () => {
     expect(rs[1]!.turns).toBe(b!.turns);
     expect(rs[1]!.outputs).toEqual(b!.outputs);
     // the resumed journal holds the first 4 turns once, and one run_finished
-    const resumed = readFileSync(journal, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string });
+    const resumed = readFileSync(journal, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { type: string });
     expect(resumed.filter((e) => e.type === 'run_finished')).toHaveLength(1);
     expect(resumed.filter((e) => e.type === 'resumed')).toHaveLength(1);
     expect(rs[2]!.status).toBe('finished');
@@ -93,7 +96,20 @@ describe('sop sweep (in process)', () => {
     writeFileSync(join(dir, 'topics.jsonl'), '{"topic":"Ban cars?"}\n\n{"topic":"Tax sugar?"}\n');
     writeFileSync(join(dir, 'topics.csv'), 'topic\n"Ban cars?"\n"Tax ""sugar""?"\n');
     const out = join(dir, 'OUT');
-    const r = sop(['sweep', DEBATE, '--llm', 'mock', '--inputs', join(dir, 'topics.jsonl'), '--model', 'a,b', '--repeat', '2', '--out', out]);
+    const r = sop([
+      'sweep',
+      DEBATE,
+      '--llm',
+      'mock',
+      '--inputs',
+      join(dir, 'topics.jsonl'),
+      '--model',
+      'a,b',
+      '--repeat',
+      '2',
+      '--out',
+      out,
+    ]);
     expect(r.code).toBe(0);
     const rs = lines(out);
     expect(rs).toHaveLength(8);

@@ -232,7 +232,11 @@ export function buildCli(argv: string[]): Argv {
         (y) =>
           y
             .positional('file', { type: 'string', demandOption: true, describe: 'SOP file (.sop.json)' })
-            .option('out', { type: 'string', default: 'sweep', describe: 'Folder for results.jsonl, summary.md and runs/ (run again to continue)' })
+            .option('out', {
+              type: 'string',
+              default: 'sweep',
+              describe: 'Folder for results.jsonl, summary.md and runs/ (run again to continue)',
+            })
             .option('seeds', { type: 'string', describe: 'Seeds: 1-100, or a list like 1,5,9-12 (default 1)' })
             .option('inputs', { type: 'string', describe: 'One run per row of this .jsonl or .csv file; its columns are SOP inputs' })
             .option('input', { type: 'string', array: true, describe: 'An input for every run, as name=value (repeatable)' })
@@ -246,10 +250,20 @@ export function buildCli(argv: string[]): Argv {
             .option('yes', { type: 'boolean', default: false, describe: 'Accept every question, review and approval without asking' })
             .option('auto-run', { type: 'boolean', default: false, describe: 'Run code written by agents without asking' })
             .option('pricing', { type: 'string', describe: 'Prices of models over the shipped pricing.json, for the cost' })
-            .option('queue', { type: 'string', describe: 'Put the runs on a BullMQ queue in Redis (redis://HOST:PORT) for sop worker processes' })
+            .option('queue', {
+              type: 'string',
+              describe: 'Put the runs on a BullMQ queue in Redis (redis://HOST:PORT) for sop worker processes',
+            })
             .option('detach', { type: 'boolean', default: false, describe: 'With --queue: queue the runs and return at once' })
-            .option('collect', { type: 'boolean', default: false, describe: 'With --queue: queue nothing, wait for the queued runs and gather their results' })
-            .option('attempts', { type: 'number', describe: 'With --queue: attempts of a run before it is recorded as failed (default 3)' }),
+            .option('collect', {
+              type: 'boolean',
+              default: false,
+              describe: 'With --queue: queue nothing, wait for the queued runs and gather their results',
+            })
+            .option('attempts', {
+              type: 'number',
+              describe: 'With --queue: attempts of a run before it is recorded as failed (default 3)',
+            }),
         async (a) => {
           const { sweepCommand } = await import('./sweep-command.js');
           process.exitCode = await sweepCommand({
@@ -283,7 +297,10 @@ export function buildCli(argv: string[]): Argv {
             .option('queue', { type: 'string', demandOption: true, describe: 'Redis of the queue: redis://HOST:PORT' })
             .option('concurrency', { type: 'number', default: 4, describe: 'Runs at once in this worker' })
             .option('out', { type: 'string', describe: "Keep run folders here instead of the sweep's --out (when it is not shared)" })
-            .option('lock-ms', { type: 'number', describe: 'Milliseconds before the run of a worker that stopped answering goes to another (default 10000)' }),
+            .option('lock-ms', {
+              type: 'number',
+              describe: 'Milliseconds before the run of a worker that stopped answering goes to another (default 10000)',
+            }),
         async (a) => {
           const { workerCommand } = await import('./worker-command.js');
           process.exitCode = await workerCommand({ queue: a.queue, concurrency: a.concurrency, out: a.out, lockMs: a['lock-ms'] });

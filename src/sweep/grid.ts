@@ -71,20 +71,20 @@ export function parseCsv(text: string, file: string): string[][] {
   while (i < t.length) {
     const c = t[i]!;
     if (quoted) {
-      if (c === '"' && t[i + 1] === '"') (field += '"'), (i += 2);
-      else if (c === '"') (quoted = false), i++;
-      else (field += c), i++;
+      if (c === '"' && t[i + 1] === '"') ((field += '"'), (i += 2));
+      else if (c === '"') ((quoted = false), i++);
+      else ((field += c), i++);
       continue;
     }
-    if (c === '"' && field === '') (quoted = true), i++;
-    else if (c === ',') row.push(field), (field = ''), i++;
+    if (c === '"' && field === '') ((quoted = true), i++);
+    else if (c === ',') (row.push(field), (field = ''), i++);
     else if (c === '\n' || c === '\r') {
       row.push(field);
       field = '';
       if (row.length > 1 || row[0] !== '') rows.push(row);
       row = [];
       i += c === '\r' && t[i + 1] === '\n' ? 2 : 1;
-    } else (field += c), i++;
+    } else ((field += c), i++);
   }
   if (quoted) throw new SweepInputError(`${file}: a quoted field is not closed`);
   row.push(field);
@@ -108,8 +108,7 @@ export function readInputRows(file: string): Array<Record<string, string>> {
     const names = header.map((h) => h.trim());
     checkColumns(file, names);
     records.forEach((r, i) => {
-      if (r.length !== names.length)
-        throw new SweepInputError(`${file}: row ${i + 2} has ${r.length} fields, the header ${names.length}`);
+      if (r.length !== names.length) throw new SweepInputError(`${file}: row ${i + 2} has ${r.length} fields, the header ${names.length}`);
       rows.push(Object.fromEntries(names.map((n, j) => [n, r[j]!])));
     });
   } else if (/\.jsonl$|\.ndjson$/i.test(file)) {

@@ -85,7 +85,12 @@ export interface EnqueueOptions {
  * Queue the points not queued yet (a point whose job failed for good is retried); returns how
  * many were added.
  */
-export async function enqueue(queue: Queue, base: Omit<JobData, 'point'>, points: readonly GridPoint[], o: EnqueueOptions): Promise<number> {
+export async function enqueue(
+  queue: Queue,
+  base: Omit<JobData, 'point'>,
+  points: readonly GridPoint[],
+  o: EnqueueOptions,
+): Promise<number> {
   let added = 0;
   for (let i = 0; i < points.length; i += 500) {
     const batch = points.slice(i, i + 500);

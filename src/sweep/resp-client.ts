@@ -190,7 +190,12 @@ export class RespClient extends EventEmitter {
       socket.once('connect', () => {
         const hello: Array<Promise<Reply>> = [];
         if (this.options.password)
-          hello.push(this.send(this.options.username ? ['AUTH', this.options.username, this.options.password] : ['AUTH', this.options.password], true));
+          hello.push(
+            this.send(
+              this.options.username ? ['AUTH', this.options.username, this.options.password] : ['AUTH', this.options.password],
+              true,
+            ),
+          );
         if (this.options.db) hello.push(this.send(['SELECT', this.options.db], true));
         if (this.options.connectionName) hello.push(this.send(['CLIENT', 'SETNAME', this.options.connectionName], true));
         Promise.all(hello)
