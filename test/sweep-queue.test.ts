@@ -27,7 +27,7 @@ interface Proc {
 
 function start(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Proc {
   const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const waiters: Array<() => void> = [];
+  const waiters: Array<() => boolean> = [];
   const p: Proc = {
     child,
     out: '',

@@ -71,20 +71,33 @@ export function parseCsv(text: string, file: string): string[][] {
   while (i < t.length) {
     const c = t[i]!;
     if (quoted) {
-      if (c === '"' && t[i + 1] === '"') ((field += '"'), (i += 2));
-      else if (c === '"') ((quoted = false), i++);
-      else ((field += c), i++);
+      if (c === '"' && t[i + 1] === '"') {
+        field += '"';
+        i += 2;
+      } else {
+        if (c === '"') quoted = false;
+        else field += c;
+        i++;
+      }
       continue;
     }
-    if (c === '"' && field === '') ((quoted = true), i++);
-    else if (c === ',') (row.push(field), (field = ''), i++);
-    else if (c === '\n' || c === '\r') {
+    if (c === '"' && field === '') {
+      quoted = true;
+      i++;
+    } else if (c === ',') {
+      row.push(field);
+      field = '';
+      i++;
+    } else if (c === '\n' || c === '\r') {
       row.push(field);
       field = '';
       if (row.length > 1 || row[0] !== '') rows.push(row);
       row = [];
       i += c === '\r' && t[i + 1] === '\n' ? 2 : 1;
-    } else ((field += c), i++);
+    } else {
+      field += c;
+      i++;
+    }
   }
   if (quoted) throw new SweepInputError(`${file}: a quoted field is not closed`);
   row.push(field);

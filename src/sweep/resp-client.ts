@@ -443,11 +443,11 @@ export class RespClient extends EventEmitter {
     return (await this.call(...args)) as [string, string[]];
   }
   scanStream(o: { match: string; count?: number }): Readable {
-    const self = this;
+    const scan = (cursor: string) => this.scan(cursor, { MATCH: o.match, COUNT: o.count });
     async function* keys() {
       let cursor = '0';
       do {
-        const [next, found] = await self.scan(cursor, { MATCH: o.match, COUNT: o.count });
+        const [next, found] = await scan(cursor);
         cursor = next;
         if (found.length) yield found;
       } while (cursor !== '0');

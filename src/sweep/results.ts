@@ -130,7 +130,10 @@ export function summaryMarkdown(results: readonly ResultLine[], title: string): 
     calls += r.usage?.calls ?? 0;
     prompt += r.usage?.prompt_tokens ?? 0;
     completion += r.usage?.completion_tokens ?? 0;
-    if (typeof r.usage?.cost === 'number') ((cost += r.usage.cost), priced++);
+    if (typeof r.usage?.cost === 'number') {
+      cost += r.usage.cost;
+      priced++;
+    }
     ms += r.duration_ms ?? 0;
   }
   lines.push(
