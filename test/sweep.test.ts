@@ -3,7 +3,7 @@
 // runs are skipped, a run killed half-way continues from its journal, nothing is counted twice.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expandGrid, parseCsv, parseSeeds, pointKey } from '../src/sweep/grid.js';
@@ -39,9 +39,11 @@ describe('sop sweep (in process)', () => {
       expect(x.outputs.verdict).toMatch(/Judge Ruth \(Judge\) speaks in verdict/);
       expect(x.usage.calls).toBeGreaterThan(0);
       expect(existsSync(join(x.run_dir!, 'journal.jsonl'))).toBe(true);
-      expect(x.worker).toMatch(/:\d+$/);
+      expect(x.worker).toMatch(/:\d+(\/\d+)?$/); // host:pid, /thread in a worker thread
       expect(x.duration_ms).toBeGreaterThanOrEqual(0);
     }
+    // 12 runs, 4 at once: more than two waves, so one worker thread per core shares them
+    if (availableParallelism() > 1) expect(new Set(rs.map((x) => x.worker)).size).toBe(Math.min(availableParallelism(), 12));
     const summary = readFileSync(join(out, 'summary.md'), 'utf8');
     expect(summary).toMatch(/\| finished \| 12 \| 100\.0% \|/);
     expect(summary).toContain('## Output `verdict`');

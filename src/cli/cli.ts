@@ -243,6 +243,10 @@ export function buildCli(argv: string[]): Argv {
             .option('model', { type: 'string', describe: 'Models, comma-separated, crossed with the rest of the grid' })
             .option('repeat', { type: 'number', default: 1, describe: 'Runs of each grid point' })
             .option('concurrency', { type: 'number', describe: 'Runs at once in this process (default 8)' })
+            .option('threads', {
+              type: 'number',
+              describe: 'Worker threads sharing those runs (default: one per core once there are at least 2 x --concurrency runs)',
+            })
             .option('llm', { type: 'string', describe: "openai | mock | replay:CASSETTE (default: the SOP's llm.provider, else openai)" })
             .option('base-url', { type: 'string', describe: 'OpenAI-compatible server URL (or OPENAI_BASE_URL)' })
             .option('max-turns', { type: 'number', describe: 'Stop each run after this many turns (default 200)' })
@@ -275,6 +279,7 @@ export function buildCli(argv: string[]): Argv {
             model: a.model,
             repeat: a.repeat,
             concurrency: a.concurrency,
+            threads: a.threads,
             llm: a.llm,
             baseUrl: a['base-url'],
             maxTurns: a['max-turns'],

@@ -2,6 +2,7 @@
 // or on `sop worker` processes through a BullMQ queue, and gather OUT/results.jsonl and
 // OUT/summary.md. Re-running the same sweep skips finished runs and continues the others from
 // their journals (docs/sweep.md).
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { loadSopFile } from '../loader/load.js';
 import { undeclaredInputs } from '../engine/run.js';
@@ -24,6 +25,8 @@ export interface SweepCommandOptions {
   model?: string;
   repeat: number;
   concurrency?: number;
+  /** Worker threads of an in-process sweep (default: one per core once there are at least 2 x concurrency runs). */
+  threads?: number;
   llm?: string;
   baseUrl?: string;
   maxTurns?: number;
@@ -97,24 +100,45 @@ export async function sweepCommand(o: SweepCommandOptions): Promise<number> {
       const code = await sweepQueued(o, { file, runsDir, todo, results, progress, signal: stop.signal, err });
       if (code !== undefined) return code;
     } else {
+      const threads = o.threads ?? (todo.length >= 2 * concurrency ? availableParallelism() : 1);
+      if (!Number.isInteger(threads) || threads < 1) throw new Error('--threads must be a whole number, at least 1');
       const providers = new Map<string, LlmProvider>();
-      await sweepLocal(todo, {
-        sop,
-        file,
-        runsDir,
-        llm: o.llm,
-        provider: await sharedProvider(providers, o.llm ?? sop.llm?.provider, o.baseUrl ?? sop.llm?.base_url, o.timeoutMs),
-        baseUrl: o.baseUrl,
-        maxTurns: o.maxTurns,
-        timeoutMs: o.timeoutMs,
-        yes: o.yes,
-        autoRun: o.autoRun,
-        pricing: o.pricing,
-        signal: stop.signal,
-        concurrency,
-        results,
-        progress,
-      });
+      if (threads > 1) {
+        const { sweepThreads } = await import('../sweep/threads.js');
+        await sweepThreads(todo, {
+          file,
+          runsDir,
+          llm: o.llm,
+          baseUrl: o.baseUrl,
+          maxTurns: o.maxTurns,
+          timeoutMs: o.timeoutMs,
+          yes: o.yes,
+          autoRun: o.autoRun,
+          pricing: o.pricing,
+          signal: stop.signal,
+          threads,
+          concurrency,
+          results,
+          progress,
+        });
+      } else
+        await sweepLocal(todo, {
+          sop,
+          file,
+          runsDir,
+          llm: o.llm,
+          provider: await sharedProvider(providers, o.llm ?? sop.llm?.provider, o.baseUrl ?? sop.llm?.base_url, o.timeoutMs),
+          baseUrl: o.baseUrl,
+          maxTurns: o.maxTurns,
+          timeoutMs: o.timeoutMs,
+          yes: o.yes,
+          autoRun: o.autoRun,
+          pricing: o.pricing,
+          signal: stop.signal,
+          concurrency,
+          results,
+          progress,
+        });
     }
   } finally {
     progress.stop();

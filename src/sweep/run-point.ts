@@ -4,6 +4,7 @@
 import { existsSync, renameSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
+import { isMainThread, threadId } from 'node:worker_threads';
 import { resumeRun, runSop, type RunSopOptions } from '../api/run.js';
 import { JOURNAL_FILE } from '../journal/writer.js';
 import { loadRunRecord } from '../journal/record.js';
@@ -37,7 +38,8 @@ export interface PointOptions {
   onEvent?: (e: RunEvent) => void;
 }
 
-export const workerName = (): string => `${hostname()}:${process.pid}`;
+/** host:pid, and /thread of a worker thread. */
+export const workerName = (): string => `${hostname()}:${process.pid}${isMainThread ? '' : `/${threadId}`}`;
 
 function usageOf(u: UsageTotals): ResultLine['usage'] {
   return {
