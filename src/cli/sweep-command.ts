@@ -173,11 +173,15 @@ async function sweepQueued(
   },
 ): Promise<number | undefined> {
   const { Queue } = await import('bullmq');
-  const { QUEUE_NAME, collect, connectionOf, enqueue, sweepId } = await import('../sweep/queue.js');
+  const { QUEUE_NAME, collect, connectionOf, enqueue, reachRedis, sweepId } = await import('../sweep/queue.js');
   const queue = new Queue(QUEUE_NAME, { connection: connectionOf(o.queue!) });
-  queue.on('error', (e) => c.err(`queue: ${e.message}\n`));
+  let lastError: string | undefined;
+  queue.on('error', (e) => {
+    if (e.message !== lastError) c.err(`queue: ${e.message}\n`); // once per kind of error, not at every reconnection
+    lastError = e.message;
+  });
   try {
-    await queue.waitUntilReady();
+    await reachRedis(queue.waitUntilReady(), o.queue!, () => lastError);
     const sweep = sweepId(c.file, c.runsDir);
     if (!o.collect) {
       const attempts = o.attempts ?? 3;

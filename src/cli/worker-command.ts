@@ -8,7 +8,7 @@ import { loadSopFile } from '../loader/load.js';
 import type { LlmProvider } from '../llm/types.js';
 import { configureSecrets, makeRedactor } from '../util/redact.js';
 import type { Sop } from '../sop/types.js';
-import { QUEUE_NAME, connectionOf, type JobData } from '../sweep/queue.js';
+import { QUEUE_NAME, connectionOf, reachRedis, type JobData } from '../sweep/queue.js';
 import { runPoint, workerName } from '../sweep/run-point.js';
 import type { ResultLine } from '../sweep/results.js';
 import { sharedProvider } from '../sweep/shared-provider.js';
@@ -70,7 +70,11 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
     maxStalledCount: 2,
     autorun: false,
   });
-  worker.on('error', (e) => err(`worker: ${e.message}\n`));
+  let lastError: string | undefined;
+  worker.on('error', (e) => {
+    if (e.message !== lastError) err(`worker: ${e.message}\n`); // once per kind of error, not at every reconnection
+    lastError = e.message;
+  });
   worker.on('failed', (job, e) => {
     if (job) err(`run ${job.data.point.key} failed: ${e.message}\n`);
   });
@@ -84,7 +88,12 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  await worker.waitUntilReady();
+  try {
+    await reachRedis(worker.waitUntilReady(), redact(o.queue), () => lastError);
+  } catch (e) {
+    await worker.close(true).catch(() => {});
+    throw e;
+  }
   err(`worker ${workerName()} ready: queue ${QUEUE_NAME} on ${redact(o.queue)}, ${o.concurrency} at once\n`);
   await worker.run();
   process.off('SIGINT', onSignal);

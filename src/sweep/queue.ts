@@ -175,3 +175,21 @@ export async function collect(queue: Queue, points: readonly GridPoint[], o: Col
   }
   return { missing };
 }
+
+/** Wait for the connection, or fail with one clear message when Redis cannot be reached. */
+export async function reachRedis(ready: Promise<unknown>, url: string, lastError: () => string | undefined, ms = 10_000): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([
+      ready,
+      new Promise((_, reject) => {
+        timer = setTimeout(
+          () => reject(new QueueUrlError(`cannot reach Redis at ${url} within ${ms / 1000} s${lastError() ? ` (${lastError()})` : ''}`)),
+          ms,
+        );
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
