@@ -290,6 +290,92 @@ export function buildCli(argv: string[]): Argv {
           process.exitCode = showCommand({ dir: a.dir, format: a.format, prompts: a.prompts, turn: a.turn, agent: a.agent });
         },
       )
+      // --- many runs: sweep, worker (src/sweep, docs/sweep.md) ---
+      .command(
+        'sweep <file>',
+        'Run a SOP over a grid of seeds, input rows and models (in this process, or on sop workers via --queue); writes OUT/results.jsonl and OUT/summary.md',
+        (y) =>
+          y
+            .positional('file', { type: 'string', demandOption: true, describe: 'SOP file (.sop.json)' })
+            .option('out', {
+              type: 'string',
+              default: 'sweep',
+              describe: 'Folder for results.jsonl, summary.md and runs/ (run again to continue)',
+            })
+            .option('seeds', { type: 'string', describe: 'Seeds: 1-100, or a list like 1,5,9-12 (default 1)' })
+            .option('inputs', { type: 'string', describe: 'One run per row of this .jsonl or .csv file; its columns are SOP inputs' })
+            .option('input', { type: 'string', array: true, describe: 'An input for every run, as name=value (repeatable)' })
+            .option('model', { type: 'string', describe: 'Models, comma-separated, crossed with the rest of the grid' })
+            .option('repeat', { type: 'number', default: 1, describe: 'Runs of each grid point' })
+            .option('concurrency', { type: 'number', describe: 'Runs at once in this process (default 8)' })
+            .option('threads', {
+              type: 'number',
+              describe: 'Worker threads sharing those runs (default: one per core once there are at least 2 x --concurrency runs)',
+            })
+            .option('llm', { type: 'string', describe: "openai | mock | replay:CASSETTE (default: the SOP's llm.provider, else openai)" })
+            .option('base-url', { type: 'string', describe: 'OpenAI-compatible server URL (or OPENAI_BASE_URL)' })
+            .option('max-turns', { type: 'number', describe: 'Stop each run after this many turns (default 200)' })
+            .option('timeout', { type: 'number', describe: 'Seconds an LLM request may take (default 120)' })
+            .option('yes', { type: 'boolean', default: false, describe: 'Accept every question, review and approval without asking' })
+            .option('auto-run', { type: 'boolean', default: false, describe: 'Run code written by agents without asking' })
+            .option('pricing', { type: 'string', describe: 'Prices of models over the shipped pricing.json, for the cost' })
+            .option('queue', {
+              type: 'string',
+              describe: 'Put the runs on a BullMQ queue in Redis (redis://HOST:PORT) for sop worker processes',
+            })
+            .option('detach', { type: 'boolean', default: false, describe: 'With --queue: queue the runs and return at once' })
+            .option('collect', {
+              type: 'boolean',
+              default: false,
+              describe: 'With --queue: queue nothing, wait for the queued runs and gather their results',
+            })
+            .option('attempts', {
+              type: 'number',
+              describe: 'With --queue: attempts of a run before it is recorded as failed (default 3)',
+            }),
+        async (a) => {
+          const { sweepCommand } = await import('./sweep-command.js');
+          process.exitCode = await sweepCommand({
+            file: a.file,
+            out: a.out,
+            seeds: a.seeds,
+            inputs: a.inputs,
+            input: collect(a.input),
+            model: a.model,
+            repeat: a.repeat,
+            concurrency: a.concurrency,
+            threads: a.threads,
+            llm: a.llm,
+            baseUrl: a['base-url'],
+            maxTurns: a['max-turns'],
+            timeoutMs: a.timeout !== undefined ? a.timeout * 1000 : undefined,
+            yes: a.yes,
+            autoRun: a['auto-run'],
+            pricing: a.pricing,
+            queue: a.queue,
+            detach: a.detach,
+            collect: a.collect,
+            attempts: a.attempts,
+          });
+        },
+      )
+      .command(
+        'worker',
+        'Run the runs that sop sweep --queue puts on a BullMQ queue in Redis (on any machine with the SOP files)',
+        (y) =>
+          y
+            .option('queue', { type: 'string', demandOption: true, describe: 'Redis of the queue: redis://HOST:PORT' })
+            .option('concurrency', { type: 'number', default: 4, describe: 'Runs at once in this worker' })
+            .option('out', { type: 'string', describe: "Keep run folders here instead of the sweep's --out (when it is not shared)" })
+            .option('lock-ms', {
+              type: 'number',
+              describe: 'Milliseconds before the run of a worker that stopped answering goes to another (default 10000)',
+            }),
+        async (a) => {
+          const { workerCommand } = await import('./worker-command.js');
+          process.exitCode = await workerCommand({ queue: a.queue, concurrency: a.concurrency, out: a.out, lockMs: a['lock-ms'] });
+        },
+      )
       .demandCommand(1, 'Name a command (sop --help lists them).')
       .strict()
       .recommendCommands()

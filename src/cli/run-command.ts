@@ -204,7 +204,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       model: o.model,
       human,
       listeners,
-      stream: !o.json,
+      stream: !o.json && !o.quiet, // nobody watches the deltas with --json or --quiet: plain answers cost less CPU
       prompts: o.json && o.jsonPrompts === true, // --json-prompts
       compat: o.compat,
       rerun,

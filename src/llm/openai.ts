@@ -22,6 +22,7 @@ import {
 } from './types.js';
 import { DEFAULT_MAX_REPLY_BYTES, ReplyFaultError, ReplyTooLargeError, seconds } from './reply-errors.js';
 import { watchedFetch } from './watched-fetch.js';
+import { keepAliveFetch } from './keep-alive-fetch.js';
 
 export interface OpenAiProviderOptions {
   apiKey?: string;
@@ -154,7 +155,12 @@ export class OpenAiProvider implements LlmProvider {
       logLevel: 'off', // a bad stream is our error to report, not a console dump
     });
     this.client = this.client.withOptions({
-      fetch: watchedFetch({ idleMs: this.timeoutMs, maxReplyBytes: this.maxReplyBytes, endpoint: this.client.baseURL }),
+      fetch: watchedFetch({
+        idleMs: this.timeoutMs,
+        maxReplyBytes: this.maxReplyBytes,
+        endpoint: this.client.baseURL,
+        fetch: keepAliveFetch(),
+      }),
     });
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.budget = options.budget ?? new RetryBudget(50);

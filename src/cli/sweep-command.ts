@@ -1,0 +1,229 @@
+// sop sweep FILE: run a SOP over a grid (seeds × input rows × models × repeats), in this process
+// or on `sop worker` processes through a BullMQ queue, and gather OUT/results.jsonl and
+// OUT/summary.md. Re-running the same sweep skips finished runs and continues the others from
+// their journals (docs/sweep.md).
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+import { loadSopFile } from '../loader/load.js';
+import { undeclaredInputs } from '../engine/run.js';
+import { formatDiagnostic } from '../sop/diagnostics.js';
+import type { LlmProvider } from '../llm/types.js';
+import { configureSecrets, makeRedactor } from '../util/redact.js';
+import { expandGrid, parseSeeds, readInputRows, type GridPoint } from '../sweep/grid.js';
+import { sweepLocal } from '../sweep/local.js';
+import { Progress } from '../sweep/progress.js';
+import { ResultsFile, isDone } from '../sweep/results.js';
+import { sharedProvider } from '../sweep/shared-provider.js';
+import { parseInputs } from './run-command.js';
+
+export interface SweepCommandOptions {
+  file: string;
+  out: string;
+  seeds?: string;
+  inputs?: string;
+  input: string[];
+  model?: string;
+  repeat: number;
+  concurrency?: number;
+  /** Worker threads of an in-process sweep (default: one per core once there are at least 2 x concurrency runs). */
+  threads?: number;
+  llm?: string;
+  baseUrl?: string;
+  maxTurns?: number;
+  timeoutMs?: number;
+  yes?: boolean;
+  autoRun?: boolean;
+  pricing?: string;
+  queue?: string;
+  detach?: boolean;
+  collect?: boolean;
+  /** Attempts of a queued run before it is recorded as failed (default 3). */
+  attempts?: number;
+}
+
+export const DEFAULT_SWEEP_CONCURRENCY = 8;
+
+export async function sweepCommand(o: SweepCommandOptions): Promise<number> {
+  configureSecrets({ urls: [o.baseUrl, o.queue] });
+  const redact = makeRedactor();
+  const err = (s: string) => process.stderr.write(redact(s));
+  const file = resolve(o.file);
+  const { sop, warnings } = loadSopFile(file);
+  configureSecrets({ urls: [sop.llm?.base_url] });
+  for (const w of warnings) err(formatDiagnostic(w) + '\n');
+  if (!Number.isInteger(o.repeat) || o.repeat < 1) throw new Error('--repeat must be a whole number, at least 1');
+  const concurrency = o.concurrency ?? DEFAULT_SWEEP_CONCURRENCY;
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error('--concurrency must be a whole number of runs, at least 1');
+  if (o.queue) (await import('../sweep/queue.js')).parseRedisUrl(o.queue); // a bad URL is told before anything starts
+  if ((o.detach || o.collect) && !o.queue) throw new Error(`--${o.detach ? 'detach' : 'collect'} needs --queue redis://HOST:PORT`);
+  const humans = Object.entries(sop.agents).filter(([, a]) => a.human);
+  if (humans.length > 0)
+    throw new Error(`${humans.map(([n]) => n).join(', ')} ${humans.length > 1 ? 'are' : 'is'} played by a person; a sweep runs unattended`);
+
+  const rows = o.inputs !== undefined ? readInputRows(o.inputs) : undefined;
+  const models = o.model !== undefined ? o.model.split(',').map((m) => m.trim()) : [undefined];
+  if (models.some((m) => m === '')) throw new Error(`--model "${o.model}": an empty model name`);
+  const points = expandGrid({
+    seeds: o.seeds !== undefined ? parseSeeds(o.seeds) : [1],
+    rows,
+    models,
+    repeat: o.repeat,
+    fixed: parseInputs(o.input),
+  });
+  const unknown = new Set(points.flatMap((p) => undeclaredInputs(sop, p.inputs)));
+  for (const name of unknown)
+    err(`warning: input "${name}" is not declared by ${sop.name}, so none of its templates reads it (declare it in "inputs")\n`);
+
+  const out = resolve(o.out);
+  const runsDir = resolve(out, 'runs');
+  const results = new ResultsFile(out);
+  const todo = points.filter((p) => !isDone(results.byKey.get(p.key)?.status ?? ''));
+  const skipped = points.length - todo.length;
+  err(
+    `sweep ${sop.name}: ${points.length} runs${skipped ? ` (${skipped} already done, skipped)` : ''}` +
+      `${o.queue ? ` on queue ${redact(o.queue)}` : `, ${Math.min(concurrency, Math.max(1, todo.length))} at once`}; results in ${out}\n`,
+  );
+
+  const stop = new AbortController();
+  let interrupts = 0;
+  const onSigint = () => {
+    interrupts++;
+    if (interrupts > 1) process.exit(130);
+    err('\nStopping: runs in progress stop after their turn; run the same sweep again to continue them (Ctrl-C again to quit at once).\n');
+    stop.abort();
+  };
+  process.on('SIGINT', onSigint);
+  const progress = new Progress({ total: points.length, skipped, out: process.stderr });
+  const order = points.map((p) => p.key);
+  try {
+    if (o.queue) {
+      const code = await sweepQueued(o, { file, runsDir, todo, results, progress, signal: stop.signal, err });
+      if (code !== undefined) return code;
+    } else {
+      const threads = o.threads ?? (todo.length >= 2 * concurrency ? availableParallelism() : 1);
+      if (!Number.isInteger(threads) || threads < 1) throw new Error('--threads must be a whole number, at least 1');
+      const providers = new Map<string, LlmProvider>();
+      if (threads > 1) {
+        const { sweepThreads } = await import('../sweep/threads.js');
+        await sweepThreads(todo, {
+          file,
+          runsDir,
+          llm: o.llm,
+          baseUrl: o.baseUrl,
+          maxTurns: o.maxTurns,
+          timeoutMs: o.timeoutMs,
+          yes: o.yes,
+          autoRun: o.autoRun,
+          pricing: o.pricing,
+          signal: stop.signal,
+          threads,
+          concurrency,
+          results,
+          progress,
+        });
+      } else
+        await sweepLocal(todo, {
+          sop,
+          file,
+          runsDir,
+          llm: o.llm,
+          provider: await sharedProvider(providers, o.llm ?? sop.llm?.provider, o.baseUrl ?? sop.llm?.base_url, o.timeoutMs),
+          baseUrl: o.baseUrl,
+          maxTurns: o.maxTurns,
+          timeoutMs: o.timeoutMs,
+          yes: o.yes,
+          autoRun: o.autoRun,
+          pricing: o.pricing,
+          signal: stop.signal,
+          concurrency,
+          results,
+          progress,
+        });
+    }
+  } finally {
+    progress.stop();
+    process.off('SIGINT', onSigint);
+    results.finish(order, sop.name);
+  }
+  const lines = order.flatMap((k) => {
+    const r = results.byKey.get(k);
+    return r ? [r] : [];
+  });
+  const done = lines.filter((r) => isDone(r.status)).length;
+  const failed = lines.filter((r) => r.status === 'failed').length;
+  const open = points.length - done - failed;
+  err(
+    `${done} of ${points.length} runs done, ${failed} failed${open ? `, ${open} not finished (run the same sweep again to continue them)` : ''}; ` +
+      `${out}/results.jsonl, ${out}/summary.md\n`,
+  );
+  if (stop.signal.aborted) return 130;
+  return failed > 0 || open > 0 ? 1 : 0;
+}
+
+async function sweepQueued(
+  o: SweepCommandOptions,
+  c: {
+    file: string;
+    runsDir: string;
+    todo: GridPoint[];
+    results: ResultsFile;
+    progress: Progress;
+    signal: AbortSignal;
+    err: (s: string) => void;
+  },
+): Promise<number | undefined> {
+  const { Queue } = await import('bullmq');
+  const { QUEUE_NAME, collect, connectionOf, enqueue, reachRedis, sweepId } = await import('../sweep/queue.js');
+  const queue = new Queue(QUEUE_NAME, { connection: connectionOf(o.queue!) });
+  let lastError: string | undefined;
+  queue.on('error', (e) => {
+    if (e.message !== lastError) c.err(`queue: ${e.message}\n`); // once per kind of error, not at every reconnection
+    lastError = e.message;
+  });
+  try {
+    await reachRedis(queue.waitUntilReady(), o.queue!, () => lastError);
+    const sweep = sweepId(c.file, c.runsDir);
+    if (!o.collect) {
+      const attempts = o.attempts ?? 3;
+      if (!Number.isInteger(attempts) || attempts < 1) throw new Error('--attempts must be a whole number, at least 1');
+      const added = await enqueue(
+        queue,
+        {
+          sweep,
+          file: c.file,
+          runsDir: c.runsDir,
+          llm: o.llm,
+          baseUrl: o.baseUrl,
+          maxTurns: o.maxTurns,
+          timeoutMs: o.timeoutMs,
+          yes: o.yes,
+          autoRun: o.autoRun,
+          pricing: o.pricing !== undefined ? resolve(o.pricing) : undefined,
+        },
+        c.todo,
+        { attempts },
+      );
+      c.err(`${added} runs queued${c.todo.length - added ? `, ${c.todo.length - added} were queued already` : ''}\n`);
+      if (o.detach) {
+        c.err(`Detached. Gather the results with the same command and --collect instead of --detach.\n`);
+        return 0;
+      }
+    }
+    const { missing } = await collect(queue, c.todo, {
+      sweep,
+      results: c.results,
+      signal: c.signal,
+      onLine: (r) => {
+        c.progress.call(r.usage.prompt_tokens + r.usage.completion_tokens, r.usage.cost);
+        c.progress.end(r);
+      },
+      onActive: (n) => {
+        c.progress.running = n;
+      },
+    });
+    if (missing.length > 0) c.err(`${missing.length} runs of this sweep were never queued (run it without --collect to queue them)\n`);
+    return undefined;
+  } finally {
+    await queue.close();
+  }
+}

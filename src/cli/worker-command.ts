@@ -1,0 +1,102 @@
+// sop worker --queue redis://HOST:PORT: run the runs of sweeps queued on Redis (docs/sweep.md).
+// A run's folder goes to the sweep's --out when this machine shares it, else under this
+// worker's --out. A job given to this worker after another one died (BullMQ's stalled-job
+// recovery) continues the run from its journal when the folder is there, else starts it again.
+import { resolve } from 'node:path';
+import { Worker, type Job } from 'bullmq';
+import { loadSopFile } from '../loader/load.js';
+import type { LlmProvider } from '../llm/types.js';
+import { configureSecrets, makeRedactor } from '../util/redact.js';
+import type { Sop } from '../sop/types.js';
+import { QUEUE_NAME, connectionOf, reachRedis, type JobData } from '../sweep/queue.js';
+import { runPoint, workerName } from '../sweep/run-point.js';
+import type { ResultLine } from '../sweep/results.js';
+import { sharedProvider } from '../sweep/shared-provider.js';
+
+export interface WorkerCommandOptions {
+  queue: string;
+  concurrency: number;
+  /** Keep run folders here (under a folder per sweep) instead of the sweep's --out. */
+  out?: string;
+  /** Milliseconds a job's lock lasts without renewal before the job counts as stalled (default 10000). */
+  lockMs?: number;
+}
+
+export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
+  if (!Number.isInteger(o.concurrency) || o.concurrency < 1) throw new Error(`--concurrency must be a whole number of runs, at least 1`);
+  configureSecrets({ urls: [o.queue] });
+  const redact = makeRedactor();
+  const err = (s: string) => process.stderr.write(redact(s));
+  const sops = new Map<string, Sop>();
+  const providers = new Map<string, LlmProvider>();
+  const stop = new AbortController();
+  const lockDuration = o.lockMs ?? 10_000;
+
+  const processor = async (job: Job<JobData, ResultLine>): Promise<ResultLine> => {
+    const d = job.data;
+    let sop = sops.get(d.file);
+    if (!sop) {
+      sop = loadSopFile(d.file).sop;
+      sops.set(d.file, sop);
+    }
+    const runsDir = o.out !== undefined ? resolve(o.out, d.sweep) : d.runsDir;
+    err(`run ${d.point.key} started (attempt ${job.attemptsStarted})\n`);
+    configureSecrets({ urls: [d.baseUrl] });
+    const line = await runPoint(d.point, {
+      sop,
+      file: d.file,
+      runsDir,
+      llm: d.llm,
+      provider: await sharedProvider(providers, d.llm ?? sop.llm?.provider, d.baseUrl ?? sop.llm?.base_url, d.timeoutMs),
+      baseUrl: d.baseUrl,
+      maxTurns: d.maxTurns,
+      timeoutMs: d.timeoutMs,
+      yes: d.yes,
+      autoRun: d.autoRun,
+      pricing: d.pricing,
+      signal: stop.signal,
+    });
+    // stopped with the worker: the job goes back to the queue (its run continues from its journal)
+    if (line.status === 'interrupted' && stop.signal.aborted) throw new Error(`worker ${workerName()} stopped during the run`);
+    err(`run ${d.point.key} ${line.status} after ${line.turns} turns\n`);
+    return line;
+  };
+
+  const worker = new Worker<JobData, ResultLine>(QUEUE_NAME, processor, {
+    connection: connectionOf(o.queue),
+    concurrency: o.concurrency,
+    lockDuration,
+    stalledInterval: Math.max(1000, Math.round(lockDuration / 2)),
+    maxStalledCount: 2,
+    autorun: false,
+  });
+  let lastError: string | undefined;
+  worker.on('error', (e) => {
+    if (e.message !== lastError) err(`worker: ${e.message}\n`); // once per kind of error, not at every reconnection
+    lastError = e.message;
+  });
+  worker.on('failed', (job, e) => {
+    if (job) err(`run ${job.data.point.key} failed: ${e.message}\n`);
+  });
+  let signals = 0;
+  const onSignal = () => {
+    signals++;
+    if (signals > 1) process.exit(130);
+    err('Stopping: the runs in progress stop after their turn and go back to the queue (Ctrl-C again to quit at once).\n');
+    stop.abort();
+    void worker.close();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    await reachRedis(worker.waitUntilReady(), redact(o.queue), () => lastError);
+  } catch (e) {
+    await worker.close(true).catch(() => {});
+    throw e;
+  }
+  err(`worker ${workerName()} ready: queue ${QUEUE_NAME} on ${redact(o.queue)}, ${o.concurrency} at once\n`);
+  await worker.run();
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  return signals > 0 ? 130 : 0;
+}

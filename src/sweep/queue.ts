@@ -1,0 +1,191 @@
+// A sweep on a BullMQ queue in Redis: `sop sweep --queue` puts one job per grid point (its job
+// id made from the sweep and the point's key, so a point is queued once however often the sweep
+// is started), `sop worker` runs them, and the sweep gathers the workers' result lines.
+import { createHash } from 'node:crypto';
+import { Job, Queue, type ConnectionOptions } from 'bullmq';
+import type { GridPoint } from './grid.js';
+import { isDone, type ResultLine, type ResultsFile } from './results.js';
+import { failedLine } from './run-point.js';
+
+export const QUEUE_NAME = 'sop-runs';
+
+/** What a worker needs to run one point: the SOP file (the same path on every machine) and the options. */
+export interface JobData {
+  sweep: string;
+  file: string;
+  point: GridPoint;
+  /** The sweep's runs folder (used by workers when it is shared). */
+  runsDir: string;
+  llm?: string;
+  baseUrl?: string;
+  maxTurns?: number;
+  timeoutMs?: number;
+  yes?: boolean;
+  autoRun?: boolean;
+  pricing?: string;
+}
+
+/** Where Redis is, from a redis:// URL. */
+export interface RedisAddress {
+  host: string;
+  port: number;
+  username?: string;
+  password?: string;
+  db?: number;
+}
+
+export class QueueUrlError extends Error {
+  readonly code = 'QUEUE_URL';
+}
+
+/** redis://[user:password@]host:port[/db] as connection options. */
+export function parseRedisUrl(url: string): RedisAddress {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new QueueUrlError(`--queue "${url}" is not a URL; use redis://HOST:PORT`);
+  }
+  if (u.protocol !== 'redis:') throw new QueueUrlError(`--queue "${url}": use redis://HOST:PORT (rediss:// is not supported)`);
+  const db = u.pathname.replace(/^\//, '');
+  if (db && !/^\d+$/.test(db)) throw new QueueUrlError(`--queue "${url}": the path must be a database number`);
+  return {
+    host: u.hostname || '127.0.0.1',
+    port: u.port ? Number(u.port) : 6379,
+    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+    ...(db ? { db: Number(db) } : {}),
+  };
+}
+
+/**
+ * BullMQ's connection options (it talks to Redis through ioredis): a worker's blocking calls must
+ * not give up after a few retries (`maxRetriesPerRequest: null`, which BullMQ requires of workers).
+ */
+export function connectionOf(url: string): ConnectionOptions {
+  return { ...parseRedisUrl(url), maxRetriesPerRequest: null };
+}
+
+/** A name for the sweep: the same SOP file and --out give the same name (and job ids). */
+export function sweepId(file: string, runsDir: string): string {
+  return createHash('sha256').update(`${file}\u0000${runsDir}`).digest('hex').slice(0, 12);
+}
+
+export const jobIdOf = (sweep: string, key: string): string => `${sweep}-${key}`;
+
+export interface EnqueueOptions {
+  attempts: number;
+}
+
+/**
+ * Queue the points not queued yet (a point whose job failed for good is retried); returns how
+ * many were added.
+ */
+export async function enqueue(
+  queue: Queue,
+  base: Omit<JobData, 'point'>,
+  points: readonly GridPoint[],
+  o: EnqueueOptions,
+): Promise<number> {
+  let added = 0;
+  for (let i = 0; i < points.length; i += 500) {
+    const batch = points.slice(i, i + 500);
+    const existing = await Promise.all(batch.map((p) => Job.fromId(queue, jobIdOf(base.sweep, p.key))));
+    const fresh = batch.filter((_, j) => !existing[j]);
+    for (const job of existing) {
+      if (!job) continue;
+      const state = await job.getState();
+      // a point whose job failed for good, or whose run was left unfinished, runs again
+      if (state === 'failed') await job.retry('failed');
+      else if (state === 'completed' && !isDone((job.returnvalue as ResultLine | undefined)?.status ?? '')) await job.retry('completed');
+    }
+    await queue.addBulk(
+      fresh.map((point) => ({
+        name: 'run',
+        data: { ...base, point } satisfies JobData,
+        opts: {
+          jobId: jobIdOf(base.sweep, point.key),
+          attempts: o.attempts,
+          backoff: { type: 'exponential', delay: 1000 },
+          removeOnComplete: false,
+          removeOnFail: false,
+        },
+      })),
+    );
+    added += fresh.length;
+  }
+  return added;
+}
+
+export interface CollectOptions {
+  sweep: string;
+  results: ResultsFile;
+  /** Called with each line as it is recorded. */
+  onLine?: (r: ResultLine) => void;
+  /** Called with the number of our jobs running, at each poll. */
+  onActive?: (n: number) => void;
+  signal?: AbortSignal;
+  pollMs?: number;
+}
+
+/**
+ * Wait until every point has a final job (completed, or failed after its last attempt) and
+ * record one line for each, once. Points without a job are returned (never queued).
+ */
+export async function collect(queue: Queue, points: readonly GridPoint[], o: CollectOptions): Promise<{ missing: GridPoint[] }> {
+  const pending = new Map(points.map((p) => [jobIdOf(o.sweep, p.key), p]));
+  const missing: GridPoint[] = [];
+  let first = true;
+  while (pending.size > 0 && !o.signal?.aborted) {
+    const finished = await queue.getJobs(['completed', 'failed'], 0, -1);
+    for (const job of finished) {
+      const p = job.id !== undefined ? pending.get(job.id) : undefined;
+      if (!p) continue;
+      const state = job.finishedOn ? (job.failedReason && !job.returnvalue ? 'failed' : 'completed') : 'other';
+      if (state === 'other') continue;
+      pending.delete(job.id!);
+      const line: ResultLine =
+        state === 'completed' && job.returnvalue && typeof job.returnvalue === 'object'
+          ? { ...(job.returnvalue as ResultLine), attempts: job.attemptsMade }
+          : { ...failedLine(p, job.failedReason || 'the job failed', undefined, 0), worker: 'queue', attempts: job.attemptsMade };
+      o.results.add(line);
+      o.onLine?.(line);
+    }
+    if (first) {
+      first = false;
+      // points never queued (a --collect before the sweep was queued) are not waited for
+      const exists = await Promise.all([...pending.keys()].map((id) => Job.fromId(queue, id)));
+      [...pending.entries()].forEach(([id, p], i) => {
+        if (!exists[i]) {
+          missing.push(p);
+          pending.delete(id);
+        }
+      });
+    }
+    if (pending.size === 0) break;
+    if (o.onActive) {
+      const active = await queue.getJobs(['active'], 0, -1);
+      o.onActive(active.filter((j) => j.id !== undefined && pending.has(j.id)).length);
+    }
+    await new Promise((r) => setTimeout(r, o.pollMs ?? 500));
+  }
+  return { missing };
+}
+
+/** Wait for the connection, or fail with one clear message when Redis cannot be reached. */
+export async function reachRedis(ready: Promise<unknown>, url: string, lastError: () => string | undefined, ms = 10_000): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([
+      ready,
+      new Promise((_, reject) => {
+        timer = setTimeout(
+          () => reject(new QueueUrlError(`cannot reach Redis at ${url} within ${ms / 1000} s${lastError() ? ` (${lastError()})` : ''}`)),
+          ms,
+        );
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

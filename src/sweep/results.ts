@@ -1,0 +1,151 @@
+// OUT/results.jsonl (one line per run, the last line of a key wins, so a run is never counted
+// twice) and OUT/summary.md (counts by status and by output value, token and cost totals).
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../util/atomic-write.js';
+
+export const RESULTS_FILE = 'results.jsonl';
+export const SUMMARY_FILE = 'summary.md';
+
+export interface ResultLine {
+  key: string;
+  seed: number;
+  inputs: Record<string, string>;
+  model?: string;
+  repeat: number;
+  row?: number;
+  /** finished | max_turns | failed | interrupted (a run that could not be done says why in `error`). */
+  status: string;
+  turns: number;
+  final_state?: string;
+  /** The last value of every output tag, keyed by tag. */
+  outputs: Record<string, string>;
+  /** The SOP's finish result, when it has one. */
+  result?: string;
+  error?: string;
+  usage: { calls: number; prompt_tokens: number; completion_tokens: number; cost?: number };
+  run_dir?: string;
+  /** host:pid of the process that ran it. */
+  worker: string;
+  duration_ms: number;
+  /** Started from scratch, or continued from the run folder's journal. */
+  resumed?: boolean;
+  /** Queue attempts it took (a sweep over a queue). */
+  attempts?: number;
+}
+
+/** Runs that need no more work: they reached a final state or their turn limit. */
+export function isDone(status: string): boolean {
+  return status === 'finished' || status === 'max_turns';
+}
+
+/** The results so far, by key (the last line of a key wins; a torn last line is ignored). */
+export function readResults(out: string): Map<string, ResultLine> {
+  const file = join(out, RESULTS_FILE);
+  const byKey = new Map<string, ResultLine>();
+  if (!existsSync(file)) return byKey;
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      const r = JSON.parse(line) as ResultLine;
+      if (r && typeof r.key === 'string') byKey.set(r.key, r);
+    } catch {
+      // a line torn by a kill: that run is done again
+    }
+  }
+  return byKey;
+}
+
+export class ResultsFile {
+  readonly file: string;
+  readonly byKey: Map<string, ResultLine>;
+
+  constructor(readonly out: string) {
+    mkdirSync(out, { recursive: true });
+    this.file = join(out, RESULTS_FILE);
+    this.byKey = readResults(out);
+  }
+
+  /** Append a run's line at once (a kill later loses nothing). */
+  add(r: ResultLine): void {
+    this.byKey.set(r.key, r);
+    appendFileSync(this.file, JSON.stringify(r) + '\n');
+  }
+
+  /** Rewrite results.jsonl with one line per key (in `order`, then the rest) and write summary.md. */
+  finish(order: readonly string[], title: string): void {
+    const seen = new Set<string>();
+    const lines: string[] = [];
+    for (const k of [...order, ...this.byKey.keys()]) {
+      const r = this.byKey.get(k);
+      if (!r || seen.has(k)) continue;
+      seen.add(k);
+      lines.push(JSON.stringify(r));
+    }
+    writeFileAtomic(this.file, lines.length ? lines.join('\n') + '\n' : '');
+    writeFileAtomic(join(this.out, SUMMARY_FILE), summaryMarkdown([...this.byKey.values()], title));
+  }
+}
+
+function mdCell(s: string): string {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return (one.length > 80 ? one.slice(0, 79) + '…' : one).replace(/\|/g, '\\|') || '(empty)';
+}
+
+function countRows(counts: Map<string, number>, total: number): string[] {
+  return [...counts.entries()]
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .map(([v, n]) => `| ${mdCell(v)} | ${n} | ${((100 * n) / Math.max(1, total)).toFixed(1)}% |`);
+}
+
+export function summaryMarkdown(results: readonly ResultLine[], title: string): string {
+  const lines = [`# Sweep: ${title}`, '', `${results.length} runs.`, '', '## By status', '', '| status | runs | share |', '|---|---|---|'];
+  const byStatus = new Map<string, number>();
+  for (const r of results) byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + 1);
+  lines.push(...countRows(byStatus, results.length));
+  const tags = [...new Set(results.flatMap((r) => Object.keys(r.outputs ?? {})))].sort();
+  for (const tag of tags) {
+    const counts = new Map<string, number>();
+    for (const r of results) {
+      const v = r.outputs?.[tag];
+      if (v !== undefined) counts.set(v, (counts.get(v) ?? 0) + 1);
+    }
+    lines.push('', `## Output \`${tag}\``, '', '| value | runs | share |', '|---|---|---|', ...countRows(counts, results.length));
+  }
+  const models = [...new Set(results.map((r) => r.model ?? '(default)'))];
+  if (models.length > 1) {
+    lines.push('', '## By model', '', '| model | runs | finished |', '|---|---|---|');
+    for (const m of models) {
+      const of = results.filter((r) => (r.model ?? '(default)') === m);
+      lines.push(`| ${mdCell(m)} | ${of.length} | ${of.filter((r) => r.status === 'finished').length} |`);
+    }
+  }
+  let calls = 0,
+    prompt = 0,
+    completion = 0,
+    cost = 0,
+    priced = 0,
+    ms = 0;
+  for (const r of results) {
+    calls += r.usage?.calls ?? 0;
+    prompt += r.usage?.prompt_tokens ?? 0;
+    completion += r.usage?.completion_tokens ?? 0;
+    if (typeof r.usage?.cost === 'number') {
+      cost += r.usage.cost;
+      priced++;
+    }
+    ms += r.duration_ms ?? 0;
+  }
+  lines.push(
+    '',
+    '## Usage',
+    '',
+    `- LLM calls: ${calls}`,
+    `- prompt tokens: ${prompt}`,
+    `- completion tokens: ${completion}`,
+    `- cost: ${priced === 0 ? 'not priced' : `$${cost.toFixed(4)}${priced < results.length ? ` (${priced} of ${results.length} runs priced)` : ''}`}`,
+    `- run time (sum over runs): ${(ms / 1000).toFixed(1)} s`,
+    '',
+  );
+  return lines.join('\n');
+}

@@ -1,0 +1,152 @@
+// One run of a sweep: start the grid point's run in its own folder (named by the point's key),
+// or continue it from its journal when an earlier attempt was interrupted or killed, or just
+// read it back when it already finished. The same code runs in `sop sweep` and in `sop worker`.
+import { existsSync, renameSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import { isMainThread, threadId } from 'node:worker_threads';
+import { resumeRun, runSop, type RunSopOptions } from '../api/run.js';
+import { JOURNAL_FILE } from '../journal/writer.js';
+import { loadRunRecord } from '../journal/record.js';
+import type { Message } from '../environment/message.js';
+import type { LlmProvider } from '../llm/types.js';
+import type { RunEvent } from '../runtime/events.js';
+import type { UsageTotals } from '../runtime/usage.js';
+import type { Sop } from '../sop/types.js';
+import type { GridPoint } from './grid.js';
+import { runOutputs } from './outputs.js';
+import { isDone, type ResultLine } from './results.js';
+
+export interface PointOptions {
+  sop: Sop;
+  /** The SOP file (absolute). */
+  file: string;
+  /** Folder holding the runs' folders (one per key). */
+  runsDir: string;
+  /** openai | mock | replay:FILE, as recorded for `sop resume`. */
+  llm?: string;
+  /** A provider shared by the runs of this process (one connection pool); default: one per run from `llm`. */
+  provider?: LlmProvider;
+  baseUrl?: string;
+  maxTurns?: number;
+  timeoutMs?: number;
+  yes?: boolean;
+  autoRun?: boolean;
+  pricing?: string;
+  signal?: AbortSignal;
+  /** Every event of the run (progress: tokens as they are used). */
+  onEvent?: (e: RunEvent) => void;
+}
+
+/** host:pid, and /thread of a worker thread. */
+export const workerName = (): string => `${hostname()}:${process.pid}${isMainThread ? '' : `/${threadId}`}`;
+
+function usageOf(u: UsageTotals): ResultLine['usage'] {
+  return {
+    calls: u.calls,
+    prompt_tokens: u.prompt_tokens,
+    completion_tokens: u.completion_tokens,
+    ...(typeof u.cost === 'number' ? { cost: u.cost } : {}),
+  };
+}
+
+function baseLine(p: GridPoint): Pick<ResultLine, 'key' | 'seed' | 'inputs' | 'model' | 'repeat' | 'row'> {
+  return {
+    key: p.key,
+    seed: p.seed,
+    inputs: p.inputs,
+    ...(p.model !== undefined ? { model: p.model } : {}),
+    repeat: p.repeat,
+    ...(p.row !== undefined ? { row: p.row } : {}),
+  };
+}
+
+/** A run folder that holds a journal: finished, or to be continued. */
+function existingRun(dir: string) {
+  if (!existsSync(join(dir, JOURNAL_FILE))) return undefined;
+  try {
+    return loadRunRecord(dir);
+  } catch {
+    // killed before its first line: nothing to continue; kept aside, never deleted
+    renameSync(dir, `${dir}.unreadable-${Date.now()}`);
+    return undefined;
+  }
+}
+
+export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLine> {
+  const started = Date.now();
+  const dir = resolve(o.runsDir, p.key);
+  const record = existingRun(dir);
+  const line = (
+    r: { status: string; turns: number; finalState?: string; error?: string; result?: string; usage: UsageTotals },
+    messages: readonly Message[],
+    resumed: boolean,
+  ): ResultLine => ({
+    ...baseLine(p),
+    status: r.status,
+    turns: r.turns,
+    ...(r.finalState !== undefined ? { final_state: r.finalState } : {}),
+    outputs: runOutputs(o.sop, messages),
+    ...(r.result !== undefined ? { result: r.result } : {}),
+    ...(r.error !== undefined ? { error: r.error } : {}),
+    usage: usageOf(r.usage),
+    run_dir: dir,
+    worker: workerName(),
+    duration_ms: Date.now() - started,
+    ...(resumed ? { resumed: true } : {}),
+  });
+  if (record?.finished && isDone(record.finished.status)) {
+    // finished before its line reached results.jsonl (a kill in between): read it back
+    const f = record.finished;
+    const messages = record.effective.flatMap((e) => (e.type === 'message' ? [e.message] : []));
+    return line({ ...f, finalState: f.final_state }, messages, true);
+  }
+  const common: RunSopOptions = {
+    ...(o.provider ? { llm: o.provider } : o.llm ? { llm: o.llm as RunSopOptions['llm'] } : {}),
+    baseUrl: o.baseUrl,
+    timeoutMs: o.timeoutMs,
+    maxTurns: o.maxTurns,
+    yes: o.yes,
+    autoRun: o.autoRun,
+    pricing: o.pricing,
+    signal: o.signal,
+    stream: false, // nobody watches the deltas: plain answers cost less CPU than streams
+    ...(o.onEvent ? { listeners: [o.onEvent] } : {}),
+  };
+  const launch: Record<string, string | number | boolean> = {
+    ...(o.llm ? { llm: o.llm } : {}),
+    ...(o.baseUrl ? { base_url: o.baseUrl } : {}),
+    ...(o.timeoutMs !== undefined ? { timeout_ms: o.timeoutMs } : {}),
+    ...(o.yes ? { yes: true } : {}),
+    ...(o.autoRun ? { auto_run: true } : {}),
+  };
+  const handle = record
+    ? resumeRun(dir, { ...common, ...(p.model !== undefined ? { model: p.model } : {}) })
+    : runSop(o.sop, {
+        ...common,
+        file: o.file,
+        runId: p.key,
+        out: o.runsDir,
+        seed: p.seed,
+        inputs: p.inputs,
+        ...(p.model !== undefined ? { model: p.model } : {}),
+        launch,
+      });
+  const r = await handle.result;
+  return line({ ...r, error: r.error?.message }, r.messages, record !== undefined);
+}
+
+/** The line of a run that could not be done at all (it did not start, or its queue job gave up). */
+export function failedLine(p: GridPoint, error: string, runDir: string | undefined, ms: number): ResultLine {
+  return {
+    ...baseLine(p),
+    status: 'failed',
+    turns: 0,
+    outputs: {},
+    error,
+    usage: { calls: 0, prompt_tokens: 0, completion_tokens: 0 },
+    ...(runDir ? { run_dir: runDir } : {}),
+    worker: workerName(),
+    duration_ms: ms,
+  };
+}

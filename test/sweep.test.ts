@@ -1,0 +1,146 @@
+// sop sweep in one process: the acceptance case (12 debates, 4 at once), the grid (seeds, input
+// rows from .jsonl and .csv, models, repeats) with stable keys, and re-running a sweep: finished
+// runs are skipped, a run killed half-way continues from its journal, nothing is counted twice.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { expandGrid, parseCsv, parseSeeds, pointKey } from '../src/sweep/grid.js';
+import type { ResultLine } from '../src/sweep/results.js';
+
+const CLI = join(process.cwd(), 'dist/src/cli/main.js');
+const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
+
+function sop(args: string[]) {
+  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 120_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+const lines = (out: string): ResultLine[] =>
+  readFileSync(join(out, 'results.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as ResultLine);
+
+describe('sop sweep (in process)', () => {
+  it('acceptance: 12 seeds of the debate, 4 at once, give 12 finished lines with the verdict output', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'sop-sweep-')), 'OUT');
+    const r = sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-12', '--concurrency', '4', '--out', out]);
+    expect(r.stderr).toContain('12 of 12 runs done, 0 failed');
+    expect(r.code).toBe(0);
+    const rs = lines(out);
+    expect(rs).toHaveLength(12);
+    expect(rs.map((x) => x.seed)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    for (const x of rs) {
+      expect(x.status).toBe('finished');
+      expect(x.final_state).toBe('end');
+      expect(x.turns).toBeGreaterThan(5);
+      expect(x.outputs.verdict).toMatch(/Judge Ruth \(Judge\) speaks in verdict/);
+      expect(x.usage.calls).toBeGreaterThan(0);
+      expect(existsSync(join(x.run_dir!, 'journal.jsonl'))).toBe(true);
+      expect(x.worker).toMatch(/:\d+(\/\d+)?$/); // host:pid, /thread in a worker thread
+      expect(x.duration_ms).toBeGreaterThanOrEqual(0);
+    }
+    // 12 runs, 4 at once: more than two waves, so one worker thread per core shares them
+    if (availableParallelism() > 1) expect(new Set(rs.map((x) => x.worker)).size).toBe(Math.min(availableParallelism(), 12));
+    const summary = readFileSync(join(out, 'summary.md'), 'utf8');
+    expect(summary).toMatch(/\| finished \| 12 \| 100\.0% \|/);
+    expect(summary).toContain('## Output `verdict`');
+    expect(summary).toMatch(/LLM calls: \d+/);
+
+    // the same sweep again: everything is skipped, nothing is counted twice
+    const again = sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-12', '--concurrency', '4', '--out', out]);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain('12 already done, skipped');
+    expect(lines(out)).toHaveLength(12);
+  });
+
+  it('re-running continues a run killed half-way from its journal and starts again one killed before its first line', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'sop-sweep-')), 'OUT');
+    expect(sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--out', out]).code).toBe(0);
+    const first = lines(out);
+    const [a, b, c] = first;
+    // b: cut its journal after the 4th checkpoint (as a kill would) and lose its result line
+    const journal = join(b!.run_dir!, 'journal.jsonl');
+    const events = readFileSync(journal, 'utf8').split('\n').filter(Boolean);
+    let checkpoints = 0;
+    const cut = events.findIndex((l) => JSON.parse(l).type === 'checkpoint' && ++checkpoints === 4);
+    writeFileSync(journal, events.slice(0, cut + 1).join('\n') + '\n');
+    // c: killed before the journal's first line
+    writeFileSync(join(c!.run_dir!, 'journal.jsonl'), '');
+    writeFileSync(join(out, 'results.jsonl'), JSON.stringify(a) + '\n');
+
+    const r = sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--out', out]);
+    expect(r.stderr).toContain('1 already done, skipped');
+    expect(r.code).toBe(0);
+    const rs = lines(out);
+    expect(rs.map((x) => x.key)).toEqual([a!.key, b!.key, c!.key]);
+    expect(rs[0]).toEqual(a); // untouched
+    expect(rs[1]!.resumed).toBe(true);
+    expect(rs[1]!.status).toBe('finished');
+    expect(rs[1]!.turns).toBe(b!.turns);
+    expect(rs[1]!.outputs).toEqual(b!.outputs);
+    // the resumed journal holds the first 4 turns once, and one run_finished
+    const resumed = readFileSync(journal, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { type: string });
+    expect(resumed.filter((e) => e.type === 'run_finished')).toHaveLength(1);
+    expect(resumed.filter((e) => e.type === 'resumed')).toHaveLength(1);
+    expect(rs[2]!.status).toBe('finished');
+    expect(rs[2]!.resumed).toBeUndefined();
+    expect(readdirSync(join(out, 'runs')).some((n) => n.startsWith(`${c!.key}.unreadable-`))).toBe(true);
+  });
+
+  it('crosses input rows (.jsonl and .csv), models and repeats, with keys that do not change', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sop-sweep-'));
+    writeFileSync(join(dir, 'topics.jsonl'), '{"topic":"Ban cars?"}\n\n{"topic":"Tax sugar?"}\n');
+    writeFileSync(join(dir, 'topics.csv'), 'topic\n"Ban cars?"\n"Tax ""sugar""?"\n');
+    const out = join(dir, 'OUT');
+    const r = sop([
+      'sweep',
+      DEBATE,
+      '--llm',
+      'mock',
+      '--inputs',
+      join(dir, 'topics.jsonl'),
+      '--model',
+      'a,b',
+      '--repeat',
+      '2',
+      '--out',
+      out,
+    ]);
+    expect(r.code).toBe(0);
+    const rs = lines(out);
+    expect(rs).toHaveLength(8);
+    expect(new Set(rs.map((x) => x.key)).size).toBe(8);
+    expect(rs.filter((x) => x.inputs.topic === 'Tax sugar?' && x.model === 'b')).toHaveLength(2);
+    // the topic reached the run: its transcript says it
+    const one = rs.find((x) => x.inputs.topic === 'Tax sugar?')!;
+    expect(readFileSync(join(one.run_dir!, 'journal.jsonl'), 'utf8')).toContain('Tax sugar?');
+    expect(readFileSync(join(out, 'summary.md'), 'utf8')).toContain('## By model');
+
+    // csv: quotes and "" inside them
+    const csv = sop(['sweep', DEBATE, '--llm', 'mock', '--inputs', join(dir, 'topics.csv'), '--out', join(dir, 'CSV')]);
+    expect(csv.code).toBe(0);
+    expect(lines(join(dir, 'CSV')).map((x) => x.inputs.topic)).toEqual(['Ban cars?', 'Tax "sugar"?']);
+  });
+
+  it('grid building blocks: seeds, csv, keys', () => {
+    expect(parseSeeds('1-3,7,9-10')).toEqual([1, 2, 3, 7, 9, 10]);
+    expect(() => parseSeeds('5-1')).toThrow(/empty/);
+    expect(() => parseSeeds('x')).toThrow(/--seeds/);
+    expect(parseCsv('a,b\r\n"x, y","he said ""hi"""\n', 'f.csv')).toEqual([
+      ['a', 'b'],
+      ['x, y', 'he said "hi"'],
+    ]);
+    const p = { seed: 3, inputs: { topic: 't', x: '1' }, model: 'gpt-4o', repeat: 1, row: 2 };
+    expect(pointKey(p)).toBe(pointKey({ ...p, inputs: { x: '1', topic: 't' } })); // input order does not matter
+    expect(pointKey(p)).not.toBe(pointKey({ ...p, inputs: { topic: 'u', x: '1' } }));
+    expect(pointKey(p)).toMatch(/^s3-mgpt_4o-i2-[0-9a-f]{8}$/);
+    const g = expandGrid({ seeds: [1, 2], rows: undefined, models: [undefined], repeat: 3, fixed: {} });
+    expect(g.map((x) => `${x.seed}/${x.repeat}`)).toEqual(['1/1', '1/2', '1/3', '2/1', '2/2', '2/3']);
+  });
+});
