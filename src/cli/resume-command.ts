@@ -95,6 +95,7 @@ export function continuedRunOptions(o: ResumeCommandOptions, file: string, launc
     // true: launched with --sandbox (required), false: --no-sandbox, absent: when available
     sandbox: typeof launch.sandbox === 'boolean' ? launch.sandbox : undefined,
     redact: redactedNames(o, launch),
+    bind: str(launch.bind)?.split(',').filter(Boolean), // mcp
     pricing: o.pricing ?? str(launch.pricing),
   };
 }

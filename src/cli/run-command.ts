@@ -57,6 +57,8 @@ export interface RunCommandOptions {
   yes?: boolean;
   /** Run code under bubblewrap: true requires it (--sandbox), false turns it off (--no-sandbox), unset: when available. */
   sandbox?: boolean;
+  /** mcp: tool slots bound to MCP tools, SLOT=server/tool (--bind). */
+  bind?: string[];
   /** secrets: more environment variables whose values are secret (--redact NAME). */
   redact?: string[];
   /** A pricing file over the shipped pricing.json (--pricing). */
@@ -194,6 +196,8 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       autoRun: o.autoRun,
       yes: o.yes || dryRunYes,
       sandbox: sandbox.sandbox,
+      mcpSandbox: o.sandbox === true, // mcp: stdio servers under bubblewrap with --sandbox
+      bind: (await import('../mcp/slots.js')).parseBindings(o.bind ?? []),
       pricing: o.pricing,
     },
     continuation,
@@ -277,6 +281,7 @@ export function launchSettings(o: RunCommandOptions): Record<string, string | nu
   if (o.yes) out.yes = true;
   if (o.sandbox !== undefined) out.sandbox = o.sandbox; // true: --sandbox, false: --no-sandbox
   if (o.pricing) out.pricing = resolvePath(o.pricing); // cost: the same prices when resumed
+  if (o.bind?.length) out.bind = o.bind.join(','); // mcp: the same tool slot bindings when resumed
   // secrets: the names given with --redact (never values), so a resume redacts them too
   const names = [...new Set([...(o.redact ?? []), ...configuredSecretNames()])];
   if (names.length > 0) out.redact = names.join(',');
