@@ -5,7 +5,8 @@
 //                                    prints "listening on http://127.0.0.1:PORT/mcp" when ready
 // The notes live in $NOTES_FILE, else $SOP_WORKSPACE/notes.json (sop gives stdio servers the
 // run's workspace), else ./notes.json. When $NOTES_CALL_LOG is set, every tool call is appended
-// to it as one JSON line (tests count the calls the server really received).
+// to it as one JSON line (tests count the calls the server really received). Over HTTP,
+// $NOTES_HTTP_TOKEN makes it refuse requests without "Authorization: Bearer TOKEN".
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
@@ -90,6 +91,11 @@ if (httpAt >= 0) {
   const http = createServer(async (req, res) => {
     if (!req.url?.startsWith('/mcp')) {
       res.writeHead(404).end();
+      return;
+    }
+    // $NOTES_HTTP_TOKEN: requests must carry "Authorization: Bearer TOKEN"
+    if (process.env.NOTES_HTTP_TOKEN && req.headers.authorization !== `Bearer ${process.env.NOTES_HTTP_TOKEN}`) {
+      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'unauthorized' }));
       return;
     }
     const server = notesServer();

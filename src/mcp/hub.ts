@@ -119,7 +119,7 @@ export class McpHub {
       if (stderrFd !== undefined) closeSync(stderrFd);
       await transport.close().catch(() => undefined);
       const log = stderrFd !== undefined ? ` (its stderr: ${join(this.o.runDir!, 'mcp', `${server}.stderr.log`)})` : '';
-      throw new McpServerError(`MCP server "${server}" (${what}) did not start: ${oneLine(err)}${log}`);
+      throw new McpServerError(`MCP server "${server}" (${what}) ${isHttp(config) ? 'could not be reached' : 'did not start'}: ${oneLine(err)}${log}`);
     }
     return { client, transport, stderrFd };
   }
