@@ -92,6 +92,7 @@ export class Run extends RunLoop {
       plugins: (host) => [...builtin(host), ...(extra?.(host) ?? [])],
     });
     this.mcp = mcp?.hub;
+    if (mcp) mcp.effects.current = this.effects; // slot calls are journaled effects
   }
 
   override async run(): ReturnType<RunLoop['run']> {

@@ -3,6 +3,7 @@
 import { dirname, resolve } from 'node:path';
 import type { ActionOptions } from '../actions/runtime.js';
 import type { ToolSlotExecutor } from '../components/registry.js';
+import type { Effects } from '../runtime/effects.js';
 import type { Sop } from '../sop/types.js';
 import { mcpServers } from './config.js';
 import { McpHub } from './hub.js';
@@ -25,7 +26,7 @@ interface RunParts {
 }
 
 /** The hub of a run and the options that hand it on, or undefined for a SOP without mcp_servers. */
-export function createRunHub<T extends RunParts>(o: T): { hub: McpHub; options: Partial<T> } | undefined {
+export function createRunHub<T extends RunParts>(o: T): { hub: McpHub; options: Partial<T>; effects: { current?: Effects } } | undefined {
   const servers = mcpServers(o.sop);
   if (Object.keys(servers).length === 0) return undefined;
   const workspace = o.actions?.workspace;
@@ -38,9 +39,11 @@ export function createRunHub<T extends RunParts>(o: T): { hub: McpHub; options: 
   });
   const bindings = slotBindings(o.sop, o.mcp?.bind);
   const unattended = o.actions?.autoRun === true || o.actions?.yes === true;
-  const slots = { ...o.agentsV1?.toolExecutors, ...o.toolExecutors, ...boundSlotExecutors(hub, bindings, unattended) };
+  const effects: { current?: Effects } = {};
+  const slots = { ...o.agentsV1?.toolExecutors, ...o.toolExecutors, ...boundSlotExecutors(hub, bindings, unattended, effects) };
   return {
     hub,
+    effects,
     options: {
       actions: { ...o.actions, mcp: hub },
       agentsV1: { ...o.agentsV1, toolExecutors: slots },

@@ -3,6 +3,7 @@
 // (`--bind web_search=search/web_search`, which wins). The tool is called with the slot's
 // settings and what the role just observed as its query argument; its text enters the last prompt.
 import type { ToolSlotExecutor } from '../components/registry.js';
+import type { Effects } from '../runtime/effects.js';
 import type { Sop } from '../sop/types.js';
 import { splitRef } from './config.js';
 import type { McpHub } from './hub.js';
@@ -41,7 +42,13 @@ export function parseBindings(pairs: string[]): Record<string, string> {
  * The executors of bound slots. A tool that is not read-only (readOnlyHint) is called only when
  * the run may act without asking (--auto-run, --yes); otherwise the slot says so and is skipped.
  */
-export function boundSlotExecutors(hub: McpHub, bindings: Record<string, string>, unattended: boolean): Record<string, ToolSlotExecutor> {
+export function boundSlotExecutors(
+  hub: McpHub,
+  bindings: Record<string, string>,
+  unattended: boolean,
+  /** The run's effects (set once the run exists): a call is journaled, and reused on resume. */
+  effects: { current?: Effects } = {},
+): Record<string, ToolSlotExecutor> {
   const out: Record<string, ToolSlotExecutor> = {};
   for (const [slot, ref] of Object.entries(bindings)) {
     const r = splitRef(ref);
@@ -56,9 +63,14 @@ export function boundSlotExecutors(hub: McpHub, bindings: Record<string, string>
         const props = Object.keys((tool.inputSchema.properties ?? {}) as object);
         const required = Array.isArray(tool.inputSchema.required) ? (tool.inputSchema.required as string[]) : [];
         const queryArg = props.includes('query') ? 'query' : (required.find((k) => !(k in req.settings)) ?? props[0]);
-        const args: Record<string, unknown> = { ...req.settings, ...(queryArg ? { [queryArg]: req.query } : {}) };
-        const res = await hub.call(r.server, r.tool, args);
-        return truncateResult(res.isError ? `[${ref} reported an error] ${res.text}` : res.text);
+        const args: Record<string, unknown> = { ...req.settings, ...(queryArg && req.query.trim() ? { [queryArg]: req.query.trim() } : {}) };
+        const call = async () => {
+          const res = await hub.call(r.server, r.tool, args);
+          return truncateResult(res.isError ? `[${ref} reported an error] ${res.text}` : res.text);
+        };
+        if (!effects.current) return call();
+        const spec = { kind: 'mcp', label: `${slot}=${ref}@${req.state}`, marksStart: true, rerunNeedsApproval: tool.annotations?.readOnlyHint !== true };
+        return (await effects.current.perform(spec, call)).value;
       },
     };
   }
