@@ -76,10 +76,21 @@ export class McpHub {
     if (this.closed) return Promise.reject(new McpServerError(`MCP server "${server}": the run is over, its servers are closed`));
     let c = this.connections.get(server);
     if (!c) {
-      c = this.open(server).catch((err: unknown) => {
+      const opening = this.open(server).catch((err: unknown) => {
         throw err instanceof McpConfigError ? new McpServerError(`MCP server "${server}": ${err.message}`) : err;
       });
+      c = opening;
       this.connections.set(server, c);
+      // a server that dies is started again on its next call
+      void opening.then(
+        (conn) => {
+          conn.client.onclose = () => {
+            if (this.connections.get(server) === opening) this.connections.delete(server);
+            closeFd(conn);
+          };
+        },
+        () => undefined,
+      );
       c.catch(() => undefined);
     }
     return c;
@@ -184,15 +195,21 @@ export class McpHub {
         const c = await p.catch(() => undefined);
         if (!c) return;
         await c.client.close().catch(() => undefined);
-        if (c.stderrFd !== undefined) {
-          try {
-            closeSync(c.stderrFd);
-          } catch {
-            // already closed
-          }
-        }
+        closeFd(c);
       }),
     );
+  }
+}
+
+/** Close a connection's stderr log once. */
+function closeFd(c: Connection): void {
+  const fd = c.stderrFd;
+  c.stderrFd = undefined;
+  if (fd === undefined) return;
+  try {
+    closeSync(fd);
+  } catch {
+    // already closed
   }
 }
 
