@@ -15,7 +15,14 @@ let clearStops = 0;
 
 async function run(servers: Record<string, unknown>, replies: Parameters<typeof writeSop>[2]) {
   const dir = tempDir();
-  const { file, cassette } = writeSop(dir, toolSop(servers, Object.keys(servers).map((s) => `${s}/*`)), replies);
+  const { file, cassette } = writeSop(
+    dir,
+    toolSop(
+      servers,
+      Object.keys(servers).map((s) => `${s}/*`),
+    ),
+    replies,
+  );
   const handle = runSop(loadSopFile(file).sop, { file, llm: `replay:${cassette}`, out: join(dir, 'runs'), yes: true });
   const result = await handle.result;
   const results = journal(handle.dir!).filter((e) => e.type === 'executor_result' && e.executor === 'mcp');
@@ -40,7 +47,11 @@ describe('hostile MCP servers', () => {
     ],
   ])('%s: a failed result, and the run goes on', async (_what, command, pattern) => {
     modes++;
-    const { result, results } = await run({ hostile: HOSTILE }, [cmd(command), cmd('hostile__noisy', { word: 'after' }), cmd('finish', { result: 'survived' })]);
+    const { result, results } = await run({ hostile: HOSTILE }, [
+      cmd(command),
+      cmd('hostile__noisy', { word: 'after' }),
+      cmd('finish', { result: 'survived' }),
+    ]);
     expect(result.status, result.error?.message).toBe('finished');
     expect(results[0]!.ok).toBe(false);
     expect(results[0]!.result).toMatch(pattern);
@@ -65,6 +76,8 @@ describe('hostile MCP servers', () => {
   });
 
   afterAll(() => {
-    console.log(`hostile mcp: ${modes} fault modes, ${wentOn} tool faults returned to the agent and the run went on, ${clearStops} unstartable server stopped the run with one line, 0 stack traces`);
+    console.log(
+      `hostile mcp: ${modes} fault modes, ${wentOn} tool faults returned to the agent and the run went on, ${clearStops} unstartable server stopped the run with one line, 0 stack traces`,
+    );
   });
 });

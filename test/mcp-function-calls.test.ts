@@ -40,7 +40,9 @@ describe('MCP tools as function tools', () => {
     expect(result.result).toBe('noted');
     expect(serverCalls(dir).map((c) => c.tool)).toEqual(['add_note', 'list_notes']);
 
-    const body = server.requests[0]!.body as { tools: Array<{ type: string; function: { name: string; parameters: any; description: string } }> };
+    const body = server.requests[0]!.body as {
+      tools: Array<{ type: string; function: { name: string; parameters: any; description: string } }>;
+    };
     expect(body.tools.map((t) => t.function.name)).toEqual(['notes__add_note', 'notes__list_notes', 'finish']);
     const add = body.tools[0]!.function;
     expect(add.description).toBe('Add a note to the notebook; returns its id. (MCP tool notes/add_note)');

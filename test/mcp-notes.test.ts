@@ -55,7 +55,12 @@ describe('MCP tools over stdio', () => {
     expect(JSON.parse(readFileSync(join(dir, 'notes.json'), 'utf8'))).toHaveLength(1);
     expect(statSync(join(runDir, 'mcp', 'notes.stderr.log')).isFile()).toBe(true);
     // started once for the run, and ended with it
-    const pids = new Set(readFileSync(join(dir, 'calls.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).pid));
+    const pids = new Set(
+      readFileSync(join(dir, 'calls.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).pid),
+    );
     expect(pids.size).toBe(1);
     expect(alive([...pids][0] as number)).toBe(false);
   });
@@ -104,11 +109,15 @@ describe('MCP tools over stdio', () => {
     expect(shown).toContain('Iris wants to call the MCP tool notes/add_note with these arguments:');
     expect(shown).toContain('"title": "Tea"');
     const refused = r.events.find((e) => e.type === 'executor_result' && e.command === 'notes__add_note')!;
-    expect([refused.ok, refused.result]).toEqual([false, 'The MCP tool notes/add_note was not called: the user did not approve it ("no").']);
+    expect([refused.ok, refused.result]).toEqual([
+      false,
+      'The MCP tool notes/add_note was not called: the user did not approve it ("no").',
+    ]);
 
     // a person says yes: called
     dir = tempDir();
     r = await run(dir, sop(dir), [...replies, cmd('finish', { result: 'ok' })], { human: terminal(['yes']) });
+    expect(r.result.status).toBe('finished');
     expect(serverCalls(dir).map((c) => c.tool)).toEqual(['search_notes', 'add_note']);
   });
 
@@ -130,11 +139,18 @@ describe('MCP tools over stdio', () => {
     process.env.SOP_TEST_NOTES_LOG = join(dir, 'calls.jsonl');
     process.env.SOP_TEST_NOTES_TOKEN = 'tok-5b1e9c0d7f'; // not a *_KEY name: only the run folder check keeps it out
     try {
-      const server = { ...notesServer(dir), env: { NOTES_FILE: join(dir, 'notes.json'), NOTES_CALL_LOG: '${SOP_TEST_NOTES_LOG}', NOTES_TOKEN: '${SOP_TEST_NOTES_TOKEN}' } };
-      const { result, runDir } = await run(dir, toolSop({ notes: server }, ['notes/list_notes']), [cmd('notes__list_notes'), cmd('finish', { result: 'ok' })]);
+      const server = {
+        ...notesServer(dir),
+        env: { NOTES_FILE: join(dir, 'notes.json'), NOTES_CALL_LOG: '${SOP_TEST_NOTES_LOG}', NOTES_TOKEN: '${SOP_TEST_NOTES_TOKEN}' },
+      };
+      const { result, runDir } = await run(dir, toolSop({ notes: server }, ['notes/list_notes']), [
+        cmd('notes__list_notes'),
+        cmd('finish', { result: 'ok' }),
+      ]);
       expect(result.status).toBe('finished');
       expect(serverCalls(dir).map((c) => c.tool)).toEqual(['list_notes']);
-      const all = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? all(join(d, e.name)) : [join(d, e.name)]));
+      const all = (d: string): string[] =>
+        readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? all(join(d, e.name)) : [join(d, e.name)]));
       for (const f of all(runDir)) expect(readFileSync(f, 'utf8'), f).not.toContain('tok-5b1e9c0d7f');
 
       delete process.env.SOP_TEST_NOTES_TOKEN;

@@ -16,7 +16,14 @@ async function run(dir: string, env: Record<string, string>, sandbox: boolean) {
     cmd('notes__add_note', { title: 'Boxed', text: 'Written from inside the sandbox.' }),
     cmd('finish', { result: 'ok' }),
   ]);
-  const handle = runSop(loadSopFile(file).sop, { file, llm: `replay:${cassette}`, out: join(dir, 'runs'), yes: true, sandbox, mcpSandbox: sandbox });
+  const handle = runSop(loadSopFile(file).sop, {
+    file,
+    llm: `replay:${cassette}`,
+    out: join(dir, 'runs'),
+    yes: true,
+    sandbox,
+    mcpSandbox: sandbox,
+  });
   const result = await handle.result;
   const add = journal(handle.dir!).find((e) => e.type === 'executor_result' && e.command === 'notes__add_note')!;
   return { result, add, runDir: handle.dir! };

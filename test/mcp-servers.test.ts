@@ -19,7 +19,9 @@ async function run(dir: string, sop: object, replies: Parameters<typeof writeSop
 }
 
 const results = (events: Array<Record<string, any>>) =>
-  events.filter((e) => e.type === 'executor_result' && e.executor === 'mcp').map((e) => ({ command: e.command, ok: e.ok, result: e.result }));
+  events
+    .filter((e) => e.type === 'executor_result' && e.executor === 'mcp')
+    .map((e) => ({ command: e.command, ok: e.ok, result: e.result }));
 
 describe('@modelcontextprotocol/server-filesystem', () => {
   it('lists and reads files of a temp dir through a SOP', async () => {
@@ -30,7 +32,11 @@ describe('@modelcontextprotocol/server-filesystem', () => {
     writeFileSync(join(docs, 'sub', 'notes.txt'), 'remember the milk\n');
     const { result, events } = await run(
       dir,
-      toolSop({ files: { command: FS_SERVER, args: [docs] } }, ['files/list_directory', 'files/read_text_file', 'files/read_multiple_files']),
+      toolSop({ files: { command: FS_SERVER, args: [docs] } }, [
+        'files/list_directory',
+        'files/read_text_file',
+        'files/read_multiple_files',
+      ]),
       [
         cmd('files__list_directory', { path: docs }),
         cmd('files__read_text_file', { path: join(docs, 'plan.md') }),
@@ -87,7 +93,11 @@ describe('Streamable HTTP', () => {
       const { result, events } = await run(
         dir,
         sop,
-        [cmd('notes__add_note', { title: 'HTTP', text: 'Over Streamable HTTP.' }), cmd('notes__search_notes', { query: 'streamable' }), cmd('finish', { result: 'ok' })],
+        [
+          cmd('notes__add_note', { title: 'HTTP', text: 'Over Streamable HTTP.' }),
+          cmd('notes__search_notes', { query: 'streamable' }),
+          cmd('finish', { result: 'ok' }),
+        ],
         { yes: true },
       );
       expect(result.status).toBe('finished');
@@ -101,7 +111,9 @@ describe('Streamable HTTP', () => {
       process.env.SOP_TEST_HTTP_TOKEN = 'wrong';
       const refused = await run(tempDir(), sop, [cmd('notes__list_notes')]);
       expect(refused.result.status).toBe('failed');
-      expect(refused.result.error?.message).toMatch(/^MCP server "notes" \(http:\/\/127\.0\.0\.1:\d+\/mcp\) could not be reached: .*unauthorized/);
+      expect(refused.result.error?.message).toMatch(
+        /^MCP server "notes" \(http:\/\/127\.0\.0\.1:\d+\/mcp\) could not be reached: .*unauthorized/,
+      );
     } finally {
       delete process.env.SOP_TEST_HTTP_TOKEN;
     }

@@ -30,7 +30,9 @@ describe('sop validate and MCP tools', () => {
     const file = writeSop(dir, toolSop({ broken: { command: join(dir, 'no-such-server') } }, ['broken/*']), []).file;
     const r = sop(['validate', '--check-tools', file]);
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: MCP server "broken" \\(".*no-such-server"\\) did not start: .*\\n$`));
+    expect(r.stderr).toMatch(
+      new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: MCP server "broken" \\(".*no-such-server"\\) did not start: .*\\n$`),
+    );
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
   });
 

@@ -251,7 +251,8 @@ export class ActionRuntime {
   async prepareTools(state: ResolvedState): Promise<void> {
     const grants = stateGrants(state.def);
     if (grants.length === 0 || this.toolsReady.has(state.name)) return;
-    if (!this.o.mcp) throw new ActionError(`state "${state.name}" grants MCP tools (${grants.join(', ')}), and this run has no MCP servers`);
+    if (!this.o.mcp)
+      throw new ActionError(`state "${state.name}" grants MCP tools (${grants.join(', ')}), and this run has no MCP servers`);
     let tools;
     try {
       tools = await grantedCommands(this.o.mcp, state.name, grants);

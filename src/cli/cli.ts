@@ -89,7 +89,8 @@ export function buildCli(argv: string[]): Argv {
             .option('bind', {
               type: 'string',
               array: true,
-              describe: 'Bind a tool slot to an MCP tool: SLOT=server/tool, e.g. web_search=search/web_search (repeatable; wins over the SOP)',
+              describe:
+                'Bind a tool slot to an MCP tool: SLOT=server/tool, e.g. web_search=search/web_search (repeatable; wins over the SOP)',
             })
             // secrets (docs/executors.md)
             .option('redact', {

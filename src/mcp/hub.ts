@@ -112,7 +112,10 @@ export class McpHub {
       // the run's workspace, as code gets it (a server may keep its files there)
       const ws = this.o.sandbox?.workspace ?? this.o.workspace;
       if (ws) mkdirSync(ws, { recursive: true });
-      const env = { ...(this.o.sandbox || this.o.workspace ? { SOP_WORKSPACE: this.o.sandbox?.workspace ?? this.o.workspace! } : {}), ...expandRecord(config.env, `${where}.env`) };
+      const env = {
+        ...(this.o.sandbox || this.o.workspace ? { SOP_WORKSPACE: this.o.sandbox?.workspace ?? this.o.workspace! } : {}),
+        ...expandRecord(config.env, `${where}.env`),
+      };
       if (this.o.runDir) {
         mkdirSync(join(this.o.runDir, 'mcp'), { recursive: true });
         stderrFd = openSync(join(this.o.runDir, 'mcp', `${server}.stderr.log`), 'a');
@@ -130,7 +133,9 @@ export class McpHub {
       if (stderrFd !== undefined) closeSync(stderrFd);
       await transport.close().catch(() => undefined);
       const log = stderrFd !== undefined ? ` (its stderr: ${join(this.o.runDir!, 'mcp', `${server}.stderr.log`)})` : '';
-      throw new McpServerError(`MCP server "${server}" (${what}) ${isHttp(config) ? 'could not be reached' : 'did not start'}: ${oneLine(err)}${log}`);
+      throw new McpServerError(
+        `MCP server "${server}" (${what}) ${isHttp(config) ? 'could not be reached' : 'did not start'}: ${oneLine(err)}${log}`,
+      );
     }
     return { client, transport, stderrFd };
   }

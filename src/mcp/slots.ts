@@ -63,13 +63,21 @@ export function boundSlotExecutors(
         const props = Object.keys((tool.inputSchema.properties ?? {}) as object);
         const required = Array.isArray(tool.inputSchema.required) ? (tool.inputSchema.required as string[]) : [];
         const queryArg = props.includes('query') ? 'query' : (required.find((k) => !(k in req.settings)) ?? props[0]);
-        const args: Record<string, unknown> = { ...req.settings, ...(queryArg && req.query.trim() ? { [queryArg]: req.query.trim() } : {}) };
+        const args: Record<string, unknown> = {
+          ...req.settings,
+          ...(queryArg && req.query.trim() ? { [queryArg]: req.query.trim() } : {}),
+        };
         const call = async () => {
           const res = await hub.call(r.server, r.tool, args);
           return truncateResult(res.isError ? `[${ref} reported an error] ${res.text}` : res.text);
         };
         if (!effects.current) return call();
-        const spec = { kind: 'mcp', label: `${slot}=${ref}@${req.state}`, marksStart: true, rerunNeedsApproval: tool.annotations?.readOnlyHint !== true };
+        const spec = {
+          kind: 'mcp',
+          label: `${slot}=${ref}@${req.state}`,
+          marksStart: true,
+          rerunNeedsApproval: tool.annotations?.readOnlyHint !== true,
+        };
         return (await effects.current.perform(spec, call)).value;
       },
     };

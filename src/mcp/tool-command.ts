@@ -92,7 +92,9 @@ export async function grantedCommands(hub: McpHub, stateName: string, grants: st
   for (const grant of grants) {
     const r = splitRef(grant);
     if (!r || !hub.has(r.server))
-      throw new McpServerError(`state "${stateName}" grants "${grant}", which names no server of mcp_servers (servers: ${hub.names().join(', ') || 'none'})`);
+      throw new McpServerError(
+        `state "${stateName}" grants "${grant}", which names no server of mcp_servers (servers: ${hub.names().join(', ') || 'none'})`,
+      );
     const tools = await hub.tools(r.server);
     const picked = r.tool === '*' ? tools : tools.filter((t) => t.name === r.tool);
     if (picked.length === 0)
@@ -110,7 +112,8 @@ export async function grantedCommands(hub: McpHub, stateName: string, grants: st
         executor,
         settings: {},
         args,
-        description: `${tool.description ?? ''}${tool.description ? ' ' : ''}(MCP tool ${r.server}/${tool.name}${tool.annotations?.readOnlyHint ? ', read-only' : ''})`.trim(),
+        description:
+          `${tool.description ?? ''}${tool.description ? ' ' : ''}(MCP tool ${r.server}/${tool.name}${tool.annotations?.readOnlyHint ? ', read-only' : ''})`.trim(),
         argsSchema: schema as MiniSchema,
         parameters: schema,
       };
