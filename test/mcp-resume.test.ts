@@ -1,10 +1,11 @@
 // A tool call is journaled as an effect and never repeated on resume: a real `sop run` is killed
 // (SIGKILL) right after an MCP tool call, `sop resume` finishes it, and the notes server has seen
-// each call once.
+// each call once. And Ctrl-C closes the servers a run started.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { cmd, journal, notesServer, onlyRun, serverCalls, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
 
 const CLI = join(process.cwd(), 'dist/src/cli/main.js');
@@ -54,5 +55,50 @@ describe('MCP tool calls on resume', () => {
     expect(after.some((e) => e.type === 'executor_result' && e.command === 'notes__add_note' && e.ok)).toBe(true);
     expect(after.some((e) => e.type === 'effect_started' && e.label === 'notes__add_note@work')).toBe(false);
     expect(readFileSync(join(runDir, 'transcript.md'), 'utf8')).toContain('added note #1 "Once"');
+  });
+});
+
+describe('MCP servers and Ctrl-C', () => {
+  let llm: TestServer | undefined;
+  afterEach(async () => {
+    await llm?.close();
+    llm = undefined;
+  });
+
+  it('a run stopped with Ctrl-C closes its servers', async () => {
+    const dir = tempDir();
+    let arrived!: () => void;
+    const second = new Promise<void>((r) => (arrived = r));
+    llm = await startOpenAiServer({
+      toolCalls: (_b, i) => (i === 0 ? [{ name: 'notes__list_notes', arguments: '{}' }] : undefined),
+      fault: (i) => (i === 1 ? { kind: 'stall' } : undefined), // the run then waits on the LLM
+      onRequest: (i) => {
+        if (i === 1) arrived();
+      },
+    });
+    const { file } = writeSop(dir, toolSop({ notes: notesServer(dir) }, ['notes/*']), []);
+    const child = spawn(
+      process.execPath,
+      [CLI, 'run', file, '--llm', 'openai', '--base-url', llm.url, '--out', join(dir, 'runs'), '--quiet'],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, OPENAI_API_KEY: 'test' },
+      },
+    );
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    await second;
+    const [call] = serverCalls(dir) as Array<{ tool: string; pid?: number }>;
+    expect(call!.tool).toBe('list_notes');
+    child.kill('SIGINT');
+    expect(await exited, stderr).toBe(130);
+    let alive = true;
+    try {
+      process.kill(call!.pid!, 0);
+    } catch {
+      alive = false;
+    }
+    expect(alive).toBe(false);
   });
 });

@@ -56,8 +56,21 @@ export class McpHub {
   private readonly connections = new Map<string, Promise<Connection>>();
   private readonly toolLists = new Map<string, Promise<McpTool[]>>();
   private closed = false;
+  /** Processes of stdio servers: ended if sop exits without closing them (a second Ctrl-C). */
+  private readonly pids = new Set<number>();
+  private readonly onExit = () => {
+    for (const pid of this.pids) {
+      try {
+        process.kill(pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+    }
+  };
 
-  constructor(private readonly o: McpHubOptions) {}
+  constructor(private readonly o: McpHubOptions) {
+    process.on('exit', this.onExit);
+  }
 
   names(): string[] {
     return Object.keys(this.o.servers);
@@ -129,6 +142,7 @@ export class McpHub {
     const client = new Client({ name: this.o.clientName ?? 'sop', version: '1.0.0' });
     try {
       await client.connect(transport);
+      if (transport instanceof StdioClientTransport && transport.pid) this.pids.add(transport.pid);
     } catch (err) {
       if (stderrFd !== undefined) closeSync(stderrFd);
       await transport.close().catch(() => undefined);
@@ -193,6 +207,7 @@ export class McpHub {
   /** Close every server started (stdio servers are ended); safe to call twice. */
   async close(): Promise<void> {
     this.closed = true;
+    process.off('exit', this.onExit);
     const all = [...this.connections.values()];
     this.connections.clear();
     await Promise.all(
