@@ -30,7 +30,11 @@ function notesServer() {
     'add_note',
     {
       description: 'Add a note to the notebook; returns its id.',
-      inputSchema: { title: z.string().min(1), text: z.string(), tags: z.array(z.string()).optional() },
+      inputSchema: {
+        title: z.string().min(1).describe('A short title.'),
+        text: z.string().describe('The note: one or two sentences and its source.'),
+        tags: z.array(z.string()).optional().describe('Tags, e.g. ["sleep", "memory"].'),
+      },
       annotations: { readOnlyHint: false, destructiveHint: false },
     },
     async (args) => {
@@ -55,7 +59,7 @@ function notesServer() {
     'search_notes',
     {
       description: 'Notes whose title, text or tags contain the query (case-insensitive).',
-      inputSchema: { query: z.string().min(1) },
+      inputSchema: { query: z.string().min(1).describe('Text to look for.') },
       annotations: { readOnlyHint: true },
     },
     async (args) => {
@@ -69,7 +73,7 @@ function notesServer() {
     'delete_note',
     {
       description: 'Delete a note by id.',
-      inputSchema: { id: z.number().int() },
+      inputSchema: { id: z.number().int().describe('The id of the note (#N in lists).') },
       annotations: { readOnlyHint: false, destructiveHint: true },
     },
     async (args) => {
