@@ -80,11 +80,6 @@ export class McpHub {
     return Object.prototype.hasOwnProperty.call(this.o.servers, server);
   }
 
-  /** Whether any server was started (or connected to) in this run. */
-  started(): string[] {
-    return [...this.connections.keys()];
-  }
-
   private connect(server: string): Promise<Connection> {
     if (this.closed) return Promise.reject(new McpServerError(`MCP server "${server}": the run is over, its servers are closed`));
     let c = this.connections.get(server);
