@@ -68,9 +68,7 @@ export class McpHub {
     }
   };
 
-  constructor(private readonly o: McpHubOptions) {
-    process.on('exit', this.onExit);
-  }
+  constructor(private readonly o: McpHubOptions) {}
 
   names(): string[] {
     return Object.keys(this.o.servers);
@@ -137,7 +135,10 @@ export class McpHub {
     const client = new Client({ name: this.o.clientName ?? 'sop', version: '1.0.0' });
     try {
       await client.connect(transport);
-      if (transport instanceof StdioClientTransport && transport.pid) this.pids.add(transport.pid);
+      if (transport instanceof StdioClientTransport && transport.pid) {
+        if (this.pids.size === 0) process.on('exit', this.onExit);
+        this.pids.add(transport.pid);
+      }
     } catch (err) {
       if (stderrFd !== undefined) closeSync(stderrFd);
       await transport.close().catch(() => undefined);
