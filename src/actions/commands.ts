@@ -8,6 +8,8 @@ import { executorNames, getExecutor } from '../executors/registry.js';
 import type { ArgSpecs, ArgsEnv, Executor } from '../executors/types.js';
 import { checkSchema, type MiniSchema, type SchemaProblem } from './mini-schema.js';
 import type { ParsedCommand } from './parse.js';
+import { stateGrants } from '../mcp/config.js';
+import { mcpDiagnostics } from '../mcp/checks.js';
 
 export type SopCommand = NonNullable<SopState['commands']>[string];
 
@@ -20,6 +22,8 @@ export interface CommandSpec {
   args: ArgSpecs | undefined;
   /** JSON schema of the arguments object (undefined when the arguments are not known). */
   argsSchema?: MiniSchema;
+  /** mcp: the JSON schema of the arguments as the tool declares it (offered as the function's parameters). */
+  parameters?: Record<string, unknown>;
 }
 
 export class CommandConfigError extends EngineError {
@@ -127,15 +131,16 @@ export function checkCommand(parsed: ParsedCommand, specs: Record<string, Comman
 
 /** Checks of the commands of every state, for `sop validate` and loading. */
 export function commandDiagnostics(sop: Sop, env: ArgsEnv = {}): Diagnostic[] {
-  const out: Diagnostic[] = [];
+  const out: Diagnostic[] = mcpDiagnostics(sop); // mcp: grants name declared servers
   for (const [stateName, state] of Object.entries(sop.states)) {
     const commands = state.commands ?? {};
-    if (Object.keys(commands).length === 0) continue;
+    const grants = stateGrants(state).length > 0; // mcp: granted tools are commands too
+    if (Object.keys(commands).length === 0 && !grants) continue;
     if (state.next_states?.['1'] === undefined && !state.final) {
       out.push({
         severity: 'error',
         pointer: pointerOf(['states', stateName, 'next_states']),
-        message: 'a state with commands needs next_states["1"]: a finish command and max_turns lead there',
+        message: `a state with ${grants ? 'tools' : 'commands'} needs next_states["1"]: a finish command and max_turns lead there`,
       });
     }
     for (const [name, def] of Object.entries(commands)) {

@@ -39,6 +39,7 @@ export function actionsPlugin(
     transit: (state, rt) => runtime.transit(state, rt),
     speak: async ({ state, role, agent }, act) => {
       if (!runtime.declares(state)) return undefined;
+      await runtime.prepareTools(state); // mcp: the tools the state grants join its commands
       // The reply must be a command; its executor runs once the command is recorded.
       return runtime.commandTurn(state, role, agent, host.turn(), (extra) => act(extra));
     },

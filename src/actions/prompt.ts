@@ -11,6 +11,8 @@ export interface CommandView {
   description: string;
   executor: string;
   args: Array<{ name: string; type: string; description: string; required: boolean; enum?: string[] }>;
+  /** mcp: an MCP tool's own JSON schema of its arguments. */
+  parameters?: Record<string, unknown>;
 }
 
 export function commandViews(specs: Record<string, CommandSpec>): CommandView[] {
@@ -25,6 +27,7 @@ export function commandViews(specs: Record<string, CommandSpec>): CommandView[] 
       required: a.required === true,
       ...(a.enum ? { enum: a.enum } : {}),
     })),
+    ...(s.parameters ? { parameters: s.parameters } : {}),
   }));
 }
 
@@ -48,7 +51,7 @@ export function commandTools(commands: CommandView[]): ToolSpec[] {
   return commands.map((c) => ({
     name: c.name,
     description: c.description,
-    parameters: {
+    parameters: c.parameters ?? {
       type: 'object',
       properties: Object.fromEntries(
         c.args.map((a) => [a.name, { type: a.type, description: a.description, ...(a.enum ? { enum: a.enum } : {}) }]),

@@ -35,6 +35,9 @@ import { makeRedactor, type Redactor } from '../util/redact.js';
 import { CodeSessions } from '../executors/session/code-session.js';
 import { languagesOf } from '../executors/code.js';
 import { libraryToMemoryDir } from '../workspace/memory-dir.js';
+import { stateGrants } from '../mcp/config.js';
+import { McpServerError, type McpHub } from '../mcp/hub.js';
+import { grantedCommands } from '../mcp/tool-command.js';
 
 export const DEFAULT_COMMAND_RETRIES = 2;
 export const MAX_SUBFLOW_DEPTH = 8;
@@ -60,6 +63,8 @@ export interface ActionOptions {
   persistentMemoryDir?: string;
   /** The stateful code sessions a sub-flow shares with its caller (made by the run that has none). */
   sessions?: CodeSessions;
+  /** mcp: the run's MCP servers (src/mcp/hub.ts); states with `tools` get the tools they grant as commands. */
+  mcp?: McpHub;
 }
 
 export interface SubRunRequest {
@@ -214,7 +219,7 @@ export class ActionRuntime {
     });
     const diags = [];
     for (const [name, state] of Object.entries(host.sop.states)) {
-      if (!state.commands || Object.keys(state.commands).length === 0) continue;
+      if ((!state.commands || Object.keys(state.commands).length === 0) && stateGrants(state).length === 0) continue;
       try {
         const specs = compileCommands(name, state, { baseDir: this.baseDir, loadSop: (f) => loadSopFile(f).sop });
         this.specs.set(name, specs);
@@ -291,6 +296,28 @@ export class ActionRuntime {
     }
   }
 
+  /** mcp: states whose granted tools were added to their commands. */
+  private readonly toolsReady = new Set<string>();
+
+  /** mcp: add the tools a state grants to its commands (the servers start on first use). */
+  async prepareTools(state: ResolvedState): Promise<void> {
+    const grants = stateGrants(state.def);
+    if (grants.length === 0 || this.toolsReady.has(state.name)) return;
+    if (!this.o.mcp)
+      throw new ActionError(`state "${state.name}" grants MCP tools (${grants.join(', ')}), and this run has no MCP servers`);
+    let tools;
+    try {
+      tools = await grantedCommands(this.o.mcp, state.name, grants);
+    } catch (err) {
+      if (err instanceof McpServerError) throw new ActionError(err.message);
+      throw err;
+    }
+    const specs = { ...tools, ...this.specs.get(state.name) };
+    this.specs.set(state.name, specs);
+    this.views.set(state.name, commandViews(specs));
+    this.toolsReady.add(state.name);
+  }
+
   /** Whether the agents of this state reply with commands. */
   declares(state: ResolvedState): boolean {
     return this.specs.has(state.name);
@@ -314,7 +341,8 @@ export class ActionRuntime {
   callMeta(state: ResolvedState, llm: { tool_calls?: boolean } = {}): Pick<CallMeta, 'commands' | 'tools'> {
     const views = this.views.get(state.name);
     if (!views) return {};
-    return { commands: commandMeta(views), ...(llm.tool_calls ? { tools: commandTools(views) } : {}) };
+    // function calling is the default (providers without tools read the JSON command format); tool_calls: false turns it off
+    return { commands: commandMeta(views), ...(llm.tool_calls !== false ? { tools: commandTools(views) } : {}) };
   }
 
   /**

@@ -61,6 +61,9 @@ export interface RunSopOptions {
   yes?: boolean;
   /** Run code under bubblewrap (--sandbox). */
   sandbox?: boolean;
+  /** mcp: run stdio MCP servers under bubblewrap (--sandbox given); tool slots bound to MCP tools (--bind). */
+  mcpSandbox?: boolean;
+  bind?: Record<string, string>;
   /** Workspace folder of a run kept in memory (a run with `out` uses its folder's workspace/). */
   workspace?: string;
   /** Embedder for retrieval (default: made from the SOP's environment.embedder). */
@@ -214,6 +217,7 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
       agentsV1: { workspace }, // code components write output_code/ here
       // memory files in memory/, code runs in workspace/
       actions: { runDir: folder?.dir, workspace, autoRun: o.autoRun, yes: o.yes, sandbox, persistentMemoryDir: memoryDir },
+      mcp: { sandbox: o.mcpSandbox ?? o.sandbox === true, bind: o.bind },
       plugins,
       budget: o.budget,
       ...(llm.id !== 'mock' ? { pricing } : {}), // mock replies cost nothing: not priced

@@ -103,7 +103,14 @@ export function buildCli(argv: string[]): Argv {
             .option('sandbox', {
               type: 'boolean',
               describe:
-                'Code runs under bubblewrap (no network, read-only filesystem except the workspace) when it works here; --sandbox requires it, --no-sandbox turns it off (with a warning)',
+                'Code runs under bubblewrap (no network, read-only filesystem except the workspace) when it works here; --sandbox requires it, --no-sandbox turns it off (with a warning); with --sandbox, stdio MCP servers run under it too',
+            })
+            // mcp (docs/tools.md)
+            .option('bind', {
+              type: 'string',
+              array: true,
+              describe:
+                'Bind a tool slot to an MCP tool: SLOT=server/tool, e.g. web_search=search/web_search (repeatable; wins over the SOP)',
             })
             .option('memory-dir', {
               type: 'string',
@@ -143,6 +150,7 @@ export function buildCli(argv: string[]): Argv {
             autoRun: a['auto-run'],
             yes: a.yes,
             sandbox: a.sandbox,
+            bind: collect(a.bind),
             redact: collect(a.redact),
             pricing: a.pricing,
             memoryDir: a['memory-dir'],
@@ -168,10 +176,19 @@ export function buildCli(argv: string[]): Argv {
         (y) =>
           y
             .positional('files', { type: 'string', array: true, demandOption: true, describe: 'SOP files' })
-            .option('quiet', { type: 'boolean', default: false, describe: 'Print errors only' }),
+            .option('quiet', { type: 'boolean', default: false, describe: 'Print errors only' })
+            .option('check-tools', {
+              type: 'boolean',
+              default: false,
+              describe: "Start the SOP's MCP servers and check that every tool its states grant is one a server lists",
+            }),
         async (a) => {
           const { validateCommand } = await import('./validate-command.js');
           process.exitCode = validateCommand(collect(a.files), { quiet: a.quiet });
+          if (a['check-tools'] && process.exitCode === 0) {
+            const { checkToolsCommand } = await import('../mcp/check-tools-command.js'); // mcp
+            process.exitCode = await checkToolsCommand(collect(a.files), { quiet: a.quiet });
+          }
         },
       )
       .command(

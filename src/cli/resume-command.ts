@@ -98,6 +98,7 @@ export function continuedRunOptions(o: ResumeCommandOptions, file: string, launc
     // true: launched with --sandbox (required), false: --no-sandbox, absent: when available
     sandbox: typeof launch.sandbox === 'boolean' ? launch.sandbox : undefined,
     redact: redactedNames(o, launch),
+    bind: str(launch.bind)?.split(',').filter(Boolean), // mcp
     pricing: o.pricing ?? str(launch.pricing),
     memoryDir: str(launch.memory_dir),
     budgetTokens: o.budgetTokens ?? num(launch.budget_tokens), // cost: the run's budgets stay, unless given again

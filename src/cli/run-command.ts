@@ -59,6 +59,8 @@ export interface RunCommandOptions {
   yes?: boolean;
   /** Run code under bubblewrap: true requires it (--sandbox), false turns it off (--no-sandbox), unset: when available. */
   sandbox?: boolean;
+  /** mcp: tool slots bound to MCP tools, SLOT=server/tool (--bind). */
+  bind?: string[];
   /** secrets: more environment variables whose values are secret (--redact NAME). */
   redact?: string[];
   /** A pricing file over the shipped pricing.json (--pricing). */
@@ -213,6 +215,8 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       autoRun: o.autoRun,
       yes: o.yes || dryRunYes,
       sandbox: sandbox.sandbox,
+      mcpSandbox: o.sandbox === true, // mcp: stdio servers under bubblewrap with --sandbox
+      bind: (await import('../mcp/slots.js')).parseBindings(o.bind ?? []),
       pricing: o.pricing,
       memoryDir: o.memoryDir,
       budget: { tokens: o.budgetTokens, usd: o.budgetUsd },
@@ -308,6 +312,7 @@ export function launchSettings(o: RunCommandOptions): Record<string, string | nu
   if (o.budgetTokens !== undefined) out.budget_tokens = o.budgetTokens; // cost: the same budgets when resumed
   if (o.budgetUsd !== undefined) out.budget_usd = o.budgetUsd;
   if (o.traceContent) out.trace_content = true;
+  if (o.bind?.length) out.bind = o.bind.join(','); // mcp: the same tool slot bindings when resumed
   // secrets: the names given with --redact (never values), so a resume redacts them too
   const names = [...new Set([...(o.redact ?? []), ...configuredSecretNames()])];
   if (names.length > 0) out.redact = names.join(',');

@@ -20,8 +20,9 @@ export const toolSlots: ComponentKind = {
       const executor = rt.toolExecutor(slot.name, slot.executor);
       if (!executor) {
         rt.warnOnce(
-          `tool slot "${slot.name}" of ${rt.agent.name} (${rt.agent.role}) in state "${rt.state}" needs a network service and an API key${slot.needs ? ` (${slot.needs})` : ''}; ` +
-            `no executor is bound to it${slot.executor ? ` (executor "${slot.executor}" is not available)` : ''}, so the role answers without it`,
+          `tool slot "${slot.name}" of ${rt.agent.name} (${rt.agent.role}) in state "${rt.state}" is unbound: it needs a network service and an API key${slot.needs ? ` (${slot.needs})` : ''}, ` +
+            `and no executor is bound to it${slot.executor ? ` (executor "${slot.executor}" is not available)` : ''}, so the role answers without it; ` +
+            `bind it to an MCP tool with "bind": "server/tool" in the SOP or --bind ${slot.name}=server/tool`,
         );
         continue;
       }

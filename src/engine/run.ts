@@ -12,6 +12,8 @@ import type { RunHost, RunPlugin } from '../runtime/hooks.js';
 import { RunLoop, type RunOptions as LoopOptions } from '../runtime/run.js';
 import { scientistPlugin } from '../scientist/plugin.js';
 import { budgetPlugin, type BudgetOptions } from '../cost/budget-plugin.js';
+import { createRunHub, type McpRunOptions } from '../mcp/run-hub.js';
+import type { McpHub } from '../mcp/hub.js';
 
 export { resolveInputs, undeclaredInputs, type RunPosition, type RunResult, type RunStatus } from '../runtime/run.js';
 
@@ -31,6 +33,9 @@ export interface RunOptions extends Omit<LoopOptions, 'resume'> {
   // cost (docs/cost.md)
   /** Run budgets of the command line (--budget-tokens, --budget-usd); a sub-flow gets its parent's accounts. */
   budget?: Omit<BudgetOptions, 'pricing'>;
+  // mcp
+  /** MCP servers: --sandbox (stdio servers under bubblewrap) and --bind SLOT=server/tool. */
+  mcp?: McpRunOptions;
 }
 
 /** The built-in plugins of a run, in the order the loop consults them. */
@@ -80,7 +85,11 @@ export function builtinPlugins(options: RunOptions): (host: RunHost) => RunPlugi
 
 /** A run of a SOP with every built-in feature; `options.plugins` adds more after them. */
 export class Run extends RunLoop {
+  /** mcp: the run's MCP servers (undefined when the SOP declares none); closed when the run ends. */
+  readonly mcp: McpHub | undefined;
   constructor(options: RunOptions) {
+    const mcp = createRunHub(options); // mcp: started lazily, one hub per (sub-)run
+    if (mcp) options = { ...options, ...mcp.options };
     const builtin = builtinPlugins(options);
     const extra = options.plugins;
     super({
@@ -89,5 +98,15 @@ export class Run extends RunLoop {
       ...options,
       plugins: (host) => [...builtin(host), ...(extra?.(host) ?? [])],
     });
+    this.mcp = mcp?.hub;
+    if (mcp) mcp.effects.current = this.effects; // slot calls are journaled effects
+  }
+
+  override async run(): ReturnType<RunLoop['run']> {
+    try {
+      return await super.run();
+    } finally {
+      await this.mcp?.close(); // mcp: servers end with the run (Ctrl-C included)
+    }
   }
 }

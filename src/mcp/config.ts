@@ -1,0 +1,70 @@
+// The `mcp_servers` block of a SOP: NAME -> a stdio server ({command, args, env, cwd}) or a
+// Streamable HTTP server ({url, headers}). `${VAR}` in env values, headers and the url is read
+// from the environment when the server starts, and never written to the run folder.
+import { resolve } from 'node:path';
+import type { Sop } from '../sop/types.js';
+
+export interface StdioServerConfig {
+  command: string;
+  args?: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+}
+export interface HttpServerConfig {
+  url: string;
+  headers?: Record<string, string>;
+}
+export type McpServerConfig = StdioServerConfig | HttpServerConfig;
+
+export const isHttp = (c: McpServerConfig): c is HttpServerConfig => typeof (c as HttpServerConfig).url === 'string';
+
+export class McpConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'McpConfigError';
+  }
+}
+
+/** The servers of a SOP (empty when it has none). */
+export function mcpServers(sop: Sop): Record<string, McpServerConfig> {
+  return ((sop as { mcp_servers?: Record<string, McpServerConfig> }).mcp_servers ?? {}) as Record<string, McpServerConfig>;
+}
+
+/** The tool grants of a state (`tools: ["files/*", "notes/add_note"]`). */
+export function stateGrants(state: unknown): string[] {
+  const t = (state as { tools?: unknown }).tools;
+  return Array.isArray(t) ? t.filter((x): x is string => typeof x === 'string') : [];
+}
+
+/** `${VAR}` replaced from `env`; a variable that is not set is an error naming it (never its value). */
+export function expandVars(text: string, where: string, env: NodeJS.ProcessEnv = process.env): string {
+  return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
+    const v = env[name];
+    if (v === undefined) throw new McpConfigError(`${where} uses \${${name}}, and the environment variable ${name} is not set`);
+    return v;
+  });
+}
+
+/** Every value of a record with `${VAR}` expanded. */
+export function expandRecord(rec: Record<string, string> | undefined, where: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(rec ?? {})) out[k] = expandVars(v, `${where}.${k}`);
+  return out;
+}
+
+/** The working folder of a stdio server: relative to the SOP file's folder (default: that folder). */
+export function serverCwd(c: StdioServerConfig, baseDir: string): string {
+  return c.cwd ? resolve(baseDir, c.cwd) : baseDir;
+}
+
+/** Split a grant or binding "server/tool" (tool may be "*"). */
+export function splitRef(ref: string): { server: string; tool: string } | undefined {
+  const i = ref.indexOf('/');
+  if (i <= 0 || i === ref.length - 1) return undefined;
+  return { server: ref.slice(0, i), tool: ref.slice(i + 1) };
+}
+
+/** The command name an MCP tool gets in a state: server__tool (function names allow no "/"). */
+export function toolCommandName(server: string, tool: string): string {
+  return `${server}__${tool}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
+}

@@ -1,0 +1,53 @@
+// The MCP servers of a run: a hub for the SOP's mcp_servers (nothing starts until a state needs a
+// tool), given to the actions (granted tools become commands) and to the tool slots (bindings).
+import { dirname, resolve } from 'node:path';
+import type { ActionOptions } from '../actions/runtime.js';
+import type { ToolSlotExecutor } from '../components/registry.js';
+import type { Effects } from '../runtime/effects.js';
+import type { Sop } from '../sop/types.js';
+import { mcpServers } from './config.js';
+import { McpHub } from './hub.js';
+import { boundSlotExecutors, slotBindings } from './slots.js';
+
+export interface McpRunOptions {
+  /** Run stdio servers under bubblewrap (--sandbox given explicitly). */
+  sandbox?: boolean;
+  /** Tool slots bound from the command line: slot -> "server/tool" (--bind). */
+  bind?: Record<string, string>;
+}
+
+interface RunParts {
+  sop: Sop;
+  file: string;
+  actions?: ActionOptions;
+  agentsV1?: { toolExecutors?: Record<string, ToolSlotExecutor> };
+  toolExecutors?: Record<string, ToolSlotExecutor>;
+  mcp?: McpRunOptions;
+}
+
+/** The hub of a run and the options that hand it on, or undefined for a SOP without mcp_servers. */
+export function createRunHub<T extends RunParts>(o: T): { hub: McpHub; options: Partial<T>; effects: { current?: Effects } } | undefined {
+  const servers = mcpServers(o.sop);
+  if (Object.keys(servers).length === 0) return undefined;
+  const workspace = o.actions?.workspace;
+  const hub = new McpHub({
+    servers,
+    baseDir: dirname(resolve(o.file)),
+    runDir: o.actions?.runDir,
+    ...(workspace ? { workspace } : {}),
+    ...(o.mcp?.sandbox && workspace ? { sandbox: { workspace } } : {}),
+  });
+  const bindings = slotBindings(o.sop, o.mcp?.bind);
+  const unattended = o.actions?.autoRun === true || o.actions?.yes === true;
+  const effects: { current?: Effects } = {};
+  const slots = { ...o.agentsV1?.toolExecutors, ...o.toolExecutors, ...boundSlotExecutors(hub, bindings, unattended, effects) };
+  return {
+    hub,
+    effects,
+    options: {
+      actions: { ...o.actions, mcp: hub },
+      agentsV1: { ...o.agentsV1, toolExecutors: slots },
+      toolExecutors: slots,
+    } as Partial<T>,
+  };
+}

@@ -1,0 +1,104 @@
+// A tool call is journaled as an effect and never repeated on resume: a real `sop run` is killed
+// (SIGKILL) right after an MCP tool call, `sop resume` finishes it, and the notes server has seen
+// each call once. And Ctrl-C closes the servers a run started.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
+import { cmd, journal, notesServer, onlyRun, serverCalls, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
+
+const CLI = join(process.cwd(), 'dist/src/cli/main.js');
+
+/** Run the CLI; with `killOn`, SIGKILL it as soon as a --json line matches. */
+function cli(args: string[], killOn?: RegExp): Promise<{ code: number | null; signal: string | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (killOn && out.split('\n').some((l) => killOn.test(l))) child.kill('SIGKILL');
+    });
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stderr }));
+  });
+}
+
+describe('MCP tool calls on resume', () => {
+  it('are not made again after a SIGKILL: the journaled result is reused', async () => {
+    const dir = tempDir();
+    const { file, cassette } = writeSop(dir, toolSop({ notes: notesServer(dir) }, ['notes/*']), [
+      cmd('notes__add_note', { title: 'Once', text: 'Added exactly once.' }),
+      cmd('notes__list_notes'),
+      cmd('finish', { result: 'one note' }),
+    ]);
+    const out = join(dir, 'runs');
+    const killed = await cli(
+      ['run', file, '--llm', `replay:${cassette}`, '--yes', '--json', '--out', out],
+      /"type":"executor_result".*"command":"notes__add_note"/,
+    );
+    expect(killed.signal).toBe('SIGKILL');
+    expect(serverCalls(dir).map((c) => c.tool)).toEqual(['add_note']);
+    const runDir = onlyRun(out);
+
+    const resumed = await cli(['resume', runDir, '--quiet']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(serverCalls(dir).filter((c) => c.tool === 'add_note')).toHaveLength(1);
+    expect(serverCalls(dir).filter((c) => c.tool === 'list_notes')).toHaveLength(1);
+    expect(JSON.parse(readFileSync(join(dir, 'notes.json'), 'utf8'))).toHaveLength(1);
+    const events = journal(runDir);
+    expect(events.some((e) => e.type === 'run_finished')).toBe(true);
+    // the resumed run went back before the call, and reused its journaled result
+    const after = events.slice(events.findIndex((e) => e.type === 'resumed'));
+    expect(after.some((e) => e.type === 'executor_result' && e.command === 'notes__add_note' && e.ok)).toBe(true);
+    expect(after.some((e) => e.type === 'effect_started' && e.label === 'notes__add_note@work')).toBe(false);
+    expect(readFileSync(join(runDir, 'transcript.md'), 'utf8')).toContain('added note #1 "Once"');
+  });
+});
+
+describe('MCP servers and Ctrl-C', () => {
+  let llm: TestServer | undefined;
+  afterEach(async () => {
+    await llm?.close();
+    llm = undefined;
+  });
+
+  it('a run stopped with Ctrl-C closes its servers', async () => {
+    const dir = tempDir();
+    let arrived!: () => void;
+    const second = new Promise<void>((r) => (arrived = r));
+    llm = await startOpenAiServer({
+      toolCalls: (_b, i) => (i === 0 ? [{ name: 'notes__list_notes', arguments: '{}' }] : undefined),
+      fault: (i) => (i === 1 ? { kind: 'stall' } : undefined), // the run then waits on the LLM
+      onRequest: (i) => {
+        if (i === 1) arrived();
+      },
+    });
+    const { file } = writeSop(dir, toolSop({ notes: notesServer(dir) }, ['notes/*']), []);
+    const child = spawn(
+      process.execPath,
+      [CLI, 'run', file, '--llm', 'openai', '--base-url', llm.url, '--out', join(dir, 'runs'), '--quiet'],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, OPENAI_API_KEY: 'test' },
+      },
+    );
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    await second;
+    const [call] = serverCalls(dir) as Array<{ tool: string; pid?: number }>;
+    expect(call!.tool).toBe('list_notes');
+    child.kill('SIGINT');
+    expect(await exited, stderr).toBe(130);
+    let alive = true;
+    try {
+      process.kill(call!.pid!, 0);
+    } catch {
+      alive = false;
+    }
+    expect(alive).toBe(false);
+  });
+});

@@ -1,0 +1,50 @@
+// sop validate --check-tools starts the servers and checks every grant against the tools they list;
+// plain validate checks grants name declared servers without starting anything.
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { notesServer, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
+
+const CLI = join(process.cwd(), 'dist/src/cli/main.js');
+const sop = (cli: string[]) => spawnSync(process.execPath, [CLI, ...cli], { encoding: 'utf8' });
+
+describe('sop validate and MCP tools', () => {
+  it('--check-tools accepts grants the server lists, and names the ones it does not', () => {
+    const dir = tempDir();
+    const good = writeSop(dir, toolSop({ notes: notesServer(dir) }, ['notes/*', 'notes/add_note']), []).file;
+    let r = sop(['validate', '--check-tools', good]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`${good}: tools ok (notes: 4 tools)`);
+
+    const bad = writeSop(tempDir(), toolSop({ notes: notesServer(dir) }, ['notes/add_note', 'notes/remove_note']), []).file;
+    r = sop(['validate', '--check-tools', bad]);
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim()).toBe(
+      `${bad}: state "work" grants "notes/remove_note", and server "notes" has no tool "remove_note" (its tools: add_note, list_notes, search_notes, delete_note)`,
+    );
+    expect(sop(['validate', bad]).status).toBe(0); // without --check-tools no server is started
+  });
+
+  it('--check-tools reports a server that does not start, in one line', () => {
+    const dir = tempDir();
+    const file = writeSop(dir, toolSop({ broken: { command: join(dir, 'no-such-server') } }, ['broken/*']), []).file;
+    const r = sop(['validate', '--check-tools', file]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(
+      new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: MCP server "broken" \\(".*no-such-server"\\) did not start: .*\\n$`),
+    );
+    expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  it('plain validate: a grant must name a declared server, and a state with tools needs next_states["1"]', () => {
+    const dir = tempDir();
+    const s = toolSop({ notes: notesServer(dir) }, ['search/web_search']) as any;
+    delete s.states.work.next_states;
+    s.states.work.commands = {};
+    const file = writeSop(dir, s, []).file;
+    const r = sop(['validate', file]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('"search/web_search" names no server of mcp_servers (servers: notes)');
+    expect(r.stderr).toContain('a state with tools needs next_states["1"]');
+  });
+});
