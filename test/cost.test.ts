@@ -93,7 +93,8 @@ async function runWith(llm: Record<string, unknown>, extra: string[] = []) {
   const out = join(dir, 'runs');
   await import('node:fs').then((fs) => fs.mkdirSync(dir, { recursive: true }));
   writeFileSync(file, JSON.stringify(sop(llm)));
-  const r = await cli(['run', file, '--llm', 'openai', '--base-url', server.url, '--quiet', '--out', out, ...extra]);
+  // not --quiet: the agents' replies are then streamed (to stdout), the judge's are not
+  const r = await cli(['run', file, '--llm', 'openai', '--base-url', server.url, '--out', out, ...extra]);
   expect(r.code, r.stderr).toBe(0);
   const runDir = join(out, readdirSync(out)[0]!);
   const journal = readFileSync(join(runDir, 'journal.jsonl'), 'utf8')

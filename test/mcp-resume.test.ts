@@ -2,7 +2,7 @@
 // (SIGKILL) right after an MCP tool call, `sop resume` finishes it, and the notes server has seen
 // each call once. And Ctrl-C closes the servers a run started.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
@@ -50,11 +50,45 @@ describe('MCP tool calls on resume', () => {
     expect(JSON.parse(readFileSync(join(dir, 'notes.json'), 'utf8'))).toHaveLength(1);
     const events = journal(runDir);
     expect(events.some((e) => e.type === 'run_finished')).toBe(true);
-    // the resumed run went back before the call, and reused its journaled result
+    // whether the kill came before or after the turn's checkpoint, the call was not started again
+    const after = events.slice(events.findIndex((e) => e.type === 'resumed'));
+    expect(after.some((e) => e.type === 'effect_started' && e.label === 'notes__add_note@work')).toBe(false);
+    expect(readFileSync(join(runDir, 'transcript.md'), 'utf8')).toContain('added note #1 "Once"');
+  });
+
+  it('a resume from just after the call returned reuses its journaled result', async () => {
+    // A SIGKILL lands wherever the process is; to resume from exactly after the call (before its
+    // turn's checkpoint) every time, the journal of a finished run is cut right after the call's
+    // effect_finished line, which is what such a kill leaves (the journal is append-only).
+    const dir = tempDir();
+    const { file, cassette } = writeSop(dir, toolSop({ notes: notesServer(dir) }, ['notes/*']), [
+      cmd('notes__add_note', { title: 'Once', text: 'Added exactly once.' }),
+      cmd('notes__list_notes'),
+      cmd('finish', { result: 'one note' }),
+    ]);
+    const out = join(dir, 'runs');
+    expect((await cli(['run', file, '--llm', `replay:${cassette}`, '--yes', '--quiet', '--out', out])).code).toBe(0);
+    const runDir = onlyRun(out);
+    const lines = readFileSync(join(runDir, 'journal.jsonl'), 'utf8').split('\n').filter(Boolean);
+    const cut = lines.findIndex((l) => {
+      const e = JSON.parse(l) as { type: string; key?: string };
+      return (
+        e.type === 'effect_finished' &&
+        lines.some((m) => m.includes('"effect_started"') && m.includes(`"${e.key}"`) && m.includes('notes__add_note'))
+      );
+    });
+    expect(cut).toBeGreaterThan(0);
+    writeFileSync(join(runDir, 'journal.jsonl'), lines.slice(0, cut + 1).join('\n') + '\n');
+
+    const resumed = await cli(['resume', runDir, '--quiet']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(serverCalls(dir).filter((c) => c.tool === 'add_note')).toHaveLength(1);
+    expect(JSON.parse(readFileSync(join(dir, 'notes.json'), 'utf8'))).toHaveLength(1);
+    const events = journal(runDir);
     const after = events.slice(events.findIndex((e) => e.type === 'resumed'));
     expect(after.some((e) => e.type === 'executor_result' && e.command === 'notes__add_note' && e.ok)).toBe(true);
     expect(after.some((e) => e.type === 'effect_started' && e.label === 'notes__add_note@work')).toBe(false);
-    expect(readFileSync(join(runDir, 'transcript.md'), 'utf8')).toContain('added note #1 "Once"');
+    expect(after.some((e) => e.type === 'run_finished')).toBe(true);
   });
 });
 
