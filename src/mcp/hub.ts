@@ -4,9 +4,9 @@
 // --sandbox it runs in the code sandbox (bubblewrap: no network, only the workspace writable).
 import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+// The SDK is imported when a server is first opened, so that a run (or `import 'sop'`) without
+// MCP servers does not load it.
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { sandboxArgv, sandboxFilter, SECCOMP_FD } from '../executors/sandbox.js';
 import { expandRecord, expandVars, isHttp, serverCwd, McpConfigError, type McpServerConfig } from './config.js';
@@ -103,6 +103,11 @@ export class McpHub {
   }
 
   private async open(server: string): Promise<Connection> {
+    const [{ Client }, { StdioClientTransport }, { StreamableHTTPClientTransport }] = await Promise.all([
+      import('@modelcontextprotocol/sdk/client/index.js'),
+      import('@modelcontextprotocol/sdk/client/stdio.js'),
+      import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    ]);
     const config = this.o.servers[server];
     if (!config) throw new McpServerError(`no MCP server "${server}" in mcp_servers (servers: ${this.names().join(', ') || 'none'})`);
     const where = `mcp_servers.${server}`;
