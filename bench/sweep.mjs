@@ -1,5 +1,5 @@
 // Many simulations (docs/sweep.md): the CPU of one LLM call over HTTP (Node's fetch against the
-// undici keep-alive Agent the openai provider now uses, streamed and not), 50 and 1,000
+// undici keep-alive Agent that SOP_HTTP_CLIENT=undici selects, streamed and not), 50 and 1,000
 // concurrent simulations in one process against the local OpenAI-compatible server, the same
 // 1,000 split over two worker threads (tinypool), and the throughput of 1, 2 and 4 `sop worker`
 // processes on Redis for 200 runs. Results under the key "sweep".
@@ -73,7 +73,7 @@ const figures = (r, latency) => {
 
 async function provider(url, client) {
   const { openaiProvider } = await loadLlm();
-  if (client === 'fetch') process.env.SOP_HTTP_CLIENT = 'fetch';
+  if (client === 'undici') process.env.SOP_HTTP_CLIENT = 'undici';
   else delete process.env.SOP_HTTP_CLIENT;
   const p = await openaiProvider({ baseURL: url, apiKey: 'bench' });
   delete process.env.SOP_HTTP_CLIENT;
@@ -199,13 +199,13 @@ export async function run() {
         rows.push(
           row(`50 sims x 20 turns, 50 ms: ${k.replace('_', ', ').replace('_', ' ')}`, `${v.ratio}x, ${fmtMs(v.cpu_ms_per_call)} CPU/call`),
         );
-      results.fifty_simulations_ratio = http.undici_not_streamed.ratio;
+      results.fifty_simulations_ratio = http.fetch_not_streamed.ratio;
       rows.push(
         row(
-          '50 sims: wall / ideal as sop sweep runs them (not streamed, undici)',
-          `${http.undici_not_streamed.ratio}x`,
+          "50 sims: wall / ideal as sop sweep runs them (not streamed, Node's fetch)",
+          `${http.fetch_not_streamed.ratio}x`,
           '<= 1.15x',
-          http.undici_not_streamed.ratio <= 1.15,
+          http.fetch_not_streamed.ratio <= 1.15,
         ),
       );
     } finally {
@@ -216,7 +216,7 @@ export async function run() {
   const slow = PARTS.includes('thousand') ? await startServer(1000) : undefined;
   if (slow)
     try {
-      const p = await provider(slow.url, process.env.BENCH_SWEEP_CLIENT ?? 'undici');
+      const p = await provider(slow.url, process.env.BENCH_SWEEP_CLIENT ?? 'fetch');
       await runMany(engine, p, sop, file, 1000, 1, false, 2); // warm pool: 1,000 kept-alive connections
       const one = figures(await runMany(engine, p, sop, file, 1000, 10, false), 1000);
       const two = figures(await threaded(slow.url, file, 1000, 10), 1000);
