@@ -83,6 +83,7 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
     resumed: boolean,
   ): ResultLine => ({
     ...baseLine(p),
+    ...(p.model === undefined && o.sop.llm?.model !== undefined ? { model: o.sop.llm.model } : {}), // the SOP's own model
     status: r.status,
     turns: r.turns,
     ...(r.finalState !== undefined ? { final_state: r.finalState } : {}),
