@@ -191,6 +191,13 @@ describe('budgets', () => {
     expect(result.budget).toMatch(/^--budget-usd 0\.01: \$0\.0\d+ of \$0\.01 spent, the next call costs about \$0\.0\d+$/);
     expect(result.usage.cost).toBeLessThanOrEqual(0.01 + 0.0002 /* one reply's completion at $10/M */);
     expect(result.usage.cost).toBeGreaterThan(0.009);
+    // a model only the SOP's llm.pricing prices: its calls are estimated and counted at that price
+    const own = { ...loopSop(undefined), llm: { model: 'house-model', pricing: { input: 2.5, output: 10 } } } as Sop;
+    const house = await run(own, { budget: { usd: 0.01 }, pricing: true });
+    expect(house.result.status).toBe('budget');
+    expect(house.events.some((e) => e.type === 'warning' && /has no price/.test(e.message))).toBe(false);
+    expect(house.result.usage.cost).toBeGreaterThan(0.009);
+    expect(house.result.usage.cost).toBeLessThanOrEqual(0.01 + 0.0002);
     const mock = await run(loopSop({ usd: 0.001, turns: 3 }));
     expect(mock.events.some((e) => e.type === 'warning' && /not priced \(the mock\): USD budgets are not checked/.test(e.message))).toBe(
       true,

@@ -4,7 +4,7 @@
 // overshoots by at most one call. A spent budget moves the run to its `on_exhausted` state once
 // (which runs on its own allowance), else stops it with status "budget" (src/runtime/run.ts).
 // Sub-flows draw on their parent's run budgets: the accounts are shared with the nested run.
-import { callCost, priceOf, type PricingTable } from '../llm/pricing.js';
+import { callCost, type ModelPrice, type PricingTable } from '../llm/pricing.js';
 import { estimateUsage, type CallMeta, type ChatMessage } from '../llm/types.js';
 import { BudgetExhaustedError } from '../runtime/budget-exhausted.js';
 import type { RunHost, RunPlugin } from '../runtime/hooks.js';
@@ -99,11 +99,10 @@ export function budgetPlugin(host: RunHost, o: BudgetOptions): BudgetPlugin {
   const plugin: BudgetPlugin = {
     name: 'budget',
     runAccounts: () => [...inherited, ...own],
-    beforeCall(messages: ChatMessage[], model: string, meta: CallMeta) {
+    beforeCall(messages: ChatMessage[], model: string, meta: CallMeta, price: ModelPrice | undefined) {
       const accounts = charged(meta.state);
       if (accounts.length === 0) return;
       const prompt = estimateUsage(messages, '').promptTokens;
-      const price = o.pricing ? priceOf(o.pricing, model) : undefined;
       const usd = price ? callCost(price, { promptTokens: prompt, completionTokens: 0 }) : undefined;
       if (usd === undefined && wantsUsd && !unpricedWarned) {
         unpricedWarned = true;

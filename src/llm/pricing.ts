@@ -62,6 +62,20 @@ export function priceOf(table: PricingTable, model: string): ModelPrice | undefi
   return undated !== model && Object.hasOwn(table, undated) ? table[undated] : undefined;
 }
 
+/**
+ * The price of a call to `model`: a SOP's `llm.pricing` for its own model (unless `--model`
+ * replaced that model), else the table's; undefined for a model without a price.
+ */
+export function modelPrice(
+  table: PricingTable,
+  settings: { pricing?: ModelPrice; model?: string },
+  override: string | undefined,
+  model: string,
+): ModelPrice | undefined {
+  const own = settings.pricing && (!override || override === settings.model) ? settings.pricing : undefined;
+  return own ?? priceOf(table, model);
+}
+
 /** USD of one call; cached prompt tokens at the cached rate. Undefined when there is no price. */
 export function callCost(price: ModelPrice | undefined, u: Usage): number | undefined {
   if (!price) return undefined;

@@ -12,6 +12,7 @@ import type { EnvironmentMemory, EnvironmentView } from '../environment/environm
 import type { Message } from '../environment/message.js';
 import type { HumanInput } from '../io/human.js';
 import type { CallMeta, ChatMessage, LlmProvider, Usage } from '../llm/types.js';
+import type { ModelPrice } from '../llm/pricing.js';
 import type { Embedder } from '../memory/embedder.js';
 import type { TemplateSet } from '../prompt/templates.js';
 import type { ResolvedSop, ResolvedState } from '../sop/resolved.js';
@@ -91,8 +92,11 @@ export interface RunPlugin {
   context?(): Record<string, unknown>;
   /** Where a state goes next, when this plugin decides it (command states); undefined: the judge decides. */
   transit?(state: ResolvedState, rt: StateRuntime): Transition | undefined;
-  /** Before each LLM call of the run, with its model (budgets: throw BudgetExhaustedError to refuse it). */
-  beforeCall?(messages: ChatMessage[], model: string, meta: CallMeta): void;
+  /**
+   * Before each LLM call of the run, with its model and price (undefined: not priced; budgets throw
+   * BudgetExhaustedError to refuse the call).
+   */
+  beforeCall?(messages: ChatMessage[], model: string, meta: CallMeta, price: ModelPrice | undefined): void;
   /** After each LLM call, with its usage and USD cost (undefined: not priced), a reply reused from the journal included. */
   afterCall?(meta: CallMeta, usage: Usage, cost: number | undefined): void;
   /** Before an AI agent's turn (begin turns included). */

@@ -1,6 +1,6 @@
 // One LLM call of a run: secrets redacted, the graph's walk for the mock provider, through the
 // run's effects (durable runs reuse a journaled reply), usage counted, an `llm_call` event.
-import { callCost, priceOf, type PricingTable } from '../llm/pricing.js';
+import { callCost, modelPrice, type PricingTable } from '../llm/pricing.js';
 import type { CallMeta, ChatMessage, LlmProvider, Usage } from '../llm/types.js';
 import { DEFAULTS, type ResolvedSop } from '../sop/resolved.js';
 import type { LlmSettings } from '../sop/types.js';
@@ -71,8 +71,7 @@ export async function callLlm(
     onDelta?.(res.content);
   }
   // The call's price: the SOP's llm.pricing for its own model, else the table; unknown models cost undefined (never 0).
-  const ownPrice = settings.pricing && (!host.model || host.model === settings.model) ? settings.pricing : undefined;
-  const cost = host.pricing ? callCost(ownPrice ?? priceOf(host.pricing, model), res.usage) : null;
+  const cost = host.pricing ? callCost(modelPrice(host.pricing, settings, host.model, model), res.usage) : null;
   addUsage(host.usage, meta.purpose, res.usage, host.pricing ? { model, cost: cost ?? undefined } : undefined, meta.agent);
   host.counted?.(meta, res.usage, cost ?? undefined);
   if (meta.purpose === 'agent') host.usage.agent_prompt_tokens_last = res.usage.promptTokens; // sampled at turn ends

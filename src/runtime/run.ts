@@ -17,7 +17,7 @@ import type { Message, MessageKind } from '../environment/message.js';
 import type { HumanInput } from '../io/human.js';
 import { NoHumanInput } from '../io/human.js';
 import type { CallMeta, ChatMessage, LlmProvider } from '../llm/types.js';
-import type { PricingTable } from '../llm/pricing.js';
+import { modelPrice, type PricingTable } from '../llm/pricing.js';
 import { renderText, TemplateSet } from '../prompt/templates.js';
 import { DEFAULTS, controllerLlm, resolveSop, type ResolvedSop, type ResolvedState } from '../sop/resolved.js';
 import type { LlmSettings, Sop } from '../sop/types.js';
@@ -675,7 +675,8 @@ export class RunLoop {
   /** One LLM call of the run: effects, usage, an `llm_call` event (src/runtime/llm-call.ts). */
   private call(messages: ChatMessage[], settings: LlmSettings, meta: CallMeta, stream = false): Promise<string> {
     const model = this.options.model ?? settings.model ?? DEFAULTS.model;
-    for (const p of this.plugins) p.beforeCall?.(messages, model, meta); // e.g. budgets
+    const price = this.options.pricing ? modelPrice(this.options.pricing, settings, this.options.model, model) : undefined;
+    for (const p of this.plugins) p.beforeCall?.(messages, model, meta, price); // e.g. budgets
     return callLlm(this.llmCall, messages, settings, meta, stream);
   }
 }
