@@ -7,7 +7,7 @@ export interface RunHandle extends AsyncIterable<RunEvent> {
   readonly runId: string;
   /** The run folder, when the run writes one (`out`). */
   readonly dir?: string;
-  /** Settles when the run ends: finished, max_turns, failed or interrupted. Rejects only when the run cannot start. */
+  /** Settles when the run ends: finished, max_turns, budget, failed or interrupted. Rejects only when the run cannot start. */
   readonly result: Promise<RunResult>;
   /** Stop at the next turn boundary; the run ends `interrupted` (resumable when it writes a folder). */
   stop(): void;

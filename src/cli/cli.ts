@@ -262,7 +262,7 @@ export function buildCli(argv: string[]): Argv {
       )
       .command(
         'runs',
-        'List run folders with their status (finished, max_turns, failed, interrupted, running, killed)',
+        'List run folders with their status (finished, max_turns, budget, failed, interrupted, running, killed)',
         (y) =>
           y
             .option('out', { type: 'string', default: 'runs', describe: 'Folder holding the run folders' })
