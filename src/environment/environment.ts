@@ -93,28 +93,13 @@ export class ViewerSummaries {
   }
 }
 
-/** The plain environment: a list and a window; no retrieval. */
-export class ListEnvironment implements EnvironmentMemory {
+/** The plain environment: a list and a window; no retrieval. Its summaries are ViewerSummaries'. */
+export class ListEnvironment extends ViewerSummaries implements EnvironmentMemory {
   readonly messages: Message[] = [];
   stateStart = 0;
   audiences?: AudienceRules;
-  private readonly summaries = new ViewerSummaries();
-  constructor(readonly visibility: Visibility) {}
-
-  get summary(): string {
-    return this.summaries.summary;
-  }
-  set summary(text: string) {
-    this.summaries.summary = text;
-  }
-  summaryFor(viewer: Viewer | undefined): string {
-    return this.summaries.summaryFor(viewer);
-  }
-  setSummary(viewers: readonly string[], text: string): void {
-    this.summaries.setSummary(viewers, text);
-  }
-  viewerSummaries(): Record<string, string> {
-    return this.summaries.viewerSummaries();
+  constructor(readonly visibility: Visibility) {
+    super();
   }
 
   seenBy(viewer: Viewer): Message[] {

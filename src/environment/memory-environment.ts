@@ -41,13 +41,13 @@ interface AgentRecord {
   heardSet: Set<number>;
 }
 
-export class MemoryEnvironment implements EnvironmentMemory {
+/** The environment with retrieval: every message embedded and searchable; its summaries (the public one and per viewer) are ViewerSummaries'. */
+export class MemoryEnvironment extends ViewerSummaries implements EnvironmentMemory {
   readonly visibility: Visibility;
   readonly messages: Message[] = [];
   stateStart = 0;
   /** The SOP's audience rules; when active, views, retrieval and summaries are per viewer. */
   audiences?: AudienceRules;
-  private readonly summaries = new ViewerSummaries();
   /** textKey of each message's content (for repeats among the messages a viewer sees). */
   private readonly keys: number[] = [];
   private embedder?: Embedder;
@@ -67,26 +67,11 @@ export class MemoryEnvironment implements EnvironmentMemory {
   embedMs = 0;
 
   constructor(options: MemoryEnvironmentOptions) {
+    super();
     this.visibility = options.visibility;
     this.source = options.embedder;
     this.simd = options.simd;
     this.makeIndex = options.vectorIndex;
-  }
-
-  get summary(): string {
-    return this.summaries.summary;
-  }
-  set summary(text: string) {
-    this.summaries.summary = text;
-  }
-  summaryFor(viewer: Viewer | undefined): string {
-    return this.summaries.summaryFor(viewer);
-  }
-  setSummary(viewers: readonly string[], text: string): void {
-    this.summaries.setSummary(viewers, text);
-  }
-  viewerSummaries(): Record<string, string> {
-    return this.summaries.viewerSummaries();
   }
 
   /** The messages a viewer may see, oldest first. */
