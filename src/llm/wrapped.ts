@@ -1,8 +1,9 @@
-// A provider whose calls go through `around` (budgets count them, tracing makes a span of each);
-// everything else (id, cassette position, close) is the inner provider's.
+// A provider whose calls go through `around` (tracing makes a span of each; Agents 1.0 concise
+// mode changes the request): everything else (id, cassette position, close) is the inner provider's.
 import type { ChatOptions, ChatRequest, ChatResponse, LlmProvider } from './types.js';
 
-export type AroundCall = (request: ChatRequest, call: () => Promise<ChatResponse>) => Promise<ChatResponse>;
+/** Wraps one call: `call()` sends the request as it is, `call(changed)` sends another one instead. */
+export type AroundCall = (request: ChatRequest, call: (request?: ChatRequest) => Promise<ChatResponse>) => Promise<ChatResponse>;
 
 export class WrappedProvider implements LlmProvider {
   constructor(
@@ -23,6 +24,6 @@ export class WrappedProvider implements LlmProvider {
     await this.inner.close?.();
   }
   chat(request: ChatRequest, options?: ChatOptions): Promise<ChatResponse> {
-    return this.around(request, () => this.inner.chat(request, options));
+    return this.around(request, (changed = request) => this.inner.chat(changed, options));
   }
 }
