@@ -4,11 +4,10 @@
 // Ideal wall time = the longest chain of sequential LLM calls x 50 ms; with a limit L on
 // concurrent LLM calls (src/llm/limit.ts) it is ceil(total calls / L) x 50 ms.
 // `--max-concurrency N` (or BENCH_MAX_CONCURRENCY) sets L for the limited run (default 10).
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { FIXTURES, ROOT, loadEngine, loadLlm } from './lib/engine.mjs';
+import { FIXTURES, loadEngine, loadLlm } from './lib/engine.mjs';
 import { fmtMs, round, row } from './lib/stats.mjs';
+import { cpuMs, startServer } from './lib/test-server.mjs';
 
 export const order = 50;
 const SIMS = 50;
@@ -24,32 +23,6 @@ function maxConcurrencyOption() {
   if (!Number.isInteger(n) || n < 1) throw new Error(`--max-concurrency must be a whole number of at least 1 (got "${raw}")`);
   return n;
 }
-
-/** Start the test server in its own process; resolves to its URL and a stop function. */
-async function startServer() {
-  const proc = spawn(process.execPath, [join(ROOT, 'bench', 'workers', 'openai-server.mjs'), String(LATENCY_MS)], {
-    cwd: ROOT,
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const exited = new Promise((resolve) => proc.once('exit', resolve));
-  const url = await new Promise((resolve, reject) => {
-    createInterface({ input: proc.stdout }).once('line', resolve);
-    proc.once('exit', (code) => reject(new Error(`the test server exited (${code}) before it listened`)));
-  });
-  return {
-    url,
-    stop: async () => {
-      proc.stdin.end();
-      await exited;
-    },
-  };
-}
-
-/** CPU time of this process, in ms. */
-const cpuMs = () => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-};
 
 /** The mock LLM answering after LATENCY_MS, in this process: what the engine alone can do. */
 class SleepyMock {
@@ -95,7 +68,7 @@ export async function run() {
   const { openaiProvider, limitConcurrency } = await loadLlm();
   const file = join(FIXTURES, 'roundrobin.sop.json');
   const { sop } = engine.loadSopFile(file);
-  const server = await startServer();
+  const server = await startServer(LATENCY_MS);
   try {
     const provider = await openaiProvider({ baseURL: server.url, apiKey: 'bench' });
     // Warm-up: connections, JIT.

@@ -8,36 +8,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { FIXTURES, ROOT, loadEngine, loadLlm } from './lib/engine.mjs';
 import { fmtMs, round, row } from './lib/stats.mjs';
+import { cpuMs, startServer } from './lib/test-server.mjs';
 
 export const order = 55;
 const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
-
-async function startServer(latencyMs) {
-  const proc = spawn(process.execPath, [join(ROOT, 'bench', 'workers', 'openai-server.mjs'), String(latencyMs)], {
-    cwd: ROOT,
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const exited = new Promise((resolve) => proc.once('exit', resolve));
-  const url = await new Promise((resolve, reject) => {
-    createInterface({ input: proc.stdout }).once('line', resolve);
-    proc.once('exit', (code) => reject(new Error(`the test server exited (${code}) before it listened`)));
-  });
-  return {
-    url,
-    stop: async () => {
-      proc.stdin.end();
-      await exited;
-    },
-  };
-}
-
-const cpuMs = () => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-};
 
 /**
  * `sims` simulations at once. `staggerMs` spaces their starts (the warm-up: a thousand connections

@@ -14,9 +14,10 @@ import { sweepLocal } from '../sweep/local.js';
 import { Progress } from '../sweep/progress.js';
 import { ResultsFile, isDone } from '../sweep/results.js';
 import { sharedProvider } from '../sweep/shared-provider.js';
+import { sweepRunSettings, type SweepRunSettings } from '../sweep/run-point.js';
 import { parseInputs } from './run-command.js';
 
-export interface SweepCommandOptions {
+export interface SweepCommandOptions extends SweepRunSettings {
   file: string;
   out: string;
   seeds?: string;
@@ -27,13 +28,6 @@ export interface SweepCommandOptions {
   concurrency?: number;
   /** Worker threads of an in-process sweep (default: one per core once there are at least 2 x concurrency runs). */
   threads?: number;
-  llm?: string;
-  baseUrl?: string;
-  maxTurns?: number;
-  timeoutMs?: number;
-  yes?: boolean;
-  autoRun?: boolean;
-  pricing?: string;
   queue?: string;
   detach?: boolean;
   collect?: boolean;
@@ -108,13 +102,7 @@ export async function sweepCommand(o: SweepCommandOptions): Promise<number> {
         await sweepThreads(todo, {
           file,
           runsDir,
-          llm: o.llm,
-          baseUrl: o.baseUrl,
-          maxTurns: o.maxTurns,
-          timeoutMs: o.timeoutMs,
-          yes: o.yes,
-          autoRun: o.autoRun,
-          pricing: o.pricing,
+          ...sweepRunSettings(o),
           signal: stop.signal,
           threads,
           concurrency,
@@ -126,14 +114,8 @@ export async function sweepCommand(o: SweepCommandOptions): Promise<number> {
           sop,
           file,
           runsDir,
-          llm: o.llm,
+          ...sweepRunSettings(o),
           provider: await sharedProvider(providers, o.llm ?? sop.llm?.provider, o.baseUrl ?? sop.llm?.base_url, o.timeoutMs),
-          baseUrl: o.baseUrl,
-          maxTurns: o.maxTurns,
-          timeoutMs: o.timeoutMs,
-          yes: o.yes,
-          autoRun: o.autoRun,
-          pricing: o.pricing,
           signal: stop.signal,
           concurrency,
           results,
@@ -192,13 +174,7 @@ async function sweepQueued(
           sweep,
           file: c.file,
           runsDir: c.runsDir,
-          llm: o.llm,
-          baseUrl: o.baseUrl,
-          maxTurns: o.maxTurns,
-          timeoutMs: o.timeoutMs,
-          yes: o.yes,
-          autoRun: o.autoRun,
-          pricing: o.pricing !== undefined ? resolve(o.pricing) : undefined,
+          ...sweepRunSettings(o),
         },
         c.todo,
         { attempts },

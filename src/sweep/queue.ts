@@ -5,24 +5,17 @@ import { createHash } from 'node:crypto';
 import { Job, Queue, type ConnectionOptions } from 'bullmq';
 import type { GridPoint } from './grid.js';
 import { isDone, type ResultLine, type ResultsFile } from './results.js';
-import { failedLine } from './run-point.js';
+import { failedLine, type SweepRunSettings } from './run-point.js';
 
 export const QUEUE_NAME = 'sop-runs';
 
 /** What a worker needs to run one point: the SOP file (the same path on every machine) and the options. */
-export interface JobData {
+export interface JobData extends SweepRunSettings {
   sweep: string;
   file: string;
   point: GridPoint;
   /** The sweep's runs folder (used by workers when it is shared). */
   runsDir: string;
-  llm?: string;
-  baseUrl?: string;
-  maxTurns?: number;
-  timeoutMs?: number;
-  yes?: boolean;
-  autoRun?: boolean;
-  pricing?: string;
 }
 
 /** Where Redis is, from a redis:// URL. */

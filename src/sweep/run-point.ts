@@ -17,22 +17,40 @@ import type { GridPoint } from './grid.js';
 import { runOutputs } from './outputs.js';
 import { isDone, type ResultLine } from './results.js';
 
-export interface PointOptions {
-  sop: Sop;
-  /** The SOP file (absolute). */
-  file: string;
-  /** Folder holding the runs' folders (one per key). */
-  runsDir: string;
+/** How every run of a sweep is run: the `sop run` options a sweep hands on (a queued job carries them). */
+export interface SweepRunSettings {
   /** openai | mock | replay:FILE, as recorded for `sop resume`. */
   llm?: string;
-  /** A provider shared by the runs of this process (one connection pool); default: one per run from `llm`. */
-  provider?: LlmProvider;
   baseUrl?: string;
   maxTurns?: number;
   timeoutMs?: number;
   yes?: boolean;
   autoRun?: boolean;
+  /** A pricing file (absolute, so that workers elsewhere find it too). */
   pricing?: string;
+}
+
+/** The settings of a sweep's runs from its command's options (the pricing file made absolute). */
+export function sweepRunSettings(o: SweepRunSettings): SweepRunSettings {
+  return {
+    llm: o.llm,
+    baseUrl: o.baseUrl,
+    maxTurns: o.maxTurns,
+    timeoutMs: o.timeoutMs,
+    yes: o.yes,
+    autoRun: o.autoRun,
+    pricing: o.pricing !== undefined ? resolve(o.pricing) : undefined,
+  };
+}
+
+export interface PointOptions extends SweepRunSettings {
+  sop: Sop;
+  /** The SOP file (absolute). */
+  file: string;
+  /** Folder holding the runs' folders (one per key). */
+  runsDir: string;
+  /** A provider shared by the runs of this process (one connection pool); default: one per run from `llm`. */
+  provider?: LlmProvider;
   signal?: AbortSignal;
   /** Every event of the run (progress: tokens as they are used). */
   onEvent?: (e: RunEvent) => void;
