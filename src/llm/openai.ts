@@ -23,6 +23,7 @@ import {
 import { DEFAULT_MAX_REPLY_BYTES, ReplyFaultError, ReplyTooLargeError, seconds } from './reply-errors.js';
 import { watchedFetch } from './watched-fetch.js';
 import { keepAliveFetch } from './keep-alive-fetch.js';
+import { adaptBody, adaptationFor, adaptationWarning, type Adaptation } from './request-adaptation.js';
 
 export interface OpenAiProviderOptions {
   apiKey?: string;
@@ -70,6 +71,12 @@ function brokenConnection(err: unknown): boolean {
   return false;
 }
 
+/** "HTTP 400: what the server said" (the client's message starts with the status too). */
+function httpError(err: APIError, max: number): string {
+  const said = err.message.replace(/^\d{3}\s+/, '').replace(/\s+/g, ' ');
+  return `HTTP ${err.status ?? 0}: ${said.slice(0, max)}`;
+}
+
 function classify(err: unknown, baseURL?: string, timeoutMs?: number): RetryableFailure {
   if (err instanceof APIUserAbortError) return { retryable: false, reason: 'aborted' };
   if (err instanceof ReplyFaultError) return { retryable: true, reason: err.message };
@@ -83,8 +90,7 @@ function classify(err: unknown, baseURL?: string, timeoutMs?: number): Retryable
   if (err instanceof APIError) {
     const status = err.status ?? 0;
     const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
-    const detail = err.message.replace(/\s+/g, ' ').slice(0, 200);
-    return { retryable, retryAfterMs: parseRetryAfter(err.headers), reason: `HTTP ${status}: ${detail}` };
+    return { retryable, retryAfterMs: parseRetryAfter(err.headers), reason: httpError(err, 200) };
   }
   if (err instanceof LlmError) return { retryable: err.retryable, reason: err.message };
   return { retryable: false, reason: err instanceof Error ? err.message : String(err) };
@@ -140,6 +146,8 @@ export class OpenAiProvider implements LlmProvider {
   private readonly timeoutMs: number;
   private readonly maxReplyBytes: number;
   private warnedJsonForStream = false;
+  /** What each model's server refused, and is no longer sent to it (src/llm/request-adaptation.ts). */
+  private readonly adaptations = new Map<string, Set<Adaptation>>();
 
   constructor(private readonly options: OpenAiProviderOptions = {}) {
     const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY;
@@ -205,6 +213,8 @@ export class OpenAiProvider implements LlmProvider {
     try {
       return await this.attempt(request, options);
     } catch (err) {
+      // A parameter this model's server does not take: send the request without it (once per model).
+      if (err instanceof APIError && this.adapt(err, request)) return this.once(request, options);
       // A body that is not JSON, or an SSE event that is not: the answer is malformed.
       if (err instanceof SyntaxError) {
         throw new ReplyFaultError('malformed', `${this.client.baseURL} answered with malformed JSON (${err.message.slice(0, 120)})`);
@@ -264,16 +274,34 @@ export class OpenAiProvider implements LlmProvider {
       this.options.onWarning?.(`the reply of ${describeCall(meta)} was cut by the server's content filter; it is kept as it is`);
   }
 
-  private async attempt(request: ChatRequest, options: ChatOptions): Promise<ChatResponse> {
+  /** The request body as this model's server takes it. */
+  private body(request: ChatRequest) {
     const tools = request.meta.tools;
-    const base = {
+    const body = {
       model: request.model,
       messages: request.messages,
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
       // actions: a state's commands offered as function tools (llm.tool_calls)
       ...(tools?.length ? { tools: tools.map((t) => ({ type: 'function' as const, function: t })), tool_choice: 'auto' as const } : {}),
+      ...(request.stream ? { stream_options: { include_usage: true } } : {}),
     };
+    return adaptBody(body, this.adaptations.get(request.model) ?? new Set());
+  }
+
+  /** Whether a refusal named a parameter the request can go without; if so it is left out from now on, with a warning. */
+  private adapt(err: APIError, request: ChatRequest): boolean {
+    const taken = this.adaptations.get(request.model) ?? new Set<Adaptation>();
+    const sent = this.body(request);
+    const a = adaptationFor({ status: err.status, message: err.message, param: err.param, code: err.code }, sent, taken);
+    if (a === undefined) return false;
+    this.adaptations.set(request.model, taken.add(a));
+    this.options.onWarning?.(adaptationWarning(a, sent, this.client.baseURL, httpError(err, 160)));
+    return true;
+  }
+
+  private async attempt(request: ChatRequest, options: ChatOptions): Promise<ChatResponse> {
+    const { stream_options, ...base } = this.body(request);
     if (!request.stream) {
       const body: unknown = await this.client.chat.completions.create({ ...base, stream: false }, { signal: options.signal });
       const { finish, ...res } = this.fromCompletion(body, request);
@@ -281,7 +309,7 @@ export class OpenAiProvider implements LlmProvider {
       return { ...res, ...(finish ? { finishReason: finish } : {}) };
     }
     const { data: stream, response } = await this.client.chat.completions
-      .create({ ...base, stream: true, stream_options: { include_usage: true } }, { signal: options.signal })
+      .create({ ...base, stream: true, ...(stream_options ? { stream_options } : {}) }, { signal: options.signal })
       .withResponse();
     if (/^application\/(.*\+)?json\b/i.test(response.headers.get('content-type') ?? '')) {
       // A server that does not stream answers with one chat completion: use it whole.
