@@ -131,6 +131,22 @@ describe('every sop command and --flag the docs name exists', () => {
     }
     expect(wrong).toEqual([]);
   });
+
+  it('and every option of every command is named somewhere in README.md or docs/*.md', () => {
+    const top = spawnSync(process.execPath, [CLI, '--help'], { encoding: 'utf8' }).stdout;
+    const commands = [...top.matchAll(/^ {2}sop ([a-z]+)/gm)].map((m) => m[1]!);
+    expect(commands).toContain('run');
+    const docs = ['README.md', ...docFiles.filter((f) => f.startsWith('docs/'))].map((f) => readFileSync(join(REPO, f), 'utf8')).join('\n');
+    const undocumented: string[] = [];
+    for (const command of commands) {
+      for (const m of helpOf(command).text.matchAll(/^ +(?:-[a-z], )?(--[a-z][a-z0-9-]*)/gm)) {
+        const flag = m[1]!;
+        if (flag === '--help' || flag === '--version') continue;
+        if (!docs.includes(flag) && !docs.includes(flag.replace(/^--/, '--no-'))) undocumented.push(`sop ${command} ${flag}`);
+      }
+    }
+    expect(undocumented).toEqual([]);
+  });
 });
 
 /** Commands of code blocks that run offline, with output paths moved to a temporary folder. */
