@@ -231,6 +231,23 @@ describe('each example says how its cassette was made, and its offline run works
   }
 });
 
+describe('the library examples of README.md and docs/api.md run', () => {
+  // Fragments of docs/api.md use `sop` and `runSop` from the example before them.
+  const prelude = "import { loadSop, runSop } from 'sop';\nconst sop = loadSop('examples/debate/debate.sop.json');\n";
+  const js = (file: string) => blocks(file).filter((b) => b.lang === 'js' && !b.text.includes("from 'ws'")); // ws: not a dependency
+  const snippets = [...js('README.md'), ...js('docs/api.md')];
+
+  it('finds them', () => expect(snippets.length).toBeGreaterThanOrEqual(4));
+  for (const b of snippets) {
+    it(`${b.file}:${b.line}`, () => {
+      const code = b.text.includes("from 'sop'") ? b.text : prelude + b.text;
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { cwd: REPO, encoding: 'utf8', timeout: 60_000 });
+      expect(r.status, r.stderr).toBe(0);
+      if (b.text.includes('// finished')) expect(r.stdout.trim().split('\n').at(-1)).toBe('finished');
+    });
+  }
+});
+
 describe('output piped into a reader that stops early', () => {
   it('sop show RUN | head ends quietly: exit 0, no EPIPE stack trace', async () => {
     const out = join(tmp, 'piped');
