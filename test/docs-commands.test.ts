@@ -231,6 +231,41 @@ describe('each example says how its cassette was made, and its offline run works
   }
 });
 
+describe('the links of the docs lead somewhere', () => {
+  it('every relative link names a file of the repository, and every #anchor a heading of it', () => {
+    // GitHub's heading ids: lower case, punctuation dropped, spaces as hyphens.
+    const slug = (h: string) =>
+      h
+        .replace(/`/g, '')
+        .trim()
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+        .replace(/\s/g, '-');
+    const headings = (file: string) =>
+      new Set(
+        readFileSync(file, 'utf8')
+          .split('\n')
+          .filter((l) => /^#{1,6} /.test(l))
+          .map((l) => slug(l.replace(/^#+ /, ''))),
+      );
+    const broken: string[] = [];
+    let links = 0;
+    for (const file of docFiles) {
+      for (const m of readFileSync(join(REPO, file), 'utf8').matchAll(/\]\(([^)#\s]*)(?:#([^)\s]+))?\)/g)) {
+        const [, path, anchor] = m;
+        if (/^[a-z]+:/.test(path!)) continue; // https:, mailto:
+        links++;
+        const target = path ? join(REPO, file, '..', path) : join(REPO, file);
+        if (!existsSync(target)) broken.push(`${file}: ${path} does not exist`);
+        else if (anchor && target.endsWith('.md') && !headings(target).has(anchor))
+          broken.push(`${file}: ${path}#${anchor}: no such heading`);
+      }
+    }
+    expect(links).toBeGreaterThan(50);
+    expect(broken).toEqual([]);
+  });
+});
+
 describe('the library examples of README.md and docs/api.md run', () => {
   // Fragments of docs/api.md use `sop` and `runSop` from the example before them.
   const prelude = "import { loadSop, runSop } from 'sop';\nconst sop = loadSop('examples/debate/debate.sop.json');\n";
