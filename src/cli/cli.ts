@@ -397,7 +397,7 @@ export function buildCli(argv: string[]): Argv {
       .strict()
       .recommendCommands()
       .example('$0 run examples/debate/debate.sop.json --llm replay:examples/debate/debate.cassette.json', 'Replay the debate offline')
-      .example('$0 run sops/assistant.sop.json --llm mock --max-turns 20', 'Dry-run a SOP with placeholder replies')
+      .example('$0 run examples/debate/debate.sop.json --llm mock --max-turns 20', 'Dry-run a SOP with placeholder replies')
       .example('$0 validate sops/*.json', 'Check SOP files')
       .help()
       .alias('h', 'help')

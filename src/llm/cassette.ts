@@ -1,4 +1,6 @@
 // Cassettes: replay a recorded (or hand-written) sequence of LLM replies, and record one.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { InputFileError, readInputFile } from '../io/read-input-file.js';
 import { parseJson } from '../sop/json-source.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
@@ -138,6 +140,7 @@ export class RecordingProvider implements LlmProvider {
       ...(sopName ? { sop: sopName } : {}),
       interactions: [],
     };
+    mkdirSync(dirname(file), { recursive: true }); // --record out/run.json makes out/, as --out does
     this.flush();
   }
 
