@@ -41,6 +41,8 @@ export class HumanInputError extends EngineError {
  */
 export class ApprovalNeededError extends HumanInputError {
   readonly resumable = true;
+  /** Thrown before the effect it guards: the effect ledger records that it did not take place. */
+  readonly beforeEffect = true;
   constructor(message: string) {
     super(message);
     this.name = 'ApprovalNeededError';

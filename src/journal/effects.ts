@@ -50,6 +50,7 @@ export function indexEffects(events: Iterable<RunEvent>): EffectIndex {
     // A sub-flow's events come wrapped; its ledger's keys carry the flow's name.
     if (e.type === 'subflow') visit(e.event);
     else if (e.type === 'effect_started') index.started.set(e.key, { kind: e.kind, label: e.label });
+    else if (e.type === 'effect_cancelled') index.started.delete(e.key);
     else if (e.type === 'effect_finished') {
       index.finished.set(e.key, {
         kind: e.kind,
@@ -141,7 +142,17 @@ export class EffectLedger implements Effects {
       this.emit({ type: 'warning', message: `${what}; performing it again` });
     }
     if (spec.marksStart) this.emit({ type: 'effect_started', key, kind: spec.kind, label: spec.label, turn });
-    const value = await fn();
+    let value: T;
+    try {
+      value = await fn();
+    } catch (err) {
+      // It stopped before its side effect (e.g. code that needed approval nobody could give): a
+      // resume must not take it for one that may have run.
+      if (spec.marksStart && isBeforeEffect(err)) {
+        this.emit({ type: 'effect_cancelled', key, kind: spec.kind, label: spec.label, turn, reason: (err as Error).message });
+      }
+      throw err;
+    }
     if (spec.journalsResult !== false) {
       this.emit({
         type: 'effect_finished',
@@ -156,5 +167,9 @@ export class EffectLedger implements Effects {
     return { value, key, reused: false };
   }
 }
+
+/** An error that says the effect did not begin (`beforeEffect`, e.g. ApprovalNeededError). */
+const isBeforeEffect = (err: unknown): boolean =>
+  typeof err === 'object' && err !== null && (err as { beforeEffect?: unknown }).beforeEffect === true;
 
 const cursorField = (c: number | undefined) => (c !== undefined ? { llm_cursor: c } : {});

@@ -81,6 +81,8 @@ export type RunEvent =
   | { type: 'resumed'; mode: 'resume' | 'fork'; from_turn: number; time: string }
   /** A side effect (code, human, sub-SOP, file) is about to be performed; see src/journal/effects.ts. */
   | { type: 'effect_started'; key: string; kind: string; label: string; turn: number }
+  /** An effect marked as started did not take place (its approval was needed and nobody could give it): a resume performs it as new. */
+  | { type: 'effect_cancelled'; key: string; kind: string; label: string; turn: number; reason: string }
   /** Its result (JSON); `reused` when a resumed run took it from the journal instead of performing it. */
   | {
       type: 'effect_finished';
