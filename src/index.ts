@@ -44,7 +44,7 @@ export {
 export type { Embedder } from './memory/embedder.js';
 export { createEmbedder } from './memory/create-embedder.js';
 export { LocalEmbedder } from './memory/local-embedder.js';
-export { AnswersFileInput, HumanInputError, NoHumanInput, type HumanInput, type HumanQuestion } from './io/human.js';
+export { AnswersFileInput, HumanInputError, NoHumanInput, NoMoreAnswersError, type HumanInput, type HumanQuestion } from './io/human.js';
 export { AnswersListInput } from './io/answers-list.js';
 
 // Errors: every error sop throws on purpose extends EngineError and carries a `code`.

@@ -8,7 +8,7 @@ import { approveCode, codeEnv, outcomeContext } from './code.js';
 import { CODE_DEFAULTS, runCode } from './code-runner.js';
 import { mergeIntoModule, mergeLibraryEntries } from './library-merge.js';
 import { ExecutorInputError, str, type ArgSpecs, type ExecContext, type ExecResult, type Executor } from './types.js';
-import { HumanInputError } from '../io/human.js';
+import { HumanInputError, NoMoreAnswersError } from '../io/human.js';
 import { isResumableError } from '../runtime/checkpoint.js';
 import { codeHash, readUserTests, userTestScript, userTestsDir } from './user-tests.js';
 
@@ -125,7 +125,7 @@ async function askOverride(ctx: ExecContext, names: string[], what: string): Pro
     return await ctx.human.ask({ agent: ctx.agent, role: ctx.role, state: ctx.state, kind: 'question', prompt });
   } catch (err) {
     // Nobody to ask (no terminal, the answers used up): the save stays refused.
-    if (err instanceof HumanInputError && !isResumableError(err)) return undefined;
+    if (err instanceof NoMoreAnswersError || (err instanceof HumanInputError && !isResumableError(err))) return undefined;
     throw err;
   }
 }

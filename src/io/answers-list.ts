@@ -1,5 +1,5 @@
 // Human answers given as a list in memory (the library's `answers: [...]`), used in order.
-import { HumanInputError, type HumanInput, type HumanQuestion } from './human.js';
+import { NoMoreAnswersError, type HumanInput, type HumanQuestion } from './human.js';
 
 export class AnswersListInput implements HumanInput {
   readonly id = 'answers:list';
@@ -17,7 +17,7 @@ export class AnswersListInput implements HumanInput {
   async ask(q: HumanQuestion): Promise<string> {
     const a = this.answers[this.cursor];
     if (a === undefined) {
-      throw new HumanInputError(
+      throw new NoMoreAnswersError(
         `no answer left for ${q.agent} (${q.role}) in state "${q.state}" (${this.answers.length} answers were given)`,
       );
     }

@@ -35,6 +35,19 @@ export class HumanInputError extends EngineError {
 }
 
 /**
+ * The person stopped answering: the answers given with --answers ran out, or Ctrl-D at the
+ * terminal. Nothing went wrong: the run stops as interrupted, and `sop resume` goes on (with
+ * more answers, or at a terminal). An open-ended SOP (a chat) ends this way.
+ */
+export class NoMoreAnswersError extends HumanInputError {
+  readonly resumable = true;
+  constructor(message: string) {
+    super(message);
+    this.name = 'NoMoreAnswersError';
+  }
+}
+
+/**
  * Code (or another side effect) needs approval, and nobody can give it: answers written in
  * advance answer questions only. The run stops as interrupted; it can be resumed at a terminal
  * or with --auto-run.
@@ -122,8 +135,8 @@ export class AnswersFileInput implements HumanInput {
     if (q.kind === 'approval') return askApproval(this, q);
     const a = this.answers[this.cursor];
     if (a === undefined) {
-      throw new HumanInputError(
-        `answers file ${this.file}: no answer left for ${q.agent} (${q.role}) in state "${q.state}" (${this.answers.length} answers were given)`,
+      throw new NoMoreAnswersError(
+        `answers file ${this.file}: no answer left for ${q.agent} (${q.role}) in state "${q.state}" (${this.answers.length} answers were given); resume with --answers FILE holding the answers to come`,
       );
     }
     this.cursor++;
@@ -150,7 +163,14 @@ export class TerminalInput implements HumanInput {
     try {
       // Questions and approvals (executors) carry their own text: the question, the code to run.
       if (q.kind !== 'turn' && q.prompt) this.output.write(`\n${q.prompt}\n`);
-      const answer = await rl.question(`${q.agent} (${q.role}) > `);
+      const answer = await new Promise<string>((resolve, reject) => {
+        // Ctrl-D at a terminal, or the end of piped input: the person stopped answering
+        const stopped = () => new NoMoreAnswersError(`${q.agent} (${q.role}) stopped answering (Ctrl-D, or the end of the input)`);
+        rl.once('close', () => reject(stopped()));
+        rl.question(`${q.agent} (${q.role}) > `).then(resolve, (err: unknown) =>
+          reject(err instanceof Error && err.name === 'AbortError' ? stopped() : err),
+        );
+      });
       this.count++;
       return answer;
     } finally {

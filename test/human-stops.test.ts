@@ -1,0 +1,63 @@
+// A person who stops answering (the --answers run out, Ctrl-D, the end of piped input) stops the
+// run as interrupted, not failed: nothing went wrong, and `sop resume` goes on with more answers.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { NoMoreAnswersError, TerminalInput } from '../src/io/human.js';
+
+const CLI = join(process.cwd(), 'dist/src/cli/main.js');
+const SOP = join(process.cwd(), 'examples/assistant/assistant.sop.json');
+const root = mkdtempSync(join(tmpdir(), 'sop-human-stops-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function sop(args: string[]): Promise<{ status: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('close', (status) => resolve({ status, stderr }));
+  });
+}
+
+describe('a person who stops answering', () => {
+  it('at the terminal: a line is an answer, the end of the input is NoMoreAnswersError (resumable)', async () => {
+    const input = new PassThrough();
+    const human = new TerminalInput({ input, output: new PassThrough() });
+    const q = { kind: 'turn' as const, agent: 'You', role: 'Traveller', state: 'chat', prompt: '' };
+    const first = human.ask(q);
+    input.write('museums, please\n');
+    await expect(first).resolves.toBe('museums, please');
+    const second = human.ask(q);
+    input.end();
+    const err = await second.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NoMoreAnswersError);
+    expect((err as NoMoreAnswersError).resumable).toBe(true);
+    expect((err as Error).message).toBe('You (Traveller) stopped answering (Ctrl-D, or the end of the input)');
+  });
+
+  it('with --answers: the run stops as interrupted when they run out, and resumes with the answers to come', async () => {
+    const none = join(root, 'none.json');
+    const more = join(root, 'more.json');
+    writeFileSync(none, '[]');
+    writeFileSync(more, '["Food and walking, please."]');
+    const out = join(root, 'runs');
+    const first = await sop(['run', SOP, '--llm', 'mock', '--answers', none, '--out', out]);
+    expect(first.status, first.stderr).toBe(130);
+    expect(first.stderr).toMatch(/Interrupted after \d+ turns \(answers file .*none\.json: no answer left for You \(Traveller\)/);
+    expect(first.stderr).toMatch(/Resume with: sop resume /);
+    const dir = join(out, readdirSync(out)[0]!);
+    const finished = readFileSync(join(dir, 'journal.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; status?: string })
+      .filter((e) => e.type === 'run_finished');
+    expect(finished.map((e) => e.status)).toEqual(['interrupted']);
+
+    const resumed = await sop(['resume', dir, '--answers', more]);
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(/Finished in state "done"/);
+  }, 60_000);
+});
