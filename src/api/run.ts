@@ -16,6 +16,7 @@ import type { PluginFactory } from '../runtime/hooks.js';
 import type { RunResult } from '../runtime/run.js';
 import type { Continuation } from '../journal/continue.js';
 import { prepareFork, prepareResume } from '../journal/continue.js';
+import { appliedSettings } from '../journal/applied-settings.js';
 import type { RerunPolicy } from '../journal/effects.js';
 import { loadRunRecord } from '../journal/record.js';
 import { JournalError } from '../journal/reader.js';
@@ -325,15 +326,16 @@ export function resumeRun(runDir: string, options: Omit<RunSopOptions, 'out' | '
   if (record.status === 'finished')
     throw new JournalError(`${runDir}: the run already finished; nothing to resume (fork it from an earlier turn)`);
   const o = withLaunch(options, continuation.launch, record.started.file);
-  return handleOf(() => startRun(continuation.sop, o, continuation), continuation.runId, resolve(runDir));
+  // journaled on `resumed`: the run's command line with what is given now, for the next resume
+  const launch = o.launch ?? { ...continuation.launch, ...launchOf(options) };
+  return handleOf(() => startRun(continuation.sop, { ...o, launch }, continuation), continuation.runId, resolve(runDir));
 }
 
 /** A new run (a new folder, next to the original unless `out` is given) continuing from run `runDir` after `turn` turns. */
 export function forkRun(runDir: string, turn: number, options: Omit<RunSopOptions, 'runId' | 'inputs' | 'seed'> = {}): RunHandle {
   if (!Number.isInteger(turn) || turn < 0) throw new Error(`turn must be a turn number (0 or more), got ${turn}`);
   const original = loadRunRecord(runDir);
-  const launch = original.started.launch ?? {};
-  const settings = { ...(original.started.settings ?? { max_turns: 200 }) };
+  const { launch, settings } = appliedSettings(original, turn); // as the run was at that turn
   if (options.maxTurns !== undefined) settings.max_turns = options.maxTurns;
   if (options.model !== undefined) settings.model = options.model;
   const llmSpec = typeof options.llm === 'string' ? (launchOf({ llm: options.llm }).llm as string) : undefined;
