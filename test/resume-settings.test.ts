@@ -190,6 +190,19 @@ describe('settings given to sop resume', () => {
     expect(closing(more.stderr)).toBe(closing(straight.stderr));
   }, 60_000);
 
+  it('resumeRun keeps the run budgets of the launch, and a budget given to it lasts for a CLI resume', async () => {
+    const dir = tempDir('sop-resume-settings-api-budget-');
+    const { straight, small, smallDir } = await budgetRuns(dir);
+    const same = await resumeRun(smallDir).result; // the launch's 1500, spent: it stops at once
+    expect(same).toMatchObject({ status: 'budget', turns: 5 });
+    expect(`Stopped by the budget after ${same.turns} turns (${same.budget})`).toBe(/^[^;]*/.exec(closing(small.stderr)!)![0]);
+    const larger = await resumeRun(smallDir, { budget: { tokens: 3000 } }).result;
+    expect(larger).toMatchObject({ status: 'budget', turns: 9 });
+    expect(resumedEvents(smallDir).at(-1)!.launch).toMatchObject({ llm: 'mock', budget_tokens: 3000 });
+    const plain = await cli(['resume', smallDir, '--quiet'], dir); // stops at once, by the 3000 given to the API
+    expect(closing(plain.stderr)).toBe(closing(straight.stderr));
+  }, 60_000);
+
   it('a budget given only to a resume of a run launched without one counts what the run spent before', async () => {
     const dir = tempDir('sop-resume-settings-new-budget-');
     const [straight, first] = await Promise.all([

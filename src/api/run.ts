@@ -317,6 +317,11 @@ function launchOf(o: RunSopOptions): Record<string, string | number | boolean> {
   if (o.autoRun) out.auto_run = true;
   if (o.yes) out.yes = true;
   if (o.sandbox !== undefined) out.sandbox = o.sandbox; // absent: sandboxed when bubblewrap works
+  // as `sop run` records them (src/cli/run-command.ts launchSettings)
+  if (o.pricing) out.pricing = resolve(o.pricing);
+  if (o.memoryDir) out.memory_dir = resolve(o.memoryDir);
+  if (o.budget?.tokens !== undefined) out.budget_tokens = o.budget.tokens;
+  if (o.budget?.usd !== undefined) out.budget_usd = o.budget.usd;
   return out;
 }
 
@@ -368,7 +373,18 @@ function withLaunch(o: RunSopOptions, launch: Record<string, unknown>, file: str
     sandbox: o.sandbox ?? (typeof launch.sandbox === 'boolean' ? launch.sandbox : undefined),
     rerun: o.rerun ?? { autoRun: o.autoRun === true },
     autoRun: o.autoRun ?? launch.auto_run === true,
+    // as `sop resume`: the prices, memory folder and run budgets of the command line
+    pricing: o.pricing ?? str(launch.pricing),
+    memoryDir: o.memoryDir ?? str(launch.memory_dir),
+    budget: launchBudget(o.budget, launch),
   };
+}
+
+/** Run budgets given now, else those of the recorded launch (--budget-tokens, --budget-usd), each on its own. */
+function launchBudget(given: RunSopOptions['budget'], launch: Record<string, unknown>): RunSopOptions['budget'] {
+  const num = (v: unknown) => (typeof v === 'number' ? v : undefined);
+  const budget = { tokens: given?.tokens ?? num(launch.budget_tokens), usd: given?.usd ?? num(launch.budget_usd) };
+  return budget.tokens !== undefined || budget.usd !== undefined ? budget : undefined;
 }
 
 export type { RunResult };
