@@ -1,7 +1,7 @@
 // The settings that apply to a run now (or at a turn): those recorded by its last resume (or by
-// the fork that made it), else those of its launch. A `resumed` event is journaled before the resumed run takes
-// a turn, so a resume killed before its first checkpoint still hands its settings on. The raw
-// journal is read: the effective history leaves the `resumed` markers out.
+// the fork that made it), else those of its launch. A `resumed` event is journaled before the
+// resumed run takes a turn, so a resume killed before its first checkpoint still hands its
+// settings on. The raw journal is read: the effective history leaves the `resumed` markers out.
 import type { RunEvent, RunSettings } from '../runtime/events.js';
 import type { RunRecord } from './record.js';
 
