@@ -16,6 +16,7 @@ import type { PluginFactory } from '../runtime/hooks.js';
 import type { RunResult } from '../runtime/run.js';
 import type { Continuation } from '../journal/continue.js';
 import { prepareFork, prepareResume } from '../journal/continue.js';
+import { appliedSettings } from '../journal/applied-settings.js';
 import type { RerunPolicy } from '../journal/effects.js';
 import { loadRunRecord } from '../journal/record.js';
 import { JournalError } from '../journal/reader.js';
@@ -316,6 +317,11 @@ function launchOf(o: RunSopOptions): Record<string, string | number | boolean> {
   if (o.autoRun) out.auto_run = true;
   if (o.yes) out.yes = true;
   if (o.sandbox !== undefined) out.sandbox = o.sandbox; // absent: sandboxed when bubblewrap works
+  // as `sop run` records them (src/cli/run-command.ts launchSettings)
+  if (o.pricing) out.pricing = resolve(o.pricing);
+  if (o.memoryDir) out.memory_dir = resolve(o.memoryDir);
+  if (o.budget?.tokens !== undefined) out.budget_tokens = o.budget.tokens;
+  if (o.budget?.usd !== undefined) out.budget_usd = o.budget.usd;
   return out;
 }
 
@@ -325,15 +331,16 @@ export function resumeRun(runDir: string, options: Omit<RunSopOptions, 'out' | '
   if (record.status === 'finished')
     throw new JournalError(`${runDir}: the run already finished; nothing to resume (fork it from an earlier turn)`);
   const o = withLaunch(options, continuation.launch, record.started.file);
-  return handleOf(() => startRun(continuation.sop, o, continuation), continuation.runId, resolve(runDir));
+  // journaled on `resumed`: the run's command line with what is given now, for the next resume
+  const launch = o.launch ?? { ...continuation.launch, ...launchOf(options) };
+  return handleOf(() => startRun(continuation.sop, { ...o, launch }, continuation), continuation.runId, resolve(runDir));
 }
 
 /** A new run (a new folder, next to the original unless `out` is given) continuing from run `runDir` after `turn` turns. */
 export function forkRun(runDir: string, turn: number, options: Omit<RunSopOptions, 'runId' | 'inputs' | 'seed'> = {}): RunHandle {
   if (!Number.isInteger(turn) || turn < 0) throw new Error(`turn must be a turn number (0 or more), got ${turn}`);
   const original = loadRunRecord(runDir);
-  const launch = original.started.launch ?? {};
-  const settings = { ...(original.started.settings ?? { max_turns: 200 }) };
+  const { launch, settings } = appliedSettings(original, turn); // as the run was at that turn
   if (options.maxTurns !== undefined) settings.max_turns = options.maxTurns;
   if (options.model !== undefined) settings.model = options.model;
   const llmSpec = typeof options.llm === 'string' ? (launchOf({ llm: options.llm }).llm as string) : undefined;
@@ -366,7 +373,18 @@ function withLaunch(o: RunSopOptions, launch: Record<string, unknown>, file: str
     sandbox: o.sandbox ?? (typeof launch.sandbox === 'boolean' ? launch.sandbox : undefined),
     rerun: o.rerun ?? { autoRun: o.autoRun === true },
     autoRun: o.autoRun ?? launch.auto_run === true,
+    // as `sop resume`: the prices, memory folder and run budgets of the command line
+    pricing: o.pricing ?? str(launch.pricing),
+    memoryDir: o.memoryDir ?? str(launch.memory_dir),
+    budget: launchBudget(o.budget, launch),
   };
+}
+
+/** Run budgets given now, else those of the recorded launch (--budget-tokens, --budget-usd), each on its own. */
+function launchBudget(given: RunSopOptions['budget'], launch: Record<string, unknown>): RunSopOptions['budget'] {
+  const num = (v: unknown) => (typeof v === 'number' ? v : undefined);
+  const budget = { tokens: given?.tokens ?? num(launch.budget_tokens), usd: given?.usd ?? num(launch.budget_usd) };
+  return budget.tokens !== undefined || budget.usd !== undefined ? budget : undefined;
 }
 
 export type { RunResult };

@@ -241,7 +241,7 @@ export function buildCli(argv: string[]): Argv {
       // --- durable runs: resume, fork, runs, show (src/journal, docs/durability.md) ---
       .command(
         'resume <dir>',
-        'Continue an interrupted or killed run from its last turn boundary',
+        'Continue an interrupted or killed run from its last turn boundary (options not given: as its last resume, else its start, had them)',
         (y) => continueOptions(y.positional('dir', { type: 'string', demandOption: true, describe: 'Run folder' })),
         async (a) => {
           const { resumeCommand } = await import('./resume-command.js');
@@ -250,7 +250,7 @@ export function buildCli(argv: string[]): Argv {
       )
       .command(
         'fork <dir>',
-        'Start a new run from the state of a run after a given turn (e.g. to try another model)',
+        'Start a new run from the state of a run after a given turn (e.g. to try another model; options not given: as at that turn)',
         (y) =>
           continueOptions(y.positional('dir', { type: 'string', demandOption: true, describe: 'Run folder' }))
             .option('at', { type: 'number', demandOption: true, describe: 'Turn to branch after (0: before the first turn)' })

@@ -2,6 +2,7 @@
 // (its journal up to that turn boundary is copied), to try another model, prompt or answers.
 import { prepareFork } from '../journal/continue.js';
 import { damageWarning, loadRunRecord } from '../journal/record.js';
+import { appliedSettings } from '../journal/applied-settings.js';
 import { newRunId } from '../io/run-folder.js';
 import { configureSecrets, makeRedactor } from '../util/redact.js';
 import { continuedRunOptions, redactedNames, type ResumeCommandOptions } from './resume-command.js';
@@ -15,11 +16,13 @@ export interface ForkCommandOptions extends ResumeCommandOptions {
 export async function forkCommand(o: ForkCommandOptions): Promise<number> {
   if (!Number.isInteger(o.at) || o.at < 0) throw new Error(`--at must be a turn number (0 or more), got ${o.at}`);
   const original = loadRunRecord(o.dir);
-  const launch = original.started.launch ?? {};
+  // the settings that applied at that turn: the launch's, or those of the resume that ran it
+  const applied = appliedSettings(original, o.at);
+  const launch = applied.launch;
   configureSecrets({ names: redactedNames(o, launch), urls: [o.baseUrl] });
   const redact = makeRedactor();
   if (original.damage) process.stderr.write(redact(`${damageWarning(original.damage)}\n`));
-  const settings = { ...(original.started.settings ?? { max_turns: 200 }) };
+  const settings = applied.settings;
   if (o.maxTurns !== undefined) settings.max_turns = o.maxTurns;
   if (o.model !== undefined) settings.model = o.model;
   const runOptions: RunCommandOptions = {

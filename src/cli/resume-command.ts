@@ -77,7 +77,7 @@ export function continuedRunOptions(o: ResumeCommandOptions, file: string, launc
   const baseUrl = o.baseUrl ?? str(launch.base_url);
   if (baseUrl?.includes(REDACTED)) {
     throw new Error(
-      `the run was launched with a --base-url holding a credential, which the journal does not keep (${baseUrl}); give --base-url again`,
+      `the run was launched (or last resumed) with a --base-url holding a credential, which the journal does not keep (${baseUrl}); give --base-url again`,
     );
   }
   return {

@@ -96,10 +96,26 @@ export function budgetPlugin(host: RunHost, o: BudgetOptions): BudgetPlugin {
     return list;
   };
 
+  /**
+   * A command-line budget given only now (sop resume --budget-tokens) counts what the run spent
+   * so far; a checkpoint without budgets (written by a run that had none) is not restored into
+   * this plugin, so that is taken from the run's usage at its first call or turn, before any
+   * sub-flow can charge the account (zero in a new run).
+   */
+  let cliSynced = false;
+  const syncCli = () => {
+    cliSynced = true;
+    if (!mine.cli) return;
+    mine.cli.tokens = host.usage.prompt_tokens + host.usage.completion_tokens;
+    mine.cli.usd = host.usage.cost ?? 0;
+    mine.cli.turns = host.turn();
+  };
+
   const plugin: BudgetPlugin = {
     name: 'budget',
     runAccounts: () => [...inherited, ...own],
     beforeCall(messages: ChatMessage[], model: string, meta: CallMeta, price: ModelPrice | undefined) {
+      if (!cliSynced) syncCli();
       const accounts = charged(meta.state);
       if (accounts.length === 0) return;
       const prompt = estimateUsage(messages, '').promptTokens;
@@ -123,6 +139,7 @@ export function budgetPlugin(host: RunHost, o: BudgetOptions): BudgetPlugin {
       }
     },
     beforeTurn(step) {
+      if (!cliSynced) syncCli();
       if (step.begin && visits[step.state.name]) delete visits[step.state.name]; // a new visit
       return Promise.resolve();
     },
@@ -143,13 +160,10 @@ export function budgetPlugin(host: RunHost, o: BudgetOptions): BudgetPlugin {
       type Spent = Pick<BudgetAccount, 'tokens' | 'usd' | 'turns' | 'divertedTo'>;
       const s = state as { cli?: Spent; sop?: Spent; visits?: Record<string, BudgetAccount> };
       if (mine.sop && s.sop) Object.assign(mine.sop, s.sop);
-      if (mine.cli && s.cli) Object.assign(mine.cli, s.cli);
-      else if (mine.cli) {
-        // a budget given only now (sop resume --budget-tokens): what the run spent so far counts
-        mine.cli.tokens = host.usage.prompt_tokens + host.usage.completion_tokens;
-        mine.cli.usd = host.usage.cost ?? 0;
-        mine.cli.turns = host.turn();
-      }
+      if (mine.cli && s.cli) {
+        Object.assign(mine.cli, s.cli);
+        cliSynced = true;
+      } else syncCli(); // a budget given only now (sop resume --budget-tokens): what the run spent so far counts
       Object.assign(visits, s.visits ?? {});
     },
   };

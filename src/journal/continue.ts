@@ -7,6 +7,7 @@ import type { RunEvent, RunSettings } from '../runtime/events.js';
 import type { Sop } from '../sop/types.js';
 import { validateSopDocument } from '../loader/load.js';
 import { continuePoint, loadRunRecord, type RunRecord } from './record.js';
+import { appliedSettings } from './applied-settings.js';
 import { JournalError } from './reader.js';
 import type { ResumeFrom } from './snapshot.js';
 import { JOURNAL_FILE } from './writer.js';
@@ -30,7 +31,10 @@ export interface Continuation {
   resume: ResumeFrom;
   /** Turn continued from. */
   fromTurn: number;
-  /** The command line of the original run (defaults for LLM, answers, base URL). */
+  /**
+   * The command line of the original run (defaults for LLM, answers, base URL), as the last
+   * resume that recorded it left it.
+   */
   launch: Record<string, string | number | boolean>;
 }
 
@@ -50,8 +54,6 @@ function base(record: RunRecord, mode: 'resume' | 'fork', turn?: number) {
     sop: documentOf(record),
     inputs: { ...started.inputs },
     seed: started.seed,
-    settings: started.settings ?? { max_turns: 200 },
-    launch: { ...(started.launch ?? {}) },
   };
 }
 
@@ -63,7 +65,8 @@ export function prepareResume(dir: string): { record: RunRecord; continuation: C
       `${dir} is still running (process ${record.runningPid}); stop it first (Ctrl-C), or delete its run.lock if that process is gone`,
     );
   }
-  const { point, sop, inputs, seed, settings, launch } = base(record, 'resume');
+  const { point, sop, inputs, seed } = base(record, 'resume');
+  const { settings, launch } = appliedSettings(record); // the last resume's settings, else the launch's
   const full = resolve(dir);
   return {
     record,

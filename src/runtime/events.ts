@@ -78,7 +78,15 @@ export type RunEvent =
   /** Turn boundary: everything needed to continue from here (messages are the `message` events before it). */
   | { type: 'checkpoint'; turn: number; snapshot: RunSnapshot }
   /** A resumed (or forked) run continues from the checkpoint at `from_turn`; later events of the earlier attempt are void. */
-  | { type: 'resumed'; mode: 'resume' | 'fork'; from_turn: number; time: string }
+  | {
+      type: 'resumed';
+      mode: 'resume' | 'fork';
+      from_turn: number;
+      time: string;
+      /** The settings that apply from now on, as in run_started (journal: the next resume starts from the last ones recorded). */
+      settings?: RunSettings;
+      launch?: Record<string, string | number | boolean>;
+    }
   /** A side effect (code, human, sub-SOP, file) is about to be performed; see src/journal/effects.ts. */
   | { type: 'effect_started'; key: string; kind: string; label: string; turn: number }
   /** An effect marked as started did not take place (its approval was needed and nobody could give it): a resume performs it as new. */

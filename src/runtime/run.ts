@@ -22,7 +22,7 @@ import { renderText, TemplateSet } from '../prompt/templates.js';
 import { DEFAULTS, controllerLlm, resolveSop, type ResolvedSop, type ResolvedState } from '../sop/resolved.js';
 import type { LlmSettings, Sop } from '../sop/types.js';
 import { freshStateRuntime, transitDecision, type StateRuntime } from './controller.js';
-import { emptyUsage, type RunEvent, type RunListener, type UsageTotals } from './events.js';
+import { emptyUsage, type RunEvent, type RunListener, type RunSettings, type UsageTotals } from './events.js';
 import { Rng } from './rng.js';
 import { controllerStrategy, type ControllerContext } from './controllers/index.js';
 import { askJudge } from './controllers/judge.js';
@@ -305,10 +305,17 @@ export class RunLoop {
       : createEmbedder(this.options.sop.environment?.embedder));
   }
 
+  /** Run options that change behaviour, journaled in run_started and resumed (a resume or fork behaves the same). */
+  private recordedSettings(): RunSettings {
+    const o = this.options;
+    return { max_turns: this.maxTurns, model: o.model, compat: o.compat, name_stripping: o.nameStripping, stream: o.stream };
+  }
+
   async run(): Promise<RunResult> {
     const sop = this.options.sop;
     if (this.options.resume) {
-      await this.checkpoints.restore(this.options.resume); // continue from a journaled checkpoint
+      // continue from a journaled checkpoint; the settings that apply now are journaled for the next resume
+      await this.checkpoints.restore(this.options.resume, { settings: this.recordedSettings(), launch: this.options.launch });
     } else {
       this.emit({
         type: 'run_started',
@@ -322,13 +329,7 @@ export class RunLoop {
         time: new Date().toISOString(),
         document: sop,
         launch: this.options.launch,
-        settings: {
-          max_turns: this.maxTurns,
-          model: this.options.model,
-          compat: this.options.compat,
-          name_stripping: this.options.nameStripping,
-          stream: this.options.stream,
-        },
+        settings: this.recordedSettings(),
       });
       this.checkpoints.checkpoint();
     }

@@ -11,6 +11,13 @@ import type { RunPlugin } from './hooks.js';
 import { SNAPSHOT_VERSION, type RestorePoint, type RunPosition, type RunSnapshot } from './position.js';
 import type { Rng } from './rng.js';
 
+type ResumedEvent = Extract<RunEvent, { type: 'resumed' }>;
+
+/** The settings and launch of a `resumed` event, leaving out those not given. */
+function defined(a: Pick<ResumedEvent, 'settings' | 'launch'>): Pick<ResumedEvent, 'settings' | 'launch'> {
+  return { ...(a.settings ? { settings: a.settings } : {}), ...(a.launch ? { launch: a.launch } : {}) };
+}
+
 /** The components' shared memory, journaled when extract components write it. */
 export interface SharedComponentMemory {
   snapshotShared(): Record<string, string>;
@@ -77,12 +84,13 @@ export class RunCheckpoints {
     this.host.effects.reset(this.host.position.turn);
   }
 
-  async restore(from: RestorePoint): Promise<void> {
+  /** `applied`: the settings of this resume or fork, recorded on its `resumed` event (the next resume starts from them). */
+  async restore(from: RestorePoint, applied: Pick<ResumedEvent, 'settings' | 'launch'> = {}): Promise<void> {
     const h = this.host;
     const s = from.snapshot;
     if (!s) {
       // Killed before its first checkpoint: start over, without a second run_started.
-      h.emit({ type: 'resumed', mode: from.mode, from_turn: 0, time: new Date().toISOString() });
+      h.emit({ type: 'resumed', mode: from.mode, from_turn: 0, time: new Date().toISOString(), ...defined(applied) });
       this.checkpoint();
       return;
     }
@@ -98,6 +106,6 @@ export class RunCheckpoints {
     if (answered > 0) h.human.skip?.(answered);
     await restoreExtensions(this.checkpointables(), s.extensions, from.files ?? {});
     h.effects.reset(s.position.turn);
-    h.emit({ type: 'resumed', mode: from.mode, from_turn: s.position.turn, time: new Date().toISOString() });
+    h.emit({ type: 'resumed', mode: from.mode, from_turn: s.position.turn, time: new Date().toISOString(), ...defined(applied) });
   }
 }
