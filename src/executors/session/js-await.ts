@@ -81,12 +81,7 @@ async function server(lateError: (err: unknown) => void): Promise<REPLServer> {
  * expression statement (undefined if none), rejects with what it throws or rejects with.
  * `lateError` gets an error thrown by a callback a cell left behind. One cell at a time.
  */
-export async function runAwaitCell(
-  code: string,
-  context: Context,
-  filename: string,
-  lateError: (err: unknown) => void,
-): Promise<unknown> {
+export async function runAwaitCell(code: string, context: Context, filename: string, lateError: (err: unknown) => void): Promise<unknown> {
   const evaluator = await server(lateError);
   const done = new Promise<unknown>((resolve, reject) => {
     pending = (err, value) => {
