@@ -2,9 +2,9 @@
 // script runs as before (js-session.ts); one that only compiles inside an async function (it
 // awaits at the top level) is handed to the eval of a `node:repl` REPL server on streams nobody
 // reads (one for the session, made with its first such cell: a REPL server that has evaluated
-// code is never freed). That eval is Node's own: it wraps the cell in an async function, hoists its top-level
-// declarations (var, let, const, class, function, destructuring) out of it so they stay in the
-// session's context, and returns the value of the last expression.
+// code is never freed). That eval is Node's own: it wraps the cell in an async function, hoists
+// its top-level declarations (var, let, const, class, function, destructuring) out of it so they
+// stay in the session's context, and returns the value of the last expression.
 // The REPL reports a cell's exception through its domain rather than its callback. The same
 // domain gets what a callback the cell left behind throws later (a timer, an event): the domain
 // marks those `domainThrown`, and they are printed to stderr like any error in a callback
@@ -42,7 +42,7 @@ export function hasTopLevelAwait(code: string, filename: string): boolean {
   return false;
 }
 
-type Settle = (err: unknown, value?: unknown) => void;
+type Settle = (outcome: { error: unknown } | { value: unknown }) => void;
 let pending: Settle | null = null;
 let repl: REPLServer | null = null;
 
@@ -59,7 +59,7 @@ async function server(lateError: (err: unknown) => void): Promise<REPLServer> {
     // read the stack now, or the REPL's listener cuts the cell's frames from it (the error
     // comes from the cell's realm, so `instanceof Error` would not hold)
     if (err && typeof err === 'object') void (err as { stack?: unknown }).stack;
-    if (pending && !thrownByCallback) pending(err ?? new Error(String(err)));
+    if (pending && !thrownByCallback) pending({ error: err });
     else lateError(err);
   });
   const output = new PassThrough();
@@ -84,16 +84,16 @@ async function server(lateError: (err: unknown) => void): Promise<REPLServer> {
 export async function runAwaitCell(code: string, context: Context, filename: string, lateError: (err: unknown) => void): Promise<unknown> {
   const evaluator = await server(lateError);
   const done = new Promise<unknown>((resolve, reject) => {
-    pending = (err, value) => {
+    pending = (outcome) => {
       pending = null;
-      if (err !== null && err !== undefined) reject(err);
-      else resolve(value);
+      if ('error' in outcome) reject(outcome.error);
+      else resolve(outcome.value);
     };
   });
   evaluator.eval(code, context, filename, (err, value) => {
     // a syntax error comes back wrapped as "Recoverable" when the input looks unfinished
-    const e = err && 'err' in err ? (err as { err: unknown }).err : err;
-    pending?.(e ?? null, value);
+    if (err) pending?.({ error: 'err' in err ? (err as { err: unknown }).err : err });
+    else pending?.({ value });
   });
   return done;
 }
