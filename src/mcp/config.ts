@@ -1,7 +1,8 @@
 // The `mcp_servers` block of a SOP: NAME -> a stdio server ({command, args, env, cwd}) or a
 // Streamable HTTP server ({url, headers}). `${VAR}` in the command, args, cwd and env values, the
 // headers and the url is read from the environment when the server starts, and never written to
-// the run folder: what sop shows of a server (its command line in a message) keeps the `${VAR}`.
+// the run folder: what sop shows of a server (its command line or url in a message) keeps the
+// `${VAR}`.
 import { resolve } from 'node:path';
 import type { Sop } from '../sop/types.js';
 
@@ -72,9 +73,13 @@ export function expandCommandLine(
   const command = expandVars(c.command, `${where}.command`);
   const args = (c.args ?? []).map((a, i) => expandVars(a, `${where}.args[${i}]`));
   const cwd = c.cwd === undefined ? undefined : expandVars(c.cwd, `${where}.cwd`);
-  const names = new Set([c.command, ...(c.args ?? []), c.cwd ?? ''].flatMap((t) => [...t.matchAll(VAR)].map((m) => m[1]!)));
-  const vars = [...names].map((name) => ({ name, value: process.env[name]! }));
-  return { command, args, ...(cwd === undefined ? {} : { cwd }), vars };
+  return { command, args, ...(cwd === undefined ? {} : { cwd }), vars: varsIn([c.command, ...(c.args ?? []), c.cwd ?? '']) };
+}
+
+/** The variables `${VAR}` in these texts reads, with their values (once each; all set). */
+export function varsIn(texts: string[]): ExpandedVar[] {
+  const names = new Set(texts.flatMap((t) => [...t.matchAll(VAR)].map((m) => m[1]!)));
+  return [...names].filter((name) => process.env[name] !== undefined).map((name) => ({ name, value: process.env[name]! }));
 }
 
 /** `text` with each value read by `${VAR}` written as `${VAR}` again (longest first; values under 3 characters are left). */

@@ -16,6 +16,7 @@ import {
   isHttp,
   serverCwd,
   unexpand,
+  varsIn,
   McpConfigError,
   type ExpandedVar,
   type McpServerConfig,
@@ -127,8 +128,10 @@ export class McpHub {
     let vars: ExpandedVar[] = [];
     if (isHttp(config)) {
       const url = new URL(expandVars(config.url, `${where}.url`));
-      what = `${url.origin}${url.pathname}`;
-      transport = new StreamableHTTPClientTransport(url, { requestInit: { headers: expandRecord(config.headers, `${where}.headers`) } });
+      const headers = expandRecord(config.headers, `${where}.headers`);
+      vars = varsIn([config.url, ...Object.values(config.headers ?? {})]);
+      what = unexpand(`${url.origin}${url.pathname}`, vars);
+      transport = new StreamableHTTPClientTransport(url, { requestInit: { headers } });
     } else {
       // ${VAR} in command, args and cwd: the values go to the process only; `what` (in messages) keeps ${VAR}
       const line = expandCommandLine(config, where);
