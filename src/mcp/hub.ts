@@ -125,7 +125,7 @@ export class McpHub {
     let transport: Transport;
     let stderrFd: number | undefined;
     let what: string;
-    let vars: ExpandedVar[] = [];
+    let vars: ExpandedVar[];
     if (isHttp(config)) {
       const url = new URL(expandVars(config.url, `${where}.url`));
       const headers = expandRecord(config.headers, `${where}.headers`);
