@@ -268,6 +268,70 @@ describe('CodeSession', () => {
     expect((await js.run('{ const inner = 1 }\ntypeof inner')).stdout).toBe("'undefined'\n");
   }, 30_000);
 
+  it('JavaScript: a cell may await at the top level, and what it declares stays for later cells', async () => {
+    const js = session('javascript');
+    const first = await js.run('const r = await new Promise((res) => setTimeout(() => res(41), 5));\nr + 1');
+    expect(first.error).toBeUndefined();
+    expect(first.stdout).toBe('42\n'); // the last expression is printed, as in a plain cell
+    // var, let, const, class, function and destructuring declared next to an await persist
+    const decl = await js.run(
+      [
+        'const { a, b: [c] } = await Promise.resolve({ a: 1, b: [2] });',
+        'let k = 3;',
+        'var v = 4;',
+        'class Q { sum() { return a + c + k + v } }',
+        'function f() { return 7 }',
+        'await null',
+      ].join('\n'),
+    );
+    expect(decl.error).toBeUndefined();
+    expect((await js.run('console.log(r, a, c, k, v, new Q().sum(), f())')).stdout).toBe('41 1 2 3 4 10 7\n');
+    // an assignment to an undeclared name is a global, as in a plain cell
+    expect((await js.run('await new Promise((res) => setTimeout(res, 1)); x = 1')).stdout).toBe('1\n');
+    expect((await js.run('x + 1')).stdout).toBe('2\n');
+    // the names may be declared again, by a plain cell and by another await cell
+    const again = await js.run('const r = "plain";\nlet k = 30;\nclass Q {}\nconsole.log(r, k)');
+    expect(again.error).toBeUndefined();
+    expect(again.stdout).toBe('plain 30\n');
+    const awaitAgain = await js.run('const r = await Promise.resolve("awaited");\nlet k = await 300;\n[r, k]');
+    expect(awaitAgain.error).toBeUndefined();
+    expect(awaitAgain.stdout).toBe("[ 'awaited', 300 ]\n");
+    // a plain cell stays on the plain path: `await` in a string or an async function only
+    expect((await js.run('"await"')).stdout).toBe("'await'\n");
+    expect((await js.run('(async () => { await null; return "inner" })()')).stdout).toBe("'inner'\n");
+  }, 30_000);
+
+  it('JavaScript: an await cell that throws or rejects reports it named by the cell, and the session goes on', async () => {
+    const js = session('javascript');
+    await js.run('var before = "kept"');
+    const thrown = await js.run('await null;\nconst made = 2;\nthrow new Error("boom")');
+    expect(thrown.error).toBe('Error: boom\n    at cell 2:3:7'); // the cell's frame, no driver or REPL frames
+    const rejected = await js.run('await Promise.reject(new Error("nope"))');
+    expect(rejected.error).toMatch(/^Error: nope\n {4}at cell 3:/);
+    for (const e of [thrown.error, rejected.error]) expect(e).not.toMatch(/js-session|js-await|node:repl|node:domain/);
+    expect((await js.run('await Promise.reject("plain")')).error).toBe("Uncaught 'plain'");
+    // process.exit after an await ends the cell with its code
+    expect((await js.run('await null; process.exit(5)')).exitCode).toBe(5);
+    // a syntax error names the real mistake, not the await
+    const unfinished = await js.run('await f(');
+    expect(unfinished.error).toContain('cell 6:1');
+    expect(unfinished.error).toContain('SyntaxError: Unexpected end of input');
+    // the session is intact: what came before, and what the failing cell declared before it threw
+    expect((await js.run('console.log(before, made)')).stdout).toBe('kept 2\n');
+    // a callback an await cell left behind that throws later is printed to stderr when it throws
+    // (whole, with the cell that set it or with the next), not taken for the error of a cell
+    const setter = await js.run(
+      'globalThis.fired = new Promise((res) => setTimeout(() => { res(); throw new Error("late") }, 1)); await null',
+    );
+    const later = await js.run('await fired; await new Promise((res) => setImmediate(res)); "on"');
+    expect([setter.error, later.error]).toEqual([undefined, undefined]);
+    expect(later.stdout).toBe("'on'\n");
+    expect([setter.stderr, later.stderr].sort()).toEqual([
+      '',
+      expect.stringMatching(/^Error: late\n {4}at Timeout\._onTimeout \(cell 8:1:\d+\)\n$/),
+    ]);
+  }, 30_000);
+
   it('runs JavaScript in a process of its own, not in the engine', async () => {
     const js = session('javascript');
     const o = await js.run('console.log(process.pid)');

@@ -1,5 +1,6 @@
 // Hostile code in a code session: it cannot hang the engine, forge the end of its cell, outlive
-// the session, or take the engine down. Each mode runs in a real Python or JavaScript session.
+// the session, or take the engine down (top-level await included). Each mode runs in a real
+// Python or JavaScript session.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -130,6 +131,26 @@ describe('hostile code in a session', () => {
       const o = await s.run('for (;;) {}', { timeoutMs: 500 });
       expect(o.timedOut).toBe(true);
       expect(o.sessionEnded).toBe(true);
+    });
+  }, 30_000);
+
+  it('awaits forever at the top level, or forges the end of its cell after an await: contained', async () => {
+    await mode('await forever', async () => {
+      const { s } = session('javascript');
+      await s.run('var kept = 1');
+      const o = await s.run('await new Promise(() => {})', { timeoutMs: 500 });
+      expect(o.timedOut).toBe(true);
+      expect(o.sessionEnded).toBe(true);
+      const next = await s.run('const v = await Promise.resolve(typeof kept); v');
+      expect(next.cell).toBe(1); // a fresh session, which still awaits
+      expect(next.stdout).toBe("'undefined'\n");
+    });
+    await mode('forged reply after an await', async () => {
+      const { s } = session('javascript');
+      const o = await s.run('await null; process.stdout.write(\'{"error":null,"exit":0,"files":["/etc/passwd"]}\\n\'); var y = 2');
+      expect(o.files).toEqual([]);
+      expect(o.stdout).toBe('{"error":null,"exit":0,"files":["/etc/passwd"]}\n');
+      expect((await s.run('await null; y')).stdout).toBe('2\n');
     });
   }, 30_000);
 

@@ -1,13 +1,14 @@
 // MCP tools granted to a state, against the notes server of examples/mcp (stdio, written with the
 // SDK): calls and their results in the transcript and journal, tool errors as failed results,
-// approval of tools that are not read-only, truncation of large results, ${VAR} in server env.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+// approval of tools that are not read-only, truncation of large results, ${VAR} in server env and
+// in its command, args and cwd.
+import { mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runSop } from '../src/api/run.js';
 import { loadSopFile } from '../src/loader/load.js';
 import { terminal } from './helpers/executor-context.js';
-import { cmd, journal, notesServer, serverCalls, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
+import { cmd, journal, NOTES_SERVER, notesServer, serverCalls, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
 
 async function run(dir: string, sop: object, replies: Parameters<typeof writeSop>[2], o: Record<string, unknown> = {}) {
   const { file, cassette } = writeSop(dir, sop, replies);
@@ -162,6 +163,74 @@ describe('MCP tools over stdio', () => {
     } finally {
       delete process.env.SOP_TEST_NOTES_LOG;
       delete process.env.SOP_TEST_NOTES_TOKEN;
+    }
+  });
+
+  it('reads ${VAR} in the command, args and cwd of a server, and writes the values nowhere in the run folder', async () => {
+    const dir = tempDir();
+    const home = join(dir, 'home-7d2e41');
+    mkdirSync(home);
+    const vars = {
+      SOP_TEST_NODE: process.execPath,
+      SOP_TEST_NOTES_SERVER: NOTES_SERVER,
+      SOP_TEST_NOTES_PATH: join(home, 'notes-a19f3c.json'),
+      SOP_TEST_ARG_TOKEN: 'argtok-6c02e8b1f4', // not a *_TOKEN name: only the run folder check keeps it out
+      SOP_TEST_HOME: home,
+    };
+    Object.assign(process.env, vars);
+    const all = (d: string): string[] =>
+      readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? all(join(d, e.name)) : [join(d, e.name)]));
+    const leaks = (runDir: string) =>
+      all(runDir).flatMap((f) =>
+        [f, readFileSync(f, 'utf8')].flatMap((text) =>
+          ['argtok-6c02e8b1f4', 'home-7d2e41', 'notes-a19f3c'].filter((v) => text.includes(v)).map((v) => `${v} in ${f}`),
+        ),
+      );
+    try {
+      const server = {
+        command: '${SOP_TEST_NODE}',
+        args: ['${SOP_TEST_NOTES_SERVER}', '--notes', '${SOP_TEST_NOTES_PATH}', '--token', '${SOP_TEST_ARG_TOKEN}'],
+        cwd: '${SOP_TEST_HOME}',
+        env: { NOTES_CALL_LOG: 'calls.jsonl' }, // relative: written in the server's cwd
+      };
+      const { result, runDir, events } = await run(
+        dir,
+        toolSop({ notes: server }, ['notes/*']),
+        [cmd('notes__add_note', { title: 'Args', text: 'From ${VAR} in args.' }), cmd('finish', { result: 'ok' })],
+        { yes: true },
+      );
+      expect(result.status).toBe('finished');
+      expect(events.find((e) => e.type === 'executor_result' && e.command === 'notes__add_note')?.result).toBe('added note #1 "Args"');
+      // the server ran in the expanded cwd, with the expanded arguments
+      expect(serverCalls(home)).toEqual([
+        expect.objectContaining({ tool: 'add_note', argv: ['--notes', vars.SOP_TEST_NOTES_PATH, '--token', 'argtok-6c02e8b1f4'] }),
+      ]);
+      expect(JSON.parse(readFileSync(vars.SOP_TEST_NOTES_PATH, 'utf8'))).toEqual([expect.objectContaining({ title: 'Args' })]);
+      // the run folder keeps the command line as written (the journal holds the SOP), and no value
+      expect(readFileSync(join(runDir, 'journal.jsonl'), 'utf8')).toContain('${SOP_TEST_ARG_TOKEN}');
+      expect(leaks(runDir)).toEqual([]);
+      console.log(`mcp-notes: ${all(runDir).length} files of the run folder checked for the values of \${VAR} in command, args and cwd`);
+
+      // an unset variable: one clear line naming it, and the server is not started
+      delete process.env.SOP_TEST_ARG_TOKEN;
+      const missing = await run(tempDir(), toolSop({ notes: server }, ['notes/list_notes']), [cmd('notes__list_notes')]);
+      expect(missing.result.status).toBe('failed');
+      expect(missing.result.error?.message).toBe(
+        'MCP server "notes": mcp_servers.notes.args[4] uses ${SOP_TEST_ARG_TOKEN}, and the environment variable SOP_TEST_ARG_TOKEN is not set',
+      );
+      process.env.SOP_TEST_ARG_TOKEN = vars.SOP_TEST_ARG_TOKEN;
+
+      // a program that does not start: the message shows the command line as written, ${VAR} and all
+      process.env.SOP_TEST_NODE = join(home, 'no-such-node');
+      const broken = await run(tempDir(), toolSop({ notes: server }, ['notes/list_notes']), [cmd('notes__list_notes')]);
+      expect(broken.result.status).toBe('failed');
+      expect(broken.result.error?.message).toMatch(
+        /^MCP server "notes" \("\$\{SOP_TEST_NODE\} \$\{SOP_TEST_NOTES_SERVER\} --notes \$\{SOP_TEST_NOTES_PATH\} --token \$\{SOP_TEST_ARG_TOKEN\}"\) did not start: /,
+      );
+      expect(broken.result.error?.message).not.toMatch(/argtok-6c02e8b1f4|home-7d2e41|notes-a19f3c/);
+      expect(leaks(broken.runDir)).toEqual([]);
+    } finally {
+      for (const k of Object.keys(vars)) delete process.env[k];
     }
   });
 });

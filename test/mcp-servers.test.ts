@@ -1,6 +1,6 @@
 // MCP servers nobody here wrote, and the other transport: @modelcontextprotocol/server-filesystem
 // listing and reading files of a temp dir through a SOP (read-only tools: no approval needed),
-// and the notes server over Streamable HTTP on 127.0.0.1, with a bearer token from ${VAR}.
+// and the notes server over Streamable HTTP on 127.0.0.1, with a bearer token (and url) from ${VAR}.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -114,8 +114,21 @@ describe('Streamable HTTP', () => {
       expect(refused.result.error?.message).toMatch(
         /^MCP server "notes" \(http:\/\/127\.0\.0\.1:\d+\/mcp\) could not be reached: .*unauthorized/,
       );
+
+      // a url from ${VAR}: the message shows it as written
+      process.env.SOP_TEST_HTTP_HOST = new URL(url).host;
+      const byVar = toolSop(
+        { notes: { url: 'http://${SOP_TEST_HTTP_HOST}/mcp', headers: { Authorization: 'Bearer ${SOP_TEST_HTTP_TOKEN}' } } },
+        ['notes/*'],
+      );
+      const refusedByVar = await run(tempDir(), byVar, [cmd('notes__list_notes')]);
+      expect(refusedByVar.result.error?.message).toMatch(
+        /^MCP server "notes" \(http:\/\/\$\{SOP_TEST_HTTP_HOST\}\/mcp\) could not be reached: .*unauthorized/,
+      );
+      expect(refusedByVar.result.error?.message).not.toContain(new URL(url).host);
     } finally {
       delete process.env.SOP_TEST_HTTP_TOKEN;
+      delete process.env.SOP_TEST_HTTP_HOST;
     }
   });
 });

@@ -3,10 +3,11 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { notesServer, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
+import { NOTES_SERVER, notesServer, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
 
 const CLI = join(process.cwd(), 'dist/src/cli/main.js');
-const sop = (cli: string[]) => spawnSync(process.execPath, [CLI, ...cli], { encoding: 'utf8' });
+const sop = (cli: string[], env: Record<string, string> = {}) =>
+  spawnSync(process.execPath, [CLI, ...cli], { encoding: 'utf8', env: { ...process.env, ...env } });
 
 describe('sop validate and MCP tools', () => {
   it('--check-tools accepts grants the server lists, and names the ones it does not', () => {
@@ -34,6 +35,33 @@ describe('sop validate and MCP tools', () => {
       new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: MCP server "broken" \\(".*no-such-server"\\) did not start: .*\\n$`),
     );
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  it("--check-tools expands ${VAR} in a server's command and args, and never prints the values", () => {
+    const dir = tempDir();
+    const server = { ...notesServer(dir), command: '${SOP_TEST_NODE}', args: ['${SOP_TEST_SERVER}', '--token', '${SOP_TEST_ARG}'] };
+    const file = writeSop(dir, toolSop({ notes: server }, ['notes/*']), []).file;
+    const env = { SOP_TEST_NODE: process.execPath, SOP_TEST_SERVER: NOTES_SERVER, SOP_TEST_ARG: 'vtok-0e5d7a93' };
+    let r = sop(['validate', '--check-tools', file], env);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`${file}: tools ok (notes: 4 tools)\n`);
+
+    r = sop(['validate', '--check-tools', file], { ...env, SOP_TEST_NODE: join(dir, 'gone-4b1c', 'node') });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(
+      `${file}: MCP server "notes" ("\${SOP_TEST_NODE} \${SOP_TEST_SERVER} --token \${SOP_TEST_ARG}") did not start: `,
+    );
+    expect(r.stdout + r.stderr).not.toMatch(/vtok-0e5d7a93|gone-4b1c/);
+
+    const unset = { SOP_TEST_NODE: process.execPath, SOP_TEST_SERVER: NOTES_SERVER };
+    r = spawnSync(process.execPath, [CLI, 'validate', '--check-tools', file], {
+      encoding: 'utf8',
+      env: Object.fromEntries(Object.entries({ ...process.env, ...unset }).filter(([k]) => k !== 'SOP_TEST_ARG')),
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe(
+      `${file}: MCP server "notes": mcp_servers.notes.args[2] uses \${SOP_TEST_ARG}, and the environment variable SOP_TEST_ARG is not set\n`,
+    );
   });
 
   it('plain validate: a grant must name a declared server, and a state with tools needs next_states["1"]', () => {

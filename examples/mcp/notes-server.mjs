@@ -3,9 +3,10 @@
 //   node notes-server.mjs            speaks MCP on stdin/stdout (stdio)
 //   node notes-server.mjs --http 0   serves Streamable HTTP on 127.0.0.1 (port 0: any free one);
 //                                    prints "listening on http://127.0.0.1:PORT/mcp" when ready
-// The notes live in $NOTES_FILE, else $SOP_WORKSPACE/notes.json (sop gives stdio servers the
-// run's workspace), else ./notes.json. When $NOTES_CALL_LOG is set, every tool call is appended
-// to it as one JSON line (tests count the calls the server really received). Over HTTP,
+// The notes live in the file given with --notes FILE, else $NOTES_FILE, else
+// $SOP_WORKSPACE/notes.json (sop gives stdio servers the run's workspace), else ./notes.json.
+// When $NOTES_CALL_LOG is set, every tool call is appended to it as one JSON line, with the
+// server's own arguments (tests check the calls and arguments the server really received). Over HTTP,
 // $NOTES_HTTP_TOKEN makes it refuse requests without "Authorization: Bearer TOKEN".
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -15,11 +16,14 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 
-const file = process.env.NOTES_FILE ?? join(process.env.SOP_WORKSPACE ?? '.', 'notes.json');
+const notesAt = process.argv.indexOf('--notes');
+const file =
+  (notesAt >= 0 ? process.argv[notesAt + 1] : undefined) ?? process.env.NOTES_FILE ?? join(process.env.SOP_WORKSPACE ?? '.', 'notes.json');
 const load = () => (existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : []);
 const save = (notes) => writeFileSync(file, JSON.stringify(notes, null, 2) + '\n');
 const logCall = (tool, args) => {
-  if (process.env.NOTES_CALL_LOG) appendFileSync(process.env.NOTES_CALL_LOG, JSON.stringify({ tool, args, pid: process.pid }) + '\n');
+  if (process.env.NOTES_CALL_LOG)
+    appendFileSync(process.env.NOTES_CALL_LOG, JSON.stringify({ tool, args, pid: process.pid, argv: process.argv.slice(2) }) + '\n');
 };
 const text = (t) => ({ content: [{ type: 'text', text: t }] });
 const show = (n) => `#${n.id} ${n.title}${n.tags?.length ? ` [${n.tags.join(', ')}]` : ''}: ${n.text}`;

@@ -1,6 +1,8 @@
 // The `mcp_servers` block of a SOP: NAME -> a stdio server ({command, args, env, cwd}) or a
-// Streamable HTTP server ({url, headers}). `${VAR}` in env values, headers and the url is read
-// from the environment when the server starts, and never written to the run folder.
+// Streamable HTTP server ({url, headers}). `${VAR}` in the command, args, cwd and env values, the
+// headers and the url is read from the environment when the server starts, and never written to
+// the run folder: what sop shows of a server (its command line or url in a message) keeps the
+// `${VAR}`.
 import { resolve } from 'node:path';
 import type { Sop } from '../sop/types.js';
 
@@ -36,9 +38,11 @@ export function stateGrants(state: unknown): string[] {
   return Array.isArray(t) ? t.filter((x): x is string => typeof x === 'string') : [];
 }
 
+const VAR = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
 /** `${VAR}` replaced from `env`; a variable that is not set is an error naming it (never its value). */
 export function expandVars(text: string, where: string, env: NodeJS.ProcessEnv = process.env): string {
-  return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
+  return text.replace(VAR, (_m, name: string) => {
     const v = env[name];
     if (v === undefined) throw new McpConfigError(`${where} uses \${${name}}, and the environment variable ${name} is not set`);
     return v;
@@ -52,8 +56,41 @@ export function expandRecord(rec: Record<string, string> | undefined, where: str
   return out;
 }
 
+/** A variable read by `${VAR}` and its value. */
+export interface ExpandedVar {
+  name: string;
+  value: string;
+}
+
+/**
+ * The command, args and cwd of a stdio server with `${VAR}` expanded, and the variables read:
+ * `unexpand` puts their `${VAR}` back into a message (an error naming the program it ran).
+ */
+export function expandCommandLine(
+  c: StdioServerConfig,
+  where: string,
+): { command: string; args: string[]; cwd?: string; vars: ExpandedVar[] } {
+  const command = expandVars(c.command, `${where}.command`);
+  const args = (c.args ?? []).map((a, i) => expandVars(a, `${where}.args[${i}]`));
+  const cwd = c.cwd === undefined ? undefined : expandVars(c.cwd, `${where}.cwd`);
+  return { command, args, ...(cwd === undefined ? {} : { cwd }), vars: varsIn([c.command, ...(c.args ?? []), c.cwd ?? '']) };
+}
+
+/** The variables `${VAR}` in these texts reads, with their values (once each; all set). */
+export function varsIn(texts: string[]): ExpandedVar[] {
+  const names = new Set(texts.flatMap((t) => [...t.matchAll(VAR)].map((m) => m[1]!)));
+  return [...names].filter((name) => process.env[name] !== undefined).map((name) => ({ name, value: process.env[name]! }));
+}
+
+/** `text` with each value read by `${VAR}` written as `${VAR}` again (longest first; values under 3 characters are left). */
+export function unexpand(text: string, vars: ExpandedVar[]): string {
+  const byLength = [...vars].filter((v) => v.value.length >= 3).sort((a, b) => b.value.length - a.value.length);
+  for (const v of byLength) text = text.split(v.value).join(`\${${v.name}}`);
+  return text;
+}
+
 /** The working folder of a stdio server: relative to the SOP file's folder (default: that folder). */
-export function serverCwd(c: StdioServerConfig, baseDir: string): string {
+export function serverCwd(c: { cwd?: string }, baseDir: string): string {
   return c.cwd ? resolve(baseDir, c.cwd) : baseDir;
 }
 

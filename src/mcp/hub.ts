@@ -9,7 +9,18 @@ import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { sandboxArgv, sandboxFilter, SECCOMP_FD } from '../executors/sandbox.js';
-import { expandRecord, expandVars, isHttp, serverCwd, McpConfigError, type McpServerConfig } from './config.js';
+import {
+  expandCommandLine,
+  expandRecord,
+  expandVars,
+  isHttp,
+  serverCwd,
+  unexpand,
+  varsIn,
+  McpConfigError,
+  type ExpandedVar,
+  type McpServerConfig,
+} from './config.js';
 
 /** One tool a server lists. */
 export interface McpTool {
@@ -114,12 +125,18 @@ export class McpHub {
     let transport: Transport;
     let stderrFd: number | undefined;
     let what: string;
+    let vars: ExpandedVar[];
     if (isHttp(config)) {
       const url = new URL(expandVars(config.url, `${where}.url`));
-      what = `${url.origin}${url.pathname}`;
-      transport = new StreamableHTTPClientTransport(url, { requestInit: { headers: expandRecord(config.headers, `${where}.headers`) } });
+      const headers = expandRecord(config.headers, `${where}.headers`);
+      vars = varsIn([config.url, ...Object.values(config.headers ?? {})]);
+      what = unexpand(`${url.origin}${url.pathname}`, vars);
+      transport = new StreamableHTTPClientTransport(url, { requestInit: { headers } });
     } else {
-      const cwd = serverCwd(config, this.o.baseDir);
+      // ${VAR} in command, args and cwd: the values go to the process only; `what` (in messages) keeps ${VAR}
+      const line = expandCommandLine(config, where);
+      vars = line.vars;
+      const cwd = serverCwd(line, this.o.baseDir);
       // the run's workspace, as code gets it (a server may keep its files there)
       const ws = this.o.sandbox?.workspace ?? this.o.workspace;
       if (ws) mkdirSync(ws, { recursive: true });
@@ -131,9 +148,8 @@ export class McpHub {
         mkdirSync(join(this.o.runDir, 'mcp'), { recursive: true });
         stderrFd = openSync(join(this.o.runDir, 'mcp', `${server}.stderr.log`), 'a');
       }
-      let command = config.command;
-      let args = config.args ?? [];
-      what = `"${[command, ...args].join(' ')}"`;
+      let { command, args } = line;
+      what = `"${[config.command, ...(config.args ?? [])].join(' ')}"`;
       if (this.o.sandbox) ({ command, args } = this.sandboxed(server, command, args, cwd));
       transport = new StdioClientTransport({ command, args, env, cwd, stderr: stderrFd ?? 'ignore' });
     }
@@ -149,7 +165,7 @@ export class McpHub {
       await transport.close().catch(() => undefined);
       const log = stderrFd !== undefined ? ` (its stderr: ${join(this.o.runDir!, 'mcp', `${server}.stderr.log`)})` : '';
       throw new McpServerError(
-        `MCP server "${server}" (${what}) ${isHttp(config) ? 'could not be reached' : 'did not start'}: ${oneLine(err)}${log}`,
+        `MCP server "${server}" (${what}) ${isHttp(config) ? 'could not be reached' : 'did not start'}: ${oneLine(err, vars)}${log}`,
       );
     }
     return { client, transport, stderrFd };
@@ -238,8 +254,12 @@ function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-function oneLine(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim().slice(0, 300);
+/** The message of an error on one line, `${VAR}` put back for values read from the environment. */
+function oneLine(err: unknown, vars: ExpandedVar[] = []): string {
+  return unexpand(err instanceof Error ? err.message : String(err), vars)
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 300);
 }
 
 /** The text of a tool result: text items as they are, other items described, structured content as JSON. */

@@ -63,13 +63,13 @@ export function writeSop(dir: string, sop: object, replies: Array<{ command: str
 }
 
 /** The tool calls the notes server received, in order. */
-export function serverCalls(dir: string): Array<{ tool: string; args: Record<string, unknown> }> {
+export function serverCalls(dir: string): Array<{ tool: string; args: Record<string, unknown>; argv: string[] }> {
   const log = join(dir, 'calls.jsonl');
   if (!existsSync(log)) return [];
   return readFileSync(log, 'utf8')
     .split('\n')
     .filter(Boolean)
-    .map((l) => JSON.parse(l) as { tool: string; args: Record<string, unknown> });
+    .map((l) => JSON.parse(l) as { tool: string; args: Record<string, unknown>; argv: string[] });
 }
 
 export function journal(runDir: string): Array<Record<string, any>> {

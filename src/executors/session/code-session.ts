@@ -92,8 +92,9 @@ class Framer {
       if (this.withReply) this.inReply = true;
       else this.onEnd();
     }
-    // keep what may be the start of a marker
-    const keep = this.mark.length - 1;
+    // keep what may be the start of a marker (only that: output is not held back, or split
+    // between two cells when the next begins before the rest comes)
+    const keep = markPrefixAtEnd(this.pending, this.mark);
     if (this.pending.length > keep) {
       this.onData(this.pending.subarray(0, this.pending.length - keep));
       this.pending = this.pending.subarray(this.pending.length - keep);
@@ -104,6 +105,14 @@ class Framer {
     if (!this.inReply && this.pending.length) this.onData(this.pending);
     this.pending = Buffer.alloc(0);
   }
+}
+
+/** The length of the longest end of `buf` that is the start of `mark` (shorter than the mark). */
+function markPrefixAtEnd(buf: Buffer, mark: Buffer): number {
+  for (let k = Math.min(mark.length - 1, buf.length); k > 0; k--) {
+    if (buf.subarray(buf.length - k).equals(mark.subarray(0, k))) return k;
+  }
+  return 0;
 }
 
 interface Waiter {

@@ -10,6 +10,7 @@ import { inspect } from 'node:util';
 import { createContext, Script } from 'node:vm';
 import { filesSnapshot, writtenFiles } from './files-snapshot.js';
 import { hoistTopLevel } from './js-top-level.js';
+import { hasTopLevelAwait, runAwaitCell } from './js-await.js';
 
 const MARK = process.env.SOP_SESSION_MARK ?? '';
 delete process.env.SOP_SESSION_MARK;
@@ -60,18 +61,24 @@ function errorText(err: unknown): string {
   if (err && typeof err === 'object' && 'stack' in err && typeof (err as { stack: unknown }).stack === 'string') {
     const lines = (err as { stack: string }).stack.split('\n');
     // the driver's own frames and node's vm internals are not the cell's
-    return lines.filter((l) => !/js-session\.js|node:vm|node:internal|node:events/.test(l)).join('\n');
+    return lines.filter((l) => !/js-session\.js|js-await\.js|node:vm|node:internal|node:events|node:repl|node:domain/.test(l)).join('\n');
   }
   return `Uncaught ${inspect(err)}`;
 }
+
+const reportLate = (err: unknown) => process.stderr.write(`${errorText(err)}\n`);
 
 let cell = 0;
 async function runCell(code: string): Promise<{ error: string | null; exit: number | null }> {
   cell++;
   try {
     // top-level const, let and class become var: a later cell may declare the same name again
-    const script = new Script(hoistTopLevel(code), { filename: `cell ${cell}` });
-    let value = script.runInContext(context) as unknown;
+    const hoisted = hoistTopLevel(code);
+    // a top-level await: Node's REPL runs the cell inside an async function (js-await.ts)
+    const filename = `cell ${cell}`;
+    let value = hasTopLevelAwait(hoisted, filename)
+      ? await runAwaitCell(hoisted, context, filename, reportLate)
+      : (new Script(hoisted, { filename }).runInContext(context) as unknown);
     if (value && typeof (value as { then?: unknown }).then === 'function') value = await (value as Promise<unknown>);
     if (value !== undefined) console.log(inspect(value));
     return { error: null, exit: null };
