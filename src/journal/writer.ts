@@ -37,7 +37,14 @@ export const JOURNAL_FILE = 'journal.jsonl';
  * side effects. Every other line is written (so it survives the process being killed) and
  * reaches the disk with the next flush.
  */
-const DURABLE = new Set<RunEvent['type']>(['resumed', 'effect_started', 'effect_cancelled', 'effect_finished', 'file_written', 'run_finished']);
+const DURABLE = new Set<RunEvent['type']>([
+  'resumed',
+  'effect_started',
+  'effect_cancelled',
+  'effect_finished',
+  'file_written',
+  'run_finished',
+]);
 
 /**
  * Turn boundaries are flushed without waiting (group commit): every line is already written to
