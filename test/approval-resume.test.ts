@@ -1,15 +1,14 @@
 // A run stops when code needs approval and there is no terminal to ask (the code never ran).
 // Its resume with --auto-run must run the code as new, not warn that it "may have run": the
 // journal records that the effect it had marked as started did not take place.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from './helpers/cli.js';
 import { codeSop } from './helpers/code-sop.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 
-const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 let root: string;
 let server: TestServer;
 
@@ -27,22 +26,12 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-/** The CLI, without a terminal (the test server answers from this process, so not spawnSync). */
-function sop(args: string[]): Promise<{ status: number | null; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (status) => resolve({ status, stderr }));
-  });
-}
-
 describe('a run stopped for an approval nobody could give', () => {
   it('resumes with --auto-run as if the code had never been started', async () => {
     const file = join(root, 'approve.sop.json');
     writeFileSync(file, JSON.stringify(codeSop('approve')));
     const out = join(root, 'runs');
-    const first = await sop(['run', file, '--llm', 'openai', '--base-url', server.url, '--no-sandbox', '--out', out]);
+    const first = await runCli(['run', file, '--llm', 'openai', '--base-url', server.url, '--no-sandbox', '--out', out]);
     expect(first.status, first.stderr).toBe(130);
     expect(first.stderr).toMatch(/--auto-run/);
     const dir = join(out, readdirSync(out)[0]!);
@@ -56,7 +45,7 @@ describe('a run stopped for an approval nobody could give', () => {
     expect(started).toHaveLength(1);
     expect(cancelled).toEqual([expect.objectContaining({ key: started[0]!.key, kind: 'code' })]);
 
-    const resumed = await sop(['resume', dir, '--auto-run']);
+    const resumed = await runCli(['resume', dir, '--auto-run']);
     expect(resumed.status, resumed.stderr).toBe(0);
     expect(resumed.stderr).not.toMatch(/may have run/);
     expect(readFileSync(join(dir, 'workspace', 'ran.txt'), 'utf8')).toBe('yes');

@@ -1,26 +1,16 @@
 // A person who stops answering (the --answers run out, Ctrl-D, the end of piped input) stops the
 // run as interrupted, not failed: nothing went wrong, and `sop resume` goes on with more answers.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NoMoreAnswersError, TerminalInput } from '../src/io/human.js';
+import { runCli } from './helpers/cli.js';
 
-const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 const SOP = join(process.cwd(), 'examples/assistant/assistant.sop.json');
 const root = mkdtempSync(join(tmpdir(), 'sop-human-stops-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-function sop(args: string[]): Promise<{ status: number | null; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (status) => resolve({ status, stderr }));
-  });
-}
 
 describe('a person who stops answering', () => {
   it('at the terminal: a line is an answer, the end of the input is NoMoreAnswersError (resumable)', async () => {
@@ -44,7 +34,7 @@ describe('a person who stops answering', () => {
     writeFileSync(none, '[]');
     writeFileSync(more, '["Food and walking, please."]');
     const out = join(root, 'runs');
-    const first = await sop(['run', SOP, '--llm', 'mock', '--answers', none, '--out', out]);
+    const first = await runCli(['run', SOP, '--llm', 'mock', '--answers', none, '--out', out]);
     expect(first.status, first.stderr).toBe(130);
     expect(first.stderr).toMatch(/Interrupted after \d+ turns \(answers file .*none\.json: no answer left for You \(Traveller\)/);
     expect(first.stderr).toMatch(/Resume with: sop resume /);
@@ -56,7 +46,7 @@ describe('a person who stops answering', () => {
       .filter((e) => e.type === 'run_finished');
     expect(finished.map((e) => e.status)).toEqual(['interrupted']);
 
-    const resumed = await sop(['resume', dir, '--answers', more]);
+    const resumed = await runCli(['resume', dir, '--answers', more]);
     expect(resumed.status, resumed.stderr).toBe(0);
     expect(resumed.stderr).toMatch(/Finished in state "done"/);
   }, 60_000);
