@@ -38,7 +38,7 @@ describe('hostile sweep input', () => {
     for (const [args, message] of [
       [['--seeds', '9-2'], /--seeds "9-2"/],
       [['--inputs', join(dir, 'bad.jsonl')], /bad\.jsonl:2: each line must be a JSON object/],
-      [['--inputs', join(dir, 'bad.csv')], /bad\.csv: a quoted field is not closed/],
+      [['--inputs', join(dir, 'bad.csv')], /bad\.csv:2: a quoted field is not closed/],
       [['--inputs', join(dir, 'missing.jsonl')], /--inputs .*missing\.jsonl/],
       [['--concurrency', '0'], /--concurrency must be/],
       [['--detach'], /--detach needs --queue/],

@@ -172,7 +172,7 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
     const other = sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--queue', url, '--out', out, '--collect']);
     procs.push(other);
     expect(await other.exited).toBe(1);
-    expect(other.out).toContain('3 runs of this sweep were never queued');
+    expect(other.out).toContain('error: --collect: none of the 3 runs to gather is on the queue');
 
     // the SOP file is gone when the worker gets the runs: each fails twice, then for good
     rmSync(file);

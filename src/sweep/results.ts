@@ -87,9 +87,30 @@ export class ResultsFile {
   }
 }
 
-function mdCell(s: string): string {
+function mdCell(s: string, max = 80): string {
   const one = s.replace(/\s+/g, ' ').trim();
-  return (one.length > 80 ? one.slice(0, 79) + '…' : one).replace(/\|/g, '\\|') || '(empty)';
+  return (one.length > max ? one.slice(0, max - 1) + '…' : one).replace(/\|/g, '\\|') || '(empty)';
+}
+
+/** Runs that did not finish, grouped by their error: how many, and the first run of each. */
+function failureRows(results: readonly ResultLine[]): string[] {
+  const byError = new Map<string, { n: number; first: string }>();
+  for (const r of results) {
+    if (isDone(r.status)) continue;
+    const why = `${r.status}: ${r.error ?? 'no error recorded'}`;
+    const x = byError.get(why) ?? { n: 0, first: r.key };
+    x.n++;
+    byError.set(why, x);
+  }
+  if (byError.size === 0) return [];
+  return [
+    '',
+    '## Not finished',
+    '',
+    '| status: error | runs | first run |',
+    '|---|---|---|',
+    ...[...byError.entries()].sort((a, b) => b[1].n - a[1].n).map(([why, x]) => `| ${mdCell(why, 300)} | ${x.n} | ${mdCell(x.first)} |`),
+  ];
 }
 
 function countRows(counts: Map<string, number>, total: number): string[] {
@@ -103,6 +124,7 @@ export function summaryMarkdown(results: readonly ResultLine[], title: string): 
   const byStatus = new Map<string, number>();
   for (const r of results) byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + 1);
   lines.push(...countRows(byStatus, results.length));
+  lines.push(...failureRows(results));
   const tags = [...new Set(results.flatMap((r) => Object.keys(r.outputs ?? {})))].sort();
   for (const tag of tags) {
     const counts = new Map<string, number>();
