@@ -7,6 +7,7 @@ import { loadSopFile } from '../loader/load.js';
 import { undeclaredInputs } from '../engine/run.js';
 import { formatDiagnostic } from '../sop/diagnostics.js';
 import { packageRoot } from '../util/package-root.js';
+import { lastValues } from './last-value.js';
 import { parseInputs } from './run-command.js';
 
 export interface CheckCommandOptions {
@@ -72,7 +73,8 @@ export function formatCheck(r: CheckReport, o: { sop: string; runs: number; asOf
   return out;
 }
 
-export async function checkCommand(o: CheckCommandOptions): Promise<number> {
+export async function checkCommand(given: CheckCommandOptions): Promise<number> {
+  const o = lastValues(given, ['inputs']);
   if (!(Number.isInteger(o.runs) && o.runs >= 1 && o.runs <= 1000))
     throw new Error(`--runs must be a whole number from 1 to 1000 (got ${o.runs})`);
   if (o.maxTurns !== undefined && !(Number.isInteger(o.maxTurns) && o.maxTurns >= 1))

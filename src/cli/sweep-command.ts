@@ -19,6 +19,7 @@ import { ResultsFile, isDone } from '../sweep/results.js';
 import { sharedProvider } from '../sweep/shared-provider.js';
 import { sweepRunSettings, type SweepRunSettings } from '../sweep/run-point.js';
 import { checkLlm, checkNumbers, checkOutFolder, checkPricing, checkRequiredInputs } from '../sweep/preflight.js';
+import { lastValues } from './last-value.js';
 import { parseInputs } from './run-command.js';
 
 export interface SweepCommandOptions extends SweepRunSettings {
@@ -41,7 +42,8 @@ export interface SweepCommandOptions extends SweepRunSettings {
 
 export const DEFAULT_SWEEP_CONCURRENCY = 8;
 
-export async function sweepCommand(o: SweepCommandOptions): Promise<number> {
+export async function sweepCommand(given: SweepCommandOptions): Promise<number> {
+  const o = lastValues(given, ['input']);
   configureSecrets({ urls: [o.baseUrl, o.queue] });
   const redact = makeRedactor();
   const err = (s: string) => process.stderr.write(redact(s));

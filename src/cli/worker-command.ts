@@ -13,6 +13,7 @@ import { QUEUE_NAME, connectionOf, parseRedisUrl, reachRedis, type JobData } fro
 import { runPoint, workerName } from '../sweep/run-point.js';
 import type { ResultLine } from '../sweep/results.js';
 import { sharedProvider } from '../sweep/shared-provider.js';
+import { lastValues } from './last-value.js';
 
 export interface WorkerCommandOptions {
   queue: string;
@@ -23,7 +24,8 @@ export interface WorkerCommandOptions {
   lockMs?: number;
 }
 
-export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
+export async function workerCommand(given: WorkerCommandOptions): Promise<number> {
+  const o = lastValues(given);
   if (!Number.isInteger(o.concurrency) || o.concurrency < 1) throw new Error(`--concurrency must be a whole number of runs, at least 1`);
   if (o.lockMs !== undefined && !(Number.isInteger(o.lockMs) && o.lockMs >= 1000))
     throw new Error(`--lock-ms must be a whole number of milliseconds, at least 1000 (got ${o.lockMs})`);

@@ -191,7 +191,7 @@ function warnings(o: CheckOptions, runs: OneRun[]): string[] {
   const resolved = resolveSop(o.sop);
   const summarised = Object.values(resolved.states).filter((s) => !s.final && s.summary.enabled);
   const fired = runs.some((r) => r.events.some((e) => e.type === 'summary'));
-  if (summarised.length > 0 && !fired) {
+  if (summarised.length > 0 && !fired && failed.length < n) {
     const every = Math.min(...summarised.map((s) => s.summary.every));
     out.push(
       `the running summary never fired in ${n} dry runs (every ${every} messages; runs took ${spread(runs.map((r) => r.turns)).max} turns at most` +
