@@ -23,6 +23,7 @@ let twice = 0;
 let resumed = 0;
 let failuresExplained = 0;
 let keysWritten = 0;
+let warned = 0;
 
 function sop(args: string[]) {
   const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 120_000 });
@@ -72,7 +73,7 @@ function filesUnder(dir: string): string[] {
 afterAll(() => {
   console.log(
     `hostile sweep: ${refused} bad inputs refused with one line, ${damaged} damaged results files recovered, ${twice} runs counted twice, ` +
-      `${resumed} runs stopped by Ctrl-C continued, ${failuresExplained} failed runs explained in results.jsonl and summary.md, ${keysWritten} API keys written`,
+      `${resumed} runs stopped by Ctrl-C continued, ${failuresExplained} failed runs explained in results.jsonl and summary.md, ${keysWritten} API keys written, ${warned} re-runs with changed settings warned`,
   );
 });
 
@@ -201,6 +202,31 @@ describe('hostile sweep input', () => {
 });
 
 describe('hostile sweep runs', () => {
+  it('the same folder swept again with another --llm: a warning says the runs already done were made with the first', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'sop-sweep-')), 'OUT');
+    expect(sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-2', '--out', out]).code).toBe(0);
+    const r = sop(['sweep', DEBATE, '--llm', `replay:${CASSETTE}`, '--seeds', '1-2', '--out', out]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(
+      `warning: the runs in ${out} were made with --llm mock (now replay:${CASSETTE}): 2 already done are kept as they are (give another --out to run them all with these settings)`,
+    );
+    // the same settings again: no warning
+    expect(sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-2', '--out', out]).stderr).not.toContain('warning');
+    warned++;
+  });
+
+  it('a smaller grid in the same folder: its summary counts its own runs, results.jsonl keeps the others', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'sop-sweep-')), 'OUT');
+    expect(sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--out', out]).code).toBe(0);
+    const r = sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-2', '--out', out]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('2 of 2 runs done');
+    expect(lines(out)).toHaveLength(3);
+    const summary = readFileSync(join(out, 'summary.md'), 'utf8');
+    expect(summary).toContain('2 runs. (results.jsonl also holds 1 runs of this folder that are not in this sweep');
+    expect(summary).toContain('| finished | 2 | 100.0% |');
+  });
+
   it('Ctrl-C stops a running sweep; the same command continues the stopped runs from their journals and counts none twice', async () => {
     // replies after 150 ms: the sweep is still running when it is interrupted
     const server = await startOpenAiServer({ latencyMs: 150 });

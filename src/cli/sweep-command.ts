@@ -19,6 +19,7 @@ import { ResultsFile, isDone } from '../sweep/results.js';
 import { sharedProvider } from '../sweep/shared-provider.js';
 import { sweepRunSettings, type SweepRunSettings } from '../sweep/run-point.js';
 import { checkLlm, checkNumbers, checkOutFolder, checkPricing, checkRequiredInputs } from '../sweep/preflight.js';
+import { settingsChanges } from '../sweep/settings-file.js';
 import { lastValues } from './last-value.js';
 import { parseInputs } from './run-command.js';
 
@@ -84,8 +85,21 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
   const results = new ResultsFile(out);
   const todo = points.filter((p) => !isDone(results.byKey.get(p.key)?.status ?? ''));
   const skipped = points.length - todo.length;
+  const changes = settingsChanges(out, {
+    'the SOP file': file,
+    '--llm': o.llm ?? sop.llm?.provider ?? 'openai',
+    '--base-url': o.baseUrl ?? sop.llm?.base_url,
+    '--max-turns': o.maxTurns,
+    '--pricing': o.pricing !== undefined ? resolve(o.pricing) : undefined,
+  });
   // runs stopped or killed half-way: their folders hold a journal to continue from
   const continued = todo.filter((p) => existsSync(join(runsDir, p.key, JOURNAL_FILE))).length;
+  if (changes.length > 0 && skipped + continued > 0)
+    err(
+      `warning: the runs in ${out} were made with ${changes.join(', ')}: ` +
+        `${[...(skipped ? [`${skipped} already done are kept as they are`] : []), ...(continued ? [`${continued} stopped half-way continue with the new settings`] : [])].join(' and ')} ` +
+        `(give another --out to run them all with these settings)\n`,
+    );
   const notes = [
     ...(skipped ? [`${skipped} already done, skipped`] : []),
     ...(continued ? [`${continued} to continue from their journals`] : []),

@@ -83,7 +83,10 @@ export class ResultsFile {
       lines.push(JSON.stringify(r));
     }
     writeFileAtomic(this.file, lines.length ? lines.join('\n') + '\n' : '');
-    writeFileAtomic(join(this.out, SUMMARY_FILE), summaryMarkdown([...this.byKey.values()], title));
+    // the summary is of this sweep's grid; lines of other grids in the same folder stay in results.jsonl
+    const grid = order.flatMap((k) => this.byKey.get(k) ?? []);
+    const others = this.byKey.size - grid.length;
+    writeFileAtomic(join(this.out, SUMMARY_FILE), summaryMarkdown(grid, title, others));
   }
 }
 
@@ -119,8 +122,11 @@ function countRows(counts: Map<string, number>, total: number): string[] {
     .map(([v, n]) => `| ${mdCell(v)} | ${n} | ${((100 * n) / Math.max(1, total)).toFixed(1)}% |`);
 }
 
-export function summaryMarkdown(results: readonly ResultLine[], title: string): string {
-  const lines = [`# Sweep: ${title}`, '', `${results.length} runs.`, '', '## By status', '', '| status | runs | share |', '|---|---|---|'];
+export function summaryMarkdown(results: readonly ResultLine[], title: string, others = 0): string {
+  const count =
+    `${results.length} runs.` +
+    (others > 0 ? ` (results.jsonl also holds ${others} runs of this folder that are not in this sweep's grid; they are not counted here.)` : '');
+  const lines = [`# Sweep: ${title}`, '', count, '', '## By status', '', '| status | runs | share |', '|---|---|---|'];
   const byStatus = new Map<string, number>();
   for (const r of results) byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + 1);
   lines.push(...countRows(byStatus, results.length));
