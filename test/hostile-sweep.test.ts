@@ -252,7 +252,8 @@ describe('hostile sweep runs', () => {
       expect(first.stderr).not.toMatch(/MaxListenersExceededWarning|\n\s+at /);
       const stopped = lines(out);
       expect(stopped.length).toBeGreaterThan(0);
-      expect(stopped.every((x) => x.status === 'interrupted')).toBe(true);
+      expect(stopped.every((x) => x.status === 'interrupted' && x.error?.startsWith('stopped by Ctrl-C'))).toBe(true);
+      expect(first.stderr).toContain(`${stopped[0]!.key}: interrupted (stopped by Ctrl-C`);
       calls = server.requests.length;
 
       const again = sopAsync(args, env);

@@ -3,6 +3,7 @@
 // worker's --out. A job given to this worker after another one died (BullMQ's stalled-job
 // recovery) continues the run from its journal when the folder is there, else starts it again.
 import { setMaxListeners } from 'node:events';
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Worker, type Job } from 'bullmq';
 import { loadSopFile } from '../loader/load.js';
@@ -41,10 +42,13 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
 
   const processor = async (job: Job<JobData, ResultLine>): Promise<ResultLine> => {
     const d = job.data;
-    let sop = sops.get(d.file);
+    // a SOP file edited between two sweeps is read again (its size or time changed)
+    const st = statSync(d.file, { throwIfNoEntry: false });
+    const version = `${d.file}\u0000${st?.mtimeMs ?? ''}\u0000${st?.size ?? ''}`;
+    let sop = sops.get(version);
     if (!sop) {
       sop = loadSopFile(d.file).sop;
-      sops.set(d.file, sop);
+      sops.set(version, sop);
     }
     const runsDir = o.out !== undefined ? resolve(o.out, d.sweep) : d.runsDir;
     err(`run ${d.point.key} started (attempt ${job.attemptsStarted})\n`);
@@ -84,7 +88,7 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
     lastError = e.message;
   });
   worker.on('failed', (job, e) => {
-    if (job) err(`run ${job.data.point.key} failed: ${e.message}\n`);
+    if (job) err(`run ${job.data.point.key} failed: ${e.message.replace(/\s*\n\s*/g, '; ')}\n`);
   });
   let signals = 0;
   const onSignal = () => {
