@@ -108,7 +108,11 @@ describe('sop check', () => {
     // an MCP server that cannot start: every dry run fails at its first turn
     writeFileSync(
       file,
-      JSON.stringify({ ...sop({}), mcp_servers: { x: { command: 'no-such-command-for-sop-check' } }, states: { ...sop({}).states, work: { ...sop({}).states.work, tools: ['x/*'] } } }),
+      JSON.stringify({
+        ...sop({}),
+        mcp_servers: { x: { command: 'no-such-command-for-sop-check' } },
+        states: { ...sop({}).states, work: { ...sop({}).states.work, tools: ['x/*'] } },
+      }),
     );
     const r = await cli(['check', file, '--runs', '2']);
     expect(r.code, r.stderr).toBe(1);
@@ -130,11 +134,15 @@ describe('sop check', () => {
     for (const v of ['0', 'x']) {
       const bad = await cli(['check', debate, '--max-turns', v]);
       expect(bad.code).toBe(1);
-      expect(bad.stderr.trim().split('\n')).toEqual([`error: --max-turns must be a whole number of turns, at least 1 (got ${v === 'x' ? 'NaN' : v})`]);
+      expect(bad.stderr.trim().split('\n')).toEqual([
+        `error: --max-turns must be a whole number of turns, at least 1 (got ${v === 'x' ? 'NaN' : v})`,
+      ]);
     }
     const typo = await cli(['check', debate, '--runs', '1', '--input', 'tpoic=cars']);
     expect(typo.code).toBe(0);
-    expect(typo.stderr).toBe('warning: input "tpoic" is not declared by debate, so none of its templates reads it (declare it in "inputs")\n');
+    expect(typo.stderr).toBe(
+      'warning: input "tpoic" is not declared by debate, so none of its templates reads it (declare it in "inputs")\n',
+    );
     const twice = await cli(['check', debate, '--runs', '1', '--pricing', 'missing.json', '--pricing', resolve('pricing.json')]);
     expect(twice.stderr).toBe('');
     expect(twice.code).toBe(0);

@@ -126,7 +126,9 @@ describe('hostile sweep input', () => {
     // --out naming a file: refused, the file untouched
     const onFile = sop(['sweep', DEBATE, '--llm', 'mock', '--out', join(dir, 'a-file')]);
     expect(onFile.code).toBe(1);
-    expect(onFile.stderr.trim().split('\n')).toEqual([`error: --out ${join(dir, 'a-file')}: is a file, not a folder (give a folder for results.jsonl, summary.md and runs/)`]);
+    expect(onFile.stderr.trim().split('\n')).toEqual([
+      `error: --out ${join(dir, 'a-file')}: is a file, not a folder (give a folder for results.jsonl, summary.md and runs/)`,
+    ]);
     expect(readFileSync(join(dir, 'a-file'), 'utf8')).toBe('not a folder');
     refused++;
     // a required input no run of the grid has: one line, not one failed run per grid point
@@ -134,7 +136,9 @@ describe('hostile sweep input', () => {
     const req = sop(['sweep', coder, '--llm', 'mock', '--seeds', '1-20', '--out', join(dir, 'OUT')]);
     expect(req.code).toBe(1);
     expect(req.stderr.trim().split('\n')).toHaveLength(1);
-    expect(req.stderr).toMatch(/^error: input "goal" is required .* and 20 of 20 runs have none: give --input goal=VALUE or a "goal" column in --inputs$/m);
+    expect(req.stderr).toMatch(
+      /^error: input "goal" is required .* and 20 of 20 runs have none: give --input goal=VALUE or a "goal" column in --inputs$/m,
+    );
     expect(existsSync(join(dir, 'OUT'))).toBe(false);
     refused++;
     // sop worker: bad values refused before connecting
@@ -308,7 +312,11 @@ describe('hostile sweep runs', () => {
 
   it('an LLM server that echoes the API key in its error: the key is in no output and no file', async () => {
     const server = await startOpenAiServer({
-      fault: () => ({ kind: 'status', status: 400, body: { error: { message: `bad request for Bearer ${KEY}`, type: 'invalid_request_error' } } }),
+      fault: () => ({
+        kind: 'status',
+        status: 400,
+        body: { error: { message: `bad request for Bearer ${KEY}`, type: 'invalid_request_error' } },
+      }),
     });
     try {
       const out = join(mkdtempSync(join(tmpdir(), 'sop-sweep-')), 'OUT');

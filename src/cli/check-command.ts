@@ -83,7 +83,9 @@ export async function checkCommand(given: CheckCommandOptions): Promise<number> 
   for (const w of warnings) process.stderr.write(formatDiagnostic(w) + '\n');
   const inputs = parseInputs(o.inputs, o.goal);
   for (const name of undeclaredInputs(sop, inputs))
-    process.stderr.write(`warning: input "${name}" is not declared by ${sop.name}, so none of its templates reads it (declare it in "inputs")\n`);
+    process.stderr.write(
+      `warning: input "${name}" is not declared by ${sop.name}, so none of its templates reads it (declare it in "inputs")\n`,
+    );
   const pricing = loadPricing(o.pricing);
   const { resolveSandbox, sopRunsCode } = await import('../executors/sandbox-mode.js');
   const sandbox = resolveSandbox(undefined, sopRunsCode(sop));

@@ -355,7 +355,10 @@ export function buildCli(argv: string[]): Argv {
             })
             .example('$0 sweep examples/debate/debate.sop.json --llm mock --seeds 1-12 --concurrency 4 --out OUT', '12 dry-run debates')
             .example('$0 sweep support.sop.json --inputs tickets.csv --model gpt-4o-mini,gpt-4o --out support-sweep', 'Each row × 2 models')
-            .example('$0 sweep debate.sop.json --seeds 1-500 --queue redis://127.0.0.1:6379 --out /shared/debates', 'On sop worker processes')
+            .example(
+              '$0 sweep debate.sop.json --seeds 1-500 --queue redis://127.0.0.1:6379 --out /shared/debates',
+              'On sop worker processes',
+            )
             .epilog('Run the same command again to continue a stopped sweep. More: docs/sweep.md, docs/scale.md'),
         async (a) => {
           const { sweepCommand } = await import('./sweep-command.js');

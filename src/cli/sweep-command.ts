@@ -234,7 +234,9 @@ async function sweepQueued(
       },
     });
     if (missing.length > 0 && missing.length === c.todo.length)
-      throw new Error(`--collect: none of the ${missing.length} runs to gather is on the queue; start the sweep without --collect to queue them`);
+      throw new Error(
+        `--collect: none of the ${missing.length} runs to gather is on the queue; start the sweep without --collect to queue them`,
+      );
     if (missing.length > 0) c.err(`${missing.length} runs of this sweep were never queued (run it without --collect to queue them)\n`);
     return undefined;
   } finally {

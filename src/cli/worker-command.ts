@@ -69,7 +69,9 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
     });
     // stopped with the worker: the job goes back to the queue (its run continues from its journal)
     if (line.status === 'interrupted' && stop.signal.aborted) throw new Error(`worker ${workerName()} stopped during the run`);
-    err(`run ${d.point.key} ${line.status} after ${line.turns} turns${line.error ? `: ${line.error.replace(/\s+/g, ' ').slice(0, 300)}` : ''}\n`);
+    err(
+      `run ${d.point.key} ${line.status} after ${line.turns} turns${line.error ? `: ${line.error.replace(/\s+/g, ' ').slice(0, 300)}` : ''}\n`,
+    );
     return line;
   };
 

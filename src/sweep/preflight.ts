@@ -39,7 +39,12 @@ export function checkOutFolder(out: string, given: string): void {
  * (in this process) a missing API key fail here once. On a queue the openai provider is made by
  * the workers (they hold the keys), so it is not made here.
  */
-export async function checkLlm(spec: string | undefined, baseUrl: string | undefined, timeoutMs: number | undefined, queued: boolean): Promise<void> {
+export async function checkLlm(
+  spec: string | undefined,
+  baseUrl: string | undefined,
+  timeoutMs: number | undefined,
+  queued: boolean,
+): Promise<void> {
   const s = spec ?? 'openai';
   if (queued && s === 'openai') return;
   await createProvider({ spec: s, baseURL: baseUrl, timeoutMs });

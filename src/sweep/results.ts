@@ -125,7 +125,9 @@ function countRows(counts: Map<string, number>, total: number): string[] {
 export function summaryMarkdown(results: readonly ResultLine[], title: string, others = 0): string {
   const count =
     `${results.length} runs.` +
-    (others > 0 ? ` (results.jsonl also holds ${others} runs of this folder that are not in this sweep's grid; they are not counted here.)` : '');
+    (others > 0
+      ? ` (results.jsonl also holds ${others} runs of this folder that are not in this sweep's grid; they are not counted here.)`
+      : '');
   const lines = [`# Sweep: ${title}`, '', count, '', '## By status', '', '| status | runs | share |', '|---|---|---|'];
   const byStatus = new Map<string, number>();
   for (const r of results) byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + 1);

@@ -155,7 +155,8 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
       });
   const r = await handle.result;
   // stopped by Ctrl-C (or a worker's SIGTERM): say so, not just the LLM call it cut off
-  const error = r.status === 'interrupted' && o.signal?.aborted ? `stopped by Ctrl-C${r.error ? ` (${r.error.message})` : ''}` : r.error?.message;
+  const error =
+    r.status === 'interrupted' && o.signal?.aborted ? `stopped by Ctrl-C${r.error ? ` (${r.error.message})` : ''}` : r.error?.message;
   return redacted(line({ ...r, error }, r.messages, record !== undefined));
 }
 
