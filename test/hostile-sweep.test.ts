@@ -206,6 +206,24 @@ describe('hostile sweep input', () => {
 });
 
 describe('hostile sweep runs', () => {
+  it("a run stopped by the SOP's budget is an outcome: it says which budget, and a re-run does not start it again and again", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sop-sweep-'));
+    const file = join(dir, 'budget.sop.json');
+    writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(DEBATE, 'utf8')), budget: { tokens: 1500 } }));
+    const out = join(dir, 'OUT');
+    const args = ['sweep', file, '--llm', `replay:${CASSETTE}`, '--out', out];
+    const r = sop(args);
+    expect(r.stderr).toContain('1 of 1 runs done, 0 failed;');
+    expect(r.code).toBe(0);
+    const [line] = lines(out);
+    expect(line!.status).toBe('budget');
+    expect(line!.budget).toMatch(/1500/);
+    const again = sop(args);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain('(1 already done, skipped)');
+    expect(lines(out)).toEqual([line]);
+  });
+
   it('the same folder swept again with another --llm: a warning says the runs already done were made with the first', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'sop-sweep-')), 'OUT');
     expect(sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-2', '--out', out]).code).toBe(0);

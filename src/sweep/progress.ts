@@ -1,6 +1,6 @@
 // The progress of a sweep: on a terminal a bar redrawn in place (done, running, failed, ETA,
 // tokens and cost); elsewhere one line per run that did not finish, and the closing line.
-import type { ResultLine } from './results.js';
+import { isDone, type ResultLine } from './results.js';
 
 export interface ProgressOptions {
   total: number;
@@ -40,7 +40,7 @@ export class Progress {
   end(r: ResultLine): void {
     this.running = Math.max(0, this.running - 1);
     this.done++;
-    if (r.status !== 'finished' && r.status !== 'max_turns') {
+    if (!isDone(r.status)) {
       this.failed++;
       // the reason, on one line of its own (on a terminal above the bar, which is redrawn)
       const why = r.error ? ` (${oneLine(r.error, 300)})` : '';

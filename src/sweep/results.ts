@@ -14,8 +14,10 @@ export interface ResultLine {
   model?: string;
   repeat: number;
   row?: number;
-  /** finished | max_turns | failed | interrupted (a run that could not be done says why in `error`). */
+  /** finished | max_turns | budget | failed | interrupted (a run that could not be done says why in `error`). */
   status: string;
+  /** Status "budget": which budget was spent, and how much of it. */
+  budget?: string;
   turns: number;
   final_state?: string;
   /** The last value of every output tag, keyed by tag. */
@@ -34,9 +36,9 @@ export interface ResultLine {
   attempts?: number;
 }
 
-/** Runs that need no more work: they reached a final state or their turn limit. */
+/** Runs that need no more work: they reached a final state, their turn limit or a budget (running them again changes nothing). */
 export function isDone(status: string): boolean {
-  return status === 'finished' || status === 'max_turns';
+  return status === 'finished' || status === 'max_turns' || status === 'budget';
 }
 
 /** The results so far, by key (the last line of a key wins; a torn last line is ignored). */

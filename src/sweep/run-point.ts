@@ -98,7 +98,7 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
   const dir = resolve(o.runsDir, p.key);
   const record = existingRun(dir);
   const line = (
-    r: { status: string; turns: number; finalState?: string; error?: string; result?: string; usage: UsageTotals },
+    r: { status: string; turns: number; finalState?: string; error?: string; result?: string; budget?: string; usage: UsageTotals },
     messages: readonly Message[],
     resumed: boolean,
   ): ResultLine => ({
@@ -110,6 +110,7 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
     outputs: runOutputs(o.sop, messages),
     ...(r.result !== undefined ? { result: r.result } : {}),
     ...(r.error !== undefined ? { error: r.error } : {}),
+    ...(r.budget !== undefined ? { budget: r.budget } : {}),
     usage: usageOf(r.usage),
     run_dir: dir,
     worker: workerName(),
