@@ -94,6 +94,10 @@ describe('hostile sweep input', () => {
       [['--inputs', join(dir, 'missing.jsonl')], /--inputs .*missing\.jsonl/],
       [['--concurrency', '0'], /--concurrency must be/],
       [['--detach'], /--detach needs --queue/],
+      [
+        ['--detach', '--collect', '--queue', 'redis://127.0.0.1:1'],
+        /--detach queues the runs and --collect gathers them: give one of the two/,
+      ],
       [['--queue', 'http://x'], /--queue "http:\/\/x": use redis:\/\/HOST:PORT/],
       // an empty --queue is not "no queue": the sweep does not quietly run here instead
       [['--queue', ''], /--queue "" is not a URL/],
@@ -163,7 +167,7 @@ describe('hostile sweep input', () => {
     });
     const out = join(mkdtempSync(join(tmpdir(), 'sop-sweep-')), 'OUT');
     const url = `redis://127.0.0.1:${port}`;
-    const sweep = sopAsync(['sweep', DEBATE, '--llm', 'mock', '--queue', url, '--out', out]);
+    const sweep = sopAsync(['sweep', DEBATE, '--llm', 'mock', '--queue', url, '--concurrency', '4', '--out', out]);
     const worker = sopAsync(['worker', '--queue', url]);
     expect(await sweep.exited).toBe(1);
     expect(await worker.exited).toBe(1);
@@ -173,6 +177,10 @@ describe('hostile sweep input', () => {
       expect(r.stderr).not.toMatch(/^(queue|worker): /m);
       refused++;
     }
+    // --concurrency is the workers' business on a queue: said, not silently ignored
+    expect(sweep.stderr).toContain(
+      'warning: --concurrency and --threads are for a sweep in this process; on a queue, give each sop worker its --concurrency',
+    );
   }, 60_000);
 
   it('a queued job carries the replay cassette by its absolute path (a worker in another folder finds it)', () => {

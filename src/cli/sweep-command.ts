@@ -58,6 +58,7 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
   checkNumbers(o);
   if (o.queue !== undefined) (await import('../sweep/queue.js')).parseRedisUrl(o.queue); // a bad URL is told before anything starts
   if ((o.detach || o.collect) && !o.queue) throw new Error(`--${o.detach ? 'detach' : 'collect'} needs --queue redis://HOST:PORT`);
+  if (o.detach && o.collect) throw new Error('--detach queues the runs and --collect gathers them: give one of the two');
   const humans = Object.entries(sop.agents).filter(([, a]) => a.human);
   if (humans.length > 0)
     throw new Error(`${humans.map(([n]) => n).join(', ')} ${humans.length > 1 ? 'are' : 'is'} played by a person; a sweep runs unattended`);
@@ -76,6 +77,8 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
   const unknown = new Set(points.flatMap((p) => undeclaredInputs(sop, p.inputs)));
   for (const name of unknown)
     err(`warning: input "${name}" is not declared by ${sop.name}, so none of its templates reads it (declare it in "inputs")\n`);
+  if (o.queue !== undefined && (o.concurrency !== undefined || o.threads !== undefined))
+    err(`warning: --concurrency and --threads are for a sweep in this process; on a queue, give each sop worker its --concurrency\n`);
   checkPricing(o.pricing);
   await checkLlm(o.llm ?? sop.llm?.provider, o.baseUrl ?? sop.llm?.base_url, o.timeoutMs, o.queue !== undefined);
 
