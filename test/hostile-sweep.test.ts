@@ -167,7 +167,20 @@ describe('hostile sweep input', () => {
     });
     const out = join(mkdtempSync(join(tmpdir(), 'sop-sweep-')), 'OUT');
     const url = `redis://127.0.0.1:${port}`;
-    const sweep = sopAsync(['sweep', DEBATE, '--llm', 'mock', '--queue', url, '--concurrency', '4', '--out', out]);
+    const sweep = sopAsync([
+      'sweep',
+      DEBATE,
+      '--llm',
+      'mock',
+      '--queue',
+      url,
+      '--concurrency',
+      '4',
+      '--base-url',
+      'http://127.0.0.1:9/v1?api-key=abcdefSECRET',
+      '--out',
+      out,
+    ]);
     const worker = sopAsync(['worker', '--queue', url]);
     expect(await sweep.exited).toBe(1);
     expect(await worker.exited).toBe(1);
@@ -177,6 +190,11 @@ describe('hostile sweep input', () => {
       expect(r.stderr).not.toMatch(/^(queue|worker): /m);
       refused++;
     }
+    // a credential in --base-url would go to Redis with each job: said (and the credential itself is not printed)
+    expect(sweep.stderr).toContain(
+      'warning: --base-url holds a credential, and a queued job carries its --base-url to the workers through Redis',
+    );
+    expect(sweep.stderr).not.toContain('abcdefSECRET');
     // --concurrency is the workers' business on a queue: said, not silently ignored
     expect(sweep.stderr).toContain(
       'warning: --concurrency and --threads are for a sweep in this process; on a queue, give each sop worker its --concurrency',

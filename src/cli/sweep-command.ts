@@ -11,7 +11,7 @@ import { loadSopFile } from '../loader/load.js';
 import { undeclaredInputs } from '../engine/run.js';
 import { formatDiagnostic } from '../sop/diagnostics.js';
 import type { LlmProvider } from '../llm/types.js';
-import { configureSecrets, makeRedactor } from '../util/redact.js';
+import { configureSecrets, makeRedactor, urlCredentials } from '../util/redact.js';
 import { expandGrid, parseSeeds, readInputRows, type GridPoint } from '../sweep/grid.js';
 import { sweepLocal } from '../sweep/local.js';
 import { Progress } from '../sweep/progress.js';
@@ -77,6 +77,11 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
   const unknown = new Set(points.flatMap((p) => undeclaredInputs(sop, p.inputs)));
   for (const name of unknown)
     err(`warning: input "${name}" is not declared by ${sop.name}, so none of its templates reads it (declare it in "inputs")\n`);
+  if (o.queue !== undefined && o.baseUrl !== undefined && urlCredentials(o.baseUrl).length > 0)
+    err(
+      `warning: --base-url holds a credential, and a queued job carries its --base-url to the workers through Redis; ` +
+        `set OPENAI_BASE_URL on each worker instead and leave --base-url out\n`,
+    );
   if (o.queue !== undefined && (o.concurrency !== undefined || o.threads !== undefined))
     err(`warning: --concurrency and --threads are for a sweep in this process; on a queue, give each sop worker its --concurrency\n`);
   checkPricing(o.pricing);
