@@ -100,6 +100,16 @@ describe('sop check', () => {
     const r = await cli(['check', file, '--runs', '1']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('sop check checked: 1 dry run with the mock (seed 1)');
+    // a price of the SOP's own: the cost table says where its prices come from
+    const priced = join(dir, 'priced.sop.json');
+    writeFileSync(
+      priced,
+      JSON.stringify({ ...sop({ model: 'house-model' }), llm: { model: 'house-model', pricing: { input: 1, output: 2 } } }),
+    );
+    const p = await cli(['check', priced, '--runs', '1']);
+    expect(p.code, p.stderr).toBe(0);
+    expect(p.stdout).toMatch(/^Cost per run \(the SOP's llm\.pricing, else pricing\.json as of [\d-]+\) +min/m);
+    expect(p.stdout).toMatch(/^ {2}house-model +\$0\.\d{4}/m);
   }, 30_000);
 
   it('dry runs that all fail: exit code 1, no estimate, the first run folder kept for its log, no summary warning', async () => {
@@ -147,5 +157,6 @@ describe('sop check', () => {
     expect(twice.stderr).toBe('');
     expect(twice.code).toBe(0);
     expect(twice.stdout).toContain('1 dry run with the mock (seed 1)');
+    expect(twice.stdout).toContain(`Cost per run (${resolve('pricing.json')}, else pricing.json as of`);
   }, 30_000);
 });

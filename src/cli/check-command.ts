@@ -31,7 +31,10 @@ function table(title: string, rows: Array<[string, Spread]>, fmt: (n: number) =>
   return line(head) + cells.map((c) => line(['  ' + c[0]!, ...c.slice(1)])).join('');
 }
 
-export function formatCheck(r: CheckReport, o: { sop: string; runs: number; asOf?: string }): string {
+export function formatCheck(
+  r: CheckReport,
+  o: { sop: string; runs: number; asOf?: string; sopPrices?: boolean; pricingFile?: string },
+): string {
   let out = `sop check ${o.sop}: ${r.runs} dry run${r.runs > 1 ? 's' : ''} with the mock (${r.runs > 1 ? `seeds 1-${r.runs}` : 'seed 1'})\n`;
   out += `Outcome: ${Object.entries(r.statuses)
     .map(([s, n]) => `${n} ${s}`)
@@ -62,7 +65,12 @@ export function formatCheck(r: CheckReport, o: { sop: string; runs: number; asOf
     );
   out += `  largest prompt of one call: ${r.largest_prompt} tokens\n\n`;
   const priced = Object.entries(r.cost_by_model).filter((e): e is [string, Spread] => e[1] !== 'unknown');
-  if (priced.length > 0) out += table(`Cost per run (pricing.json${o.asOf ? ` as of ${o.asOf}` : ''})`, priced, usd);
+  const source = [
+    ...(o.sopPrices ? ["the SOP's llm.pricing"] : []),
+    ...(o.pricingFile ? [o.pricingFile] : []),
+    `pricing.json${o.asOf ? ` as of ${o.asOf}` : ''}`,
+  ].join(', else ');
+  if (priced.length > 0) out += table(`Cost per run (${source})`, priced, usd);
   for (const [model, c] of Object.entries(r.cost_by_model))
     if (c === 'unknown') out += `  ${model}: cost unknown (no price; add it with --pricing FILE)\n`;
   const tokens = r.prompt_tokens.median + r.completion_tokens.median;
@@ -110,6 +118,8 @@ export async function checkCommand(given: CheckCommandOptions): Promise<number> 
   } catch {
     asOf = undefined;
   }
-  process.stdout.write(formatCheck(report, { sop: sop.name, runs: o.runs, asOf: o.pricing ? undefined : asOf }));
+  // a price in the SOP (an llm block's "pricing", the only key of that name) comes first
+  const sopPrices = JSON.stringify(sop).includes('"pricing":');
+  process.stdout.write(formatCheck(report, { sop: sop.name, runs: o.runs, asOf, sopPrices, pricingFile: o.pricing }));
   return code;
 }
