@@ -1,7 +1,7 @@
 // sop check: dry runs with the mock over seeds tell a SOP's expected calls, tokens and cost, and
 // warn about states left only at max_turns, prompts over a model's context, summaries that never fire.
 import { spawn } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkSop } from '../src/cost/check.js';
@@ -134,9 +134,14 @@ describe('sop check', () => {
     expect(existsSync(kept!)).toBe(true);
     const log = /its stderr: (\S+)\)/.exec(r.stdout)?.[1];
     expect(existsSync(log!)).toBe(true); // the path the error names is there to read
+    rmSync(kept!, { recursive: true, force: true });
     const json = await cli(['check', file, '--runs', '1', '--json']);
     expect(json.code).toBe(1);
-    expect(JSON.parse(json.stdout).statuses).toEqual({ failed: 1 });
+    const report = JSON.parse(json.stdout) as Awaited<ReturnType<typeof checkSop>>;
+    expect(report.statuses).toEqual({ failed: 1 });
+    const keptToo = /its folder is kept: (\S+)\)$/.exec(report.warnings[0]!)?.[1];
+    expect(existsSync(keptToo!)).toBe(true);
+    rmSync(keptToo!, { recursive: true, force: true });
   }, 30_000);
 
   it('bad options: one error line; an input the SOP does not declare is warned about; an option given twice takes the last', async () => {
