@@ -1,7 +1,7 @@
 // sop check: dry runs with the mock over seeds tell a SOP's expected calls, tokens and cost, and
 // warn about states left only at max_turns, prompts over a model's context, summaries that never fire.
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkSop } from '../src/cost/check.js';
@@ -99,6 +99,69 @@ describe('sop check', () => {
     writeFileSync(file, JSON.stringify(sop({})));
     const r = await cli(['check', file, '--runs', '1']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('sop check checked: 1 dry run with the mock');
+    expect(r.stdout).toContain('sop check checked: 1 dry run with the mock (seed 1)');
+    // a price of the SOP's own: the cost table says where its prices come from
+    const priced = join(dir, 'priced.sop.json');
+    writeFileSync(
+      priced,
+      JSON.stringify({ ...sop({ model: 'house-model' }), llm: { model: 'house-model', pricing: { input: 1, output: 2 } } }),
+    );
+    const p = await cli(['check', priced, '--runs', '1']);
+    expect(p.code, p.stderr).toBe(0);
+    expect(p.stdout).toMatch(/^Cost per run \(the SOP's llm\.pricing, else pricing\.json as of [\d-]+\) +min/m);
+    expect(p.stdout).toMatch(/^ {2}house-model +\$0\.\d{4}/m);
+  }, 30_000);
+
+  it('dry runs that all fail: exit code 1, no estimate, the first run folder kept for its log, no summary warning', async () => {
+    const dir = tempDir('sop-check-file-');
+    const file = join(dir, 'broken.sop.json');
+    // an MCP server that cannot start: every dry run fails at its first turn
+    writeFileSync(
+      file,
+      JSON.stringify({
+        ...sop({}),
+        mcp_servers: { x: { command: 'no-such-command-for-sop-check' } },
+        states: { ...sop({}).states, work: { ...sop({}).states.work, tools: ['x/*'] } },
+      }),
+    );
+    const r = await cli(['check', file, '--runs', '2']);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stdout).toContain('Outcome: 2 failed');
+    expect(r.stdout).toContain('Estimate: none, every dry run failed (see the warning below).');
+    expect(r.stdout).not.toMatch(/Estimate: about|LLM calls per run|summary never fired/);
+    const kept = /its folder is kept: (\S+)\)$/m.exec(r.stdout)?.[1];
+    expect(kept, r.stdout).toBeDefined();
+    expect(existsSync(kept!)).toBe(true);
+    const log = /its stderr: (\S+)\)/.exec(r.stdout)?.[1];
+    expect(existsSync(log!)).toBe(true); // the path the error names is there to read
+    rmSync(kept!, { recursive: true, force: true });
+    const json = await cli(['check', file, '--runs', '1', '--json']);
+    expect(json.code).toBe(1);
+    const report = JSON.parse(json.stdout) as Awaited<ReturnType<typeof checkSop>>;
+    expect(report.statuses).toEqual({ failed: 1 });
+    const keptToo = /its folder is kept: (\S+)\)$/.exec(report.warnings[0]!)?.[1];
+    expect(existsSync(keptToo!)).toBe(true);
+    rmSync(keptToo!, { recursive: true, force: true });
+  }, 30_000);
+
+  it('bad options: one error line; an input the SOP does not declare is warned about; an option given twice takes the last', async () => {
+    const debate = resolve('examples/debate/debate.sop.json');
+    for (const v of ['0', 'x']) {
+      const bad = await cli(['check', debate, '--max-turns', v]);
+      expect(bad.code).toBe(1);
+      expect(bad.stderr.trim().split('\n')).toEqual([
+        `error: --max-turns must be a whole number of turns, at least 1 (got ${v === 'x' ? 'NaN' : v})`,
+      ]);
+    }
+    const typo = await cli(['check', debate, '--runs', '1', '--input', 'tpoic=cars']);
+    expect(typo.code).toBe(0);
+    expect(typo.stderr).toBe(
+      'warning: input "tpoic" is not declared by debate, so none of its templates reads it (declare it in "inputs")\n',
+    );
+    const twice = await cli(['check', debate, '--runs', '1', '--pricing', 'missing.json', '--pricing', resolve('pricing.json')]);
+    expect(twice.stderr).toBe('');
+    expect(twice.code).toBe(0);
+    expect(twice.stdout).toContain('1 dry run with the mock (seed 1)');
+    expect(twice.stdout).toContain(`Cost per run (${resolve('pricing.json')}, else pricing.json as of`);
   }, 30_000);
 });

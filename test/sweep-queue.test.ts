@@ -4,7 +4,7 @@
 // started: 24 finished lines with the verdict, none twice, the killed runs continued from their
 // journals), --detach and --collect, and bounded retries recorded with their reason.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,8 +25,8 @@ interface Proc {
   waitFor(re: RegExp, ms?: number): Promise<RegExpMatchArray>;
 }
 
-function start(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Proc {
-  const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+function start(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env, cwd?: string): Proc {
+  const child = spawn(cmd, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   const waiters: Array<() => boolean> = [];
   const p: Proc = {
     child,
@@ -172,7 +172,7 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
     const other = sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--queue', url, '--out', out, '--collect']);
     procs.push(other);
     expect(await other.exited).toBe(1);
-    expect(other.out).toContain('3 runs of this sweep were never queued');
+    expect(other.out).toContain('error: --collect: none of the 3 runs to gather is on the queue');
 
     // the SOP file is gone when the worker gets the runs: each fails twice, then for good
     rmSync(file);
@@ -198,6 +198,34 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
     rs = lines(out);
     expect(rs).toHaveLength(3);
     expect(rs.every((r) => r.status === 'finished' && r.outputs.verdict !== undefined)).toBe(true);
+    w.child.kill('SIGTERM');
+    await w.exited;
+  }, 120_000);
+
+  it('a worker in another folder finds a cassette given by a relative path, and reads a SOP file again once it is edited', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sop-queue-'));
+    const file = join(dir, 'debate.sop.json');
+    copyFileSync(DEBATE, file);
+    // the worker runs in another folder than the sweep (the repository, where the cassette path is relative to)
+    const w = start(process.execPath, [CLI, 'worker', '--queue', url, '--concurrency', '2'], env, tmpdir());
+    procs.push(w);
+    await w.waitFor(/ready: queue/);
+    const replay = sop(['sweep', file, '--llm', 'replay:examples/debate/debate.cassette.json', '--queue', url, '--out', join(dir, 'A')]);
+    procs.push(replay);
+    expect(await replay.exited, replay.out).toBe(0);
+    expect(lines(join(dir, 'A'))[0]!.outputs.verdict).toMatch(/^The affirmative wins/);
+
+    const mock = (out: string) => sop(['sweep', file, '--llm', 'mock', '--queue', url, '--out', join(dir, out)]);
+    const before = mock('B');
+    procs.push(before);
+    expect(await before.exited, before.out).toBe(0);
+    expect(lines(join(dir, 'B'))[0]!.outputs.verdict).toContain('Judge Ruth');
+    // the SOP is edited between two sweeps: the worker runs the new one, not the one it read first
+    writeFileSync(file, readFileSync(file, 'utf8').replaceAll('Judge Ruth', 'Judge Rosalind'));
+    const after = mock('C');
+    procs.push(after);
+    expect(await after.exited, after.out).toBe(0);
+    expect(lines(join(dir, 'C'))[0]!.outputs.verdict).toContain('Judge Rosalind');
     w.child.kill('SIGTERM');
     await w.exited;
   }, 120_000);

@@ -130,7 +130,7 @@ describe('sop sweep (in process)', () => {
 
   it('grid building blocks: seeds, csv, keys', () => {
     expect(parseSeeds('1-3,7,9-10')).toEqual([1, 2, 3, 7, 9, 10]);
-    expect(() => parseSeeds('5-1')).toThrow(/empty/);
+    expect(() => parseSeeds('5-1')).toThrow(/goes down; write it from low to high \(1-5\)/);
     expect(() => parseSeeds('x')).toThrow(/--seeds/);
     expect(parseCsv('a,b\r\n"x, y","he said ""hi"""\n', 'f.csv')).toEqual([
       ['a', 'b'],

@@ -4,8 +4,10 @@ import { join } from 'node:path';
 import { checkSop, type CheckReport, type Spread } from '../cost/check.js';
 import { loadPricing } from '../llm/pricing.js';
 import { loadSopFile } from '../loader/load.js';
+import { undeclaredInputs } from '../engine/run.js';
 import { formatDiagnostic } from '../sop/diagnostics.js';
 import { packageRoot } from '../util/package-root.js';
+import { lastValues } from './last-value.js';
 import { parseInputs } from './run-command.js';
 
 export interface CheckCommandOptions {
@@ -29,11 +31,23 @@ function table(title: string, rows: Array<[string, Spread]>, fmt: (n: number) =>
   return line(head) + cells.map((c) => line(['  ' + c[0]!, ...c.slice(1)])).join('');
 }
 
-export function formatCheck(r: CheckReport, o: { sop: string; runs: number; asOf?: string }): string {
-  let out = `sop check ${o.sop}: ${r.runs} dry run${r.runs > 1 ? 's' : ''} with the mock (seeds 1-${r.runs})\n`;
+export function formatCheck(
+  r: CheckReport,
+  o: { sop: string; runs: number; asOf?: string; sopPrices?: boolean; pricingFile?: string },
+): string {
+  let out = `sop check ${o.sop}: ${r.runs} dry run${r.runs > 1 ? 's' : ''} with the mock (${r.runs > 1 ? `seeds 1-${r.runs}` : 'seed 1'})\n`;
   out += `Outcome: ${Object.entries(r.statuses)
     .map(([s, n]) => `${n} ${s}`)
     .join(', ')}; turns ${int(r.turns.min)} / ${int(r.turns.median)} / ${int(r.turns.max)} (min / median / max)\n\n`;
+  const finished = Object.entries(r.statuses)
+    .filter(([s]) => s !== 'failed' && s !== 'interrupted')
+    .reduce((n, [, k]) => n + k, 0);
+  if (finished === 0) {
+    // no dry run got through: its calls and tokens are not an estimate of anything
+    out += `Estimate: none, every dry run failed (see the warning below).\n`;
+    for (const w of r.warnings) out += `warning: ${w}\n`;
+    return out;
+  }
   out += table(
     'LLM calls per run',
     Object.entries(r.calls).map(([p, s]) => [p, s]),
@@ -51,7 +65,12 @@ export function formatCheck(r: CheckReport, o: { sop: string; runs: number; asOf
     );
   out += `  largest prompt of one call: ${r.largest_prompt} tokens\n\n`;
   const priced = Object.entries(r.cost_by_model).filter((e): e is [string, Spread] => e[1] !== 'unknown');
-  if (priced.length > 0) out += table(`Cost per run (pricing.json${o.asOf ? ` as of ${o.asOf}` : ''})`, priced, usd);
+  const source = [
+    ...(o.sopPrices ? ["the SOP's llm.pricing"] : []),
+    ...(o.pricingFile ? [o.pricingFile] : []),
+    `pricing.json${o.asOf ? ` as of ${o.asOf}` : ''}`,
+  ].join(', else ');
+  if (priced.length > 0) out += table(`Cost per run (${source})`, priced, usd);
   for (const [model, c] of Object.entries(r.cost_by_model))
     if (c === 'unknown') out += `  ${model}: cost unknown (no price; add it with --pricing FILE)\n`;
   const tokens = r.prompt_tokens.median + r.completion_tokens.median;
@@ -62,11 +81,19 @@ export function formatCheck(r: CheckReport, o: { sop: string; runs: number; asOf
   return out;
 }
 
-export async function checkCommand(o: CheckCommandOptions): Promise<number> {
+export async function checkCommand(given: CheckCommandOptions): Promise<number> {
+  const o = lastValues(given, ['inputs']);
   if (!(Number.isInteger(o.runs) && o.runs >= 1 && o.runs <= 1000))
     throw new Error(`--runs must be a whole number from 1 to 1000 (got ${o.runs})`);
+  if (o.maxTurns !== undefined && !(Number.isInteger(o.maxTurns) && o.maxTurns >= 1))
+    throw new Error(`--max-turns must be a whole number of turns, at least 1 (got ${o.maxTurns})`);
   const { sop, warnings } = loadSopFile(o.file);
   for (const w of warnings) process.stderr.write(formatDiagnostic(w) + '\n');
+  const inputs = parseInputs(o.inputs, o.goal);
+  for (const name of undeclaredInputs(sop, inputs))
+    process.stderr.write(
+      `warning: input "${name}" is not declared by ${sop.name}, so none of its templates reads it (declare it in "inputs")\n`,
+    );
   const pricing = loadPricing(o.pricing);
   const { resolveSandbox, sopRunsCode } = await import('../executors/sandbox-mode.js');
   const sandbox = resolveSandbox(undefined, sopRunsCode(sop));
@@ -76,12 +103,14 @@ export async function checkCommand(o: CheckCommandOptions): Promise<number> {
     runs: o.runs,
     maxTurns: o.maxTurns,
     pricing,
-    inputs: parseInputs(o.inputs, o.goal),
+    inputs,
     sandbox: sandbox.sandbox,
   });
+  // a dry run that failed is a SOP that does not work as it is: the exit code says so
+  const code = (report.statuses.failed ?? 0) + (report.statuses.interrupted ?? 0) > 0 ? 1 : 0;
   if (o.json) {
     process.stdout.write(JSON.stringify(report) + '\n');
-    return 0;
+    return code;
   }
   let asOf: string | undefined;
   try {
@@ -89,6 +118,8 @@ export async function checkCommand(o: CheckCommandOptions): Promise<number> {
   } catch {
     asOf = undefined;
   }
-  process.stdout.write(formatCheck(report, { sop: sop.name, runs: o.runs, asOf: o.pricing ? undefined : asOf }));
-  return 0;
+  // a price in the SOP (an llm block's "pricing", the only key of that name) comes first
+  const sopPrices = JSON.stringify(sop).includes('"pricing":');
+  process.stdout.write(formatCheck(report, { sop: sop.name, runs: o.runs, asOf, sopPrices, pricingFile: o.pricing }));
+  return code;
 }

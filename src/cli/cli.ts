@@ -202,7 +202,10 @@ export function buildCli(argv: string[]): Argv {
             .option('pricing', { type: 'string', describe: 'Prices of models over the shipped pricing.json' })
             .option('input', { type: 'string', array: true, describe: 'An input of the SOP, as name=value (repeatable)' })
             .option('goal', { type: 'string', describe: 'Shorthand for --input goal=TEXT' })
-            .option('json', { type: 'boolean', default: false, describe: 'Print the report as one JSON object' }),
+            .option('json', { type: 'boolean', default: false, describe: 'Print the report as one JSON object' })
+            .example('$0 check examples/debate/debate.sop.json', 'Calls, tokens and cost per run over 5 dry runs')
+            .example('$0 check sops/coder.sop.json --goal "sum a CSV column" --runs 10 --json', 'A SOP with a required input, as JSON')
+            .epilog('Exit code 1 when a dry run failed. More: docs/cost.md'),
         async (a) => {
           const { checkCommand } = await import('./check-command.js');
           process.exitCode = await checkCommand({
@@ -349,7 +352,14 @@ export function buildCli(argv: string[]): Argv {
             .option('attempts', {
               type: 'number',
               describe: 'With --queue: attempts of a run before it is recorded as failed (default 3)',
-            }),
+            })
+            .example('$0 sweep examples/debate/debate.sop.json --llm mock --seeds 1-12 --concurrency 4 --out OUT', '12 dry-run debates')
+            .example('$0 sweep support.sop.json --inputs tickets.csv --model gpt-4o-mini,gpt-4o --out support-sweep', 'Each row × 2 models')
+            .example(
+              '$0 sweep debate.sop.json --seeds 1-500 --queue redis://127.0.0.1:6379 --out /shared/debates',
+              'On sop worker processes',
+            )
+            .epilog('Run the same command again to continue a stopped sweep. More: docs/sweep.md, docs/scale.md'),
         async (a) => {
           const { sweepCommand } = await import('./sweep-command.js');
           process.exitCode = await sweepCommand({
@@ -387,7 +397,9 @@ export function buildCli(argv: string[]): Argv {
             .option('lock-ms', {
               type: 'number',
               describe: 'Milliseconds before the run of a worker that stopped answering goes to another (default 10000)',
-            }),
+            })
+            .example('$0 worker --queue redis://127.0.0.1:6379 --concurrency 8', 'Run queued sweep runs until Ctrl-C or SIGTERM')
+            .epilog('More: docs/scale.md'),
         async (a) => {
           const { workerCommand } = await import('./worker-command.js');
           process.exitCode = await workerCommand({ queue: a.queue, concurrency: a.concurrency, out: a.out, lockMs: a['lock-ms'] });

@@ -2,19 +2,25 @@
 // or on `sop worker` processes through a BullMQ queue, and gather OUT/results.jsonl and
 // OUT/summary.md. Re-running the same sweep skips finished runs and continues the others from
 // their journals (docs/sweep.md).
+import { existsSync } from 'node:fs';
+import { setMaxListeners } from 'node:events';
 import { availableParallelism } from 'node:os';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { JOURNAL_FILE } from '../journal/writer.js';
 import { loadSopFile } from '../loader/load.js';
 import { undeclaredInputs } from '../engine/run.js';
 import { formatDiagnostic } from '../sop/diagnostics.js';
 import type { LlmProvider } from '../llm/types.js';
-import { configureSecrets, makeRedactor } from '../util/redact.js';
+import { configureSecrets, makeRedactor, urlCredentials } from '../util/redact.js';
 import { expandGrid, parseSeeds, readInputRows, type GridPoint } from '../sweep/grid.js';
 import { sweepLocal } from '../sweep/local.js';
 import { Progress } from '../sweep/progress.js';
 import { ResultsFile, isDone } from '../sweep/results.js';
 import { sharedProvider } from '../sweep/shared-provider.js';
 import { sweepRunSettings, type SweepRunSettings } from '../sweep/run-point.js';
+import { checkLlm, checkNumbers, checkOutFolder, checkPricing, checkRequiredInputs } from '../sweep/preflight.js';
+import { settingsChanges } from '../sweep/settings-file.js';
+import { lastValues } from './last-value.js';
 import { parseInputs } from './run-command.js';
 
 export interface SweepCommandOptions extends SweepRunSettings {
@@ -37,7 +43,8 @@ export interface SweepCommandOptions extends SweepRunSettings {
 
 export const DEFAULT_SWEEP_CONCURRENCY = 8;
 
-export async function sweepCommand(o: SweepCommandOptions): Promise<number> {
+export async function sweepCommand(given: SweepCommandOptions): Promise<number> {
+  const o = lastValues(given, ['input']);
   configureSecrets({ urls: [o.baseUrl, o.queue] });
   const redact = makeRedactor();
   const err = (s: string) => process.stderr.write(redact(s));
@@ -48,8 +55,10 @@ export async function sweepCommand(o: SweepCommandOptions): Promise<number> {
   if (!Number.isInteger(o.repeat) || o.repeat < 1) throw new Error('--repeat must be a whole number, at least 1');
   const concurrency = o.concurrency ?? DEFAULT_SWEEP_CONCURRENCY;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error('--concurrency must be a whole number of runs, at least 1');
-  if (o.queue) (await import('../sweep/queue.js')).parseRedisUrl(o.queue); // a bad URL is told before anything starts
+  checkNumbers(o);
+  if (o.queue !== undefined) (await import('../sweep/queue.js')).parseRedisUrl(o.queue); // a bad URL is told before anything starts
   if ((o.detach || o.collect) && !o.queue) throw new Error(`--${o.detach ? 'detach' : 'collect'} needs --queue redis://HOST:PORT`);
+  if (o.detach && o.collect) throw new Error('--detach queues the runs and --collect gathers them: give one of the two');
   const humans = Object.entries(sop.agents).filter(([, a]) => a.human);
   if (humans.length > 0)
     throw new Error(`${humans.map(([n]) => n).join(', ')} ${humans.length > 1 ? 'are' : 'is'} played by a person; a sweep runs unattended`);
@@ -64,26 +73,61 @@ export async function sweepCommand(o: SweepCommandOptions): Promise<number> {
     repeat: o.repeat,
     fixed: parseInputs(o.input),
   });
+  checkRequiredInputs(sop, points);
   const unknown = new Set(points.flatMap((p) => undeclaredInputs(sop, p.inputs)));
   for (const name of unknown)
     err(`warning: input "${name}" is not declared by ${sop.name}, so none of its templates reads it (declare it in "inputs")\n`);
+  if (o.queue !== undefined && o.baseUrl !== undefined && urlCredentials(o.baseUrl).length > 0)
+    err(
+      `warning: --base-url holds a credential, and a queued job carries its --base-url to the workers through Redis; ` +
+        `set OPENAI_BASE_URL on each worker instead and leave --base-url out\n`,
+    );
+  if (o.queue !== undefined && (o.concurrency !== undefined || o.threads !== undefined))
+    err(`warning: --concurrency and --threads are for a sweep in this process; on a queue, give each sop worker its --concurrency\n`);
+  checkPricing(o.pricing);
+  await checkLlm(o.llm ?? sop.llm?.provider, o.baseUrl ?? sop.llm?.base_url, o.timeoutMs, o.queue !== undefined);
 
   const out = resolve(o.out);
+  checkOutFolder(out, o.out);
   const runsDir = resolve(out, 'runs');
   const results = new ResultsFile(out);
   const todo = points.filter((p) => !isDone(results.byKey.get(p.key)?.status ?? ''));
   const skipped = points.length - todo.length;
+  const changes = settingsChanges(out, {
+    'the SOP file': file,
+    '--llm': o.llm ?? sop.llm?.provider ?? 'openai',
+    '--base-url': o.baseUrl ?? sop.llm?.base_url,
+    '--max-turns': o.maxTurns,
+    '--pricing': o.pricing !== undefined ? resolve(o.pricing) : undefined,
+  });
+  // runs stopped or killed half-way: their folders hold a journal to continue from
+  const continued = todo.filter((p) => existsSync(join(runsDir, p.key, JOURNAL_FILE))).length;
+  if (changes.length > 0 && skipped + continued > 0)
+    err(
+      `warning: the runs in ${out} were made with ${changes.join(', ')}: ` +
+        `${[...(skipped ? [`${skipped} already done are kept as they are`] : []), ...(continued ? [`${continued} stopped half-way continue with the new settings`] : [])].join(' and ')} ` +
+        `(give another --out to run them all with these settings)\n`,
+    );
+  const notes = [
+    ...(skipped ? [`${skipped} already done, skipped`] : []),
+    ...(continued ? [`${continued} to continue from their journals`] : []),
+  ];
   err(
-    `sweep ${sop.name}: ${points.length} runs${skipped ? ` (${skipped} already done, skipped)` : ''}` +
+    `sweep ${sop.name}: ${points.length} run${points.length === 1 ? '' : 's'}${notes.length ? ` (${notes.join('; ')})` : ''}` +
       `${o.queue ? ` on queue ${redact(o.queue)}` : `, ${Math.min(concurrency, Math.max(1, todo.length))} at once`}; results in ${out}\n`,
   );
 
   const stop = new AbortController();
+  setMaxListeners(0, stop.signal); // every run of the sweep listens to it
   let interrupts = 0;
   const onSigint = () => {
     interrupts++;
     if (interrupts > 1) process.exit(130);
-    err('\nStopping: runs in progress stop after their turn; run the same sweep again to continue them (Ctrl-C again to quit at once).\n');
+    err(
+      o.queue
+        ? '\nStopping: the queued runs go on on the workers; gather them with the same command and --collect (Ctrl-C again to quit at once).\n'
+        : '\nStopping: runs in progress stop after their turn; run the same sweep again to continue them (Ctrl-C again to quit at once).\n',
+    );
     stop.abort();
   };
   process.on('SIGINT', onSigint);
@@ -95,7 +139,6 @@ export async function sweepCommand(o: SweepCommandOptions): Promise<number> {
       if (code !== undefined) return code;
     } else {
       const threads = o.threads ?? (todo.length >= 2 * concurrency ? availableParallelism() : 1);
-      if (!Number.isInteger(threads) || threads < 1) throw new Error('--threads must be a whole number, at least 1');
       const providers = new Map<string, LlmProvider>();
       if (threads > 1) {
         const { sweepThreads } = await import('../sweep/threads.js');
@@ -158,16 +201,17 @@ async function sweepQueued(
   const { QUEUE_NAME, collect, connectionOf, enqueue, reachRedis, sweepId } = await import('../sweep/queue.js');
   const queue = new Queue(QUEUE_NAME, { connection: connectionOf(o.queue!) });
   let lastError: string | undefined;
+  let ready = false; // before that, the error is told once by reachRedis
   queue.on('error', (e) => {
-    if (e.message !== lastError) c.err(`queue: ${e.message}\n`); // once per kind of error, not at every reconnection
+    if (ready && e.message !== lastError) c.err(`queue: ${e.message}\n`); // once per kind of error, not at every reconnection
     lastError = e.message;
   });
   try {
     await reachRedis(queue.waitUntilReady(), o.queue!, () => lastError);
+    ready = true;
     const sweep = sweepId(c.file, c.runsDir);
     if (!o.collect) {
       const attempts = o.attempts ?? 3;
-      if (!Number.isInteger(attempts) || attempts < 1) throw new Error('--attempts must be a whole number, at least 1');
       const added = await enqueue(
         queue,
         {
@@ -197,6 +241,10 @@ async function sweepQueued(
         c.progress.running = n;
       },
     });
+    if (missing.length > 0 && missing.length === c.todo.length)
+      throw new Error(
+        `--collect: none of the ${missing.length} runs to gather is on the queue; start the sweep without --collect to queue them`,
+      );
     if (missing.length > 0) c.err(`${missing.length} runs of this sweep were never queued (run it without --collect to queue them)\n`);
     return undefined;
   } finally {

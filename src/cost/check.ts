@@ -72,11 +72,14 @@ interface OneRun {
   completion: number;
   costByModel: Record<string, number | undefined>;
   events: RunEvent[];
+  /** The folder of a dry run that failed (kept; its error may point into it). */
+  dir?: string;
 }
 
 async function dryRun(o: CheckOptions, seed: number): Promise<OneRun> {
   const dir = mkdtempSync(join(tmpdir(), 'sop-check-'));
   const events: RunEvent[] = [];
+  let keep = false;
   try {
     const result = await new Run({
       sop: o.sop,
@@ -103,15 +106,19 @@ async function dryRun(o: CheckOptions, seed: number): Promise<OneRun> {
       one.costByModel[e.model] = before === undefined || e.cost_usd === undefined ? undefined : before + e.cost_usd;
     };
     events.forEach(visit);
-    return one;
+    keep = one.status === 'failed' || one.status === 'interrupted';
+    return keep ? { ...one, dir } : one;
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    // a dry run that failed keeps its folder: its error may point into it (an MCP server's stderr log)
+    if (!keep) rmSync(dir, { recursive: true, force: true });
   }
 }
 
 export async function checkSop(o: CheckOptions): Promise<CheckReport> {
   const runs: OneRun[] = [];
   for (let seed = 1; seed <= o.runs; seed++) runs.push(await dryRun(o, seed));
+  // the first failed dry run's folder is kept (the warning names it), the others' are not
+  for (const r of runs.filter((x) => x.dir !== undefined).slice(1)) rmSync(r.dir!, { recursive: true, force: true });
   const statuses: Record<string, number> = {};
   for (const r of runs) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
   const purposes = [...new Set(runs.flatMap((r) => Object.keys(r.calls) as CallPurpose[]))];
@@ -152,7 +159,9 @@ function warnings(o: CheckOptions, runs: OneRun[]): string[] {
   if (failed.length > 0) {
     const why = failed[0]!.events.find((e) => e.type === 'run_finished');
     const error = why?.type === 'run_finished' ? why.error : undefined;
-    out.push(`${failed.length} of ${n} dry runs did not finish (${failed[0]!.status}${error ? `: ${error}` : ''})`);
+    out.push(
+      `${failed.length} of ${n} dry runs did not finish (${failed[0]!.status}${error ? `: ${error}` : ''}; its folder is kept: ${failed[0]!.dir})`,
+    );
   }
   // States whose every visit ended at its max_turns (a judge or a command never moved on).
   const exits = new Map<string, { maxTurns: number; other: number }>();
@@ -182,10 +191,12 @@ function warnings(o: CheckOptions, runs: OneRun[]): string[] {
   const resolved = resolveSop(o.sop);
   const summarised = Object.values(resolved.states).filter((s) => !s.final && s.summary.enabled);
   const fired = runs.some((r) => r.events.some((e) => e.type === 'summary'));
-  if (summarised.length > 0 && !fired) {
+  if (summarised.length > 0 && !fired && failed.length < n) {
     const every = Math.min(...summarised.map((s) => s.summary.every));
     out.push(
-      `the running summary never fired in ${n} dry runs (every ${every} messages; runs took ${spread(runs.map((r) => r.turns)).max} turns at most): set environment.summary.every lower, or "enabled": false`,
+      `the running summary never fired in ${n} dry runs (every ${every} messages; runs took ${spread(runs.map((r) => r.turns)).max} turns at most` +
+        (atMax > 0 ? `, cut short by --max-turns` : '') +
+        `): set environment.summary.every lower, or "enabled": false`,
     );
   }
   return out;

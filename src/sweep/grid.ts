@@ -37,8 +37,8 @@ export function parseSeeds(spec: string): number[] {
     if (!m) throw new SweepInputError(`--seeds "${spec}": use a number, a range like 1-100, or a list like 1,5,9-12`);
     const a = Number(m[1]);
     const b = m[2] !== undefined ? Number(m[2]) : a;
-    if (!Number.isSafeInteger(a) || !Number.isSafeInteger(b) || b < a)
-      throw new SweepInputError(`--seeds "${spec}": the range ${p} is empty or too large`);
+    if (!Number.isSafeInteger(a) || !Number.isSafeInteger(b)) throw new SweepInputError(`--seeds "${spec}": ${p} is too large`);
+    if (b < a) throw new SweepInputError(`--seeds "${spec}": the range ${p} goes down; write it from low to high (${b}-${a})`);
     if (out.length + (b - a + 1) > 100_000) throw new SweepInputError(`--seeds "${spec}": more than 100000 seeds`);
     for (let s = a; s <= b; s++) out.push(s);
   }
@@ -66,6 +66,9 @@ export function parseCsv(text: string, file: string): string[][] {
   let row: string[] = [];
   let field = '';
   let quoted = false;
+  let closed = false; // a quoted field just ended: only a comma or a line end may follow
+  let line = 1;
+  let openedAt = 1;
   let i = 0;
   const t = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   while (i < t.length) {
@@ -75,14 +78,21 @@ export function parseCsv(text: string, file: string): string[][] {
         field += '"';
         i += 2;
       } else {
-        if (c === '"') quoted = false;
-        else field += c;
+        if (c === '"') {
+          quoted = false;
+          closed = true;
+        } else field += c;
+        if (c === '\n') line++;
         i++;
       }
       continue;
     }
+    if (closed && c !== ',' && c !== '\n' && c !== '\r')
+      throw new SweepInputError(`${file}:${line}: text after the closing quote of a field (inside quotes, write a quote as "")`);
+    closed = false;
     if (c === '"' && field === '') {
       quoted = true;
+      openedAt = line;
       i++;
     } else if (c === ',') {
       row.push(field);
@@ -94,12 +104,13 @@ export function parseCsv(text: string, file: string): string[][] {
       if (row.length > 1 || row[0] !== '') rows.push(row);
       row = [];
       i += c === '\r' && t[i + 1] === '\n' ? 2 : 1;
+      line++;
     } else {
       field += c;
       i++;
     }
   }
-  if (quoted) throw new SweepInputError(`${file}: a quoted field is not closed`);
+  if (quoted) throw new SweepInputError(`${file}:${openedAt}: a quoted field is not closed`);
   row.push(field);
   if (row.length > 1 || row[0] !== '') rows.push(row);
   return rows;
@@ -111,7 +122,7 @@ export function readInputRows(file: string): Array<Record<string, string>> {
   try {
     text = readInputFile(file, { maxBytes: 256 * 1024 * 1024 });
   } catch (err) {
-    throw new SweepInputError(`--inputs ${file}: ${(err as Error).message}`);
+    throw new SweepInputError(`--inputs ${(err as Error).message}`); // the message names the file
   }
   const rows: Array<Record<string, string>> = [];
   if (/\.csv$/i.test(file)) {
@@ -120,6 +131,8 @@ export function readInputRows(file: string): Array<Record<string, string>> {
     if (!header) throw new SweepInputError(`${file}: no header row`);
     const names = header.map((h) => h.trim());
     checkColumns(file, names);
+    const twice = names.find((n, j) => names.indexOf(n) !== j);
+    if (twice !== undefined) throw new SweepInputError(`${file}: column "${twice}" appears twice in the header`);
     records.forEach((r, i) => {
       if (r.length !== names.length) throw new SweepInputError(`${file}: row ${i + 2} has ${r.length} fields, the header ${names.length}`);
       rows.push(Object.fromEntries(names.map((n, j) => [n, r[j]!])));

@@ -1,6 +1,6 @@
 // The progress of a sweep: on a terminal a bar redrawn in place (done, running, failed, ETA,
 // tokens and cost); elsewhere one line per run that did not finish, and the closing line.
-import type { ResultLine } from './results.js';
+import { isDone, type ResultLine } from './results.js';
 
 export interface ProgressOptions {
   total: number;
@@ -40,9 +40,12 @@ export class Progress {
   end(r: ResultLine): void {
     this.running = Math.max(0, this.running - 1);
     this.done++;
-    if (r.status !== 'finished' && r.status !== 'max_turns') {
+    if (!isDone(r.status)) {
       this.failed++;
-      if (!this.tty) this.o.out.write(`${r.key}: ${r.status}${r.error ? ` (${r.error.replace(/\s+/g, ' ').slice(0, 200)})` : ''}\n`);
+      // the reason, on one line of its own (on a terminal above the bar, which is redrawn)
+      const why = r.error ? ` (${oneLine(r.error, 300)})` : '';
+      this.o.out.write(`${this.tty ? '\r\x1b[2K' : ''}${r.key}: ${r.status}${why}\n`);
+      if (this.tty) this.draw();
     }
   }
 
@@ -60,7 +63,7 @@ export class Progress {
   }
 
   draw(): void {
-    const cols = (this.o.out as { columns?: number }).columns ?? 120;
+    const cols = (this.o.out as { columns?: number }).columns || 120; // 0 when the terminal has no size
     this.o.out.write(`\r\x1b[2K${this.line().slice(0, Math.max(20, cols - 1))}`);
   }
 
@@ -71,6 +74,11 @@ export class Progress {
       this.o.out.write('\n');
     }
   }
+}
+
+function oneLine(s: string, max: number): string {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return one.length > max ? one.slice(0, max - 1) + '…' : one;
 }
 
 function clock(s: number): string {

@@ -14,8 +14,10 @@ export interface ResultLine {
   model?: string;
   repeat: number;
   row?: number;
-  /** finished | max_turns | failed | interrupted (a run that could not be done says why in `error`). */
+  /** finished | max_turns | budget | failed | interrupted (a run that could not be done says why in `error`). */
   status: string;
+  /** Status "budget": which budget was spent, and how much of it. */
+  budget?: string;
   turns: number;
   final_state?: string;
   /** The last value of every output tag, keyed by tag. */
@@ -34,9 +36,9 @@ export interface ResultLine {
   attempts?: number;
 }
 
-/** Runs that need no more work: they reached a final state or their turn limit. */
+/** Runs that need no more work: they reached a final state, their turn limit or a budget (running them again changes nothing). */
 export function isDone(status: string): boolean {
-  return status === 'finished' || status === 'max_turns';
+  return status === 'finished' || status === 'max_turns' || status === 'budget';
 }
 
 /** The results so far, by key (the last line of a key wins; a torn last line is ignored). */
@@ -83,13 +85,37 @@ export class ResultsFile {
       lines.push(JSON.stringify(r));
     }
     writeFileAtomic(this.file, lines.length ? lines.join('\n') + '\n' : '');
-    writeFileAtomic(join(this.out, SUMMARY_FILE), summaryMarkdown([...this.byKey.values()], title));
+    // the summary is of this sweep's grid; lines of other grids in the same folder stay in results.jsonl
+    const grid = order.flatMap((k) => this.byKey.get(k) ?? []);
+    const others = this.byKey.size - grid.length;
+    writeFileAtomic(join(this.out, SUMMARY_FILE), summaryMarkdown(grid, title, others));
   }
 }
 
-function mdCell(s: string): string {
+function mdCell(s: string, max = 80): string {
   const one = s.replace(/\s+/g, ' ').trim();
-  return (one.length > 80 ? one.slice(0, 79) + '…' : one).replace(/\|/g, '\\|') || '(empty)';
+  return (one.length > max ? one.slice(0, max - 1) + '…' : one).replace(/\|/g, '\\|') || '(empty)';
+}
+
+/** Runs that did not finish, grouped by their error: how many, and the first run of each. */
+function failureRows(results: readonly ResultLine[]): string[] {
+  const byError = new Map<string, { n: number; first: string }>();
+  for (const r of results) {
+    if (isDone(r.status)) continue;
+    const why = `${r.status}: ${r.error ?? 'no error recorded'}`;
+    const x = byError.get(why) ?? { n: 0, first: r.key };
+    x.n++;
+    byError.set(why, x);
+  }
+  if (byError.size === 0) return [];
+  return [
+    '',
+    '## Not finished',
+    '',
+    '| status: error | runs | first run |',
+    '|---|---|---|',
+    ...[...byError.entries()].sort((a, b) => b[1].n - a[1].n).map(([why, x]) => `| ${mdCell(why, 300)} | ${x.n} | ${mdCell(x.first)} |`),
+  ];
 }
 
 function countRows(counts: Map<string, number>, total: number): string[] {
@@ -98,11 +124,17 @@ function countRows(counts: Map<string, number>, total: number): string[] {
     .map(([v, n]) => `| ${mdCell(v)} | ${n} | ${((100 * n) / Math.max(1, total)).toFixed(1)}% |`);
 }
 
-export function summaryMarkdown(results: readonly ResultLine[], title: string): string {
-  const lines = [`# Sweep: ${title}`, '', `${results.length} runs.`, '', '## By status', '', '| status | runs | share |', '|---|---|---|'];
+export function summaryMarkdown(results: readonly ResultLine[], title: string, others = 0): string {
+  const count =
+    `${results.length} runs.` +
+    (others > 0
+      ? ` (results.jsonl also holds ${others} runs of this folder that are not in this sweep's grid; they are not counted here.)`
+      : '');
+  const lines = [`# Sweep: ${title}`, '', count, '', '## By status', '', '| status | runs | share |', '|---|---|---|'];
   const byStatus = new Map<string, number>();
   for (const r of results) byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + 1);
   lines.push(...countRows(byStatus, results.length));
+  lines.push(...failureRows(results));
   const tags = [...new Set(results.flatMap((r) => Object.keys(r.outputs ?? {})))].sort();
   for (const tag of tags) {
     const counts = new Map<string, number>();

@@ -14,6 +14,7 @@ import type { RunEvent } from '../runtime/events.js';
 import type { UsageTotals } from '../runtime/usage.js';
 import type { Sop } from '../sop/types.js';
 import type { GridPoint } from './grid.js';
+import { makeRedactor } from '../util/redact.js';
 import { runOutputs } from './outputs.js';
 import { isDone, type ResultLine } from './results.js';
 
@@ -33,7 +34,8 @@ export interface SweepRunSettings {
 /** The settings of a sweep's runs from its command's options (the pricing file made absolute). */
 export function sweepRunSettings(o: SweepRunSettings): SweepRunSettings {
   return {
-    llm: o.llm,
+    // a cassette's path made absolute too: a worker elsewhere (another folder) finds it
+    llm: o.llm?.startsWith('replay:') && o.llm.length > 'replay:'.length ? `replay:${resolve(o.llm.slice('replay:'.length))}` : o.llm,
     baseUrl: o.baseUrl,
     maxTurns: o.maxTurns,
     timeoutMs: o.timeoutMs,
@@ -96,7 +98,7 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
   const dir = resolve(o.runsDir, p.key);
   const record = existingRun(dir);
   const line = (
-    r: { status: string; turns: number; finalState?: string; error?: string; result?: string; usage: UsageTotals },
+    r: { status: string; turns: number; finalState?: string; error?: string; result?: string; budget?: string; usage: UsageTotals },
     messages: readonly Message[],
     resumed: boolean,
   ): ResultLine => ({
@@ -108,6 +110,7 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
     outputs: runOutputs(o.sop, messages),
     ...(r.result !== undefined ? { result: r.result } : {}),
     ...(r.error !== undefined ? { error: r.error } : {}),
+    ...(r.budget !== undefined ? { budget: r.budget } : {}),
     usage: usageOf(r.usage),
     run_dir: dir,
     worker: workerName(),
@@ -118,7 +121,7 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
     // finished before its line reached results.jsonl (a kill in between): read it back
     const f = record.finished;
     const messages = record.effective.flatMap((e) => (e.type === 'message' ? [e.message] : []));
-    return line({ ...f, finalState: f.final_state }, messages, true);
+    return redacted(line({ ...f, finalState: f.final_state }, messages, true));
   }
   const common: RunSopOptions = {
     ...(o.provider ? { llm: o.provider } : o.llm ? { llm: o.llm as RunSopOptions['llm'] } : {}),
@@ -152,12 +155,23 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
         launch,
       });
   const r = await handle.result;
-  return line({ ...r, error: r.error?.message }, r.messages, record !== undefined);
+  // stopped by Ctrl-C (or a worker's SIGTERM): say so, not just the LLM call it cut off
+  const error =
+    r.status === 'interrupted' && o.signal?.aborted ? `stopped by Ctrl-C${r.error ? ` (${r.error.message})` : ''}` : r.error?.message;
+  return redacted(line({ ...r, error }, r.messages, record !== undefined));
+}
+
+/**
+ * A result line with every secret of this process replaced (an LLM server may echo the API key
+ * in an error message): the line goes to results.jsonl, stderr and, on a queue, to Redis.
+ */
+function redacted(r: ResultLine): ResultLine {
+  return JSON.parse(makeRedactor()(JSON.stringify(r))) as ResultLine;
 }
 
 /** The line of a run that could not be done at all (it did not start, or its queue job gave up). */
 export function failedLine(p: GridPoint, error: string, runDir: string | undefined, ms: number): ResultLine {
-  return {
+  return redacted({
     ...baseLine(p),
     status: 'failed',
     turns: 0,
@@ -167,5 +181,5 @@ export function failedLine(p: GridPoint, error: string, runDir: string | undefin
     ...(runDir ? { run_dir: runDir } : {}),
     worker: workerName(),
     duration_ms: ms,
-  };
+  });
 }

@@ -1,6 +1,7 @@
 // A worker thread of `sop sweep --threads N` (tinypool): runs its share of the grid points with
 // its own event loop, openai client and connections, and posts each result line back as its run
 // ends (the main thread appends it to results.jsonl). A "stop" message stops its runs after their turn.
+import { setMaxListeners } from 'node:events';
 import type { MessagePort } from 'node:worker_threads';
 import { loadSopFile } from '../loader/load.js';
 import { configureSecrets } from '../util/redact.js';
@@ -25,6 +26,7 @@ export default async function runShare(task: ThreadTask): Promise<number> {
   const { sop } = loadSopFile(task.options.file);
   configureSecrets({ urls: [sop.llm?.base_url] });
   const stop = new AbortController();
+  setMaxListeners(0, stop.signal); // every run (and its LLM calls) listens to it
   task.port.on('message', (m) => {
     if (m === 'stop') stop.abort();
   });

@@ -1,0 +1,68 @@
+// What `sop sweep` checks before it starts anything (no folder made, no line written): the
+// numbers of its options, the --llm choice and its cassette, the pricing file, the --out
+// folder, and that every run of the grid has the SOP's required inputs. A mistake here
+// would otherwise fail every run of the sweep one by one with the same message.
+import { statSync } from 'node:fs';
+import { createProvider } from '../llm/factory.js';
+import { loadPricing } from '../llm/pricing.js';
+import type { Sop } from '../sop/types.js';
+import type { GridPoint } from './grid.js';
+
+export class SweepOptionError extends Error {
+  readonly code = 'SWEEP_OPTION';
+}
+
+const whole = (n: number | undefined, min: number) => n === undefined || (Number.isInteger(n) && n >= min);
+
+/** Whole-number options: one clear line for the first that is wrong. */
+export function checkNumbers(o: { maxTurns?: number; threads?: number; attempts?: number; timeoutMs?: number }): void {
+  if (!whole(o.maxTurns, 1)) throw new SweepOptionError(`--max-turns must be a whole number of turns, at least 1 (got ${o.maxTurns})`);
+  if (!whole(o.threads, 1)) throw new SweepOptionError(`--threads must be a whole number, at least 1 (got ${o.threads})`);
+  if (!whole(o.attempts, 1)) throw new SweepOptionError(`--attempts must be a whole number, at least 1 (got ${o.attempts})`);
+  if (o.timeoutMs !== undefined && !(Number.isFinite(o.timeoutMs) && o.timeoutMs >= 1))
+    throw new SweepOptionError(`--timeout must be a number of seconds above 0 (got ${o.timeoutMs / 1000})`);
+}
+
+/** --out must be a folder (or not exist yet). */
+export function checkOutFolder(out: string, given: string): void {
+  let isDir: boolean | undefined;
+  try {
+    isDir = statSync(out).isDirectory();
+  } catch {
+    return; // made when the sweep starts
+  }
+  if (!isDir) throw new SweepOptionError(`--out ${given}: is a file, not a folder (give a folder for results.jsonl, summary.md and runs/)`);
+}
+
+/**
+ * The LLM choice: an unknown --llm, a cassette that cannot be read, a --timeout out of range or
+ * (in this process) a missing API key fail here once. On a queue the openai provider is made by
+ * the workers (they hold the keys), so it is not made here.
+ */
+export async function checkLlm(
+  spec: string | undefined,
+  baseUrl: string | undefined,
+  timeoutMs: number | undefined,
+  queued: boolean,
+): Promise<void> {
+  const s = spec ?? 'openai';
+  if (queued && s === 'openai') return;
+  await createProvider({ spec: s, baseURL: baseUrl, timeoutMs });
+}
+
+export function checkPricing(file: string | undefined): void {
+  if (file !== undefined) loadPricing(file);
+}
+
+/** A required input of the SOP that some run of the grid has no value for. */
+export function checkRequiredInputs(sop: Sop, points: readonly GridPoint[]): void {
+  for (const [name, def] of Object.entries(sop.inputs ?? {})) {
+    if (!def.required || def.default !== undefined) continue;
+    const without = points.filter((p) => !Object.hasOwn(p.inputs, name));
+    if (without.length === 0) continue;
+    throw new SweepOptionError(
+      `input "${name}" is required${def.description ? ` (${def.description})` : ''} and ${without.length} of ${points.length} runs have none: ` +
+        `give --input ${name}=VALUE or a "${name}" column in --inputs`,
+    );
+  }
+}
