@@ -8,7 +8,7 @@ import type { EnvironmentMemory, EnvironmentView } from '../environment/environm
 import { renderMessage, type Message } from '../environment/message.js';
 import { estimateUsage, type CallMeta, type ChatMessage } from '../llm/types.js';
 import { trimToBudget, type PromptPlan } from '../memory/token-budget.js';
-import { alignedWindow } from '../memory/window.js';
+import { alignedWindow, viewerAlignedWindow } from '../memory/window.js';
 import type { TemplateSet } from '../prompt/templates.js';
 import { agentLlm, type ResolvedSop, type ResolvedState } from '../sop/resolved.js';
 import type { LlmSettings, Sop } from '../sop/types.js';
@@ -133,7 +133,7 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
   const memoryWindow = state.def.memory_window;
   let view = await h.env.view({
     agent,
-    window: memoryWindow ?? recentWindow(h, state),
+    window: memoryWindow ?? recentWindow(h, state, agent),
     topK: h.topK(),
     minSimilarity: sop.environment?.min_similarity,
   });
@@ -234,7 +234,7 @@ function nativeParts(a: AssembledComponents): { system: SystemPart[]; last: stri
 /** A component's extra call in a native SOP: its system prompt, the agent's window, its last prompt. */
 function sharedHistory(h: PipelineHost, state: ResolvedState, agent: string) {
   return async (system: string, last: string): Promise<ChatMessage[]> => {
-    const view = await h.env.view({ agent, window: state.def.memory_window ?? recentWindow(h, state), topK: 0 });
+    const view = await h.env.view({ agent, window: state.def.memory_window ?? recentWindow(h, state, agent), topK: 0 });
     const out: ChatMessage[] = system !== '' ? [{ role: 'system', content: system }] : [];
     for (const m of view.window) out.push(asChat(m, agent));
     out.push({ role: 'user', content: last });
@@ -242,8 +242,10 @@ function sharedHistory(h: PipelineHost, state: ResolvedState, agent: string) {
   };
 }
 
-/** The recent window's size now: max_chat_history, grown since the last summary refresh (src/memory/window.ts). */
-function recentWindow(h: PipelineHost, state: ResolvedState): number {
+/** The recent window's size now: max_chat_history, grown since the last summary refresh (src/memory/window.ts); per agent under audiences. */
+function recentWindow(h: PipelineHost, state: ResolvedState, agent: string): number {
+  if (h.env.audiences?.active)
+    return viewerAlignedWindow(state.maxChatHistory, h.env.seenBy(agent), h.env.messages.length, state.summary.every);
   return alignedWindow(state.maxChatHistory, h.env.messages.length, state.summary.every);
 }
 

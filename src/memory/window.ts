@@ -13,3 +13,21 @@ export function alignedWindow(window: number, count: number, every: number): num
   if (!(window > 0) || !(every > 0) || !(count > 0)) return window;
   return window + ((count % every) % window);
 }
+
+/**
+ * The window rule for one viewer when the SOP declares audiences (docs/memory.md#audiences): each
+ * viewer's summary is refreshed at the same points (every `every` messages of the run), from the
+ * messages it may see, and left as it is when it may see none of the new ones. So the viewer's
+ * window, taken from the messages it may see (`seen`, oldest first), grows by the messages it may
+ * see since the last refresh point, not by all messages of the run: between two refreshes of its
+ * summary it only grows, and it moves when that summary is refreshed (and every `window` of its
+ * messages when `every` exceeds `window`, as above). Its size right after a refresh is `window`,
+ * never more than 2 × window - 1.
+ */
+export function viewerAlignedWindow(window: number, seen: readonly { id: number }[], count: number, every: number): number {
+  if (!(window > 0) || !(every > 0) || !(count > 0)) return window;
+  const refreshed = count - (count % every); // messages before it are in every viewer's summary
+  let since = 0;
+  for (let i = seen.length - 1; i >= 0 && seen[i]!.id >= refreshed; i--) since++;
+  return window + (since % window);
+}

@@ -12,7 +12,7 @@ import { MemoryEnvironment } from '../environment/memory-environment.js';
 import { createEmbedder } from '../memory/create-embedder.js';
 import type { Embedder } from '../memory/embedder.js';
 import { isSampleTurn } from '../memory/token-budget.js';
-import { alignedWindow } from '../memory/window.js';
+import { alignedWindow, viewerAlignedWindow } from '../memory/window.js';
 import type { Message, MessageKind } from '../environment/message.js';
 import type { HumanInput } from '../io/human.js';
 import { NoHumanInput } from '../io/human.js';
@@ -542,8 +542,13 @@ export class RunLoop {
     if (rules?.active) {
       // audiences: what the state's controller sees (controller.sees; default: its roles' common ground)
       const viewer = rules.controllerViewer(state.name);
-      const seen = this.env.seenBy(viewer).filter((m) => m.id >= this.env.stateStart);
-      const history = seen.slice(Math.max(0, seen.length - state.maxChatHistory));
+      // the window rule per viewer: it grows by what the viewer may see until its summary is refreshed
+      const all = this.env.seenBy(viewer);
+      const w =
+        this.options.compat === 'agents-v1'
+          ? state.maxChatHistory
+          : viewerAlignedWindow(state.maxChatHistory, all, this.env.messages.length, state.summary.every);
+      const history = all.slice(Math.max(0, all.length - w)).filter((m) => m.id >= this.env.stateStart);
       const before = history[0]?.id ?? this.env.messages.length;
       const relevant = await this.env.retrieve({
         topK: this.topK(),
