@@ -3,7 +3,9 @@
 // is shown, and the summary and the window together always hold every message it may see. A SOP
 // with a private channel of three agents, where Cy and Di see only the public messages (about two
 // in five), runs with the mock replies below; every agent and judge prompt is taken from the
-// run's `prompt` events and checked against the transcript and the `summary` events.
+// run's `prompt` events and checked against the transcript and the `summary` events. A SOP that
+// declares audiences but keeps every message public gets the prompts it gets without them.
+import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runSop, type ChatMessage, type ChatRequest, type LlmProvider, type RunEvent, type Sop } from '../src/index.js';
 import { viewerAlignedWindow } from '../src/memory/window.js';
@@ -208,6 +210,48 @@ describe('the window rule per viewer under audiences', () => {
       checkViewer(log, 'Cy', 'judge', W, every); // controller.sees: Cy
     });
   }
+
+  it('the same holds for random windows, refresh intervals up to 2W and speaker orders', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 1, max: 10 }),
+        fc.integer({ min: 1, max: 2 ** 30 }),
+        async (W, e, seed) => {
+          const every = Math.min(e, 2 * W);
+          const log = await record(W, every, seed);
+          for (const a of agents) checkViewer(log, a, 'agent', W, every);
+          checkViewer(log, 'Cy', 'judge', W, every);
+        },
+      ),
+      { numRuns: 25, seed: 4 },
+    );
+  }, 120_000);
+
+  it('a SOP that declares audiences but keeps every message public gets the prompts it gets without them', async () => {
+    const prompts = async (sop: Sop) => {
+      const out: string[] = [];
+      const listener = (e: RunEvent) => {
+        if (e.type === 'prompt') out.push(`${e.purpose} ${e.agent ?? ''}\n${bytes(e.messages)}`);
+      };
+      const run = runSop(sop, { llm: provider(), maxTurns: 40, seed: 9, stream: false, prompts: true, listeners: [listener] });
+      expect((await run.result).status).not.toBe('failed');
+      return out;
+    };
+    const plain = privateChannel(3, 4) as unknown as {
+      groups?: unknown;
+      states: Record<string, { audience?: unknown; controller?: { sees?: string } }>;
+    };
+    delete plain.groups;
+    delete plain.states.talk!.audience;
+    delete plain.states.talk!.controller!.sees;
+    const declared = structuredClone(plain);
+    declared.states.talk!.controller!.sees = 'all'; // audiences active, no message private
+    const [a, b] = [await prompts(plain as unknown as Sop), await prompts(declared as unknown as Sop)];
+    expect(a.filter((p) => p.startsWith('judge')).length).toBeGreaterThan(30);
+    expect(a.filter((p) => p.startsWith('summary')).length).toBeGreaterThan(5);
+    expect(b).toEqual(a);
+  });
 
   it('the rule counts only what the viewer may see since the last refresh point', () => {
     const seen = [{ id: 0 }, { id: 4 }, { id: 7 }, { id: 9 }, { id: 10 }];
