@@ -21,7 +21,8 @@ import type { RerunPolicy } from '../journal/effects.js';
 import { loadRunRecord } from '../journal/record.js';
 import { JournalError } from '../journal/reader.js';
 import type { Sop } from '../sop/types.js';
-import { makeRedactor } from '../util/redact.js';
+import { configureSecrets, makeRedactor } from '../util/redact.js';
+import { llmBlockSecrets } from '../llm/endpoints.js';
 import { tracingEnabled } from '../telemetry/enabled.js';
 import { EventFeed, type RunHandle } from './handle.js';
 import { loadSop, sopFileOf } from './load.js';
@@ -124,6 +125,7 @@ function humanOf(o: RunSopOptions): HumanInput {
  */
 export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Continuation): Promise<StartedRun> {
   const file = o.file ?? sopFileOf(sop) ?? '<memory>';
+  configureSecrets(llmBlockSecrets(sop)); // the keys and servers of LLM blocks with their own (llm.api_key_env, llm.base_url)
   const feed = new EventFeed();
   const listeners: RunListener[] = [];
   /** Where `prompt` events go without `prompts: true`: the run folder (its journal). */
@@ -150,6 +152,8 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
       : await createProvider({
           spec: o.llm ?? sop.llm?.provider,
           baseURL: o.baseUrl ?? sop.llm?.base_url,
+          apiKeyEnv: o.baseUrl === undefined ? sop.llm?.api_key_env : undefined,
+          baseURLFixed: o.baseUrl !== undefined,
           record: o.record,
           sopName: sop.name,
           timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms,

@@ -18,6 +18,7 @@ import type { RerunPolicy } from '../journal/effects.js';
 import { existsSync, statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { createInterface } from 'node:readline/promises';
+import { llmBlockSecrets } from '../llm/endpoints.js';
 import { configureSecrets, configuredSecretNames, makeRedactor } from '../util/redact.js';
 import { terminalSafe } from '../util/terminal-text.js';
 import { costText } from './cost-text.js';
@@ -100,6 +101,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   if (!continuation) o = { ...o, file: resolveSopArg(o.file) }; // a name not found here: a built-in SOP (sops/)
   const { sop: loaded, warnings } = continuation ? { sop: continuation.sop, warnings: [] } : loadSopFile(o.file);
   configureSecrets({ urls: [loaded.llm?.base_url] });
+  configureSecrets(llmBlockSecrets(loaded)); // the keys and servers of LLM blocks with their own (llm.api_key_env, llm.base_url)
   const redact = makeRedactor();
   const sop = applyMemoryOverrides(loaded, { embedder: o.embedder, topK: o.topK, maxChatHistory: o.maxChatHistory });
   const err = (s: string) => process.stderr.write(redact(s));
@@ -125,6 +127,8 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
     await createProvider({
       spec: o.llm ?? sop.llm?.provider,
       baseURL: o.baseUrl ?? sop.llm?.base_url,
+      apiKeyEnv: o.baseUrl === undefined ? sop.llm?.api_key_env : undefined,
+      baseURLFixed: o.baseUrl !== undefined,
       record: o.record,
       sopName: sop.name,
       timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms,

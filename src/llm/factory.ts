@@ -7,6 +7,13 @@ export interface ProviderChoice {
   /** openai | mock | replay:FILE (default: the SOP's llm.provider, else openai). */
   spec?: string;
   baseURL?: string;
+  /** The variable holding the key for baseURL (the SOP's llm.api_key_env; default OPENAI_API_KEY). */
+  apiKeyEnv?: string;
+  /**
+   * baseURL was given on the command line (--base-url): every call goes there. Otherwise a call
+   * whose LLM block names its own server is answered there (src/llm/endpoints.ts).
+   */
+  baseURLFixed?: boolean;
   record?: string;
   sopName?: string;
   timeoutMs?: number;
@@ -36,15 +43,23 @@ export async function createProvider(choice: ProviderChoice): Promise<LlmProvide
     const { ReplayProvider } = await import('./cassette.js');
     provider = new ReplayProvider(file);
   } else if (spec === 'openai') {
-    const { OpenAiProvider } = await import('./openai.js');
-    provider = new OpenAiProvider({
-      baseURL: choice.baseURL,
-      timeoutMs: choice.timeoutMs,
-      maxReplyBytes: choice.maxReplyBytes,
-      budget: choice.budget,
-      onRetry: choice.onRetry,
-      onWarning: choice.onWarning,
-    });
+    const [{ OpenAiProvider }, { EndpointRouter, endpointKey }] = await Promise.all([import('./openai.js'), import('./endpoints.js')]);
+    const make = (baseURL: string | undefined, apiKey: string | undefined) =>
+      new OpenAiProvider({
+        baseURL,
+        apiKey,
+        timeoutMs: choice.timeoutMs,
+        maxReplyBytes: choice.maxReplyBytes,
+        budget: choice.budget,
+        onRetry: choice.onRetry,
+        onWarning: choice.onWarning,
+      });
+    const key = choice.apiKeyEnv !== undefined ? endpointKey({ baseURL: choice.baseURL, apiKeyEnv: choice.apiKeyEnv }) : undefined;
+    provider = make(choice.baseURL, key);
+    if (!choice.baseURLFixed) {
+      // a block's own server gets a key only from its own api_key_env (none: no key)
+      provider = new EndpointRouter(provider, (e) => make(e.baseURL ?? choice.baseURL, endpointKey(e) ?? ''));
+    }
   } else {
     throw new LlmError(`unknown --llm "${spec}"; use openai, mock or replay:FILE`);
   }

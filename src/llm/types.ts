@@ -55,9 +55,18 @@ export interface ToolSpec {
   parameters: Record<string, unknown>;
 }
 
+/** The server of a call whose LLM block names its own (llm.base_url, llm.api_key_env): src/llm/endpoints.ts. */
+export interface LlmEndpoint {
+  baseURL?: string;
+  /** The environment variable holding its API key. */
+  apiKeyEnv?: string;
+}
+
 export interface ChatRequest {
   messages: ChatMessage[];
   model: string;
+  /** Another server than the run's (absent: the run's own). */
+  endpoint?: LlmEndpoint;
   temperature?: number;
   maxTokens?: number;
   /** Stream deltas to `onDelta` as they arrive. */

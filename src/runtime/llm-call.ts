@@ -1,5 +1,6 @@
 // One LLM call of a run: secrets redacted, the graph's walk for the mock provider, through the
 // run's effects (durable runs reuse a journaled reply), usage counted, an `llm_call` event.
+import { callEndpoint } from '../llm/endpoints.js';
 import { callCost, modelPrice, type PricingTable } from '../llm/pricing.js';
 import type { CallMeta, ChatMessage, LlmProvider, Usage } from '../llm/types.js';
 import { DEFAULTS, type ResolvedSop } from '../sop/resolved.js';
@@ -62,7 +63,16 @@ export async function callLlm(
     { kind: 'llm', label: llmEffectLabel(meta.purpose, meta.state, meta.agent), journalsResult: false },
     () =>
       llm.chat(
-        { messages, model, temperature: settings.temperature ?? DEFAULTS.temperature, maxTokens: settings.max_tokens, stream, meta },
+        {
+          messages,
+          model,
+          // another server for this block (llm.base_url, llm.api_key_env); --model sends every call to the run's own
+          ...(host.model === undefined ? { endpoint: callEndpoint(host.resolved.sop.llm, settings) } : {}),
+          temperature: settings.temperature ?? DEFAULTS.temperature,
+          maxTokens: settings.max_tokens,
+          stream,
+          meta,
+        },
         { signal: host.signal, onDelta },
       ),
   );
