@@ -65,6 +65,7 @@ export function builtinPlugins(options: RunOptions): (host: RunHost) => RunPlugi
         resume: undefined,
         launch: undefined,
         effectIndex: options.resume?.effects ?? options.effectIndex, // replay a sub-flow's journaled effects
+        serverLlm: options.serverLlm ?? options.sop.llm, // the provider's own server is the top-level SOP's
         budget: { inherited: budget.runAccounts() }, // sub-flows draw on the parent's budgets
       }).run();
       return { status: res.status, turns: res.turns, result: res.result, summary: res.summary, error: res.error, usage: res.usage };

@@ -17,6 +17,8 @@ export interface LlmCallHost {
   readonly llm: LlmProvider;
   /** Force this model for every call. */
   readonly model?: string;
+  /** The LLM block whose server is the provider's own (the top-level SOP's); others name another (llm.base_url). */
+  readonly serverLlm?: LlmSettings;
   readonly resolved: ResolvedSop;
   readonly position: RunPosition;
   readonly seed: number;
@@ -67,7 +69,7 @@ export async function callLlm(
           messages,
           model,
           // another server for this block (llm.base_url, llm.api_key_env); --model sends every call to the run's own
-          ...(host.model === undefined ? { endpoint: callEndpoint(host.resolved.sop.llm, settings) } : {}),
+          ...(host.model === undefined ? { endpoint: callEndpoint(host.serverLlm ?? host.resolved.sop.llm, settings) } : {}),
           temperature: settings.temperature ?? DEFAULTS.temperature,
           maxTokens: settings.max_tokens,
           stream,

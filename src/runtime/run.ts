@@ -48,6 +48,11 @@ export interface RunOptions {
   maxTurns?: number;
   /** Force this model for every call. */
   model?: string;
+  /**
+   * The LLM block whose server (base_url, api_key_env) is the provider's own: the top-level SOP's
+   * (default: this SOP's). A sub-flow's blocks that name another server are answered there.
+   */
+  serverLlm?: LlmSettings;
   human?: HumanInput;
   environment?: EnvironmentMemory;
   /** Embedder for retrieval when environment.top_k > 0 (default: created from environment.embedder). */
@@ -170,6 +175,7 @@ export class RunLoop {
     this.llmCall = {
       llm: this.llm,
       model: options.model,
+      serverLlm: options.serverLlm ?? options.sop.llm,
       resolved: this.resolved,
       position: this.position,
       seed: this.seed,
