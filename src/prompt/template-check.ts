@@ -399,12 +399,19 @@ export function checkTemplate(source: string, scope: TemplateScope = {}): Templa
     throw err;
   }
   if (checker.problems.length > 0) return checker.problems;
-  // What the compiler refuses beyond the grammar. It only generates code, never runs the
-  // template; the verdict is kept per source (sub-flows and repeated texts are checked once).
+  // What the compiler refuses beyond the grammar. It never runs the template; the verdict is
+  // kept per source (sub-flows and repeated texts are checked once). Handlebars.precompile(source)
+  // would parse the text again, run this Compiler, then generate JavaScript, a step that refuses
+  // nothing more (its only errors are its own consistency checks): the Compiler alone, on the AST
+  // already read and with precompile's options, gives the same verdict in a fraction of the time.
   let compiled = compilerVerdicts.get(source);
   if (compiled === undefined) {
     try {
-      Handlebars.precompile(source, { noEscape: true, knownHelpers: { log: false } });
+      new (Handlebars as unknown as { Compiler: HandlebarsCompiler }).Compiler().compile(ast, {
+        noEscape: true,
+        knownHelpers: { log: false },
+        data: true,
+      });
       compiled = '';
     } catch (err) {
       compiled = oneLine((err as Error).message);
@@ -416,6 +423,9 @@ export function checkTemplate(source: string, scope: TemplateScope = {}): Templa
 }
 
 const compilerVerdicts = new Map<string, string>();
+
+/** Handlebars.Compiler (untyped): turns a parsed template into opcodes, refusing what it cannot compile. */
+type HandlebarsCompiler = new () => { compile(ast: Program, options: Record<string, unknown>): unknown };
 
 /** The innermost block left open at the end of a template, by a scan of its tags. */
 function unclosedBlock(source: string): string | undefined {
