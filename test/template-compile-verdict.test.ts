@@ -1,11 +1,13 @@
-// The check of a template runs Handlebars' Compiler on the AST it already read, where it used to
-// call Handlebars.precompile (parse again, compile, generate JavaScript). Its verdict must be
-// the one precompile gives: a template that passes the check compiles, and one that Handlebars
-// cannot compile is refused, with Handlebars' own message.
+// The check of a template loads only Handlebars' parser and compiler, and runs the Compiler on the
+// AST it already read, where it used to call Handlebars.precompile (parse again, compile, generate
+// JavaScript). Its verdict must be the one precompile gives: a template that passes the check
+// compiles, and one that Handlebars cannot compile is refused, with Handlebars' own message.
 import fc from 'fast-check';
 import Handlebars from 'handlebars';
 import { describe, expect, it } from 'vitest';
 import { checkTemplate } from '../src/prompt/template-check.js';
+import { CHECKED_HELPERS } from '../src/prompt/template-helpers.js';
+import { TEMPLATE_HELPERS } from '../src/prompt/templates.js';
 
 /** Handlebars.precompile's verdict, as the check reports it: '' when it compiles, else its message on one line. */
 function precompileVerdict(source: string): string {
@@ -30,6 +32,12 @@ const PIECES = [
 ]; // prettier-ignore
 
 describe('template check: the compiler verdict', () => {
+  it('allows exactly the helpers the engine registers for rendering', () => {
+    expect(CHECKED_HELPERS).toEqual(TEMPLATE_HELPERS);
+    expect(checkTemplate('{{#each a}}{{inc @index}}{{/each}}')).toEqual([]);
+    expect(checkTemplate('{{log a}}')).not.toEqual([]);
+  });
+
   it('refuses what Handlebars cannot compile, with its message', () => {
     const source = '{{#*inline "p"}}x{{/inline}}{{> p a b}}';
     const verdict = precompileVerdict(source);
