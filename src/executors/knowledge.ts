@@ -6,7 +6,8 @@ import { defaultThreshold } from '../components/knowledge.js';
 import { embedderLearns, KnowledgeBase, KnowledgeError, type KnowledgeMode } from '../components/knowledge-base.js';
 import { createEmbedder } from '../memory/create-embedder.js';
 import { isAbsolute, resolve } from 'node:path';
-import { ExecutorInputError, str, type ArgSpecs, type ExecContext, type ExecResult, type Executor } from './types.js';
+import { ExecutorInputError, str, type ExecContext, type ExecResult, type Executor } from './types.js';
+import { knowledgeSpec } from './knowledge-spec.js';
 
 const loaded = new Map<string, Promise<KnowledgeBase>>();
 
@@ -27,36 +28,7 @@ async function load(file: string, mode: KnowledgeMode, ctx: ExecContext): Promis
 }
 
 export const executor: Executor = {
-  name: 'knowledge',
-  description: 'Search an external knowledge base (a file of questions and answers, or of text chunks) by meaning.',
-  settings: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['file'],
-    properties: {
-      file: {
-        type: 'string',
-        description:
-          'The knowledge base file (Agents 1.0 format); a template (e.g. "{{inputs.knowledge}}"), relative to the folder sop was started from. Empty: the command says no knowledge base was given.',
-      },
-      mode: {
-        type: 'string',
-        enum: ['qa', 'chunk'],
-        description: 'qa: match questions, return their answers (default); chunk: match text chunks.',
-      },
-      top_k: { type: 'integer', minimum: 1, maximum: 50, description: 'Entries returned at most (default 3).' },
-      threshold: {
-        type: 'number',
-        description: "Least similarity of an entry returned (default: the knowledge component's for the embedder).",
-      },
-    },
-  },
-  args(): ArgSpecs {
-    return {
-      query: { type: 'string', required: true, description: 'What you want to know.' },
-      k: { type: 'integer', description: 'How many entries to return (default: the setting, 3).' },
-    };
-  },
+  ...knowledgeSpec,
   async run(args, ctx): Promise<ExecResult> {
     const given = ctx.renderText(str(ctx.settings.file) ?? '', `commands/${ctx.command}/settings/file`).trim();
     if (given === '') throw new ExecutorInputError('no knowledge base was given to this run (e.g. --input knowledge=FILE)');

@@ -1,0 +1,120 @@
+// Start-up of `sop validate`: with only file names it runs without the argument parser (main.ts,
+// plain-validate.ts) and without the modules of features the SOP does not use, and says exactly
+// what the parser's path says, with the same exit code.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { plainValidateFiles } from '../src/cli/plain-validate.js';
+
+const ROOT = join(import.meta.dirname, '..');
+const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+let dir: string;
+
+beforeAll(() => {
+  if (!existsSync(CLI)) throw new Error('dist/src/cli/main.js is missing: run `npm run build` first');
+  dir = mkdtempSync(join(tmpdir(), 'sop-validate-startup-'));
+  // A loader hook that writes the URL of every ES module loaded to $SOP_TEST_LOAD_LOG.
+  writeFileSync(
+    join(dir, 'hooks.mjs'),
+    "import { appendFileSync } from 'node:fs';\n" +
+      'export async function load(url, context, next) {\n' +
+      "  appendFileSync(process.env.SOP_TEST_LOAD_LOG, url + '\\n');\n" +
+      '  return next(url, context);\n' +
+      '}\n',
+  );
+  writeFileSync(
+    join(dir, 'register.mjs'),
+    `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)});\n`,
+  );
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function sop(args: string[], loadLog?: string) {
+  const r = spawnSync(process.execPath, [...(loadLog ? ['--import', join(dir, 'register.mjs')] : []), CLI, ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, SOP_DEBUG: '', ...(loadLog ? { SOP_TEST_LOAD_LOG: loadLog } : {}) },
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The ES modules `sop ARGS` loads (URLs relative to the project). */
+function modulesLoaded(args: string[]): string[] {
+  const log = join(dir, `loads-${Math.random().toString(36).slice(2)}.txt`);
+  writeFileSync(log, '');
+  const r = sop(args, log);
+  expect(r.code, r.stderr).toBe(0);
+  return readFileSync(log, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((u) => u.replace(pathToFileURL(ROOT).href + '/', ''));
+}
+
+describe('plainValidateFiles', () => {
+  it('takes `validate FILE...` with nothing else', () => {
+    expect(plainValidateFiles(['validate', 'a.sop.json'])).toEqual(['a.sop.json']);
+    expect(plainValidateFiles(['validate', 'a.json', 'b c.json', '1e3'])).toEqual(['a.json', 'b c.json', '1e3']);
+  });
+
+  it('leaves everything else to the argument parser', () => {
+    for (const args of [
+      [],
+      ['validate'],
+      ['run', 'a.json'],
+      ['validate', '--quiet', 'a.json'],
+      ['validate', 'a.json', '-q'],
+      ['validate', 'a.json', '--check-tools'],
+      ['validate', '--', 'a.json'],
+      ['validate', 'a.json', ''],
+      ['validate', 'a.json', 'help'], // the parser takes a last `help` as --help
+      ['Validate', 'a.json'],
+    ])
+      expect(plainValidateFiles(args), args.join(' ')).toBeUndefined();
+  });
+});
+
+describe('sop validate FILE... without the argument parser', () => {
+  it('prints and exits exactly as the parser path does', () => {
+    const bad = join(dir, 'bad.sop.json');
+    writeFileSync(bad, JSON.stringify({ name: 't', agents: {}, root: 'nowhere', states: {} }));
+    const broken = join(dir, 'broken.json');
+    writeFileSync(broken, '{"name": x}');
+    const cases = [
+      ['sops/jarvis.sop.json'],
+      ['sops/jarvis.sop.json', 'examples/debate/debate.sop.json', 'examples/debate/debate.cassette.json'],
+      [bad],
+      [broken, 'sops/jarvis.sop.json', join(dir, 'missing.json'), '1e3', dir],
+      ['jarvis'], // a built-in SOP by name
+    ];
+    for (const files of cases) {
+      const plain = sop(['validate', ...files]);
+      const parsed = sop(['validate', '--no-quiet', ...files]); // an option: through yargs
+      expect(plain, files.join(' ')).toEqual(parsed);
+      expect(plain.stderr).not.toContain('    at ');
+    }
+    expect(sop(['validate', 'sops/jarvis.sop.json']).code).toBe(0);
+    expect(sop(['validate', bad]).code).toBe(1);
+  });
+
+  it('loads neither yargs nor the modules of features the SOP does not use', () => {
+    const plain = modulesLoaded(['validate', 'sops/jarvis.sop.json']);
+    expect(plain).toContain('dist/src/cli/validate-command.js');
+    // the task board and world model (the scientist's executors, imported at their first call)
+    const unused = plain.filter((u) =>
+      /node_modules\/(yargs|cliui|string-width)|dist\/src\/(taskboard\/(board|scheduler|persist)|worldmodel\/(model|persist)|scientist\/(memory-types|views|text-index))\b/.test(
+        u,
+      ),
+    );
+    expect(unused).toEqual([]);
+    // the template check loads Handlebars' parser and compiler, not the whole package (its runtime)
+    expect(plain.filter((u) => /node_modules\/handlebars\/lib\/index\.js|dist\/src\/prompt\/templates\.js/.test(u))).toEqual([]);
+    // with an option, the parser is loaded as before
+    expect(modulesLoaded(['validate', '--quiet', 'sops/jarvis.sop.json']).some((u) => u.includes('node_modules/yargs/'))).toBe(true);
+    const help = sop(['validate', 'sops/jarvis.sop.json', 'help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('sop validate <files..>');
+  });
+});
