@@ -14,6 +14,7 @@ import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 
 const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
+const ASSISTANT = join(process.cwd(), 'examples/assistant/assistant.sop.json');
 const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
 if (!REDIS) console.warn('sweep-queue tests skipped: redis-server is not installed (apt-get install redis-server)');
 
@@ -226,6 +227,51 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
     procs.push(after);
     expect(await after.exited, after.out).toBe(0);
     expect(lines(join(dir, 'C'))[0]!.outputs.verdict).toContain('Judge Rosalind');
+    w.child.kill('SIGTERM');
+    await w.exited;
+  }, 120_000);
+
+  it('queued jobs carry --budget-tokens and --answers (a relative path made absolute) to a worker in another folder', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sop-queue-'));
+    const w = start(process.execPath, [CLI, 'worker', '--queue', url, '--concurrency', '2'], env, tmpdir());
+    procs.push(w);
+    await w.waitFor(/ready: queue/);
+    const budget = sop([
+      'sweep',
+      DEBATE,
+      '--llm',
+      'mock',
+      '--seeds',
+      '1-3',
+      '--budget-tokens',
+      '1500',
+      '--queue',
+      url,
+      '--out',
+      join(dir, 'B'),
+    ]);
+    procs.push(budget);
+    expect(await budget.exited, budget.out).toBe(0);
+    expect(budget.out).toContain('3 of 3 runs done (3 stopped by a budget), 0 failed');
+    const bs = lines(join(dir, 'B'));
+    expect(bs.map((r) => r.status)).toEqual(['budget', 'budget', 'budget']);
+    for (const r of bs) expect(r.budget).toMatch(/^--budget-tokens 1500: \d+ of 1500 tokens used/);
+    expect(readFileSync(join(dir, 'B', 'summary.md'), 'utf8')).toMatch(/\| --budget-tokens 1500 \| 3 \|/);
+
+    // the sweep is started in its own folder with a relative answers file; the worker is elsewhere
+    writeFileSync(join(dir, 'answers.txt'), 'Food and long walks by the river, please.\n');
+    const human = start(
+      process.execPath,
+      [CLI, 'sweep', ASSISTANT, '--llm', 'mock', '--seeds', '1-2', '--answers', 'answers.txt', '--queue', url, '--out', 'H'],
+      env,
+      dir,
+    );
+    procs.push(human);
+    expect(await human.exited, human.out).toBe(0);
+    for (const r of lines(join(dir, 'H'))) {
+      expect(r.status).toBe('finished');
+      expect(readFileSync(join(r.run_dir!, 'journal.jsonl'), 'utf8')).toContain('Food and long walks by the river');
+    }
     w.child.kill('SIGTERM');
     await w.exited;
   }, 120_000);

@@ -135,7 +135,9 @@ function budgetRows(results: readonly ResultLine[]): string[] {
     '',
     '| budget | runs | first run |',
     '|---|---|---|',
-    ...[...byBudget.entries()].sort((a, b) => b[1].n - a[1].n).map(([which, x]) => `| ${mdCell(which, 300)} | ${x.n} | ${mdCell(x.first)} |`),
+    ...[...byBudget.entries()]
+      .sort((a, b) => b[1].n - a[1].n)
+      .map(([which, x]) => `| ${mdCell(which, 300)} | ${x.n} | ${mdCell(x.first)} |`),
   ];
 }
 
