@@ -275,4 +275,53 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
     w.child.kill('SIGTERM');
     await w.exited;
   }, 120_000);
+
+  it("gathering asks Redis only about this sweep's jobs: 1,000 finished jobs of an older sweep are never read", async () => {
+    const { Queue, Worker } = await import('bullmq');
+    const { Redis } = await import('ioredis');
+    const port = Number(new URL(url).port);
+    const connection = { host: '127.0.0.1', port, maxRetriesPerRequest: null };
+    // an older sweep's 1,000 finished jobs, each with a result line
+    const old = new Queue('sop-runs', { connection });
+    await old.addBulk(
+      Array.from({ length: 1000 }, (_, i) => ({
+        name: 'run',
+        data: { point: { key: `s${i}` } },
+        opts: { jobId: `oldsweep0000-s${i}`, removeOnComplete: false },
+      })),
+    );
+    let done = 0;
+    const all = new Promise<void>((resolve) => {
+      const w = new Worker('sop-runs', async (job) => ({ key: job.data.point.key, status: 'finished', outputs: {} }), {
+        connection,
+        concurrency: 50,
+      });
+      w.on('completed', () => {
+        if (++done === 1000) void w.close().then(resolve);
+      });
+    });
+    await all;
+    await old.close();
+
+    const dir = mkdtempSync(join(tmpdir(), 'sop-queue-'));
+    const args = ['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--queue', url, '--out', join(dir, 'OUT')];
+    const detach = sop([...args, '--detach']);
+    procs.push(detach);
+    expect(await detach.exited, detach.out).toBe(0);
+    const w = worker();
+    await w.waitFor(/(run \S+ finished after[^]*){3}/);
+    const redis = new Redis({ host: '127.0.0.1', port });
+    const hgetall = async () => Number(((await redis.info('commandstats')).match(/cmdstat_hgetall:calls=(\d+)/) ?? [])[1] ?? 0);
+    const before = await hgetall();
+    const collect = sop([...args, '--collect']);
+    procs.push(collect);
+    expect(await collect.exited, collect.out).toBe(0);
+    const reads = (await hgetall()) - before;
+    await redis.quit();
+    expect(lines(join(dir, 'OUT')).map((r) => r.status)).toEqual(['finished', 'finished', 'finished']);
+    // its 3 jobs read (and each looked up once before): not the 1,000 others at every poll
+    expect(reads).toBeLessThan(20);
+    w.child.kill('SIGTERM');
+    await w.exited;
+  }, 120_000);
 });
