@@ -2,7 +2,8 @@
 // real `sop worker` processes: the acceptance case (24 debates against an OpenAI-compatible
 // server answering after 150 ms, two workers, one SIGKILLed once it has runs under way, a third
 // started: 24 finished lines with the verdict, none twice, the killed runs continued from their
-// journals), --detach and --collect, and bounded retries recorded with their reason.
+// journals), --detach and --collect, bounded retries recorded with their reason, each run's
+// budget and answers file carried by the jobs, and a gathering that never reads other sweeps' jobs.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';

@@ -1,6 +1,7 @@
 // sop sweep in one process: the acceptance case (12 debates, 4 at once), the grid (seeds, input
 // rows from .jsonl and .csv, models, repeats) with stable keys, and re-running a sweep: finished
-// runs are skipped, a run killed half-way continues from its journal, nothing is counted twice.
+// runs are skipped, a run killed half-way continues from its journal, nothing is counted twice;
+// --budget-tokens for each run (kept by a continued run) and --answers for a human role.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -190,9 +191,26 @@ describe('sop sweep (in process)', () => {
 
     writeFileSync(join(dir, 'answers.txt'), 'Food and long walks by the river, please.\n');
     const out = join(dir, 'OUT');
-    const r = sop(['sweep', ASSISTANT, '--llm', 'mock', '--seeds', '1-3', '--answers', join(dir, 'answers.txt'), '--out', out]);
+    // over two worker threads: each thread's runs read the file too
+    const r = sop([
+      'sweep',
+      ASSISTANT,
+      '--llm',
+      'mock',
+      '--seeds',
+      '1-3',
+      '--answers',
+      join(dir, 'answers.txt'),
+      '--concurrency',
+      '1',
+      '--threads',
+      '2',
+      '--out',
+      out,
+    ]);
     expect(r.stderr).toContain('3 of 3 runs done, 0 failed');
     expect(r.code).toBe(0);
+    expect(new Set(lines(out).map((x) => x.worker.split('/')[1])).size).toBe(2);
     for (const x of lines(out)) {
       expect(x.status).toBe('finished');
       expect(x.outputs.plan).toBeTruthy();
