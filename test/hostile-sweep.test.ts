@@ -87,6 +87,7 @@ describe('hostile sweep input', () => {
     writeFileSync(join(dir, 'empty.csv'), '');
     writeFileSync(join(dir, 'header.csv'), 'topic\n');
     writeFileSync(join(dir, 'a-file'), 'not a folder');
+    writeFileSync(join(dir, 'numbers.json'), '[1, 2]');
     for (const [args, message] of [
       [['--seeds', '9-2'], /--seeds "9-2"/],
       [['--inputs', join(dir, 'bad.jsonl')], /bad\.jsonl:2: each line must be a JSON object/],
@@ -116,6 +117,12 @@ describe('hostile sweep input', () => {
       [['--llm', 'bogus'], /unknown --llm "bogus"/],
       [['--llm', `replay:${join(dir, 'missing.cassette.json')}`], /missing\.cassette\.json/],
       [['--pricing', join(dir, 'missing-pricing.json')], /missing-pricing\.json/],
+      // each run's budgets and answers file
+      [['--budget-tokens', '0'], /--budget-tokens must be a number above 0, the budget of each run \(got 0\)/],
+      [['--budget-tokens', 'x'], /--budget-tokens must be a number above 0/],
+      [['--budget-usd', '-0.5'], /--budget-usd must be a number above 0, the budget of each run \(got -0\.5\)/],
+      [['--answers', join(dir, 'missing-answers.txt')], /answers file .*missing-answers\.txt: cannot read \(ENOENT\)/],
+      [['--answers', join(dir, 'numbers.json')], /answers file .*numbers\.json: must be a JSON list of strings/],
     ] as const) {
       const out = join(dir, 'OUT');
       // the option given last wins, so --llm bogus replaces the --llm mock given first
@@ -239,7 +246,7 @@ describe('hostile sweep runs', () => {
     const out = join(dir, 'OUT');
     const args = ['sweep', file, '--llm', `replay:${CASSETTE}`, '--out', out];
     const r = sop(args);
-    expect(r.stderr).toContain('1 of 1 runs done, 0 failed;');
+    expect(r.stderr).toContain('1 of 1 runs done (1 stopped by a budget), 0 failed;');
     expect(r.code).toBe(0);
     const [line] = lines(out);
     expect(line!.status).toBe('budget');

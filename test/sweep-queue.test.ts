@@ -2,7 +2,8 @@
 // real `sop worker` processes: the acceptance case (24 debates against an OpenAI-compatible
 // server answering after 150 ms, two workers, one SIGKILLed once it has runs under way, a third
 // started: 24 finished lines with the verdict, none twice, the killed runs continued from their
-// journals), --detach and --collect, and bounded retries recorded with their reason.
+// journals), --detach and --collect, bounded retries recorded with their reason, each run's
+// budget and answers file carried by the jobs, and a gathering that never reads other sweeps' jobs.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -14,6 +15,7 @@ import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 
 const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
+const ASSISTANT = join(process.cwd(), 'examples/assistant/assistant.sop.json');
 const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
 if (!REDIS) console.warn('sweep-queue tests skipped: redis-server is not installed (apt-get install redis-server)');
 
@@ -226,6 +228,100 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
     procs.push(after);
     expect(await after.exited, after.out).toBe(0);
     expect(lines(join(dir, 'C'))[0]!.outputs.verdict).toContain('Judge Rosalind');
+    w.child.kill('SIGTERM');
+    await w.exited;
+  }, 120_000);
+
+  it('queued jobs carry --budget-tokens and --answers (a relative path made absolute) to a worker in another folder', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sop-queue-'));
+    const w = start(process.execPath, [CLI, 'worker', '--queue', url, '--concurrency', '2'], env, tmpdir());
+    procs.push(w);
+    await w.waitFor(/ready: queue/);
+    const budget = sop([
+      'sweep',
+      DEBATE,
+      '--llm',
+      'mock',
+      '--seeds',
+      '1-3',
+      '--budget-tokens',
+      '1500',
+      '--queue',
+      url,
+      '--out',
+      join(dir, 'B'),
+    ]);
+    procs.push(budget);
+    expect(await budget.exited, budget.out).toBe(0);
+    expect(budget.out).toContain('3 of 3 runs done (3 stopped by a budget), 0 failed');
+    const bs = lines(join(dir, 'B'));
+    expect(bs.map((r) => r.status)).toEqual(['budget', 'budget', 'budget']);
+    for (const r of bs) expect(r.budget).toMatch(/^--budget-tokens 1500: \d+ of 1500 tokens used/);
+    expect(readFileSync(join(dir, 'B', 'summary.md'), 'utf8')).toMatch(/\| --budget-tokens 1500 \| 3 \|/);
+
+    // the sweep is started in its own folder with a relative answers file; the worker is elsewhere
+    writeFileSync(join(dir, 'answers.txt'), 'Food and long walks by the river, please.\n');
+    const human = start(
+      process.execPath,
+      [CLI, 'sweep', ASSISTANT, '--llm', 'mock', '--seeds', '1-2', '--answers', 'answers.txt', '--queue', url, '--out', 'H'],
+      env,
+      dir,
+    );
+    procs.push(human);
+    expect(await human.exited, human.out).toBe(0);
+    for (const r of lines(join(dir, 'H'))) {
+      expect(r.status).toBe('finished');
+      expect(readFileSync(join(r.run_dir!, 'journal.jsonl'), 'utf8')).toContain('Food and long walks by the river');
+    }
+    w.child.kill('SIGTERM');
+    await w.exited;
+  }, 120_000);
+
+  it("gathering asks Redis only about this sweep's jobs: 1,000 finished jobs of an older sweep are never read", async () => {
+    const { Queue, Worker } = await import('bullmq');
+    const { Redis } = await import('ioredis');
+    const port = Number(new URL(url).port);
+    const connection = { host: '127.0.0.1', port, maxRetriesPerRequest: null };
+    // an older sweep's 1,000 finished jobs, each with a result line
+    const old = new Queue('sop-runs', { connection });
+    await old.addBulk(
+      Array.from({ length: 1000 }, (_, i) => ({
+        name: 'run',
+        data: { point: { key: `s${i}` } },
+        opts: { jobId: `oldsweep0000-s${i}`, removeOnComplete: false },
+      })),
+    );
+    let done = 0;
+    const all = new Promise<void>((resolve) => {
+      const w = new Worker('sop-runs', async (job) => ({ key: job.data.point.key, status: 'finished', outputs: {} }), {
+        connection,
+        concurrency: 50,
+      });
+      w.on('completed', () => {
+        if (++done === 1000) void w.close().then(resolve);
+      });
+    });
+    await all;
+    await old.close();
+
+    const dir = mkdtempSync(join(tmpdir(), 'sop-queue-'));
+    const args = ['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--queue', url, '--out', join(dir, 'OUT')];
+    const detach = sop([...args, '--detach']);
+    procs.push(detach);
+    expect(await detach.exited, detach.out).toBe(0);
+    const w = worker();
+    await w.waitFor(/(run \S+ finished after[^]*){3}/);
+    const redis = new Redis({ host: '127.0.0.1', port });
+    const hgetall = async () => Number(((await redis.info('commandstats')).match(/cmdstat_hgetall:calls=(\d+)/) ?? [])[1] ?? 0);
+    const before = await hgetall();
+    const collect = sop([...args, '--collect']);
+    procs.push(collect);
+    expect(await collect.exited, collect.out).toBe(0);
+    const reads = (await hgetall()) - before;
+    await redis.quit();
+    expect(lines(join(dir, 'OUT')).map((r) => r.status)).toEqual(['finished', 'finished', 'finished']);
+    // its 3 jobs read (and each looked up once before): not the 1,000 others at every poll
+    expect(reads).toBeLessThan(20);
     w.child.kill('SIGTERM');
     await w.exited;
   }, 120_000);

@@ -1,6 +1,7 @@
 // sop sweep in one process: the acceptance case (12 debates, 4 at once), the grid (seeds, input
 // rows from .jsonl and .csv, models, repeats) with stable keys, and re-running a sweep: finished
-// runs are skipped, a run killed half-way continues from its journal, nothing is counted twice.
+// runs are skipped, a run killed half-way continues from its journal, nothing is counted twice;
+// --budget-tokens for each run (kept by a continued run) and --answers for a human role.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import type { ResultLine } from '../src/sweep/results.js';
 
 const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
+const ASSISTANT = join(process.cwd(), 'examples/assistant/assistant.sop.json');
 
 function sop(args: string[]) {
   const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 120_000 });
@@ -126,6 +128,130 @@ describe('sop sweep (in process)', () => {
     const csv = sop(['sweep', DEBATE, '--llm', 'mock', '--inputs', join(dir, 'topics.csv'), '--out', join(dir, 'CSV')]);
     expect(csv.code).toBe(0);
     expect(lines(join(dir, 'CSV')).map((x) => x.inputs.topic)).toEqual(['Ban cars?', 'Tax "sugar"?']);
+  });
+
+  it('--budget-tokens stops each run at its budget (status budget), is recorded in sweep.json and kept by a continued run', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'sop-sweep-')), 'OUT');
+    const bad = sop(['sweep', DEBATE, '--llm', 'mock', '--budget-usd', '-1', '--out', out]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr.trim()).toBe('error: --budget-usd must be a number above 0, the budget of each run (got -1)');
+    expect(existsSync(out)).toBe(false); // nothing written
+
+    const r = sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--budget-tokens', '1500', '--out', out]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('3 of 3 runs done (3 stopped by a budget), 0 failed');
+    const rs = lines(out);
+    expect(rs).toHaveLength(3);
+    for (const x of rs) {
+      expect(x.status).toBe('budget');
+      expect(x.budget).toMatch(/^--budget-tokens 1500: \d+ of 1500 tokens used/);
+      expect(x.usage.prompt_tokens + x.usage.completion_tokens).toBeLessThanOrEqual(1500);
+      expect(x.final_state).toBeUndefined(); // the debate never reached its end
+    }
+    const summary = readFileSync(join(out, 'summary.md'), 'utf8');
+    expect(summary).toMatch(/\| budget \| 3 \| 100\.0% \|/);
+    expect(summary).toContain('## Stopped by a budget');
+    expect(summary).toMatch(/\| --budget-tokens 1500 \| 3 \| s1-/);
+    expect(JSON.parse(readFileSync(join(out, 'sweep.json'), 'utf8'))['--budget-tokens']).toBe(1500);
+
+    // run 2 killed half-way (its journal cut after 2 turns, its line lost); the sweep again without a budget
+    const b = rs[1]!;
+    const journal = join(b.run_dir!, 'journal.jsonl');
+    const events = readFileSync(journal, 'utf8').split('\n').filter(Boolean);
+    let checkpoints = 0;
+    const cut = events.findIndex((l) => JSON.parse(l).type === 'checkpoint' && ++checkpoints === 2);
+    writeFileSync(journal, events.slice(0, cut + 1).join('\n') + '\n');
+    writeFileSync(join(out, 'results.jsonl'), [rs[0], rs[2]].map((x) => JSON.stringify(x)).join('\n') + '\n');
+    const again = sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--out', out]);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain('were made with --budget-tokens 1500 (now (default))');
+    expect(again.stderr).toContain('(but keep their own --budget-tokens)');
+    const continued = lines(out).find((x) => x.key === b.key)!;
+    expect(continued.resumed).toBe(true);
+    expect(continued.status).toBe('budget'); // the budget it was started with still holds
+    expect(continued.budget).toMatch(/^--budget-tokens 1500:/);
+    expect(continued.turns).toBe(b.turns);
+
+    // another budget: the runs done are kept, the change is told
+    const other = sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--budget-tokens', '3000', '--out', out]);
+    expect(other.stderr).toContain('--budget-tokens 1500 (now 3000)');
+    expect(other.stderr).toContain('3 already done, skipped');
+  });
+
+  it('--answers gives the human role its turns in every run; without it, one line says so', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sop-sweep-'));
+    const none = sop(['sweep', ASSISTANT, '--llm', 'mock', '--out', join(dir, 'NONE')]);
+    expect(none.code).toBe(1);
+    expect(none.stderr.trim().split('\n')).toHaveLength(1);
+    expect(none.stderr).toContain('You is played by a person; a sweep runs unattended: give their turns with --answers FILE');
+    expect(existsSync(join(dir, 'NONE'))).toBe(false);
+    const missing = sop(['sweep', ASSISTANT, '--llm', 'mock', '--answers', join(dir, 'nope.txt'), '--out', join(dir, 'NONE')]);
+    expect(missing.stderr.trim()).toBe(`error: answers file ${join(dir, 'nope.txt')}: cannot read (ENOENT)`);
+    expect(existsSync(join(dir, 'NONE'))).toBe(false);
+
+    writeFileSync(join(dir, 'answers.txt'), 'Food and long walks by the river, please.\n');
+    const out = join(dir, 'OUT');
+    // over two worker threads: each thread's runs read the file too
+    const r = sop([
+      'sweep',
+      ASSISTANT,
+      '--llm',
+      'mock',
+      '--seeds',
+      '1-3',
+      '--answers',
+      join(dir, 'answers.txt'),
+      '--concurrency',
+      '1',
+      '--threads',
+      '2',
+      '--out',
+      out,
+    ]);
+    expect(r.stderr).toContain('3 of 3 runs done, 0 failed');
+    expect(r.code).toBe(0);
+    expect(new Set(lines(out).map((x) => x.worker.split('/')[1])).size).toBe(2);
+    for (const x of lines(out)) {
+      expect(x.status).toBe('finished');
+      expect(x.outputs.plan).toBeTruthy();
+      // each run read the file from its start: the traveller's answer is in every journal
+      expect(readFileSync(join(x.run_dir!, 'journal.jsonl'), 'utf8')).toContain('Food and long walks by the river');
+    }
+
+    // too few answers: the runs stop, and the message says how a sweep continues them
+    writeFileSync(join(dir, 'empty.json'), '[]');
+    const short = sop([
+      'sweep',
+      ASSISTANT,
+      '--llm',
+      'mock',
+      '--seeds',
+      '1-2',
+      '--answers',
+      join(dir, 'empty.json'),
+      '--out',
+      join(dir, 'SHORT'),
+    ]);
+    expect(short.code).toBe(1);
+    expect(short.stderr).toContain('no answer left for You (Traveller)');
+    expect(short.stderr).toContain('run the sweep again with an --answers FILE');
+    const more = sop([
+      'sweep',
+      ASSISTANT,
+      '--llm',
+      'mock',
+      '--seeds',
+      '1-2',
+      '--answers',
+      join(dir, 'answers.txt'),
+      '--out',
+      join(dir, 'SHORT'),
+    ]);
+    expect(more.code).toBe(0);
+    expect(lines(join(dir, 'SHORT')).map((x) => [x.status, x.resumed])).toEqual([
+      ['finished', true],
+      ['finished', true],
+    ]);
   });
 
   it('grid building blocks: seeds, csv, keys', () => {

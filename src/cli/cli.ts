@@ -339,6 +339,15 @@ export function buildCli(argv: string[]): Argv {
             .option('yes', { type: 'boolean', default: false, describe: 'Accept every question, review and approval without asking' })
             .option('auto-run', { type: 'boolean', default: false, describe: 'Run code written by agents without asking' })
             .option('pricing', { type: 'string', describe: 'Prices of models over the shipped pricing.json, for the cost' })
+            .option('budget-tokens', {
+              type: 'number',
+              describe: 'Stop each run (status budget) before a call would take it past this many tokens',
+            })
+            .option('budget-usd', { type: 'number', describe: 'The same, in US dollars (priced with pricing.json)' })
+            .option('answers', {
+              type: 'string',
+              describe: 'Human answers for every run (each reads the file from its start): one per line or a JSON list',
+            })
             .option('queue', {
               type: 'string',
               describe: 'Put the runs on a BullMQ queue in Redis (redis://HOST:PORT) for sop worker processes',
@@ -379,6 +388,9 @@ export function buildCli(argv: string[]): Argv {
             yes: a.yes,
             autoRun: a['auto-run'],
             pricing: a.pricing,
+            budgetTokens: a['budget-tokens'],
+            budgetUsd: a['budget-usd'],
+            answers: a.answers,
             queue: a.queue,
             detach: a.detach,
             collect: a.collect,

@@ -18,7 +18,7 @@ import { Progress } from '../sweep/progress.js';
 import { ResultsFile, isDone } from '../sweep/results.js';
 import { sharedProvider } from '../sweep/shared-provider.js';
 import { sweepRunSettings, type SweepRunSettings } from '../sweep/run-point.js';
-import { checkLlm, checkNumbers, checkOutFolder, checkPricing, checkRequiredInputs } from '../sweep/preflight.js';
+import { checkHumans, checkLlm, checkNumbers, checkOutFolder, checkPricing, checkRequiredInputs } from '../sweep/preflight.js';
 import { settingsChanges } from '../sweep/settings-file.js';
 import { lastValues } from './last-value.js';
 import { parseInputs } from './run-command.js';
@@ -59,9 +59,7 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
   if (o.queue !== undefined) (await import('../sweep/queue.js')).parseRedisUrl(o.queue); // a bad URL is told before anything starts
   if ((o.detach || o.collect) && !o.queue) throw new Error(`--${o.detach ? 'detach' : 'collect'} needs --queue redis://HOST:PORT`);
   if (o.detach && o.collect) throw new Error('--detach queues the runs and --collect gathers them: give one of the two');
-  const humans = Object.entries(sop.agents).filter(([, a]) => a.human);
-  if (humans.length > 0)
-    throw new Error(`${humans.map(([n]) => n).join(', ')} ${humans.length > 1 ? 'are' : 'is'} played by a person; a sweep runs unattended`);
+  checkHumans(sop, o.answers);
 
   const rows = o.inputs !== undefined ? readInputRows(o.inputs) : undefined;
   const models = o.model !== undefined ? o.model.split(',').map((m) => m.trim()) : [undefined];
@@ -99,13 +97,16 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
     '--base-url': o.baseUrl ?? sop.llm?.base_url,
     '--max-turns': o.maxTurns,
     '--pricing': o.pricing !== undefined ? resolve(o.pricing) : undefined,
+    '--budget-tokens': o.budgetTokens,
+    '--budget-usd': o.budgetUsd,
+    '--answers': o.answers !== undefined ? resolve(o.answers) : undefined,
   });
   // runs stopped or killed half-way: their folders hold a journal to continue from
   const continued = todo.filter((p) => existsSync(join(runsDir, p.key, JOURNAL_FILE))).length;
   if (changes.length > 0 && skipped + continued > 0)
     err(
       `warning: the runs in ${out} were made with ${changes.join(', ')}: ` +
-        `${[...(skipped ? [`${skipped} already done are kept as they are`] : []), ...(continued ? [`${continued} stopped half-way continue with the new settings`] : [])].join(' and ')} ` +
+        `${[...(skipped ? [`${skipped} already done are kept as they are`] : []), ...(continued ? [`${continued} stopped half-way continue with the new settings${keptOwn(changes)}`] : [])].join(' and ')} ` +
         `(give another --out to run them all with these settings)\n`,
     );
   const notes = [
@@ -177,12 +178,22 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
   const done = lines.filter((r) => isDone(r.status)).length;
   const failed = lines.filter((r) => r.status === 'failed').length;
   const open = points.length - done - failed;
+  const budget = lines.filter((r) => r.status === 'budget').length;
   err(
-    `${done} of ${points.length} runs done, ${failed} failed${open ? `, ${open} not finished (run the same sweep again to continue them)` : ''}; ` +
+    `${done} of ${points.length} runs done${budget ? ` (${budget} stopped by a budget)` : ''}, ${failed} failed${open ? `, ${open} not finished (run the same sweep again to continue them)` : ''}; ` +
       `${out}/results.jsonl, ${out}/summary.md\n`,
   );
   if (stop.signal.aborted) return 130;
   return failed > 0 || open > 0 ? 1 : 0;
+}
+
+/**
+ * A run continued from its journal keeps the budgets and answers file it was started with when
+ * none is given now (as `sop resume`): said of the changes that leave one out.
+ */
+function keptOwn(changes: readonly string[]): string {
+  const left = changes.filter((c) => /^--(budget-tokens|budget-usd|answers) /.test(c) && c.endsWith('(now (default))'));
+  return left.length > 0 ? ` (but keep their own ${left.map((c) => c.split(' ')[0]).join(', ')})` : '';
 }
 
 async function sweepQueued(

@@ -65,6 +65,9 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
       yes: d.yes,
       autoRun: d.autoRun,
       pricing: d.pricing,
+      budgetTokens: d.budgetTokens,
+      budgetUsd: d.budgetUsd,
+      answers: d.answers,
       signal: stop.signal,
     });
     // stopped with the worker: the job goes back to the queue (its run continues from its journal)

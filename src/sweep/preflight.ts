@@ -3,6 +3,8 @@
 // folder, and that every run of the grid has the SOP's required inputs. A mistake here
 // would otherwise fail every run of the sweep one by one with the same message.
 import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { AnswersFileInput } from '../io/human.js';
 import { createProvider } from '../llm/factory.js';
 import { loadPricing } from '../llm/pricing.js';
 import type { Sop } from '../sop/types.js';
@@ -15,12 +17,25 @@ export class SweepOptionError extends Error {
 const whole = (n: number | undefined, min: number) => n === undefined || (Number.isInteger(n) && n >= min);
 
 /** Whole-number options: one clear line for the first that is wrong. */
-export function checkNumbers(o: { maxTurns?: number; threads?: number; attempts?: number; timeoutMs?: number }): void {
+export function checkNumbers(o: {
+  maxTurns?: number;
+  threads?: number;
+  attempts?: number;
+  timeoutMs?: number;
+  budgetTokens?: number;
+  budgetUsd?: number;
+}): void {
   if (!whole(o.maxTurns, 1)) throw new SweepOptionError(`--max-turns must be a whole number of turns, at least 1 (got ${o.maxTurns})`);
   if (!whole(o.threads, 1)) throw new SweepOptionError(`--threads must be a whole number, at least 1 (got ${o.threads})`);
   if (!whole(o.attempts, 1)) throw new SweepOptionError(`--attempts must be a whole number, at least 1 (got ${o.attempts})`);
   if (o.timeoutMs !== undefined && !(Number.isFinite(o.timeoutMs) && o.timeoutMs >= 1))
     throw new SweepOptionError(`--timeout must be a number of seconds above 0 (got ${o.timeoutMs / 1000})`);
+  for (const [flag, v] of [
+    ['--budget-tokens', o.budgetTokens],
+    ['--budget-usd', o.budgetUsd],
+  ] as const)
+    if (v !== undefined && !(Number.isFinite(v) && v > 0))
+      throw new SweepOptionError(`${flag} must be a number above 0, the budget of each run (got ${String(v)})`);
 }
 
 /** --out must be a folder (or not exist yet). */
@@ -65,4 +80,23 @@ export function checkRequiredInputs(sop: Sop, points: readonly GridPoint[]): voi
         `give --input ${name}=VALUE or a "${name}" column in --inputs`,
     );
   }
+}
+
+/**
+ * People's roles: every run reads its turns from the same --answers file (from its start), which
+ * must be readable; without one, a sweep with a human role cannot run unattended.
+ */
+export function checkHumans(sop: Sop, answers: string | undefined): void {
+  const humans = Object.entries(sop.agents)
+    .filter(([, a]) => a.human)
+    .map(([n]) => n);
+  if (answers !== undefined) {
+    new AnswersFileInput(resolve(answers)); // read now: a missing or malformed file is told once
+    return;
+  }
+  if (humans.length > 0)
+    throw new SweepOptionError(
+      `${humans.join(', ')} ${humans.length > 1 ? 'are' : 'is'} played by a person; a sweep runs unattended: ` +
+        `give their turns with --answers FILE (a JSON list of strings, or one answer per line), read from its start by every run`,
+    );
 }

@@ -118,6 +118,29 @@ function failureRows(results: readonly ResultLine[]): string[] {
   ];
 }
 
+/** Runs stopped by a budget, grouped by the budget that stopped them (its label, without the amounts spent). */
+function budgetRows(results: readonly ResultLine[]): string[] {
+  const byBudget = new Map<string, { n: number; first: string }>();
+  for (const r of results) {
+    if (r.status !== 'budget') continue;
+    const which = (r.budget ?? 'a budget').split(':')[0]!;
+    const x = byBudget.get(which) ?? { n: 0, first: r.key };
+    x.n++;
+    byBudget.set(which, x);
+  }
+  if (byBudget.size === 0) return [];
+  return [
+    '',
+    '## Stopped by a budget',
+    '',
+    '| budget | runs | first run |',
+    '|---|---|---|',
+    ...[...byBudget.entries()]
+      .sort((a, b) => b[1].n - a[1].n)
+      .map(([which, x]) => `| ${mdCell(which, 300)} | ${x.n} | ${mdCell(x.first)} |`),
+  ];
+}
+
 function countRows(counts: Map<string, number>, total: number): string[] {
   return [...counts.entries()]
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
@@ -135,6 +158,7 @@ export function summaryMarkdown(results: readonly ResultLine[], title: string, o
   for (const r of results) byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + 1);
   lines.push(...countRows(byStatus, results.length));
   lines.push(...failureRows(results));
+  lines.push(...budgetRows(results));
   const tags = [...new Set(results.flatMap((r) => Object.keys(r.outputs ?? {})))].sort();
   for (const tag of tags) {
     const counts = new Map<string, number>();

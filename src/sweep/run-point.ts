@@ -29,6 +29,11 @@ export interface SweepRunSettings {
   autoRun?: boolean;
   /** A pricing file (absolute, so that workers elsewhere find it too). */
   pricing?: string;
+  /** Budgets of each run (--budget-tokens, --budget-usd), as for `sop run`. */
+  budgetTokens?: number;
+  budgetUsd?: number;
+  /** The human answers file every run reads from its start (absolute, like the pricing file). */
+  answers?: string;
 }
 
 /** The settings of a sweep's runs from its command's options (the pricing file made absolute). */
@@ -42,6 +47,9 @@ export function sweepRunSettings(o: SweepRunSettings): SweepRunSettings {
     yes: o.yes,
     autoRun: o.autoRun,
     pricing: o.pricing !== undefined ? resolve(o.pricing) : undefined,
+    budgetTokens: o.budgetTokens,
+    budgetUsd: o.budgetUsd,
+    answers: o.answers !== undefined ? resolve(o.answers) : undefined,
   };
 }
 
@@ -131,6 +139,8 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
     yes: o.yes,
     autoRun: o.autoRun,
     pricing: o.pricing,
+    ...(o.budgetTokens !== undefined || o.budgetUsd !== undefined ? { budget: { tokens: o.budgetTokens, usd: o.budgetUsd } } : {}),
+    ...(o.answers !== undefined ? { answers: o.answers } : {}),
     signal: o.signal,
     stream: false, // nobody watches the deltas: plain answers cost less CPU than streams
     ...(o.onEvent ? { listeners: [o.onEvent] } : {}),
@@ -141,6 +151,10 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
     ...(o.timeoutMs !== undefined ? { timeout_ms: o.timeoutMs } : {}),
     ...(o.yes ? { yes: true } : {}),
     ...(o.autoRun ? { auto_run: true } : {}),
+    // as `sop run` records them: a run continued later keeps its budgets and answers file
+    ...(o.budgetTokens !== undefined ? { budget_tokens: o.budgetTokens } : {}),
+    ...(o.budgetUsd !== undefined ? { budget_usd: o.budgetUsd } : {}),
+    ...(o.answers !== undefined ? { answers: o.answers } : {}),
   };
   const handle = record
     ? resumeRun(dir, { ...common, ...(p.model !== undefined ? { model: p.model } : {}) })
@@ -157,7 +171,10 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
   const r = await handle.result;
   // stopped by Ctrl-C (or a worker's SIGTERM): say so, not just the LLM call it cut off
   const error =
-    r.status === 'interrupted' && o.signal?.aborted ? `stopped by Ctrl-C${r.error ? ` (${r.error.message})` : ''}` : r.error?.message;
+    r.status === 'interrupted' && o.signal?.aborted
+      ? `stopped by Ctrl-C${r.error ? ` (${r.error.message})` : ''}`
+      : // a sweep's runs are continued by running the sweep again, not by `sop resume`
+        r.error?.message.replace('resume with --answers FILE', 'run the sweep again with an --answers FILE');
   return redacted(line({ ...r, error }, r.messages, record !== undefined));
 }
 
