@@ -123,6 +123,31 @@ describe('LLM blocks with their own server', () => {
   });
 });
 
+describe('in a sweep', () => {
+  it('routes each run as sop run does, and refuses to start without the key variable of the SOP', async () => {
+    reset();
+    const file = sopFile('sweep-two', { base_url: b.url, api_key_env: 'SOP_TEST_OTHER_API_KEY', model: 'model-b' });
+    const out = join(root, 'sweep');
+    const env = { OPENAI_API_KEY: KEY_A, SOP_TEST_OTHER_API_KEY: KEY_B, OPENAI_BASE_URL: '' };
+    const r = await runCli(['sweep', file, '--seeds', '1-2', '--concurrency', '1', '--out', out], env);
+    expect(r.status, r.stderr).toBe(0);
+    expect(chats(a).map(agentOf)).toEqual(['Ann', 'Ann', 'Ann', 'Ann']);
+    expect(chats(b).map((x) => x.headers.authorization)).toEqual(Array(4).fill(`Bearer ${KEY_B}`));
+    expect(readFileSync(join(out, 'results.jsonl'), 'utf8')).not.toContain(KEY_B);
+
+    const keyed = join(root, 'keyed.sop.json');
+    writeFileSync(
+      keyed,
+      readFileSync(file, 'utf8').replace('"base_url":"' + a.url + '"', `"base_url":"${a.url}","api_key_env":"SOP_TEST_UNSET_RUN_KEY"`),
+    );
+    const refused = await runCli(['sweep', keyed, '--seeds', '1', '--out', join(root, 'keyed')], { ...env, SOP_TEST_UNSET_RUN_KEY: '' });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr.trim()).toMatch(
+      /^error: the environment variable SOP_TEST_UNSET_RUN_KEY \(llm\.api_key_env for .*\) is not set$/,
+    );
+  });
+});
+
 describe('callEndpoint and llmBlockSecrets', () => {
   const sopLlm = { base_url: 'http://a/v1', api_key_env: 'A_KEY' };
   it("is the run's own server unless a block names another server or key", () => {

@@ -11,12 +11,13 @@ import { loadSopFile } from '../loader/load.js';
 import { undeclaredInputs } from '../engine/run.js';
 import { formatDiagnostic } from '../sop/diagnostics.js';
 import type { LlmProvider } from '../llm/types.js';
+import { llmBlockSecrets } from '../llm/endpoints.js';
 import { configureSecrets, makeRedactor, urlCredentials } from '../util/redact.js';
 import { expandGrid, parseSeeds, readInputRows, type GridPoint } from '../sweep/grid.js';
 import { sweepLocal } from '../sweep/local.js';
 import { Progress } from '../sweep/progress.js';
 import { ResultsFile, isDone } from '../sweep/results.js';
-import { sharedProvider } from '../sweep/shared-provider.js';
+import { sharedProvider, sweepServer } from '../sweep/shared-provider.js';
 import { sweepRunSettings, type SweepRunSettings } from '../sweep/run-point.js';
 import { checkHumans, checkLlm, checkNumbers, checkOutFolder, checkPricing, checkRequiredInputs } from '../sweep/preflight.js';
 import { settingsChanges } from '../sweep/settings-file.js';
@@ -46,11 +47,13 @@ export const DEFAULT_SWEEP_CONCURRENCY = 8;
 export async function sweepCommand(given: SweepCommandOptions): Promise<number> {
   const o = lastValues(given, ['input']);
   configureSecrets({ urls: [o.baseUrl, o.queue] });
-  const redact = makeRedactor();
+  let redact = makeRedactor();
   const err = (s: string) => process.stderr.write(redact(s));
   const file = resolve(o.file);
   const { sop, warnings } = loadSopFile(file);
   configureSecrets({ urls: [sop.llm?.base_url] });
+  configureSecrets(llmBlockSecrets(sop)); // the key variables and servers of its LLM blocks (llm.api_key_env, llm.base_url)
+  redact = makeRedactor(); // with the SOP's secrets too
   for (const w of warnings) err(formatDiagnostic(w) + '\n');
   if (!Number.isInteger(o.repeat) || o.repeat < 1) throw new Error('--repeat must be a whole number, at least 1');
   const concurrency = o.concurrency ?? DEFAULT_SWEEP_CONCURRENCY;
@@ -83,7 +86,7 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
   if (o.queue !== undefined && (o.concurrency !== undefined || o.threads !== undefined))
     err(`warning: --concurrency and --threads are for a sweep in this process; on a queue, give each sop worker its --concurrency\n`);
   checkPricing(o.pricing);
-  await checkLlm(o.llm ?? sop.llm?.provider, o.baseUrl ?? sop.llm?.base_url, o.timeoutMs, o.queue !== undefined);
+  await checkLlm(o.llm ?? sop.llm?.provider, sweepServer(sop, o.baseUrl), o.timeoutMs, o.queue !== undefined);
 
   const out = resolve(o.out);
   checkOutFolder(out, o.out);
@@ -159,7 +162,7 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
           file,
           runsDir,
           ...sweepRunSettings(o),
-          provider: await sharedProvider(providers, o.llm ?? sop.llm?.provider, o.baseUrl ?? sop.llm?.base_url, o.timeoutMs),
+          provider: await sharedProvider(providers, o.llm ?? sop.llm?.provider, sweepServer(sop, o.baseUrl), o.timeoutMs),
           signal: stop.signal,
           concurrency,
           results,

@@ -13,7 +13,7 @@ import type { Sop } from '../sop/types.js';
 import { QUEUE_NAME, connectionOf, parseRedisUrl, reachRedis, type JobData } from '../sweep/queue.js';
 import { runPoint, workerName } from '../sweep/run-point.js';
 import type { ResultLine } from '../sweep/results.js';
-import { sharedProvider } from '../sweep/shared-provider.js';
+import { sharedProvider, sweepServer } from '../sweep/shared-provider.js';
 import { lastValues } from './last-value.js';
 
 export interface WorkerCommandOptions {
@@ -58,7 +58,7 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
       file: d.file,
       runsDir,
       llm: d.llm,
-      provider: await sharedProvider(providers, d.llm ?? sop.llm?.provider, d.baseUrl ?? sop.llm?.base_url, d.timeoutMs),
+      provider: await sharedProvider(providers, d.llm ?? sop.llm?.provider, sweepServer(sop, d.baseUrl), d.timeoutMs),
       baseUrl: d.baseUrl,
       maxTurns: d.maxTurns,
       timeoutMs: d.timeoutMs,

@@ -5,7 +5,7 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { AnswersFileInput } from '../io/human.js';
-import { createProvider } from '../llm/factory.js';
+import { createProvider, type ProviderChoice } from '../llm/factory.js';
 import { loadPricing } from '../llm/pricing.js';
 import type { Sop } from '../sop/types.js';
 import type { GridPoint } from './grid.js';
@@ -56,13 +56,13 @@ export function checkOutFolder(out: string, given: string): void {
  */
 export async function checkLlm(
   spec: string | undefined,
-  baseUrl: string | undefined,
+  server: Pick<ProviderChoice, 'baseURL' | 'apiKeyEnv' | 'baseURLFixed'>,
   timeoutMs: number | undefined,
   queued: boolean,
 ): Promise<void> {
   const s = spec ?? 'openai';
   if (queued && s === 'openai') return;
-  await createProvider({ spec: s, baseURL: baseUrl, timeoutMs });
+  await createProvider({ spec: s, ...server, timeoutMs });
 }
 
 export function checkPricing(file: string | undefined): void {

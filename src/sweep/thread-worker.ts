@@ -8,7 +8,7 @@ import { configureSecrets } from '../util/redact.js';
 import type { LlmProvider } from '../llm/types.js';
 import type { GridPoint } from './grid.js';
 import { failedLine, runPoint, type PointOptions } from './run-point.js';
-import { sharedProvider } from './shared-provider.js';
+import { sharedProvider, sweepServer } from './shared-provider.js';
 
 export interface ThreadTask {
   points: GridPoint[];
@@ -34,7 +34,7 @@ export default async function runShare(task: ThreadTask): Promise<number> {
   const provider = await sharedProvider(
     providers,
     task.options.llm ?? sop.llm?.provider,
-    task.options.baseUrl ?? sop.llm?.base_url,
+    sweepServer(sop, task.options.baseUrl),
     task.options.timeoutMs,
   );
   let next = 0;
