@@ -6,40 +6,17 @@
 // finish (queue and collect in one process). Results under the key "sweep_collect".
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FIXTURES, ROOT } from './lib/engine.mjs';
 import { round, row } from './lib/stats.mjs';
+import { startRedis, waitLine } from './lib/redis.mjs';
 
 export const order = 56;
 const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 const BACKLOG = Number(process.env.BENCH_COLLECT_BACKLOG ?? 5000);
 const RUNS = 300;
-
-async function freePort() {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = s.address().port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function waitLine(proc, re) {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const on = (d) => {
-      out += d.toString();
-      if (re.test(out)) resolve(out);
-    };
-    proc.stdout?.on('data', on);
-    proc.stderr?.on('data', on);
-    proc.once('exit', (code) => reject(new Error(`exited (${code}) before ${re}: ${out.slice(-500)}`)));
-  });
-}
 
 /** `sop ARGS` under /usr/bin/time: its exit code, stderr, wall ms and CPU ms (user + system). */
 async function timed(args) {
@@ -110,15 +87,10 @@ export async function run() {
       results: {},
       notes: ['not measured: redis-server or /usr/bin/time is missing'],
     };
-  const port = await freePort();
-  const url = `redis://127.0.0.1:${port}`;
-  const redis = spawn(redisBin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const { port, url, proc: redis } = await startRedis(redisBin);
   const dir = mkdtempSync(join(tmpdir(), 'sop-bench-collect-'));
   const procs = [];
   try {
-    await waitLine(redis, /Ready to accept connections/);
     const backlog = await fillBacklog({ host: '127.0.0.1', port });
     const worker = spawn(process.execPath, [CLI, 'worker', '--queue', url, '--concurrency', '16'], {
       stdio: ['ignore', 'ignore', 'pipe'],

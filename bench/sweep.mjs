@@ -5,12 +5,12 @@
 // processes on Redis for 200 runs. Results under the key "sweep".
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FIXTURES, ROOT, loadEngine, loadLlm } from './lib/engine.mjs';
 import { fmtMs, round, row } from './lib/stats.mjs';
 import { cpuMs, startServer } from './lib/test-server.mjs';
+import { startRedis, waitLine } from './lib/redis.mjs';
 
 export const order = 55;
 const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
@@ -74,29 +74,6 @@ async function threaded(url, file, sims, turns) {
   } finally {
     await pool.destroy();
   }
-}
-
-async function freePort() {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = s.address().port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function waitLine(proc, re) {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const on = (d) => {
-      out += d.toString();
-      if (re.test(out)) resolve();
-    };
-    proc.stdout?.on('data', on);
-    proc.stderr?.on('data', on);
-    proc.once('exit', (code) => reject(new Error(`exited (${code}) before ${re}: ${out.slice(-500)}`)));
-  });
 }
 
 /** 200 runs of the round-robin fixture (5 turns, 200 ms LLM) through Redis with N `sop worker` processes. */
@@ -222,13 +199,9 @@ export async function run() {
   } else if (!redisBin) {
     notes.push('sop worker throughput not measured: redis-server is not installed');
   } else {
-    const port = await freePort();
-    const redis = spawn(redisBin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const { port, proc: redis } = await startRedis(redisBin);
     const server = await startServer(200);
     try {
-      await waitLine(redis, /Ready to accept connections/);
       const by = {};
       for (const n of [1, 2, 4]) by[n] = await workers(server.url, n, 200, port);
       results.redis_workers = {
