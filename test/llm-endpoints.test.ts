@@ -2,7 +2,7 @@
 // answered by that server with that key (the real `openai` client against two OpenAI-compatible
 // test servers on 127.0.0.1); every other call goes to the run's own server. --base-url and
 // --model send every call to one server. A block's server never gets OPENAI_API_KEY unasked.
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -120,6 +120,58 @@ describe('LLM blocks with their own server', () => {
     expect(model.status, model.stderr).toBe(0);
     expect(chats(a).map((x) => (x.body as ChatRequestBody).model)).toEqual(['model-z', 'model-z', 'model-z', 'model-z']);
     expect(chats(b)).toHaveLength(0);
+  });
+});
+
+describe('a sub-flow', () => {
+  it("is answered at its own SOP's server, its caller at the run's", async () => {
+    reset();
+    // the boss delegates once, then finishes
+    const boss = await startOpenAiServer({
+      reply: (_body, index) =>
+        JSON.stringify(index === 0 ? { command: 'delegate', command_args: {} } : { command: 'finish', command_args: { result: 'done' } }),
+    });
+    const dir = join(root, 'subflow');
+    mkdirSync(dir, { recursive: true });
+    const child = {
+      name: 'child',
+      llm: { base_url: b.url, api_key_env: 'SOP_TEST_OTHER_API_KEY', model: 'model-b' },
+      environment: { summary: { enabled: false } },
+      agents: { Kid: { roles: { play: 'Kid' } } },
+      root: 'play',
+      states: {
+        play: { roles: ['Kid'], components: { Kid: { task: 'Say hello.' } }, controller: { max_turns: 1 }, next_states: { '1': 'end' } },
+        end: { final: true },
+      },
+    };
+    const parent = {
+      name: 'parent',
+      llm: { model: 'model-a', base_url: boss.url },
+      environment: { summary: { enabled: false } },
+      agents: { Boss: { roles: { boss: 'Boss' } } },
+      root: 'boss',
+      states: {
+        boss: {
+          roles: ['Boss'],
+          components: { Boss: { task: 'Delegate, then finish.' } },
+          commands: { delegate: { executor: 'sop', settings: { file: 'child.sop.json' } }, finish: { executor: 'finish' } },
+          next_states: { '1': 'end' },
+        },
+        end: { final: true },
+      },
+    };
+    writeFileSync(join(dir, 'child.sop.json'), JSON.stringify(child));
+    writeFileSync(join(dir, 'parent.sop.json'), JSON.stringify(parent));
+    try {
+      const env = { OPENAI_API_KEY: KEY_A, SOP_TEST_OTHER_API_KEY: KEY_B };
+      const r = await runCli(['run', join(dir, 'parent.sop.json'), '--out', join(dir, 'runs')], env);
+      expect(r.status, r.stderr).toBe(0);
+      expect(chats(boss).map(agentOf)).toEqual(['Boss', 'Boss']);
+      expect(chats(b).map(agentOf)).toEqual(['Kid']);
+      expect(chats(b).map((x) => x.headers.authorization)).toEqual([`Bearer ${KEY_B}`]);
+    } finally {
+      await boss.close();
+    }
   });
 });
 
