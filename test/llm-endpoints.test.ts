@@ -95,6 +95,24 @@ describe('LLM blocks with their own server', () => {
     expect(chats(b).map((x) => x.headers.authorization)).toEqual(['Bearer no-key', 'Bearer no-key']);
   });
 
+  it('a refused key names the variable it came from, or says that none was sent', async () => {
+    const refusing = await startOpenAiServer({ fault: () => ({ kind: 'status', status: 401 }) });
+    try {
+      const env = { OPENAI_API_KEY: KEY_A, SOP_TEST_OTHER_API_KEY: KEY_B };
+      const none = await runCli(['run', sopFile('refused-none', { base_url: refusing.url }), '--out', join(root, 'r1')], env);
+      expect(none.status).toBe(1);
+      expect(none.stderr).toMatch(
+        /wants an API key \(HTTP 401\), and none was sent: name the variable that holds it with llm\.api_key_env/,
+      );
+      const named = sopFile('refused-named', { base_url: refusing.url, api_key_env: 'SOP_TEST_OTHER_API_KEY' });
+      const r = await runCli(['run', named, '--out', join(root, 'r2')], env);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toMatch(/the server refused the API key \(HTTP 401\)\. Check SOP_TEST_OTHER_API_KEY\./);
+    } finally {
+      await refusing.close();
+    }
+  });
+
   it('says which variable is missing, in one line, when api_key_env is not set', async () => {
     reset();
     const file = sopFile('unset', { base_url: b.url, api_key_env: 'SOP_TEST_UNSET_API_KEY' });

@@ -44,10 +44,11 @@ export async function createProvider(choice: ProviderChoice): Promise<LlmProvide
     provider = new ReplayProvider(file);
   } else if (spec === 'openai') {
     const [{ OpenAiProvider }, { EndpointRouter, endpointKey }] = await Promise.all([import('./openai.js'), import('./endpoints.js')]);
-    const make = (baseURL: string | undefined, apiKey: string | undefined) =>
+    const make = (baseURL: string | undefined, apiKey: string | undefined, apiKeyName: string | null | undefined) =>
       new OpenAiProvider({
         baseURL,
         apiKey,
+        apiKeyName,
         timeoutMs: choice.timeoutMs,
         maxReplyBytes: choice.maxReplyBytes,
         budget: choice.budget,
@@ -55,10 +56,10 @@ export async function createProvider(choice: ProviderChoice): Promise<LlmProvide
         onWarning: choice.onWarning,
       });
     const key = choice.apiKeyEnv !== undefined ? endpointKey({ baseURL: choice.baseURL, apiKeyEnv: choice.apiKeyEnv }) : undefined;
-    provider = make(choice.baseURL, key);
+    provider = make(choice.baseURL, key, choice.apiKeyEnv);
     if (!choice.baseURLFixed) {
       // a block's own server gets a key only from its own api_key_env (none: no key)
-      provider = new EndpointRouter(provider, (e) => make(e.baseURL ?? choice.baseURL, endpointKey(e) ?? ''));
+      provider = new EndpointRouter(provider, (e) => make(e.baseURL ?? choice.baseURL, endpointKey(e) ?? '', e.apiKeyEnv ?? null));
     }
   } else {
     throw new LlmError(`unknown --llm "${spec}"; use openai, mock or replay:FILE`);

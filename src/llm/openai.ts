@@ -27,6 +27,8 @@ import { adaptBody, adaptationFor, adaptationWarning, type Adaptation } from './
 
 export interface OpenAiProviderOptions {
   apiKey?: string;
+  /** Where the key came from, for a refused key (default OPENAI_API_KEY); null: no key was sent (src/llm/endpoints.ts). */
+  apiKeyName?: string | null;
   baseURL?: string;
   /**
    * Per-attempt timeout: the wait for the answer, every silence in the middle of it, and the
@@ -203,7 +205,14 @@ export class OpenAiProvider implements LlmProvider {
       if (err instanceof ReplyTooLargeError) throw err;
       const failure = classifyHere(err);
       if (err instanceof APIError && err.status === 401) {
-        throw new LlmError(`LLM call failed: the server refused the API key (HTTP 401). Check OPENAI_API_KEY.`, false, 401);
+        const name = this.options.apiKeyName;
+        throw new LlmError(
+          name === null
+            ? `LLM call failed: ${this.client.baseURL} wants an API key (HTTP 401), and none was sent: name the variable that holds it with llm.api_key_env in the block that sets this base_url.`
+            : `LLM call failed: the server refused the API key (HTTP 401). Check ${name ?? 'OPENAI_API_KEY'}.`,
+          false,
+          401,
+        );
       }
       throw new LlmError(`LLM call failed: ${failure.reason}`, false, err instanceof APIError ? err.status : undefined);
     }
