@@ -97,49 +97,47 @@ function mdCell(s: string, max = 80): string {
   return (one.length > max ? one.slice(0, max - 1) + '…' : one).replace(/\|/g, '\\|') || '(empty)';
 }
 
-/** Runs that did not finish, grouped by their error: how many, and the first run of each. */
-function failureRows(results: readonly ResultLine[]): string[] {
-  const byError = new Map<string, { n: number; first: string }>();
+/**
+ * A summary.md table of the runs `keyOf` picks (undefined: left out), grouped by that key: how
+ * many runs each, and the first run of each; the largest group first. Nothing when none is picked.
+ */
+function groupTable(results: readonly ResultLine[], keyOf: (r: ResultLine) => string | undefined, title: string, column: string): string[] {
+  const groups = new Map<string, { n: number; first: string }>();
   for (const r of results) {
-    if (isDone(r.status)) continue;
-    const why = `${r.status}: ${r.error ?? 'no error recorded'}`;
-    const x = byError.get(why) ?? { n: 0, first: r.key };
+    const key = keyOf(r);
+    if (key === undefined) continue;
+    const x = groups.get(key) ?? { n: 0, first: r.key };
     x.n++;
-    byError.set(why, x);
+    groups.set(key, x);
   }
-  if (byError.size === 0) return [];
+  if (groups.size === 0) return [];
   return [
     '',
-    '## Not finished',
+    `## ${title}`,
     '',
-    '| status: error | runs | first run |',
+    `| ${column} | runs | first run |`,
     '|---|---|---|',
-    ...[...byError.entries()].sort((a, b) => b[1].n - a[1].n).map(([why, x]) => `| ${mdCell(why, 300)} | ${x.n} | ${mdCell(x.first)} |`),
+    ...[...groups.entries()].sort((a, b) => b[1].n - a[1].n).map(([key, x]) => `| ${mdCell(key, 300)} | ${x.n} | ${mdCell(x.first)} |`),
   ];
 }
 
+/** Runs that did not finish, grouped by their error. */
+const failureRows = (results: readonly ResultLine[]) =>
+  groupTable(
+    results,
+    (r) => (isDone(r.status) ? undefined : `${r.status}: ${r.error ?? 'no error recorded'}`),
+    'Not finished',
+    'status: error',
+  );
+
 /** Runs stopped by a budget, grouped by the budget that stopped them (its label, without the amounts spent). */
-function budgetRows(results: readonly ResultLine[]): string[] {
-  const byBudget = new Map<string, { n: number; first: string }>();
-  for (const r of results) {
-    if (r.status !== 'budget') continue;
-    const which = (r.budget ?? 'a budget').split(':')[0]!;
-    const x = byBudget.get(which) ?? { n: 0, first: r.key };
-    x.n++;
-    byBudget.set(which, x);
-  }
-  if (byBudget.size === 0) return [];
-  return [
-    '',
-    '## Stopped by a budget',
-    '',
-    '| budget | runs | first run |',
-    '|---|---|---|',
-    ...[...byBudget.entries()]
-      .sort((a, b) => b[1].n - a[1].n)
-      .map(([which, x]) => `| ${mdCell(which, 300)} | ${x.n} | ${mdCell(x.first)} |`),
-  ];
-}
+const budgetRows = (results: readonly ResultLine[]) =>
+  groupTable(
+    results,
+    (r) => (r.status === 'budget' ? (r.budget ?? 'a budget').split(':')[0]! : undefined),
+    'Stopped by a budget',
+    'budget',
+  );
 
 function countRows(counts: Map<string, number>, total: number): string[] {
   return [...counts.entries()]
