@@ -2,7 +2,8 @@
 // machine, except the workspace (read-write) and a private /tmp. Whether bwrap works here is
 // probed once: some containers need --unshare-user, some cannot create namespaces at all.
 import { spawnSync } from 'node:child_process';
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
+import { packageRoot } from '../util/package-root.js';
 import { unixSocketFilter } from './seccomp.js';
 
 /** The file descriptor bwrap reads the seccomp filter from (the code runner passes it as fd 3). */
@@ -53,6 +54,18 @@ export function sandboxSupport(): SandboxSupport {
   return (probed = { ok: false, reason: `bwrap cannot create a sandbox here: ${plain.detail}` });
 }
 
+const underTmp = (p: string) => p === '/tmp' || p.startsWith('/tmp/');
+
+/**
+ * What the sandbox's private /tmp would hide but the command needs to read: sop's own files (the
+ * session drivers it runs, when sop is installed or cloned under /tmp) and the absolute paths
+ * under /tmp that `argv` names (an MCP server's script). They are bound back, read-only.
+ */
+function keptUnderTmp(argv: readonly string[]): string[] {
+  const paths = [packageRoot(), ...argv.filter((a) => a.startsWith('/'))];
+  return [...new Set(paths.filter((p) => underTmp(p) && existsSync(p)))].flatMap((p) => ['--ro-bind', p, p]);
+}
+
 /** The bwrap command line wrapping `argv`, with `workspace` the only writable folder. */
 export function sandboxArgv(workspace: string, argv: string[]): string[] {
   const support = sandboxSupport();
@@ -64,6 +77,7 @@ export function sandboxArgv(workspace: string, argv: string[]): string[] {
     ...READ_ONLY_SYSTEM,
     '--tmpfs',
     '/tmp',
+    ...keptUnderTmp(argv),
     '--bind',
     ws,
     ws,
