@@ -1,12 +1,14 @@
 // --sandbox: code runs under bubblewrap with no network and a read-only filesystem except the
 // workspace. Skipped, with the reason, where bwrap is not installed or cannot create a sandbox
 // (.ci/run installs it).
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { Writable } from 'node:stream';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executor as code } from '../src/executors/code.js';
-import { sandboxSupport } from '../src/executors/sandbox.js';
+import { SECCOMP_FD, sandboxArgv, sandboxFilter, sandboxSupport } from '../src/executors/sandbox.js';
 import { execContext, tempDir } from './helpers/executor-context.js';
 
 const support = sandboxSupport();
@@ -40,6 +42,28 @@ describe.skipIf(!support.ok)(`code executor with --sandbox${skipReason}`, () => 
     expect(boxed.result).toContain('The python code ran in the sandbox: exit code 0.');
     expect(boxed.result).toContain('no network:');
     expect(boxed.result).not.toContain('connected:');
+  });
+
+  it('keeps a file under /tmp that the command names readable (read-only), though /tmp is private', async () => {
+    const dir = mkdtempSync('/tmp/sop-sandbox-arg-');
+    const file = join(dir, 'script.sh');
+    const script = 'echo "script ran"\necho changed >> "$0" 2>/dev/null || echo "script read-only"\nls /tmp | wc -l\n';
+    writeFileSync(file, script);
+    const ws = tempDir('sop-sandbox-ws-');
+    try {
+      const [cmd, ...args] = sandboxArgv(ws, ['/bin/sh', file]);
+      const child = spawn(cmd!, args, { stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+      (child.stdio[SECCOMP_FD] as Writable).end(sandboxFilter()!);
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      const code = await new Promise((resolve) => child.on('close', resolve));
+      expect(code).toBe(0);
+      // /tmp holds only what was bound back (the script's folder, and sop's own when it lives there)
+      expect(out).toMatch(/^script ran\nscript read-only\n[12]\n$/);
+      expect(readFileSync(file, 'utf8')).toBe(script);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('writes only inside the workspace', async () => {
