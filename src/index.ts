@@ -18,7 +18,9 @@ export type { RunResult, RunStatus } from './runtime/run.js';
 export { Run, type RunOptions } from './engine/run.js';
 
 // Extension points
-export type { RunHost, RunPlugin, PluginFactory, TurnStep, TurnOutput, Transition } from './runtime/hooks.js';
+export type { RunPlugin, PluginFactory, TurnStep, TurnOutput, Transition } from './runtime/hooks.js';
+export { definePlugin } from './runtime/hooks.js';
+export type { RunContext } from './runtime/context.js';
 export type { Executor, ExecContext, ExecResult, ArgSpec, ArgSpecs, ExecutorDurability } from './executors/types.js';
 export { ExecutorInputError } from './executors/types.js';
 export type { ControllerStrategy, ControllerContext, SpeakerPick } from './runtime/controllers/index.js';

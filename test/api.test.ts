@@ -20,6 +20,7 @@ import {
   type LlmProvider,
   type RunEvent,
   type RunPlugin,
+  definePlugin,
 } from '../src/index.js';
 
 const DEBATE = 'examples/debate/debate.sop.json';
@@ -152,16 +153,18 @@ describe("import { loadSop, runSop } from 'sop'", () => {
       },
     };
     let recorded = 0;
-    const plugin = (): RunPlugin => ({
+    const counter = definePlugin<RunPlugin>({
       name: 'counter',
-      agentPrompt: () => ({ parts: [{ kind: 'system', text: 'PLUGIN LINE' }] }),
-      afterMessage: () => {
-        recorded++;
-      },
-      checkpoint: () => ({ recorded }),
-      restoreCheckpoint: () => {},
+      make: () => ({
+        agentPrompt: (a) => ({ ...a, parts: [...a.parts, { kind: 'system', text: 'PLUGIN LINE' }] }),
+        afterMessage: () => {
+          recorded++;
+        },
+        checkpoint: () => ({ recorded }),
+        restoreCheckpoint: () => {},
+      }),
     });
-    const handle = runSop(DEBATE, { llm, maxTurns: 4, inputs: { topic: 'tests' }, plugins: () => [plugin()] });
+    const handle = runSop(DEBATE, { llm, maxTurns: 4, inputs: { topic: 'tests' }, plugins: (ctx) => [counter(ctx)!] });
     const saved: unknown[] = [];
     for await (const e of handle) if (e.type === 'checkpoint') saved.push(e.snapshot.extensions?.counter);
     const result = await handle.result;

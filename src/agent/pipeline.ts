@@ -16,16 +16,14 @@ import type { ComponentServices } from './component-services.js';
 import { keepAddressTags } from './address-tags.js';
 import { extractTag, stripSpeakerName, type NameStripping } from './output.js';
 
-/** What features add to the pipeline (a run's plugins: src/runtime/hooks.ts). */
-export interface PromptExtension {
-  view?(view: EnvironmentView, state: ResolvedState, stateStart: number): EnvironmentView;
-  agentPrompt?(state: ResolvedState, context: Record<string, unknown>): { parts?: SystemPart[]; context?: Record<string, unknown> };
-  agentCall?(
-    state: ResolvedState,
-    agent: string,
-    role: string,
-    settings: LlmSettings,
-  ): { settings?: Partial<LlmSettings>; meta?: Partial<CallMeta> };
+/** What features add to an agent's prompt and call (a run's plugins, composed: src/runtime/hooks.ts). */
+export interface PromptHooks {
+  /** What the agent sees of the shared memory. */
+  view(view: EnvironmentView, state: ResolvedState, stateStart: number): EnvironmentView;
+  /** Parts added to the system prompt, and values added to the template context. */
+  agentPrompt(state: ResolvedState, context: Record<string, unknown>): { parts: SystemPart[]; context: Record<string, unknown> };
+  /** The settings and call facts of the agent's call. */
+  agentCall(state: ResolvedState, agent: string, role: string, settings: LlmSettings): { settings: LlmSettings; meta: Partial<CallMeta> };
 }
 
 /** What the pipeline needs from its run. */
@@ -36,7 +34,8 @@ export interface PipelineHost {
   env: EnvironmentMemory;
   /** Components' shared memory, knowledge bases, workspace and tool slots. */
   components: ComponentServices;
-  extensions: readonly PromptExtension[];
+  /** What features add (composed from the run's plugins). */
+  prompt: PromptHooks;
   nameStripping: NameStripping;
   stream: boolean;
   baseContext(): Record<string, unknown>;
@@ -131,20 +130,17 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
     ? comps.system
     : [{ kind: 'style', role, style: agentDef.style }, ...comps.system];
   const memoryWindow = state.def.memory_window;
-  let view = await h.env.view({
-    agent,
-    window: memoryWindow ?? recentWindow(h, state, agent),
-    topK: h.topK(),
-    minSimilarity: sop.environment?.min_similarity,
-  });
-  for (const x of h.extensions) if (x.view) view = x.view(view, state, h.env.stateStart); // e.g. memory_window
-  const extraParts: SystemPart[] = [];
-  let extraContext: Record<string, unknown> = {};
-  for (const x of h.extensions) {
-    const added = x.agentPrompt?.(state, base); // e.g. the command list
-    if (added?.parts) extraParts.push(...added.parts);
-    if (added?.context) extraContext = { ...extraContext, ...added.context };
-  }
+  const view = h.prompt.view(
+    await h.env.view({
+      agent,
+      window: memoryWindow ?? recentWindow(h, state, agent),
+      topK: h.topK(),
+      minSimilarity: sop.environment?.min_similarity,
+    }),
+    state,
+    h.env.stateStart,
+  ); // e.g. memory_window
+  const { parts: extraParts, context: extraContext } = h.prompt.agentPrompt(state, base); // e.g. the command list
   const ctx = {
     ...base,
     state: { name: state.name },
@@ -187,13 +183,7 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
     if (!trimmed.fits) h.overBudget(agent, state, trimmed.tokens, budget);
   }
   // 4. The LLM, then the reply as recorded.
-  let callSettings: LlmSettings = settings;
-  let metaExtra: Partial<CallMeta> = {};
-  for (const x of h.extensions) {
-    const c = x.agentCall?.(state, agent, role, settings); // e.g. commands as tools, a task's LLM profile
-    if (c?.settings) callSettings = { ...callSettings, ...c.settings };
-    if (c?.meta) metaExtra = { ...metaExtra, ...c.meta };
-  }
+  const { settings: callSettings, meta: metaExtra } = h.prompt.agentCall(state, agent, role, settings); // e.g. commands as tools, a task's LLM profile
   const reply = await h.call(
     messages,
     callSettings,

@@ -2,12 +2,14 @@
 // --budget-tokens, --budget-usd) and for each visit of a state (a state's `budget`). Before each
 // LLM call the call's estimated prompt tokens are checked against what is left, so a run
 // overshoots by at most one call. A spent budget moves the run to its `on_exhausted` state once
-// (which runs on its own allowance), else stops it with status "budget" (src/runtime/run.ts).
+// (which runs on its own allowance), else stops it with status "budget": a RunSignal the loop
+// (src/runtime/run.ts) carries out without knowing what budgets are.
 // Sub-flows draw on their parent's run budgets: the accounts are shared with the nested run.
 import { callCost, type ModelPrice, type PricingTable } from '../llm/pricing.js';
 import { estimateUsage, type CallMeta, type ChatMessage } from '../llm/types.js';
-import { BudgetExhaustedError } from '../runtime/budget-exhausted.js';
-import type { RunHost, RunPlugin } from '../runtime/hooks.js';
+import { RunSignal } from '../errors.js';
+import type { RunContext } from '../runtime/context.js';
+import type { RunPlugin } from '../runtime/hooks.js';
 
 export interface BudgetLimits {
   tokens?: number;
@@ -52,12 +54,19 @@ function shortfall(a: BudgetAccount, prompt: number, usd: number | undefined): s
   return undefined;
 }
 
+/** A spent budget: the run moves to `target` (on_exhausted), else stops with status "budget". */
+export function budgetSpent(spent: string, target?: string): RunSignal {
+  return target !== undefined
+    ? new RunSignal('divert', `budget spent (${spent})`, { target, reason: 'budget', record: { budget: spent } })
+    : new RunSignal('stop', `budget spent (${spent})`, { status: 'budget', record: { budget: spent } });
+}
+
 export type BudgetPlugin = RunPlugin & {
   /** The run budgets a sub-flow draws on (this run's and those it inherited). */
   runAccounts(): BudgetAccount[];
 };
 
-export function budgetPlugin(host: RunHost, o: BudgetOptions): BudgetPlugin {
+export function budgetPlugin(host: RunContext, o: BudgetOptions): BudgetPlugin {
   const inherited = o.inherited ?? [];
   /** The run's own budgets by kind: the command line's, the SOP's. */
   const mine: { cli?: BudgetAccount; sop?: BudgetAccount } = {};
@@ -135,13 +144,12 @@ export function budgetPlugin(host: RunHost, o: BudgetOptions): BudgetPlugin {
         const isOwn = !inherited.includes(a);
         const target = isOwn && a.divertedTo === undefined ? a.limits.on_exhausted : undefined;
         if (target !== undefined) a.divertedTo = target;
-        throw new BudgetExhaustedError(`${a.label}: ${why}`, target);
+        throw budgetSpent(`${a.label}: ${why}`, target);
       }
     },
     beforeTurn(step) {
       if (!cliSynced) syncCli();
       if (step.begin && visits[step.state.name]) delete visits[step.state.name]; // a new visit
-      return Promise.resolve();
     },
     afterCall(meta, usage, cost) {
       for (const a of charged(meta.state)) {

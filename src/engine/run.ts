@@ -1,19 +1,20 @@
-// A run with the built-in features plugged in: durability (the journal's effect ledger),
-// actions and executors, the scientist's views, and the Agents 1.0 turn for imported SOPs.
-// The loop itself (src/runtime/run.ts) knows none of them; each is a plugin (src/runtime/hooks.ts).
+// A run with the built-in features plugged in: durability (the journal's effect ledger), budgets,
+// actions and executors, MCP servers, the scientist's views, and the Agents 1.0 turn for imported
+// SOPs. The loop itself (src/runtime/run.ts) knows none of them; each is a plugin
+// (src/runtime/hooks.ts), made only for a SOP that uses it.
 import { actionsPlugin } from '../actions/plugin.js';
 import type { ActionOptions } from '../actions/runtime.js';
 import { agentsV1Plugin } from '../compat/agents-v1/plugin.js';
 import type { AgentsV1Options } from '../compat/agents-v1/turns.js';
+import { budgetPlugin, type BudgetOptions } from '../cost/budget-plugin.js';
 import type { EffectIndex, RerunPolicy } from '../journal/effects.js';
 import { durabilityPlugin } from '../journal/plugin.js';
 import type { ResumeFrom } from '../journal/snapshot.js';
-import type { RunHost, RunPlugin } from '../runtime/hooks.js';
+import { mcpForRun, type McpRunOptions } from '../mcp/run-hub.js';
+import type { RunContext } from '../runtime/context.js';
+import type { RunPlugin } from '../runtime/hooks.js';
 import { RunLoop, type RunOptions as LoopOptions } from '../runtime/run.js';
 import { scientistPlugin } from '../scientist/plugin.js';
-import { budgetPlugin, type BudgetOptions } from '../cost/budget-plugin.js';
-import { createRunHub, type McpRunOptions } from '../mcp/run-hub.js';
-import type { McpHub } from '../mcp/hub.js';
 
 export { resolveInputs, undeclaredInputs, type RunPosition, type RunResult, type RunStatus } from '../runtime/run.js';
 
@@ -38,21 +39,21 @@ export interface RunOptions extends Omit<LoopOptions, 'resume'> {
   mcp?: McpRunOptions;
 }
 
+const present = (p: RunPlugin | undefined): p is RunPlugin => p !== undefined;
+
 /** The built-in plugins of a run, in the order the loop consults them. */
-export function builtinPlugins(options: RunOptions): (host: RunHost) => RunPlugin[] {
-  return (host) => {
-    const plugins: RunPlugin[] = [];
-    plugins.push(
-      durabilityPlugin(host, {
-        index: options.resume?.effects ?? options.effectIndex,
-        rerun: options.rerun,
-        prefix: options.actions?.flow ? `${options.actions.flow}/` : '',
-      }),
-    );
-    const budget = budgetPlugin(host, { ...options.budget, pricing: options.pricing }); // cost: budgets
-    plugins.push(budget);
+export function builtinPlugins(options: RunOptions): (ctx: RunContext) => RunPlugin[] {
+  return (ctx) => {
+    const durability = durabilityPlugin(ctx, {
+      index: options.resume?.effects ?? options.effectIndex,
+      rerun: options.rerun,
+      prefix: options.actions?.flow ? `${options.actions.flow}/` : '',
+    });
+    const budget = budgetPlugin(ctx, { ...options.budget, pricing: options.pricing });
+    const mcp = mcpForRun(options); // started lazily, one hub per (sub-)run
+    const slots = mcp?.slots(ctx) ?? {};
     // A sub-flow (sop executor) is a nested run with its own environment.
-    const actions = actionsPlugin(host, options.actions, async (r) => {
+    const actions = actionsPlugin(ctx, mcp ? { ...options.actions, mcp: mcp.hub } : options.actions, async (r) => {
       const res = await new Run({
         ...options,
         sop: r.sop,
@@ -70,44 +71,28 @@ export function builtinPlugins(options: RunOptions): (host: RunHost) => RunPlugi
       }).run();
       return { status: res.status, turns: res.turns, result: res.result, summary: res.summary, error: res.error, usage: res.usage };
     });
-    plugins.push(actions, scientistPlugin(host, actions.runtime.memory));
-    if (host.sop.agents_v1) {
-      plugins.push(
-        agentsV1Plugin(host, {
+    const v1 = ctx.sop.agents_v1
+      ? agentsV1Plugin(ctx, {
           workspace: options.actions?.workspace,
           ...(options.embedder ? { embedder: async () => options.embedder! } : {}),
           ...options.agentsV1,
-        }),
-      );
-    }
-    return plugins;
+          toolExecutors: { ...options.agentsV1?.toolExecutors, ...options.toolExecutors, ...slots },
+        })
+      : undefined;
+    return [durability, budget, actions, scientistPlugin(ctx), v1, mcp?.plugin(slots)].filter(present);
   };
 }
 
 /** A run of a SOP with every built-in feature; `options.plugins` adds more after them. */
 export class Run extends RunLoop {
-  /** mcp: the run's MCP servers (undefined when the SOP declares none); closed when the run ends. */
-  readonly mcp: McpHub | undefined;
   constructor(options: RunOptions) {
-    const mcp = createRunHub(options); // mcp: started lazily, one hub per (sub-)run
-    if (mcp) options = { ...options, ...mcp.options };
     const builtin = builtinPlugins(options);
     const extra = options.plugins;
     super({
       workspace: options.actions?.workspace,
       toolExecutors: options.agentsV1?.toolExecutors,
       ...options,
-      plugins: (host) => [...builtin(host), ...(extra?.(host) ?? [])],
+      plugins: (ctx) => [...builtin(ctx), ...(extra?.(ctx) ?? [])],
     });
-    this.mcp = mcp?.hub;
-    if (mcp) mcp.effects.current = this.effects; // slot calls are journaled effects
-  }
-
-  override async run(): ReturnType<RunLoop['run']> {
-    try {
-      return await super.run();
-    } finally {
-      await this.mcp?.close(); // mcp: servers end with the run (Ctrl-C included)
-    }
   }
 }

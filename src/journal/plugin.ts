@@ -1,7 +1,8 @@
 // Durability as a plugin of a run (src/runtime/hooks.ts): every outside effect goes through the
 // journal's effect ledger, so a resumed run reuses what the journal holds (src/journal/effects.ts).
 // Checkpoints are the run's `checkpoint` events, written to the journal by the run folder.
-import type { RunHost, RunPlugin } from '../runtime/hooks.js';
+import type { RunContext } from '../runtime/context.js';
+import type { RunPlugin } from '../runtime/hooks.js';
 import { EffectLedger, type EffectIndex, type RerunPolicy } from './effects.js';
 
 export interface DurabilityOptions {
@@ -13,7 +14,7 @@ export interface DurabilityOptions {
   prefix?: string;
 }
 
-export function durabilityPlugin(host: RunHost, o: DurabilityOptions): RunPlugin {
+export function durabilityPlugin(host: RunContext, o: DurabilityOptions): RunPlugin {
   const effects = new EffectLedger(
     (e) => host.emit(e),
     () => host.turn(),
@@ -22,5 +23,5 @@ export function durabilityPlugin(host: RunHost, o: DurabilityOptions): RunPlugin
     o.prefix ?? '',
     { position: () => host.llm().position, seek: (n) => host.llm().seek?.(n) },
   );
-  return { name: 'durability', effects };
+  return { name: 'durability', effects: () => effects };
 }

@@ -1,29 +1,34 @@
-// The hooks of a run: the one declared way features (actions and executors, the scientist's task
-// board and world model, the Agents 1.0 turn, durability) plug into the loop of src/runtime/run.ts,
-// which imports none of them. A run is given a factory that makes its plugins from the RunHost
-// (what the run offers them); each hook is optional, and plugins are consulted in order.
+// The hooks of a run: the one declared way features (actions and executors, budgets, MCP, the
+// scientist's views, the Agents 1.0 turn, durability) plug into the step loop of
+// src/runtime/run.ts, which imports none of them. Each hook belongs to one of four rules, and
+// each rule has one composer in ./compose.ts:
 //
-// Per turn: controller (transit, then the state's controller strategy) -> beforeTurn -> speak
-// (or the agent prompt: agentPrompt parts, view, agentCall) -> LLM -> the message is recorded
-// -> afterMessage -> execute (a command's executor) -> summary -> checkpoint (plugin checkpoint()).
+//   decide     the first plugin that answers wins (undefined: ask the next one)
+//   transform  a pipeline: each plugin gets what the previous one returned
+//   observe    every plugin is told, in order
+//   state      a keyed checkpoint: each plugin's state is journaled under its name
+//
+// A plugin is made by a factory from the run's context (./context.ts) and is active only in a SOP
+// that uses it (`definePlugin`'s `uses`). Per step: plan (decide.transit, then the state's
+// controller) -> observe.beforeTurn -> act (decide.speak, else the agent prompt: transform.view,
+// transform.agentPrompt, transform.agentCall) -> observe.beforeCall / afterCall around each LLM
+// call -> apply: the message is recorded -> observe.afterMessage -> its effect runs -> summary ->
+// checkpoint (state.checkpoint).
 import type { ComponentPart } from '../agent/components.js';
 import type { PrivateMemoryOption } from '../agent/pipeline.js';
-import type { EnvironmentMemory, EnvironmentView } from '../environment/environment.js';
+import type { ToolSlotExecutor } from '../components/registry.js';
+import type { EnvironmentView } from '../environment/environment.js';
 import type { Message } from '../environment/message.js';
-import type { HumanInput } from '../io/human.js';
-import type { CallMeta, ChatMessage, LlmProvider, Usage } from '../llm/types.js';
 import type { ModelPrice } from '../llm/pricing.js';
-import type { Embedder } from '../memory/embedder.js';
-import type { TemplateSet } from '../prompt/templates.js';
-import type { ResolvedSop, ResolvedState } from '../sop/resolved.js';
+import type { CallMeta, ChatMessage, LlmProvider, Usage } from '../llm/types.js';
+import type { ResolvedState } from '../sop/resolved.js';
 import type { LlmSettings, Sop } from '../sop/types.js';
+import type { RunContext } from './context.js';
 import type { StateRuntime } from './controller.js';
-import type { EffectSpec, Effects, Performed } from './effects.js';
-import type { RunEvent } from './events.js';
-import type { UsageTotals } from './usage.js';
-import type { Redactor } from '../util/redact.js';
+import type { Effects } from './effects.js';
+import type { Semantics } from './semantics.js';
 
-/** Who speaks next, where. */
+/** One agent's part in a step: who acts, where. */
 export interface TurnStep {
   state: ResolvedState;
   role: string;
@@ -43,94 +48,118 @@ export interface Transition {
   reason: 'finish' | 'max_turns' | 'direct';
 }
 
-/** What a run offers its plugins. */
-export interface RunHost {
-  readonly sop: Sop;
-  readonly resolved: ResolvedSop;
-  /** The SOP file (relative paths in the SOP are resolved from its folder). */
-  readonly file: string;
-  readonly runId: string;
-  readonly env: EnvironmentMemory;
-  readonly templates: TemplateSet;
-  readonly usage: UsageTotals;
-  readonly inputs: Record<string, string>;
-  readonly human: HumanInput;
-  readonly seed: number;
-  readonly signal?: AbortSignal;
-  readonly compat?: 'agents-v1';
-  /** Secrets out of every prompt and executor result (src/util/redact.ts). */
-  readonly redact: Redactor;
-  /** Agent replies are streamed (delta events). */
-  readonly stream: boolean;
-  /** The run's LLM provider (after every plugin's wrapLlm). */
-  llm(): LlmProvider;
-  emit(event: RunEvent): void;
-  /** The run's current turn. */
-  turn(): number;
-  /** Turns taken in the state's current visit. */
-  turnInState(state: string): number;
-  /** Template context shared by every prompt: inputs, goal, SOP facts and every plugin's context(). */
-  baseContext(): Record<string, unknown>;
-  /** One LLM call of the run (usage, llm_call event, effects). */
-  call(messages: ChatMessage[], settings: LlmSettings, meta: CallMeta, stream?: boolean): Promise<string>;
-  /** Perform an outside effect through the run's effects (journaled and reused when durable). */
-  perform<T>(spec: EffectSpec, fn: () => Promise<T>): Promise<Performed<T>>;
-  /** The run's embedder (given, else made from environment.embedder on first use). */
-  embedder(): Promise<Embedder>;
+/** What plugins add to an agent's system prompt and template context. */
+export interface PromptAdditions {
+  parts: ComponentPart[];
+  context: Record<string, unknown>;
 }
 
-export interface RunPlugin {
-  /** Names the plugin; its checkpoint() is journaled under this name. */
-  readonly name: string;
+/** The settings and call facts of an agent's LLM call. */
+export interface AgentCallSpec {
+  settings: LlmSettings;
+  meta: Partial<CallMeta>;
+}
+
+/** Runs the agent prompt pipeline: `extra` messages go after the last prompt; `privateMemory` gives it Agents 1.0 semantics. */
+export type ActFn = (extra?: ChatMessage[], privateMemory?: PrivateMemoryOption) => Promise<string>;
+
+/** Decide: the first plugin whose hook answers (not undefined) wins. */
+export interface DecideHooks {
   /** The effects every outside effect goes through (durability: the journal's effect ledger). */
-  readonly effects?: Effects;
-  /** A state's competitive visibility keeps the run's summary on entry (Agents 1.0: one summary, read by every judge). */
-  readonly keepsSummary?: boolean;
-  /** Wrap the run's LLM provider (e.g. Agents 1.0 concise mode). */
-  wrapLlm?(llm: LlmProvider): LlmProvider;
-  /** Values added to every prompt's template context. */
-  context?(): Record<string, unknown>;
+  effects?(): Effects | undefined;
   /** Where a state goes next, when this plugin decides it (command states); undefined: the judge decides. */
   transit?(state: ResolvedState, rt: StateRuntime): Transition | undefined;
-  /**
-   * Before each LLM call of the run, with its model and price (undefined: not priced; budgets throw
-   * BudgetExhaustedError to refuse the call).
-   */
+  /** The agent's reply, when this plugin produces it (commands, the Agents 1.0 turn). */
+  speak?(step: TurnStep, act: ActFn): Promise<TurnOutput | undefined>;
+  /** The SOP's result (its last finish command) and summary, when it has one. */
+  result?(): { result?: string; summary?: string } | undefined;
+}
+
+/** Transform: a pipeline, each plugin given what the one before returned. */
+export interface TransformHooks {
+  /** The run's LLM provider (e.g. Agents 1.0 concise mode). */
+  llm?(llm: LlmProvider): LlmProvider;
+  /** The run's semantics flags (Agents 1.0 keeps one summary for the whole run). */
+  semantics?(semantics: Semantics): Semantics;
+  /** Executors bound to tool slots, by name (MCP tools bound with --bind). */
+  toolSlots?(slots: Record<string, ToolSlotExecutor>): Record<string, ToolSlotExecutor>;
+  /** The template context shared by every prompt (built once per step). */
+  context?(context: Record<string, unknown>): Record<string, unknown>;
+  /** What the agent sees of the shared memory. */
+  view?(view: EnvironmentView, state: ResolvedState, stateStart: number): EnvironmentView;
+  /** Parts added to the agent's system prompt, and values added to its template context. */
+  agentPrompt?(additions: PromptAdditions, state: ResolvedState, context: Record<string, unknown>): PromptAdditions;
+  /** LLM settings and call facts of an agent's call. */
+  agentCall?(spec: AgentCallSpec, state: ResolvedState, agent: string, role: string): AgentCallSpec;
+}
+
+/** Observe: every plugin is told, in order. A hook may refuse what is about to happen by throwing a RunSignal (src/errors.ts). */
+export interface ObserveHooks {
+  /** Before an AI agent's turn (begin turns included). */
+  beforeTurn?(step: TurnStep): void | Promise<void>;
+  /** Before each LLM call, with its model and price (undefined: not priced); budgets refuse a call here. */
   beforeCall?(messages: ChatMessage[], model: string, meta: CallMeta, price: ModelPrice | undefined): void;
   /** After each LLM call, with its usage and USD cost (undefined: not priced), a reply reused from the journal included. */
   afterCall?(meta: CallMeta, usage: Usage, cost: number | undefined): void;
-  /** Before an AI agent's turn (begin turns included). */
-  beforeTurn?(step: TurnStep): Promise<void>;
-  /**
-   * The agent's reply, when this plugin produces it (commands, the Agents 1.0 turn); `act`
-   * runs the agent prompt pipeline (`extra` messages are appended to the prompt; `privateMemory`
-   * gives it Agents 1.0 semantics).
-   */
-  speak?(
-    step: TurnStep,
-    act: (extra?: ChatMessage[], privateMemory?: PrivateMemoryOption) => Promise<string>,
-  ): Promise<TurnOutput | undefined>;
-  /** Parts added to the agent's system prompt, and values added to its template context. */
-  agentPrompt?(state: ResolvedState, context: Record<string, unknown>): { parts?: ComponentPart[]; context?: Record<string, unknown> };
-  /** Narrow what the agent sees of the shared memory. */
-  view?(view: EnvironmentView, state: ResolvedState, stateStart: number): EnvironmentView;
-  /** LLM settings and call facts of an agent's call. */
-  agentCall?(
-    state: ResolvedState,
-    agent: string,
-    role: string,
-    settings: LlmSettings,
-  ): { settings?: Partial<LlmSettings>; meta?: Partial<CallMeta> };
   /** A turn's message was recorded. */
   afterMessage?(message: Message): void;
-  /** State journaled in each checkpoint, and restored from it on resume. */
-  checkpoint?(): unknown;
-  restoreCheckpoint?(state: unknown, context: { files: Record<string, string> }): void | Promise<void>;
-  /** The SOP's result (its last finish command) and summary, when it has one. */
-  result?(): { result?: string; summary?: string };
-  /** The run is over (finished, failed or interrupted): release what the plugin holds (e.g. code sessions). */
-  close?(): void;
+  /** The run is over (finished, failed or interrupted): release what the plugin holds. */
+  close?(): void | Promise<void>;
 }
 
+/** State: journaled in each checkpoint under the plugin's name, and handed back on resume. */
+export interface StateHooks {
+  checkpoint?(): unknown;
+  restoreCheckpoint?(state: unknown, context: { files: Record<string, string> }): void | Promise<void>;
+}
+
+export interface RunPlugin extends DecideHooks, TransformHooks, ObserveHooks, StateHooks {
+  /** Names the plugin in errors; its checkpoint is journaled under this name. */
+  readonly name: string;
+}
+
+/** The rule of every hook (./compose.ts composes each hook by its rule). */
+export const HOOK_RULES = {
+  effects: 'decide',
+  transit: 'decide',
+  speak: 'decide',
+  result: 'decide',
+  llm: 'transform',
+  semantics: 'transform',
+  toolSlots: 'transform',
+  context: 'transform',
+  view: 'transform',
+  agentPrompt: 'transform',
+  agentCall: 'transform',
+  beforeTurn: 'observe',
+  beforeCall: 'observe',
+  afterCall: 'observe',
+  afterMessage: 'observe',
+  close: 'observe',
+  checkpoint: 'state',
+  restoreCheckpoint: 'state',
+} as const satisfies Record<keyof Omit<RunPlugin, 'name'>, 'decide' | 'transform' | 'observe' | 'state'>;
+
+export type HookName = keyof typeof HOOK_RULES;
+
+/** Makes a run's plugin from the run's context; undefined when the SOP does not use the feature. */
+export type PluginMaker = (ctx: RunContext) => RunPlugin | undefined;
+
 /** Makes a run's plugins, in the order they are consulted. */
-export type PluginFactory = (host: RunHost) => RunPlugin[];
+export type PluginFactory = (ctx: RunContext) => RunPlugin[];
+
+export interface PluginDefinition<P extends RunPlugin> {
+  readonly name: string;
+  /** Whether a SOP uses the feature (default: every SOP). A plugin a SOP does not use is not made. */
+  uses?(sop: Sop): boolean;
+  /** The plugin's hooks; any it leaves out pass through (decide: no answer, transform: unchanged, observe: nothing). */
+  make(ctx: RunContext): Omit<P, 'name'>;
+}
+
+/** A plugin that is made only for SOPs that use it; its hooks left out are pass-through. */
+export function definePlugin<P extends RunPlugin>(def: PluginDefinition<P>): (ctx: RunContext) => P | undefined {
+  return (ctx) => {
+    if (def.uses && !def.uses(ctx.sop)) return undefined;
+    return { ...def.make(ctx), name: def.name } as P;
+  };
+}

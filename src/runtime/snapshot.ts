@@ -1,15 +1,12 @@
 // Snapshots at turn boundaries (the `checkpoint` event the journal records) and restoring one on
 // resume (the journal reads it back: src/runtime/position.ts RestorePoint).
-import type { EnvironmentMemory } from '../environment/environment.js';
-import type { HumanInput } from '../io/human.js';
-import type { LlmProvider } from '../llm/types.js';
 import { assignOwn, cloneJson } from '../util/json.js';
 import { restoreExtensions, saveExtensions } from './checkpoint.js';
-import type { Effects } from './effects.js';
-import type { RunEvent, UsageTotals } from './events.js';
-import type { RunPlugin } from './hooks.js';
+import type { EnvironmentMemory } from '../environment/environment.js';
+import { stateful } from './compose.js';
+import type { RunContext } from './context.js';
+import type { RunEvent } from './events.js';
 import { SNAPSHOT_VERSION, type RestorePoint, type RunPosition, type RunSnapshot } from './position.js';
-import type { Rng } from './rng.js';
 
 type ResumedEvent = Extract<RunEvent, { type: 'resumed' }>;
 
@@ -25,19 +22,7 @@ export interface SharedComponentMemory {
 }
 
 /** The parts of a run a snapshot holds and a restore sets. */
-export interface SnapshotHost {
-  readonly position: RunPosition;
-  readonly rng: Rng;
-  readonly env: EnvironmentMemory;
-  readonly usage: UsageTotals;
-  readonly llm: LlmProvider;
-  readonly human: HumanInput;
-  readonly effects: Effects;
-  readonly plugins: readonly RunPlugin[];
-  /** Native SOPs whose extract components write shared memory journal it in checkpoints. */
-  readonly sharedComponents?: SharedComponentMemory;
-  emit(event: RunEvent): void;
-}
+export type SnapshotHost = Pick<RunContext, 'position' | 'rng' | 'env' | 'usage' | 'llm' | 'human' | 'effects' | 'plugins' | 'emit'>;
 
 /** Audiences: summaries kept per viewer, in a checkpoint only when there are some. */
 function viewerSummaries(env: EnvironmentMemory): { summaries?: Record<string, string> } {
@@ -47,12 +32,16 @@ function viewerSummaries(env: EnvironmentMemory): { summaries?: Record<string, s
 
 /** A run's checkpoints: snapshot at turn boundaries, restore on resume. */
 export class RunCheckpoints {
-  constructor(private readonly host: SnapshotHost) {}
+  constructor(
+    private readonly host: SnapshotHost,
+    /** Native SOPs whose extract components write shared memory journal it in checkpoints. */
+    private readonly sharedComponents?: SharedComponentMemory,
+  ) {}
 
   /** Everything needed to continue from this turn boundary (messages come from the journal). */
   snapshot(): RunSnapshot {
     const h = this.host;
-    const cursor = h.llm.position;
+    const cursor = h.llm().position;
     const extensions = saveExtensions(this.checkpointables());
     return {
       v: SNAPSHOT_VERSION,
@@ -67,9 +56,8 @@ export class RunCheckpoints {
 
   /** Plugins with state of their own, journaled in each checkpoint by name (see src/runtime/checkpoint.ts). */
   private checkpointables(): Record<string, unknown> {
-    const out: Record<string, unknown> = {};
-    for (const p of this.host.plugins) if (p.checkpoint && p.restoreCheckpoint) out[p.name] = p;
-    const shared = this.host.sharedComponents;
+    const out: Record<string, unknown> = stateful(this.host.plugins);
+    const shared = this.sharedComponents;
     if (shared) {
       out.components = {
         checkpoint: () => shared.snapshotShared(),
@@ -98,10 +86,10 @@ export class RunCheckpoints {
     h.env.summary = s.environment.summary;
     for (const [viewer, text] of Object.entries(s.environment.summaries ?? {})) h.env.setSummary([viewer], text);
     h.env.stateStart = s.environment.state_start;
-    assignOwn(h.position, cloneJson(s.position));
+    assignOwn(h.position as RunPosition, cloneJson(s.position));
     h.rng.state = s.position.rng;
     assignOwn(h.usage, cloneJson(s.usage));
-    if (from.seekLlm !== false && s.llm_cursor !== undefined) h.llm.seek?.(s.llm_cursor);
+    if (from.seekLlm !== false && s.llm_cursor !== undefined) h.llm().seek?.(s.llm_cursor);
     const answered = s.human_consumed - h.human.consumed;
     if (answered > 0) h.human.skip?.(answered);
     await restoreExtensions(this.checkpointables(), s.extensions, from.files ?? {});

@@ -1,29 +1,19 @@
 // The running summary of the shared history: refreshed every `summary.every` messages by the
 // summary LLM (docs/memory.md).
 import { ALL, canSee, PUBLIC } from '../environment/audience.js';
-import type { EnvironmentMemory } from '../environment/environment.js';
 import { renderMessage } from '../environment/message.js';
-import type { CallMeta, ChatMessage } from '../llm/types.js';
+import type { ChatMessage } from '../llm/types.js';
 import { renderPrompts } from '../prompt/prompt-texts.js';
-import type { TemplateSet } from '../prompt/templates.js';
-import { summaryLlm, type ResolvedSop, type ResolvedState } from '../sop/resolved.js';
-import type { LlmSettings } from '../sop/types.js';
-import type { RunEvent } from './events.js';
+import { summaryLlm, type ResolvedState } from '../sop/resolved.js';
+import type { RunContext } from './context.js';
 
 /** What refreshing the summary needs of the run. */
-export interface SummaryHost {
-  readonly resolved: ResolvedSop;
-  readonly env: EnvironmentMemory;
-  readonly templates: TemplateSet;
-  /** environment.min_similarity of the SOP. */
-  minSimilarity(): number | undefined;
-  topK(): number;
-  baseContext(): Record<string, unknown>;
-  envPrompt(state: ResolvedState): string;
-  call(messages: ChatMessage[], settings: LlmSettings, meta: CallMeta): Promise<string>;
-  turn(): number;
-  emit(event: RunEvent): void;
-}
+export type SummaryHost = Pick<
+  RunContext,
+  'resolved' | 'env' | 'templates' | 'topK' | 'baseContext' | 'envPrompt' | 'call' | 'turn' | 'emit'
+>;
+
+const minSimilarity = (host: SummaryHost) => host.resolved.sop.environment?.min_similarity;
 
 /**
  * Refresh the summary every `summary.every` messages (counted over the whole run), from the
@@ -43,7 +33,7 @@ export async function maybeSummarize(host: SummaryHost, state: ResolvedState): P
   const recent = env.messages.slice(from);
   const relevant = await env.retrieve({
     topK: host.topK(),
-    minSimilarity: host.minSimilarity(),
+    minSimilarity: minSimilarity(host),
     before: from,
   });
   const base = host.baseContext();
@@ -89,7 +79,7 @@ async function summarizePerViewer(host: SummaryHost, state: ResolvedState): Prom
   for (const viewer of viewers) {
     const recent = env.messages.slice(from).filter((m) => canSee(viewer, m, visibleStart, rules));
     if (recent.length === 0) continue; // nothing new for this viewer: its summary stays
-    const relevant = await env.retrieve({ topK: host.topK(), minSimilarity: host.minSimilarity(), before: from, viewer });
+    const relevant = await env.retrieve({ topK: host.topK(), minSimilarity: minSimilarity(host), before: from, viewer });
     const ctx = {
       ...base,
       state: { name: state.name },

@@ -1,4 +1,5 @@
 // Token, call and cost totals of a run, by purpose and by agent (journaled in checkpoints and run_finished).
+import { isSampleTurn } from '../memory/token-budget.js';
 import type { CallPurpose, Usage } from '../llm/types.js';
 
 /** Calls, tokens and cost of one purpose or one agent. */
@@ -101,4 +102,11 @@ export function mergeUsage(into: UsageTotals, from: UsageTotals): void {
     mergeBucket((into.by_purpose[purpose] ??= { calls: 0, prompt_tokens: 0, completion_tokens: 0 }), u);
   for (const [agent, u] of Object.entries(from.by_agent ?? {}))
     mergeBucket(((into.by_agent ??= {})[agent] ??= { calls: 0, prompt_tokens: 0, completion_tokens: 0 }), u);
+}
+
+/** Record the size of the latest agent prompt at sample turns, to show whether prompts stay flat. */
+export function samplePromptTokens(usage: UsageTotals, turn: number): void {
+  const last = usage.agent_prompt_tokens_last;
+  if (last === undefined || !isSampleTurn(turn)) return;
+  (usage.agent_prompt_tokens_at_turn ??= {})[String(turn)] = last;
 }

@@ -4,14 +4,24 @@
 // Before each turn, the free thoughts relevant to the task in progress are retrieved (free-thoughts.ts).
 import { embedderLearns } from '../components/knowledge-base.js';
 import { createEmbedder } from '../memory/create-embedder.js';
-import type { RunHost, RunPlugin } from '../runtime/hooks.js';
-import type { MemoryFiles } from '../workspace/memory-files.js';
+import type { RunContext } from '../runtime/context.js';
+import type { RunPlugin } from '../runtime/hooks.js';
+import type { Sop } from '../sop/types.js';
+import { MEMORY_FILES } from '../workspace/memory-files.js';
 import { FreeThoughts } from './free-thoughts.js';
 import { memoryTypes, readTaskBoard } from './memory-types.js';
 import { scientistContext, taskLlmProfile, type RelevantThought } from './views.js';
 
-export function scientistPlugin(host: RunHost, memory: MemoryFiles): RunPlugin {
+/** Whether a SOP uses the scientist's views: memory types, a mood or resource levels. */
+export function usesScientist(sop: Sop): boolean {
+  return Boolean(sop.memory_types || sop.mood || sop.resources);
+}
+
+/** The scientist's views (undefined for a SOP that uses none); they read the memory files the actions plugin shares. */
+export function scientistPlugin(host: RunContext): RunPlugin | undefined {
   const sop = host.sop;
+  const memory = host.vars.get(MEMORY_FILES);
+  if (!usesScientist(sop) || !memory) return undefined;
   const boardName = Object.entries(memoryTypes(sop)).find(([, type]) => type === 'task_board')?.[0];
   // the run's embedder, or a fresh one when it learns from what it embeds (see FreeThoughts)
   const free = new FreeThoughts(async () => {
@@ -22,7 +32,12 @@ export function scientistPlugin(host: RunHost, memory: MemoryFiles): RunPlugin {
   return {
     name: 'scientist',
     ...(sop.memory_types || sop.mood
-      ? { context: () => scientistContext(sop, memory, { seed: host.seed, turn: host.turn(), inputs: host.inputs }, relevant) }
+      ? {
+          context: (c) => ({
+            ...c,
+            ...scientistContext(sop, memory, { seed: host.seed, turn: host.turn(), inputs: host.inputs }, relevant),
+          }),
+        }
       : {}),
     ...(boardName
       ? {
@@ -34,6 +49,8 @@ export function scientistPlugin(host: RunHost, memory: MemoryFiles): RunPlugin {
         }
       : {}),
     // while a task is in progress, its resource level's LLM profile applies
-    ...(sop.resources ? { agentCall: () => ({ settings: taskLlmProfile(sop, memory, host.inputs) }) } : {}),
+    ...(sop.resources
+      ? { agentCall: (spec) => ({ ...spec, settings: { ...spec.settings, ...taskLlmProfile(sop, memory, host.inputs) } }) }
+      : {}),
   };
 }

@@ -139,7 +139,7 @@ export function startTracing(o: TracingOptions): RunTracing {
   const plugins: PluginFactory = (host) => [
     {
       name: 'tracing',
-      wrapLlm: (llm) =>
+      llm: (llm) =>
         new WrappedProvider(llm, async (request, call) => {
           const m = request.meta;
           const summary =

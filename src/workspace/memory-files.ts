@@ -3,6 +3,7 @@
 // A sub-flow gets its own folder; files it shares with its caller are links to the caller's.
 // Without a folder (in-process runs, tests) the texts live in memory only.
 import { EngineError } from '../errors.js';
+import { contextVar } from '../util/context-vars.js';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { readNoFollow, writeNoFollow } from './workspace.js';
@@ -47,6 +48,9 @@ export interface MemoryFilesOptions {
   /** durability: start from the initial contents even where files exist (a sub-flow replayed after a crash). */
   fresh?: boolean;
 }
+
+/** The run's memory files, shared through the run's context (the actions plugin sets it; the scientist's views read it). */
+export const MEMORY_FILES = contextVar<MemoryFiles>('memoryFiles');
 
 export class MemoryFiles {
   private readonly texts = new Map<string, string>();

@@ -1,11 +1,12 @@
 // The Agents 1.0 turn as a plugin of a run (src/runtime/hooks.ts), for SOPs with `agents_v1`
 // (imported configs): concise mode on every call, an observation into the agent's private memory
 // before each turn, the agent's prompt built from that memory, and one summary for the run.
-import type { RunHost, RunPlugin } from '../../runtime/hooks.js';
+import type { RunContext } from '../../runtime/context.js';
+import type { RunPlugin } from '../../runtime/hooks.js';
 import { withConcise } from './concise.js';
 import { AgentsV1Turns, type AgentsV1Options } from './turns.js';
 
-export function agentsV1Plugin(host: RunHost, options: AgentsV1Options): RunPlugin & { turns: AgentsV1Turns } {
+export function agentsV1Plugin(host: RunContext, options: AgentsV1Options): RunPlugin & { turns: AgentsV1Turns } {
   const turns = new AgentsV1Turns(
     {
       sop: host.sop,
@@ -21,8 +22,9 @@ export function agentsV1Plugin(host: RunHost, options: AgentsV1Options): RunPlug
   return {
     name: 'v1',
     turns,
-    keepsSummary: true,
-    wrapLlm: (llm) =>
+    // one summary for the whole run, read by every judge
+    semantics: (s) => ({ ...s, keepSummaryOnEntry: true }),
+    llm: (llm) =>
       withConcise(llm, AgentsV1Turns.conciseSentence(host.sop), (s) =>
         Boolean(host.resolved.states[s]?.def.controller?.judge?.last_prompt),
       ),

@@ -12,8 +12,8 @@ export const rule: ControllerStrategy = {
     const extractWord = speaker.extract_word ?? 'end';
     const ctx = {
       ...c.promptContext(state),
-      // agents-v1 compat (reference §5 #22): call_last_prompt is not sent and the choices always ask for <end>.
-      ...(c.compat === 'agents-v1'
+      // Agents 1.0 (reference quirk 22): call_last_prompt is not sent and the choices always ask for <end>.
+      ...(c.semantics.speakerAsksEnd
         ? { speaker: { ...speaker, last_prompt: undefined }, extract_word: 'end' }
         : { speaker, extract_word: extractWord }),
       roles: state.roles.map((role) => ({ role, agent: state.roleToAgent[role] })),

@@ -7,12 +7,13 @@ import type { ResolvedState } from '../../sop/resolved.js';
 import type { LlmSettings } from '../../sop/types.js';
 import type { StateRuntime } from '../controller.js';
 import type { Rng } from '../rng.js';
+import type { Semantics } from '../semantics.js';
 
 /** What a strategy (and the judge) may use: the run's seeded random numbers, its LLM and prompts. */
 export interface ControllerContext {
   rng: Rng;
-  /** Reproduce the Agents 1.0 quirks (--compat agents-v1). */
-  compat?: 'agents-v1';
+  /** The run's semantics flags (src/runtime/semantics.ts). */
+  semantics: Semantics;
   turn: number;
   /** The state's recent messages and the earlier ones most similar to the last (what controllers see). */
   history(state: ResolvedState): Promise<{ history: Message[]; relevant: Message[] }>;

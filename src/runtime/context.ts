@@ -1,0 +1,221 @@
+// The one run context: a read-only object handed to the pipeline, the LLM call, summaries,
+// controllers, snapshots and plugins, instead of a callback bag each. It is built here, from the
+// run's options and parts, and closes over them; nothing in it calls back into the loop.
+import { ComponentServices } from '../agent/component-services.js';
+import type { NameStripping } from '../agent/output.js';
+import type { PipelineHost } from '../agent/pipeline.js';
+import { AudienceRules } from '../environment/audience.js';
+import type { EnvironmentMemory } from '../environment/environment.js';
+import { MemoryEnvironment } from '../environment/memory-environment.js';
+import type { HumanInput } from '../io/human.js';
+import { NoHumanInput } from '../io/human.js';
+import { modelPrice } from '../llm/pricing.js';
+import type { CallMeta, ChatMessage, LlmProvider } from '../llm/types.js';
+import { createEmbedder } from '../memory/create-embedder.js';
+import type { Embedder } from '../memory/embedder.js';
+import { renderText, TemplateSet } from '../prompt/templates.js';
+import { DEFAULTS, resolveSop, type ResolvedSop, type ResolvedState } from '../sop/resolved.js';
+import type { LlmSettings, Sop } from '../sop/types.js';
+import { makeRedactor, type Redactor } from '../util/redact.js';
+import { decide, having, observe, transform } from './compose.js';
+import { freshStateRuntime, type StateRuntime } from './controller.js';
+import { ContextVars } from '../util/context-vars.js';
+import { directEffects, type EffectSpec, type Effects, type Performed } from './effects.js';
+import { emptyUsage, type RunEvent, type UsageTotals } from './events.js';
+import type { RunPlugin } from './hooks.js';
+import { callLlm, type LlmCallHost } from './llm-call.js';
+import type { RunOptions } from './options.js';
+import type { RunPosition } from './position.js';
+import { Rng } from './rng.js';
+import { semanticsFor, type Semantics } from './semantics.js';
+import { resolveInputs } from './inputs.js';
+
+/** What every part of a run may read and call. */
+export interface RunContext extends PipelineHost {
+  readonly sop: Sop;
+  readonly resolved: ResolvedSop;
+  /** The SOP file (relative paths in the SOP are resolved from its folder). */
+  readonly file: string;
+  readonly runId: string;
+  readonly inputs: Record<string, string>;
+  readonly seed: number;
+  readonly rng: Rng;
+  readonly signal?: AbortSignal;
+  /** The compatibility mode asked for (the Agents 1.0 plugin reads it; the loop reads `semantics`). */
+  readonly compat?: 'agents-v1';
+  readonly semantics: Semantics;
+  /** Secrets out of every prompt and executor result (src/util/redact.ts). */
+  readonly redact: Redactor;
+  /** Agent replies are streamed (delta events). */
+  readonly stream: boolean;
+  readonly nameStripping: NameStripping;
+  readonly env: EnvironmentMemory;
+  readonly templates: TemplateSet;
+  readonly usage: UsageTotals;
+  readonly human: HumanInput;
+  /** Where the run stands (read it; the loop moves it). */
+  readonly position: Readonly<RunPosition>;
+  /** The run's plugins, in the order they are consulted. */
+  readonly plugins: readonly RunPlugin[];
+  /** Every outside effect goes through these (durable with the journal's ledger). */
+  readonly effects: Effects;
+  /** Typed values plugins share with each other (./context-vars.ts). */
+  readonly vars: ContextVars;
+  /** The run's LLM provider (after every plugin's llm transform). */
+  llm(): LlmProvider;
+  emit(event: RunEvent): void;
+  /** Perform an outside effect through the run's effects (journaled and reused when durable). */
+  perform<T>(spec: EffectSpec, fn: () => Promise<T>): Promise<Performed<T>>;
+  /** The run's embedder (given, else made from environment.embedder on first use). */
+  embedder(): Promise<Embedder>;
+}
+
+/** The context and what only the loop does with it. */
+export interface RunParts {
+  ctx: RunContext;
+  /** The prompt context changes from here on (a new step, an effect applied): build it again when next asked. */
+  refresh(): void;
+}
+
+/** Build a run's context and its plugins from the options. */
+export function createRunContext(options: RunOptions): RunParts {
+  const sop = options.sop;
+  const resolved = resolveSop(sop);
+  const topK = sop.environment?.top_k ?? DEFAULTS.topK;
+  const env =
+    options.environment ??
+    new MemoryEnvironment({
+      visibility: sop.environment?.type ?? 'cooperative',
+      // Messages are embedded only when something retrieves (reference quirk 32 avoided).
+      embedder: topK > 0 ? (options.embedder ?? (() => createEmbedder(sop.environment?.embedder))) : undefined,
+    });
+  env.audiences = new AudienceRules(sop); // who may see each message (src/environment/audience.ts)
+  const templates = new TemplateSet(sop.templates ?? {});
+  templates.checkAll();
+  const seed = options.seed ?? 1;
+  const rng = new Rng(seed);
+  const states: Record<string, StateRuntime> = {};
+  for (const s of Object.values(resolved.states)) states[s.name] = freshStateRuntime(s.roles, s.beginRole);
+  const position: RunPosition = { current: sop.root, turn: 0, states, rng: rng.state, started: false };
+  const listeners = options.listeners ?? [];
+  const emit = (event: RunEvent): void => {
+    if (event.type === 'memory_written' || event.type === 'file_written' || event.type === 'executor_result') cached = undefined;
+    for (const l of listeners) l(event);
+  };
+  let embedderPromise: Promise<Embedder> | undefined;
+  const embedder = (): Promise<Embedder> =>
+    (embedderPromise ??= options.embedder ? Promise.resolve(options.embedder) : createEmbedder(sop.environment?.embedder));
+  let cached: Record<string, unknown> | undefined;
+  let budgetWarned = false;
+
+  // Plugins are made from the context; what it takes from them (effects, the LLM, tool slots) is set right after.
+  let plugins: RunPlugin[] = [];
+  let semantics: Semantics = semanticsFor(options.compat);
+  let llm = options.llm;
+  let effects: Effects = directEffects;
+  let components: ComponentServices | undefined;
+  let llmCall: LlmCallHost | undefined;
+
+  const ctx: RunContext = {
+    sop,
+    resolved,
+    file: options.file,
+    runId: options.runId ?? `run-${Date.now()}`,
+    inputs: resolveInputs(sop, options.inputs ?? {}),
+    seed,
+    rng,
+    signal: options.signal,
+    compat: options.compat,
+    get semantics() {
+      return semantics;
+    },
+    redact: options.redact ?? makeRedactor(),
+    stream: options.stream !== false,
+    nameStripping: options.nameStripping ?? 'leading',
+    env,
+    templates,
+    usage: emptyUsage(),
+    human: options.human ?? new NoHumanInput(),
+    position,
+    vars: new ContextVars(),
+    get plugins() {
+      return plugins;
+    },
+    get effects() {
+      return effects;
+    },
+    get components() {
+      return components!;
+    },
+    prompt: {
+      view: (view, state, stateStart) => transform(plugins, 'view', view, state, stateStart),
+      agentPrompt: (state, context) => transform(plugins, 'agentPrompt', { parts: [], context: {} }, state, context),
+      agentCall: (state, agent, role, settings) => transform(plugins, 'agentCall', { settings, meta: {} }, state, agent, role),
+    },
+    llm: () => llm,
+    emit,
+    perform: (spec, fn) => effects.perform(spec, fn),
+    embedder,
+    turn: () => position.turn,
+    turnInState: (name) => position.states[name]?.chatNums ?? 0,
+    topK: () => topK,
+    baseContext: () => (cached ??= transform(plugins, 'context', baseContext(ctx))),
+    envPrompt: (state: ResolvedState) =>
+      renderText(state.def.environment_prompt ?? '', ctx.baseContext(), `/states/${state.name}/environment_prompt`),
+    call(messages: ChatMessage[], settings: LlmSettings, meta: CallMeta, stream = false): Promise<string> {
+      const model = options.model ?? settings.model ?? DEFAULTS.model;
+      const price = options.pricing ? modelPrice(options.pricing, settings, options.model, model) : undefined;
+      observe(plugins, 'beforeCall', messages, model, meta, price); // e.g. budgets
+      return callLlm(llmCall!, messages, settings, meta, stream);
+    },
+    overBudget(agent, state, tokens, budget) {
+      if (budgetWarned) return;
+      budgetWarned = true;
+      emit({
+        type: 'warning',
+        message: `the prompt of ${agent} in state "${state.name}" needs ${tokens} tokens even without history, over environment.max_prompt_tokens ${budget}`,
+      });
+    },
+  };
+  plugins = options.plugins?.(ctx) ?? [];
+  semantics = transform(plugins, 'semantics', semantics);
+  llm = transform(plugins, 'llm', options.llm);
+  effects = decide(plugins, 'effects') ?? directEffects;
+  const toolExecutors =
+    having(plugins, 'toolSlots').length > 0 ? transform(plugins, 'toolSlots', { ...options.toolExecutors }) : options.toolExecutors;
+  components = new ComponentServices({
+    file: options.file,
+    makeEmbedder: () => createEmbedder(sop.environment?.embedder),
+    sharedEmbedder: embedder,
+    workspace: options.workspace,
+    toolExecutors,
+    emit,
+    turn: () => position.turn,
+  });
+  llmCall = {
+    llm,
+    model: options.model,
+    serverLlm: options.serverLlm ?? sop.llm,
+    resolved,
+    position,
+    seed,
+    effects,
+    usage: ctx.usage,
+    redact: ctx.redact,
+    pricing: options.pricing,
+    signal: options.signal,
+    emit,
+    counted: (meta, usage, cost) => observe(plugins, 'afterCall', meta, usage, cost), // e.g. budgets
+  };
+  return { ctx, refresh: () => (cached = undefined) };
+}
+
+/** Template context shared by every prompt: inputs, goal, SOP facts (plugins add theirs by their context transform). */
+function baseContext(ctx: RunContext): Record<string, unknown> {
+  return {
+    inputs: ctx.inputs,
+    goal: ctx.inputs.goal,
+    sop: { name: ctx.sop.name, description: ctx.sop.description ?? '' },
+    memory: {}, // {{memory.NAME}}: filled by the actions plugin
+  };
+}

@@ -1,0 +1,28 @@
+// Named semantics flags of a run: what differs between sop's clean behaviour and the quirks of
+// Agents 1.0 (docs/agents-v1.md). The loop reads these flags and never a compatibility mode.
+export interface Semantics {
+  /** A new visit of a state starts afresh: begin turn, turn counter and rotation (false: Agents 1.0 keeps them). */
+  freshVisit: boolean;
+  /** A begin role without a begin_query says " " (Agents 1.0) instead of speaking through the LLM. */
+  blankBeginMessage: boolean;
+  /** The judge and speaker see the last max_chat_history messages (Agents 1.0), not a window aligned with summary refreshes. */
+  slidingControllerWindow: boolean;
+  /** Entering a competitive state keeps the run's summary (Agents 1.0: one summary, read by every judge). */
+  keepSummaryOnEntry: boolean;
+  /** The speaker choice leaves out the speaker's last_prompt and always asks for <end> (Agents 1.0, reference quirk 22). */
+  speakerAsksEnd: boolean;
+}
+
+export const CLEAN_SEMANTICS: Semantics = {
+  freshVisit: true,
+  blankBeginMessage: false,
+  slidingControllerWindow: false,
+  keepSummaryOnEntry: false,
+  speakerAsksEnd: false,
+};
+
+/** The semantics of a run: clean, or Agents 1.0's quirks (`compat: "agents-v1"`). */
+export function semanticsFor(compat: 'agents-v1' | undefined): Semantics {
+  if (compat !== 'agents-v1') return CLEAN_SEMANTICS;
+  return { freshVisit: false, blankBeginMessage: true, slidingControllerWindow: true, keepSummaryOnEntry: false, speakerAsksEnd: true };
+}
