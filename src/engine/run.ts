@@ -5,6 +5,7 @@
 import { actionsPlugin } from '../actions/plugin.js';
 import type { ActionOptions } from '../actions/runtime.js';
 import { agentsV1Plugin } from '../compat/agents-v1/plugin.js';
+import { semanticsFor } from '../compat/agents-v1/semantics.js';
 import type { AgentsV1Options } from '../compat/agents-v1/turns.js';
 import { budgetPlugin, type BudgetOptions } from '../cost/budget-plugin.js';
 import type { EffectIndex, RerunPolicy } from '../journal/effects.js';
@@ -18,7 +19,9 @@ import { scientistPlugin } from '../scientist/plugin.js';
 
 export { resolveInputs, undeclaredInputs, type RunPosition, type RunResult, type RunStatus } from '../runtime/run.js';
 
-export interface RunOptions extends Omit<LoopOptions, 'resume'> {
+export interface RunOptions extends Omit<LoopOptions, 'resume' | 'semantics' | 'settings'> {
+  /** Reproduce Agents 1.0 quirks (re-entry without begin turn, " " begin message): src/compat/agents-v1/semantics.ts. */
+  compat?: 'agents-v1';
   /** agents-v1: embedder, workspace and tool executors for SOPs with `agents_v1` (imported Agents 1.0 configs). */
   agentsV1?: AgentsV1Options;
   // durability
@@ -76,6 +79,7 @@ export function builtinPlugins(options: RunOptions): (ctx: RunContext) => RunPlu
           workspace: options.actions?.workspace,
           ...(options.embedder ? { embedder: async () => options.embedder! } : {}),
           ...options.agentsV1,
+          compat: options.compat === 'agents-v1',
           toolExecutors: { ...options.agentsV1?.toolExecutors, ...options.toolExecutors, ...slots },
         })
       : undefined;
@@ -92,6 +96,8 @@ export class Run extends RunLoop {
       workspace: options.actions?.workspace,
       toolExecutors: options.agentsV1?.toolExecutors,
       ...options,
+      semantics: semanticsFor(options.compat),
+      settings: { compat: options.compat },
       plugins: (ctx) => [...builtin(ctx), ...(extra?.(ctx) ?? [])],
     });
   }

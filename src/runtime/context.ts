@@ -27,7 +27,7 @@ import { callLlm, type LlmCallHost } from './llm-call.js';
 import type { RunOptions } from './options.js';
 import type { RunPosition } from './position.js';
 import { Rng } from './rng.js';
-import { semanticsFor, type Semantics } from './semantics.js';
+import { CLEAN_SEMANTICS, type Semantics } from './semantics.js';
 import { resolveInputs } from './inputs.js';
 
 /** What every part of a run may read and call. */
@@ -41,8 +41,6 @@ export interface RunContext extends PipelineHost {
   readonly seed: number;
   readonly rng: Rng;
   readonly signal?: AbortSignal;
-  /** The compatibility mode asked for (the Agents 1.0 plugin reads it; the loop reads `semantics`). */
-  readonly compat?: 'agents-v1';
   readonly semantics: Semantics;
   /** Secrets out of every prompt and executor result (src/util/redact.ts). */
   readonly redact: Redactor;
@@ -99,18 +97,18 @@ export function createRunContext(options: RunOptions): RunParts {
   const position: RunPosition = { current: sop.root, turn: 0, states, rng: rng.state, started: false };
   const listeners = options.listeners ?? [];
   const emit = (event: RunEvent): void => {
-    if (event.type === 'memory_written' || event.type === 'file_written' || event.type === 'executor_result') cached = undefined;
+    if (event.type === 'memory_written' || event.type === 'file_written') cached = undefined; // prompts show memory files
     for (const l of listeners) l(event);
   };
   let embedderPromise: Promise<Embedder> | undefined;
   const embedder = (): Promise<Embedder> =>
     (embedderPromise ??= options.embedder ? Promise.resolve(options.embedder) : createEmbedder(sop.environment?.embedder));
   let cached: Record<string, unknown> | undefined;
-  let budgetWarned = false;
+  let tooLongWarned = false;
 
   // Plugins are made from the context; what it takes from them (effects, the LLM, tool slots) is set right after.
   let plugins: RunPlugin[] = [];
-  let semantics: Semantics = semanticsFor(options.compat);
+  let semantics: Semantics = options.semantics ?? CLEAN_SEMANTICS;
   let llm = options.llm;
   let effects: Effects = directEffects;
   let components: ComponentServices | undefined;
@@ -125,7 +123,6 @@ export function createRunContext(options: RunOptions): RunParts {
     seed,
     rng,
     signal: options.signal,
-    compat: options.compat,
     get semantics() {
       return semantics;
     },
@@ -168,12 +165,12 @@ export function createRunContext(options: RunOptions): RunParts {
       observe(plugins, 'beforeCall', messages, model, meta, price); // e.g. budgets
       return callLlm(llmCall!, messages, settings, meta, stream);
     },
-    overBudget(agent, state, tokens, budget) {
-      if (budgetWarned) return;
-      budgetWarned = true;
+    overBudget(agent, state, tokens, limit) {
+      if (tooLongWarned) return;
+      tooLongWarned = true;
       emit({
         type: 'warning',
-        message: `the prompt of ${agent} in state "${state.name}" needs ${tokens} tokens even without history, over environment.max_prompt_tokens ${budget}`,
+        message: `the prompt of ${agent} in state "${state.name}" needs ${tokens} tokens even without history, over environment.max_prompt_tokens ${limit}`,
       });
     },
   };

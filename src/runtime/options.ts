@@ -9,9 +9,10 @@ import type { LlmProvider } from '../llm/types.js';
 import type { Embedder } from '../memory/embedder.js';
 import type { LlmSettings, Sop } from '../sop/types.js';
 import type { Redactor } from '../util/redact.js';
-import type { RunListener, UsageTotals } from './events.js';
+import type { RunListener, RunSettings, UsageTotals } from './events.js';
 import type { PluginFactory } from './hooks.js';
 import type { RestorePoint } from './position.js';
+import type { Semantics } from './semantics.js';
 
 export interface RunOptions {
   sop: Sop;
@@ -35,8 +36,10 @@ export interface RunOptions {
   embedder?: Embedder;
   listeners?: RunListener[];
   signal?: AbortSignal;
-  /** Reproduce Agents 1.0 quirks (re-entry without begin turn, " " begin message): src/runtime/semantics.ts. */
-  compat?: 'agents-v1';
+  /** The run's semantics flags (default: sop's clean behaviours): src/runtime/semantics.ts. */
+  semantics?: Semantics;
+  /** Settings recorded with the run's own in run_started and resumed events (a resume or fork behaves the same). */
+  settings?: Omit<RunSettings, 'max_turns' | 'model' | 'name_stripping' | 'stream'>;
   nameStripping?: NameStripping;
   /** Stream agent replies (deltas are emitted as events). */
   stream?: boolean;

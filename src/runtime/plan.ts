@@ -9,7 +9,8 @@ import type { Transition, TurnStep } from './hooks.js';
 import type { RunPosition } from './position.js';
 import type { Semantics } from './semantics.js';
 
-export type MoveReason = 'root' | 'judge' | 'max_turns' | 'direct' | 'finish' | 'budget';
+/** Why a state is entered (its state_entered event). */
+export type MoveReason = Extract<RunEvent, { type: 'state_entered' }>['reason'];
 
 /** Where the run goes from its current state. */
 export interface Move {

@@ -50,10 +50,11 @@ export class RunLoop {
     this.ctx = this.parts.ctx;
     this.maxTurns = options.maxTurns ?? DEFAULTS.maxTurns;
     const ctx = this.ctx;
-    // Native SOPs whose extract components write shared memory journal it in checkpoints.
-    const sop = options.sop;
-    const sharedCheckpointed =
-      !sop.agents_v1 && Object.values(sop.states).some((st) => Object.values(st.components ?? {}).some((c) => c?.extract !== undefined));
+    // SOPs whose extract components write the run's shared memory journal it in checkpoints.
+    const extracts = Object.values(options.sop.states).some((st) =>
+      Object.values(st.components ?? {}).some((c) => c?.extract !== undefined),
+    );
+    const sharedCheckpointed = ctx.semantics.componentMemoryInCheckpoints && extracts;
     this.checkpoints = new RunCheckpoints(ctx, sharedCheckpointed ? ctx.components : undefined);
   }
 
@@ -82,7 +83,7 @@ export class RunLoop {
     const settings: RunSettings = {
       max_turns: this.maxTurns,
       model: o.model,
-      compat: o.compat,
+      ...o.settings,
       name_stripping: o.nameStripping,
       stream: o.stream,
     };

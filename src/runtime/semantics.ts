@@ -1,5 +1,6 @@
 // Named semantics flags of a run: what differs between sop's clean behaviour and the quirks of
-// Agents 1.0 (docs/agents-v1.md). The loop reads these flags and never a compatibility mode.
+// Agents 1.0 (docs/agents-v1.md). The loop reads these flags and never a compatibility mode; the
+// Agents 1.0 feature (src/compat/agents-v1/semantics.ts) sets them.
 export interface Semantics {
   /** A new visit of a state starts afresh: begin turn, turn counter and rotation (false: Agents 1.0 keeps them). */
   freshVisit: boolean;
@@ -11,6 +12,8 @@ export interface Semantics {
   keepSummaryOnEntry: boolean;
   /** The speaker choice leaves out the speaker's last_prompt and always asks for <end> (Agents 1.0, reference quirk 22). */
   speakerAsksEnd: boolean;
+  /** The components' shared memory (extract) is the run's, journaled in checkpoints (false: a plugin keeps the agents' memory). */
+  componentMemoryInCheckpoints: boolean;
 }
 
 export const CLEAN_SEMANTICS: Semantics = {
@@ -19,10 +22,5 @@ export const CLEAN_SEMANTICS: Semantics = {
   slidingControllerWindow: false,
   keepSummaryOnEntry: false,
   speakerAsksEnd: false,
+  componentMemoryInCheckpoints: true,
 };
-
-/** The semantics of a run: clean, or Agents 1.0's quirks (`compat: "agents-v1"`). */
-export function semanticsFor(compat: 'agents-v1' | undefined): Semantics {
-  if (compat !== 'agents-v1') return CLEAN_SEMANTICS;
-  return { freshVisit: false, blankBeginMessage: true, slidingControllerWindow: true, keepSummaryOnEntry: false, speakerAsksEnd: true };
-}

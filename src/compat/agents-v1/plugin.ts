@@ -6,14 +6,14 @@ import type { RunPlugin } from '../../runtime/hooks.js';
 import { withConcise } from './concise.js';
 import { AgentsV1Turns, type AgentsV1Options } from './turns.js';
 
-export function agentsV1Plugin(host: RunContext, options: AgentsV1Options): RunPlugin & { turns: AgentsV1Turns } {
+export function agentsV1Plugin(host: RunContext, options: AgentsV1Options & { compat: boolean }): RunPlugin & { turns: AgentsV1Turns } {
   const turns = new AgentsV1Turns(
     {
       sop: host.sop,
       resolved: host.resolved,
       file: host.file,
       env: host.env,
-      compat: host.compat === 'agents-v1',
+      compat: options.compat,
       emit: (e) => host.emit(e),
       turn: () => host.turn(),
     },
@@ -23,7 +23,7 @@ export function agentsV1Plugin(host: RunContext, options: AgentsV1Options): RunP
     name: 'v1',
     turns,
     // one summary for the whole run, read by every judge
-    semantics: (s) => ({ ...s, keepSummaryOnEntry: true }),
+    semantics: (s) => ({ ...s, keepSummaryOnEntry: true, componentMemoryInCheckpoints: false }),
     llm: (llm) =>
       withConcise(llm, AgentsV1Turns.conciseSentence(host.sop), (s) =>
         Boolean(host.resolved.states[s]?.def.controller?.judge?.last_prompt),

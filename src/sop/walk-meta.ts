@@ -2,8 +2,9 @@
 // choose judge keys and commands with it so that a dry run visits the graph and ends in a final
 // state. Models never see it (metadata is not sent).
 import type { WalkInfo } from '../llm/types.js';
-import type { ResolvedSop } from '../sop/resolved.js';
-import type { StateRuntime } from './controller.js';
+import type { ResolvedSop } from './resolved.js';
+/** What the walk reads of a state's counters in the run's position. */
+type StateRuntime = { chatNums: number; visits: number };
 
 const stepsCache = new WeakMap<ResolvedSop, Map<string, number>>();
 

@@ -1,0 +1,76 @@
+// Issue 24 acceptance: the loop stays small and names no feature. Features (actions, executors,
+// budgets, MCP, the scientist, Agents 1.0, the journal, telemetry) plug in through hooks; the
+// loop's files may not mention them outside comments.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const LOOP_FILE = 'src/runtime/run.ts';
+const CORE = 'src/runtime';
+const FEATURE = /\b(actions?|executors?|mcp|budgets?|scientist|agents[-_]v1|compat|journal|telemetry|otel)\b/i;
+/** The folders of features: the core imports none of them. */
+const FEATURE_IMPORT =
+  /from '\.\.\/(actions|executors|journal|cost|compat|scientist|taskboard|worldmodel|mcp|telemetry|import|sweep|view|cli|engine|api)\//;
+
+/** A core line that names a feature: an import from a feature's folder, or a feature's name in code. */
+const namesFeature = (text: string): boolean => (/^\s*import\b/.test(text) ? FEATURE_IMPORT.test(text) : FEATURE.test(text));
+
+/** Source lines without comments. */
+function code(file: string): { line: number; text: string }[] {
+  const out: { line: number; text: string }[] = [];
+  let inBlock = false;
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .forEach((raw, i) => {
+      let text = raw;
+      if (inBlock) {
+        const end = text.indexOf('*/');
+        if (end === -1) return;
+        text = text.slice(end + 2);
+        inBlock = false;
+      }
+      text = text.replace(/\/\*.*?\*\//g, '');
+      const open = text.indexOf('/*');
+      if (open !== -1) {
+        text = text.slice(0, open);
+        inBlock = true;
+      }
+      text = text.replace(/(^|[^:'"`])\/\/.*$/, '$1');
+      if (text.trim()) out.push({ line: i + 1, text });
+    });
+  return out;
+}
+
+function coreFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+    d.isDirectory() ? coreFiles(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : [],
+  );
+}
+
+describe('the step loop', () => {
+  it('its file has at most 350 lines, and RunLoop at most 12 methods', () => {
+    const text = readFileSync(LOOP_FILE, 'utf8');
+    expect(text.split('\n').length).toBeLessThanOrEqual(350);
+    const body = text.slice(text.indexOf('export class RunLoop'));
+    const methods = body.match(/^ {2}(?:(?:private|protected|public|static|async|get|set|override|readonly) )*[A-Za-z_]\w*\s*\(/gm) ?? [];
+    expect(methods.length).toBeGreaterThan(3);
+    expect(methods.length).toBeLessThanOrEqual(12);
+  });
+
+  it('no file of the core loop names a feature outside comments', () => {
+    const found: string[] = [];
+    // the event vocabulary (events.ts) and the run's public options and result (options.ts) name what features record
+    const files = coreFiles(CORE).filter((f) => !/\/(events|options)\.ts$/.test(f));
+    expect(files).toContain(LOOP_FILE);
+    for (const f of files) for (const { line, text } of code(f)) if (namesFeature(text)) found.push(`${f}:${line}: ${text.trim()}`);
+    expect(found).toEqual([]);
+  });
+
+  it('the check finds a feature name in code (and not in a comment)', () => {
+    const lines = (src: string) => src.split('\n').filter((l) => namesFeature(l.replace(/\/\/.*$/, '')));
+    expect(lines('const x = 1; // the budget plugin')).toEqual([]);
+    expect(lines("if (plugin.name === 'budget') stop();")).toHaveLength(1);
+    expect(lines("import { budgetPlugin } from '../cost/budget-plugin.js';")).toHaveLength(1);
+    expect(lines("import { isSampleTurn } from '../memory/token-budget.js';")).toEqual([]);
+  });
+});
