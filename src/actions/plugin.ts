@@ -9,9 +9,12 @@ import type { Sop } from '../sop/types.js';
 import { limitToVisit } from './prompt.js';
 import { ActionRuntime, type ActionOptions, type SubRunOutcome, type SubRunRequest } from './runtime.js';
 
-/** Whether a SOP uses actions: commands or MCP tools in a state, memory files, or a state's memory_window. */
+/**
+ * Whether a SOP uses actions: commands or MCP tools in a state, memory files (the scientist's
+ * memory types, mood and resource levels read them too), or a state's memory_window.
+ */
 export function usesActions(sop: Sop): boolean {
-  if (sop.memory || sop.memory_dir || sop.memory_types) return true;
+  if (sop.memory || sop.memory_dir || sop.memory_types || sop.mood || sop.resources) return true;
   return Object.values(sop.states).some((s) => s.commands !== undefined || s.tools !== undefined || s.memory_window !== undefined);
 }
 
