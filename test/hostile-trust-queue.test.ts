@@ -325,6 +325,31 @@ describe.skipIf(!REDIS)('a sop worker refuses queued jobs it cannot trust', () =
     expect(attackerHits).toBe(0);
   }, 120_000);
 
+  it('a signed job that continues a run folder is held to the same limits as the settings that run was started with', async () => {
+    // a run in the root made by `sop run` with a --base-url this worker does not allow
+    const runs = join(root, 'runs-of-sop-run');
+    const made = start(
+      process.execPath,
+      [CLI, 'run', join(root, 'debate.sop.json'), '--llm', 'mock', '--base-url', attackerUrl, '--out', runs],
+      {
+        ...process.env,
+      },
+    );
+    expect(await made.exited, made.out).toBe(0);
+    const [key] = readdirSync(runs);
+    await refusedWith(
+      forged(
+        (d) => {
+          d.runsDir = runs;
+          delete d.llm;
+        },
+        { key: key! },
+      ),
+      /the run it continues sends the LLM calls \(and this worker's API key\) to "http:\/\/127\.0\.0\.1:\d+\/v1"; this worker allows a job's base URL only with --allow-base-url URL/,
+    );
+    expect(attackerHits).toBe(0);
+  }, 60_000);
+
   it("a sweep signed with the shared secret runs; the secret, the key and Redis's password are never printed", async () => {
     const sweep = start(
       process.execPath,
