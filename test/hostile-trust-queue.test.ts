@@ -6,7 +6,9 @@
 // worker does not allow, a shape the schema refuses — are each recorded failed at once with the
 // reason; no file is written outside the root, no LLM is called and no code runs. A sweep signed
 // with the shared secret still runs, and neither the secret nor the Redis password is printed.
-import { spawn, type ChildProcess } from 'node:child_process';
+// Over rediss:// (a redis-server with TLS and a test CA), the runs run, and a server whose
+// certificate is not trusted is one error line.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer } from 'node:net';
@@ -401,4 +403,78 @@ describe.skipIf(!REDIS)('a sop worker refuses queued jobs it cannot trust', () =
     expect(await badRoot.exited).toBe(1);
     expect(badRoot.out.trim()).toBe(`error: --root ${join(root, 'nope')}: no such folder`);
   }, 60_000);
+});
+
+const OPENSSL = ['/usr/bin/openssl', '/usr/local/bin/openssl'].find((f) => existsSync(f));
+if (REDIS && !OPENSSL) console.warn('rediss:// test skipped: openssl is not installed (to make a test certificate)');
+
+describe.skipIf(!REDIS || !OPENSSL)('rediss://: the queue over TLS, the server certificate checked', () => {
+  it('a sweep and a worker over TLS run the runs; a certificate not trusted is one error line', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sop-trust-tls-'));
+    const ssl = (...args: string[]) => {
+      const r = spawnSync(OPENSSL!, args, { cwd: dir, encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+    };
+    ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=sop-test-ca');
+    ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'srv.key', '-out', 'srv.csr', '-subj', '/CN=localhost');
+    writeFileSync(join(dir, 'ext'), 'subjectAltName=DNS:localhost\n');
+    ssl(
+      'x509',
+      '-req',
+      '-in',
+      'srv.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'srv.pem',
+      '-days',
+      '1',
+      '-extfile',
+      'ext',
+    );
+    const port = await freePort();
+    const redis = start(
+      REDIS!,
+      [
+        ...['--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+        ...['--tls-cert-file', 'srv.pem', '--tls-key-file', 'srv.key', '--tls-ca-cert-file', 'ca.pem', '--tls-auth-clients', 'no'],
+        ...['--requirepass', PASSWORD],
+      ],
+      process.env,
+      dir,
+    );
+    const up = await Promise.race([redis.waitFor(/Ready to accept connections/), redis.exited.then(() => undefined)]);
+    if (!up) {
+      console.warn(`rediss:// test skipped: this redis-server has no TLS (${redis.out.trim().split('\n').pop()})`);
+      return;
+    }
+    try {
+      const url = `rediss://:${PASSWORD}@localhost:${port}`;
+      const env = { ...process.env, SOP_QUEUE_SECRET: SECRET, NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem') };
+      const w = start(process.execPath, [CLI, 'worker', '--queue', url, '--root', dir, '--root', process.cwd()], env, dir);
+      await w.waitFor(/ready: queue/);
+      const sweep = start(
+        process.execPath,
+        [CLI, 'sweep', DEBATE, '--llm', 'mock', '--seeds', '1-2', '--queue', url, '--out', join(dir, 'OUT')],
+        env,
+      );
+      expect(await sweep.exited, sweep.out).toBe(0);
+      expect(sweep.out).toContain('2 of 2 runs done, 0 failed');
+      w.child.kill('SIGTERM');
+      await w.exited;
+      // without the CA: the server is not trusted, and nothing is sent to it
+      const untrusted = start(process.execPath, [CLI, 'worker', '--queue', url], { ...process.env, SOP_QUEUE_SECRET: SECRET });
+      expect(await untrusted.exited).toBe(1);
+      expect(untrusted.out.trim()).toMatch(
+        /^error: cannot reach Redis at rediss:\/\/\S+ within 10 s \(self[- ]signed certificate in certificate chain\)$/,
+      );
+      for (const text of [w.out, sweep.out, untrusted.out]) expect(text).not.toContain(PASSWORD);
+    } finally {
+      redis.child.kill('SIGTERM');
+      await redis.exited;
+    }
+  }, 90_000);
 });
