@@ -132,7 +132,9 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
   worker.on('failed', (job, e) => {
     // a refused job's data is not to be trusted: it is named by its id, made safe for a terminal
     const refused = e instanceof UnrecoverableError || e.name === 'UnrecoverableError';
-    const name = refused ? `job ${terminalSafe(String(job?.id ?? '?')).slice(0, 200)}` : `run ${job?.data.point.key}`;
+    const name = refused
+      ? `job ${terminalSafe(String(job?.id ?? '?')).slice(0, 200)}`
+      : `run ${terminalSafe(String(job?.data?.point?.key))}`;
     if (job) err(`${name} failed: ${terminalSafe(e.message.replace(/\s*\n\s*/g, '; '))}\n`);
   });
   let signals = 0;
