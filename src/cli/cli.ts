@@ -350,7 +350,8 @@ export function buildCli(argv: string[]): Argv {
             })
             .option('queue', {
               type: 'string',
-              describe: 'Put the runs on a BullMQ queue in Redis (redis://HOST:PORT) for sop worker processes',
+              describe:
+                'Put the runs on a BullMQ queue in Redis (redis:// or rediss://[USER:PASSWORD@]HOST:PORT) for sop worker processes; needs SOP_QUEUE_SECRET',
             })
             .option('detach', { type: 'boolean', default: false, describe: 'With --queue: queue the runs and return at once' })
             .option('collect', {
@@ -403,18 +404,73 @@ export function buildCli(argv: string[]): Argv {
         'Run the runs that sop sweep --queue puts on a BullMQ queue in Redis (on any machine with the SOP files)',
         (y) =>
           y
-            .option('queue', { type: 'string', demandOption: true, describe: 'Redis of the queue: redis://HOST:PORT' })
+            .option('queue', {
+              type: 'string',
+              demandOption: true,
+              describe: 'Redis of the queue: redis:// or rediss://[USER:PASSWORD@]HOST:PORT',
+            })
             .option('concurrency', { type: 'number', default: 4, describe: 'Runs at once in this worker' })
             .option('out', { type: 'string', describe: "Keep run folders here instead of the sweep's --out (when it is not shared)" })
             .option('lock-ms', {
               type: 'number',
               describe: 'Milliseconds before the run of a worker that stopped answering goes to another (default 10000)',
             })
+            .option('root', {
+              type: 'string',
+              array: true,
+              describe:
+                "A folder the jobs' SOP files, runs folders and other files must be in, symlinks resolved (repeatable; default: this folder)",
+            })
+            .option('auto-run', {
+              type: 'boolean',
+              default: false,
+              describe: "Let jobs run agents' code without asking (a sweep's --auto-run)",
+            })
+            .option('yes', { type: 'boolean', default: false, describe: "Let jobs accept every approval without asking (a sweep's --yes)" })
+            .option('allow-base-url', {
+              type: 'string',
+              array: true,
+              describe: "An LLM server jobs may send their calls (and this worker's API key) to, a sweep's --base-url (repeatable)",
+            })
+            .option('allow-answers', {
+              type: 'boolean',
+              default: false,
+              describe: "Let jobs read an answers file (a sweep's --answers) inside --root",
+            })
+            .option('allow-pricing', {
+              type: 'boolean',
+              default: false,
+              describe: "Let jobs read a pricing file (a sweep's --pricing) inside --root",
+            })
+            .option('allow-replay', {
+              type: 'boolean',
+              default: false,
+              describe: 'Let jobs replay a cassette (--llm replay:FILE) inside --root',
+            })
             .example('$0 worker --queue redis://127.0.0.1:6379 --concurrency 8', 'Run queued sweep runs until Ctrl-C or SIGTERM')
-            .epilog('More: docs/scale.md'),
+            .example(
+              '$0 worker --queue rediss://sop:PASSWORD@redis-host:6380 --root /shared --allow-base-url https://llm.internal/v1',
+              'Jobs under /shared, LLM calls to one server',
+            )
+            .epilog(
+              "Needs SOP_QUEUE_SECRET, the same as the sweep's: jobs not signed with it are refused. A job that names a file or folder outside --root, " +
+                'or asks for what this worker does not allow, is recorded failed with the reason and nothing of it runs. More: docs/scale.md',
+            ),
         async (a) => {
           const { workerCommand } = await import('./worker-command.js');
-          process.exitCode = await workerCommand({ queue: a.queue, concurrency: a.concurrency, out: a.out, lockMs: a['lock-ms'] });
+          process.exitCode = await workerCommand({
+            queue: a.queue,
+            concurrency: a.concurrency,
+            out: a.out,
+            lockMs: a['lock-ms'],
+            root: collect(a.root),
+            autoRun: a['auto-run'],
+            yes: a.yes,
+            allowBaseUrl: collect(a['allow-base-url']),
+            allowAnswers: a['allow-answers'],
+            allowPricing: a['allow-pricing'],
+            allowReplay: a['allow-replay'],
+          });
         },
       )
       .demandCommand(1, 'Name a command (sop --help lists them).')

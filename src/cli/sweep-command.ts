@@ -21,6 +21,7 @@ import { sharedProvider, sweepServer } from '../sweep/shared-provider.js';
 import { sweepRunSettings, type SweepRunSettings } from '../sweep/run-point.js';
 import { checkHumans, checkLlm, checkNumbers, checkOutFolder, checkPricing, checkRequiredInputs } from '../sweep/preflight.js';
 import { settingsChanges } from '../sweep/settings-file.js';
+import { queueSecret } from '../sweep/job-signature.js';
 import { lastValues } from './last-value.js';
 import { parseInputs } from './run-command.js';
 
@@ -63,6 +64,8 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
   if ((o.detach || o.collect) && !o.queue) throw new Error(`--${o.detach ? 'detach' : 'collect'} needs --queue redis://HOST:PORT`);
   if (o.detach && o.collect) throw new Error('--detach queues the runs and --collect gathers them: give one of the two');
   checkHumans(sop, o.answers);
+  // jobs are signed with the shared secret (a --collect queues nothing: it needs none)
+  const secret = o.queue !== undefined && !o.collect ? queueSecret('sop sweep --queue') : undefined;
 
   const rows = o.inputs !== undefined ? readInputRows(o.inputs) : undefined;
   const models = o.model !== undefined ? o.model.split(',').map((m) => m.trim()) : [undefined];
@@ -139,7 +142,7 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
   const order = points.map((p) => p.key);
   try {
     if (o.queue) {
-      const code = await sweepQueued(o, { file, runsDir, todo, results, progress, signal: stop.signal, err });
+      const code = await sweepQueued(o, { file, runsDir, todo, results, progress, signal: stop.signal, err, secret });
       if (code !== undefined) return code;
     } else {
       const threads = o.threads ?? (todo.length >= 2 * concurrency ? availableParallelism() : 1);
@@ -209,6 +212,7 @@ async function sweepQueued(
     progress: Progress;
     signal: AbortSignal;
     err: (s: string) => void;
+    secret: string | undefined;
   },
 ): Promise<number | undefined> {
   const { Queue } = await import('bullmq');
@@ -235,7 +239,7 @@ async function sweepQueued(
           ...sweepRunSettings(o),
         },
         c.todo,
-        { attempts },
+        { attempts, secret: c.secret! },
       );
       c.err(`${added} runs queued${c.todo.length - added ? `, ${c.todo.length - added} were queued already` : ''}\n`);
       if (o.detach) {
