@@ -47,7 +47,9 @@ beforeAll(() => {
 afterAll(async () => {
   for (const s of servers) await s.close();
   rmSync(dir, { recursive: true, force: true });
-  console.log(`hostile trust (streams/files): ${counts.streamsStopped} trickling streams stopped, ${counts.filesRefused} hostile files refused`);
+  console.log(
+    `hostile trust (streams/files): ${counts.streamsStopped} trickling streams stopped, ${counts.filesRefused} hostile files refused`,
+  );
 });
 
 async function serve(o: ServerOptions): Promise<TestServer> {
@@ -242,7 +244,10 @@ describe('hostile files', () => {
       { file: badLater, reason: /bad-later\.json is not JSON \(line 4, column 5: Expected double-quoted property name\)$/ },
     ];
     for (const c of cases) {
-      const r = await cli(['run', DEBATE, '--llm', 'mock', '--max-turns', '1', '--out', join(dir, 'pricing-out'), '--pricing', c.file], 30_000);
+      const r = await cli(
+        ['run', DEBATE, '--llm', 'mock', '--max-turns', '1', '--out', join(dir, 'pricing-out'), '--pricing', c.file],
+        30_000,
+      );
       expect(r.ms, c.file).toBeLessThan(10_000);
       expect(r.code, `${c.file}: ${r.stderr}`).toBe(1);
       const lines = errorLines(r.stderr);
@@ -270,7 +275,9 @@ describe('hostile files', () => {
       expect(r.code, `${file}: ${r.stderr}`).toBe(1);
       const lines = errorLines(r.stderr);
       expect(lines, file).toHaveLength(1);
-      expect(lines[0]).toMatch(/^error: --record .+: is (a character device|a named pipe \(FIFO\)|a symbolic link|a directory), not a regular file; nothing was written/);
+      expect(lines[0]).toMatch(
+        /^error: --record .+: is (a character device|a named pipe \(FIFO\)|a symbolic link|a directory), not a regular file; nothing was written/,
+      );
       const after = statSync(file, { throwIfNoEntry: false });
       expect(after?.ino, file).toBe(before?.ino); // not replaced
       counts.filesRefused++;
@@ -280,7 +287,10 @@ describe('hostile files', () => {
     // A regular file is replaced, as before.
     const cassette = join(dir, 'ok.json');
     writeFileSync(cassette, 'old\n');
-    const ok = await cli(['run', DEBATE, '--llm', 'mock', '--max-turns', '1', '--out', join(dir, 'record-ok'), '--record', cassette], 60_000);
+    const ok = await cli(
+      ['run', DEBATE, '--llm', 'mock', '--max-turns', '1', '--out', join(dir, 'record-ok'), '--record', cassette],
+      60_000,
+    );
     expect(ok.code, ok.stderr).toBe(0);
     expect(JSON.parse(readFileSync(cassette, 'utf8'))).toMatchObject({ version: 1, source: 'recorded' });
   }, 120_000);
@@ -293,7 +303,10 @@ describe('hostile files', () => {
     const sop = join(dir, 'sop-passwd.sop.json');
     writeFileSync(sop, `${SECRET}\n`);
     const cases: Array<{ args: string[]; reason: RegExp }> = [
-      { args: ['run', DEBATE, '--llm', `replay:${cassette}`], reason: /cassette-passwd\.json: invalid JSON: Expected double-quoted property name \(line 3, column 3\)/ },
+      {
+        args: ['run', DEBATE, '--llm', `replay:${cassette}`],
+        reason: /cassette-passwd\.json: invalid JSON: Expected double-quoted property name \(line 3, column 3\)/,
+      },
       { args: ['run', DEBATE, '--llm', 'mock', '--answers', answers], reason: /invalid JSON \(line 2, column 2: Unexpected character\)/ },
       { args: ['validate', sop], reason: /:1:1: .*invalid JSON: Unexpected character/ },
     ];
