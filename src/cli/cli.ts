@@ -47,7 +47,7 @@ export function buildCli(argv: string[]): Argv {
             .option('timeout', {
               type: 'number',
               describe:
-                'Seconds an LLM request may wait for its answer, or go silent in the middle of it, before it is retried (default 120)',
+                'Seconds an LLM request may wait for its answer, or go without new content in the middle of it (keep-alives do not count), before it is retried; a streamed answer must be whole within 10 x this (default 120)',
             })
             .option('max-reply-bytes', { type: 'number', describe: 'Refuse an LLM reply larger than this many bytes (default 524288)' })
             .option('pricing', {
@@ -517,7 +517,10 @@ function continueOptions<T>(y: Argv<T>) {
       describe: 'With --json, also print a "prompt" event (the messages sent, secrets redacted) before each llm_call',
     })
     .option('quiet', { type: 'boolean', default: false, describe: 'Print only the closing line (outcome, usage, run folder) and warnings' })
-    .option('timeout', { type: 'number', describe: 'Seconds an LLM request may wait for its answer, or go silent in the middle of it' })
+    .option('timeout', {
+      type: 'number',
+      describe: 'Seconds an LLM request may wait for its answer, or go without new content in the middle of it (keep-alives do not count)',
+    })
     .option('max-reply-bytes', {
       type: 'number',
       describe: 'Refuse an LLM reply larger than this many bytes (default: as the run was started, else 524288)',

@@ -3,6 +3,7 @@ import { EngineError } from '../errors.js';
 import { InputFileError, readInputFile } from './read-input-file.js';
 import { createInterface } from 'node:readline/promises';
 import type { Readable, Writable } from 'node:stream';
+import { describeJsonProblem } from '../util/json-syntax.js';
 
 export interface HumanQuestion {
   agent: string;
@@ -112,7 +113,7 @@ export class AnswersFileInput implements HumanInput {
       try {
         parsed = JSON.parse(text);
       } catch (err) {
-        throw new HumanInputError(`answers file ${file}: invalid JSON (${(err as Error).message})`);
+        throw new HumanInputError(`answers file ${file}: invalid JSON (${describeJsonProblem(text, err)})`);
       }
       if (!Array.isArray(parsed) || !parsed.every((a) => typeof a === 'string')) {
         throw new HumanInputError(`answers file ${file}: must be a JSON list of strings`);

@@ -2,6 +2,7 @@
 // (the same command line gives the same keys, so a re-run finds its finished and half-done runs).
 import { createHash } from 'node:crypto';
 import { readInputFile } from '../io/read-input-file.js';
+import { describeJsonProblem } from '../util/json-syntax.js';
 
 export interface GridPoint {
   /** Stable name of the point: its run folder's name and its job id on a queue. */
@@ -144,7 +145,7 @@ export function readInputRows(file: string): Array<Record<string, string>> {
       try {
         v = JSON.parse(line);
       } catch (err) {
-        throw new SweepInputError(`${file}:${i + 1}: not JSON (${(err as Error).message})`);
+        throw new SweepInputError(`${file}:${i + 1}: not JSON (${describeJsonProblem(line, err).replace(/^line 1, /, '')})`);
       }
       if (typeof v !== 'object' || v === null || Array.isArray(v))
         throw new SweepInputError(`${file}:${i + 1}: each line must be a JSON object of inputs`);
