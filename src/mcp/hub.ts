@@ -4,7 +4,7 @@
 // to the run folder (mcp/NAME.stderr.log), and its last lines are told when it dies at start; with
 // a sandbox it runs in the code sandbox (bubblewrap: no network, only the workspace writable).
 // An offline hub (sop check) starts nothing: it knows the tools the SOP names, not their schemas.
-import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 // The SDK is imported when a server is first opened, so that a run (or `import 'sop'`) without
 // MCP servers does not load it.
@@ -13,6 +13,8 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { sandboxArgv, sandboxFilter, SECCOMP_FD } from '../executors/sandbox.js';
 import { approveStart, McpApprovalError, type McpApproval } from './approval.js';
 import { serverReadPaths } from './sandbox-paths.js';
+import { StderrLog } from './stderr-log.js';
+import { makeRedactor } from '../util/redact.js';
 import {
   expandCommandLine,
   expandRecord,
@@ -71,7 +73,7 @@ export class McpServerError extends Error {
 interface Connection {
   client: Client;
   transport: Transport;
-  stderrFd?: number;
+  log?: StderrLog;
 }
 
 export class McpHub {
@@ -155,7 +157,7 @@ export class McpHub {
     const readable: NodeJS.ProcessEnv = {};
     for (const name of allowed) if (process.env[name] !== undefined) readable[name] = process.env[name];
     let transport: Transport;
-    let stderrFd: number | undefined;
+    let log: StderrLog | undefined;
     let what: string;
     let vars: ExpandedVar[];
     if (isHttp(config)) {
@@ -178,12 +180,16 @@ export class McpHub {
       };
       if (this.o.runDir) {
         mkdirSync(join(this.o.runDir, 'mcp'), { recursive: true });
-        stderrFd = openSync(join(this.o.runDir, 'mcp', `${server}.stderr.log`), 'a');
+        const redact = makeRedactor();
+        const given = vars;
+        log = new StderrLog(join(this.o.runDir, 'mcp', `${server}.stderr.log`), (t) => redact(unexpand(t, given)));
       }
       let { command, args } = line;
       what = `"${[config.command, ...(config.args ?? [])].join(' ')}"`;
       if (this.o.sandbox) ({ command, args } = this.sandboxed(server, command, args, cwd, serverReadPaths(command, args, cwd)));
-      transport = new StdioClientTransport({ command, args, env, cwd, stderr: stderrFd ?? 'ignore' });
+      const stdio = new StdioClientTransport({ command, args, env, cwd, stderr: log ? 'pipe' : 'ignore' });
+      if (log && stdio.stderr) log.attach(stdio.stderr as import('node:stream').Readable);
+      transport = stdio;
     }
     const client = new Client({ name: this.o.clientName ?? 'sop', version: '1.0.0' });
     try {
@@ -193,16 +199,16 @@ export class McpHub {
         this.pids.add(transport.pid);
       }
     } catch (err) {
-      if (stderrFd !== undefined) closeSync(stderrFd);
       await transport.close().catch(() => undefined);
-      const logFile = stderrFd !== undefined ? join(this.o.runDir!, 'mcp', `${server}.stderr.log`) : undefined;
-      const tail = logFile ? stderrTail(logFile, vars) : '';
-      const log = logFile ? `${tail ? `; its stderr ended: ${tail}` : ''} (its stderr: ${logFile})` : '';
+      await log?.settled(); // what a server that died wrote before it did
+      log?.close();
+      const tail = log?.tail() ?? '';
+      const told = log ? `${tail ? `; its stderr ended: ${tail}` : ''} (its stderr: ${log.file})` : '';
       throw new McpServerError(
-        `MCP server "${server}" (${what}) ${isHttp(config) ? 'could not be reached' : 'did not start'}: ${oneLine(err, vars)}${log}`,
+        `MCP server "${server}" (${what}) ${isHttp(config) ? 'could not be reached' : 'did not start'}: ${oneLine(err, vars)}${told}`,
       );
     }
-    return { client, transport, stderrFd };
+    return { client, transport, ...(log ? { log } : {}) };
   }
 
   /** The bubblewrap command line of a stdio server: the code sandbox, started in the server's cwd. */
@@ -275,33 +281,13 @@ export class McpHub {
   }
 }
 
-/** Close a connection's stderr log once. */
+/** Close a connection's stderr log (what is held back is written). */
 function closeFd(c: Connection): void {
-  const fd = c.stderrFd;
-  c.stderrFd = undefined;
-  if (fd === undefined) return;
-  try {
-    closeSync(fd);
-  } catch {
-    // already closed
-  }
+  c.log?.close();
 }
 
 function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
-/** The last lines of a server's stderr log (at most 300 characters), on one line, `${VAR}` put back. */
-function stderrTail(file: string, vars: ExpandedVar[]): string {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8').slice(-4000);
-  } catch {
-    return '';
-  }
-  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean).slice(-5);
-  const tail = unexpand(lines.join(' | '), vars).replace(/[\u0000-\u001f\u007f]/g, ' ');
-  return tail.length > 300 ? `...${tail.slice(-300)}` : tail;
 }
 
 /** The message of an error on one line, `${VAR}` put back for values read from the environment. */
