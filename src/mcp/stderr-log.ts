@@ -59,12 +59,12 @@ export class StderrLog {
     clearTimeout(timer);
   }
 
-  /** The last lines (at most five, 300 characters), on one line. */
+  /** The last lines (at most five, 300 characters; stack frames left out), on one line. */
   tail(): string {
     const lines = (this.recent + this.redact(this.pending))
       .split('\n')
       .map((l) => l.replace(/[\u0000-\u001f\u007f]/g, ' ').trim())
-      .filter(Boolean)
+      .filter((l) => l && !/^at\s/.test(l) && !/^[{}]$/.test(l))
       .slice(-5);
     const text = lines.join(' | ');
     return text.length > 300 ? `...${text.slice(-300)}` : text;
