@@ -27,7 +27,10 @@ let secretsSent = 0;
 /** `sop ARGS` with no terminal (stdin ignored), the canary secrets in its environment. */
 function sop(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...SECRETS, ...env } });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...SECRETS, ...env },
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -84,7 +87,8 @@ describe('a stdio MCP server is a command: it starts only with approval', () => 
     expect(existsSync(join(dir, 'pwned'))).toBe(false);
     refused += 2;
 
-    const notApproved = /^MCP server "notes" was not started: starting it needs your approval \(its command \["sh","-c","id >> .*"\] in ".*", on this machine, .*\), and there is no terminal to ask; allow it with --allow-mcp notes \(or --yes\), or add \{"name":"notes","command":\["sh","-c",.*\],"cwd":".*"\} to "mcp" in .*allow\.json \(docs\/tools\.md\)$/;
+    const notApproved =
+      /^MCP server "notes" was not started: starting it needs your approval \(its command \["sh","-c","id >> .*"\] in ".*", on this machine, .*\), and there is no terminal to ask; allow it with --allow-mcp notes \(or --yes\), or add \{"name":"notes","command":\["sh","-c",.*\],"cwd":".*"\} to "mcp" in .*allow\.json \(docs\/tools\.md\)$/;
     const run = await sop(['run', file, '--llm', 'mock', '--out', join(dir, 'runs'), '--quiet']);
     expect(run.status).toBe(1);
     const line = run.err.split('\n').find((l) => l.startsWith('Failed after'))!;
@@ -98,7 +102,10 @@ describe('a stdio MCP server is a command: it starts only with approval', () => 
     refused++;
 
     const sweep = await sop(['sweep', file, '--llm', 'mock', '--seeds', '1-2', '--out', join(dir, 'sweep')]);
-    const results = readFileSync(join(dir, 'sweep', 'results.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const results = readFileSync(join(dir, 'sweep', 'results.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     expect(results.map((x) => x.status)).toEqual(['failed', 'failed']);
     for (const x of results) expect(x.error).toMatch(notApproved);
     expect(sweep.status).not.toBe(0);

@@ -196,8 +196,14 @@ describe('MCP tools over stdio', () => {
     expect(error).toBeInstanceOf(SopError);
     const found = (error as SopError).diagnostics.map((d) => [d.pointer, d.message.split(':')[0]]);
     expect(found).toEqual([
-      ['/mcp_servers/notes/command', '${SOP_TEST_NODE} in the command line of a stdio MCP server, where ps shows it to every user of the machine'],
-      ['/mcp_servers/notes/args/2', '${OPENAI_API_KEY} in the command line of a stdio MCP server, where ps shows it to every user of the machine'],
+      [
+        '/mcp_servers/notes/command',
+        '${SOP_TEST_NODE} in the command line of a stdio MCP server, where ps shows it to every user of the machine',
+      ],
+      [
+        '/mcp_servers/notes/args/2',
+        '${OPENAI_API_KEY} in the command line of a stdio MCP server, where ps shows it to every user of the machine',
+      ],
     ]);
     expect((error as SopError).diagnostics[1]!.message).toContain('pass it in "env" ("env": {"OPENAI_API_KEY": "${OPENAI_API_KEY}"})');
   });

@@ -113,7 +113,21 @@ describe('MCP servers and Ctrl-C', () => {
     const { file } = writeSop(dir, toolSop({ notes: notesServer(dir) }, ['notes/*']), []);
     const child = spawn(
       process.execPath,
-      [CLI, 'run', file, '--llm', 'openai', '--base-url', llm.url, '--allow-mcp', 'notes', '--no-sandbox', '--out', join(dir, 'runs'), '--quiet'],
+      [
+        CLI,
+        'run',
+        file,
+        '--llm',
+        'openai',
+        '--base-url',
+        llm.url,
+        '--allow-mcp',
+        'notes',
+        '--no-sandbox',
+        '--out',
+        join(dir, 'runs'),
+        '--quiet',
+      ],
       {
         stdio: ['ignore', 'ignore', 'pipe'],
         env: { ...process.env, OPENAI_API_KEY: 'test' },

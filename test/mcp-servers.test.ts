@@ -123,7 +123,9 @@ describe('Streamable HTTP', () => {
       // a url path from ${VAR} (its host is written out): the message shows it as written
       process.env.SOP_TEST_HTTP_PATH = 'mcp';
       const byVar = toolSop(
-        { notes: { url: `http://${new URL(url).host}/\${SOP_TEST_HTTP_PATH}`, headers: { Authorization: 'Bearer ${SOP_TEST_HTTP_TOKEN}' } } },
+        {
+          notes: { url: `http://${new URL(url).host}/\${SOP_TEST_HTTP_PATH}`, headers: { Authorization: 'Bearer ${SOP_TEST_HTTP_TOKEN}' } },
+        },
         ['notes/*'],
       );
       const refusedByVar = await run(tempDir(), byVar, [cmd('notes__list_notes')], allowed);

@@ -41,10 +41,16 @@ describe('sop validate and MCP tools', () => {
 
   it('refuses ${VAR} in a stdio command line; --check-tools expands ${VAR} in env only for the variables allowed, and never prints the values', () => {
     const dir = tempDir();
-    const inArgs = writeSop(dir, toolSop({ notes: { ...notesServer(dir), args: [NOTES_SERVER, '--token', '${SOP_TEST_ARG}'] } }, ['notes/*']), []).file;
+    const inArgs = writeSop(
+      dir,
+      toolSop({ notes: { ...notesServer(dir), args: [NOTES_SERVER, '--token', '${SOP_TEST_ARG}'] } }, ['notes/*']),
+      [],
+    ).file;
     let r = sop(['validate', inArgs]);
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/^.*test\.sop\.json:\d+:\d+: \/mcp_servers\/notes\/args\/2: \$\{SOP_TEST_ARG\} in the command line of a stdio MCP server, [^\n]*pass it in "env"[^\n]*\n$/);
+    expect(r.stderr).toMatch(
+      /^.*test\.sop\.json:\d+:\d+: \/mcp_servers\/notes\/args\/2: \$\{SOP_TEST_ARG\} in the command line of a stdio MCP server, [^\n]*pass it in "env"[^\n]*\n$/,
+    );
     expect(r.stderr.split('\n').filter(Boolean)).toHaveLength(1);
 
     const server = { ...notesServer(dir), env: { NOTES_FILE: join(dir, 'notes.json'), NOTES_TOKEN: '${SOP_TEST_ARG}' } };
@@ -54,7 +60,9 @@ describe('sop validate and MCP tools', () => {
     r = sop(['validate', '--check-tools', file, '--yes'], env);
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(
-      new RegExp(`^${esc(file)}: MCP server "notes" was not started: it reads \\$\\{SOP_TEST_ARG\\}, which you did not allow it .*--allow-mcp-env notes=SOP_TEST_ARG.*\\n$`),
+      new RegExp(
+        `^${esc(file)}: MCP server "notes" was not started: it reads \\$\\{SOP_TEST_ARG\\}, which you did not allow it .*--allow-mcp-env notes=SOP_TEST_ARG.*\\n$`,
+      ),
     );
     r = sop(['validate', '--check-tools', file, '--allow-mcp-env', 'notes=SOP_TEST_ARG'], env);
     expect(r.status, r.stderr).toBe(0);

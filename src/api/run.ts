@@ -274,7 +274,8 @@ function mcpApprovalOf(o: RunSopOptions, human: HumanInput): McpApproval {
   const ask =
     given.ask ??
     (person
-      ? async (text: string) => isAcceptance(await person.ask({ agent: 'sop', role: 'you', state: '-', prompt: `${text} (yes/no)`, kind: 'approval' }))
+      ? async (text: string) =>
+          isAcceptance(await person.ask({ agent: 'sop', role: 'you', state: '-', prompt: `${text} (yes/no)`, kind: 'approval' }))
       : undefined);
   return {
     unattended: given.unattended ?? (o.yes === true || o.autoRun === true),

@@ -114,7 +114,8 @@ export function buildCli(argv: string[]): Argv {
             .option('allow-mcp-env', {
               type: 'string',
               array: true,
-              describe: 'Let MCP server NAME read the environment variable VAR through ${VAR} in its declaration: NAME=VAR (repeatable; allows NAME too)',
+              describe:
+                'Let MCP server NAME read the environment variable VAR through ${VAR} in its declaration: NAME=VAR (repeatable; allows NAME too)',
             })
             .option('bind', {
               type: 'string',
@@ -208,7 +209,8 @@ export function buildCli(argv: string[]): Argv {
             .option('allow-mcp-env', {
               type: 'string',
               array: true,
-              describe: 'Let MCP server NAME read the environment variable VAR through ${VAR} in its declaration: NAME=VAR (repeatable; allows NAME too)',
+              describe:
+                'Let MCP server NAME read the environment variable VAR through ${VAR} in its declaration: NAME=VAR (repeatable; allows NAME too)',
             })
             .option('sandbox', {
               type: 'boolean',

@@ -101,8 +101,10 @@ function fileEntry(raw: unknown, where: string, file: string): McpAllowEntry {
     throw new McpAllowError(`${where}: "env" must be a list of variable names`);
   if (r.command !== undefined && !(strings(r.command) && (r.command as string[]).length > 0))
     throw new McpAllowError(`${where}: "command" must be the command and its arguments, as a list of strings`);
-  if (r.cwd !== undefined && !(typeof r.cwd === 'string' && isAbsolute(r.cwd))) throw new McpAllowError(`${where}: "cwd" must be an absolute path`);
-  if (r.host !== undefined && !(typeof r.host === 'string' && r.host.length > 0)) throw new McpAllowError(`${where}: "host" must be a host name`);
+  if (r.cwd !== undefined && !(typeof r.cwd === 'string' && isAbsolute(r.cwd)))
+    throw new McpAllowError(`${where}: "cwd" must be an absolute path`);
+  if (r.host !== undefined && !(typeof r.host === 'string' && r.host.length > 0))
+    throw new McpAllowError(`${where}: "host" must be a host name`);
   const stdio = r.command !== undefined && r.cwd !== undefined;
   if (stdio === (r.host !== undefined) || (r.command === undefined) !== (r.cwd === undefined))
     throw new McpAllowError(
