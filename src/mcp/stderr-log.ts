@@ -63,6 +63,7 @@ export class StderrLog {
   tail(): string {
     const lines = (this.recent + this.redact(this.pending))
       .split('\n')
+      // eslint-disable-next-line no-control-regex -- a server's control characters never reach a message
       .map((l) => l.replace(/[\u0000-\u001f\u007f]/g, ' ').trim())
       .filter((l) => l && !/^at\s/.test(l) && !/^[{}]$/.test(l))
       .slice(-5);
