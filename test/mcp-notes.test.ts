@@ -124,6 +124,35 @@ describe('MCP tools over stdio', () => {
     expect(serverCalls(dir).map((c) => c.tool)).toEqual(['search_notes', 'add_note']);
   });
 
+  it('a person at the terminal is shown the exact command, where it runs and each variable, before the server starts', async () => {
+    process.env.SOP_TEST_NOTES_SECRET = 'sec-41d9a0';
+    try {
+      const sop = (d: string) =>
+        toolSop({ notes: { ...notesServer(d), env: { ...notesServer(d).env, NOTES_TOKEN: '${SOP_TEST_NOTES_SECRET}' } } }, ['notes/*']);
+      const replies = [cmd('notes__search_notes', { query: 'tea' }), cmd('finish', { result: 'ok' })];
+      // "no": nothing starts, and the run says so in one line
+      let dir = tempDir();
+      const no = terminal(['no']);
+      let r = await run(dir, sop(dir), replies, { human: no, sandbox: false });
+      expect(r.result.status).toBe('failed');
+      expect(r.result.error?.message).toBe('MCP server "notes" was not started: you did not approve it');
+      const question = no.shown.join('');
+      expect(question).toContain('The SOP wants to start the MCP server "notes":');
+      expect(question).toContain(`command ${JSON.stringify([process.execPath, NOTES_SERVER])} in ${JSON.stringify(dir)}`);
+      expect(question).toContain('runs on / sends to: this machine, unsandboxed (as you: your files, your network)');
+      expect(question).toContain('it would receive these environment variables: SOP_TEST_NOTES_SECRET');
+      expect(question).not.toContain('sec-41d9a0');
+      expect(serverCalls(dir)).toEqual([]);
+      // "yes": it starts, with the variables it was shown
+      dir = tempDir();
+      r = await run(dir, sop(dir), replies, { human: terminal(['yes']), sandbox: false });
+      expect(r.result.status, r.result.error?.message).toBe('finished');
+      expect(serverCalls(dir).map((c) => c.tool)).toEqual(['search_notes']);
+    } finally {
+      delete process.env.SOP_TEST_NOTES_SECRET;
+    }
+  });
+
   it('truncates a large result with a note', async () => {
     const dir = tempDir();
     const { events } = await run(
