@@ -13,6 +13,8 @@ export { SopError, formatDiagnostic, type Diagnostic } from './sop/diagnostics.j
 // Runs
 export { forkRun, resumeRun, runSop, type LlmChoice, type RunSopOptions } from './api/run.js';
 export type { RunHandle } from './api/handle.js';
+export { cliAllowEntries, type McpAllowEntry } from './mcp/allow.js';
+export type { McpApproval } from './mcp/approval.js';
 export type { RunEvent, RunListener, RunSettings, UsageTotals } from './runtime/events.js';
 export type { RunResult, RunStatus } from './runtime/run.js';
 export { Run, type RunOptions } from './engine/run.js';

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { Run } from '../src/engine/run.js';
 import type { ChatRequest, ChatResponse, LlmProvider } from '../src/llm/types.js';
 import { parseBindings } from '../src/mcp/slots.js';
+import { cliAllowEntries } from '../src/mcp/allow.js';
 import type { RunEvent } from '../src/runtime/events.js';
 import type { Sop } from '../src/sop/types.js';
 import { notesServer, serverCalls, tempDir } from './helpers/mcp-notes.js';
@@ -50,7 +51,8 @@ async function run(dir: string, slot: Record<string, unknown>, bind?: Record<str
     llm,
     stream: false,
     listeners: [(e) => events.push(e)],
-    ...(bind ? { mcp: { bind } } : {}),
+    // the notes server is allowed to start (as --allow-mcp notes)
+    mcp: { ...(bind ? { bind } : {}), approval: { allow: cliAllowEntries(['notes']) } },
   }).run();
   const ben = llm.requests.find((r) => r.meta.agent === 'Ben')!;
   return { result, last: ben.messages[ben.messages.length - 1]!.content, events };

@@ -106,6 +106,17 @@ export function buildCli(argv: string[]): Argv {
                 'Code runs under bubblewrap (no network, read-only filesystem except the workspace) when it works here; --sandbox requires it, --no-sandbox turns it off (with a warning); with --sandbox, stdio MCP servers run under it too',
             })
             // mcp (docs/tools.md)
+            .option('allow-mcp', {
+              type: 'string',
+              array: true,
+              describe: 'Let the MCP server NAME of the SOP start without asking (repeatable; docs/tools.md)',
+            })
+            .option('allow-mcp-env', {
+              type: 'string',
+              array: true,
+              describe:
+                'Let MCP server NAME read the environment variable VAR through ${VAR} in its declaration: NAME=VAR (repeatable; allows NAME too)',
+            })
             .option('bind', {
               type: 'string',
               array: true,
@@ -151,6 +162,8 @@ export function buildCli(argv: string[]): Argv {
             yes: a.yes,
             sandbox: a.sandbox,
             bind: collect(a.bind),
+            allowMcp: collect(a['allow-mcp']),
+            allowMcpEnv: collect(a['allow-mcp-env']),
             redact: collect(a.redact),
             pricing: a.pricing,
             memoryDir: a['memory-dir'],
@@ -180,14 +193,41 @@ export function buildCli(argv: string[]): Argv {
             .option('check-tools', {
               type: 'boolean',
               default: false,
-              describe: "Start the SOP's MCP servers and check that every tool its states grant is one a server lists",
+              describe:
+                "Start the SOP's MCP servers, with your approval as a run asks it, and check that every tool its states grant is one a server lists",
+            })
+            .option('yes', {
+              type: 'boolean',
+              default: false,
+              describe: "With --check-tools: start the SOP's MCP servers without asking (their ${VAR} still need --allow-mcp-env)",
+            })
+            .option('allow-mcp', {
+              type: 'string',
+              array: true,
+              describe: 'Let the MCP server NAME of the SOP start without asking (repeatable; docs/tools.md)',
+            })
+            .option('allow-mcp-env', {
+              type: 'string',
+              array: true,
+              describe:
+                'Let MCP server NAME read the environment variable VAR through ${VAR} in its declaration: NAME=VAR (repeatable; allows NAME too)',
+            })
+            .option('sandbox', {
+              type: 'boolean',
+              describe: 'With --check-tools: stdio MCP servers run under bubblewrap when it works here (default); --no-sandbox: not',
             }),
         async (a) => {
           const { validateCommand } = await import('./validate-command.js');
           process.exitCode = validateCommand(collect(a.files), { quiet: a.quiet });
           if (a['check-tools'] && process.exitCode === 0) {
             const { checkToolsCommand } = await import('../mcp/check-tools-command.js'); // mcp
-            process.exitCode = await checkToolsCommand(collect(a.files), { quiet: a.quiet });
+            process.exitCode = await checkToolsCommand(collect(a.files), {
+              quiet: a.quiet,
+              yes: a.yes,
+              allowMcp: collect(a['allow-mcp']),
+              allowMcpEnv: collect(a['allow-mcp-env']),
+              sandbox: a.sandbox,
+            });
           }
         },
       )
@@ -527,7 +567,17 @@ function continueOptions<T>(y: Argv<T>) {
     })
     .option('pricing', { type: 'string', describe: 'Prices of models over the shipped pricing.json (default: as the run was started)' })
     .option('budget-tokens', { type: 'number', describe: 'A token budget for the whole run (default: as the run was started)' })
-    .option('budget-usd', { type: 'number', describe: 'A budget in US dollars for the whole run (default: as the run was started)' });
+    .option('budget-usd', { type: 'number', describe: 'A budget in US dollars for the whole run (default: as the run was started)' })
+    .option('allow-mcp', {
+      type: 'string',
+      array: true,
+      describe: 'Let the MCP server NAME start without asking, besides those allowed when the run started (repeatable)',
+    })
+    .option('allow-mcp-env', {
+      type: 'string',
+      array: true,
+      describe: 'Let MCP server NAME read the environment variable VAR: NAME=VAR (repeatable; allows NAME too)',
+    });
 }
 
 function continueArgs(a: {
@@ -547,6 +597,8 @@ function continueArgs(a: {
   pricing?: string;
   'budget-tokens'?: number;
   'budget-usd'?: number;
+  'allow-mcp'?: string[];
+  'allow-mcp-env'?: string[];
 }) {
   return {
     llm: a.llm,
@@ -565,5 +617,7 @@ function continueArgs(a: {
     pricing: a.pricing,
     budgetTokens: a['budget-tokens'],
     budgetUsd: a['budget-usd'],
+    allowMcp: collect(a['allow-mcp']),
+    allowMcpEnv: collect(a['allow-mcp-env']),
   };
 }

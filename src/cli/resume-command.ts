@@ -26,6 +26,9 @@ export interface ResumeCommandOptions {
   /** Run budgets (default: the run's own --budget-tokens and --budget-usd). */
   budgetTokens?: number;
   budgetUsd?: number;
+  /** mcp: more servers allowed to start, and variables they may read, besides those allowed at launch. */
+  allowMcp?: string[];
+  allowMcpEnv?: string[];
 }
 
 /** Values read back from a journal's recorded launch settings. */
@@ -99,6 +102,9 @@ export function continuedRunOptions(o: ResumeCommandOptions, file: string, launc
     sandbox: typeof launch.sandbox === 'boolean' ? launch.sandbox : undefined,
     redact: redactedNames(o, launch),
     bind: str(launch.bind)?.split(',').filter(Boolean), // mcp
+    // mcp: the servers allowed at launch, and those allowed now
+    allowMcp: [...(str(launch.allow_mcp)?.split(',').filter(Boolean) ?? []), ...(o.allowMcp ?? [])],
+    allowMcpEnv: [...(str(launch.allow_mcp_env)?.split(',').filter(Boolean) ?? []), ...(o.allowMcpEnv ?? [])],
     pricing: o.pricing ?? str(launch.pricing),
     memoryDir: str(launch.memory_dir),
     budgetTokens: o.budgetTokens ?? num(launch.budget_tokens), // cost: the run's budgets stay, unless given again

@@ -19,6 +19,7 @@ import { existsSync, statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { llmBlockSecrets } from '../llm/endpoints.js';
+import { cliAllowEntries, fileAllowEntries } from '../mcp/allow.js';
 import { configureSecrets, configuredSecretNames, makeRedactor } from '../util/redact.js';
 import { terminalSafe } from '../util/terminal-text.js';
 import { costText } from './cost-text.js';
@@ -60,6 +61,9 @@ export interface RunCommandOptions {
   yes?: boolean;
   /** Run code under bubblewrap: true requires it (--sandbox), false turns it off (--no-sandbox), unset: when available. */
   sandbox?: boolean;
+  /** mcp: servers allowed to start (--allow-mcp NAME) and the variables they may read (--allow-mcp-env NAME=VAR). */
+  allowMcp?: string[];
+  allowMcpEnv?: string[];
   /** mcp: tool slots bound to MCP tools, SLOT=server/tool (--bind). */
   bind?: string[];
   /** secrets: more environment variables whose values are secret (--redact NAME). */
@@ -219,7 +223,12 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       autoRun: o.autoRun,
       yes: o.yes || dryRunYes,
       sandbox: sandbox.sandbox,
-      mcpSandbox: o.sandbox === true, // mcp: stdio servers under bubblewrap with --sandbox
+      // mcp: stdio servers run in the sandbox code gets; they start only with approval (not the mock's --yes)
+      mcpApproval: {
+        unattended: o.yes === true || o.autoRun === true,
+        allow: () => [...cliAllowEntries(o.allowMcp, o.allowMcpEnv), ...fileAllowEntries()],
+        ...(process.stdin.isTTY ? { ask: askYesNo } : {}),
+      },
       bind: (await import('../mcp/slots.js')).parseBindings(o.bind ?? []),
       pricing: o.pricing,
       memoryDir: o.memoryDir,
@@ -317,6 +326,8 @@ export function launchSettings(o: RunCommandOptions): Record<string, string | nu
   if (o.budgetUsd !== undefined) out.budget_usd = o.budgetUsd;
   if (o.traceContent) out.trace_content = true;
   if (o.bind?.length) out.bind = o.bind.join(','); // mcp: the same tool slot bindings when resumed
+  if (o.allowMcp?.length) out.allow_mcp = o.allowMcp.join(','); // mcp: the servers allowed (names, never values)
+  if (o.allowMcpEnv?.length) out.allow_mcp_env = o.allowMcpEnv.join(',');
   // secrets: the names given with --redact (never values), so a resume redacts them too
   const names = [...new Set([...(o.redact ?? []), ...configuredSecretNames()])];
   if (names.length > 0) out.redact = names.join(',');

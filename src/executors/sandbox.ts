@@ -61,13 +61,16 @@ const underTmp = (p: string) => p === '/tmp' || p.startsWith('/tmp/');
  * session drivers it runs, when sop is installed or cloned under /tmp) and the absolute paths
  * under /tmp that `argv` names (an MCP server's script). They are bound back, read-only.
  */
-function keptUnderTmp(argv: readonly string[]): string[] {
-  const paths = [packageRoot(), ...argv.filter((a) => a.startsWith('/'))];
+function keptUnderTmp(argv: readonly string[], readOnly: readonly string[] = []): string[] {
+  const paths = [packageRoot(), ...argv.filter((a) => a.startsWith('/')), ...readOnly];
   return [...new Set(paths.filter((p) => underTmp(p) && existsSync(p)))].flatMap((p) => ['--ro-bind', p, p]);
 }
 
-/** The bwrap command line wrapping `argv`, with `workspace` the only writable folder. */
-export function sandboxArgv(workspace: string, argv: string[]): string[] {
+/**
+ * The bwrap command line wrapping `argv`, with `workspace` the only writable folder; `readOnly`
+ * folders (an MCP server's folder, its node_modules) stay readable when they are under /tmp.
+ */
+export function sandboxArgv(workspace: string, argv: string[], readOnly: readonly string[] = []): string[] {
   const support = sandboxSupport();
   if (!support.ok) throw new Error(`--sandbox: ${support.reason}`);
   const ws = realpathSync(workspace);
@@ -77,7 +80,7 @@ export function sandboxArgv(workspace: string, argv: string[]): string[] {
     ...READ_ONLY_SYSTEM,
     '--tmpfs',
     '/tmp',
-    ...keptUnderTmp(argv),
+    ...keptUnderTmp(argv, readOnly),
     '--bind',
     ws,
     ws,
