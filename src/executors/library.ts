@@ -10,6 +10,7 @@ import { mergeIntoModule, mergeLibraryEntries } from './library-merge.js';
 import { ExecutorInputError, str, type ArgSpecs, type ExecContext, type ExecResult, type Executor } from './types.js';
 import { HumanInputError, NoMoreAnswersError } from '../io/human.js';
 import { isResumableError } from '../runtime/checkpoint.js';
+import { FileAccessError } from '../workspace/safe-file.js';
 import { codeHash, readUserTests, userTestScript, userTestsDir } from './user-tests.js';
 
 type Lang = 'python' | 'javascript';
@@ -291,7 +292,7 @@ export const executor: Executor = {
     try {
       existing = ws.read(module);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      if ((err instanceof FileAccessError ? err.errno : (err as NodeJS.ErrnoException).code) !== 'ENOENT') throw err;
     }
     let block = `${code}\n`;
     if (lang === 'javascript') block += names.map((n) => `module.exports.${n} = ${n};\n`).join('');

@@ -104,7 +104,7 @@ export class AnswersFileInput implements HumanInput {
     } catch (err) {
       if (!(err instanceof InputFileError)) throw err;
       throw new HumanInputError(
-        `answers file ${file}: ${err.code === 'ENOENT' || err.code === 'EACCES' ? `cannot read (${err.code})` : err.reason}`,
+        `answers file ${file}: ${err.errno === 'ENOENT' || err.errno === 'EACCES' ? `cannot read (${err.errno})` : err.reason}`,
       );
     }
     if (text.trimStart().startsWith('[')) {

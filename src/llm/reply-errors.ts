@@ -3,17 +3,18 @@
 // cap stops the run as `interrupted` (resume it with a larger cap). An empty reply is asked
 // for once more by the provider (src/llm/openai.ts).
 import { LlmError } from './types.js';
+import { EngineError } from '../errors.js';
 
 export type ReplyFault = 'stalled' | 'torn' | 'malformed';
 
 /** One attempt's answer was unusable; another attempt may do better (retried like a 5xx). */
-export class ReplyFaultError extends Error {
+export class ReplyFaultError extends EngineError {
   readonly retryable = true;
   constructor(
     readonly fault: ReplyFault,
     message: string,
   ) {
-    super(message);
+    super(message, 'REPLY_FAULT');
     this.name = 'ReplyFaultError';
   }
 }

@@ -5,6 +5,7 @@
 // `${VAR}`.
 import { resolve } from 'node:path';
 import type { Sop } from '../sop/types.js';
+import { EngineError } from '../errors.js';
 
 export interface StdioServerConfig {
   command: string;
@@ -20,9 +21,9 @@ export type McpServerConfig = StdioServerConfig | HttpServerConfig;
 
 export const isHttp = (c: McpServerConfig): c is HttpServerConfig => typeof (c as HttpServerConfig).url === 'string';
 
-export class McpConfigError extends Error {
+export class McpConfigError extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'MCP_CONFIG');
     this.name = 'McpConfigError';
   }
 }

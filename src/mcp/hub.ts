@@ -21,6 +21,7 @@ import {
   type ExpandedVar,
   type McpServerConfig,
 } from './config.js';
+import { EngineError } from '../errors.js';
 
 /** One tool a server lists. */
 export interface McpTool {
@@ -50,9 +51,9 @@ export interface McpHubOptions {
   clientName?: string;
 }
 
-export class McpServerError extends Error {
+export class McpServerError extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'MCP_SERVER');
     this.name = 'McpServerError';
   }
 }

@@ -2,6 +2,7 @@
 // (the same command line gives the same keys, so a re-run finds its finished and half-done runs).
 import { createHash } from 'node:crypto';
 import { readInputFile } from '../io/read-input-file.js';
+import { EngineError } from '../errors.js';
 
 export interface GridPoint {
   /** Stable name of the point: its run folder's name and its job id on a queue. */
@@ -24,8 +25,10 @@ export interface GridSpec {
   fixed: Record<string, string>;
 }
 
-export class SweepInputError extends Error {
-  readonly code = 'SWEEP_INPUT';
+export class SweepInputError extends EngineError {
+  constructor(message: string) {
+    super(message, 'SWEEP_INPUT');
+  }
 }
 
 /** "1-100", "1,5,9", "3-5,10" (at most 100,000 seeds). */

@@ -6,6 +6,7 @@ import { Job, Queue, type ConnectionOptions } from 'bullmq';
 import type { GridPoint } from './grid.js';
 import { isDone, type ResultLine, type ResultsFile } from './results.js';
 import { failedLine, type SweepRunSettings } from './run-point.js';
+import { EngineError } from '../errors.js';
 
 export const QUEUE_NAME = 'sop-runs';
 
@@ -27,8 +28,10 @@ export interface RedisAddress {
   db?: number;
 }
 
-export class QueueUrlError extends Error {
-  readonly code = 'QUEUE_URL';
+export class QueueUrlError extends EngineError {
+  constructor(message: string) {
+    super(message, 'QUEUE_URL');
+  }
 }
 
 /** redis://[user:password@]host:port[/db] as connection options. */
