@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'EFFECT_NOT_APPROVED'
   | 'EMBEDDER'
   | 'EMBEDDER_LOAD'
+  | 'EXECUTOR'
   | 'EXECUTOR_INPUT'
   | 'FILE_ACCESS'
   | 'HUMAN_INPUT'
@@ -37,7 +38,6 @@ export type ErrorCode =
   | 'RESOURCE'
   | 'RETRIES_EXHAUSTED'
   | 'SANDBOX'
-  | 'SESSION'
   | 'SOP_INVALID'
   | 'SOP_NOT_FOUND'
   | 'SUBFLOW'
@@ -50,6 +50,7 @@ export type ErrorCode =
   | 'USER_STOPPED'
   | 'USER_TESTS'
   | 'VECTOR_STORE'
+  | 'WORKER_STOPPED'
   | 'WORLD_MODEL';
 
 export class EngineError extends Error {

@@ -3,6 +3,7 @@
 // start without it), `--no-sandbox` turns it off (with a warning, since code then runs as you).
 import type { Sop } from '../sop/types.js';
 import { sandboxSupport } from './sandbox.js';
+import { EngineError } from '../errors.js';
 
 /** true: --sandbox (required); false: --no-sandbox; undefined: when available. */
 export type SandboxFlag = boolean | undefined;
@@ -33,7 +34,7 @@ export function resolveSandbox(flag: SandboxFlag, runsCode: boolean): { sandbox:
   }
   const support = sandboxSupport();
   if (support.ok) return { sandbox: true };
-  if (flag === true) throw new Error(`--sandbox: ${support.reason}`);
+  if (flag === true) throw new EngineError(`options.sandbox: ${support.reason}`, 'SANDBOX');
   return {
     sandbox: false,
     ...(runsCode

@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { packageRoot } from '../util/package-root.js';
 import { unixSocketFilter } from './seccomp.js';
+import { EngineError } from '../errors.js';
 
 /** The file descriptor bwrap reads the seccomp filter from (the code runner passes it as fd 3). */
 export const SECCOMP_FD = 3;
@@ -69,7 +70,7 @@ function keptUnderTmp(argv: readonly string[]): string[] {
 /** The bwrap command line wrapping `argv`, with `workspace` the only writable folder. */
 export function sandboxArgv(workspace: string, argv: string[]): string[] {
   const support = sandboxSupport();
-  if (!support.ok) throw new Error(`--sandbox: ${support.reason}`);
+  if (!support.ok) throw new EngineError(`options.sandbox: ${support.reason}`, 'SANDBOX');
   const ws = realpathSync(workspace);
   return [
     'bwrap',
