@@ -25,6 +25,7 @@ import { costText } from './cost-text.js';
 import { terminalDisplay } from './display.js';
 import { resolveSopArg } from './builtin-sops.js';
 import { EngineError } from '../errors.js';
+import { cliMessage } from './errors.js';
 
 export interface RunCommandOptions {
   file: string;
@@ -272,8 +273,8 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
             : result.status === 'budget'
               ? `Stopped by the budget after ${result.turns} turns (${result.budget}); ${usage}.`
               : result.status === 'interrupted'
-                ? `Interrupted after ${result.turns} turns${result.error ? ` (${result.error.message})` : ''}; ${usage}.\nResume with: sop resume ${folder.dir}`
-                : `Failed after ${result.turns} turns: ${result.error?.message}`;
+                ? `Interrupted after ${result.turns} turns${result.error ? ` (${cliMessage(result.error.message)})` : ''}; ${usage}.\nResume with: sop resume ${folder.dir}`
+                : `Failed after ${result.turns} turns: ${cliMessage(result.error?.message ?? '')}`;
       const outcome = result.result !== undefined ? `Result: ${result.result}\n` : ''; // actions: the SOP's finish result
       // --quiet: the closing line alone, with the run folder (an interrupted run's names it already)
       if (o.quiet) err(`${terminalSafe(line).replace(/\n/g, ' ')}${result.status === 'interrupted' ? '' : ` Run folder: ${folder.dir}`}\n`);

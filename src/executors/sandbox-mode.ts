@@ -27,7 +27,7 @@ export function resolveSandbox(flag: SandboxFlag, runsCode: boolean): { sandbox:
       ...(runsCode
         ? {
             warning:
-              '--no-sandbox: code written by agents runs unsandboxed, as you: with your network, every file you can write, and the environment of sop itself (/proc)',
+              'options.sandbox false: code written by agents runs unsandboxed, as you: with your network, every file you can write, and the environment of sop itself (/proc)',
           }
         : {}),
     };
@@ -39,7 +39,7 @@ export function resolveSandbox(flag: SandboxFlag, runsCode: boolean): { sandbox:
     sandbox: false,
     ...(runsCode
       ? {
-          warning: `code runs without a sandbox: ${support.reason} (--sandbox requires one; --no-sandbox turns it off without this warning)`,
+          warning: `code runs without a sandbox: ${support.reason} (options.sandbox true requires one; options.sandbox false turns it off without this warning)`,
         }
       : {}),
   };

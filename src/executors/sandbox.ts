@@ -49,7 +49,7 @@ export function sandboxSupport(): SandboxSupport {
   const plain = tryBwrap([]);
   if (plain.ok) return (probed = { ok: true, extra: [] });
   if (/not installed/.test(plain.detail))
-    return (probed = { ok: false, reason: `${plain.detail}; install it (apt-get install bubblewrap) to use --sandbox` });
+    return (probed = { ok: false, reason: `${plain.detail}; install it (apt-get install bubblewrap) to use options.sandbox` });
   const user = tryBwrap(['--unshare-user']);
   if (user.ok) return (probed = { ok: true, extra: ['--unshare-user'] });
   return (probed = { ok: false, reason: `bwrap cannot create a sandbox here: ${plain.detail}` });

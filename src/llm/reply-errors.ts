@@ -28,7 +28,7 @@ export class ReplyTooLargeError extends LlmError {
   ) {
     super(
       `LLM call failed: the reply from ${endpoint} is larger than the cap of ${limit} bytes, so it was refused and nothing of it was recorded; ` +
-        'raise the cap with --max-reply-bytes (or llm.max_reply_bytes in the SOP) and resume',
+        'raise the cap with options.maxReplyBytes (or llm.max_reply_bytes in the SOP) and resume',
     );
     this.name = 'ReplyTooLargeError';
   }

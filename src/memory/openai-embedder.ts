@@ -68,11 +68,13 @@ export class OpenAiEmbedder implements Embedder {
     readonly model: string,
     private readonly options: OpenAiEmbedderOptions = {},
   ) {
-    if (!model) throw new EmbedderLoadError('--embedder openai:MODEL needs a model name, e.g. openai:text-embedding-3-small');
+    if (!model) throw new EmbedderLoadError('the embedder openai:MODEL needs a model name, e.g. openai:text-embedding-3-small');
     const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY;
     const baseURL = options.baseURL ?? process.env.OPENAI_BASE_URL;
     if (!apiKey && !baseURL) {
-      throw new EmbedderLoadError('openai embedder: no OPENAI_API_KEY and no --base-url/OPENAI_BASE_URL; set one, or use --embedder local');
+      throw new EmbedderLoadError(
+        'openai embedder: no OPENAI_API_KEY and no options.baseUrl/OPENAI_BASE_URL; set one, or use the local embedder',
+      );
     }
     this.id = `openai:${model}`;
     this.client = new OpenAI({
