@@ -189,7 +189,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   // reason, when it cannot; --no-sandbox and an unavailable bubblewrap are said once.
   const { resolveSandbox, sopRunsCode } = await import('../executors/sandbox-mode.js');
   const sandbox = resolveSandbox(o.sandbox, sopRunsCode(sop));
-  if (sandbox.warning) err(`warning: ${sandbox.warning}\n`);
+  if (sandbox.warning) err(`warning: ${cliMessage(sandbox.warning)}\n`);
 
   const listeners: Array<(e: RunEvent) => void> = [];
   if (o.json) {
