@@ -49,8 +49,8 @@ export { LocalEmbedder } from './memory/local-embedder.js';
 export { AnswersFileInput, HumanInputError, NoHumanInput, NoMoreAnswersError, type HumanInput, type HumanQuestion } from './io/human.js';
 export { AnswersListInput } from './io/answers-list.js';
 
-// Errors: every error sop throws on purpose extends EngineError and carries a `code`.
-export { EngineError } from './errors.js';
+// Errors: every error sop throws extends EngineError and carries a `code`; control flow is a RunSignal.
+export { EngineError, RunSignal, isRunSignal, type ErrorCode, type RunSignalDetail, type RunSignalKind } from './errors.js';
 export { JournalError } from './journal/reader.js';
 
 // Building blocks (the benches and embedders of your own use them)

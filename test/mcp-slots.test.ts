@@ -72,7 +72,7 @@ describe('tool slots bound to MCP tools', () => {
     const { last } = await run(dir, { name: 'web_search', bind: 'notes/nothing_here' }, parseBindings(['web_search=notes/search_notes']));
     expect(last).toContain('#1 Tides: The pull of the moon.');
     expect(() => parseBindings(['web_search'])).toThrow(
-      '--bind "web_search" must look like SLOT=server/tool, e.g. web_search=search/web_search',
+      'options.bind "web_search" must look like SLOT=server/tool, e.g. web_search=search/web_search',
     );
   });
 

@@ -30,6 +30,7 @@ import { tracingEnabled } from '../telemetry/enabled.js';
 import { EventFeed, type RunHandle } from './handle.js';
 import { loadSop, sopFileOf } from './load.js';
 import { appendRunHeader, libraryIntoWorkspace, lockMemoryDir, resolveMemoryDir } from '../workspace/memory-dir.js';
+import { EngineError } from '../errors.js';
 
 /** openai (default: the SOP's llm.provider, else openai), mock, replay:CASSETTE, or a provider of your own. */
 export type LlmChoice = 'mock' | 'openai' | `replay:${string}` | LlmProvider;
@@ -369,7 +370,7 @@ export function resumeRun(runDir: string, options: Omit<RunSopOptions, 'out' | '
 
 /** A new run (a new folder, next to the original unless `out` is given) continuing from run `runDir` after `turn` turns. */
 export function forkRun(runDir: string, turn: number, options: Omit<RunSopOptions, 'runId' | 'inputs' | 'seed'> = {}): RunHandle {
-  if (!Number.isInteger(turn) || turn < 0) throw new Error(`turn must be a turn number (0 or more), got ${turn}`);
+  if (!Number.isInteger(turn) || turn < 0) throw new EngineError(`turn must be a turn number (0 or more), got ${turn}`, 'OPTION');
   const original = loadRunRecord(runDir);
   const { launch, settings } = appliedSettings(original, turn); // as the run was at that turn
   if (options.maxTurns !== undefined) settings.max_turns = options.maxTurns;

@@ -4,6 +4,7 @@ import { prepareResume, rewriteDerivedFiles } from '../journal/continue.js';
 import { damageWarning } from '../journal/record.js';
 import { REDACTED, configureSecrets, makeRedactor } from '../util/redact.js';
 import { runCommand, type RunCommandOptions } from './run-command.js';
+import { EngineError } from '../errors.js';
 
 export interface ResumeCommandOptions {
   dir: string;
@@ -79,8 +80,9 @@ export async function resumeCommand(o: ResumeCommandOptions): Promise<number> {
 export function continuedRunOptions(o: ResumeCommandOptions, file: string, launch: Record<string, unknown>): RunCommandOptions {
   const baseUrl = o.baseUrl ?? str(launch.base_url);
   if (baseUrl?.includes(REDACTED)) {
-    throw new Error(
+    throw new EngineError(
       `the run was launched (or last resumed) with a --base-url holding a credential, which the journal does not keep (${baseUrl}); give --base-url again`,
+      'OPTION',
     );
   }
   return {

@@ -25,6 +25,8 @@ import { terminalSafe } from '../util/terminal-text.js';
 import { costText } from './cost-text.js';
 import { terminalDisplay } from './display.js';
 import { resolveSopArg } from './builtin-sops.js';
+import { EngineError } from '../errors.js';
+import { cliMessage } from './errors.js';
 
 export interface RunCommandOptions {
   file: string;
@@ -86,10 +88,11 @@ export function parseInputs(pairs: string[], goal?: string): Record<string, stri
   const out: Record<string, string> = {};
   for (const pair of pairs) {
     const eq = pair.indexOf('=');
-    if (eq <= 0) throw new Error(`--input "${pair}" must look like name=value`);
+    if (eq <= 0) throw new EngineError(`--input "${pair}" must look like name=value`, 'OPTION');
     const name = pair.slice(0, eq);
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`--input name "${name}" must be letters, digits and _`);
-    if (name === '__proto__' || name === 'constructor' || name === 'prototype') throw new Error(`--input name "${name}" is reserved`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new EngineError(`--input name "${name}" must be letters, digits and _`, 'OPTION');
+    if (name === '__proto__' || name === 'constructor' || name === 'prototype')
+      throw new EngineError(`--input name "${name}" is reserved`, 'OPTION');
     out[name] = pair.slice(eq + 1);
   }
   if (goal !== undefined) out.goal = goal;
@@ -122,7 +125,8 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
     ['--budget-tokens', o.budgetTokens],
     ['--budget-usd', o.budgetUsd],
   ] as const)
-    if (v !== undefined && !(Number.isFinite(v) && v > 0)) throw new Error(`${flag} must be a number above 0 (got ${String(v)})`);
+    if (v !== undefined && !(Number.isFinite(v) && v > 0))
+      throw new EngineError(`${flag} must be a number above 0 (got ${String(v)})`, 'OPTION');
   const budget = new RetryBudget(50);
   const emitWarning: { fn?: (e: RunEvent) => void } = {};
   // Ctrl-C aborts the LLM call in flight (and any later one): see onSigint below.
@@ -189,7 +193,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   // reason, when it cannot; --no-sandbox and an unavailable bubblewrap are said once.
   const { resolveSandbox, sopRunsCode } = await import('../executors/sandbox-mode.js');
   const sandbox = resolveSandbox(o.sandbox, sopRunsCode(sop));
-  if (sandbox.warning) err(`warning: ${sandbox.warning}\n`);
+  if (sandbox.warning) err(`warning: ${cliMessage(sandbox.warning)}\n`);
 
   const listeners: Array<(e: RunEvent) => void> = [];
   if (o.json) {
@@ -278,8 +282,8 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
             : result.status === 'budget'
               ? `Stopped by the budget after ${result.turns} turns (${result.budget}); ${usage}.`
               : result.status === 'interrupted'
-                ? `Interrupted after ${result.turns} turns${result.error ? ` (${result.error.message})` : ''}; ${usage}.\nResume with: sop resume ${folder.dir}`
-                : `Failed after ${result.turns} turns: ${result.error?.message}`;
+                ? `Interrupted after ${result.turns} turns${result.error ? ` (${cliMessage(result.error.message)})` : ''}; ${usage}.\nResume with: sop resume ${folder.dir}`
+                : `Failed after ${result.turns} turns: ${cliMessage(result.error?.message ?? '')}`;
       const outcome = result.result !== undefined ? `Result: ${result.result}\n` : ''; // actions: the SOP's finish result
       // --quiet: the closing line alone, with the run folder (an interrupted run's names it already)
       if (o.quiet) err(`${terminalSafe(line).replace(/\n/g, ' ')}${result.status === 'interrupted' ? '' : ` Run folder: ${folder.dir}`}\n`);
@@ -347,8 +351,8 @@ async function askYesNo(question: string): Promise<boolean> {
 /** --tests DIR: the SOP's `tests` input, as an absolute path to a folder that exists. */
 function testsInput(sop: { name: string; inputs?: Record<string, unknown> }, dir: string): string {
   if (!sop.inputs || !Object.prototype.hasOwnProperty.call(sop.inputs, 'tests'))
-    throw new Error(`--tests: ${sop.name} has no "tests" input, so it runs no tests of yours (see docs/executors.md)`);
+    throw new EngineError(`--tests: ${sop.name} has no "tests" input, so it runs no tests of yours (see docs/executors.md)`, 'OPTION');
   const path = resolvePath(dir);
-  if (!existsSync(path) || !statSync(path).isDirectory()) throw new Error(`--tests: ${path} is not a folder`);
+  if (!existsSync(path) || !statSync(path).isDirectory()) throw new EngineError(`--tests: ${path} is not a folder`, 'OPTION');
   return path;
 }

@@ -21,6 +21,7 @@ import { terminalSafe } from '../util/terminal-text.js';
 import type { ResultLine } from '../sweep/results.js';
 import { sharedProvider, sweepServer } from '../sweep/shared-provider.js';
 import { lastValues } from './last-value.js';
+import { EngineError } from '../errors.js';
 
 export interface WorkerCommandOptions {
   queue: string;
@@ -44,13 +45,15 @@ export interface WorkerCommandOptions {
 
 export async function workerCommand(given: WorkerCommandOptions): Promise<number> {
   const o = lastValues(given, ['root', 'allowBaseUrl']);
-  if (!Number.isInteger(o.concurrency) || o.concurrency < 1) throw new Error(`--concurrency must be a whole number of runs, at least 1`);
+  if (!Number.isInteger(o.concurrency) || o.concurrency < 1)
+    throw new EngineError(`--concurrency must be a whole number of runs, at least 1`, 'OPTION');
   if (o.lockMs !== undefined && !(Number.isInteger(o.lockMs) && o.lockMs >= 1000))
-    throw new Error(`--lock-ms must be a whole number of milliseconds, at least 1000 (got ${o.lockMs})`);
+    throw new EngineError(`--lock-ms must be a whole number of milliseconds, at least 1000 (got ${o.lockMs})`, 'OPTION');
   parseRedisUrl(o.queue); // a bad URL is told before connecting
   const secret = queueSecret('sop worker'); // no secret, no work: told before connecting
   for (const u of o.allowBaseUrl ?? [])
-    if (!/^https?:\/\/[^/]/.test(u)) throw new Error(`--allow-base-url "${u}": give the server's URL, http(s)://HOST[:PORT]/PATH`);
+    if (!/^https?:\/\/[^/]/.test(u))
+      throw new EngineError(`--allow-base-url "${u}": give the server's URL, http(s)://HOST[:PORT]/PATH`, 'OPTION');
   const policy: WorkerPolicy = {
     roots: realRoots(o.root && o.root.length > 0 ? o.root : [process.cwd()]),
     autoRun: o.autoRun === true,
@@ -108,7 +111,8 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
       signal: stop.signal,
     });
     // stopped with the worker: the job goes back to the queue (its run continues from its journal)
-    if (line.status === 'interrupted' && stop.signal.aborted) throw new Error(`worker ${workerName()} stopped during the run`);
+    if (line.status === 'interrupted' && stop.signal.aborted)
+      throw new EngineError(`worker ${workerName()} stopped during the run`, 'WORKER_STOPPED');
     err(
       `run ${d.point.key} ${line.status} after ${line.turns} turns${line.error ? `: ${line.error.replace(/\s+/g, ' ').slice(0, 300)}` : ''}\n`,
     );

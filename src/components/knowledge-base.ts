@@ -134,7 +134,7 @@ export class KnowledgeBase {
     } catch (err) {
       if (!(err instanceof InputFileError)) throw err;
       throw new KnowledgeError(
-        `knowledge file ${o.file}: ${err.code === 'ENOENT' || err.code === 'EACCES' ? `cannot read (${err.code})` : err.reason}`,
+        `knowledge file ${o.file}: ${err.errno === 'ENOENT' || err.errno === 'EACCES' ? `cannot read (${err.errno})` : err.reason}`,
       );
     }
     const entries = readEntries(o.file, bytes, o.mode);

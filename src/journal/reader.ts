@@ -118,10 +118,10 @@ export function readJournal(dir: string): JournalRead {
   } catch (err) {
     if (!(err instanceof InputFileError)) throw err;
     throw new JournalError(
-      err.code === 'ENOENT'
+      err.errno === 'ENOENT'
         ? `${dir}: no ${JOURNAL_FILE} here; is it a run folder (sop runs lists them)?`
-        : err.code === 'EACCES'
-          ? `${file}: cannot read (${err.code})`
+        : err.errno === 'EACCES'
+          ? `${file}: cannot read (${err.errno})`
           : `${file}: ${err.reason}`,
     );
   }

@@ -47,7 +47,7 @@ export function readCassette(file: string): Cassette {
     text = readInputFile(file, { maxBytes: MAX_CASSETTE_BYTES, what: 'a cassette file' });
   } catch (err) {
     if (!(err instanceof InputFileError)) throw err;
-    throw new LlmError(`cassette ${file}: ${err.code === 'ENOENT' || err.code === 'EACCES' ? `cannot read (${err.code})` : err.reason}`);
+    throw new LlmError(`cassette ${file}: ${err.errno === 'ENOENT' || err.errno === 'EACCES' ? `cannot read (${err.errno})` : err.reason}`);
   }
   let doc: unknown;
   try {

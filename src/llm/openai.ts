@@ -53,8 +53,8 @@ export interface OpenAiProviderOptions {
 export const MISSING_KEY_MESSAGE =
   'No OpenAI API key. Run with a model in one of three ways:\n' +
   '  1. set OPENAI_API_KEY=sk-... for OpenAI;\n' +
-  '  2. point at a local OpenAI-compatible server: --base-url http://127.0.0.1:11434/v1 (or OPENAI_BASE_URL); a key is then optional;\n' +
-  '  3. replay a cassette offline: --llm replay:FILE (or --llm mock for placeholder replies).';
+  '  2. point at a local OpenAI-compatible server: options.baseUrl http://127.0.0.1:11434/v1 (or OPENAI_BASE_URL); a key is then optional;\n' +
+  '  3. replay a cassette offline: options.llm replay:FILE (or options.llm mock for placeholder replies).';
 
 /** The most specific message in an error's cause chain (fetch wraps the socket error twice). */
 function rootCause(err: Error): string {

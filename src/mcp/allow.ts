@@ -4,6 +4,7 @@
 // else ~/.config/sop). An entry of the file pins the server it allows, so that another SOP naming
 // a server the same cannot borrow it: a stdio server by its command line and folder, an HTTP
 // server by its host. `env` lists the variables `${VAR}` the server may read (docs/tools.md).
+import { EngineError } from '../errors.js';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { InputFileError, readInputFile } from '../io/read-input-file.js';
@@ -35,9 +36,9 @@ export function allowFile(env: NodeJS.ProcessEnv = process.env): string {
   return join(configDir(env), 'allow.json');
 }
 
-export class McpAllowError extends Error {
+export class McpAllowError extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'MCP_ALLOW');
     this.name = 'McpAllowError';
   }
 }
@@ -73,7 +74,7 @@ export function fileAllowEntries(file = allowFile()): McpAllowEntry[] {
   try {
     text = readInputFile(file, { what: 'an allow file', maxBytes: 1024 * 1024 });
   } catch (err) {
-    if (err instanceof InputFileError && err.code === 'ENOENT') return [];
+    if (err instanceof InputFileError && err.errno === 'ENOENT') return [];
     throw new McpAllowError((err as Error).message);
   }
   let data: unknown;

@@ -6,6 +6,7 @@
 // `${VAR}` in a declaration is expanded only for the variables the user allowed for that server:
 // in the allow-list (--allow-mcp-env NAME=VAR, "env" in the allow file) or at the terminal.
 // --yes alone allows the start, never a variable: a secret goes only where the user named it.
+import { EngineError } from '../errors.js';
 import { allowFile, matchingEntries, suggestedEntry, urlHost, type McpAllowEntry } from './allow.js';
 import { isHttp, serverCwd, varNames, type McpServerConfig } from './config.js';
 
@@ -20,9 +21,9 @@ export interface McpApproval {
   command?: string;
 }
 
-export class McpApprovalError extends Error {
+export class McpApprovalError extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'MCP_APPROVAL');
     this.name = 'McpApprovalError';
   }
 }

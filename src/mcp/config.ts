@@ -6,6 +6,7 @@
 // and args hold none (checks.ts): `ps` shows them to every user of the machine.
 import { resolve } from 'node:path';
 import type { Sop } from '../sop/types.js';
+import { EngineError } from '../errors.js';
 
 export interface StdioServerConfig {
   command: string;
@@ -21,9 +22,9 @@ export type McpServerConfig = StdioServerConfig | HttpServerConfig;
 
 export const isHttp = (c: McpServerConfig): c is HttpServerConfig => typeof (c as HttpServerConfig).url === 'string';
 
-export class McpConfigError extends Error {
+export class McpConfigError extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'MCP_CONFIG');
     this.name = 'McpConfigError';
   }
 }

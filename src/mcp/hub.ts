@@ -27,6 +27,7 @@ import {
   type ExpandedVar,
   type McpServerConfig,
 } from './config.js';
+import { EngineError } from '../errors.js';
 
 /** One tool a server lists. */
 export interface McpTool {
@@ -63,9 +64,9 @@ export interface McpHubOptions {
   offline?: Record<string, string[]>;
 }
 
-export class McpServerError extends Error {
+export class McpServerError extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'MCP_SERVER');
     this.name = 'McpServerError';
   }
 }

@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { readInputFile } from '../io/read-input-file.js';
 import { describeJsonProblem } from '../util/json-syntax.js';
+import { EngineError } from '../errors.js';
 
 export interface GridPoint {
   /** Stable name of the point: its run folder's name and its job id on a queue. */
@@ -25,8 +26,10 @@ export interface GridSpec {
   fixed: Record<string, string>;
 }
 
-export class SweepInputError extends Error {
-  readonly code = 'SWEEP_INPUT';
+export class SweepInputError extends EngineError {
+  constructor(message: string) {
+    super(message, 'SWEEP_INPUT');
+  }
 }
 
 /** "1-100", "1,5,9", "3-5,10" (at most 100,000 seeds). */

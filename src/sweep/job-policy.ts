@@ -4,6 +4,7 @@
 // worker's --root folders (symlinks resolved), a run key with no path parts, and the settings
 // only the worker's flags allow (--auto-run, --yes, --allow-base-url, --allow-answers,
 // --allow-pricing, --allow-replay). A job that fails any of them is refused with the reason.
+import { EngineError } from '../errors.js';
 import { existsSync, realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { ErrorObject } from 'ajv';
@@ -14,8 +15,11 @@ import validateJob from './job-validator.generated.js';
 import { signatureProblem } from './job-signature.js';
 import type { JobData } from './queue.js';
 
-export class JobRefused extends Error {
-  readonly code = 'JOB_REFUSED';
+export class JobRefused extends EngineError {
+  constructor(message: string) {
+    super(message, 'JOB_REFUSED');
+    this.name = 'JobRefused';
+  }
 }
 
 /** What this worker lets a job do (its flags). */

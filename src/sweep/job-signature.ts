@@ -2,14 +2,18 @@
 // data) made with the shared secret SOP_QUEUE_SECRET, and `sop worker` refuses a job whose
 // signature is missing or does not match. Anyone who can write to the Redis can add jobs; only
 // who holds the secret can add jobs a worker runs (docs/scale.md).
+import { EngineError } from '../errors.js';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export const SECRET_VARIABLE = 'SOP_QUEUE_SECRET';
 /** Shorter secrets are refused: they could be guessed, and the redactor does not hide very short values. */
 export const MIN_QUEUE_SECRET_LENGTH = 16;
 
-export class QueueSecretError extends Error {
-  readonly code = 'QUEUE_SECRET';
+export class QueueSecretError extends EngineError {
+  constructor(message: string) {
+    super(message, 'QUEUE_SECRET');
+    this.name = 'QueueSecretError';
+  }
 }
 
 /** The shared secret from the environment, or one line saying how to set it. */

@@ -7,6 +7,7 @@ import type { GridPoint } from './grid.js';
 import { signJob } from './job-signature.js';
 import { isDone, type ResultLine, type ResultsFile } from './results.js';
 import { failedLine, type SweepRunSettings } from './run-point.js';
+import { EngineError } from '../errors.js';
 
 export const QUEUE_NAME = 'sop-runs';
 
@@ -37,8 +38,10 @@ export interface RedisAddress {
   tls?: { servername: string };
 }
 
-export class QueueUrlError extends Error {
-  readonly code = 'QUEUE_URL';
+export class QueueUrlError extends EngineError {
+  constructor(message: string) {
+    super(message, 'QUEUE_URL');
+  }
 }
 
 /** redis[s]://[user:password@]host:port[/db] as connection options. */
