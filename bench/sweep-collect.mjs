@@ -23,7 +23,7 @@ async function timed(args) {
   const started = performance.now();
   const p = spawn('/usr/bin/time', ['-f', 'TIME %U %S', process.execPath, CLI, ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, OPENAI_API_KEY: '' },
+    env: { ...process.env, OPENAI_API_KEY: '', SOP_QUEUE_SECRET: 'sop-bench-queue-secret-0123456789' },
   });
   let err = '';
   p.stderr.on('data', (d) => (err += d));
@@ -92,9 +92,9 @@ export async function run() {
   const procs = [];
   try {
     const backlog = await fillBacklog({ host: '127.0.0.1', port });
-    const worker = spawn(process.execPath, [CLI, 'worker', '--queue', url, '--concurrency', '16'], {
+    const worker = spawn(process.execPath, [CLI, 'worker', '--queue', url, '--concurrency', '16', '--root', FIXTURES, '--root', dir], {
       stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, OPENAI_API_KEY: '' },
+      env: { ...process.env, OPENAI_API_KEY: '', SOP_QUEUE_SECRET: 'sop-bench-queue-secret-0123456789' },
     });
     procs.push(worker);
     let workerOut = '';

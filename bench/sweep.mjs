@@ -76,16 +76,34 @@ async function threaded(url, file, sims, turns) {
   }
 }
 
+/** The key for the bench's LLM server, and the secret queued jobs are signed with (docs/scale.md). */
+const QUEUE_ENV = { OPENAI_API_KEY: 'bench', SOP_QUEUE_SECRET: 'sop-bench-queue-secret-0123456789' };
+
 /** 200 runs of the round-robin fixture (5 turns, 200 ms LLM) through Redis with N `sop worker` processes. */
 async function workers(url, n, runs, port) {
   const out = mkdtempSync(join(tmpdir(), 'sop-bench-sweep-'));
   const procs = [];
   try {
     for (let i = 0; i < n; i++) {
-      const w = spawn(process.execPath, [CLI, 'worker', '--queue', `redis://127.0.0.1:${port}`, '--concurrency', '16'], {
-        stdio: ['ignore', 'ignore', 'pipe'],
-        env: { ...process.env, OPENAI_API_KEY: 'bench' },
-      });
+      const w = spawn(
+        process.execPath,
+        // the fixture in the repository, the runs under the temporary folder; the bench's LLM server allowed
+        [
+          CLI,
+          'worker',
+          '--queue',
+          `redis://127.0.0.1:${port}`,
+          '--concurrency',
+          '16',
+          '--root',
+          FIXTURES,
+          '--root',
+          out,
+          '--allow-base-url',
+          url,
+        ],
+        { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...QUEUE_ENV } },
+      );
       procs.push(w);
       await waitLine(w, /ready: queue/);
     }
@@ -109,7 +127,7 @@ async function workers(url, n, runs, port) {
         '--out',
         out,
       ],
-      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, OPENAI_API_KEY: 'bench' } },
+      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...QUEUE_ENV } },
     );
     let err = '';
     sweep.stderr.on('data', (d) => (err += d));

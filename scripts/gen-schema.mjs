@@ -4,7 +4,8 @@
 // - src/sop/sop-validator.generated.js (+ .d.ts, and a copy in dist/): ajv's standalone
 //   validator, so the CLI does not compile the schema at every start; the same for cassettes
 //   (src/llm/cassette-validator.generated.js from schemas/cassette.schema.json), pricing files
-//   (src/llm/pricing-validator.generated.js from schemas/pricing.schema.json), task boards and
+//   (src/llm/pricing-validator.generated.js from schemas/pricing.schema.json), queued sweep jobs
+//   (src/sweep/job-validator.generated.js from schemas/queue-job.schema.json), task boards and
 //   world models.
 // Generated files are not committed; `npm run build` (and so `npm ci`) makes them.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -69,6 +70,7 @@ function generateValidator(schemaFile, outRel, { allErrors = true, typed } = {})
 generateValidator('schemas/sop.schema.json', 'src/sop/sop-validator.generated');
 generateValidator('schemas/cassette.schema.json', 'src/llm/cassette-validator.generated');
 generateValidator('schemas/pricing.schema.json', 'src/llm/pricing-validator.generated', { allErrors: false });
+generateValidator('schemas/queue-job.schema.json', 'src/sweep/job-validator.generated', { allErrors: false });
 generateValidator('schemas/taskboard.schema.json', 'src/taskboard/taskboard-validator.generated', {
   allErrors: false,
   typed: 'taskBoardSchema',

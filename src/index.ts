@@ -13,6 +13,8 @@ export { SopError, formatDiagnostic, type Diagnostic } from './sop/diagnostics.j
 // Runs
 export { forkRun, resumeRun, runSop, type LlmChoice, type RunSopOptions } from './api/run.js';
 export type { RunHandle } from './api/handle.js';
+export { cliAllowEntries, type McpAllowEntry } from './mcp/allow.js';
+export type { McpApproval } from './mcp/approval.js';
 export type { RunEvent, RunListener, RunSettings, UsageTotals } from './runtime/events.js';
 export type { RunResult, RunStatus } from './runtime/run.js';
 export { Run, type RunOptions } from './engine/run.js';
@@ -49,8 +51,8 @@ export { LocalEmbedder } from './memory/local-embedder.js';
 export { AnswersFileInput, HumanInputError, NoHumanInput, NoMoreAnswersError, type HumanInput, type HumanQuestion } from './io/human.js';
 export { AnswersListInput } from './io/answers-list.js';
 
-// Errors: every error sop throws on purpose extends EngineError and carries a `code`.
-export { EngineError } from './errors.js';
+// Errors: every error sop throws extends EngineError and carries a `code`; control flow is a RunSignal.
+export { EngineError, RunSignal, isRunSignal, type ErrorCode, type RunSignalDetail, type RunSignalKind } from './errors.js';
 export { JournalError } from './journal/reader.js';
 
 // Building blocks (the benches and embedders of your own use them)

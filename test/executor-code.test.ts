@@ -107,7 +107,7 @@ describe('code executor', () => {
     const err = await code.run({ language: 'bash', code: 'touch ran.txt' }, ctx).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApprovalNeededError);
     expect((err as ApprovalNeededError).resumable).toBe(true);
-    expect((err as Error).message).toMatch(/answers from --answers FILE answer questions only.*--auto-run/);
+    expect((err as Error).message).toMatch(/answers from options\.answers answer questions only.*options\.autoRun/);
     expect(existsSync(join(ctx.ws.root, 'ran.txt'))).toBe(false);
     expect(human.consumed).toBe(0); // the "ok" is still there for the question it was meant for
 

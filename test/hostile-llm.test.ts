@@ -260,7 +260,7 @@ describe('replies over the size cap are refused, not retried', () => {
     expect(err).toBeInstanceOf(ReplyTooLargeError);
     expect(isResumableError(err)).toBe(true);
     expect((err as Error).message).toBe(
-      `LLM call failed: the reply from ${s.url} is larger than the cap of 2000 bytes, so it was refused and nothing of it was recorded; raise the cap with --max-reply-bytes (or llm.max_reply_bytes in the SOP) and resume`,
+      `LLM call failed: the reply from ${s.url} is larger than the cap of 2000 bytes, so it was refused and nothing of it was recorded; raise the cap with options.maxReplyBytes (or llm.max_reply_bytes in the SOP) and resume`,
     );
     expect(retries).toEqual([]);
     expect(s.requests).toHaveLength(1);

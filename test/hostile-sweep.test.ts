@@ -17,6 +17,8 @@ const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
 const CASSETTE = join(process.cwd(), 'examples/debate/debate.cassette.json');
 const KEY = 'sk-test-SECRET123';
+/** The shared secret queued jobs are signed with (sop sweep --queue and sop worker need it). */
+const QUEUE_ENV = { SOP_QUEUE_SECRET: 'hostile-sweep-secret-0123456789' };
 let refused = 0;
 let damaged = 0;
 let twice = 0;
@@ -174,21 +176,24 @@ describe('hostile sweep input', () => {
     });
     const out = join(mkdtempSync(join(tmpdir(), 'sop-sweep-')), 'OUT');
     const url = `redis://127.0.0.1:${port}`;
-    const sweep = sopAsync([
-      'sweep',
-      DEBATE,
-      '--llm',
-      'mock',
-      '--queue',
-      url,
-      '--concurrency',
-      '4',
-      '--base-url',
-      'http://127.0.0.1:9/v1?api-key=abcdefSECRET',
-      '--out',
-      out,
-    ]);
-    const worker = sopAsync(['worker', '--queue', url]);
+    const sweep = sopAsync(
+      [
+        'sweep',
+        DEBATE,
+        '--llm',
+        'mock',
+        '--queue',
+        url,
+        '--concurrency',
+        '4',
+        '--base-url',
+        'http://127.0.0.1:9/v1?api-key=abcdefSECRET',
+        '--out',
+        out,
+      ],
+      QUEUE_ENV,
+    );
+    const worker = sopAsync(['worker', '--queue', url], QUEUE_ENV);
     expect(await sweep.exited).toBe(1);
     expect(await worker.exited).toBe(1);
     for (const r of [sweep, worker]) {

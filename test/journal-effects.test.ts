@@ -92,7 +92,7 @@ describe('effect ledger', () => {
     refused.reset(2);
     const err = await refused.perform(spec, fn).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EffectNotApprovedError);
-    expect((err as Error).message).toMatch(/may have run.*--auto-run/);
+    expect((err as Error).message).toMatch(/may have run.*options\.autoRun/);
     expect(isResumableError(err)).toBe(true);
     expect(ran).toBe(0);
 

@@ -33,6 +33,7 @@ describe('MCP tools as function tools', () => {
       llm: new OpenAiProvider({ baseURL: server.url, apiKey: 'test' }),
       out: join(dir, 'runs'),
       yes: true,
+      sandbox: false, // the server's call log is outside the workspace
       stream,
     });
     const result = await handle.result;

@@ -1,14 +1,16 @@
 // MCP tools granted to a state, against the notes server of examples/mcp (stdio, written with the
 // SDK): calls and their results in the transcript and journal, tool errors as failed results,
 // approval of tools that are not read-only, truncation of large results, ${VAR} in server env and
-// in its command, args and cwd.
+// cwd (for the variables allowed), never in its command or args. Servers run unsandboxed here, to
+// read the files they write outside the workspace (test/mcp-sandbox.test.ts covers the sandbox).
 import { mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runSop } from '../src/api/run.js';
 import { loadSopFile } from '../src/loader/load.js';
 import { terminal } from './helpers/executor-context.js';
-import { cmd, journal, NOTES_SERVER, notesServer, serverCalls, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
+import { allowMcp, cmd, journal, NOTES_SERVER, notesServer, serverCalls, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
+import { SopError } from '../src/sop/diagnostics.js';
 
 async function run(dir: string, sop: object, replies: Parameters<typeof writeSop>[2], o: Record<string, unknown> = {}) {
   const { file, cassette } = writeSop(dir, sop, replies);
@@ -39,7 +41,7 @@ describe('MCP tools over stdio', () => {
         cmd('notes__list_notes'),
         cmd('finish', { result: 'one note' }),
       ],
-      { yes: true },
+      { yes: true, sandbox: false },
     );
     expect(result.status).toBe('finished');
     expect(serverCalls(dir).map((c) => c.tool)).toEqual(['search_notes', 'add_note', 'list_notes']);
@@ -78,7 +80,7 @@ describe('MCP tools over stdio', () => {
         cmd('notes__list_notes'),
         cmd('finish', { result: 'done' }),
       ],
-      { yes: true },
+      { yes: true, sandbox: false },
     );
     expect(result.status).toBe('finished');
     const failed = events.find((e) => e.type === 'executor_result' && e.command === 'notes__delete_note')!;
@@ -95,7 +97,7 @@ describe('MCP tools over stdio', () => {
     let dir = tempDir();
     const sop = (d: string) => toolSop({ notes: notesServer(d) }, ['notes/*']);
     const replies = [cmd('notes__search_notes', { query: 'tea' }), cmd('notes__add_note', { title: 'Tea', text: 'Green tea.' })];
-    let r = await run(dir, sop(dir), replies);
+    let r = await run(dir, sop(dir), replies, allowMcp(['notes']));
     expect(r.result.status).toBe('interrupted');
     expect(r.result.error?.message).toMatch(/needs approval to call the MCP tool notes\/add_note, and there is no terminal to ask/);
     expect(serverCalls(dir).map((c) => c.tool)).toEqual(['search_notes']);
@@ -103,7 +105,7 @@ describe('MCP tools over stdio', () => {
     // a person says no: not called, and the agent is told
     dir = tempDir();
     const no = terminal(['no']);
-    r = await run(dir, sop(dir), [...replies, cmd('finish', { result: 'refused' })], { human: no });
+    r = await run(dir, sop(dir), [...replies, cmd('finish', { result: 'refused' })], { human: no, ...allowMcp(['notes']) });
     expect(r.result.status).toBe('finished');
     expect(serverCalls(dir).map((c) => c.tool)).toEqual(['search_notes']);
     const shown = no.shown.join('');
@@ -117,9 +119,38 @@ describe('MCP tools over stdio', () => {
 
     // a person says yes: called
     dir = tempDir();
-    r = await run(dir, sop(dir), [...replies, cmd('finish', { result: 'ok' })], { human: terminal(['yes']) });
+    r = await run(dir, sop(dir), [...replies, cmd('finish', { result: 'ok' })], { human: terminal(['yes']), ...allowMcp(['notes']) });
     expect(r.result.status).toBe('finished');
     expect(serverCalls(dir).map((c) => c.tool)).toEqual(['search_notes', 'add_note']);
+  });
+
+  it('a person at the terminal is shown the exact command, where it runs and each variable, before the server starts', async () => {
+    process.env.SOP_TEST_NOTES_SECRET = 'sec-41d9a0';
+    try {
+      const sop = (d: string) =>
+        toolSop({ notes: { ...notesServer(d), env: { ...notesServer(d).env, NOTES_TOKEN: '${SOP_TEST_NOTES_SECRET}' } } }, ['notes/*']);
+      const replies = [cmd('notes__search_notes', { query: 'tea' }), cmd('finish', { result: 'ok' })];
+      // "no": nothing starts, and the run says so in one line
+      let dir = tempDir();
+      const no = terminal(['no']);
+      let r = await run(dir, sop(dir), replies, { human: no, sandbox: false });
+      expect(r.result.status).toBe('failed');
+      expect(r.result.error?.message).toBe('MCP server "notes" was not started: you did not approve it');
+      const question = no.shown.join('');
+      expect(question).toContain('The SOP wants to start the MCP server "notes":');
+      expect(question).toContain(`command ${JSON.stringify([process.execPath, NOTES_SERVER])} in ${JSON.stringify(dir)}`);
+      expect(question).toContain('runs on / sends to: this machine, unsandboxed (as you: your files, your network)');
+      expect(question).toContain('it would receive these environment variables: SOP_TEST_NOTES_SECRET');
+      expect(question).not.toContain('sec-41d9a0');
+      expect(serverCalls(dir)).toEqual([]);
+      // "yes": it starts, with the variables it was shown
+      dir = tempDir();
+      r = await run(dir, sop(dir), replies, { human: terminal(['yes']), sandbox: false });
+      expect(r.result.status, r.result.error?.message).toBe('finished');
+      expect(serverCalls(dir).map((c) => c.tool)).toEqual(['search_notes']);
+    } finally {
+      delete process.env.SOP_TEST_NOTES_SECRET;
+    }
   });
 
   it('truncates a large result with a note', async () => {
@@ -128,7 +159,7 @@ describe('MCP tools over stdio', () => {
       dir,
       toolSop({ notes: notesServer(dir) }, ['notes/*']),
       [cmd('notes__add_note', { title: 'Long', text: 'z'.repeat(40_000) }), cmd('notes__list_notes'), cmd('finish', { result: 'ok' })],
-      { yes: true },
+      { yes: true, sandbox: false },
     );
     const list = events.find((e) => e.type === 'executor_result' && e.command === 'notes__list_notes')!;
     expect(list.result.length).toBeLessThan(16_200);
@@ -144,10 +175,25 @@ describe('MCP tools over stdio', () => {
         ...notesServer(dir),
         env: { NOTES_FILE: join(dir, 'notes.json'), NOTES_CALL_LOG: '${SOP_TEST_NOTES_LOG}', NOTES_TOKEN: '${SOP_TEST_NOTES_TOKEN}' },
       };
-      const { result, runDir } = await run(dir, toolSop({ notes: server }, ['notes/list_notes']), [
-        cmd('notes__list_notes'),
-        cmd('finish', { result: 'ok' }),
-      ]);
+      const allowed = allowMcp(['notes'], ['notes=SOP_TEST_NOTES_LOG', 'notes=SOP_TEST_NOTES_TOKEN']);
+      // a variable the user did not allow this server: not started, one line naming the variable (never its value)
+      const refused = await run(tempDir(), toolSop({ notes: server }, ['notes/list_notes']), [cmd('notes__list_notes')], {
+        ...allowMcp(['notes'], ['notes=SOP_TEST_NOTES_LOG']),
+        yes: true,
+      });
+      expect(refused.result.status).toBe('failed');
+      expect(refused.result.error?.message).toMatch(
+        /^MCP server "notes" was not started: it reads \$\{SOP_TEST_NOTES_TOKEN\}, which you did not allow it \(it would go to this machine, unsandboxed .*\); allow it with --allow-mcp-env notes=SOP_TEST_NOTES_TOKEN, or add [^\n]+$/,
+      );
+      expect(refused.result.error?.message).not.toContain('tok-5b1e9c0d7f');
+      expect(serverCalls(dir)).toEqual([]);
+
+      const { result, runDir } = await run(
+        dir,
+        toolSop({ notes: server }, ['notes/list_notes']),
+        [cmd('notes__list_notes'), cmd('finish', { result: 'ok' })],
+        allowed,
+      );
       expect(result.status).toBe('finished');
       expect(serverCalls(dir).map((c) => c.tool)).toEqual(['list_notes']);
       const all = (d: string): string[] =>
@@ -155,7 +201,7 @@ describe('MCP tools over stdio', () => {
       for (const f of all(runDir)) expect(readFileSync(f, 'utf8'), f).not.toContain('tok-5b1e9c0d7f');
 
       delete process.env.SOP_TEST_NOTES_TOKEN;
-      const missing = await run(tempDir(), toolSop({ notes: server }, ['notes/list_notes']), [cmd('notes__list_notes')]);
+      const missing = await run(tempDir(), toolSop({ notes: server }, ['notes/list_notes']), [cmd('notes__list_notes')], allowed);
       expect(missing.result.status).toBe('failed');
       expect(missing.result.error?.message).toBe(
         'MCP server "notes": mcp_servers.notes.env.NOTES_TOKEN uses ${SOP_TEST_NOTES_TOKEN}, and the environment variable SOP_TEST_NOTES_TOKEN is not set',
@@ -166,68 +212,90 @@ describe('MCP tools over stdio', () => {
     }
   });
 
-  it('reads ${VAR} in the command, args and cwd of a server, and writes the values nowhere in the run folder', async () => {
+  it('refuses ${VAR} in the command and args of a server (ps shows them), with the JSON pointer', () => {
+    const dir = tempDir();
+    const server = { command: '${SOP_TEST_NODE}', args: [NOTES_SERVER, '--token', '${OPENAI_API_KEY}'] };
+    const { file } = writeSop(dir, toolSop({ notes: server }, ['notes/*']), []);
+    let error: unknown;
+    try {
+      loadSopFile(file);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(SopError);
+    const found = (error as SopError).diagnostics.map((d) => [d.pointer, d.message.split(':')[0]]);
+    expect(found).toEqual([
+      [
+        '/mcp_servers/notes/command',
+        '${SOP_TEST_NODE} in the command line of a stdio MCP server, where ps shows it to every user of the machine',
+      ],
+      [
+        '/mcp_servers/notes/args/2',
+        '${OPENAI_API_KEY} in the command line of a stdio MCP server, where ps shows it to every user of the machine',
+      ],
+    ]);
+    expect((error as SopError).diagnostics[1]!.message).toContain('pass it in "env" ("env": {"OPENAI_API_KEY": "${OPENAI_API_KEY}"})');
+  });
+
+  it('reads ${VAR} in the env and cwd of a server, and writes the values nowhere in the run folder', async () => {
     const dir = tempDir();
     const home = join(dir, 'home-7d2e41');
     mkdirSync(home);
     const vars = {
-      SOP_TEST_NODE: process.execPath,
-      SOP_TEST_NOTES_SERVER: NOTES_SERVER,
       SOP_TEST_NOTES_PATH: join(home, 'notes-a19f3c.json'),
-      SOP_TEST_ARG_TOKEN: 'argtok-6c02e8b1f4', // not a *_TOKEN name: only the run folder check keeps it out
+      SOP_TEST_ENV_TOKEN: 'envtok-6c02e8b1f4', // not a *_TOKEN name: only the run folder check keeps it out
       SOP_TEST_HOME: home,
     };
     Object.assign(process.env, vars);
+    const allowed = allowMcp(['notes'], ['notes=SOP_TEST_NOTES_PATH', 'notes=SOP_TEST_ENV_TOKEN', 'notes=SOP_TEST_HOME']);
     const all = (d: string): string[] =>
       readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? all(join(d, e.name)) : [join(d, e.name)]));
     const leaks = (runDir: string) =>
       all(runDir).flatMap((f) =>
         [f, readFileSync(f, 'utf8')].flatMap((text) =>
-          ['argtok-6c02e8b1f4', 'home-7d2e41', 'notes-a19f3c'].filter((v) => text.includes(v)).map((v) => `${v} in ${f}`),
+          ['envtok-6c02e8b1f4', 'home-7d2e41', 'notes-a19f3c'].filter((v) => text.includes(v)).map((v) => `${v} in ${f}`),
         ),
       );
     try {
       const server = {
-        command: '${SOP_TEST_NODE}',
-        args: ['${SOP_TEST_NOTES_SERVER}', '--notes', '${SOP_TEST_NOTES_PATH}', '--token', '${SOP_TEST_ARG_TOKEN}'],
+        command: process.execPath,
+        args: [NOTES_SERVER],
         cwd: '${SOP_TEST_HOME}',
-        env: { NOTES_CALL_LOG: 'calls.jsonl' }, // relative: written in the server's cwd
+        env: { NOTES_FILE: '${SOP_TEST_NOTES_PATH}', NOTES_TOKEN: '${SOP_TEST_ENV_TOKEN}', NOTES_CALL_LOG: 'calls.jsonl' }, // relative: in the server's cwd
       };
       const { result, runDir, events } = await run(
         dir,
         toolSop({ notes: server }, ['notes/*']),
-        [cmd('notes__add_note', { title: 'Args', text: 'From ${VAR} in args.' }), cmd('finish', { result: 'ok' })],
-        { yes: true },
+        [cmd('notes__add_note', { title: 'Env', text: 'From ${VAR} in env.' }), cmd('finish', { result: 'ok' })],
+        { yes: true, ...allowed },
       );
       expect(result.status).toBe('finished');
-      expect(events.find((e) => e.type === 'executor_result' && e.command === 'notes__add_note')?.result).toBe('added note #1 "Args"');
-      // the server ran in the expanded cwd, with the expanded arguments
-      expect(serverCalls(home)).toEqual([
-        expect.objectContaining({ tool: 'add_note', argv: ['--notes', vars.SOP_TEST_NOTES_PATH, '--token', 'argtok-6c02e8b1f4'] }),
-      ]);
-      expect(JSON.parse(readFileSync(vars.SOP_TEST_NOTES_PATH, 'utf8'))).toEqual([expect.objectContaining({ title: 'Args' })]);
-      // the run folder keeps the command line as written (the journal holds the SOP), and no value
-      expect(readFileSync(join(runDir, 'journal.jsonl'), 'utf8')).toContain('${SOP_TEST_ARG_TOKEN}');
+      expect(events.find((e) => e.type === 'executor_result' && e.command === 'notes__add_note')?.result).toBe('added note #1 "Env"');
+      // the server ran in the expanded cwd, with no arguments but its script
+      expect(serverCalls(home)).toEqual([expect.objectContaining({ tool: 'add_note', argv: [] })]);
+      expect(JSON.parse(readFileSync(vars.SOP_TEST_NOTES_PATH, 'utf8'))).toEqual([expect.objectContaining({ title: 'Env' })]);
+      // the run folder keeps the declaration as written (the journal holds the SOP), and no value
+      expect(readFileSync(join(runDir, 'journal.jsonl'), 'utf8')).toContain('${SOP_TEST_ENV_TOKEN}');
       expect(leaks(runDir)).toEqual([]);
-      console.log(`mcp-notes: ${all(runDir).length} files of the run folder checked for the values of \${VAR} in command, args and cwd`);
+      console.log(`mcp-notes: ${all(runDir).length} files of the run folder checked for the values of \${VAR} in env and cwd`);
 
       // an unset variable: one clear line naming it, and the server is not started
-      delete process.env.SOP_TEST_ARG_TOKEN;
-      const missing = await run(tempDir(), toolSop({ notes: server }, ['notes/list_notes']), [cmd('notes__list_notes')]);
+      delete process.env.SOP_TEST_ENV_TOKEN;
+      const missing = await run(tempDir(), toolSop({ notes: server }, ['notes/list_notes']), [cmd('notes__list_notes')], allowed);
       expect(missing.result.status).toBe('failed');
       expect(missing.result.error?.message).toBe(
-        'MCP server "notes": mcp_servers.notes.args[4] uses ${SOP_TEST_ARG_TOKEN}, and the environment variable SOP_TEST_ARG_TOKEN is not set',
+        'MCP server "notes": mcp_servers.notes.env.NOTES_TOKEN uses ${SOP_TEST_ENV_TOKEN}, and the environment variable SOP_TEST_ENV_TOKEN is not set',
       );
-      process.env.SOP_TEST_ARG_TOKEN = vars.SOP_TEST_ARG_TOKEN;
+      process.env.SOP_TEST_ENV_TOKEN = vars.SOP_TEST_ENV_TOKEN;
 
-      // a program that does not start: the message shows the command line as written, ${VAR} and all
-      process.env.SOP_TEST_NODE = join(home, 'no-such-node');
-      const broken = await run(tempDir(), toolSop({ notes: server }, ['notes/list_notes']), [cmd('notes__list_notes')]);
+      // a server that dies at start: the message shows the command line and the last lines of its stderr, no value
+      const dying = { ...server, args: ['-e', 'console.error("no notebook here: " + process.env.NOTES_TOKEN); process.exit(3)'] };
+      const broken = await run(tempDir(), toolSop({ notes: dying }, ['notes/list_notes']), [cmd('notes__list_notes')], allowed);
       expect(broken.result.status).toBe('failed');
       expect(broken.result.error?.message).toMatch(
-        /^MCP server "notes" \("\$\{SOP_TEST_NODE\} \$\{SOP_TEST_NOTES_SERVER\} --notes \$\{SOP_TEST_NOTES_PATH\} --token \$\{SOP_TEST_ARG_TOKEN\}"\) did not start: /,
+        /^MCP server "notes" \(".* -e console\.error.*"\) did not start: .*; its stderr ended: no notebook here: \$\{SOP_TEST_ENV_TOKEN\} \(its stderr: .*notes\.stderr\.log\)$/,
       );
-      expect(broken.result.error?.message).not.toMatch(/argtok-6c02e8b1f4|home-7d2e41|notes-a19f3c/);
+      expect(broken.result.error?.message).not.toMatch(/envtok-6c02e8b1f4|home-7d2e41|notes-a19f3c/);
       expect(leaks(broken.runDir)).toEqual([]);
     } finally {
       for (const k of Object.keys(vars)) delete process.env[k];

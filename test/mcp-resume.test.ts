@@ -36,7 +36,7 @@ describe('MCP tool calls on resume', () => {
     ]);
     const out = join(dir, 'runs');
     const killed = await cli(
-      ['run', file, '--llm', `replay:${cassette}`, '--yes', '--json', '--out', out],
+      ['run', file, '--llm', `replay:${cassette}`, '--yes', '--no-sandbox', '--json', '--out', out],
       /"type":"executor_result".*"command":"notes__add_note"/,
     );
     expect(killed.signal).toBe('SIGKILL');
@@ -67,7 +67,7 @@ describe('MCP tool calls on resume', () => {
       cmd('finish', { result: 'one note' }),
     ]);
     const out = join(dir, 'runs');
-    expect((await cli(['run', file, '--llm', `replay:${cassette}`, '--yes', '--quiet', '--out', out])).code).toBe(0);
+    expect((await cli(['run', file, '--llm', `replay:${cassette}`, '--yes', '--no-sandbox', '--quiet', '--out', out])).code).toBe(0);
     const runDir = onlyRun(out);
     const lines = readFileSync(join(runDir, 'journal.jsonl'), 'utf8').split('\n').filter(Boolean);
     const cut = lines.findIndex((l) => {
@@ -113,7 +113,21 @@ describe('MCP servers and Ctrl-C', () => {
     const { file } = writeSop(dir, toolSop({ notes: notesServer(dir) }, ['notes/*']), []);
     const child = spawn(
       process.execPath,
-      [CLI, 'run', file, '--llm', 'openai', '--base-url', llm.url, '--out', join(dir, 'runs'), '--quiet'],
+      [
+        CLI,
+        'run',
+        file,
+        '--llm',
+        'openai',
+        '--base-url',
+        llm.url,
+        '--allow-mcp',
+        'notes',
+        '--no-sandbox',
+        '--out',
+        join(dir, 'runs'),
+        '--quiet',
+      ],
       {
         stdio: ['ignore', 'ignore', 'pipe'],
         env: { ...process.env, OPENAI_API_KEY: 'test' },

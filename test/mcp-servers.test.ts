@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runSop } from '../src/api/run.js';
 import { loadSopFile } from '../src/loader/load.js';
-import { cmd, journal, NOTES_SERVER, serverCalls, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
+import { allowMcp, cmd, journal, NOTES_SERVER, serverCalls, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
+import { cliAllowEntries } from '../src/mcp/allow.js';
 
 const FS_SERVER = join(process.cwd(), 'node_modules/.bin/mcp-server-filesystem');
 
@@ -44,7 +45,10 @@ describe('@modelcontextprotocol/server-filesystem', () => {
         cmd('files__read_text_file', { path: join(dir, 'outside.txt') }), // outside the allowed folder: the server refuses
         cmd('finish', { result: 'read the plan' }),
       ],
-    ); // no --yes and nobody to ask: these tools are read-only (readOnlyHint), so they need no approval
+      // allowed to start (--allow-mcp files), in the default sandbox (the folder it is given is bound read-only);
+      // no --yes and nobody to ask: these tools are read-only (readOnlyHint), so they need no approval
+      { mcpApproval: { allow: cliAllowEntries(['files']) } },
+    );
     expect(result.status).toBe('finished');
     const r = results(events);
     expect(r.map((x) => [x.command, x.ok])).toEqual([
@@ -90,6 +94,7 @@ describe('Streamable HTTP', () => {
     process.env.SOP_TEST_HTTP_TOKEN = 'http-tok-31c8';
     try {
       const sop = toolSop({ notes: { url, headers: { Authorization: 'Bearer ${SOP_TEST_HTTP_TOKEN}' } } }, ['notes/*']);
+      const allowed = allowMcp(['notes'], ['notes=SOP_TEST_HTTP_TOKEN', 'notes=SOP_TEST_HTTP_PATH']);
       const { result, events } = await run(
         dir,
         sop,
@@ -98,7 +103,7 @@ describe('Streamable HTTP', () => {
           cmd('notes__search_notes', { query: 'streamable' }),
           cmd('finish', { result: 'ok' }),
         ],
-        { yes: true },
+        { yes: true, ...allowed },
       );
       expect(result.status).toBe('finished');
       expect(results(events).map((x) => [x.command, x.ok, x.result])).toEqual([
@@ -109,26 +114,27 @@ describe('Streamable HTTP', () => {
 
       // a wrong token: the server refuses, and the run fails with one clear line
       process.env.SOP_TEST_HTTP_TOKEN = 'wrong';
-      const refused = await run(tempDir(), sop, [cmd('notes__list_notes')]);
+      const refused = await run(tempDir(), sop, [cmd('notes__list_notes')], allowed);
       expect(refused.result.status).toBe('failed');
       expect(refused.result.error?.message).toMatch(
         /^MCP server "notes" \(http:\/\/127\.0\.0\.1:\d+\/mcp\) could not be reached: .*unauthorized/,
       );
 
-      // a url from ${VAR}: the message shows it as written
-      process.env.SOP_TEST_HTTP_HOST = new URL(url).host;
+      // a url path from ${VAR} (its host is written out): the message shows it as written
+      process.env.SOP_TEST_HTTP_PATH = 'mcp';
       const byVar = toolSop(
-        { notes: { url: 'http://${SOP_TEST_HTTP_HOST}/mcp', headers: { Authorization: 'Bearer ${SOP_TEST_HTTP_TOKEN}' } } },
+        {
+          notes: { url: `http://${new URL(url).host}/\${SOP_TEST_HTTP_PATH}`, headers: { Authorization: 'Bearer ${SOP_TEST_HTTP_TOKEN}' } },
+        },
         ['notes/*'],
       );
-      const refusedByVar = await run(tempDir(), byVar, [cmd('notes__list_notes')]);
+      const refusedByVar = await run(tempDir(), byVar, [cmd('notes__list_notes')], allowed);
       expect(refusedByVar.result.error?.message).toMatch(
-        /^MCP server "notes" \(http:\/\/\$\{SOP_TEST_HTTP_HOST\}\/mcp\) could not be reached: .*unauthorized/,
+        /^MCP server "notes" \(http:\/\/127\.0\.0\.1:\d+\/\$\{SOP_TEST_HTTP_PATH\}\) could not be reached: .*unauthorized/,
       );
-      expect(refusedByVar.result.error?.message).not.toContain(new URL(url).host);
     } finally {
       delete process.env.SOP_TEST_HTTP_TOKEN;
-      delete process.env.SOP_TEST_HTTP_HOST;
+      delete process.env.SOP_TEST_HTTP_PATH;
     }
   });
 });

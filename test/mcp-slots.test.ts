@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { Run } from '../src/engine/run.js';
 import type { ChatRequest, ChatResponse, LlmProvider } from '../src/llm/types.js';
 import { parseBindings } from '../src/mcp/slots.js';
+import { cliAllowEntries } from '../src/mcp/allow.js';
 import type { RunEvent } from '../src/runtime/events.js';
 import type { Sop } from '../src/sop/types.js';
 import { notesServer, serverCalls, tempDir } from './helpers/mcp-notes.js';
@@ -50,7 +51,8 @@ async function run(dir: string, slot: Record<string, unknown>, bind?: Record<str
     llm,
     stream: false,
     listeners: [(e) => events.push(e)],
-    ...(bind ? { mcp: { bind } } : {}),
+    // the notes server is allowed to start (as --allow-mcp notes)
+    mcp: { ...(bind ? { bind } : {}), approval: { allow: cliAllowEntries(['notes']) } },
   }).run();
   const ben = llm.requests.find((r) => r.meta.agent === 'Ben')!;
   return { result, last: ben.messages[ben.messages.length - 1]!.content, events };
@@ -70,7 +72,7 @@ describe('tool slots bound to MCP tools', () => {
     const { last } = await run(dir, { name: 'web_search', bind: 'notes/nothing_here' }, parseBindings(['web_search=notes/search_notes']));
     expect(last).toContain('#1 Tides: The pull of the moon.');
     expect(() => parseBindings(['web_search'])).toThrow(
-      '--bind "web_search" must look like SLOT=server/tool, e.g. web_search=search/web_search',
+      'options.bind "web_search" must look like SLOT=server/tool, e.g. web_search=search/web_search',
     );
   });
 

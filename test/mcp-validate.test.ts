@@ -1,11 +1,13 @@
-// sop validate --check-tools starts the servers and checks every grant against the tools they list;
-// plain validate checks grants name declared servers without starting anything.
+// sop validate --check-tools starts the servers (with approval, as a run asks it) and checks every
+// grant against the tools they list; plain validate checks grants name declared servers, and that
+// no stdio command line reads a ${VAR}, without starting anything.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NOTES_SERVER, notesServer, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
 
 const CLI = join(process.cwd(), 'dist/src/cli/main.js');
+const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 const sop = (cli: string[], env: Record<string, string> = {}) =>
   spawnSync(process.execPath, [CLI, ...cli], { encoding: 'utf8', env: { ...process.env, ...env } });
 
@@ -13,12 +15,12 @@ describe('sop validate and MCP tools', () => {
   it('--check-tools accepts grants the server lists, and names the ones it does not', () => {
     const dir = tempDir();
     const good = writeSop(dir, toolSop({ notes: notesServer(dir) }, ['notes/*', 'notes/add_note']), []).file;
-    let r = sop(['validate', '--check-tools', good]);
+    let r = sop(['validate', '--check-tools', good, '--allow-mcp', 'notes']);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain(`${good}: tools ok (notes: 4 tools)`);
 
     const bad = writeSop(tempDir(), toolSop({ notes: notesServer(dir) }, ['notes/add_note', 'notes/remove_note']), []).file;
-    r = sop(['validate', '--check-tools', bad]);
+    r = sop(['validate', '--check-tools', bad, '--yes']);
     expect(r.status).toBe(1);
     expect(r.stderr.trim()).toBe(
       `${bad}: state "work" grants "notes/remove_note", and server "notes" has no tool "remove_note" (its tools: add_note, list_notes, search_notes, delete_note)`,
@@ -29,7 +31,7 @@ describe('sop validate and MCP tools', () => {
   it('--check-tools reports a server that does not start, in one line', () => {
     const dir = tempDir();
     const file = writeSop(dir, toolSop({ broken: { command: join(dir, 'no-such-server') } }, ['broken/*']), []).file;
-    const r = sop(['validate', '--check-tools', file]);
+    const r = sop(['validate', '--check-tools', file, '--allow-mcp', 'broken']);
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(
       new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: MCP server "broken" \\(".*no-such-server"\\) did not start: .*\\n$`),
@@ -37,30 +39,43 @@ describe('sop validate and MCP tools', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
   });
 
-  it("--check-tools expands ${VAR} in a server's command and args, and never prints the values", () => {
+  it('refuses ${VAR} in a stdio command line; --check-tools expands ${VAR} in env only for the variables allowed, and never prints the values', () => {
     const dir = tempDir();
-    const server = { ...notesServer(dir), command: '${SOP_TEST_NODE}', args: ['${SOP_TEST_SERVER}', '--token', '${SOP_TEST_ARG}'] };
-    const file = writeSop(dir, toolSop({ notes: server }, ['notes/*']), []).file;
-    const env = { SOP_TEST_NODE: process.execPath, SOP_TEST_SERVER: NOTES_SERVER, SOP_TEST_ARG: 'vtok-0e5d7a93' };
-    let r = sop(['validate', '--check-tools', file], env);
+    const inArgs = writeSop(
+      dir,
+      toolSop({ notes: { ...notesServer(dir), args: [NOTES_SERVER, '--token', '${SOP_TEST_ARG}'] } }, ['notes/*']),
+      [],
+    ).file;
+    let r = sop(['validate', inArgs]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(
+      /^.*test\.sop\.json:\d+:\d+: \/mcp_servers\/notes\/args\/2: \$\{SOP_TEST_ARG\} in the command line of a stdio MCP server, [^\n]*pass it in "env"[^\n]*\n$/,
+    );
+    expect(r.stderr.split('\n').filter(Boolean)).toHaveLength(1);
+
+    const server = { ...notesServer(dir), env: { NOTES_FILE: join(dir, 'notes.json'), NOTES_TOKEN: '${SOP_TEST_ARG}' } };
+    const file = writeSop(tempDir(), toolSop({ notes: server }, ['notes/*']), []).file;
+    const env = { SOP_TEST_ARG: 'vtok-0e5d7a93' };
+    // allowed to start, not to read the variable: refused, naming it
+    r = sop(['validate', '--check-tools', file, '--yes'], env);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `^${esc(file)}: MCP server "notes" was not started: it reads \\$\\{SOP_TEST_ARG\\}, which you did not allow it .*--allow-mcp-env notes=SOP_TEST_ARG.*\\n$`,
+      ),
+    );
+    r = sop(['validate', '--check-tools', file, '--allow-mcp-env', 'notes=SOP_TEST_ARG'], env);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain(`${file}: tools ok (notes: 4 tools)\n`);
+    expect(r.stdout + r.stderr).not.toContain('vtok-0e5d7a93');
 
-    r = sop(['validate', '--check-tools', file], { ...env, SOP_TEST_NODE: join(dir, 'gone-4b1c', 'node') });
-    expect(r.status).toBe(1);
-    expect(r.stderr).toContain(
-      `${file}: MCP server "notes" ("\${SOP_TEST_NODE} \${SOP_TEST_SERVER} --token \${SOP_TEST_ARG}") did not start: `,
-    );
-    expect(r.stdout + r.stderr).not.toMatch(/vtok-0e5d7a93|gone-4b1c/);
-
-    const unset = { SOP_TEST_NODE: process.execPath, SOP_TEST_SERVER: NOTES_SERVER };
-    r = spawnSync(process.execPath, [CLI, 'validate', '--check-tools', file], {
+    const unset = spawnSync(process.execPath, [CLI, 'validate', '--check-tools', file, '--allow-mcp-env', 'notes=SOP_TEST_ARG'], {
       encoding: 'utf8',
-      env: Object.fromEntries(Object.entries({ ...process.env, ...unset }).filter(([k]) => k !== 'SOP_TEST_ARG')),
+      env: Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'SOP_TEST_ARG')),
     });
-    expect(r.status).toBe(1);
-    expect(r.stderr).toBe(
-      `${file}: MCP server "notes": mcp_servers.notes.args[2] uses \${SOP_TEST_ARG}, and the environment variable SOP_TEST_ARG is not set\n`,
+    expect(unset.status).toBe(1);
+    expect(unset.stderr).toBe(
+      `${file}: MCP server "notes": mcp_servers.notes.env.NOTES_TOKEN uses \${SOP_TEST_ARG}, and the environment variable SOP_TEST_ARG is not set\n`,
     );
   });
 

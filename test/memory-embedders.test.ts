@@ -149,7 +149,7 @@ describe('transformers embedder on a tiny model built by the test', () => {
     await expect(TransformersEmbedder.load('./no/such/model')).rejects.toThrow(/model folder .*no\/such\/model does not exist/);
     await expect(TransformersEmbedder.load(process.cwd() + '/test')).rejects.toThrow(/cannot load the model in .*test/);
     await expect(createEmbedder('transformers:sop-tests/not-a-cached-model', { offline: true })).rejects.toThrow(
-      /"sop-tests\/not-a-cached-model" is not in the local cache and downloads are off.*--embedder transformers:\/path\/to\/model/,
+      /"sop-tests\/not-a-cached-model" is not in the local cache and downloads are off.*a local folder \(transformers:\/path\/to\/model\)/,
     );
   }, 60_000);
 });

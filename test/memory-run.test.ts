@@ -256,8 +256,8 @@ describe('command line', () => {
     expect(out.states.prep!.max_chat_history).toBeUndefined();
     expect(withState.states.prep!.max_chat_history).toBe(7); // the original is untouched
     expect(applyMemoryOverrides(sop, {})).toBe(sop);
-    expect(() => applyMemoryOverrides(sop, { topK: -1 })).toThrow('--top-k must be a whole number >= 0, got -1');
-    expect(() => applyMemoryOverrides(sop, { maxChatHistory: 0 })).toThrow('--max-chat-history must be a whole number >= 1');
+    expect(() => applyMemoryOverrides(sop, { topK: -1 })).toThrow('options.topK must be a whole number >= 0, got -1');
+    expect(() => applyMemoryOverrides(sop, { maxChatHistory: 0 })).toThrow('options.maxChatHistory must be a whole number >= 1');
     expect(() => applyMemoryOverrides(sop, { embedder: 'word2vec' })).toThrow(/unknown embedder "word2vec"/);
   });
 

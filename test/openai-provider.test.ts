@@ -199,7 +199,7 @@ describe('missing key', () => {
     try {
       expect(() => new OpenAiProvider({})).toThrow(LlmError);
       await expect(createProvider({ spec: 'openai' })).rejects.toThrow(MISSING_KEY_MESSAGE);
-      for (const way of ['OPENAI_API_KEY', '--base-url', 'replay:']) expect(MISSING_KEY_MESSAGE).toContain(way);
+      for (const way of ['OPENAI_API_KEY', 'options.baseUrl', 'replay:']) expect(MISSING_KEY_MESSAGE).toContain(way);
       // A base URL alone is enough (local servers often need no key).
       expect(() => new OpenAiProvider({ baseURL: 'http://127.0.0.1:1/v1' })).not.toThrow();
     } finally {

@@ -66,7 +66,10 @@ async function freePort(): Promise<number> {
   });
 }
 
-const env = { ...process.env, OPENAI_API_KEY: '' };
+// the shared secret jobs are signed with (docs/scale.md)
+const env = { ...process.env, OPENAI_API_KEY: '', SOP_QUEUE_SECRET: 'sweep-queue-test-secret-0123456789' };
+// the workers take jobs whose files are in the repository (the examples) and the test's folders
+const ROOTS = ['--root', process.cwd(), '--root', tmpdir()];
 const sop = (args: string[]) => start(process.execPath, [CLI, ...args], env);
 const lines = (out: string): ResultLine[] =>
   readFileSync(join(out, 'results.jsonl'), 'utf8')
@@ -99,15 +102,15 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
   });
 
   const worker = (...extra: string[]) => {
-    const w = sop(['worker', '--queue', url, '--concurrency', '4', ...extra]);
+    const w = sop(['worker', '--queue', url, '--concurrency', '4', ...ROOTS, ...extra]);
     procs.push(w);
     return w;
   };
 
   it('acceptance: 24 runs over two workers, one SIGKILLed mid-run and a third started, give 24 finished lines with the verdict', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'sop-queue-')), 'OUT');
-    const a = worker();
-    const b = worker();
+    const a = worker('--allow-base-url', llm.url);
+    const b = worker('--allow-base-url', llm.url);
     await Promise.all([a.waitFor(/ready: queue/), b.waitFor(/ready: queue/)]);
     const sweep = sop(['sweep', DEBATE, '--llm', 'openai', '--base-url', llm.url, '--seeds', '1-24', '--queue', url, '--out', out]);
     procs.push(sweep);
@@ -126,7 +129,7 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
     const startedByA = [...a.out.matchAll(/run (\S+) started/g)].map((m) => m[1]!);
     a.child.kill('SIGKILL');
     await a.exited;
-    const c = worker();
+    const c = worker('--allow-base-url', llm.url);
     await c.waitFor(/ready: queue/);
 
     expect(await sweep.exited, sweep.out).toBe(0);
@@ -209,7 +212,7 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
     const file = join(dir, 'debate.sop.json');
     copyFileSync(DEBATE, file);
     // the worker runs in another folder than the sweep (the repository, where the cassette path is relative to)
-    const w = start(process.execPath, [CLI, 'worker', '--queue', url, '--concurrency', '2'], env, tmpdir());
+    const w = start(process.execPath, [CLI, 'worker', '--queue', url, '--concurrency', '2', ...ROOTS, '--allow-replay'], env, tmpdir());
     procs.push(w);
     await w.waitFor(/ready: queue/);
     const replay = sop(['sweep', file, '--llm', 'replay:examples/debate/debate.cassette.json', '--queue', url, '--out', join(dir, 'A')]);
@@ -234,7 +237,7 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
 
   it('queued jobs carry --budget-tokens and --answers (a relative path made absolute) to a worker in another folder', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sop-queue-'));
-    const w = start(process.execPath, [CLI, 'worker', '--queue', url, '--concurrency', '2'], env, tmpdir());
+    const w = start(process.execPath, [CLI, 'worker', '--queue', url, '--concurrency', '2', ...ROOTS, '--allow-answers'], env, tmpdir());
     procs.push(w);
     await w.waitFor(/ready: queue/);
     const budget = sop([

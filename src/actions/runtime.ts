@@ -24,6 +24,7 @@ import { LOGS, MemoryError, MemoryFiles, type MemoryLink } from '../workspace/me
 import type { EffectSpec } from '../journal/effects.js';
 import { PathEscapeError } from '../workspace/safe-path.js';
 import { FileAccessError, UnsafeFileError } from '../workspace/safe-file.js';
+import { InputFileError } from '../io/read-input-file.js';
 import { Workspace } from '../workspace/workspace.js';
 import { CommandConfigError, checkCommand, compileCommands, type CommandSpec } from './commands.js';
 import { initialMemory } from './memory-initial.js';
@@ -134,7 +135,7 @@ export class ActionError extends EngineError {
 function recoverable(err: unknown): boolean {
   if (err instanceof ExecutorInputError || err instanceof PathEscapeError || err instanceof MemoryError) return true;
   if (err instanceof UnsafeFileError || err instanceof FileAccessError) return true; // files: refused or ordinary path errors
-  const code = (err as NodeJS.ErrnoException)?.code;
+  const code = err instanceof InputFileError ? err.errno : (err as NodeJS.ErrnoException)?.code;
   return (
     typeof code === 'string' &&
     [

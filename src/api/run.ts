@@ -21,12 +21,16 @@ import type { RerunPolicy } from '../journal/effects.js';
 import { loadRunRecord } from '../journal/record.js';
 import { JournalError } from '../journal/reader.js';
 import type { Sop } from '../sop/types.js';
+import type { McpApproval } from '../mcp/approval.js';
+import { fileAllowEntries } from '../mcp/allow.js';
+import { isAcceptance } from '../executors/types.js';
 import { configureSecrets, makeRedactor } from '../util/redact.js';
 import { llmBlockSecrets } from '../llm/endpoints.js';
 import { tracingEnabled } from '../telemetry/enabled.js';
 import { EventFeed, type RunHandle } from './handle.js';
 import { loadSop, sopFileOf } from './load.js';
 import { appendRunHeader, libraryIntoWorkspace, lockMemoryDir, resolveMemoryDir } from '../workspace/memory-dir.js';
+import { EngineError } from '../errors.js';
 
 /** openai (default: the SOP's llm.provider, else openai), mock, replay:CASSETTE, or a provider of your own. */
 export type LlmChoice = 'mock' | 'openai' | `replay:${string}` | LlmProvider;
@@ -63,9 +67,14 @@ export interface RunSopOptions {
   yes?: boolean;
   /** Run code under bubblewrap (--sandbox). */
   sandbox?: boolean;
-  /** mcp: run stdio MCP servers under bubblewrap (--sandbox given); tool slots bound to MCP tools (--bind). */
+  /** mcp: run stdio MCP servers under bubblewrap (default: as code, so whenever it works here); tool slots bound to MCP tools (--bind). */
   mcpSandbox?: boolean;
   bind?: Record<string, string>;
+  /**
+   * mcp: who allows the SOP's MCP servers to start, and the variables each may read (docs/tools.md).
+   * Default: `yes` or `autoRun` (starts only), the user's allow file, and a person at `human` when it is a terminal.
+   */
+  mcpApproval?: McpApproval;
   /** Workspace folder of a run kept in memory (a run with `out` uses its folder's workspace/). */
   workspace?: string;
   /** Embedder for retrieval (default: made from the SOP's environment.embedder). */
@@ -189,6 +198,7 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
   const memoryDir = memoryDirOption !== undefined ? resolveMemoryDir(memoryDirOption) : undefined;
   let unlockMemory: (() => void) | undefined;
   let run: Run;
+  const human = humanOf(o);
   try {
     if (memoryDir) {
       unlockMemory = lockMemoryDir(memoryDir, runId);
@@ -208,7 +218,7 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
       seed: continuation?.seed ?? o.seed,
       maxTurns: o.maxTurns ?? settings?.max_turns,
       model: o.model ?? settings?.model,
-      human: humanOf(o),
+      human,
       listeners: [emit],
       stream: o.stream !== false,
       signal: o.signal,
@@ -222,7 +232,7 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
       agentsV1: { workspace }, // code components write output_code/ here
       // memory files in memory/, code runs in workspace/
       actions: { runDir: folder?.dir, workspace, autoRun: o.autoRun, yes: o.yes, sandbox, persistentMemoryDir: memoryDir },
-      mcp: { sandbox: o.mcpSandbox ?? o.sandbox === true, bind: o.bind },
+      mcp: { sandbox: o.mcpSandbox ?? sandbox, bind: o.bind, approval: mcpApprovalOf(o, human) },
       plugins,
       budget: o.budget,
       ...(llm.id !== 'mock' ? { pricing } : {}), // mock replies cost nothing: not priced
@@ -256,6 +266,24 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
     [Symbol.asyncIterator]: () => feed.iterate(),
   };
   return { handle, run, folder, emit, ...(tracing ? { flushTraces: () => tracing.flush() } : {}) };
+}
+
+/** Who allows MCP servers to start in a run (see RunSopOptions.mcpApproval). */
+function mcpApprovalOf(o: RunSopOptions, human: HumanInput): McpApproval {
+  const given = o.mcpApproval ?? {};
+  const person = human.interactive ? human : human.approver?.interactive ? human.approver : undefined;
+  const ask =
+    given.ask ??
+    (person
+      ? async (text: string) =>
+          isAcceptance(await person.ask({ agent: 'sop', role: 'you', state: '-', prompt: `${text} (yes/no)`, kind: 'approval' }))
+      : undefined);
+  return {
+    unattended: given.unattended ?? (o.yes === true || o.autoRun === true),
+    allow: given.allow ?? (() => fileAllowEntries()),
+    ...(ask ? { ask } : {}),
+    ...(given.command ? { command: given.command } : {}),
+  };
 }
 
 /** A handle whose result rejects (and whose iteration throws) when the run cannot start. */
@@ -342,7 +370,7 @@ export function resumeRun(runDir: string, options: Omit<RunSopOptions, 'out' | '
 
 /** A new run (a new folder, next to the original unless `out` is given) continuing from run `runDir` after `turn` turns. */
 export function forkRun(runDir: string, turn: number, options: Omit<RunSopOptions, 'runId' | 'inputs' | 'seed'> = {}): RunHandle {
-  if (!Number.isInteger(turn) || turn < 0) throw new Error(`turn must be a turn number (0 or more), got ${turn}`);
+  if (!Number.isInteger(turn) || turn < 0) throw new EngineError(`turn must be a turn number (0 or more), got ${turn}`, 'OPTION');
   const original = loadRunRecord(runDir);
   const { launch, settings } = appliedSettings(original, turn); // as the run was at that turn
   if (options.maxTurns !== undefined) settings.max_turns = options.maxTurns;

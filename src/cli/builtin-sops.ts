@@ -4,6 +4,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { packageRoot } from '../util/package-root.js';
+import { EngineError } from '../errors.js';
 
 const SUFFIX = '.sop.json';
 
@@ -30,12 +31,13 @@ function isFile(path: string): boolean {
   }
 }
 
-export class SopNotFoundError extends Error {
+export class SopNotFoundError extends EngineError {
   constructor(arg: string) {
     const names = builtinSopFiles().map((f) => f.slice(0, -SUFFIX.length));
     super(
       `${arg}: no such file here, and no built-in SOP of that name` +
         (names.length ? ` (built-in: ${names.join(', ')}; sop list describes them)` : ''),
+      'SOP_NOT_FOUND',
     );
     this.name = 'SopNotFoundError';
   }

@@ -9,6 +9,7 @@ import { formatDiagnostic } from '../sop/diagnostics.js';
 import { packageRoot } from '../util/package-root.js';
 import { lastValues } from './last-value.js';
 import { parseInputs } from './run-command.js';
+import { EngineError } from '../errors.js';
 
 export interface CheckCommandOptions {
   file: string;
@@ -84,9 +85,9 @@ export function formatCheck(
 export async function checkCommand(given: CheckCommandOptions): Promise<number> {
   const o = lastValues(given, ['inputs']);
   if (!(Number.isInteger(o.runs) && o.runs >= 1 && o.runs <= 1000))
-    throw new Error(`--runs must be a whole number from 1 to 1000 (got ${o.runs})`);
+    throw new EngineError(`--runs must be a whole number from 1 to 1000 (got ${o.runs})`, 'OPTION');
   if (o.maxTurns !== undefined && !(Number.isInteger(o.maxTurns) && o.maxTurns >= 1))
-    throw new Error(`--max-turns must be a whole number of turns, at least 1 (got ${o.maxTurns})`);
+    throw new EngineError(`--max-turns must be a whole number of turns, at least 1 (got ${o.maxTurns})`, 'OPTION');
   const { sop, warnings } = loadSopFile(o.file);
   for (const w of warnings) process.stderr.write(formatDiagnostic(w) + '\n');
   const inputs = parseInputs(o.inputs, o.goal);

@@ -47,7 +47,7 @@ export function buildCli(argv: string[]): Argv {
             .option('timeout', {
               type: 'number',
               describe:
-                'Seconds an LLM request may wait for its answer, or go silent in the middle of it, before it is retried (default 120)',
+                'Seconds an LLM request may wait for its answer, or go without new content in the middle of it (keep-alives do not count), before it is retried; a streamed answer must be whole within 10 x this (default 120)',
             })
             .option('max-reply-bytes', { type: 'number', describe: 'Refuse an LLM reply larger than this many bytes (default 524288)' })
             .option('pricing', {
@@ -106,6 +106,17 @@ export function buildCli(argv: string[]): Argv {
                 'Code runs under bubblewrap (no network, read-only filesystem except the workspace) when it works here; --sandbox requires it, --no-sandbox turns it off (with a warning); with --sandbox, stdio MCP servers run under it too',
             })
             // mcp (docs/tools.md)
+            .option('allow-mcp', {
+              type: 'string',
+              array: true,
+              describe: 'Let the MCP server NAME of the SOP start without asking (repeatable; docs/tools.md)',
+            })
+            .option('allow-mcp-env', {
+              type: 'string',
+              array: true,
+              describe:
+                'Let MCP server NAME read the environment variable VAR through ${VAR} in its declaration: NAME=VAR (repeatable; allows NAME too)',
+            })
             .option('bind', {
               type: 'string',
               array: true,
@@ -151,6 +162,8 @@ export function buildCli(argv: string[]): Argv {
             yes: a.yes,
             sandbox: a.sandbox,
             bind: collect(a.bind),
+            allowMcp: collect(a['allow-mcp']),
+            allowMcpEnv: collect(a['allow-mcp-env']),
             redact: collect(a.redact),
             pricing: a.pricing,
             memoryDir: a['memory-dir'],
@@ -180,14 +193,41 @@ export function buildCli(argv: string[]): Argv {
             .option('check-tools', {
               type: 'boolean',
               default: false,
-              describe: "Start the SOP's MCP servers and check that every tool its states grant is one a server lists",
+              describe:
+                "Start the SOP's MCP servers, with your approval as a run asks it, and check that every tool its states grant is one a server lists",
+            })
+            .option('yes', {
+              type: 'boolean',
+              default: false,
+              describe: "With --check-tools: start the SOP's MCP servers without asking (their ${VAR} still need --allow-mcp-env)",
+            })
+            .option('allow-mcp', {
+              type: 'string',
+              array: true,
+              describe: 'Let the MCP server NAME of the SOP start without asking (repeatable; docs/tools.md)',
+            })
+            .option('allow-mcp-env', {
+              type: 'string',
+              array: true,
+              describe:
+                'Let MCP server NAME read the environment variable VAR through ${VAR} in its declaration: NAME=VAR (repeatable; allows NAME too)',
+            })
+            .option('sandbox', {
+              type: 'boolean',
+              describe: 'With --check-tools: stdio MCP servers run under bubblewrap when it works here (default); --no-sandbox: not',
             }),
         async (a) => {
           const { validateCommand } = await import('./validate-command.js');
           process.exitCode = validateCommand(collect(a.files), { quiet: a.quiet });
           if (a['check-tools'] && process.exitCode === 0) {
             const { checkToolsCommand } = await import('../mcp/check-tools-command.js'); // mcp
-            process.exitCode = await checkToolsCommand(collect(a.files), { quiet: a.quiet });
+            process.exitCode = await checkToolsCommand(collect(a.files), {
+              quiet: a.quiet,
+              yes: a.yes,
+              allowMcp: collect(a['allow-mcp']),
+              allowMcpEnv: collect(a['allow-mcp-env']),
+              sandbox: a.sandbox,
+            });
           }
         },
       )
@@ -350,7 +390,8 @@ export function buildCli(argv: string[]): Argv {
             })
             .option('queue', {
               type: 'string',
-              describe: 'Put the runs on a BullMQ queue in Redis (redis://HOST:PORT) for sop worker processes',
+              describe:
+                'Put the runs on a BullMQ queue in Redis (redis:// or rediss://[USER:PASSWORD@]HOST:PORT) for sop worker processes; needs SOP_QUEUE_SECRET',
             })
             .option('detach', { type: 'boolean', default: false, describe: 'With --queue: queue the runs and return at once' })
             .option('collect', {
@@ -403,18 +444,73 @@ export function buildCli(argv: string[]): Argv {
         'Run the runs that sop sweep --queue puts on a BullMQ queue in Redis (on any machine with the SOP files)',
         (y) =>
           y
-            .option('queue', { type: 'string', demandOption: true, describe: 'Redis of the queue: redis://HOST:PORT' })
+            .option('queue', {
+              type: 'string',
+              demandOption: true,
+              describe: 'Redis of the queue: redis:// or rediss://[USER:PASSWORD@]HOST:PORT',
+            })
             .option('concurrency', { type: 'number', default: 4, describe: 'Runs at once in this worker' })
             .option('out', { type: 'string', describe: "Keep run folders here instead of the sweep's --out (when it is not shared)" })
             .option('lock-ms', {
               type: 'number',
               describe: 'Milliseconds before the run of a worker that stopped answering goes to another (default 10000)',
             })
+            .option('root', {
+              type: 'string',
+              array: true,
+              describe:
+                "A folder the jobs' SOP files, runs folders and other files must be in, symlinks resolved (repeatable; default: this folder)",
+            })
+            .option('auto-run', {
+              type: 'boolean',
+              default: false,
+              describe: "Let jobs run agents' code without asking (a sweep's --auto-run)",
+            })
+            .option('yes', { type: 'boolean', default: false, describe: "Let jobs accept every approval without asking (a sweep's --yes)" })
+            .option('allow-base-url', {
+              type: 'string',
+              array: true,
+              describe: "An LLM server jobs may send their calls (and this worker's API key) to, a sweep's --base-url (repeatable)",
+            })
+            .option('allow-answers', {
+              type: 'boolean',
+              default: false,
+              describe: "Let jobs read an answers file (a sweep's --answers) inside --root",
+            })
+            .option('allow-pricing', {
+              type: 'boolean',
+              default: false,
+              describe: "Let jobs read a pricing file (a sweep's --pricing) inside --root",
+            })
+            .option('allow-replay', {
+              type: 'boolean',
+              default: false,
+              describe: 'Let jobs replay a cassette (--llm replay:FILE) inside --root',
+            })
             .example('$0 worker --queue redis://127.0.0.1:6379 --concurrency 8', 'Run queued sweep runs until Ctrl-C or SIGTERM')
-            .epilog('More: docs/scale.md'),
+            .example(
+              '$0 worker --queue rediss://sop:PASSWORD@redis-host:6380 --root /shared --allow-base-url https://llm.internal/v1',
+              'Jobs under /shared, LLM calls to one server',
+            )
+            .epilog(
+              "Needs SOP_QUEUE_SECRET, the same as the sweep's: jobs not signed with it are refused. A job that names a file or folder outside --root, " +
+                'or asks for what this worker does not allow, is recorded failed with the reason and nothing of it runs. More: docs/scale.md',
+            ),
         async (a) => {
           const { workerCommand } = await import('./worker-command.js');
-          process.exitCode = await workerCommand({ queue: a.queue, concurrency: a.concurrency, out: a.out, lockMs: a['lock-ms'] });
+          process.exitCode = await workerCommand({
+            queue: a.queue,
+            concurrency: a.concurrency,
+            out: a.out,
+            lockMs: a['lock-ms'],
+            root: collect(a.root),
+            autoRun: a['auto-run'],
+            yes: a.yes,
+            allowBaseUrl: collect(a['allow-base-url']),
+            allowAnswers: a['allow-answers'],
+            allowPricing: a['allow-pricing'],
+            allowReplay: a['allow-replay'],
+          });
         },
       )
       .demandCommand(1, 'Name a command (sop --help lists them).')
@@ -461,14 +557,27 @@ function continueOptions<T>(y: Argv<T>) {
       describe: 'With --json, also print a "prompt" event (the messages sent, secrets redacted) before each llm_call',
     })
     .option('quiet', { type: 'boolean', default: false, describe: 'Print only the closing line (outcome, usage, run folder) and warnings' })
-    .option('timeout', { type: 'number', describe: 'Seconds an LLM request may wait for its answer, or go silent in the middle of it' })
+    .option('timeout', {
+      type: 'number',
+      describe: 'Seconds an LLM request may wait for its answer, or go without new content in the middle of it (keep-alives do not count)',
+    })
     .option('max-reply-bytes', {
       type: 'number',
       describe: 'Refuse an LLM reply larger than this many bytes (default: as the run was started, else 524288)',
     })
     .option('pricing', { type: 'string', describe: 'Prices of models over the shipped pricing.json (default: as the run was started)' })
     .option('budget-tokens', { type: 'number', describe: 'A token budget for the whole run (default: as the run was started)' })
-    .option('budget-usd', { type: 'number', describe: 'A budget in US dollars for the whole run (default: as the run was started)' });
+    .option('budget-usd', { type: 'number', describe: 'A budget in US dollars for the whole run (default: as the run was started)' })
+    .option('allow-mcp', {
+      type: 'string',
+      array: true,
+      describe: 'Let the MCP server NAME start without asking, besides those allowed when the run started (repeatable)',
+    })
+    .option('allow-mcp-env', {
+      type: 'string',
+      array: true,
+      describe: 'Let MCP server NAME read the environment variable VAR: NAME=VAR (repeatable; allows NAME too)',
+    });
 }
 
 function continueArgs(a: {
@@ -488,6 +597,8 @@ function continueArgs(a: {
   pricing?: string;
   'budget-tokens'?: number;
   'budget-usd'?: number;
+  'allow-mcp'?: string[];
+  'allow-mcp-env'?: string[];
 }) {
   return {
     llm: a.llm,
@@ -506,5 +617,7 @@ function continueArgs(a: {
     pricing: a.pricing,
     budgetTokens: a['budget-tokens'],
     budgetUsd: a['budget-usd'],
+    allowMcp: collect(a['allow-mcp']),
+    allowMcpEnv: collect(a['allow-mcp-env']),
   };
 }

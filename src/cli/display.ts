@@ -8,6 +8,7 @@ import { agentColour, colourWanted, paint } from './agent-colour.js';
 import { describeCommand, parseCommandMessage, summariseResult } from './command-summary.js';
 import { labelTags, TagLabeller } from './tag-labels.js';
 import { TerminalScreen } from './terminal-screen.js';
+import { cliMessage } from './errors.js';
 
 export interface DisplayOptions {
   out: NodeJS.WriteStream;
@@ -103,7 +104,7 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         // A retried stream starts its reply again on a line of its own (the torn text is discarded).
         if (streaming !== undefined && tty && !o.quiet) print('\n');
         streaming = undefined;
-        note(`warning: ${safe(e.message)}\n`);
+        note(`warning: ${safe(cliMessage(e.message))}\n`);
         break;
       case 'run_finished':
       case 'effect_started': // code, a question, a sub-flow: what it asks starts on a clean row
@@ -116,7 +117,7 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
       case 'subflow': {
         const inner = e.event;
         if (inner.type === 'warning') {
-          note(`warning: [${e.flow}] ${safe(inner.message)}\n`);
+          note(`warning: [${e.flow}] ${safe(cliMessage(inner.message))}\n`);
           break;
         }
         if (inner.type === 'effect_started') clearStatus();

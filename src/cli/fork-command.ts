@@ -7,6 +7,7 @@ import { newRunId } from '../io/run-folder.js';
 import { configureSecrets, makeRedactor } from '../util/redact.js';
 import { continuedRunOptions, redactedNames, type ResumeCommandOptions } from './resume-command.js';
 import { launchSettings, runCommand, type RunCommandOptions } from './run-command.js';
+import { EngineError } from '../errors.js';
 
 export interface ForkCommandOptions extends ResumeCommandOptions {
   at: number;
@@ -14,7 +15,7 @@ export interface ForkCommandOptions extends ResumeCommandOptions {
 }
 
 export async function forkCommand(o: ForkCommandOptions): Promise<number> {
-  if (!Number.isInteger(o.at) || o.at < 0) throw new Error(`--at must be a turn number (0 or more), got ${o.at}`);
+  if (!Number.isInteger(o.at) || o.at < 0) throw new EngineError(`--at must be a turn number (0 or more), got ${o.at}`, 'OPTION');
   const original = loadRunRecord(o.dir);
   // the settings that applied at that turn: the launch's, or those of the resume that ran it
   const applied = appliedSettings(original, o.at);

@@ -4,6 +4,7 @@ import { prepareResume, rewriteDerivedFiles } from '../journal/continue.js';
 import { damageWarning } from '../journal/record.js';
 import { REDACTED, configureSecrets, makeRedactor } from '../util/redact.js';
 import { runCommand, type RunCommandOptions } from './run-command.js';
+import { EngineError } from '../errors.js';
 
 export interface ResumeCommandOptions {
   dir: string;
@@ -26,6 +27,9 @@ export interface ResumeCommandOptions {
   /** Run budgets (default: the run's own --budget-tokens and --budget-usd). */
   budgetTokens?: number;
   budgetUsd?: number;
+  /** mcp: more servers allowed to start, and variables they may read, besides those allowed at launch. */
+  allowMcp?: string[];
+  allowMcpEnv?: string[];
 }
 
 /** Values read back from a journal's recorded launch settings. */
@@ -76,8 +80,9 @@ export async function resumeCommand(o: ResumeCommandOptions): Promise<number> {
 export function continuedRunOptions(o: ResumeCommandOptions, file: string, launch: Record<string, unknown>): RunCommandOptions {
   const baseUrl = o.baseUrl ?? str(launch.base_url);
   if (baseUrl?.includes(REDACTED)) {
-    throw new Error(
+    throw new EngineError(
       `the run was launched (or last resumed) with a --base-url holding a credential, which the journal does not keep (${baseUrl}); give --base-url again`,
+      'OPTION',
     );
   }
   return {
@@ -99,6 +104,9 @@ export function continuedRunOptions(o: ResumeCommandOptions, file: string, launc
     sandbox: typeof launch.sandbox === 'boolean' ? launch.sandbox : undefined,
     redact: redactedNames(o, launch),
     bind: str(launch.bind)?.split(',').filter(Boolean), // mcp
+    // mcp: the servers allowed at launch, and those allowed now
+    allowMcp: [...(str(launch.allow_mcp)?.split(',').filter(Boolean) ?? []), ...(o.allowMcp ?? [])],
+    allowMcpEnv: [...(str(launch.allow_mcp_env)?.split(',').filter(Boolean) ?? []), ...(o.allowMcpEnv ?? [])],
     pricing: o.pricing ?? str(launch.pricing),
     memoryDir: str(launch.memory_dir),
     budgetTokens: o.budgetTokens ?? num(launch.budget_tokens), // cost: the run's budgets stay, unless given again

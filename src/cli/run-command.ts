@@ -19,11 +19,14 @@ import { existsSync, statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { llmBlockSecrets } from '../llm/endpoints.js';
+import { cliAllowEntries, fileAllowEntries } from '../mcp/allow.js';
 import { configureSecrets, configuredSecretNames, makeRedactor } from '../util/redact.js';
 import { terminalSafe } from '../util/terminal-text.js';
 import { costText } from './cost-text.js';
 import { terminalDisplay } from './display.js';
 import { resolveSopArg } from './builtin-sops.js';
+import { EngineError } from '../errors.js';
+import { cliMessage } from './errors.js';
 
 export interface RunCommandOptions {
   file: string;
@@ -60,6 +63,9 @@ export interface RunCommandOptions {
   yes?: boolean;
   /** Run code under bubblewrap: true requires it (--sandbox), false turns it off (--no-sandbox), unset: when available. */
   sandbox?: boolean;
+  /** mcp: servers allowed to start (--allow-mcp NAME) and the variables they may read (--allow-mcp-env NAME=VAR). */
+  allowMcp?: string[];
+  allowMcpEnv?: string[];
   /** mcp: tool slots bound to MCP tools, SLOT=server/tool (--bind). */
   bind?: string[];
   /** secrets: more environment variables whose values are secret (--redact NAME). */
@@ -82,10 +88,11 @@ export function parseInputs(pairs: string[], goal?: string): Record<string, stri
   const out: Record<string, string> = {};
   for (const pair of pairs) {
     const eq = pair.indexOf('=');
-    if (eq <= 0) throw new Error(`--input "${pair}" must look like name=value`);
+    if (eq <= 0) throw new EngineError(`--input "${pair}" must look like name=value`, 'OPTION');
     const name = pair.slice(0, eq);
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`--input name "${name}" must be letters, digits and _`);
-    if (name === '__proto__' || name === 'constructor' || name === 'prototype') throw new Error(`--input name "${name}" is reserved`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new EngineError(`--input name "${name}" must be letters, digits and _`, 'OPTION');
+    if (name === '__proto__' || name === 'constructor' || name === 'prototype')
+      throw new EngineError(`--input name "${name}" is reserved`, 'OPTION');
     out[name] = pair.slice(eq + 1);
   }
   if (goal !== undefined) out.goal = goal;
@@ -118,7 +125,8 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
     ['--budget-tokens', o.budgetTokens],
     ['--budget-usd', o.budgetUsd],
   ] as const)
-    if (v !== undefined && !(Number.isFinite(v) && v > 0)) throw new Error(`${flag} must be a number above 0 (got ${String(v)})`);
+    if (v !== undefined && !(Number.isFinite(v) && v > 0))
+      throw new EngineError(`${flag} must be a number above 0 (got ${String(v)})`, 'OPTION');
   const budget = new RetryBudget(50);
   const emitWarning: { fn?: (e: RunEvent) => void } = {};
   // Ctrl-C aborts the LLM call in flight (and any later one): see onSigint below.
@@ -185,7 +193,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   // reason, when it cannot; --no-sandbox and an unavailable bubblewrap are said once.
   const { resolveSandbox, sopRunsCode } = await import('../executors/sandbox-mode.js');
   const sandbox = resolveSandbox(o.sandbox, sopRunsCode(sop));
-  if (sandbox.warning) err(`warning: ${sandbox.warning}\n`);
+  if (sandbox.warning) err(`warning: ${cliMessage(sandbox.warning)}\n`);
 
   const listeners: Array<(e: RunEvent) => void> = [];
   if (o.json) {
@@ -219,7 +227,12 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       autoRun: o.autoRun,
       yes: o.yes || dryRunYes,
       sandbox: sandbox.sandbox,
-      mcpSandbox: o.sandbox === true, // mcp: stdio servers under bubblewrap with --sandbox
+      // mcp: stdio servers run in the sandbox code gets; they start only with approval (not the mock's --yes)
+      mcpApproval: {
+        unattended: o.yes === true || o.autoRun === true,
+        allow: () => [...cliAllowEntries(o.allowMcp, o.allowMcpEnv), ...fileAllowEntries()],
+        ...(process.stdin.isTTY ? { ask: askYesNo } : {}),
+      },
       bind: (await import('../mcp/slots.js')).parseBindings(o.bind ?? []),
       pricing: o.pricing,
       memoryDir: o.memoryDir,
@@ -269,8 +282,8 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
             : result.status === 'budget'
               ? `Stopped by the budget after ${result.turns} turns (${result.budget}); ${usage}.`
               : result.status === 'interrupted'
-                ? `Interrupted after ${result.turns} turns${result.error ? ` (${result.error.message})` : ''}; ${usage}.\nResume with: sop resume ${folder.dir}`
-                : `Failed after ${result.turns} turns: ${result.error?.message}`;
+                ? `Interrupted after ${result.turns} turns${result.error ? ` (${cliMessage(result.error.message)})` : ''}; ${usage}.\nResume with: sop resume ${folder.dir}`
+                : `Failed after ${result.turns} turns: ${cliMessage(result.error?.message ?? '')}`;
       const outcome = result.result !== undefined ? `Result: ${result.result}\n` : ''; // actions: the SOP's finish result
       // --quiet: the closing line alone, with the run folder (an interrupted run's names it already)
       if (o.quiet) err(`${terminalSafe(line).replace(/\n/g, ' ')}${result.status === 'interrupted' ? '' : ` Run folder: ${folder.dir}`}\n`);
@@ -317,6 +330,8 @@ export function launchSettings(o: RunCommandOptions): Record<string, string | nu
   if (o.budgetUsd !== undefined) out.budget_usd = o.budgetUsd;
   if (o.traceContent) out.trace_content = true;
   if (o.bind?.length) out.bind = o.bind.join(','); // mcp: the same tool slot bindings when resumed
+  if (o.allowMcp?.length) out.allow_mcp = o.allowMcp.join(','); // mcp: the servers allowed (names, never values)
+  if (o.allowMcpEnv?.length) out.allow_mcp_env = o.allowMcpEnv.join(',');
   // secrets: the names given with --redact (never values), so a resume redacts them too
   const names = [...new Set([...(o.redact ?? []), ...configuredSecretNames()])];
   if (names.length > 0) out.redact = names.join(',');
@@ -336,8 +351,8 @@ async function askYesNo(question: string): Promise<boolean> {
 /** --tests DIR: the SOP's `tests` input, as an absolute path to a folder that exists. */
 function testsInput(sop: { name: string; inputs?: Record<string, unknown> }, dir: string): string {
   if (!sop.inputs || !Object.prototype.hasOwnProperty.call(sop.inputs, 'tests'))
-    throw new Error(`--tests: ${sop.name} has no "tests" input, so it runs no tests of yours (see docs/executors.md)`);
+    throw new EngineError(`--tests: ${sop.name} has no "tests" input, so it runs no tests of yours (see docs/executors.md)`, 'OPTION');
   const path = resolvePath(dir);
-  if (!existsSync(path) || !statSync(path).isDirectory()) throw new Error(`--tests: ${path} is not a folder`);
+  if (!existsSync(path) || !statSync(path).isDirectory()) throw new EngineError(`--tests: ${path} is not a folder`, 'OPTION');
   return path;
 }

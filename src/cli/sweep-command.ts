@@ -21,8 +21,10 @@ import { sharedProvider, sweepServer } from '../sweep/shared-provider.js';
 import { sweepRunSettings, type SweepRunSettings } from '../sweep/run-point.js';
 import { checkHumans, checkLlm, checkNumbers, checkOutFolder, checkPricing, checkRequiredInputs } from '../sweep/preflight.js';
 import { settingsChanges } from '../sweep/settings-file.js';
+import { queueSecret } from '../sweep/job-signature.js';
 import { lastValues } from './last-value.js';
 import { parseInputs } from './run-command.js';
+import { EngineError } from '../errors.js';
 
 export interface SweepCommandOptions extends SweepRunSettings {
   file: string;
@@ -55,18 +57,23 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
   configureSecrets(llmBlockSecrets(sop)); // the key variables and servers of its LLM blocks (llm.api_key_env, llm.base_url)
   redact = makeRedactor(); // with the SOP's secrets too
   for (const w of warnings) err(formatDiagnostic(w) + '\n');
-  if (!Number.isInteger(o.repeat) || o.repeat < 1) throw new Error('--repeat must be a whole number, at least 1');
+  if (!Number.isInteger(o.repeat) || o.repeat < 1) throw new EngineError('--repeat must be a whole number, at least 1', 'SWEEP_OPTION');
   const concurrency = o.concurrency ?? DEFAULT_SWEEP_CONCURRENCY;
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error('--concurrency must be a whole number of runs, at least 1');
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new EngineError('--concurrency must be a whole number of runs, at least 1', 'SWEEP_OPTION');
   checkNumbers(o);
   if (o.queue !== undefined) (await import('../sweep/queue.js')).parseRedisUrl(o.queue); // a bad URL is told before anything starts
-  if ((o.detach || o.collect) && !o.queue) throw new Error(`--${o.detach ? 'detach' : 'collect'} needs --queue redis://HOST:PORT`);
-  if (o.detach && o.collect) throw new Error('--detach queues the runs and --collect gathers them: give one of the two');
+  if ((o.detach || o.collect) && !o.queue)
+    throw new EngineError(`--${o.detach ? 'detach' : 'collect'} needs --queue redis://HOST:PORT`, 'SWEEP_OPTION');
+  if (o.detach && o.collect)
+    throw new EngineError('--detach queues the runs and --collect gathers them: give one of the two', 'SWEEP_OPTION');
   checkHumans(sop, o.answers);
+  // jobs are signed with the shared secret (a --collect queues nothing: it needs none)
+  const secret = o.queue !== undefined && !o.collect ? queueSecret('sop sweep --queue') : undefined;
 
   const rows = o.inputs !== undefined ? readInputRows(o.inputs) : undefined;
   const models = o.model !== undefined ? o.model.split(',').map((m) => m.trim()) : [undefined];
-  if (models.some((m) => m === '')) throw new Error(`--model "${o.model}": an empty model name`);
+  if (models.some((m) => m === '')) throw new EngineError(`--model "${o.model}": an empty model name`, 'SWEEP_OPTION');
   const points = expandGrid({
     seeds: o.seeds !== undefined ? parseSeeds(o.seeds) : [1],
     rows,
@@ -139,7 +146,7 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
   const order = points.map((p) => p.key);
   try {
     if (o.queue) {
-      const code = await sweepQueued(o, { file, runsDir, todo, results, progress, signal: stop.signal, err });
+      const code = await sweepQueued(o, { file, runsDir, todo, results, progress, signal: stop.signal, err, secret });
       if (code !== undefined) return code;
     } else {
       const threads = o.threads ?? (todo.length >= 2 * concurrency ? availableParallelism() : 1);
@@ -209,6 +216,7 @@ async function sweepQueued(
     progress: Progress;
     signal: AbortSignal;
     err: (s: string) => void;
+    secret: string | undefined;
   },
 ): Promise<number | undefined> {
   const { Queue } = await import('bullmq');
@@ -235,7 +243,7 @@ async function sweepQueued(
           ...sweepRunSettings(o),
         },
         c.todo,
-        { attempts },
+        { attempts, secret: c.secret! },
       );
       c.err(`${added} runs queued${c.todo.length - added ? `, ${c.todo.length - added} were queued already` : ''}\n`);
       if (o.detach) {
@@ -256,8 +264,9 @@ async function sweepQueued(
       },
     });
     if (missing.length > 0 && missing.length === c.todo.length)
-      throw new Error(
+      throw new EngineError(
         `--collect: none of the ${missing.length} runs to gather is on the queue; start the sweep without --collect to queue them`,
+        'SWEEP_OPTION',
       );
     if (missing.length > 0) c.err(`${missing.length} runs of this sweep were never queued (run it without --collect to queue them)\n`);
     return undefined;

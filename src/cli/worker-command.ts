@@ -2,19 +2,26 @@
 // A run's folder goes to the sweep's --out when this machine shares it, else under this
 // worker's --out. A job given to this worker after another one died (BullMQ's stalled-job
 // recovery) continues the run from its journal when the folder is there, else starts it again.
+// A job is input from whoever can write to the Redis: each is checked (its SOP_QUEUE_SECRET
+// signature, its shape, this worker's --root folders and allowances: src/sweep/job-policy.ts)
+// before anything runs, and a job refused is failed at once with the reason.
 import { setMaxListeners } from 'node:events';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Worker, type Job } from 'bullmq';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { loadSopFile } from '../loader/load.js';
 import type { LlmProvider } from '../llm/types.js';
 import { configureSecrets, makeRedactor } from '../util/redact.js';
 import type { Sop } from '../sop/types.js';
 import { QUEUE_NAME, connectionOf, parseRedisUrl, reachRedis, type JobData } from '../sweep/queue.js';
 import { runPoint, workerName } from '../sweep/run-point.js';
+import { JobRefused, checkJob, normaliseUrl, realRoots, type WorkerPolicy } from '../sweep/job-policy.js';
+import { queueSecret } from '../sweep/job-signature.js';
+import { terminalSafe } from '../util/terminal-text.js';
 import type { ResultLine } from '../sweep/results.js';
 import { sharedProvider, sweepServer } from '../sweep/shared-provider.js';
 import { lastValues } from './last-value.js';
+import { EngineError } from '../errors.js';
 
 export interface WorkerCommandOptions {
   queue: string;
@@ -23,15 +30,40 @@ export interface WorkerCommandOptions {
   out?: string;
   /** Milliseconds a job's lock lasts without renewal before the job counts as stalled (default 10000). */
   lockMs?: number;
+  /** Folders every path a job names must be in (default: the worker's current folder). */
+  root?: string[];
+  /** Jobs may run agents' code without asking (a job's autoRun). */
+  autoRun?: boolean;
+  /** Jobs may accept every approval without asking (a job's yes). */
+  yes?: boolean;
+  /** LLM servers a job may name (a job's baseUrl). */
+  allowBaseUrl?: string[];
+  allowAnswers?: boolean;
+  allowPricing?: boolean;
+  allowReplay?: boolean;
 }
 
 export async function workerCommand(given: WorkerCommandOptions): Promise<number> {
-  const o = lastValues(given);
-  if (!Number.isInteger(o.concurrency) || o.concurrency < 1) throw new Error(`--concurrency must be a whole number of runs, at least 1`);
+  const o = lastValues(given, ['root', 'allowBaseUrl']);
+  if (!Number.isInteger(o.concurrency) || o.concurrency < 1)
+    throw new EngineError(`--concurrency must be a whole number of runs, at least 1`, 'OPTION');
   if (o.lockMs !== undefined && !(Number.isInteger(o.lockMs) && o.lockMs >= 1000))
-    throw new Error(`--lock-ms must be a whole number of milliseconds, at least 1000 (got ${o.lockMs})`);
+    throw new EngineError(`--lock-ms must be a whole number of milliseconds, at least 1000 (got ${o.lockMs})`, 'OPTION');
   parseRedisUrl(o.queue); // a bad URL is told before connecting
-  configureSecrets({ urls: [o.queue] });
+  const secret = queueSecret('sop worker'); // no secret, no work: told before connecting
+  for (const u of o.allowBaseUrl ?? [])
+    if (!/^https?:\/\/[^/]/.test(u))
+      throw new EngineError(`--allow-base-url "${u}": give the server's URL, http(s)://HOST[:PORT]/PATH`, 'OPTION');
+  const policy: WorkerPolicy = {
+    roots: realRoots(o.root && o.root.length > 0 ? o.root : [process.cwd()]),
+    autoRun: o.autoRun === true,
+    yes: o.yes === true,
+    baseUrls: (o.allowBaseUrl ?? []).map(normaliseUrl),
+    answers: o.allowAnswers === true,
+    pricing: o.allowPricing === true,
+    replay: o.allowReplay === true,
+  };
+  configureSecrets({ urls: [o.queue, ...(o.allowBaseUrl ?? [])] });
   const redact = makeRedactor();
   const err = (s: string) => process.stderr.write(redact(s));
   const sops = new Map<string, Sop>();
@@ -41,7 +73,14 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
   const lockDuration = o.lockMs ?? 10_000;
 
   const processor = async (job: Job<JobData, ResultLine>): Promise<ResultLine> => {
-    const d = job.data;
+    let d: JobData;
+    try {
+      d = checkJob(secret, job.id ?? '', job.data, policy, o.out);
+    } catch (e) {
+      // refused: failed at once (no retry), with the reason; nothing of it ran
+      const reason = e instanceof JobRefused ? e.message : `the job could not be checked: ${(e as Error).message}`;
+      throw new UnrecoverableError(`refused: ${reason}`);
+    }
     // a SOP file edited between two sweeps is read again (its size or time changed)
     const st = statSync(d.file, { throwIfNoEntry: false });
     const version = `${d.file}\u0000${st?.mtimeMs ?? ''}\u0000${st?.size ?? ''}`;
@@ -62,8 +101,9 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
       baseUrl: d.baseUrl,
       maxTurns: d.maxTurns,
       timeoutMs: d.timeoutMs,
-      yes: d.yes,
-      autoRun: d.autoRun,
+      // explicit: a run continued from its journal does not take these from its first launch
+      yes: d.yes === true,
+      autoRun: d.autoRun === true,
       pricing: d.pricing,
       budgetTokens: d.budgetTokens,
       budgetUsd: d.budgetUsd,
@@ -71,7 +111,8 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
       signal: stop.signal,
     });
     // stopped with the worker: the job goes back to the queue (its run continues from its journal)
-    if (line.status === 'interrupted' && stop.signal.aborted) throw new Error(`worker ${workerName()} stopped during the run`);
+    if (line.status === 'interrupted' && stop.signal.aborted)
+      throw new EngineError(`worker ${workerName()} stopped during the run`, 'WORKER_STOPPED');
     err(
       `run ${d.point.key} ${line.status} after ${line.turns} turns${line.error ? `: ${line.error.replace(/\s+/g, ' ').slice(0, 300)}` : ''}\n`,
     );
@@ -93,7 +134,12 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
     lastError = e.message;
   });
   worker.on('failed', (job, e) => {
-    if (job) err(`run ${job.data.point.key} failed: ${e.message.replace(/\s*\n\s*/g, '; ')}\n`);
+    // a refused job's data is not to be trusted: it is named by its id, made safe for a terminal
+    const refused = e instanceof UnrecoverableError || e.name === 'UnrecoverableError';
+    const name = refused
+      ? `job ${terminalSafe(String(job?.id ?? '?')).slice(0, 200)}`
+      : `run ${terminalSafe(String(job?.data?.point?.key))}`;
+    if (job) err(`${name} failed: ${terminalSafe(e.message.replace(/\s*\n\s*/g, '; '))}\n`);
   });
   let signals = 0;
   const onSignal = () => {
@@ -112,9 +158,25 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
     throw e;
   }
   ready = true;
-  err(`worker ${workerName()} ready: queue ${QUEUE_NAME} on ${redact(o.queue)}, ${o.concurrency} at once\n`);
+  err(
+    `worker ${workerName()} ready: queue ${QUEUE_NAME} on ${redact(o.queue)}, ${o.concurrency} at once; ` +
+      `jobs signed with SOP_QUEUE_SECRET, inside ${policy.roots.join(', ')}${allowances(policy)}\n`,
+  );
   await worker.run();
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   return signals > 0 ? 130 : 0;
+}
+
+/** What this worker lets jobs do beyond its roots, as said when it is ready. */
+function allowances(p: WorkerPolicy): string {
+  const a = [
+    ...(p.autoRun ? ['--auto-run'] : []),
+    ...(p.yes ? ['--yes'] : []),
+    ...p.baseUrls.map((u) => `base URL ${u}`),
+    ...(p.answers ? ['answers files'] : []),
+    ...(p.pricing ? ['pricing files'] : []),
+    ...(p.replay ? ['replay cassettes'] : []),
+  ];
+  return a.length > 0 ? `; allowing ${a.join(', ')}` : '';
 }

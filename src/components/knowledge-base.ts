@@ -14,6 +14,7 @@ import type { Embedder } from '../memory/embedder.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { isObject } from '../util/is-object.js';
 import { InputFileError, readInputBuffer } from '../io/read-input-file.js';
+import { describeJsonProblem } from '../util/json-syntax.js';
 
 /** Knowledge files hold stored vectors too: up to 256 MiB are read. */
 export const MAX_KNOWLEDGE_BYTES = 256 * 1024 * 1024;
@@ -49,10 +50,12 @@ export function embedderLearns(e: Embedder): boolean {
 
 function readEntries(file: string, bytes: Buffer, mode: KnowledgeMode): KnowledgeEntry[] {
   let doc: unknown;
+  let text = '';
   try {
-    doc = JSON.parse(bytes.toString('utf8'));
+    text = bytes.toString('utf8');
+    doc = JSON.parse(text);
   } catch (err) {
-    throw new KnowledgeError(`knowledge file ${file}: invalid JSON (${(err as Error).message})`);
+    throw new KnowledgeError(`knowledge file ${file}: invalid JSON (${describeJsonProblem(text, err)})`);
   }
   if (!isObject(doc)) throw new KnowledgeError(`knowledge file ${file}: must be a JSON object of entries "0", "1", ...`);
   const keys = Object.keys(doc).sort((a, b) => Number(a) - Number(b) || a.localeCompare(b));
@@ -131,7 +134,7 @@ export class KnowledgeBase {
     } catch (err) {
       if (!(err instanceof InputFileError)) throw err;
       throw new KnowledgeError(
-        `knowledge file ${o.file}: ${err.code === 'ENOENT' || err.code === 'EACCES' ? `cannot read (${err.code})` : err.reason}`,
+        `knowledge file ${o.file}: ${err.errno === 'ENOENT' || err.errno === 'EACCES' ? `cannot read (${err.errno})` : err.reason}`,
       );
     }
     const entries = readEntries(o.file, bytes, o.mode);

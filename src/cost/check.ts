@@ -13,6 +13,7 @@ import type { PricingTable } from '../llm/pricing.js';
 import type { CallPurpose } from '../llm/types.js';
 import type { RunEvent } from '../runtime/events.js';
 import { resolveSop } from '../sop/resolved.js';
+import { mcpServers } from '../mcp/config.js';
 import type { Sop } from '../sop/types.js';
 import { contextWindow } from './context-windows.js';
 
@@ -94,6 +95,8 @@ async function dryRun(o: CheckOptions, seed: number): Promise<OneRun> {
       listeners: [(e) => events.push(e)],
       // as a mock dry run of sop run: executor reviews and approvals are accepted
       actions: { runDir: dir, workspace: join(dir, 'workspace'), yes: true, sandbox: o.sandbox },
+      // a check starts no MCP server: a SOP is someone else's input until the user approves a run of it
+      mcp: { offline: true },
     }).run();
     const one: OneRun = { status: result.status, turns: result.turns, calls: {}, prompt: 0, completion: 0, costByModel: {}, events };
     const visit = (e: RunEvent) => {
@@ -152,6 +155,11 @@ export async function checkSop(o: CheckOptions): Promise<CheckReport> {
 
 function warnings(o: CheckOptions, runs: OneRun[]): string[] {
   const out: string[] = [];
+  const servers = Object.keys(mcpServers(o.sop));
+  if (servers.length > 0)
+    out.push(
+      `sop check starts no MCP servers (${servers.join(', ')}): their tools were offered by name only (those the SOP names, none for server/*) and never called, so real prompts and tool results make runs larger; sop validate --check-tools starts them, with your approval`,
+    );
   const n = runs.length;
   const atMax = runs.filter((r) => r.status === 'max_turns').length;
   if (atMax > 0) out.push(`${atMax} of ${n} dry runs reached --max-turns without a final state`);

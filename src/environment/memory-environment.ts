@@ -15,6 +15,7 @@ import {
   type Visibility,
 } from './environment.js';
 import type { Message } from './message.js';
+import { EngineError } from '../errors.js';
 
 export interface MemoryEnvironmentOptions {
   visibility: Visibility;
@@ -96,7 +97,7 @@ export class MemoryEnvironment extends ViewerSummaries implements EnvironmentMem
 
   async add(message: Message): Promise<void> {
     if (message.id !== this.messages.length) {
-      throw new Error(`environment: message id ${message.id} does not match its position ${this.messages.length}`);
+      throw new EngineError(`environment: message id ${message.id} does not match its position ${this.messages.length}`, 'INTERNAL');
     }
     this.messages.push(message);
     this.record(message.sender).said.push(message.id);
@@ -305,7 +306,7 @@ export class MemoryEnvironment extends ViewerSummaries implements EnvironmentMem
           const vectors = await embedder.embed(batch);
           this.embedMs += performance.now() - started;
           if (vectors.length !== batch.length)
-            throw new Error(`embedder ${embedder.id} returned ${vectors.length} vectors for ${batch.length} texts`);
+            throw new EngineError(`embedder ${embedder.id} returned ${vectors.length} vectors for ${batch.length} texts`, 'EMBEDDER');
           for (const v of vectors) {
             this.store ??= this.makeIndex ? this.makeIndex(v.length) : new VectorStore(v.length, { simd: this.simd });
             this.store.add(v);

@@ -2,6 +2,7 @@
 // They win over the SOP: --max-chat-history replaces the environment's window and every state's.
 import { parseEmbedderSpec } from '../memory/create-embedder.js';
 import type { Sop } from '../sop/types.js';
+import { EngineError } from '../errors.js';
 
 export interface MemoryOverrides {
   embedder?: string;
@@ -13,9 +14,9 @@ export interface MemoryOverrides {
 export function applyMemoryOverrides(sop: Sop, o: MemoryOverrides): Sop {
   if (o.embedder === undefined && o.topK === undefined && o.maxChatHistory === undefined) return sop;
   if (o.topK !== undefined && (!Number.isInteger(o.topK) || o.topK < 0))
-    throw new Error(`--top-k must be a whole number >= 0, got ${o.topK}`);
+    throw new EngineError(`options.topK must be a whole number >= 0, got ${o.topK}`, 'OPTION');
   if (o.maxChatHistory !== undefined && (!Number.isInteger(o.maxChatHistory) || o.maxChatHistory < 1)) {
-    throw new Error(`--max-chat-history must be a whole number >= 1, got ${o.maxChatHistory}`);
+    throw new EngineError(`options.maxChatHistory must be a whole number >= 1, got ${o.maxChatHistory}`, 'OPTION');
   }
   if (o.embedder !== undefined) parseEmbedderSpec(o.embedder);
   const environment = { ...sop.environment };

@@ -10,7 +10,9 @@ import { mergeIntoModule, mergeLibraryEntries } from './library-merge.js';
 import { ExecutorInputError, str, type ArgSpecs, type ExecContext, type ExecResult, type Executor } from './types.js';
 import { HumanInputError, NoMoreAnswersError } from '../io/human.js';
 import { isResumableError } from '../runtime/checkpoint.js';
+import { FileAccessError } from '../workspace/safe-file.js';
 import { codeHash, readUserTests, userTestScript, userTestsDir } from './user-tests.js';
+import { EngineError } from '../errors.js';
 
 type Lang = 'python' | 'javascript';
 
@@ -42,13 +44,14 @@ export function inspectCode(code: string, lang: Lang): { ok: true; functions: Fu
   if (lang === 'python') {
     const r = spawnSync('python3', ['-c', PY_INSPECT], { input: code, encoding: 'utf8', timeout: 20_000 });
     if (r.error)
-      throw new Error(
+      throw new EngineError(
         `cannot check Python syntax: ${(r.error as NodeJS.ErrnoException).code === 'ENOENT' ? 'python3 is not installed' : r.error.message}`,
+        'EXECUTOR',
       );
     try {
       return JSON.parse(r.stdout) as { ok: true; functions: FunctionInfo[] } | { ok: false; error: string };
     } catch {
-      throw new Error(`cannot check Python syntax: ${r.stderr.trim() || 'no output'}`);
+      throw new EngineError(`cannot check Python syntax: ${r.stderr.trim() || 'no output'}`, 'EXECUTOR');
     }
   }
   try {
@@ -291,7 +294,7 @@ export const executor: Executor = {
     try {
       existing = ws.read(module);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      if ((err instanceof FileAccessError ? err.errno : (err as NodeJS.ErrnoException).code) !== 'ENOENT') throw err;
     }
     let block = `${code}\n`;
     if (lang === 'javascript') block += names.map((n) => `module.exports.${n} = ${n};\n`).join('');

@@ -3,6 +3,7 @@
 // start without it), `--no-sandbox` turns it off (with a warning, since code then runs as you).
 import type { Sop } from '../sop/types.js';
 import { sandboxSupport } from './sandbox.js';
+import { EngineError } from '../errors.js';
 
 /** true: --sandbox (required); false: --no-sandbox; undefined: when available. */
 export type SandboxFlag = boolean | undefined;
@@ -26,19 +27,19 @@ export function resolveSandbox(flag: SandboxFlag, runsCode: boolean): { sandbox:
       ...(runsCode
         ? {
             warning:
-              '--no-sandbox: code written by agents runs unsandboxed, as you: with your network, every file you can write, and the environment of sop itself (/proc)',
+              'options.sandbox false: code written by agents runs unsandboxed, as you: with your network, every file you can write, and the environment of sop itself (/proc)',
           }
         : {}),
     };
   }
   const support = sandboxSupport();
   if (support.ok) return { sandbox: true };
-  if (flag === true) throw new Error(`--sandbox: ${support.reason}`);
+  if (flag === true) throw new EngineError(`options.sandbox: ${support.reason}`, 'SANDBOX');
   return {
     sandbox: false,
     ...(runsCode
       ? {
-          warning: `code runs without a sandbox: ${support.reason} (--sandbox requires one; --no-sandbox turns it off without this warning)`,
+          warning: `code runs without a sandbox: ${support.reason} (options.sandbox true requires one; options.sandbox false turns it off without this warning)`,
         }
       : {}),
   };

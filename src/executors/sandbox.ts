@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { packageRoot } from '../util/package-root.js';
 import { unixSocketFilter } from './seccomp.js';
+import { EngineError } from '../errors.js';
 
 /** The file descriptor bwrap reads the seccomp filter from (the code runner passes it as fd 3). */
 export const SECCOMP_FD = 3;
@@ -48,7 +49,7 @@ export function sandboxSupport(): SandboxSupport {
   const plain = tryBwrap([]);
   if (plain.ok) return (probed = { ok: true, extra: [] });
   if (/not installed/.test(plain.detail))
-    return (probed = { ok: false, reason: `${plain.detail}; install it (apt-get install bubblewrap) to use --sandbox` });
+    return (probed = { ok: false, reason: `${plain.detail}; install it (apt-get install bubblewrap) to use options.sandbox` });
   const user = tryBwrap(['--unshare-user']);
   if (user.ok) return (probed = { ok: true, extra: ['--unshare-user'] });
   return (probed = { ok: false, reason: `bwrap cannot create a sandbox here: ${plain.detail}` });
@@ -61,15 +62,18 @@ const underTmp = (p: string) => p === '/tmp' || p.startsWith('/tmp/');
  * session drivers it runs, when sop is installed or cloned under /tmp) and the absolute paths
  * under /tmp that `argv` names (an MCP server's script). They are bound back, read-only.
  */
-function keptUnderTmp(argv: readonly string[]): string[] {
-  const paths = [packageRoot(), ...argv.filter((a) => a.startsWith('/'))];
+function keptUnderTmp(argv: readonly string[], readOnly: readonly string[] = []): string[] {
+  const paths = [packageRoot(), ...argv.filter((a) => a.startsWith('/')), ...readOnly];
   return [...new Set(paths.filter((p) => underTmp(p) && existsSync(p)))].flatMap((p) => ['--ro-bind', p, p]);
 }
 
-/** The bwrap command line wrapping `argv`, with `workspace` the only writable folder. */
-export function sandboxArgv(workspace: string, argv: string[]): string[] {
+/**
+ * The bwrap command line wrapping `argv`, with `workspace` the only writable folder; `readOnly`
+ * folders (an MCP server's folder, its node_modules) stay readable when they are under /tmp.
+ */
+export function sandboxArgv(workspace: string, argv: string[], readOnly: readonly string[] = []): string[] {
   const support = sandboxSupport();
-  if (!support.ok) throw new Error(`--sandbox: ${support.reason}`);
+  if (!support.ok) throw new EngineError(`options.sandbox: ${support.reason}`, 'SANDBOX');
   const ws = realpathSync(workspace);
   return [
     'bwrap',
@@ -77,7 +81,7 @@ export function sandboxArgv(workspace: string, argv: string[]): string[] {
     ...READ_ONLY_SYSTEM,
     '--tmpfs',
     '/tmp',
-    ...keptUnderTmp(argv),
+    ...keptUnderTmp(argv, readOnly),
     '--bind',
     ws,
     ws,

@@ -5,6 +5,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { stopsTheRun } from './subflow-failure.js';
 import { ExecutorInputError, str, type ArgSpecs, type ArgsEnv, type ExecResult, type Executor } from './types.js';
+import { EngineError } from '../errors.js';
 
 export function subflowFile(settings: Record<string, unknown>, baseDir: string): string {
   const file = str(settings.file) ?? '';
@@ -72,7 +73,7 @@ export const executor: Executor = {
     }
     const r = await ctx.runSubflow({ file, inputs, memory });
     if (r.status === 'interrupted' || (r.status === 'failed' && stopsTheRun(r.error, ctx.signal))) {
-      throw r.error ?? new Error(`sub-flow ${r.flow} ${r.status}`);
+      throw r.error ?? new EngineError(`sub-flow ${r.flow} ${r.status}`, 'SUBFLOW');
     }
     if (r.status === 'failed') {
       // The sub-flow went wrong on its own: its caller is told, and can re-plan or ask the user.

@@ -6,6 +6,7 @@ import { readInputFile } from '../io/read-input-file.js';
 import { MAX_KNOWLEDGE_BYTES } from '../components/knowledge-base.js';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { isObject } from '../util/is-object.js';
+import { describeJsonProblem } from '../util/json-syntax.js';
 
 export function resolveDataPath(path: string, configFile: string): string | undefined {
   if (isAbsolute(path)) return existsSync(path) && statSync(path).isFile() ? path : undefined;
@@ -52,10 +53,12 @@ function vectorLength(emb: unknown): number | undefined {
 
 export function inspectKnowledgeFile(file: string, mode: 'qa' | 'chunk'): KnowledgeFileFacts | string {
   let doc: unknown;
+  let text = '';
   try {
-    doc = JSON.parse(readInputFile(file, { maxBytes: MAX_KNOWLEDGE_BYTES })); // files: regular, under the cap
+    text = readInputFile(file, { maxBytes: MAX_KNOWLEDGE_BYTES }); // files: regular, under the cap
+    doc = JSON.parse(text);
   } catch (err) {
-    return `cannot read it as JSON (${(err as Error).message})`;
+    return `cannot read it as JSON (${err instanceof SyntaxError ? describeJsonProblem(text, err) : (err as Error).message})`;
   }
   if (!isObject(doc)) return 'must be a JSON object of entries "0", "1", ...';
   const dims = new Set<number>();

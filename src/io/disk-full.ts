@@ -1,21 +1,24 @@
 // A full disk (ENOSPC, or a quota: EDQUOT) while the engine writes a run file. It stops the run
 // as `interrupted`: every journal line written before is intact, so the run can be resumed once
 // there is room again. The message names the file (Node's own says only "write").
+import { EngineError } from '../errors.js';
 export const DISK_FULL_CODES = new Set(['ENOSPC', 'EDQUOT']);
 
-export class DiskFullError extends Error {
+export class DiskFullError extends EngineError {
   /** Stops a run as `interrupted`, not `failed` (see isResumableError). */
   readonly resumable = true;
-  readonly code: string;
+  /** ENOSPC or EDQUOT. */
+  readonly errno: string;
   constructor(
     readonly file: string,
     cause: NodeJS.ErrnoException,
   ) {
     super(
       `disk full: cannot write ${file} (${cause.code}); nothing written before it was lost; free some space, then continue with sop resume`,
+      'DISK_FULL',
     );
     this.name = 'DiskFullError';
-    this.code = cause.code ?? 'ENOSPC';
+    this.errno = cause.code ?? 'ENOSPC';
   }
 }
 

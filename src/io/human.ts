@@ -3,6 +3,7 @@ import { EngineError } from '../errors.js';
 import { InputFileError, readInputFile } from './read-input-file.js';
 import { createInterface } from 'node:readline/promises';
 import type { Readable, Writable } from 'node:stream';
+import { describeJsonProblem } from '../util/json-syntax.js';
 
 export interface HumanQuestion {
   agent: string;
@@ -71,12 +72,12 @@ export async function askApproval(human: HumanInput, q: Omit<HumanQuestion, 'kin
   if (!person) {
     const source =
       human instanceof AnswersFileInput
-        ? 'answers from --answers FILE answer questions only, not approvals'
+        ? 'answers from options.answers answer questions only, not approvals'
         : 'there is no terminal to ask';
     throw new ApprovalNeededError(
       `${q.agent} (${q.role}) in state "${q.state}" needs ${what}, and ${source}. ` +
-        'Run it at a terminal to approve it, or let code run without asking with --auto-run (or --yes); ' +
-        'a stopped run continues with sop resume RUN_DIR --auto-run.',
+        'Run it at a terminal to approve it, or let code run without asking with options.autoRun (or options.yes); ' +
+        'a stopped run continues with resumeRun(RUN_DIR) with options.autoRun.',
     );
   }
   return person.ask({ ...q, kind: 'approval' });
@@ -104,7 +105,7 @@ export class AnswersFileInput implements HumanInput {
     } catch (err) {
       if (!(err instanceof InputFileError)) throw err;
       throw new HumanInputError(
-        `answers file ${file}: ${err.code === 'ENOENT' || err.code === 'EACCES' ? `cannot read (${err.code})` : err.reason}`,
+        `answers file ${file}: ${err.errno === 'ENOENT' || err.errno === 'EACCES' ? `cannot read (${err.errno})` : err.reason}`,
       );
     }
     if (text.trimStart().startsWith('[')) {
@@ -112,7 +113,7 @@ export class AnswersFileInput implements HumanInput {
       try {
         parsed = JSON.parse(text);
       } catch (err) {
-        throw new HumanInputError(`answers file ${file}: invalid JSON (${(err as Error).message})`);
+        throw new HumanInputError(`answers file ${file}: invalid JSON (${describeJsonProblem(text, err)})`);
       }
       if (!Array.isArray(parsed) || !parsed.every((a) => typeof a === 'string')) {
         throw new HumanInputError(`answers file ${file}: must be a JSON list of strings`);
@@ -136,7 +137,7 @@ export class AnswersFileInput implements HumanInput {
     const a = this.answers[this.cursor];
     if (a === undefined) {
       throw new NoMoreAnswersError(
-        `answers file ${this.file}: no answer left for ${q.agent} (${q.role}) in state "${q.state}" (${this.answers.length} answers were given); resume with --answers FILE holding the answers to come`,
+        `answers file ${this.file}: no answer left for ${q.agent} (${q.role}) in state "${q.state}" (${this.answers.length} answers were given); resume with options.answers holding the answers to come`,
       );
     }
     this.cursor++;
@@ -189,13 +190,13 @@ export class NoHumanInput implements HumanInput {
       throw new HumanInputError(
         `${q.agent} (${q.role}) in state "${q.state}" needs ${q.kind === 'approval' ? 'approval to run code' : 'an answer from the user'}, but there is no terminal to ask. ` +
           (q.kind === 'approval'
-            ? 'Run code without asking with --auto-run, or accept everything with --yes (an answers file never approves code).'
-            : 'Give the answers with --answers FILE, or accept everything with --yes.'),
+            ? 'Run code without asking with options.autoRun, or accept everything with options.yes (an answers file never approves code).'
+            : 'Give the answers with options.answers, or accept everything with options.yes.'),
       );
     }
     throw new HumanInputError(
       `${q.agent} (${q.role}) in state "${q.state}" is played by a human, but there is no terminal to ask. ` +
-        `Give the answers with --answers FILE (a JSON list of strings, or one answer per line).`,
+        `Give the answers with options.answers (a JSON list of strings, or one answer per line).`,
     );
   }
 }

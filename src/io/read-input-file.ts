@@ -4,17 +4,19 @@
 // line before anything is read: a FIFO is opened with O_NONBLOCK, so it can never block the
 // process, and fstat after open checks the file that was actually opened.
 import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
+import { EngineError } from '../errors.js';
 
 /** Default cap for input files: SOPs, answers, import configs (16 MiB). */
 export const MAX_INPUT_BYTES = 16 * 1024 * 1024;
 
-export class InputFileError extends Error {
+export class InputFileError extends EngineError {
   constructor(
     readonly file: string,
     readonly reason: string,
-    readonly code?: string,
+    /** The errno code (ENOENT, EACCES, EISDIR...), when there is one. */
+    readonly errno?: string,
   ) {
-    super(`${file}: ${reason}`);
+    super(`${file}: ${reason}`, 'INPUT_FILE');
     this.name = 'InputFileError';
   }
 }

@@ -136,7 +136,7 @@ export class EffectLedger implements Effects {
       if (spec.rerunNeedsApproval && !this.policy.autoRun) {
         const ok = this.policy.approve ? await this.policy.approve(`${what}. Run it again?`) : false;
         if (!ok) {
-          throw new EffectNotApprovedError(`${what}; not running it again without approval. Resume with --auto-run to run it again.`);
+          throw new EffectNotApprovedError(`${what}; not running it again without approval. Resume with options.autoRun to run it again.`);
         }
       }
       this.emit({ type: 'warning', message: `${what}; performing it again` });

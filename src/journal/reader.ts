@@ -11,6 +11,7 @@ import { InputFileError, readInputBuffer } from '../io/read-input-file.js';
 import { JOURNAL_FILE } from './writer.js';
 import { SharedTextReader } from './shared-text.js';
 import { PromptDecoder } from './prompts.js';
+import { describeJsonProblem } from '../util/json-syntax.js';
 
 /** A journal is read whole: up to 1 GiB. */
 export const MAX_JOURNAL_BYTES = 1024 * 1024 * 1024;
@@ -63,7 +64,7 @@ class LineParser {
     } catch (err) {
       this.damaged.push({
         line: n,
-        reason: `damaged line (${(err as Error).message.replace(/\s+/g, ' ').slice(0, 160)})`,
+        reason: `damaged line (${describeJsonProblem(line, err).replace(/^line 1, /, '')})`, // never the line's text
         at: this.events.length,
       });
       return;
@@ -117,10 +118,10 @@ export function readJournal(dir: string): JournalRead {
   } catch (err) {
     if (!(err instanceof InputFileError)) throw err;
     throw new JournalError(
-      err.code === 'ENOENT'
+      err.errno === 'ENOENT'
         ? `${dir}: no ${JOURNAL_FILE} here; is it a run folder (sop runs lists them)?`
-        : err.code === 'EACCES'
-          ? `${file}: cannot read (${err.code})`
+        : err.errno === 'EACCES'
+          ? `${file}: cannot read (${err.errno})`
           : `${file}: ${err.reason}`,
     );
   }

@@ -6,6 +6,7 @@
 // the text back. Shorter texts are written as they are, so a journal stays readable by eye.
 import type { RunEvent } from '../runtime/events.js';
 import type { Redactor } from '../util/redact.js';
+import { EngineError } from '../errors.js';
 
 export const SHARED_TEXT_MIN = 4096;
 
@@ -128,11 +129,11 @@ export class SharedTextReader {
     const ref = inner.text_of;
     if (ref === undefined) return value;
     if (!isObj(ref) || typeof ref.effect !== 'string' || typeof ref.start !== 'number' || typeof ref.length !== 'number') {
-      throw new Error('"text_of" is not {effect, start, length}');
+      throw new EngineError('"text_of" is not {effect, start, length}', 'JOURNAL');
     }
     const reply = this.replies.get(ref.effect);
     if (reply === undefined || ref.start < 0 || ref.start + ref.length > reply.length) {
-      throw new Error(`its text is the reply of LLM call ${ref.effect}, which no earlier line holds`);
+      throw new EngineError(`its text is the reply of LLM call ${ref.effect}, which no earlier line holds`, 'JOURNAL');
     }
     delete inner.text_of;
     setText(inner, reply.slice(ref.start, ref.start + ref.length));

@@ -1,8 +1,8 @@
 // Cassettes: replay a recorded (or hand-written) sequence of LLM replies, and record one.
-import { mkdirSync } from 'node:fs';
+import { lstatSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { InputFileError, readInputFile } from '../io/read-input-file.js';
-import { parseJson } from '../sop/json-source.js';
+import { InputFileError, fileKind, readInputFile } from '../io/read-input-file.js';
+import { JsonSyntaxError, parseJson } from '../sop/json-source.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { makeRedactor, type Redactor } from '../util/redact.js';
 import {
@@ -47,13 +47,14 @@ export function readCassette(file: string): Cassette {
     text = readInputFile(file, { maxBytes: MAX_CASSETTE_BYTES, what: 'a cassette file' });
   } catch (err) {
     if (!(err instanceof InputFileError)) throw err;
-    throw new LlmError(`cassette ${file}: ${err.code === 'ENOENT' || err.code === 'EACCES' ? `cannot read (${err.code})` : err.reason}`);
+    throw new LlmError(`cassette ${file}: ${err.errno === 'ENOENT' || err.errno === 'EACCES' ? `cannot read (${err.errno})` : err.reason}`);
   }
   let doc: unknown;
   try {
     doc = parseJson(text);
   } catch (err) {
-    throw new LlmError(`cassette ${file}: ${(err as Error).message}`);
+    const at = err instanceof JsonSyntaxError && err.position ? ` (line ${err.position.line}, column ${err.position.column})` : '';
+    throw new LlmError(`cassette ${file}: ${(err as Error).message}${at}`);
   }
   const c = doc as Partial<Cassette>;
   if (!c || typeof c !== 'object' || !Array.isArray(c.interactions)) {
@@ -161,6 +162,14 @@ export class RecordingProvider implements LlmProvider {
   }
 
   private flush(): void {
+    // The cassette is replaced whole by a rename: only ever over a regular file (or nothing), never
+    // over a device (/dev/null), a FIFO, a socket, a symbolic link or a folder someone put there.
+    const st = lstatSync(this.file, { throwIfNoEntry: false });
+    if (st && !st.isFile()) {
+      throw new LlmError(
+        `--record ${this.file}: is ${fileKind(st) ?? 'not a regular file'}, not a regular file; nothing was written (name a new file)`,
+      );
+    }
     writeFileAtomic(this.file, this.redact(JSON.stringify(this.cassette, null, 2)) + '\n');
   }
 

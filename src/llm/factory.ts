@@ -28,10 +28,10 @@ export interface ProviderChoice {
 export async function createProvider(choice: ProviderChoice): Promise<LlmProvider> {
   const spec = choice.spec ?? 'openai';
   if (choice.timeoutMs !== undefined && !(Number.isFinite(choice.timeoutMs) && choice.timeoutMs >= 1)) {
-    throw new LlmError(`--timeout must be a number of seconds above 0 (got ${String(choice.timeoutMs / 1000)})`);
+    throw new LlmError(`options.timeoutMs must be a number of milliseconds, at least 1 (got ${String(choice.timeoutMs)})`);
   }
   if (choice.maxReplyBytes !== undefined && !(Number.isInteger(choice.maxReplyBytes) && choice.maxReplyBytes >= 1)) {
-    throw new LlmError(`--max-reply-bytes must be a whole number of bytes, at least 1 (got ${String(choice.maxReplyBytes)})`);
+    throw new LlmError(`options.maxReplyBytes must be a whole number of bytes, at least 1 (got ${String(choice.maxReplyBytes)})`);
   }
   let provider: LlmProvider;
   if (spec === 'mock') {
@@ -39,7 +39,7 @@ export async function createProvider(choice: ProviderChoice): Promise<LlmProvide
     provider = new MockProvider();
   } else if (spec.startsWith('replay:')) {
     const file = spec.slice('replay:'.length);
-    if (!file) throw new LlmError('--llm replay:FILE needs a cassette file');
+    if (!file) throw new LlmError('options.llm replay:FILE needs a cassette file');
     const { ReplayProvider } = await import('./cassette.js');
     provider = new ReplayProvider(file);
   } else if (spec === 'openai') {
@@ -62,7 +62,7 @@ export async function createProvider(choice: ProviderChoice): Promise<LlmProvide
       provider = new EndpointRouter(provider, (e) => make(e.baseURL ?? choice.baseURL, endpointKey(e) ?? '', e.apiKeyEnv ?? null));
     }
   } else {
-    throw new LlmError(`unknown --llm "${spec}"; use openai, mock or replay:FILE`);
+    throw new LlmError(`unknown options.llm "${spec}"; use openai, mock or replay:FILE`);
   }
   if (choice.record) {
     const { RecordingProvider } = await import('./cassette.js');

@@ -22,6 +22,7 @@ import {
 } from './types.js';
 import { DEFAULT_MAX_REPLY_BYTES, ReplyFaultError, ReplyTooLargeError, seconds } from './reply-errors.js';
 import { watchedFetch } from './watched-fetch.js';
+import { ContentWatch } from './content-watch.js';
 import { keepAliveFetch } from './keep-alive-fetch.js';
 import { adaptBody, adaptationFor, adaptationWarning, type Adaptation } from './request-adaptation.js';
 
@@ -35,6 +36,11 @@ export interface OpenAiProviderOptions {
    * whole of a non-streamed answer (default 120 s).
    */
   timeoutMs?: number;
+  /**
+   * The longest one streamed attempt may take in all, however steadily it trickles (default 10 x
+   * timeoutMs); a stream is also ended by timeoutMs without new content (keep-alives do not count).
+   */
+  streamDeadlineMs?: number;
   /** Cap on the text of one reply, in bytes (default 512 KiB); a larger one is refused. */
   maxReplyBytes?: number;
   retry?: Partial<RetryPolicy>;
@@ -47,8 +53,8 @@ export interface OpenAiProviderOptions {
 export const MISSING_KEY_MESSAGE =
   'No OpenAI API key. Run with a model in one of three ways:\n' +
   '  1. set OPENAI_API_KEY=sk-... for OpenAI;\n' +
-  '  2. point at a local OpenAI-compatible server: --base-url http://127.0.0.1:11434/v1 (or OPENAI_BASE_URL); a key is then optional;\n' +
-  '  3. replay a cassette offline: --llm replay:FILE (or --llm mock for placeholder replies).';
+  '  2. point at a local OpenAI-compatible server: options.baseUrl http://127.0.0.1:11434/v1 (or OPENAI_BASE_URL); a key is then optional;\n' +
+  '  3. replay a cassette offline: options.llm replay:FILE (or options.llm mock for placeholder replies).';
 
 /** The most specific message in an error's cause chain (fetch wraps the socket error twice). */
 function rootCause(err: Error): string {
@@ -310,16 +316,35 @@ export class OpenAiProvider implements LlmProvider {
   }
 
   private async attempt(request: ChatRequest, options: ChatOptions): Promise<ChatResponse> {
-    const { stream_options, ...base } = this.body(request);
     if (!request.stream) {
-      const body: unknown = await this.client.chat.completions.create({ ...base, stream: false }, { signal: options.signal });
+      // (a request that does not stream has no stream_options)
+      const body: unknown = await this.client.chat.completions.create({ ...this.body(request), stream: false }, { signal: options.signal });
       const { finish, ...res } = this.fromCompletion(body, request);
       this.warnFinish(finish, request.meta);
       return { ...res, ...(finish ? { finishReason: finish } : {}) };
     }
+    // Bounded by content, not bytes: a silence without new content, and a deadline for the whole attempt.
+    const watch = new ContentWatch({
+      idleMs: this.timeoutMs,
+      deadlineMs: this.options.streamDeadlineMs,
+      endpoint: this.client.baseURL,
+      signal: options.signal,
+    });
+    try {
+      return await this.streamed(request, options, watch);
+    } catch (err) {
+      throw watch.error ?? err;
+    } finally {
+      watch.stop();
+    }
+  }
+
+  private async streamed(request: ChatRequest, options: ChatOptions, watch: ContentWatch): Promise<ChatResponse> {
+    const { stream_options, ...base } = this.body(request);
     const { data: stream, response } = await this.client.chat.completions
-      .create({ ...base, stream: true, ...(stream_options ? { stream_options } : {}) }, { signal: options.signal })
+      .create({ ...base, stream: true, ...(stream_options ? { stream_options } : {}) }, { signal: watch.signal })
       .withResponse();
+    watch.started();
     if (/^application\/(.*\+)?json\b/i.test(response.headers.get('content-type') ?? '')) {
       // A server that does not stream answers with one chat completion: use it whole.
       const text = await response.text();
@@ -350,6 +375,7 @@ export class OpenAiProvider implements LlmProvider {
     };
     for await (const raw of stream) {
       const chunk: unknown = raw;
+      watch.saw(chunk);
       if (!isObject(chunk)) continue;
       if (isObject(chunk.error))
         throw new ReplyFaultError(

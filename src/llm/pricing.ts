@@ -2,9 +2,10 @@
 // The shipped table is pricing.json at the package root (checked against schemas/pricing.schema.json,
 // by the ajv validator generated at build time by scripts/gen-schema.mjs);
 // `--pricing FILE` replaces entries of it, and a SOP's `llm.pricing` sets the price of its model.
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EngineError } from '../errors.js';
+import { InputFileError, readInputFile } from '../io/read-input-file.js';
+import { describeJsonProblem } from '../util/json-syntax.js';
 import { packageRoot } from '../util/package-root.js';
 import validatePricing from './pricing-validator.generated.js';
 import type { Usage } from './types.js';
@@ -24,7 +25,7 @@ export function parsePricing(text: string, file: string): PricingTable {
   try {
     data = JSON.parse(text);
   } catch (e) {
-    throw new EngineError(`pricing file ${file} is not JSON: ${(e as Error).message}`, 'PRICING');
+    throw new EngineError(`pricing file ${file} is not JSON (${describeJsonProblem(text, e)})`, 'PRICING');
   }
   if (!validatePricing(data)) {
     const e = validatePricing.errors?.[0];
@@ -38,12 +39,17 @@ export function parsePricing(text: string, file: string): PricingTable {
   return (data as { models: PricingTable }).models;
 }
 
+/** A pricing table is a few KiB: 1 MiB is plenty. */
+export const MAX_PRICING_BYTES = 1024 * 1024;
+
 function readPricing(file: string): PricingTable {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    // files: a regular file under the cap; a device (/dev/zero) or a FIFO is refused before any read
+    text = readInputFile(file, { maxBytes: MAX_PRICING_BYTES, what: 'a pricing file' });
   } catch (e) {
-    throw new EngineError(`cannot read pricing file ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, 'PRICING');
+    if (!(e instanceof InputFileError)) throw e;
+    throw new EngineError(`cannot read pricing file ${file}: ${e.reason}`, 'PRICING');
   }
   return parsePricing(text, file);
 }

@@ -3,17 +3,18 @@
 // cap stops the run as `interrupted` (resume it with a larger cap). An empty reply is asked
 // for once more by the provider (src/llm/openai.ts).
 import { LlmError } from './types.js';
+import { EngineError } from '../errors.js';
 
 export type ReplyFault = 'stalled' | 'torn' | 'malformed';
 
 /** One attempt's answer was unusable; another attempt may do better (retried like a 5xx). */
-export class ReplyFaultError extends Error {
+export class ReplyFaultError extends EngineError {
   readonly retryable = true;
   constructor(
     readonly fault: ReplyFault,
     message: string,
   ) {
-    super(message);
+    super(message, 'REPLY_FAULT');
     this.name = 'ReplyFaultError';
   }
 }
@@ -27,7 +28,7 @@ export class ReplyTooLargeError extends LlmError {
   ) {
     super(
       `LLM call failed: the reply from ${endpoint} is larger than the cap of ${limit} bytes, so it was refused and nothing of it was recorded; ` +
-        'raise the cap with --max-reply-bytes (or llm.max_reply_bytes in the SOP) and resume',
+        'raise the cap with options.maxReplyBytes (or llm.max_reply_bytes in the SOP) and resume',
     );
     this.name = 'ReplyTooLargeError';
   }

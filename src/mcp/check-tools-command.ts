@@ -1,14 +1,43 @@
-// sop validate --check-tools: start each SOP's MCP servers and check every grant (server/tool,
-// server/*) and tool slot binding against the tools the servers list. One line per problem.
-import { dirname, resolve } from 'node:path';
+// sop validate --check-tools: start each SOP's MCP servers, with the user's approval as a run asks
+// it (--allow-mcp, the allow file, --yes, or a terminal), and check every grant (server/tool,
+// server/*) and tool slot binding against the tools the servers list. One line per problem. Stdio
+// servers run in the sandbox a run gives them; their stderr goes to a scratch folder, kept (and
+// named) when a server did not start.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline/promises';
 import { loadSopFile } from '../loader/load.js';
+import { resolveSandbox } from '../executors/sandbox-mode.js';
+import { cliAllowEntries, fileAllowEntries } from './allow.js';
 import { mcpServers, splitRef } from './config.js';
 import { McpHub } from './hub.js';
 import { slotBindings } from './slots.js';
 import { checkGrants } from './tool-command.js';
 
-export async function checkToolsCommand(files: string[], opts: { quiet: boolean }): Promise<number> {
+export interface CheckToolsOptions {
+  quiet: boolean;
+  /** --yes: start the servers without asking. */
+  yes?: boolean;
+  allowMcp?: string[];
+  allowMcpEnv?: string[];
+  /** --sandbox / --no-sandbox (default: when bubblewrap works here). */
+  sandbox?: boolean;
+}
+
+async function askYesNo(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^y(es)?$/i.test((await rl.question(`${question} [y/N] `)).trim());
+  } finally {
+    rl.close();
+  }
+}
+
+export async function checkToolsCommand(files: string[], opts: CheckToolsOptions): Promise<number> {
   let failed = 0;
+  const cli = cliAllowEntries(opts.allowMcp, opts.allowMcpEnv);
+  const sandbox = resolveSandbox(opts.sandbox, false).sandbox;
   for (const file of files) {
     const { sop } = loadSopFile(file);
     const servers = mcpServers(sop);
@@ -16,14 +45,31 @@ export async function checkToolsCommand(files: string[], opts: { quiet: boolean 
       if (!opts.quiet) process.stdout.write(`${file}: no mcp_servers to check\n`);
       continue;
     }
-    const hub = new McpHub({ servers, baseDir: dirname(resolve(file)), clientName: 'sop-validate' });
+    const scratch = mkdtempSync(join(tmpdir(), 'sop-check-tools-'));
+    const workspace = join(scratch, 'workspace');
+    const hub = new McpHub({
+      servers,
+      baseDir: dirname(resolve(file)),
+      clientName: 'sop-validate',
+      runDir: scratch,
+      workspace,
+      ...(sandbox ? { sandbox: { workspace } } : {}),
+      approval: {
+        unattended: opts.yes === true,
+        allow: () => [...cli, ...fileAllowEntries()],
+        ...(process.stdin.isTTY ? { ask: askYesNo } : {}),
+        command: 'sop validate --check-tools',
+      },
+    });
     const problems: string[] = [];
     const counts: string[] = [];
+    let started = true;
     try {
       for (const name of hub.names()) {
         try {
           counts.push(`${name}: ${(await hub.tools(name)).length} tools`);
         } catch (err) {
+          started = false;
           problems.push((err as Error).message);
         }
       }
@@ -36,6 +82,8 @@ export async function checkToolsCommand(files: string[], opts: { quiet: boolean 
       }
     } finally {
       await hub.close();
+      // a server that did not start: its stderr log, named in the message, is kept
+      if (started || !existsSync(join(scratch, 'mcp'))) rmSync(scratch, { recursive: true, force: true });
     }
     if (problems.length > 0) {
       failed++;

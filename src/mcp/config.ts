@@ -1,10 +1,12 @@
 // The `mcp_servers` block of a SOP: NAME -> a stdio server ({command, args, env, cwd}) or a
-// Streamable HTTP server ({url, headers}). `${VAR}` in the command, args, cwd and env values, the
-// headers and the url is read from the environment when the server starts, and never written to
-// the run folder: what sop shows of a server (its command line or url in a message) keeps the
-// `${VAR}`.
+// Streamable HTTP server ({url, headers}). `${VAR}` in the cwd and env values, the headers and the
+// url (after its host) is read from the environment when the server starts, for the variables the
+// user allowed that server (approval.ts), and never written to the run folder: what sop shows of
+// a server (its command line or url in a message) keeps the `${VAR}`. A stdio server's command
+// and args hold none (checks.ts): `ps` shows them to every user of the machine.
 import { resolve } from 'node:path';
 import type { Sop } from '../sop/types.js';
+import { EngineError } from '../errors.js';
 
 export interface StdioServerConfig {
   command: string;
@@ -20,9 +22,9 @@ export type McpServerConfig = StdioServerConfig | HttpServerConfig;
 
 export const isHttp = (c: McpServerConfig): c is HttpServerConfig => typeof (c as HttpServerConfig).url === 'string';
 
-export class McpConfigError extends Error {
+export class McpConfigError extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'MCP_CONFIG');
     this.name = 'McpConfigError';
   }
 }
@@ -50,11 +52,23 @@ export function expandVars(text: string, where: string, env: NodeJS.ProcessEnv =
 }
 
 /** Every value of a record with `${VAR}` expanded. */
-export function expandRecord(rec: Record<string, string> | undefined, where: string): Record<string, string> {
+export function expandRecord(
+  rec: Record<string, string> | undefined,
+  where: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(rec ?? {})) out[k] = expandVars(v, `${where}.${k}`);
+  for (const [k, v] of Object.entries(rec ?? {})) out[k] = expandVars(v, `${where}.${k}`, env);
   return out;
 }
+
+/** The names `${VAR}` in these texts reads, once each, in order. */
+export function varNames(texts: string[]): string[] {
+  return [...new Set(texts.flatMap((t) => [...t.matchAll(VAR)].map((m) => m[1]!)))];
+}
+
+/** Whether a text reads a variable. */
+export const hasVar = (text: string): boolean => varNames([text]).length > 0;
 
 /** A variable read by `${VAR}` and its value. */
 export interface ExpandedVar {
@@ -69,17 +83,19 @@ export interface ExpandedVar {
 export function expandCommandLine(
   c: StdioServerConfig,
   where: string,
+  env: NodeJS.ProcessEnv = process.env,
 ): { command: string; args: string[]; cwd?: string; vars: ExpandedVar[] } {
-  const command = expandVars(c.command, `${where}.command`);
-  const args = (c.args ?? []).map((a, i) => expandVars(a, `${where}.args[${i}]`));
-  const cwd = c.cwd === undefined ? undefined : expandVars(c.cwd, `${where}.cwd`);
-  return { command, args, ...(cwd === undefined ? {} : { cwd }), vars: varsIn([c.command, ...(c.args ?? []), c.cwd ?? '']) };
+  const command = expandVars(c.command, `${where}.command`, env);
+  const args = (c.args ?? []).map((a, i) => expandVars(a, `${where}.args[${i}]`, env));
+  const cwd = c.cwd === undefined ? undefined : expandVars(c.cwd, `${where}.cwd`, env);
+  return { command, args, ...(cwd === undefined ? {} : { cwd }), vars: varsIn([c.command, ...(c.args ?? []), c.cwd ?? ''], env) };
 }
 
 /** The variables `${VAR}` in these texts reads, with their values (once each; all set). */
-export function varsIn(texts: string[]): ExpandedVar[] {
-  const names = new Set(texts.flatMap((t) => [...t.matchAll(VAR)].map((m) => m[1]!)));
-  return [...names].filter((name) => process.env[name] !== undefined).map((name) => ({ name, value: process.env[name]! }));
+export function varsIn(texts: string[], env: NodeJS.ProcessEnv = process.env): ExpandedVar[] {
+  return varNames(texts)
+    .filter((name) => env[name] !== undefined)
+    .map((name) => ({ name, value: env[name]! }));
 }
 
 /** `text` with each value read by `${VAR}` written as `${VAR}` again (longest first; values under 3 characters are left). */

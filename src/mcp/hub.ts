@@ -1,14 +1,20 @@
 // The MCP servers of one run: each is started (or connected to) the first time a state needs its
-// tools, once per run, with the official SDK client; all are closed when the run ends (Ctrl-C
-// included). A stdio server's stderr goes to the run folder (mcp/NAME.stderr.log); under
-// --sandbox it runs in the code sandbox (bubblewrap: no network, only the workspace writable).
-import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+// tools, once per run, with the official SDK client, and only with the user's approval
+// (approval.ts); all are closed when the run ends (Ctrl-C included). A stdio server's stderr goes
+// to the run folder (mcp/NAME.stderr.log), and its last lines are told when it dies at start; with
+// a sandbox it runs in the code sandbox (bubblewrap: no network, only the workspace writable).
+// An offline hub (sop check) starts nothing: it knows the tools the SOP names, not their schemas.
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 // The SDK is imported when a server is first opened, so that a run (or `import 'sop'`) without
 // MCP servers does not load it.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { sandboxArgv, sandboxFilter, SECCOMP_FD } from '../executors/sandbox.js';
+import { approveStart, McpApprovalError, type McpApproval } from './approval.js';
+import { serverReadPaths } from './sandbox-paths.js';
+import { StderrLog } from './stderr-log.js';
+import { makeRedactor } from '../util/redact.js';
 import {
   expandCommandLine,
   expandRecord,
@@ -21,6 +27,7 @@ import {
   type ExpandedVar,
   type McpServerConfig,
 } from './config.js';
+import { EngineError } from '../errors.js';
 
 /** One tool a server lists. */
 export interface McpTool {
@@ -48,11 +55,18 @@ export interface McpHubOptions {
   workspace?: string;
   /** sop validate --check-tools: the client's name. */
   clientName?: string;
+  /** Who allows a server to start, and which variables it may read (absent: nobody, so nothing starts). */
+  approval?: McpApproval;
+  /**
+   * sop check: start no server; each server "lists" the tools the SOP names of it (grants and
+   * bindings: server -> tool names), without their schemas, and a call is not made.
+   */
+  offline?: Record<string, string[]>;
 }
 
-export class McpServerError extends Error {
+export class McpServerError extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'MCP_SERVER');
     this.name = 'McpServerError';
   }
 }
@@ -60,12 +74,14 @@ export class McpServerError extends Error {
 interface Connection {
   client: Client;
   transport: Transport;
-  stderrFd?: number;
+  log?: StderrLog;
 }
 
 export class McpHub {
   private readonly connections = new Map<string, Promise<Connection>>();
   private readonly toolLists = new Map<string, Promise<McpTool[]>>();
+  /** The approval of each server (asked once per run, even if it dies and starts again): the variables it may read. */
+  private readonly approvals = new Map<string, Promise<Set<string>>>();
   private closed = false;
   /** Processes of stdio servers: ended if sop exits without closing them (a second Ctrl-C). */
   private readonly pids = new Set<number>();
@@ -81,6 +97,11 @@ export class McpHub {
 
   constructor(private readonly o: McpHubOptions) {}
 
+  /** sop check: no server starts (tools are known by the names the SOP gives them). */
+  get offline(): boolean {
+    return this.o.offline !== undefined;
+  }
+
   names(): string[] {
     return Object.keys(this.o.servers);
   }
@@ -94,6 +115,7 @@ export class McpHub {
     let c = this.connections.get(server);
     if (!c) {
       const opening = this.open(server).catch((err: unknown) => {
+        if (err instanceof McpApprovalError) throw new McpServerError(err.message);
         throw err instanceof McpConfigError ? new McpServerError(`MCP server "${server}": ${err.message}`) : err;
       });
       c = opening;
@@ -122,36 +144,53 @@ export class McpHub {
     const config = this.o.servers[server];
     if (!config) throw new McpServerError(`no MCP server "${server}" in mcp_servers (servers: ${this.names().join(', ') || 'none'})`);
     const where = `mcp_servers.${server}`;
+    // the approval comes first: nothing of the declaration is expanded, run or sent before it
+    let approved = this.approvals.get(server);
+    if (!approved) {
+      approved = approveStart(
+        { server, config, baseDir: this.o.baseDir, sandboxed: !isHttp(config) && this.o.sandbox !== undefined },
+        this.o.approval ?? {},
+      );
+      this.approvals.set(server, approved);
+    }
+    const allowed = await approved;
+    // `${VAR}` reads only the variables allowed this server
+    const readable: NodeJS.ProcessEnv = {};
+    for (const name of allowed) if (process.env[name] !== undefined) readable[name] = process.env[name];
     let transport: Transport;
-    let stderrFd: number | undefined;
+    let log: StderrLog | undefined;
     let what: string;
     let vars: ExpandedVar[];
     if (isHttp(config)) {
-      const url = new URL(expandVars(config.url, `${where}.url`));
-      const headers = expandRecord(config.headers, `${where}.headers`);
-      vars = varsIn([config.url, ...Object.values(config.headers ?? {})]);
+      const url = new URL(expandVars(config.url, `${where}.url`, readable));
+      const headers = expandRecord(config.headers, `${where}.headers`, readable);
+      vars = varsIn([config.url, ...Object.values(config.headers ?? {})], readable);
       what = unexpand(`${url.origin}${url.pathname}`, vars);
       transport = new StreamableHTTPClientTransport(url, { requestInit: { headers } });
     } else {
       // ${VAR} in command, args and cwd: the values go to the process only; `what` (in messages) keeps ${VAR}
-      const line = expandCommandLine(config, where);
-      vars = line.vars;
+      const line = expandCommandLine(config, where, readable);
+      vars = [...line.vars, ...varsIn(Object.values(config.env ?? {}), readable)];
       const cwd = serverCwd(line, this.o.baseDir);
       // the run's workspace, as code gets it (a server may keep its files there)
       const ws = this.o.sandbox?.workspace ?? this.o.workspace;
       if (ws) mkdirSync(ws, { recursive: true });
       const env = {
         ...(this.o.sandbox || this.o.workspace ? { SOP_WORKSPACE: this.o.sandbox?.workspace ?? this.o.workspace! } : {}),
-        ...expandRecord(config.env, `${where}.env`),
+        ...expandRecord(config.env, `${where}.env`, readable),
       };
       if (this.o.runDir) {
         mkdirSync(join(this.o.runDir, 'mcp'), { recursive: true });
-        stderrFd = openSync(join(this.o.runDir, 'mcp', `${server}.stderr.log`), 'a');
+        const redact = makeRedactor();
+        const given = vars;
+        log = new StderrLog(join(this.o.runDir, 'mcp', `${server}.stderr.log`), (t) => redact(unexpand(t, given)));
       }
       let { command, args } = line;
       what = `"${[config.command, ...(config.args ?? [])].join(' ')}"`;
-      if (this.o.sandbox) ({ command, args } = this.sandboxed(server, command, args, cwd));
-      transport = new StdioClientTransport({ command, args, env, cwd, stderr: stderrFd ?? 'ignore' });
+      if (this.o.sandbox) ({ command, args } = this.sandboxed(server, command, args, cwd, serverReadPaths(command, args, cwd)));
+      const stdio = new StdioClientTransport({ command, args, env, cwd, stderr: log ? 'pipe' : 'ignore' });
+      if (log && stdio.stderr) log.attach(stdio.stderr as import('node:stream').Readable);
+      transport = stdio;
     }
     const client = new Client({ name: this.o.clientName ?? 'sop', version: '1.0.0' });
     try {
@@ -161,20 +200,22 @@ export class McpHub {
         this.pids.add(transport.pid);
       }
     } catch (err) {
-      if (stderrFd !== undefined) closeSync(stderrFd);
       await transport.close().catch(() => undefined);
-      const log = stderrFd !== undefined ? ` (its stderr: ${join(this.o.runDir!, 'mcp', `${server}.stderr.log`)})` : '';
+      await log?.settled(); // what a server that died wrote before it did
+      log?.close();
+      const tail = log?.tail() ?? '';
+      const told = log ? `${tail ? `; its stderr ended: ${tail}` : ''} (its stderr: ${log.file})` : '';
       throw new McpServerError(
-        `MCP server "${server}" (${what}) ${isHttp(config) ? 'could not be reached' : 'did not start'}: ${oneLine(err, vars)}${log}`,
+        `MCP server "${server}" (${what}) ${isHttp(config) ? 'could not be reached' : 'did not start'}: ${oneLine(err, vars)}${told}`,
       );
     }
-    return { client, transport, stderrFd };
+    return { client, transport, ...(log ? { log } : {}) };
   }
 
   /** The bubblewrap command line of a stdio server: the code sandbox, started in the server's cwd. */
-  private sandboxed(server: string, command: string, args: string[], cwd: string): { command: string; args: string[] } {
+  private sandboxed(server: string, command: string, args: string[], cwd: string, reads: string[]): { command: string; args: string[] } {
     mkdirSync(this.o.sandbox!.workspace, { recursive: true });
-    const argv = sandboxArgv(this.o.sandbox!.workspace, [command, ...args]);
+    const argv = sandboxArgv(this.o.sandbox!.workspace, [command, ...args], reads);
     const at = argv.indexOf('--chdir');
     if (at >= 0) argv[at + 1] = cwd;
     // The seccomp filter is read from fd 3, as for code: a shell opens it from a file, then execs bwrap.
@@ -190,6 +231,7 @@ export class McpHub {
     let t = this.toolLists.get(server);
     if (!t) {
       t = (async () => {
+        if (this.o.offline) return (this.o.offline[server] ?? []).map((name) => ({ name, inputSchema: { type: 'object' } }));
         const { client } = await this.connect(server);
         const out: McpTool[] = [];
         let cursor: string | undefined;
@@ -211,6 +253,8 @@ export class McpHub {
 
   /** Call a tool; a protocol error (unknown tool, bad arguments, server gone) is thrown as McpServerError. */
   async call(server: string, tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<McpCallResult> {
+    if (this.o.offline)
+      return { isError: true, text: `not called: sop check starts no MCP servers, so ${server}/${tool} was not called in this dry run` };
     const { client } = await this.connect(server);
     let res: Awaited<ReturnType<Client['callTool']>>;
     try {
@@ -238,16 +282,9 @@ export class McpHub {
   }
 }
 
-/** Close a connection's stderr log once. */
+/** Close a connection's stderr log (what is held back is written). */
 function closeFd(c: Connection): void {
-  const fd = c.stderrFd;
-  c.stderrFd = undefined;
-  if (fd === undefined) return;
-  try {
-    closeSync(fd);
-  } catch {
-    // already closed
-  }
+  c.log?.close();
 }
 
 function shellQuote(s: string): string {

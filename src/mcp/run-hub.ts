@@ -1,22 +1,41 @@
 // The MCP servers of a run as a plugin (src/runtime/hooks.ts): a hub for the SOP's mcp_servers
-// (nothing starts until a state needs a tool), handed to the actions (granted tools become
-// commands) and to the tool slots (bindings, whose calls are the run's journaled effects). The
-// servers end with the run. Active only in a SOP that declares mcp_servers.
+// (nothing starts until a state needs a tool, and then only with the user's approval), handed to
+// the actions (granted tools become commands) and to the tool slots (bindings, whose calls are the
+// run's journaled effects). The servers end with the run. Active only in a SOP that declares mcp_servers.
 import { dirname, resolve } from 'node:path';
 import type { ActionOptions } from '../actions/runtime.js';
 import type { ToolSlotExecutor } from '../components/registry.js';
 import type { RunContext } from '../runtime/context.js';
 import type { RunPlugin } from '../runtime/hooks.js';
 import type { Sop } from '../sop/types.js';
-import { mcpServers } from './config.js';
+import type { McpApproval } from './approval.js';
+import { mcpServers, splitRef, stateGrants } from './config.js';
 import { McpHub } from './hub.js';
 import { boundSlotExecutors, slotBindings } from './slots.js';
 
 export interface McpRunOptions {
-  /** Run stdio servers under bubblewrap (--sandbox given explicitly). */
+  /** Run stdio servers under bubblewrap (by default when it works here; --no-sandbox: not). */
   sandbox?: boolean;
   /** Tool slots bound from the command line: slot -> "server/tool" (--bind). */
   bind?: Record<string, string>;
+  /** Who allows a server to start and the variables it reads (absent: nobody; approval.ts). */
+  approval?: McpApproval;
+  /** sop check: start no server (the tools the SOP names are known by name only, and never called). */
+  offline?: boolean;
+}
+
+/** The tools a SOP names of each server: its grants (not `server/*`) and its slot bindings. */
+export function namedTools(sop: Sop, bind: Record<string, string> = {}): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  const add = (ref: string) => {
+    const r = splitRef(ref);
+    if (!r || r.tool === '*') return;
+    const list = (out[r.server] ??= []);
+    if (!list.includes(r.tool)) list.push(r.tool);
+  };
+  for (const state of Object.values(sop.states)) stateGrants(state).forEach(add);
+  Object.values(slotBindings(sop, bind)).forEach(add);
+  return out;
 }
 
 export interface McpRun {
@@ -38,6 +57,8 @@ export function mcpForRun(o: { sop: Sop; file: string; actions?: ActionOptions; 
     runDir: o.actions?.runDir,
     ...(workspace ? { workspace } : {}),
     ...(o.mcp?.sandbox && workspace ? { sandbox: { workspace } } : {}),
+    ...(o.mcp?.approval ? { approval: o.mcp.approval } : {}),
+    ...(o.mcp?.offline ? { offline: namedTools(o.sop, o.mcp.bind) } : {}),
   });
   const bindings = slotBindings(o.sop, o.mcp?.bind);
   const unattended = o.actions?.autoRun === true || o.actions?.yes === true;

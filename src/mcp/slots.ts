@@ -8,6 +8,7 @@ import type { Sop } from '../sop/types.js';
 import { splitRef } from './config.js';
 import type { McpHub } from './hub.js';
 import { truncateResult } from './tool-command.js';
+import { EngineError } from '../errors.js';
 
 /** Slot name -> "server/tool", from the SOP's tool slots and then `--bind` pairs. */
 export function slotBindings(sop: Sop, cli: Record<string, string> = {}): Record<string, string> {
@@ -32,7 +33,7 @@ export function parseBindings(pairs: string[]): Record<string, string> {
     const eq = p.indexOf('=');
     const slot = p.slice(0, eq);
     if (eq <= 0 || !splitRef(p.slice(eq + 1)) || !/^[A-Za-z_][A-Za-z0-9_.-]*$/.test(slot))
-      throw new Error(`--bind "${p}" must look like SLOT=server/tool, e.g. web_search=search/web_search`);
+      throw new EngineError(`options.bind "${p}" must look like SLOT=server/tool, e.g. web_search=search/web_search`, 'OPTION');
     out[slot] = p.slice(eq + 1);
   }
   return out;

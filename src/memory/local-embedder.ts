@@ -8,6 +8,7 @@
 // the words: synonyms ("car"/"automobile"), paraphrases with no word in common, negation and
 // word order (apart from neighbouring pairs) are invisible to it. See docs/memory.md.
 import type { Embedder } from './embedder.js';
+import { EngineError } from '../errors.js';
 
 const STOP_WORDS = new Set(
   (
@@ -107,7 +108,8 @@ export class LocalEmbedder implements Embedder {
 
   constructor(options: LocalEmbedderOptions = {}) {
     const d = options.dimension ?? 256;
-    if (!Number.isInteger(d) || d < 8 || d > 2048) throw new Error(`local embedder: dimension must be an integer from 8 to 2048, got ${d}`);
+    if (!Number.isInteger(d) || d < 8 || d > 2048)
+      throw new EngineError(`local embedder: dimension must be an integer from 8 to 2048, got ${d}`, 'EMBEDDER');
     this.dimension = d;
     this.dimMask = (d & (d - 1)) === 0 ? d - 1 : -1;
     this.id = d === 256 ? 'local-v1' : `local-v1-${d}`;

@@ -10,6 +10,7 @@ import {
   type RetryableFailure,
 } from '../llm/retry.js';
 import { EmbedderLoadError, type Embedder } from './embedder.js';
+import { EngineError } from '../errors.js';
 
 export interface OpenAiEmbedderOptions {
   apiKey?: string;
@@ -44,7 +45,7 @@ function toVector(e: unknown): Float32Array {
     return new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
   }
   if (Array.isArray(e)) return Float32Array.from(e as number[]);
-  throw new Error('the server sent an embedding that is neither a list of numbers nor base64');
+  throw new EngineError('the server sent an embedding that is neither a list of numbers nor base64', 'EMBEDDER');
 }
 
 function normalise(v: Float32Array): Float32Array {
@@ -67,11 +68,13 @@ export class OpenAiEmbedder implements Embedder {
     readonly model: string,
     private readonly options: OpenAiEmbedderOptions = {},
   ) {
-    if (!model) throw new EmbedderLoadError('--embedder openai:MODEL needs a model name, e.g. openai:text-embedding-3-small');
+    if (!model) throw new EmbedderLoadError('the embedder openai:MODEL needs a model name, e.g. openai:text-embedding-3-small');
     const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY;
     const baseURL = options.baseURL ?? process.env.OPENAI_BASE_URL;
     if (!apiKey && !baseURL) {
-      throw new EmbedderLoadError('openai embedder: no OPENAI_API_KEY and no --base-url/OPENAI_BASE_URL; set one, or use --embedder local');
+      throw new EmbedderLoadError(
+        'openai embedder: no OPENAI_API_KEY and no options.baseUrl/OPENAI_BASE_URL; set one, or use the local embedder',
+      );
     }
     this.id = `openai:${model}`;
     this.client = new OpenAI({
@@ -110,16 +113,19 @@ export class OpenAiEmbedder implements Embedder {
       );
     } catch (err) {
       const reason = err instanceof RetriesExhaustedError ? err.message : classify(err).reason;
-      throw new Error(`embedding call (${this.id}) failed: ${reason}`, { cause: err });
+      throw new EngineError(`embedding call (${this.id}) failed: ${reason}`, 'EMBEDDER', { cause: err });
     }
     const data = [...res.data].sort((a, b) => a.index - b.index);
     if (data.length !== input.length)
-      throw new Error(`embedding call (${this.id}) returned ${data.length} vectors for ${input.length} texts`);
+      throw new EngineError(`embedding call (${this.id}) returned ${data.length} vectors for ${input.length} texts`, 'EMBEDDER');
     const vectors = data.map((d) => normalise(toVector(d.embedding)));
     for (const v of vectors) {
       if (this.dim === 0) this.dim = v.length;
       if (v.length !== this.dim)
-        throw new Error(`embedding call (${this.id}) returned a ${v.length}-dimensional vector after ${this.dim}-dimensional ones`);
+        throw new EngineError(
+          `embedding call (${this.id}) returned a ${v.length}-dimensional vector after ${this.dim}-dimensional ones`,
+          'EMBEDDER',
+        );
     }
     return vectors;
   }

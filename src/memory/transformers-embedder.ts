@@ -36,7 +36,7 @@ export class TransformersEmbedder implements Embedder {
   static async load(model: string, options: TransformersEmbedderOptions = {}): Promise<TransformersEmbedder> {
     if (!model)
       throw new EmbedderLoadError(
-        '--embedder transformers:MODEL needs a model: a local folder or a hub id such as Xenova/all-MiniLM-L6-v2',
+        'the embedder transformers:MODEL needs a model: a local folder or a hub id such as Xenova/all-MiniLM-L6-v2',
       );
     const offline = options.offline ?? (isTrue(process.env.HF_HUB_OFFLINE) || isTrue(process.env.TRANSFORMERS_OFFLINE));
     const folder = resolve(model);
@@ -83,7 +83,7 @@ export class TransformersEmbedder implements Embedder {
       if (isFolder) throw new EmbedderLoadError(`transformers embedder: cannot load the model in ${folder}: ${reason}`);
       throw new EmbedderLoadError(
         `transformers embedder: model "${model}" is not in the local cache${offline ? ' and downloads are off (HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE)' : ' and could not be downloaded'} (${reason}). ` +
-          `Download it once with network access, or pass a local folder: --embedder transformers:/path/to/model, or use --embedder local.`,
+          `Download it once with network access, or give a local folder (transformers:/path/to/model), or use the local embedder.`,
       );
     } finally {
       Object.assign(env, saved);

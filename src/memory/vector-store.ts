@@ -8,6 +8,7 @@
 // result is exactly what a brute-force Float32 scan returns, in a fraction of the time.
 import { CHUNK, Int8Rows } from './int8-scan.js';
 import type { Hit, SearchOptions, VectorIndex } from './vector-index.js';
+import { EngineError } from '../errors.js';
 
 export type { Hit, SearchOptions } from './vector-index.js';
 
@@ -25,7 +26,7 @@ export class VectorStore implements VectorIndex {
 
   constructor(dimension: number, options: { simd?: boolean; initialCapacity?: number } = {}) {
     if (!Number.isInteger(dimension) || dimension < 1)
-      throw new Error(`vector store: dimension must be a positive integer, got ${dimension}`);
+      throw new EngineError(`vector store: dimension must be a positive integer, got ${dimension}`, 'VECTOR_STORE');
     this.dimension = dimension;
     const cap = Math.max(16, options.initialCapacity ?? 256);
     this.f32 = new Float32Array(cap * dimension);
@@ -58,7 +59,8 @@ export class VectorStore implements VectorIndex {
   /** Append a vector (normalised on the way in); returns its row number. */
   add(vector: ArrayLike<number>): number {
     const d = this.dimension;
-    if (vector.length !== d) throw new Error(`vector store: expected a ${d}-dimensional vector, got ${vector.length}`);
+    if (vector.length !== d)
+      throw new EngineError(`vector store: expected a ${d}-dimensional vector, got ${vector.length}`, 'VECTOR_STORE');
     const row = this.n;
     if ((row + 1) * d > this.f32.length) {
       const cap = Math.max(row + 1, (this.f32.length / d) * 2);
@@ -108,7 +110,7 @@ export class VectorStore implements VectorIndex {
   /** The k rows most cosine-similar to the query, most similar first (ties: later row first). */
   search(query: ArrayLike<number>, k: number, options: SearchOptions = {}): Hit[] {
     const d = this.dimension;
-    if (query.length !== d) throw new Error(`vector store: expected a ${d}-dimensional query, got ${query.length}`);
+    if (query.length !== d) throw new EngineError(`vector store: expected a ${d}-dimensional query, got ${query.length}`, 'VECTOR_STORE');
     const from = Math.max(0, options.from ?? 0);
     const to = Math.min(this.n, options.to ?? this.n);
     if (k <= 0 || from >= to) return [];

@@ -4,6 +4,7 @@
 // counted, with the text it produced; a render past a limit stops at once with a clear error.
 // `sop validate` finds the static causes (partial recursion, expansion, deep nesting) before a
 // run: see src/prompt/template-check.ts.
+import { EngineError } from '../errors.js';
 
 export const RENDER_LIMITS = {
   /** Characters of one rendered template. */
@@ -16,9 +17,9 @@ export const RENDER_LIMITS = {
   maxPartialDepth: 16,
 };
 
-export class RenderLimitError extends Error {
+export class RenderLimitError extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'RENDER_LIMIT');
     this.name = 'RenderLimitError';
   }
 }

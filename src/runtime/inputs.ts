@@ -10,8 +10,8 @@ export function resolveInputs(sop: Sop, given: Record<string, string>): Record<s
     if (value === undefined) {
       if (def.required)
         throw new EngineError(
-          `input "${name}" is required${def.description ? ` (${def.description})` : ''}; pass --input ${name}=VALUE${name === 'goal' ? ' or --goal TEXT' : ''}`,
-          'INPUT',
+          `input "${name}" is required${def.description ? ` (${def.description})` : ''}; pass options.inputs.${name}`,
+          'OPTION',
         );
       continue;
     }

@@ -31,6 +31,10 @@ export type { RunOptions, RunResult, RunStatus } from './options.js';
 export type { RunPosition } from './position.js';
 export { resolveInputs, undeclaredInputs } from './inputs.js';
 
+const STATUSES: readonly string[] = ['finished', 'max_turns', 'failed', 'interrupted', 'budget'] satisfies RunStatus[];
+/** A signal's status, when it is one a run ends with (else the run is interrupted, resumable). */
+const runStatus = (s: string | undefined): RunStatus => (s !== undefined && STATUSES.includes(s) ? (s as RunStatus) : 'interrupted');
+
 /** How a step ended: the run goes on, finishes in a state, or stops on a signal. */
 type StepEnd = { next: 'go' | 'again' } | { next: 'finished'; state: string };
 
@@ -195,7 +199,7 @@ export class RunLoop {
         this.divert = { target: err.detail.target, reason: err.detail.reason ?? 'direct' };
         return { next: 'again' };
       }
-      return { stop: { status: err.detail.status ?? 'interrupted', record: err.detail.record ?? {} } };
+      return { stop: { status: runStatus(err.detail.status), record: err.detail.record ?? {} } };
     }
   }
 

@@ -7,6 +7,7 @@ import { WorldModel } from '../worldmodel/model.js';
 import { parseWorldModel } from '../worldmodel/persist.js';
 import { TaskBoardError } from '../taskboard/task.js';
 import { WorldModelError } from '../worldmodel/statement.js';
+import { describeJsonProblem } from '../util/json-syntax.js';
 
 export const MEMORY_TYPES = ['task_board', 'world_model'] as const;
 export type MemoryType = (typeof MEMORY_TYPES)[number];
@@ -59,7 +60,7 @@ function parseText(text: string, what: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new TaskBoardError(`memory file ${what} is not valid JSON (${(err as Error).message})`);
+    throw new TaskBoardError(`memory file ${what} is not valid JSON (${describeJsonProblem(text, err)})`);
   }
 }
 
@@ -78,7 +79,7 @@ export function readWorldModel(store: TextStore, name: string): WorldModel {
   try {
     return parseWorldModel(JSON.parse(text), `memory file ${name}`);
   } catch (err) {
-    if (err instanceof SyntaxError) throw new WorldModelError(`memory file ${name} is not valid JSON (${err.message})`);
+    if (err instanceof SyntaxError) throw new WorldModelError(`memory file ${name} is not valid JSON (${describeJsonProblem(text, err)})`);
     throw err;
   }
 }

@@ -1,6 +1,7 @@
 // Ranking texts by embedding similarity to a query, with the run's embedder. Vectors are cached
 // by text, so each text is embedded once per index.
 import type { Embedder } from '../memory/embedder.js';
+import { EngineError } from '../errors.js';
 
 export interface SearchItem<K> {
   key: K;
@@ -24,7 +25,7 @@ export class TextIndex {
     if (missing.length > 0) {
       const vectors = await this.embedder.embed(missing);
       if (vectors.length !== missing.length) {
-        throw new Error(`embedder ${this.embedder.id} returned ${vectors.length} vectors for ${missing.length} texts`);
+        throw new EngineError(`embedder ${this.embedder.id} returned ${vectors.length} vectors for ${missing.length} texts`, 'EMBEDDER');
       }
       missing.forEach((t, i) => this.cache.set(t, vectors[i]!));
     }

@@ -2,11 +2,9 @@
 // JSON.parse gives the value; a small scanner maps pointers to positions only when an error
 // needs one, so the happy path costs one JSON.parse.
 import { EngineError } from '../errors.js';
+import { jsonProblem, positionAt, type Position } from '../util/json-syntax.js';
 
-export interface Position {
-  line: number;
-  column: number;
-}
+export { positionAt, syntaxErrorOffset, type Position } from '../util/json-syntax.js';
 
 export class JsonSyntaxError extends EngineError {
   constructor(
@@ -17,162 +15,15 @@ export class JsonSyntaxError extends EngineError {
   }
 }
 
-/** Line and column (1-based) of a character offset. */
-export function positionAt(text: string, offset: number): Position {
-  let line = 1;
-  let lastNewline = -1;
-  for (let i = 0; i < offset && i < text.length; i++) {
-    if (text.charCodeAt(i) === 10) {
-      line++;
-      lastNewline = i;
-    }
-  }
-  return { line, column: offset - lastNewline };
-}
-
 export function parseJson(text: string): unknown {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   try {
     return JSON.parse(body);
   } catch (err) {
-    const message = (err as Error).message;
-    const lc = /line (\d+) column (\d+)/.exec(message);
-    const pos = /position (\d+)/.exec(message);
-    let position: Position | undefined;
-    if (lc) position = { line: Number(lc[1]), column: Number(lc[2]) };
-    else if (pos) position = positionAt(body, Number(pos[1]));
-    else {
-      const offset = syntaxErrorOffset(body);
-      if (offset !== undefined) position = positionAt(body, offset);
-    }
-    // One line: drop V8's position and its quoted excerpt of the source (which may span lines).
-    const clean = message
-      .replace(/^JSON\.parse: /, '')
-      .replace(/,\s*"[\s\S]*" is not valid JSON$/, '')
-      .replace(/\s*(?:in|after) JSON at position \d+[\s\S]*$/, '')
-      .replace(/\s*\(line \d+ column \d+\)/, '')
-      .replace(/\s+/g, ' ');
-    throw new JsonSyntaxError(`invalid JSON: ${clean}`, position);
+    // One line, with none of the file's text: what was wrong, and its line and column.
+    const { what, position } = jsonProblem(text, err);
+    throw new JsonSyntaxError(`invalid JSON: ${what}`, position);
   }
-}
-
-/**
- * Offset of the first syntax error in `text`, for JSON.parse messages that carry no position.
- * Undefined when the text is valid or too deeply nested to scan.
- */
-export function syntaxErrorOffset(text: string): number | undefined {
-  let i = 0;
-  const fail = (): never => {
-    throw new JsonScanStop(i);
-  };
-  const ws = () => {
-    while (i < text.length && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++;
-  };
-  const literal = (word: string) => {
-    for (const ch of word) {
-      if (text[i] !== ch) fail();
-      i++;
-    }
-  };
-  const string = () => {
-    i++;
-    for (;;) {
-      if (i >= text.length) fail();
-      const c = text.charCodeAt(i);
-      if (c === 0x22) {
-        i++;
-        return;
-      }
-      if (c < 0x20) fail();
-      if (c === 0x5c) {
-        i++;
-        const e = text[i];
-        if (e === 'u') {
-          for (let k = 0; k < 4; k++) {
-            i++;
-            if (!/[0-9a-fA-F]/.test(text[i] ?? '')) fail();
-          }
-        } else if (e === undefined || !'"\\/bfnrt'.includes(e)) fail();
-      }
-      i++;
-    }
-  };
-  const number = () => {
-    const re = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
-    re.lastIndex = i;
-    const m = re.exec(text);
-    if (!m || m[0] === '-' || m[0] === '') fail();
-    i = re.lastIndex;
-  };
-  const value = (): void => {
-    ws();
-    const c = text[i];
-    if (c === '{') {
-      i++;
-      ws();
-      if (text[i] === '}') {
-        i++;
-        return;
-      }
-      for (;;) {
-        ws();
-        if (text[i] !== '"') fail();
-        string();
-        ws();
-        if (text[i] !== ':') fail();
-        i++;
-        value();
-        ws();
-        if (text[i] === ',') {
-          i++;
-          continue;
-        }
-        if (text[i] === '}') {
-          i++;
-          return;
-        }
-        fail();
-      }
-    } else if (c === '[') {
-      i++;
-      ws();
-      if (text[i] === ']') {
-        i++;
-        return;
-      }
-      for (;;) {
-        value();
-        ws();
-        if (text[i] === ',') {
-          i++;
-          continue;
-        }
-        if (text[i] === ']') {
-          i++;
-          return;
-        }
-        fail();
-      }
-    } else if (c === '"') string();
-    else if (c === 't') literal('true');
-    else if (c === 'f') literal('false');
-    else if (c === 'n') literal('null');
-    else if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) number();
-    else fail();
-  };
-  try {
-    value();
-    ws();
-    if (i < text.length) fail();
-    return undefined;
-  } catch (err) {
-    if (err instanceof JsonScanStop) return Math.min(err.offset, text.length);
-    return undefined; // too deep for the stack
-  }
-}
-
-class JsonScanStop {
-  constructor(readonly offset: number) {}
 }
 
 /** Escape one segment of a JSON pointer (RFC 6901). */

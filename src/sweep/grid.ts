@@ -2,6 +2,8 @@
 // (the same command line gives the same keys, so a re-run finds its finished and half-done runs).
 import { createHash } from 'node:crypto';
 import { readInputFile } from '../io/read-input-file.js';
+import { describeJsonProblem } from '../util/json-syntax.js';
+import { EngineError } from '../errors.js';
 
 export interface GridPoint {
   /** Stable name of the point: its run folder's name and its job id on a queue. */
@@ -24,8 +26,10 @@ export interface GridSpec {
   fixed: Record<string, string>;
 }
 
-export class SweepInputError extends Error {
-  readonly code = 'SWEEP_INPUT';
+export class SweepInputError extends EngineError {
+  constructor(message: string) {
+    super(message, 'SWEEP_INPUT');
+  }
 }
 
 /** "1-100", "1,5,9", "3-5,10" (at most 100,000 seeds). */
@@ -144,7 +148,7 @@ export function readInputRows(file: string): Array<Record<string, string>> {
       try {
         v = JSON.parse(line);
       } catch (err) {
-        throw new SweepInputError(`${file}:${i + 1}: not JSON (${(err as Error).message})`);
+        throw new SweepInputError(`${file}:${i + 1}: not JSON (${describeJsonProblem(line, err).replace(/^line 1, /, '')})`);
       }
       if (typeof v !== 'object' || v === null || Array.isArray(v))
         throw new SweepInputError(`${file}:${i + 1}: each line must be a JSON object of inputs`);

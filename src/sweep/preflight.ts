@@ -9,9 +9,12 @@ import { createProvider, type ProviderChoice } from '../llm/factory.js';
 import { loadPricing } from '../llm/pricing.js';
 import type { Sop } from '../sop/types.js';
 import type { GridPoint } from './grid.js';
+import { EngineError } from '../errors.js';
 
-export class SweepOptionError extends Error {
-  readonly code = 'SWEEP_OPTION';
+export class SweepOptionError extends EngineError {
+  constructor(message: string) {
+    super(message, 'SWEEP_OPTION');
+  }
 }
 
 const whole = (n: number | undefined, min: number) => n === undefined || (Number.isInteger(n) && n >= min);

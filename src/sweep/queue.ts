@@ -4,50 +4,66 @@
 import { createHash } from 'node:crypto';
 import { Job, Queue, type ConnectionOptions } from 'bullmq';
 import type { GridPoint } from './grid.js';
+import { signJob } from './job-signature.js';
 import { isDone, type ResultLine, type ResultsFile } from './results.js';
 import { failedLine, type SweepRunSettings } from './run-point.js';
+import { EngineError } from '../errors.js';
 
 export const QUEUE_NAME = 'sop-runs';
 
-/** What a worker needs to run one point: the SOP file (the same path on every machine) and the options. */
+/**
+ * What a worker needs to run one point: the SOP file (the same path on every machine) and the
+ * options (schemas/queue-job.schema.json), signed with SOP_QUEUE_SECRET (job-signature.ts).
+ */
 export interface JobData extends SweepRunSettings {
+  /** Version of the job format. */
+  v: 1;
   sweep: string;
   file: string;
   point: GridPoint;
   /** The sweep's runs folder (used by workers when it is shared). */
   runsDir: string;
+  /** HMAC-SHA256 of the job id and the rest of the data (signJob). */
+  sig: string;
 }
 
-/** Where Redis is, from a redis:// URL. */
+/** Where Redis is, from a redis:// or rediss:// URL. */
 export interface RedisAddress {
   host: string;
   port: number;
   username?: string;
   password?: string;
   db?: number;
+  /** rediss://: TLS, the server's certificate checked against the host name. */
+  tls?: { servername: string };
 }
 
-export class QueueUrlError extends Error {
-  readonly code = 'QUEUE_URL';
+export class QueueUrlError extends EngineError {
+  constructor(message: string) {
+    super(message, 'QUEUE_URL');
+  }
 }
 
-/** redis://[user:password@]host:port[/db] as connection options. */
+/** redis[s]://[user:password@]host:port[/db] as connection options. */
 export function parseRedisUrl(url: string): RedisAddress {
   let u: URL;
   try {
     u = new URL(url);
   } catch {
-    throw new QueueUrlError(`--queue "${url}" is not a URL; use redis://HOST:PORT`);
+    throw new QueueUrlError(`--queue "${url}" is not a URL; use redis://HOST:PORT (or rediss:// for TLS)`);
   }
-  if (u.protocol !== 'redis:') throw new QueueUrlError(`--queue "${url}": use redis://HOST:PORT (rediss:// is not supported)`);
+  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:')
+    throw new QueueUrlError(`--queue "${url}": use redis://HOST:PORT, or rediss://HOST:PORT for TLS`);
   const db = u.pathname.replace(/^\//, '');
   if (db && !/^\d+$/.test(db)) throw new QueueUrlError(`--queue "${url}": the path must be a database number`);
+  const host = u.hostname.replace(/^\[(.*)\]$/, '$1') || '127.0.0.1';
   return {
-    host: u.hostname || '127.0.0.1',
+    host,
     port: u.port ? Number(u.port) : 6379,
     ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
     ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
     ...(db ? { db: Number(db) } : {}),
+    ...(u.protocol === 'rediss:' ? { tls: { servername: host } } : {}),
   };
 }
 
@@ -68,6 +84,8 @@ export const jobIdOf = (sweep: string, key: string): string => `${sweep}-${key}`
 
 export interface EnqueueOptions {
   attempts: number;
+  /** SOP_QUEUE_SECRET: each job is signed with it. */
+  secret: string;
 }
 
 /**
@@ -76,7 +94,7 @@ export interface EnqueueOptions {
  */
 export async function enqueue(
   queue: Queue,
-  base: Omit<JobData, 'point'>,
+  base: Omit<JobData, 'point' | 'v' | 'sig'>,
   points: readonly GridPoint[],
   o: EnqueueOptions,
 ): Promise<number> {
@@ -84,28 +102,38 @@ export async function enqueue(
   for (let i = 0; i < points.length; i += 500) {
     const batch = points.slice(i, i + 500);
     const existing = await Promise.all(batch.map((p) => Job.fromId(queue, jobIdOf(base.sweep, p.key))));
-    const fresh = batch.filter((_, j) => !existing[j]);
-    for (const job of existing) {
-      if (!job) continue;
-      const state = await job.getState();
-      // a point whose job failed for good, or whose run was left unfinished, runs again
-      if (state === 'failed') await job.retry('failed');
-      else if (state === 'completed' && !isDone((job.returnvalue as ResultLine | undefined)?.status ?? '')) await job.retry('completed');
-    }
-    await queue.addBulk(
-      fresh.map((point) => ({
-        name: 'run',
-        data: { ...base, point } satisfies JobData,
-        opts: {
-          jobId: jobIdOf(base.sweep, point.key),
-          attempts: o.attempts,
-          backoff: { type: 'exponential', delay: 1000 },
-          removeOnComplete: false,
-          removeOnFail: false,
-        },
-      })),
+    // a point whose job failed for good, or whose run was left unfinished, runs again: its job is
+    // queued anew with this sweep's signed data (not retried as it was: a job refused by the
+    // workers, e.g. one forged under this id, would only be refused again)
+    const again = await Promise.all(
+      existing.map(async (job) => {
+        if (!job) return true;
+        const state = await job.getState();
+        const redo = state === 'failed' || (state === 'completed' && !isDone((job.returnvalue as ResultLine | undefined)?.status ?? ''));
+        if (redo) await job.remove();
+        return redo;
+      }),
     );
-    added += fresh.length;
+    const fresh = batch.filter((_, j) => again[j]);
+    const retried = again.filter((redo, j) => redo && existing[j]).length;
+    await queue.addBulk(
+      fresh.map((point) => {
+        const jobId = jobIdOf(base.sweep, point.key);
+        const data = { v: 1 as const, ...base, point };
+        return {
+          name: 'run',
+          data: { ...data, sig: signJob(o.secret, jobId, data) } satisfies JobData,
+          opts: {
+            jobId,
+            attempts: o.attempts,
+            backoff: { type: 'exponential', delay: 1000 },
+            removeOnComplete: false,
+            removeOnFail: false,
+          },
+        };
+      }),
+    );
+    added += fresh.length - retried;
   }
   return added;
 }

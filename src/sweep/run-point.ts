@@ -174,7 +174,7 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
     r.status === 'interrupted' && o.signal?.aborted
       ? `stopped by Ctrl-C${r.error ? ` (${r.error.message})` : ''}`
       : // a sweep's runs are continued by running the sweep again, not by `sop resume`
-        r.error?.message.replace('resume with --answers FILE', 'run the sweep again with an --answers FILE');
+        r.error?.message.replace('resume with options.answers', 'run the sweep again with an --answers FILE');
   return redacted(line({ ...r, error }, r.messages, record !== undefined));
 }
 

@@ -10,6 +10,7 @@ import { TaskBoard, type TaskBoardData } from './board.js';
 import { TaskBoardError, type Task, type Thought } from './task.js';
 import { taskBoardSchema } from './schema.generated.js';
 import validateTaskBoard from './taskboard-validator.generated.js';
+import { describeJsonProblem } from '../util/json-syntax.js';
 
 /** A task board document as the schema describes it (unknown extra keys are tolerated). */
 type TaskBoardDoc = FromSchema<typeof taskBoardSchema>;
@@ -108,10 +109,13 @@ export function parseTaskBoard(doc: unknown, source = 'task board'): TaskBoard {
 export function loadTaskBoard(file: string): TaskBoard {
   if (!existsSync(file)) return new TaskBoard();
   let doc: unknown;
+  let text = '';
   try {
-    doc = JSON.parse(readFileSync(file, 'utf8'));
+    text = readFileSync(file, 'utf8');
+    doc = JSON.parse(text);
   } catch (err) {
-    throw new TaskBoardError(`${file}: not valid JSON (${(err as Error).message})`);
+    if (!(err instanceof SyntaxError)) throw err;
+    throw new TaskBoardError(`${file}: not valid JSON (${describeJsonProblem(text, err)})`);
   }
   return parseTaskBoard(doc, file);
 }

@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { EngineError } from '../errors.js';
 
 let cached: string | undefined;
 export function packageRoot(): string {
@@ -9,7 +10,7 @@ export function packageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(join(dir, 'prompts')) || !existsSync(join(dir, 'package.json'))) {
     const parent = dirname(dir);
-    if (parent === dir) throw new Error('cannot find the sop package root (prompts/ and package.json)');
+    if (parent === dir) throw new EngineError('cannot find the sop package root (prompts/ and package.json)', 'INTERNAL');
     dir = parent;
   }
   cached = dir;

@@ -6,6 +6,8 @@
 // (at every byte alignment, standard and URL-safe alphabet).
 
 const SECRET_NAME = /(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASS|PASSWD|PASSWORD|PAT|CREDENTIALS?)$/i;
+/** sop's own secrets, named here whatever the pattern above becomes: the key queued jobs are signed with. */
+const SOP_SECRETS = new Set(['SOP_QUEUE_SECRET']);
 /** Query parameters of a URL that carry a credential (`?api-key=`, `&token=`, `&sig=`...). */
 const SECRET_PARAM = /(key|token|secret|pass|pwd|pat|credential|auth|sig)/i;
 /** Shorter values are not redacted: they would match ordinary text. */
@@ -28,7 +30,7 @@ export function configuredSecretNames(): string[] {
 
 /** Whether an environment variable holds a secret by its name (not given to code either). */
 export function isSecretName(name: string): boolean {
-  return SECRET_NAME.test(name) || configured.names.has(name);
+  return SECRET_NAME.test(name) || SOP_SECRETS.has(name) || configured.names.has(name);
 }
 
 const URL_IN_TEXT = /[a-z][a-z0-9+.-]*:\/\/[^\s'"<>`]+/gi;

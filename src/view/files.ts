@@ -1,12 +1,16 @@
 // Files of a run folder the viewer shows: its memory files and workspace files, read-only and
 // size-capped. Only regular files whose real path lies inside the run's memory/ or workspace/
-// folder are ever read; symbolic links are not followed.
-import { lstatSync, readdirSync, realpathSync, openSync, readSync, closeSync } from 'node:fs';
+// folder are ever read; symbolic links are not followed, and a hard-linked file (more than one
+// name: it may be a file from outside the run, linked in by code the run ran) is refused too.
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync, realpathSync, type Stats } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 
 export const FILE_CAP = 64 * 1024;
 const AREAS = ['memory', 'workspace'] as const;
 const MAX_FILES = 200;
+
+/** A file the viewer may read: regular, and its only name (not a hard link to a file elsewhere). */
+const readable = (st: Stats) => st.isFile() && st.nlink === 1;
 
 export interface RunFile {
   /** Path relative to the run folder, with "/" separators. */
@@ -14,7 +18,7 @@ export interface RunFile {
   size: number;
 }
 
-/** The regular files under memory/ and workspace/ (no links, at most 200). */
+/** The regular files under memory/ and workspace/ (no symbolic or hard links, at most 200). */
 export function listRunFiles(runDir: string): RunFile[] {
   const out: RunFile[] = [];
   const walk = (dir: string, depth: number) => {
@@ -28,7 +32,10 @@ export function listRunFiles(runDir: string): RunFile[] {
       if (out.length >= MAX_FILES) return;
       const full = join(dir, e.name);
       if (e.isDirectory() && depth < 8) walk(full, depth + 1);
-      else if (e.isFile()) out.push({ path: relative(runDir, full).split(sep).join('/'), size: lstatSync(full).size });
+      else if (e.isFile()) {
+        const st = lstatSync(full, { throwIfNoEntry: false });
+        if (st && readable(st)) out.push({ path: relative(runDir, full).split(sep).join('/'), size: st.size });
+      }
     }
   };
   for (const area of AREAS) if (realArea(runDir, area)) walk(join(runDir, area), 0);
@@ -55,7 +62,7 @@ export function safeRunFile(runDir: string, name: string): string | undefined {
   const area = rel.split(sep)[0];
   if (rel.startsWith('..') || rel === '' || !AREAS.includes(area as (typeof AREAS)[number])) return undefined;
   try {
-    if (!lstatSync(full).isFile()) return undefined; // a link (or folder, FIFO, device) is refused
+    if (!readable(lstatSync(full))) return undefined; // a symbolic or hard link (or folder, FIFO, device) is refused
     const real = realpathSync(full);
     const areaReal = realArea(runDir, area!);
     if (!areaReal || !real.startsWith(areaReal + sep)) return undefined;
@@ -65,18 +72,26 @@ export function safeRunFile(runDir: string, name: string): string | undefined {
   }
 }
 
-/** The start of a text file (up to FILE_CAP bytes); binary files are not shown. */
-export function readCapped(file: string): { text: string; truncated: boolean; binary: boolean; size: number } {
-  const size = lstatSync(file).size;
-  const buf = Buffer.alloc(Math.min(size, FILE_CAP));
-  const fd = openSync(file, 'r');
-  let n: number;
+/**
+ * The start of a text file (up to FILE_CAP bytes); binary files are not shown. Undefined when the
+ * file opened is no longer one the viewer may read (swapped for a link, a FIFO or a device).
+ */
+export function readCapped(file: string): { text: string; truncated: boolean; binary: boolean; size: number } | undefined {
+  let fd: number;
   try {
-    n = readSync(fd, buf, 0, buf.length, 0);
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | (constants.O_NOCTTY ?? 0));
+  } catch {
+    return undefined;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!readable(st)) return undefined;
+    const buf = Buffer.alloc(Math.min(st.size, FILE_CAP));
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    const bytes = buf.subarray(0, n);
+    const binary = bytes.includes(0);
+    return { text: binary ? '' : bytes.toString('utf8'), truncated: st.size > n, binary, size: st.size };
   } finally {
     closeSync(fd);
   }
-  const bytes = buf.subarray(0, n);
-  const binary = bytes.includes(0);
-  return { text: binary ? '' : bytes.toString('utf8'), truncated: size > n, binary, size };
 }

@@ -70,6 +70,7 @@ function filesHtml(run: ServedRun): string {
       const path = safeRunFile(run.dir, f.path);
       if (!path) return '';
       const c = readCapped(path);
+      if (!c) return '';
       const body = c.binary ? '<p class="muted">binary file, not shown</p>' : `<pre>${esc(c.text)}</pre>`;
       return `<details class="file"><summary>${esc(f.path)} <span class="muted">${c.size} bytes${c.truncated ? ', first 64 KiB shown' : ''}</span></summary>${body}</details>`;
     })

@@ -80,8 +80,8 @@ export function viewApp(runs: () => ServedRun[], token: string, pollMs = 200, id
   app.get('/run/:id/file', (c) => {
     const run = byId(c.req.param('id'));
     const file = run ? safeRunFile(run.dir, c.req.query('path') ?? '') : undefined;
-    if (!file) return c.text('not a memory or workspace file of this run\n', 404);
-    const f = readCapped(file);
+    const f = file ? readCapped(file) : undefined;
+    if (!f) return c.text('not a memory or workspace file of this run\n', 404);
     if (f.binary) return c.text('binary file, not shown\n', 415);
     c.header('Content-Type', 'text/plain; charset=utf-8');
     return c.body(f.text);

@@ -61,9 +61,11 @@ export function lockMemoryDir(dir: string, runId: string): () => void {
   try {
     mkdirSync(dir, { recursive: true });
   } catch (err) {
-    throw new MemoryDirError(`--memory-dir ${dir}: cannot create it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new MemoryDirError(
+      `options.memoryDir ${dir}: cannot create it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
   }
-  if (!statSync(dir).isDirectory()) throw new MemoryDirError(`--memory-dir ${dir}: not a folder`);
+  if (!statSync(dir).isDirectory()) throw new MemoryDirError(`options.memoryDir ${dir}: not a folder`);
   const file = join(dir, MEMORY_LOCK);
   const busy = (h: LockInfo) =>
     new MemoryDirError(

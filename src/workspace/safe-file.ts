@@ -19,17 +19,18 @@ import {
 import { basename, dirname, join } from 'node:path';
 import { fileKind, formatBytes } from '../io/read-input-file.js';
 import { writeFailure } from '../io/disk-full.js';
+import { EngineError } from '../errors.js';
 
 /** At most this much of a file is read for an executor (1 MiB): more would not fit a prompt anyway. */
 export const MAX_FILE_READ_BYTES = 1024 * 1024;
 
 /** A file refused because of what it is (a link, a pipe, a device, too large). */
-export class UnsafeFileError extends Error {
+export class UnsafeFileError extends EngineError {
   constructor(
     readonly path: string,
     readonly reason: string,
   ) {
-    super(`file "${path}" refused: ${reason}`);
+    super(`file "${path}" refused: ${reason}`, 'UNSAFE_FILE');
     this.name = 'UnsafeFileError';
   }
 }
@@ -54,13 +55,14 @@ const DESCRIPTIONS: Record<string, string> = {
 };
 
 /** An ordinary error on a path (ENAMETOOLONG, ENOTDIR, ...), with the path as the agent gave it. */
-export class FileAccessError extends Error {
+export class FileAccessError extends EngineError {
   constructor(
     readonly path: string,
-    readonly code: string,
+    /** The errno code, e.g. "ENOENT". */
+    readonly errno: string,
     verb: string,
   ) {
-    super(`cannot ${verb} "${path}": ${DESCRIPTIONS[code] ?? code} (${code})`);
+    super(`cannot ${verb} "${path}": ${DESCRIPTIONS[errno] ?? errno} (${errno})`, 'FILE_ACCESS');
     this.name = 'FileAccessError';
   }
 }

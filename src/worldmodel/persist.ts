@@ -9,6 +9,7 @@ import { WorldModel, type WorldModelData } from './model.js';
 import { WorldModelError, type Prediction, type Statement, type Triple } from './statement.js';
 import { worldModelSchema } from './schema.generated.js';
 import validateWorldModel from './worldmodel-validator.generated.js';
+import { describeJsonProblem } from '../util/json-syntax.js';
 
 // The schema and the interfaces of statement.ts describe the same records: this fails to compile if they drift.
 type Doc = FromSchema<typeof worldModelSchema>;
@@ -52,10 +53,13 @@ export function parseWorldModel(doc: unknown, source = 'world model'): WorldMode
 export function loadWorldModel(file: string): WorldModel {
   if (!existsSync(file)) return new WorldModel();
   let doc: unknown;
+  let text = '';
   try {
-    doc = JSON.parse(readFileSync(file, 'utf8'));
+    text = readFileSync(file, 'utf8');
+    doc = JSON.parse(text);
   } catch (err) {
-    throw new WorldModelError(`${file}: not valid JSON (${(err as Error).message})`);
+    if (!(err instanceof SyntaxError)) throw err;
+    throw new WorldModelError(`${file}: not valid JSON (${describeJsonProblem(text, err)})`);
   }
   return parseWorldModel(doc, file);
 }

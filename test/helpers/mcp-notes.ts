@@ -3,6 +3,7 @@
 import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cliAllowEntries } from '../../src/mcp/allow.js';
 
 export const NOTES_SERVER = join(process.cwd(), 'examples/mcp/notes-server.mjs');
 
@@ -86,3 +87,12 @@ export function onlyRun(out: string): string {
 }
 
 export const cmd = (command: string, command_args: Record<string, unknown> = {}) => ({ command, command_args });
+
+/**
+ * Run options letting these servers start, as `--allow-mcp NAME` does, and read these variables
+ * (`--allow-mcp-env NAME=VAR`); unsandboxed, for tests that read the files a server writes
+ * outside the workspace (test/mcp-sandbox.test.ts covers the sandbox).
+ */
+export function allowMcp(names: string[], envPairs: string[] = []) {
+  return { mcpApproval: { allow: cliAllowEntries(names, envPairs) }, sandbox: false };
+}

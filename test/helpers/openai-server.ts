@@ -19,7 +19,17 @@ export type Fault =
   /** A streamed request answered with one plain JSON chat completion. */
   | { kind: 'json-for-stream' }
   /** The answer, with this finish_reason. */
-  | { kind: 'finish'; reason: string };
+  | { kind: 'finish'; reason: string }
+  /**
+   * Headers, then only `: keep-alive` SSE comments (or, with `empty`, chunks whose delta is empty)
+   * every `everyMs`, never any content, until the client hangs up.
+   */
+  | { kind: 'keep-alive'; everyMs: number; empty?: boolean }
+  /**
+   * The whole answer (streamed or plain), fed `unit` at a time every `everyMs`: a byte of the
+   * body, or (streams) one SSE chunk of one character of the reply.
+   */
+  | { kind: 'drip'; everyMs: number; unit: 'byte' | 'char' };
 
 export interface ChatRequestBody {
   model: string;
@@ -81,6 +91,23 @@ export function fakeEmbedding(text: string, dim: number): number[] {
 function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
+}
+
+/** Write `next(0)`, `next(1)`, ... every `everyMs` until it returns undefined (then end) or the client goes. */
+function trickle(res: ServerResponse, next: (n: number) => string | undefined, everyMs: number): void {
+  let n = 0;
+  const tick = () => {
+    if (res.destroyed) return;
+    const piece = next(n++);
+    if (piece === undefined) {
+      res.end();
+      return;
+    }
+    res.write(piece);
+    timer = setTimeout(tick, everyMs);
+  };
+  let timer = setTimeout(tick, 0);
+  res.on('close', () => clearTimeout(timer));
 }
 
 export async function startOpenAiServer(options: ServerOptions = {}): Promise<TestServer> {
@@ -193,6 +220,19 @@ export async function startOpenAiServer(options: ServerOptions = {}): Promise<Te
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
         const chunk = (piece: string) =>
           `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: b.model, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] })}\n\n`;
+        if (fault?.kind === 'keep-alive') {
+          const empty = `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: b.model, choices: [{ index: 0, delta: {}, finish_reason: null }] })}\n\n`;
+          trickle(res, () => (fault.empty ? empty : ': keep-alive\n\n'), fault.everyMs);
+          return;
+        }
+        if (fault?.kind === 'drip') {
+          const end =
+            `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: b.model, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n` +
+            'data: [DONE]\n\n';
+          const units = fault.unit === 'byte' ? [...(content.split('').map(chunk).join('') + end)] : [...content.split('').map(chunk), end];
+          trickle(res, (n) => units[n], fault.everyMs);
+          return;
+        }
         if (fault?.kind === 'stall') {
           res.write(chunk(fault.text ?? content.slice(0, 7)));
           return;
@@ -210,6 +250,12 @@ export async function startOpenAiServer(options: ServerOptions = {}): Promise<Te
         );
         res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: b.model, choices: [], usage })}\n\n`);
         res.end('data: [DONE]\n\n');
+        return;
+      }
+      if (fault?.kind === 'keep-alive' || fault?.kind === 'drip') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const text = JSON.stringify(completion);
+        trickle(res, (n) => (fault.kind === 'drip' ? text[n] : ' '), fault.everyMs); // keep-alive: whitespace, never the body
         return;
       }
       if (fault?.kind === 'stall' || fault?.kind === 'tear') {

@@ -15,6 +15,7 @@ import { Capped, CODE_DEFAULTS, codeEnvironment, killGroup, track, type CodeOutc
 import { RUN_TAG_VAR, killTagged, newRunTag } from '../process-tag.js';
 import { SECCOMP_FD, sandboxArgv, sandboxFilter } from '../sandbox.js';
 import { packageRoot } from '../../util/package-root.js';
+import { EngineError } from '../../errors.js';
 
 export const SESSION_LANGUAGES = ['python', 'javascript'] as const;
 export type SessionLanguage = (typeof SESSION_LANGUAGES)[number];
@@ -52,7 +53,7 @@ export function driverArgv(language: SessionLanguage): string[] {
     language === 'python'
       ? join(root, 'src', 'executors', 'session', 'python_session.py')
       : join(root, 'dist', 'src', 'executors', 'session', 'js-session.js');
-  if (!existsSync(file)) throw new Error(`the ${language} session driver ${file} is missing (run npm run build)`);
+  if (!existsSync(file)) throw new EngineError(`the ${language} session driver ${file} is missing (run npm run build)`, 'INTERNAL');
   return language === 'python' ? ['python3', '-u', file] : [process.execPath, file];
 }
 
@@ -238,8 +239,8 @@ export class CodeSession {
 
   /** Run one cell. Never rejects for the cell's own failures (they are in the outcome). */
   run(code: string, req: CellRequest = {}): Promise<CellOutcome> {
-    if (this.closed) throw new Error(`the ${this.o.language} session is closed`);
-    if (this.waiter) throw new Error(`the ${this.o.language} session is already running a cell`);
+    if (this.closed) throw new EngineError(`the ${this.o.language} session is closed`, 'INTERNAL');
+    if (this.waiter) throw new EngineError(`the ${this.o.language} session is already running a cell`, 'INTERNAL');
     const timeoutMs = req.timeoutMs ?? CODE_DEFAULTS.timeoutMs;
     const cap = req.maxOutput ?? CODE_DEFAULTS.maxOutput;
     // output that came between cells (from something the last cell left running) counts for this one
