@@ -59,7 +59,13 @@ export interface RunOptions {
   pricing?: PricingTable;
 }
 
-export type RunStatus = 'finished' | 'max_turns' | 'failed' | 'interrupted' | 'budget';
+export const RUN_STATUSES = ['finished', 'max_turns', 'failed', 'interrupted', 'budget'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** A run signal's status, when it is one a run ends with (else the run is interrupted, resumable). */
+export function runStatus(s: string | undefined): RunStatus {
+  return (RUN_STATUSES as readonly string[]).includes(s ?? '') ? (s as RunStatus) : 'interrupted';
+}
 
 export interface RunResult {
   status: RunStatus;

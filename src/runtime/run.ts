@@ -20,7 +20,7 @@ import { controllerStrategy, type ControllerContext } from './controllers/index.
 import { askJudge } from './controllers/judge.js';
 import type { RunSettings } from './events.js';
 import type { TurnStep } from './hooks.js';
-import type { RunOptions, RunResult, RunStatus } from './options.js';
+import { runStatus, type RunOptions, type RunResult, type RunStatus } from './options.js';
 import { arrive, ASK_JUDGE, routed, ruledMove, start, turnTaken, type Arrival, type Move } from './plan.js';
 import type { RunPosition, RunSnapshot } from './position.js';
 import { RunCheckpoints } from './snapshot.js';
@@ -30,10 +30,6 @@ import { samplePromptTokens } from './usage.js';
 export type { RunOptions, RunResult, RunStatus } from './options.js';
 export type { RunPosition } from './position.js';
 export { resolveInputs, undeclaredInputs } from './inputs.js';
-
-const STATUSES: readonly string[] = ['finished', 'max_turns', 'failed', 'interrupted', 'budget'] satisfies RunStatus[];
-/** A signal's status, when it is one a run ends with (else the run is interrupted, resumable). */
-const runStatus = (s: string | undefined): RunStatus => (s !== undefined && STATUSES.includes(s) ? (s as RunStatus) : 'interrupted');
 
 /** How a step ended: the run goes on, finishes in a state, or stops on a signal. */
 type StepEnd = { next: 'go' | 'again' } | { next: 'finished'; state: string };
