@@ -8,11 +8,14 @@ import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { executor as code } from '../src/executors/code.js';
 import { CodeSession } from '../src/executors/session/code-session.js';
+import { makeRedactor } from '../src/util/redact.js';
 import { execContext, tempDir } from './helpers/executor-context.js';
 
 const counts = {
   escaped: 0,
   escapedReaped: 0,
+  secretVars: 0,
+  secretVarsWithheld: 0,
 };
 
 afterAll(() => {
@@ -108,6 +111,40 @@ describe('code whose escaped child keeps stdout open (no sandbox)', () => {
       expect(next.stdout.trim()).toBe('again');
     } finally {
       session.close();
+    }
+  });
+});
+
+describe('secrets by newer names', () => {
+  const canaries: Record<string, string> = {
+    MYSQL_PWD: 'mysql-canary-pw-4417',
+    PGPASSWORD: 'pg-canary-pw-9021',
+    JWT: 'eyJhbGciOiJIUzI1NiJ9.eyJjYW5hcnkiOjF9.c2lnY2FuYXJ5',
+    TEAM_WEBHOOK_URL: 'https://hooks.example.test/services/T0/B0/canaryhook77',
+    SENTRY_DSN: 'https://canarydsn5512@o1.ingest.example.test/42',
+  };
+  it('are not in the environment of code, and are redacted wherever they are printed', async () => {
+    const saved = { ...process.env };
+    Object.assign(process.env, canaries);
+    try {
+      const r = await code.run({ language: 'bash', code: 'env' }, execContext({ settings: { language: 'bash' } }));
+      expect(r.result).toContain('SOP_WORKSPACE=');
+      const redact = makeRedactor();
+      for (const [name, value] of Object.entries(canaries)) {
+        counts.secretVars++;
+        // not handed to the code at all
+        expect(r.result, name).not.toContain(`${name}=`);
+        expect(r.result, name).not.toContain(value);
+        // and redacted where anything prints it (code reading its parent's environ, a reply)
+        const b64 = Buffer.from(value).toString('base64');
+        const shown = redact(`x ${value} ${b64} y`);
+        expect(shown, name).toMatch(/^x \[REDACTED\] \[REDACTED\]/);
+        expect(shown, name).not.toContain(value);
+        expect(shown, name).not.toContain(b64.slice(0, 8));
+        counts.secretVarsWithheld++;
+      }
+    } finally {
+      for (const k of Object.keys(canaries)) if (!(k in saved)) delete process.env[k];
     }
   });
 });
