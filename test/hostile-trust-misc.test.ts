@@ -4,23 +4,30 @@
 // low items (disk full, render limits, sub-flow cycles across files, lost replies, edited
 // journals, resume --record). Everything runs the real executors or the real `sop` binary;
 // only the LLM is replaced (a local OpenAI-compatible server, mock or cassettes).
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { executor as code } from '../src/executors/code.js';
 import { CodeSession } from '../src/executors/session/code-session.js';
 import { makeRedactor } from '../src/util/redact.js';
 import { execContext, tempDir } from './helpers/executor-context.js';
+import { CLI, runCli } from './helpers/cli.js';
 
 const counts = {
   escaped: 0,
   escapedReaped: 0,
   secretVars: 0,
   secretVarsWithheld: 0,
+  resumePairs: 0,
+  doubleResumes: 0,
 };
 
 afterAll(() => {
   console.log(
-    `hostile trust (misc): ${counts.escapedReaped}/${counts.escaped} escaped children (env -i setsid, output held) reaped at the timeout`,
+    `hostile trust (misc): ${counts.escapedReaped}/${counts.escaped} escaped children (env -i setsid, output held) reaped; ` +
+      `${counts.secretVarsWithheld}/${counts.secretVars} secret variables withheld from code and redacted; ` +
+      `${counts.doubleResumes} double resumes in ${counts.resumePairs} pairs of concurrent resumes`,
   );
 });
 
@@ -147,4 +154,97 @@ describe('secrets by newer names', () => {
       for (const k of Object.keys(canaries)) if (!(k in saved)) delete process.env[k];
     }
   });
+});
+
+const FIX = join(process.cwd(), 'test/fixtures/durable');
+const TOWN = [
+  'run',
+  join(FIX, 'town.sop.json'),
+  '--llm',
+  `replay:${join(FIX, 'town.cassette.json')}`,
+  '--answers',
+  join(FIX, 'answers.txt'),
+  '--seed',
+  '7',
+];
+
+/** A run of the town SOP SIGKILLed once it has printed `lines` --json events; its run folder. */
+function killedRun(out: string, lines: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...TOWN, '--json', '--out', out], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let seen = 0;
+    child.stdout.on('data', (c: Buffer) => {
+      for (const b of c) if (b === 10) seen++;
+      if (seen >= lines) child.kill('SIGKILL');
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code === 0) return reject(new Error('the run finished before it was killed'));
+      const dirs = readdirSync(out).filter((d) => !d.startsWith('.'));
+      resolve(join(out, dirs[0]!));
+    });
+  });
+}
+
+const journalTypes = (dir: string) =>
+  readFileSync(join(dir, 'journal.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => {
+      try {
+        return (JSON.parse(l) as { type: string }).type;
+      } catch {
+        return 'torn';
+      }
+    });
+
+describe('two concurrent resumes of one run', () => {
+  it('never both continue', async () => {
+    const base = tempDir('sop-double-resume-');
+    for (const [i, lines] of [12, 20, 28, 36].entries()) {
+      const dir = await killedRun(join(base, `r${i}`), lines);
+      const [a, b] = await Promise.all([runCli(['resume', dir, '--quiet']), runCli(['resume', dir, '--quiet'])]);
+      counts.resumePairs++;
+      const resumed = journalTypes(dir).filter((t) => t === 'resumed').length;
+      if (resumed > 1) counts.doubleResumes++;
+      expect(resumed, `${a.stderr}\n---\n${b.stderr}`).toBe(1);
+      // the other one said why in one line: the run is in use, or already finished
+      const other = [a, b].find((r) => !/Resuming run/.test(r.stderr));
+      expect(other, `${a.stderr}\n---\n${b.stderr}`).toBeDefined();
+      expect(other!.stderr.trim().split('\n')).toHaveLength(1);
+      expect(other!.stderr).toMatch(/still running \(process \d+\)|already finished/);
+    }
+  }, 120_000);
+
+  it('a resume holds the lock from before it reads the journal', async () => {
+    const dir = await killedRun(tempDir('sop-held-resume-'), 20);
+    // a process that has read the journal to resume it, and not yet gone on
+    const holder = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import { prepareResume } from ${JSON.stringify(join(process.cwd(), 'dist/src/journal/continue.js'))};
+         prepareResume(${JSON.stringify(dir)}); console.log('read'); setInterval(() => {}, 1000);`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      await new Promise<void>((resolve, reject) => {
+        holder.stdout.on('data', (c: Buffer) => c.toString().includes('read') && resolve());
+        holder.on('close', () => reject(new Error('the holder ended')));
+      });
+      const second = await runCli(['resume', dir, '--quiet']);
+      expect(second.status).toBe(1);
+      expect(second.stderr).toMatch(new RegExp(`still running \\(process ${holder.pid}\\)`));
+      expect(journalTypes(dir)).not.toContain('resumed');
+    } finally {
+      holder.kill('SIGKILL');
+    }
+    await new Promise((r) => holder.once('close', r));
+    // its lock is stale now: the next resume takes it over and continues
+    const third = await runCli(['resume', dir, '--quiet']);
+    expect(third.status, third.stderr).toBe(0);
+    expect(journalTypes(dir).filter((t) => t === 'resumed')).toHaveLength(1);
+  }, 60_000);
 });
