@@ -4,8 +4,8 @@
 // low items (disk full, render limits, sub-flow cycles across files, lost replies, edited
 // journals, resume --record). Everything runs the real executors or the real `sop` binary;
 // only the LLM is replaced (a local OpenAI-compatible server, mock or cassettes).
-import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { executor as code } from '../src/executors/code.js';
@@ -21,13 +21,17 @@ const counts = {
   secretVarsWithheld: 0,
   resumePairs: 0,
   doubleResumes: 0,
+  playerHidden: 0,
+  playerShown: 0,
+  playerLeaks: 0,
 };
 
 afterAll(() => {
   console.log(
     `hostile trust (misc): ${counts.escapedReaped}/${counts.escaped} escaped children (env -i setsid, output held) reaped; ` +
       `${counts.secretVarsWithheld}/${counts.secretVars} secret variables withheld from code and redacted; ` +
-      `${counts.doubleResumes} double resumes in ${counts.resumePairs} pairs of concurrent resumes`,
+      `${counts.doubleResumes} double resumes in ${counts.resumePairs} pairs of concurrent resumes; ` +
+      `a human player at a terminal: ${counts.playerShown} messages shown with their marks, ${counts.playerHidden} kept from them, ${counts.playerLeaks} leaks`,
   );
 });
 
@@ -247,4 +251,65 @@ describe('two concurrent resumes of one run', () => {
     expect(third.status, third.stderr).toBe(0);
     expect(journalTypes(dir).filter((t) => t === 'resumed')).toHaveLength(1);
   }, 60_000);
+});
+
+const hasScript = /util-linux/.test(spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout ?? '');
+if (!hasScript) console.warn('hostile-trust-misc: the human player test is skipped: util-linux `script` is not installed');
+
+describe('a human player at a terminal', () => {
+  it.skipIf(!hasScript)(
+    `sees only what their agent may see, with the audience marks${hasScript ? '' : ' (skipped: no `script`)'}`,
+    async () => {
+      // The auction: Ben (a bidder) is played by a person. The seller's reserve and the other
+      // bidders' sealed bids are for the auctioneer only.
+      const dir = tempDir('sop-player-');
+      const sop = JSON.parse(readFileSync(join(process.cwd(), 'examples/auction/auction.sop.json'), 'utf8')) as {
+        $schema?: string;
+        agents: Record<string, { human?: boolean }>;
+      };
+      delete sop.$schema;
+      sop.agents.Ben!.human = true;
+      writeFileSync(join(dir, 'auction.sop.json'), JSON.stringify(sop));
+      const out = join(dir, 'out');
+      const bids = ['I bid <bid>410</bid>', 'Final: <bid>455</bid>'];
+      const cmd = `stty cols 250; ${process.execPath} ${CLI} run auction.sop.json --llm mock --out out`;
+      const screen = await new Promise<string>((resolve, reject) => {
+        const child = spawn('script', ['-qfec', cmd, '/dev/null'], { cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
+        let text = '';
+        let asked = 0;
+        child.stdout.on('data', (c: Buffer) => {
+          text += c.toString();
+          // a prompt is answered once it is shown; Ctrl-D after the last bid
+          const prompts = text.split('Ben (Bidder A) > ').length - 1;
+          while (asked < prompts) child.stdin.write(asked < bids.length ? `${bids[asked++]}\n` : (asked++, '\u0004'));
+        });
+        child.on('error', reject);
+        child.on('close', () => resolve(text));
+      });
+      const plain = screen.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+      const runDir = join(out, readdirSync(out)[0]!);
+      const messages = readFileSync(join(runDir, 'transcript.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { sender: string; content: string; audience?: string[]; to?: string; kind: string });
+      expect(messages.filter((m) => m.sender === 'Ben')).toHaveLength(2);
+      for (const m of messages) {
+        const mayBenSee = m.audience === undefined || m.sender === 'Ben' || m.audience.includes('Ben');
+        const first = m.content.split('<')[0]!.trim().slice(0, 40); // before any tag the display labels
+        if (!mayBenSee) {
+          counts.playerHidden++;
+          if (plain.includes(first)) counts.playerLeaks++;
+          expect(plain, `${m.sender}: ${m.content}`).not.toContain(first);
+        } else {
+          counts.playerShown++;
+          const mark = m.to !== undefined ? ` [to ${m.to}: ${m.audience!.map((a) => (a === 'Ben' ? 'Ben (you)' : a)).join(', ')}]` : '';
+          expect(plain).toContain(`${m.sender} (`);
+          expect(plain, m.content).toContain(first);
+          if (mark) expect(plain).toContain(mark);
+        }
+      }
+      expect(counts.playerHidden).toBeGreaterThanOrEqual(3);
+    },
+    60_000,
+  );
 });
