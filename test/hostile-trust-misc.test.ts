@@ -13,6 +13,7 @@ import { CodeSession } from '../src/executors/session/code-session.js';
 import { makeRedactor } from '../src/util/redact.js';
 import { execContext, tempDir } from './helpers/executor-context.js';
 import { CLI, runCli } from './helpers/cli.js';
+import { startOpenAiServer } from './helpers/openai-server.js';
 
 const counts = {
   escaped: 0,
@@ -24,6 +25,8 @@ const counts = {
   playerHidden: 0,
   playerShown: 0,
   playerLeaks: 0,
+  embeddingCalls: 0,
+  embeddingCounted: 0,
 };
 
 afterAll(() => {
@@ -31,7 +34,8 @@ afterAll(() => {
     `hostile trust (misc): ${counts.escapedReaped}/${counts.escaped} escaped children (env -i setsid, output held) reaped; ` +
       `${counts.secretVarsWithheld}/${counts.secretVars} secret variables withheld from code and redacted; ` +
       `${counts.doubleResumes} double resumes in ${counts.resumePairs} pairs of concurrent resumes; ` +
-      `a human player at a terminal: ${counts.playerShown} messages shown with their marks, ${counts.playerHidden} kept from them, ${counts.playerLeaks} leaks`,
+      `a human player at a terminal: ${counts.playerShown} messages shown with their marks, ${counts.playerHidden} kept from them, ${counts.playerLeaks} leaks; ` +
+      `${counts.embeddingCounted}/${counts.embeddingCalls} embedding calls counted in usage, cost and budgets`,
   );
 });
 
@@ -312,4 +316,78 @@ describe('a human player at a terminal', () => {
     },
     60_000,
   );
+});
+
+describe('embedding calls', () => {
+  it('count in usage, cost and budgets', async () => {
+    const server = await startOpenAiServer({ embeddingDim: 32 });
+    try {
+      const out = tempDir('sop-embed-usage-');
+      const r = await runCli(
+        [
+          'run',
+          join(process.cwd(), 'examples/debate/debate.sop.json'),
+          '--llm',
+          'openai',
+          '--base-url',
+          server.url,
+          '--embedder',
+          'openai:text-embedding-3-small',
+          '--top-k',
+          '2',
+          '--max-turns',
+          '4',
+          '--budget-tokens',
+          '100000000',
+          '--out',
+          out,
+          '--quiet',
+        ],
+        { OPENAI_API_KEY: 'sk-test-embeddings' },
+      );
+      expect(r.status, r.stderr).toBe(0);
+      const dir = join(out, readdirSync(out)[0]!);
+      // what the server was asked and said it counted
+      const embedRequests = server.requests.filter((q) => q.path.endsWith('/embeddings'));
+      const reported = embedRequests.reduce((n, q) => {
+        const input = (q.body as { input: string[] }).input;
+        return n + input.join(' ').length; // the test server's prompt_tokens
+      }, 0);
+      expect(embedRequests.length).toBeGreaterThan(1); // the probe, then the messages and queries
+      counts.embeddingCalls += embedRequests.length;
+      const usage = JSON.parse(readFileSync(join(dir, 'usage.json'), 'utf8')) as {
+        calls: number;
+        prompt_tokens: number;
+        completion_tokens: number;
+        cost?: number;
+        by_purpose: Record<string, { calls: number; prompt_tokens: number; cost?: number }>;
+      };
+      const emb = usage.by_purpose.embedding!;
+      expect(emb.calls).toBe(embedRequests.length);
+      expect(emb.prompt_tokens).toBe(reported);
+      expect(emb.cost).toBeCloseTo((reported * 0.02) / 1e6, 10); // pricing.json: text-embedding-3-small
+      const chat = Object.entries(usage.by_purpose).filter(([k]) => k !== 'embedding');
+      expect(usage.calls).toBe(emb.calls + chat.reduce((n, [, b]) => n + b.calls, 0));
+      expect(usage.cost).toBeCloseTo(emb.cost! + chat.reduce((n, [, b]) => n + (b.cost ?? 0), 0), 10);
+      // the --budget-tokens account was charged every token the usage holds, embeddings included
+      type Checkpoint = {
+        type: string;
+        snapshot?: {
+          usage: { prompt_tokens: number; completion_tokens: number; by_purpose: Record<string, { calls: number }> };
+          extensions?: { budget?: { cli?: { tokens: number } } };
+        };
+      };
+      const events = readFileSync(join(dir, 'journal.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Checkpoint);
+      const last = events.filter((e) => e.type === 'checkpoint').at(-1)!.snapshot!;
+      expect(last.usage.by_purpose.embedding?.calls).toBeGreaterThan(0);
+      expect(last.extensions?.budget?.cli?.tokens).toBe(last.usage.prompt_tokens + last.usage.completion_tokens);
+      expect(events.filter((e) => e.type === 'embedding_call').length).toBe(embedRequests.length);
+      counts.embeddingCounted += emb.calls;
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
 });

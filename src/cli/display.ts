@@ -110,6 +110,7 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         break;
       }
       case 'llm_call':
+      case 'embedding_call':
         tokens += e.usage.promptTokens + e.usage.completionTokens;
         status();
         break;
@@ -142,7 +143,7 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         if (inner.type === 'state_entered') print(`\n${paint(1, `== ${e.flow}: ${safe(inner.state)} ==`, colour)}\n`);
         else if (inner.type === 'message' && visible(inner.message))
           print(`\n${who(inner.message.sender, `[${e.flow}] ${inner.message.sender} (${inner.message.role}):`)} ${shown(inner.message)}\n`);
-        else if (inner.type === 'llm_call') {
+        else if (inner.type === 'llm_call' || inner.type === 'embedding_call') {
           tokens += inner.usage.promptTokens + inner.usage.completionTokens;
           status();
         }

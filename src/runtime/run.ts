@@ -11,6 +11,7 @@ import { AudienceRules, canSee } from '../environment/audience.js';
 import { MemoryEnvironment } from '../environment/memory-environment.js';
 import { createEmbedder } from '../memory/create-embedder.js';
 import type { Embedder } from '../memory/embedder.js';
+import { RunEmbeddingMeter } from './embedding-meter.js';
 import { isSampleTurn } from '../memory/token-budget.js';
 import { alignedWindow, viewerAlignedWindow } from '../memory/window.js';
 import type { Message, MessageKind } from '../environment/message.js';
@@ -134,7 +135,17 @@ export class RunLoop {
   /** The running summary (src/runtime/summaries.ts). */
   private readonly summaries: SummaryHost;
 
+  /** A paid embedder's requests, counted like calls (src/runtime/embedding-meter.ts). */
+  private readonly embeddings: RunEmbeddingMeter;
+
   constructor(private readonly options: RunOptions) {
+    this.embeddings = new RunEmbeddingMeter({
+      usage: this.usage,
+      pricing: options.pricing,
+      where: () => ({ state: this.position.current, turn: this.position.turn }),
+      counted: (meta, usage, cost) => this.llmCall.counted?.(meta, usage, cost),
+      emit: (e) => this.emit(e),
+    });
     this.resolved = resolveSop(options.sop);
     const sop = options.sop;
     const topK = sop.environment?.top_k ?? DEFAULTS.topK;
@@ -143,7 +154,12 @@ export class RunLoop {
       new MemoryEnvironment({
         visibility: sop.environment?.type ?? 'cooperative',
         // Messages are embedded only when something retrieves (reference quirk 32 avoided).
-        embedder: topK > 0 ? (options.embedder ?? (() => createEmbedder(sop.environment?.embedder))) : undefined,
+        embedder:
+          topK > 0
+            ? options.embedder
+              ? this.embeddings.metered(options.embedder)
+              : () => createEmbedder(sop.environment?.embedder).then(this.embeddings.metered)
+            : undefined,
       });
     // audiences: who may see each message (src/environment/audience.ts)
     this.env.audiences = new AudienceRules(sop);
@@ -165,7 +181,7 @@ export class RunLoop {
     this.effects = this.plugins.find((p) => p.effects)?.effects ?? directEffects;
     this.components = new ComponentServices({
       file: options.file,
-      makeEmbedder: () => createEmbedder(sop.environment?.embedder),
+      makeEmbedder: () => createEmbedder(sop.environment?.embedder).then(this.embeddings.metered),
       sharedEmbedder: () => this.runEmbedder(),
       workspace: options.workspace,
       toolExecutors: options.toolExecutors,
@@ -307,8 +323,8 @@ export class RunLoop {
   private embedderPromise?: Promise<Embedder>;
   private runEmbedder(): Promise<Embedder> {
     return (this.embedderPromise ??= this.options.embedder
-      ? Promise.resolve(this.options.embedder)
-      : createEmbedder(this.options.sop.environment?.embedder));
+      ? Promise.resolve(this.embeddings.metered(this.options.embedder))
+      : createEmbedder(this.options.sop.environment?.embedder).then(this.embeddings.metered));
   }
 
   /** Run options that change behaviour, journaled in run_started and resumed (a resume or fork behaves the same). */
@@ -339,6 +355,7 @@ export class RunLoop {
       });
       this.checkpoints.checkpoint();
     }
+    this.embeddings.start();
     let status: RunStatus = 'finished';
     let error: Error | undefined;
     let finalState: string | undefined;
@@ -394,6 +411,10 @@ export class RunLoop {
     let outcome: { result?: string; summary?: string } = {};
     for (const p of this.plugins) if (p.result) outcome = p.result();
     for (const p of this.plugins) p.close?.();
+    // the last messages' embeddings (in the background) are paid for: counted before the end
+    const env = this.env as { flush?: () => Promise<void> };
+    if (status !== 'interrupted' && status !== 'failed' && env.flush) await env.flush().catch(() => {});
+    this.embeddings.detach(); // a sub-flow's embedder: its parent counts again
     this.emit({
       type: 'run_finished',
       status,
