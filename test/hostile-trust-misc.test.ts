@@ -27,6 +27,7 @@ const counts = {
   playerLeaks: 0,
   embeddingCalls: 0,
   embeddingCounted: 0,
+  diskFull: 'skipped',
 };
 
 afterAll(() => {
@@ -35,7 +36,8 @@ afterAll(() => {
       `${counts.secretVarsWithheld}/${counts.secretVars} secret variables withheld from code and redacted; ` +
       `${counts.doubleResumes} double resumes in ${counts.resumePairs} pairs of concurrent resumes; ` +
       `a human player at a terminal: ${counts.playerShown} messages shown with their marks, ${counts.playerHidden} kept from them, ${counts.playerLeaks} leaks; ` +
-      `${counts.embeddingCounted}/${counts.embeddingCalls} embedding calls counted in usage, cost and budgets`,
+      `${counts.embeddingCounted}/${counts.embeddingCalls} embedding calls counted in usage, cost and budgets; ` +
+      `disk full on --record and in a sweep: ${counts.diskFull}`,
   );
 });
 
@@ -390,4 +392,56 @@ describe('embedding calls', () => {
       await server.close();
     }
   }, 60_000);
+});
+
+/** Whether a small tmpfs can be mounted in a private mount namespace here. */
+function tinyDiskSupport(): string {
+  const probe = tempDir('sop-tmpfs-probe-');
+  const r = spawnSync('unshare', ['-rm', 'sh', '-c', `mount -t tmpfs -o size=64k tmpfs "${probe}"`], { encoding: 'utf8', timeout: 10_000 });
+  if (r.error) return `unshare is not available (${(r.error as NodeJS.ErrnoException).code})`;
+  if (r.status !== 0) return `cannot mount a tmpfs in a private namespace here: ${(r.stderr || `exit ${r.status}`).trim()}`;
+  return '';
+}
+const tinyDiskMissing = tinyDiskSupport();
+if (tinyDiskMissing) console.warn(`hostile-trust-misc: disk-full test skipped: ${tinyDiskMissing}`);
+
+describe('a full disk', () => {
+  it.skipIf(tinyDiskMissing !== '')(
+    `on --record and in a sweep says so in one line, naming the file and what to do${tinyDiskMissing ? ` (skipped: ${tinyDiskMissing})` : ''}`,
+    async () => {
+      const dir = tempDir('sop-tiny-disk-');
+      const mnt = join(dir, 'm');
+      const q = (x: string) => `'${x.replace(/'/g, `'\\''`)}'`;
+      const sopCli = `${q(process.execPath)} ${q(CLI)}`;
+      const debate = q(join(process.cwd(), 'examples/debate/debate.sop.json'));
+      const script = [
+        `mkdir -p ${q(mnt)} && mount -t tmpfs -o size=64k tmpfs ${q(mnt)} || exit 99`,
+        // room for the cassette's first interactions, not for all of them
+        `head -c 48000 /dev/zero > ${q(join(mnt, 'fill'))}`,
+        `${sopCli} run ${debate} --llm mock --record ${q(join(mnt, 'c.json'))} --out ${q(join(dir, 'runs'))} --quiet; echo "record=$?"`,
+        `rm ${q(join(mnt, 'fill'))}; head -c 30000 /dev/zero > ${q(join(mnt, 'fill'))}`,
+        `${sopCli} sweep ${debate} --llm mock --seeds 1-4 --concurrency 1 --out ${q(join(mnt, 'sw'))}; echo "sweep=$?"`,
+      ].join('\n');
+      const r = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
+        const child = spawn('unshare', ['-rm', 'sh', '-c', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+        child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+        child.on('error', reject);
+        child.on('close', () => resolve({ stdout, stderr }));
+      });
+      expect(r.stdout).toMatch(/record=(1|130)/);
+      expect(r.stderr).toMatch(/disk full: cannot write \S+\/c\.json \(ENOSPC\); nothing written before it was lost; free some space/);
+      expect(r.stdout).toContain('sweep=1');
+      // the runs, or the sweep's own results.jsonl, could not be written: either way one line says what to do
+      expect(r.stderr).toMatch(
+        /disk full: (\d+ of the runs could not be written under \S+|cannot write \S+\/results\.jsonl \(ENOSPC\); nothing written before it was lost); free some space, then run the same sop sweep again/,
+      );
+      expect(r.stderr).not.toMatch(/ENOSPC: no space left on device/); // Node's own message, which names no file
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      counts.diskFull = 'the cassette and the sweep named, 0 raw ENOSPC, 0 stack traces';
+    },
+    120_000,
+  );
 });

@@ -47,7 +47,11 @@ export class RunFolder {
     existing?: { events: readonly RunEvent[]; unlock?: () => void },
   ) {
     this.dir = resolve(outDir, runId);
-    mkdirSync(this.dir, { recursive: true });
+    try {
+      mkdirSync(this.dir, { recursive: true });
+    } catch (err) {
+      throw writeFailure(err, this.dir);
+    }
     this.redact = redact;
     // a resume took the lock before it read the journal; it is this folder's now
     this.unlock = existing?.unlock ?? acquireRunLock(this.dir);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { renameSync, unlinkSync, writeFileSync, linkSync } from 'node:fs';
 import { readInputFile } from '../io/read-input-file.js';
 import { JournalError } from './reader.js';
+import { writeFailure } from '../io/disk-full.js';
 
 export const LOCK_FILE = 'run.lock';
 
@@ -47,7 +48,16 @@ export function acquireRunLock(dir: string): () => void {
   const file = join(dir, LOCK_FILE);
   const mine: LockInfo = { pid: process.pid, host: hostname(), time: new Date().toISOString() };
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(mine) + '\n');
+  try {
+    writeFileSync(tmp, JSON.stringify(mine) + '\n');
+  } catch (err) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // not created
+    }
+    throw writeFailure(err, tmp); // files: a full disk names the file
+  }
   try {
     linkSync(tmp, file); // atomic: fails if a lock exists
   } catch (err) {
