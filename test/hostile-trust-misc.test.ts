@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { executor as code } from '../src/executors/code.js';
 import { CodeSession } from '../src/executors/session/code-session.js';
 import { makeRedactor } from '../src/util/redact.js';
+import { RenderLimitError, withinLimits } from '../src/prompt/render-limits.js';
 import { execContext, tempDir } from './helpers/executor-context.js';
 import { CLI, runCli } from './helpers/cli.js';
 import { startOpenAiServer } from './helpers/openai-server.js';
@@ -444,4 +445,20 @@ describe('a full disk', () => {
     },
     120_000,
   );
+});
+
+describe("V8's own string limit in a render", () => {
+  it('becomes the render-limit message', () => {
+    // 'x'.repeat(2 ** 30) is past the longest string V8 holds: it throws RangeError("Invalid string length")
+    expect(() => 'x'.repeat(2 ** 30)).toThrow(/Invalid string length/);
+    expect(() => withinLimits(() => 'x'.repeat(2 ** 30))).toThrow(RenderLimitError);
+    expect(() => withinLimits(() => 'x'.repeat(2 ** 30))).toThrow(
+      /grows past the longest string JavaScript can hold.*limit of 16,000,000 characters/,
+    );
+    expect(() =>
+      withinLimits(() => {
+        throw new RangeError('Maximum call stack size exceeded');
+      }),
+    ).toThrow(RangeError);
+  });
 });
