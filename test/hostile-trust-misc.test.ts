@@ -462,3 +462,38 @@ describe("V8's own string limit in a render", () => {
     ).toThrow(RangeError);
   });
 });
+
+describe('a sub-flow that names its own file', () => {
+  const flow = (name: string, sub: string) => ({
+    name,
+    agents: { Boss: { roles: { boss: 'R' } } },
+    root: 'boss',
+    states: {
+      boss: {
+        roles: ['R'],
+        commands: { again: { executor: 'sop', settings: { file: sub } }, finish: { executor: 'finish' } },
+        controller: { max_turns: 3 },
+        next_states: { 1: 'end' },
+      },
+      end: { final: true },
+    },
+  });
+  it('is refused by validate, itself or through other files (a cycle across files)', async () => {
+    const dir = tempDir('sop-subflow-cycle-');
+    writeFileSync(join(dir, 'self.sop.json'), JSON.stringify(flow('self', 'self.sop.json')));
+    writeFileSync(join(dir, 'a.sop.json'), JSON.stringify(flow('a', 'b.sop.json')));
+    writeFileSync(join(dir, 'b.sop.json'), JSON.stringify(flow('b', './sub/../a.sop.json')));
+    writeFileSync(join(dir, 'c.sop.json'), JSON.stringify(flow('c', 'a.sop.json'))); // leads into a cycle, not back to c
+    const self = await runCli(['validate', join(dir, 'self.sop.json')]);
+    expect(self.status).toBe(1);
+    expect(self.stderr).toMatch(/states\/boss\/commands\/again\/settings\/file.*sub-flow cycle: self\.sop\.json -> self\.sop\.json/);
+    const a = await runCli(['validate', join(dir, 'a.sop.json')]);
+    expect(a.status).toBe(1);
+    expect(a.stderr).toMatch(
+      /sub-flow cycle: a\.sop\.json -> b\.sop\.json -> a\.sop\.json; a SOP that runs itself as a sub-flow never ends/,
+    );
+    expect(a.stderr.trim().split('\n')).toHaveLength(1);
+    const c = await runCli(['validate', join(dir, 'c.sop.json')]);
+    expect(c.stderr).not.toMatch(/cycle: c\.sop\.json/);
+  });
+});
