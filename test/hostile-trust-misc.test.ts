@@ -293,6 +293,7 @@ describe('a human player at a terminal', () => {
         child.on('error', reject);
         child.on('close', () => resolve(text));
       });
+      // eslint-disable-next-line no-control-regex -- the terminal's escape sequences are removed
       const plain = screen.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
       const runDir = join(out, readdirSync(out)[0]!);
       const messages = readFileSync(join(runDir, 'transcript.jsonl'), 'utf8')
