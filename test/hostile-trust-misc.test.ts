@@ -212,7 +212,7 @@ const journalTypes = (dir: string) =>
 describe('two concurrent resumes of one run', () => {
   it('never both continue', async () => {
     const base = tempDir('sop-double-resume-');
-    for (const [i, lines] of [12, 20, 28, 36].entries()) {
+    for (const [i, lines] of [12, 20, 28, 36, 16, 24, 32, 40].entries()) {
       const dir = await killedRun(join(base, `r${i}`), lines);
       const [a, b] = await Promise.all([runCli(['resume', dir, '--quiet']), runCli(['resume', dir, '--quiet'])]);
       counts.resumePairs++;

@@ -10,7 +10,7 @@ import { validateSopDocument } from '../loader/load.js';
 import { continuePoint, loadRunRecord, type RunRecord } from './record.js';
 import { appliedSettings } from './applied-settings.js';
 import { JournalError } from './reader.js';
-import { acquireRunLock, lockHolder } from './lock.js';
+import { RunInUseError, acquireRunLock } from './lock.js';
 import type { ResumeFrom } from './snapshot.js';
 import { JOURNAL_FILE } from './writer.js';
 import { SharedTextWriter } from './shared-text.js';
@@ -86,12 +86,13 @@ function lockToResume(dir: string): (() => void) | undefined {
   try {
     return acquireRunLock(dir);
   } catch (err) {
-    const holder = lockHolder(dir);
-    if (err instanceof JournalError && holder)
+    if (err instanceof RunInUseError) {
+      const holder = err.holder;
       throw new JournalError(
         `${dir} is still running (process ${holder.pid}${holder.host !== hostname() ? ` on ${holder.host}` : ''}); ` +
           `stop it first (Ctrl-C), or delete its run.lock if that process is gone`,
       );
+    }
     throw err;
   }
 }
