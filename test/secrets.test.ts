@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeRedactor, secretValues } from '../src/util/redact.js';
+import { isSecretName, makeRedactor, secretValues } from '../src/util/redact.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 
 const CLI = resolve('dist/src/cli/main.js');
@@ -60,6 +60,26 @@ describe('redaction', () => {
     const redact = makeRedactor(['pa"ss\\word']);
     expect(redact(JSON.stringify({ line: 'x pa"ss\\word y' }))).toBe('{"line":"x [REDACTED] y"}');
     expect(redact(JSON.stringify(JSON.stringify({ v: 'pa"ss\\word' })))).not.toContain('ss');
+  });
+
+  it('knows database passwords, JWTs, DSNs and webhook URLs by name, and not PWD', () => {
+    const env = {
+      MYSQL_PWD: 'mysql-pw-1',
+      PGPASSWORD: 'pg-pw-22',
+      JWT: 'eyJhbGciOiJIUzI1NiJ9.e30.sig',
+      AUTH_JWT: 'eyJhbGciOiJIUzI1NiJ9.e31.sig',
+      SENTRY_DSN: 'https://abc123@o1.ingest.sentry.io/42',
+      SLACK_WEBHOOK_URL: 'https://hooks.slack.com/services/T0/B0/xyz',
+      PWD: '/home/someone/project',
+      OLDPWD: '/home/someone',
+      DSN_COUNT: '123456',
+    };
+    for (const name of ['MYSQL_PWD', 'PGPASSWORD', 'JWT', 'AUTH_JWT', 'SENTRY_DSN', 'SLACK_WEBHOOK_URL'])
+      expect(isSecretName(name), name).toBe(true);
+    for (const name of ['PWD', 'OLDPWD', 'DSN_COUNT', 'JWT_ISSUER']) expect(isSecretName(name), name).toBe(false);
+    expect(secretValues(env).sort()).toEqual(
+      [env.MYSQL_PWD, env.PGPASSWORD, env.JWT, env.AUTH_JWT, env.SENTRY_DSN, env.SLACK_WEBHOOK_URL].sort(),
+    );
   });
 });
 

@@ -180,7 +180,12 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
   const outDir = continuation?.outDir ?? o.out;
   const folder =
     outDir !== undefined
-      ? new RunFolder(outDir, runId, makeRedactor(), continuation ? { events: continuation.history } : undefined)
+      ? new RunFolder(
+          outDir,
+          runId,
+          makeRedactor(),
+          continuation ? { events: continuation.history, ...(continuation.unlock ? { unlock: continuation.unlock } : {}) } : undefined,
+        )
       : undefined;
   if (folder) listeners.push(folder.onEvent);
   if (folder) promptListeners.push(folder.onEvent);
@@ -359,13 +364,24 @@ function launchOf(o: RunSopOptions): Record<string, string | number | boolean> {
 
 /** Continue an interrupted or killed run from its last checkpoint, in its own folder (a bad folder throws JournalError here). */
 export function resumeRun(runDir: string, options: Omit<RunSopOptions, 'out' | 'runId' | 'inputs' | 'seed'> = {}): RunHandle {
-  const { record, continuation } = prepareResume(runDir);
-  if (record.status === 'finished')
-    throw new JournalError(`${runDir}: the run already finished; nothing to resume (fork it from an earlier turn)`);
-  const o = withLaunch(options, continuation.launch, record.started.file);
-  // journaled on `resumed`: the run's command line with what is given now, for the next resume
-  const launch = o.launch ?? { ...continuation.launch, ...launchOf(options) };
-  return handleOf(() => startRun(continuation.sop, { ...o, launch }, continuation), continuation.runId, resolve(runDir));
+  const { record, continuation } = prepareResume(runDir); // holds the run folder's lock
+  const unlock = continuation.unlock ?? (() => {});
+  try {
+    if (record.status === 'finished')
+      throw new JournalError(`${runDir}: the run already finished; nothing to resume (fork it from an earlier turn)`);
+    const o = withLaunch(options, continuation.launch, record.started.file);
+    // journaled on `resumed`: the run's command line with what is given now, for the next resume
+    const launch = o.launch ?? { ...continuation.launch, ...launchOf(options) };
+    const start = () =>
+      startRun(continuation.sop, { ...o, launch }, continuation).catch((err: unknown) => {
+        unlock(); // the run folder did not take the lock over (or has released it: idempotent)
+        throw err;
+      });
+    return handleOf(start, continuation.runId, resolve(runDir));
+  } catch (err) {
+    unlock();
+    throw err;
+  }
 }
 
 /** A new run (a new folder, next to the original unless `out` is given) continuing from run `runDir` after `turn` turns. */

@@ -1,6 +1,11 @@
 // What a person sees while a run goes: the messages (streamed on a terminal), a live status
-// line on stderr, and a closing line with the run folder and token usage.
+// line on stderr, and a closing line with the run folder and token usage. A person who plays an
+// agent at this terminal (`player`) sees only the messages that agent may see (its audience),
+// each marked with whom it was for, and nothing streamed (a reply's audience is known only once
+// it has ended: its <to> tag).
 import type { RunEvent } from '../runtime/events.js';
+import { canSee } from '../environment/audience.js';
+import type { Message } from '../environment/message.js';
 import type { Redactor } from '../util/redact.js';
 import { StreamRedactor } from '../util/stream-redactor.js';
 import { terminalSafe as safe } from '../util/terminal-text.js';
@@ -17,6 +22,15 @@ export interface DisplayOptions {
   redact: Redactor;
   /** Where NO_COLOR is read; process.env by default. */
   env?: NodeJS.ProcessEnv;
+  /** The agents played by the person at this terminal: only what they may all see is shown. */
+  player?: readonly string[];
+}
+
+/** The audience mark of a message: `[to Bo]`, and for a message not for everyone, who may see it. */
+export function audienceMark(m: Pick<Message, 'to' | 'audience'>, player?: readonly string[]): string {
+  if (m.to === undefined) return '';
+  const who = m.audience && player ? m.audience.map((a) => (player.includes(a) ? `${a} (you)` : a)).join(', ') : undefined;
+  return who ? ` [to ${m.to}: ${who}]` : ` [to ${m.to}]`;
 }
 
 /** A message as shown: a command briefly (`▸ run_code python, 12 lines`), a command's result on one line, speech as it is. */
@@ -46,6 +60,9 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
   const shown = (m: { kind: string; content: string }) =>
     m.kind === 'action' ? safe(readable(m)) : labelTags(safe(readable(m)), tagLabel);
   const who = (agent: string, label: string) => paint(agentColour(agent), label, colour);
+  const player = o.player && o.player.length > 0 ? o.player : undefined;
+  /** Whether the person at the terminal may see `m` (no player: everything). */
+  const visible = (m: Message) => player === undefined || canSee(player, m, 0);
   const clearStatus = () => screen.clearStatus();
   const status = () => screen.status(o.redact(safe(`[${state}] turn ${turn} · ${speaker || '…'} · ${tokens} tokens`)));
   const print = (s: string) => screen.write(o.redact(s));
@@ -62,7 +79,7 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         status();
         break;
       case 'delta':
-        if (o.quiet || !tty) break;
+        if (o.quiet || !tty || player) break;
         if (streaming !== e.agent) {
           streaming = e.agent;
           pending = '';
@@ -84,9 +101,9 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         break;
       case 'message': {
         const m = e.message;
-        if (!o.quiet) {
+        if (!o.quiet && visible(m)) {
           if (streaming === m.sender && tty && holding === false) print(`${tags.push(safe(held.flush()))}${tags.flush()}\n`);
-          else print(`\n${who(m.sender, `${m.sender} (${m.role})${m.to !== undefined ? ` [to ${safe(m.to)}]` : ''}:`)} ${shown(m)}\n`);
+          else print(`\n${who(m.sender, `${m.sender} (${m.role})${safe(audienceMark(m, player))}:`)} ${shown(m)}\n`);
         }
         streaming = undefined;
         holding = undefined;
@@ -94,6 +111,7 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         break;
       }
       case 'llm_call':
+      case 'embedding_call':
         tokens += e.usage.promptTokens + e.usage.completionTokens;
         status();
         break;
@@ -112,6 +130,7 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         break;
       // actions: rejected command replies, and what sub-flows say (prefixed with their path)
       case 'command_rejected':
+        if (player && !player.includes(e.agent)) break; // what another agent tried to say is not the player's
         note(paint(2, `(${e.agent}'s reply was not a valid command, attempt ${e.attempt}: ${safe(e.error)})\n`, errColour));
         break;
       case 'subflow': {
@@ -123,9 +142,9 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         if (inner.type === 'effect_started') clearStatus();
         if (o.quiet) break;
         if (inner.type === 'state_entered') print(`\n${paint(1, `== ${e.flow}: ${safe(inner.state)} ==`, colour)}\n`);
-        else if (inner.type === 'message')
+        else if (inner.type === 'message' && visible(inner.message))
           print(`\n${who(inner.message.sender, `[${e.flow}] ${inner.message.sender} (${inner.message.role}):`)} ${shown(inner.message)}\n`);
-        else if (inner.type === 'llm_call') {
+        else if (inner.type === 'llm_call' || inner.type === 'embedding_call') {
           tokens += inner.usage.promptTokens + inner.usage.completionTokens;
           status();
         }

@@ -1,7 +1,7 @@
 // sop resume RUN_DIR: continue an interrupted or killed run from its last turn boundary, in the
 // same run folder, with the same SOP, LLM choice and answers file unless told otherwise.
-import { prepareResume, rewriteDerivedFiles } from '../journal/continue.js';
-import { damageWarning } from '../journal/record.js';
+import { prepareResume, rewriteDerivedFiles, type Continuation } from '../journal/continue.js';
+import { damageWarning, type RunRecord } from '../journal/record.js';
 import { REDACTED, configureSecrets, makeRedactor } from '../util/redact.js';
 import { runCommand, type RunCommandOptions } from './run-command.js';
 import { EngineError } from '../errors.js';
@@ -37,7 +37,16 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
 
 export async function resumeCommand(o: ResumeCommandOptions): Promise<number> {
+  // the run folder's lock is taken before its journal is read: a second resume stops here
   const { record, continuation } = prepareResume(o.dir);
+  try {
+    return await resumeLocked(o, record, continuation);
+  } finally {
+    continuation.unlock?.(); // the run folder released it already if the run started (idempotent)
+  }
+}
+
+async function resumeLocked(o: ResumeCommandOptions, record: RunRecord, continuation: Continuation): Promise<number> {
   configureSecrets({ names: redactedNames(o, continuation.launch), urls: [o.baseUrl] });
   const redact = makeRedactor();
   const err = (s: string) => process.stderr.write(redact(s));

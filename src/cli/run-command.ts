@@ -201,7 +201,9 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       if (e.type !== 'delta') process.stdout.write(redact(JSON.stringify(e)) + '\n');
     });
   } else {
-    listeners.push(terminalDisplay({ out: process.stdout, err: process.stderr, quiet: o.quiet, redact }));
+    // a person playing agents at this terminal sees what those agents may see (their audience)
+    const player = human instanceof TerminalInput ? humans : undefined;
+    listeners.push(terminalDisplay({ out: process.stdout, err: process.stderr, quiet: o.quiet, redact, player }));
   }
   const rerun: RerunPolicy = { autoRun: o.rerunAutoRun ?? o.autoRun, approve: process.stdin.isTTY ? askYesNo : undefined };
   // The run goes through the public API (src/api/run.ts): it writes the run folder and the journal.

@@ -2,6 +2,7 @@
 // or on `sop worker` processes through a BullMQ queue, and gather OUT/results.jsonl and
 // OUT/summary.md. Re-running the same sweep skips finished runs and continues the others from
 // their journals (docs/sweep.md).
+import { SWEEP_AGAIN } from '../io/disk-full.js';
 import { existsSync } from 'node:fs';
 import { setMaxListeners } from 'node:events';
 import { availableParallelism } from 'node:os';
@@ -193,6 +194,9 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
     `${done} of ${points.length} runs done${budget ? ` (${budget} stopped by a budget)` : ''}, ${failed} failed${open ? `, ${open} not finished (run the same sweep again to continue them)` : ''}; ` +
       `${out}/results.jsonl, ${out}/summary.md\n`,
   );
+  // files: runs a full disk stopped are said once, with what to do
+  const full = lines.filter((r) => r.error?.startsWith('disk full:')).length;
+  if (full > 0) err(`disk full: ${full} of the runs could not be written under ${out}; free some space, then ${SWEEP_AGAIN}\n`);
   if (stop.signal.aborted) return 130;
   return failed > 0 || open > 0 ? 1 : 0;
 }

@@ -1,12 +1,13 @@
 // Running a piece of Python, JavaScript or shell in a child process: the code goes in on stdin,
 // the working directory is the workspace, the whole process group and every process carrying the
 // run's tag are killed at the timeout (and when the script ends, so nothing it started in the
-// background outlives it, even after setsid), and each of stdout
-// and stderr is capped.
+// background outlives it, even after setsid; one with a cleared environment is found by the
+// output pipes it holds), and each of stdout and stderr is capped. At the timeout the run
+// returns even if something it cannot kill still holds the pipes: sop closes its ends.
 import { spawn } from 'node:child_process';
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { SECCOMP_FD, sandboxArgv, sandboxFilter } from './sandbox.js';
-import { RUN_TAG_VAR, killTagged, newRunTag } from './process-tag.js';
+import { RUN_TAG_VAR, killHolders, killTagged, newRunTag, outputEnds } from './process-tag.js';
 import { isSecretName, urlCredentials } from '../util/redact.js';
 
 export const LANGUAGES = ['python', 'javascript', 'bash'] as const;
@@ -88,6 +89,18 @@ export class Capped {
   }
 }
 
+/** How long after a kill sop waits for the output pipes to close before closing its own ends. */
+export const PIPE_CLOSE_GRACE_MS = 500;
+
+/**
+ * Stop reading a child's stdout and stderr (something outside its reach holds their other ends),
+ * so that its 'close' fires once it has exited.
+ */
+export function closePipes(child: { stdout: Readable | null; stderr: Readable | null }): void {
+  child.stdout?.destroy();
+  child.stderr?.destroy();
+}
+
 export function killGroup(pid: number | undefined): void {
   if (pid === undefined) return;
   try {
@@ -120,15 +133,18 @@ export function runCode(req: CodeRequest): Promise<CodeOutcome> {
   // files: every process of this run carries the tag, so one that left the process group
   // (setsid) is found and killed too, at the timeout and when the script ends
   const tag = newRunTag();
+  let ends: string[] = [];
   const killAll = (pid: number | undefined) => {
     killGroup(pid);
     killTagged(tag);
+    killHolders(ends);
   };
   return new Promise((resolve) => {
     const stdout = new Capped(cap);
     const stderr = new Capped(cap);
     let timedOut = false;
     let settled = false;
+    let exit: { code: number | null; signal: string | null } | undefined;
     const child = spawn(argv[0]!, argv.slice(1), {
       cwd: req.cwd,
       env: { ...codeEnvironment(req.env), [RUN_TAG_VAR]: tag },
@@ -136,6 +152,8 @@ export function runCode(req: CodeRequest): Promise<CodeOutcome> {
       // --sandbox: bwrap reads its seccomp filter from fd 3
       stdio: sandboxed ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
     });
+    // before the code is written to it, so these are still sop's pipes
+    ends = outputEnds(child.pid);
     if (sandboxed) {
       const fd = child.stdio[SECCOMP_FD] as Writable | null;
       fd?.on('error', () => {
@@ -149,6 +167,7 @@ export function runCode(req: CodeRequest): Promise<CodeOutcome> {
       settled = true;
       untrack();
       clearTimeout(timer);
+      clearTimeout(grace);
       req.signal?.removeEventListener('abort', onAbort);
       resolve({
         exitCode: null,
@@ -162,9 +181,13 @@ export function runCode(req: CodeRequest): Promise<CodeOutcome> {
         ...o,
       });
     };
+    let grace: NodeJS.Timeout | undefined;
     const timer = setTimeout(() => {
-      timedOut = true;
+      // a script that already ended is not "killed at the timeout": only what it left holding
+      // its output is (and whatever of that could not be killed is cut off)
+      if (!exit) timedOut = true;
       killAll(child.pid);
+      grace = setTimeout(() => closePipes(child), PIPE_CLOSE_GRACE_MS);
     }, timeoutMs);
     const onAbort = () => killAll(child.pid);
     req.signal?.addEventListener('abort', onAbort, { once: true });
@@ -176,7 +199,6 @@ export function runCode(req: CodeRequest): Promise<CodeOutcome> {
     child.on('error', (err: NodeJS.ErrnoException) => {
       finish({ startError: err.code === 'ENOENT' ? `${argv[0]} is not installed or not on PATH` : err.message });
     });
-    let exit: { code: number | null; signal: string | null } | undefined;
     child.on('exit', (code, signal) => {
       exit = { code, signal };
       // Background processes the script left behind are killed with it (in its group or not);

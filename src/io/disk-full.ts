@@ -12,9 +12,11 @@ export class DiskFullError extends EngineError {
   constructor(
     readonly file: string,
     cause: NodeJS.ErrnoException,
+    /** How to go on once there is room (default: a run's, `sop resume`). */
+    then = 'continue with sop resume',
   ) {
     super(
-      `disk full: cannot write ${file} (${cause.code}); nothing written before it was lost; free some space, then continue with sop resume`,
+      `disk full: cannot write ${file} (${cause.code}); nothing written before it was lost; free some space, then ${then}`,
       'DISK_FULL',
     );
     this.name = 'DiskFullError';
@@ -28,6 +30,9 @@ export function isDiskFull(err: unknown): err is NodeJS.ErrnoException {
 }
 
 /** The error to throw for a failed write of `file`: a DiskFullError when the disk is full. */
-export function writeFailure(err: unknown, file: string): unknown {
-  return isDiskFull(err) ? new DiskFullError(file, err) : err;
+export function writeFailure(err: unknown, file: string, then?: string): unknown {
+  return isDiskFull(err) ? new DiskFullError(file, err, then) : err;
 }
+
+/** What to do after a full disk stopped a sweep: its finished runs are in results.jsonl. */
+export const SWEEP_AGAIN = 'run the same sop sweep again (the runs it finished are kept)';

@@ -1,7 +1,8 @@
 // The run folder: journal.jsonl (every event; src/journal), transcript.jsonl and transcript.md
 // (derived from the events), usage.json (calls and tokens). Files are appended as the run goes,
 // so a killed run keeps everything said up to that point; every line passes through the secret
-// redactor. One process writes a run folder at a time (run.lock).
+// redactor. One process writes a run folder at a time (run.lock; a resume takes it before it
+// reads the journal, and hands it over here).
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { RunEvent } from '../runtime/events.js';
@@ -43,12 +44,17 @@ export class RunFolder {
     outDir: string,
     readonly runId: string,
     redact: Redactor = makeRedactor(),
-    existing?: { events: readonly RunEvent[] },
+    existing?: { events: readonly RunEvent[]; unlock?: () => void },
   ) {
     this.dir = resolve(outDir, runId);
-    mkdirSync(this.dir, { recursive: true });
+    try {
+      mkdirSync(this.dir, { recursive: true });
+    } catch (err) {
+      throw writeFailure(err, this.dir);
+    }
     this.redact = redact;
-    this.unlock = acquireRunLock(this.dir);
+    // a resume took the lock before it read the journal; it is this folder's now
+    this.unlock = existing?.unlock ?? acquireRunLock(this.dir);
     try {
       this.journal = new JournalWriter(join(this.dir, JOURNAL_FILE), redact);
     } catch (err) {

@@ -1,7 +1,8 @@
 // Continuing a journaled run: `sop resume` (same folder, from the last checkpoint, reusing the
 // journal's effect results) and `sop fork` (a new folder whose journal is the original's up to
 // a turn boundary, then a new branch). Both hand a Continuation to the run command.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { basename, dirname, isAbsolute, join, normalize, resolve, sep } from 'node:path';
 import type { RunEvent, RunSettings } from '../runtime/events.js';
 import type { Sop } from '../sop/types.js';
@@ -9,6 +10,7 @@ import { validateSopDocument } from '../loader/load.js';
 import { continuePoint, loadRunRecord, type RunRecord } from './record.js';
 import { appliedSettings } from './applied-settings.js';
 import { JournalError } from './reader.js';
+import { RunInUseError, acquireRunLock } from './lock.js';
 import type { ResumeFrom } from './snapshot.js';
 import { JOURNAL_FILE } from './writer.js';
 import { SharedTextWriter } from './shared-text.js';
@@ -36,6 +38,12 @@ export interface Continuation {
    * resume that recorded it left it.
    */
   launch: Record<string, string | number | boolean>;
+  /**
+   * resume: the run folder's lock, taken before the journal was read (so two resumes of one run
+   * cannot both continue from what they read). The run folder takes it over; whoever ends
+   * without one calls it (idempotent).
+   */
+  unlock?: () => void;
 }
 
 function documentOf(record: RunRecord): Sop {
@@ -57,9 +65,40 @@ function base(record: RunRecord, mode: 'resume' | 'fork', turn?: number) {
   };
 }
 
-/** The rest of an interrupted or killed run, in its own folder. */
+/**
+ * The rest of an interrupted or killed run, in its own folder. The folder's lock is taken first:
+ * of two resumes of one run, the second stops here, and one that comes after the first ended
+ * reads what the first wrote.
+ */
 export function prepareResume(dir: string): { record: RunRecord; continuation: Continuation } {
-  const record = loadRunRecord(dir);
+  const unlock = lockToResume(dir);
+  try {
+    return resumeOf(dir, unlock);
+  } catch (err) {
+    unlock?.();
+    throw err;
+  }
+}
+
+/** Take the run folder's lock; undefined when there is no folder to lock (reading it says why). */
+function lockToResume(dir: string): (() => void) | undefined {
+  if (!existsSync(join(dir, JOURNAL_FILE))) return undefined;
+  try {
+    return acquireRunLock(dir);
+  } catch (err) {
+    if (err instanceof RunInUseError) {
+      const holder = err.holder;
+      throw new JournalError(
+        `${dir} is still running (process ${holder.pid}${holder.host !== hostname() ? ` on ${holder.host}` : ''}); ` +
+          `stop it first (Ctrl-C), or delete its run.lock if that process is gone`,
+      );
+    }
+    throw err;
+  }
+}
+
+function resumeOf(dir: string, unlock: (() => void) | undefined): { record: RunRecord; continuation: Continuation } {
+  const record = loadRunRecord(dir, { ownLock: unlock !== undefined });
   if (record.status === 'running') {
     throw new JournalError(
       `${dir} is still running (process ${record.runningPid}); stop it first (Ctrl-C), or delete its run.lock if that process is gone`,
@@ -71,6 +110,7 @@ export function prepareResume(dir: string): { record: RunRecord; continuation: C
   return {
     record,
     continuation: {
+      ...(unlock ? { unlock } : {}),
       mode: 'resume',
       outDir: dirname(full),
       runId: basename(full),

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { renameSync, unlinkSync, writeFileSync, linkSync } from 'node:fs';
 import { readInputFile } from '../io/read-input-file.js';
 import { JournalError } from './reader.js';
+import { writeFailure } from '../io/disk-full.js';
 
 export const LOCK_FILE = 'run.lock';
 
@@ -15,8 +16,12 @@ export interface LockInfo {
 }
 
 function readLock(dir: string): LockInfo | undefined {
+  return readLockFile(join(dir, LOCK_FILE));
+}
+
+function readLockFile(file: string): LockInfo | undefined {
   try {
-    const info = JSON.parse(readInputFile(join(dir, LOCK_FILE), { maxBytes: 64 * 1024 })) as Partial<LockInfo>;
+    const info = JSON.parse(readInputFile(file, { maxBytes: 64 * 1024 })) as Partial<LockInfo>;
     if (typeof info.pid !== 'number') return undefined;
     return { pid: info.pid, host: String(info.host ?? ''), time: String(info.time ?? '') };
   } catch {
@@ -47,7 +52,16 @@ export function acquireRunLock(dir: string): () => void {
   const file = join(dir, LOCK_FILE);
   const mine: LockInfo = { pid: process.pid, host: hostname(), time: new Date().toISOString() };
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(mine) + '\n');
+  try {
+    writeFileSync(tmp, JSON.stringify(mine) + '\n');
+  } catch (err) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // not created
+    }
+    throw writeFailure(err, tmp); // files: a full disk names the file
+  }
   try {
     linkSync(tmp, file); // atomic: fails if a lock exists
   } catch (err) {
@@ -58,16 +72,68 @@ export function acquireRunLock(dir: string): () => void {
     const holder = lockHolder(dir);
     if (holder && holder.pid !== process.pid) {
       unlinkSync(tmp);
-      throw new JournalError(
-        `${dir} is in use by process ${holder.pid}${holder.host !== mine.host ? ` on ${holder.host}` : ''} (since ${holder.time}); ` +
-          `wait for it to finish, or delete ${file} if you are sure it is gone`,
-      );
+      throw inUse(dir, file, holder);
     }
-    renameSync(tmp, file); // stale lock of a killed process: take it over
+    // A stale lock of a killed process is taken over by one process at a time (two resumes
+    // started together both find it stale): under a second lock, checking again under it.
+    const takeover = `${file}.takeover`;
+    const other = grab(tmp, takeover, mine);
+    if (other) {
+      unlinkSync(tmp);
+      throw inUse(dir, file, other);
+    }
+    try {
+      const now = lockHolder(dir);
+      if (now && now.pid !== process.pid) {
+        unlinkSync(tmp);
+        throw inUse(dir, file, now);
+      }
+      renameSync(tmp, file);
+    } finally {
+      unlinkSync(takeover);
+    }
     return release(file);
   }
   unlinkSync(tmp);
   return release(file);
+}
+
+/** The run folder is another live process's. */
+export class RunInUseError extends JournalError {
+  constructor(
+    message: string,
+    readonly holder: LockInfo,
+  ) {
+    super(message);
+  }
+}
+
+function inUse(dir: string, file: string, holder: LockInfo): RunInUseError {
+  return new RunInUseError(
+    `${dir} is in use by process ${holder.pid}${holder.host !== hostname() ? ` on ${holder.host}` : ''} (since ${holder.time}); ` +
+      `wait for it to finish, or delete ${file} if you are sure it is gone`,
+    holder,
+  );
+}
+
+/** Take `lock` (a hard link to `tmp`); the process holding it when it is live, else undefined (taken). */
+function grab(tmp: string, lock: string, mine: LockInfo): LockInfo | undefined {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      linkSync(tmp, lock);
+      return undefined;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const info = readLockFile(lock);
+    if (info && info.pid !== mine.pid && (info.host !== mine.host || processAlive(info.pid))) return info;
+    try {
+      unlinkSync(lock); // left by a process killed while taking over
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return readLockFile(lock) ?? mine;
 }
 
 function release(file: string): () => void {

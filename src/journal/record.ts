@@ -71,7 +71,11 @@ function checkpointProblem(c: CheckpointEvent, expectedTurn: number, messages: n
   return undefined;
 }
 
-export function loadRunRecord(dir: string): RunRecord {
+/**
+ * Read a run folder's journal. `ownLock`: this process took the folder's lock before reading (a
+ * resume), so the lock does not mean the run is still running.
+ */
+export function loadRunRecord(dir: string, o: { ownLock?: boolean } = {}): RunRecord {
   const read = readJournal(dir);
   const { events, torn } = read;
   const history = effectiveHistory(read);
@@ -117,7 +121,7 @@ export function loadRunRecord(dir: string): RunRecord {
   });
   const last = effective[effective.length - 1]!;
   const finished = last.type === 'run_finished' ? last : undefined;
-  const holder = finished ? undefined : lockHolder(dir);
+  const holder = finished || o.ownLock ? undefined : lockHolder(dir);
   let lastTurn = 0;
   for (const t of checkpoints.keys()) lastTurn = Math.max(lastTurn, t);
   return {

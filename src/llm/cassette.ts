@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { InputFileError, fileKind, readInputFile } from '../io/read-input-file.js';
 import { JsonSyntaxError, parseJson } from '../sop/json-source.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
+import { writeFailure } from '../io/disk-full.js';
 import { makeRedactor, type Redactor } from '../util/redact.js';
 import {
   LlmError,
@@ -170,7 +171,11 @@ export class RecordingProvider implements LlmProvider {
         `--record ${this.file}: is ${fileKind(st) ?? 'not a regular file'}, not a regular file; nothing was written (name a new file)`,
       );
     }
-    writeFileAtomic(this.file, this.redact(JSON.stringify(this.cassette, null, 2)) + '\n');
+    try {
+      writeFileAtomic(this.file, this.redact(JSON.stringify(this.cassette, null, 2)) + '\n');
+    } catch (err) {
+      throw writeFailure(err, this.file); // files: a full disk names the cassette; the run stops, resumable
+    }
   }
 
   async close(): Promise<void> {

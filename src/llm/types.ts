@@ -8,7 +8,8 @@ export interface ChatMessage {
 }
 
 /** What a call is for; providers and cassettes use it to check and to script replies. */
-export type CallPurpose = 'agent' | 'judge' | 'speaker' | 'summary' | 'tool';
+/** What a call is for; `embedding`: a paid embedder's request (counted in usage, never a chat call). */
+export type CallPurpose = 'agent' | 'judge' | 'speaker' | 'summary' | 'tool' | 'embedding';
 
 export interface CallMeta {
   purpose: CallPurpose;

@@ -13,6 +13,41 @@ export interface Embedder {
    * (the local one learns word frequencies) do not learn from these. Default: `embed`.
    */
   embedQuery?(texts: string[]): Promise<Float32Array[]>;
+  /**
+   * A paid embedder (a server) tells the tokens of each request to the innermost run using it
+   * (a sub-flow's listener comes off when it ends); requests made before any listener (the
+   * dimension probe) are told to the first. Returns the function that detaches `listener`.
+   */
+  meter?(listener: (u: EmbeddingUsage) => void): () => void;
+}
+
+/** One request to a paid embedder: counted in the run's usage, cost and budgets. */
+export interface EmbeddingUsage {
+  model: string;
+  promptTokens: number;
+  /** Texts embedded by the request. */
+  texts: number;
+}
+
+/** The listeners of a paid embedder's usage (see Embedder.meter). */
+export class EmbeddingMeter {
+  private readonly listeners: Array<(u: EmbeddingUsage) => void> = [];
+  private readonly pending: EmbeddingUsage[] = [];
+
+  attach(listener: (u: EmbeddingUsage) => void): () => void {
+    this.listeners.push(listener);
+    for (const u of this.pending.splice(0)) listener(u);
+    return () => {
+      const i = this.listeners.lastIndexOf(listener);
+      if (i >= 0) this.listeners.splice(i, 1);
+    };
+  }
+
+  tell(u: EmbeddingUsage): void {
+    const listener = this.listeners[this.listeners.length - 1];
+    if (listener) listener(u);
+    else this.pending.push(u);
+  }
 }
 
 /** An embedder cannot be created (bad spec, missing model, no key): a message for a person. */

@@ -1,5 +1,6 @@
 // The `openai:MODEL` embedder: the /embeddings endpoint of OpenAI or any compatible server, with
-// the same bounded retries as chat calls. Vectors are L2-normalised on arrival.
+// the same bounded retries as chat calls. Vectors are L2-normalised on arrival. Each request's
+// tokens (as the server reports them, else estimated) are told to the run (usage, cost, budgets).
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import {
   DEFAULT_RETRY_POLICY,
@@ -9,7 +10,7 @@ import {
   withRetries,
   type RetryableFailure,
 } from '../llm/retry.js';
-import { EmbedderLoadError, type Embedder } from './embedder.js';
+import { EmbedderLoadError, EmbeddingMeter, type Embedder, type EmbeddingUsage } from './embedder.js';
 import { EngineError } from '../errors.js';
 
 export interface OpenAiEmbedderOptions {
@@ -63,6 +64,7 @@ export class OpenAiEmbedder implements Embedder {
   private readonly client: OpenAI;
   private readonly budget: RetryBudget;
   private dim = 0;
+  private readonly usage = new EmbeddingMeter();
 
   constructor(
     readonly model: string,
@@ -84,6 +86,10 @@ export class OpenAiEmbedder implements Embedder {
       timeout: options.timeoutMs ?? 60_000,
     });
     this.budget = options.budget ?? new RetryBudget(50);
+  }
+
+  meter(listener: (u: EmbeddingUsage) => void): () => void {
+    return this.usage.attach(listener);
   }
 
   /** Known after the first call (see `createEmbedder`, which probes it). */
@@ -115,6 +121,10 @@ export class OpenAiEmbedder implements Embedder {
       const reason = err instanceof RetriesExhaustedError ? err.message : classify(err).reason;
       throw new EngineError(`embedding call (${this.id}) failed: ${reason}`, 'EMBEDDER', { cause: err });
     }
+    // a server that reports no usage: about 4 characters a token, as for chat estimates
+    const reported = res.usage?.prompt_tokens;
+    const promptTokens = typeof reported === 'number' && reported >= 0 ? reported : Math.ceil(input.join(' ').length / 4);
+    this.usage.tell({ model: this.model, promptTokens, texts: input.length });
     const data = [...res.data].sort((a, b) => a.index - b.index);
     if (data.length !== input.length)
       throw new EngineError(`embedding call (${this.id}) returned ${data.length} vectors for ${input.length} texts`, 'EMBEDDER');

@@ -58,7 +58,18 @@ export function withinLimits(render: () => string): string {
   const outer = current;
   current = new Budget();
   try {
-    const text = render();
+    let text: string;
+    try {
+      text = render();
+    } catch (err) {
+      // V8's own limit on a string (about 512 MB) was reached before ours could see the text
+      // (a single `{{x}}` of a huge value, a helper's concatenation): the same message as ours
+      if (err instanceof RangeError && /Invalid string length/.test(err.message))
+        throw new RenderLimitError(
+          `the rendered text grows past the longest string JavaScript can hold, far over the limit of ${fmt(RENDER_LIMITS.maxChars)} characters; nested partials or loops multiply the text`,
+        );
+      throw err;
+    }
     if (text.length > RENDER_LIMITS.maxChars) {
       throw new RenderLimitError(`the rendered text is ${fmt(text.length)} characters, over the limit of ${fmt(RENDER_LIMITS.maxChars)}`);
     }

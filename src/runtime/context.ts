@@ -23,6 +23,7 @@ import { ContextVars } from '../util/context-vars.js';
 import { directEffects, type EffectSpec, type Effects, type Performed } from './effects.js';
 import { emptyUsage, type RunEvent, type UsageTotals } from './events.js';
 import type { RunPlugin } from './hooks.js';
+import { RunEmbeddingMeter } from './embedding-meter.js';
 import { callLlm, type LlmCallHost } from './llm-call.js';
 import type { RunOptions } from './options.js';
 import type { RunPosition } from './position.js';
@@ -73,6 +74,10 @@ export interface RunParts {
   ctx: RunContext;
   /** The prompt context changes from here on (a new step, an effect applied): build it again when next asked. */
   refresh(): void;
+  /** The run has started: embedding requests made before (the dimension probe) are counted now, and all from now on. */
+  started(): void;
+  /** The run ends: the last messages' embeddings are counted (unless it failed or was interrupted), then a sub-flow's parent counts again. */
+  ending(counted: boolean): Promise<void>;
 }
 
 /** Build a run's context and its plugins from the options. */
@@ -80,14 +85,6 @@ export function createRunContext(options: RunOptions): RunParts {
   const sop = options.sop;
   const resolved = resolveSop(sop);
   const topK = sop.environment?.top_k ?? DEFAULTS.topK;
-  const env =
-    options.environment ??
-    new MemoryEnvironment({
-      visibility: sop.environment?.type ?? 'cooperative',
-      // Messages are embedded only when something retrieves (reference quirk 32 avoided).
-      embedder: topK > 0 ? (options.embedder ?? (() => createEmbedder(sop.environment?.embedder))) : undefined,
-    });
-  env.audiences = new AudienceRules(sop); // who may see each message (src/environment/audience.ts)
   const templates = new TemplateSet(sop.templates ?? {});
   templates.checkAll();
   const seed = options.seed ?? 1;
@@ -101,8 +98,26 @@ export function createRunContext(options: RunOptions): RunParts {
     for (const l of listeners) l(event);
   };
   let embedderPromise: Promise<Embedder> | undefined;
+  const usage = emptyUsage();
+  // a paid embedder's requests count like calls (src/runtime/embedding-meter.ts)
+  const meter = new RunEmbeddingMeter({
+    usage,
+    pricing: options.pricing,
+    where: () => ({ state: position.current, turn: position.turn }),
+    counted: (meta, u, cost) => observe(plugins, 'afterCall', meta, u, cost), // e.g. budgets
+    emit,
+  });
+  const makeEmbedder = () => createEmbedder(sop.environment?.embedder).then(meter.metered);
   const embedder = (): Promise<Embedder> =>
-    (embedderPromise ??= options.embedder ? Promise.resolve(options.embedder) : createEmbedder(sop.environment?.embedder));
+    (embedderPromise ??= options.embedder ? Promise.resolve(meter.metered(options.embedder)) : makeEmbedder());
+  const env =
+    options.environment ??
+    new MemoryEnvironment({
+      visibility: sop.environment?.type ?? 'cooperative',
+      // Messages are embedded only when something retrieves (reference quirk 32 avoided).
+      embedder: topK > 0 ? (options.embedder ? meter.metered(options.embedder) : makeEmbedder) : undefined,
+    });
+  env.audiences = new AudienceRules(sop); // who may see each message (src/environment/audience.ts)
   let cached: Record<string, unknown> | undefined;
   let tooLongWarned = false;
 
@@ -111,8 +126,7 @@ export function createRunContext(options: RunOptions): RunParts {
   let semantics: Semantics = options.semantics ?? CLEAN_SEMANTICS;
   let llm = options.llm;
   let effects: Effects = directEffects;
-  let components: ComponentServices | undefined;
-  let llmCall: LlmCallHost | undefined;
+  const late: { components?: ComponentServices; llmCall?: LlmCallHost } = {}; // made once the plugins are
 
   const ctx: RunContext = {
     sop,
@@ -131,7 +145,7 @@ export function createRunContext(options: RunOptions): RunParts {
     nameStripping: options.nameStripping ?? 'leading',
     env,
     templates,
-    usage: emptyUsage(),
+    usage,
     human: options.human ?? new NoHumanInput(),
     position,
     vars: new ContextVars(),
@@ -142,7 +156,7 @@ export function createRunContext(options: RunOptions): RunParts {
       return effects;
     },
     get components() {
-      return components!;
+      return late.components!;
     },
     prompt: {
       view: (view, state, stateStart) => transform(plugins, 'view', view, state, stateStart),
@@ -163,7 +177,7 @@ export function createRunContext(options: RunOptions): RunParts {
       const model = options.model ?? settings.model ?? DEFAULTS.model;
       const price = options.pricing ? modelPrice(options.pricing, settings, options.model, model) : undefined;
       observe(plugins, 'beforeCall', messages, model, meta, price); // e.g. budgets
-      return callLlm(llmCall!, messages, settings, meta, stream);
+      return callLlm(late.llmCall!, messages, settings, meta, stream);
     },
     overBudget(agent, state, tokens, limit) {
       if (tooLongWarned) return;
@@ -180,16 +194,16 @@ export function createRunContext(options: RunOptions): RunParts {
   effects = decide(plugins, 'effects') ?? directEffects;
   const toolExecutors =
     having(plugins, 'toolSlots').length > 0 ? transform(plugins, 'toolSlots', { ...options.toolExecutors }) : options.toolExecutors;
-  components = new ComponentServices({
+  late.components = new ComponentServices({
     file: options.file,
-    makeEmbedder: () => createEmbedder(sop.environment?.embedder),
+    makeEmbedder,
     sharedEmbedder: embedder,
     workspace: options.workspace,
     toolExecutors,
     emit,
     turn: () => position.turn,
   });
-  llmCall = {
+  late.llmCall = {
     llm,
     model: options.model,
     serverLlm: options.serverLlm ?? sop.llm,
@@ -204,7 +218,16 @@ export function createRunContext(options: RunOptions): RunParts {
     emit,
     counted: (meta, usage, cost) => observe(plugins, 'afterCall', meta, usage, cost), // e.g. budgets
   };
-  return { ctx, refresh: () => (cached = undefined) };
+  return {
+    ctx,
+    refresh: () => (cached = undefined),
+    started: () => meter.start(),
+    async ending(counted) {
+      const flush = (env as { flush?: () => Promise<void> }).flush;
+      if (counted && flush) await flush.call(env).catch(() => {});
+      meter.detach();
+    },
+  };
 }
 
 /** Template context shared by every prompt: inputs, goal, SOP facts (plugins add theirs by their context transform). */

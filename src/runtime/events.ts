@@ -56,6 +56,17 @@ export type RunEvent =
       /** Effect key (journal: a resumed run reuses this reply instead of asking again). */
       effect?: string;
     }
+  /** A request to a paid embedder (openai:MODEL): counted in usage (by_purpose.embedding), cost and budgets. */
+  | {
+      type: 'embedding_call';
+      state: string;
+      turn: number;
+      model: string;
+      texts: number;
+      usage: Usage;
+      /** USD of the request, when its model has a price. */
+      cost_usd?: number;
+    }
   /**
    * The messages an LLM call was sent (secrets redacted), told just before its `llm_call`. The
    * journal stores it compactly (src/journal/prompts.ts); `--json` prints it only with --json-prompts.

@@ -106,6 +106,7 @@ export class RunLoop {
       });
       this.checkpoints.checkpoint();
     }
+    this.parts.started();
     let status: RunStatus = 'finished';
     let error: Error | undefined;
     let finalState: string | undefined;
@@ -142,6 +143,7 @@ export class RunLoop {
     }
     const outcome = decide(ctx.plugins, 'result') ?? {};
     await observeAsync(ctx.plugins, 'close');
+    await this.parts.ending(status !== 'interrupted' && status !== 'failed'); // the last embeddings are paid for
     ctx.emit({
       type: 'run_finished',
       status,

@@ -18,7 +18,8 @@ export async function sweepLocal(
       const line = await runPoint(p, {
         ...o,
         onEvent: (e) => {
-          if (e.type === 'llm_call') o.progress?.call(e.usage.promptTokens + e.usage.completionTokens, e.cost_usd);
+          if (e.type === 'llm_call' || e.type === 'embedding_call')
+            o.progress?.call(e.usage.promptTokens + e.usage.completionTokens, e.cost_usd);
         },
       }).catch((err: unknown) => failedLine(p, err instanceof Error ? err.message : String(err), undefined, Date.now() - t0));
       o.results.add(line);

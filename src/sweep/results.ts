@@ -3,6 +3,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../util/atomic-write.js';
+import { SWEEP_AGAIN, writeFailure } from '../io/disk-full.js';
 
 export const RESULTS_FILE = 'results.jsonl';
 export const SUMMARY_FILE = 'summary.md';
@@ -71,7 +72,11 @@ export class ResultsFile {
   /** Append a run's line at once (a kill later loses nothing). */
   add(r: ResultLine): void {
     this.byKey.set(r.key, r);
-    appendFileSync(this.file, JSON.stringify(r) + '\n');
+    try {
+      appendFileSync(this.file, JSON.stringify(r) + '\n');
+    } catch (err) {
+      throw writeFailure(err, this.file, SWEEP_AGAIN); // files: a full disk names the file
+    }
   }
 
   /** Rewrite results.jsonl with one line per key (in `order`, then the rest) and write summary.md. */
@@ -84,11 +89,18 @@ export class ResultsFile {
       seen.add(k);
       lines.push(JSON.stringify(r));
     }
-    writeFileAtomic(this.file, lines.length ? lines.join('\n') + '\n' : '');
+    const write = (file: string, text: string) => {
+      try {
+        writeFileAtomic(file, text);
+      } catch (err) {
+        throw writeFailure(err, file, SWEEP_AGAIN);
+      }
+    };
+    write(this.file, lines.length ? lines.join('\n') + '\n' : '');
     // the summary is of this sweep's grid; lines of other grids in the same folder stay in results.jsonl
     const grid = order.flatMap((k) => this.byKey.get(k) ?? []);
     const others = this.byKey.size - grid.length;
-    writeFileAtomic(join(this.out, SUMMARY_FILE), summaryMarkdown(grid, title, others));
+    write(join(this.out, SUMMARY_FILE), summaryMarkdown(grid, title, others));
   }
 }
 

@@ -49,7 +49,8 @@ export default async function runShare(task: ThreadTask): Promise<number> {
         provider,
         signal: stop.signal,
         onEvent: (e) => {
-          if (e.type === 'llm_call') task.port.postMessage({ tokens: e.usage.promptTokens + e.usage.completionTokens, cost: e.cost_usd });
+          if (e.type === 'llm_call' || e.type === 'embedding_call')
+            task.port.postMessage({ tokens: e.usage.promptTokens + e.usage.completionTokens, cost: e.cost_usd });
         },
       }).catch((err: unknown) => failedLine(p, err instanceof Error ? err.message : String(err), undefined, Date.now() - t0));
       task.port.postMessage({ line } satisfies ThreadMessage);

@@ -35,16 +35,24 @@ export async function sweepThreads(
         const { port1, port2 } = new MessageChannel();
         ports.push(port1);
         // every line has arrived once the thread says done (messages may trail the task's own answer)
-        const done = new Promise<void>((resolve) => {
+        const done = new Promise<void>((resolve, reject) => {
           port1.on('message', (m: ThreadMessage) => {
             if ('line' in m) {
-              results.add(m.line);
+              try {
+                results.add(m.line);
+              } catch (err) {
+                // files: results.jsonl cannot be written (a full disk): the sweep stops, saying so
+                onAbort();
+                reject(err instanceof Error ? err : new Error(String(err)));
+                return;
+              }
               progress?.end(m.line);
             } else if ('started' in m) progress?.start();
             else if ('tokens' in m) progress?.call(m.tokens, m.cost);
             else resolve();
           });
         });
+        done.catch(() => {}); // observed below, once the thread's task has ended
         try {
           await pool.run({ points: share, options, concurrency: Math.ceil(concurrency / threads), port: port2 }, { transferList: [port2] });
           await done;

@@ -1,11 +1,12 @@
 // Secrets never reach a file, a prompt or stdout. A secret is the value of an environment
-// variable named like a key, token, secret, password or credential (or named with --redact),
+// variable named like a key, token, secret, password or credential, a JWT, a DSN or a webhook
+// URL (MYSQL_PWD and PGPASSWORD too, not PWD; or named with --redact),
 // and a credential inside a URL (`postgres://user:PASSWORD@host`, `?api-key=KEY`) found in any
 // variable or in --base-url. Each is replaced wherever it appears, in the forms code could
 // print it in: raw, upper- or lower-cased, reversed, JSON-escaped, URL-encoded, hex and base64
 // (at every byte alignment, standard and URL-safe alphabet).
 
-const SECRET_NAME = /(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASS|PASSWD|PASSWORD|PAT|CREDENTIALS?)$/i;
+const SECRET_NAME = /(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASS|PAT|CREDENTIALS?|JWT|DSN|WEBHOOK(_URL)?)$|PASSWORD$|PASSWD$|._PWD$/i;
 /** sop's own secrets, named here whatever the pattern above becomes: the key queued jobs are signed with. */
 const SOP_SECRETS = new Set(['SOP_QUEUE_SECRET']);
 /** Query parameters of a URL that carry a credential (`?api-key=`, `&token=`, `&sig=`...). */

@@ -25,6 +25,8 @@ export interface Script {
   speaker?: Reply[];
   summary?: Reply[];
   tool?: Reply[];
+  /** Never a chat call (an embedder's usage only); here for completeness. */
+  embedding?: Reply[];
   /** Answer when a purpose's list is empty or used up (default: see defaultReply). */
   fallback?: (request: ChatRequest) => string;
 }

@@ -11,8 +11,17 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { Capped, CODE_DEFAULTS, codeEnvironment, killGroup, track, type CodeOutcome } from '../code-runner.js';
-import { RUN_TAG_VAR, killTagged, newRunTag } from '../process-tag.js';
+import {
+  Capped,
+  CODE_DEFAULTS,
+  PIPE_CLOSE_GRACE_MS,
+  closePipes,
+  codeEnvironment,
+  killGroup,
+  track,
+  type CodeOutcome,
+} from '../code-runner.js';
+import { RUN_TAG_VAR, killHolders, killTagged, newRunTag, outputEnds } from '../process-tag.js';
 import { SECCOMP_FD, sandboxArgv, sandboxFilter } from '../sandbox.js';
 import { packageRoot } from '../../util/package-root.js';
 import { EngineError } from '../../errors.js';
@@ -139,6 +148,8 @@ export interface CellRequest {
 export class CodeSession {
   private child?: ChildProcessWithoutNullStreams;
   private tag = '';
+  private ends: string[] = [];
+  private grace?: NodeJS.Timeout;
   private out = new Capped(CODE_DEFAULTS.maxOutput);
   private err = new Capped(CODE_DEFAULTS.maxOutput);
   private waiter?: Waiter;
@@ -171,6 +182,9 @@ export class CodeSession {
       stdio: this.o.sandbox ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
     }) as ChildProcessWithoutNullStreams;
     this.child = child;
+    // before any cell is written to it, so these are still sop's pipes
+    const ends = outputEnds(child.pid);
+    this.ends = ends;
     if (this.o.sandbox) {
       const fd = child.stdio[SECCOMP_FD] as Writable | null;
       fd?.on('error', () => {});
@@ -180,6 +194,7 @@ export class CodeSession {
     this.untrack = track(() => {
       killGroup(child.pid);
       killTagged(tag);
+      killHolders(ends);
     });
     const outFramer = new Framer(
       mark,
@@ -208,8 +223,10 @@ export class CodeSession {
       // what the session left running goes with it, which also closes the pipes it holds
       killGroup(child.pid);
       killTagged(tag);
+      killHolders(ends);
     });
     child.on('close', () => {
+      clearTimeout(this.grace);
       outFramer.flush();
       errFramer.flush();
       if (this.child === child) this.forget();
@@ -229,6 +246,10 @@ export class CodeSession {
     if (!child) return;
     killGroup(child.pid);
     killTagged(this.tag);
+    killHolders(this.ends);
+    // what could not be killed may still hold the output: stop reading it, so the session ends
+    clearTimeout(this.grace);
+    this.grace = setTimeout(() => closePipes(child), PIPE_CLOSE_GRACE_MS);
   }
 
   /** End the session for good (the run is over). */
