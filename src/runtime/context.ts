@@ -2,27 +2,25 @@
 // controllers, snapshots and plugins, instead of a callback bag each. It is built here, from the
 // run's options and parts, and closes over them; nothing in it calls back into the loop.
 import { ComponentServices } from '../agent/component-services.js';
-import type { NameStripping } from '../agent/output.js';
-import type { PipelineHost } from '../agent/pipeline.js';
 import { AudienceRules } from '../environment/audience.js';
-import type { EnvironmentMemory } from '../environment/environment.js';
 import { MemoryEnvironment } from '../environment/memory-environment.js';
-import type { HumanInput } from '../io/human.js';
 import { NoHumanInput } from '../io/human.js';
 import { modelPrice } from '../llm/pricing.js';
-import type { CallMeta, ChatMessage, LlmProvider } from '../llm/types.js';
+import type { CallMeta, ChatMessage } from '../llm/types.js';
 import { createEmbedder } from '../memory/create-embedder.js';
 import type { Embedder } from '../memory/embedder.js';
 import { renderText, TemplateSet } from '../prompt/templates.js';
-import { DEFAULTS, resolveSop, type ResolvedSop, type ResolvedState } from '../sop/resolved.js';
-import type { LlmSettings, Sop } from '../sop/types.js';
-import { makeRedactor, type Redactor } from '../util/redact.js';
+import { DEFAULTS, resolveSop, type ResolvedState } from '../sop/resolved.js';
+import type { LlmSettings } from '../sop/types.js';
+import { makeRedactor } from '../util/redact.js';
 import { decide, having, observe, transform } from './compose.js';
 import { freshStateRuntime, type StateRuntime } from './controller.js';
 import { ContextVars } from '../util/context-vars.js';
-import { directEffects, type EffectSpec, type Effects, type Performed } from './effects.js';
-import { emptyUsage, type RunEvent, type UsageTotals } from './events.js';
-import type { RunPlugin } from './hooks.js';
+import { directEffects, type Effects } from './effects.js';
+import { emptyUsage, type RunEvent } from './events.js';
+import type { RunContext, RunPlugin } from './hooks.js';
+
+export type { RunContext } from './hooks.js';
 import { RunEmbeddingMeter } from './embedding-meter.js';
 import { callLlm, type LlmCallHost } from './llm-call.js';
 import type { RunOptions } from './options.js';
@@ -30,44 +28,6 @@ import type { RunPosition } from './position.js';
 import { Rng } from './rng.js';
 import { CLEAN_SEMANTICS, type Semantics } from './semantics.js';
 import { resolveInputs } from './inputs.js';
-
-/** What every part of a run may read and call. */
-export interface RunContext extends PipelineHost {
-  readonly sop: Sop;
-  readonly resolved: ResolvedSop;
-  /** The SOP file (relative paths in the SOP are resolved from its folder). */
-  readonly file: string;
-  readonly runId: string;
-  readonly inputs: Record<string, string>;
-  readonly seed: number;
-  readonly rng: Rng;
-  readonly signal?: AbortSignal;
-  readonly semantics: Semantics;
-  /** Secrets out of every prompt and executor result (src/util/redact.ts). */
-  readonly redact: Redactor;
-  /** Agent replies are streamed (delta events). */
-  readonly stream: boolean;
-  readonly nameStripping: NameStripping;
-  readonly env: EnvironmentMemory;
-  readonly templates: TemplateSet;
-  readonly usage: UsageTotals;
-  readonly human: HumanInput;
-  /** Where the run stands (read it; the loop moves it). */
-  readonly position: Readonly<RunPosition>;
-  /** The run's plugins, in the order they are consulted. */
-  readonly plugins: readonly RunPlugin[];
-  /** Every outside effect goes through these (durable with the journal's ledger). */
-  readonly effects: Effects;
-  /** Typed values plugins share with each other (./context-vars.ts). */
-  readonly vars: ContextVars;
-  /** The run's LLM provider (after every plugin's llm transform). */
-  llm(): LlmProvider;
-  emit(event: RunEvent): void;
-  /** Perform an outside effect through the run's effects (journaled and reused when durable). */
-  perform<T>(spec: EffectSpec, fn: () => Promise<T>): Promise<Performed<T>>;
-  /** The run's embedder (given, else made from environment.embedder on first use). */
-  embedder(): Promise<Embedder>;
-}
 
 /** The context and what only the loop does with it. */
 export interface RunParts {

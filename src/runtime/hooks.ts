@@ -15,7 +15,19 @@
 // call -> apply: the message is recorded -> observe.afterMessage -> its effect runs -> summary ->
 // checkpoint (state.checkpoint).
 import type { ComponentPart } from '../agent/components.js';
-import type { PrivateMemoryOption } from '../agent/pipeline.js';
+import type { NameStripping } from '../agent/output.js';
+import type { PipelineHost, PrivateMemoryOption } from '../agent/pipeline.js';
+import type { EnvironmentMemory } from '../environment/environment.js';
+import type { HumanInput } from '../io/human.js';
+import type { Embedder } from '../memory/embedder.js';
+import type { TemplateSet } from '../prompt/templates.js';
+import type { ResolvedSop } from '../sop/resolved.js';
+import type { ContextVars } from '../util/context-vars.js';
+import type { Redactor } from '../util/redact.js';
+import type { EffectSpec, Performed } from './effects.js';
+import type { RunEvent, UsageTotals } from './events.js';
+import type { RunPosition } from './position.js';
+import type { Rng } from './rng.js';
 import type { ToolSlotExecutor } from '../components/registry.js';
 import type { EnvironmentView } from '../environment/environment.js';
 import type { Message } from '../environment/message.js';
@@ -23,10 +35,47 @@ import type { ModelPrice } from '../llm/pricing.js';
 import type { CallMeta, ChatMessage, LlmProvider, Usage } from '../llm/types.js';
 import type { ResolvedState } from '../sop/resolved.js';
 import type { LlmSettings, Sop } from '../sop/types.js';
-import type { RunContext } from './context.js';
 import type { StateRuntime } from './controller.js';
 import type { Effects } from './effects.js';
 import type { Semantics } from './semantics.js';
+
+/** What every part of a run may read and call. */
+export interface RunContext extends PipelineHost {
+  readonly sop: Sop;
+  readonly resolved: ResolvedSop;
+  /** The SOP file (relative paths in the SOP are resolved from its folder). */
+  readonly file: string;
+  readonly runId: string;
+  readonly inputs: Record<string, string>;
+  readonly seed: number;
+  readonly rng: Rng;
+  readonly signal?: AbortSignal;
+  readonly semantics: Semantics;
+  /** Secrets out of every prompt and executor result (src/util/redact.ts). */
+  readonly redact: Redactor;
+  /** Agent replies are streamed (delta events). */
+  readonly stream: boolean;
+  readonly nameStripping: NameStripping;
+  readonly env: EnvironmentMemory;
+  readonly templates: TemplateSet;
+  readonly usage: UsageTotals;
+  readonly human: HumanInput;
+  /** Where the run stands (read it; the loop moves it). */
+  readonly position: Readonly<RunPosition>;
+  /** The run's plugins, in the order they are consulted. */
+  readonly plugins: readonly RunPlugin[];
+  /** Every outside effect goes through these (durable with the journal's ledger). */
+  readonly effects: Effects;
+  /** Typed values plugins share with each other (./context-vars.ts). */
+  readonly vars: ContextVars;
+  /** The run's LLM provider (after every plugin's llm transform). */
+  llm(): LlmProvider;
+  emit(event: RunEvent): void;
+  /** Perform an outside effect through the run's effects (journaled and reused when durable). */
+  perform<T>(spec: EffectSpec, fn: () => Promise<T>): Promise<Performed<T>>;
+  /** The run's embedder (given, else made from environment.embedder on first use). */
+  embedder(): Promise<Embedder>;
+}
 
 /** One agent's part in a step: who acts, where. */
 export interface TurnStep {
