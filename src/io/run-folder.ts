@@ -76,27 +76,49 @@ export class RunFolder {
     return join(this.dir, name);
   }
 
-  /** Listener: journal every event (except streamed deltas) and derive the transcripts. */
+  /** Transcript text waiting for the journal's next write (a step is written at once). */
+  private pendingMarkdown = '';
+  private pendingJsonl = '';
+
+  /**
+   * Listener: journal every event (except streamed deltas) and derive the transcripts. Both are
+   * written a step at a time: the transcripts' lines go out when the journal writes its own.
+   */
   readonly onEvent = (event: RunEvent): void => {
     if (event.type === 'delta') return;
-    this.journal.append(event);
-    // The transcripts and usage.json are derived from the journal (sop resume and sop show write
-    // them again), so a full disk here loses nothing: it stops the run, but not its last line.
-    const derived = (file: string, write: () => void) => {
-      try {
-        write();
-      } catch (err) {
-        if (event.type === 'run_finished' && isDiskFull(err)) return;
-        throw writeFailure(err, file);
-      }
-    };
+    const written = this.journal.append(event);
     const md = markdownPiece(event);
-    if (md) derived(this.path('transcript.md'), () => writeSync(this.markdown, this.redact(md)));
+    if (md) this.pendingMarkdown += this.redact(md);
     const line = jsonlPiece(event);
-    if (line) derived(this.path('transcript.jsonl'), () => writeSync(this.jsonl, this.redact(line)));
+    if (line) this.pendingJsonl += this.redact(line);
+    if (written) this.writeTranscripts(event.type === 'run_finished');
     if (event.type === 'run_finished')
-      derived(this.path('usage.json'), () => writeFileSync(this.path('usage.json'), JSON.stringify(event.usage, null, 2) + '\n'));
+      this.derived(this.path('usage.json'), true, () =>
+        writeFileSync(this.path('usage.json'), JSON.stringify(event.usage, null, 2) + '\n'),
+      );
   };
+
+  /**
+   * The transcripts and usage.json are derived from the journal (sop resume and sop show write
+   * them again), so a full disk here loses nothing: it stops the run, but not its last line.
+   */
+  private derived(file: string, final: boolean, write: () => void): void {
+    try {
+      write();
+    } catch (err) {
+      if (final && isDiskFull(err)) return;
+      throw writeFailure(err, file);
+    }
+  }
+
+  private writeTranscripts(final: boolean): void {
+    const md = this.pendingMarkdown;
+    const jsonl = this.pendingJsonl;
+    this.pendingMarkdown = '';
+    this.pendingJsonl = '';
+    if (md) this.derived(this.path('transcript.md'), final, () => writeAllSync(this.markdown, md));
+    if (jsonl) this.derived(this.path('transcript.jsonl'), final, () => writeAllSync(this.jsonl, jsonl));
+  }
 
   private closed = false;
 
@@ -105,10 +127,21 @@ export class RunFolder {
     if (this.closed) return;
     this.closed = true;
     this.journal.close();
+    try {
+      this.writeTranscripts(true); // a run stopped between checkpoints
+    } catch {
+      /* derived: sop show and sop resume write them again */
+    }
     closeSync(this.markdown);
     closeSync(this.jsonl);
     this.unlock();
   }
+}
+
+function writeAllSync(fd: number, text: string): void {
+  const buf = Buffer.from(text, 'utf8');
+  let off = 0;
+  while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
 }
 
 /** Write a file whole, through a temporary file, so a kill leaves the old or the new one; a full disk names the file. */

@@ -67,48 +67,110 @@ function commonPrefix(a: string, b: string): number {
   return i;
 }
 
-interface Base {
-  hash: string;
-  messages: ChatMessage[];
+/** A prompt the encoder has seen, as a possible base of later ones. */
+class Base {
+  /** `role\0content` of each message (its identity for copies). */
+  readonly keys: string[];
+  private where?: Map<string, number[]>;
+  private named?: string;
+  private lengths?: number[];
+
+  constructor(readonly messages: ChatMessage[]) {
+    this.keys = messages.map((m) => `${m.role}\u0000${m.content}`);
+  }
+
+  /** The hash naming it (computed when a later prompt first refers to it). */
+  get hash(): string {
+    return (this.named ??= promptHash(this.messages));
+  }
+
+  /** Where each `role\0content` is among its messages. */
+  get at(): Map<string, number[]> {
+    if (!this.where) {
+      const at = new Map<string, number[]>();
+      this.keys.forEach((k, j) => {
+        const seen = at.get(k);
+        if (seen) seen.push(j);
+        else at.set(k, [j]);
+      });
+      this.where = at;
+    }
+    return this.where;
+  }
+
+  /** Length of message i's content as JSON. */
+  jsonLength(i: number): number {
+    const lengths = (this.lengths ??= []);
+    return (lengths[i] ??= JSON.stringify(this.messages[i]!.content).length);
+  }
 }
 
+/** Length of a string as JSON (roles are few: remembered). */
+const roleLengths = new Map<string, number>();
+function roleLength(role: string): number {
+  let n = roleLengths.get(role);
+  if (n === undefined) {
+    n = JSON.stringify(role).length;
+    if (roleLengths.size < 64) roleLengths.set(role, n);
+  }
+  return n;
+}
+
+const digits = (n: number): number => String(n).length;
+
 /**
- * `messages` as entries against `base`: {copy: j, n: k} for k of its messages from index j on,
- * {role, of: j, from: n, content} for a (non-system) message that repeats the first n characters
- * of its message j and goes on with `content`, else the message itself.
+ * The messages of `cur` as entries against `base`: {copy: j, n: k} for k of its messages from
+ * index j on, {role, of: j, from: n, content} for a (non-system) message that repeats the first n
+ * characters of its message j and goes on with `content`, else the message itself. `size` is the
+ * length of the entries as JSON (what JSON.stringify(ops).length says), computed without
+ * serialising the messages again.
  */
-function deltaOps(messages: readonly ChatMessage[], base: readonly ChatMessage[] | undefined): Obj[] {
+function deltaOps(cur: Base, base: Base | undefined): { ops: Obj[]; size: number } {
   const ops: Obj[] = [];
-  const at = new Map<string, number[]>();
-  base?.forEach((m, j) => {
-    const k = `${m.role}\u0000${m.content}`;
-    at.set(k, [...(at.get(k) ?? []), j]);
-  });
+  const whole: number[] = []; // per op: the message it holds whole, else -1
+  let size = 2; // []
+  const at = base?.at;
   let next = 0; // the base message after the last one copied
-  messages.forEach((m, i) => {
-    const found = at.get(`${m.role}\u0000${m.content}`);
+  cur.messages.forEach((m, i) => {
+    const found = at?.get(cur.keys[i]!);
     if (found) {
       const j = found.includes(next) ? next : found[0]!;
       const last = ops[ops.length - 1];
       if (last && typeof last.copy === 'number' && typeof last.n === 'number' && last.copy + last.n === j) last.n++;
-      else ops.push({ copy: j, n: 1 });
+      else {
+        ops.push({ copy: j, n: 1 });
+        whole.push(-1);
+      }
       next = j + 1;
       return;
     }
     // System prompts are stored whole, once each (prompt_part lines); other messages may continue one of the base's.
     for (const j of m.role === 'system' ? [] : new Set([next, i])) {
-      const was = base?.[j];
+      const was = base?.messages[j];
       if (!was || was.role !== m.role) continue;
       const from = commonPrefix(was.content, m.content);
       if (from >= MIN_SHARED_PREFIX) {
-        ops.push({ role: m.role, of: j, from, content: m.content.slice(from) });
+        const content = m.content.slice(from);
+        ops.push({ role: m.role, of: j, from, content });
+        whole.push(-1);
+        // {"role":R,"of":J,"from":F,"content":C}
+        size += 8 + roleLength(m.role) + 6 + digits(j) + 8 + digits(from) + 11 + JSON.stringify(content).length + 1;
         next = j + 1;
         return;
       }
     }
     ops.push({ role: m.role, content: m.content });
+    whole.push(i);
   });
-  return ops;
+  ops.forEach((op, k) => {
+    if (k > 0) size += 1; // ,
+    const i = whole[k]!;
+    // {"role":R,"content":C}
+    if (i >= 0) size += 8 + roleLength(op.role as string) + 11 + cur.jsonLength(i) + 1;
+    // {"copy":J,"n":N}
+    else if (typeof op.copy === 'number') size += 8 + digits(op.copy) + 5 + digits(op.n as number) + 1;
+  });
+  return { ops, size };
 }
 
 /** A line of the journal: an object, written as JSON. */
@@ -173,43 +235,61 @@ function replyPieces(content: string, replies: readonly Reply[]): Array<string |
 /** The writer's side: a `prompt` event (possibly inside `subflow`s) as its journal lines. */
 export class PromptEncoder {
   private readonly parts = new Set<string>();
+  /** System prompts' hashes by their text (most calls repeat one). */
+  private readonly partHash = new Map<string, string>();
   private readonly last = new Map<string, Base>();
   /** The last few long replies (newest last). */
   private readonly replies: Reply[] = [];
 
   constructor(private readonly redact: (text: string) => string = (t) => t) {}
 
+  /** A long LLM reply, as its journal line holds it (later prompts may refer to it). */
+  noteReply(effect: string, text: string): void {
+    this.replies.push({ effect, text });
+    if (this.replies.length > 8) this.replies.shift();
+  }
+
   /** The lines for `event` when it is a prompt, else undefined. */
   encode(event: RunEvent): JournalLine[] | undefined {
     const { inner, flow } = unwrap(event as unknown as Obj);
     if (inner.type === 'llm_call' && typeof inner.effect === 'string' && typeof inner.reply === 'string') {
       if (inner.reply.length >= SHARED_TEXT_MIN) {
-        let text: unknown;
-        try {
-          text = JSON.parse(this.redact(JSON.stringify(inner.reply))); // as its line holds it
-        } catch {
-          text = undefined;
+        const json = JSON.stringify(inner.reply);
+        const redacted = this.redact(json);
+        let text: unknown = inner.reply; // as its line holds it
+        if (redacted !== json) {
+          try {
+            text = JSON.parse(redacted);
+          } catch {
+            text = undefined;
+          }
         }
-        if (typeof text === 'string') this.replies.push({ effect: inner.effect, text });
-        if (this.replies.length > 8) this.replies.shift();
+        if (typeof text === 'string') this.noteReply(inner.effect, text);
       }
       return undefined;
     }
     if (inner.type !== 'prompt' || !Array.isArray(inner.messages)) return undefined;
     // As a reader will see them (the journal line is redacted as a whole too).
-    const messages = (inner.messages as ChatMessage[]).map((m) => ({ role: m.role, content: this.redact(m.content) }));
+    const cur = new Base((inner.messages as ChatMessage[]).map((m) => ({ role: m.role, content: this.redact(m.content) })));
     const lines: JournalLine[] = [];
     const keys = baseKeys(flow, inner);
     // The base that makes the shortest line (or none).
     let best: { ops: Obj[]; base?: Base; size: number } | undefined;
+    const tried = new Set<Base | undefined>();
     for (const base of [undefined, ...keys.map((k) => this.last.get(k))]) {
-      const ops = deltaOps(messages, base?.messages);
-      const size = JSON.stringify(ops).length;
+      if (tried.has(base)) continue; // the same base gives the same line
+      tried.add(base);
+      const { ops, size } = deltaOps(cur, base);
       if (!best || size < best.size) best = { ops, base, size };
     }
     const ops = best!.ops.map((m): Obj => {
       if (m.role !== 'system' || typeof m.content !== 'string') return m;
-      const hash = promptHash(m.content);
+      let hash = this.partHash.get(m.content);
+      if (hash === undefined) {
+        hash = promptHash(m.content);
+        if (this.partHash.size >= 256) this.partHash.clear();
+        this.partHash.set(m.content, hash);
+      }
       if (!this.parts.has(hash)) {
         this.parts.add(hash);
         lines.push({ type: 'prompt_part', hash, text: m.content });
@@ -227,8 +307,7 @@ export class PromptEncoder {
     if (best!.base) encoded.base = best!.base.hash;
     encoded.messages = ops;
     lines.push(rewrap(event as unknown as Obj, encoded));
-    const entry = { hash: promptHash(messages), messages };
-    for (const k of keys) this.last.set(k, entry);
+    for (const k of keys) this.last.set(k, cur);
     return lines;
   }
 }
