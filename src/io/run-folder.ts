@@ -2,14 +2,14 @@
 // (derived from the events), usage.json (calls and tokens). Files are appended as the run goes,
 // so a killed run keeps everything said up to that point; every line passes through the secret
 // redactor. One process writes a run folder at a time (run.lock).
-import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { RunEvent } from '../runtime/events.js';
 import { makeRedactor, type Redactor } from '../util/redact.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { acquireRunLock } from '../journal/lock.js';
 import { markdownPiece, jsonlPiece, renderTranscript } from '../journal/transcript.js';
-import { JOURNAL_FILE, JournalWriter } from '../journal/writer.js';
+import { JOURNAL_FILE, JournalWriter, writeAll } from '../journal/writer.js';
 import { isDiskFull, writeFailure } from './disk-full.js';
 
 export function newRunId(sopName: string, now = new Date()): string {
@@ -116,8 +116,8 @@ export class RunFolder {
     const jsonl = this.pendingJsonl;
     this.pendingMarkdown = '';
     this.pendingJsonl = '';
-    if (md) this.derived(this.path('transcript.md'), final, () => writeAllSync(this.markdown, md));
-    if (jsonl) this.derived(this.path('transcript.jsonl'), final, () => writeAllSync(this.jsonl, jsonl));
+    if (md) this.derived(this.path('transcript.md'), final, () => writeAll(this.markdown, md));
+    if (jsonl) this.derived(this.path('transcript.jsonl'), final, () => writeAll(this.jsonl, jsonl));
   }
 
   private closed = false;
@@ -136,12 +136,6 @@ export class RunFolder {
     closeSync(this.jsonl);
     this.unlock();
   }
-}
-
-function writeAllSync(fd: number, text: string): void {
-  const buf = Buffer.from(text, 'utf8');
-  let off = 0;
-  while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
 }
 
 /** Write a file whole, through a temporary file, so a kill leaves the old or the new one; a full disk names the file. */

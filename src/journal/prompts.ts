@@ -69,33 +69,31 @@ function commonPrefix(a: string, b: string): number {
 
 /** A prompt the encoder has seen, as a possible base of later ones. */
 class Base {
-  /** `role\0content` of each message (its identity for copies). */
-  readonly keys: string[];
-  private where?: Map<string, number[]>;
+  private where?: Map<string, Map<string, number[]>>;
   private named?: string;
   private lengths?: number[];
 
-  constructor(readonly messages: ChatMessage[]) {
-    this.keys = messages.map((m) => `${m.role}\u0000${m.content}`);
-  }
+  constructor(readonly messages: ChatMessage[]) {}
 
   /** The hash naming it (computed when a later prompt first refers to it). */
   get hash(): string {
     return (this.named ??= promptHash(this.messages));
   }
 
-  /** Where each `role\0content` is among its messages. */
-  get at(): Map<string, number[]> {
+  /** Where each message (role, then content) is among its messages. */
+  find(role: string, content: string): number[] | undefined {
     if (!this.where) {
-      const at = new Map<string, number[]>();
-      this.keys.forEach((k, j) => {
-        const seen = at.get(k);
+      const at = new Map<string, Map<string, number[]>>();
+      this.messages.forEach((m, j) => {
+        let byContent = at.get(m.role);
+        if (!byContent) at.set(m.role, (byContent = new Map()));
+        const seen = byContent.get(m.content);
         if (seen) seen.push(j);
-        else at.set(k, [j]);
+        else byContent.set(m.content, [j]);
       });
       this.where = at;
     }
-    return this.where;
+    return this.where.get(role)?.get(content);
   }
 
   /** Length of message i's content as JSON. */
@@ -116,60 +114,84 @@ function roleLength(role: string): number {
   return n;
 }
 
-const digits = (n: number): number => String(n).length;
+const digits = (n: number): number => (n < 10 ? 1 : n < 100 ? 2 : String(n).length);
+
+/** {"role":R,"content":C} */
+const WHOLE = 8 + 11 + 1;
+/** {"role":R,"of":J,"from":F,"content":C} */
+const CONTINUED = 8 + 6 + 8 + 11 + 1;
+/** {"copy":J,"n":N} */
+const COPY = 8 + 5 + 1;
+
+/**
+ * The length as JSON of `cur`'s messages written whole (no base), or a number at least
+ * `above` + 1 when it is longer than `above` (then it is not worked out exactly).
+ */
+function wholeSize(cur: Base, above: number): number {
+  // Escaping only makes a string longer: the plain lengths bound it from below.
+  let low = 2 + Math.max(0, cur.messages.length - 1);
+  for (const m of cur.messages) low += WHOLE + roleLength(m.role) + m.content.length + 2;
+  if (low > above) return low;
+  let size = 2 + Math.max(0, cur.messages.length - 1);
+  cur.messages.forEach((m, i) => {
+    size += WHOLE + roleLength(m.role) + cur.jsonLength(i);
+  });
+  return size;
+}
 
 /**
  * The messages of `cur` as entries against `base`: {copy: j, n: k} for k of its messages from
  * index j on, {role, of: j, from: n, content} for a (non-system) message that repeats the first n
  * characters of its message j and goes on with `content`, else the message itself. `size` is the
- * length of the entries as JSON (what JSON.stringify(ops).length says), computed without
+ * length of the entries as JSON (what JSON.stringify(ops).length says), worked out without
  * serialising the messages again.
  */
 function deltaOps(cur: Base, base: Base | undefined): { ops: Obj[]; size: number } {
   const ops: Obj[] = [];
-  const whole: number[] = []; // per op: the message it holds whole, else -1
   let size = 2; // []
-  const at = base?.at;
   let next = 0; // the base message after the last one copied
-  cur.messages.forEach((m, i) => {
-    const found = at?.get(cur.keys[i]!);
+  let copy: { copy: number; n: number } | undefined; // the last op, when it copies
+  const messages = cur.messages;
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (ops.length > 0) size += 1; // ,
+    const found = base?.find(m.role, m.content);
     if (found) {
       const j = found.includes(next) ? next : found[0]!;
-      const last = ops[ops.length - 1];
-      if (last && typeof last.copy === 'number' && typeof last.n === 'number' && last.copy + last.n === j) last.n++;
-      else {
-        ops.push({ copy: j, n: 1 });
-        whole.push(-1);
+      if (copy && copy.copy + copy.n === j) {
+        size -= 1 + digits(copy.n); // no new op, and n may gain a digit
+        copy.n++;
+        size += digits(copy.n);
+      } else {
+        copy = { copy: j, n: 1 };
+        ops.push(copy);
+        size += COPY + digits(j) + 1;
       }
       next = j + 1;
-      return;
+      continue;
     }
+    copy = undefined;
     // System prompts are stored whole, once each (prompt_part lines); other messages may continue one of the base's.
-    for (const j of m.role === 'system' ? [] : new Set([next, i])) {
-      const was = base?.messages[j];
-      if (!was || was.role !== m.role) continue;
-      const from = commonPrefix(was.content, m.content);
-      if (from >= MIN_SHARED_PREFIX) {
-        const content = m.content.slice(from);
-        ops.push({ role: m.role, of: j, from, content });
-        whole.push(-1);
-        // {"role":R,"of":J,"from":F,"content":C}
-        size += 8 + roleLength(m.role) + 6 + digits(j) + 8 + digits(from) + 11 + JSON.stringify(content).length + 1;
-        next = j + 1;
-        return;
+    let continued = false;
+    if (base && m.role !== 'system') {
+      for (const j of next === i ? [next] : [next, i]) {
+        const was = base.messages[j];
+        if (!was || was.role !== m.role) continue;
+        const from = commonPrefix(was.content, m.content);
+        if (from >= MIN_SHARED_PREFIX) {
+          const content = m.content.slice(from);
+          ops.push({ role: m.role, of: j, from, content });
+          size += CONTINUED + roleLength(m.role) + digits(j) + digits(from) + JSON.stringify(content).length;
+          next = j + 1;
+          continued = true;
+          break;
+        }
       }
     }
+    if (continued) continue;
     ops.push({ role: m.role, content: m.content });
-    whole.push(i);
-  });
-  ops.forEach((op, k) => {
-    if (k > 0) size += 1; // ,
-    const i = whole[k]!;
-    // {"role":R,"content":C}
-    if (i >= 0) size += 8 + roleLength(op.role as string) + 11 + cur.jsonLength(i) + 1;
-    // {"copy":J,"n":N}
-    else if (typeof op.copy === 'number') size += 8 + digits(op.copy) + 5 + digits(op.n as number) + 1;
-  });
+    size += WHOLE + roleLength(m.role) + cur.jsonLength(i);
+  }
   return { ops, size };
 }
 
@@ -273,15 +295,14 @@ export class PromptEncoder {
     const cur = new Base((inner.messages as ChatMessage[]).map((m) => ({ role: m.role, content: this.redact(m.content) })));
     const lines: JournalLine[] = [];
     const keys = baseKeys(flow, inner);
-    // The base that makes the shortest line (or none).
+    // The base that makes the shortest line, or none (which wins a tie).
     let best: { ops: Obj[]; base?: Base; size: number } | undefined;
-    const tried = new Set<Base | undefined>();
-    for (const base of [undefined, ...keys.map((k) => this.last.get(k))]) {
-      if (tried.has(base)) continue; // the same base gives the same line
-      tried.add(base);
+    for (const base of new Set(keys.map((k) => this.last.get(k)))) {
+      if (!base) continue;
       const { ops, size } = deltaOps(cur, base);
       if (!best || size < best.size) best = { ops, base, size };
     }
+    if (!best || wholeSize(cur, best.size) <= best.size) best = { ops: cur.messages.map((m) => ({ role: m.role, content: m.content })), size: 0 };
     const ops = best!.ops.map((m): Obj => {
       if (m.role !== 'system' || typeof m.content !== 'string') return m;
       let hash = this.partHash.get(m.content);

@@ -58,6 +58,9 @@ const BOUNDARY = new Set<string>(['checkpoint', 'run_started']);
  */
 export const SLOW_CALL_MS = 100;
 
+/** Background fsyncs at step boundaries begin at most this often (see flushInBackground). */
+export const GROUP_COMMIT_MS = 50;
+
 type Obj = Record<string, unknown>;
 
 /** The event itself, or the one `subflow` events wrap (at any depth). */
@@ -187,7 +190,7 @@ export class JournalWriter {
     const text = this.pending.length === 1 ? this.pending[0]! : this.pending.join('');
     this.pending = [];
     try {
-      this.write(Buffer.from(text, 'utf8'));
+      this.write(text);
     } catch (err) {
       if (!isDiskFull(err)) throw err;
       this.full = true;
@@ -203,7 +206,7 @@ export class JournalWriter {
     const text = this.pending.join('') + finished;
     this.pending = [];
     try {
-      this.write(Buffer.from(text, 'utf8'));
+      this.write(text);
     } catch (err) {
       if (!isDiskFull(err)) throw err;
       this.full = true;
@@ -212,7 +215,7 @@ export class JournalWriter {
       // run reads as killed, and resumes the same way.
       for (const attempt of text === finished ? [finished] : [text, finished]) {
         try {
-          this.write(Buffer.from(attempt, 'utf8'));
+          this.write(attempt);
           break;
         } catch {
           /* next */
@@ -245,11 +248,10 @@ export class JournalWriter {
     this.soon.unref();
   }
 
-  /** Write one whole buffer, or cut back what part of it was written and throw. */
-  private write(buf: Buffer): void {
+  /** Write the text whole, or cut back what part of it was written and throw. */
+  private write(text: string): void {
     try {
-      writeAll(this.fd!, buf);
-      this.size += buf.length;
+      this.size += writeAll(this.fd!, text);
     } catch (err) {
       try {
         ftruncateSync(this.fd!, this.size);
@@ -282,13 +284,31 @@ export class JournalWriter {
 
   private flushing = false;
   private flushAgain = false;
+  /** When the last background fsync began (performance.now()). */
+  private flushedAt = -Infinity;
+  private flushTimer: NodeJS.Timeout | undefined;
+  /**
+   * Group commit: one background fsync at a time, and at most one every GROUP_COMMIT_MS; the
+   * steps written meanwhile go with the next one. A run whose steps take longer (any real LLM)
+   * has each step's fsync begin at its checkpoint.
+   */
   private flushInBackground(): void {
     if (this.fd === undefined) return;
     if (this.flushing) {
       this.flushAgain = true;
       return;
     }
+    const wait = this.flushedAt + GROUP_COMMIT_MS - performance.now();
+    if (wait > 0) {
+      this.flushTimer ??= setTimeout(() => {
+        this.flushTimer = undefined;
+        this.flushInBackground();
+      }, wait);
+      this.flushTimer.unref();
+      return;
+    }
     this.flushing = true;
+    this.flushedAt = performance.now();
     const fd = this.fd;
     fsync(fd, () => {
       // Errors (e.g. the writer closed meanwhile, after its own synchronous flush) need nothing.
@@ -312,6 +332,8 @@ export class JournalWriter {
     if (this.fd === undefined) return;
     if (this.soon) clearImmediate(this.soon);
     this.soon = undefined;
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
     try {
       if (!this.full) this.writePending();
     } catch (err) {
@@ -329,7 +351,14 @@ export class JournalWriter {
   }
 }
 
-function writeAll(fd: number, buf: Buffer): void {
-  let off = 0;
-  while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+/** Write all of `text` (the rest of a short write too); returns its length in bytes. */
+export function writeAll(fd: number, text: string): number {
+  const written = writeSync(fd, text);
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (written < bytes) {
+    const buf = Buffer.from(text, 'utf8');
+    let off = written;
+    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+  }
+  return bytes;
 }
