@@ -61,6 +61,8 @@ const MIN_SHARED_PREFIX = 64;
 function commonPrefix(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
+  // A message that grows (a judge's conversation) starts with the whole earlier one.
+  if (a.length <= b.length && b.startsWith(a)) i = n;
   while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
   // Never split a surrogate pair.
   if (i > 0 && i < b.length && /[\ud800-\udbff]/.test(b[i - 1]!)) i--;
@@ -323,8 +325,9 @@ export class PromptEncoder {
       const pieces = replyPieces(m.content, this.replies);
       if (pieces) m.content = pieces;
     }
-    const encoded: Obj = { ...inner };
-    delete encoded.messages;
+    // The event's fields in order, less its messages (no `delete`: it would slow the object down).
+    const encoded: Obj = {};
+    for (const k of Object.keys(inner)) if (k !== 'messages') encoded[k] = inner[k];
     if (best!.base) encoded.base = best!.base.hash;
     encoded.messages = ops;
     lines.push(rewrap(event as unknown as Obj, encoded));
