@@ -9,7 +9,7 @@ import { makeRedactor, type Redactor } from '../util/redact.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { acquireRunLock } from '../journal/lock.js';
 import { markdownPiece, jsonlPiece, renderTranscript } from '../journal/transcript.js';
-import { JOURNAL_FILE, JournalWriter, writeAll } from '../journal/writer.js';
+import { GROUP_COMMIT_MS, JOURNAL_FILE, JournalWriter, writeAll } from '../journal/writer.js';
 import { isDiskFull, writeFailure } from './disk-full.js';
 
 export function newRunId(sopName: string, now = new Date()): string {
@@ -76,23 +76,47 @@ export class RunFolder {
     return join(this.dir, name);
   }
 
-  /** Transcript text waiting for the journal's next write (a step is written at once). */
+  /** Transcript text not written yet. */
   private pendingMarkdown = '';
   private pendingJsonl = '';
+  /** When the transcripts were last written (performance.now()), and the write scheduled since. */
+  private transcriptsAt = -Infinity;
+  private transcriptsTimer: NodeJS.Timeout | undefined;
+  /** A scheduled write failed: thrown at the next event (its journal line written). */
+  private failed: unknown;
 
   /**
-   * Listener: journal every event (except streamed deltas) and derive the transcripts. Both are
-   * written a step at a time: the transcripts' lines go out when the journal writes its own.
+   * Listener: journal every event (except streamed deltas) and derive the transcripts. The
+   * journal is written a step at a time (src/journal/writer.ts); the transcripts follow its
+   * writes, at most every GROUP_COMMIT_MS (a run of fast steps writes them a few steps at a time).
    */
   readonly onEvent = (event: RunEvent): void => {
     if (event.type === 'delta') return;
     const written = this.journal.append(event);
+    const final = event.type === 'run_finished';
+    if (this.failed !== undefined && !final) {
+      const err = this.failed;
+      this.failed = undefined;
+      throw err;
+    }
     const md = markdownPiece(event);
     if (md) this.pendingMarkdown += this.redact(md);
     const line = jsonlPiece(event);
     if (line) this.pendingJsonl += this.redact(line);
-    if (written) this.writeTranscripts(event.type === 'run_finished');
-    if (event.type === 'run_finished')
+    if (written) {
+      const wait = this.transcriptsAt + GROUP_COMMIT_MS - performance.now();
+      if (final || wait <= 0) this.writeTranscripts(final);
+      else
+        this.transcriptsTimer ??= setTimeout(() => {
+          this.transcriptsTimer = undefined;
+          try {
+            this.writeTranscripts(false);
+          } catch (err) {
+            this.failed = err;
+          }
+        }, wait).unref();
+    }
+    if (final)
       this.derived(this.path('usage.json'), true, () =>
         writeFileSync(this.path('usage.json'), JSON.stringify(event.usage, null, 2) + '\n'),
       );
@@ -112,6 +136,9 @@ export class RunFolder {
   }
 
   private writeTranscripts(final: boolean): void {
+    if (this.transcriptsTimer) clearTimeout(this.transcriptsTimer);
+    this.transcriptsTimer = undefined;
+    this.transcriptsAt = performance.now();
     const md = this.pendingMarkdown;
     const jsonl = this.pendingJsonl;
     this.pendingMarkdown = '';
