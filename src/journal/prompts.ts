@@ -15,7 +15,7 @@
 // simply written whole, and a reader decodes in file order whatever attempt a line belongs to.
 // A prompt whose base, part or reply is not in the journal (a damaged line) is read with what
 // it has and a `problem`, never thrown. Format: docs/durability.md.
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import type { ChatMessage } from '../llm/types.js';
 import type { RunEvent } from '../runtime/events.js';
 import { SHARED_TEXT_MIN } from './shared-text.js';
@@ -27,9 +27,14 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 
 /** The hash naming a prompt or a system prompt part. */
 export function promptHash(value: string | readonly ChatMessage[]): string {
-  const text = typeof value === 'string' ? 'part\u0000' + value : JSON.stringify(value.map((m) => [m.role, m.content]));
-  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+  return hashText(typeof value === 'string' ? 'part\u0000' + value : JSON.stringify(value.map((m) => [m.role, m.content])));
 }
+
+/** The first 16 hex digits of the text's SHA-256. */
+const hashText = (text: string): string => digest('sha256', text, 'hex').slice(0, 16);
+
+/** A message as it is in the JSON a prompt's hash is taken of (`["role","content"]`). */
+const messageJson = (m: ChatMessage): string => JSON.stringify([m.role, m.content]);
 
 /** The innermost event of `subflow` wrappers, and the flow path they name. */
 function unwrap(e: Obj): { inner: Obj; flow: string } {
@@ -61,9 +66,19 @@ const MIN_SHARED_PREFIX = 64;
 function commonPrefix(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
-  // A message that grows (a judge's conversation) starts with the whole earlier one.
-  if (a.length <= b.length && b.startsWith(a)) i = n;
-  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  while (i < n && i < 32 && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  if (i === 32) {
+    // A long shared start (a judge's growing conversation): found by halving, natively.
+    if (b.startsWith(a.slice(i, n), i)) i = n;
+    else {
+      let hi = n - 1; // the prefix is shorter than n
+      while (i < hi) {
+        const mid = (i + hi + 1) >> 1;
+        if (b.startsWith(a.slice(i, mid), i)) i = mid;
+        else hi = mid - 1;
+      }
+    }
+  }
   // Never split a surrogate pair.
   if (i > 0 && i < b.length && /[\ud800-\udbff]/.test(b[i - 1]!)) i--;
   return i;
@@ -74,12 +89,30 @@ class Base {
   private where?: Map<string, Map<string, number[]>>;
   private named?: string;
   private lengths?: number[];
+  /** Each message as JSON for the hash: those copied from its base are taken from the base's. */
+  private pieces?: Array<string | undefined>;
 
   constructor(readonly messages: ChatMessage[]) {}
 
   /** The hash naming it (computed when a later prompt first refers to it). */
   get hash(): string {
-    return (this.named ??= promptHash(this.messages));
+    if (this.named === undefined) {
+      const pieces = (this.pieces ??= []);
+      let text = '';
+      for (let i = 0; i < this.messages.length; i++) text += (i === 0 ? '[' : ',') + (pieces[i] ??= messageJson(this.messages[i]!));
+      this.named = hashText(this.messages.length === 0 ? '[]' : text + ']');
+    }
+    return this.named;
+  }
+
+  /** Its messages copied from `base` (copied[i]: index in the base, or -1) share their JSON with it. */
+  copiedFrom(base: Base, copied: readonly number[]): void {
+    const from = base.pieces;
+    if (!from) return;
+    const pieces: Array<string | undefined> = (this.pieces ??= []);
+    copied.forEach((j, i) => {
+      if (j >= 0 && from[j] !== undefined) pieces[i] = from[j];
+    });
   }
 
   /** Where each message (role, then content) is among its messages. */
@@ -148,8 +181,9 @@ function wholeSize(cur: Base, above: number): number {
  * length of the entries as JSON (what JSON.stringify(ops).length says), worked out without
  * serialising the messages again.
  */
-function deltaOps(cur: Base, base: Base | undefined): { ops: Obj[]; size: number } {
+function deltaOps(cur: Base, base: Base | undefined): { ops: Obj[]; size: number; copied: number[] } {
   const ops: Obj[] = [];
+  const copied: number[] = []; // per message: the base message it copies, or -1
   let size = 2; // []
   let next = 0; // the base message after the last one copied
   let copy: { copy: number; n: number } | undefined; // the last op, when it copies
@@ -157,9 +191,13 @@ function deltaOps(cur: Base, base: Base | undefined): { ops: Obj[]; size: number
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!;
     if (ops.length > 0) size += 1; // ,
-    const found = base?.find(m.role, m.content);
-    if (found) {
-      const j = found.includes(next) ? next : found[0]!;
+    // The base's next message first (a run of copies), else wherever it is in the base.
+    const same = base?.messages[next];
+    const found = same && same.role === m.role && same.content === m.content ? next : base?.find(m.role, m.content)?.[0];
+    copied.push(-1);
+    if (found !== undefined) {
+      const j = found;
+      copied[i] = j;
       if (copy && copy.copy + copy.n === j) {
         size -= 1 + digits(copy.n); // no new op, and n may gain a digit
         copy.n++;
@@ -194,7 +232,7 @@ function deltaOps(cur: Base, base: Base | undefined): { ops: Obj[]; size: number
     ops.push({ role: m.role, content: m.content });
     size += WHOLE + roleLength(m.role) + cur.jsonLength(i);
   }
-  return { ops, size };
+  return { ops, size, copied };
 }
 
 /** A line of the journal: an object, written as JSON. */
@@ -298,11 +336,11 @@ export class PromptEncoder {
     const lines: JournalLine[] = [];
     const keys = baseKeys(flow, inner);
     // The base that makes the shortest line, or none (which wins a tie).
-    let best: { ops: Obj[]; base?: Base; size: number } | undefined;
+    let best: { ops: Obj[]; base?: Base; size: number; copied?: number[] } | undefined;
     for (const base of new Set(keys.map((k) => this.last.get(k)))) {
       if (!base) continue;
-      const { ops, size } = deltaOps(cur, base);
-      if (!best || size < best.size) best = { ops, base, size };
+      const { ops, size, copied } = deltaOps(cur, base);
+      if (!best || size < best.size) best = { ops, base, size, copied };
     }
     if (!best || wholeSize(cur, best.size) <= best.size) best = { ops: cur.messages.map((m) => ({ role: m.role, content: m.content })), size: 0 };
     const ops = best!.ops.map((m): Obj => {
@@ -328,7 +366,10 @@ export class PromptEncoder {
     // The event's fields in order, less its messages (no `delete`: it would slow the object down).
     const encoded: Obj = {};
     for (const k of Object.keys(inner)) if (k !== 'messages') encoded[k] = inner[k];
-    if (best!.base) encoded.base = best!.base.hash;
+    if (best!.base) {
+      encoded.base = best!.base.hash;
+      cur.copiedFrom(best!.base, best!.copied!);
+    }
     encoded.messages = ops;
     lines.push(rewrap(event as unknown as Obj, encoded));
     for (const k of keys) this.last.set(k, cur);
