@@ -66,8 +66,8 @@ const MIN_SHARED_PREFIX = 64;
 function commonPrefix(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
-  while (i < n && i < 32 && a.charCodeAt(i) === b.charCodeAt(i)) i++;
-  if (i === 32) {
+  while (i < n && i < 512 && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  if (i === 512) {
     // A long shared start (a judge's growing conversation): found by halving, natively.
     if (b.startsWith(a.slice(i, n), i)) i = n;
     else {
@@ -88,7 +88,6 @@ function commonPrefix(a: string, b: string): number {
 class Base {
   private where?: Map<string, Map<string, number[]>>;
   private named?: string;
-  private lengths?: number[];
   /** Each message as JSON for the hash: those copied from its base are taken from the base's. */
   private pieces?: Array<string | undefined>;
 
@@ -131,10 +130,11 @@ class Base {
     return this.where.get(role)?.get(content);
   }
 
-  /** Length of message i's content as JSON. */
+  /** Length of message i's content as JSON (from its JSON for the hash: `["role",content]`). */
   jsonLength(i: number): number {
-    const lengths = (this.lengths ??= []);
-    return (lengths[i] ??= JSON.stringify(this.messages[i]!.content).length);
+    const m = this.messages[i]!;
+    const piece = ((this.pieces ??= [])[i] ??= messageJson(m));
+    return piece.length - roleLength(m.role) - 3;
   }
 }
 
