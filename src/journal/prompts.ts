@@ -342,7 +342,8 @@ export class PromptEncoder {
       const { ops, size, copied } = deltaOps(cur, base);
       if (!best || size < best.size) best = { ops, base, size, copied };
     }
-    if (!best || wholeSize(cur, best.size) <= best.size) best = { ops: cur.messages.map((m) => ({ role: m.role, content: m.content })), size: 0 };
+    if (!best || wholeSize(cur, best.size) <= best.size)
+      best = { ops: cur.messages.map((m) => ({ role: m.role, content: m.content })), size: 0 };
     const ops = best!.ops.map((m): Obj => {
       if (m.role !== 'system' || typeof m.content !== 'string') return m;
       let hash = this.partHash.get(m.content);
