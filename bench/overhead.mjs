@@ -1,7 +1,9 @@
 // Engine overhead per turn: the 5-agent, 3-state debate fixture, 2,000 turns with the `mock`
 // LLM (zero latency) and the default environment (local embedder, top-3 retrieval, summaries),
-// journal on. A turn is the time between two consecutive `message` events; the time spent inside
-// the LLM provider and inside the embedder is subtracted and reported apart.
+// journal on, and the same with the journal off. A turn is the time between two consecutive
+// `message` events; the time spent inside the LLM provider and inside the embedder is subtracted
+// and reported apart. Both modes are warmed up, then measured in turn (on, off, on, off), so the
+// JIT's warm-up and the machine's drift hit both alike; each figure is the median of its samples.
 import fs, { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
@@ -11,7 +13,10 @@ import { fmtUs, mean, median, p95, round, row } from './lib/stats.mjs';
 export const order = 10;
 export const TURNS = 2000;
 const WARMUP_TURNS = 300;
-const TARGET_US = 500;
+const TARGET_US = 400;
+/** Journal on / journal off, medians. */
+const TARGET_RATIO = 1.8;
+const ROUNDS = 2;
 
 let runCount = 0;
 
@@ -105,8 +110,15 @@ export async function run() {
   const runs = tempRuns('overhead');
   try {
     await measureRun(engine, { sop, file, turns: WARMUP_TURNS, journalDir: runs.dir });
-    const on = await measureRun(engine, { sop, file, turns: TURNS, journalDir: runs.dir });
-    const off = await measureRun(engine, { sop, file, turns: TURNS });
+    await measureRun(engine, { sop, file, turns: WARMUP_TURNS });
+    const ons = [];
+    const offs = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      ons.push(await measureRun(engine, { sop, file, turns: TURNS, journalDir: runs.dir }));
+      offs.push(await measureRun(engine, { sop, file, turns: TURNS }));
+    }
+    const on = pooled(ons);
+    const off = pooled(offs);
     const noSync = await withoutFsync(() => measureRun(engine, { sop, file, turns: TURNS, journalDir: runs.dir }));
     const fsync = fsyncProbe(runs.dir);
     const s = on.samples;
@@ -126,12 +138,17 @@ export async function run() {
       fsync_1kb_append_us: fsync,
       overhead_journal_without_fsync_us: { median: round(median(noSync.samples.overheadUs)), p95: round(p95(noSync.samples.overheadUs)) },
       overhead_journal_off_us: { median: round(median(off.samples.overheadUs)), p95: round(p95(off.samples.overheadUs)) },
-      total_ms: round(on.totalMs),
+      ratio_journal_on_over_off: round(median(s.overheadUs) / median(off.samples.overheadUs), 2),
+      rounds: ROUNDS,
+      total_ms: round(on.totalMs / ROUNDS),
       target_median_us: TARGET_US,
+      target_ratio_on_over_off: TARGET_RATIO,
     };
-    const pass = results.overhead_us.median < TARGET_US;
+    const pass = results.overhead_us.median <= TARGET_US;
+    const passRatio = results.ratio_journal_on_over_off <= TARGET_RATIO;
     const rows = [
-      row('Engine overhead/turn, median (excl. LLM, embedding; journal on)', fmtUs(results.overhead_us.median), `< ${TARGET_US} µs`, pass),
+      row('Engine overhead/turn, median (excl. LLM, embedding; journal on)', fmtUs(results.overhead_us.median), `<= ${TARGET_US} µs`, pass),
+      row('  journal on / journal off (medians)', `${results.ratio_journal_on_over_off}x`, `<= ${TARGET_RATIO}x`, passRatio),
       row('Engine overhead/turn, p95', fmtUs(results.overhead_us.p95)),
       row('  of which journal writes + fsync (median)', fmtUs(results.journal_us.median)),
       row("  same, journal written but not fsync'ed (median)", fmtUs(results.overhead_journal_without_fsync_us.median)),
@@ -142,16 +159,14 @@ export async function run() {
     ];
     const notes = [];
     const r = results;
-    if (!pass && r.overhead_journal_off_us.median < TARGET_US) {
+    if (!passRatio || (!pass && r.overhead_journal_off_us.median <= TARGET_US)) {
       notes.push(
-        `Overhead/turn misses ${TARGET_US} µs because of the journal. The engine alone takes ${r.overhead_journal_off_us.median} µs; ` +
-          `with the journal it takes ${r.overhead_us.median} µs, of which ${r.journal_us.median} µs are spent in the run folder's listener ` +
-          '(each event serialised, redacted and written; the transcript files stay open, and the turn-boundary fsync runs in the ' +
-          `background, group-commit style; a bare fsync of a 1 KB append takes ${fsync.median} µs median here). The rest of the gap is ` +
-          'indirect (allocation and GC of the serialised lines, cold caches after the write syscalls) and swings with load: compare ' +
-          'the "without fsync" row, which is often no lower. What would fix it: batching the lines of a turn into one write at the ' +
-          'checkpoint (kill-safety then holds per turn rather than per event), and cheaper serialisation of llm_call events ' +
-          '(they carry the whole reply). With a real LLM (0.5 to 10 s per call) the journal is well under 1% of a turn.',
+        `The journal costs ${r.ratio_journal_on_over_off}x the engine alone (${r.overhead_us.median} µs against ` +
+          `${r.overhead_journal_off_us.median} µs), of which ${r.journal_us.median} µs are spent in the run folder's listener ` +
+          '(each event serialised and redacted, prompts encoded as deltas; the step written in one write at its checkpoint; ' +
+          'the group-commit fsync in the background). The rest is indirect (allocation and GC of the serialised lines) and ' +
+          'grows with the load of the machine: run it again on a quiet machine, or profile with ' +
+          '`node --cpu-prof` around `measureRun` of this module.',
       );
     } else if (!pass) {
       notes.push(
@@ -168,4 +183,12 @@ export async function run() {
   } finally {
     runs.remove();
   }
+}
+
+/** The samples of several runs of one mode as one run. */
+function pooled(runs) {
+  const samples = {};
+  for (const k of Object.keys(runs[0].samples)) samples[k] = runs.flatMap((r) => r.samples[k]);
+  const sum = (k) => runs.reduce((a, r) => a + r[k], 0);
+  return { ...runs[0], samples, totalMs: sum('totalMs'), llmCalls: sum('llmCalls') / runs.length };
 }

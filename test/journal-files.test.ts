@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acquireRunLock, lockHolder, LOCK_FILE } from '../src/journal/lock.js';
 import { JournalError, effectiveEvents, parseJournal, readJournal } from '../src/journal/reader.js';
-import { JOURNAL_FILE, JournalWriter } from '../src/journal/writer.js';
+import { JOURNAL_FILE, JournalWriter, SLOW_CALL_MS } from '../src/journal/writer.js';
 import type { RunEvent } from '../src/runtime/events.js';
 
 let dir: string;
@@ -106,6 +106,83 @@ describe('writing a journal', () => {
     expect(w.cut).toBe(0);
     w.close();
     expect(readJournal(dir).events).toHaveLength(1);
+  });
+});
+
+describe('writing a journal a step at a time', () => {
+  const file = () => join(dir, JOURNAL_FILE);
+  const onDisk = () => readJournal(dir).events.map((e) => (e.type === 'warning' ? e.message : e.type));
+  const llmCall = (ms: number, effect: string): RunEvent =>
+    ({
+      type: 'llm_call',
+      purpose: 'agent',
+      state: 's',
+      agent: 'Ada',
+      turn: 1,
+      model: 'm',
+      usage: { promptTokens: 1, completionTokens: 1 },
+      ms,
+      prompt_chars: 1,
+      reply: 'hi',
+      effect,
+    }) as RunEvent;
+
+  it("writes a step's lines at its checkpoint; a kill before it leaves the previous step whole", () => {
+    const w = new JournalWriter(file());
+    w.append(warning('t1 a'));
+    w.append(warning('t1 b'));
+    expect(readFileSync(file(), 'utf8')).toBe(''); // not written yet: a kill here loses the step in progress only
+    expect(w.append(checkpoint(1))).toBe(true);
+    expect(onDisk()).toEqual(['t1 a', 't1 b', 'checkpoint']);
+    w.append(warning('t2 a'));
+    expect(onDisk()).toEqual(['t1 a', 't1 b', 'checkpoint']);
+    w.close(); // a run stopped between checkpoints writes what its step holds
+    expect(onDisk()).toEqual(['t1 a', 't1 b', 'checkpoint', 't2 a']);
+  });
+
+  it('writes at once, with the lines before it, what a side effect needs on disk before it happens', () => {
+    const w = new JournalWriter(file());
+    w.append(warning('before'));
+    w.append({ type: 'effect_started', key: '0.0', kind: 'code', label: 'run_code', turn: 1 });
+    expect(onDisk()).toEqual(['before', 'effect_started']);
+    w.append(warning('after'));
+    w.append({ type: 'effect_finished', key: '0.0', kind: 'code', label: 'run_code', turn: 1, result: { ok: true } });
+    expect(onDisk()).toEqual(['before', 'effect_started', 'after', 'effect_finished']);
+    w.close();
+  });
+
+  it('a sub-flow checkpoint ends a step too, and its side effects are written before they happen', () => {
+    const w = new JournalWriter(file());
+    w.append({ type: 'subflow', flow: 'Coder-1', event: warning('inside') });
+    w.append({
+      type: 'subflow',
+      flow: 'Coder-1',
+      event: { type: 'effect_started', key: 'Coder-1/0.0', kind: 'code', label: 'x', turn: 0 },
+    });
+    expect(readJournal(dir).events).toHaveLength(2);
+    w.append({ type: 'subflow', flow: 'Coder-1', event: warning('later') });
+    w.append({ type: 'subflow', flow: 'Coder-1', event: checkpoint(1) });
+    expect(readJournal(dir).events).toHaveLength(4);
+    w.close();
+  });
+
+  it('writes a slow LLM call soon after it returns; a fast one waits for the checkpoint', async () => {
+    const w = new JournalWriter(file());
+    w.append(llmCall(1, '0.0'));
+    await new Promise((r) => setImmediate(r));
+    expect(onDisk()).toEqual([]);
+    w.append(llmCall(SLOW_CALL_MS, '0.1'));
+    expect(onDisk()).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    expect(onDisk()).toEqual(['llm_call', 'llm_call']); // a resume reuses both replies
+    w.close();
+  });
+
+  it('writes run_started at once, so a run killed in its first turn starts over', () => {
+    const w = new JournalWriter(file());
+    w.append({ type: 'run_started' } as RunEvent);
+    expect(onDisk()).toEqual(['run_started']);
+    w.close();
   });
 });
 

@@ -3,14 +3,14 @@
 // so a killed run keeps everything said up to that point; every line passes through the secret
 // redactor. One process writes a run folder at a time (run.lock; a resume takes it before it
 // reads the journal, and hands it over here).
-import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { RunEvent } from '../runtime/events.js';
 import { makeRedactor, type Redactor } from '../util/redact.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { acquireRunLock } from '../journal/lock.js';
 import { markdownPiece, jsonlPiece, renderTranscript } from '../journal/transcript.js';
-import { JOURNAL_FILE, JournalWriter } from '../journal/writer.js';
+import { GROUP_COMMIT_MS, JOURNAL_FILE, JournalWriter, writeAll } from '../journal/writer.js';
 import { isDiskFull, writeFailure } from './disk-full.js';
 
 export function newRunId(sopName: string, now = new Date()): string {
@@ -82,27 +82,76 @@ export class RunFolder {
     return join(this.dir, name);
   }
 
-  /** Listener: journal every event (except streamed deltas) and derive the transcripts. */
+  /** Transcript text not written yet. */
+  private pendingMarkdown = '';
+  private pendingJsonl = '';
+  /** When the transcripts were last written (performance.now()), and the write scheduled since. */
+  private transcriptsAt = -Infinity;
+  private transcriptsTimer: NodeJS.Timeout | undefined;
+  /** A scheduled write failed: thrown at the next event (its journal line written). */
+  private failed: unknown;
+
+  /**
+   * Listener: journal every event (except streamed deltas) and derive the transcripts. The
+   * journal is written a step at a time (src/journal/writer.ts); the transcripts follow its
+   * writes, at most every GROUP_COMMIT_MS (a run of fast steps writes them a few steps at a time).
+   */
   readonly onEvent = (event: RunEvent): void => {
     if (event.type === 'delta') return;
-    this.journal.append(event);
-    // The transcripts and usage.json are derived from the journal (sop resume and sop show write
-    // them again), so a full disk here loses nothing: it stops the run, but not its last line.
-    const derived = (file: string, write: () => void) => {
-      try {
-        write();
-      } catch (err) {
-        if (event.type === 'run_finished' && isDiskFull(err)) return;
-        throw writeFailure(err, file);
-      }
-    };
+    const written = this.journal.append(event);
+    const final = event.type === 'run_finished';
+    if (this.failed !== undefined && !final) {
+      const err = this.failed;
+      this.failed = undefined;
+      throw err;
+    }
     const md = markdownPiece(event);
-    if (md) derived(this.path('transcript.md'), () => writeSync(this.markdown, this.redact(md)));
+    if (md) this.pendingMarkdown += this.redact(md);
     const line = jsonlPiece(event);
-    if (line) derived(this.path('transcript.jsonl'), () => writeSync(this.jsonl, this.redact(line)));
-    if (event.type === 'run_finished')
-      derived(this.path('usage.json'), () => writeFileSync(this.path('usage.json'), JSON.stringify(event.usage, null, 2) + '\n'));
+    if (line) this.pendingJsonl += this.redact(line);
+    if (written) {
+      const wait = this.transcriptsAt + GROUP_COMMIT_MS - performance.now();
+      if (final || wait <= 0) this.writeTranscripts(final);
+      else
+        this.transcriptsTimer ??= setTimeout(() => {
+          this.transcriptsTimer = undefined;
+          try {
+            this.writeTranscripts(false);
+          } catch (err) {
+            this.failed = err;
+          }
+        }, wait).unref();
+    }
+    if (final)
+      this.derived(this.path('usage.json'), true, () =>
+        writeFileSync(this.path('usage.json'), JSON.stringify(event.usage, null, 2) + '\n'),
+      );
   };
+
+  /**
+   * The transcripts and usage.json are derived from the journal (sop resume and sop show write
+   * them again), so a full disk here loses nothing: it stops the run, but not its last line.
+   */
+  private derived(file: string, final: boolean, write: () => void): void {
+    try {
+      write();
+    } catch (err) {
+      if (final && isDiskFull(err)) return;
+      throw writeFailure(err, file);
+    }
+  }
+
+  private writeTranscripts(final: boolean): void {
+    if (this.transcriptsTimer) clearTimeout(this.transcriptsTimer);
+    this.transcriptsTimer = undefined;
+    this.transcriptsAt = performance.now();
+    const md = this.pendingMarkdown;
+    const jsonl = this.pendingJsonl;
+    this.pendingMarkdown = '';
+    this.pendingJsonl = '';
+    if (md) this.derived(this.path('transcript.md'), final, () => writeAll(this.markdown, md));
+    if (jsonl) this.derived(this.path('transcript.jsonl'), final, () => writeAll(this.jsonl, jsonl));
+  }
 
   private closed = false;
 
@@ -111,6 +160,11 @@ export class RunFolder {
     if (this.closed) return;
     this.closed = true;
     this.journal.close();
+    try {
+      this.writeTranscripts(true); // a run stopped between checkpoints
+    } catch {
+      /* derived: sop show and sop resume write them again */
+    }
     closeSync(this.markdown);
     closeSync(this.jsonl);
     this.unlock();

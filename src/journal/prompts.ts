@@ -15,7 +15,7 @@
 // simply written whole, and a reader decodes in file order whatever attempt a line belongs to.
 // A prompt whose base, part or reply is not in the journal (a damaged line) is read with what
 // it has and a `problem`, never thrown. Format: docs/durability.md.
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import type { ChatMessage } from '../llm/types.js';
 import type { RunEvent } from '../runtime/events.js';
 import { SHARED_TEXT_MIN } from './shared-text.js';
@@ -27,9 +27,14 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 
 /** The hash naming a prompt or a system prompt part. */
 export function promptHash(value: string | readonly ChatMessage[]): string {
-  const text = typeof value === 'string' ? 'part\u0000' + value : JSON.stringify(value.map((m) => [m.role, m.content]));
-  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+  return hashText(typeof value === 'string' ? 'part\u0000' + value : JSON.stringify(value.map((m) => [m.role, m.content])));
 }
+
+/** The first 16 hex digits of the text's SHA-256. */
+const hashText = (text: string): string => digest('sha256', text, 'hex').slice(0, 16);
+
+/** A message as it is in the JSON a prompt's hash is taken of (`["role","content"]`). */
+const messageJson = (m: ChatMessage): string => JSON.stringify([m.role, m.content]);
 
 /** The innermost event of `subflow` wrappers, and the flow path they name. */
 function unwrap(e: Obj): { inner: Obj; flow: string } {
@@ -61,54 +66,173 @@ const MIN_SHARED_PREFIX = 64;
 function commonPrefix(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
-  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  while (i < n && i < 512 && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  if (i === 512) {
+    // A long shared start (a judge's growing conversation): found by halving, natively.
+    if (b.startsWith(a.slice(i, n), i)) i = n;
+    else {
+      let hi = n - 1; // the prefix is shorter than n
+      while (i < hi) {
+        const mid = (i + hi + 1) >> 1;
+        if (b.startsWith(a.slice(i, mid), i)) i = mid;
+        else hi = mid - 1;
+      }
+    }
+  }
   // Never split a surrogate pair.
   if (i > 0 && i < b.length && /[\ud800-\udbff]/.test(b[i - 1]!)) i--;
   return i;
 }
 
-interface Base {
-  hash: string;
-  messages: ChatMessage[];
+/** A prompt the encoder has seen, as a possible base of later ones. */
+class Base {
+  private where?: Map<string, Map<string, number[]>>;
+  private named?: string;
+  /** Each message as JSON for the hash: those copied from its base are taken from the base's. */
+  private pieces?: Array<string | undefined>;
+
+  constructor(readonly messages: ChatMessage[]) {}
+
+  /** The hash naming it (computed when a later prompt first refers to it). */
+  get hash(): string {
+    if (this.named === undefined) {
+      const pieces = (this.pieces ??= []);
+      let text = '';
+      for (let i = 0; i < this.messages.length; i++) text += (i === 0 ? '[' : ',') + (pieces[i] ??= messageJson(this.messages[i]!));
+      this.named = hashText(this.messages.length === 0 ? '[]' : text + ']');
+    }
+    return this.named;
+  }
+
+  /** Its messages copied from `base` (copied[i]: index in the base, or -1) share their JSON with it. */
+  copiedFrom(base: Base, copied: readonly number[]): void {
+    const from = base.pieces;
+    if (!from) return;
+    const pieces: Array<string | undefined> = (this.pieces ??= []);
+    copied.forEach((j, i) => {
+      if (j >= 0 && from[j] !== undefined) pieces[i] = from[j];
+    });
+  }
+
+  /** Where each message (role, then content) is among its messages. */
+  find(role: string, content: string): number[] | undefined {
+    if (!this.where) {
+      const at = new Map<string, Map<string, number[]>>();
+      this.messages.forEach((m, j) => {
+        let byContent = at.get(m.role);
+        if (!byContent) at.set(m.role, (byContent = new Map()));
+        const seen = byContent.get(m.content);
+        if (seen) seen.push(j);
+        else byContent.set(m.content, [j]);
+      });
+      this.where = at;
+    }
+    return this.where.get(role)?.get(content);
+  }
+
+  /** Length of message i's content as JSON (from its JSON for the hash: `["role",content]`). */
+  jsonLength(i: number): number {
+    const m = this.messages[i]!;
+    const piece = ((this.pieces ??= [])[i] ??= messageJson(m));
+    return piece.length - roleLength(m.role) - 3;
+  }
+}
+
+/** Length of a string as JSON (roles are few: remembered). */
+const roleLengths = new Map<string, number>();
+function roleLength(role: string): number {
+  let n = roleLengths.get(role);
+  if (n === undefined) {
+    n = JSON.stringify(role).length;
+    if (roleLengths.size < 64) roleLengths.set(role, n);
+  }
+  return n;
+}
+
+const digits = (n: number): number => (n < 10 ? 1 : n < 100 ? 2 : String(n).length);
+
+/** {"role":R,"content":C} */
+const WHOLE = 8 + 11 + 1;
+/** {"role":R,"of":J,"from":F,"content":C} */
+const CONTINUED = 8 + 6 + 8 + 11 + 1;
+/** {"copy":J,"n":N} */
+const COPY = 8 + 5 + 1;
+
+/**
+ * The length as JSON of `cur`'s messages written whole (no base), or a number at least
+ * `above` + 1 when it is longer than `above` (then it is not worked out exactly).
+ */
+function wholeSize(cur: Base, above: number): number {
+  // Escaping only makes a string longer: the plain lengths bound it from below.
+  let low = 2 + Math.max(0, cur.messages.length - 1);
+  for (const m of cur.messages) low += WHOLE + roleLength(m.role) + m.content.length + 2;
+  if (low > above) return low;
+  let size = 2 + Math.max(0, cur.messages.length - 1);
+  cur.messages.forEach((m, i) => {
+    size += WHOLE + roleLength(m.role) + cur.jsonLength(i);
+  });
+  return size;
 }
 
 /**
- * `messages` as entries against `base`: {copy: j, n: k} for k of its messages from index j on,
- * {role, of: j, from: n, content} for a (non-system) message that repeats the first n characters
- * of its message j and goes on with `content`, else the message itself.
+ * The messages of `cur` as entries against `base`: {copy: j, n: k} for k of its messages from
+ * index j on, {role, of: j, from: n, content} for a (non-system) message that repeats the first n
+ * characters of its message j and goes on with `content`, else the message itself. `size` is the
+ * length of the entries as JSON (what JSON.stringify(ops).length says), worked out without
+ * serialising the messages again.
  */
-function deltaOps(messages: readonly ChatMessage[], base: readonly ChatMessage[] | undefined): Obj[] {
+function deltaOps(cur: Base, base: Base | undefined): { ops: Obj[]; size: number; copied: number[] } {
   const ops: Obj[] = [];
-  const at = new Map<string, number[]>();
-  base?.forEach((m, j) => {
-    const k = `${m.role}\u0000${m.content}`;
-    at.set(k, [...(at.get(k) ?? []), j]);
-  });
+  const copied: number[] = []; // per message: the base message it copies, or -1
+  let size = 2; // []
   let next = 0; // the base message after the last one copied
-  messages.forEach((m, i) => {
-    const found = at.get(`${m.role}\u0000${m.content}`);
-    if (found) {
-      const j = found.includes(next) ? next : found[0]!;
-      const last = ops[ops.length - 1];
-      if (last && typeof last.copy === 'number' && typeof last.n === 'number' && last.copy + last.n === j) last.n++;
-      else ops.push({ copy: j, n: 1 });
+  let copy: { copy: number; n: number } | undefined; // the last op, when it copies
+  const messages = cur.messages;
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (ops.length > 0) size += 1; // ,
+    // The base's next message first (a run of copies), else wherever it is in the base.
+    const same = base?.messages[next];
+    const found = same && same.role === m.role && same.content === m.content ? next : base?.find(m.role, m.content)?.[0];
+    copied.push(-1);
+    if (found !== undefined) {
+      const j = found;
+      copied[i] = j;
+      if (copy && copy.copy + copy.n === j) {
+        size -= 1 + digits(copy.n); // no new op, and n may gain a digit
+        copy.n++;
+        size += digits(copy.n);
+      } else {
+        copy = { copy: j, n: 1 };
+        ops.push(copy);
+        size += COPY + digits(j) + 1;
+      }
       next = j + 1;
-      return;
+      continue;
     }
+    copy = undefined;
     // System prompts are stored whole, once each (prompt_part lines); other messages may continue one of the base's.
-    for (const j of m.role === 'system' ? [] : new Set([next, i])) {
-      const was = base?.[j];
-      if (!was || was.role !== m.role) continue;
-      const from = commonPrefix(was.content, m.content);
-      if (from >= MIN_SHARED_PREFIX) {
-        ops.push({ role: m.role, of: j, from, content: m.content.slice(from) });
-        next = j + 1;
-        return;
+    let continued = false;
+    if (base && m.role !== 'system') {
+      for (const j of next === i ? [next] : [next, i]) {
+        const was = base.messages[j];
+        if (!was || was.role !== m.role) continue;
+        const from = commonPrefix(was.content, m.content);
+        if (from >= MIN_SHARED_PREFIX) {
+          const content = m.content.slice(from);
+          ops.push({ role: m.role, of: j, from, content });
+          size += CONTINUED + roleLength(m.role) + digits(j) + digits(from) + JSON.stringify(content).length;
+          next = j + 1;
+          continued = true;
+          break;
+        }
       }
     }
+    if (continued) continue;
     ops.push({ role: m.role, content: m.content });
-  });
-  return ops;
+    size += WHOLE + roleLength(m.role) + cur.jsonLength(i);
+  }
+  return { ops, size, copied };
 }
 
 /** A line of the journal: an object, written as JSON. */
@@ -173,43 +297,61 @@ function replyPieces(content: string, replies: readonly Reply[]): Array<string |
 /** The writer's side: a `prompt` event (possibly inside `subflow`s) as its journal lines. */
 export class PromptEncoder {
   private readonly parts = new Set<string>();
+  /** System prompts' hashes by their text (most calls repeat one). */
+  private readonly partHash = new Map<string, string>();
   private readonly last = new Map<string, Base>();
   /** The last few long replies (newest last). */
   private readonly replies: Reply[] = [];
 
   constructor(private readonly redact: (text: string) => string = (t) => t) {}
 
+  /** A long LLM reply, as its journal line holds it (later prompts may refer to it). */
+  noteReply(effect: string, text: string): void {
+    this.replies.push({ effect, text });
+    if (this.replies.length > 8) this.replies.shift();
+  }
+
   /** The lines for `event` when it is a prompt, else undefined. */
   encode(event: RunEvent): JournalLine[] | undefined {
     const { inner, flow } = unwrap(event as unknown as Obj);
     if (inner.type === 'llm_call' && typeof inner.effect === 'string' && typeof inner.reply === 'string') {
       if (inner.reply.length >= SHARED_TEXT_MIN) {
-        let text: unknown;
-        try {
-          text = JSON.parse(this.redact(JSON.stringify(inner.reply))); // as its line holds it
-        } catch {
-          text = undefined;
+        const json = JSON.stringify(inner.reply);
+        const redacted = this.redact(json);
+        let text: unknown = inner.reply; // as its line holds it
+        if (redacted !== json) {
+          try {
+            text = JSON.parse(redacted);
+          } catch {
+            text = undefined;
+          }
         }
-        if (typeof text === 'string') this.replies.push({ effect: inner.effect, text });
-        if (this.replies.length > 8) this.replies.shift();
+        if (typeof text === 'string') this.noteReply(inner.effect, text);
       }
       return undefined;
     }
     if (inner.type !== 'prompt' || !Array.isArray(inner.messages)) return undefined;
     // As a reader will see them (the journal line is redacted as a whole too).
-    const messages = (inner.messages as ChatMessage[]).map((m) => ({ role: m.role, content: this.redact(m.content) }));
+    const cur = new Base((inner.messages as ChatMessage[]).map((m) => ({ role: m.role, content: this.redact(m.content) })));
     const lines: JournalLine[] = [];
     const keys = baseKeys(flow, inner);
-    // The base that makes the shortest line (or none).
-    let best: { ops: Obj[]; base?: Base; size: number } | undefined;
-    for (const base of [undefined, ...keys.map((k) => this.last.get(k))]) {
-      const ops = deltaOps(messages, base?.messages);
-      const size = JSON.stringify(ops).length;
-      if (!best || size < best.size) best = { ops, base, size };
+    // The base that makes the shortest line, or none (which wins a tie).
+    let best: { ops: Obj[]; base?: Base; size: number; copied?: number[] } | undefined;
+    for (const base of new Set(keys.map((k) => this.last.get(k)))) {
+      if (!base) continue;
+      const { ops, size, copied } = deltaOps(cur, base);
+      if (!best || size < best.size) best = { ops, base, size, copied };
     }
+    if (!best || wholeSize(cur, best.size) <= best.size)
+      best = { ops: cur.messages.map((m) => ({ role: m.role, content: m.content })), size: 0 };
     const ops = best!.ops.map((m): Obj => {
       if (m.role !== 'system' || typeof m.content !== 'string') return m;
-      const hash = promptHash(m.content);
+      let hash = this.partHash.get(m.content);
+      if (hash === undefined) {
+        hash = promptHash(m.content);
+        if (this.partHash.size >= 256) this.partHash.clear();
+        this.partHash.set(m.content, hash);
+      }
       if (!this.parts.has(hash)) {
         this.parts.add(hash);
         lines.push({ type: 'prompt_part', hash, text: m.content });
@@ -222,13 +364,16 @@ export class PromptEncoder {
       const pieces = replyPieces(m.content, this.replies);
       if (pieces) m.content = pieces;
     }
-    const encoded: Obj = { ...inner };
-    delete encoded.messages;
-    if (best!.base) encoded.base = best!.base.hash;
+    // The event's fields in order, less its messages (no `delete`: it would slow the object down).
+    const encoded: Obj = {};
+    for (const k of Object.keys(inner)) if (k !== 'messages') encoded[k] = inner[k];
+    if (best!.base) {
+      encoded.base = best!.base.hash;
+      cur.copiedFrom(best!.base, best!.copied!);
+    }
     encoded.messages = ops;
     lines.push(rewrap(event as unknown as Obj, encoded));
-    const entry = { hash: promptHash(messages), messages };
-    for (const k of keys) this.last.set(k, entry);
+    for (const k of keys) this.last.set(k, cur);
     return lines;
   }
 }

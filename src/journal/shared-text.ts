@@ -61,6 +61,11 @@ function copyPath(e: Obj): { top: Obj; inner: Obj } {
   return { top, inner: cur };
 }
 
+/** Told of each long reply as the journal holds it (the prompt encoder refers to them too). */
+export interface ReplyListener {
+  noteReply(effect: string, text: string): void;
+}
+
 /**
  * The journal writer's side: each event as its journal line (redacted), long texts found in
  * one of the last few LLM replies written by reference.
@@ -71,7 +76,7 @@ export class SharedTextWriter {
 
   constructor(private readonly redact: Redactor = (t) => t) {}
 
-  line(event: RunEvent): string {
+  line(event: RunEvent, also?: ReplyListener): string {
     const e = event as unknown as Obj;
     const inner = innermost(e);
     if (
@@ -80,17 +85,15 @@ export class SharedTextWriter {
       typeof inner.reply === 'string' &&
       inner.reply.length >= SHARED_TEXT_MIN
     ) {
-      const line = this.redact(JSON.stringify(event));
-      // The reply exactly as the line holds it, so references into it read back right.
-      let written: unknown;
-      try {
-        written = innermost(JSON.parse(line) as Obj).reply;
-      } catch {
-        written = undefined; // not referred to, then
-      }
-      if (typeof written === 'string') {
+      // The event is serialised once; the reply is read back from the line only when redaction
+      // changed it, so references into it read back right.
+      const json = JSON.stringify(event);
+      const line = this.redact(json);
+      const written = line === json ? inner.reply : replyOf(line);
+      if (written !== undefined) {
         this.recent.push({ effect: inner.effect, reply: written });
         if (this.recent.length > 4) this.recent.shift();
+        also?.noteReply(inner.effect, written);
       }
       return line;
     }
@@ -113,6 +116,16 @@ export class SharedTextWriter {
       }
     }
     return this.redact(JSON.stringify(event));
+  }
+}
+
+/** The reply of a (redacted) llm_call line, as a reader will see it; undefined if redaction broke the line. */
+function replyOf(line: string): string | undefined {
+  try {
+    const reply = innermost(JSON.parse(line) as Obj).reply;
+    return typeof reply === 'string' ? reply : undefined;
+  } catch {
+    return undefined; // not referred to, then
   }
 }
 

@@ -1,6 +1,10 @@
-// The journal writer: one JSON line per event, appended with a synchronous write before the run
-// takes its next step, and flushed to disk (fsync) at each turn boundary (in the background)
-// and around side effects (waiting for the disk). Opening an existing journal first cuts a torn last line (a write the kill
+// The journal writer: one JSON line per event, written a step at a time. A step's lines are kept
+// in memory and written in one `write` at its checkpoint (the `checkpoint` event ends a turn, at
+// any sub-flow depth), so a killed process leaves whole steps and a resume continues from the
+// last one. Lines that must be on disk before the run goes on are written at once with whatever
+// the step holds so far, and flushed to disk (fsync), waiting for it: a side effect's
+// `effect_started` (before the effect happens), its result, a memory file's content, a resume,
+// the end. Opening an existing journal first cuts a torn last line (a write the kill
 // interrupted), so appended lines never glue onto a fragment.
 import { randomBytes } from 'node:crypto';
 import {
@@ -33,26 +37,38 @@ const RESERVE_BYTES = 64 * 1024;
 export const JOURNAL_FILE = 'journal.jsonl';
 
 /**
- * Events after which the journal is flushed to disk before the run goes on: turn boundaries and
- * side effects. Every other line is written (so it survives the process being killed) and
- * reaches the disk with the next flush.
+ * Events written at once (with the lines of the step before them) and flushed to disk (fsync)
+ * before the run goes on: side effects, a resume, the end.
  */
-const DURABLE = new Set<RunEvent['type']>([
-  'resumed',
-  'effect_started',
-  'effect_cancelled',
-  'effect_finished',
-  'file_written',
-  'run_finished',
-]);
+const DURABLE = new Set<string>(['resumed', 'effect_started', 'effect_cancelled', 'effect_finished', 'file_written', 'run_finished']);
 
 /**
- * Turn boundaries are flushed without waiting (group commit): every line is already written to
- * the file, which is all a killed process needs; the fsync, which only matters if the machine
- * itself goes down, runs in the background, at most one at a time, and any flush above (before
- * a side effect, at the end) waits for the disk.
+ * Step boundaries: the step's lines are written in one write, and flushed to disk without
+ * waiting (group commit): a killed process needs only the write; the fsync, which only matters
+ * if the machine itself goes down, runs in the background, at most one at a time, and any flush
+ * above waits for the disk. `run_started` is a boundary of its own, so a run killed during its
+ * first turn can start over.
  */
-const FLUSHED_IN_BACKGROUND = new Set<RunEvent['type']>(['checkpoint']);
+const BOUNDARY = new Set<string>(['checkpoint', 'run_started']);
+
+/**
+ * An LLM call that took at least this long is written soon after it returns (at the next turn of
+ * the event loop, with whatever else the step holds by then), so a kill later in the step does
+ * not make a resume pay for it again. Fast calls (a cassette, a mock) wait for the checkpoint.
+ */
+export const SLOW_CALL_MS = 100;
+
+/** Background fsyncs at step boundaries begin at most this often (see flushInBackground). */
+export const GROUP_COMMIT_MS = 50;
+
+type Obj = Record<string, unknown>;
+
+/** The event itself, or the one `subflow` events wrap (at any depth). */
+function innermost(e: RunEvent): Obj {
+  let cur = e as unknown as Obj;
+  for (let d = 0; d < 32 && cur.type === 'subflow' && typeof cur.event === 'object' && cur.event !== null; d++) cur = cur.event as Obj;
+  return cur;
+}
 
 /**
  * Cut everything after the last newline (a torn line). Returns the number of bytes removed.
@@ -94,6 +110,10 @@ export class JournalWriter {
   private hasReserve = false;
   /** The disk filled up: only the run_finished line is still written. */
   private full = false;
+  /** Lines of the step in progress, not written yet (each ends with a newline). */
+  private pending: string[] = [];
+  /** A write of the pending lines is scheduled (after a slow LLM call). */
+  private soon: NodeJS.Immediate | undefined;
 
   constructor(
     readonly file: string,
@@ -121,38 +141,117 @@ export class JournalWriter {
     }
   }
 
-  /** Listener: journal every event except streamed deltas. */
-  readonly append = (event: RunEvent): void => {
-    if (event.type === 'delta' || this.fd === undefined) return;
+  /**
+   * Listener: journal every event except streamed deltas. Returns true when this event ended a
+   * write (the step's lines are in the file), false while they wait for the step's end.
+   */
+  readonly append = (event: RunEvent): boolean => {
+    if (event.type === 'delta' || this.fd === undefined) return false;
     const final = event.type === 'run_finished';
-    if (this.full && !final) return; // the run is stopping: nothing after the failed line, so no gap
-    const prompt = this.prompts.encode(event);
-    const text = prompt ? prompt.map((l) => this.redact(JSON.stringify(l)) + '\n').join('') : this.lines.line(event) + '\n';
-    const line = Buffer.from(text, 'utf8');
+    if (this.full && !final) return false; // the run is stopping: nothing after the failed line, so no gap
+    const inner = innermost(event);
+    const kind = inner.type as string;
+    this.pending.push(this.encode(event, kind));
+    if (final) {
+      this.writeFinal();
+      return true;
+    }
+    if (DURABLE.has(kind)) {
+      this.writePending();
+      this.syncQuietly();
+      return true;
+    }
+    if (BOUNDARY.has(kind)) {
+      this.writePending();
+      this.flushInBackground();
+      return true;
+    }
+    if (kind === 'llm_call' && typeof inner.ms === 'number' && inner.ms >= SLOW_CALL_MS) this.writeSoon();
+    return false;
+  };
+
+  /** The journal lines of one event, redacted, each ending with a newline. */
+  private encode(event: RunEvent, kind: string): string {
+    if (kind === 'prompt') {
+      const prompt = this.prompts.encode(event);
+      if (prompt) {
+        let text = '';
+        for (const l of prompt) text += this.redact(JSON.stringify(l)) + '\n';
+        return text;
+      }
+    }
+    // A long reply is noted (as its line holds it) by both encoders that refer to it.
+    return this.lines.line(event, this.prompts) + '\n';
+  }
+
+  /** Write the pending lines in one write; on failure they are cut back and dropped, and the run stops. */
+  private writePending(): void {
+    if (this.pending.length === 0) return;
+    const text = this.pending.length === 1 ? this.pending[0]! : this.pending.join('');
+    this.pending = [];
     try {
-      this.write(line);
+      this.write(text);
     } catch (err) {
       if (!isDiskFull(err)) throw err;
       this.full = true;
-      // files: the disk is full. Every line before this one is whole; the run stops as
+      // files: the disk is full. Every line before this step is whole; the run stops as
       // interrupted, and its run_finished line gets the reserved space.
-      if (!final) throw new DiskFullError(this.file, err);
+      throw new DiskFullError(this.file, err);
+    }
+  }
+
+  /** The run_finished line, with the step's lines before it: when the disk is full, in the reserved space. */
+  private writeFinal(): void {
+    const finished = this.pending.pop()!;
+    const text = this.pending.join('') + finished;
+    this.pending = [];
+    try {
+      this.write(text);
+    } catch (err) {
+      if (!isDiskFull(err)) throw err;
+      this.full = true;
       this.releaseReserve();
-      try {
-        this.write(line);
-      } catch {
-        return; // no room at all: the run reads as killed, and resumes the same way
+      // The step's lines if they fit, else the run_finished line alone; with no room at all the
+      // run reads as killed, and resumes the same way.
+      for (const attempt of text === finished ? [finished] : [text, finished]) {
+        try {
+          this.write(attempt);
+          break;
+        } catch {
+          /* next */
+        }
       }
     }
-    if (DURABLE.has(event.type)) this.syncQuietly(final);
-    else if (FLUSHED_IN_BACKGROUND.has(event.type)) this.flushInBackground();
-  };
-
-  /** Write one whole line, or cut back what part of it was written and throw. */
-  private write(line: Buffer): void {
     try {
-      writeAll(this.fd!, line);
-      this.size += line.length;
+      fsyncSync(this.fd!);
+    } catch (err) {
+      if (!isDiskFull(err)) throw err;
+    }
+  }
+
+  /** Write the pending lines at the next turn of the event loop (a slow LLM call's reply, for one). */
+  private writeSoon(): void {
+    if (this.soon) return;
+    this.soon = setImmediate(() => {
+      this.soon = undefined;
+      if (this.fd === undefined || this.full || this.pending.length === 0) return;
+      const pending = this.pending;
+      try {
+        this.writePending();
+      } catch {
+        // Nothing throws to the run from here: the lines stay pending (the failed write was cut
+        // back), and the step's next write reports the error.
+        this.full = false;
+        this.pending = [...pending, ...this.pending];
+      }
+    });
+    this.soon.unref();
+  }
+
+  /** Write the text whole, or cut back what part of it was written and throw. */
+  private write(text: string): void {
+    try {
+      this.size += writeAll(this.fd!, text);
     } catch (err) {
       try {
         ftruncateSync(this.fd!, this.size);
@@ -163,12 +262,11 @@ export class JournalWriter {
     }
   }
 
-  private syncQuietly(final: boolean): void {
+  private syncQuietly(): void {
     try {
       fsyncSync(this.fd!);
     } catch (err) {
       if (!isDiskFull(err)) throw err;
-      if (final) return;
       this.full = true;
       throw new DiskFullError(this.file, err);
     }
@@ -186,13 +284,31 @@ export class JournalWriter {
 
   private flushing = false;
   private flushAgain = false;
+  /** When the last background fsync began (performance.now()). */
+  private flushedAt = -Infinity;
+  private flushTimer: NodeJS.Timeout | undefined;
+  /**
+   * Group commit: one background fsync at a time, and at most one every GROUP_COMMIT_MS; the
+   * steps written meanwhile go with the next one. A run whose steps take longer (any real LLM)
+   * has each step's fsync begin at its checkpoint.
+   */
   private flushInBackground(): void {
     if (this.fd === undefined) return;
     if (this.flushing) {
       this.flushAgain = true;
       return;
     }
+    const wait = this.flushedAt + GROUP_COMMIT_MS - performance.now();
+    if (wait > 0) {
+      this.flushTimer ??= setTimeout(() => {
+        this.flushTimer = undefined;
+        this.flushInBackground();
+      }, wait);
+      this.flushTimer.unref();
+      return;
+    }
     this.flushing = true;
+    this.flushedAt = performance.now();
     const fd = this.fd;
     fsync(fd, () => {
       // Errors (e.g. the writer closed meanwhile, after its own synchronous flush) need nothing.
@@ -204,12 +320,26 @@ export class JournalWriter {
     });
   }
 
+  /** Write the pending lines and flush the file to disk. */
   sync(): void {
-    if (this.fd !== undefined) fsyncSync(this.fd);
+    if (this.fd === undefined) return;
+    this.writePending();
+    fsyncSync(this.fd);
   }
 
+  /** Write what the step holds so far (a run stopped between checkpoints), flush and close. */
   close(): void {
     if (this.fd === undefined) return;
+    if (this.soon) clearImmediate(this.soon);
+    this.soon = undefined;
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    try {
+      if (!this.full) this.writePending();
+    } catch (err) {
+      if (!(err instanceof DiskFullError)) throw err; // the lines before the step are whole
+    }
+    this.pending = [];
     try {
       fsyncSync(this.fd);
     } catch (err) {
@@ -221,7 +351,14 @@ export class JournalWriter {
   }
 }
 
-function writeAll(fd: number, buf: Buffer): void {
-  let off = 0;
-  while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+/** Write all of `text` (the rest of a short write too); returns its length in bytes. */
+export function writeAll(fd: number, text: string): number {
+  const written = writeSync(fd, text);
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (written < bytes) {
+    const buf = Buffer.from(text, 'utf8');
+    let off = written;
+    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+  }
+  return bytes;
 }
