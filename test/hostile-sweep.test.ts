@@ -2,7 +2,6 @@
 // stack trace) before anything is written; a results.jsonl torn by a kill or holding garbage loses
 // no finished run and counts none twice; a sweep stopped with Ctrl-C continues where it stopped;
 // failed runs say why; an API key echoed by the LLM server is never written.
-import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,8 +11,8 @@ import { sweepRunSettings } from '../src/sweep/run-point.js';
 import { Progress } from '../src/sweep/progress.js';
 import type { ResultLine } from '../src/sweep/results.js';
 import { startOpenAiServer } from './helpers/openai-server.js';
+import { spawnCli, spawnCliSync } from './helpers/cli.js';
 
-const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
 const CASSETTE = join(process.cwd(), 'examples/debate/debate.cassette.json');
 const KEY = 'sk-test-SECRET123';
@@ -26,7 +25,7 @@ let keysWritten = 0;
 let warned = 0;
 
 function sop(args: string[]) {
-  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnCliSync([...args], { encoding: 'utf8', timeout: 120_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -38,7 +37,7 @@ const lines = (out: string): ResultLine[] =>
 
 /** The CLI as a child process that does not block this one (a test server answers it). */
 function sopAsync(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnCli([...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   const waiters: Array<() => void> = [];
   child.stderr.on('data', (c: Buffer) => {

@@ -1,13 +1,12 @@
 // sop validate --check-tools starts the servers and checks every grant against the tools they list;
 // plain validate checks grants name declared servers without starting anything.
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NOTES_SERVER, notesServer, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
+import { spawnCliSync } from './helpers/cli.js';
 
-const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 const sop = (cli: string[], env: Record<string, string> = {}) =>
-  spawnSync(process.execPath, [CLI, ...cli], { encoding: 'utf8', env: { ...process.env, ...env } });
+  spawnCliSync([...cli], { encoding: 'utf8', env: { ...process.env, ...env } });
 
 describe('sop validate and MCP tools', () => {
   it('--check-tools accepts grants the server lists, and names the ones it does not', () => {
@@ -54,7 +53,7 @@ describe('sop validate and MCP tools', () => {
     expect(r.stdout + r.stderr).not.toMatch(/vtok-0e5d7a93|gone-4b1c/);
 
     const unset = { SOP_TEST_NODE: process.execPath, SOP_TEST_SERVER: NOTES_SERVER };
-    r = spawnSync(process.execPath, [CLI, 'validate', '--check-tools', file], {
+    r = spawnCliSync(['validate', '--check-tools', file], {
       encoding: 'utf8',
       env: Object.fromEntries(Object.entries({ ...process.env, ...unset }).filter(([k]) => k !== 'SOP_TEST_ARG')),
     });
