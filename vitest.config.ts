@@ -49,8 +49,10 @@ function startsCli(file: string): boolean {
 const files = testFiles(TEST).map((f) => relative(ROOT, f));
 const cliFiles = files.filter((f) => startsCli(join(ROOT, f)));
 
-// The cli tier's workers mostly wait for their child processes, so it runs more files at once
-// than there are cores; the unit tier keeps one worker per core (vitest's default is one fewer).
+// Two pools run side by side, each with its own number of workers: the unit tier in worker
+// threads, one per core (vitest's default is one fewer, a single worker on two cores); the cli
+// tier in child processes, twice as many as cores (at least three), as its files mostly wait for
+// the CLI processes they start. (vitest sizes a pool from the root options, not a project's.)
 const cores = availableParallelism();
 
 export default defineConfig({
@@ -58,26 +60,13 @@ export default defineConfig({
     // Many tests start the real CLI as a child process; give them room on a busy 2-core machine.
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    poolOptions: {
+      threads: { maxThreads: cores, minThreads: 1 },
+      forks: { maxForks: Math.max(3, cores * 2), minForks: 1 },
+    },
     projects: [
-      {
-        extends: true,
-        test: {
-          name: 'unit',
-          include: ['test/**/*.test.ts'],
-          exclude: cliFiles,
-          pool: 'forks',
-          poolOptions: { forks: { maxForks: Math.max(2, cores), minForks: 1 } },
-        },
-      },
-      {
-        extends: true,
-        test: {
-          name: 'cli',
-          include: cliFiles.length > 0 ? cliFiles : ['test/no-cli-tier-files'],
-          pool: 'forks',
-          poolOptions: { forks: { maxForks: Math.max(3, cores * 2), minForks: 1 } },
-        },
-      },
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: cliFiles, pool: 'threads' } },
+      { extends: true, test: { name: 'cli', include: cliFiles.length > 0 ? cliFiles : ['test/no-cli-tier-files'], pool: 'forks' } },
     ],
   },
 });

@@ -1,6 +1,6 @@
-// The one way tests start the built CLI (dist/src/cli/main.js, made by `npm run build`): every
-// test file that spawns it imports this module, which also puts the file in the cli tier of the
-// test suite (vitest.config.ts; test/README.md).
+// The one way tests start the built CLI (dist/src/cli/main.js, made by `npm run build`) or use
+// the built package: every test file that does imports this module, which also puts the file in
+// the cli tier of the test suite (vitest.config.ts; test/README.md).
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams, type SpawnOptions, type SpawnSyncOptions } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,6 +10,16 @@ export const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 /** Fails with the fix when the CLI has not been built (call it in a beforeAll). */
 export function requireBuiltCli(): void {
   if (!existsSync(CLI)) throw new Error('dist/src/cli/main.js is missing: run `npm run build` first');
+}
+
+/**
+ * Fails with the fix when the package has not been built: for a test of the package as a user
+ * imports it (`import ... from 'sop'`, its self-reference, resolves to dist/). Such a test
+ * imports this module, which puts it in the cli tier, the tier `npm run test:cli` builds for.
+ */
+export function requireBuiltPackage(): void {
+  if (!existsSync(join(process.cwd(), 'dist/src/index.js')) || !existsSync(join(process.cwd(), 'dist/src/index.d.ts')))
+    throw new Error('dist/src/index.js is missing: run `npm run build` first');
 }
 
 /** Options of a spawn, plus Node options given before the CLI's path (e.g. ['--import', hook]). */
