@@ -255,7 +255,8 @@ describe('faults that persist end the call with a clear, resumable error', () =>
 describe('replies over the size cap are refused, not retried', () => {
   it.each([true, false])('a %s reply of 5,000 bytes over a 2,000-byte cap', async (stream) => {
     const s = await serve({ reply: () => 'x'.repeat(5000) });
-    const { p, retries } = provider(s, { maxReplyBytes: 2000 });
+    // a timeout no busy machine reaches: a retry here would be the refusal's, not a slow answer's
+    const { p, retries } = provider(s, { maxReplyBytes: 2000, timeoutMs: 30_000 });
     const err = await p.chat(request(stream), { onDelta: () => {} }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ReplyTooLargeError);
     expect(isResumableError(err)).toBe(true);

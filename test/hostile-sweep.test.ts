@@ -77,7 +77,7 @@ afterAll(() => {
 });
 
 describe('hostile sweep input', () => {
-  it('bad input: one clear error line, no stack trace, nothing written', () => {
+  it('bad input: one clear error line, no stack trace, nothing written', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sop-sweep-'));
     writeFileSync(join(dir, 'bad.jsonl'), '{"topic":"ok"}\n[1,2]\n');
     writeFileSync(join(dir, 'bad.csv'), 'topic,other\n"unclosed\n');
@@ -87,7 +87,7 @@ describe('hostile sweep input', () => {
     writeFileSync(join(dir, 'header.csv'), 'topic\n');
     writeFileSync(join(dir, 'a-file'), 'not a folder');
     writeFileSync(join(dir, 'numbers.json'), '[1, 2]');
-    for (const [args, message] of [
+    const cases = [
       [['--seeds', '9-2'], /--seeds "9-2"/],
       [['--inputs', join(dir, 'bad.jsonl')], /bad\.jsonl:2: each line must be a JSON object/],
       [['--inputs', join(dir, 'bad.csv')], /bad\.csv:2: a quoted field is not closed/],
@@ -122,10 +122,20 @@ describe('hostile sweep input', () => {
       [['--budget-usd', '-0.5'], /--budget-usd must be a number above 0, the budget of each run \(got -0\.5\)/],
       [['--answers', join(dir, 'missing-answers.txt')], /answers file .*missing-answers\.txt: cannot read \(ENOENT\)/],
       [['--answers', join(dir, 'numbers.json')], /answers file .*numbers\.json: must be a JSON list of strings/],
-    ] as const) {
-      const out = join(dir, 'OUT');
-      // the option given last wins, so --llm bogus replaces the --llm mock given first
-      const r = sop(['sweep', DEBATE, '--llm', 'mock', ...args, '--out', out]);
+    ] as const;
+    // four at a time, each with its own --out (the option given last wins, so --llm bogus
+    // replaces the --llm mock given first)
+    const results: Array<{ code: number | null; stderr: string }> = [];
+    for (let i = 0; i < cases.length; i += 4) {
+      const batch = cases.slice(i, i + 4).map(async ([args], j) => {
+        const p = sopAsync(['sweep', DEBATE, '--llm', 'mock', ...args, '--out', join(dir, `OUT-${i + j}`)]);
+        return { code: await p.exited, stderr: p.stderr };
+      });
+      results.push(...(await Promise.all(batch)));
+    }
+    for (const [i, [args, message]] of cases.entries()) {
+      const out = join(dir, `OUT-${i}`);
+      const r = results[i]!;
       expect(r.code, r.stderr).toBe(1);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
       expect(r.stderr).toMatch(message);
@@ -162,7 +172,7 @@ describe('hostile sweep input', () => {
       expect(r.stderr).toMatch(message);
       refused++;
     }
-  });
+  }, 240_000); // about forty CLI processes: minutes on a busy two-core machine
 
   it('a queue nothing listens on: one error line from sop sweep and from sop worker, no "queue:" noise', async () => {
     const port = await new Promise<number>((done) => {
