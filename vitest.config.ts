@@ -51,8 +51,9 @@ const cliFiles = files.filter((f) => startsCli(join(ROOT, f)));
 
 // Two pools run side by side, each with its own number of workers: the unit tier in worker
 // threads, one per core (vitest's default is one fewer, a single worker on two cores); the cli
-// tier in child processes, twice as many as cores (at least three), as its files mostly wait for
-// the CLI processes they start. (vitest sizes a pool from the root options, not a project's.)
+// tier in child processes, one more than the cores, as its files spend part of their time waiting
+// for the CLI processes they start (more only makes timing-sensitive tests slow on a busy
+// machine). vitest sizes a pool from the root options, not a project's.
 const cores = availableParallelism();
 
 export default defineConfig({
@@ -62,7 +63,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     poolOptions: {
       threads: { maxThreads: cores, minThreads: 1 },
-      forks: { maxForks: Math.max(3, cores * 2), minForks: 1 },
+      forks: { maxForks: cores + 1, minForks: 1 },
     },
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: cliFiles, pool: 'threads' } },
