@@ -1,13 +1,75 @@
-import { resolve } from 'node:path';
+// Two tiers of tests (test/README.md):
+//   unit  - everything that runs in the test's own process (the engine through its API, executors,
+//           contracts); `npm run test:unit`, no build needed.
+//   cli   - the files that start the built CLI (dist/src/cli/main.js) as child processes;
+//           `npm run test:cli` (builds first).
+// A file is in the cli tier when it imports test/helpers/cli.ts, directly or through another test
+// helper, or names the built CLI's path; the list is computed here on every run, so a new test file
+// lands in its tier by what it does, with nothing to register.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
-// Many tests start the real CLI as a child process; give them room on a busy 2-core machine.
+const ROOT = import.meta.dirname;
+const TEST = join(ROOT, 'test');
+const CLI_HELPER = join(TEST, 'helpers', 'cli.ts');
+
+function testFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    if (e.name === 'fixtures' || e.name === 'node_modules') return [];
+    const path = join(dir, e.name);
+    if (e.isDirectory()) return testFiles(path);
+    return e.name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+/** The test-folder modules a file imports (static and dynamic imports with a relative path). */
+function localImports(file: string, text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
+    const target = resolve(dirname(file), m[1]!).replace(/\.js$/, '.ts');
+    if (target.startsWith(TEST + '/') && existsSync(target)) out.push(target);
+  }
+  return out;
+}
+
+const spawnsCli = new Map<string, boolean>();
+/** Whether a test file (or a helper it imports) starts the built CLI. */
+function startsCli(file: string): boolean {
+  const known = spawnsCli.get(file);
+  if (known !== undefined) return known;
+  spawnsCli.set(file, false); // an import cycle between helpers ends here
+  const text = readFileSync(file, 'utf8');
+  const yes = file === CLI_HELPER || text.includes('dist/src/cli/main.js') || localImports(file, text).some(startsCli);
+  spawnsCli.set(file, yes);
+  return yes;
+}
+
+const files = testFiles(TEST).map((f) => relative(ROOT, f));
+const cliFiles = files.filter((f) => startsCli(join(ROOT, f)));
+
+// Two pools run side by side, each with its own number of workers: the unit tier in worker
+// threads, one per core (vitest's default is one fewer, a single worker on two cores); the cli
+// tier in child processes, one more than the cores, as its files spend part of their time waiting
+// for the CLI processes they start (more only makes timing-sensitive tests slow on a busy
+// machine). vitest sizes a pool from the root options, not a project's.
+const cores = availableParallelism();
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    // Many tests start the real CLI as a child process; give them room on a busy 2-core machine.
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // the user's own sop settings (an allow file of MCP servers) never reach a test: a folder that does not exist
     env: { SOP_CONFIG_DIR: resolve('test/fixtures/no-user-config') },
+    poolOptions: {
+      threads: { maxThreads: cores, minThreads: 1 },
+      forks: { maxForks: cores + 1, minForks: 1 },
+    },
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: cliFiles, pool: 'threads' } },
+      { extends: true, test: { name: 'cli', include: cliFiles.length > 0 ? cliFiles : ['test/no-cli-tier-files'], pool: 'forks' } },
+    ],
   },
 });

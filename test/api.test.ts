@@ -22,6 +22,7 @@ import {
   type RunPlugin,
   definePlugin,
 } from '../src/index.js';
+import { requireBuiltPackage } from './helpers/cli.js';
 
 const DEBATE = 'examples/debate/debate.sop.json';
 const CASSETTE = 'replay:examples/debate/debate.cassette.json';
@@ -34,6 +35,7 @@ describe("import { loadSop, runSop } from 'sop'", () => {
       "import { loadSop, runSop } from 'sop'; const sop = loadSop('examples/debate/debate.sop.json'); " +
       "const h = runSop(sop, { llm: 'replay:examples/debate/debate.cassette.json' }); let n=0; " +
       "for await (const e of h) if (e.type==='message') n++; console.log(n, (await h.result).status)";
+    requireBuiltPackage();
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
     expect(out.trim()).toBe('17 finished');
   });
@@ -228,6 +230,7 @@ describe('defineSop types a SOP written in TypeScript', () => {
     );
 
   it("compiles with controller type 'order' and fails to compile with 'ordr'", () => {
+    requireBuiltPackage(); // 'sop' resolves to dist/src/index.d.ts
     const ok = tsc('test/fixtures/api-types/ok.ts');
     expect(ok.stdout + ok.stderr).toBe('');
     expect(ok.status).toBe(0);

@@ -2,14 +2,12 @@
 // with --record: sealed bids reach only the auctioneer, the reserve price only the seller and the
 // auctioneer, a bidder still sees its own round-1 bid in round 2 (not the others'), and no
 // agent's recorded request holds a message whose audience in transcript.jsonl leaves it out.
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findLeaks, type LeakReport } from './helpers/audience-leaks.js';
-
-const cli = join(process.cwd(), 'dist/src/cli/main.js');
+import { spawnCliSync } from './helpers/cli.js';
 const tmp = mkdtempSync(join(tmpdir(), 'sop-auction-'));
 let report: LeakReport | undefined;
 
@@ -34,19 +32,8 @@ interface Line {
 describe('auction example', () => {
   const out = join(tmp, 'auction');
   const rec = join(tmp, 'auction.rec.json');
-  const r = spawnSync(
-    process.execPath,
-    [
-      cli,
-      'run',
-      'examples/auction/auction.sop.json',
-      '--llm',
-      'replay:examples/auction/auction.cassette.json',
-      '--record',
-      rec,
-      '--out',
-      out,
-    ],
+  const r = spawnCliSync(
+    ['run', 'examples/auction/auction.sop.json', '--llm', 'replay:examples/auction/auction.cassette.json', '--record', rec, '--out', out],
     { encoding: 'utf8', input: '', timeout: 120_000 },
   );
   const dir = () => join(out, readdirSync(out)[0]!);

@@ -3,7 +3,7 @@
 // summary) kept from it; a few hundred generated SOPs with random groups, audiences, <to> tags,
 // controllers, summaries and retrieval are checked the same way; the SOP's audience keys are
 // validated; transcripts mark private messages and `sop view ?as=` shows one agent's view.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,8 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { RecordingProvider, runSop, validateSop, type ChatRequest, type LlmProvider, type Sop } from '../src/index.js';
 import { startViewServer } from '../src/view/server.js';
 import { findLeaks } from './helpers/audience-leaks.js';
-
-const cli = join(process.cwd(), 'dist/src/cli/main.js');
+import { spawnCli, spawnCliSync } from './helpers/cli.js';
 const tmp = mkdtempSync(join(tmpdir(), 'sop-audience-'));
 const counts = { generated: 0, agentRequests: 0, restricted: 0, tokenChecks: 0, summaries: 0, leaks: 0 };
 
@@ -45,10 +44,8 @@ function transcript(dir: string): Line[] {
 describe('werewolf example', () => {
   const out = join(tmp, 'werewolf');
   const rec = join(tmp, 'werewolf.rec.json');
-  const r = spawnSync(
-    process.execPath,
+  const r = spawnCliSync(
     [
-      cli,
       'run',
       'examples/werewolf/werewolf.sop.json',
       '--llm',
@@ -148,7 +145,7 @@ describe('werewolf example', () => {
   });
 
   it("sop view RUN_DIR --as NAME prints the URL of that agent's view", async () => {
-    const child = spawn(process.execPath, [cli, 'view', dir(), '--no-open', '--as', 'Fay'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnCli(['view', dir(), '--no-open', '--as', 'Fay'], { stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let out = '';
@@ -172,10 +169,10 @@ describe('resume', () => {
   it('a werewolf run stopped at turn 12 (after the per-audience summaries) and resumed gives the same transcript and prompts', () => {
     const out = join(tmp, 'werewolf-resume');
     const args = ['examples/werewolf/werewolf.sop.json', '--llm', 'replay:examples/werewolf/werewolf.cassette.json', '--out', out];
-    const first = spawnSync(process.execPath, [cli, 'run', ...args, '--max-turns', '12', '--quiet'], { encoding: 'utf8', input: '' });
+    const first = spawnCliSync(['run', ...args, '--max-turns', '12', '--quiet'], { encoding: 'utf8', input: '' });
     expect(first.stderr).toContain('Stopped after --max-turns 12 turns');
     const dir = join(out, readdirSync(out)[0]!);
-    const resumed = spawnSync(process.execPath, [cli, 'resume', dir, '--max-turns', '200', '--quiet'], { encoding: 'utf8', input: '' });
+    const resumed = spawnCliSync(['resume', dir, '--max-turns', '200', '--quiet'], { encoding: 'utf8', input: '' });
     expect(resumed.stderr).toContain('Finished in state "villagers_win" after 25 turns');
     const whole = join(tmp, 'werewolf', readdirSync(join(tmp, 'werewolf'))[0]!);
     const plain = (d: string) => readFileSync(join(d, 'transcript.jsonl'), 'utf8').replace(/"timestamp":"[^"]*"/g, '');

@@ -3,7 +3,6 @@
 // calls are checked before they are made, so a run overshoots by at most one call; a state's
 // budget is its own allowance per visit; sub-flows draw on the parent's budget; USD budgets use
 // the prices. The LLM is the mock, a scripted provider, or a local OpenAI-compatible server.
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -17,12 +16,11 @@ import type { Sop } from '../src/sop/types.js';
 import { graphDiagnostics } from '../src/sop/validate.js';
 import { tempDir } from './helpers/executor-context.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
-
-const CLI = resolve('dist/src/cli/main.js');
+import { spawnCli } from './helpers/cli.js';
 
 function cli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnCli([...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

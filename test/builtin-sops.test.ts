@@ -1,17 +1,16 @@
 // Built-in SOPs by name: `sop run jarvis.sop.json` (and `sop run jarvis`) from any folder runs
 // the package's sops/jarvis.sop.json; `sop list` shows the built-ins with their descriptions; a
 // name that is neither a file nor a built-in gets one clear line.
-import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/executor-context.js';
+import { spawnCliSync } from './helpers/cli.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 
 function sop(args: string[], cwd: string) {
-  return spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', timeout: 120_000, env: { ...process.env, SOP_DEBUG: '' } });
+  return spawnCliSync([...args], { cwd, encoding: 'utf8', timeout: 120_000, env: { ...process.env, SOP_DEBUG: '' } });
 }
 
 describe('built-in SOPs', () => {

@@ -1,7 +1,6 @@
 // Cassettes: replay in order with clear errors on a mismatch or an exhausted cassette, and
 // `--record` through the CLI against the local server, replayed to an identical transcript.
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,9 +9,9 @@ import { LlmError } from '../src/llm/types.js';
 import { Run } from '../src/engine/run.js';
 import { validateSopDocument } from '../src/loader/load.js';
 import { startOpenAiServer, type ChatRequestBody } from './helpers/openai-server.js';
+import { spawnCli, spawnCliSync, requireBuiltCli } from './helpers/cli.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 let dir: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'sop-cassette-'));
@@ -145,7 +144,7 @@ function cli(
   env: Record<string, string | undefined> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...process.env, ...env } as NodeJS.ProcessEnv });
+    const child = spawnCli([...args], { cwd: ROOT, env: { ...process.env, ...env } as NodeJS.ProcessEnv });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => {
@@ -176,7 +175,7 @@ const withoutTimestamps = (jsonl: string) =>
 
 describe('record and replay through the CLI', () => {
   beforeAll(() => {
-    if (!existsSync(CLI)) throw new Error('dist/src/cli/main.js is missing: run `npm run build` first');
+    requireBuiltCli();
   });
 
   it('--record writes a cassette that replays offline to the identical transcript', async () => {
@@ -205,7 +204,7 @@ describe('record and replay through the CLI', () => {
       const c = readCassette(cassetteFile);
       expect(c.source).toBe('recorded');
       expect(c.interactions.length).toBe(server.requests.length);
-      const validated = spawnSync(process.execPath, [CLI, 'validate', cassetteFile], { encoding: 'utf8' });
+      const validated = spawnCliSync(['validate', cassetteFile], { encoding: 'utf8' });
       expect(validated.status, validated.stderr).toBe(0);
 
       await server.close();

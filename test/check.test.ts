@@ -1,6 +1,5 @@
 // sop check: dry runs with the mock over seeds tell a SOP's expected calls, tokens and cost, and
 // warn about states left only at max_turns, prompts over a model's context, summaries that never fire.
-import { spawn } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,12 +7,11 @@ import { checkSop } from '../src/cost/check.js';
 import { loadPricing } from '../src/llm/pricing.js';
 import type { Sop } from '../src/sop/types.js';
 import { tempDir } from './helpers/executor-context.js';
-
-const CLI = resolve('dist/src/cli/main.js');
+import { spawnCli } from './helpers/cli.js';
 
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: tempDir('sop-check-cli-'), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnCli([...args], { cwd: tempDir('sop-check-cli-'), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

@@ -2,7 +2,6 @@
 // and agent in usage.json, the closing line and `sop runs`, with pricing.json, --pricing and a
 // SOP's llm.pricing; a model without a price costs "unknown", never 0. The LLM is a local
 // OpenAI-compatible server reporting known usage numbers.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -10,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchSettings } from '../src/cli/run-command.js';
 import { callCost, parsePricing, priceOf } from '../src/llm/pricing.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
+import { spawnCli } from './helpers/cli.js';
 
-const CLI = resolve('dist/src/cli/main.js');
 const shipped = JSON.parse(readFileSync('pricing.json', 'utf8')) as {
   as_of: string;
   models: Record<string, { input: number; cached_input: number; output: number }>;
@@ -19,7 +18,7 @@ const shipped = JSON.parse(readFileSync('pricing.json', 'utf8')) as {
 
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawnCli([...args], {
       env: { ...process.env, OPENAI_API_KEY: 'test-key' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

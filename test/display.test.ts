@@ -1,6 +1,5 @@
 // What a person reads in the terminal: commands briefly instead of their JSON, command results on
 // one line, streamed speech as it comes, and `--quiet` as one closing line.
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,8 +8,7 @@ import { describeCommand, parseCommandMessage, summariseResult } from '../src/cl
 import { terminalDisplay } from '../src/cli/display.js';
 import type { Message } from '../src/environment/message.js';
 import type { RunEvent } from '../src/runtime/events.js';
-
-const CLI = join(process.cwd(), 'dist/src/cli/main.js');
+import { spawnCliSync } from './helpers/cli.js';
 
 function fakeStream(isTTY: boolean) {
   const chunks: string[] = [];
@@ -101,7 +99,7 @@ describe('commands in the terminal', () => {
 describe('sop run --quiet', () => {
   it('prints one line: the outcome, usage and run folder', () => {
     const out = mkdtempSync(join(tmpdir(), 'sop-quiet-'));
-    const r = spawnSync(process.execPath, [CLI, 'run', 'examples/debate/debate.sop.json', '--llm', 'mock', '--quiet', '--out', out], {
+    const r = spawnCliSync(['run', 'examples/debate/debate.sop.json', '--llm', 'mock', '--quiet', '--out', out], {
       encoding: 'utf8',
       timeout: 60_000,
     });
@@ -115,7 +113,7 @@ describe('sop run --quiet', () => {
 
   it('without --quiet, labels the prompt-size figures it closes with', () => {
     const out = mkdtempSync(join(tmpdir(), 'sop-quiet-'));
-    const r = spawnSync(process.execPath, [CLI, 'run', 'examples/debate/debate.sop.json', '--llm', 'mock', '--out', out], {
+    const r = spawnCliSync(['run', 'examples/debate/debate.sop.json', '--llm', 'mock', '--out', out], {
       encoding: 'utf8',
       timeout: 60_000,
     });

@@ -3,14 +3,14 @@
 // or cassette LLM, validate, list, graph, check), checks that every `--flag` the docs name next
 // to `sop COMMAND` is an option of that command, and that each example says plainly whether its
 // cassette is hand-written.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { spawnCli, spawnCliSync, requireBuiltCli } from './helpers/cli.js';
 
 const REPO = process.cwd();
-const CLI = join(REPO, 'dist/src/cli/main.js');
 const tmp = mkdtempSync(join(tmpdir(), 'sop-docs-'));
 const counts = { commands: 0, ran: 0, flags: 0, examples: 0 };
 
@@ -103,7 +103,7 @@ const helps = new Map<string, { ok: boolean; text: string }>();
 function helpOf(command: string): { ok: boolean; text: string } {
   let h = helps.get(command);
   if (!h) {
-    const r = spawnSync(process.execPath, [CLI, command, '--help'], { encoding: 'utf8' });
+    const r = spawnCliSync([command, '--help'], { encoding: 'utf8' });
     h = { ok: r.status === 0 && r.stdout.includes(`sop ${command}`), text: r.stdout };
     helps.set(command, h);
   }
@@ -112,7 +112,7 @@ function helpOf(command: string): { ok: boolean; text: string } {
 
 describe('every sop command and --flag the docs name exists', () => {
   it('is a command of the CLI, with that option in its --help', () => {
-    if (!existsSync(CLI)) throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
+    requireBuiltCli();
     const all = mentions();
     expect(all.length).toBeGreaterThan(100);
     const wrong: string[] = [];
@@ -133,7 +133,7 @@ describe('every sop command and --flag the docs name exists', () => {
   });
 
   it('and every option of every command is named somewhere in README.md or docs/*.md', () => {
-    const top = spawnSync(process.execPath, [CLI, '--help'], { encoding: 'utf8' }).stdout;
+    const top = spawnCliSync(['--help'], { encoding: 'utf8' }).stdout;
     const commands = [...top.matchAll(/^ {2}sop ([a-z]+)/gm)].map((m) => m[1]!);
     expect(commands).toContain('run');
     const docs = ['README.md', ...docFiles.filter((f) => f.startsWith('docs/'))].map((f) => readFileSync(join(REPO, f), 'utf8')).join('\n');
@@ -197,7 +197,7 @@ describe('every offline command of the docs runs', () => {
   for (const c of commands) {
     it(`${c.where}: sop ${c.args.join(' ').slice(0, 100)}`, async () => {
       expect(c.args[0], `${c.where} names a file that is not there`).not.toBe('missing-file');
-      const r = spawnSync(process.execPath, [CLI, ...c.args], {
+      const r = spawnCliSync([...c.args], {
         cwd: REPO,
         encoding: 'utf8',
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -286,9 +286,8 @@ describe('the library examples of README.md and docs/api.md run', () => {
 describe('output piped into a reader that stops early', () => {
   it('sop show RUN | head ends quietly: exit 0, no EPIPE stack trace', async () => {
     const out = join(tmp, 'piped');
-    const run = spawnSync(
-      process.execPath,
-      [CLI, 'run', 'bench/fixtures/memory-chat.sop.json', '--llm', 'mock', '--max-turns', '300', '--out', out, '--quiet'],
+    const run = spawnCliSync(
+      ['run', 'bench/fixtures/memory-chat.sop.json', '--llm', 'mock', '--max-turns', '300', '--out', out, '--quiet'],
       {
         cwd: REPO,
         encoding: 'utf8',
@@ -296,7 +295,7 @@ describe('output piped into a reader that stops early', () => {
     );
     expect(run.status, run.stderr).toBe(0);
     const dir = join(out, readdirSync(out)[0]!);
-    const child = spawn(process.execPath, [CLI, 'show', dir, '--format', 'events'], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnCli(['show', dir, '--format', 'events'], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     // Like `head -1`: read the first chunk, then close the pipe.

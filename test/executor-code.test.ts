@@ -6,6 +6,7 @@ import { runCode } from '../src/executors/code-runner.js';
 import { executor as code } from '../src/executors/code.js';
 import { answers, execContext, terminal } from './helpers/executor-context.js';
 import { AnswersFileInput, ApprovalNeededError } from '../src/io/human.js';
+import { until } from './helpers/until.js';
 
 /** Alive and not a zombie (a zombie is dead, only not yet reaped by its new parent). */
 function alive(pid: number): boolean {
@@ -22,14 +23,7 @@ function alive(pid: number): boolean {
   }
 }
 
-async function waitDead(pid: number, ms = 3000): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (!alive(pid)) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return !alive(pid);
-}
+const waitDead = (pid: number, ms = 3000) => until(() => !alive(pid), { timeoutMs: ms });
 
 describe('code executor', () => {
   it('runs Python in the workspace and returns exit code and stdout', async () => {

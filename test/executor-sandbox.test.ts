@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executor as code } from '../src/executors/code.js';
 import { SECCOMP_FD, sandboxArgv, sandboxFilter, sandboxSupport } from '../src/executors/sandbox.js';
 import { execContext, tempDir } from './helpers/executor-context.js';
+import { until } from './helpers/until.js';
 
 const support = sandboxSupport();
 const skipReason = support.ok ? '' : ` (skipped: ${support.reason})`;
@@ -106,8 +107,6 @@ describe.skipIf(!support.ok)(`code executor with --sandbox${skipReason}`, () => 
             return false;
           }
         });
-    const until = Date.now() + 3000;
-    while (running() && Date.now() < until) await new Promise((res) => setTimeout(res, 50));
-    expect(running()).toBe(false);
+    expect(await until(() => !running(), { timeoutMs: 3000, intervalMs: 50 })).toBe(true);
   });
 });

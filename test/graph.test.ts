@@ -1,7 +1,6 @@
 // `sop graph`: the Mermaid stateDiagram-v2 of a SOP. Checked two ways: with Mermaid's own parser
 // (mermaid.parse runs in Node once its HTML sanitizer, which needs a browser DOM and plays no
 // part in parsing, is given no-op hooks), and with a strict grammar of the subset we emit.
-import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import DOMPurify from 'dompurify';
@@ -9,6 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { toMermaid } from '../src/sop/graph.js';
 import { loadSopFile, validateSopDocument } from '../src/loader/load.js';
 import type { Sop } from '../src/sop/types.js';
+import { spawnCliSync, requireBuiltCli } from './helpers/cli.js';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -227,10 +227,9 @@ describe('sop graph', () => {
   });
 
   it('the CLI prints the same diagram', () => {
-    const cli = join(ROOT, 'dist', 'src', 'cli', 'main.js');
-    if (!existsSync(cli)) throw new Error('dist/src/cli/main.js is missing: run `npm run build` first');
+    requireBuiltCli();
     const file = join(ROOT, 'examples', 'debate', 'debate.sop.json');
-    const r = spawnSync(process.execPath, [cli, 'graph', file], { encoding: 'utf8' });
+    const r = spawnCliSync(['graph', file], { encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toBe(toMermaid(loadSopFile(file).sop));
   });

@@ -15,8 +15,9 @@ import { MemoryFiles } from '../src/workspace/memory-files.js';
 import { UnsafeFileError } from '../src/workspace/safe-file.js';
 import { Workspace } from '../src/workspace/workspace.js';
 import { execContext, tempDir } from './helpers/executor-context.js';
+import { until } from './helpers/until.js';
+import { CLI } from './helpers/cli.js';
 
-const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 const FIX = join(process.cwd(), 'test/fixtures/durable');
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
 const TOWN = [
@@ -434,14 +435,7 @@ function gone(pid: number): boolean {
   }
 }
 
-async function waitGone(pid: number, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (gone(pid)) return true;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  return gone(pid);
-}
+const waitGone = (pid: number, ms: number) => until(() => gone(pid), { timeoutMs: ms, intervalMs: 0 });
 
 describe('code that escapes its process group with setsid (no sandbox)', () => {
   // The script waits until its child has its own session, so the escape has happened.

@@ -3,8 +3,8 @@
 // max tokens or too large to keep, Ctrl-C while the server says nothing, and secrets in replies
 // recorded to a cassette. The real `openai` client talks to an OpenAI-compatible server on
 // 127.0.0.1 (test/helpers/openai-server.ts); the CLI runs as a child process.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { type ChildProcess } from 'node:child_process';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,9 +22,9 @@ import type { RunEvent } from '../src/runtime/events.js';
 import { Run } from '../src/engine/run.js';
 import { validateSopDocument } from '../src/sop/load.js';
 import { startOpenAiServer, type ChatRequestBody, type Fault, type ServerOptions, type TestServer } from './helpers/openai-server.js';
+import { spawnCli, requireBuiltCli } from './helpers/cli.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 const DEBATE = join(ROOT, 'examples', 'debate', 'debate.sop.json');
 
 const counts = { modes: 0, recovered: 0, refused: 0, tornRecorded: 0, leaks: 0, journalRatio: 0 };
@@ -32,7 +32,7 @@ let dir: string;
 const servers: TestServer[] = [];
 
 beforeAll(() => {
-  if (!existsSync(CLI)) throw new Error('dist/src/cli/main.js is missing: run `npm run build` first');
+  requireBuiltCli();
   dir = mkdtempSync(join(tmpdir(), 'sop-hostile-llm-'));
 });
 afterAll(async () => {
@@ -255,7 +255,8 @@ describe('faults that persist end the call with a clear, resumable error', () =>
 describe('replies over the size cap are refused, not retried', () => {
   it.each([true, false])('a %s reply of 5,000 bytes over a 2,000-byte cap', async (stream) => {
     const s = await serve({ reply: () => 'x'.repeat(5000) });
-    const { p, retries } = provider(s, { maxReplyBytes: 2000 });
+    // a timeout no busy machine reaches: a retry here would be the refusal's, not a slow answer's
+    const { p, retries } = provider(s, { maxReplyBytes: 2000, timeoutMs: 30_000 });
     const err = await p.chat(request(stream), { onDelta: () => {} }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ReplyTooLargeError);
     expect(isResumableError(err)).toBe(true);
@@ -339,7 +340,7 @@ interface Done {
 function cli(args: string[], env: Record<string, string | undefined> = {}, onSpawn?: (c: ChildProcess) => void): Promise<Done> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawnCli([...args], {
       cwd: ROOT,
       env: { ...process.env, OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: undefined, ...env } as NodeJS.ProcessEnv,
     });

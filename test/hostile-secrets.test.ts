@@ -3,10 +3,10 @@
 // encodings; none of them may reach a prompt sent to the LLM server, a file of the run folder
 // or the output. A secret split across streamed deltas is not printed; escape sequences in
 // replies and code output do not reach the terminal; an answers file never approves code.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { terminalDisplay } from '../src/cli/display.js';
@@ -17,8 +17,8 @@ import { StreamRedactor } from '../src/util/stream-redactor.js';
 import { terminalSafe } from '../src/util/terminal-text.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { codeSop } from './helpers/code-sop.js';
+import { spawnCli, requireBuiltCli } from './helpers/cli.js';
 
-const CLI = resolve('dist/src/cli/main.js');
 const DB_PASSWORD = 'pgCanaryPw_73kq';
 const CANARIES = {
   OPENAI_API_KEY: 'sk-canary-proc-environ-8e41c9d2a7',
@@ -76,7 +76,7 @@ afterAll(() => {
 
 function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawnCli([...args], {
       env: { ...process.env, ...CANARIES, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -253,7 +253,7 @@ describe("code reading the engine's environment", () => {
   ].join('\n');
 
   beforeAll(async () => {
-    if (!existsSync(CLI)) throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
+    requireBuiltCli();
     root = mkdtempSync(join(tmpdir(), 'sop-hostile-secrets-'));
     server = await startOpenAiServer({
       reply: (body) => {

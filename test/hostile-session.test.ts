@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CodeSession } from '../src/executors/session/code-session.js';
 import { tempDir } from './helpers/executor-context.js';
+import { until } from './helpers/until.js';
 
 let modes = 0;
 let contained = 0;
@@ -29,15 +30,6 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-async function until(cond: () => boolean, ms = 5000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (cond()) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return cond();
 }
 
 /** One fault mode: it must be contained, and the session (or a fresh one) must answer afterwards. */

@@ -2,7 +2,6 @@
 // stack trace) before anything is written; a results.jsonl torn by a kill or holding garbage loses
 // no finished run and counts none twice; a sweep stopped with Ctrl-C continues where it stopped;
 // failed runs say why; an API key echoed by the LLM server is never written.
-import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,8 +11,8 @@ import { sweepRunSettings } from '../src/sweep/run-point.js';
 import { Progress } from '../src/sweep/progress.js';
 import type { ResultLine } from '../src/sweep/results.js';
 import { startOpenAiServer } from './helpers/openai-server.js';
+import { spawnCli, spawnCliSync } from './helpers/cli.js';
 
-const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
 const CASSETTE = join(process.cwd(), 'examples/debate/debate.cassette.json');
 const KEY = 'sk-test-SECRET123';
@@ -28,7 +27,7 @@ let keysWritten = 0;
 let warned = 0;
 
 function sop(args: string[]) {
-  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnCliSync([...args], { encoding: 'utf8', timeout: 120_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -40,7 +39,7 @@ const lines = (out: string): ResultLine[] =>
 
 /** The CLI as a child process that does not block this one (a test server answers it). */
 function sopAsync(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnCli([...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   const waiters: Array<() => void> = [];
   child.stderr.on('data', (c: Buffer) => {
@@ -80,7 +79,7 @@ afterAll(() => {
 });
 
 describe('hostile sweep input', () => {
-  it('bad input: one clear error line, no stack trace, nothing written', () => {
+  it('bad input: one clear error line, no stack trace, nothing written', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sop-sweep-'));
     writeFileSync(join(dir, 'bad.jsonl'), '{"topic":"ok"}\n[1,2]\n');
     writeFileSync(join(dir, 'bad.csv'), 'topic,other\n"unclosed\n');
@@ -90,7 +89,7 @@ describe('hostile sweep input', () => {
     writeFileSync(join(dir, 'header.csv'), 'topic\n');
     writeFileSync(join(dir, 'a-file'), 'not a folder');
     writeFileSync(join(dir, 'numbers.json'), '[1, 2]');
-    for (const [args, message] of [
+    const cases = [
       [['--seeds', '9-2'], /--seeds "9-2"/],
       [['--inputs', join(dir, 'bad.jsonl')], /bad\.jsonl:2: each line must be a JSON object/],
       [['--inputs', join(dir, 'bad.csv')], /bad\.csv:2: a quoted field is not closed/],
@@ -125,10 +124,20 @@ describe('hostile sweep input', () => {
       [['--budget-usd', '-0.5'], /--budget-usd must be a number above 0, the budget of each run \(got -0\.5\)/],
       [['--answers', join(dir, 'missing-answers.txt')], /answers file .*missing-answers\.txt: cannot read \(ENOENT\)/],
       [['--answers', join(dir, 'numbers.json')], /answers file .*numbers\.json: must be a JSON list of strings/],
-    ] as const) {
-      const out = join(dir, 'OUT');
-      // the option given last wins, so --llm bogus replaces the --llm mock given first
-      const r = sop(['sweep', DEBATE, '--llm', 'mock', ...args, '--out', out]);
+    ] as const;
+    // four at a time, each with its own --out (the option given last wins, so --llm bogus
+    // replaces the --llm mock given first)
+    const results: Array<{ code: number | null; stderr: string }> = [];
+    for (let i = 0; i < cases.length; i += 4) {
+      const batch = cases.slice(i, i + 4).map(async ([args], j) => {
+        const p = sopAsync(['sweep', DEBATE, '--llm', 'mock', ...args, '--out', join(dir, `OUT-${i + j}`)]);
+        return { code: await p.exited, stderr: p.stderr };
+      });
+      results.push(...(await Promise.all(batch)));
+    }
+    for (const [i, [args, message]] of cases.entries()) {
+      const out = join(dir, `OUT-${i}`);
+      const r = results[i]!;
       expect(r.code, r.stderr).toBe(1);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
       expect(r.stderr).toMatch(message);
@@ -165,7 +174,7 @@ describe('hostile sweep input', () => {
       expect(r.stderr).toMatch(message);
       refused++;
     }
-  });
+  }, 240_000); // about forty CLI processes: minutes on a busy two-core machine
 
   it('a queue nothing listens on: one error line from sop sweep and from sop worker, no "queue:" noise', async () => {
     const port = await new Promise<number>((done) => {

@@ -4,8 +4,7 @@
 // missing sub-flow files, over-long memory names, `args` naming no argument. Each is reproduced
 // through the built CLI or the same in-process code path, and a fuzz run asserts that every SOP
 // validate accepts gets past run's start-up to its first LLM call.
-import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -20,9 +19,9 @@ import { Run } from '../src/engine/run.js';
 import { validateSopDocument } from '../src/sop/load.js';
 import { Mutator } from './helpers/sop-mutator.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
+import { spawnCliSync, requireBuiltCli } from './helpers/cli.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 const MUTANTS = 180;
 const SEED = Number(process.env.SOP_FUZZ_SEED ?? 1111);
 
@@ -30,7 +29,7 @@ let dir: string;
 const counts = { cases: 0, bombs: 0, accepted: 0, rejected: 0, agreed: 0, failedLater: 0 };
 
 beforeAll(() => {
-  if (!existsSync(CLI)) throw new Error('dist/src/cli/main.js is missing: run `npm run build` first');
+  requireBuiltCli();
   dir = mkdtempSync(join(tmpdir(), 'sop-hostile-templates-'));
 });
 afterAll(() => {
@@ -43,7 +42,7 @@ afterAll(() => {
 });
 
 function cli(args: string[]) {
-  const r = spawnSync(process.execPath, [CLI, ...args], {
+  const r = spawnCliSync([...args], {
     cwd: dir,
     encoding: 'utf8',
     env: { ...process.env, SOP_DEBUG: '' },

@@ -2,7 +2,7 @@
 // passes `sop validate`, the import reports the problems the inventory of docs/agents-v1-semantics.md (§7) predicts,
 // and `sop run` takes the original config directly, offline, to its finish state or --max-turns.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,22 +10,22 @@ import { importAndValidate } from '../src/import/import-and-validate.js';
 import { MockProvider } from '../src/llm/mock.js';
 import { Run } from '../src/engine/run.js';
 import { loadSopFile } from '../src/loader/load.js';
-import { CONFORMANCE, ListHuman, REPO } from './helpers/v1.js';
+import { CONFORMANCE, ListHuman } from './helpers/v1.js';
+import { spawnCliSync, requireBuiltCli } from './helpers/cli.js';
 
-const CLI = join(REPO, 'dist', 'src', 'cli', 'main.js');
 /** Child processes of the CLI can be slow on a busy machine. */
 const CLI_TIMEOUT = 60_000;
 const ANSWERS = Array.from({ length: 30 }, (_, i) => ['Who is Mike?', 'I lost my cat', 'a toy for my son', 'yes, please book it'][i % 4]!);
 let dir: string;
 beforeAll(() => {
-  if (!existsSync(CLI)) throw new Error('dist/src/cli/main.js is missing: run `npm run build` first');
+  requireBuiltCli();
   dir = mkdtempSync(join(tmpdir(), 'sop-import-'));
   writeFileSync(join(dir, 'answers.json'), JSON.stringify(ANSWERS));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function sop(args: string[]) {
-  const r = spawnSync(process.execPath, [CLI, ...args], {
+  const r = spawnCliSync([...args], {
     cwd: dir,
     encoding: 'utf8',
     env: { ...process.env, SOP_DEBUG: '', SOP_CACHE_DIR: join(dir, 'cache') },

@@ -1,8 +1,7 @@
 // The offline Jarvis example, run the way a user runs it: the built CLI, the hand-written
 // cassette and the answers file. The code in it really runs: ExtendLibrary saves a function to
 // the code library, the Coder imports it and writes report.md, the plan ends all done.
-import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { resumeCommand } from '../src/cli/resume-command.js';
@@ -13,9 +12,9 @@ import type { RunEvent } from '../src/runtime/events.js';
 import { Run } from '../src/engine/run.js';
 import { loadSopFile } from '../src/loader/load.js';
 import { tempDir } from './helpers/executor-context.js';
+import { requireBuiltCli, spawnCliSync } from './helpers/cli.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 const EXAMPLE = join(ROOT, 'examples', 'jarvis');
 const GOAL =
   'Compute summary statistics (count, mean, min, max) of the numeric columns of examples/jarvis/sales.csv and write them to report.md.';
@@ -29,10 +28,8 @@ interface Outcome {
 
 function runExample(extra: string[] = []): Outcome {
   const out = tempDir('sop-jarvis-');
-  const r = spawnSync(
-    process.execPath,
+  const r = spawnCliSync(
     [
-      CLI,
       'run',
       'sops/jarvis.sop.json',
       '--goal',
@@ -78,7 +75,7 @@ const flatten = (e: any, flow = ''): [string, any] => (e.type === 'subflow' ? fl
 describe('examples/jarvis', () => {
   let run: Outcome;
   beforeAll(() => {
-    if (!existsSync(CLI)) throw new Error('dist/src/cli/main.js is missing: run `npm run build` first');
+    requireBuiltCli();
     run = runExample();
   });
 

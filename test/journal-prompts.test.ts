@@ -1,8 +1,7 @@
 // Prompts kept in the journal: each LLM call's messages, written as deltas with system prompts
 // once (src/journal/prompts.ts), read back whole through resumes, shown by `sop show --prompts`,
 // printed by `--json --json-prompts`, redacted, and read with a report when a base line is gone.
-import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,8 +11,8 @@ import { parseJournal } from '../src/journal/reader.js';
 import { loadRunRecord } from '../src/journal/record.js';
 import type { RunEvent } from '../src/runtime/events.js';
 import { runSop } from '../src/index.js';
+import { spawnCli, requireBuiltCli } from './helpers/cli.js';
 
-const CLI = resolve('dist/src/cli/main.js');
 const SOP = resolve('examples/debate/debate.sop.json');
 const CASSETTE = resolve('examples/debate/debate.cassette.json');
 const JUDGE_TASK = "Weigh both teams' arguments and declare the winner, with two reasons.";
@@ -21,7 +20,7 @@ const CANARY = 'sk-canary-prompts-9e4d2a71';
 
 function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnCli([...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -187,7 +186,7 @@ describe('prompts of the debate example', () => {
   let jsonOut: string;
 
   beforeAll(async () => {
-    if (!existsSync(CLI)) throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
+    requireBuiltCli();
     root = mkdtempSync(join(tmpdir(), 'sop-prompts-'));
     const r = await cli(['run', SOP, '--llm', `replay:${CASSETTE}`, '--out', join(root, 'a'), '--json', '--json-prompts']);
     expect(r.code, r.stderr).toBe(0);

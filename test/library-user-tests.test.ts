@@ -1,7 +1,6 @@
 // The user's own test suites for the code library (issue 18, item 4): test files in a folder
 // (sop run --tests DIR, the tests input, the library executor's tests_dir) run with the function
 // at every test and save, and save_code is refused after a failing test unless the user agrees.
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,6 +9,7 @@ import { executor as library } from '../src/executors/library.js';
 import { loadSopFile } from '../src/loader/load.js';
 import { answers, execContext, tempDir } from './helpers/executor-context.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
+import { spawnCliSync } from './helpers/cli.js';
 
 const WRONG = 'def double(x: int) -> int:\n    """Twice x."""\n    return x + 1\n';
 const RIGHT = 'def double(x: int) -> int:\n    """Twice x."""\n    return 2 * x\n';
@@ -160,8 +160,7 @@ describe("save_code in a run, after the agent's own test failed", () => {
 });
 
 describe('sop run --tests', () => {
-  const cli = resolve('dist/src/cli/main.js');
-  const run = (args: string[]) => spawnSync(process.execPath, [cli, 'run', ...args, '--out', tempDir('sop-out-')], { encoding: 'utf8' });
+  const run = (args: string[]) => spawnCliSync(['run', ...args, '--out', tempDir('sop-out-')], { encoding: 'utf8' });
 
   it('refuses a SOP without a tests input and a folder that does not exist, in one line', () => {
     const a = run(['examples/debate/debate.sop.json', '--llm', 'mock', '--tests', '.']);

@@ -1,19 +1,16 @@
 // Acceptance of examples/mcp: `sop run examples/mcp/notes.sop.json --llm replay:... --yes` exits 0,
 // its journal records the MCP tool calls, none failed, and their results are in the transcript.
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { journal, onlyRun, tempDir } from './helpers/mcp-notes.js';
-
-const CLI = join(process.cwd(), 'dist/src/cli/main.js');
+import { spawnCliSync } from './helpers/cli.js';
 
 describe('examples/mcp', () => {
   it('runs offline from its hand-written cassette, calling the notes server', () => {
     const out = tempDir();
-    const r = spawnSync(
-      process.execPath,
-      [CLI, 'run', 'examples/mcp/notes.sop.json', '--llm', 'replay:examples/mcp/notes.cassette.json', '--yes', '--out', out, '--quiet'],
+    const r = spawnCliSync(
+      ['run', 'examples/mcp/notes.sop.json', '--llm', 'replay:examples/mcp/notes.cassette.json', '--yes', '--out', out, '--quiet'],
       { encoding: 'utf8' },
     );
     expect(r.status, r.stderr).toBe(0);

@@ -1,19 +1,17 @@
 // A tool call is journaled as an effect and never repeated on resume: a real `sop run` is killed
 // (SIGKILL) right after an MCP tool call, `sop resume` finishes it, and the notes server has seen
 // each call once. And Ctrl-C closes the servers a run started.
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { cmd, journal, notesServer, onlyRun, serverCalls, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
-
-const CLI = join(process.cwd(), 'dist/src/cli/main.js');
+import { spawnCli } from './helpers/cli.js';
 
 /** Run the CLI; with `killOn`, SIGKILL it as soon as a --json line matches. */
 function cli(args: string[], killOn?: RegExp): Promise<{ code: number | null; signal: string | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnCli([...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => {
@@ -111,10 +109,8 @@ describe('MCP servers and Ctrl-C', () => {
       },
     });
     const { file } = writeSop(dir, toolSop({ notes: notesServer(dir) }, ['notes/*']), []);
-    const child = spawn(
-      process.execPath,
+    const child = spawnCli(
       [
-        CLI,
         'run',
         file,
         '--llm',

@@ -5,11 +5,11 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NOTES_SERVER, notesServer, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
+import { CLI, spawnCliSync } from './helpers/cli.js';
 
-const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 const sop = (cli: string[], env: Record<string, string> = {}) =>
-  spawnSync(process.execPath, [CLI, ...cli], { encoding: 'utf8', env: { ...process.env, ...env } });
+  spawnCliSync([...cli], { encoding: 'utf8', env: { ...process.env, ...env } });
 
 describe('sop validate and MCP tools', () => {
   it('--check-tools accepts grants the server lists, and names the ones it does not', () => {

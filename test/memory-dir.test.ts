@@ -2,7 +2,7 @@
 // twice with one memory folder exits 0 both times and leaves its function in the library exactly
 // once and a logs file with both runs' entries under their headers; the folder is locked while a
 // run uses it (a stale lock is taken over); saving a function again replaces it.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -14,9 +14,9 @@ import { codeSop } from './helpers/code-sop.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 import { runSop } from '../src/api/run.js';
 import type { Sop } from '../src/sop/types.js';
+import { spawnCli, spawnCliSync } from './helpers/cli.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 const GOAL =
   'Compute summary statistics (count, mean, min, max) of the numeric columns of examples/jarvis/sales.csv and write them to report.md.';
 
@@ -39,10 +39,8 @@ function jarvisArgs(memoryDir: string, out: string): string[] {
 }
 
 function jarvis(memoryDir: string, out: string) {
-  return spawnSync(
-    process.execPath,
+  return spawnCliSync(
     [
-      CLI,
       'run',
       'sops/jarvis.sop.json',
       '--goal',
@@ -101,7 +99,7 @@ describe('--memory-dir with the Jarvis example', () => {
     const out = join(base, 'runs');
     // killed once the Coder has saved its function (the save_code result is in the journal)
     await new Promise<void>((done, fail) => {
-      const child = spawn(process.execPath, [CLI, ...jarvisArgs(M, out), '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
+      const child = spawnCli([...jarvisArgs(M, out), '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
       let seen = '';
       child.stdout.on('data', (b: Buffer) => {
         seen += b.toString();
@@ -113,7 +111,7 @@ describe('--memory-dir with the Jarvis example', () => {
     });
     expect(existsSync(join(M, MEMORY_LOCK))).toBe(true); // stale: its process is gone
     const dir = join(out, readdirSync(out)[0]!);
-    const resumed = spawnSync(process.execPath, [CLI, 'resume', dir, '--quiet'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+    const resumed = spawnCliSync(['resume', dir, '--quiet'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
     expect(resumed.status, resumed.stderr).toBe(0);
     expect(existsSync(join(M, MEMORY_LOCK))).toBe(false);
     const logs = readFileSync(join(M, 'logs.md'), 'utf8');

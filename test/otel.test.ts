@@ -12,8 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tracingEnabled } from '../src/telemetry/enabled.js';
 import { tempDir } from './helpers/executor-context.js';
 import { startHeldReplyServer } from './helpers/held-reply-server.js';
-
-const CLI = resolve('dist/src/cli/main.js');
+import { spawnCli } from './helpers/cli.js';
 
 interface OtlpValue {
   stringValue?: string;
@@ -75,7 +74,7 @@ afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
 function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawnCli([...args], {
       cwd: tempDir('sop-otel-'),
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -237,7 +236,7 @@ describe('OpenTelemetry traces', () => {
     received.length = 0;
     const server = await startHeldReplyServer(6); // the 7th chat request is held unanswered: the run is mid-way
     try {
-      const child = spawn(process.execPath, [CLI, 'run', debate, '--llm', 'openai', '--base-url', server.url, '--quiet'], {
+      const child = spawnCli(['run', debate, '--llm', 'openai', '--base-url', server.url, '--quiet'], {
         cwd: tempDir('sop-otel-sigint-'),
         env: { ...process.env, OPENAI_API_KEY: 'test-key', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` },
         stdio: ['ignore', 'pipe', 'pipe'],

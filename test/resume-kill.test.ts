@@ -1,7 +1,6 @@
 // Acceptance: kill a real `sop run` process (SIGKILL) at 50 random points of a cassette-driven
 // run of 34 turns, resume each with `sop resume`, and check that every resumed transcript equals
 // the uninterrupted one. Every fifth resume is itself killed and resumed again.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,8 +11,9 @@ import { Rng } from '../src/runtime/rng.js';
 import { startHeldReplyServer } from './helpers/held-reply-server.js';
 import { startOpenAiServer } from './helpers/openai-server.js';
 import { codeSop } from './helpers/code-sop.js';
+import { until } from './helpers/until.js';
+import { spawnCli, requireBuiltCli } from './helpers/cli.js';
 
-const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 const FIX = join(process.cwd(), 'test/fixtures/durable');
 const RUN_ARGS = [
   'run',
@@ -40,7 +40,7 @@ interface Child {
 /** Run the CLI; with `killAfter`, SIGKILL it once that many --json lines have been read. */
 function cli(args: string[], killAfter?: number): Promise<Child> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnCli([...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let lines = 0;
     let stderr = '';
     let killed = false;
@@ -61,7 +61,7 @@ function cli(args: string[], killAfter?: number): Promise<Child> {
 
 /** Start the CLI; `done` resolves when it exits, `stderrMatches` when its stderr matches. */
 function start(args: string[]) {
-  const proc = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawnCli([...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   const waiting: Array<{ re: RegExp; resolve: () => void }> = [];
   proc.stdout.resume();
@@ -94,12 +94,10 @@ async function waitFor<T>(probe: () => T | undefined, done: Promise<Child>): Pro
   void done.then((c) => {
     ended = c;
   });
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (ended) throw new Error(`the run ended first: ${ended.stderr}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  let v: T | undefined;
+  await until(() => (v = probe()) !== undefined || ended !== undefined, { timeoutMs: Infinity });
+  if (v === undefined) throw new Error(`the run ended first: ${ended!.stderr}`);
+  return v;
 }
 
 function onlyRun(out: string): string {
@@ -138,7 +136,7 @@ describe('resume after SIGKILL', () => {
   let totalLines = 0;
 
   beforeAll(async () => {
-    if (!existsSync(CLI)) throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
+    requireBuiltCli();
     root = mkdtempSync(join(tmpdir(), 'sop-kill-'));
     const out = join(root, 'reference');
     const ref = await cli([...RUN_ARGS, '--out', out]);

@@ -4,15 +4,14 @@
 // now still win; a fork takes the settings that applied at its turn. Journals written before the
 // `resumed` event carried settings resume as they did (with the launch's settings). The runs are
 // real `sop` processes (dist) on the debate example with the mock LLM.
-import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resumeRun } from '../src/api/run.js';
 import type { RunEvent } from '../src/runtime/events.js';
 import { tempDir } from './helpers/executor-context.js';
+import { spawnCli } from './helpers/cli.js';
 
-const CLI = resolve('dist/src/cli/main.js');
 const DEBATE = resolve('examples/debate/debate.sop.json');
 
 interface Result {
@@ -25,7 +24,7 @@ interface Result {
 /** Run the CLI; with `killAt`, SIGKILL it as soon as its output matches (a readiness signal, not a sleep). */
 function cli(args: string[], cwd: string, o: { killAt?: RegExp; env?: NodeJS.ProcessEnv } = {}): Promise<Result> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnCli([...args], { cwd, env: { ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => {

@@ -2,15 +2,14 @@
 // that really runs, memory files) killed at several points and resumed ends with the same
 // transcripts, memory files and workspace files as an uninterrupted run; code whose start is
 // journaled without a result is run again only with --auto-run (given at launch or to resume).
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readJournal } from '../src/journal/reader.js';
 import type { RunEvent } from '../src/runtime/events.js';
+import { spawnCli, requireBuiltCli } from './helpers/cli.js';
 
-const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 const ARGS = [
   'run',
   'sops/jarvis.sop.json',
@@ -26,7 +25,7 @@ const ARGS = [
 
 function cli(args: string[], killAfter?: number): Promise<{ code: number | null; stderr: string; lines: number }> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnCli([...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let lines = 0;
     let stderr = '';
     let killed = false;
@@ -73,7 +72,7 @@ describe('resume with executors and sub-flows (Jarvis example)', () => {
   let lines = 0;
 
   beforeAll(async () => {
-    if (!existsSync(CLI)) throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
+    requireBuiltCli();
     root = mkdtempSync(join(tmpdir(), 'sop-subflow-'));
     const ref = await cli([...ARGS, '--out', join(root, 'ref')]);
     expect(ref.code, ref.stderr).toBe(0);

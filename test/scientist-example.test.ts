@@ -1,16 +1,15 @@
 // The offline scientist example, run the way a user runs it: the built CLI, the hand-written
 // cassette, --auto-run and the answers file. Its code really runs; the world model records the
 // printed results, one fact is accepted and another falsified, and the answer cites the first.
-import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { promptsOf } from '../src/journal/prompts.js';
 import { loadRunRecord } from '../src/journal/record.js';
 import { tempDir } from './helpers/executor-context.js';
+import { spawnCliSync, requireBuiltCli } from './helpers/cli.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 const GOAL = 'How does the period of a simple pendulum depend on its length and on the mass of its bob?';
 
 interface Outcome {
@@ -22,10 +21,8 @@ interface Outcome {
 
 function runExample(extra: string[] = [], answers = true): Outcome {
   const out = tempDir('sop-scientist-');
-  const r = spawnSync(
-    process.execPath,
+  const r = spawnCliSync(
     [
-      CLI,
       'run',
       'sops/scientist.sop.json',
       '--goal',
@@ -54,7 +51,7 @@ const json = (dir: string, file: string) => JSON.parse(readFileSync(join(dir, 'm
 describe('examples/scientist', () => {
   let run: Outcome;
   beforeAll(() => {
-    if (!existsSync(CLI)) throw new Error('dist/src/cli/main.js is missing: run `npm run build` first');
+    requireBuiltCli();
     run = runExample();
   });
 
@@ -172,7 +169,7 @@ describe('examples/scientist', () => {
     const half = runExample(['--max-turns', '20']);
     expect(half.events.find((e) => e.type === 'run_finished').status).toBe('max_turns');
     expect(json(half.dir, 'world_model.json').statements[0].status).toBe('accepted');
-    const r = spawnSync(process.execPath, [CLI, 'resume', half.dir, '--max-turns', '100', '--quiet'], {
+    const r = spawnCliSync(['resume', half.dir, '--max-turns', '100', '--quiet'], {
       cwd: ROOT,
       encoding: 'utf8',
       timeout: 120_000,

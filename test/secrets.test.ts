@@ -1,15 +1,14 @@
 // Secrets: canary values of OPENAI_API_KEY and of variables named *_KEY, *_TOKEN, *_SECRET reach
 // the SOP input, the human answers, the LLM replies and an LLM error message of real `sop run`
 // and `sop resume` processes; none may appear in any file of the run folder or in the output.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSecretName, makeRedactor, secretValues } from '../src/util/redact.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
+import { spawnCli, requireBuiltCli } from './helpers/cli.js';
 
-const CLI = resolve('dist/src/cli/main.js');
 const SOP = resolve('test/fixtures/durable/town.sop.json');
 const CANARIES = {
   OPENAI_API_KEY: 'sk-canary-openai-5d1f0b77c2',
@@ -21,7 +20,7 @@ const values = Object.values(CANARIES);
 
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...CANARIES }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnCli([...args], { env: { ...process.env, ...CANARIES }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => {
@@ -89,7 +88,7 @@ describe('a canary API key never reaches the run folder or the output', () => {
   let failing: TestServer;
 
   beforeAll(async () => {
-    if (!existsSync(CLI)) throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
+    requireBuiltCli();
     root = mkdtempSync(join(tmpdir(), 'sop-secrets-'));
     server = await startOpenAiServer({
       reply: (_b, i) =>

@@ -2,7 +2,6 @@
 // --answers), except that people playing roles need --answers. Issue 11: the mock walks the
 // graph, so every dry run ends in a final state, whichever key leads there, and reaches the
 // sub-SOPs its commands call.
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,8 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { MockProvider } from '../src/llm/mock.js';
 import { Run } from '../src/engine/run.js';
 import { loadSopFile } from '../src/sop/load.js';
-
-const cli = join(process.cwd(), 'dist/src/cli/main.js');
+import { spawnCliSync } from './helpers/cli.js';
 const shipped = [
   ...readdirSync('sops')
     .filter((f) => f.endsWith('.sop.json'))
@@ -26,7 +24,7 @@ const shipped = [
 function dryRun(file: string, extra: string[] = []) {
   const out = mkdtempSync(join(tmpdir(), 'sop-dry-'));
   const args = ['run', file, '--llm', 'mock', '--max-turns', '60', '--out', out, ...extra];
-  const r = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', input: '', timeout: 60_000 });
+  const r = spawnCliSync([...args], { encoding: 'utf8', input: '', timeout: 60_000 });
   const dir = join(out, readdirSync(out)[0] ?? '');
   const events = () =>
     readFileSync(join(dir, 'journal.jsonl'), 'utf8')

@@ -2,7 +2,6 @@
 // replies after the retries, an executor error) comes back to its caller as a failed result, and
 // the shipped Jarvis re-plans; only the top level fails the run. A plan rejected too often makes
 // the run ask the user whether to stop or go on with the last draft, never going on silently.
-import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -12,6 +11,7 @@ import { loadSopFile } from '../src/loader/load.js';
 import type { RunEvent } from '../src/runtime/events.js';
 import { answers, tempDir } from './helpers/executor-context.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
+import { spawnCliSync } from './helpers/cli.js';
 
 const cmd = (command: string, args: Record<string, string> = {}) => JSON.stringify({ command, command_args: args });
 
@@ -128,10 +128,9 @@ describe('sop run, from a cassette', () => {
     };
     writeFileSync(join(dir, 'c.json'), JSON.stringify(cassette));
     writeFileSync(join(dir, 'answers.txt'), 'ok\nok\nok\nthanks\n');
-    const cli = resolve('dist/src/cli/main.js');
-    const args = [cli, 'run', 'sops/jarvis.sop.json', '--goal', 'Count the lines', '--llm', `replay:${join(dir, 'c.json')}`];
+    const args = ['run', 'sops/jarvis.sop.json', '--goal', 'Count the lines', '--llm', `replay:${join(dir, 'c.json')}`];
     args.push('--answers', join(dir, 'answers.txt'));
-    const r = spawnSync(process.execPath, [...args, '--out', join(dir, 'runs'), '--quiet', '--no-sandbox'], { encoding: 'utf8' });
+    const r = spawnCliSync([...args, '--out', join(dir, 'runs'), '--quiet', '--no-sandbox']);
     expect(r.stderr).toMatch(/Finished in state "done"/);
     expect(r.status).toBe(0);
     const run = join(dir, 'runs', readdirSync(join(dir, 'runs'))[0]!);
@@ -139,12 +138,12 @@ describe('sop run, from a cassette', () => {
 
     // Stopped right after the failed result (--max-turns 2), then resumed: it ends the same way.
     const out2 = join(dir, 'runs2');
-    const first = spawnSync(process.execPath, [...args, '--out', out2, '--quiet', '--no-sandbox', '--max-turns', '2'], {
+    const first = spawnCliSync([...args, '--out', out2, '--quiet', '--no-sandbox', '--max-turns', '2'], {
       encoding: 'utf8',
     });
     expect(first.status).toBe(0);
     const run2 = join(out2, readdirSync(out2)[0]!);
-    const resumed = spawnSync(process.execPath, [cli, 'resume', run2, '--max-turns', '50', '--quiet'], { encoding: 'utf8' });
+    const resumed = spawnCliSync(['resume', run2, '--max-turns', '50', '--quiet'], { encoding: 'utf8' });
     expect(resumed.stderr).toMatch(/Finished in state "done" after 5 turns/);
     expect(resumed.status).toBe(0);
   });

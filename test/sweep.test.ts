@@ -2,20 +2,19 @@
 // rows from .jsonl and .csv, models, repeats) with stable keys, and re-running a sweep: finished
 // runs are skipped, a run killed half-way continues from its journal, nothing is counted twice;
 // --budget-tokens for each run (kept by a continued run) and --answers for a human role.
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expandGrid, parseCsv, parseSeeds, pointKey } from '../src/sweep/grid.js';
 import type { ResultLine } from '../src/sweep/results.js';
+import { spawnCliSync } from './helpers/cli.js';
 
-const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
 const ASSISTANT = join(process.cwd(), 'examples/assistant/assistant.sop.json');
 
 function sop(args: string[]) {
-  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnCliSync([...args], { encoding: 'utf8', timeout: 120_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

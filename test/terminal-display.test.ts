@@ -14,9 +14,9 @@ import { terminalDisplay } from '../src/cli/display.js';
 import { labelTags, TagLabeller } from '../src/cli/tag-labels.js';
 import type { RunEvent } from '../src/runtime/events.js';
 import { startOpenAiServer } from './helpers/openai-server.js';
+import { CLI } from './helpers/cli.js';
 
 const { Terminal } = xtermHeadless;
-const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 const RUN = `${CLI} run examples/debate/debate.sop.json --llm replay:examples/debate/debate.cassette.json`;
 
 const has = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;

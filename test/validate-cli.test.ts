@@ -1,23 +1,22 @@
 // `sop validate` as a user runs it: the built CLI in a child process, on files in a temp dir.
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syntaxErrorOffset } from '../src/sop/json-source.js';
+import { spawnCliSync, requireBuiltCli } from './helpers/cli.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 let dir: string;
 
 beforeAll(() => {
-  if (!existsSync(CLI)) throw new Error('dist/src/cli/main.js is missing: run `npm run build` first');
+  requireBuiltCli();
   dir = mkdtempSync(join(tmpdir(), 'sop-validate-'));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function sop(cli: string[]) {
-  const r = spawnSync(process.execPath, [CLI, ...cli], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, SOP_DEBUG: '' } });
+  const r = spawnCliSync([...cli], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, SOP_DEBUG: '' } });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, lines: r.stderr.split('\n').filter(Boolean) };
 }
 

@@ -2,19 +2,19 @@
 // plain-validate.ts) and without the modules of features the SOP does not use, and says exactly
 // what the parser's path says, with the same exit code.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { plainValidateFiles } from '../src/cli/plain-validate.js';
+import { CLI, requireBuiltCli } from './helpers/cli.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 let dir: string;
 
 beforeAll(() => {
-  if (!existsSync(CLI)) throw new Error('dist/src/cli/main.js is missing: run `npm run build` first');
+  requireBuiltCli();
   dir = mkdtempSync(join(tmpdir(), 'sop-validate-startup-'));
   // A loader hook that writes the URL of every ES module loaded to $SOP_TEST_LOAD_LOG.
   writeFileSync(

@@ -1,7 +1,7 @@
 // sop view: the web viewer's server (token, confinement to the run folders, pages, live stream)
 // and, in Debian's chromium driven by playwright-core, the pages as a person sees them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync, appendFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -11,11 +11,11 @@ import { acquireRunLock } from '../src/journal/lock.js';
 import { findRuns } from '../src/view/runs.js';
 import { startViewServer, type ViewServer } from '../src/view/server.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
+import { spawnCli } from './helpers/cli.js';
 
 const DEBATE = 'examples/debate/debate.sop.json';
 const CASSETTE = 'replay:examples/debate/debate.cassette.json';
 const CHROMIUM = '/usr/bin/chromium';
-const CLI = 'dist/src/cli/main.js';
 const tmp = mkdtempSync(join(tmpdir(), 'sop-view-'));
 const out = join(tmp, 'runs');
 const RUN = 'debate-run';
@@ -228,7 +228,7 @@ describe('sop view server', () => {
   });
 
   it('sop view RUN_DIR --port 0 --no-open prints the run page URL, which holds the last message', async () => {
-    const child = spawn(process.execPath, [CLI, 'view', join(out, RUN), '--port', '0', '--no-open'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnCli(['view', join(out, RUN), '--port', '0', '--no-open'], { stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let buf = '';
@@ -246,7 +246,7 @@ describe('sop view server', () => {
   });
 
   it('refuses a folder that is not a run folder with one clear line', async () => {
-    const child = spawn(process.execPath, [CLI, 'view', tmp, '--no-open'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnCli(['view', tmp, '--no-open'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';
     child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -328,7 +328,7 @@ describe('sop view in a browser (playwright-core, Debian chromium)', () => {
             (err, stdout) => (err ? reject(err) : resolve(stdout)),
           );
         });
-      const child = spawn(process.execPath, [CLI, 'view', join(out, RUN), '--port', '0', '--no-open'], {
+      const child = spawnCli(['view', join(out, RUN), '--port', '0', '--no-open'], {
         stdio: ['ignore', 'pipe', 'ignore'],
       });
       try {
@@ -360,11 +360,10 @@ describe('sop view in a browser (playwright-core, Debian chromium)', () => {
     const viewer = await startViewServer({ runs: () => findRuns(liveOut, false) });
     let child: ChildProcess | undefined;
     try {
-      child = spawn(
-        process.execPath,
-        [CLI, 'run', DEBATE, '--llm', 'openai', '--base-url', llm.url, '--out', liveOut, '--quiet', '--max-turns', '12'],
-        { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, OPENAI_API_KEY: 'test-key' } },
-      );
+      child = spawnCli(['run', DEBATE, '--llm', 'openai', '--base-url', llm.url, '--out', liveOut, '--quiet', '--max-turns', '12'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, OPENAI_API_KEY: 'test-key' },
+      });
       const exited = new Promise<number | null>((r) => child!.once('exit', r));
       await started;
       const [id] = readdirSync(liveOut);

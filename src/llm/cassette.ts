@@ -97,6 +97,7 @@ export class ReplayProvider implements LlmProvider {
   }
 
   async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
+    options.signal?.throwIfAborted(); // an abandoned call gives no reply and uses no interaction
     const { meta } = request;
     const it = this.cassette.interactions[this.cursor];
     if (!it) {

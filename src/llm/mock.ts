@@ -31,6 +31,7 @@ export class MockProvider implements LlmProvider {
   constructor(private readonly options: MockOptions = {}) {}
 
   async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
+    options.signal?.throwIfAborted(); // an abandoned call gives no reply
     this.calls++;
     const content = this.reply(request);
     if (request.stream) options.onDelta?.(content);

@@ -1,14 +1,56 @@
-// The built CLI (dist/src/cli/main.js) in a child process with no terminal, awaited without
-// blocking: tests whose LLM server answers from the test's own process cannot use spawnSync.
-import { spawn } from 'node:child_process';
+// The one way tests start the built CLI (dist/src/cli/main.js, made by `npm run build`) or use
+// the built package: every test file that does imports this module, which also puts the file in
+// the cli tier of the test suite (vitest.config.ts; test/README.md).
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams, type SpawnOptions, type SpawnSyncOptions } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 
-/** Run `sop ARGS` (with `env` over this process's environment); resolves when it exits, with its exit code and stderr. */
+/** Fails with the fix when the CLI has not been built (call it in a beforeAll). */
+export function requireBuiltCli(): void {
+  if (!existsSync(CLI)) throw new Error('dist/src/cli/main.js is missing: run `npm run build` first');
+}
+
+/**
+ * Fails with the fix when the package has not been built: for a test of the package as a user
+ * imports it (`import ... from 'sop'`, its self-reference, resolves to dist/). Such a test
+ * imports this module, which puts it in the cli tier, the tier `npm run test:cli` builds for.
+ */
+export function requireBuiltPackage(): void {
+  if (!existsSync(join(process.cwd(), 'dist/src/index.js')) || !existsSync(join(process.cwd(), 'dist/src/index.d.ts')))
+    throw new Error('dist/src/index.js is missing: run `npm run build` first');
+}
+
+/** Options of a spawn, plus Node options given before the CLI's path (e.g. ['--import', hook]). */
+type WithNodeArgs<O> = O & { nodeArgs?: string[] };
+
+function argv(args: readonly string[], nodeArgs: readonly string[] = []): string[] {
+  return [...nodeArgs, CLI, ...args];
+}
+
+/** `sop ARGS` as a child process (as child_process.spawn, with node and the CLI's path put first). */
+export function spawnCli(args: readonly string[], options: WithNodeArgs<SpawnOptions> = {}): ChildProcessWithoutNullStreams {
+  const { nodeArgs, ...o } = options;
+  return spawn(process.execPath, argv(args, nodeArgs), o) as ChildProcessWithoutNullStreams;
+}
+
+/** `sop ARGS`, waited for (as child_process.spawnSync; text output unless `encoding` says otherwise). */
+export function spawnCliSync(args: readonly string[], options: WithNodeArgs<SpawnSyncOptions> = {}) {
+  const { nodeArgs, ...o } = options;
+  return spawnSync(process.execPath, argv(args, nodeArgs), { encoding: 'utf8', ...o }) as ReturnType<typeof spawnSync> & {
+    stdout: string;
+    stderr: string;
+  };
+}
+
+/**
+ * `sop ARGS` (with `env` over this process's environment), awaited without blocking: tests whose
+ * LLM server answers from the test's own process cannot use spawnSync. Resolves when it exits.
+ */
 export function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<{ status: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
+    const child = spawnCli(args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     child.on('close', (status) => resolve({ status, stderr }));

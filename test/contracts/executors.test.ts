@@ -1,0 +1,29 @@
+// Every executor of the registry (src/executors/registry.ts) runs the executor contract; a new
+// executor needs an example here, or this file fails.
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadSop } from '../../src/index.js';
+import { executorNames, getExecutor } from '../../src/executors/registry.js';
+import { executorContract, type ExecutorExample } from './executor.js';
+
+const SOPS = resolve('sops');
+
+const EXAMPLES: Record<string, ExecutorExample> = {
+  code: { settings: { language: 'python' } },
+  memory: { settings: { op: 'append' } },
+  library: { settings: { op: 'test' } },
+  human: { settings: { kind: 'ask' } },
+  sop: { settings: { file: 'extend_library.sop.json' }, env: { baseDir: SOPS, loadSop: (file) => loadSop(file) } },
+  finish: { settings: {} },
+  task_board: { settings: { op: 'create' } },
+  world_model: { settings: { op: 'propose' } },
+  knowledge: { settings: { file: 'kb.json' } },
+};
+
+describe('every registered executor has a contract example', () => {
+  it('lists the same executors as the registry', () => {
+    expect(Object.keys(EXAMPLES).sort()).toEqual(executorNames().sort());
+  });
+});
+
+for (const name of executorNames()) executorContract(getExecutor(name)!, EXAMPLES[name] ?? { settings: {} });

@@ -1,0 +1,36 @@
+// Every LLM provider of sop runs the LlmProvider contract: the mock, a cassette replayed, and the
+// OpenAI-compatible client against a server on 127.0.0.1 (test/helpers/openai-server.ts).
+import { afterAll, beforeAll } from 'vitest';
+import { MockProvider, ReplayProvider } from '../../src/index.js';
+import type { Cassette } from '../../src/llm/cassette.js';
+import { OpenAiProvider } from '../../src/llm/openai.js';
+import { startOpenAiServer, type TestServer } from '../helpers/openai-server.js';
+import { agentRequest, llmProviderContract } from './llm-provider.js';
+
+llmProviderContract('mock', () => ({ provider: new MockProvider() }));
+
+const cassette: Cassette = {
+  version: 1,
+  source: 'hand-written',
+  interactions: [1, 2, 3].map((n) => ({
+    purpose: 'agent' as const,
+    state: 'talk',
+    agent: 'Ann',
+    response: `Reply ${n}: the motion stands.`,
+    usage: { promptTokens: 20 + n, completionTokens: 7 },
+  })),
+};
+llmProviderContract('cassette replay', () => ({ provider: new ReplayProvider('contract.cassette.json', cassette) }));
+
+let server: TestServer;
+beforeAll(async () => {
+  // a request whose last message asks to be held is answered only after the client gave up
+  server = await startOpenAiServer({
+    fault: (_i, body) => (JSON.stringify(body).includes('hold this call') ? { kind: 'delay', ms: 30_000 } : undefined),
+  });
+});
+afterAll(() => server?.close());
+llmProviderContract('openai (OpenAI-compatible server on 127.0.0.1)', () => ({
+  provider: new OpenAiProvider({ baseURL: server.url, apiKey: 'test-key', retry: { maxRetries: 0 } }),
+  held: () => ({ ...agentRequest(1), messages: [{ role: 'user', content: 'hold this call' }] }),
+}));
