@@ -44,8 +44,14 @@ export function columnProblems(c: ColumnSpec): string[] {
   if (round && Math.ceil(min) > Math.floor(max)) return [`no whole number lies between ${min} and ${max}`];
   const mass = normalCdf((max - mean) / sd) - normalCdf((min - mean) / sd);
   if (mass < MIN_NORMAL_MASS)
-    return [`[${min}, ${max}] holds ${(mass * 100).toPrecision(2)}% of a normal of mean ${mean} and sd ${sd}: widen it or move the mean`];
+    return [`${rangeText(min, max)} holds less than ${MIN_NORMAL_MASS * 100}% of a normal of mean ${mean} and sd ${sd}: widen it or move the mean`];
   return [];
+}
+
+function rangeText(min: number, max: number): string {
+  if (min === -Infinity) return `the range up to ${max}`;
+  if (max === Infinity) return `the range from ${min} up`;
+  return `the range [${min}, ${max}]`;
 }
 
 function drawer(name: string, c: ColumnSpec, rng: Rng): Draw {
