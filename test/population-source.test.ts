@@ -81,7 +81,9 @@ describe('population sources', () => {
 
   it('refuses a missing file, a missing id column, an empty id and duplicate ids', async () => {
     expect(await failure(join(dir, 'nope.csv'))).toBe('nope.csv: file not found');
-    expect(await failure(join(FIX, 'people.csv'), 'pid')).toBe('people.csv:1: no id column "pid" (columns: id, name, age, party, zip, member)');
+    expect(await failure(join(FIX, 'people.csv'), 'pid')).toBe(
+      'people.csv:1: no id column "pid" (columns: id, name, age, party, zip, member)',
+    );
     expect(await failure(write('dup.csv', 'id,x\na,1\nb,2\na,3\n'))).toBe('dup.csv:4: duplicate id "a" (first on line 2)');
     expect(await failure(write('dup.jsonl', '{"id":7}\n{"id":"7"}\n'))).toBe('dup.jsonl:2: duplicate id "7" (first on line 1)');
     expect(await failure(write('empty-id.csv', 'id,x\n,1\n'))).toBe('empty-id.csv:2: the id ("id") is empty');
@@ -105,6 +107,8 @@ describe('population sources', () => {
     execFileSync('mkdir', [folder]);
     expect(await failure(folder)).toBe('folder.csv: is a directory, not a population file');
     expect(() => readColumns('/dev/zero', { format: 'csv' })).toThrow('/dev/zero: is a character device, not a regular file');
-    expect(() => readColumns(join(dir, 'people.txt'))).toThrow('cannot tell the format from ".txt": name it .csv or .jsonl, or give "format"');
+    expect(() => readColumns(join(dir, 'people.txt'))).toThrow(
+      'cannot tell the format from ".txt": name it .csv or .jsonl, or give "format"',
+    );
   });
 });

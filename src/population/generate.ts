@@ -44,7 +44,9 @@ export function columnProblems(c: ColumnSpec): string[] {
   if (round && Math.ceil(min) > Math.floor(max)) return [`no whole number lies between ${min} and ${max}`];
   const mass = normalCdf((max - mean) / sd) - normalCdf((min - mean) / sd);
   if (mass < MIN_NORMAL_MASS)
-    return [`${rangeText(min, max)} holds less than ${MIN_NORMAL_MASS * 100}% of a normal of mean ${mean} and sd ${sd}: widen it or move the mean`];
+    return [
+      `${rangeText(min, max)} holds less than ${MIN_NORMAL_MASS * 100}% of a normal of mean ${mean} and sd ${sd}: widen it or move the mean`,
+    ];
   return [];
 }
 

@@ -14,7 +14,8 @@ export { validatePopulationSpec } from './validate.js';
 type Column = { kind: 'number'; data: Float64Array } | { kind: 'coded'; codes: Uint32Array; values: Value[] };
 
 function toColumn(rows: readonly SourceRow[], name: string): Column {
-  if (rows.every((r) => typeof r.row[name] === 'number')) return { kind: 'number', data: Float64Array.from(rows, (r) => r.row[name] as number) };
+  if (rows.every((r) => typeof r.row[name] === 'number'))
+    return { kind: 'number', data: Float64Array.from(rows, (r) => r.row[name] as number) };
   const values: Value[] = [];
   const index = new Map<Value, number>();
   const codes = new Uint32Array(rows.length);
@@ -106,7 +107,11 @@ export interface LoadOptions {
 }
 
 /** Checks the columns a spec names against the first row's, then passes the rows on. */
-async function* checked(rows: AsyncIterable<SourceRow> | Iterable<SourceRow>, spec: PopulationSpec, where: string): AsyncGenerator<SourceRow> {
+async function* checked(
+  rows: AsyncIterable<SourceRow> | Iterable<SourceRow>,
+  spec: PopulationSpec,
+  where: string,
+): AsyncGenerator<SourceRow> {
   let first = true;
   for await (const r of rows) {
     if (first) {
@@ -115,7 +120,9 @@ async function* checked(rows: AsyncIterable<SourceRow> | Iterable<SourceRow>, sp
       const by = spec.sample && 'stratify' in spec.sample ? spec.sample.stratify.by : [];
       for (const [i, c] of by.entries())
         if (!columns.includes(c))
-          throw new PopulationError(`${where}/sample/stratify/by/${i}: names column "${c}", which the source does not have (columns: ${listColumns(columns)})`);
+          throw new PopulationError(
+            `${where}/sample/stratify/by/${i}: names column "${c}", which the source does not have (columns: ${listColumns(columns)})`,
+          );
       if (spec.persona !== undefined) compilePersona(spec.persona, `${where}/persona`, columns);
     }
     yield r;

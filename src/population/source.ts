@@ -45,7 +45,9 @@ export function formatOf(file: string, format?: SourceFormat): SourceFormat {
   const ext = extname(file).toLowerCase();
   if (ext === '.csv') return 'csv';
   if (ext === '.jsonl' || ext === '.ndjson') return 'jsonl';
-  throw new PopulationError(`${displayPath(file)}: cannot tell the format from "${ext || 'no extension'}": name it .csv or .jsonl, or give "format"`);
+  throw new PopulationError(
+    `${displayPath(file)}: cannot tell the format from "${ext || 'no extension'}": name it .csv or .jsonl, or give "format"`,
+  );
 }
 
 const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
@@ -133,7 +135,8 @@ export function readColumns(file: string, o: SourceOptions = {}): string[] {
   const fd = openChecked(file, display, o.maxBytes ?? MAX_SOURCE_BYTES);
   try {
     const bytes = firstRowBytes(fd, format, display, o.maxRowBytes ?? MAX_ROW_BYTES);
-    if (!bytes) throw new PopulationError(`${display}: is empty: ${format === 'csv' ? 'a header row' : 'one JSON object a line'} is needed`);
+    if (!bytes)
+      throw new PopulationError(`${display}: is empty: ${format === 'csv' ? 'a header row' : 'one JSON object a line'} is needed`);
     const text = bytes.toString('utf8');
     if (format === 'csv') {
       let records: string[][];
@@ -165,7 +168,9 @@ function firstLineNumber(text: string): number {
 function csvProblem(err: unknown, display: string): PopulationError {
   const e = err as CsvError & { lines?: number };
   if (typeof e?.code !== 'string' || !e.code.startsWith('CSV_')) return new PopulationError(`${display}: ${(err as Error).message}`);
-  const reason = e.message.replace(/\s+(?:on|at) line \d+/, '').replace(/^Invalid Record Length: expect (\d+), got (\d+)$/, 'has $2 fields, the header has $1');
+  const reason = e.message
+    .replace(/\s+(?:on|at) line \d+/, '')
+    .replace(/^Invalid Record Length: expect (\d+), got (\d+)$/, 'has $2 fields, the header has $1');
   return new PopulationError(`${display}:${e.lines ?? '?'}: ${reason}`);
 }
 
@@ -190,7 +195,10 @@ function jsonRow(obj: Record<string, unknown>, columns: readonly string[], displ
     const v = obj[c];
     if (v === null) row[c] = '';
     else if (typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v))) row[c] = v;
-    else throw new PopulationError(`${display}:${line}: "${c}" holds ${Array.isArray(v) ? 'a list' : 'an object'}; a value is a string, a number or true/false`);
+    else
+      throw new PopulationError(
+        `${display}:${line}: "${c}" holds ${Array.isArray(v) ? 'a list' : 'an object'}; a value is a string, a number or true/false`,
+      );
   }
   if (keys.length !== columns.length) {
     const extra = keys.find((k) => !columns.includes(k));
@@ -235,7 +243,10 @@ async function* bytesOf(fd: number, display: string, maxBytes: number): AsyncGen
 }
 
 /** Rows of a file with their line numbers; the first row gives the columns. No id checks. */
-export async function* readRows(file: string, o: SourceOptions = {}): AsyncGenerator<{ row: Row; line: number; columns: readonly string[] }> {
+export async function* readRows(
+  file: string,
+  o: SourceOptions = {},
+): AsyncGenerator<{ row: Row; line: number; columns: readonly string[] }> {
   const display = o.display ?? displayPath(file);
   const format = formatOf(file, o.format);
   const maxRowBytes = o.maxRowBytes ?? MAX_ROW_BYTES;
@@ -282,7 +293,8 @@ export async function* readRows(file: string, o: SourceOptions = {}): AsyncGener
       parser.destroy();
     }
   }
-  if (!columns) throw new PopulationError(`${display}: is empty: ${format === 'csv' ? 'a header row' : 'one JSON object a line'} is needed`);
+  if (!columns)
+    throw new PopulationError(`${display}: is empty: ${format === 'csv' ? 'a header row' : 'one JSON object a line'} is needed`);
 }
 
 /**

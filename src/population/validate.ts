@@ -100,8 +100,10 @@ export function validatePopulationSpec(spec: unknown, baseDir: string, pointer: 
     }
     if (columns)
       for (const [i, c] of s.by.entries())
-        if (!columns.includes(c)) err(['sample', 'stratify', 'by', i], `names column "${c}", which the source does not have (columns: ${listColumns(columns)})`);
+        if (!columns.includes(c))
+          err(['sample', 'stratify', 'by', i], `names column "${c}", which the source does not have (columns: ${listColumns(columns)})`);
     if (rows !== undefined && s.n > rows) err(['sample', 'stratify', 'n'], `asks for ${s.n} agents of the ${rows} rows generated`);
-  } else if (sample && rows !== undefined && sample.n > rows) err(['sample', 'n'], `asks for ${sample.n} agents of the ${rows} rows generated`);
+  } else if (sample && rows !== undefined && sample.n > rows)
+    err(['sample', 'n'], `asks for ${sample.n} agents of the ${rows} rows generated`);
   return out;
 }
