@@ -122,9 +122,9 @@ describe('sampling', () => {
     const bio = 'a synthetic biography that makes each row a few hundred bytes long; '.repeat(5);
     for (let i = 0; i < 100_000; i++) {
       if (!out.write(`p${i},Name${i % 97},${18 + (i % 70)},${i % 3 ? 'left' : 'right'},"${bio}${i}"\n`))
-        await new Promise((r) => out.once('drain', r));
+        await new Promise<void>((r) => out.once('drain', () => r()));
     }
-    await new Promise((r) => out.end(r));
+    await new Promise<void>((r) => out.end(() => r()));
     const spec: PopulationSpec = { source: { file: 'big.csv' }, persona: '{{name}} ({{party}})', sample: { n: 1000, seed: 11 } };
 
     const base = process.memoryUsage();

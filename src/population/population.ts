@@ -144,7 +144,6 @@ export async function loadPopulation(spec: PopulationSpec, o: LoadOptions): Prom
     spec,
     where,
   );
-  const sample = spec.sample;
   let kept: SourceRow[];
   let seen: number;
   try {
