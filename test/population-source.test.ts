@@ -65,7 +65,7 @@ describe('population sources', () => {
   });
 
   it('refuses a malformed CSV row with file:line', async () => {
-    expect(await failure(write('short.csv', 'id,name\n1,a\n2\n'))).toBe('short.csv:3: has 1 fields, the header has 2');
+    expect(await failure(write('short.csv', 'id,name\n1,a\n2\n'))).toBe('short.csv:3: has 1 field, the header has 2');
     expect(await failure(write('quote.csv', 'id,name\n1,"a"b\n'))).toMatch(/^quote\.csv:2: Invalid Closing Quote/);
   });
 

@@ -170,7 +170,10 @@ function csvProblem(err: unknown, display: string): PopulationError {
   if (typeof e?.code !== 'string' || !e.code.startsWith('CSV_')) return new PopulationError(`${display}: ${(err as Error).message}`);
   const reason = e.message
     .replace(/\s+(?:on|at) line \d+/, '')
-    .replace(/^Invalid Record Length: expect (\d+), got (\d+)$/, 'has $2 fields, the header has $1');
+    .replace(
+      /^Invalid Record Length: expect (\d+), got (\d+)$/,
+      (_, want: string, got: string) => `has ${got} field${got === '1' ? '' : 's'}, the header has ${want}`,
+    );
   return new PopulationError(`${display}:${e.lines ?? '?'}: ${reason}`);
 }
 
