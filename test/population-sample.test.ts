@@ -154,4 +154,17 @@ describe('sampling', () => {
     expect(again.ids).toEqual(pop.ids);
     expect(again.row(999)).toEqual(pop.row(999));
   }, 60_000);
+
+  it('keeps 100k generated agents compactly, and fast', async () => {
+    const spec: PopulationSpec = { source: { generate: { ...SPEC, n: 100_000 } }, persona: '{{party}} {{interest}}' };
+    const base = process.memoryUsage().heapUsed;
+    const started = Date.now();
+    const pop = await loadPopulation(spec, { baseDir: dir });
+    const ms = Date.now() - started;
+    const heapMb = (process.memoryUsage().heapUsed - base) / 2 ** 20;
+    console.log(`100,000 generated agents of ${pop.columns.length} columns: ${ms} ms, heap +${heapMb.toFixed(1)} MiB (garbage included)`);
+    expect(pop.size).toBe(100_000);
+    expect(pop.archetypes()).toHaveLength(6);
+    expect(heapMb).toBeLessThan(400);
+  }, 60_000);
 });

@@ -64,6 +64,29 @@ describe('population sources', () => {
     expect(readColumns(file)).toEqual(['id', 'multi\nline', 'x']);
   });
 
+  it('reads a CSV with a byte order mark and CRLF line ends like any other', async () => {
+    const file = write('crlf.csv', '\uFEFFid,name\r\n1,"A\r\nB"\r\n2,C\r\n');
+    expect(readColumns(file)).toEqual(['id', 'name']);
+    expect((await all(file)).map((r) => r.row)).toEqual([
+      { id: 1, name: 'A\r\nB' },
+      { id: 2, name: 'C' },
+    ]);
+    const jsonl = write('crlf.jsonl', '\uFEFF{"id":1}\r\n{"id":2}\r\n');
+    expect(readColumns(jsonl)).toEqual(['id']);
+  });
+
+  it('refuses a file over the size cap before reading it', async () => {
+    const file = join(FIX, 'people.csv');
+    const message = await (async () => {
+      try {
+        for await (const _ of streamSource(file, 'id', { maxBytes: 64, display: 'people.csv' })) void _;
+      } catch (err) {
+        return (err as Error).message;
+      }
+    })();
+    expect(message).toMatch(/^people\.csv: is \d+ bytes, over the limit of 64 bytes/);
+  });
+
   it('refuses a malformed CSV row with file:line', async () => {
     expect(await failure(write('short.csv', 'id,name\n1,a\n2\n'))).toBe('short.csv:3: has 1 field, the header has 2');
     expect(await failure(write('quote.csv', 'id,name\n1,"a"b\n'))).toMatch(/^quote\.csv:2: Invalid Closing Quote/);

@@ -83,7 +83,13 @@ export class Population {
 
   /** The agent's archetype key (all agents share one without a persona template). */
   archetypeKey(i: number): string {
-    return this.persona ? this.persona.archetypeKey(this.row(i)) : '[]';
+    if (!this.persona) return '[]';
+    const named: Row = {};
+    for (const c of this.persona.names) {
+      const v = this.value(i, c);
+      if (v !== undefined) named[c] = v;
+    }
+    return this.persona.archetypeKey(named);
   }
 
   /** Agents grouped by archetype, in order of each group's first agent. */
