@@ -43,7 +43,8 @@ function check(node: Node): void {
     case 'Identifier':
     case 'ThisExpression':
       if (node.type === 'ThisExpression') throw new ExpressionError('"this" is not allowed');
-      if (node.type === 'Identifier' && FORBIDDEN.has(node.name as string)) throw new ExpressionError(`"${String(node.name)}" is not allowed`);
+      if (node.type === 'Identifier' && FORBIDDEN.has(node.name as string))
+        throw new ExpressionError(`"${String(node.name)}" is not allowed`);
       return;
     case 'BinaryExpression':
       if (!BINARY.has(node.operator as string)) throw new ExpressionError(`operator "${String(node.operator)}" is not supported`);
@@ -77,7 +78,8 @@ function check(node: Node): void {
   }
 }
 
-const num = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'boolean' ? Number(v) : v === null || v === undefined ? NaN : Number(v));
+const num = (v: unknown): number =>
+  typeof v === 'number' ? v : typeof v === 'boolean' ? Number(v) : v === null || v === undefined ? NaN : Number(v);
 const truthy = (v: unknown): boolean => Boolean(v);
 
 function member(object: unknown, key: unknown): unknown {
@@ -117,7 +119,9 @@ function evaluate(node: Node, scope: Scope): unknown {
       }
     }
     case 'ConditionalExpression':
-      return truthy(evaluate(node.test as Node, scope)) ? evaluate(node.consequent as Node, scope) : evaluate(node.alternate as Node, scope);
+      return truthy(evaluate(node.test as Node, scope))
+        ? evaluate(node.consequent as Node, scope)
+        : evaluate(node.alternate as Node, scope);
     case 'CallExpression': {
       const args = (node.arguments as Node[]).map((a) => num(evaluate(a, scope)));
       return FUNCTIONS[(node.callee as Node).name as string]!(...args);

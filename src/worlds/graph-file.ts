@@ -20,6 +20,8 @@ export async function readEdgeListFile(path: string): Promise<Array<[string, str
   } catch (e) {
     if (e instanceof GraphError) throw new GraphError(`${path}: ${e.message}`);
     const code = (e as NodeJS.ErrnoException).code;
-    throw new GraphError(code === 'ENOENT' ? `edge list file not found: ${path}` : `cannot read edge list ${path}: ${(e as Error).message}`);
+    throw new GraphError(
+      code === 'ENOENT' ? `edge list file not found: ${path}` : `cannot read edge list ${path}: ${(e as Error).message}`,
+    );
   }
 }

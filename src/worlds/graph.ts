@@ -45,7 +45,13 @@ function generatedEdges(model: GraphModel, n: number): Array<[number, number]> {
     }
     case 'clusters': {
       const size = Math.round((model.mean_degree * n) / 2);
-      const g = clusters(DirectedGraph, { order: n, size, clusters: model.clusters, clusterDensity: model.density ?? 0.5, rng: rngFn(rng) });
+      const g = clusters(DirectedGraph, {
+        order: n,
+        size,
+        clusters: model.clusters,
+        clusterDensity: model.density ?? 0.5,
+        rng: rngFn(rng),
+      });
       g.forEachEdge((_e: string, _a: unknown, s: string, t: string) => out.push([Number(s), Number(t)]));
       return out;
     }
@@ -57,7 +63,10 @@ function generatedEdges(model: GraphModel, n: number): Array<[number, number]> {
         const targets = new Set<number>();
         const want = Math.min(m, i);
         while (targets.size < want) {
-          const t = repeated.length === 0 || rng.next() < want / (repeated.length + want) ? Math.floor(rng.next() * i) : repeated[Math.floor(rng.next() * repeated.length)]!;
+          const t =
+            repeated.length === 0 || rng.next() < want / (repeated.length + want)
+              ? Math.floor(rng.next() * i)
+              : repeated[Math.floor(rng.next() * repeated.length)]!;
           targets.add(t);
         }
         for (const t of [...targets].sort((a, b) => a - b)) {
@@ -71,7 +80,8 @@ function generatedEdges(model: GraphModel, n: number): Array<[number, number]> {
       // A ring where each node follows its k nearest (k/2 each side), each edge rewired with probability beta.
       const half = Math.max(1, Math.floor(model.k / 2));
       const follows = Array.from({ length: n }, () => new Set<number>());
-      for (let i = 0; i < n; i++) for (let d = 1; d <= half; d++) for (const j of [(i + d) % n, (i - d + n) % n]) if (j !== i) follows[i]!.add(j);
+      for (let i = 0; i < n; i++)
+        for (let d = 1; d <= half; d++) for (const j of [(i + d) % n, (i - d + n) % n]) if (j !== i) follows[i]!.add(j);
       for (let i = 0; i < n; i++) {
         for (const j of [...follows[i]!].sort((a, b) => a - b)) {
           if (rng.next() >= model.beta || follows[i]!.size >= n - 1) continue;

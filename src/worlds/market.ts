@@ -54,7 +54,12 @@ export interface MarketState {
   maxSurplus: number;
 }
 
-const range = { type: 'object', additionalProperties: false, required: ['min', 'max'], properties: { min: { type: 'number' }, max: { type: 'number' } } };
+const range = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['min', 'max'],
+  properties: { min: { type: 'number' }, max: { type: 'number' } },
+};
 
 export const marketParamsSchema = {
   type: 'object',
@@ -83,7 +88,12 @@ export const marketParamsSchema = {
   },
 } as const;
 
-const priceArg = { type: 'object', additionalProperties: false, required: ['price'], properties: { price: { type: 'number', description: 'limit price for one unit' } } };
+const priceArg = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['price'],
+  properties: { price: { type: 'number', description: 'limit price for one unit' } },
+};
 
 export const market = defineWorld<MarketState, MarketParams>({
   name: 'market',
@@ -91,8 +101,16 @@ export const market = defineWorld<MarketState, MarketParams>({
   params: marketParamsSchema,
   actions: [
     { name: 'bid', description: 'Buyers: offer to buy one unit at most at this price (replaces your open order).', parameters: priceArg },
-    { name: 'ask', description: 'Sellers: offer to sell one unit at least at this price (replaces your open order).', parameters: priceArg },
-    { name: 'cancel', description: 'Withdraw your open order.', parameters: { type: 'object', additionalProperties: false, properties: {} } },
+    {
+      name: 'ask',
+      description: 'Sellers: offer to sell one unit at least at this price (replaces your open order).',
+      parameters: priceArg,
+    },
+    {
+      name: 'cancel',
+      description: 'Withdraw your open order.',
+      parameters: { type: 'object', additionalProperties: false, properties: {} },
+    },
     { name: 'idle', description: 'Do nothing this step.', parameters: { type: 'object', additionalProperties: false, properties: {} } },
   ],
 
@@ -195,7 +213,8 @@ function traderOf(agent: WorldAgent, params: MarketParams, rng: Rng): Trader {
   const role: Trader['role'] =
     declared === 'buyer' || declared === 'seller' ? declared : rng.next() < params.assign.buyer_share ? 'buyer' : 'seller';
   let units = numbers(agent.attrs[role === 'buyer' ? params.value_column : params.cost_column]).filter((x) => Number.isFinite(x));
-  if (units.length === 0) units = Array.from({ length: params.assign.units }, () => draw(role === 'buyer' ? params.assign.value : params.assign.cost));
+  if (units.length === 0)
+    units = Array.from({ length: params.assign.units }, () => draw(role === 'buyer' ? params.assign.value : params.assign.cost));
   units.sort(role === 'buyer' ? (a, b) => b - a : (a, b) => a - b);
   return { role, units, traded: 0, profit: 0 };
 }
@@ -238,7 +257,8 @@ function applyOne(state: MarketState, a: StepAction, step: number): ActionOutcom
   if (t.traded >= t.units.length) return done(false, 'no units left');
   const price = Number(a.args.price);
   const { min_price, max_price } = state.params;
-  if (!Number.isFinite(price) || price < min_price || price > max_price) return done(false, `price must be within ${min_price}..${max_price}`);
+  if (!Number.isFinite(price) || price < min_price || price > max_price)
+    return done(false, `price must be within ${min_price}..${max_price}`);
   const limit = t.units[t.traded]!;
   if (state.params.budget_constraint && (side === 'bid' ? price > limit : price < limit))
     return done(false, side === 'bid' ? `bid above your value ${limit}` : `ask below your cost ${limit}`);

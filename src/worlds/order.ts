@@ -12,13 +12,11 @@ import { compareIds, seededRng, shuffleInPlace } from './seed.js';
 import type { StepAction } from './world.js';
 
 export type OrderPolicy =
-  | { type: 'shuffle'; seed: number }
-  | { type: 'priority'; expr: string; seed: number }
-  | { type: 'judge'; seed: number };
+  { type: 'shuffle'; seed: number } | { type: 'priority'; expr: string; seed: number } | { type: 'judge'; seed: number };
 
 const stableJson = (v: unknown): string =>
   v === null || typeof v !== 'object'
-    ? JSON.stringify(v) ?? 'null'
+    ? (JSON.stringify(v) ?? 'null')
     : Array.isArray(v)
       ? `[${v.map(stableJson).join(',')}]`
       : `{${Object.keys(v)
@@ -78,7 +76,12 @@ export function priorityOrder(
 }
 
 /** The order of a shuffle or priority policy; a judge policy's base order (see applyJudgeDecisions). */
-export function orderActions(actions: readonly StepAction[], policy: OrderPolicy, step: number, attrsOf: AttrsOf = () => undefined): StepAction[] {
+export function orderActions(
+  actions: readonly StepAction[],
+  policy: OrderPolicy,
+  step: number,
+  attrsOf: AttrsOf = () => undefined,
+): StepAction[] {
   switch (policy.type) {
     case 'priority':
       return priorityOrder(actions, policy.expr, policy.seed, step, attrsOf);
@@ -115,7 +118,10 @@ export function contestedObjects(actions: readonly StepAction[], objectOf: (a: S
 }
 
 /** What a judge is asked about one contested object (JSON for its prompt). */
-export function judgeRequest(group: ContestedObject): { object: string; actions: Array<{ index: number; agent: string; name: string; args: Record<string, unknown> }> } {
+export function judgeRequest(group: ContestedObject): {
+  object: string;
+  actions: Array<{ index: number; agent: string; name: string; args: Record<string, unknown> }>;
+} {
   return { object: group.object, actions: group.actions.map((a, index) => ({ index, agent: a.agent, name: a.name, args: a.args })) };
 }
 
@@ -125,7 +131,12 @@ export const JUDGE_REPLY_SCHEMA = {
   additionalProperties: false,
   required: ['order'],
   properties: {
-    order: { type: 'array', items: { type: 'integer', minimum: 0 }, uniqueItems: true, description: 'indices of the actions to apply, in order' },
+    order: {
+      type: 'array',
+      items: { type: 'integer', minimum: 0 },
+      uniqueItems: true,
+      description: 'indices of the actions to apply, in order',
+    },
     reason: { type: 'string', description: 'one short sentence' },
   },
 } as const;
@@ -152,7 +163,9 @@ export function parseJudgeReply(reply: unknown, group: ContestedObject): number[
   const seen = new Set<number>();
   for (const i of order) {
     if (!Number.isInteger(i) || (i as number) < 0 || (i as number) >= group.actions.length)
-      throw new JudgeReplyError(`judge reply for ${group.object}: ${JSON.stringify(i)} is not an action index (0..${group.actions.length - 1})`);
+      throw new JudgeReplyError(
+        `judge reply for ${group.object}: ${JSON.stringify(i)} is not an action index (0..${group.actions.length - 1})`,
+      );
     if (seen.has(i as number)) throw new JudgeReplyError(`judge reply for ${group.object}: index ${String(i)} appears twice`);
     seen.add(i as number);
   }
@@ -176,9 +189,7 @@ export function applyJudgeDecisions(
   const slotOf = new Map<string, { group: number; member: number }>();
   groups.forEach((g, gi) => g.actions.forEach((a, mi) => slotOf.set(key(a), { group: gi, member: mi })));
   const next = groups.map(() => 0);
-  const chosen = groups.map((g) =>
-    Object.hasOwn(decisions, g.object) ? decisions[g.object]!.map((i) => g.actions[i]!) : null,
-  );
+  const chosen = groups.map((g) => (Object.hasOwn(decisions, g.object) ? decisions[g.object]!.map((i) => g.actions[i]!) : null));
   const order: StepAction[] = [];
   for (const a of base) {
     const slot = slotOf.get(key(a));

@@ -17,7 +17,11 @@ export const socialParamsSchema = {
     feed_size: { type: 'integer', minimum: 1, maximum: 200, default: 10, description: 'k: posts per feed refresh' },
     hot_gravity: { type: 'number', minimum: 0, default: 1.8, description: 'age decay of the hot score' },
     candidates: { type: 'integer', minimum: 1, default: 1000, description: 'newest posts considered by recency, hot and interest' },
-    interest_column: { type: 'string', default: 'interest', description: "the agent attribute whose text is embedded as the agent's interest" },
+    interest_column: {
+      type: 'string',
+      default: 'interest',
+      description: "the agent attribute whose text is embedded as the agent's interest",
+    },
     include_own: { type: 'boolean', default: false, description: "whether an agent's feed shows its own posts" },
     seed_posts: {
       type: 'array',
@@ -46,7 +50,12 @@ export const social = defineWorld<SocialState, SocialParams>({
     {
       name: 'post',
       description: 'Write a new post.',
-      parameters: { type: 'object', additionalProperties: false, required: ['text'], properties: { text: { type: 'string', minLength: 1, maxLength: 500 } } },
+      parameters: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['text'],
+        properties: { text: { type: 'string', minLength: 1, maxLength: 500 } },
+      },
     },
     {
       name: 'like',
@@ -77,7 +86,10 @@ export const social = defineWorld<SocialState, SocialParams>({
   ],
 
   init(params, agents, _rng, ctx) {
-    const { graph } = buildFollowGraph(ctx?.graph as GraphSpec | undefined, agents.map((a) => a.id));
+    const { graph } = buildFollowGraph(
+      ctx?.graph as GraphSpec | undefined,
+      agents.map((a) => a.id),
+    );
     const state = emptyState(params, graph, ctx);
     for (const a of agents) {
       const interest = a.attrs[params.interest_column];
@@ -194,7 +206,17 @@ function applyOne(state: SocialState, a: StepAction, step: number): ActionOutcom
       const id = `p${state.posts.length}`;
       const comment = typeof a.args.comment === 'string' ? a.args.comment.trim() : '';
       const text = comment === '' ? target.text : `${comment} // ${target.text}`;
-      addPost(state, { id, author: a.agent, text, step, likes: 0, reposts: 0, repost_of: target.id, root: target.root, depth: target.depth + 1 });
+      addPost(state, {
+        id,
+        author: a.agent,
+        text,
+        step,
+        likes: 0,
+        reposts: 0,
+        repost_of: target.id,
+        root: target.root,
+        depth: target.depth + 1,
+      });
       target.reposts++;
       state.counts.reposts++;
       const cascade = state.cascades[target.root];
