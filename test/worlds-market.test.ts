@@ -36,7 +36,11 @@ describe('continuous double auction', () => {
 
   it('keeps one open order per trader, refuses wrong sides, spent traders and prices out of range', () => {
     const s = start([buyer('b', [150, 120]), seller('s', 50)], { budget_constraint: true });
-    const out = market.apply(s, [act('b', 'bid', 100), act('b', 'bid', 105), act('b', 'ask', 100), act('b', 'bid', 160), act('b', 'bid', 500)], 0);
+    const out = market.apply(
+      s,
+      [act('b', 'bid', 100), act('b', 'bid', 105), act('b', 'ask', 100), act('b', 'bid', 160), act('b', 'bid', 500)],
+      0,
+    );
     expect(out.map((o) => [o.ok, o.output])).toEqual([
       [true, 'bid 100 rests'],
       [true, 'bid 105 rests'],
@@ -67,8 +71,21 @@ describe('continuous double auction', () => {
 
 describe('call auction', () => {
   it('clears the step’s crossing orders at one uniform price and keeps the rest', () => {
-    const s = start([buyer('b1', 200), buyer('b2', 200), buyer('b3', 200), seller('s1', 1), seller('s2', 1), seller('s3', 1)], { mechanism: 'call' });
-    market.apply(s, [act('b1', 'bid', 120), act('b2', 'bid', 100), act('b3', 'bid', 80), act('s1', 'ask', 70), act('s2', 'ask', 90), act('s3', 'ask', 110)], 0);
+    const s = start([buyer('b1', 200), buyer('b2', 200), buyer('b3', 200), seller('s1', 1), seller('s2', 1), seller('s3', 1)], {
+      mechanism: 'call',
+    });
+    market.apply(
+      s,
+      [
+        act('b1', 'bid', 120),
+        act('b2', 'bid', 100),
+        act('b3', 'bid', 80),
+        act('s1', 'ask', 70),
+        act('s2', 'ask', 90),
+        act('s3', 'ask', 110),
+      ],
+      0,
+    );
     // two cross (120>=70, 100>=90); the price lies in [max(90, 80), min(100, 110)] = [90, 100]
     expect(market.metrics(s, 0)).toMatchObject({ volume: 2, price: 95 });
     expect(s.bids.map((o) => o.agent)).toEqual(['b3']);

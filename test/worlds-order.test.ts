@@ -27,14 +27,24 @@ const ids = (list: StepAction[]) => list.map((a) => `${a.agent}/${a.seq}/${a.nam
 describe('order policies', () => {
   it('never depend on the input order (shuffle, priority, judge)', () => {
     const groups = contestedObjects(actions, social.objectOf!);
-    const decisions = Object.fromEntries(groups.map((g) => [g.object, g.actions.map((_, i) => i).reverse().slice(0, 2)]));
+    const decisions = Object.fromEntries(
+      groups.map((g) => [
+        g.object,
+        g.actions
+          .map((_, i) => i)
+          .reverse()
+          .slice(0, 2),
+      ]),
+    );
     const shuffle = ids(orderActions(actions, { type: 'shuffle', seed: 7 }, 3));
     const priority = ids(orderActions(actions, { type: 'priority', expr: 'followers * 2 + (action.name == "like")', seed: 7 }, 3, attrs));
     const judged = ids(applyJudgeDecisions(actions, 7, 3, groups, decisions).order);
     fc.assert(
       fc.property(fc.shuffledSubarray(actions, { minLength: actions.length, maxLength: actions.length }), (permuted) => {
         expect(ids(orderActions(permuted, { type: 'shuffle', seed: 7 }, 3))).toEqual(shuffle);
-        expect(ids(orderActions(permuted, { type: 'priority', expr: 'followers * 2 + (action.name == "like")', seed: 7 }, 3, attrs))).toEqual(priority);
+        expect(
+          ids(orderActions(permuted, { type: 'priority', expr: 'followers * 2 + (action.name == "like")', seed: 7 }, 3, attrs)),
+        ).toEqual(priority);
         const g = contestedObjects(permuted, social.objectOf!);
         expect(ids(applyJudgeDecisions(permuted, 7, 3, g, decisions).order)).toEqual(judged);
       }),

@@ -24,11 +24,13 @@ function start(agents: WorldAgent[], params: Record<string, unknown>, ctx: World
   return social.init(p.params, agents, seededRng(1), ctx);
 }
 const act = (agent: string, name: string, args: Record<string, unknown> = {}): StepAction => ({ agent, name, args });
-const feedIds = (s: SocialState, agent: string, k = 10) => (social.observe(s, agent, k) as { feed: Array<{ id: string }> }).feed.map((p) => p.id);
+const feedIds = (s: SocialState, agent: string, k = 10) =>
+  (social.observe(s, agent, k) as { feed: Array<{ id: string }> }).feed.map((p) => p.id);
 
 describe('follow graph', () => {
   it('generators are seeded: the same seed gives the same edges, another seed others', () => {
-    const edges = (spec: Parameters<typeof buildFollowGraph>[0]) => buildFollowGraph(spec, ids).graph.mapEdges((_e, _a, s, t) => `${s}>${t}`);
+    const edges = (spec: Parameters<typeof buildFollowGraph>[0]) =>
+      buildFollowGraph(spec, ids).graph.mapEdges((_e, _a, s, t) => `${s}>${t}`);
     for (const generate of [
       { model: 'erdos_renyi' as const, mean_degree: 5, seed: 1 },
       { model: 'barabasi_albert' as const, m: 3, seed: 1 },
@@ -89,7 +91,11 @@ describe('feeds', () => {
   it('recency and hot: the hot score lifts a liked post above newer ones', () => {
     const s = start(agentsOf(people), { rank: 'hot', hot_gravity: 1 });
     social.apply(s, [act('bob', 'post', { text: 'old but liked' })], 0);
-    social.apply(s, [act('cy', 'like', { post_id: 'p0' }), act('dee', 'like', { post_id: 'p0' }), act('ann', 'like', { post_id: 'p0' })], 1);
+    social.apply(
+      s,
+      [act('cy', 'like', { post_id: 'p0' }), act('dee', 'like', { post_id: 'p0' }), act('ann', 'like', { post_id: 'p0' })],
+      1,
+    );
     social.apply(s, [act('cy', 'post', { text: 'new' })], 2);
     expect(feedIds(s, 'dee')).toEqual(['p0', 'p1']);
     s.params.rank = 'recency';
@@ -105,10 +111,18 @@ describe('feeds', () => {
       for (const w of text.toLowerCase().split(/\W+/)) if (words.includes(w)) v[words.indexOf(w)]! += 1;
       return v;
     };
-    const s = start(agentsOf(people, (id) => ({ interest: id === 'ann' ? 'football goal' : 'guitar song' })), { rank: 'interest' }, { embed });
+    const s = start(
+      agentsOf(people, (id) => ({ interest: id === 'ann' ? 'football goal' : 'guitar song' })),
+      { rank: 'interest' },
+      { embed },
+    );
     social.apply(
       s,
-      [act('bob', 'post', { text: 'a late goal in the football final' }), act('cy', 'post', { text: 'the election vote' }), act('dee', 'post', { text: 'new guitar song' })],
+      [
+        act('bob', 'post', { text: 'a late goal in the football final' }),
+        act('cy', 'post', { text: 'the election vote' }),
+        act('dee', 'post', { text: 'new guitar song' }),
+      ],
       0,
     );
     expect(feedIds(s, 'ann', 1)).toEqual(['p0']);
@@ -121,11 +135,26 @@ describe('actions and cascades', () => {
     const s = start(agentsOf(['a', 'b', 'c', 'd', 'e']), { seed_posts: [{ id: 'news', author: 'a', text: 'breaking' }] });
     const out = social.apply(
       s,
-      [act('b', 'repost', { post_id: 'news' }), act('c', 'repost', { post_id: 'news' }), act('b', 'like', { post_id: 'news' }), act('b', 'like', { post_id: 'news' }), act('e', 'idle')],
+      [
+        act('b', 'repost', { post_id: 'news' }),
+        act('c', 'repost', { post_id: 'news' }),
+        act('b', 'like', { post_id: 'news' }),
+        act('b', 'like', { post_id: 'news' }),
+        act('e', 'idle'),
+      ],
       0,
     );
     expect(out.map((o) => o.output)).toEqual(['reposted news as p1', 'reposted news as p2', 'liked news', 'already liked news', 'idle']);
-    social.apply(s, [act('d', 'repost', { post_id: 'p1' }), act('d', 'repost', { post_id: 'p2' }), act('e', 'follow', { agent_id: 'zz' }), act('e', 'follow', { agent_id: 'a' })], 1);
+    social.apply(
+      s,
+      [
+        act('d', 'repost', { post_id: 'p1' }),
+        act('d', 'repost', { post_id: 'p2' }),
+        act('e', 'follow', { agent_id: 'zz' }),
+        act('e', 'follow', { agent_id: 'a' }),
+      ],
+      1,
+    );
     const m = social.metrics(s, 1);
     expect(m).toMatchObject({ active_users: 2, posts: 0, reposts: 3, likes: 1, follows: 1 });
     // news -> b, c (depth 1) -> d via b (depth 2): size 3, depth 2, breadth 2
@@ -134,7 +163,11 @@ describe('actions and cascades', () => {
   });
 
   it('state saves to JSON and restores with the same feeds, metrics and further behaviour', () => {
-    const s = start(agentsOf(ids.slice(0, 50)), { rank: 'follow', seed_posts: [{ author: 'u0', text: 'seed' }] }, { graph: { generate: { model: 'barabasi_albert', m: 2, seed: 3 } } });
+    const s = start(
+      agentsOf(ids.slice(0, 50)),
+      { rank: 'follow', seed_posts: [{ author: 'u0', text: 'seed' }] },
+      { graph: { generate: { model: 'barabasi_albert', m: 2, seed: 3 } } },
+    );
     social.apply(s, [act('u5', 'repost', { post_id: 's0' }), act('u7', 'post', { text: 'hi' })], 0);
     const saved = JSON.parse(JSON.stringify(saveState(social, s)));
     const back = restoreState(social, saved);

@@ -69,25 +69,25 @@ const BRANCH = /\/oneOf\/(\d+)(?=\/)/g;
 /**
  * Inside a oneOf, only the errors of the branch the value came closest to (fewest errors; a
  * failed `const` or `enum`, the tag of a tagged union, weighs 100), so a value with one wrong
- * field gets one message, not one per branch.
+ * field gets one message, not one per branch. Nested oneOfs are decided first, innermost out.
  */
 function bestBranches(errors: readonly ErrorObject[]): ErrorObject[] {
-  const score = new Map<string, Map<number, number>>();
-  for (const e of errors)
-    for (const m of e.schemaPath.matchAll(BRANCH)) {
-      const site = e.schemaPath.slice(0, m.index);
-      const branches = score.get(site) ?? new Map<number, number>();
-      score.set(site, branches);
-      const n = Number(m[1]);
-      branches.set(n, (branches.get(n) ?? 0) + (e.keyword === 'const' || e.keyword === 'enum' ? 100 : 1));
+  const sites = new Set<string>();
+  for (const e of errors) for (const m of e.schemaPath.matchAll(BRANCH)) sites.add(e.schemaPath.slice(0, m.index));
+  let alive = [...errors];
+  for (const site of [...sites].sort((a, b) => b.length - a.length)) {
+    const branchOf = (e: ErrorObject): number | undefined => {
+      const m = e.schemaPath.slice(site.length).match(/^\/oneOf\/(\d+)\//);
+      return e.schemaPath.startsWith(site) && m ? Number(m[1]) : undefined;
+    };
+    const score = new Map<number, number>();
+    for (const e of alive) {
+      const n = branchOf(e);
+      if (n !== undefined && e.keyword !== 'oneOf')
+        score.set(n, (score.get(n) ?? 0) + (e.keyword === 'const' || e.keyword === 'enum' ? 100 : 1));
     }
-  const winner = new Map<string, number>();
-  for (const [site, branches] of score) {
-    const best = [...branches.entries()].sort((a, b) => a[1] - b[1] || a[0] - b[0])[0]!;
-    winner.set(site, best[0]);
+    const best = [...score.entries()].sort((a, b) => a[1] - b[1] || a[0] - b[0])[0];
+    if (best) alive = alive.filter((e) => branchOf(e) === undefined || branchOf(e) === best[0]);
   }
-  return errors.filter((e) => {
-    for (const m of e.schemaPath.matchAll(BRANCH)) if (winner.get(e.schemaPath.slice(0, m.index)) !== Number(m[1])) return false;
-    return true;
-  });
+  return alive;
 }

@@ -7,40 +7,6 @@ import { socialParamsSchema } from './social.js';
 
 const seed = { type: 'integer', description: 'seed of the shuffle (default: the run seed)' };
 
-export const graphSchema = {
-  description: 'The follow graph of a social world: an edge list (file or inline pairs, follower then followee) or a seeded generator.',
-  oneOf: [
-    {
-      type: 'object',
-      additionalProperties: false,
-      required: ['file'],
-      properties: {
-        file: {
-          type: 'string',
-          minLength: 1,
-          description: 'CSV (follower,followee lines) or JSON list of pairs, relative to the SOP file',
-        },
-        reciprocal: { type: 'boolean' },
-      },
-    },
-    {
-      type: 'object',
-      additionalProperties: false,
-      required: ['edges'],
-      properties: {
-        edges: { type: 'array', items: { type: 'array', items: { type: 'string' }, minItems: 2, maxItems: 2 } },
-        reciprocal: { type: 'boolean' },
-      },
-    },
-    {
-      type: 'object',
-      additionalProperties: false,
-      required: ['generate'],
-      properties: { generate: { $ref: '#/definitions/graph_model' }, reciprocal: { type: 'boolean' } },
-    },
-  ],
-} as const;
-
 export const graphModelSchema = {
   oneOf: [
     {
@@ -82,6 +48,40 @@ export const graphModelSchema = {
         density: { type: 'number', minimum: 0, maximum: 1 },
         seed: { type: 'integer' },
       },
+    },
+  ],
+} as const;
+
+export const graphSchema = {
+  description: 'The follow graph of a social world: an edge list (file or inline pairs, follower then followee) or a seeded generator.',
+  oneOf: [
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['file'],
+      properties: {
+        file: {
+          type: 'string',
+          minLength: 1,
+          description: 'CSV (follower,followee lines) or JSON list of pairs, relative to the SOP file',
+        },
+        reciprocal: { type: 'boolean' },
+      },
+    },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['edges'],
+      properties: {
+        edges: { type: 'array', items: { type: 'array', items: { type: 'string' }, minItems: 2, maxItems: 2 } },
+        reciprocal: { type: 'boolean' },
+      },
+    },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['generate'],
+      properties: { generate: graphModelSchema, reciprocal: { type: 'boolean' } },
     },
   ],
 } as const;
