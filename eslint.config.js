@@ -4,6 +4,8 @@
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+import boundaries from 'eslint-plugin-boundaries';
+import { layersConfig } from './eslint.layers.js';
 
 export default tseslint.config(
   {
@@ -27,6 +29,8 @@ export default tseslint.config(
       ],
     },
   },
+  // the layers of src/ and its features (eslint.layers.js)
+  layersConfig(boundaries),
   {
     files: ['test/**/*.ts'],
     rules: {

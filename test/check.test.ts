@@ -3,7 +3,7 @@
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkSop } from '../src/cost/check.js';
+import { checkSop } from '../src/api/cost-check.js';
 import { loadPricing } from '../src/llm/pricing.js';
 import type { Sop } from '../src/sop/types.js';
 import { tempDir } from './helpers/executor-context.js';

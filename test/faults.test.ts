@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prepareResume } from '../src/journal/continue.js';
+import { prepareResume } from '../src/api/continue.js';
 import { loadRunRecord } from '../src/journal/record.js';
 import { isResumableError } from '../src/journal/snapshot.js';
 import { AnswersFileInput } from '../src/io/human.js';

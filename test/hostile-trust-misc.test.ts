@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { executor as code } from '../src/executors/code.js';
 import { CodeSession } from '../src/executors/session/code-session.js';
 import { makeRedactor } from '../src/util/redact.js';
-import { RenderLimitError, withinLimits } from '../src/prompt/render-limits.js';
+import { RenderLimitError, withinLimits } from '../src/sop/render-limits.js';
 import { execContext, tempDir } from './helpers/executor-context.js';
 import { CLI, runCli } from './helpers/cli.js';
 import { startOpenAiServer } from './helpers/openai-server.js';
@@ -235,7 +235,7 @@ describe('two concurrent resumes of one run', () => {
       [
         '--input-type=module',
         '-e',
-        `import { prepareResume } from ${JSON.stringify(join(process.cwd(), 'dist/src/journal/continue.js'))};
+        `import { prepareResume } from ${JSON.stringify(join(process.cwd(), 'dist/src/api/continue.js'))};
          prepareResume(${JSON.stringify(dir)}); console.log('read'); setInterval(() => {}, 1000);`,
       ],
       { stdio: ['ignore', 'pipe', 'inherit'] },

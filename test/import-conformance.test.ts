@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importAndValidate } from '../src/import/import-and-validate.js';
+import { importAndValidate } from '../src/loader/import-and-validate.js';
 import { MockProvider } from '../src/llm/mock.js';
 import { Run } from '../src/engine/run.js';
 import { loadSopFile } from '../src/loader/load.js';

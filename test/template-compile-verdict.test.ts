@@ -5,8 +5,8 @@
 import fc from 'fast-check';
 import Handlebars from 'handlebars';
 import { describe, expect, it } from 'vitest';
-import { checkTemplate } from '../src/prompt/template-check.js';
-import { CHECKED_HELPERS } from '../src/prompt/template-helpers.js';
+import { checkTemplate } from '../src/sop/template-check.js';
+import { CHECKED_HELPERS } from '../src/sop/template-helpers.js';
 import { TEMPLATE_HELPERS } from '../src/prompt/templates.js';
 
 /** Handlebars.precompile's verdict, as the check reports it: '' when it compiles, else its message on one line. */

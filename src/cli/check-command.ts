@@ -1,7 +1,7 @@
 // sop check FILE [--runs N]: what a SOP is expected to cost, from dry runs with the mock (src/cost/check.ts).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkSop, type CheckReport, type Spread } from '../cost/check.js';
+import { checkSop, type CheckReport, type Spread } from '../api/cost-check.js';
 import { loadPricing } from '../llm/pricing.js';
 import { loadSopFile } from '../loader/load.js';
 import { undeclaredInputs } from '../engine/run.js';

@@ -220,7 +220,7 @@ export function buildCli(argv: string[]): Argv {
           const { validateCommand } = await import('./validate-command.js');
           process.exitCode = validateCommand(collect(a.files), { quiet: a.quiet });
           if (a['check-tools'] && process.exitCode === 0) {
-            const { checkToolsCommand } = await import('../mcp/check-tools-command.js'); // mcp
+            const { checkToolsCommand } = await import('./check-tools-command.js'); // mcp
             process.exitCode = await checkToolsCommand(collect(a.files), {
               quiet: a.quiet,
               yes: a.yes,

@@ -1,6 +1,6 @@
 // sop fork RUN_DIR --at TURN: a new run that starts from the state of RUN_DIR after TURN turns
 // (its journal up to that turn boundary is copied), to try another model, prompt or answers.
-import { prepareFork } from '../journal/continue.js';
+import { prepareFork } from '../api/continue.js';
 import { damageWarning, loadRunRecord } from '../journal/record.js';
 import { appliedSettings } from '../journal/applied-settings.js';
 import { newRunId } from '../io/run-folder.js';

@@ -3,7 +3,7 @@
 // the original file; the SOP goes to OUT or to stdout.
 import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { importAndValidate } from '../import/import-and-validate.js';
+import { importAndValidate } from '../loader/import-and-validate.js';
 import { isAgentsV1Config } from '../import/detect.js';
 import { SopError, formatDiagnostic } from '../sop/diagnostics.js';
 import { parseSopText, readSopText } from '../sop/load.js';

@@ -1,6 +1,6 @@
 // sop resume RUN_DIR: continue an interrupted or killed run from its last turn boundary, in the
 // same run folder, with the same SOP, LLM choice and answers file unless told otherwise.
-import { prepareResume, rewriteDerivedFiles, type Continuation } from '../journal/continue.js';
+import { prepareResume, rewriteDerivedFiles, type Continuation } from '../api/continue.js';
 import { damageWarning, type RunRecord } from '../journal/record.js';
 import { REDACTED, configureSecrets, makeRedactor } from '../util/redact.js';
 import { runCommand, type RunCommandOptions } from './run-command.js';

@@ -13,7 +13,7 @@ import { createEmbedder } from '../memory/create-embedder.js';
 import type { Embedder } from '../memory/embedder.js';
 import { formatDiagnostic } from '../sop/diagnostics.js';
 import { loadSopFile } from '../loader/load.js';
-import type { Continuation } from '../journal/continue.js';
+import type { Continuation } from '../api/continue.js';
 import type { RerunPolicy } from '../journal/effects.js';
 import { existsSync, statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';

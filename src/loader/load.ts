@@ -1,7 +1,7 @@
 // Loading a SOP with every check: the format (src/sop/load.ts), the checks of the layers above it
 // (src/loader/checks.ts), and Agents 1.0 configs (recognised by their shape) imported in memory.
 import { isAgentsV1Config } from '../import/detect.js';
-import { importAndValidate } from '../import/import-and-validate.js';
+import { importAndValidate } from './import-and-validate.js';
 import * as format from '../sop/load.js';
 import type { LoadedSop } from '../sop/load.js';
 import { SOP_CHECKS } from './checks.js';

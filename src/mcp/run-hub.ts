@@ -3,6 +3,7 @@
 // the actions (granted tools become commands) and to the tool slots (bindings, whose calls are the
 // run's journaled effects). The servers end with the run. Active only in a SOP that declares mcp_servers.
 import { dirname, resolve } from 'node:path';
+// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools are shaped as commands; they part once the command shape lives in core
 import type { ActionOptions } from '../actions/runtime.js';
 import type { ToolSlotExecutor } from '../components/registry.js';
 import type { RunContext } from '../runtime/context.js';

@@ -4,8 +4,11 @@
 // resumed run reuses the result instead of calling the tool again. A tool not annotated
 // readOnlyHint needs approval as code does (--auto-run, --yes, or a person at the terminal).
 import { askApproval } from '../io/human.js';
+// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools are shaped as commands; they part once the command shape lives in core
 import type { MiniSchema } from '../actions/mini-schema.js';
+// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools are shaped as commands; they part once the command shape lives in core
 import type { CommandSpec } from '../actions/commands.js';
+// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools are shaped as commands; they part once the command shape lives in core
 import { ExecutorInputError, isAcceptance, type ArgSpec, type ArgSpecs, type ExecResult, type Executor } from '../executors/types.js';
 import { McpServerError, type McpHub, type McpTool } from './hub.js';
 import { splitRef, toolCommandName } from './config.js';

@@ -3,7 +3,7 @@
 // found by the engine's static template check (src/prompt/template-check.ts), so `each`, `with`,
 // block params and `@root` are read as they are everywhere else. Agents whose named columns hold
 // the same values get the same persona text: that tuple is their archetype.
-import { checkTemplate, describeProblem } from '../prompt/template-check.js';
+import { checkTemplate, describeProblem } from '../sop/template-check.js';
 import { compileTemplate } from '../prompt/templates.js';
 import { listColumns, PopulationError, type Row } from './types.js';
 

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SopTemplates, TemplateName } from '../sop/types.js';
 import { packageRoot } from '../util/package-root.js';
-import { guardRenders, withinLimits } from './render-limits.js';
+import { guardRenders, withinLimits } from '../sop/render-limits.js';
 
 export const TEMPLATE_NAMES: TemplateName[] = [
   'agent_system',

@@ -9,7 +9,7 @@ import type { Redactor } from '../util/redact.js';
 import { llmEffectLabel, type Effects, type LlmEffectResult } from './effects.js';
 import { addUsage, type RunEvent, type UsageTotals } from './events.js';
 import type { RunPosition } from './position.js';
-import { walkMeta } from '../sop/walk-meta.js';
+import { walkMeta } from '../llm/walk-meta.js';
 
 /** What an LLM call needs of the run. */
 export interface LlmCallHost {

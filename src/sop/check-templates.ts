@@ -3,8 +3,8 @@
 // inputs, initial contents of memory files, and the inline templates overriding prompts/*.hbs. Each problem names the JSON
 // pointer of the text: syntax errors, unknown helpers and partials, runaway partials, and
 // variables the engine does not give that text ({{inputs.gaol}} when only "goal" is declared).
-import { checkTemplate, describeProblem, type TemplateScope } from '../prompt/template-check.js';
-import { BASE_VARIABLES, TEMPLATE_VARIABLES } from '../prompt/template-context.js';
+import { checkTemplate, describeProblem, type TemplateScope } from './template-check.js';
+import { BASE_VARIABLES, TEMPLATE_VARIABLES } from './template-context.js';
 import type { Diagnostic } from './diagnostics.js';
 import { pointerOf } from './json-source.js';
 import type { Sop, TemplateName } from './types.js';

@@ -5,7 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { HumanInput, HumanQuestion } from '../../src/io/human.js';
-import { importAndValidate } from '../../src/import/import-and-validate.js';
+import { importAndValidate } from '../../src/loader/import-and-validate.js';
 import type { Embedder } from '../../src/memory/embedder.js';
 import type { RunEvent } from '../../src/runtime/events.js';
 import { Run, type RunOptions, type RunResult } from '../../src/engine/run.js';

@@ -3,7 +3,7 @@
 // src/runtime/run.ts and src/runtime/summaries.ts, src/actions (commands, command_retry, command_failed) and the executors
 // (code, human, library, sop, task_board). test/hostile-templates.test.ts checks every file in
 // prompts/ against its list, so a name added to a template but not here fails there.
-import type { TemplateName } from '../sop/types.js';
+import type { TemplateName } from './types.js';
 
 /** Every SOP text (component, environment prompt, begin query, controller prompts) sees these. */
 export const BASE_VARIABLES = ['inputs', 'goal', 'sop', 'memory', 'task_board', 'world_model', 'mood'] as const;

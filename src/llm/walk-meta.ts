@@ -1,8 +1,8 @@
 // The graph around a state, as call metadata for providers that walk it: the mock's dry runs
 // choose judge keys and commands with it so that a dry run visits the graph and ends in a final
 // state. Models never see it (metadata is not sent).
-import type { WalkInfo } from '../llm/types.js';
-import type { ResolvedSop } from './resolved.js';
+import type { WalkInfo } from './types.js';
+import type { ResolvedSop } from '../sop/resolved.js';
 /** What the walk reads of a state's counters in the run's position. */
 type StateRuntime = { chatNums: number; visits: number };
 

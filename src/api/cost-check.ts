@@ -15,7 +15,7 @@ import type { RunEvent } from '../runtime/events.js';
 import { resolveSop } from '../sop/resolved.js';
 import { mcpServers } from '../mcp/config.js';
 import type { Sop } from '../sop/types.js';
-import { contextWindow } from './context-windows.js';
+import { contextWindow } from '../cost/context-windows.js';
 
 export interface CheckOptions {
   sop: Sop;

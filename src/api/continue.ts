@@ -7,16 +7,16 @@ import { basename, dirname, isAbsolute, join, normalize, resolve, sep } from 'no
 import type { RunEvent, RunSettings } from '../runtime/events.js';
 import type { Sop } from '../sop/types.js';
 import { validateSopDocument } from '../loader/load.js';
-import { continuePoint, loadRunRecord, type RunRecord } from './record.js';
-import { appliedSettings } from './applied-settings.js';
-import { JournalError } from './reader.js';
-import { RunInUseError, acquireRunLock } from './lock.js';
-import type { ResumeFrom } from './snapshot.js';
-import { JOURNAL_FILE } from './writer.js';
-import { SharedTextWriter } from './shared-text.js';
+import { continuePoint, loadRunRecord, type RunRecord } from '../journal/record.js';
+import { appliedSettings } from '../journal/applied-settings.js';
+import { JournalError } from '../journal/reader.js';
+import { RunInUseError, acquireRunLock } from '../journal/lock.js';
+import type { ResumeFrom } from '../journal/snapshot.js';
+import { JOURNAL_FILE } from '../journal/writer.js';
+import { SharedTextWriter } from '../journal/shared-text.js';
 import type { Redactor } from '../util/redact.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
-import { renderTranscript } from './transcript.js';
+import { renderTranscript } from '../journal/transcript.js';
 import { writeFailure } from '../io/disk-full.js';
 
 export interface Continuation {

@@ -9,11 +9,11 @@ import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { loadSopFile } from '../loader/load.js';
 import { resolveSandbox } from '../executors/sandbox-mode.js';
-import { cliAllowEntries, fileAllowEntries } from './allow.js';
-import { mcpServers, splitRef } from './config.js';
-import { McpHub } from './hub.js';
-import { slotBindings } from './slots.js';
-import { checkGrants } from './tool-command.js';
+import { cliAllowEntries, fileAllowEntries } from '../mcp/allow.js';
+import { mcpServers, splitRef } from '../mcp/config.js';
+import { McpHub } from '../mcp/hub.js';
+import { slotBindings } from '../mcp/slots.js';
+import { checkGrants } from '../mcp/tool-command.js';
 
 export interface CheckToolsOptions {
   quiet: boolean;

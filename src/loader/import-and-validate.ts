@@ -4,9 +4,9 @@
 import { SopError, type Diagnostic } from '../sop/diagnostics.js';
 import { locatePointer } from '../sop/json-source.js';
 import { validateSopDocument } from '../sop/load.js';
-import { SOP_CHECKS } from '../loader/checks.js';
+import { SOP_CHECKS } from './checks.js';
 import type { Sop } from '../sop/types.js';
-import { importAgentsV1, type ImportOptions } from './agents-v1.js';
+import { importAgentsV1, type ImportOptions } from '../import/agents-v1.js';
 
 export interface ImportedSop {
   sop: Sop;

@@ -1,0 +1,99 @@
+// The layers of src/ and the features among them, enforced by eslint-plugin-boundaries in
+// `npm run lint` (docs/architecture.md). Bottom to top:
+//   shared   errors, utilities, safe files and paths, input reading
+//   format   the SOP format: schema types, load, validate, template checks
+//   core     llm, memory, environment, agent, components, runtime, prompt templates, human input, memory files
+//   features each plugs into a run through its hooks (src/runtime/hooks.ts); one never imports another
+//   api      the public API and what assembles a run (src/api, src/engine, src/loader, src/index.ts)
+//   apps     the CLI, the viewer, sweeps and workers
+// A layer imports only from the layers below it (and itself); a feature imports only the layers
+// below it and itself. A file no pattern names is refused (boundaries/no-unknown-files), so a new
+// folder is placed here when it is made.
+
+/** Each feature and its folders (a feature may span folders that belong together). */
+export const FEATURES = {
+  actions: ['src/actions', 'src/executors'],
+  scientist: ['src/scientist', 'src/taskboard', 'src/worldmodel'],
+  journal: ['src/journal', 'src/io/run-folder.ts'],
+  cost: ['src/cost'],
+  'agents-v1': ['src/compat', 'src/import'],
+  mcp: ['src/mcp'],
+  telemetry: ['src/telemetry'],
+  population: ['src/population', 'src/worlds'],
+};
+
+const LAYERS = {
+  shared: [
+    'src/errors.ts',
+    'src/util',
+    'src/io/read-input-file.ts',
+    'src/io/disk-full.ts',
+    'src/workspace/safe-file.ts',
+    'src/workspace/safe-path.ts',
+  ],
+  format: ['src/sop'],
+  core: [
+    'src/llm',
+    'src/memory',
+    'src/environment',
+    'src/agent',
+    'src/components',
+    'src/runtime',
+    'src/prompt',
+    'src/io/human.ts',
+    'src/io/answers-list.ts',
+    'src/workspace',
+  ],
+  // what assembles the features into a run (and loads SOPs with every check)
+  api: ['src/api', 'src/engine', 'src/loader', 'src/index.ts'],
+  apps: ['src/cli', 'src/view', 'src/sweep'],
+};
+
+const pattern = (p) => (p.endsWith('.ts') ? p : `${p}/**`);
+
+/** Element descriptors, most specific first (a file in a listed file wins over its folder). */
+function elements() {
+  const out = [];
+  const all = [
+    ...Object.entries(LAYERS).map(([type, paths]) => ({ type, paths })),
+    ...Object.entries(FEATURES).map(([name, paths]) => ({ type: `feature:${name}`, paths })),
+  ];
+  // files first, then folders, so src/cost/check.ts is api and src/cost/* a feature
+  for (const { type, paths } of all) for (const p of paths) if (p.endsWith('.ts')) out.push({ type, pattern: p, mode: 'file' });
+  for (const { type, paths } of all)
+    for (const p of paths) if (!p.endsWith('.ts')) out.push({ type, pattern: pattern(p), partialMatch: false });
+  return out;
+}
+
+const below = { shared: [], format: ['shared'], core: ['shared', 'format'], feature: ['shared', 'format', 'core'] };
+const featureTypes = Object.keys(FEATURES).map((n) => `feature:${n}`);
+
+function policies() {
+  const allow = (from, to) => ({ from: { element: { type: from } }, allow: { to: { element: { types: { anyOf: to } } } } });
+  return [
+    allow('shared', ['shared']),
+    allow('format', ['shared', 'format']),
+    allow('core', ['shared', 'format', 'core']),
+    ...featureTypes.map((f) => allow(f, [...below.feature, f])),
+    allow('api', ['shared', 'format', 'core', ...featureTypes, 'api']),
+    allow('apps', ['shared', 'format', 'core', ...featureTypes, 'api', 'apps']),
+  ];
+}
+
+/** The ESLint config block that enforces the layers over src/. */
+export function layersConfig(boundaries) {
+  return {
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/*.generated.*'],
+    plugins: { boundaries },
+    settings: {
+      'boundaries/elements': elements(),
+      'boundaries/include': ['src/**/*.ts'],
+      'import/resolver': { typescript: { project: 'tsconfig.json' } },
+    },
+    rules: {
+      'boundaries/dependencies': ['error', { default: 'disallow', policies: policies() }],
+      'boundaries/no-unknown-files': 'error',
+    },
+  };
+}
