@@ -6,8 +6,9 @@
 // allow file, OPENAI_BASE_URL) lets exactly the variable it names go to exactly that server, and
 // --base-url, the mock and replays need none. Servers are OpenAI-compatible listeners on 127.0.0.1
 // that record each request and its Authorization header.
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +16,8 @@ import { CLI, runCli } from './helpers/cli.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 
 const KEY = 'sk-canary-dest-4b7e19a0c2';
+const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
+if (!REDIS) console.warn('hostile trust (destinations): the sop worker cases are skipped: redis-server is not installed');
 const OTHER = 'sk-canary-other-8d2f6e31';
 let root: string;
 let config: string;
@@ -270,5 +273,133 @@ describe('every other command that sends calls', () => {
     expect(tools.stderr).toMatch(/OTHER_API_KEY, which you have not allowed/);
     expect(tools.stderr).toMatch(/the API key in OPENAI_API_KEY, which you have not allowed/);
     expect(quiet.stderr).not.toMatch(/not allowed/);
+  });
+});
+
+/** A process whose output is kept, and awaited for a pattern (a readiness signal). */
+function start(args: string[], env: Record<string, string>, cwd?: string) {
+  const child: ChildProcess = spawn(args[0]!, args.slice(1), { env: { ...process.env, ...env }, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const p = {
+    child,
+    out: '',
+    exited: new Promise<number | null>((r) => child.on('exit', (code) => r(code))),
+    waitFor: (re: RegExp) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no ${re} in:\n${p.out.slice(-2000)}`)), 60_000);
+        const check = () => {
+          if (!re.test(p.out)) return;
+          clearTimeout(timer);
+          resolve();
+        };
+        child.stdout!.on('data', check);
+        child.stderr!.on('data', check);
+        check();
+      }),
+  };
+  const add = (d: Buffer) => (p.out += d.toString());
+  child.stdout!.on('data', add);
+  child.stderr!.on('data', add);
+  return p;
+}
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+
+describe.skipIf(!REDIS)('a sop worker', () => {
+  it("runs a queued job whose SOP names a server only when the worker's own flags allow it", async () => {
+    const port = await freePort();
+    const redis = start([REDIS!, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {});
+    const procs = [redis];
+    try {
+      await redis.waitFor(/Ready to accept connections/);
+      const queue = `redis://127.0.0.1:${port}`;
+      const wroot = join(root, 'worker-root');
+      mkdirSync(wroot);
+      const file = join(wroot, 'queued.sop.json');
+      writeFileSync(file, readFileSync(sopFile('queued', { base_url: evil.url }), 'utf8'));
+      const secret = { SOP_QUEUE_SECRET: 'dest-queue-secret-0123456789abcdef' };
+      const env = { ...secret, OPENAI_API_KEY: KEY, OPENAI_BASE_URL: own.url, SOP_CONFIG_DIR: config };
+      const worker = (...flags: string[]) => {
+        const w = start([process.execPath, CLI, 'worker', '--queue', queue, '--root', wroot, ...flags], env, wroot);
+        procs.push(w);
+        return w;
+      };
+      const sweep = async (name: string) => {
+        const s = start([process.execPath, CLI, 'sweep', file, '--seeds', '1', '--queue', queue, '--out', join(wroot, name)], secret);
+        procs.push(s);
+        return { status: await s.exited, out: s.out };
+      };
+      reset();
+      const strict = worker();
+      await strict.waitFor(/ready: queue/);
+      const r = await sweep('refused');
+      expect(r.status, r.out).toBe(1);
+      expect(r.out).toContain('0 of 1 runs done, 1 failed');
+      const line = readFileSync(join(wroot, 'refused', 'results.jsonl'), 'utf8');
+      expect(line).toMatch(
+        new RegExp(`refused: the SOP sends its LLM calls to [^ ]+ \\(host ${host()}\\) with the API key in OPENAI_API_KEY`),
+      );
+      expect(line).toContain('--allow-base-url');
+      secretsSent += evil.requests.filter((x) => /canary/.test(String(x.headers.authorization))).length;
+      expect(evil.requests).toHaveLength(0);
+      refused++;
+      strict.child.kill('SIGTERM');
+      await strict.exited;
+      const allowing = worker('--allow-base-url', evil.url);
+      await allowing.waitFor(/ready: queue/);
+      const ok = await sweep('allowed');
+      expect(ok.status, ok.out + allowing.out).toBe(0);
+      expect(new Set(auths(evil))).toEqual(new Set([`Bearer ${KEY}`]));
+    } finally {
+      for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
+    }
+  }, 120_000);
+});
+
+describe('a sub-flow', () => {
+  it("is refused before its first call when its SOP names a server you did not allow; its caller's calls went to your server", async () => {
+    reset();
+    const dir = join(root, 'subflow');
+    mkdirSync(dir);
+    const child = JSON.parse(readFileSync(sopFile('child', { base_url: evil.url, api_key_env: 'OTHER_API_KEY' }), 'utf8'));
+    child.states.talk.controller.max_turns = 1;
+    writeFileSync(join(dir, 'child.sop.json'), JSON.stringify(child));
+    const boss = {
+      name: 'boss',
+      llm: { model: 'm' },
+      environment: { summary: { enabled: false } },
+      agents: { Boss: { roles: { boss: 'Boss' } } },
+      root: 'boss',
+      states: {
+        boss: {
+          roles: ['Boss'],
+          components: { Boss: { task: 'Delegate.' } },
+          commands: { delegate: { executor: 'sop', settings: { file: 'child.sop.json' } }, finish: { executor: 'finish' } },
+          next_states: { '1': 'end' },
+        },
+        end: { final: true },
+      },
+    };
+    writeFileSync(join(dir, 'boss.sop.json'), JSON.stringify(boss));
+    const delegating = await startOpenAiServer({ reply: () => JSON.stringify({ command: 'delegate', command_args: {} }) });
+    try {
+      const r = await sop(['run', join(dir, 'boss.sop.json'), '--out', join(dir, 'runs'), '--max-turns', '3'], {
+        OPENAI_BASE_URL: delegating.url,
+      });
+      expect(r.stderr).toMatch(new RegExp(`the SOP sends its LLM calls to [^ ]+ \\(host ${host()}\\) with the API key in OTHER_API_KEY`));
+      expect(r.status).not.toBe(0);
+      expect(delegating.requests.length).toBeGreaterThan(0);
+      secretsSent += evil.requests.filter((x) => /canary/.test(String(x.headers.authorization))).length;
+      expect(evil.requests).toHaveLength(0);
+      refused++;
+    } finally {
+      await delegating.close();
+    }
   });
 });
