@@ -93,7 +93,7 @@ function withStdout(args: string[]): Promise<{ status: number | null; out: strin
 /** A refusal: exit 1, one line naming the host and the variable, and not one request anywhere. */
 function expectRefused(r: { status: number | null; stderr: string }, variable: string, how: RegExp): void {
   expect(r.status, r.stderr).toBe(1);
-  const text = r.stderr.trim();
+  const text = r.stderr.replace(/^Resuming run .*\n/, '').trim(); // sop resume says what it resumes first
   expect(text).toMatch(/^error: [^\n]+$/);
   expect(text).toMatch(new RegExp(`host ${host()}\\)`));
   expect(text).toContain(variable);
