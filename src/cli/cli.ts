@@ -121,7 +121,7 @@ export function buildCli(argv: string[]): Argv {
               type: 'string',
               array: true,
               describe:
-                "Let the SOP send its LLM calls, with your OPENAI_API_KEY, to this server it names (llm.base_url): URL (repeatable; docs/tools.md)",
+                'Let the SOP send its LLM calls, with your OPENAI_API_KEY, to this server it names (llm.base_url): URL (repeatable; docs/tools.md)',
             })
             .option('allow-base-url-env', {
               type: 'string',
@@ -640,7 +640,8 @@ function continueOptions<T>(y: Argv<T>) {
     .option('allow-base-url', {
       type: 'string',
       array: true,
-      describe: 'Let the SOP send its LLM calls, with OPENAI_API_KEY, to this server it names, besides those allowed when the run started: URL (repeatable)',
+      describe:
+        'Let the SOP send its LLM calls, with OPENAI_API_KEY, to this server it names, besides those allowed when the run started: URL (repeatable)',
     })
     .option('allow-base-url-env', {
       type: 'string',

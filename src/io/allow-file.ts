@@ -52,7 +52,8 @@ export function allowFileSection(section: AllowSection, file = allowFile()): unk
   if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new AllowFileError(`${file}: ${shape}`);
   for (const key of ['mcp', 'llm'] as const) {
     const list = (data as Record<string, unknown>)[key];
-    if (list !== undefined && !Array.isArray(list)) throw new AllowFileError(`${file}: "${key}" ${shape.replace(/^must be/, 'must be a list in')}`);
+    if (list !== undefined && !Array.isArray(list))
+      throw new AllowFileError(`${file}: "${key}" ${shape.replace(/^must be/, 'must be a list in')}`);
   }
   return ((data as Record<string, unknown>)[section] as unknown[] | undefined) ?? [];
 }

@@ -110,9 +110,7 @@ export function cliLlmAllowEntries(urls: readonly string[] = [], pairs: readonly
     const eq = p.lastIndexOf('=');
     const v = p.slice(eq + 1);
     if (eq <= 0 || !VAR_NAME.test(v))
-      throw new LlmConsentError(
-        `--allow-base-url-env "${p}" must look like URL=VARIABLE, e.g. https://api.example.com/v1=EXAMPLE_API_KEY`,
-      );
+      throw new LlmConsentError(`--allow-base-url-env "${p}" must look like URL=VARIABLE, e.g. https://api.example.com/v1=EXAMPLE_API_KEY`);
     out.push({ server: checkUrl(p.slice(0, eq), '--allow-base-url-env'), env: [v], from: '--allow-base-url-env' });
   }
   return out;
