@@ -42,6 +42,7 @@ const LAYERS = {
     'src/prompt',
     'src/io/human.ts',
     'src/io/answers-list.ts',
+    'src/io/allow-file.ts',
     'src/workspace',
   ],
   // what assembles the features into a run (and loads SOPs with every check)

@@ -9,6 +9,7 @@
 /** The stable codes of EngineError: one per kind of problem. */
 export type ErrorCode =
   | 'ACTION'
+  | 'ALLOW_FILE'
   | 'ARGUMENT'
   | 'COMMAND_CONFIG'
   | 'DISK_FULL'
@@ -30,6 +31,7 @@ export type ErrorCode =
   | 'JSON_SYNTAX'
   | 'KNOWLEDGE'
   | 'LLM'
+  | 'LLM_CONSENT'
   | 'MCP_ALLOW'
   | 'MCP_APPROVAL'
   | 'MCP_CONFIG'

@@ -1,7 +1,9 @@
 // One run, two servers: an agent whose LLM block names its own base_url and api_key_env is
 // answered by that server with that key (the real `openai` client against two OpenAI-compatible
 // test servers on 127.0.0.1); every other call goes to the run's own server. --base-url and
-// --model send every call to one server. A block's server never gets OPENAI_API_KEY unasked.
+// --model send every call to one server. A block's server never gets OPENAI_API_KEY unasked, and
+// every server the SOP names is one the user allowed (here: an allow file, and --allow-base-url;
+// the refusals are in hostile-trust-destinations.test.ts).
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +22,21 @@ beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'sop-endpoints-'));
   a = await startOpenAiServer({ reply: () => 'From server A.' });
   b = await startOpenAiServer({ reply: () => 'From server B.' });
+  // the user's consent to the servers these SOPs name, with the variables they name (src/llm/consent.ts)
+  mkdirSync(join(root, 'config'));
+  writeFileSync(
+    join(root, 'config', 'allow.json'),
+    JSON.stringify({
+      llm: [
+        { base_url: a.url, env: ['OPENAI_API_KEY', 'SOP_TEST_UNSET_RUN_KEY'] },
+        { base_url: b.url, env: ['SOP_TEST_OTHER_API_KEY', 'SOP_TEST_UNSET_API_KEY'] },
+      ],
+    }),
+  );
 });
+
+/** `sop ARGS` with the allow file above. */
+const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { SOP_CONFIG_DIR: join(root, 'config'), ...env });
 afterAll(async () => {
   await Promise.all([a.close(), b.close()]);
   rmSync(root, { recursive: true, force: true });
@@ -69,7 +85,7 @@ describe('LLM blocks with their own server', () => {
     reset();
     const file = sopFile('two-servers', { base_url: b.url, api_key_env: 'SOP_TEST_OTHER_API_KEY', model: 'model-b' });
     const out = join(root, 'two');
-    const r = await runCli(['run', file, '--out', out], { OPENAI_API_KEY: KEY_A, SOP_TEST_OTHER_API_KEY: KEY_B, OPENAI_BASE_URL: '' });
+    const r = await cli(['run', file, '--out', out], { OPENAI_API_KEY: KEY_A, SOP_TEST_OTHER_API_KEY: KEY_B, OPENAI_BASE_URL: '' });
     expect(r.status, r.stderr).toBe(0);
     expect(chats(a).map(agentOf)).toEqual(['Ann', 'Ann']);
     expect(chats(b).map(agentOf)).toEqual(['Bo', 'Bo']);
@@ -90,7 +106,7 @@ describe('LLM blocks with their own server', () => {
   it('gets no key from OPENAI_API_KEY when the block names no api_key_env', async () => {
     reset();
     const file = sopFile('no-key', { base_url: b.url });
-    const r = await runCli(['run', file, '--out', join(root, 'nokey')], { OPENAI_API_KEY: KEY_A, OPENAI_BASE_URL: '' });
+    const r = await cli(['run', file, '--out', join(root, 'nokey')], { OPENAI_API_KEY: KEY_A, OPENAI_BASE_URL: '' });
     expect(r.status, r.stderr).toBe(0);
     expect(chats(b).map((x) => x.headers.authorization)).toEqual(['Bearer no-key', 'Bearer no-key']);
   });
@@ -99,13 +115,14 @@ describe('LLM blocks with their own server', () => {
     const refusing = await startOpenAiServer({ fault: () => ({ kind: 'status', status: 401 }) });
     try {
       const env = { OPENAI_API_KEY: KEY_A, SOP_TEST_OTHER_API_KEY: KEY_B };
-      const none = await runCli(['run', sopFile('refused-none', { base_url: refusing.url }), '--out', join(root, 'r1')], env);
+      const allow = ['--allow-base-url', refusing.url, '--allow-base-url-env', `${refusing.url}=SOP_TEST_OTHER_API_KEY`];
+      const none = await cli(['run', sopFile('refused-none', { base_url: refusing.url }), '--out', join(root, 'r1'), ...allow], env);
       expect(none.status).toBe(1);
       expect(none.stderr).toMatch(
         /wants an API key \(HTTP 401\), and none was sent: name the variable that holds it with llm\.api_key_env/,
       );
       const named = sopFile('refused-named', { base_url: refusing.url, api_key_env: 'SOP_TEST_OTHER_API_KEY' });
-      const r = await runCli(['run', named, '--out', join(root, 'r2')], env);
+      const r = await cli(['run', named, '--out', join(root, 'r2'), ...allow], env);
       expect(r.status).toBe(1);
       expect(r.stderr).toMatch(/the server refused the API key \(HTTP 401\)\. Check SOP_TEST_OTHER_API_KEY\./);
     } finally {
@@ -116,7 +133,7 @@ describe('LLM blocks with their own server', () => {
   it('says which variable is missing, in one line, when api_key_env is not set', async () => {
     reset();
     const file = sopFile('unset', { base_url: b.url, api_key_env: 'SOP_TEST_UNSET_API_KEY' });
-    const r = await runCli(['run', file, '--out', join(root, 'unset')], { OPENAI_API_KEY: KEY_A, SOP_TEST_UNSET_API_KEY: '' });
+    const r = await cli(['run', file, '--out', join(root, 'unset')], { OPENAI_API_KEY: KEY_A, SOP_TEST_UNSET_API_KEY: '' });
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(
       /the environment variable SOP_TEST_UNSET_API_KEY \(llm\.api_key_env for http:\/\/127\.0\.0\.1:\d+\/v1\) is not set/,
@@ -129,12 +146,12 @@ describe('LLM blocks with their own server', () => {
     reset();
     const file = sopFile('fixed', { base_url: b.url, api_key_env: 'SOP_TEST_OTHER_API_KEY', model: 'model-b' });
     const env = { OPENAI_API_KEY: KEY_A, SOP_TEST_OTHER_API_KEY: KEY_B };
-    const fixed = await runCli(['run', file, '--base-url', a.url, '--out', join(root, 'fixed')], env);
+    const fixed = await cli(['run', file, '--base-url', a.url, '--out', join(root, 'fixed')], env);
     expect(fixed.status, fixed.stderr).toBe(0);
     expect(chats(a).map(agentOf)).toEqual(['Ann', 'Bo', 'Ann', 'Bo']);
     expect(chats(b)).toHaveLength(0);
     reset();
-    const model = await runCli(['run', file, '--model', 'model-z', '--out', join(root, 'model')], env);
+    const model = await cli(['run', file, '--model', 'model-z', '--out', join(root, 'model')], env);
     expect(model.status, model.stderr).toBe(0);
     expect(chats(a).map((x) => (x.body as ChatRequestBody).model)).toEqual(['model-z', 'model-z', 'model-z', 'model-z']);
     expect(chats(b)).toHaveLength(0);
@@ -182,7 +199,7 @@ describe('a sub-flow', () => {
     writeFileSync(join(dir, 'parent.sop.json'), JSON.stringify(parent));
     try {
       const env = { OPENAI_API_KEY: KEY_A, SOP_TEST_OTHER_API_KEY: KEY_B };
-      const r = await runCli(['run', join(dir, 'parent.sop.json'), '--out', join(dir, 'runs')], env);
+      const r = await cli(['run', join(dir, 'parent.sop.json'), '--out', join(dir, 'runs'), '--allow-base-url', boss.url], env);
       expect(r.status, r.stderr).toBe(0);
       expect(chats(boss).map(agentOf)).toEqual(['Boss', 'Boss']);
       expect(chats(b).map(agentOf)).toEqual(['Kid']);
@@ -199,7 +216,7 @@ describe('in a sweep', () => {
     const file = sopFile('sweep-two', { base_url: b.url, api_key_env: 'SOP_TEST_OTHER_API_KEY', model: 'model-b' });
     const out = join(root, 'sweep');
     const env = { OPENAI_API_KEY: KEY_A, SOP_TEST_OTHER_API_KEY: KEY_B, OPENAI_BASE_URL: '' };
-    const r = await runCli(['sweep', file, '--seeds', '1-2', '--concurrency', '1', '--out', out], env);
+    const r = await cli(['sweep', file, '--seeds', '1-2', '--concurrency', '1', '--out', out], env);
     expect(r.status, r.stderr).toBe(0);
     expect(chats(a).map(agentOf)).toEqual(['Ann', 'Ann', 'Ann', 'Ann']);
     expect(chats(b).map((x) => x.headers.authorization)).toEqual(Array(4).fill(`Bearer ${KEY_B}`));
@@ -210,7 +227,7 @@ describe('in a sweep', () => {
       keyed,
       readFileSync(file, 'utf8').replace('"base_url":"' + a.url + '"', `"base_url":"${a.url}","api_key_env":"SOP_TEST_UNSET_RUN_KEY"`),
     );
-    const refused = await runCli(['sweep', keyed, '--seeds', '1', '--out', join(root, 'keyed')], { ...env, SOP_TEST_UNSET_RUN_KEY: '' });
+    const refused = await cli(['sweep', keyed, '--seeds', '1', '--out', join(root, 'keyed')], { ...env, SOP_TEST_UNSET_RUN_KEY: '' });
     expect(refused.status).toBe(1);
     expect(refused.stderr.trim()).toMatch(
       /^error: the environment variable SOP_TEST_UNSET_RUN_KEY \(llm\.api_key_env for .*\) is not set$/,

@@ -25,7 +25,8 @@ import type { McpApproval } from '../mcp/approval.js';
 import { fileAllowEntries } from '../mcp/allow.js';
 import { isAcceptance } from '../executors/types.js';
 import { configureSecrets, makeRedactor } from '../util/redact.js';
-import { llmBlockSecrets } from '../llm/endpoints.js';
+import { llmBlockSecrets, sopEndpoints } from '../llm/endpoints.js';
+import { LlmConsent, cliLlmAllowEntries, fileLlmAllowEntries } from '../llm/consent.js';
 import { tracingEnabled } from '../telemetry/enabled.js';
 import { EventFeed, type RunHandle } from './handle.js';
 import { loadSop, sopFileOf } from './load.js';
@@ -75,6 +76,14 @@ export interface RunSopOptions {
    * Default: `yes` or `autoRun` (starts only), the user's allow file, and a person at `human` when it is a terminal.
    */
   mcpApproval?: McpApproval;
+  /**
+   * llm: servers the SOP names (llm.base_url at any level) that its calls may go to, with
+   * OPENAI_API_KEY (`allowBaseUrl`: URLs) or with the key in VAR (`allowBaseUrlEnv`: "URL=VAR").
+   * Besides these, the user's allow file and a person at `human` when it is a terminal; `baseUrl`
+   * replaces every server of the SOP (src/llm/consent.ts, docs/tools.md).
+   */
+  allowBaseUrl?: string[];
+  allowBaseUrlEnv?: string[];
   /** Workspace folder of a run kept in memory (a run with `out` uses its folder's workspace/). */
   workspace?: string;
   /** Embedder for retrieval (default: made from the SOP's environment.embedder). */
@@ -155,6 +164,7 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
     }
   };
   const pricing = loadPricing(o.pricing); // a bad pricing file is told before anything starts
+  const human = humanOf(o);
   const llm =
     typeof o.llm === 'object'
       ? o.llm
@@ -163,6 +173,8 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
           baseURL: o.baseUrl ?? sop.llm?.base_url,
           apiKeyEnv: o.baseUrl === undefined ? sop.llm?.api_key_env : undefined,
           baseURLFixed: o.baseUrl !== undefined,
+          consent: llmConsentOf(o, human),
+          endpoints: sopEndpoints(sop),
           record: o.record,
           sopName: sop.name,
           timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms,
@@ -203,7 +215,6 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
   const memoryDir = memoryDirOption !== undefined ? resolveMemoryDir(memoryDirOption) : undefined;
   let unlockMemory: (() => void) | undefined;
   let run: Run;
-  const human = humanOf(o);
   try {
     if (memoryDir) {
       unlockMemory = lockMemoryDir(memoryDir, runId);
@@ -271,6 +282,21 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
     [Symbol.asyncIterator]: () => feed.iterate(),
   };
   return { handle, run, folder, emit, ...(tracing ? { flushTraces: () => tracing.flush() } : {}) };
+}
+
+/** Who allows calls to the servers a SOP names (see RunSopOptions.allowBaseUrl). */
+function llmConsentOf(o: RunSopOptions, human: HumanInput): LlmConsent {
+  const cli = cliLlmAllowEntries(o.allowBaseUrl, o.allowBaseUrlEnv);
+  const person = human.interactive ? human : human.approver?.interactive ? human.approver : undefined;
+  return new LlmConsent({
+    allow: () => [...cli, ...fileLlmAllowEntries()],
+    ...(person
+      ? {
+          ask: async (text: string) =>
+            isAcceptance(await person.ask({ agent: 'sop', role: 'you', state: '-', prompt: `${text} (yes/no)`, kind: 'approval' })),
+        }
+      : {}),
+  });
 }
 
 /** Who allows MCP servers to start in a run (see RunSopOptions.mcpApproval). */

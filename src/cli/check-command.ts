@@ -7,6 +7,7 @@ import { loadSopFile } from '../loader/load.js';
 import { undeclaredInputs } from '../engine/run.js';
 import { formatDiagnostic } from '../sop/diagnostics.js';
 import { packageRoot } from '../util/package-root.js';
+import { cliLlmAllowEntries, consentWarnings, fileLlmAllowEntries } from '../llm/consent.js';
 import { lastValues } from './last-value.js';
 import { parseInputs } from './run-command.js';
 import { EngineError } from '../errors.js';
@@ -19,6 +20,9 @@ export interface CheckCommandOptions {
   inputs: string[];
   goal?: string;
   json: boolean;
+  /** LLM servers the SOP names that a real run may call (src/llm/consent.ts); the others are warned of. */
+  allowBaseUrl?: string[];
+  allowBaseUrlEnv?: string[];
 }
 
 const int = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(1));
@@ -83,7 +87,7 @@ export function formatCheck(
 }
 
 export async function checkCommand(given: CheckCommandOptions): Promise<number> {
-  const o = lastValues(given, ['inputs']);
+  const o = lastValues(given, ['inputs', 'allowBaseUrl', 'allowBaseUrlEnv']);
   if (!(Number.isInteger(o.runs) && o.runs >= 1 && o.runs <= 1000))
     throw new EngineError(`--runs must be a whole number from 1 to 1000 (got ${o.runs})`, 'OPTION');
   if (o.maxTurns !== undefined && !(Number.isInteger(o.maxTurns) && o.maxTurns >= 1))
@@ -96,6 +100,7 @@ export async function checkCommand(given: CheckCommandOptions): Promise<number> 
       `warning: input "${name}" is not declared by ${sop.name}, so none of its templates reads it (declare it in "inputs")\n`,
     );
   const pricing = loadPricing(o.pricing);
+  const cliAllow = cliLlmAllowEntries(o.allowBaseUrl, o.allowBaseUrlEnv);
   const { resolveSandbox, sopRunsCode } = await import('../executors/sandbox-mode.js');
   const sandbox = resolveSandbox(undefined, sopRunsCode(sop));
   const report = await checkSop({
@@ -107,6 +112,8 @@ export async function checkCommand(given: CheckCommandOptions): Promise<number> 
     inputs,
     sandbox: sandbox.sandbox,
   });
+  // the dry runs call the mock; a real run would send its calls to the servers the SOP names
+  report.warnings.push(...consentWarnings(sop, () => [...cliAllow, ...fileLlmAllowEntries()]));
   // a dry run that failed is a SOP that does not work as it is: the exit code says so
   const code = (report.statuses.failed ?? 0) + (report.statuses.interrupted ?? 0) > 0 ? 1 : 0;
   if (o.json) {

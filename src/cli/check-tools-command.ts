@@ -14,6 +14,7 @@ import { mcpServers, splitRef } from '../mcp/config.js';
 import { McpHub } from '../mcp/hub.js';
 import { slotBindings } from '../mcp/slots.js';
 import { checkGrants } from '../mcp/tool-command.js';
+import { cliLlmAllowEntries, consentWarnings, fileLlmAllowEntries } from '../llm/consent.js';
 
 export interface CheckToolsOptions {
   quiet: boolean;
@@ -21,6 +22,9 @@ export interface CheckToolsOptions {
   yes?: boolean;
   allowMcp?: string[];
   allowMcpEnv?: string[];
+  /** LLM servers the SOP names that a run may call (src/llm/consent.ts); the others are told, one line each. */
+  allowBaseUrl?: string[];
+  allowBaseUrlEnv?: string[];
   /** --sandbox / --no-sandbox (default: when bubblewrap works here). */
   sandbox?: boolean;
 }
@@ -38,8 +42,11 @@ export async function checkToolsCommand(files: string[], opts: CheckToolsOptions
   let failed = 0;
   const cli = cliAllowEntries(opts.allowMcp, opts.allowMcpEnv);
   const sandbox = resolveSandbox(opts.sandbox, false).sandbox;
+  const llmAllow = cliLlmAllowEntries(opts.allowBaseUrl, opts.allowBaseUrlEnv);
   for (const file of files) {
     const { sop } = loadSopFile(file);
+    // no LLM is called here: the servers a run would need consent for are told
+    for (const w of consentWarnings(sop, () => [...llmAllow, ...fileLlmAllowEntries()])) process.stderr.write(`${file}: warning: ${w}\n`);
     const servers = mcpServers(sop);
     if (Object.keys(servers).length === 0) {
       if (!opts.quiet) process.stdout.write(`${file}: no mcp_servers to check\n`);

@@ -117,6 +117,17 @@ export function buildCli(argv: string[]): Argv {
               describe:
                 'Let MCP server NAME read the environment variable VAR through ${VAR} in its declaration: NAME=VAR (repeatable; allows NAME too)',
             })
+            .option('allow-base-url', {
+              type: 'string',
+              array: true,
+              describe:
+                'Let the SOP send its LLM calls, with your OPENAI_API_KEY, to this server it names (llm.base_url): URL (repeatable; docs/tools.md)',
+            })
+            .option('allow-base-url-env', {
+              type: 'string',
+              array: true,
+              describe: 'Let the SOP send its LLM calls, with the key in VAR, to this server it names: URL=VAR (repeatable)',
+            })
             .option('bind', {
               type: 'string',
               array: true,
@@ -164,6 +175,8 @@ export function buildCli(argv: string[]): Argv {
             bind: collect(a.bind),
             allowMcp: collect(a['allow-mcp']),
             allowMcpEnv: collect(a['allow-mcp-env']),
+            allowBaseUrl: collect(a['allow-base-url']),
+            allowBaseUrlEnv: collect(a['allow-base-url-env']),
             redact: collect(a.redact),
             pricing: a.pricing,
             memoryDir: a['memory-dir'],
@@ -215,6 +228,17 @@ export function buildCli(argv: string[]): Argv {
             .option('sandbox', {
               type: 'boolean',
               describe: 'With --check-tools: stdio MCP servers run under bubblewrap when it works here (default); --no-sandbox: not',
+            })
+            .option('allow-base-url', {
+              type: 'string',
+              array: true,
+              describe:
+                'With --check-tools: an LLM server the SOP names that a run may send calls to, with OPENAI_API_KEY: URL (repeatable); the others are told',
+            })
+            .option('allow-base-url-env', {
+              type: 'string',
+              array: true,
+              describe: 'With --check-tools: the same, with the key in VAR: URL=VAR (repeatable)',
             }),
         async (a) => {
           const { validateCommand } = await import('./validate-command.js');
@@ -226,6 +250,8 @@ export function buildCli(argv: string[]): Argv {
               yes: a.yes,
               allowMcp: collect(a['allow-mcp']),
               allowMcpEnv: collect(a['allow-mcp-env']),
+              allowBaseUrl: collect(a['allow-base-url']),
+              allowBaseUrlEnv: collect(a['allow-base-url-env']),
               sandbox: a.sandbox,
             });
           }
@@ -243,6 +269,17 @@ export function buildCli(argv: string[]): Argv {
             .option('input', { type: 'string', array: true, describe: 'An input of the SOP, as name=value (repeatable)' })
             .option('goal', { type: 'string', describe: 'Shorthand for --input goal=TEXT' })
             .option('json', { type: 'boolean', default: false, describe: 'Print the report as one JSON object' })
+            .option('allow-base-url', {
+              type: 'string',
+              array: true,
+              describe:
+                'An LLM server the SOP names that a real run may send calls to, with OPENAI_API_KEY: URL (repeatable); the others are warned of',
+            })
+            .option('allow-base-url-env', {
+              type: 'string',
+              array: true,
+              describe: 'The same, with the key in VAR: URL=VAR (repeatable)',
+            })
             .example('$0 check examples/debate/debate.sop.json', 'Calls, tokens and cost per run over 5 dry runs')
             .example('$0 check sops/coder.sop.json --goal "sum a CSV column" --runs 10 --json', 'A SOP with a required input, as JSON')
             .epilog('Exit code 1 when a dry run failed. More: docs/cost.md'),
@@ -256,6 +293,8 @@ export function buildCli(argv: string[]): Argv {
             inputs: collect(a.input),
             goal: a.goal,
             json: a.json,
+            allowBaseUrl: collect(a['allow-base-url']),
+            allowBaseUrlEnv: collect(a['allow-base-url-env']),
           });
         },
       )
@@ -374,6 +413,17 @@ export function buildCli(argv: string[]): Argv {
             })
             .option('llm', { type: 'string', describe: "openai | mock | replay:CASSETTE (default: the SOP's llm.provider, else openai)" })
             .option('base-url', { type: 'string', describe: 'OpenAI-compatible server URL (or OPENAI_BASE_URL)' })
+            .option('allow-base-url', {
+              type: 'string',
+              array: true,
+              describe:
+                "Let the SOP send its LLM calls, with OPENAI_API_KEY, to this server it names: URL (repeatable; on a queue, the workers' flag decides)",
+            })
+            .option('allow-base-url-env', {
+              type: 'string',
+              array: true,
+              describe: 'The same, with the key in VAR: URL=VAR (repeatable)',
+            })
             .option('max-turns', { type: 'number', describe: 'Stop each run after this many turns (default 200)' })
             .option('timeout', { type: 'number', describe: 'Seconds an LLM request may take (default 120)' })
             .option('yes', { type: 'boolean', default: false, describe: 'Accept every question, review and approval without asking' })
@@ -424,6 +474,8 @@ export function buildCli(argv: string[]): Argv {
             threads: a.threads,
             llm: a.llm,
             baseUrl: a['base-url'],
+            allowBaseUrl: collect(a['allow-base-url']),
+            allowBaseUrlEnv: collect(a['allow-base-url-env']),
             maxTurns: a['max-turns'],
             timeoutMs: a.timeout !== undefined ? a.timeout * 1000 : undefined,
             yes: a.yes,
@@ -470,7 +522,13 @@ export function buildCli(argv: string[]): Argv {
             .option('allow-base-url', {
               type: 'string',
               array: true,
-              describe: "An LLM server jobs may send their calls (and this worker's API key) to, a sweep's --base-url (repeatable)",
+              describe:
+                "An LLM server jobs may send their calls (and this worker's OPENAI_API_KEY) to: a sweep's --base-url, or a server the SOP names (repeatable)",
+            })
+            .option('allow-base-url-env', {
+              type: 'string',
+              array: true,
+              describe: "A server the jobs' SOPs name that may be sent this worker's key in VAR: URL=VAR (repeatable)",
             })
             .option('allow-answers', {
               type: 'boolean',
@@ -507,6 +565,7 @@ export function buildCli(argv: string[]): Argv {
             autoRun: a['auto-run'],
             yes: a.yes,
             allowBaseUrl: collect(a['allow-base-url']),
+            allowBaseUrlEnv: collect(a['allow-base-url-env']),
             allowAnswers: a['allow-answers'],
             allowPricing: a['allow-pricing'],
             allowReplay: a['allow-replay'],
@@ -577,6 +636,17 @@ function continueOptions<T>(y: Argv<T>) {
       type: 'string',
       array: true,
       describe: 'Let MCP server NAME read the environment variable VAR: NAME=VAR (repeatable; allows NAME too)',
+    })
+    .option('allow-base-url', {
+      type: 'string',
+      array: true,
+      describe:
+        'Let the SOP send its LLM calls, with OPENAI_API_KEY, to this server it names, besides those allowed when the run started: URL (repeatable)',
+    })
+    .option('allow-base-url-env', {
+      type: 'string',
+      array: true,
+      describe: 'The same, with the key in VAR: URL=VAR (repeatable)',
     });
 }
 
@@ -599,6 +669,8 @@ function continueArgs(a: {
   'budget-usd'?: number;
   'allow-mcp'?: string[];
   'allow-mcp-env'?: string[];
+  'allow-base-url'?: string[];
+  'allow-base-url-env'?: string[];
 }) {
   return {
     llm: a.llm,
@@ -619,5 +691,7 @@ function continueArgs(a: {
     budgetUsd: a['budget-usd'],
     allowMcp: collect(a['allow-mcp']),
     allowMcpEnv: collect(a['allow-mcp-env']),
+    allowBaseUrl: collect(a['allow-base-url']),
+    allowBaseUrlEnv: collect(a['allow-base-url-env']),
   };
 }

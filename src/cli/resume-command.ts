@@ -30,6 +30,9 @@ export interface ResumeCommandOptions {
   /** mcp: more servers allowed to start, and variables they may read, besides those allowed at launch. */
   allowMcp?: string[];
   allowMcpEnv?: string[];
+  /** LLM servers of the SOP that may be sent calls, besides those allowed at launch. */
+  allowBaseUrl?: string[];
+  allowBaseUrlEnv?: string[];
 }
 
 /** Values read back from a journal's recorded launch settings. */
@@ -116,6 +119,9 @@ export function continuedRunOptions(o: ResumeCommandOptions, file: string, launc
     // mcp: the servers allowed at launch, and those allowed now
     allowMcp: [...(str(launch.allow_mcp)?.split(',').filter(Boolean) ?? []), ...(o.allowMcp ?? [])],
     allowMcpEnv: [...(str(launch.allow_mcp_env)?.split(',').filter(Boolean) ?? []), ...(o.allowMcpEnv ?? [])],
+    // the LLM servers allowed at launch (a URL the journal redacted is left out: give it again), and those allowed now
+    allowBaseUrl: [...words(launch.allow_base_url), ...(o.allowBaseUrl ?? [])],
+    allowBaseUrlEnv: [...words(launch.allow_base_url_env), ...(o.allowBaseUrlEnv ?? [])],
     pricing: o.pricing ?? str(launch.pricing),
     memoryDir: str(launch.memory_dir),
     budgetTokens: o.budgetTokens ?? num(launch.budget_tokens), // cost: the run's budgets stay, unless given again
@@ -123,6 +129,9 @@ export function continuedRunOptions(o: ResumeCommandOptions, file: string, launc
     traceContent: launch.trace_content === true,
   };
 }
+
+/** A space-separated launch setting, without what the journal redacted. */
+const words = (v: unknown): string[] => (str(v)?.split(' ') ?? []).filter((w) => w !== '' && !w.includes(REDACTED));
 
 /** Names given with --redact now and at launch. */
 export function redactedNames(o: ResumeCommandOptions, launch: Record<string, unknown>): string[] {

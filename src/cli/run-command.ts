@@ -18,7 +18,9 @@ import type { RerunPolicy } from '../journal/effects.js';
 import { existsSync, statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { llmBlockSecrets } from '../llm/endpoints.js';
+import { llmBlockSecrets, sopEndpoints } from '../llm/endpoints.js';
+import { LlmConsent, USER_KEY, cliLlmAllowEntries, fileLlmAllowEntries } from '../llm/consent.js';
+import { parseEmbedderSpec } from '../memory/create-embedder.js';
 import { cliAllowEntries, fileAllowEntries } from '../mcp/allow.js';
 import { configureSecrets, configuredSecretNames, makeRedactor } from '../util/redact.js';
 import { terminalSafe } from '../util/terminal-text.js';
@@ -66,6 +68,12 @@ export interface RunCommandOptions {
   /** mcp: servers allowed to start (--allow-mcp NAME) and the variables they may read (--allow-mcp-env NAME=VAR). */
   allowMcp?: string[];
   allowMcpEnv?: string[];
+  /**
+   * LLM servers the SOP names that may be sent calls: --allow-base-url URL (with OPENAI_API_KEY)
+   * and --allow-base-url-env URL=VAR (with VAR); src/llm/consent.ts.
+   */
+  allowBaseUrl?: string[];
+  allowBaseUrlEnv?: string[];
   /** mcp: tool slots bound to MCP tools, SLOT=server/tool (--bind). */
   bind?: string[];
   /** secrets: more environment variables whose values are secret (--redact NAME). */
@@ -128,6 +136,13 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
     if (v !== undefined && !(Number.isFinite(v) && v > 0))
       throw new EngineError(`${flag} must be a number above 0 (got ${String(v)})`, 'OPTION');
   const budget = new RetryBudget(50);
+  // A server the SOP names gets a request only with the user's consent (the flags, the allow
+  // file, or a person at the terminal), judged before the first request; --base-url replaces them.
+  const cliAllow = cliLlmAllowEntries(o.allowBaseUrl, o.allowBaseUrlEnv); // a bad flag is told now
+  const consent = new LlmConsent({
+    allow: () => [...cliAllow, ...fileLlmAllowEntries()],
+    ...(process.stdin.isTTY ? { ask: askYesNo } : {}),
+  });
   const emitWarning: { fn?: (e: RunEvent) => void } = {};
   // Ctrl-C aborts the LLM call in flight (and any later one): see onSigint below.
   const stopLlm = new AbortController();
@@ -137,6 +152,8 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       baseURL: o.baseUrl ?? sop.llm?.base_url,
       apiKeyEnv: o.baseUrl === undefined ? sop.llm?.api_key_env : undefined,
       baseURLFixed: o.baseUrl !== undefined,
+      consent,
+      endpoints: sopEndpoints(sop),
       record: o.record,
       sopName: sop.name,
       timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms,
@@ -152,6 +169,9 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   // Retrieval needs an embedder; load it before the run so a missing model fails fast.
   let embedder: Embedder | undefined;
   if ((sop.environment?.top_k ?? 0) > 0) {
+    // an openai embedder at the SOP's server sends OPENAI_API_KEY there: the same consent
+    if (o.baseUrl === undefined && sop.llm?.base_url && parseEmbedderSpec(sop.environment?.embedder).kind === 'openai')
+      await consent.check({ url: sop.llm.base_url, keyVar: USER_KEY });
     embedder = await createEmbedder(sop.environment?.embedder, {
       baseURL: o.baseUrl ?? sop.llm?.base_url,
       timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms,
@@ -334,13 +354,16 @@ export function launchSettings(o: RunCommandOptions): Record<string, string | nu
   if (o.bind?.length) out.bind = o.bind.join(','); // mcp: the same tool slot bindings when resumed
   if (o.allowMcp?.length) out.allow_mcp = o.allowMcp.join(','); // mcp: the servers allowed (names, never values)
   if (o.allowMcpEnv?.length) out.allow_mcp_env = o.allowMcpEnv.join(',');
+  // the LLM servers allowed (URLs and variable names, never values), space-separated
+  if (o.allowBaseUrl?.length) out.allow_base_url = o.allowBaseUrl.join(' ');
+  if (o.allowBaseUrlEnv?.length) out.allow_base_url_env = o.allowBaseUrlEnv.join(' ');
   // secrets: the names given with --redact (never values), so a resume redacts them too
   const names = [...new Set([...(o.redact ?? []), ...configuredSecretNames()])];
   if (names.length > 0) out.redact = names.join(',');
   return out;
 }
 
-async function askYesNo(question: string): Promise<boolean> {
+export async function askYesNo(question: string): Promise<boolean> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
     const answer = await rl.question(`${question} [y/N] `);

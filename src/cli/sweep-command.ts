@@ -23,8 +23,9 @@ import { sweepRunSettings, type SweepRunSettings } from '../sweep/run-point.js';
 import { checkHumans, checkLlm, checkNumbers, checkOutFolder, checkPricing, checkRequiredInputs } from '../sweep/preflight.js';
 import { settingsChanges } from '../sweep/settings-file.js';
 import { queueSecret } from '../sweep/job-signature.js';
+import { LlmConsent, cliLlmAllowEntries, fileLlmAllowEntries } from '../llm/consent.js';
 import { lastValues } from './last-value.js';
-import { parseInputs } from './run-command.js';
+import { askYesNo, parseInputs } from './run-command.js';
 import { EngineError } from '../errors.js';
 
 export interface SweepCommandOptions extends SweepRunSettings {
@@ -43,12 +44,15 @@ export interface SweepCommandOptions extends SweepRunSettings {
   collect?: boolean;
   /** Attempts of a queued run before it is recorded as failed (default 3). */
   attempts?: number;
+  /** LLM servers the SOP names that its runs may call: URL (with OPENAI_API_KEY), URL=VAR (src/llm/consent.ts). */
+  allowBaseUrl?: string[];
+  allowBaseUrlEnv?: string[];
 }
 
 export const DEFAULT_SWEEP_CONCURRENCY = 8;
 
 export async function sweepCommand(given: SweepCommandOptions): Promise<number> {
-  const o = lastValues(given, ['input']);
+  const o = lastValues(given, ['input', 'allowBaseUrl', 'allowBaseUrlEnv']);
   configureSecrets({ urls: [o.baseUrl, o.queue] });
   let redact = makeRedactor();
   const err = (s: string) => process.stderr.write(redact(s));
@@ -94,7 +98,13 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
   if (o.queue !== undefined && (o.concurrency !== undefined || o.threads !== undefined))
     err(`warning: --concurrency and --threads are for a sweep in this process; on a queue, give each sop worker its --concurrency\n`);
   checkPricing(o.pricing);
-  await checkLlm(o.llm ?? sop.llm?.provider, sweepServer(sop, o.baseUrl), o.timeoutMs, o.queue !== undefined);
+  // the servers the SOP names get calls only with the user's consent; on a queue the workers' flags decide
+  const cliAllow = cliLlmAllowEntries(o.allowBaseUrl, o.allowBaseUrlEnv);
+  const consent = new LlmConsent({
+    allow: () => [...cliAllow, ...fileLlmAllowEntries()],
+    ...(process.stdin.isTTY && o.queue === undefined ? { ask: askYesNo } : {}),
+  });
+  await checkLlm(o.llm ?? sop.llm?.provider, sweepServer(sop, o.baseUrl, consent), o.timeoutMs, o.queue !== undefined);
 
   const out = resolve(o.out);
   checkOutFolder(out, o.out);
@@ -158,6 +168,7 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
           file,
           runsDir,
           ...sweepRunSettings(o),
+          allow: [...cliAllow, ...consent.approved], // each thread reads the allow file itself
           signal: stop.signal,
           threads,
           concurrency,
@@ -170,7 +181,7 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
           file,
           runsDir,
           ...sweepRunSettings(o),
-          provider: await sharedProvider(providers, o.llm ?? sop.llm?.provider, sweepServer(sop, o.baseUrl), o.timeoutMs),
+          provider: await sharedProvider(providers, o.llm ?? sop.llm?.provider, sweepServer(sop, o.baseUrl, consent), o.timeoutMs),
           signal: stop.signal,
           concurrency,
           results,

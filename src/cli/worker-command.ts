@@ -20,6 +20,7 @@ import { queueSecret } from '../sweep/job-signature.js';
 import { terminalSafe } from '../util/terminal-text.js';
 import type { ResultLine } from '../sweep/results.js';
 import { sharedProvider, sweepServer } from '../sweep/shared-provider.js';
+import { LlmConsent, LlmConsentError, cliLlmAllowEntries, fileLlmAllowEntries } from '../llm/consent.js';
 import { lastValues } from './last-value.js';
 import { EngineError } from '../errors.js';
 
@@ -36,29 +37,32 @@ export interface WorkerCommandOptions {
   autoRun?: boolean;
   /** Jobs may accept every approval without asking (a job's yes). */
   yes?: boolean;
-  /** LLM servers a job may name (a job's baseUrl). */
+  /** LLM servers a job may name (a job's baseUrl), and its SOP may name, with OPENAI_API_KEY. */
   allowBaseUrl?: string[];
+  /** Servers its SOP may name, with the key in VAR: URL=VAR. */
+  allowBaseUrlEnv?: string[];
   allowAnswers?: boolean;
   allowPricing?: boolean;
   allowReplay?: boolean;
 }
 
 export async function workerCommand(given: WorkerCommandOptions): Promise<number> {
-  const o = lastValues(given, ['root', 'allowBaseUrl']);
+  const o = lastValues(given, ['root', 'allowBaseUrl', 'allowBaseUrlEnv']);
   if (!Number.isInteger(o.concurrency) || o.concurrency < 1)
     throw new EngineError(`--concurrency must be a whole number of runs, at least 1`, 'OPTION');
   if (o.lockMs !== undefined && !(Number.isInteger(o.lockMs) && o.lockMs >= 1000))
     throw new EngineError(`--lock-ms must be a whole number of milliseconds, at least 1000 (got ${o.lockMs})`, 'OPTION');
   parseRedisUrl(o.queue); // a bad URL is told before connecting
   const secret = queueSecret('sop worker'); // no secret, no work: told before connecting
-  for (const u of o.allowBaseUrl ?? [])
-    if (!/^https?:\/\/[^/]/.test(u))
-      throw new EngineError(`--allow-base-url "${u}": give the server's URL, http(s)://HOST[:PORT]/PATH`, 'OPTION');
+  // the same flags allow a job's base URL and the servers its SOP names (src/llm/consent.ts)
+  const cliAllow = cliLlmAllowEntries(o.allowBaseUrl, o.allowBaseUrlEnv); // a bad URL is told now
+  const consent = new LlmConsent({ allow: () => [...cliAllow, ...fileLlmAllowEntries()] });
   const policy: WorkerPolicy = {
     roots: realRoots(o.root && o.root.length > 0 ? o.root : [process.cwd()]),
     autoRun: o.autoRun === true,
     yes: o.yes === true,
     baseUrls: (o.allowBaseUrl ?? []).map(normaliseUrl),
+    baseUrlEnv: o.allowBaseUrlEnv ?? [],
     answers: o.allowAnswers === true,
     pricing: o.allowPricing === true,
     replay: o.allowReplay === true,
@@ -92,12 +96,20 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
     const runsDir = o.out !== undefined ? resolve(o.out, d.sweep) : d.runsDir;
     err(`run ${d.point.key} started (attempt ${job.attemptsStarted})\n`);
     configureSecrets({ urls: [d.baseUrl] });
+    let provider: LlmProvider | undefined;
+    try {
+      provider = await sharedProvider(providers, d.llm ?? sop.llm?.provider, sweepServer(sop, d.baseUrl, consent), d.timeoutMs);
+    } catch (e) {
+      // a server the SOP names that this worker does not allow: refused, nothing sent, no retry
+      if (e instanceof LlmConsentError) throw new UnrecoverableError(`refused: ${e.message.replace(/, or give --base-url/, '')}`);
+      throw e;
+    }
     const line = await runPoint(d.point, {
       sop,
       file: d.file,
       runsDir,
       llm: d.llm,
-      provider: await sharedProvider(providers, d.llm ?? sop.llm?.provider, sweepServer(sop, d.baseUrl), d.timeoutMs),
+      provider,
       baseUrl: d.baseUrl,
       maxTurns: d.maxTurns,
       timeoutMs: d.timeoutMs,
@@ -174,6 +186,7 @@ function allowances(p: WorkerPolicy): string {
     ...(p.autoRun ? ['--auto-run'] : []),
     ...(p.yes ? ['--yes'] : []),
     ...p.baseUrls.map((u) => `base URL ${u}`),
+    ...(p.baseUrlEnv ?? []).map((u) => `base URL ${u}`),
     ...(p.answers ? ['answers files'] : []),
     ...(p.pricing ? ['pricing files'] : []),
     ...(p.replay ? ['replay cassettes'] : []),

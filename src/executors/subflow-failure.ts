@@ -26,6 +26,7 @@ export class SubflowDepthError extends EngineError {
 /** Codes of errors that stop the whole run when a sub-flow meets them (see EngineError.code). */
 const RUN_WIDE = new Set([
   'LLM', // the model or the cassette: the caller's next call would fail too
+  'LLM_CONSENT', // a server the sub-flow's SOP names, which the user did not allow: told, never re-planned around
   'RETRIES_EXHAUSTED',
   'HUMAN_INPUT', // no answer left in --answers, no terminal
   'JOURNAL',

@@ -3,8 +3,10 @@
 // model at OpenAI and one at another provider's OpenAI-compatible endpoint. The run's own
 // provider answers every other call. A block's server gets an API key only from the variable
 // its api_key_env names, so a SOP file cannot send OPENAI_API_KEY to a server of its choosing
-// without saying so.
-import type { LlmSettings } from '../sop/types.js';
+// without saying so, and a server the SOP names gets a request only with the user's consent
+// (src/llm/consent.ts).
+import { agentLlm, controllerLlm, resolveSop, summaryLlm } from '../sop/resolved.js';
+import type { LlmSettings, Sop } from '../sop/types.js';
 import { LlmError, type ChatOptions, type ChatRequest, type ChatResponse, type LlmEndpoint, type LlmProvider } from './types.js';
 
 /**
@@ -19,6 +21,26 @@ export function callEndpoint(sopLlm: LlmSettings | undefined, settings: LlmSetti
     ...(settings.base_url !== undefined ? { baseURL: settings.base_url } : {}),
     ...(settings.api_key_env !== undefined ? { apiKeyEnv: settings.api_key_env } : {}),
   };
+}
+
+/**
+ * The other servers a SOP's calls may go to (its agents', controllers' and summaries' LLM blocks,
+ * merged as a run merges them), each once: what the user consents to before a run starts. A
+ * sub-flow's SOP is judged when it first calls.
+ */
+export function sopEndpoints(sop: Sop): LlmEndpoint[] {
+  const r = resolveSop(sop);
+  const out = new Map<string, LlmEndpoint>();
+  const add = (settings: LlmSettings) => {
+    const e = callEndpoint(sop.llm, settings);
+    if (e) out.set(`${e.baseURL ?? ''}\u0000${e.apiKeyEnv ?? ''}`, e);
+  };
+  for (const state of Object.values(r.states)) {
+    add(controllerLlm(r, state));
+    add(summaryLlm(r, state));
+    for (const [role, agent] of Object.entries(state.roleToAgent)) add(agentLlm(r, state, agent, role));
+  }
+  return [...out.values()];
 }
 
 /** The API key for an endpoint: from its api_key_env, which must be set; none without one. */
@@ -40,12 +62,15 @@ export class EndpointRouter implements LlmProvider {
   constructor(
     private readonly main: LlmProvider,
     private readonly make: (endpoint: LlmEndpoint) => LlmProvider,
+    /** Resolves when calls may go to this endpoint (undefined: the run's own server): the user's consent. */
+    private readonly gate?: (endpoint: LlmEndpoint | undefined) => Promise<void>,
   ) {
     this.id = main.id;
   }
 
-  chat(request: ChatRequest, options?: ChatOptions): Promise<ChatResponse> {
+  async chat(request: ChatRequest, options?: ChatOptions): Promise<ChatResponse> {
     const e = request.endpoint;
+    await this.gate?.(e);
     if (e === undefined) return this.main.chat(request, options);
     const key = `${e.baseURL ?? ''}\u0000${e.apiKeyEnv ?? ''}`;
     let provider = this.others.get(key);

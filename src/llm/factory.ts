@@ -1,7 +1,8 @@
 // Choosing the LLM provider from the command line: openai (default), mock, replay:FILE;
 // --record FILE wraps any of them.
+import type { LlmConsent } from './consent.js';
 import type { RetryBudget } from './retry.js';
-import { LlmError, type LlmProvider } from './types.js';
+import { LlmError, type LlmEndpoint, type LlmProvider } from './types.js';
 
 export interface ProviderChoice {
   /** openai | mock | replay:FILE (default: the SOP's llm.provider, else openai). */
@@ -14,6 +15,14 @@ export interface ProviderChoice {
    * whose LLM block names its own server is answered there (src/llm/endpoints.ts).
    */
   baseURLFixed?: boolean;
+  /**
+   * The user's consent to the servers the SOP names (src/llm/consent.ts): without --base-url, the
+   * run's own server and `endpoints` are judged now, before any request, and any other endpoint
+   * before its first call. Without it, every server is called (a caller that chose them itself).
+   */
+  consent?: LlmConsent;
+  /** The other servers of the SOP's LLM blocks (sopEndpoints), judged now. */
+  endpoints?: LlmEndpoint[];
   record?: string;
   sopName?: string;
   timeoutMs?: number;
@@ -43,7 +52,19 @@ export async function createProvider(choice: ProviderChoice): Promise<LlmProvide
     const { ReplayProvider } = await import('./cassette.js');
     provider = new ReplayProvider(file);
   } else if (spec === 'openai') {
-    const [{ OpenAiProvider }, { EndpointRouter, endpointKey }] = await Promise.all([import('./openai.js'), import('./endpoints.js')]);
+    const [{ OpenAiProvider }, { EndpointRouter, endpointKey }, { endpointDestination, mainDestination }] = await Promise.all([
+      import('./openai.js'),
+      import('./endpoints.js'),
+      import('./consent.js'),
+    ]);
+    const consent = choice.baseURLFixed ? undefined : choice.consent; // --base-url: the user's own server
+    const destination = (e: LlmEndpoint | undefined) =>
+      e === undefined ? mainDestination(choice.baseURL, choice.apiKeyEnv) : endpointDestination(e, choice.baseURL);
+    if (consent) {
+      // before any request: the run's own server, then every server the SOP's blocks name
+      await consent.check(destination(undefined));
+      for (const e of choice.endpoints ?? []) await consent.check(destination(e));
+    }
     const make = (baseURL: string | undefined, apiKey: string | undefined, apiKeyName: string | null | undefined) =>
       new OpenAiProvider({
         baseURL,
@@ -59,7 +80,11 @@ export async function createProvider(choice: ProviderChoice): Promise<LlmProvide
     provider = make(choice.baseURL, key, choice.apiKeyEnv);
     if (!choice.baseURLFixed) {
       // a block's own server gets a key only from its own api_key_env (none: no key)
-      provider = new EndpointRouter(provider, (e) => make(e.baseURL ?? choice.baseURL, endpointKey(e) ?? '', e.apiKeyEnv ?? null));
+      provider = new EndpointRouter(
+        provider,
+        (e) => make(e.baseURL ?? choice.baseURL, endpointKey(e) ?? '', e.apiKeyEnv ?? null),
+        consent ? (e) => consent.check(destination(e)) : undefined,
+      );
     }
   } else {
     throw new LlmError(`unknown options.llm "${spec}"; use openai, mock or replay:FILE`);

@@ -5,11 +5,11 @@
 // a server the same cannot borrow it: a stdio server by its command line and folder, an HTTP
 // server by its host. `env` lists the variables `${VAR}` the server may read (docs/tools.md).
 import { EngineError } from '../errors.js';
-import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
-import { InputFileError, readInputFile } from '../io/read-input-file.js';
-import { JsonSyntaxError, parseJson } from '../sop/json-source.js';
+import { isAbsolute, resolve } from 'node:path';
+import { AllowFileError, allowFile, allowFileSection } from '../io/allow-file.js';
 import { isHttp, serverCwd, type McpServerConfig } from './config.js';
+
+export { allowFile, configDir } from '../io/allow-file.js';
 
 export interface McpAllowEntry {
   name: string;
@@ -23,17 +23,6 @@ export interface McpAllowEntry {
   host?: string;
   /** Where the entry comes from, for messages ("--allow-mcp", or the file). */
   from: string;
-}
-
-/** The folder of the user's sop settings. */
-export function configDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.SOP_CONFIG_DIR) return env.SOP_CONFIG_DIR;
-  return join(env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'sop');
-}
-
-/** The user's allow file. */
-export function allowFile(env: NodeJS.ProcessEnv = process.env): string {
-  return join(configDir(env), 'allow.json');
 }
 
 export class McpAllowError extends EngineError {
@@ -70,25 +59,14 @@ const KEYS = new Set(['name', 'env', 'command', 'cwd', 'host']);
 
 /** The entries of the user's allow file (none when there is no file); one clear line for a bad file. */
 export function fileAllowEntries(file = allowFile()): McpAllowEntry[] {
-  let text: string;
+  let list: unknown[];
   try {
-    text = readInputFile(file, { what: 'an allow file', maxBytes: 1024 * 1024 });
+    list = allowFileSection('mcp', file);
   } catch (err) {
-    if (err instanceof InputFileError && err.errno === 'ENOENT') return [];
-    throw new McpAllowError((err as Error).message);
+    if (err instanceof AllowFileError) throw new McpAllowError(err.message);
+    throw err;
   }
-  let data: unknown;
-  try {
-    data = parseJson(text);
-  } catch (err) {
-    // the line and column only: never the file's bytes
-    const at = err instanceof JsonSyntaxError && err.position ? `:${err.position.line}:${err.position.column}` : '';
-    throw new McpAllowError(`${file}${at}: not valid JSON`);
-  }
-  const list = (data as { mcp?: unknown } | null)?.mcp;
-  if (typeof data !== 'object' || data === null || Array.isArray(data) || (list !== undefined && !Array.isArray(list)))
-    throw new McpAllowError(`${file}: must be an object like {"mcp": [{"name": ..., ...}]} (docs/tools.md)`);
-  return (list ?? []).map((raw: unknown, i: number) => fileEntry(raw, `${file}: mcp[${i}]`, file));
+  return list.map((raw: unknown, i: number) => fileEntry(raw, `${file}: mcp[${i}]`, file));
 }
 
 function fileEntry(raw: unknown, where: string, file: string): McpAllowEntry {

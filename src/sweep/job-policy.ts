@@ -5,6 +5,7 @@
 // only the worker's flags allow (--auto-run, --yes, --allow-base-url, --allow-answers,
 // --allow-pricing, --allow-replay). A job that fails any of them is refused with the reason.
 import { EngineError } from '../errors.js';
+import { serverKey } from '../llm/consent.js';
 import { existsSync, realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { ErrorObject } from 'ajv';
@@ -30,19 +31,18 @@ export interface WorkerPolicy {
   yes: boolean;
   /** LLM servers a job may name as its baseUrl (normalised: no trailing slash). */
   baseUrls: string[];
+  /** URL=VAR: servers its SOPs name that may be sent the key in VAR (--allow-base-url-env; for the ready line). */
+  baseUrlEnv?: string[];
   answers: boolean;
   pricing: boolean;
   replay: boolean;
 }
 
-/** A URL as compared with --allow-base-url: parsed and printed again, without a trailing slash. */
-export function normaliseUrl(url: string): string {
-  try {
-    return new URL(url).href.replace(/\/+$/, '');
-  } catch {
-    return url.replace(/\/+$/, '');
-  }
-}
+/**
+ * A URL as compared with --allow-base-url: parsed and printed again, without credentials or a
+ * trailing slash, as the same flag's consent to a server a SOP names is compared (src/llm/consent.ts).
+ */
+export const normaliseUrl = serverKey;
 
 /** The real paths of the --root folders (each must be a folder that exists). */
 export function realRoots(roots: readonly string[]): string[] {

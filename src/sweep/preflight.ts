@@ -59,7 +59,7 @@ export function checkOutFolder(out: string, given: string): void {
  */
 export async function checkLlm(
   spec: string | undefined,
-  server: Pick<ProviderChoice, 'baseURL' | 'apiKeyEnv' | 'baseURLFixed'>,
+  server: Pick<ProviderChoice, 'baseURL' | 'apiKeyEnv' | 'baseURLFixed' | 'consent' | 'endpoints'>,
   timeoutMs: number | undefined,
   queued: boolean,
 ): Promise<void> {

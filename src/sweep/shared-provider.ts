@@ -1,6 +1,7 @@
 // One openai provider for every run of a sweep or a worker: one client, one pool of kept-alive
 // connections. Other providers (mock, replay) keep their state per run, so each run makes its own.
-import { llmBlockSecrets } from '../llm/endpoints.js';
+import type { LlmConsent } from '../llm/consent.js';
+import { llmBlockSecrets, sopEndpoints } from '../llm/endpoints.js';
 import { createProvider, type ProviderChoice } from '../llm/factory.js';
 import type { LlmProvider } from '../llm/types.js';
 import type { Sop } from '../sop/types.js';
@@ -9,19 +10,22 @@ import { configureSecrets } from '../util/redact.js';
 /**
  * The server settings of a sweep's openai provider: --base-url sends every call there; without
  * it the SOP's own server and key variable (llm.base_url, llm.api_key_env), and LLM blocks that
- * name another server are answered there (src/llm/endpoints.ts), as in `sop run`.
+ * name another server are answered there (src/llm/endpoints.ts), as in `sop run`, each only with
+ * the user's consent (src/llm/consent.ts).
  */
-export function sweepServer(sop: Sop, baseUrlFlag: string | undefined): Pick<ProviderChoice, 'baseURL' | 'apiKeyEnv' | 'baseURLFixed'> {
+export type SweepServer = Pick<ProviderChoice, 'baseURL' | 'apiKeyEnv' | 'baseURLFixed' | 'consent' | 'endpoints'>;
+
+export function sweepServer(sop: Sop, baseUrlFlag: string | undefined, consent: LlmConsent): SweepServer {
   configureSecrets(llmBlockSecrets(sop)); // the key variables and servers of its LLM blocks are secrets
   return baseUrlFlag !== undefined
     ? { baseURL: baseUrlFlag, baseURLFixed: true }
-    : { baseURL: sop.llm?.base_url, apiKeyEnv: sop.llm?.api_key_env };
+    : { baseURL: sop.llm?.base_url, apiKeyEnv: sop.llm?.api_key_env, consent, endpoints: sopEndpoints(sop) };
 }
 
 export async function sharedProvider(
   cache: Map<string, LlmProvider>,
   spec: string | undefined,
-  server: Pick<ProviderChoice, 'baseURL' | 'apiKeyEnv' | 'baseURLFixed'>,
+  server: SweepServer,
   timeoutMs: number | undefined,
 ): Promise<LlmProvider | undefined> {
   if ((spec ?? 'openai') !== 'openai') return undefined;
@@ -30,6 +34,10 @@ export async function sharedProvider(
   if (!p) {
     p = await createProvider({ spec: 'openai', ...server, timeoutMs });
     cache.set(id, p);
+  } else {
+    // another SOP on the same server: its own block servers are judged now too
+    const { endpointDestination } = await import('../llm/consent.js');
+    for (const e of server.endpoints ?? []) await server.consent?.check(endpointDestination(e, server.baseURL));
   }
   return p;
 }

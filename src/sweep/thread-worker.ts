@@ -9,10 +9,11 @@ import type { LlmProvider } from '../llm/types.js';
 import type { GridPoint } from './grid.js';
 import { failedLine, runPoint, type PointOptions } from './run-point.js';
 import { sharedProvider, sweepServer } from './shared-provider.js';
+import { LlmConsent, fileLlmAllowEntries, type LlmAllowEntry } from '../llm/consent.js';
 
 export interface ThreadTask {
   points: GridPoint[];
-  options: Omit<PointOptions, 'sop' | 'provider' | 'signal' | 'onEvent'>;
+  options: Omit<PointOptions, 'sop' | 'provider' | 'signal' | 'onEvent'> & { allow: LlmAllowEntry[] };
   concurrency: number;
   port: MessagePort;
 }
@@ -34,7 +35,7 @@ export default async function runShare(task: ThreadTask): Promise<number> {
   const provider = await sharedProvider(
     providers,
     task.options.llm ?? sop.llm?.provider,
-    sweepServer(sop, task.options.baseUrl),
+    sweepServer(sop, task.options.baseUrl, new LlmConsent({ allow: () => [...task.options.allow, ...fileLlmAllowEntries()] })),
     task.options.timeoutMs,
   );
   let next = 0;

@@ -2,6 +2,7 @@
 // enough: each thread runs a share of the points with its own event loop and HTTP connections, so
 // the CPU of LLM calls (HTTP, JSON) is spread over the cores. bench/results.json "sweep" has the figures.
 import { MessageChannel } from 'node:worker_threads';
+import type { LlmAllowEntry } from '../llm/consent.js';
 import type { GridPoint } from './grid.js';
 import type { Progress } from './progress.js';
 import type { ResultsFile } from './results.js';
@@ -11,6 +12,8 @@ import type { ThreadMessage } from './thread-worker.js';
 export async function sweepThreads(
   points: readonly GridPoint[],
   o: Omit<PointOptions, 'sop' | 'provider' | 'onEvent'> & {
+    /** LLM servers of the SOP the user allowed (flags, a terminal); each thread adds the allow file. */
+    allow: LlmAllowEntry[];
     threads: number;
     concurrency: number;
     results: ResultsFile;
