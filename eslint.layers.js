@@ -46,7 +46,7 @@ const LAYERS = {
     'src/workspace',
   ],
   // what assembles the features into a run (and loads SOPs with every check)
-  api: ['src/api', 'src/engine', 'src/loader', 'src/index.ts'],
+  api: ['src/api', 'src/engine', 'src/loader', 'src/index.ts', 'src/extend.ts'],
   apps: ['src/cli', 'src/view', 'src/sweep'],
 };
 

@@ -7,7 +7,8 @@
 // declares audiences but keeps every message public gets the prompts it gets without them.
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runSop, type ChatMessage, type ChatRequest, type LlmProvider, type RunEvent, type Sop } from '../src/index.js';
+import { runSop, type ChatRequest, type LlmProvider, type RunEvent, type Sop } from '../src/index.js';
+import { type ChatMessage } from '../src/extend.js';
 import { viewerAlignedWindow } from '../src/memory/window.js';
 
 const TOKEN = /tok\d+/g;

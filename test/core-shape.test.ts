@@ -74,3 +74,29 @@ describe('the step loop', () => {
     expect(lines("import { isSampleTurn } from '../memory/token-budget.js';")).toEqual([]);
   });
 });
+
+describe('the public entry points', () => {
+  const names = (file: string) =>
+    [...readFileSync(file, 'utf8').matchAll(/^export (?:type )?\{([^}]*)\}/gm)].flatMap((m) =>
+      m[1]!
+        .split(',')
+        .map((n) => n.replace(/^\s*type\s+/, '').trim())
+        .filter(Boolean),
+    );
+
+  it('the root export stays small (about 25 names); extension points are under sop/extend', async () => {
+    const root = names('src/index.ts');
+    expect(root.length).toBeGreaterThan(15);
+    expect(root.length).toBeLessThanOrEqual(28);
+    expect(root).toEqual(expect.arrayContaining(['loadSop', 'runSop', 'resumeRun', 'forkRun', 'EngineError']));
+    const extend = names('src/extend.ts');
+    expect(extend).toEqual(
+      expect.arrayContaining(['definePlugin', 'RunPlugin', 'RunContext', 'Executor', 'ControllerStrategy', 'VectorIndex']),
+    );
+    expect(root.filter((n) => extend.includes(n))).toEqual([]);
+    const mod = (await import('../src/extend.js')) as Record<string, unknown>;
+    expect(typeof mod.definePlugin).toBe('function');
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { exports: Record<string, { import?: string }> };
+    expect(pkg.exports['./extend']?.import).toBe('./dist/src/extend.js');
+  });
+});

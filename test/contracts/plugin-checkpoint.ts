@@ -2,7 +2,7 @@
 // what a run's checkpoint journals is JSON, says something after a run that a fresh run's does not,
 // and restoring it into the plugin of a fresh run gives back an equal checkpoint.
 import { describe, expect, it } from 'vitest';
-import type { Run, RunPlugin } from '../../src/index.js';
+import type { Run, RunPlugin } from '../../src/extend.js';
 
 export interface CheckpointScenario {
   /** The plugin's name (the key of its state in a checkpoint's extensions). */

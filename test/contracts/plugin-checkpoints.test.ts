@@ -1,7 +1,8 @@
 // Every built-in plugin that keeps state in checkpoints runs the checkpoint contract, each after a
 // run that gives it something to keep; the LLM is scripted (or the mock), the rest is the real run.
 import { describe, expect, it } from 'vitest';
-import { MockProvider, Run } from '../../src/index.js';
+import { MockProvider } from '../../src/index.js';
+import { Run } from '../../src/extend.js';
 import { validateSopDocument } from '../../src/loader/load.js';
 import { ScriptedLlm } from '../helpers/scripted-llm.js';
 import { baseConfig, importConfig, tempDir, v1Reply } from '../helpers/v1.js';
