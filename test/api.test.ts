@@ -8,7 +8,18 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { codeSop } from './helpers/code-sop.js';
 import { startOpenAiServer } from './helpers/openai-server.js';
-import { EngineError, SopError, forkRun, loadSop, resumeRun, runSop, validateSop, type ChatRequest, type LlmProvider, type RunEvent } from '../src/index.js';
+import {
+  EngineError,
+  SopError,
+  forkRun,
+  loadSop,
+  resumeRun,
+  runSop,
+  validateSop,
+  type ChatRequest,
+  type LlmProvider,
+  type RunEvent,
+} from '../src/index.js';
 import { type RunPlugin, definePlugin } from '../src/extend.js';
 import { requireBuiltPackage } from './helpers/cli.js';
 
