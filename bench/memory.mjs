@@ -74,7 +74,7 @@ function heap() {
 }
 
 export async function run() {
-  const { LocalEmbedder, VectorStore, MemoryEnvironment } = await import('sop');
+  const { LocalEmbedder, VectorStore, MemoryEnvironment } = await import('sop/extend');
   const big = SIZES[SIZES.length - 1];
   const texts = syntheticMessages(big);
 

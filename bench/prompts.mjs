@@ -145,7 +145,7 @@ function cachedShare(usage) {
  * before: always the last W messages).
  */
 async function whatIf(engine, sop, file) {
-  const { ListEnvironment } = await import('sop');
+  const { ListEnvironment } = await import('sop/extend');
   const W = sop.environment.max_chat_history;
   class SlidingWindow extends ListEnvironment {
     view(request) {

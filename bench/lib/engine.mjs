@@ -7,15 +7,16 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FIXTURES = join(ROOT, 'bench', 'fixtures');
-/** The engine as `npm run build` left it, through its public API (package.json "exports"). */
+/** The engine as `npm run build` left it, through its public entry points (package.json "exports": sop, sop/extend). */
 export async function loadEngine() {
-  const { loadSop, Run, MockProvider, RunFolder, makeRedactor, ListEnvironment } = await import('sop');
+  const { loadSop, MockProvider } = await import('sop');
+  const { Run, RunFolder, makeRedactor, ListEnvironment } = await import('sop/extend');
   const loadSopFile = (file) => ({ sop: loadSop(file), file });
   return { loadSopFile, Run, MockProvider, RunFolder, makeRedactor, ListEnvironment };
 }
 
 export async function loadLlm() {
-  const { openaiProvider, limitConcurrency } = await import('sop');
+  const { openaiProvider, limitConcurrency } = await import('sop/extend');
   return { openaiProvider, limitConcurrency };
 }
 
