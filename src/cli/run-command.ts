@@ -1,28 +1,16 @@
 // sop run FILE: load, pick the LLM and the human input, run, write the run folder.
-import { AnswersFileInput, HumanInputError, NoHumanInput, TerminalInput, type HumanInput } from '../io/human.js';
 import { newRunId } from '../io/run-folder.js';
-import { createProvider } from '../llm/factory.js';
-import { InterruptibleProvider } from '../llm/interruptible.js';
-import { RetryBudget } from '../llm/retry.js';
 import type { RunEvent } from '../runtime/events.js';
-import { startRun } from '../api/run.js';
+import { startRun, type LlmChoice } from '../api/run.js';
 import { undeclaredInputs, type Run, type RunResult } from '../engine/run.js';
 import { MemoryEnvironment } from '../environment/memory-environment.js';
-import { applyMemoryOverrides } from '../environment/memory-settings.js';
-import { createEmbedder } from '../memory/create-embedder.js';
-import type { Embedder } from '../memory/embedder.js';
 import { formatDiagnostic } from '../sop/diagnostics.js';
 import { loadSopFile } from '../loader/load.js';
 import type { Continuation } from '../api/continue.js';
-import type { RerunPolicy } from '../journal/effects.js';
 import { existsSync, statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
-import { createInterface } from 'node:readline/promises';
-import { llmBlockSecrets, sopEndpoints } from '../llm/endpoints.js';
-import { LlmConsent, USER_KEY, cliLlmAllowEntries, fileLlmAllowEntries } from '../llm/consent.js';
-import { parseEmbedderSpec } from '../memory/create-embedder.js';
-import { cliAllowEntries, fileAllowEntries } from '../mcp/allow.js';
 import { configureSecrets, configuredSecretNames, makeRedactor } from '../util/redact.js';
+import { llmBlockSecrets } from '../llm/endpoints.js';
 import { terminalSafe } from '../util/terminal-text.js';
 import { costText } from './cost-text.js';
 import { terminalDisplay } from './display.js';
@@ -118,7 +106,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   configureSecrets({ urls: [loaded.llm?.base_url] });
   configureSecrets(llmBlockSecrets(loaded)); // the keys and servers of LLM blocks with their own (llm.api_key_env, llm.base_url)
   const redact = makeRedactor();
-  const sop = applyMemoryOverrides(loaded, { embedder: o.embedder, topK: o.topK, maxChatHistory: o.maxChatHistory });
+  const sop = loaded;
   const err = (s: string) => process.stderr.write(redact(s));
   for (const w of warnings) err(formatDiagnostic(w) + '\n');
   const inputs = continuation ? continuation.inputs : parseInputs(o.inputs, o.goal);
@@ -128,92 +116,11 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       `warning: input "${name}" is not declared by ${sop.name}, so none of its templates reads it (declare it in "inputs" to use {{inputs.${name}}})\n`,
     );
   }
-
-  for (const [flag, v] of [
-    ['--budget-tokens', o.budgetTokens],
-    ['--budget-usd', o.budgetUsd],
-  ] as const)
-    if (v !== undefined && !(Number.isFinite(v) && v > 0))
-      throw new EngineError(`${flag} must be a number above 0 (got ${String(v)})`, 'OPTION');
-  const budget = new RetryBudget(50);
-  // A server the SOP names gets a request only with the user's consent (the flags, the allow
-  // file, or a person at the terminal), judged before the first request; --base-url replaces them.
-  const cliAllow = cliLlmAllowEntries(o.allowBaseUrl, o.allowBaseUrlEnv); // a bad flag is told now
-  const consent = new LlmConsent({
-    allow: () => [...cliAllow, ...fileLlmAllowEntries()],
-    ...(process.stdin.isTTY ? { ask: askYesNo } : {}),
-  });
-  const emitWarning: { fn?: (e: RunEvent) => void } = {};
-  // Ctrl-C aborts the LLM call in flight (and any later one): see onSigint below.
-  const stopLlm = new AbortController();
-  const llm = new InterruptibleProvider(
-    await createProvider({
-      spec: o.llm ?? sop.llm?.provider,
-      baseURL: o.baseUrl ?? sop.llm?.base_url,
-      apiKeyEnv: o.baseUrl === undefined ? sop.llm?.api_key_env : undefined,
-      baseURLFixed: o.baseUrl !== undefined,
-      consent,
-      endpoints: sopEndpoints(sop),
-      record: o.record,
-      sopName: sop.name,
-      timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms,
-      maxReplyBytes: o.maxReplyBytes ?? sop.llm?.max_reply_bytes,
-      budget,
-      onRetry: (r) =>
-        emitWarning.fn?.({ type: 'warning', message: `LLM call failed (${r.reason}); retry ${r.attempt} in ${r.delayMs} ms` }),
-      onWarning: (message) => emitWarning.fn?.({ type: 'warning', message }),
-    }),
-    stopLlm.signal,
-  );
-
-  // Retrieval needs an embedder; load it before the run so a missing model fails fast.
-  let embedder: Embedder | undefined;
-  if ((sop.environment?.top_k ?? 0) > 0) {
-    // an openai embedder at the SOP's server sends OPENAI_API_KEY there: the same consent
-    if (o.baseUrl === undefined && sop.llm?.base_url && parseEmbedderSpec(sop.environment?.embedder).kind === 'openai')
-      await consent.check({ url: sop.llm.base_url, keyVar: USER_KEY });
-    embedder = await createEmbedder(sop.environment?.embedder, {
-      baseURL: o.baseUrl ?? sop.llm?.base_url,
-      timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms,
-      budget,
-      onRetry: (r) =>
-        emitWarning.fn?.({ type: 'warning', message: `embedding call failed (${r.reason}); retry ${r.attempt} in ${r.delayMs} ms` }),
-    });
-  } else if (o.embedder !== undefined) {
-    err(`warning: --embedder has no effect while top_k is 0; add --top-k N to retrieve earlier messages\n`);
-  }
-
-  let human: HumanInput;
-  // Approvals are never read from an answers file; with a terminal at hand they are asked there.
-  if (o.answers) human = new AnswersFileInput(o.answers, { approver: process.stdin.isTTY ? new TerminalInput() : undefined });
-  else if (process.stdin.isTTY) human = new TerminalInput();
-  else human = new NoHumanInput();
-  // agents-v1: a SOP with human players and no way to ask them fails now, not at the first human turn.
-  const humans = Object.entries(sop.agents)
+  // a person playing agents at this terminal sees what those agents may see (their audience)
+  const terminal = process.stdin.isTTY === true;
+  const players = Object.entries(sop.agents)
     .filter(([, a]) => a.human)
     .map(([name]) => name);
-  if (human instanceof NoHumanInput && humans.length > 0 && !continuation) {
-    throw new HumanInputError(
-      `${humans.join(', ')} ${humans.length > 1 ? 'are' : 'is'} played by a person${sop.agents_v1 ? ' (User_Names in the Agents 1.0 config)' : ''}, ` +
-        `and there is no terminal to ask${o.llm === 'mock' ? ' (--llm mock replaces only the LLM, not people)' : ''}. ` +
-        'Give their turns with --answers FILE: a JSON list of strings, or one answer per line, used in order.',
-    );
-  }
-
-  // A mock dry run with nobody to ask accepts executor reviews and approvals (as --yes), so every
-  // SOP can be dry-run unattended; people playing roles still need --answers (above).
-  const hasCommands = Object.values(sop.states).some((s) => s.commands && Object.keys(s.commands).length > 0);
-  const dryRunYes = !o.yes && human instanceof NoHumanInput && (o.llm ?? sop.llm?.provider) === 'mock' && hasCommands;
-  if (dryRunYes)
-    err(
-      'warning: --llm mock with no terminal and no --answers: reviews, questions and approvals are accepted automatically, as with --yes\n',
-    );
-
-  // actions: code is sandboxed when bubblewrap works here; --sandbox fails now, with the
-  // reason, when it cannot; --no-sandbox and an unavailable bubblewrap are said once.
-  const { resolveSandbox, sopRunsCode } = await import('../executors/sandbox-mode.js');
-  const sandbox = resolveSandbox(o.sandbox, sopRunsCode(sop));
-  if (sandbox.warning) err(`warning: ${cliMessage(sandbox.warning)}\n`);
 
   const listeners: Array<(e: RunEvent) => void> = [];
   if (o.json) {
@@ -222,15 +129,26 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
     });
   } else {
     // a person playing agents at this terminal sees what those agents may see (their audience)
-    const player = human instanceof TerminalInput ? humans : undefined;
+    const player = terminal && o.answers === undefined ? players : undefined;
     listeners.push(terminalDisplay({ out: process.stdout, err: process.stderr, quiet: o.quiet, redact, player }));
   }
-  const rerun: RerunPolicy = { autoRun: o.rerunAutoRun ?? o.autoRun, approve: process.stdin.isTTY ? askYesNo : undefined };
-  // The run goes through the public API (src/api/run.ts): it writes the run folder and the journal.
+  // The run goes through the public API (src/api/start.ts): it makes the run's choices (LLM,
+  // retry budget, embedder, people, sandbox, consent) and writes the run folder and the journal.
   const started = await startRun(
     sop,
     {
-      llm,
+      llm: o.llm as LlmChoice | undefined,
+      baseUrl: o.baseUrl,
+      record: o.record,
+      timeoutMs: o.timeoutMs,
+      maxReplyBytes: o.maxReplyBytes,
+      allowBaseUrl: o.allowBaseUrl,
+      allowBaseUrlEnv: o.allowBaseUrlEnv,
+      embedder: o.embedder,
+      topK: o.topK,
+      maxChatHistory: o.maxChatHistory,
+      answers: o.answers,
+      terminal,
       file: o.file,
       runId: newRunId(sop.name),
       out: o.out,
@@ -238,33 +156,29 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       seed: o.seed,
       maxTurns: o.maxTurns,
       model: o.model,
-      human,
       listeners,
       stream: !o.json && !o.quiet, // nobody watches the deltas with --json or --quiet: plain answers cost less CPU
       prompts: o.json && o.jsonPrompts === true, // --json-prompts
       compat: o.compat,
-      rerun,
+      rerun: { autoRun: o.rerunAutoRun ?? o.autoRun },
       launch: launchSettings(o),
-      embedder,
       autoRun: o.autoRun,
-      yes: o.yes || dryRunYes,
-      sandbox: sandbox.sandbox,
+      yes: o.yes,
+      sandbox: o.sandbox,
       // mcp: stdio servers run in the sandbox code gets; they start only with approval (not the mock's --yes)
-      mcpApproval: {
-        unattended: o.yes === true || o.autoRun === true,
-        allow: () => [...cliAllowEntries(o.allowMcp, o.allowMcpEnv), ...fileAllowEntries()],
-        ...(process.stdin.isTTY ? { ask: askYesNo } : {}),
-      },
+      allowMcp: o.allowMcp,
+      allowMcpEnv: o.allowMcpEnv,
       bind: (await import('../mcp/slots.js')).parseBindings(o.bind ?? []),
       pricing: o.pricing,
       memoryDir: o.memoryDir,
-      budget: { tokens: o.budgetTokens, usd: o.budgetUsd },
+      budget: o.budgetTokens !== undefined || o.budgetUsd !== undefined ? { tokens: o.budgetTokens, usd: o.budgetUsd } : undefined,
       traceContent: o.traceContent,
     },
     continuation,
   );
   const folder = started.folder!;
-  emitWarning.fn = started.emit;
+  // with --json, warnings said before the run are JSON events on stdout, and for a person on stderr
+  if (o.json) for (const w of started.warnings) err(`warning: ${cliMessage(w)}\n`);
 
   // First Ctrl-C: abandon the LLM call in flight (a server may never answer), or let a turn
   // that is not waiting on the LLM finish, then stop (interrupted, resumable). Second: stop at
@@ -276,8 +190,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       err(
         `\nStopping after this turn, or now if it is waiting for the LLM (Ctrl-C again to stop at once). Resume with: sop resume ${folder.dir}\n`,
       );
-      started.handle.stop();
-      stopLlm.abort();
+      started.interrupt();
     } else {
       folder.close();
       err(`\nStopped. Resume with: sop resume ${folder.dir}\n`);
@@ -361,16 +274,6 @@ export function launchSettings(o: RunCommandOptions): Record<string, string | nu
   const names = [...new Set([...(o.redact ?? []), ...configuredSecretNames()])];
   if (names.length > 0) out.redact = names.join(',');
   return out;
-}
-
-export async function askYesNo(question: string): Promise<boolean> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    const answer = await rl.question(`${question} [y/N] `);
-    return /^y(es)?$/i.test(answer.trim());
-  } finally {
-    rl.close();
-  }
 }
 
 /** --tests DIR: the SOP's `tests` input, as an absolute path to a folder that exists. */

@@ -25,7 +25,8 @@ import { settingsChanges } from '../sweep/settings-file.js';
 import { queueSecret } from '../sweep/job-signature.js';
 import { LlmConsent, cliLlmAllowEntries, fileLlmAllowEntries } from '../llm/consent.js';
 import { lastValues } from './last-value.js';
-import { askYesNo, parseInputs } from './run-command.js';
+import { parseInputs } from './run-command.js';
+import { askYesNo } from '../io/human.js';
 import { EngineError } from '../errors.js';
 
 export interface SweepCommandOptions extends SweepRunSettings {

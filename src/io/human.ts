@@ -200,3 +200,14 @@ export class NoHumanInput implements HumanInput {
     );
   }
 }
+
+/** A yes/no question to the person at this process's terminal (stdin, on stderr); no means no. */
+export async function askYesNo(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await rl.question(`${question} [y/N] `);
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}

@@ -1,0 +1,158 @@
+// The choices every run makes before it starts, the same for runSop, resumeRun, forkRun and the
+// CLI (which only maps its flags to these options): who answers for people, the LLM provider
+// and its run-wide retry budget, the embedder, the sandbox, and who consents to the SOP's MCP
+// servers and LLM servers.
+import { AnswersFileInput, HumanInputError, NoHumanInput, TerminalInput, askYesNo, type HumanInput } from '../io/human.js';
+import { AnswersListInput } from '../io/answers-list.js';
+import { createProvider } from '../llm/factory.js';
+import { InterruptibleProvider } from '../llm/interruptible.js';
+import { RetryBudget } from '../llm/retry.js';
+import type { LlmProvider } from '../llm/types.js';
+import { sopEndpoints } from '../llm/endpoints.js';
+import { LlmConsent, USER_KEY, cliLlmAllowEntries, fileLlmAllowEntries } from '../llm/consent.js';
+import { createEmbedder, parseEmbedderSpec } from '../memory/create-embedder.js';
+import type { Embedder } from '../memory/embedder.js';
+import type { McpApproval } from '../mcp/approval.js';
+import { cliAllowEntries, fileAllowEntries } from '../mcp/allow.js';
+import { isAcceptance } from '../executors/types.js';
+import type { RerunPolicy } from '../journal/effects.js';
+import type { Sop } from '../sop/types.js';
+import { EngineError } from '../errors.js';
+import type { RunSopOptions } from './options.js';
+
+/** Retries of every LLM and embedding call of one run, together. */
+export const RUN_RETRY_BUDGET = 50;
+
+/** How a run's people are asked: the given input, an answers file or list, the terminal, or nobody. */
+export function humanOf(o: RunSopOptions): HumanInput {
+  if (o.human) return o.human;
+  // approvals are never read from an answers file; with a terminal at hand they are asked there
+  const terminal = o.terminal ? new TerminalInput() : undefined;
+  if (typeof o.answers === 'string') return new AnswersFileInput(o.answers, { approver: terminal });
+  if (o.answers) return new AnswersListInput(o.answers);
+  return terminal ?? new NoHumanInput();
+}
+
+/** A SOP with people playing roles and nobody to ask fails now, not at the first human turn. */
+export function checkHumans(sop: Sop, human: HumanInput, o: RunSopOptions): void {
+  if (!(human instanceof NoHumanInput)) return;
+  const humans = Object.entries(sop.agents)
+    .filter(([, a]) => a.human)
+    .map(([name]) => name);
+  if (humans.length === 0) return;
+  throw new HumanInputError(
+    `${humans.join(', ')} ${humans.length > 1 ? 'are' : 'is'} played by a person${sop.agents_v1 ? ' (User_Names in the Agents 1.0 config)' : ''}, ` +
+      `and there is no terminal to ask${o.llm === 'mock' ? ' (options.llm mock replaces only the LLM, not people)' : ''}. ` +
+      'Give their turns with options.answers: a JSON list of strings, or one answer per line, used in order.',
+  );
+}
+
+/**
+ * A mock dry run with nobody to ask accepts executor reviews and approvals (as `yes`), so every
+ * SOP can be dry-run unattended; people playing roles still need answers (checkHumans).
+ */
+export function dryRunYes(sop: Sop, human: HumanInput, o: RunSopOptions): boolean {
+  const hasCommands = Object.values(sop.states).some((s) => s.commands && Object.keys(s.commands).length > 0);
+  return !o.yes && human instanceof NoHumanInput && (o.llm ?? sop.llm?.provider) === 'mock' && hasCommands;
+}
+
+/** Someone to ask yes or no: the terminal, else a person among the run's human input. */
+function askerOf(o: RunSopOptions, human: HumanInput): ((text: string) => Promise<boolean>) | undefined {
+  if (o.terminal) return askYesNo;
+  const person = human.interactive ? human : human.approver?.interactive ? human.approver : undefined;
+  if (!person) return undefined;
+  return async (text: string) =>
+    isAcceptance(await person.ask({ agent: 'sop', role: 'you', state: '-', prompt: `${text} (yes/no)`, kind: 'approval' }));
+}
+
+/** Who allows calls to the servers a SOP names (see RunSopOptions.allowBaseUrl): a bad entry is told now. */
+export function llmConsentOf(o: RunSopOptions, human: HumanInput): LlmConsent {
+  const cli = cliLlmAllowEntries(o.allowBaseUrl, o.allowBaseUrlEnv);
+  const ask = askerOf(o, human);
+  return new LlmConsent({ allow: () => [...cli, ...fileLlmAllowEntries()], ...(ask ? { ask } : {}) });
+}
+
+/** Who allows MCP servers to start in a run (see RunSopOptions.mcpApproval); `yes` is the one given, not a dry run's. */
+export function mcpApprovalOf(o: RunSopOptions, human: HumanInput): McpApproval {
+  const given = o.mcpApproval ?? {};
+  const ask = given.ask ?? askerOf(o, human);
+  const cli = cliAllowEntries(o.allowMcp, o.allowMcpEnv); // a bad entry is told now
+  return {
+    unattended: given.unattended ?? (o.yes === true || o.autoRun === true),
+    allow: given.allow ?? (() => [...cli, ...fileAllowEntries()]),
+    ...(ask ? { ask } : {}),
+    ...(given.command ? { command: given.command } : {}),
+  };
+}
+
+/** Interrupted side effects of a resumed run: run again with autoRun, else ask at the terminal. */
+export function rerunOf(o: RunSopOptions): RerunPolicy {
+  const rerun = o.rerun ?? { autoRun: o.autoRun };
+  return rerun.approve || !o.terminal ? rerun : { ...rerun, approve: askYesNo };
+}
+
+/** The run budgets of the options (docs/cost.md), each above 0. */
+export function checkRunBudget(budget: RunSopOptions['budget']): void {
+  for (const [name, v] of [
+    ['options.budget.tokens', budget?.tokens],
+    ['options.budget.usd', budget?.usd],
+  ] as const)
+    if (v !== undefined && !(Number.isFinite(v) && v > 0))
+      throw new EngineError(`${name} must be a number above 0 (got ${String(v)})`, 'OPTION');
+}
+
+type Warn = (message: string) => void;
+
+/** The run's LLM: the given provider, or one made from the options with the run's retry budget and consent. */
+export async function providerOf(
+  sop: Sop,
+  o: RunSopOptions,
+  run: { budget: RetryBudget; consent: LlmConsent; stop: AbortSignal; warn: Warn },
+): Promise<LlmProvider> {
+  if (typeof o.llm === 'object') return o.llm;
+  const made = await createProvider({
+    spec: o.llm ?? sop.llm?.provider,
+    baseURL: o.baseUrl ?? sop.llm?.base_url,
+    apiKeyEnv: o.baseUrl === undefined ? sop.llm?.api_key_env : undefined,
+    baseURLFixed: o.baseUrl !== undefined,
+    consent: run.consent,
+    endpoints: sopEndpoints(sop),
+    record: o.record,
+    sopName: sop.name,
+    timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms,
+    maxReplyBytes: o.maxReplyBytes ?? sop.llm?.max_reply_bytes,
+    budget: run.budget,
+    onRetry: (r) => run.warn(`LLM call failed (${r.reason}); retry ${r.attempt} in ${r.delayMs} ms`),
+    onWarning: run.warn,
+  });
+  // interrupt() of a started run abandons the call in flight (a server may never answer)
+  return new InterruptibleProvider(made, run.stop);
+}
+
+/**
+ * The embedder of a run that retrieves (top_k above 0), made and loaded before it starts so a
+ * missing model fails now; undefined otherwise (a run's context makes one if a feature asks).
+ */
+export async function embedderOf(
+  sop: Sop,
+  o: RunSopOptions,
+  run: { budget: RetryBudget; consent: LlmConsent; warn: Warn; startWarning: Warn },
+): Promise<Embedder | undefined> {
+  if (typeof o.embedder === 'object') return o.embedder;
+  if ((sop.environment?.top_k ?? 0) === 0) {
+    if (o.embedder !== undefined)
+      run.startWarning('options.embedder has no effect while top_k is 0; add options.topK N to retrieve earlier messages');
+    return undefined;
+  }
+  // an openai embedder at the SOP's server sends OPENAI_API_KEY there: the same consent
+  if (o.baseUrl === undefined && sop.llm?.base_url && parseEmbedderSpec(sop.environment?.embedder).kind === 'openai')
+    await run.consent.check({ url: sop.llm.base_url, keyVar: USER_KEY });
+  return createEmbedder(sop.environment?.embedder, {
+    baseURL: o.baseUrl ?? sop.llm?.base_url,
+    timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms,
+    budget: run.budget,
+    onRetry: (r) => run.warn(`embedding call failed (${r.reason}); retry ${r.attempt} in ${r.delayMs} ms`),
+  });
+}
+
+export { RetryBudget };

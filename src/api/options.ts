@@ -1,0 +1,112 @@
+// The options of a run (runSop, resumeRun, forkRun, and the CLI's commands through startRun).
+import type { HumanInput } from '../io/human.js';
+import type { LlmProvider } from '../llm/types.js';
+import type { Embedder } from '../memory/embedder.js';
+import type { EnvironmentMemory } from '../environment/environment.js';
+import type { RunListener } from '../runtime/events.js';
+import type { PluginFactory } from '../runtime/hooks.js';
+import type { RerunPolicy } from '../journal/effects.js';
+import type { McpApproval } from '../mcp/approval.js';
+
+/** openai (default: the SOP's llm.provider, else openai), mock, replay:CASSETTE, or a provider of your own. */
+export type LlmChoice = 'mock' | 'openai' | `replay:${string}` | LlmProvider;
+
+export interface RunSopOptions {
+  llm?: LlmChoice;
+  /** Use this model for every call. */
+  model?: string;
+  /** OpenAI-compatible server (llm: 'openai'; default: the SOP's llm.base_url, else OPENAI_BASE_URL). */
+  baseUrl?: string;
+  /** Timeout of one LLM request in milliseconds. */
+  timeoutMs?: number;
+  /** Refuse an LLM reply larger than this many bytes (default: the SOP's llm.max_reply_bytes, else 512 KiB). */
+  maxReplyBytes?: number;
+  /** Record every LLM call to this cassette file. */
+  record?: string;
+  inputs?: Record<string, string>;
+  /** Seed of random speaker choice (default 1). */
+  seed?: number;
+  /** Stop after this many turns (default 200). */
+  maxTurns?: number;
+  /** Folder where the run folder (journal, transcripts, memory files, workspace) is created; omit for a run kept in memory. */
+  out?: string;
+  runId?: string;
+  /** Human turns and questions: an answers file, or the answers in order. */
+  answers?: string | readonly string[];
+  /** Human input of your own (overrides answers and terminal). */
+  human?: HumanInput;
+  /**
+   * A person at this process's terminal (stdin, stderr): human turns and questions are asked
+   * there (with `answers`, only approvals are), and so are the approvals of MCP servers, of the
+   * SOP's LLM servers and of code a crash interrupted. The CLI sets it when stdin is a terminal.
+   */
+  terminal?: boolean;
+  /** Aborting ends the run as interrupted. */
+  signal?: AbortSignal;
+  /** Run code written by agents without asking first (--auto-run). */
+  autoRun?: boolean;
+  /** Accept every question, review and approval without asking (--yes). */
+  yes?: boolean;
+  /** Run code under bubblewrap (--sandbox). */
+  sandbox?: boolean;
+  /** mcp: run stdio MCP servers under bubblewrap (default: as code, so whenever it works here); tool slots bound to MCP tools (--bind). */
+  mcpSandbox?: boolean;
+  bind?: Record<string, string>;
+  /**
+   * mcp: who allows the SOP's MCP servers to start, and the variables each may read (docs/tools.md).
+   * Default: `yes` or `autoRun` (starts only), the user's allow file, and a person at `human` when it is a terminal.
+   */
+  mcpApproval?: McpApproval;
+  /** mcp: servers allowed to start (NAME) and the variables they may read (NAME=VAR), besides the allow file (--allow-mcp, --allow-mcp-env). */
+  allowMcp?: string[];
+  allowMcpEnv?: string[];
+  /**
+   * llm: servers the SOP names (llm.base_url at any level) that its calls may go to, with
+   * OPENAI_API_KEY (`allowBaseUrl`: URLs) or with the key in VAR (`allowBaseUrlEnv`: "URL=VAR").
+   * Besides these, the user's allow file and a person at `human` when it is a terminal; `baseUrl`
+   * replaces every server of the SOP (src/llm/consent.ts, docs/tools.md).
+   */
+  allowBaseUrl?: string[];
+  allowBaseUrlEnv?: string[];
+  /** Workspace folder of a run kept in memory (a run with `out` uses its folder's workspace/). */
+  workspace?: string;
+  /**
+   * Embedder for retrieval, or its spec (local, transformers:MODEL, openai:MODEL) over the SOP's
+   * environment.embedder (--embedder). Made and loaded before the run when top_k is above 0; an
+   * openai embedder goes to `baseUrl` (else the SOP's server) and draws on the run's retry budget.
+   */
+  embedder?: Embedder | string;
+  /** Retrieve this many relevant earlier messages (--top-k; over the SOP's environment.top_k). */
+  topK?: number;
+  /** The recent window of every agent, in messages (--max-chat-history; over the SOP's and its states'). */
+  maxChatHistory?: number;
+  /** The shared memory of the run (default: a MemoryEnvironment with the SOP's settings). */
+  environment?: EnvironmentMemory;
+  /** Emit `delta` events while agents' replies stream (default true). */
+  stream?: boolean;
+  /**
+   * Tell `prompt` events (the messages each LLM call was sent, secrets redacted) to iterators and
+   * listeners too (default false: only the run folder's journal keeps them).
+   */
+  prompts?: boolean;
+  /** Reproduce the safe Agents 1.0 quirks. */
+  compat?: 'agents-v1';
+  /** The SOP file, for a SOP given as an object (relative paths in it are resolved from its folder). */
+  file?: string;
+  /** Features of your own, plugged into the run (src/runtime/hooks.ts). */
+  plugins?: PluginFactory;
+  /** Called synchronously with every event, before iterators see it (e.g. a terminal display). */
+  listeners?: RunListener[];
+  /** Interrupted side effects of a resumed run: run again with autoRun, or ask `approve`. */
+  rerun?: RerunPolicy;
+  /** Recorded in run_started (defaults for sop resume). */
+  launch?: Record<string, string | number | boolean>;
+  /** A pricing file whose models replace those of the shipped pricing.json (--pricing). */
+  pricing?: string;
+  /** A folder where the memory files and the code library last across runs (default: the SOP's memory_dir). */
+  memoryDir?: string;
+  /** Budgets of the whole run, besides the SOP's own `budget` (--budget-tokens, --budget-usd; docs/cost.md). */
+  budget?: { tokens?: number; usd?: number };
+  /** With tracing on (OTEL_EXPORTER_OTLP_ENDPOINT): prompts and replies as span events, redacted (--trace-content). */
+  traceContent?: boolean;
+}

@@ -1,0 +1,207 @@
+// Starting a run: the one place where a run's choices are made (src/api/choices.ts: people,
+// provider and retry budget, embedder, sandbox, consent) and its run folder, tracing and memory
+// folder are set up. runSop, resumeRun, forkRun and the CLI's run, resume and fork commands all
+// start their runs here; the CLI adds only its display and its Ctrl-C.
+import { RunFolder, newRunId } from '../io/run-folder.js';
+import { loadPricing } from '../llm/pricing.js';
+import { Run } from '../engine/run.js';
+import { isPromptEvent, type RunEvent, type RunListener } from '../runtime/events.js';
+import type { PluginFactory } from '../runtime/hooks.js';
+import type { Continuation } from './continue.js';
+import type { Sop } from '../sop/types.js';
+import { configureSecrets, makeRedactor } from '../util/redact.js';
+import { llmBlockSecrets } from '../llm/endpoints.js';
+import { applyMemoryOverrides } from '../environment/memory-settings.js';
+import { tracingEnabled } from '../telemetry/enabled.js';
+import { EventFeed, type RunHandle } from './handle.js';
+import { sopFileOf } from './load.js';
+import { appendRunHeader, libraryIntoWorkspace, lockMemoryDir, resolveMemoryDir } from '../workspace/memory-dir.js';
+import type { RunSopOptions } from './options.js';
+import {
+  RUN_RETRY_BUDGET,
+  RetryBudget,
+  checkHumans,
+  checkRunBudget,
+  dryRunYes,
+  embedderOf,
+  humanOf,
+  llmConsentOf,
+  mcpApprovalOf,
+  providerOf,
+  rerunOf,
+} from './choices.js';
+
+/** A started run, with what the CLI needs besides the handle. */
+export interface StartedRun {
+  handle: RunHandle;
+  run: Run;
+  folder?: RunFolder;
+  /** Tell every listener (and iterator) an event from outside the run (e.g. an LLM retry warning). */
+  emit(event: RunEvent): void;
+  /**
+   * Stop the run now if it waits for the LLM (the call in flight is abandoned, resumably), else
+   * at the end of this turn: the CLI's first Ctrl-C.
+   */
+  interrupt(): void;
+  /** The warnings said before the run started (also told as `warning` events after run_started). */
+  warnings: string[];
+  /** Send the run's trace spans now (a second Ctrl-C exits before the run ends); absent when tracing is off. */
+  flushTraces?: () => Promise<void>;
+}
+
+/**
+ * Start a run (internal: the API functions and the CLI). Construction problems (a bad template,
+ * bad commands, --sandbox without bubblewrap) throw here.
+ */
+export async function startRun(given: Sop, o: RunSopOptions, continuation?: Continuation): Promise<StartedRun> {
+  const file = o.file ?? sopFileOf(given) ?? '<memory>';
+  // memory: --embedder, --top-k, --max-chat-history over the SOP's settings
+  const sop = applyMemoryOverrides(given, {
+    embedder: typeof o.embedder === 'string' ? o.embedder : undefined,
+    topK: o.topK,
+    maxChatHistory: o.maxChatHistory,
+  });
+  configureSecrets({ urls: [o.baseUrl, sop.llm?.base_url] }); // a key in a server's URL
+  configureSecrets(llmBlockSecrets(sop)); // the keys and servers of LLM blocks with their own (llm.api_key_env, llm.base_url)
+  const feed = new EventFeed();
+  const listeners: RunListener[] = [];
+  /** Where `prompt` events go without `prompts: true`: the run folder (its journal). */
+  const promptListeners: RunListener[] = [];
+  /** Said once the run has started (the journal's first line is run_started). */
+  const startWarnings: string[] = [];
+  let started = false;
+  const emit = (e: RunEvent) => {
+    if (!o.prompts && isPromptEvent(e)) {
+      for (const l of promptListeners) l(e);
+      return;
+    }
+    for (const l of listeners) l(e);
+    feed.push(e);
+    if (e.type === 'run_started' && !started) {
+      started = true;
+      for (const message of startWarnings) emit({ type: 'warning', message });
+    }
+  };
+  const startWarning = (message: string) => void startWarnings.push(message);
+  /** A warning now, or once the run has started (e.g. an embedder's retries while it is loaded). */
+  const warn = (message: string) => (started ? emit({ type: 'warning', message }) : startWarning(message));
+  const pricing = loadPricing(o.pricing); // a bad pricing file is told before anything starts
+  checkRunBudget(o.budget);
+  const human = humanOf(o);
+  if (!continuation) checkHumans(sop, human, o);
+  const consent = llmConsentOf(o, human);
+  const mcpApproval = mcpApprovalOf(o, human);
+  const budget = new RetryBudget(RUN_RETRY_BUDGET); // every retry of every call of this run
+  const stopLlm = new AbortController();
+  const llm = await providerOf(sop, o, { budget, consent, stop: stopLlm.signal, warn });
+  const embedder = await embedderOf(sop, o, { budget, consent, warn, startWarning });
+  const yes = o.yes === true || dryRunYes(sop, human, o);
+  if (yes && !o.yes)
+    startWarning(
+      'options.llm mock with no terminal and no options.answers: reviews, questions and approvals are accepted automatically, as with options.yes',
+    );
+  // Code runs under bubblewrap when it works here, unless `sandbox: false`; `sandbox: true`
+  // requires it (throws without it); without bubblewrap, or with `sandbox: false`, a warning.
+  const { resolveSandbox, sopRunsCode } = await import('../executors/sandbox-mode.js');
+  const sandboxed = resolveSandbox(o.sandbox, sopRunsCode(sop));
+  const sandbox = sandboxed.sandbox;
+  if (sandboxed.warning) startWarning(sandboxed.warning);
+  const runId = continuation?.runId ?? o.runId ?? newRunId(sop.name);
+  const outDir = continuation?.outDir ?? o.out;
+  const folder =
+    outDir !== undefined
+      ? new RunFolder(
+          outDir,
+          runId,
+          makeRedactor(),
+          continuation ? { events: continuation.history, ...(continuation.unlock ? { unlock: continuation.unlock } : {}) } : undefined,
+        )
+      : undefined;
+  if (folder) listeners.push(folder.onEvent);
+  if (folder) promptListeners.push(folder.onEvent);
+  listeners.push(...(o.listeners ?? []));
+  // OpenTelemetry (docs/cost.md): loaded only when an OTLP endpoint is set
+  const tracing = tracingEnabled()
+    ? (await import('../telemetry/otel.js')).startTracing({ content: o.traceContent, redact: makeRedactor() })
+    : undefined;
+  if (tracing) listeners.push(tracing.listener);
+  const plugins: PluginFactory | undefined = tracing ? (host) => [...(o.plugins?.(host) ?? []), ...tracing.plugins(host)] : o.plugins;
+  const workspace = folder ? folder.path('workspace') : o.workspace;
+  const settings = continuation?.settings;
+  // --memory-dir: memory files and the code library that last across runs, one run at a time
+  const memoryDirOption = o.memoryDir ?? sop.memory_dir;
+  const memoryDir = memoryDirOption !== undefined ? resolveMemoryDir(memoryDirOption) : undefined;
+  let unlockMemory: (() => void) | undefined;
+  let run: Run;
+  try {
+    if (memoryDir) {
+      unlockMemory = lockMemoryDir(memoryDir, runId);
+      appendRunHeader(
+        memoryDir,
+        `## run ${runId}${continuation ? ` (${continuation.mode === 'resume' ? 'resumed' : 'forked'} from turn ${continuation.fromTurn})` : ''}, ${new Date().toISOString()}` +
+          (continuation || o.inputs?.goal === undefined ? '' : `: ${o.inputs.goal.replace(/\s+/g, ' ').slice(0, 200)}`),
+      );
+      if (workspace) libraryIntoWorkspace(memoryDir, workspace);
+    }
+    run = new Run({
+      sop,
+      file,
+      llm,
+      runId,
+      inputs: continuation ? continuation.inputs : (o.inputs ?? {}),
+      seed: continuation?.seed ?? o.seed,
+      maxTurns: o.maxTurns ?? settings?.max_turns,
+      model: o.model ?? settings?.model,
+      human,
+      listeners: [emit],
+      stream: o.stream !== false,
+      signal: o.signal,
+      ...((o.compat ?? settings?.compat) ? { compat: o.compat ?? settings?.compat } : {}),
+      ...(settings?.name_stripping ? { nameStripping: settings.name_stripping } : {}),
+      resume: continuation?.resume,
+      rerun: rerunOf(o),
+      launch: o.launch,
+      embedder,
+      environment: o.environment,
+      agentsV1: { workspace }, // code components write output_code/ here
+      // memory files in memory/, code runs in workspace/
+      actions: { runDir: folder?.dir, workspace, autoRun: o.autoRun, yes, sandbox, persistentMemoryDir: memoryDir },
+      mcp: { sandbox: o.mcpSandbox ?? sandbox, bind: o.bind, approval: mcpApproval },
+      plugins,
+      budget: o.budget,
+      ...(llm.id !== 'mock' ? { pricing } : {}), // mock replies cost nothing: not priced
+    });
+  } catch (err) {
+    unlockMemory?.();
+    folder?.close();
+    await tracing?.flush().catch(() => {});
+    throw err;
+  }
+  const result = (async () => {
+    try {
+      const r = await run.run();
+      await llm.close?.();
+      return r;
+    } finally {
+      unlockMemory?.();
+      folder?.close();
+      await tracing?.flush().catch(() => {}); // spans of the run are sent before it ends
+    }
+  })();
+  result.then(
+    () => feed.end(),
+    (err) => feed.end(err),
+  );
+  const handle: RunHandle = {
+    runId,
+    dir: folder?.dir,
+    result,
+    stop: () => run.requestStop(),
+    [Symbol.asyncIterator]: () => feed.iterate(),
+  };
+  const interrupt = () => {
+    run.requestStop();
+    stopLlm.abort();
+  };
+  return { handle, run, folder, emit, interrupt, warnings: startWarnings, ...(tracing ? { flushTraces: () => tracing.flush() } : {}) };
+}
