@@ -128,6 +128,9 @@ export class ReplayProvider implements LlmProvider {
 export class RecordingProvider implements LlmProvider {
   readonly id: string;
   private readonly cassette: Cassette;
+  get paid(): boolean | undefined {
+    return this.inner.paid;
+  }
 
   constructor(
     private readonly inner: LlmProvider,

@@ -81,6 +81,9 @@ function abortReason(signal: AbortSignal): Error {
 /** A provider that lets at most `limit` calls reach `inner` at the same time. */
 export class LimitedProvider implements LlmProvider {
   readonly id: string;
+  get paid(): boolean | undefined {
+    return this.inner.paid;
+  }
   readonly semaphore: Semaphore;
 
   constructor(
