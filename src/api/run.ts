@@ -176,6 +176,7 @@ export async function startRun(sop: Sop, o: RunSopOptions, continuation?: Contin
           consent: llmConsentOf(o, human),
           endpoints: sopEndpoints(sop),
           record: o.record,
+          recordContinues: continuation?.mode === 'resume',
           sopName: sop.name,
           timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms,
           maxReplyBytes: o.maxReplyBytes ?? sop.llm?.max_reply_bytes,

@@ -155,6 +155,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       consent,
       endpoints: sopEndpoints(sop),
       record: o.record,
+      recordContinues: continuation?.mode === 'resume',
       sopName: sop.name,
       timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms,
       maxReplyBytes: o.maxReplyBytes ?? sop.llm?.max_reply_bytes,

@@ -94,6 +94,13 @@ export class LimitedProvider implements LlmProvider {
     this.semaphore = typeof limit === 'number' ? new Semaphore(limit) : limit;
   }
 
+  get position(): number | undefined {
+    return this.inner.position;
+  }
+  seek(position: number): void {
+    this.inner.seek?.(position);
+  }
+
   chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
     return this.semaphore.use(() => this.inner.chat(request, options), options.signal);
   }

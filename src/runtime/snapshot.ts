@@ -81,6 +81,7 @@ export class RunCheckpoints {
       // Killed before its first checkpoint: start over, without a second run_started.
       h.emit({ type: 'resumed', mode: from.mode, from_turn: 0, time: new Date().toISOString(), ...defined(applied) });
       for (const c of from.lost ?? []) addLostCall(h.usage, c);
+      if (from.seekLlm !== false) h.llm().seek?.(0); // a cassette being recorded starts over too
       this.checkpoint();
       return;
     }
