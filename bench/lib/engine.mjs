@@ -30,6 +30,8 @@ export class TimedProvider {
     this.inner = inner;
     this.onCall = onCall;
     this.id = inner.id;
+    // BENCH_PAID=1: calls count as paid, so the journal writes each one's llm_call_started line first
+    this.paid = process.env.BENCH_PAID === '1' ? true : inner.paid;
     this.ms = 0;
     this.calls = 0;
   }

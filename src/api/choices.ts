@@ -107,7 +107,7 @@ type Warn = (message: string) => void;
 export async function providerOf(
   sop: Sop,
   o: RunSopOptions,
-  run: { budget: RetryBudget; consent: LlmConsent; stop: AbortSignal; warn: Warn },
+  run: { budget: RetryBudget; consent: LlmConsent; stop: AbortSignal; warn: Warn; resumed?: boolean },
 ): Promise<LlmProvider> {
   if (typeof o.llm === 'object') return o.llm;
   const made = await createProvider({
@@ -118,6 +118,7 @@ export async function providerOf(
     consent: run.consent,
     endpoints: sopEndpoints(sop),
     record: o.record,
+    recordContinues: run.resumed === true, // sop resume --record continues the cassette
     sopName: sop.name,
     timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms,
     maxReplyBytes: o.maxReplyBytes ?? sop.llm?.max_reply_bytes,

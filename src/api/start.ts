@@ -93,7 +93,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
   const mcpApproval = mcpApprovalOf(o, human);
   const budget = new RetryBudget(RUN_RETRY_BUDGET); // every retry of every call of this run
   const stopLlm = new AbortController();
-  const llm = await providerOf(sop, o, { budget, consent, stop: stopLlm.signal, warn });
+  const llm = await providerOf(sop, o, { budget, consent, stop: stopLlm.signal, warn, resumed: continuation?.mode === 'resume' });
   const embedder = await embedderOf(sop, o, { budget, consent, warn, startWarning });
   const yes = o.yes === true || dryRunYes(sop, human, o);
   if (yes && !o.yes)

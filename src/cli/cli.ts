@@ -597,7 +597,11 @@ function continueOptions<T>(y: Argv<T>) {
     .option('model', { type: 'string', describe: 'Use this model for every call' })
     .option('base-url', { type: 'string', describe: 'OpenAI-compatible server URL' })
     .option('max-turns', { type: 'number', describe: 'Stop after this many turns in all' })
-    .option('record', { type: 'string', describe: 'Record the LLM calls made from here on to this cassette file' })
+    .option('record', {
+      type: 'string',
+      describe:
+        "Record the LLM calls to this cassette file; the run's own --record file is continued (its earlier calls kept), so it replays the whole run",
+    })
     .option('answers', { type: 'string', describe: "Human answers file (default: the run's own, continued where it was)" })
     .option('auto-run', {
       type: 'boolean',

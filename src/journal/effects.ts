@@ -104,7 +104,7 @@ export class EffectLedger implements Effects {
     this.n = 0;
   }
 
-  async perform<T>(spec: EffectSpec, fn: () => Promise<T>): Promise<Performed<T>> {
+  async perform<T>(spec: EffectSpec, fn: (key: string) => Promise<T>): Promise<Performed<T>> {
     const key = `${this.prefix}${this.base}.${this.n++}`;
     const turn = this.turn();
     const journaled = spec.composite ? undefined : this.index.finished.get(key);
@@ -144,7 +144,7 @@ export class EffectLedger implements Effects {
     if (spec.marksStart) this.emit({ type: 'effect_started', key, kind: spec.kind, label: spec.label, turn });
     let value: T;
     try {
-      value = await fn();
+      value = await fn(key);
     } catch (err) {
       // It stopped before its side effect (e.g. code that needed approval nobody could give): a
       // resume must not take it for one that may have run.

@@ -4,6 +4,7 @@ import type { Message } from '../environment/message.js';
 import type { RunEvent } from '../runtime/events.js';
 import { indexEffects } from './effects.js';
 import { lockHolder } from './lock.js';
+import { lostCalls } from './lost-calls.js';
 import { JournalError, effectiveHistory, readJournal } from './reader.js';
 import { snapshotProblem, type ResumeFrom, type RunSnapshot } from './snapshot.js';
 
@@ -163,7 +164,13 @@ export function continuePoint(record: RunRecord, mode: 'resume' | 'fork', turn?:
       turn: 0,
       history: [record.started],
       files: new Map(),
-      resume: { mode, messages: [], effects: mode === 'resume' ? indexEffects(record.all) : undefined, files: {} },
+      resume: {
+        mode,
+        messages: [],
+        effects: mode === 'resume' ? indexEffects(record.all) : undefined,
+        files: {},
+        ...(mode === 'resume' ? lostOf(lostCalls(record.all)) : {}),
+      },
     };
   }
   const at = turn ?? turns[turns.length - 1]!;
@@ -201,8 +208,14 @@ export function continuePoint(record: RunRecord, mode: 'resume' | 'fork', turn?:
       messages,
       effects: mode === 'resume' ? indexEffects(record.all) : undefined,
       files: Object.fromEntries(files),
+      // calls a kill lost after this checkpoint (in file order: every attempt since)
+      ...(mode === 'resume' ? lostOf(lostCalls(record.all.slice(record.all.indexOf(checkpoint) + 1))) : {}),
     },
   };
+}
+
+function lostOf(lost: ReturnType<typeof lostCalls>): { lost?: typeof lost } {
+  return lost.length > 0 ? { lost } : {};
 }
 
 function describeTurns(turns: number[]): string {

@@ -43,6 +43,13 @@ export const JOURNAL_FILE = 'journal.jsonl';
 const DURABLE = new Set<string>(['resumed', 'effect_started', 'effect_cancelled', 'effect_finished', 'file_written', 'run_finished']);
 
 /**
+ * Events written at once (with the lines of the step before them), without waiting for the disk:
+ * a paid LLM call about to be sent. A kill needs only the write (the operating system keeps it),
+ * so a resume knows the call was made even when its reply was lost.
+ */
+const WRITTEN_AT_ONCE = new Set<string>(['llm_call_started']);
+
+/**
  * Step boundaries: the step's lines are written in one write, and flushed to disk without
  * waiting (group commit): a killed process needs only the write; the fsync, which only matters
  * if the machine itself goes down, runs in the background, at most one at a time, and any flush
@@ -164,6 +171,10 @@ export class JournalWriter {
     if (BOUNDARY.has(kind)) {
       this.writePending();
       this.flushInBackground();
+      return true;
+    }
+    if (WRITTEN_AT_ONCE.has(kind)) {
+      this.writePending();
       return true;
     }
     if (kind === 'llm_call' && typeof inner.ms === 'number' && inner.ms >= SLOW_CALL_MS) this.writeSoon();

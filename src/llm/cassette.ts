@@ -124,16 +124,32 @@ export class ReplayProvider implements LlmProvider {
  * Wraps a provider and writes every interaction to a cassette file as it happens. Secrets (the
  * values of environment variables named like keys, tokens, passwords) are redacted from the
  * file, in the replies and in the recorded requests alike: a replay sees `[REDACTED]` there.
+ *
+ * Its `position` is the number of interactions recorded so far (journaled at checkpoints). With
+ * `continues` (`sop resume --record FILE`), the interactions FILE already holds are kept: the
+ * resumed run seeks to its checkpoint's position, which drops what the killed attempt recorded
+ * after it (the resume redoes that turn) and steps over replies it reuses from the journal, and
+ * appends what it asks from then on. So the cassette replays the whole run from its start.
  */
 export class RecordingProvider implements LlmProvider {
   readonly id: string;
   private readonly cassette: Cassette;
+  /** Every interaction known: recorded, or read from the file being continued. */
+  private all: CassetteInteraction[] = [];
+  /** How many of `all` count (the rest: a killed attempt's, until the resume passes them). */
+  private n = 0;
+  /** Interactions of the run before the first one this file holds (a resume recording to another file). */
+  private base = 0;
+  get paid(): boolean | undefined {
+    return this.inner.paid;
+  }
 
   constructor(
     private readonly inner: LlmProvider,
     private readonly file: string,
     sopName?: string,
     private readonly redact: Redactor = makeRedactor(),
+    o: { continues?: boolean } = {},
   ) {
     this.id = `record(${inner.id})`;
     this.cassette = {
@@ -144,13 +160,36 @@ export class RecordingProvider implements LlmProvider {
       interactions: [],
     };
     mkdirSync(dirname(file), { recursive: true }); // --record out/run.json makes out/, as --out does
-    this.flush();
+    if (o.continues && lstatSync(file, { throwIfNoEntry: false })?.isFile()) {
+      // the file is rewritten only once the resumed run records (or seeks back to the start)
+      this.all = readCassette(file).interactions;
+      this.n = this.all.length;
+    } else this.flush();
+  }
+
+  get position(): number {
+    return this.base + this.n;
+  }
+
+  /** The run continues from its `position`-th interaction (a resume's checkpoint, or a reply reused from the journal). */
+  seek(position: number): void {
+    const at = position - this.base;
+    if (at >= 0 && at <= this.all.length) this.n = at;
+    else {
+      // this file does not hold the run's interactions before this point: it records from here
+      this.base = position;
+      this.all = [];
+      this.n = 0;
+      this.cassette.note = `Recorded from the ${this.inner.id} provider by sop resume --record, from the run's interaction ${position}; the earlier ones are not in this file.`;
+    }
+    if (position === 0) this.flush();
   }
 
   async chat(request: ChatRequest, options?: ChatOptions): Promise<ChatResponse> {
     const res = await this.inner.chat(request, options);
     const { meta } = request;
-    this.cassette.interactions.push({
+    this.all.length = this.n; // a killed attempt's interactions past this point are redone
+    this.all.push({
       purpose: meta.purpose,
       state: meta.state,
       ...(meta.agent ? { agent: meta.agent } : {}),
@@ -159,6 +198,7 @@ export class RecordingProvider implements LlmProvider {
       usage: res.usage,
       request: request.messages,
     });
+    this.n++;
     this.flush();
     return res;
   }
@@ -173,7 +213,8 @@ export class RecordingProvider implements LlmProvider {
       );
     }
     try {
-      writeFileAtomic(this.file, this.redact(JSON.stringify(this.cassette, null, 2)) + '\n');
+      const cassette = { ...this.cassette, interactions: this.all.slice(0, this.n) };
+      writeFileAtomic(this.file, this.redact(JSON.stringify(cassette, null, 2)) + '\n');
     } catch (err) {
       throw writeFailure(err, this.file); // files: a full disk names the cassette; the run stops, resumable
     }

@@ -57,6 +57,9 @@ export function endpointKey(endpoint: LlmEndpoint, env: NodeJS.ProcessEnv = proc
 /** The run's provider, and one more per other endpoint, made on its first call. */
 export class EndpointRouter implements LlmProvider {
   readonly id: string;
+  get paid(): boolean | undefined {
+    return this.main.paid;
+  }
   private readonly others = new Map<string, LlmProvider>();
 
   constructor(

@@ -24,6 +24,8 @@ export interface ProviderChoice {
   /** The other servers of the SOP's LLM blocks (sopEndpoints), judged now. */
   endpoints?: LlmEndpoint[];
   record?: string;
+  /** A resumed run: keep the interactions the --record file holds (see RecordingProvider). */
+  recordContinues?: boolean;
   sopName?: string;
   timeoutMs?: number;
   /** Cap on one reply of the openai provider (default 512 KiB). */
@@ -91,7 +93,7 @@ export async function createProvider(choice: ProviderChoice): Promise<LlmProvide
   }
   if (choice.record) {
     const { RecordingProvider } = await import('./cassette.js');
-    provider = new RecordingProvider(provider, choice.record, choice.sopName);
+    provider = new RecordingProvider(provider, choice.record, choice.sopName, undefined, { continues: choice.recordContinues });
   }
   return provider;
 }

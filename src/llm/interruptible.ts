@@ -14,6 +14,9 @@ export class LlmInterruptedError extends LlmError {
 
 export class InterruptibleProvider implements LlmProvider {
   readonly id: string;
+  get paid(): boolean | undefined {
+    return this.inner.paid;
+  }
 
   constructor(
     private readonly inner: LlmProvider,

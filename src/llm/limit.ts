@@ -81,6 +81,9 @@ function abortReason(signal: AbortSignal): Error {
 /** A provider that lets at most `limit` calls reach `inner` at the same time. */
 export class LimitedProvider implements LlmProvider {
   readonly id: string;
+  get paid(): boolean | undefined {
+    return this.inner.paid;
+  }
   readonly semaphore: Semaphore;
 
   constructor(
@@ -89,6 +92,13 @@ export class LimitedProvider implements LlmProvider {
   ) {
     this.id = inner.id;
     this.semaphore = typeof limit === 'number' ? new Semaphore(limit) : limit;
+  }
+
+  get position(): number | undefined {
+    return this.inner.position;
+  }
+  seek(position: number): void {
+    this.inner.seek?.(position);
   }
 
   chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {

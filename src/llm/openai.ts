@@ -148,6 +148,7 @@ function describeBody(body: unknown): string {
 
 export class OpenAiProvider implements LlmProvider {
   readonly id = 'openai';
+  readonly paid = true;
   private readonly client: OpenAI;
   private readonly policy: RetryPolicy;
   private readonly budget: RetryBudget;

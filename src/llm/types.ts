@@ -101,6 +101,11 @@ export interface LlmProvider {
   chat(request: ChatRequest, options?: ChatOptions): Promise<ChatResponse>;
   /** Flush anything pending (e.g. a cassette being recorded). */
   close?(): Promise<void>;
+  /**
+   * Its calls go to a server that may charge for them (not a cassette or the mock): a call in
+   * flight is journaled as started, so a resume after a kill counts it when its reply is lost.
+   */
+  readonly paid?: boolean;
   /** Replaying providers (cassettes): index of the next interaction; journaled at checkpoints. */
   readonly position?: number;
   /** Move to an interaction (a resumed run continues from the checkpoint's position). */

@@ -14,6 +14,9 @@ export class WrappedProvider implements LlmProvider {
   get id(): string {
     return this.inner.id;
   }
+  get paid(): boolean | undefined {
+    return this.inner.paid;
+  }
   get position(): number | undefined {
     return this.inner.position;
   }

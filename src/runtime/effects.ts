@@ -30,15 +30,16 @@ export interface Performed<T> {
 }
 
 export interface Effects {
-  perform<T>(spec: EffectSpec, fn: () => Promise<T>): Promise<Performed<T>>;
+  /** `fn` is given the effect's key ('' without durability). */
+  perform<T>(spec: EffectSpec, fn: (key: string) => Promise<T>): Promise<Performed<T>>;
   /** A checkpoint was written at `turn`. */
   reset(turn: number): void;
 }
 
 /** Effects performed as asked, with nothing journaled or reused. */
 export const directEffects: Effects = {
-  async perform<T>(_spec: EffectSpec, fn: () => Promise<T>): Promise<Performed<T>> {
-    return { value: await fn(), key: '', reused: false };
+  async perform<T>(_spec: EffectSpec, fn: (key: string) => Promise<T>): Promise<Performed<T>> {
+    return { value: await fn(''), key: '', reused: false };
   },
   reset(): void {},
 };

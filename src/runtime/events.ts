@@ -56,6 +56,24 @@ export type RunEvent =
       /** Effect key (journal: a resumed run reuses this reply instead of asking again). */
       effect?: string;
     }
+  /**
+   * A call to a paid server about to be sent (journal: written before the request goes out, so a
+   * resume after a kill counts a call whose reply was lost: usage `lost`). Not told for cassettes
+   * or the mock, nor for a reply reused from the journal.
+   */
+  | {
+      type: 'llm_call_started';
+      purpose: CallPurpose;
+      state: string;
+      agent?: string;
+      turn: number;
+      model: string;
+      /** Estimated prompt tokens (about 4 characters a token). */
+      prompt_tokens: number;
+      /** USD of those prompt tokens, when the model has a price. */
+      cost_usd?: number;
+      effect: string;
+    }
   /** A request to a paid embedder (openai:MODEL): counted in usage (by_purpose.embedding), cost and budgets. */
   | {
       type: 'embedding_call';

@@ -2,7 +2,7 @@
 // run's effects (durable runs reuse a journaled reply), usage counted, an `llm_call` event.
 import { callEndpoint } from '../llm/endpoints.js';
 import { callCost, modelPrice, type PricingTable } from '../llm/pricing.js';
-import type { CallMeta, ChatMessage, LlmProvider, Usage } from '../llm/types.js';
+import { estimateUsage, type CallMeta, type ChatMessage, type LlmProvider, type Usage } from '../llm/types.js';
 import { DEFAULTS, type ResolvedSop } from '../sop/resolved.js';
 import type { LlmSettings } from '../sop/types.js';
 import type { Redactor } from '../util/redact.js';
@@ -63,8 +63,27 @@ export async function callLlm(
     reused,
   } = await host.effects.perform<LlmEffectResult>(
     { kind: 'llm', label: llmEffectLabel(meta.purpose, meta.state, meta.agent), journalsResult: false },
-    () =>
-      llm.chat(
+    (key) => {
+      // A paid call is journaled before it is sent: a kill before its reply is journaled leaves
+      // it counted as lost by the resume (it was likely paid for).
+      if (llm.paid) {
+        const promptTokens = estimateUsage(messages, '').promptTokens;
+        const price = host.pricing
+          ? callCost(modelPrice(host.pricing, settings, host.model, model), { promptTokens, completionTokens: 0 })
+          : null;
+        host.emit({
+          type: 'llm_call_started',
+          purpose: meta.purpose,
+          state: meta.state,
+          ...(meta.agent ? { agent: meta.agent } : {}),
+          turn: meta.turn,
+          model,
+          prompt_tokens: promptTokens,
+          ...(typeof price === 'number' ? { cost_usd: price } : {}),
+          effect: key,
+        });
+      }
+      return llm.chat(
         {
           messages,
           model,
@@ -76,7 +95,8 @@ export async function callLlm(
           meta,
         },
         { signal: host.signal, onDelta },
-      ),
+      );
+    },
   );
   if (reused) {
     if (llm.position !== undefined) llm.seek?.(llm.position + 1);

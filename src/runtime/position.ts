@@ -1,7 +1,7 @@
 // Where a run stands at a turn boundary, and the checkpoint that journals it: types both the
 // run loop (src/runtime) and the journal (src/journal) import, so neither imports the other.
 import type { StateRuntime } from './controller.js';
-import type { UsageTotals } from './usage.js';
+import type { LostCall, UsageTotals } from './usage.js';
 import type { Message } from '../environment/message.js';
 
 /** The serializable position of a run (what a journal must restore). */
@@ -46,6 +46,8 @@ export interface RestorePoint {
   messages: Message[];
   /** Move a replay provider to the checkpoint's cassette position (false: start the cassette at 0). */
   seekLlm?: boolean;
+  /** Paid LLM calls whose replies a kill lost after the checkpoint (counted in usage by the resume). */
+  lost?: LostCall[];
   /** Run files (memory files) as the journal's `file_written` events left them at the checkpoint, by path. */
   files?: Record<string, string>;
 }

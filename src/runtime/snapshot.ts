@@ -7,6 +7,7 @@ import { stateful } from './compose.js';
 import type { RunContext } from './context.js';
 import type { RunEvent } from './events.js';
 import { SNAPSHOT_VERSION, type RestorePoint, type RunPosition, type RunSnapshot } from './position.js';
+import { addLostCall } from './usage.js';
 
 type ResumedEvent = Extract<RunEvent, { type: 'resumed' }>;
 
@@ -79,6 +80,8 @@ export class RunCheckpoints {
     if (!s) {
       // Killed before its first checkpoint: start over, without a second run_started.
       h.emit({ type: 'resumed', mode: from.mode, from_turn: 0, time: new Date().toISOString(), ...defined(applied) });
+      for (const c of from.lost ?? []) addLostCall(h.usage, c);
+      if (from.seekLlm !== false) h.llm().seek?.(0); // a cassette being recorded starts over too
       this.checkpoint();
       return;
     }
@@ -89,6 +92,7 @@ export class RunCheckpoints {
     assignOwn(h.position as RunPosition, cloneJson(s.position));
     h.rng.state = s.position.rng;
     assignOwn(h.usage, cloneJson(s.usage));
+    for (const c of from.lost ?? []) addLostCall(h.usage, c); // paid calls whose replies a kill lost
     if (from.seekLlm !== false && s.llm_cursor !== undefined) h.llm().seek?.(s.llm_cursor);
     const answered = s.human_consumed - h.human.consumed;
     if (answered > 0) h.human.skip?.(answered);

@@ -26,6 +26,12 @@ export interface UsageTotals {
   unpriced_models?: string[];
   by_purpose: Partial<Record<CallPurpose, UsageBucket>>;
   by_agent?: Record<string, UsageBucket>;
+  /**
+   * Calls to a paid server whose reply was lost to a kill (journaled as started, never as
+   * answered): counted by the resume in `calls`, `prompt_tokens` (estimated), `cost` and the
+   * buckets above, and shown here apart.
+   */
+  lost?: { calls: number; prompt_tokens: number; cost?: number };
   /** Prompt tokens of the latest agent call as of turns 10, 20, 50, 100, 200, 500, ... (memory: flat prompts). */
   agent_prompt_tokens_at_turn?: Record<string, number>;
   /** Prompt tokens of the latest agent call (kept here so a resumed run samples the same values). */
@@ -100,6 +106,12 @@ export function mergeUsage(into: UsageTotals, from: UsageTotals): void {
   else if (from.cost !== undefined) into.cost = round((into.cost ?? 0) + from.cost);
   for (const [purpose, u] of Object.entries(from.by_purpose) as Array<[CallPurpose, UsageBucket]>)
     mergeBucket((into.by_purpose[purpose] ??= { calls: 0, prompt_tokens: 0, completion_tokens: 0 }), u);
+  if (from.lost) {
+    const lost = (into.lost ??= { calls: 0, prompt_tokens: 0 });
+    lost.calls += from.lost.calls;
+    lost.prompt_tokens += from.lost.prompt_tokens;
+    if (from.lost.cost !== undefined) lost.cost = round((lost.cost ?? 0) + from.lost.cost);
+  }
   for (const [agent, u] of Object.entries(from.by_agent ?? {}))
     mergeBucket(((into.by_agent ??= {})[agent] ??= { calls: 0, prompt_tokens: 0, completion_tokens: 0 }), u);
 }
@@ -109,4 +121,24 @@ export function samplePromptTokens(usage: UsageTotals, turn: number): void {
   const last = usage.agent_prompt_tokens_last;
   if (last === undefined || !isSampleTurn(turn)) return;
   (usage.agent_prompt_tokens_at_turn ??= {})[String(turn)] = last;
+}
+
+/** A call lost to a kill, as its `llm_call_started` line tells it. */
+export interface LostCall {
+  purpose: CallPurpose;
+  agent?: string;
+  model: string;
+  prompt_tokens: number;
+  /** USD of its prompt tokens, when its model had a price. */
+  cost_usd?: number;
+}
+
+/** Count a call whose reply was lost (see UsageTotals.lost): its prompt, no completion. */
+export function addLostCall(t: UsageTotals, c: LostCall): void {
+  const price = c.cost_usd !== undefined ? { model: c.model, cost: c.cost_usd } : undefined;
+  addUsage(t, c.purpose, { promptTokens: c.prompt_tokens, completionTokens: 0 }, price, c.agent);
+  const lost = (t.lost ??= { calls: 0, prompt_tokens: 0 });
+  lost.calls++;
+  lost.prompt_tokens += c.prompt_tokens;
+  if (c.cost_usd !== undefined) lost.cost = round((lost.cost ?? 0) + c.cost_usd);
 }
