@@ -86,6 +86,13 @@ describe('--memory-dir with the Jarvis example', () => {
     const runs = second.stderr.match(/Run folder: (\S+)/)![1]!;
     const journal = readFileSync(join(runs, 'journal.jsonl'), 'utf8');
     expect(journal).toContain('def summarize_csv(path: str) -> dict:'); // the code library in the prompts
+    // the planner too: its prompt holds the library's function and the first run's logs
+    const shown = spawnCliSync(['show', runs, '--prompts'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    expect(shown.status, shown.stderr).toBe(0);
+    const planner = shown.stdout.split(/^=== /m).find((p) => p.startsWith('turn 1: agent call in state "plan"'))!;
+    expect(planner).toContain('Functions in the code library (memory file code_library), which steps can reuse:\ndef summarize_csv(');
+    expect(planner).toMatch(/What was done before \(the last lines of memory file logs\):\n## run \S+, \S+: Compute summary/);
+    expect(planner).toContain('- [turn 2] Coder: ');
     // the run folder keeps the sub-flows' memory; the top-level files are only in M
     expect(existsSync(join(runs, 'memory', 'Coder-1', 'plan.md'))).toBe(true);
     expect(existsSync(join(runs, 'memory', 'logs.md'))).toBe(false);
