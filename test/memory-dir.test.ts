@@ -86,6 +86,13 @@ describe('--memory-dir with the Jarvis example', () => {
     const runs = second.stderr.match(/Run folder: (\S+)/)![1]!;
     const journal = readFileSync(join(runs, 'journal.jsonl'), 'utf8');
     expect(journal).toContain('def summarize_csv(path: str) -> dict:'); // the code library in the prompts
+    // the planner too: its prompt holds the library's function and the first run's logs
+    const shown = spawnCliSync(['show', runs, '--prompts'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    expect(shown.status, shown.stderr).toBe(0);
+    const planner = shown.stdout.split(/^=== /m).find((p) => p.startsWith('turn 1: agent call in state "plan"'))!;
+    expect(planner).toContain('Functions in the code library (memory file code_library), which steps can reuse:\ndef summarize_csv(');
+    expect(planner).toMatch(/What was done before \(the last lines of memory file logs\):\n## run \S+, \S+: Compute summary/);
+    expect(planner).toContain('- [turn 2] Coder: ');
     // the run folder keeps the sub-flows' memory; the top-level files are only in M
     expect(existsSync(join(runs, 'memory', 'Coder-1', 'plan.md'))).toBe(true);
     expect(existsSync(join(runs, 'memory', 'logs.md'))).toBe(false);
@@ -151,6 +158,84 @@ describe('the SOP key memory_dir', () => {
     const logs = readFileSync(join(M, 'logs.md'), 'utf8');
     expect(logs.match(/^## run \S+, \S+: (first|second) run$/gm)).toHaveLength(2);
     expect(logs.match(/^- \[turn 1\] note: /gm)).toHaveLength(2);
+  }, 60_000);
+});
+
+describe('a new goal with the same memory folder', () => {
+  const scientist = (cwd: string, goal: string) =>
+    spawnCliSync(['run', 'scientist', '--llm', 'mock', '--goal', goal, '--memory-dir', 'M', '--max-turns', '1', '--out', 'runs'], {
+      cwd,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+
+  it('the scientist: goal B replaces mission A, which goes to the logs with one notice; the same goal leaves it', () => {
+    const cwd = tempDir('sop-mission-');
+    const M = join(cwd, 'M');
+    const a = scientist(cwd, 'Why is the sky blue?');
+    expect(a.status, a.stderr).toBe(0);
+    expect(readFileSync(join(M, 'mission.md'), 'utf8')).toBe('Why is the sky blue?');
+    expect(a.stderr).not.toMatch(/memory file "mission"/);
+
+    const b = scientist(cwd, 'Why is grass green?');
+    expect(b.status, b.stderr).toBe(0);
+    expect(readFileSync(join(M, 'mission.md'), 'utf8')).toBe('Why is grass green?');
+    const notices = b.stderr.split('\n').filter((l) => l.includes('memory file "mission"'));
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatch(
+      /^warning: new inputs: memory file "mission" \(.*mission\.md\) now holds this run's mission; the previous one was appended to .*logs\.md$/,
+    );
+    const logs = readFileSync(join(M, 'logs.md'), 'utf8');
+    // under the second run's header: when and by which run it was replaced, then the old mission
+    expect(logs).toMatch(
+      /^## run (\S+), \S+: Why is grass green\?\n### mission replaced by run \1, \d{4}-\d\d-\d\dT[\d:.]+Z: new inputs gave it new content; the previous mission was:\n\nWhy is the sky blue\?\n/m,
+    );
+    // the second run's planner read the new mission
+    const run = b.stderr.match(/Run folder: (\S+)/)![1]!;
+    expect(readFileSync(join(run, 'journal.jsonl'), 'utf8')).toContain('The mission (memory file mission): Why is grass green?');
+
+    const again = scientist(cwd, 'Why is grass green?');
+    expect(again.status, again.stderr).toBe(0);
+    expect(again.stderr).not.toMatch(/memory file "mission"/);
+    expect(readFileSync(join(M, 'mission.md'), 'utf8')).toBe('Why is grass green?');
+    expect(readFileSync(join(M, 'logs.md'), 'utf8').match(/^### mission replaced/gm)).toHaveLength(1);
+  }, 120_000);
+
+  it('a file made from the goal keeps what a run wrote while the goal stays, and starts again from a new goal', async () => {
+    const base = tempDir('sop-memdir-follow-');
+    const M = join(base, 'kept');
+    const sop = { ...codeSop('follower'), memory_dir: M, memory: { plan: 'Plan for {{goal}}:\n' } } as Sop;
+    sop.states.work!.commands!.note = { executor: 'memory', settings: { op: 'append', file: 'plan' } };
+    sop.states.work!.components!.Coder = { task: 'Add a step, then finish.', system: 'The plan: {{memory.plan}}' };
+    const run = async (goal: string, step: string) => {
+      const llm = new ScriptedLlm({
+        agent: [
+          JSON.stringify({ command: 'note', command_args: { content: `- ${step}\n` } }),
+          JSON.stringify({ command: 'finish', command_args: { result: 'done' } }),
+        ],
+      });
+      const warnings: string[] = [];
+      const r = await runSop(sop, {
+        llm,
+        out: join(base, 'runs'),
+        inputs: { goal },
+        listeners: [(e) => void (e.type === 'warning' && warnings.push(e.message))],
+      }).result;
+      expect(r.status).toBe('finished');
+      return { system: llm.calls[0]!.system, warnings };
+    };
+    await run('bees', 'count them');
+    const same = await run('bees', 'feed them');
+    expect(same.system).toContain('The plan: Plan for bees:\n- count them');
+    expect(same.warnings).toEqual([]);
+    expect(readFileSync(join(M, 'plan.md'), 'utf8')).toBe('Plan for bees:\n- count them\n- feed them\n');
+
+    const other = await run('ants', 'find the nest');
+    expect(other.system).toContain('The plan: Plan for ants:\n');
+    expect(other.system).not.toContain('bees');
+    expect(other.warnings.filter((w) => w.includes('memory file "plan"'))).toHaveLength(1);
+    expect(readFileSync(join(M, 'plan.md'), 'utf8')).toBe('Plan for ants:\n- find the nest\n');
+    expect(readFileSync(join(M, 'logs.md'), 'utf8')).toContain('the previous plan was:\n\nPlan for bees:\n- count them\n- feed them\n');
   }, 60_000);
 });
 

@@ -7,3 +7,10 @@ export function initialMemory(memory: Record<string, string>, inputs: Record<str
   for (const [name, text] of Object.entries(memory)) out[name] = renderText(text, { inputs, goal: inputs.goal }, `/memory/${name}`);
   return out;
 }
+
+/** The memory files whose initial content is a template (made from the inputs): with --memory-dir, they follow a new run's inputs. */
+export function inputMadeMemory(memory: Record<string, string>): string[] {
+  return Object.entries(memory)
+    .filter(([, text]) => text.includes('{{'))
+    .map(([name]) => name);
+}

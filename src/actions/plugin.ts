@@ -54,6 +54,7 @@ export function actionsPlugin(
     runtime,
     context: (c) => ({ ...c, memory: runtime.memorySnapshot() }),
     transit: (state, rt) => runtime.transit(state, rt),
+    beforeTurn: () => runtime.giveNotices(), // a mission a new goal replaced (--memory-dir): said once the run has started
     speak: async ({ state, role, agent }, act) => {
       if (!runtime.declares(state)) return undefined;
       await runtime.prepareTools(state); // mcp: the tools the state grants join its commands
@@ -70,6 +71,9 @@ export function actionsPlugin(
     checkpoint: () => runtime.checkpoint(),
     restoreCheckpoint: (state, context) => runtime.restoreCheckpoint(state, context),
     result: () => ({ result: runtime.result, summary: runtime.summary }),
-    close: () => runtime.close(),
+    close: () => {
+      runtime.giveNotices(); // a run that ended before any agent's turn
+      runtime.close();
+    },
   };
 }

@@ -29,7 +29,7 @@ import { FileAccessError, UnsafeFileError } from '../workspace/safe-file.js';
 import { InputFileError } from '../io/read-input-file.js';
 import { Workspace } from '../workspace/workspace.js';
 import { CommandConfigError, checkCommand, compileCommands, type CommandSpec } from './commands.js';
-import { initialMemory } from './memory-initial.js';
+import { initialMemory, inputMadeMemory } from './memory-initial.js';
 import { parseCommandReply } from './parse.js';
 import type { Embedder } from '../memory/embedder.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
@@ -38,7 +38,7 @@ import { commandMeta, commandPart, commandTools, commandViews, type CommandView 
 import { makeRedactor, type Redactor } from '../util/redact.js';
 import { CodeSessions } from '../executors/session/code-session.js';
 import { languagesOf } from '../executors/code.js';
-import { libraryToMemoryDir } from '../workspace/memory-dir.js';
+import { followInputs, libraryToMemoryDir } from '../workspace/memory-dir.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools become commands here; they part once tools reach the actions through an interface in core
 import { stateGrants } from '../mcp/config.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools become commands here; they part once tools reach the actions through an interface in core
@@ -211,12 +211,14 @@ export class ActionRuntime {
     // --memory-dir: the top-level run's files last across runs; sub-flows keep theirs in the run folder
     const memoryDir = (o.depth ?? 0) === 0 && o.persistentMemoryDir ? o.persistentMemoryDir : runMemory;
     this.subflowBase = runMemory;
+    const declared = (host.sop.memory ?? {}) as Record<string, string>;
+    const initial = initialMemory(declared, host.inputs);
     this.memory = new MemoryFiles({
       dir: memoryDir,
       // durability: a sub-flow's folder is its own, so files found there are an interrupted attempt's
       fresh: (o.depth ?? 0) > 0,
       // scientist: memory_types add structured memory files (memory/NAME.json)
-      initial: { ...initialMemory((host.sop.memory ?? {}) as Record<string, string>, host.inputs), ...structuredMemoryFiles(host.sop) },
+      initial: { ...initial, ...structuredMemoryFiles(host.sop) },
       extensions: structuredExtensions(host.sop),
       links: o.memoryLinks,
       onWrite: (w) => {
@@ -241,7 +243,28 @@ export class ActionRuntime {
       }
     }
     if (diags.length) throw new SopError(diags);
+    if (memoryDir !== undefined && memoryDir !== runMemory) this.followInputs(memoryDir, declared, initial);
     if (this.specs.size > 0 || host.sop.memory) this.memory.init();
+  }
+
+  /** Notices to give once the run has started (a mission a new goal replaced). */
+  private notices: string[] = [];
+
+  /** --memory-dir: files made from the inputs (the mission from --goal) follow this run's inputs; the old content goes to the logs. */
+  private followInputs(dir: string, declared: Record<string, string>, initial: Record<string, string>): void {
+    const files = inputMadeMemory(declared)
+      .filter((name) => this.memory.owns(name))
+      .map((name) => ({ name, file: this.memory.pathOf(name)!, initial: initial[name] ?? '' }));
+    const logs = this.memory.pathOf(LOGS)!;
+    for (const r of followInputs(dir, files, logs, { id: this.host.runId, time: new Date().toISOString() }))
+      this.notices.push(
+        `new inputs: memory file "${r.name}" (${r.file}) now holds this run's ${r.name}; the previous one was appended to ${logs}`,
+      );
+  }
+
+  /** The notices of the run's start, given once (as warnings). */
+  giveNotices(): void {
+    for (const message of this.notices.splice(0)) this.host.emit({ type: 'warning', message });
   }
 
   /** durability: journal a memory file's whole content, so a fork can rebuild it (path relative to the run folder). */

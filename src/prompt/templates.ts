@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { SopTemplates, TemplateName } from '../sop/types.js';
 import { packageRoot } from '../util/package-root.js';
 import { guardRenders, withinLimits } from '../sop/render-limits.js';
+import { tailLines } from './tail-lines.js';
 
 export const TEMPLATE_NAMES: TemplateName[] = [
   'agent_system',
@@ -35,6 +36,8 @@ const hbs = Handlebars.create();
 hbs.registerHelper('eq', (a: unknown, b: unknown) => a === b);
 hbs.registerHelper('inc', (n: unknown) => Number(n) + 1);
 hbs.registerHelper('join', (list: unknown, sep: unknown) => (Array.isArray(list) ? list.join(typeof sep === 'string' ? sep : ', ') : ''));
+// {{tail memory.logs 40}}: the last lines of a text that keeps growing, so a prompt stays bounded.
+hbs.registerHelper('tail', (text: unknown, n: unknown) => tailLines(typeof text === 'string' ? text : '', Number(n)));
 // `log` writes to the engine's console: SOP templates have no business there.
 hbs.unregisterHelper('log');
 // Loops and partials count against the render's limits (src/prompt/render-limits.ts).

@@ -99,6 +99,7 @@ const ARITY: Record<string, [number, number]> = {
   with: [1, 1],
   lookup: [2, 2],
   eq: [2, 2],
+  tail: [2, 2],
   inc: [1, 1],
   join: [1, 2],
 };

@@ -3,12 +3,15 @@
 // and so does the code library (library.py/library.js), copied into each run's workspace at the
 // start (so code imports it as before) and back after every save. One run uses a folder at a
 // time: a lock file names its process; a lock whose process is gone is taken over. Each run
-// appends a header to the logs file, so the runs' lines stay apart.
+// appends a header to the logs file, so the runs' lines stay apart. A memory file made from the
+// inputs (the mission from --goal) follows a new run's inputs; the old content goes to the logs.
 import { copyFileSync, existsSync, linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { homedir, hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { EngineError } from '../errors.js';
-import { writeNoFollow } from './workspace.js';
+import { readNoFollow, writeNoFollow } from './workspace.js';
+import { replacePlainFile } from './safe-file.js';
+import { MAX_MEMORY_FILE_BYTES } from './memory-files.js';
 
 export const MEMORY_LOCK = 'memory.lock';
 /** The code library modules kept in the memory folder. */
@@ -138,4 +141,80 @@ export function libraryToMemoryDir(workspace: string, dir: string, module: strin
   const from = join(workspace, module);
   if (!existsSync(from)) return;
   writeNoFollow(join(dir, module), readFileSync(from, 'utf8'), false, module);
+}
+
+/** The initial contents that input-made memory files of the folder were last given (see followInputs). */
+export const MEMORY_INITIAL = 'memory-initial.json';
+
+/** A memory file whose initial content is made from the run's inputs (e.g. "mission": "{{goal}}"). */
+export interface InputMadeFile {
+  name: string;
+  file: string;
+  /** Its initial content, rendered with this run's inputs. */
+  initial: string;
+}
+
+/** A memory file a new run's inputs replaced, and what it held before. */
+export interface ReplacedFile {
+  name: string;
+  file: string;
+  previous: string;
+}
+
+function readInitialRecord(dir: string): Record<string, string> {
+  try {
+    const parsed = JSON.parse(readNoFollow(join(dir, MEMORY_INITIAL), MEMORY_INITIAL)) as unknown;
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return {};
+    return Object.fromEntries(Object.entries(parsed).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  } catch {
+    return {};
+  }
+}
+
+function readIfThere(file: string): string | undefined {
+  if (!existsSync(file)) return undefined;
+  try {
+    return readNoFollow(file, undefined, MAX_MEMORY_FILE_BYTES);
+  } catch {
+    return undefined; // not a plain file: MemoryFiles refuses it when read, and it is left alone here
+  }
+}
+
+/**
+ * A memory file made from the inputs (the scientist's mission from --goal) follows a new run's
+ * inputs: when they give it a new initial content, the file is replaced by it and its previous
+ * content is appended to the logs file under a header saying so; the same initial content
+ * leaves the file alone, with whatever the runs wrote to it. The folder records the initial
+ * contents it gave (memory-initial.json); a folder without a record compares with the file.
+ * Call before the memory files are created. Returns the files replaced.
+ */
+export function followInputs(dir: string, files: InputMadeFile[], logsFile: string, run: { id: string; time: string }): ReplacedFile[] {
+  if (files.length === 0) return [];
+  const record = readInitialRecord(dir);
+  const replaced: ReplacedFile[] = [];
+  for (const f of files) {
+    const current = readIfThere(f.file);
+    if (current === undefined) continue; // a first run: created with the initial content as before
+    const given = Object.prototype.hasOwnProperty.call(record, f.name) ? record[f.name] : current;
+    if (given === f.initial) continue;
+    replacePlainFile(f.file, f.initial);
+    replaced.push({ name: f.name, file: f.file, previous: current });
+  }
+  if (replaced.length > 0) {
+    let before = '';
+    try {
+      before = readNoFollow(logsFile, undefined, MAX_MEMORY_FILE_BYTES);
+    } catch {
+      // no logs yet
+    }
+    const entries = replaced.map(
+      (r) =>
+        `### ${r.name} replaced by run ${run.id}, ${run.time}: new inputs gave it new content; the previous ${r.name} was:\n\n` +
+        `${r.previous.trimEnd()}\n`,
+    );
+    writeNoFollow(logsFile, `${before === '' || before.endsWith('\n') ? '' : '\n'}${entries.join('\n')}`, true, 'logs.md');
+  }
+  const next = { ...record, ...Object.fromEntries(files.map((f) => [f.name, f.initial])) };
+  replacePlainFile(join(dir, MEMORY_INITIAL), JSON.stringify(next, null, 2) + '\n');
+  return replaced;
 }
