@@ -23,6 +23,7 @@ export async function forkCommand(o: ForkCommandOptions): Promise<number> {
   configureSecrets({ names: redactedNames(o, launch), urls: [o.baseUrl] });
   const redact = makeRedactor();
   if (original.damage) process.stderr.write(redact(`${damageWarning(original.damage)}\n`));
+  for (const w of original.lineWarnings) process.stderr.write(redact(`${w}\n`));
   const settings = applied.settings;
   if (o.maxTurns !== undefined) settings.max_turns = o.maxTurns;
   if (o.model !== undefined) settings.model = o.model;

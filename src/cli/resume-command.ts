@@ -54,6 +54,7 @@ async function resumeLocked(o: ResumeCommandOptions, record: RunRecord, continua
   const redact = makeRedactor();
   const err = (s: string) => process.stderr.write(redact(s));
   if (record.damage) err(`${damageWarning(record.damage)}\n`); // files: continue from the last good checkpoint
+  for (const w of record.lineWarnings) err(`${w}\n`);
   if (record.status === 'finished') {
     rewriteDerivedFiles(record, redact);
     err(

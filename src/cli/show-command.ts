@@ -25,6 +25,7 @@ export function showCommand(o: ShowCommandOptions): number {
   }
   const record = loadRunRecord(o.dir);
   if (record.damage) process.stderr.write(`${damageWarning(record.damage)}\n`);
+  for (const w of record.lineWarnings) process.stderr.write(`${w}\n`);
   if (o.prompts) {
     const all = promptsOf(record);
     const shown = all.filter((p) => (o.turn === undefined || p.turn === o.turn) && (o.agent === undefined || p.agent === o.agent));

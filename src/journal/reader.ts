@@ -11,6 +11,7 @@ import { InputFileError, readInputBuffer } from '../io/read-input-file.js';
 import { JOURNAL_FILE } from './writer.js';
 import { SharedTextReader } from './shared-text.js';
 import { PromptDecoder } from './prompts.js';
+import { LineCounter, type Miscount } from './line-count.js';
 import { describeJsonProblem } from '../util/json-syntax.js';
 
 /** A journal is read whole: up to 1 GiB. */
@@ -40,6 +41,8 @@ export interface JournalRead {
   lines: number[];
   /** Complete lines that are not journal events, in order. */
   damaged: DamagedLine[];
+  /** Checkpoints whose count of the lines before them differs from the file: a line duplicated or deleted. */
+  miscounts: Miscount[];
   /** A torn last line (the process was killed while writing it) was dropped. */
   torn: boolean;
 }
@@ -56,12 +59,15 @@ class LineParser {
   readonly damaged: DamagedLine[] = [];
   private readonly shared = new SharedTextReader(); // long texts written once
   private readonly prompts = new PromptDecoder(); // prompts written as deltas
+  /** Lines between checkpoints, counted again (./line-count.ts). */
+  readonly counter = new LineCounter();
   add(line: string, n: number): void {
     if (line.trim() === '') return;
     let value: unknown;
     try {
       value = JSON.parse(line);
     } catch (err) {
+      this.counter.add(undefined, n);
       this.damaged.push({
         line: n,
         reason: `damaged line (${describeJsonProblem(line, err).replace(/^line 1, /, '')})`, // never the line's text
@@ -70,9 +76,11 @@ class LineParser {
       return;
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value) || typeof (value as { type?: unknown }).type !== 'string') {
+      this.counter.add(undefined, n);
       this.damaged.push({ line: n, reason: 'not a journal event (no "type")', at: this.events.length });
       return;
     }
+    this.counter.add(value as Record<string, unknown>, n); // a checkpoint's count of the lines before it is taken off
     if (this.prompts.part(value as Record<string, unknown>)) return; // a system prompt, not an event
     this.prompts.read(value as Record<string, unknown>);
     try {
@@ -92,7 +100,7 @@ export function parseJournal(text: string, file = JOURNAL_FILE): JournalRead {
   // A journal ends with a newline; anything after the last one is a write cut short.
   const tail = lines.pop()!;
   lines.forEach((line, i) => p.add(line, i + 1));
-  return { file, events: p.events, lines: p.lines, damaged: p.damaged, torn: tail !== '' };
+  return { file, events: p.events, lines: p.lines, damaged: p.damaged, miscounts: p.counter.miscounts, torn: tail !== '' };
 }
 
 /** parseJournal on the bytes of the file, one line at a time (a journal may exceed the longest string). */
@@ -106,7 +114,7 @@ function parseJournalBuffer(buf: Buffer, file: string): JournalRead {
     p.add(buf.toString('utf8', start, nl), ++n);
     start = nl + 1;
   }
-  return { file, events: p.events, lines: p.lines, damaged: p.damaged, torn: start < buf.length };
+  return { file, events: p.events, lines: p.lines, damaged: p.damaged, miscounts: p.counter.miscounts, torn: start < buf.length };
 }
 
 export function readJournal(dir: string): JournalRead {

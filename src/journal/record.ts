@@ -1,5 +1,6 @@
 // A run as its journal tells it: how it started, its effective history, its checkpoints, its
 // status, and the point a resume or a fork continues from.
+import { miscountWarning } from './line-count.js';
 import type { Message } from '../environment/message.js';
 import type { RunEvent } from '../runtime/events.js';
 import { indexEffects } from './effects.js';
@@ -37,6 +38,8 @@ export interface RunRecord {
    * history: everything from the last good checkpoint before it on is left out of `effective`.
    */
   damage?: JournalDamage;
+  /** Warnings about lines duplicated or deleted since the run wrote them (./line-count.ts). */
+  lineWarnings: string[];
 }
 
 export interface JournalDamage {
@@ -137,6 +140,7 @@ export function loadRunRecord(dir: string, o: { ownLock?: boolean } = {}): RunRe
     torn,
     runningPid: holder?.pid,
     ...(damage ? { damage } : {}),
+    lineWarnings: read.miscounts.map((m) => miscountWarning(read.file, m)),
   };
 }
 

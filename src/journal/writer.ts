@@ -25,6 +25,7 @@ import type { RunEvent } from '../runtime/events.js';
 import type { Redactor } from '../util/redact.js';
 import { SharedTextWriter } from './shared-text.js';
 import { PromptEncoder } from './prompts.js';
+import { countLines, withLineCount } from './line-count.js';
 import { DiskFullError, isDiskFull } from '../io/disk-full.js';
 
 /**
@@ -119,6 +120,8 @@ export class JournalWriter {
   private full = false;
   /** Lines of the step in progress, not written yet (each ends with a newline). */
   private pending: string[] = [];
+  /** Lines given to the file since the last top-level checkpoint, or since it was opened (./line-count.ts). */
+  private sinceCheckpoint = 0;
   /** A write of the pending lines is scheduled (after a slow LLM call). */
   private soon: NodeJS.Immediate | undefined;
 
@@ -158,7 +161,9 @@ export class JournalWriter {
     if (this.full && !final) return false; // the run is stopping: nothing after the failed line, so no gap
     const inner = innermost(event);
     const kind = inner.type as string;
-    this.pending.push(this.encode(event, kind));
+    const text = this.encode(event, kind);
+    this.pending.push(event.type === 'checkpoint' ? withLineCount(text, this.sinceCheckpoint) : text);
+    this.sinceCheckpoint = event.type === 'checkpoint' ? 0 : this.sinceCheckpoint + countLines(text);
     if (final) {
       this.writeFinal();
       return true;

@@ -66,7 +66,7 @@ export function runInfo(run: ServedRun): RunInfo {
     resumes = r.all.filter((e) => e.type === 'resumed').length;
     status = r.status;
     turns = r.turns;
-    error = r.finished?.error ?? (r.damage ? r.damage.reason : undefined);
+    error = r.finished?.error ?? (r.damage ? r.damage.reason : r.lineWarnings[0]?.replace(/^warning: /, ''));
   } catch (err) {
     try {
       const all = readJournal(run.dir).events;
