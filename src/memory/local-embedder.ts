@@ -7,6 +7,7 @@
 // near spellings, and weights rare words above common ones. It does not capture meaning beyond
 // the words: synonyms ("car"/"automobile"), paraphrases with no word in common, negation and
 // word order (apart from neighbouring pairs) are invisible to it. See docs/memory.md.
+import { fmix32 } from '../util/hash.js';
 import type { Embedder } from './embedder.js';
 import { EngineError } from '../errors.js';
 
@@ -60,14 +61,7 @@ function hashString(s: string, seed: number): number {
 }
 
 /** Final avalanche (murmur3 fmix32), so nearby hashes land on unrelated dimensions. */
-function mix(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
+const mix = fmix32;
 
 const TOKEN = /[\p{L}\p{N}]+/gu;
 // eslint-disable-next-line no-control-regex -- the ASCII range starts at \x00 on purpose

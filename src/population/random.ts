@@ -1,23 +1,14 @@
 // Draws on top of the project's seeded generator (src/runtime/rng.ts `Rng`): independent streams
 // derived from one seed and a label, a standard normal, the normal's distribution function.
 import { Rng } from '../runtime/rng.js';
+import { fmix32, fnv1a } from '../util/hash.js';
 
 /** A 32-bit seed from a seed and a label (FNV-1a over the label, mixed with both halves of the seed). */
 export function deriveSeed(seed: number, label: string): number {
-  let h = 0x811c9dc5 ^ (seed >>> 0);
-  h = Math.imul(h, 0x01000193);
+  let h = Math.imul(0x811c9dc5 ^ (seed >>> 0), 0x01000193);
   h ^= Math.floor(seed / 4294967296) >>> 0;
-  for (let i = 0; i < label.length; i++) {
-    h ^= label.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  // A final avalanche (murmur3's), so nearby seeds give unrelated streams.
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+  // a final avalanche, so nearby seeds give unrelated streams
+  return fmix32(fnv1a(label, h));
 }
 
 /** A generator for `label` under `seed`: the same pair always gives the same draws. */

@@ -2,23 +2,13 @@
 // (a step number, an agent id), so that a choice depends on what it is about, never on the order
 // in which work happened to run. The generator itself is the project's Rng (mulberry32).
 import { Rng } from '../runtime/rng.js';
+import { fmix32, fnv1a } from '../util/hash.js';
 
 /** FNV-1a over the parts' text, then a murmur3 finaliser: the same parts give the same seed everywhere. */
 export function mixSeed(...parts: ReadonlyArray<string | number>): number {
   let h = 0x811c9dc5;
-  for (const part of parts) {
-    const text = `${typeof part}:${String(part)}\u0000`;
-    for (let i = 0; i < text.length; i++) {
-      h ^= text.charCodeAt(i);
-      h = Math.imul(h, 0x01000193);
-    }
-  }
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+  for (const part of parts) h = fnv1a(`${typeof part}:${String(part)}\u0000`, h);
+  return fmix32(h);
 }
 
 /** A generator seeded from the parts (e.g. `seededRng(seed, 'order', step)`). */
