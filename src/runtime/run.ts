@@ -172,25 +172,27 @@ export class RunLoop {
   private async tick(): Promise<StepEnd | { stop: { status: RunStatus; record: Record<string, string> } }> {
     const { ctx } = this;
     this.parts.refresh(); // the prompt context is built once per step
-    const before = { position: structuredClone(this.position), messages: ctx.env.messages.length };
+    const messages = ctx.env.messages.length;
+    let taken: TurnStep | undefined; // the turn begun and not yet recorded
     try {
       const plan = await this.plan();
       if (plan.kind === 'finished') return { next: 'finished', state: plan.state };
       for (const step of plan.steps) {
         assignOwn(this.position, turnTaken(this.position, step.state.name));
+        taken = step;
         await prepare(ctx, step);
         this.parts.refresh(); // what plugins prepared may show in prompts (the scientist's relevant thoughts)
         await apply(ctx, step, await act(ctx, step));
+        taken = undefined;
         this.parts.refresh(); // its effect may have changed what prompts show (memory files)
       }
       return { next: 'go' };
     } catch (err) {
       if (!isRunSignal(err)) throw err;
       // a turn whose message was not recorded is not taken
-      if (ctx.env.messages.length === before.messages && this.position.turn > before.position.turn) {
-        this.position.turn = before.position.turn;
-        const name = this.position.current;
-        this.position.states[name]!.chatNums = before.position.states[name]!.chatNums;
+      if (taken && ctx.env.messages.length === messages) {
+        this.position.turn--;
+        this.position.states[taken.state.name]!.chatNums--;
       }
       if (err.kind === 'divert' && err.detail.target !== undefined) {
         ctx.emit({ type: 'warning', message: `${err.message}; moving to state "${err.detail.target}"` });
