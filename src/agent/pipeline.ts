@@ -43,7 +43,8 @@ export interface PipelineHost {
   topK(): number;
   turn(): number;
   turnInState(state: string): number;
-  call(messages: ChatMessage[], settings: LlmSettings, meta: CallMeta, stream?: boolean): Promise<string>;
+  /** One LLM call of the run; `key` names it within its step when calls are made at once (a population step). */
+  call(messages: ChatMessage[], settings: LlmSettings, meta: CallMeta, stream?: boolean, key?: string): Promise<string>;
   /** Warn once that the prompt cannot fit environment.max_prompt_tokens. */
   overBudget(agent: string, state: ResolvedState, tokens: number, budget: number): void;
 }

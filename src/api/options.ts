@@ -28,6 +28,8 @@ export interface RunSopOptions {
   seed?: number;
   /** Stop after this many turns (default 200). */
   maxTurns?: number;
+  /** Population states: LLM calls a step makes at once (default 64). Results never depend on it. */
+  concurrency?: number;
   /** Folder where the run folder (journal, transcripts, memory files, workspace) is created; omit for a run kept in memory. */
   out?: string;
   runId?: string;

@@ -169,6 +169,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
       mcp: { sandbox: o.mcpSandbox ?? sandbox, bind: o.bind, approval: mcpApproval },
       plugins,
       budget: o.budget,
+      ...(o.concurrency !== undefined ? { population: { concurrency: o.concurrency } } : {}),
       ...(llm.id !== 'mock' ? { pricing } : {}), // mock replies cost nothing: not priced
     });
   } catch (err) {

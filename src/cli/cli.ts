@@ -23,6 +23,10 @@ export function buildCli(argv: string[]): Argv {
             .option('model', { type: 'string', describe: 'Use this model for every call' })
             .option('base-url', { type: 'string', describe: 'OpenAI-compatible server URL (or OPENAI_BASE_URL)' })
             .option('max-turns', { type: 'number', describe: 'Stop after this many turns (default 200)' })
+            .option('concurrency', {
+              type: 'number',
+              describe: 'Population states: LLM calls a step makes at once (default 64; results never depend on it)',
+            })
             .option('seed', { type: 'number', describe: 'Seed for random speaker choice (default 1)' })
             .option('record', { type: 'string', describe: 'Record every LLM call to this cassette file' })
             .option('out', { type: 'string', default: 'runs', describe: 'Folder where run folders are created' })
@@ -154,6 +158,7 @@ export function buildCli(argv: string[]): Argv {
             model: a.model,
             baseUrl: a['base-url'],
             maxTurns: a['max-turns'],
+            concurrency: a.concurrency,
             seed: a.seed,
             record: a.record,
             out: a.out,
@@ -597,6 +602,7 @@ function continueOptions<T>(y: Argv<T>) {
     .option('model', { type: 'string', describe: 'Use this model for every call' })
     .option('base-url', { type: 'string', describe: 'OpenAI-compatible server URL' })
     .option('max-turns', { type: 'number', describe: 'Stop after this many turns in all' })
+    .option('concurrency', { type: 'number', describe: 'Population states: LLM calls a step makes at once (default 64)' })
     .option('record', {
       type: 'string',
       describe:
@@ -659,6 +665,7 @@ function continueArgs(a: {
   model?: string;
   'base-url'?: string;
   'max-turns'?: number;
+  concurrency?: number;
   record?: string;
   answers?: string;
   'auto-run': boolean;
@@ -681,6 +688,7 @@ function continueArgs(a: {
     model: a.model,
     baseUrl: a['base-url'],
     maxTurns: a['max-turns'],
+    concurrency: a.concurrency,
     record: a.record,
     answers: a.answers,
     redact: collect(a.redact),

@@ -31,6 +31,7 @@ export async function forkCommand(o: ForkCommandOptions): Promise<number> {
     ...continuedRunOptions(o, original.started.file, launch),
     model: settings.model,
     maxTurns: settings.max_turns,
+    ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
   };
   const newLaunch = launchSettings(runOptions);
   const sop = original.started.sop;

@@ -12,6 +12,8 @@ export interface ResumeCommandOptions {
   model?: string;
   baseUrl?: string;
   maxTurns?: number;
+  /** Population states: LLM calls a step makes at once. */
+  concurrency?: number;
   record?: string;
   answers?: string;
   json: boolean;
@@ -76,6 +78,7 @@ async function resumeLocked(o: ResumeCommandOptions, record: RunRecord, continua
       ...continuedRunOptions(o, record.started.file, continuation.launch),
       model: o.model,
       maxTurns: o.maxTurns,
+      ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
       out: continuation.outDir,
       // durability: code a crash interrupted runs again with --auto-run, given now or at launch
       // (or --yes at launch), else only with approval at a terminal

@@ -24,6 +24,8 @@ export interface RunCommandOptions {
   model?: string;
   baseUrl?: string;
   maxTurns?: number;
+  /** Population states: LLM calls a step makes at once. */
+  concurrency?: number;
   seed?: number;
   record?: string;
   out: string;
@@ -155,6 +157,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       inputs,
       seed: o.seed,
       maxTurns: o.maxTurns,
+      ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
       model: o.model,
       listeners,
       stream: !o.json && !o.quiet, // nobody watches the deltas with --json or --quiet: plain answers cost less CPU

@@ -16,6 +16,7 @@ import type { RunContext } from '../runtime/context.js';
 import type { RunPlugin } from '../runtime/hooks.js';
 import { RunLoop, type RunOptions as LoopOptions } from '../runtime/run.js';
 import { scientistPlugin } from '../scientist/plugin.js';
+import { populationPlugin, type PopulationOptions } from '../population/plugin.js';
 
 export { resolveInputs, undeclaredInputs, type RunPosition, type RunResult, type RunStatus } from '../runtime/run.js';
 
@@ -40,6 +41,9 @@ export interface RunOptions extends Omit<LoopOptions, 'resume' | 'semantics' | '
   // mcp
   /** MCP servers: --sandbox (stdio servers under bubblewrap) and --bind SLOT=server/tool. */
   mcp?: McpRunOptions;
+  // population
+  /** Population states: LLM calls a step makes at once (--concurrency; default 64), and the worlds a SOP may name. */
+  population?: PopulationOptions;
 }
 
 const present = (p: RunPlugin | undefined): p is RunPlugin => p !== undefined;
@@ -83,7 +87,9 @@ export function builtinPlugins(options: RunOptions): (ctx: RunContext) => RunPlu
           toolExecutors: { ...options.agentsV1?.toolExecutors, ...options.toolExecutors, ...slots },
         })
       : undefined;
-    return [durability, budget, actions, scientistPlugin(ctx), v1, mcp?.plugin(slots)].filter(present);
+    return [durability, budget, actions, scientistPlugin(ctx), v1, mcp?.plugin(slots), populationPlugin(options.population)(ctx)].filter(
+      present,
+    );
   };
 }
 

@@ -105,7 +105,7 @@ export class EffectLedger implements Effects {
   }
 
   async perform<T>(spec: EffectSpec, fn: (key: string) => Promise<T>): Promise<Performed<T>> {
-    const key = `${this.prefix}${this.base}.${this.n++}`;
+    const key = spec.key !== undefined ? `${this.prefix}${this.base}.${spec.key}` : `${this.prefix}${this.base}.${this.n++}`;
     const turn = this.turn();
     const journaled = spec.composite ? undefined : this.index.finished.get(key);
     if (journaled && journaled.kind === spec.kind && journaled.label === spec.label) {

@@ -11,6 +11,7 @@ import {
   type LlmProvider,
   type WalkInfo,
 } from './types.js';
+import { fmix32, fnv1a } from '../util/hash.js';
 
 /** Turns a state lasts under the mock judge (unless its max_turns is smaller). */
 export const MOCK_TURNS_PER_STATE = 3;
@@ -43,6 +44,8 @@ export class MockProvider implements LlmProvider {
     const tag = meta.extractWord ?? 'end';
     switch (meta.purpose) {
       case 'judge':
+        // a population step's judge: every contested action, in the order given
+        if (meta.population) return JSON.stringify({ order: (meta.candidates ?? []).map(Number), reason: '[mock] in the order given' });
         return `<${tag}>${judgeKey(meta)}</${tag}>`;
       case 'speaker': {
         const candidates = meta.candidates ?? [];
@@ -52,6 +55,7 @@ export class MockProvider implements LlmProvider {
       case 'summary':
         return `[mock summary] The conversation in state ${meta.state} has reached turn ${meta.turn}.`;
       default:
+        if (meta.population && meta.commands?.length) return mockAction(meta.commands, meta);
         if (meta.commands?.length)
           return mockCommand(meta.commands, `${meta.agent ?? 'agent'} (${meta.role ?? 'role'}) in ${meta.state}, turn ${meta.turn}`, meta);
         return `[mock] ${meta.agent ?? 'agent'} (${meta.role ?? 'role'}) speaks in ${meta.state}, turn ${meta.turn}.`;
@@ -115,6 +119,26 @@ export function mockCommand(commands: NonNullable<ChatRequest['meta']['commands'
     commands[0]!;
   const args: Record<string, unknown> = {};
   for (const name of pick.required) args[name] = placeholder(name, pick.argTypes?.[name], who);
+  return JSON.stringify({ command: pick.name, command_args: args });
+}
+
+/**
+ * A population agent's action in a dry run: one of its actions, drawn from (agent, turn), with
+ * arguments taken from what it sees (`argChoices`: a post id of its feed, an account) where there
+ * are some, else placeholders of their types; so the world gets actions it can apply.
+ */
+function mockAction(commands: NonNullable<CallMeta['commands']>, meta: CallMeta): string {
+  const h = fmix32(fnv1a(`${meta.agent ?? ''}:${meta.turn}`));
+  const usable = commands.filter((c) => c.required.every((a) => meta.argChoices?.[a]?.length || !a.endsWith('_id')));
+  const list = usable.length > 0 ? usable : commands;
+  const pick = list[h % list.length]!;
+  const args: Record<string, unknown> = {};
+  for (const name of pick.required) {
+    const choices = meta.argChoices?.[name];
+    args[name] = choices?.length
+      ? choices[(h >>> 8) % choices.length]
+      : placeholder(name, pick.argTypes?.[name], `${meta.agent ?? 'agent'} at turn ${meta.turn}`);
+  }
   return JSON.stringify({ command: pick.name, command_args: args });
 }
 

@@ -9,7 +9,7 @@ export interface ChatMessage {
 
 /** What a call is for; providers and cassettes use it to check and to script replies. */
 /** What a call is for; `embedding`: a paid embedder's request (counted in usage, never a chat call). */
-export type CallPurpose = 'agent' | 'judge' | 'speaker' | 'summary' | 'tool' | 'embedding';
+export type CallPurpose = 'agent' | 'judge' | 'speaker' | 'summary' | 'tool' | 'embedding' | 'survey';
 
 export interface CallMeta {
   purpose: CallPurpose;
@@ -31,6 +31,10 @@ export interface CallMeta {
   commands?: Array<{ name: string; executor: string; required: string[]; argTypes?: Record<string, { type: string; enum?: string[] }> }>;
   /** The commands as function tools (llm.tool_calls): a provider that supports tools offers them, and returns a tool call as the command's JSON. */
   tools?: ToolSpec[];
+  /** One of the many calls of a population step: usage is counted by purpose and state, not by agent. */
+  population?: boolean;
+  /** Population steps: argument values seen in the agent's observation, by argument name (the mock draws valid-looking arguments from them; never sent to a model). */
+  argChoices?: Record<string, Array<string | number>>;
   /** Judge calls and command states: the graph around the state (the mock walks it in dry runs). */
   walk?: WalkInfo;
 }

@@ -30,6 +30,9 @@ export const TEMPLATE_NAMES: TemplateName[] = [
   'human_result',
   'library_result',
   'subflow_result',
+  // population states (src/population)
+  'population_system',
+  'population_observe',
 ];
 
 const hbs = Handlebars.create();

@@ -133,11 +133,11 @@ export function createRunContext(options: RunOptions): RunParts {
     baseContext: () => (cached ??= transform(plugins, 'context', baseContext(ctx))),
     envPrompt: (state: ResolvedState) =>
       renderText(state.def.environment_prompt ?? '', ctx.baseContext(), `/states/${state.name}/environment_prompt`),
-    call(messages: ChatMessage[], settings: LlmSettings, meta: CallMeta, stream = false): Promise<string> {
+    call(messages: ChatMessage[], settings: LlmSettings, meta: CallMeta, stream = false, key?: string): Promise<string> {
       const model = options.model ?? settings.model ?? DEFAULTS.model;
       const price = options.pricing ? modelPrice(options.pricing, settings, options.model, model) : undefined;
       observe(plugins, 'beforeCall', messages, model, meta, price); // e.g. budgets
-      return callLlm(late.llmCall!, messages, settings, meta, stream);
+      return callLlm(late.llmCall!, messages, settings, meta, stream, key);
     },
     overBudget(agent, state, tokens, limit) {
       if (tooLongWarned) return;

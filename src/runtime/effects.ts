@@ -20,6 +20,12 @@ export interface EffectSpec {
    * result (which would leave its messages and usage out of the resumed run).
    */
   composite?: boolean;
+  /**
+   * Its own key within the step (effects performed at once, e.g. the calls of a population step,
+   * started in whatever order a concurrency limit lets them): used instead of the count of effects
+   * since the checkpoint, so the key names what the effect is about, not when it started.
+   */
+  key?: string;
 }
 
 export interface Performed<T> {

@@ -160,6 +160,33 @@ export type RunEvent =
       finish: boolean;
     }
   | { type: 'memory_written'; name: string; op: 'write' | 'append'; path?: string; bytes: number }
+  // --- Population states (src/population, docs/population.md): many agents act in each step. ---
+  /** A population state's visit begins: its agents are loaded and its world is made. */
+  | {
+      type: 'population_started';
+      state: string;
+      visit: number;
+      agents: number;
+      columns: string[];
+      world: string;
+      seed: number;
+    }
+  /** One population step: who acted, what they did (in the order applied), what it did, the metrics after it, survey answers. */
+  | {
+      type: 'population_step';
+      state: string;
+      visit: number;
+      /** 1-based step of the visit. */
+      step: number;
+      turn: number;
+      /** Simulated clock at the step's start, HH:MM, and minutes since the visit began. */
+      clock: string;
+      minute: number;
+      active: number;
+      actions: PopulationAction[];
+      metrics: Record<string, number | null>;
+      surveys?: Array<{ survey: string; agent: string; question: string; answer: string }>;
+    }
   /** An event of a sub-flow (sop executor), tagged with its path, e.g. "Coder-1/extend_library-1". */
   | { type: 'subflow'; flow: string; event: RunEvent }
   | {
@@ -175,6 +202,16 @@ export type RunEvent =
       /** The result of the SOP (its last finish command), when it has one. */
       result?: string;
     };
+
+/** One applied action of a population step (`injected`: an intervention's, not an agent's choice). */
+export interface PopulationAction {
+  agent: string;
+  name: string;
+  args: Record<string, unknown>;
+  ok: boolean;
+  output: string;
+  tier: 'per_agent' | 'archetype' | 'rule' | 'injected';
+}
 
 /** Run options recorded in run_started so a resume or fork behaves the same. */
 export interface RunSettings {

@@ -122,7 +122,15 @@ export interface DecideHooks {
   speak?(step: TurnStep, act: ActFn): Promise<TurnOutput | undefined>;
   /** The SOP's result (its last finish command) and summary, when it has one. */
   result?(): { result?: string; summary?: string } | undefined;
+  /**
+   * A step of this state that the plugin acts out whole (a population state: many agents act at
+   * once, then their world applies what they did); undefined: the state's roles take turns.
+   */
+  ownStep?(state: ResolvedState): OwnStep | undefined;
 }
+
+/** A step a plugin acts out whole: it makes its calls, applies their effects and emits its events. */
+export type OwnStep = () => Promise<void>;
 
 /** Transform: a pipeline, each plugin given what the one before returned. */
 export interface TransformHooks {
@@ -173,6 +181,7 @@ export const HOOK_RULES = {
   transit: 'decide',
   speak: 'decide',
   result: 'decide',
+  ownStep: 'decide',
   llm: 'transform',
   semantics: 'transform',
   toolSlots: 'transform',

@@ -39,6 +39,8 @@ export async function callLlm(
   settings: LlmSettings,
   meta: CallMeta,
   stream = false,
+  /** The call's own effect key within its step (calls made at once); default: the ledger's count. */
+  effectKey?: string,
 ): Promise<string> {
   const model = host.model ?? settings.model ?? DEFAULTS.model;
   const started = performance.now();
@@ -62,7 +64,12 @@ export async function callLlm(
     key,
     reused,
   } = await host.effects.perform<LlmEffectResult>(
-    { kind: 'llm', label: llmEffectLabel(meta.purpose, meta.state, meta.agent), journalsResult: false },
+    {
+      kind: 'llm',
+      label: llmEffectLabel(meta.purpose, meta.state, meta.agent),
+      journalsResult: false,
+      ...(effectKey !== undefined ? { key: effectKey } : {}),
+    },
     (key) => {
       // A paid call is journaled before it is sent: a kill before its reply is journaled leaves
       // it counted as lost by the resume (it was likely paid for).
@@ -104,7 +111,13 @@ export async function callLlm(
   }
   // The call's price: the SOP's llm.pricing for its own model, else the table; unknown models cost undefined (never 0).
   const cost = host.pricing ? callCost(modelPrice(host.pricing, settings, host.model, model), res.usage) : null;
-  addUsage(host.usage, meta.purpose, res.usage, host.pricing ? { model, cost: cost ?? undefined } : undefined, meta.agent);
+  addUsage(
+    host.usage,
+    meta.purpose,
+    res.usage,
+    host.pricing ? { model, cost: cost ?? undefined } : undefined,
+    meta.population ? undefined : meta.agent,
+  );
   host.counted?.(meta, res.usage, cost ?? undefined);
   if (meta.purpose === 'agent') host.usage.agent_prompt_tokens_last = res.usage.promptTokens; // sampled at turn ends
   let promptChars = 0;

@@ -62,10 +62,11 @@ export function arrive(pos: RunPosition, resolved: ResolvedSop, move: Move, sema
   return { kind: 'route', state: to, position, events };
 }
 
-/** The first turn of a visit: the begin role acts, with no routing call. */
+/** The first turn of a visit: the begin role acts, with no routing call. A state without roles (its steps are a plugin's) is routed. */
 function begin(position: RunPosition, state: ResolvedState, events: RunEvent[]): Arrival {
   const rt = position.states[state.name]!;
   position.states[state.name] = { ...rt, visits: rt.visits + 1 };
+  if (state.beginRole === undefined) return { kind: 'route', state, position, events };
   const role = state.beginRole!;
   const agent = state.roleToAgent[role]!;
   events.push({ type: 'speaker_chosen', state: state.name, agent, role, turn: position.turn + 1, how: 'begin' });

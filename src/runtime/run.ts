@@ -19,7 +19,7 @@ import { createRunContext, type RunContext, type RunParts } from './context.js';
 import { controllerStrategy, type ControllerContext } from './controllers/index.js';
 import { askJudge } from './controllers/judge.js';
 import type { RunSettings } from './events.js';
-import type { TurnStep } from './hooks.js';
+import type { OwnStep, TurnStep } from './hooks.js';
 import { runStatus, type RunOptions, type RunResult, type RunStatus } from './options.js';
 import { arrive, ASK_JUDGE, routed, ruledMove, start, turnTaken, type Arrival, type Move } from './plan.js';
 import type { RunPosition, RunSnapshot } from './position.js';
@@ -173,13 +173,20 @@ export class RunLoop {
     const { ctx } = this;
     this.parts.refresh(); // the prompt context is built once per step
     const messages = ctx.env.messages.length;
-    let taken: TurnStep | undefined; // the turn begun and not yet recorded
+    let taken: string | undefined; // the state of the turn begun and not yet recorded
     try {
       const plan = await this.plan();
       if (plan.kind === 'finished') return { next: 'finished', state: plan.state };
+      if (plan.kind === 'own') {
+        // a plugin acts the step out whole (many agents at once); it is one turn of the run
+        assignOwn(this.position, turnTaken(this.position, plan.state));
+        taken = plan.state;
+        await plan.step();
+        return { next: 'go' };
+      }
       for (const step of plan.steps) {
         assignOwn(this.position, turnTaken(this.position, step.state.name));
-        taken = step;
+        taken = step.state.name;
         await prepare(ctx, step);
         this.parts.refresh(); // what plugins prepared may show in prompts (the scientist's relevant thoughts)
         await apply(ctx, step, await act(ctx, step));
@@ -192,7 +199,7 @@ export class RunLoop {
       // a turn whose message was not recorded is not taken
       if (taken && ctx.env.messages.length === messages) {
         this.position.turn--;
-        this.position.states[taken.state.name]!.chatNums--;
+        this.position.states[taken]!.chatNums--;
       }
       if (err.kind === 'divert' && err.detail.target !== undefined) {
         ctx.emit({ type: 'warning', message: `${err.message}; moving to state "${err.detail.target}"` });
@@ -204,7 +211,9 @@ export class RunLoop {
   }
 
   /** Plan the step: where the run goes (a signal's state, a plugin's or the SOP's rule, the judge), then who acts. */
-  private async plan(): Promise<{ kind: 'finished'; state: string } | { kind: 'act'; steps: TurnStep[] }> {
+  private async plan(): Promise<
+    { kind: 'finished'; state: string } | { kind: 'act'; steps: TurnStep[] } | { kind: 'own'; state: string; step: OwnStep }
+  > {
     const { ctx } = this;
     let arrival: Arrival;
     if (!this.position.started) arrival = start(this.position, ctx.resolved);
@@ -219,6 +228,8 @@ export class RunLoop {
     for (const e of arrival.events) ctx.emit(e);
     if (arrival.kind === 'finished') return { kind: 'finished', state: arrival.state };
     if (arrival.kind === 'begin') return { kind: 'act', steps: [arrival.step] };
+    const own = decide(ctx.plugins, 'ownStep', arrival.state);
+    if (own) return { kind: 'own', state: arrival.state.name, step: own };
     return { kind: 'act', steps: [await this.who(arrival.state)] };
   }
 

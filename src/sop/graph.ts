@@ -9,7 +9,11 @@ export function effectiveRoles(state: SopState): string[] {
 
 /** The transitions of a state as [key, target] pairs (none for a final state). */
 export function successorsOf(state: SopState): Array<[key: string, target: string]> {
-  return state.final ? [] : Object.entries(state.next_states ?? {});
+  if (state.final) return [];
+  const out = Object.entries(state.next_states ?? {});
+  // a population state's metric transitions (keyed "when:N" here)
+  (state.transitions ?? []).forEach((t, i) => out.push([`when:${i}`, t.to]));
+  return out;
 }
 
 export function reachableStates(sop: Sop): Set<string> {

@@ -74,7 +74,7 @@ export function validateSopDocument(doc: unknown, file: string, text?: string, c
   const schemaErrors = schemaDiagnostics(doc);
   if (schemaErrors.length > 0) throw new SopError(place(schemaErrors));
   const sop = doc as Sop;
-  const graph = place([...graphDiagnostics(sop, checks), ...staticDiagnostics(sop)]); // templates, file names: check-static.ts
+  const graph = place([...graphDiagnostics(sop, checks, file), ...staticDiagnostics(sop)]); // templates, file names: check-static.ts
   if (graph.some((d) => d.severity === 'error')) throw new SopError(graph);
   return { sop, file, warnings: graph.filter((d) => d.severity === 'warning') };
 }

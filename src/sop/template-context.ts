@@ -6,7 +6,7 @@
 import type { TemplateName } from './types.js';
 
 /** Every SOP text (component, environment prompt, begin query, controller prompts) sees these. */
-export const BASE_VARIABLES = ['inputs', 'goal', 'sop', 'memory', 'task_board', 'world_model', 'mood'] as const;
+export const BASE_VARIABLES = ['inputs', 'goal', 'sop', 'memory', 'task_board', 'world_model', 'mood', 'population'] as const;
 
 const STATE = [...BASE_VARIABLES, 'state', 'environment_prompt'];
 const AGENT = [...STATE, 'agent', 'components', 'commands', 'last_parts', 'output'];
@@ -23,6 +23,9 @@ export const TEMPLATE_VARIABLES: Record<TemplateName, readonly string[]> = {
   summary_system: [...STATE, 'summary', 'previous', 'history', 'relevant'],
   summary_user: [...STATE, 'summary', 'previous', 'history', 'relevant'],
   commands: [...BASE_VARIABLES, 'commands'],
+  // population states (src/population): an agent's system prompt, and what it sees at a step (also a state's `observe`)
+  population_system: [...STATE, 'persona', 'actions', 'agent'],
+  population_observe: [...BASE_VARIABLES, 'state', 'observation', 'snapshot', 'memory', 'clock', 'step', 'agent'],
   // Executor results and questions see only their own values.
   command_retry: ['error', 'commands', 'attempt', 'retries'],
   command_failed: ['command', 'error'],

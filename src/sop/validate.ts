@@ -12,7 +12,8 @@ import { effectiveRoles, reachableStates, successorsOf } from './graph.js';
  * A check of another layer (e.g. the commands and executors of src/actions), passed into
  * validation so the format layer imports nothing above it (see src/loader/checks.ts).
  */
-export type SopCheck = (sop: Sop) => Diagnostic[];
+/** A check of a layer above the format; `file` is the SOP file (relative paths in the SOP are resolved from its folder). */
+export type SopCheck = (sop: Sop, file?: string) => Diagnostic[];
 
 function schemaValidator(): ValidateFunction {
   return compiledValidator;
@@ -110,7 +111,7 @@ function nameAwareMessage(e: ErrorObject): { pointer: string; message: string } 
 }
 
 /** Checks across the document: references between states, roles and agents; reachability; then `checks`. */
-export function graphDiagnostics(sop: Sop, checks: readonly SopCheck[] = []): Diagnostic[] {
+export function graphDiagnostics(sop: Sop, checks: readonly SopCheck[] = [], file?: string): Diagnostic[] {
   const out: Diagnostic[] = [];
   const err = (path: Array<string | number>, message: string) => out.push({ severity: 'error', pointer: pointerOf(path), message });
   const warn = (path: Array<string | number>, message: string) => out.push({ severity: 'warning', pointer: pointerOf(path), message });
@@ -146,7 +147,11 @@ export function graphDiagnostics(sop: Sop, checks: readonly SopCheck[] = []): Di
     const at = (...rest: Array<string | number>) => ['states', name, ...rest];
     if (state.final) continue;
     const roles = effectiveRoles(state);
-    if (roles.length === 0) err(at(), `state "${name}" has no roles; list them in "roles" or mark the state "final": true`);
+    const population = state.population !== undefined; // its agents come from data (docs/population.md)
+    if (roles.length === 0 && !population) err(at(), `state "${name}" has no roles; list them in "roles" or mark the state "final": true`);
+    if (population && roles.length > 0) err(at('roles'), `a population state's agents come from its "population"; it has no "roles"`);
+    for (const [i, t] of (state.transitions ?? []).entries())
+      if (!has(t.to)) err(at('transitions', i, 'to'), `state "${t.to}" is not defined in "states"`);
     if (state.begin_role !== undefined && !roles.includes(state.begin_role)) {
       err(at('begin_role'), `begin_role "${state.begin_role}" is not one of the state's roles (${roles.join(', ')})`);
     }
@@ -198,7 +203,7 @@ export function graphDiagnostics(sop: Sop, checks: readonly SopCheck[] = []): Di
       }
     }
   }
-  for (const check of checks) out.push(...check(sop)); // e.g. executors, settings and arguments of commands
+  for (const check of checks) out.push(...check(sop, file)); // e.g. executors, settings and arguments of commands
   return out;
 }
 

@@ -1,0 +1,191 @@
+// How a population agent decides at a step: its prompt (persona and the state's scene in the
+// system message, what it sees in the user message), one LLM call whose reply is a tool call (or
+// the JSON command fallback), and the reply read back as one of the world's actions. A reply that
+// is not a valid action makes the agent idle this step, with the reason kept as its outcome.
+import type { CallMeta, ChatMessage, ToolSpec } from '../llm/types.js';
+import { renderText } from '../prompt/templates.js';
+import type { RunContext } from '../runtime/context.js';
+import type { ResolvedState } from '../sop/resolved.js';
+import type { LlmSettings } from '../sop/types.js';
+import { checkActionArgs, type AnyWorld, type Json } from '../worlds/world.js';
+import type { Population } from './population.js';
+import { POPULATION_DEFAULTS, type CognitionEntry } from './state-spec.js';
+
+/** An agent's choice: an action of the menu, or none (with the reason, when its reply was not valid). */
+export type Choice = { name: string; args: Record<string, unknown> } | { invalid: string };
+
+/** What an agent is shown at a step, besides its persona. */
+export interface Seen {
+  observation: Json;
+  snapshot: string;
+  memory: string;
+  clock: string;
+  step: number;
+}
+
+/** The parts of the run a decision uses. */
+export type DecideHost = Pick<RunContext, 'call' | 'templates' | 'baseContext' | 'envPrompt' | 'sop'>;
+
+export interface DecideSetup {
+  host: DecideHost;
+  state: ResolvedState;
+  world: AnyWorld;
+  pop: Population;
+  tools: ToolSpec[];
+  /** The state's `observe` template, when it has one. */
+  observe?: string;
+  turn: number;
+}
+
+/** The agent's attributes and id, as templates and expressions see them. */
+export const agentScope = (pop: Population, i: number): Record<string, unknown> => ({ ...pop.row(i), id: pop.ids[i]! });
+
+/** The system and user messages of an agent's decision. */
+export function decisionMessages(s: DecideSetup, i: number, seen: Seen): ChatMessage[] {
+  const base = s.host.baseContext();
+  const agent = agentScope(s.pop, i);
+  const system = s.host.templates.render('population_system', {
+    ...base,
+    state: { name: s.state.name },
+    environment_prompt: s.host.envPrompt(s.state),
+    persona: s.pop.personaText(i),
+    actions: s.tools.map((t) => t.name),
+    agent,
+  });
+  const context = {
+    ...base,
+    state: { name: s.state.name },
+    observation: JSON.stringify(seen.observation),
+    snapshot: seen.snapshot,
+    memory: seen.memory,
+    clock: seen.clock,
+    step: seen.step,
+    agent,
+  };
+  const user =
+    s.observe !== undefined
+      ? renderText(s.observe, context, `/states/${s.state.name}/observe`)
+      : s.host.templates.render('population_observe', context);
+  return [
+    { role: 'system', content: system },
+    { role: 'user', content: user },
+  ];
+}
+
+/** The LLM settings of a tier's calls: the SOP's, the state's, the tier's; short replies unless one says otherwise. */
+export function decisionLlm(sop: DecideHost['sop'], state: ResolvedState, entry: CognitionEntry): LlmSettings {
+  const merged = { ...sop.llm, ...state.def.llm, ...entry.llm } as LlmSettings;
+  return merged.max_tokens === undefined ? { ...merged, max_tokens: POPULATION_DEFAULTS.maxTokens } : merged;
+}
+
+/** The menu as the command list providers and the mock read (name, required arguments and their types). */
+export function menuCommands(tools: readonly ToolSpec[]): NonNullable<CallMeta['commands']> {
+  return tools.map((t) => {
+    const props = (t.parameters.properties ?? {}) as Record<string, { type?: string; enum?: string[] }>;
+    const required = (t.parameters.required ?? []) as string[];
+    const argTypes: Record<string, { type: string; enum?: string[] }> = {};
+    for (const [k, v] of Object.entries(props)) argTypes[k] = { type: v.type ?? 'string', ...(v.enum ? { enum: v.enum } : {}) };
+    return { name: t.name, executor: 'action', required, argTypes };
+  });
+}
+
+/**
+ * Values an agent sees that an action's arguments may name: ids of posts (`*post_id`), accounts
+ * (`*agent_id`, from authors), and keys (`key`). The mock draws its arguments from them.
+ */
+export function argChoices(observation: Json): Record<string, Array<string | number>> {
+  const posts = new Set<string>();
+  const authors = new Set<string>();
+  const keys = new Set<string>();
+  const visit = (v: Json, depth: number): void => {
+    if (depth > 6 || v === null || typeof v !== 'object') return;
+    if (Array.isArray(v)) return v.forEach((x) => visit(x, depth + 1));
+    if (typeof v.id === 'string') posts.add(v.id);
+    if (typeof v.author === 'string') authors.add(v.author);
+    if (typeof v.key === 'string') keys.add(v.key);
+    for (const x of Object.values(v)) visit(x, depth + 1);
+  };
+  visit(observation, 0);
+  const out: Record<string, Array<string | number>> = {};
+  if (posts.size) out.post_id = [...posts];
+  if (authors.size) out.agent_id = [...authors];
+  if (keys.size) out.key = [...keys];
+  return out;
+}
+
+/** One agent's (or one archetype's) LLM decision. */
+export async function askForAction(
+  s: DecideSetup,
+  i: number,
+  seen: Seen,
+  settings: LlmSettings,
+  key: string,
+): Promise<{ choice: Choice; reply: string }> {
+  const messages = decisionMessages(s, i, seen);
+  const meta: CallMeta = {
+    purpose: 'agent',
+    state: s.state.name,
+    agent: s.pop.ids[i]!,
+    role: 'population',
+    turn: s.turn,
+    turnInState: seen.step,
+    tools: s.tools,
+    commands: menuCommands(s.tools),
+    argChoices: argChoices(seen.observation),
+    population: true,
+  };
+  const reply = await s.host.call(messages, settings, meta, false, key);
+  return { choice: parseAction(reply, s.world, s.tools), reply };
+}
+
+/** The first JSON object in a text (a reply may wrap it in prose or a code fence). */
+function firstJsonObject(text: string): unknown {
+  const t = text.trim();
+  try {
+    return JSON.parse(t);
+  } catch {
+    /* look inside */
+  }
+  const start = t.indexOf('{');
+  if (start === -1) return undefined;
+  let depth = 0;
+  let inString = false;
+  for (let k = start; k < t.length; k++) {
+    const c = t[k];
+    if (inString) {
+      if (c === '\\') k++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{') depth++;
+    else if (c === '}' && --depth === 0) {
+      try {
+        return JSON.parse(t.slice(start, k + 1));
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** A reply as one action of the menu: {"command", "command_args"} (also {"name", "arguments"}), checked against the action's schema. */
+export function parseAction(reply: string, world: AnyWorld, tools: readonly ToolSpec[]): Choice {
+  const value = firstJsonObject(reply) as Record<string, unknown> | undefined;
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return { invalid: 'the reply is not a JSON action' };
+  const name = value.command ?? value.name ?? value.action;
+  const rawArgs = value.command_args ?? value.arguments ?? value.args ?? {};
+  if (typeof name !== 'string') return { invalid: 'the reply names no action' };
+  if (!tools.some((t) => t.name === name))
+    return { invalid: `"${name}" is not one of the actions (${tools.map((t) => t.name).join(', ')})` };
+  let args = rawArgs;
+  if (typeof args === 'string') {
+    try {
+      args = JSON.parse(args);
+    } catch {
+      return { invalid: `the arguments of "${name}" are not JSON` };
+    }
+  }
+  if (!args || typeof args !== 'object' || Array.isArray(args)) return { invalid: `the arguments of "${name}" are not an object` };
+  const problem = checkActionArgs(world, { agent: '', name, args: args as Record<string, unknown> });
+  return problem ? { invalid: problem } : { name, args: args as Record<string, unknown> };
+}
