@@ -2,12 +2,13 @@
 // CLI (which only maps its flags to these options): who answers for people, the LLM provider
 // and its run-wide retry budget, the embedder, the sandbox, and who consents to the SOP's MCP
 // servers and LLM servers.
+import { isPopulationState, populationCallsLlm } from '../population/state-spec.js';
 import { AnswersFileInput, HumanInputError, NoHumanInput, TerminalInput, askYesNo, type HumanInput } from '../io/human.js';
 import { AnswersListInput } from '../io/answers-list.js';
 import { createProvider } from '../llm/factory.js';
 import { InterruptibleProvider } from '../llm/interruptible.js';
 import { RetryBudget } from '../llm/retry.js';
-import type { LlmProvider } from '../llm/types.js';
+import { LlmError, type LlmProvider } from '../llm/types.js';
 import { sopEndpoints } from '../llm/endpoints.js';
 import { LlmConsent, USER_KEY, cliLlmAllowEntries, fileLlmAllowEntries } from '../llm/consent.js';
 import { createEmbedder, parseEmbedderSpec } from '../memory/create-embedder.js';
@@ -110,6 +111,7 @@ export async function providerOf(
   run: { budget: RetryBudget; consent: LlmConsent; stop: AbortSignal; warn: Warn; resumed?: boolean },
 ): Promise<LlmProvider> {
   if (typeof o.llm === 'object') return o.llm;
+  if (o.llm === undefined && !sopCallsLlm(sop)) return NO_LLM; // rule agents only: no key, no server
   const made = await createProvider({
     spec: o.llm ?? sop.llm?.provider,
     baseURL: o.baseUrl ?? sop.llm?.base_url,
@@ -129,6 +131,17 @@ export async function providerOf(
   // interrupt() of a started run abandons the call in flight (a server may never answer)
   return new InterruptibleProvider(made, run.stop);
 }
+
+/** Whether any state of a SOP can make an LLM call (all but final states and population states of rule agents only). */
+export function sopCallsLlm(sop: Sop): boolean {
+  return Object.values(sop.states).some((s) => !s.final && (!isPopulationState(s) || populationCallsLlm(s)));
+}
+
+/** The provider of a SOP that makes no LLM call (its population states have rule agents only). */
+const NO_LLM: LlmProvider = {
+  id: 'none',
+  chat: () => Promise.reject(new LlmError('this SOP makes no LLM call (its agents follow rules), yet one was made')),
+};
 
 /**
  * The embedder of a run that retrieves (top_k above 0), made and loaded before it starts so a

@@ -3,6 +3,7 @@
 // agent at this terminal (`player`) sees only the messages that agent may see (its audience),
 // each marked with whom it was for, and nothing streamed (a reply's audience is known only once
 // it has ended: its <to> tag).
+import { populationStepLine } from './population-line.js';
 import type { RunEvent } from '../runtime/events.js';
 import { canSee } from '../environment/audience.js';
 import type { Message } from '../environment/message.js';
@@ -117,6 +118,13 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         break;
       case 'summary':
         if (!o.quiet) print(paint(2, `\n(summary after ${e.after_messages} messages)\n`, colour));
+        break;
+      // population states: one line a step
+      case 'population_started':
+        if (!o.quiet) print(paint(2, `${e.agents} agents in a ${safe(e.world)} world\n`, colour));
+        break;
+      case 'population_step':
+        if (!o.quiet) print(`${safe(populationStepLine(e))}\n`);
         break;
       case 'warning':
         // A retried stream starts its reply again on a line of its own (the torn text is discarded).

@@ -135,7 +135,7 @@ export class RecordingProvider implements LlmProvider {
   readonly id: string;
   private readonly cassette: Cassette;
   /** Every interaction known: recorded, or read from the file being continued. */
-  private all: CassetteInteraction[] = [];
+  private all: Array<CassetteInteraction | undefined> = [];
   /** How many of `all` count (the rest: a killed attempt's, until the resume passes them). */
   private n = 0;
   /** Interactions of the run before the first one this file holds (a resume recording to another file). */
@@ -186,10 +186,20 @@ export class RecordingProvider implements LlmProvider {
   }
 
   async chat(request: ChatRequest, options?: ChatOptions): Promise<ChatResponse> {
-    const res = await this.inner.chat(request, options);
-    const { meta } = request;
+    // Its place in the cassette is taken when the call starts, so calls made at once (a
+    // population step) are recorded in the order they were asked, whichever answers first.
     this.all.length = this.n; // a killed attempt's interactions past this point are redone
-    this.all.push({
+    const at = this.n++;
+    this.all.push(undefined);
+    let res: ChatResponse;
+    try {
+      res = await this.inner.chat(request, options);
+    } catch (err) {
+      if (this.n === at + 1) this.all.length = this.n = at; // the last call asked gave no reply: its place is freed
+      throw err;
+    }
+    const { meta } = request;
+    this.all[at] = {
       purpose: meta.purpose,
       state: meta.state,
       ...(meta.agent ? { agent: meta.agent } : {}),
@@ -197,8 +207,7 @@ export class RecordingProvider implements LlmProvider {
       ...(res.model ? { model: res.model } : {}),
       usage: res.usage,
       request: request.messages,
-    });
-    this.n++;
+    };
     this.flush();
     return res;
   }
@@ -213,7 +222,9 @@ export class RecordingProvider implements LlmProvider {
       );
     }
     try {
-      const cassette = { ...this.cassette, interactions: this.all.slice(0, this.n) };
+      // up to the first call still waiting for its reply
+      const waiting = this.all.indexOf(undefined);
+      const cassette = { ...this.cassette, interactions: this.all.slice(0, waiting === -1 || waiting > this.n ? this.n : waiting) };
       writeFileAtomic(this.file, this.redact(JSON.stringify(cassette, null, 2)) + '\n');
     } catch (err) {
       throw writeFailure(err, this.file); // files: a full disk names the cassette; the run stops, resumable

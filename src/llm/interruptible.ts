@@ -1,6 +1,7 @@
 // A provider whose calls a signal (Ctrl-C) aborts: the call in flight, its retries and every
 // later call end at once with a resumable error, so the run stops as `interrupted` without
 // waiting for a server that may never answer.
+import { setMaxListeners } from 'node:events';
 import { LlmError, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider } from './types.js';
 
 /** The LLM call was abandoned because the user stopped the run; `sop resume` makes it again. */
@@ -24,6 +25,8 @@ export class InterruptibleProvider implements LlmProvider {
     private readonly why = 'stopped by Ctrl-C while waiting for the LLM',
   ) {
     this.id = inner.id;
+    // calls made at once (a population step) each listen to it while in flight, and leave it when done
+    setMaxListeners(0, signal);
   }
 
   get position(): number | undefined {

@@ -116,3 +116,9 @@ export function clockText(minute: number): string {
   const m = ((minute % 1440) + 1440) % 1440;
   return `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
 }
+
+/** Whether a population state's steps call an LLM: a tier that is not `rule`, a survey, or a judge. */
+export function populationCallsLlm(def: SopState): boolean {
+  const spec = populationStateSpec(def);
+  return spec.cognition.some((c) => c.tier !== 'rule') || spec.interventions.some((i) => i.survey) || spec.resolution.type === 'judge';
+}

@@ -29,6 +29,7 @@ import {
   type StepAction,
   type WorldInitContext,
 } from '../worlds/world.js';
+import { getMaxListeners, setMaxListeners } from 'node:events';
 import { dirname } from 'node:path';
 import { activationRule, drawUniform } from './activation.js';
 import { AgentMemory, type AgentMemoryEntry } from './agent-memory.js';
@@ -343,6 +344,8 @@ export class PopulationVisit {
  * throws the first failure in task order. An aborted run starts no further task.
  */
 export async function runLimited(tasks: ReadonlyArray<() => Promise<void>>, limit: number, signal?: AbortSignal): Promise<void> {
+  // each call in flight listens to the run's abort signal
+  if (signal) setMaxListeners(Math.max(getMaxListeners(signal), limit + 16), signal);
   let next = 0;
   const failures: Array<{ at: number; error: unknown }> = [];
   const worker = async (): Promise<void> => {

@@ -27,6 +27,7 @@ export interface Script {
   tool?: Reply[];
   /** Never a chat call (an embedder's usage only); here for completeness. */
   embedding?: Reply[];
+  survey?: Reply[];
   /** Answer when a purpose's list is empty or used up (default: see defaultReply). */
   fallback?: (request: ChatRequest) => string;
 }
