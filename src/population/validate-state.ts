@@ -21,12 +21,15 @@ const esc = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 export function populationDiagnostics(sop: Sop, file: string | undefined, worlds: WorldRegistry = defaultWorlds()): Diagnostic[] {
   const out: Diagnostic[] = [];
   const baseDir = file ? dirname(file) : process.cwd();
+  // A run's journaled document (resume, fork) was checked with its data files when the run
+  // started; they are relative to the SOP file, not the journal, and are read again when a visit starts.
+  const journaled = file?.endsWith('#/document') === true;
   for (const [name, def] of Object.entries(sop.states)) {
     if (!isPopulationState(def)) continue;
     const at = `/states/${esc(name)}`;
     const err = (pointer: string, message: string) => out.push({ severity: 'error', pointer, message });
     const d = def as Record<string, unknown>;
-    out.push(...validatePopulationSpec(d.population, baseDir, `${at}/population`));
+    if (!journaled) out.push(...validatePopulationSpec(d.population, baseDir, `${at}/population`));
     if (d.world === undefined) {
       err(at, `a population state needs a "world" (social, market, board, or one added with defineWorld)`);
       continue;
@@ -34,7 +37,7 @@ export function populationDiagnostics(sop: Sop, file: string | undefined, worlds
     const worldProblems = validateWorldSpec(d.world, `${at}/world`, {
       ...(d.actions !== undefined ? { actions: d.actions, actionsPointer: `${at}/actions` } : {}),
       worlds,
-      exists: (f) => existsSync(sourcePath(f, baseDir)),
+      ...(journaled ? {} : { exists: (f: string) => existsSync(sourcePath(f, baseDir)) }),
     });
     out.push(...worldProblems);
     if (d.resolution !== undefined) out.push(...validateResolution(d.resolution, `${at}/resolution`));

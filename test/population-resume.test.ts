@@ -1,0 +1,129 @@
+// A population run SIGKILLed in the middle of a step, then `sop resume`: the run finishes with
+// the same steps and metrics as an uninterrupted run, and only the calls of that step that had not
+// finished are made again (each call's reply is journaled as it comes, under a key naming its step
+// and agent).
+import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requireBuiltCli, spawnCli } from './helpers/cli.js';
+import { startOpenAiServer, type ChatRequestBody, type TestServer } from './helpers/openai-server.js';
+
+const ENV = { ...process.env, OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: undefined } as NodeJS.ProcessEnv;
+const AGENTS = 24;
+const servers: TestServer[] = [];
+let dir: string;
+let sopFile: string;
+
+/** Each agent posts a line with its name (read from its persona), so a reply depends only on who asks. */
+function reply(b: ChatRequestBody): string {
+  const name = /You are (\w+)/.exec(b.messages[0]?.content ?? '')?.[1] ?? 'someone';
+  return JSON.stringify({ command: 'post', command_args: { text: `${name} says hello` } });
+}
+
+function cli(
+  args: string[],
+  onSpawn?: (kill: () => void) => void,
+): Promise<{ code: number | null; signal: string | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawnCli(args, { stdio: ['ignore', 'ignore', 'pipe'], env: ENV });
+    let stderr = '';
+    onSpawn?.(() => child.kill('SIGKILL'));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stderr }));
+  });
+}
+
+type Line = { type: string; turn?: number; step?: number; metrics?: unknown; actions?: unknown; effect?: string };
+const journal = (runDir: string): Line[] =>
+  readFileSync(join(runDir, 'journal.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Line);
+const onlyDir = (out: string) => join(out, readdirSync(out)[0]!);
+
+beforeAll(() => {
+  requireBuiltCli();
+  dir = mkdtempSync(join(tmpdir(), 'sop-population-resume-'));
+  const sop = JSON.parse(readFileSync('examples/social-spread/social-spread.sop.json', 'utf8')) as Record<string, unknown> & {
+    states: Record<string, Record<string, unknown>>;
+  };
+  delete sop.$schema;
+  const feed = sop.states.feed!;
+  feed.population = { source: { file: 'personas.csv' }, persona: 'You are {{name}}.', sample: { n: AGENTS, seed: 5 } };
+  feed.activation = { probability: 1 };
+  feed.cognition = { tier: 'per_agent' };
+  feed.max_steps = 3;
+  feed.transitions = [];
+  feed.next_states = { '1': 'end' };
+  delete sop.states.debrief;
+  sop.agents = {};
+  copyFileSync('examples/social-spread/personas.csv', join(dir, 'personas.csv'));
+  sopFile = join(dir, 'hello.sop.json');
+  writeFileSync(sopFile, JSON.stringify(sop, null, 2));
+});
+afterAll(async () => {
+  for (const s of servers) await s.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a population step killed half-way', () => {
+  it('resumes with only its unfinished calls made again, to the same metrics as an uninterrupted run', async () => {
+    // the uninterrupted run
+    const plain = await startOpenAiServer({ reply, latencyMs: 150 });
+    servers.push(plain);
+    const whole = await cli([
+      'run',
+      sopFile,
+      '--llm',
+      'openai',
+      '--base-url',
+      plain.url,
+      '--concurrency',
+      '4',
+      '--out',
+      join(dir, 'whole'),
+      '--quiet',
+    ]);
+    expect(whole.code, whole.stderr).toBe(0);
+    const reference = journal(onlyDir(join(dir, 'whole'))).filter((l) => l.type === 'population_step');
+    expect(reference).toHaveLength(3);
+
+    // killed when the 12th request of step 2 reaches the server
+    const KILL_AT = AGENTS + 11;
+    let kill: (() => void) | undefined;
+    const server = await startOpenAiServer({
+      reply,
+      latencyMs: 150,
+      onRequest: (i) => {
+        if (i === KILL_AT) kill?.();
+      },
+    });
+    servers.push(server);
+    const out = join(dir, 'killed');
+    const first = await cli(
+      ['run', sopFile, '--llm', 'openai', '--base-url', server.url, '--concurrency', '4', '--out', out, '--quiet'],
+      (k) => (kill = k),
+    );
+    expect(first.signal, first.stderr).toBe('SIGKILL');
+    const runDir = onlyDir(out);
+    const before = journal(runDir);
+    expect(before.filter((l) => l.type === 'population_step').map((l) => l.step)).toEqual([1]);
+    const doneInStep2 = before.filter((l) => l.type === 'llm_call' && l.turn === 2).length;
+    expect(doneInStep2).toBeGreaterThan(0);
+    expect(doneInStep2).toBeLessThan(AGENTS);
+
+    const asked = server.requests.length;
+    const resumed = await cli(['resume', runDir, '--quiet']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const madeAgain = server.requests.length - asked;
+    console.log(
+      `population resume: step 2 had ${doneInStep2} of ${AGENTS} calls journaled at the kill; the resume made ${madeAgain} calls (${AGENTS - doneInStep2} for step 2, ${AGENTS} for step 3)`,
+    );
+    expect(madeAgain).toBe(AGENTS - doneInStep2 + AGENTS);
+    const after = journal(runDir);
+    const steps = after.filter((l) => l.type === 'population_step');
+    expect(steps.slice(-3).map((l) => [l.step, l.metrics, l.actions])).toEqual(reference.map((l) => [l.step, l.metrics, l.actions]));
+  });
+});
