@@ -6,8 +6,8 @@ import { createInterface } from 'node:readline';
 import { ROOT } from './engine.mjs';
 
 /** Start the server; resolves to its URL and a stop function. */
-export async function startServer(latencyMs) {
-  const proc = spawn(process.execPath, [join(ROOT, 'bench', 'workers', 'openai-server.mjs'), String(latencyMs)], {
+export async function startServer(latencyMs, kind = '') {
+  const proc = spawn(process.execPath, [join(ROOT, 'bench', 'workers', 'openai-server.mjs'), String(latencyMs), kind], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'inherit'],
   });

@@ -1,16 +1,21 @@
 // Child process of bench/concurrency.mjs: the OpenAI-compatible test server
 // (test/helpers/openai-server.ts, loaded through tsx) answering every request after the latency
-// given as argv[2] (ms). Runs in its own process, as a real LLM server would, so its CPU time is
+// given as argv[2] (ms); with argv[3] "action", replies are population actions. Runs in its own process, as a real LLM server would, so its CPU time is
 // not charged to the simulations. Prints its base URL on the first line; exits when stdin closes.
 import { join } from 'node:path';
 import { tsImport } from 'tsx/esm/api';
 import { ROOT } from '../lib/engine.mjs';
 
 const latencyMs = Number(process.argv[2] ?? 50);
+// `action`: every reply is an idle action in the JSON command format (population steps)
+const action = process.argv[3] === 'action';
 const { startOpenAiServer } = await tsImport(join(ROOT, 'test', 'helpers', 'openai-server.ts'), import.meta.url);
 const server = await startOpenAiServer({
   latencyMs,
-  reply: (body) => `Reply to ${body.messages.length} messages: cars out, buses in, shops still open.`,
+  reply: (body) =>
+    action
+      ? JSON.stringify({ command: 'idle', command_args: {} })
+      : `Reply to ${body.messages.length} messages: cars out, buses in, shops still open.`,
 });
 process.stdout.write(`${server.url}\n`);
 process.stdin.resume();
