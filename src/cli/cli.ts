@@ -340,11 +340,20 @@ export function buildCli(argv: string[]): Argv {
         'Start a new run from the state of a run after a given turn (e.g. to try another model; options not given: as at that turn)',
         (y) =>
           continueOptions(y.positional('dir', { type: 'string', demandOption: true, describe: 'Run folder' }))
-            .option('at', { type: 'number', demandOption: true, describe: 'Turn to branch after (0: before the first turn)' })
+            .option('at', { type: 'number', describe: 'Turn to branch after (0: before the first turn)' })
+            .option('step', {
+              type: 'number',
+              describe: "Population states: branch before this step of the run's population state (the turn before it)",
+            })
+            .option('state', { type: 'string', describe: 'With --step: the population state (default: the first one the run visited)' })
+            .check((a) => {
+              if ((a.at === undefined) === (a.step === undefined)) throw new Error('give one of --at TURN or --step STEP');
+              return true;
+            })
             .option('out', { type: 'string', describe: 'Folder for the new run folder (default: next to the original)' }),
         async (a) => {
           const { forkCommand } = await import('./fork-command.js');
-          process.exitCode = await forkCommand({ dir: a.dir, at: a.at, out: a.out, ...continueArgs(a) });
+          process.exitCode = await forkCommand({ dir: a.dir, at: a.at, step: a.step, state: a.state, out: a.out, ...continueArgs(a) });
         },
       )
       .command(
