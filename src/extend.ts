@@ -33,3 +33,16 @@ export { VectorStore } from './memory/vector-store.js';
 export { RunFolder, newRunId } from './io/run-folder.js';
 export { makeRedactor, type Redactor } from './util/redact.js';
 export { limitConcurrency } from './llm/limit.js';
+// population states (docs/population.md): worlds of your own, rule policies of your own
+export {
+  defineWorld,
+  registerWorld,
+  type World,
+  type WorldAgent,
+  type StepAction,
+  type ActionOutcome,
+  type Metrics,
+  type Json,
+} from './worlds/index.js';
+export { registerRulePolicy, type RulePolicyMaker } from './population/rules.js';
+export type { RulePolicy, RuleContext } from './worlds/rule.js';

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadSop, MockProvider, RecordingProvider, runSop, validateSop, type RunEvent } from '../src/index.js';
+import { defineWorld, registerWorld } from '../src/extend.js';
 
 const EXAMPLE = 'examples/social-spread/social-spread.sop.json';
 const tmp = mkdtempSync(join(tmpdir(), 'sop-population-'));
@@ -152,6 +153,48 @@ describe('a population state', () => {
     const prompts = list.filter((e) => e.type === 'prompt' && e.state === 'feed') as Array<Extract<RunEvent, { type: 'prompt' }>>;
     expect(prompts.some((p) => p.messages.some((m) => m.content.includes('Do you trust the news')) && p.purpose !== 'survey')).toBe(false);
     expect(surveyed.size).toBe(7);
+  });
+});
+
+describe('a world of your own', () => {
+  it('registered with registerWorld, validates and runs like the built-ins', async () => {
+    const voting = defineWorld<{ tally: Record<string, number> }, { options: string[] }>({
+      name: 'voting-test',
+      description: 'Agents vote for one option.',
+      params: { type: 'object', required: ['options'], properties: { options: { type: 'array', items: { type: 'string' } } } },
+      actions: [
+        {
+          name: 'vote',
+          description: 'Vote.',
+          parameters: { type: 'object', required: ['option'], properties: { option: { type: 'string', enum: ['tea', 'coffee'] } } },
+        },
+      ],
+      init: (params) => ({ tally: Object.fromEntries(params.options.map((o) => [o, 0])) }),
+      snapshot: (st) => st.tally,
+      observe: (st) => st.tally,
+      apply: (st, actions) =>
+        actions.map((a) => {
+          const option = String(a.args.option);
+          st.tally[option] = (st.tally[option] ?? 0) + 1;
+          return { agent: a.agent, name: a.name, ok: true, output: `voted ${option}` };
+        }),
+      metrics: (st) => ({ ...st.tally }),
+    });
+    const file = variant('voting', (feed) => {
+      feed.world = { type: 'voting-test', params: { options: ['tea', 'coffee'] } };
+      feed.actions = ['vote'];
+      feed.population = { source: { file: 'personas.csv' }, sample: { n: 30, seed: 2 } };
+      feed.activation = { probability: 1 };
+      feed.max_steps = 2;
+      feed.transitions = [];
+      feed.metrics = {};
+    });
+    expect(validateSop(file).errors.map((d) => d.message)).toEqual([`unknown world "voting-test" (worlds: board, market, social)`]);
+    registerWorld(voting);
+    expect(validateSop(file).ok).toBe(true);
+    const list = await events(loadSop(file), { llm: 'mock' });
+    const last = list.filter((e): e is StepEvent => e.type === 'population_step').at(-1)!;
+    expect(last.metrics.tea! + last.metrics.coffee!).toBe(60); // 30 agents voted at each of 2 steps
   });
 });
 

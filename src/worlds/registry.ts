@@ -30,7 +30,19 @@ export class WorldRegistry {
 
 export const BUILT_IN_WORLDS: readonly AnyWorld[] = [social, market, board];
 
-/** A registry holding the built-in worlds (a new one each call, so programs can add their own). */
+/** Worlds a program added for every SOP it loads and runs (registerWorld). */
+const added: AnyWorld[] = [];
+
+/**
+ * Adds a world (made by defineWorld) that SOPs loaded and run in this process may name in
+ * `world.type`, checked by `sop validate` like the built-ins. A name already taken is an error.
+ */
+export function registerWorld(world: AnyWorld): void {
+  new WorldRegistry([...BUILT_IN_WORLDS, ...added, world]); // refuses a name taken
+  added.push(world);
+}
+
+/** A registry holding the built-in worlds and those registered (a new one each call, so a program can add more to it). */
 export function defaultWorlds(): WorldRegistry {
-  return new WorldRegistry(BUILT_IN_WORLDS);
+  return new WorldRegistry([...BUILT_IN_WORLDS, ...added]);
 }
