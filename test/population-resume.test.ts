@@ -127,3 +127,28 @@ describe('a population step killed half-way', () => {
     expect(steps.slice(-3).map((l) => [l.step, l.metrics, l.actions])).toEqual(reference.map((l) => [l.step, l.metrics, l.actions]));
   });
 });
+
+describe('sop sweep of a population SOP', () => {
+  it('runs the social-spread example for several seeds, in worker threads', async () => {
+    const out = join(dir, 'sweep');
+    const r = await cli([
+      'sweep',
+      'examples/social-spread/social-spread.sop.json',
+      '--llm',
+      'mock',
+      '--seeds',
+      '1-3',
+      '--concurrency',
+      '2',
+      '--out',
+      out,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('3 of 3 runs done, 0 failed');
+    const results = readFileSync(join(out, 'results.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { status: string });
+    expect(results.map((x) => x.status)).toEqual(['finished', 'finished', 'finished']);
+  });
+});

@@ -26,7 +26,11 @@ export class InterruptibleProvider implements LlmProvider {
   ) {
     this.id = inner.id;
     // calls made at once (a population step) each listen to it while in flight, and leave it when done
-    setMaxListeners(0, signal);
+    try {
+      setMaxListeners(0, signal);
+    } catch {
+      // a signal Node does not count listeners of (another realm's): nothing to raise
+    }
   }
 
   get position(): number | undefined {

@@ -345,7 +345,11 @@ export class PopulationVisit {
  */
 export async function runLimited(tasks: ReadonlyArray<() => Promise<void>>, limit: number, signal?: AbortSignal): Promise<void> {
   // each call in flight listens to the run's abort signal
-  if (signal) setMaxListeners(Math.max(getMaxListeners(signal), limit + 16), signal);
+  try {
+    if (signal) setMaxListeners(Math.max(getMaxListeners(signal), limit + 16), signal);
+  } catch {
+    // a signal Node does not count listeners of (another realm's)
+  }
   let next = 0;
   const failures: Array<{ at: number; error: unknown }> = [];
   const worker = async (): Promise<void> => {
