@@ -156,6 +156,42 @@ describe('a population state', () => {
   });
 });
 
+describe('resolution of simultaneous actions', () => {
+  it('judge: one judge call per contested object, in the order of the objects; priority: higher first', async () => {
+    const judged = variant('judge', (feed) => {
+      feed.resolution = { type: 'judge' };
+      feed.activation = { probability: 1 };
+      feed.population = { source: { file: 'personas.csv' }, persona: 'You are {{name}}.', sample: { n: 40, seed: 3 } };
+      feed.max_steps = 2;
+      feed.transitions = [];
+    });
+    const list = await events(loadSop(judged), { llm: 'mock', prompts: true });
+    const judges = list.filter((e) => e.type === 'llm_call' && e.purpose === 'judge' && e.state === 'feed');
+    expect(judges.length).toBeGreaterThan(0);
+    const objects = list
+      .filter((e): e is Extract<RunEvent, { type: 'prompt' }> => e.type === 'prompt' && e.purpose === 'judge' && e.turn === 1)
+      .map((e) => (JSON.parse(e.messages[1]!.content) as { object: string }).object);
+    expect(objects).toEqual([...objects].sort());
+    expect(new Set(objects).size).toBe(objects.length);
+
+    const prioritised = variant('priority', (feed) => {
+      feed.resolution = { type: 'priority', expr: 'age' };
+      feed.activation = { probability: 1 };
+      feed.population = { source: { file: 'personas.csv' }, persona: 'You are {{name}}.', sample: { n: 40, seed: 3 } };
+      feed.max_steps = 1;
+      feed.transitions = [];
+    });
+    const step = (await events(loadSop(prioritised), { llm: 'mock' })).find((e): e is StepEvent => e.type === 'population_step')!;
+    const ages = new Map<string, number>();
+    for (const line of readFileSync('examples/social-spread/personas.csv', 'utf8').trim().split('\n').slice(1)) {
+      const [id, , age] = line.split(',');
+      ages.set(id!, Number(age));
+    }
+    const applied = step.actions.filter((a) => a.name !== 'invalid').map((a) => ages.get(a.agent)!);
+    expect(applied).toEqual([...applied].sort((a, b) => b - a));
+  });
+});
+
 describe('a world of your own', () => {
   it('registered with registerWorld, validates and runs like the built-ins', async () => {
     const voting = defineWorld<{ tally: Record<string, number> }, { options: string[] }>({
