@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireBuiltCli, spawnCli, spawnCliSync } from './helpers/cli.js';
+import { requireBuiltCli, runCliKillable, spawnCliSync } from './helpers/cli.js';
 import { startOpenAiServer, type ChatRequestBody, type TestServer } from './helpers/openai-server.js';
 import { lostCalls } from '../src/journal/lost-calls.js';
 import type { RunEvent } from '../src/runtime/events.js';
@@ -21,19 +21,7 @@ function debateReply(b: ChatRequestBody): string {
   return '<decision>0</decision><end>0</end> A point, briefly made.';
 }
 
-function cli(
-  args: string[],
-  onSpawn?: (kill: () => void) => void,
-): Promise<{ code: number | null; signal: string | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawnCli(args, { stdio: ['ignore', 'ignore', 'pipe'], env: ENV });
-    let stderr = '';
-    onSpawn?.(() => child.kill('SIGKILL'));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stderr }));
-  });
-}
+const cli = (args: string[], onSpawn?: (kill: () => void) => void) => runCliKillable(args, ENV, onSpawn);
 
 const journal = (runDir: string): RunEvent[] =>
   readFileSync(join(runDir, 'journal.jsonl'), 'utf8')

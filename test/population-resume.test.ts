@@ -6,7 +6,7 @@ import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireBuiltCli, spawnCli } from './helpers/cli.js';
+import { requireBuiltCli, runCliKillable } from './helpers/cli.js';
 import { startOpenAiServer, type ChatRequestBody, type TestServer } from './helpers/openai-server.js';
 
 const ENV = { ...process.env, OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: undefined } as NodeJS.ProcessEnv;
@@ -21,19 +21,7 @@ function reply(b: ChatRequestBody): string {
   return JSON.stringify({ command: 'post', command_args: { text: `${name} says hello` } });
 }
 
-function cli(
-  args: string[],
-  onSpawn?: (kill: () => void) => void,
-): Promise<{ code: number | null; signal: string | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawnCli(args, { stdio: ['ignore', 'ignore', 'pipe'], env: ENV });
-    let stderr = '';
-    onSpawn?.(() => child.kill('SIGKILL'));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stderr }));
-  });
-}
+const cli = (args: string[], onSpawn?: (kill: () => void) => void) => runCliKillable(args, ENV, onSpawn);
 
 type Line = { type: string; turn?: number; step?: number; metrics?: unknown; actions?: unknown; effect?: string };
 const journal = (runDir: string): Line[] =>

@@ -56,3 +56,22 @@ export function runCli(args: string[], env: Record<string, string | undefined> =
     child.on('close', (status) => resolve({ status, stderr }));
   });
 }
+
+/**
+ * `sop ARGS` with `env` as its whole environment, awaited; `onSpawn` is handed a function that
+ * SIGKILLs it (kill tests call it on a readiness signal). Resolves with its exit code or signal.
+ */
+export function runCliKillable(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  onSpawn?: (kill: () => void) => void,
+): Promise<{ code: number | null; signal: string | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawnCli(args, { stdio: ['ignore', 'ignore', 'pipe'], env });
+    let stderr = '';
+    onSpawn?.(() => child.kill('SIGKILL'));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stderr }));
+  });
+}
