@@ -199,7 +199,7 @@ describe('an HTTP MCP server is a destination: secrets go only where the user se
       expect(said, args.join(' ')).toHaveLength(1);
       if (args.includes('--yes'))
         expect(said[0]).toMatch(
-          /MCP server "notes" was not started: it reads \$\{OPENAI_API_KEY\}, which you did not allow it \(it would go to the host 127\.0\.0\.1:\d+\); allow it with --allow-mcp-env notes=OPENAI_API_KEY/,
+          /MCP server "notes" was not started: it reads \$\{OPENAI_API_KEY\}, \$\{DATABASE_URL\}, which you did not allow it \(it would go to the host 127\.0\.0\.1:\d+\); allow them with --allow-mcp-env notes=OPENAI_API_KEY --allow-mcp-env notes=DATABASE_URL,/,
         );
       else expect(said[0]).toMatch(/starting it needs your approval \(its url ".*\$\{OPENAI_API_KEY\}", on the host 127\.0\.0\.1:\d+\)/);
       refused++;

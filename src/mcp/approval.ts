@@ -93,10 +93,11 @@ export async function approveStart(r: StartRequest, o: McpApproval): Promise<Set
   if (entries.length > 0 || o.unattended) {
     if (missing().length === 0) return allowedVars;
     if (!o.ask) {
-      const v = missing()[0]!;
+      const m = missing();
+      const named = m.map((v) => `\${${v}}`).join(', ');
       throw new McpApprovalError(
-        `MCP server "${r.server}" was not started: it reads \${${v}}, which you did not allow it (it would go to ${destination(r)}); ` +
-          how(`allow it with --allow-mcp-env ${r.server}=${v}`),
+        `MCP server "${r.server}" was not started: it reads ${named}, which you did not allow it (it would go to ${destination(r)}); ` +
+          how(`allow ${m.length > 1 ? 'them' : 'it'} with ${m.map((v) => `--allow-mcp-env ${r.server}=${v}`).join(' ')}`),
       );
     }
   }
