@@ -1,6 +1,8 @@
 // sop check: dry runs with the mock over seeds tell a SOP's expected calls, tokens and cost, and
 // warn about states left only at max_turns, prompts over a model's context, summaries that never fire.
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkSop } from '../src/api/cost-check.js';
@@ -109,6 +111,39 @@ describe('sop check', () => {
     expect(p.stdout).toMatch(/^Cost per run \(the SOP's llm\.pricing, else pricing\.json as of [\d-]+\) +min/m);
     expect(p.stdout).toMatch(/^ {2}house-model +\$0\.\d{4}/m);
   }, 30_000);
+
+  it('sends no embedding request and loads no model: an openai or transformers embedder is replaced by the local one, with a warning', async () => {
+    const requests: string[] = [];
+    const server = createServer((req, res) => {
+      requests.push(`${req.method} ${req.url}`);
+      res.writeHead(500).end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    try {
+      const dir = tempDir('sop-check-embedder-');
+      for (const embedder of ['openai:text-embedding-3-small', 'transformers:Xenova/no-such-model-for-sop-check']) {
+        const file = join(dir, 'embeds.sop.json');
+        writeFileSync(file, JSON.stringify({ ...sop({}), environment: { embedder, top_k: 2 } }));
+        const child = spawnCli(['check', file, '--runs', '2'], {
+          cwd: dir,
+          env: { ...process.env, OPENAI_BASE_URL: url, OPENAI_API_KEY: 'sk-check-CANARY', HF_HUB_OFFLINE: '1' },
+        });
+        let stdout = '';
+        child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+        const code = await new Promise<number | null>((r) => child.on('close', r));
+        expect(code, stdout).toBe(0);
+        expect(stdout).toContain('Outcome: 2 finished');
+        expect(stdout).toMatch(/^Estimate: about \d+ tokens/m);
+        expect(stdout).toContain(
+          `warning: sop check sends no embedding request and loads no model: the dry runs embedded with the local embedder in place of ${embedder}`,
+        );
+      }
+      expect(requests).toEqual([]);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  }, 60_000);
 
   it('dry runs that all fail: exit code 1, no estimate, the first run folder kept for its log, no summary warning', async () => {
     const dir = tempDir('sop-check-file-');

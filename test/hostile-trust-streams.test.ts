@@ -166,6 +166,42 @@ describe('a stream is bounded by content, not bytes', () => {
     }, 90_000);
   }
 
+  it("a call's streamed attempts share one deadline (3 attempt deadlines): a steady trickle ends the call whatever its retries", async () => {
+    // 10 retries allowed; the first attempt gets only keep-alives (ends at the 1 s silence), the
+    // others a character a second, each ended at its 2.5 s deadline, the last at what is left of
+    // the call's 7.5 s. No 11 attempts of 2.5 s: the call gives up once less than 1 s is left.
+    const s = await serve({
+      reply: () => 'x'.repeat(200),
+      fault: (i) => (i === 0 ? { kind: 'keep-alive', everyMs: 100 } : { kind: 'drip', everyMs: 100, unit: 'char' }),
+    });
+    const retries: string[] = [];
+    const p = new OpenAiProvider({
+      apiKey: 'test-key',
+      baseURL: s.url,
+      timeoutMs: 1000,
+      streamDeadlineMs: 2500,
+      retry: { maxRetries: 10, baseDelayMs: 1, maxDelayMs: 5 },
+      onRetry: (r) => retries.push(r.reason),
+    });
+    const started = Date.now();
+    const err = await p.chat(request(true)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LlmUnavailableError);
+    expect(isResumableError(err)).toBe(true);
+    const message = (err as Error).message;
+    expect(message).toContain(s.url);
+    expect(message).toMatch(
+      /did not finish its streamed answer within [\d.]+ s \(what was left of the call: a call's streamed answers may take 7\.5 s in all \(3 x its deadline\)\); gave up after 4 attempts: a call's streamed answers may take 7\.5 s in all \(3 x its deadline\)$/,
+    );
+    expect(retries[0]).toMatch(/sent no new content for 1 s/);
+    expect(retries.slice(1)).toEqual([
+      expect.stringMatching(/did not finish its streamed answer within 2\.5 s \(its deadline\)/),
+      expect.stringMatching(/did not finish its streamed answer within 2\.5 s \(its deadline\)/),
+    ]);
+    expect(s.requests).toHaveLength(4);
+    expect(Date.now() - started).toBeLessThan(60_000); // about 7.5 s; without the call's deadline, 11 x 2.5 s
+    counts.streamsStopped++;
+  }, 90_000);
+
   it('a slow stream whose every chunk brings content is not cut by --timeout, only by the deadline', async () => {
     // 40 characters, one every 100 ms: 4 s in all, with --timeout 2 s and the default deadline (20 s).
     const s = await serve({ reply: () => 'x'.repeat(40), fault: () => ({ kind: 'drip', everyMs: 100, unit: 'char' }) });
@@ -179,7 +215,13 @@ describe('a stream is bounded by content, not bytes', () => {
 // --- Whole runs ---------------------------------------------------------------------------
 
 describe('sop run against a trickling server (--timeout 3)', () => {
-  const runs: Array<{ name: string; fault: (b: ChatRequestBody) => Fault | undefined; extra: string[]; reason: RegExp }> = [
+  const runs: Array<{
+    name: string;
+    fault: (b: ChatRequestBody) => Fault | undefined;
+    extra: string[];
+    reason: RegExp;
+    attempts?: number;
+  }> = [
     {
       name: 'agents’ streams kept open with `: keep-alive` every second',
       fault: (b) => (b.stream ? { kind: 'keep-alive', everyMs: 1000 } : undefined),
@@ -191,6 +233,14 @@ describe('sop run against a trickling server (--timeout 3)', () => {
       fault: (b) => (b.stream ? { kind: 'drip', everyMs: 1000, unit: 'byte' } : undefined),
       extra: [],
       reason: /sent no new content for 3 s in the middle of its answer/,
+    },
+    {
+      name: 'agents’ streams fed one character of the reply (one chunk of content) a second',
+      fault: (b) => (b.stream ? { kind: 'drip', everyMs: 1000, unit: 'char' } : undefined),
+      extra: [],
+      attempts: 3,
+      reason:
+        /did not finish its streamed answer within 30 s \(10 x --timeout 3 s\); gave up after 3 attempts: a call's streamed answers may take 90 s in all \(3 x 10 x --timeout 3 s\)/,
     },
     {
       name: 'every answer fed one byte a second, with --quiet (plain answers)',
@@ -211,7 +261,7 @@ describe('sop run against a trickling server (--timeout 3)', () => {
       expect(noStack(done.stderr), done.stderr).toBe(true);
       expect(done.stderr).toMatch(r.reason);
       expect(done.stderr).toContain(`LLM call failed: ${s.url}`);
-      expect(done.stderr).toMatch(/gave up after 5 attempts/);
+      expect(done.stderr).toContain(`gave up after ${r.attempts ?? 5} attempts`);
       expect(done.stderr).toMatch(/Resume with: sop resume /);
       expect(loadRunRecord(runFolder(out)).status).toBe('interrupted');
       counts.streamsStopped++;

@@ -94,6 +94,9 @@ describe('population sources', () => {
 
   it('refuses a malformed JSONL line with file:line', async () => {
     expect(await failure(write('bad.jsonl', '{"id":1}\n{"id":2\n'))).toMatch(/^bad\.jsonl:2: not valid JSON \(/);
+    // the column and what was wrong, never the row's bytes (V8 quotes them: "root:x:0:0"...)
+    const quoted = await failure(write('passwd.jsonl', '{"id":1}\nroot:x:0:0:CANARY:/root:/bin/bash\n'));
+    expect(quoted).toBe('passwd.jsonl:2: not valid JSON (column 1: Unexpected character)');
     expect(await failure(write('list.jsonl', '{"id":1,"t":"a"}\n{"id":2,"t":[1]}\n'))).toBe(
       'list.jsonl:2: "t" holds a list; a value is a string, a number or true/false',
     );

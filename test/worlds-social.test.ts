@@ -69,6 +69,10 @@ describe('follow graph', () => {
     expect(dropped).toBe(1);
     expect(graph.hasEdge('u2', 'u1') && graph.hasEdge('u3', 'u2')).toBe(true);
     await expect(readEdgeListFile(join(tmp, 'missing.csv'))).rejects.toThrow(/edge list file not found/);
+    // a file that is not JSON is described by line and column, never by its bytes
+    expect(() => parseEdgeList('[["u1","u2"],\n root:x:0:0:CANARY]', 'json')).toThrow(
+      /^the edge list is not JSON \(line 2, column 2: Unexpected character\)$/,
+    );
   });
 });
 

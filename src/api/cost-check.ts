@@ -16,6 +16,17 @@ import { resolveSop } from '../sop/resolved.js';
 import { mcpServers } from '../mcp/config.js';
 import type { Sop } from '../sop/types.js';
 import { contextWindow } from '../cost/context-windows.js';
+import { parseEmbedderSpec } from '../memory/create-embedder.js';
+import { LocalEmbedder } from '../memory/local-embedder.js';
+
+/** The SOP's embedder when it is not the local one: a check sends no request and downloads nothing. */
+function paidOrDownloadedEmbedder(sop: Sop): string | undefined {
+  try {
+    return parseEmbedderSpec(sop.environment?.embedder).kind === 'local' ? undefined : sop.environment!.embedder!.trim();
+  } catch {
+    return undefined; // an unknown spec fails the dry run as it fails a run
+  }
+}
 
 export interface CheckOptions {
   sop: Sop;
@@ -97,6 +108,8 @@ async function dryRun(o: CheckOptions, seed: number): Promise<OneRun> {
       actions: { runDir: dir, workspace: join(dir, 'workspace'), yes: true, sandbox: o.sandbox },
       // a check starts no MCP server: a SOP is someone else's input until the user approves a run of it
       mcp: { offline: true },
+      // nor calls an embeddings server with the user's key, nor downloads a model: the local embedder stands in
+      ...(paidOrDownloadedEmbedder(o.sop) ? { embedder: new LocalEmbedder() } : {}),
     }).run();
     const one: OneRun = { status: result.status, turns: result.turns, calls: {}, prompt: 0, completion: 0, costByModel: {}, events };
     const visit = (e: RunEvent) => {
@@ -159,6 +172,11 @@ function warnings(o: CheckOptions, runs: OneRun[]): string[] {
   if (servers.length > 0)
     out.push(
       `sop check starts no MCP servers (${servers.join(', ')}): their tools were offered by name only (those the SOP names, none for server/*) and never called, so real prompts and tool results make runs larger; sop validate --check-tools starts them, with your approval`,
+    );
+  const embedder = paidOrDownloadedEmbedder(o.sop);
+  if (embedder)
+    out.push(
+      `sop check sends no embedding request and loads no model: the dry runs embedded with the local embedder in place of ${embedder}${embedder.startsWith('openai:') ? ", so the estimate leaves out a run's embedding calls" : ''}`,
     );
   const n = runs.length;
   const atMax = runs.filter((r) => r.status === 'max_turns').length;

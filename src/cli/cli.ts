@@ -51,7 +51,7 @@ export function buildCli(argv: string[]): Argv {
             .option('timeout', {
               type: 'number',
               describe:
-                'Seconds an LLM request may wait for its answer, or go without new content in the middle of it (keep-alives do not count), before it is retried; a streamed answer must be whole within 10 x this (default 120)',
+                'Seconds an LLM request may wait for its answer, or go without new content in the middle of it (keep-alives do not count), before it is retried; a streamed answer must be whole within 10 x this, the streamed attempts of one call within 30 x this (default 120)',
             })
             .option('max-reply-bytes', { type: 'number', describe: 'Refuse an LLM reply larger than this many bytes (default 524288)' })
             .option('pricing', {

@@ -105,6 +105,7 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
       throw e;
     }
     const line = await runPoint(d.point, {
+      command: 'sop worker',
       sop,
       file: d.file,
       runsDir,

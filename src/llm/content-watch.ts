@@ -8,12 +8,19 @@ import { ReplyFaultError, seconds } from './reply-errors.js';
 
 /** How many --timeout a streamed attempt may take in all, from its request to its last chunk. */
 export const STREAM_DEADLINE_FACTOR = 10;
+/**
+ * How many attempt deadlines the streamed attempts of one call may take in all (the waits between
+ * them not counted): a server that trickles content steadily is retried, and the call still ends.
+ */
+export const CALL_DEADLINE_ATTEMPTS = 3;
 
 export interface ContentWatchOptions {
   /** --timeout: the longest wait for new content once the answer has started. */
   idleMs: number;
   /** The longest a whole streamed attempt may take (default STREAM_DEADLINE_FACTOR x idleMs). */
   deadlineMs?: number;
+  /** What the deadline is, for the message ("10 x --timeout 3 s"). */
+  deadlineWhat?: string;
   /** The server, for messages. */
   endpoint: string;
   /** The caller's signal (Ctrl-C): aborts the attempt as well. */
@@ -54,7 +61,8 @@ export class ContentWatch {
     if (o.signal?.aborted) this.ctrl.abort(o.signal.reason);
     else o.signal?.addEventListener('abort', this.onOuterAbort, { once: true });
     this.deadline = setTimeout(() => {
-      const what = o.deadlineMs === undefined ? `${STREAM_DEADLINE_FACTOR} x --timeout ${seconds(o.idleMs)}` : 'its deadline';
+      const what =
+        o.deadlineWhat ?? (o.deadlineMs === undefined ? `${STREAM_DEADLINE_FACTOR} x --timeout ${seconds(o.idleMs)}` : 'its deadline');
       this.fail(`${o.endpoint} did not finish its streamed answer within ${seconds(this.deadlineMs)} (${what})`);
     }, this.deadlineMs);
   }
@@ -103,5 +111,53 @@ export class ContentWatch {
     this.failure = new ReplyFaultError('stalled', message);
     this.stop();
     this.ctrl.abort(this.failure);
+  }
+}
+
+/**
+ * The deadline of one call's streamed attempts together: each attempt gets its own deadline, or
+ * what is left of the call's when that is less; the call gives up once less than one --timeout
+ * is left. Only the attempts' own time counts (request to last chunk), not the backoff between.
+ */
+export class CallDeadline {
+  private spentMs = 0;
+  /** The deadline given to the attempt under way (an attempt counts at most that). */
+  private currentMs = 0;
+  readonly callMs: number;
+
+  constructor(
+    readonly idleMs: number,
+    private readonly attemptMs?: number,
+  ) {
+    this.callMs = CALL_DEADLINE_ATTEMPTS * (attemptMs ?? STREAM_DEADLINE_FACTOR * idleMs);
+  }
+
+  private get attemptWhat(): string {
+    return this.attemptMs === undefined ? `${STREAM_DEADLINE_FACTOR} x --timeout ${seconds(this.idleMs)}` : 'its deadline';
+  }
+
+  /** What a call's streamed answers may take in all, in words. */
+  get callWhat(): string {
+    return `a call's streamed answers may take ${seconds(this.callMs)} in all (${CALL_DEADLINE_ATTEMPTS} x ${this.attemptWhat})`;
+  }
+
+  /** The next attempt's deadline, and what it is. */
+  next(): { deadlineMs: number; deadlineWhat: string } {
+    const attempt = this.attemptMs ?? STREAM_DEADLINE_FACTOR * this.idleMs;
+    const left = Math.max(0, this.callMs - this.spentMs);
+    this.currentMs = Math.min(left, attempt);
+    return left < attempt
+      ? { deadlineMs: left, deadlineWhat: `what was left of the call: ${this.callWhat}` }
+      : { deadlineMs: attempt, deadlineWhat: this.attemptWhat };
+  }
+
+  /** An attempt took this long (its deadline at most: the timer's own lateness is not counted). */
+  spend(ms: number): void {
+    this.spentMs += Math.min(ms, this.currentMs);
+  }
+
+  /** Whether too little is left for another attempt (less than one --timeout). */
+  get spent(): boolean {
+    return this.callMs - this.spentMs < this.idleMs;
   }
 }

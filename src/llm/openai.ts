@@ -22,7 +22,7 @@ import {
 } from './types.js';
 import { DEFAULT_MAX_REPLY_BYTES, ReplyFaultError, ReplyTooLargeError, seconds } from './reply-errors.js';
 import { watchedFetch } from './watched-fetch.js';
-import { ContentWatch } from './content-watch.js';
+import { CallDeadline, ContentWatch } from './content-watch.js';
 import { keepAliveFetch } from './keep-alive-fetch.js';
 import { adaptBody, adaptationFor, adaptationWarning, type Adaptation } from './request-adaptation.js';
 
@@ -39,6 +39,7 @@ export interface OpenAiProviderOptions {
   /**
    * The longest one streamed attempt may take in all, however steadily it trickles (default 10 x
    * timeoutMs); a stream is also ended by timeoutMs without new content (keep-alives do not count).
+   * The streamed attempts of one call take 3 of these in all at most (src/llm/content-watch.ts).
    */
   streamDeadlineMs?: number;
   /** Cap on the text of one reply, in bytes (default 512 KiB); a larger one is refused. */
@@ -201,9 +202,18 @@ export class OpenAiProvider implements LlmProvider {
   private async withRetries(request: ChatRequest, options: ChatOptions): Promise<ChatResponse> {
     const classifyHere = (e: unknown) =>
       options.signal?.aborted ? { retryable: false, reason: 'aborted' } : classify(e, this.client.baseURL, this.timeoutMs);
+    // A streamed call's attempts share one deadline: a steady trickle is retried, and the call still ends.
+    const deadline = request.stream ? new CallDeadline(this.timeoutMs, this.options.streamDeadlineMs) : undefined;
+    let attempts = 0;
+    const classifyRetry = (e: unknown): RetryableFailure => {
+      const failure = classifyHere(e);
+      if (failure.retryable && deadline?.spent)
+        throw new RetriesExhaustedError(`${failure.reason}; gave up after ${attempts} attempts: ${deadline.callWhat}`, false);
+      return failure;
+    };
     try {
-      return await withRetries(() => this.once(request, options), this.policy, this.budget, {
-        classify: classifyHere,
+      return await withRetries(() => (attempts++, this.once(request, options, deadline)), this.policy, this.budget, {
+        classify: classifyRetry,
         onRetry: this.options.onRetry,
         signal: options.signal,
       });
@@ -225,12 +235,12 @@ export class OpenAiProvider implements LlmProvider {
     }
   }
 
-  private async once(request: ChatRequest, options: ChatOptions): Promise<ChatResponse> {
+  private async once(request: ChatRequest, options: ChatOptions, deadline?: CallDeadline): Promise<ChatResponse> {
     try {
-      return await this.attempt(request, options);
+      return await this.attempt(request, options, deadline);
     } catch (err) {
       // A parameter this model's server does not take: send the request without it (once per model).
-      if (err instanceof APIError && this.adapt(err, request)) return this.once(request, options);
+      if (err instanceof APIError && this.adapt(err, request)) return this.once(request, options, deadline);
       // A body that is not JSON, or an SSE event that is not: the answer is malformed.
       if (err instanceof SyntaxError) {
         throw new ReplyFaultError('malformed', `${this.client.baseURL} answered with malformed JSON (${err.message.slice(0, 120)})`);
@@ -316,7 +326,7 @@ export class OpenAiProvider implements LlmProvider {
     return true;
   }
 
-  private async attempt(request: ChatRequest, options: ChatOptions): Promise<ChatResponse> {
+  private async attempt(request: ChatRequest, options: ChatOptions, deadline?: CallDeadline): Promise<ChatResponse> {
     if (!request.stream) {
       // (a request that does not stream has no stream_options)
       const body: unknown = await this.client.chat.completions.create({ ...this.body(request), stream: false }, { signal: options.signal });
@@ -327,16 +337,18 @@ export class OpenAiProvider implements LlmProvider {
     // Bounded by content, not bytes: a silence without new content, and a deadline for the whole attempt.
     const watch = new ContentWatch({
       idleMs: this.timeoutMs,
-      deadlineMs: this.options.streamDeadlineMs,
+      ...(deadline ? deadline.next() : { deadlineMs: this.options.streamDeadlineMs }),
       endpoint: this.client.baseURL,
       signal: options.signal,
     });
+    const started = Date.now();
     try {
       return await this.streamed(request, options, watch);
     } catch (err) {
       throw watch.error ?? err;
     } finally {
       watch.stop();
+      deadline?.spend(Date.now() - started);
     }
   }
 

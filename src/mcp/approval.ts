@@ -17,7 +17,10 @@ export interface McpApproval {
   allow?: McpAllowEntry[] | (() => McpAllowEntry[]);
   /** A person at a terminal: shown `text`, says yes or no. */
   ask?: (text: string) => Promise<boolean>;
-  /** The command being run, for the refusal's advice ("sop run", "sop validate --check-tools"). */
+  /**
+   * The command being run, for the refusal's advice: "sop sweep" and "sop worker" have no
+   * --allow-mcp flags, so theirs names the allow file (and --yes); any other, the flags.
+   */
   command?: string;
 }
 
@@ -88,15 +91,21 @@ export async function approveStart(r: StartRequest, o: McpApproval): Promise<Set
   const entries = matchingEntries(all, r.server, r.config, r.baseDir);
   const allowedVars = new Set(entries.flatMap((e) => e.env ?? []));
   const missing = () => vars.filter((v) => !allowedVars.has(v));
-  const how = (what: string) =>
-    `${what}, or add ${suggestedEntry(r.server, r.config, r.baseDir, vars)} to "mcp" in ${allowFile()} (docs/tools.md)`;
+  // sop sweep and sop worker have no --allow-mcp flags: the allow file (and --yes) only
+  const queued = o.command === 'sop worker';
+  const flags = o.command !== 'sop sweep' && !queued;
+  const entry = `add ${suggestedEntry(r.server, r.config, r.baseDir, vars)} to "mcp" in ${allowFile()}${queued ? " on the worker's machine" : ''} (docs/tools.md)`;
+  const how = (what: string | undefined) => (what ? `${what}, or ${entry}` : entry);
   if (entries.length > 0 || o.unattended) {
     if (missing().length === 0) return allowedVars;
     if (!o.ask) {
-      const v = missing()[0]!;
+      const m = missing();
+      const named = m.map((v) => `\${${v}}`).join(', ');
       throw new McpApprovalError(
-        `MCP server "${r.server}" was not started: it reads \${${v}}, which you did not allow it (it would go to ${destination(r)}); ` +
-          how(`allow it with --allow-mcp-env ${r.server}=${v}`),
+        `MCP server "${r.server}" was not started: it reads ${named}, which you did not allow it (it would go to ${destination(r)}); ` +
+          how(
+            flags ? `allow ${m.length > 1 ? 'them' : 'it'} with ${m.map((v) => `--allow-mcp-env ${r.server}=${v}`).join(' ')}` : undefined,
+          ),
       );
     }
   }
@@ -104,8 +113,14 @@ export async function approveStart(r: StartRequest, o: McpApproval): Promise<Set
     if (await o.ask(approvalQuestion(r, vars))) return new Set(vars);
     throw new McpApprovalError(`MCP server "${r.server}" was not started: you did not approve it`);
   }
+  const yes = queued ? 'queue the sweep with --yes and start the worker with --yes' : 'give --yes';
+  const advice = flags
+    ? `allow it with --allow-mcp ${r.server}${vars.length ? vars.map((v) => ` --allow-mcp-env ${r.server}=${v}`).join('') : ' (or --yes)'}`
+    : vars.length === 0
+      ? yes // --yes allows a start, never a variable
+      : undefined;
   throw new McpApprovalError(
     `MCP server "${r.server}" was not started: starting it needs your approval (its ${shownStart(r)}, on ${destination(r)}), ` +
-      `and there is no terminal to ask; ${how(`allow it with --allow-mcp ${r.server}${vars.length ? vars.map((v) => ` --allow-mcp-env ${r.server}=${v}`).join('') : ' (or --yes)'}`)}`,
+      `and there is no terminal to ask; ${how(advice)}`,
   );
 }

@@ -10,6 +10,7 @@ import { parse as parseCsvStream, type CsvError } from 'csv-parse';
 import { parse as parseCsvSync } from 'csv-parse/sync';
 import { checkInputFile, fileKind, formatBytes, InputFileError } from '../io/read-input-file.js';
 import { listColumns, PopulationError, type Row, type Value } from './types.js';
+import { describeJsonProblem } from '../util/json-syntax.js';
 
 /** Population files may be large: 1 GiB by default. */
 export const MAX_SOURCE_BYTES = 1024 * 1024 * 1024;
@@ -182,7 +183,8 @@ function jsonObject(text: string, display: string, line: number): Record<string,
   try {
     v = JSON.parse(text);
   } catch (err) {
-    throw new PopulationError(`${display}:${line}: not valid JSON (${(err as Error).message})`);
+    // the column and what was wrong, never the row's bytes (V8's message quotes them)
+    throw new PopulationError(`${display}:${line}: not valid JSON (${describeJsonProblem(text, err).replace(/^line 1, /, '')})`);
   }
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new PopulationError(`${display}:${line}: not a JSON object`);
   return v as Record<string, unknown>;

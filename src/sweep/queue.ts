@@ -217,9 +217,16 @@ export async function collect(queue: Queue, points: readonly GridPoint[], o: Col
   return { missing };
 }
 
-/** Wait for the connection, or fail with one clear message when Redis cannot be reached. */
+/** Redis answered, and refused the login: no retry will change that. */
+const LOGIN_REFUSED = /^(NOAUTH|WRONGPASS)\b/;
+
+/**
+ * Wait for the connection, or fail with one clear message: at once when Redis refuses the login
+ * (no password, a wrong one, a disabled user), else when it cannot be reached within `ms`.
+ */
 export async function reachRedis(ready: Promise<unknown>, url: string, lastError: () => string | undefined, ms = 10_000): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let poll: ReturnType<typeof setInterval> | undefined;
   try {
     await Promise.race([
       ready,
@@ -228,9 +235,19 @@ export async function reachRedis(ready: Promise<unknown>, url: string, lastError
           () => reject(new QueueUrlError(`cannot reach Redis at ${url} within ${ms / 1000} s${lastError() ? ` (${lastError()})` : ''}`)),
           ms,
         );
+        poll = setInterval(() => {
+          const e = lastError();
+          if (e && LOGIN_REFUSED.test(e))
+            reject(
+              new QueueUrlError(
+                `Redis at ${url} refused the login (${e}); give the user and password it expects in the URL, redis://USER:PASSWORD@HOST:PORT (docs/scale.md)`,
+              ),
+            );
+        }, 50);
       }),
     ]);
   } finally {
     clearTimeout(timer);
+    clearInterval(poll);
   }
 }

@@ -64,6 +64,8 @@ export interface PointOptions extends SweepRunSettings {
   signal?: AbortSignal;
   /** Every event of the run (progress: tokens as they are used). */
   onEvent?: (e: RunEvent) => void;
+  /** The command running the point, for the advice of a refusal (an MCP server it may not start). */
+  command?: 'sop sweep' | 'sop worker';
 }
 
 /** host:pid, and /thread of a worker thread. */
@@ -143,6 +145,7 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
     ...(o.answers !== undefined ? { answers: o.answers } : {}),
     signal: o.signal,
     stream: false, // nobody watches the deltas: plain answers cost less CPU than streams
+    mcpApproval: { command: o.command ?? 'sop sweep' }, // its refusals name what this command has: --yes, the allow file
     ...(o.onEvent ? { listeners: [o.onEvent] } : {}),
   };
   const launch: Record<string, string | number | boolean> = {

@@ -8,6 +8,7 @@ import { clusters, erdosRenyi } from 'graphology-generators/random/index.js';
 import { EngineError } from '../errors.js';
 import type { Rng } from '../runtime/rng.js';
 import { seededRng } from './seed.js';
+import { describeJsonProblem } from '../util/json-syntax.js';
 
 export type Edge = readonly [follower: string, followee: string];
 
@@ -134,7 +135,7 @@ export function parseEdgeList(text: string, format: 'csv' | 'json'): Array<[stri
     try {
       data = JSON.parse(text);
     } catch (e) {
-      throw new GraphError(`the edge list is not JSON: ${(e as Error).message}`);
+      throw new GraphError(`the edge list is not JSON (${describeJsonProblem(text, e)})`); // never its bytes
     }
     if (!Array.isArray(data)) throw new GraphError('a JSON edge list must be a list of pairs');
     return data.map((pair, i) => {
