@@ -51,6 +51,20 @@ export class TranscriptBuilder {
         pieces.push({ kind: 'message', html });
         return pieces;
       }
+      case 'population_step': {
+        // the step's own calls (hundreds of agents) belong to it, not to the next message's inspector
+        this.pending = [];
+        const pieces: Piece[] = [];
+        if (this.visits.length === 0) pieces.push(this.newVisit(ev.state, ''));
+        const done = ev.actions.filter((a) => a.ok).length;
+        const html =
+          `<div class="pop-step" data-step="${ev.step}"><b>step ${ev.step}</b> <span class="muted">${esc(ev.clock)} · turn ${ev.turn}</span>` +
+          ` · ${ev.active} active · ${ev.actions.length} action${ev.actions.length === 1 ? '' : 's'} (${done} ok)` +
+          `${ev.surveys?.length ? ` · ${ev.surveys.length} survey answers` : ''}</div>`;
+        this.visits[this.visits.length - 1]!.messages.push(html);
+        pieces.push({ kind: 'message', html });
+        return pieces;
+      }
       case 'run_finished':
         return [{ kind: 'status', status: ev.status }];
       case 'checkpoint':
