@@ -4,7 +4,7 @@
 // from the SOP the run ran. Pure functions of events already read: the journal is read elsewhere
 // (src/api/results-db.ts), and so is the database.
 import { dirname } from 'node:path';
-import type { RunEvent } from '../runtime/events.js';
+import type { PopulationAction, RunEvent } from '../runtime/events.js';
 import { loadPopulation } from './population.js';
 import { idColumnOf, type PopulationSpec, type Value } from './types.js';
 
@@ -61,15 +61,63 @@ export interface PopulationResults {
   states: Map<string, { agents?: number; columns?: string[] }>;
 }
 
+type StepEvent = Extract<RunEvent, { type: 'population_step' }>;
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const text = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
+const whole = (v: unknown): number => (typeof v === 'number' && Number.isSafeInteger(v) ? v : 0);
+
+/**
+ * A population_step event in its declared shape, or undefined for a line that only says it is one
+ * (a hand-edited or damaged journal is read as far as it makes sense, never thrown over).
+ */
+export function stepEvent(e: RunEvent): StepEvent | undefined {
+  if (e.type !== 'population_step') return undefined;
+  const raw = e as unknown as Record<string, unknown>;
+  if (typeof raw.state !== 'string' || !Array.isArray(raw.actions)) return undefined;
+  const actions: PopulationAction[] = raw.actions.filter(isRecord).map((a) => ({
+    agent: text(a.agent),
+    name: text(a.name),
+    args: isRecord(a.args) ? a.args : {},
+    ok: a.ok === true,
+    output: text(a.output),
+    tier: text(a.tier) as PopulationAction['tier'],
+  }));
+  const metrics: Record<string, number | null> = {};
+  if (isRecord(raw.metrics))
+    for (const [k, v] of Object.entries(raw.metrics)) metrics[k] = typeof v === 'number' && Number.isFinite(v) ? v : null;
+  const surveys = Array.isArray(raw.surveys)
+    ? raw.surveys
+        .filter(isRecord)
+        .map((q) => ({ survey: text(q.survey), agent: text(q.agent), question: text(q.question), answer: text(q.answer) }))
+    : [];
+  return {
+    type: 'population_step',
+    state: raw.state,
+    visit: whole(raw.visit),
+    step: whole(raw.step),
+    turn: whole(raw.turn),
+    clock: text(raw.clock),
+    minute: whole(raw.minute),
+    active: whole(raw.active),
+    actions,
+    metrics,
+    ...(surveys.length > 0 ? { surveys } : {}),
+  };
+}
+
 /** The rows of a run's population steps, from its effective events (in journal order). */
 export function populationResults(events: readonly RunEvent[]): PopulationResults {
   const out: PopulationResults = { steps: [], actions: [], metrics: [], surveys: [], states: new Map() };
-  for (const e of events) {
+  for (let e of events) {
     if (e.type === 'population_started') {
-      if (!out.states.has(e.state)) out.states.set(e.state, { agents: e.agents, columns: [...e.columns] });
+      if (typeof e.state === 'string' && !out.states.has(e.state))
+        out.states.set(e.state, { agents: e.agents, columns: Array.isArray(e.columns) ? e.columns.map(String) : [] });
       continue;
     }
-    if (e.type !== 'population_step') continue;
+    const step = stepEvent(e);
+    if (!step) continue;
+    e = step;
     if (!out.states.has(e.state)) out.states.set(e.state, {});
     const at = { state: e.state, visit: e.visit, step: e.step };
     out.steps.push({ ...at, turn: e.turn, clock: e.clock, minute: e.minute, active: e.active });
@@ -80,14 +128,13 @@ export function populationResults(events: readonly RunEvent[]): PopulationResult
         seq: i + 1,
         agent: a.agent,
         name: a.name,
-        args: JSON.stringify(a.args ?? {}),
+        args: JSON.stringify(a.args),
         ok: a.ok,
         output: a.output,
         tier: a.tier,
       }),
     );
-    for (const [name, value] of Object.entries(e.metrics ?? {}))
-      out.metrics.push({ ...at, name, value: typeof value === 'number' && Number.isFinite(value) ? value : null });
+    for (const [name, value] of Object.entries(e.metrics)) out.metrics.push({ ...at, name, value });
     for (const s of e.surveys ?? []) out.surveys.push({ ...at, survey: s.survey, agent: s.agent, question: s.question, answer: s.answer });
   }
   return out;
@@ -132,15 +179,17 @@ export function agentTimeline(events: readonly RunEvent[], agent: string): Timel
   const out: TimelineStep[] = [];
   /** The agent's last decision prompt, by state and turn (its prompt comes before the step's event). */
   const prompts = new Map<string, string>();
-  for (const e of events) {
+  for (let e of events) {
     if (e.type === 'prompt') {
       if (e.agent === agent && e.purpose === 'agent' && typeof e.state === 'string') {
-        const user = [...(e.messages ?? [])].reverse().find((m) => m.role === 'user');
+        const user = [...(Array.isArray(e.messages) ? e.messages : [])].reverse().find((m) => isRecord(m) && m.role === 'user');
         if (user && typeof user.content === 'string') prompts.set(`${e.state}\u0000${e.turn}`, user.content);
       }
       continue;
     }
-    if (e.type !== 'population_step') continue;
+    const step = stepEvent(e);
+    if (!step) continue;
+    e = step;
     const mine = e.actions.map((a, i) => ({ a, seq: i + 1 })).filter(({ a }) => a.agent === agent);
     const surveys = (e.surveys ?? []).filter((s) => s.agent === agent);
     if (mine.length === 0 && surveys.length === 0) continue;
@@ -155,7 +204,7 @@ export function agentTimeline(events: readonly RunEvent[], agent: string): Timel
       actions: mine.map(({ a, seq }) => ({
         seq,
         name: a.name,
-        args: JSON.stringify(a.args ?? {}),
+        args: JSON.stringify(a.args),
         ok: a.ok,
         output: a.output,
         tier: a.tier,
@@ -170,8 +219,7 @@ export function agentTimeline(events: readonly RunEvent[], agent: string): Timel
 export function busiestAgents(events: readonly RunEvent[], n: number): Array<{ agent: string; actions: number }> {
   const counts = new Map<string, number>();
   for (const e of events)
-    if (e.type === 'population_step')
-      for (const a of e.actions) if (a.tier !== 'injected') counts.set(a.agent, (counts.get(a.agent) ?? 0) + 1);
+    for (const a of stepEvent(e)?.actions ?? []) if (a.tier !== 'injected') counts.set(a.agent, (counts.get(a.agent) ?? 0) + 1);
   return [...counts]
     .map(([agent, actions]) => ({ agent, actions }))
     .sort((a, b) => b.actions - a.actions || (a.agent < b.agent ? -1 : a.agent > b.agent ? 1 : 0))
