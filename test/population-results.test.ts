@@ -145,6 +145,17 @@ describe('sop query', () => {
     expect(existsSync(join(run, 'population.duckdb'))).toBe(true);
   });
 
+  it('leaves out, with a warning, agents it cannot load again (the SOP file named from another folder), and tries again next time', () => {
+    rmSync(join(run, 'population.duckdb'));
+    const elsewhere = spawnCliSync(['query', run, 'select count(*) as n from agents', '--json'], { cwd: tmp });
+    expect(elsewhere.status).toBe(0);
+    expect(elsewhere.stderr).toBe('warning: agents of state "feed" not loaded: personas.csv: file not found\n');
+    expect(JSON.parse(elsewhere.stdout)).toEqual([{ n: 0 }]);
+    const here = sop('query', run, 'select count(*) as n, (select agents_loaded from run) as loaded from agents', '--json');
+    expect(here.stderr).toBe('');
+    expect(JSON.parse(here.stdout)).toEqual([{ n: 1000, loaded: true }]);
+  });
+
   it('has --help text with examples', () => {
     const r = sop('query', '--help');
     expect(r.stdout).toContain('population.duckdb');

@@ -42,7 +42,9 @@ const cols = (spec: string): Column[] =>
 
 /** The fixed tables' columns (agents has the population's columns besides `state` and `id`). */
 const SCHEMA = {
-  run: cols('run_id VARCHAR, sop VARCHAR, seed BIGINT, status VARCHAR, turns INTEGER, journal_bytes BIGINT, built VARCHAR'),
+  run: cols(
+    'run_id VARCHAR, sop VARCHAR, seed BIGINT, status VARCHAR, turns INTEGER, journal_bytes BIGINT, agents_loaded BOOLEAN, built VARCHAR',
+  ),
   steps: cols('state VARCHAR, visit INTEGER, step INTEGER, turn INTEGER, clock VARCHAR, minute INTEGER, active INTEGER'),
   actions: cols(
     'state VARCHAR, visit INTEGER, step INTEGER, turn INTEGER, seq INTEGER, agent VARCHAR, name VARCHAR, args JSON, ok BOOLEAN, output VARCHAR, tier VARCHAR',
@@ -111,6 +113,7 @@ export async function buildResultsDb(dir: string): Promise<BuildResult> {
             record.status,
             record.turns,
             journalBytes,
+            agents.missing.length === 0,
             new Date().toISOString(),
           ],
         ];
@@ -182,7 +185,7 @@ function refuseLink(file: string): void {
   }
 }
 
-/** Whether the database must be built (again): missing, or older than the journal. */
+/** Whether the database must be built (again): missing, or older than the journal (openRun checks the rest). */
 function stale(dir: string): boolean {
   try {
     return statSync(join(dir, RESULTS_DB)).mtimeMs < statSync(join(dir, JOURNAL_FILE)).mtimeMs;
@@ -192,15 +195,15 @@ function stale(dir: string): boolean {
 }
 
 /** The database of a run folder, built when it is missing or older than the journal. */
-async function readyDb(dir: string): Promise<BuildResult & { journalBytes: number }> {
+async function readyDb(dir: string): Promise<BuildResult & { journalBytes: number; built: boolean }> {
   // a folder that is no run folder, or has no journal, is told as the journal reader tells it
   const record = loadRunRecord(dir);
   if (!hasPopulationStates(record.started.document) && !record.effective.some((e) => e.type === 'population_step')) throw noPopulation(dir);
   const file = join(dir, RESULTS_DB);
   refuseLink(file);
   const journalBytes = statSync(join(dir, JOURNAL_FILE)).size;
-  if (stale(dir)) return { ...(await buildResultsDb(dir)), journalBytes };
-  return { file, warnings: [], journalBytes };
+  if (stale(dir)) return { ...(await buildResultsDb(dir)), journalBytes, built: true };
+  return { file, warnings: [], journalBytes, built: false };
 }
 
 /** Opens the database read-only; `locked`: with file access off and the settings locked (for the caller's SQL). */
@@ -225,13 +228,15 @@ async function openDb(file: string, locked: boolean): Promise<{ db: DuckDBInstan
 async function openRun(dir: string, locked: boolean): Promise<{ db: DuckDBInstance; c: DuckDBConnection; warnings: string[] }> {
   const ready = await readyDb(dir);
   let { db, c } = await openDb(ready.file, locked);
-  let bytes = -1;
+  let fresh = false;
   try {
-    bytes = Number((await c.runAndReadAll('SELECT journal_bytes FROM run')).getRowsJS()[0]?.[0] ?? -1);
+    const [bytes, loaded] = (await c.runAndReadAll('SELECT journal_bytes, agents_loaded FROM run')).getRowsJS()[0] ?? [];
+    // a population that could not be loaded (run from another folder) is tried, and told, again
+    fresh = Number(bytes) === ready.journalBytes && (loaded === true || ready.built);
   } catch {
     // not a database this module wrote: built again
   }
-  if (bytes === ready.journalBytes) return { db, c, warnings: ready.warnings };
+  if (fresh) return { db, c, warnings: ready.warnings };
   c.closeSync();
   db.closeSync();
   const again = await buildResultsDb(dir);

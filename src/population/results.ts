@@ -237,6 +237,8 @@ export interface AgentsTable {
   rows: Array<Array<Value | null>>;
   /** A population that could not be loaded again, or that differs from what the run loaded. */
   warnings: string[];
+  /** The states whose agents could not be loaded again (left out of `rows`). */
+  missing: string[];
 }
 
 /**
@@ -245,6 +247,7 @@ export interface AgentsTable {
  */
 export async function agentsTable(document: unknown, sopFile: string, states: PopulationResults['states']): Promise<AgentsTable> {
   const warnings: string[] = [];
+  const missing: string[] = [];
   const names: string[] = ['state', 'id'];
   /** Table column of each population column. */
   const rename = new Map<string, string>();
@@ -255,6 +258,7 @@ export async function agentsTable(document: unknown, sopFile: string, states: Po
     const spec = defs[state]?.population as PopulationSpec | undefined;
     if (!spec) {
       warnings.push(`agents of state "${state}" not loaded: the SOP document in the journal has no population for it`);
+      missing.push(state);
       continue;
     }
     let pop;
@@ -262,6 +266,7 @@ export async function agentsTable(document: unknown, sopFile: string, states: Po
       pop = await loadPopulation(spec, { baseDir: dirname(sopFile), pointer: `/states/${state}/population` });
     } catch (err) {
       warnings.push(`agents of state "${state}" not loaded: ${(err as Error).message}`);
+      missing.push(state);
       continue;
     }
     if (seen.agents !== undefined && (seen.agents !== pop.size || seen.columns?.join('\u0000') !== pop.columns.join('\u0000')))
@@ -292,7 +297,7 @@ export async function agentsTable(document: unknown, sopFile: string, states: Po
     });
   const columns = names.map((name, j) => ({ name, type: j < 2 ? ('VARCHAR' as const) : columnType(rows, j) }));
   for (const [j, c] of columns.entries()) if (c.type === 'VARCHAR') for (const r of rows) if (r[j] !== null) r[j] = String(r[j]);
-  return { columns, rows, warnings };
+  return { columns, rows, warnings, missing };
 }
 
 /** The type of a column: whole numbers, numbers, true/false, else text (a column of mixed values is text). */
