@@ -196,12 +196,16 @@ function stale(dir: string): boolean {
 
 /** The database of a run folder, built when it is missing or older than the journal. */
 async function readyDb(dir: string): Promise<BuildResult & { journalBytes: number; built: boolean }> {
-  // a folder that is no run folder, or has no journal, is told as the journal reader tells it
-  const record = loadRunRecord(dir);
-  if (!hasPopulationStates(record.started.document) && !record.effective.some((e) => e.type === 'population_step')) throw noPopulation(dir);
+  let journalBytes: number;
+  try {
+    journalBytes = statSync(join(dir, JOURNAL_FILE)).size;
+  } catch {
+    loadRunRecord(dir); // a folder that is no run folder is told as the journal reader tells it
+    throw new ResultsError(`${dir}: no ${JOURNAL_FILE} here; is it a run folder (sop runs lists them)?`);
+  }
   const file = join(dir, RESULTS_DB);
   refuseLink(file);
-  const journalBytes = statSync(join(dir, JOURNAL_FILE)).size;
+  // the journal is read only to build: a fresh database answers at once, whatever the journal's size
   if (stale(dir)) return { ...(await buildResultsDb(dir)), journalBytes, built: true };
   return { file, warnings: [], journalBytes, built: false };
 }
