@@ -3,7 +3,18 @@
 // export --parquet` read back by DuckDB, the database built again when deleted or stale, a resumed
 // run's database holding only the effective history, and one-line errors.
 import { DuckDBInstance } from '@duckdb/node-api';
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  appendFileSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -154,6 +165,25 @@ describe('sop query', () => {
     const here = sop('query', run, 'select count(*) as n, (select agents_loaded from run) as loaded from agents', '--json');
     expect(here.stderr).toBe('');
     expect(JSON.parse(here.stdout)).toEqual([{ n: 1000, loaded: true }]);
+  });
+
+  it('refuses a population.duckdb that is a symbolic link out of the run folder', () => {
+    const dir = join(tmp, 'linked');
+    mkdirSync(dir);
+    copyFileSync(join(run, 'journal.jsonl'), join(dir, 'journal.jsonl'));
+    copyFileSync(join(run, 'population.duckdb'), join(tmp, 'elsewhere.duckdb'));
+    symlinkSync(join(tmp, 'elsewhere.duckdb'), join(dir, 'population.duckdb'));
+    for (const args of [
+      ['query', dir, 'select 1'],
+      ['export', dir, '--parquet', join(tmp, 'linked-out')],
+    ]) {
+      const r = sop(...args);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toBe(
+        `error: ${join(dir, 'population.duckdb')}: is a symbolic link; population.duckdb must be a file of the run folder\n`,
+      );
+    }
+    expect(existsSync(join(tmp, 'linked-out'))).toBe(false);
   });
 
   it('has --help text with examples', () => {
