@@ -25,6 +25,7 @@ export type ErrorCode =
   | 'WORLD_GRAPH'
   | 'WORLD_DEFINITION'
   | 'POPULATION'
+  | 'RESULTS'
   | 'RULE_POLICY'
   | 'JUDGE_REPLY'
   | 'EXPRESSION'

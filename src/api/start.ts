@@ -15,6 +15,7 @@ import { applyMemoryOverrides } from '../environment/memory-settings.js';
 import { tracingEnabled } from '../telemetry/enabled.js';
 import { EventFeed, type RunHandle } from './handle.js';
 import { sopFileOf } from './load.js';
+import { usesPopulation } from '../population/plugin.js';
 import { appendRunHeader, libraryIntoWorkspace, lockMemoryDir, resolveMemoryDir } from '../workspace/memory-dir.js';
 import type { RunSopOptions } from './options.js';
 import {
@@ -186,9 +187,24 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
     } finally {
       unlockMemory?.();
       folder?.close();
+      if (folder && usesPopulation(sop)) await writeResults(folder);
       await tracing?.flush().catch(() => {}); // spans of the run are sent before it ends
     }
   })();
+  /** RUN/population.duckdb from the closed journal; a failure is a warning (sop query builds it again). */
+  async function writeResults(f: RunFolder): Promise<void> {
+    const warn = (message: string) => {
+      const e: RunEvent = { type: 'warning', message };
+      for (const l of listeners) if (l !== f.onEvent) l(e); // the journal is closed
+      feed.push(e);
+    };
+    try {
+      const { buildResultsDb } = await import('./results-db.js');
+      for (const w of (await buildResultsDb(f.dir)).warnings) warn(w);
+    } catch (err) {
+      warn(`population.duckdb not written: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+    }
+  }
   result.then(
     () => feed.end(),
     (err) => feed.end(err),

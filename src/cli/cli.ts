@@ -403,6 +403,52 @@ export function buildCli(argv: string[]): Argv {
           process.exitCode = showCommand({ dir: a.dir, format: a.format, prompts: a.prompts, turn: a.turn, agent: a.agent });
         },
       )
+      // --- population results: query, export (src/api/results-db.ts, docs/population.md#results) ---
+      .command(
+        'query <dir> <sql>',
+        "Run SQL over a run's population tables (RUN/population.duckdb: run, agents, steps, actions, metrics, surveys), read-only",
+        (y) =>
+          y
+            .positional('dir', { type: 'string', demandOption: true, describe: 'Run folder of a SOP with population states' })
+            .positional('sql', {
+              type: 'string',
+              demandOption: true,
+              describe: 'SQL (DuckDB); the result of the last statement is printed',
+            })
+            .option('csv', { type: 'boolean', describe: 'Print CSV (a header row; NULL as an empty field)' })
+            .option('json', { type: 'boolean', describe: 'Print one JSON array of row objects' })
+            .conflicts('csv', 'json')
+            .example('$0 query runs/RUN "select step, count(*) as actions from actions group by step order by step"', 'Actions per step')
+            .example(
+              `$0 query runs/RUN "select a.party, count(*) from actions x join agents a on a.id = x.agent where x.name = 'repost' group by 1" --csv`,
+              'Reposts by party, as CSV',
+            )
+            .epilog(
+              'The database is built from the journal when it is missing or older than it. Queries cannot read or write files. More: docs/population.md#results',
+            ),
+        async (a) => {
+          const { queryCommand } = await import('./query-command.js');
+          process.exitCode = await queryCommand({ dir: a.dir, sql: a.sql, format: a.json ? 'json' : a.csv ? 'csv' : 'table' });
+        },
+      )
+      .command(
+        'export <dir>',
+        "Write a run's population tables (run, agents, steps, actions, metrics, surveys) as files",
+        (y) =>
+          y
+            .positional('dir', { type: 'string', demandOption: true, describe: 'Run folder of a SOP with population states' })
+            .option('parquet', {
+              type: 'string',
+              demandOption: true,
+              describe: 'Folder to write TABLE.parquet files into (made if missing)',
+            })
+            .example('$0 export runs/RUN --parquet results/', 'results/agents.parquet, results/actions.parquet, ...')
+            .epilog('More: docs/population.md#results'),
+        async (a) => {
+          const { exportCommand } = await import('./export-command.js');
+          process.exitCode = await exportCommand({ dir: a.dir, parquet: a.parquet });
+        },
+      )
       // --- many runs: sweep, worker (src/sweep, docs/sweep.md) ---
       .command(
         'sweep <file>',

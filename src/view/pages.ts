@@ -5,6 +5,7 @@ import { tokenChart } from './chart.js';
 import { listRunFiles, readCapped, safeRunFile } from './files.js';
 import { runMermaid } from './graph.js';
 import { esc, formatTime } from './html.js';
+import { agentTimelineHtml, hasPopulation, populationHtml } from './population.js';
 import type { RunInfo, ServedRun } from './runs.js';
 import { TranscriptBuilder } from './transcript.js';
 
@@ -26,6 +27,10 @@ table.runs,table.calls{border-collapse:collapse}table.runs td,table.runs th,tabl
 .chart svg{max-width:100%;height:auto}figcaption{font-size:13px;font-weight:bold}
 .file pre{white-space:pre-wrap;background:#fff;border:1px solid #ddd;padding:6px;max-height:320px;overflow:auto}
 #graph{background:#fff;border:1px solid #ddd;padding:6px;overflow:auto;max-height:560px}
+.metric-charts{display:flex;flex-wrap:wrap;gap:6px}.metric-charts figure{margin:0;background:#fff;border:1px solid #e3e3e3;padding:4px}
+.agent-step{background:#fff;border:1px solid #e3e3e3;border-radius:4px;margin:8px 0;padding:6px 10px}.agent-step h3{margin:4px 0;font-size:15px}
+.pop-step{background:#fff;border:1px solid #e3e3e3;border-left:5px solid #607d8b;border-radius:4px;margin:6px 0;padding:4px 10px;font-size:13px}
+.shown pre{white-space:pre-wrap;background:#f6f6f6;padding:4px;max-height:300px;overflow:auto}tr.refused td{color:#b22}
 `;
 
 function page(title: string, body: string, attrs = ''): string {
@@ -92,6 +97,7 @@ export function runPage(run: ServedRun, info: RunInfo, token: string, viewer?: s
     `${head}<main>${error}<div class="layout"><div><h2>Transcript</h2><div id="transcript">${builder.html()}</div></div>` +
     `<div><h2>State graph</h2><div id="graph">${mermaid ? `<pre class="mermaid">${esc(mermaid)}</pre>` : '<p class="muted">no state graph: the journal holds no usable SOP document</p>'}</div>` +
     `<h2>Tokens</h2><div id="charts">${tokenChart(info.events, 'agent', agents)}${tokenChart(info.events, 'purpose', agents)}</div>` +
+    (hasPopulation(info.events) ? `<h2>Population</h2><div id="population">${populationHtml(info.id, token, info.events)}</div>` : '') +
     `<h2>Memory and workspace files</h2>${filesHtml(run)}</div></div></main>` +
     `<script src="/static/mermaid.min.js?t=${token}"></script><script src="/static/view.js?t=${token}"></script>`;
   return page(
@@ -100,6 +106,14 @@ export function runPage(run: ServedRun, info: RunInfo, token: string, viewer?: s
     ` data-run="${esc(encodeURIComponent(info.id))}" data-token="${token}" data-at="${info.resumes}:${info.events.length}"` +
       (viewer !== undefined ? ` data-as="${esc(encodeURIComponent(viewer))}"` : ''),
   );
+}
+
+/** An agent of a population state: its steps, what it was shown, what it did and what came of it. */
+export function agentPage(info: RunInfo, token: string, agent: string): string {
+  const head =
+    `<header class="top"><a href="/?t=${token}">runs</a> · <a href="/run/${encodeURIComponent(info.id)}?t=${token}">${esc(info.id)}</a>` +
+    ` · agent <b>${esc(agent)}</b> · ${statusHtml(info.status)}</header>`;
+  return page(`${agent} · ${info.id} · sop view`, `${head}<main>${agentTimelineHtml(info.events, agent)}</main>`);
 }
 
 /** Audiences: links to the transcript as each agent sees it (?as=NAME), and back to every message. */
@@ -143,6 +157,7 @@ export const VIEW_JS = `
     pre.className = 'mermaid'; pre.textContent = JSON.parse(e.data).mermaid; g.replaceChildren(pre); draw();
   });
   es.addEventListener('charts', function (e) { document.getElementById('charts').innerHTML = JSON.parse(e.data).html; });
+  es.addEventListener('population', function (e) { var p = document.getElementById('population'); if (p) p.innerHTML = JSON.parse(e.data).html; });
   es.addEventListener('end', function () { es.close(); });
   es.addEventListener('reload', function () { es.close(); location.reload(); });
 })();

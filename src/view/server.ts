@@ -14,7 +14,8 @@ import { JOURNAL_FILE } from '../journal/writer.js';
 import { tokenChart } from './chart.js';
 import { readCapped, safeRunFile } from './files.js';
 import { runMermaid } from './graph.js';
-import { listPage, runPage, VIEW_JS } from './pages.js';
+import { agentPage, listPage, runPage, VIEW_JS } from './pages.js';
+import { populationHtml } from './population.js';
 import { runInfo, type ServedRun } from './runs.js';
 import { TranscriptBuilder } from './transcript.js';
 
@@ -77,6 +78,18 @@ export function viewApp(runs: () => ServedRun[], token: string, pollMs = 200, id
     if (!run) return c.text('no such run\n', 404);
     return c.html(runPage(run, runInfo(run), token, c.req.query('as'))); // ?as=AGENT: that agent's view
   });
+  app.get('/run/:id/agents/:agent', (c) => {
+    const run = byId(c.req.param('id'));
+    if (!run) return c.text('no such run\n', 404);
+    return c.html(agentPage(runInfo(run), token, c.req.param('agent'))); // a population agent's timeline
+  });
+  app.get('/run/:id/agent', (c) => {
+    // the run page's form: ?id=AGENT
+    const run = byId(c.req.param('id'));
+    const agent = c.req.query('id');
+    if (!run || !agent) return c.text('no such run or agent\n', 404);
+    return c.redirect(`/run/${encodeURIComponent(run.id)}/agents/${encodeURIComponent(agent)}?t=${token}`);
+  });
   app.get('/run/:id/file', (c) => {
     const run = byId(c.req.param('id'));
     const file = run ? safeRunFile(run.dir, c.req.query('path') ?? '') : undefined;
@@ -127,12 +140,14 @@ export function viewApp(runs: () => ServedRun[], token: string, pollMs = 200, id
           }
           let graph = false;
           let calls = false;
+          let steps = false;
           for (; fed < info.events.length; fed++) {
             const e = info.events[fed]!;
             const pieces = builder.add(e);
             if (fed < from) continue;
             if (e.type === 'state_entered') graph = true;
             if (e.type === 'llm_call') calls = true;
+            if (e.type === 'population_step') steps = true;
             for (const p of pieces) await send(p.kind, p, `${resumes}:${fed + 1}`);
           }
           if (info.status !== status) {
@@ -145,6 +160,7 @@ export function viewApp(runs: () => ServedRun[], token: string, pollMs = 200, id
             const agents = doc?.agents ? Object.keys(doc.agents) : [];
             await send('charts', { html: tokenChart(info.events, 'agent', agents) + tokenChart(info.events, 'purpose', agents) });
           }
+          if (steps) await send('population', { html: populationHtml(run.id, token, info.events) });
           if (info.events.at(-1)?.type === 'run_finished') {
             // Nothing more will come (a resume would add a `resumed` line: the page reloads then).
             await send('end', {});

@@ -6,6 +6,7 @@ import type { RunEvent } from '../runtime/events.js';
 import type { Message } from '../environment/message.js';
 import { agentColour, esc, formatTime, renderContent } from './html.js';
 import { promptHtml } from './prompt.js';
+import { stepEvent } from '../population/results.js';
 
 /** A piece for the page: a new visit section, or a message appended to the last one. */
 export type Piece = { kind: 'visit'; html: string } | { kind: 'message'; html: string } | { kind: 'status'; status: string };
@@ -48,6 +49,22 @@ export class TranscriptBuilder {
         this.pending = [];
         this.visits[this.visits.length - 1]!.messages.push(html);
         this.messages++;
+        pieces.push({ kind: 'message', html });
+        return pieces;
+      }
+      case 'population_step': {
+        // the step's own calls (hundreds of agents) belong to it, not to the next message's inspector
+        this.pending = [];
+        const step = stepEvent(ev);
+        if (!step) return [];
+        const pieces: Piece[] = [];
+        if (this.visits.length === 0) pieces.push(this.newVisit(step.state, ''));
+        const done = step.actions.filter((a) => a.ok).length;
+        const html =
+          `<div class="pop-step" data-step="${step.step}"><b>step ${step.step}</b> <span class="muted">${esc(step.clock)} · turn ${step.turn}</span>` +
+          ` · ${step.active} active · ${step.actions.length} action${step.actions.length === 1 ? '' : 's'} (${done} ok)` +
+          `${step.surveys?.length ? ` · ${step.surveys.length} survey answers` : ''}</div>`;
+        this.visits[this.visits.length - 1]!.messages.push(html);
         pieces.push({ kind: 'message', html });
         return pieces;
       }
