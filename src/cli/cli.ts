@@ -346,10 +346,7 @@ export function buildCli(argv: string[]): Argv {
               describe: "Population states: branch before this step of the run's population state (the turn before it)",
             })
             .option('state', { type: 'string', describe: 'With --step: the population state (default: the first one the run visited)' })
-            .check((a) => {
-              if ((a.at === undefined) === (a.step === undefined)) throw new Error('give one of --at TURN or --step STEP');
-              return true;
-            })
+            .check((a) => (a.at === undefined) !== (a.step === undefined) || 'give one of --at TURN or --step STEP')
             .option('out', { type: 'string', describe: 'Folder for the new run folder (default: next to the original)' }),
         async (a) => {
           const { forkCommand } = await import('./fork-command.js');
