@@ -6,7 +6,7 @@ import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireBuiltCli, runCliKillable } from './helpers/cli.js';
+import { requireBuiltCli, runCliKillable, spawnCliSync } from './helpers/cli.js';
 import { startOpenAiServer, type ChatRequestBody, type TestServer } from './helpers/openai-server.js';
 
 const ENV = { ...process.env, OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: undefined } as NodeJS.ProcessEnv;
@@ -138,5 +138,58 @@ describe('sop sweep of a population SOP', () => {
       .split('\n')
       .map((l) => JSON.parse(l) as { status: string });
     expect(results.map((x) => x.status)).toEqual(['finished', 'finished', 'finished']);
+  });
+});
+
+describe('the same seed and cassette at --concurrency 1 and 500', () => {
+  it('give the same journal events and the same DuckDB tables', async () => {
+    const cassette = join(dir, 'spread.cassette.json');
+    const rec = await cli([
+      'run',
+      'examples/social-spread/social-spread.sop.json',
+      '--llm',
+      'mock',
+      '--record',
+      cassette,
+      '--out',
+      join(dir, 'rec'),
+      '--quiet',
+    ]);
+    expect(rec.code, rec.stderr).toBe(0);
+    const tables: string[] = [];
+    const journals: string[] = [];
+    for (const n of ['1', '500']) {
+      const out = join(dir, `c${n}`);
+      const r = await cli([
+        'run',
+        'examples/social-spread/social-spread.sop.json',
+        '--llm',
+        `replay:${cassette}`,
+        '--concurrency',
+        n,
+        '--out',
+        out,
+        '--quiet',
+      ]);
+      expect(r.code, r.stderr).toBe(0);
+      const runDir = onlyDir(out);
+      journals.push(
+        journal(runDir)
+          .map((l) =>
+            JSON.stringify(l, (k, v) => (['time', 'timestamp', 'ms', 'run_id', 'runId'].includes(k) ? undefined : (v as unknown))),
+          )
+          .join('\n'),
+      );
+      let dump = '';
+      for (const table of ['agents', 'steps', 'actions', 'metrics', 'surveys']) {
+        const q = spawnCliSync(['query', runDir, `select * from ${table} order by all`, '--csv'], { env: ENV });
+        expect(q.status, q.stderr).toBe(0);
+        dump += `${table}\n${q.stdout}`;
+      }
+      tables.push(dump);
+    }
+    expect(journals[1]).toBe(journals[0]);
+    expect(tables[1]).toBe(tables[0]);
+    expect(tables[0]).toContain('actions\n');
   });
 });
