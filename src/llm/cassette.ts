@@ -218,7 +218,11 @@ export class RecordingProvider implements LlmProvider {
     }
     try {
       const what = this.inner.describe;
-      const cassette = { ...this.cassette, ...(what ? { source: `recorded: ${what}` as const } : {}), interactions: this.all.slice(0, this.n) };
+      const cassette = {
+        ...this.cassette,
+        ...(what ? { source: `recorded: ${what}` as const } : {}),
+        interactions: this.all.slice(0, this.n),
+      };
       writeFileAtomic(this.file, this.redact(JSON.stringify(cassette, null, 2)) + '\n');
     } catch (err) {
       throw writeFailure(err, this.file); // files: a full disk names the cassette; the run stops, resumable

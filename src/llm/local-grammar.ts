@@ -8,7 +8,8 @@
 // command's schema is translated: keywords it has no grammar for (pattern, minimum, $ref...) are
 // left out (the executor still checks the arguments), and optional arguments become a choice
 // among the objects with and without them (up to MAX_OPTIONAL_SPREAD of them; beyond that only
-// the required ones are generated).
+// the required ones are generated). An array without maxItems gets DEFAULT_MAX_ITEMS, and a reply
+// cut at max tokens is closed (closeJson), so it still parses.
 import type { CallMeta, ToolSpec } from './types.js';
 
 /** node-llama-cpp's GbnfJsonSchema, structurally (the package is an optional dependency). */
@@ -16,6 +17,9 @@ export type GrammarSchema = { readonly [key: string]: unknown };
 
 /** Optional arguments spread into alternatives (2^n objects); with more, only the required ones are generated. */
 export const MAX_OPTIONAL_SPREAD = 3;
+
+/** Items of an array whose schema sets no maxItems: a small model repeats itself until it runs out of tokens. */
+export const DEFAULT_MAX_ITEMS = 8;
 
 const SIMPLE = new Set(['string', 'number', 'integer', 'boolean', 'null']);
 const FORMATS = new Set(['date-time', 'time', 'date']);
@@ -70,7 +74,7 @@ export function grammarSchemaOf(schema: unknown, depth = 0): GrammarSchema {
         type: 'array',
         items: schema.items === undefined ? ANY : grammarSchemaOf(schema.items, depth + 1),
         ...(typeof schema.minItems === 'number' ? { minItems: schema.minItems } : {}),
-        ...(typeof schema.maxItems === 'number' ? { maxItems: schema.maxItems } : {}),
+        maxItems: typeof schema.maxItems === 'number' ? schema.maxItems : Math.max(DEFAULT_MAX_ITEMS, Number(schema.minItems) || 0),
       };
     case 'object':
       return objectSchema(schema, depth);
@@ -122,4 +126,56 @@ export function commandReplySchema(meta: Pick<CallMeta, 'commands' | 'tools'>): 
     properties: { command: { const: c.name }, command_args: grammarSchemaOf(c.args) },
   }));
   return one.length === 1 ? one[0]! : { oneOf: one };
+}
+
+/**
+ * A prefix of JSON (a reply made under a JSON grammar and cut at max tokens) made whole: an open
+ * string is closed, the last member of the innermost open object or array is dropped when it is
+ * not whole (a key without its value, a literal cut short), open arrays and objects are closed.
+ * The executor then checks the arguments as for any reply.
+ */
+export function closeJson(prefix: string): string {
+  const stack: string[] = [];
+  /** Where the current member of each open object or array began (after its "{", "[" or ","). */
+  const memberStart: number[] = [];
+  let inString = false;
+  let escaped = false;
+  for (let i = 0; i < prefix.length; i++) {
+    const c = prefix[i]!;
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c === '\\') escaped = true;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{' || c === '[') {
+      stack.push(c === '{' ? '}' : ']');
+      memberStart.push(i + 1);
+    } else if (c === '}' || c === ']') {
+      stack.pop();
+      memberStart.pop();
+    } else if (c === ',' && memberStart.length > 0) memberStart[memberStart.length - 1] = i + 1;
+  }
+  let text = prefix;
+  if (inString) text = (escaped ? text.slice(0, -1) : text) + '"';
+  if (stack.length > 0) {
+    const start = memberStart.at(-1)!;
+    const member = text.slice(start);
+    if (member.trim() !== '') {
+      const value = stack.at(-1) === '}' ? /^\s*"(?:[^"\\]|\\.)*"\s*:\s*([^]*)$/.exec(member)?.[1] : member;
+      if (!wholeValue(value)) text = text.slice(0, start);
+    }
+    text = text.replace(/,\s*$/, '');
+  }
+  for (let i = stack.length - 1; i >= 0; i--) text += stack[i];
+  return text;
+}
+
+function wholeValue(v: string | undefined): boolean {
+  if (v === undefined || v.trim() === '') return false;
+  try {
+    JSON.parse(v);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -11,8 +11,7 @@ import { LlmError } from './types.js';
 /** The version sop is tested with (package.json pins it). */
 export const NODE_LLAMA_CPP_VERSION = '3.21.1';
 
-export const MISSING_NODE_LLAMA_CPP =
-  `--llm local: needs node-llama-cpp, an optional dependency that is not installed; add it with: npm install -E node-llama-cpp@${NODE_LLAMA_CPP_VERSION}`;
+export const MISSING_NODE_LLAMA_CPP = `--llm local: needs node-llama-cpp, an optional dependency that is not installed; add it with: npm install -E node-llama-cpp@${NODE_LLAMA_CPP_VERSION}`;
 
 // ---- node-llama-cpp, structurally (the subset sop calls) ----
 
@@ -32,7 +31,7 @@ export interface NlcContext {
   dispose(): Promise<void>;
 }
 export interface NlcModel {
-  readonly fileInfo: { metadata: { general?: Record<string, unknown> } };
+  readonly fileInfo: { metadata: { general?: Record<string, unknown>; tokenizer?: { chat_template?: unknown } } };
   readonly trainContextSize: number;
   readonly size: number;
   readonly tokenizer: unknown;
@@ -75,8 +74,8 @@ export interface NodeLlamaCpp {
     skipDownload?: boolean;
   }): Promise<NlcLlama>;
   LlamaChat: new (o: { contextSequence: NlcSequence; chatWrapper?: NlcChatWrapper; autoDisposeSequence?: boolean }) => NlcChat;
-  /** The chat wrapper of the model's own chat template (a built-in one when it renders the same). */
-  resolveChatWrapper(model: NlcModel): NlcChatWrapper;
+  /** A chat wrapper: `jinjaTemplate` renders the model's own chat template (tokenizer.chat_template). */
+  resolveChatWrapper(model: NlcModel, o?: { type?: 'auto' | 'jinjaTemplate' }): NlcChatWrapper;
   getModuleVersion(): Promise<string>;
   resolveModelFile(
     uri: string,
@@ -184,12 +183,23 @@ export async function hfModelPath(
     throw new LlmError(
       `the SOP's local model ${uri} is not in ${s.modelsDir}; a SOP never downloads a model: fetch it once with --llm local:${uri}`,
     );
+  const endpoint = s.hfEndpoint ?? 'https://huggingface.co/';
+  // node-llama-cpp's downloader retries an unreachable host for minutes: one quick look first
+  try {
+    const timeout = AbortSignal.timeout(15_000);
+    await fetch(endpoint, { method: 'HEAD', redirect: 'manual', signal: o.signal ? AbortSignal.any([o.signal, timeout]) : timeout });
+  } catch (err) {
+    o.signal?.throwIfAborted();
+    throw new LlmError(
+      `--llm local:${uri}: cannot download it: ${endpoint} does not answer (${rootMessage(err)}); offline, give a .gguf file you have: --llm local:PATH`,
+    );
+  }
   o.onDownload?.(`downloading ${uri} to ${s.modelsDir} (node-llama-cpp's resolver)`);
   try {
     return await nlc.resolveModelFile(uri, { ...common, download: 'auto', ...(o.signal ? { signal: o.signal } : {}) });
   } catch (err) {
     throw new LlmError(
-      `--llm local:${uri}: cannot download it from ${s.hfEndpoint ?? 'https://huggingface.co'} (${rootMessage(err)}); offline, give a .gguf file you have: --llm local:PATH`,
+      `--llm local:${uri}: cannot download it from ${endpoint} (${rootMessage(err)}); give a .gguf file you have: --llm local:PATH`,
     );
   }
 }
@@ -211,4 +221,20 @@ export function parametersOf(label: string | undefined): number | undefined {
   if (!m) return undefined;
   const unit = { K: 1e3, M: 1e6, B: 1e9, T: 1e12 }[m[3]!.toUpperCase() as 'K' | 'M' | 'B' | 'T'];
   return Number(m[1] ?? 1) * Number(m[2]) * unit;
+}
+
+/**
+ * The model's own chat template, rendered as its GGUF gives it (node-llama-cpp's built-in wrappers
+ * may differ: its ChatML one adds a BOS token that SmolLM2's template has not); a model without
+ * a template gets node-llama-cpp's choice for its architecture.
+ */
+export function chatWrapperOf(nlc: NodeLlamaCpp, model: NlcModel): NlcChatWrapper {
+  if (typeof model.fileInfo.metadata.tokenizer?.chat_template === 'string') {
+    try {
+      return nlc.resolveChatWrapper(model, { type: 'jinjaTemplate' });
+    } catch {
+      // a template node-llama-cpp cannot render: its own choice below
+    }
+  }
+  return nlc.resolveChatWrapper(model);
 }

@@ -11,9 +11,10 @@
 // sequences: that many calls run at once, batched together; more wait for a free one.
 import { dirname } from 'node:path';
 import { fmix32, fnv1a } from '../util/hash.js';
-import { commandReplySchema, type GrammarSchema } from './local-grammar.js';
+import { closeJson, commandReplySchema, type GrammarSchema } from './local-grammar.js';
 import {
   NODE_LLAMA_CPP_VERSION,
+  chatWrapperOf,
   describeModel,
   hfModelPath,
   isHfUri,
@@ -32,7 +33,15 @@ import {
   type NlcToken,
   type NodeLlamaCpp,
 } from './local-runtime.js';
-import { LlmError, type CallMeta, type ChatMessage, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider } from './types.js';
+import {
+  LlmError,
+  type CallMeta,
+  type ChatMessage,
+  type ChatOptions,
+  type ChatRequest,
+  type ChatResponse,
+  type LlmProvider,
+} from './types.js';
 
 export interface LocalProviderOptions {
   /** The model of every call (`local:PATH` or `local:hf:...`); without it, each request's model (a SOP's llm.model). */
@@ -82,6 +91,8 @@ class LoadedModel {
     readonly context: NlcContext,
     readonly wrapper: NlcChatWrapper,
     sequences: NlcSequence[],
+    /** node-llama-cpp's version. */
+    readonly version: string,
   ) {
     this.free = sequences;
   }
@@ -143,7 +154,8 @@ function once<T>(cache: Map<string, Promise<T>>, key: string, make: () => Promis
 }
 
 function runtime(s: LocalSettings, importer?: () => Promise<unknown>) {
-  return once(runtimes, `${String(s.gpu)}|${s.threads ?? ''}`, async () => {
+  // a given importer (tests) is not cached: it may stand for a missing package
+  return once(importer ? new Map() : runtimes, `${String(s.gpu)}|${s.threads ?? ''}`, async () => {
     const nlc = await loadNodeLlamaCpp(importer);
     let llama: NlcLlama;
     try {
@@ -174,7 +186,8 @@ export class LocalProvider implements LlmProvider {
   private readonly settings: LocalSettings;
   private readonly seed: number;
   private fixed?: Promise<LoadedModel>;
-  private used?: { model: LoadedModel; version: string };
+  /** The model of the last call answered. */
+  private used?: LoadedModel;
 
   constructor(private readonly o: LocalProviderOptions = {}) {
     this.settings = o.settings ?? localSettings();
@@ -193,13 +206,13 @@ export class LocalProvider implements LlmProvider {
   /** What answers, for a recorded cassette's source (once a call has been answered). */
   get describe(): string | undefined {
     if (!this.used) return undefined;
-    const { nlc, file, model } = this.used.model;
+    const { nlc, file, model, version } = this.used;
     const d = describeModel(nlc, file, model);
     const params = parametersOf(d.size);
     const scale = params === undefined ? '' : params < 1e9 ? ', a very small model' : params < 4e9 ? ', a small model' : '';
     return (
       `real output of ${d.name} (${d.size ? `${d.size} parameters${scale}` : 'a GGUF model'}` +
-      `${d.quantisation ? `, quantisation ${d.quantisation}` : ''}), run in process by node-llama-cpp ${this.used.version} with --seed ${this.seed}`
+      `${d.quantisation ? `, quantisation ${d.quantisation}` : ''}), run in process by node-llama-cpp ${version} with --seed ${this.seed}`
     );
   }
 
@@ -232,7 +245,7 @@ export class LocalProvider implements LlmProvider {
         );
       }
       const sequences = Array.from({ length: s.sequences }, () => context.getSequence());
-      return new LoadedModel(rt.nlc, rt.llama, file, model, context, rt.nlc.resolveChatWrapper(model), sequences);
+      return new LoadedModel(rt.nlc, rt.llama, file, model, context, chatWrapperOf(rt.nlc, model), sequences, rt.version);
     });
   }
 
@@ -252,12 +265,20 @@ export class LocalProvider implements LlmProvider {
     this.o.onWarning?.(`${what} got an empty reply from the local model; asking once more`);
     const again = await this.generate(m, request, options, (seed + 1) >>> 0);
     if (again.content.trim() === '') this.o.onWarning?.(`${what} got an empty reply twice; recorded empty`);
-    return { ...again, usage: { promptTokens: res.usage.promptTokens + again.usage.promptTokens, completionTokens: res.usage.completionTokens + again.usage.completionTokens } };
+    return {
+      ...again,
+      usage: {
+        promptTokens: res.usage.promptTokens + again.usage.promptTokens,
+        completionTokens: res.usage.completionTokens + again.usage.completionTokens,
+      },
+    };
   }
 
   private async generate(m: LoadedModel, request: ChatRequest, options: ChatOptions, seed: number): Promise<ChatResponse> {
     const history = chatHistoryOf(request.messages);
-    const prompt = m.wrapper.generateContextState({ chatHistory: [...history, { type: 'model', response: [] }] }).contextText.tokenize(m.model.tokenizer);
+    const prompt = m.wrapper
+      .generateContextState({ chatHistory: [...history, { type: 'model', response: [] }] })
+      .contextText.tokenize(m.model.tokenizer);
     const schema = commandReplySchema(request.meta);
     const grammar = schema ? await m.grammar(schema) : undefined;
     const sequence = await m.acquire(prompt, options.signal);
@@ -274,15 +295,17 @@ export class LocalProvider implements LlmProvider {
         ...(request.stream && options.onDelta ? { onTextChunk: options.onDelta } : {}),
         onToken: (tokens) => void (completion += tokens.length),
       });
-      this.used = { model: m, version: (await runtime(this.settings, this.o.importer)).version };
+      this.used = m;
       const cut = out.metadata.stopReason === 'maxTokens';
       if (cut)
         this.o.onWarning?.(
           `the reply of the ${request.meta.purpose} call${request.meta.agent ? ` by ${request.meta.agent}` : ''} in state "${request.meta.state}" ` +
-            `was cut at ${maxTokens} tokens (llm.max_tokens, else SOP_LOCAL_MAX_TOKENS); it is kept as it is`,
+            `was cut at ${maxTokens} tokens (llm.max_tokens, else SOP_LOCAL_MAX_TOKENS); ` +
+            (grammar ? 'its command JSON is closed where it was cut' : 'it is kept as it is'),
         );
       return {
-        content: out.response,
+        // a command cut short is closed, so it parses (the executor checks its arguments)
+        content: grammar && cut ? closeJson(out.response) : out.response,
         usage: { promptTokens: prompt.length, completionTokens: completion },
         model: describeModel(m.nlc, m.file, m.model).name,
         finishReason: cut ? 'length' : 'stop',
