@@ -2,17 +2,18 @@
 // the model's own chat template, token counts from its tokenizer, streaming, max tokens, the seed,
 // abort, calls at once on several context sequences, and command replies under a JSON-schema
 // grammar. The model tests skip, saying why, without the model or node-llama-cpp.
-import { createReadStream, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createProvider } from '../src/llm/factory.js';
 import { LocalProvider } from '../src/llm/local.js';
 import { MISSING_NODE_LLAMA_CPP, localSettings, type LocalSettings } from '../src/llm/local-runtime.js';
 import type { CallMeta, ChatRequest, ToolSpec } from '../src/llm/types.js';
 import { parseCommandReply } from '../src/actions/parse.js';
+import { runSop } from '../src/index.js';
 import { TEST_MODEL, noteSkip } from './helpers/local-model.js';
 
 const missing = noteSkip('local provider with the test model');
@@ -235,4 +236,40 @@ describe.skipIf(missing !== undefined)('the local provider on SmolLM2-135M-Instr
     }
     expect(cut).toBeGreaterThan(0);
   }, 180_000);
+});
+
+describe.skipIf(missing !== undefined)('a SOP whose llm.provider is local', () => {
+  it("runs on the model its llm.model names, relative to the SOP's folder, with its max_tokens", async () => {
+    const dir = mkdtempSync(join(tmp, 'sop-'));
+    const sop = {
+      name: 'local-hello',
+      llm: { provider: 'local', model: relative(dir, TEST_MODEL), max_tokens: 16, temperature: 0.5 },
+      agents: { Ada: { roles: { talk: 'Speaker' } } },
+      root: 'talk',
+      states: {
+        talk: {
+          environment_prompt: 'A short greeting.',
+          roles: ['Speaker'],
+          components: { Speaker: { task: 'Greet the audience in one sentence.' } },
+          next_states: { '0': 'end' },
+        },
+        end: { final: true },
+      },
+    };
+    const file = join(dir, 'hello.sop.json');
+    writeFileSync(file, JSON.stringify(sop));
+    const prev = { ...process.env };
+    Object.assign(process.env, { SOP_LOCAL_THREADS: '1', SOP_LOCAL_SEQUENCES: '2' });
+    try {
+      const handle = runSop(file, { seed: 3 });
+      const result = await handle.result;
+      expect(result.status).toBe('finished');
+      expect(result.messages).toHaveLength(1);
+      expect(result.messages[0]!.content.trim()).not.toBe('');
+      expect(result.usage.completion_tokens).toBeLessThanOrEqual(16);
+      expect(result.usage.prompt_tokens).toBeGreaterThan(0);
+    } finally {
+      process.env = prev;
+    }
+  }, 120_000);
 });

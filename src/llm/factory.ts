@@ -1,6 +1,7 @@
 // Choosing the LLM provider from the command line: openai (default), mock, replay:FILE,
 // local:MODEL (a GGUF model in this process) or local (the SOP's llm.model of each call);
 // --record FILE wraps any of them.
+import { resolve } from 'node:path';
 import type { LlmConsent } from './consent.js';
 import type { RetryBudget } from './retry.js';
 import { LlmError, type LlmEndpoint, type LlmProvider } from './types.js';
@@ -43,6 +44,14 @@ export interface ProviderChoice {
   onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
   /** Replies kept with a warning (cut at max tokens, empty, not streamed). */
   onWarning?: (message: string) => void;
+}
+
+/** An --llm spec whose file (replay:FILE, local:PATH) is absolute, for a resume from elsewhere; hf: and names stay. */
+export function absoluteLlmSpec(spec: string): string {
+  if (spec.startsWith('replay:') && spec.length > 'replay:'.length) return `replay:${resolve(spec.slice('replay:'.length))}`;
+  const model = spec.startsWith('local:') ? spec.slice('local:'.length) : '';
+  if (model && !model.startsWith('hf:')) return `local:${resolve(model)}`;
+  return spec;
 }
 
 export async function createProvider(choice: ProviderChoice): Promise<LlmProvider> {
