@@ -3,11 +3,12 @@
 // the MCP notes example completes a tool call made under the JSON-schema grammar; `--record`
 // gives a cassette that replays to the same transcript. Short runs: one thread, 48-token
 // replies (test/helpers/local-model.ts). They skip, saying why, without the model.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireBuiltCli, runCli } from './helpers/cli.js';
+import { requireBuiltCli, runCli, spawnCli } from './helpers/cli.js';
+import { loadRunRecord } from '../src/journal/record.js';
 import { goldenOf, runFolderIn } from './helpers/golden.js';
 import { LOCAL_ENV, TEST_MODEL, noteSkip } from './helpers/local-model.js';
 import { readJournal } from '../src/journal/reader.js';
@@ -112,4 +113,46 @@ describe.skipIf(missing !== undefined)('sop run --llm local: on SmolLM2-135M-Ins
     expect(results.length).toBeGreaterThan(0);
     expect(results.some((e) => e.ok === true)).toBe(true);
   }, 300_000);
+
+  it('Ctrl-C stops the run waiting for the model at once: it ends interrupted, resumable', async () => {
+    // a SOP whose first call streams a long reply (provider local, its model named in the SOP)
+    const file = join(tmp, 'long.sop.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: 'long-reply',
+        llm: { provider: 'local', model: TEST_MODEL, max_tokens: 3000 },
+        agents: { Ada: { roles: { talk: 'Speaker' } } },
+        root: 'talk',
+        states: {
+          talk: {
+            roles: ['Speaker'],
+            components: { Speaker: { task: 'Count from one to one thousand, in words, one number a line.' } },
+            next_states: { '0': 'end' },
+          },
+          end: { final: true },
+        },
+      }),
+    );
+    const out = join(tmp, 'sigint');
+    const child = spawnCli(['run', file, '--out', out, '--json'], { env: { ...process.env, ...LOCAL_ENV } });
+    let stderr = '';
+    let sentAt = 0;
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    // the readiness signal: the speaker is chosen, its call starts now (--json does not print the
+    // reply's pieces; test/local-provider.test.ts aborts a call after its first piece)
+    child.stdout.on('data', (d: Buffer) => {
+      if (sentAt === 0 && d.toString().includes('"type":"speaker_chosen"')) {
+        sentAt = Date.now();
+        child.kill('SIGINT');
+      }
+    });
+    const code = await new Promise<number | null>((r) => child.on('close', r));
+    expect(sentAt).toBeGreaterThan(0);
+    expect(code, stderr).toBe(130);
+    expect(Date.now() - sentAt).toBeLessThan(15_000); // 3000 tokens would take minutes
+    const record = loadRunRecord(runFolderIn(out));
+    expect(record.status).toBe('interrupted');
+    expect(record.finished?.error).toMatch(/stopped by Ctrl-C while waiting for the LLM/);
+  }, 120_000);
 });
