@@ -139,6 +139,13 @@ describe.skipIf(missing !== undefined)('the local provider on SmolLM2-135M-Instr
     await vocab.dispose();
   }, 120_000);
 
+  it('a prompt longer than the context is one line', async () => {
+    const p = await LocalProvider.create({ model: TEST_MODEL, settings: { ...settings, contextSize: 256 } });
+    await expect(p.chat(request('word '.repeat(400)))).rejects.toThrow(
+      /^the prompt of the agent call in state "s" has \d+ tokens, more than the 256 of the local model's context: set SOP_LOCAL_CONTEXT higher/,
+    );
+  }, 120_000);
+
   it('streams, and the deltas are the reply', async () => {
     const p = await make();
     const deltas: string[] = [];

@@ -116,7 +116,7 @@ export async function providerOf(
     spec: o.llm ?? sop.llm?.provider,
     // local: each call's seed comes from the run's; the SOP's model paths are read from its folder
     seed: run.seed ?? o.seed,
-    sopFile: sopFileOf(sop),
+    sopFile: o.file ?? sopFileOf(sop),
     model: o.model ?? sop.llm?.model ?? DEFAULTS.model,
     signal: run.stop,
     baseURL: o.baseUrl ?? sop.llm?.base_url,

@@ -279,6 +279,11 @@ export class LocalProvider implements LlmProvider {
     const prompt = m.wrapper
       .generateContextState({ chatHistory: [...history, { type: 'model', response: [] }] })
       .contextText.tokenize(m.model.tokenizer);
+    if (prompt.length >= m.context.contextSize)
+      throw new LlmError(
+        `the prompt of the ${request.meta.purpose} call in state "${request.meta.state}" has ${prompt.length} tokens, more than the ` +
+          `${m.context.contextSize} of the local model's context: set SOP_LOCAL_CONTEXT higher (or make the SOP's window smaller)`,
+      );
     const schema = commandReplySchema(request.meta);
     const grammar = schema ? await m.grammar(schema) : undefined;
     const sequence = await m.acquire(prompt, options.signal);
