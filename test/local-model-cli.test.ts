@@ -101,7 +101,7 @@ describe.skipIf(missing !== undefined)('sop run --llm local: on SmolLM2-135M-Ins
   it('the MCP notes example completes a tool call made under the grammar', async () => {
     const out = join(tmp, 'notes');
     const r = await runCli(
-      ['run', 'examples/mcp/notes.sop.json', '--llm', `local:${TEST_MODEL}`, '--yes', '--max-turns', '2', '--out', out, '--quiet'],
+      ['run', 'examples/mcp/notes.sop.json', '--llm', `local:${TEST_MODEL}`, '--yes', '--max-turns', '3', '--out', out, '--quiet'],
       { ...LOCAL_ENV, SOP_LOCAL_MAX_TOKENS: '96' },
     );
     expect(r.status, r.stderr).toBe(0);
