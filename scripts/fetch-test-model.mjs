@@ -78,7 +78,9 @@ async function fetchModel(name, spec) {
     const got = await sha256(part);
     if (got !== f.sha256) {
       rmSync(part, { force: true });
-      return note(`${f.member}${f.inner ? `/${f.inner}` : ''} has sha256 ${got}, not the recorded ${f.sha256} (test/fixtures/models/${name}.json)`);
+      return note(
+        `${f.member}${f.inner ? `/${f.inner}` : ''} has sha256 ${got}, not the recorded ${f.sha256} (test/fixtures/models/${name}.json)`,
+      );
     }
     renameSync(part, target);
   }
