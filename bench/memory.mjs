@@ -2,6 +2,9 @@
 // stored messages, and the bytes each stored message costs. Messages are synthetic English-like
 // chat lines (12 to 40 words, a 420-word vocabulary plus function words), generated from a fixed
 // seed, so every run measures the same texts. See bench/README.md, "Memory".
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT } from './lib/engine.mjs';
 import { fmtMs, median, p95, round, row } from './lib/stats.mjs';
 
 export const order = 40;
@@ -171,6 +174,24 @@ export async function run() {
     if (q >= 2) bruteTimes.push(performance.now() - started);
   }
 
+  // 4. Retrieval quality: recall@5 (and @1) on the labelled paraphrases of a run's history
+  // (test/fixtures/retrieval/paraphrases.json), the lexical embedder beside a real one: all-MiniLM-L6-v2
+  // through `transformers:`, when .ci/run (scripts/fetch-test-model.mjs) has put it in .cache/models.
+  const { recallAtK, PARAPHRASES } = await import('./lib/recall.mjs');
+  const { createEmbedder } = await import('sop/extend');
+  const quality = (e) => Promise.all([recallAtK(e, 5), recallAtK(e, 1)]).then(([at5, at1]) => ({ id: e.id, at5, at1 }));
+  const lexical = await quality(new LocalEmbedder());
+  const realFolder = join(ROOT, '.cache', 'models', 'all-MiniLM-L6-v2');
+  const real = existsSync(join(realFolder, 'onnx', 'model.onnx'))
+    ? await quality(await createEmbedder(`transformers:${realFolder}`, {}))
+    : undefined;
+  const recallOf = (q) => ({
+    embedder: q.id.replace(`${ROOT}/`, ''),
+    recall_at_5: round(q.at5.recall, 3),
+    recall_at_1: round(q.at1.recall, 3),
+    missed_at_5: q.at5.misses,
+  });
+
   const vectorBytes = store.bytesPerRow;
   const results = {
     memory: {
@@ -193,6 +214,14 @@ export async function run() {
       bytes_per_message_environment: Math.round(envBytes),
       bytes_per_message_environment_heap: Math.round(heapBytes),
       bytes_per_message_environment_buffers: Math.round(bufferBytes),
+      retrieval_quality: {
+        set: `test/fixtures/retrieval/paraphrases.json: ${PARAPHRASES.queries.length} paraphrased queries over ${PARAPHRASES.history.length} messages`,
+        lexical: recallOf(lexical),
+        real: real ? recallOf(real) : null,
+        ...(real
+          ? {}
+          : { real_note: 'all-MiniLM-L6-v2 is not in .cache/models (bash .ci/run or node scripts/fetch-test-model.mjs fetches it)' }),
+      },
     },
   };
   const r = results.memory;
@@ -230,8 +259,13 @@ export async function run() {
       '  of which JS heap (message objects, text, indexes) / embedding buffers with spare capacity',
       `${r.bytes_per_message_environment_heap.toLocaleString('en-US')} B / ${r.bytes_per_message_environment_buffers.toLocaleString('en-US')} B`,
     ),
+    row(
+      `recall@5 (@1), ${PARAPHRASES.queries.length} paraphrased queries: lexical (local) / real (all-MiniLM-L6-v2)`,
+      `${round(lexical.at5.recall, 2)} (${round(lexical.at1.recall, 2)}) / ${real ? `${round(real.at5.recall, 2)} (${round(real.at1.recall, 2)})` : 'absent'}`,
+    ),
   ];
   const notes = [];
+  if (!real) notes.push(r.retrieval_quality.real_note);
   if (!store.simd) notes.push('WebAssembly SIMD is not available here; retrieval used the JS scan.');
   if (!embedPass)
     notes.push(
@@ -241,5 +275,10 @@ export async function run() {
     notes.push(
       `retrieval median at 100k is ${latency[big].median_ms} ms; the int8 scan reads ${Math.round((big * (vectorBytes - 4 - r.dimension * 4)) / 1e6)} MB per query, bounded by memory bandwidth on a loaded machine.`,
     );
-  return { title: 'Memory: local embedder, retrieval, bytes per message', rows: table, results, notes };
+  return {
+    title: 'Memory: local embedder, retrieval, bytes per message, recall of the lexical and a real embedder',
+    rows: table,
+    results,
+    notes,
+  };
 }

@@ -78,13 +78,13 @@ describe('core messages name API options; the CLI names its flags', () => {
   it('the API caller is told the option, the CLI user the flag', async () => {
     const err = (await createProvider({ spec: 'bogus' }).catch((e: unknown) => e)) as EngineError;
     expect(err).toBeInstanceOf(EngineError);
-    expect(err.message).toBe('unknown options.llm "bogus"; use openai, mock or replay:FILE');
+    expect(err.message).toBe('unknown options.llm "bogus"; use openai, mock, replay:FILE or local:MODEL.gguf');
 
     const stderr = new PassThrough();
     let printed = '';
     stderr.on('data', (c: Buffer) => (printed += c.toString()));
     expect(reportError(err, stderr)).toBe(1);
-    expect(printed).toBe('error: unknown --llm "bogus"; use openai, mock or replay:FILE\n');
+    expect(printed).toBe('error: unknown --llm "bogus"; use openai, mock, replay:FILE or local:MODEL.gguf\n');
   });
 
   it('maps inputs, approvals, answers and milliseconds to the flags', () => {

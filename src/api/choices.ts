@@ -20,6 +20,8 @@ import type { RerunPolicy } from '../journal/effects.js';
 import type { Sop } from '../sop/types.js';
 import { EngineError } from '../errors.js';
 import type { RunSopOptions } from './options.js';
+import { sopFileOf } from './load.js';
+import { DEFAULTS } from '../sop/resolved.js';
 
 /** Retries of every LLM and embedding call of one run, together. */
 export const RUN_RETRY_BUDGET = 50;
@@ -108,12 +110,17 @@ type Warn = (message: string) => void;
 export async function providerOf(
   sop: Sop,
   o: RunSopOptions,
-  run: { budget: RetryBudget; consent: LlmConsent; stop: AbortSignal; warn: Warn; resumed?: boolean },
+  run: { budget: RetryBudget; consent: LlmConsent; stop: AbortSignal; warn: Warn; resumed?: boolean; seed?: number },
 ): Promise<LlmProvider> {
   if (typeof o.llm === 'object') return o.llm;
   if (o.llm === undefined && !sopCallsLlm(sop)) return NO_LLM; // rule agents only: no key, no server
   const made = await createProvider({
     spec: o.llm ?? sop.llm?.provider,
+    // local: each call's seed comes from the run's; the SOP's model paths are read from its folder
+    seed: run.seed ?? o.seed,
+    sopFile: o.file ?? sopFileOf(sop),
+    model: o.model ?? sop.llm?.model ?? DEFAULTS.model,
+    signal: run.stop,
     baseURL: o.baseUrl ?? sop.llm?.base_url,
     apiKeyEnv: o.baseUrl === undefined ? sop.llm?.api_key_env : undefined,
     baseURLFixed: o.baseUrl !== undefined,

@@ -8,8 +8,12 @@ import type { PluginFactory } from '../runtime/hooks.js';
 import type { RerunPolicy } from '../journal/effects.js';
 import type { McpApproval } from '../mcp/approval.js';
 
-/** openai (default: the SOP's llm.provider, else openai), mock, replay:CASSETTE, or a provider of your own. */
-export type LlmChoice = 'mock' | 'openai' | `replay:${string}` | LlmProvider;
+/**
+ * openai (default: the SOP's llm.provider, else openai), mock, replay:CASSETTE, local:MODEL.gguf
+ * (a GGUF model run in this process; local:hf:USER/REPO/FILE.gguf downloads it), local (the
+ * SOP's llm.model of each call), or a provider of your own.
+ */
+export type LlmChoice = 'mock' | 'openai' | `replay:${string}` | 'local' | `local:${string}` | LlmProvider;
 
 export interface RunSopOptions {
   llm?: LlmChoice;

@@ -16,6 +16,7 @@ import { loadSop } from './load.js';
 import { EngineError } from '../errors.js';
 import type { LlmChoice, RunSopOptions } from './options.js';
 import { startRun, type StartedRun } from './start.js';
+import { absoluteLlmSpec } from '../llm/factory.js';
 
 export type { LlmChoice, RunSopOptions } from './options.js';
 export { startRun, type StartedRun } from './start.js';
@@ -60,7 +61,7 @@ export function runSop(sop: Sop | string, options: RunSopOptions = {}): RunHandl
 /** What sop resume and resumeRun reuse of a run's options (paths made absolute). */
 function launchOf(o: RunSopOptions): Record<string, string | number | boolean> {
   const out: Record<string, string | number | boolean> = {};
-  if (typeof o.llm === 'string') out.llm = o.llm.startsWith('replay:') ? `replay:${resolve(o.llm.slice('replay:'.length))}` : o.llm;
+  if (typeof o.llm === 'string') out.llm = absoluteLlmSpec(o.llm);
   if (o.baseUrl) out.base_url = o.baseUrl;
   if (typeof o.answers === 'string') out.answers = resolve(o.answers);
   if (o.timeoutMs !== undefined) out.timeout_ms = o.timeoutMs;

@@ -94,7 +94,14 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
   const mcpApproval = mcpApprovalOf(o, human);
   const budget = new RetryBudget(RUN_RETRY_BUDGET); // every retry of every call of this run
   const stopLlm = new AbortController();
-  const llm = await providerOf(sop, o, { budget, consent, stop: stopLlm.signal, warn, resumed: continuation?.mode === 'resume' });
+  const llm = await providerOf(sop, o, {
+    budget,
+    consent,
+    stop: stopLlm.signal,
+    warn,
+    resumed: continuation?.mode === 'resume',
+    seed: continuation?.seed ?? o.seed,
+  });
   const embedder = await embedderOf(sop, o, { budget, consent, warn, startWarning });
   const yes = o.yes === true || dryRunYes(sop, human, o);
   if (yes && !o.yes)
@@ -171,7 +178,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
       plugins,
       budget: o.budget,
       ...(o.concurrency !== undefined ? { population: { concurrency: o.concurrency } } : {}),
-      ...(llm.id !== 'mock' ? { pricing } : {}), // mock replies cost nothing: not priced
+      ...(llm.id !== 'mock' && !llm.free ? { pricing } : {}), // mock and local replies cost nothing: not priced
     });
   } catch (err) {
     unlockMemory?.();

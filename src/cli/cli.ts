@@ -19,7 +19,11 @@ export function buildCli(argv: string[]): Argv {
               demandOption: true,
               describe: 'SOP file (.sop.json), or the name of a built-in SOP (sop list shows them)',
             })
-            .option('llm', { type: 'string', describe: "openai | mock | replay:CASSETTE (default: the SOP's llm.provider, else openai)" })
+            .option('llm', {
+              type: 'string',
+              describe:
+                "openai | mock | replay:CASSETTE | local:MODEL.gguf (a GGUF model in process; local:hf:USER/REPO/FILE.gguf) (default: the SOP's llm.provider, else openai)",
+            })
             .option('model', { type: 'string', describe: 'Use this model for every call' })
             .option('base-url', { type: 'string', describe: 'OpenAI-compatible server URL (or OPENAI_BASE_URL)' })
             .option('max-turns', { type: 'number', describe: 'Stop after this many turns (default 200)' })
@@ -468,7 +472,11 @@ export function buildCli(argv: string[]): Argv {
               type: 'number',
               describe: 'Worker threads sharing those runs (default: one per core once there are at least 2 x --concurrency runs)',
             })
-            .option('llm', { type: 'string', describe: "openai | mock | replay:CASSETTE (default: the SOP's llm.provider, else openai)" })
+            .option('llm', {
+              type: 'string',
+              describe:
+                "openai | mock | replay:CASSETTE | local:MODEL.gguf (a GGUF model in process; local:hf:USER/REPO/FILE.gguf) (default: the SOP's llm.provider, else openai)",
+            })
             .option('base-url', { type: 'string', describe: 'OpenAI-compatible server URL (or OPENAI_BASE_URL)' })
             .option('allow-base-url', {
               type: 'string',
@@ -650,7 +658,7 @@ export function buildCli(argv: string[]): Argv {
 /** Options shared by resume and fork (defaults come from the journaled run). */
 function continueOptions<T>(y: Argv<T>) {
   return y
-    .option('llm', { type: 'string', describe: 'openai | mock | replay:CASSETTE (default: as the run was started)' })
+    .option('llm', { type: 'string', describe: 'openai | mock | replay:CASSETTE | local:MODEL.gguf (default: as the run was started)' })
     .option('model', { type: 'string', describe: 'Use this model for every call' })
     .option('base-url', { type: 'string', describe: 'OpenAI-compatible server URL' })
     .option('max-turns', { type: 'number', describe: 'Stop after this many turns in all' })

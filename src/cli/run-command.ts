@@ -11,6 +11,7 @@ import { existsSync, statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { configureSecrets, configuredSecretNames, makeRedactor } from '../util/redact.js';
 import { llmBlockSecrets } from '../llm/endpoints.js';
+import { absoluteLlmSpec } from '../llm/factory.js';
 import { terminalSafe } from '../util/terminal-text.js';
 import { costText } from './cost-text.js';
 import { terminalDisplay } from './display.js';
@@ -253,7 +254,7 @@ function memoryLine(run: Run, u: RunResult['usage']): string {
 /** What `sop resume` reuses of this command line (paths made absolute). */
 export function launchSettings(o: RunCommandOptions): Record<string, string | number | boolean> {
   const out: Record<string, string | number | boolean> = {};
-  if (o.llm) out.llm = o.llm.startsWith('replay:') ? `replay:${resolvePath(o.llm.slice('replay:'.length))}` : o.llm;
+  if (o.llm) out.llm = absoluteLlmSpec(o.llm); // replay:FILE and local:PATH made absolute
   if (o.baseUrl) out.base_url = o.baseUrl;
   if (o.answers) out.answers = resolvePath(o.answers);
   if (o.timeoutMs !== undefined) out.timeout_ms = o.timeoutMs;

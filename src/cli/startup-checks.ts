@@ -1,7 +1,7 @@
 // What `sop run` refuses when it starts, checked by `sop validate` without running anything:
 // commands compiled against the SOP file's folder (sub-flow files that are missing or not SOPs,
 // `args` naming arguments a command does not have), recursively through every sub-flow, the
-// embedder spec, and (agents-v1) knowledge base files. The checks of the SOP document alone are in src/sop (load.ts, check-static.ts).
+// embedder spec, the model files of `llm.provider: "local"`, and (agents-v1) knowledge base files. The checks of the SOP document alone are in src/sop (load.ts, check-static.ts).
 import { statSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import { CommandConfigError, compileCommand } from '../actions/commands.js';
@@ -22,6 +22,7 @@ export function startupDiagnostics(sop: Sop, file: string, seen: Set<string> = n
     out.push({ severity: 'error', pointer: '/environment/embedder', message: (err as Error).message });
   }
   const baseDir = dirname(self);
+  out.push(...localModelDiagnostics(sop, baseDir));
   for (const [stateName, state] of Object.entries(sop.states)) {
     // agents-v1: a knowledge base file is read at the role's first turn
     for (const [role, comps] of Object.entries(state.components ?? {})) {
@@ -70,5 +71,44 @@ export function startupDiagnostics(sop: Sop, file: string, seen: Set<string> = n
       }
     }
   }
+  return out;
+}
+
+/**
+ * `llm.provider: "local"`: every LLM block's model is a GGUF file (relative to the SOP's folder)
+ * or an hf: model; the top-level block names one (the run loads it before it starts).
+ */
+function localModelDiagnostics(sop: Sop, baseDir: string): Diagnostic[] {
+  if (sop.llm?.provider !== 'local') return [];
+  const out: Diagnostic[] = [];
+  if (sop.llm.model === undefined)
+    out.push({
+      severity: 'error',
+      pointer: '/llm',
+      message: 'llm.provider "local" needs llm.model: a .gguf file (relative to the SOP\'s folder) or hf:USER/REPO/FILE.gguf',
+    });
+  const visit = (v: unknown, path: string[]): void => {
+    if (typeof v !== 'object' || v === null) return;
+    if (Array.isArray(v)) return v.forEach((x, i) => visit(x, [...path, String(i)]));
+    const o = v as Record<string, unknown>;
+    if (path.at(-1) === 'llm' && typeof o.model === 'string' && !o.model.startsWith('hf:')) {
+      const file = resolve(baseDir, o.model);
+      let problem: string | undefined;
+      try {
+        if (!statSync(file).isFile()) problem = 'is not a file';
+      } catch (err) {
+        problem =
+          (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : `cannot be read (${(err as NodeJS.ErrnoException).code})`;
+      }
+      if (problem)
+        out.push({
+          severity: 'error',
+          pointer: pointerOf([...path, 'model']),
+          message: `local model file ${o.model} ${problem} (llm.provider "local" reads it from the SOP's folder)`,
+        });
+    }
+    for (const [k, x] of Object.entries(o)) if (k !== 'inputs' && k !== 'templates') visit(x, [...path, k]);
+  };
+  visit(sop, []);
   return out;
 }

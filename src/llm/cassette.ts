@@ -30,7 +30,8 @@ export interface CassetteInteraction {
 export interface Cassette {
   $schema?: string;
   version: 1;
-  source: 'recorded' | 'hand-written';
+  /** `recorded: WHAT` names what answered (a local model: its file, size, quantisation, runtime and seed). */
+  source: 'recorded' | 'hand-written' | `recorded: ${string}`;
   note?: string;
   sop?: string;
   interactions: CassetteInteraction[];
@@ -143,6 +144,9 @@ export class RecordingProvider implements LlmProvider {
   get paid(): boolean | undefined {
     return this.inner.paid;
   }
+  get free(): boolean | undefined {
+    return this.inner.free;
+  }
 
   constructor(
     private readonly inner: LlmProvider,
@@ -224,7 +228,12 @@ export class RecordingProvider implements LlmProvider {
     try {
       // up to the first call still waiting for its reply
       const waiting = this.all.indexOf(undefined);
-      const cassette = { ...this.cassette, interactions: this.all.slice(0, waiting === -1 || waiting > this.n ? this.n : waiting) };
+      const what = this.inner.describe;
+      const cassette = {
+        ...this.cassette,
+        ...(what ? { source: `recorded: ${what}` as const } : {}),
+        interactions: this.all.slice(0, waiting === -1 || waiting > this.n ? this.n : waiting),
+      };
       writeFileAtomic(this.file, this.redact(JSON.stringify(cassette, null, 2)) + '\n');
     } catch (err) {
       throw writeFailure(err, this.file); // files: a full disk names the cassette; the run stops, resumable

@@ -230,7 +230,7 @@ export class LlmConsent {
  * server and those its LLM blocks name (a sub-flow's are judged when it calls).
  */
 export function sopDestinations(sop: Sop, env: NodeJS.ProcessEnv = process.env): LlmDestination[] {
-  if (sop.llm?.provider === 'mock' || sop.llm?.provider?.startsWith('replay:')) return [];
+  if (sop.llm?.provider === 'mock' || sop.llm?.provider === 'local' || sop.llm?.provider?.startsWith('replay:')) return [];
   return [
     mainDestination(sop.llm?.base_url, sop.llm?.api_key_env, env),
     ...sopEndpoints(sop).map((e) => endpointDestination(e, sop.llm?.base_url, env)),

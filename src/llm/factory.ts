@@ -1,12 +1,22 @@
-// Choosing the LLM provider from the command line: openai (default), mock, replay:FILE;
+// Choosing the LLM provider from the command line: openai (default), mock, replay:FILE,
+// local:MODEL (a GGUF model in this process) or local (the SOP's llm.model of each call);
 // --record FILE wraps any of them.
+import { resolve } from 'node:path';
 import type { LlmConsent } from './consent.js';
 import type { RetryBudget } from './retry.js';
 import { LlmError, type LlmEndpoint, type LlmProvider } from './types.js';
 
 export interface ProviderChoice {
-  /** openai | mock | replay:FILE (default: the SOP's llm.provider, else openai). */
+  /** openai | mock | replay:FILE | local:MODEL | local (default: the SOP's llm.provider, else openai). */
   spec?: string;
+  /** local: the run's --seed (each call's seed is made from it). */
+  seed?: number;
+  /** local: the SOP's file (its llm.model paths are read from its folder). */
+  sopFile?: string;
+  /** local: the SOP's top-level llm.model, loaded before the run starts. */
+  model?: string;
+  /** local: a Ctrl-C while a model downloads. */
+  signal?: AbortSignal;
   baseURL?: string;
   /** The variable holding the key for baseURL (the SOP's llm.api_key_env; default OPENAI_API_KEY). */
   apiKeyEnv?: string;
@@ -34,6 +44,14 @@ export interface ProviderChoice {
   onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
   /** Replies kept with a warning (cut at max tokens, empty, not streamed). */
   onWarning?: (message: string) => void;
+}
+
+/** An --llm spec whose file (replay:FILE, local:PATH) is absolute, for a resume from elsewhere; hf: and names stay. */
+export function absoluteLlmSpec(spec: string): string {
+  if (spec.startsWith('replay:') && spec.length > 'replay:'.length) return `replay:${resolve(spec.slice('replay:'.length))}`;
+  const model = spec.startsWith('local:') ? spec.slice('local:'.length) : '';
+  if (model && !model.startsWith('hf:')) return `local:${resolve(model)}`;
+  return spec;
 }
 
 export async function createProvider(choice: ProviderChoice): Promise<LlmProvider> {
@@ -88,8 +106,18 @@ export async function createProvider(choice: ProviderChoice): Promise<LlmProvide
         consent ? (e) => consent.check(destination(e)) : undefined,
       );
     }
+  } else if (spec === 'local' || spec.startsWith('local:')) {
+    const model = spec === 'local' ? undefined : spec.slice('local:'.length);
+    if (model === '') throw new LlmError('options.llm local:MODEL needs a .gguf file or hf:USER/REPO/FILE.gguf');
+    const { LocalProvider, sopModelBase } = await import('./local.js');
+    provider = await LocalProvider.create({
+      ...(model !== undefined ? { model } : { base: sopModelBase(choice.sopFile), ...(choice.model ? { preload: choice.model } : {}) }),
+      ...(choice.seed !== undefined ? { seed: choice.seed } : {}),
+      ...(choice.signal ? { signal: choice.signal } : {}),
+      ...(choice.onWarning ? { onWarning: choice.onWarning } : {}),
+    });
   } else {
-    throw new LlmError(`unknown options.llm "${spec}"; use openai, mock or replay:FILE`);
+    throw new LlmError(`unknown options.llm "${spec}"; use openai, mock, replay:FILE or local:MODEL.gguf`);
   }
   if (choice.record) {
     const { RecordingProvider } = await import('./cassette.js');

@@ -18,6 +18,12 @@ export class InterruptibleProvider implements LlmProvider {
   get paid(): boolean | undefined {
     return this.inner.paid;
   }
+  get free(): boolean | undefined {
+    return this.inner.free;
+  }
+  get describe(): string | undefined {
+    return this.inner.describe;
+  }
 
   constructor(
     private readonly inner: LlmProvider,

@@ -110,6 +110,10 @@ export interface LlmProvider {
    * flight is journaled as started, so a resume after a kill counts it when its reply is lost.
    */
   readonly paid?: boolean;
+  /** Its calls cost nothing (a model run in this process): they are not priced. */
+  readonly free?: boolean;
+  /** What answers the calls, once known (a local model, its quantisation, runtime and seed): a recorded cassette's source says it. */
+  readonly describe?: string;
   /** Replaying providers (cassettes): index of the next interaction; journaled at checkpoints. */
   readonly position?: number;
   /** Move to an interaction (a resumed run continues from the checkpoint's position). */

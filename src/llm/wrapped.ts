@@ -17,6 +17,12 @@ export class WrappedProvider implements LlmProvider {
   get paid(): boolean | undefined {
     return this.inner.paid;
   }
+  get free(): boolean | undefined {
+    return this.inner.free;
+  }
+  get describe(): string | undefined {
+    return this.inner.describe;
+  }
   get position(): number | undefined {
     return this.inner.position;
   }

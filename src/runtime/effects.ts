@@ -59,4 +59,6 @@ export function llmEffectLabel(purpose: string, state: string, agent?: string): 
 export interface LlmEffectResult {
   content: string;
   usage: { promptTokens: number; completionTokens: number; cachedTokens?: number };
+  /** The model that answered, as the provider names it. */
+  model?: string;
 }

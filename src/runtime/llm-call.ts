@@ -129,7 +129,8 @@ export async function callLlm(
     state: meta.state,
     agent: meta.agent,
     turn: meta.turn,
-    model,
+    // a model run in this process (free) names its own file: the SOP's model name was not asked
+    model: llm.free && res.model ? res.model : model,
     usage: res.usage,
     ...(typeof cost === 'number' ? { cost_usd: cost } : {}),
     ms: Math.round(performance.now() - started),

@@ -1,11 +1,15 @@
-// Every LLM provider of sop runs the LlmProvider contract: the mock, a cassette replayed, and the
-// OpenAI-compatible client against a server on 127.0.0.1 (test/helpers/openai-server.ts).
-import { afterAll, beforeAll } from 'vitest';
+// Every LLM provider of sop runs the LlmProvider contract: the mock, a cassette replayed, the
+// OpenAI-compatible client against a server on 127.0.0.1 (test/helpers/openai-server.ts), and a
+// GGUF model in process (the local provider on the test model, when it is here).
+import { afterAll, beforeAll, describe } from 'vitest';
 import { MockProvider, ReplayProvider } from '../../src/index.js';
 import type { Cassette } from '../../src/llm/cassette.js';
 import { OpenAiProvider } from '../../src/llm/openai.js';
 import { startOpenAiServer, type TestServer } from '../helpers/openai-server.js';
 import { agentRequest, llmProviderContract } from './llm-provider.js';
+import { LocalProvider } from '../../src/llm/local.js';
+import { localSettings } from '../../src/llm/local-runtime.js';
+import { TEST_MODEL, noteSkip } from '../helpers/local-model.js';
 
 llmProviderContract('mock', () => ({ provider: new MockProvider() }));
 
@@ -34,3 +38,14 @@ llmProviderContract('openai (OpenAI-compatible server on 127.0.0.1)', () => ({
   provider: new OpenAiProvider({ baseURL: server.url, apiKey: 'test-key', retry: { maxRetries: 0 } }),
   held: () => ({ ...agentRequest(1), messages: [{ role: 'user', content: 'hold this call' }] }),
 }));
+
+const noModel = noteSkip('LlmProvider contract of the local provider');
+describe.skipIf(noModel !== undefined)('a GGUF model in process', () => {
+  const local = () =>
+    LocalProvider.create({ model: TEST_MODEL, settings: { ...localSettings({}), threads: 1, sequences: 2, maxTokens: 16 } });
+  beforeAll(local, 120_000); // the model is loaded once per process: each make() below reuses it
+  llmProviderContract('local (SmolLM2-135M-Instruct Q4_1)', async () => ({
+    provider: await local(),
+    held: () => ({ ...agentRequest(1), maxTokens: 4000, messages: [{ role: 'user', content: 'Count from one to a thousand, in words.' }] }),
+  }));
+});

@@ -20,6 +20,8 @@ const replay = (name: string, sop: string, cassette: string, ...extra: string[])
 /** Every shipped example's replay command (examples/NAME/README.md). */
 export const GOLDEN_EXAMPLES: GoldenExample[] = [
   replay('debate', 'examples/debate/debate.sop.json', 'examples/debate/debate.cassette.json'),
+  // the first real recording: SmolLM2-135M-Instruct through --llm local: (its open floor's speakers come from --seed 7)
+  replay('debate-smollm2', 'examples/debate/debate.sop.json', 'examples/debate/debate.smollm2.cassette.json', '--seed', '7'),
   replay('auction', 'examples/auction/auction.sop.json', 'examples/auction/auction.cassette.json'),
   replay('werewolf', 'examples/werewolf/werewolf.sop.json', 'examples/werewolf/werewolf.cassette.json'),
   replay(
