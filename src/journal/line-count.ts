@@ -7,13 +7,6 @@
 
 export const LINE_COUNT_FIELD = 'lines';
 
-/** The lines of an encoded text (each ends with a newline). */
-export function countLines(text: string): number {
-  let n = 0;
-  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++;
-  return n;
-}
-
 /** A checkpoint's line (a JSON object and its newline) with the count of the lines before it added. */
 export function withLineCount(line: string, count: number): string {
   const end = line.lastIndexOf('}');

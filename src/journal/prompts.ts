@@ -86,7 +86,8 @@ function commonPrefix(a: string, b: string): number {
 
 /** A prompt the encoder has seen, as a possible base of later ones. */
 class Base {
-  private where?: Map<string, Map<string, number[]>>;
+  /** Its messages' indices by the length of their text. */
+  private where?: Map<number, number | number[]>;
   private named?: string;
   /** Each message as JSON for the hash: those copied from its base are taken from the base's. */
   private pieces?: Array<string | undefined>;
@@ -114,20 +115,27 @@ class Base {
     });
   }
 
-  /** Where each message (role, then content) is among its messages. */
-  find(role: string, content: string): number[] | undefined {
+  /**
+   * The first of its messages with this role and content, if any. Candidates are found by the
+   * text's length (texts of the same length are few), so a text found nowhere costs no hashing.
+   */
+  find(role: string, content: string): number | undefined {
     if (!this.where) {
-      const at = new Map<string, Map<string, number[]>>();
+      const at = new Map<number, number | number[]>();
       this.messages.forEach((m, j) => {
-        let byContent = at.get(m.role);
-        if (!byContent) at.set(m.role, (byContent = new Map()));
-        const seen = byContent.get(m.content);
-        if (seen) seen.push(j);
-        else byContent.set(m.content, [j]);
+        const seen = at.get(m.content.length);
+        if (seen === undefined) at.set(m.content.length, j);
+        else if (typeof seen === 'number') at.set(m.content.length, [seen, j]);
+        else seen.push(j);
       });
       this.where = at;
     }
-    return this.where.get(role)?.get(content);
+    const seen = this.where.get(content.length);
+    if (seen === undefined) return undefined;
+    const messages = this.messages;
+    if (typeof seen === 'number') return messages[seen]!.role === role && messages[seen]!.content === content ? seen : undefined;
+    for (const j of seen) if (messages[j]!.role === role && messages[j]!.content === content) return j;
+    return undefined;
   }
 
   /** Length of message i's content as JSON (from its JSON for the hash: `["role",content]`). */
@@ -193,7 +201,7 @@ function deltaOps(cur: Base, base: Base | undefined): { ops: Obj[]; size: number
     if (ops.length > 0) size += 1; // ,
     // The base's next message first (a run of copies), else wherever it is in the base.
     const same = base?.messages[next];
-    const found = same && same.role === m.role && same.content === m.content ? next : base?.find(m.role, m.content)?.[0];
+    const found = same && same.role === m.role && same.content === m.content ? next : base?.find(m.role, m.content);
     copied.push(-1);
     if (found !== undefined) {
       const j = found;

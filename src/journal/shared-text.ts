@@ -7,6 +7,7 @@
 import type { RunEvent } from '../runtime/events.js';
 import type { Redactor } from '../util/redact.js';
 import { EngineError } from '../errors.js';
+import { stringifyReusing } from '../util/json.js';
 
 export const SHARED_TEXT_MIN = 4096;
 
@@ -115,7 +116,8 @@ export class SharedTextWriter {
         return this.redact(JSON.stringify(top));
       }
     }
-    return this.redact(JSON.stringify(event));
+    // a checkpoint's snapshot was serialised once already, when the run copied it (src/runtime/snapshot.ts)
+    return this.redact(e.type === 'checkpoint' ? stringifyReusing(e) : JSON.stringify(event));
   }
 }
 

@@ -25,7 +25,7 @@ import type { RunEvent } from '../runtime/events.js';
 import type { Redactor } from '../util/redact.js';
 import { SharedTextWriter } from './shared-text.js';
 import { PromptEncoder } from './prompts.js';
-import { countLines, withLineCount } from './line-count.js';
+import { withLineCount } from './line-count.js';
 import { DiskFullError, isDiskFull } from '../io/disk-full.js';
 
 /**
@@ -161,9 +161,9 @@ export class JournalWriter {
     if (this.full && !final) return false; // the run is stopping: nothing after the failed line, so no gap
     const inner = innermost(event);
     const kind = inner.type as string;
-    const text = this.encode(event, kind);
+    const { text, lines } = this.encode(event, kind);
     this.pending.push(event.type === 'checkpoint' ? withLineCount(text, this.sinceCheckpoint) : text);
-    this.sinceCheckpoint = event.type === 'checkpoint' ? 0 : this.sinceCheckpoint + countLines(text);
+    this.sinceCheckpoint = event.type === 'checkpoint' ? 0 : this.sinceCheckpoint + lines;
     if (final) {
       this.writeFinal();
       return true;
@@ -186,18 +186,21 @@ export class JournalWriter {
     return false;
   };
 
-  /** The journal lines of one event, redacted, each ending with a newline. */
-  private encode(event: RunEvent, kind: string): string {
+  /**
+   * The journal lines of one event, redacted, each ending with a newline, and how many there are
+   * (JSON never holds a raw newline, nor does redaction put one in).
+   */
+  private encode(event: RunEvent, kind: string): { text: string; lines: number } {
     if (kind === 'prompt') {
       const prompt = this.prompts.encode(event);
       if (prompt) {
         let text = '';
         for (const l of prompt) text += this.redact(JSON.stringify(l)) + '\n';
-        return text;
+        return { text, lines: prompt.length };
       }
     }
     // A long reply is noted (as its line holds it) by both encoders that refer to it.
-    return this.lines.line(event, this.prompts) + '\n';
+    return { text: this.lines.line(event, this.prompts) + '\n', lines: 1 };
   }
 
   /** Write the pending lines in one write; on failure they are cut back and dropped, and the run stops. */

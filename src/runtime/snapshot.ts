@@ -1,6 +1,6 @@
 // Snapshots at turn boundaries (the `checkpoint` event the journal records) and restoring one on
 // resume (the journal reads it back: src/runtime/position.ts RestorePoint).
-import { assignOwn, cloneJson } from '../util/json.js';
+import { assignOwn, cloneJson, cloneJsonKeepingText } from '../util/json.js';
 import { restoreExtensions, saveExtensions } from './checkpoint.js';
 import type { EnvironmentMemory } from '../environment/environment.js';
 import { stateful } from './compose.js';
@@ -44,15 +44,16 @@ export class RunCheckpoints {
     const h = this.host;
     const cursor = h.llm().position;
     const extensions = saveExtensions(this.checkpointables());
-    return {
+    // one copy through JSON of the whole; the journal writes its text as it is (no second serialisation)
+    return cloneJsonKeepingText<RunSnapshot>({
       v: SNAPSHOT_VERSION,
-      position: { ...cloneJson(h.position), rng: h.rng.state },
+      position: { ...(h.position as RunPosition), rng: h.rng.state },
       environment: { messages: h.env.messages.length, summary: h.env.summary, state_start: h.env.stateStart, ...viewerSummaries(h.env) },
-      usage: cloneJson(h.usage),
+      usage: h.usage,
       ...(cursor !== undefined ? { llm_cursor: cursor } : {}),
       human_consumed: h.human.consumed,
       ...(extensions ? { extensions } : {}),
-    };
+    });
   }
 
   /** Plugins with state of their own, journaled in each checkpoint by name (see src/runtime/checkpoint.ts). */
