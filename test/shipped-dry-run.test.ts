@@ -23,7 +23,10 @@ const shipped = [
 
 function dryRun(file: string, extra: string[] = []) {
   const out = mkdtempSync(join(tmpdir(), 'sop-dry-'));
-  const args = ['run', file, '--llm', 'mock', '--max-turns', '60', '--out', out, ...extra];
+  // 60 turns, plus the steps of population states (each step is a turn)
+  const doc = JSON.parse(readFileSync(file, 'utf8')) as { states: Record<string, { max_steps?: number }> };
+  const steps = Object.values(doc.states).reduce((n, st) => n + (st.max_steps ?? 0), 0);
+  const args = ['run', file, '--llm', 'mock', '--max-turns', String(60 + steps), '--out', out, ...extra];
   const r = spawnCliSync([...args], { encoding: 'utf8', input: '', timeout: 60_000 });
   const dir = join(out, readdirSync(out)[0] ?? '');
   const events = () =>

@@ -1,10 +1,9 @@
 // `sop validate`'s checks of a SOP's population states, as diagnostics at JSON pointers: the
 // population (its data file read up to its first row), the world, its action menu and
-// resolution, every expression, the rule policies, the interventions, the observe template, and
+// resolution, every expression, the rule policies, the interventions, and
 // that the state has a way on (next_states["1"], taken after max_steps).
 import { dirname } from 'node:path';
 import { existsSync } from 'node:fs';
-import { compileTemplate } from '../prompt/templates.js';
 import type { Diagnostic } from '../sop/diagnostics.js';
 import type { Sop } from '../sop/types.js';
 import { compileExpression } from '../worlds/expr.js';
@@ -86,13 +85,7 @@ export function populationDiagnostics(sop: Sop, file: string | undefined, worlds
       if (iv.survey) expr(`${ivAt}/survey/where`, iv.survey.where);
     });
     if (menu.length === 0) err(`${at}/actions`, 'the action menu is empty');
-    if (spec.observe !== undefined) {
-      try {
-        compileTemplate(spec.observe, `${at}/observe`);
-      } catch (e) {
-        err(`${at}/observe`, (e as Error).message);
-      }
-    }
+    // the `observe` template is checked with every other SOP text (src/sop/check-templates.ts)
   }
   return out;
 }

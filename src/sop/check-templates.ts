@@ -39,6 +39,7 @@ export function templateTexts(sop: Sop): Array<{ path: Path; source: string; var
   for (const [stateName, state] of Object.entries(sop.states)) {
     const at = (...rest: Path) => ['states', stateName, ...rest];
     text(at('environment_prompt'), state.environment_prompt);
+    text(at('observe'), state.observe, TEMPLATE_VARIABLES.population_observe); // a population state's view of a step
     text(at('begin_query'), state.begin_query);
     prompts(at('controller', 'judge'), state.controller?.judge);
     prompts(at('controller', 'speaker'), state.controller?.speaker);
