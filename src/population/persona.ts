@@ -1,44 +1,12 @@
 // The persona template: Handlebars over an agent's row (src/prompt/templates.ts compiles and
-// renders it in the engine's isolated Handlebars, no HTML escaping). The columns it names are
-// found by the engine's static template check (src/prompt/template-check.ts), so `each`, `with`,
-// block params and `@root` are read as they are everywhere else. Agents whose named columns hold
-// the same values get the same persona text: that tuple is their archetype.
-import { checkTemplate, describeProblem } from '../sop/template-check.js';
+// renders it in the engine's isolated Handlebars, no HTML escaping); its checks are in
+// ./persona-check.ts. Agents whose named columns hold the same values get the same persona text:
+// that tuple is their archetype.
 import { compileTemplate } from '../prompt/templates.js';
-import { listColumns, PopulationError, type Row } from './types.js';
+import { checkPersona, personaNames } from './persona-check.js';
+import { PopulationError, type Row } from './types.js';
 
-/** A set that answers "yes" to every name and remembers what it was asked: the template's top-level names. */
-class NameRecorder extends Set<string> {
-  readonly asked: string[] = [];
-  override has(name: string): boolean {
-    if (!this.asked.includes(name)) this.asked.push(name);
-    return true;
-  }
-}
-
-export interface PersonaNames {
-  /** Columns the template reads, sorted. */
-  names: string[];
-  /** Template problems (syntax, unknown helpers, ...), one line each. */
-  problems: string[];
-}
-
-/** The columns a persona template reads and its problems, without rendering it. */
-export function personaNames(source: string): PersonaNames {
-  const recorder = new NameRecorder();
-  const problems = checkTemplate(source, { roots: recorder }).map((p) => describeProblem(p, source.includes('\n')));
-  return { names: [...recorder.asked].sort(), problems };
-}
-
-/** One line per problem of the template against the source's columns (empty when it is fine). */
-export function checkPersona(source: string, columns: readonly string[]): string[] {
-  const { names, problems } = personaNames(source);
-  if (problems.length) return problems;
-  const have = new Set(columns);
-  return names
-    .filter((n) => !have.has(n))
-    .map((n) => `names column "${n}", which the source does not have (columns: ${listColumns(columns)})`);
-}
+export { checkPersona, personaNames, type PersonaNames } from './persona-check.js';
 
 export interface Persona {
   readonly source: string;

@@ -9,7 +9,7 @@ import type { Diagnostic } from '../sop/diagnostics.js';
 import { packageRoot } from '../util/package-root.js';
 import { schemaProblem } from '../util/schema-error.js';
 import { columnProblems, generatedColumns } from './generate.js';
-import { checkPersona, personaNames } from './persona.js';
+import { checkPersona, personaNames } from './persona-check.js';
 import { readColumns } from './source.js';
 import { idColumnOf, listColumns, PopulationError, STRATUM_SEPARATOR, type PopulationSpec } from './types.js';
 
