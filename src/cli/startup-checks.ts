@@ -29,13 +29,7 @@ export function startupDiagnostics(sop: Sop, file: string, seen: Set<string> = n
       const path = (comps as { knowledge?: { path?: unknown } }).knowledge?.path;
       if (!sop.agents_v1 || typeof path !== 'string') continue;
       const kb = resolve(baseDir, path);
-      let problem: string | undefined;
-      try {
-        if (!statSync(kb).isFile()) problem = 'is not a regular file';
-      } catch (err) {
-        problem =
-          (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : `cannot be read (${(err as NodeJS.ErrnoException).code})`;
-      }
+      const problem = fileProblem(kb, 'is not a regular file');
       if (problem)
         out.push({
           severity: 'error',
@@ -93,13 +87,7 @@ function localModelDiagnostics(sop: Sop, baseDir: string): Diagnostic[] {
     const o = v as Record<string, unknown>;
     if (path.at(-1) === 'llm' && typeof o.model === 'string' && !o.model.startsWith('hf:')) {
       const file = resolve(baseDir, o.model);
-      let problem: string | undefined;
-      try {
-        if (!statSync(file).isFile()) problem = 'is not a file';
-      } catch (err) {
-        problem =
-          (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : `cannot be read (${(err as NodeJS.ErrnoException).code})`;
-      }
+      const problem = fileProblem(file, 'is not a file');
       if (problem)
         out.push({
           severity: 'error',
@@ -111,4 +99,14 @@ function localModelDiagnostics(sop: Sop, baseDir: string): Diagnostic[] {
   };
   visit(sop, []);
   return out;
+}
+
+/** Why a file named by the SOP cannot be read ("not found", `notFile`, "cannot be read (CODE)"), or undefined. */
+function fileProblem(path: string, notFile: string): string | undefined {
+  try {
+    return statSync(path).isFile() ? undefined : notFile;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' ? 'not found' : `cannot be read (${code})`;
+  }
 }

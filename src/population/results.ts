@@ -8,15 +8,10 @@ import type { PopulationAction, RunEvent } from '../runtime/events.js';
 import { loadPopulation } from './population.js';
 import { idColumnOf, type PopulationSpec, type Value } from './types.js';
 
-export interface StepRow {
-  state: string;
-  visit: number;
-  step: number;
-  turn: number;
-  clock: string;
-  minute: number;
-  active: number;
-}
+type StepEvent = Extract<RunEvent, { type: 'population_step' }>;
+
+/** A row of the steps table: the step event's own fields. */
+export type StepRow = Pick<StepEvent, 'state' | 'visit' | 'step' | 'turn' | 'clock' | 'minute' | 'active'>;
 
 export interface ActionRow {
   state: string;
@@ -60,8 +55,6 @@ export interface PopulationResults {
   /** The population states the run visited, in order of their first visit, with what their first visit loaded. */
   states: Map<string, { agents?: number; columns?: string[] }>;
 }
-
-type StepEvent = Extract<RunEvent, { type: 'population_step' }>;
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const text = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
