@@ -12,6 +12,7 @@ const action = process.argv[3] === 'action';
 const { startOpenAiServer } = await tsImport(join(ROOT, 'test', 'helpers', 'openai-server.ts'), import.meta.url);
 const server = await startOpenAiServer({
   latencyMs,
+  ...(action ? { keepAliveTimeoutMs: 65_000 } : {}),
   reply: (body) =>
     action
       ? JSON.stringify({ command: 'idle', command_args: {} })

@@ -49,6 +49,8 @@ export interface ServerOptions {
   fault?: (index: number, body: unknown) => Fault | undefined;
   /** Delay before every answer. */
   latencyMs?: number;
+  /** How long an idle keep-alive connection stays open (Node's default: 5 s). */
+  keepAliveTimeoutMs?: number;
   /** Called when a request has arrived (a readiness signal for tests). */
   onRequest?: (index: number, body: unknown) => void;
   /** Usage numbers to report for a chat request (default: derived from the request and reply lengths). */
@@ -277,6 +279,7 @@ export async function startOpenAiServer(options: ServerOptions = {}): Promise<Te
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
+  if (options.keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = options.keepAliveTimeoutMs;
   await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, resolve));
   const { port } = server.address() as AddressInfo;
   return {
