@@ -6,9 +6,13 @@
 // Options (npm run bench -- local --threads 2 --model PATH): --threads (default 1: llama.cpp's
 // threads spin while they wait for each other, which a shared machine turns into minutes),
 // --reps (default 3).
-// The population step's actions/s (1 sequence against 8) needs population states, not built yet.
-import { existsSync, readFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+// Then a population step: the social-spread example cut to 100 agents (a sample of its personas),
+// all active, each deciding for itself in one step (48-token replies under the menu's JSON-schema
+// grammar), run on the same model with 1 context sequence and with 8 (SOP_LOCAL_SEQUENCES), at
+// --concurrency equal to the sequences; actions/s is the step's 100 actions over the time from
+// population_started to population_step (--agents N for another size, --pop-sequences 1,8).
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROOT } from './lib/engine.mjs';
@@ -19,6 +23,54 @@ export const order = 90;
 function option(name, fallback) {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1] : fallback;
+}
+
+/** The social-spread example cut to one step of `agents` agents, all active, each deciding for itself. */
+function populationSop(dir, agents) {
+  const sop = JSON.parse(readFileSync(join(ROOT, 'examples/social-spread/social-spread.sop.json'), 'utf8'));
+  delete sop.$schema;
+  sop.llm = { temperature: 0.7, max_tokens: 48 };
+  const feed = sop.states.feed;
+  feed.population = { ...feed.population, sample: { n: agents, seed: 1 } };
+  feed.activation = { probability: 1 };
+  feed.cognition = { tier: 'per_agent' };
+  feed.max_steps = 1;
+  feed.transitions = [];
+  feed.next_states = { 1: 'end' };
+  copyFileSync(join(ROOT, 'examples/social-spread/personas.csv'), join(dir, 'personas.csv'));
+  const file = join(dir, 'spread.sop.json');
+  writeFileSync(file, JSON.stringify(sop, null, 2));
+  return file;
+}
+
+/** One population step of the SOP on `sequences` context sequences: its actions per second, and how many were invalid. */
+async function populationStep(LocalProvider, localSettings, runSop, model, threads, sequences, file, agents) {
+  const provider = await LocalProvider.create({ model, settings: { ...localSettings({}), threads, sequences }, seed: 1 });
+  const handle = runSop(file, { llm: provider, seed: 2, concurrency: sequences });
+  let started;
+  let step;
+  let ended;
+  for await (const e of handle) {
+    if (e.type === 'population_started') started = performance.now();
+    if (e.type === 'population_step') {
+      ended = performance.now();
+      step = e;
+    }
+  }
+  const result = await handle.result;
+  if (result.status !== 'finished' || !step) throw new Error(`the population run ${result.status}: ${result.error?.message ?? ''}`);
+  const actions = step.actions.length;
+  return {
+    sequences,
+    agents,
+    actions,
+    invalid: step.actions.filter((a) => a.name === 'invalid').length,
+    // tokens of a decision, on average (the model's tokenizer)
+    prompt_tokens_per_call: round(result.usage.prompt_tokens / actions, 0),
+    reply_tokens_per_call: round(result.usage.completion_tokens / actions, 1),
+    seconds: round((ended - started) / 1000, 1),
+    actions_per_s: round(actions / ((ended - started) / 1000), 2),
+  };
 }
 
 export async function run() {
@@ -75,6 +127,25 @@ export async function run() {
     prefill.push(res.usage.promptTokens / ((first - started) / 1000));
     if (res.usage.completionTokens > 1) decode.push((res.usage.completionTokens - 1) / ((end - first) / 1000));
   }
+  // a population step, 1 sequence against 8
+  const { runSop } = await import(pathToFileURL(join(ROOT, 'dist/src/index.js')).href);
+  const agents = Number(option('agents', 100));
+  const popSequences = String(option('pop-sequences', '1,8')).split(',').map(Number);
+  const dir = mkdtempSync(join(tmpdir(), 'sop-bench-local-'));
+  const population = [];
+  try {
+    const file = populationSop(dir, agents);
+    for (const n of popSequences)
+      population.push({
+        ...(await populationStep(LocalProvider, localSettings, runSop, model, threads, n, file, agents)),
+        load_average: round(loadavg()[0], 2),
+      });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const byN = Object.fromEntries(population.map((p) => [p.sequences, p]));
+  const speedup = byN[1] && byN[8] ? round(byN[8].actions_per_s / byN[1].actions_per_s, 2) : null;
+
   const results = {
     local: {
       model: basename(model),
@@ -89,9 +160,9 @@ export async function run() {
       decode_tokens_per_s: round(median(decode), 1),
       // this machine as these figures were taken (results.json's `machine` block is the last run's)
       machine: { cpus: cpus().length, cpu: cpus()[0]?.model, load_average: round(loadavg()[0], 2), time: new Date().toISOString() },
-      population_actions_per_s: null,
-      population_note:
-        'not measured: the population step (a 100-agent step, 1 sequence against 8) needs population states, being built separately',
+      // a step of `agents` agents of social-spread, 48-token replies under the grammar, each with the load average at its end
+      population: { agents, threads, max_tokens: 48, runs: population, speedup_8_over_1: speedup },
+      population_actions_per_s: Object.fromEntries(population.map((p) => [`sequences_${p.sequences}`, p.actions_per_s])),
     },
   };
   return {
@@ -100,9 +171,15 @@ export async function run() {
       row('model load', `${round(loadMs, 0)} ms`),
       row(`prefill (${promptTokens}-token prompt)`, `${results.local.prefill_tokens_per_s} tokens/s`),
       row(`decode (${replyTokens}-token reply)`, `${results.local.decode_tokens_per_s} tokens/s`),
-      row('population step actions/s', 'not measured'),
+      ...population.map((p) =>
+        row(
+          `population step, ${p.agents} agents, ${p.sequences} sequence${p.sequences === 1 ? '' : 's'}`,
+          `${p.actions_per_s} actions/s (${p.seconds} s, ${p.invalid} invalid, load ${p.load_average})`,
+        ),
+      ),
+      ...(speedup !== null ? [row('8 sequences over 1', `${speedup}x`)] : []),
     ],
     results,
-    notes: ['the population step (100 agents, 1 sequence against 8) waits for population states'],
+    notes: [`load average ${round(loadavg()[0], 2)} at the end: on a shared machine these figures are lower than a quiet one gives`],
   };
 }

@@ -15,7 +15,7 @@ import { configureSecrets, makeRedactor } from '../util/redact.js';
 import type { Sop } from '../sop/types.js';
 import { QUEUE_NAME, connectionOf, parseRedisUrl, reachRedis, type JobData } from '../sweep/queue.js';
 import { runPoint, workerName } from '../sweep/run-point.js';
-import { JobRefused, checkJob, normaliseUrl, realRoots, type WorkerPolicy } from '../sweep/job-policy.js';
+import { JobRefused, checkJob, checkSopLocalModels, normaliseUrl, realRoots, type WorkerPolicy } from '../sweep/job-policy.js';
 import { queueSecret } from '../sweep/job-signature.js';
 import { terminalSafe } from '../util/terminal-text.js';
 import type { ResultLine } from '../sweep/results.js';
@@ -92,6 +92,12 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
     if (!sop) {
       sop = loadSopFile(d.file).sop;
       sops.set(version, sop);
+    }
+    try {
+      checkSopLocalModels(sop, d.file, d.point, d.llm, policy.roots);
+    } catch (e) {
+      if (e instanceof JobRefused) throw new UnrecoverableError(`refused: ${e.message}`);
+      throw e;
     }
     const runsDir = o.out !== undefined ? resolve(o.out, d.sweep) : d.runsDir;
     err(`run ${d.point.key} started (attempt ${job.attemptsStarted})\n`);

@@ -3,7 +3,8 @@
 // (schemas/queue-job.schema.json), then this worker's own limits: every path it names inside the
 // worker's --root folders (symlinks resolved), a run key with no path parts, and the settings
 // only the worker's flags allow (--auto-run, --yes, --allow-base-url, --allow-answers,
-// --allow-pricing, --allow-replay). A job that fails any of them is refused with the reason.
+// --allow-pricing, --allow-replay). A local model (llm local:/PATH.gguf) must be a file this
+// worker has, inside its roots. A job that fails any of them is refused with the reason.
 import { EngineError } from '../errors.js';
 import { serverKey } from '../llm/consent.js';
 import { existsSync, realpathSync } from 'node:fs';
@@ -147,6 +148,43 @@ function checkAsked(a: Asked, p: WorkerPolicy, whose: string): void {
     if (!allowed) throw new JobRefused(`${whose} reads the ${what} ${shown(path)}; this worker allows that only with ${flag}`);
     checkInRoots(`the ${what}`, path, p.roots);
   }
+  // a local model (local:/ABSOLUTE.gguf): a file this worker has, inside its roots; never a download
+  const model = a.llm?.startsWith('local:') ? a.llm.slice('local:'.length) : undefined;
+  if (model !== undefined) {
+    if (!isAbsolute(model))
+      throw new JobRefused(
+        `${whose} names the local model ${shown(model)}, not a .gguf file by its absolute path (a worker never downloads one)`,
+      );
+    checkInRoots('the local model', model, p.roots);
+    if (!existsSync(model))
+      throw new JobRefused(`the local model ${shown(model)} is not on this worker; put the file at that path on every worker`);
+  }
+}
+
+/**
+ * A run on the SOP's own local models (its llm.provider is local and the job names no --llm):
+ * every model its LLM blocks name (llm.model at any level, relative to the SOP's folder) and the
+ * grid point's --model are files inside the roots, as a job's own files are. An hf: model is read
+ * from this worker's models folder only (a SOP never downloads one).
+ */
+export function checkSopLocalModels(
+  sop: unknown,
+  file: string,
+  point: Pick<JobData['point'], 'model'>,
+  llm: string | undefined,
+  roots: readonly string[],
+): void {
+  if ((llm ?? (sop as { llm?: { provider?: unknown } } | undefined)?.llm?.provider) !== 'local') return;
+  const models = new Set<string>(point.model !== undefined ? [point.model] : []);
+  const visit = (v: unknown, key: string): void => {
+    if (typeof v !== 'object' || v === null) return;
+    if (Array.isArray(v)) return v.forEach((x) => visit(x, ''));
+    const o = v as Record<string, unknown>;
+    if (key === 'llm' && typeof o.model === 'string') models.add(o.model);
+    for (const [k, x] of Object.entries(o)) visit(x, k);
+  };
+  visit(sop, '');
+  for (const m of models) if (!m.startsWith('hf:')) checkInRoots("the SOP's local model", resolve(dirname(file), m), roots);
 }
 
 /**

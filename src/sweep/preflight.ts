@@ -55,7 +55,8 @@ export function checkOutFolder(out: string, given: string): void {
 /**
  * The LLM choice: an unknown --llm, a cassette that cannot be read, a --timeout out of range or
  * (in this process) a missing API key fail here once. On a queue the openai provider is made by
- * the workers (they hold the keys), so it is not made here.
+ * the workers (they hold the keys), so it is not made here, nor a local model loaded (the
+ * workers load the file at its path; local:hf: is refused: a worker never downloads).
  */
 export async function checkLlm(
   spec: string | undefined,
@@ -65,6 +66,17 @@ export async function checkLlm(
 ): Promise<void> {
   const s = spec ?? 'openai';
   if (queued && s === 'openai') return;
+  if (queued && s.startsWith('local:')) {
+    // a worker runs the model file it has at this path (inside its --root); it never downloads one
+    const model = s.slice('local:'.length);
+    if (model.startsWith('hf:'))
+      throw new SweepOptionError(
+        `--llm ${s} on a queue: a worker never downloads a model; fetch it once (sop run --llm ${s}) and give ` +
+          '--llm local:PATH of the .gguf file, at the same path on every worker',
+      );
+    if (model === '') throw new SweepOptionError('--llm local:MODEL needs a .gguf file: --llm local:PATH');
+    return;
+  }
   await createProvider({ spec: s, ...server, timeoutMs });
 }
 

@@ -20,7 +20,7 @@ import { isDone, type ResultLine } from './results.js';
 
 /** How every run of a sweep is run: the `sop run` options a sweep hands on (a queued job carries them). */
 export interface SweepRunSettings {
-  /** openai | mock | replay:FILE, as recorded for `sop resume`. */
+  /** openai | mock | replay:FILE | local:FILE.gguf, as recorded for `sop resume`. */
   llm?: string;
   baseUrl?: string;
   maxTurns?: number;
@@ -37,10 +37,19 @@ export interface SweepRunSettings {
 }
 
 /** The settings of a sweep's runs from its command's options (the pricing file made absolute). */
+/** replay:FILE and local:FILE.gguf with their file's absolute path (local:hf:... and the rest as they are). */
+function absoluteLlm(llm: string | undefined): string | undefined {
+  for (const kind of ['replay:', 'local:']) {
+    const path = llm?.startsWith(kind) ? llm.slice(kind.length) : undefined;
+    if (path !== undefined && path !== '' && !path.startsWith('hf:')) return `${kind}${resolve(path)}`;
+  }
+  return llm;
+}
+
 export function sweepRunSettings(o: SweepRunSettings): SweepRunSettings {
   return {
-    // a cassette's path made absolute too: a worker elsewhere (another folder) finds it
-    llm: o.llm?.startsWith('replay:') && o.llm.length > 'replay:'.length ? `replay:${resolve(o.llm.slice('replay:'.length))}` : o.llm,
+    // a cassette's or a local model's path made absolute too: a worker elsewhere (another folder) finds it
+    llm: absoluteLlm(o.llm),
     baseUrl: o.baseUrl,
     maxTurns: o.maxTurns,
     timeoutMs: o.timeoutMs,
