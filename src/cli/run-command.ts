@@ -4,6 +4,7 @@ import type { RunEvent } from '../runtime/events.js';
 import { startRun, type LlmChoice } from '../api/run.js';
 import { undeclaredInputs, type Run, type RunResult } from '../engine/run.js';
 import { MemoryEnvironment } from '../environment/memory-environment.js';
+import { AudienceRules } from '../environment/audience.js';
 import { formatDiagnostic } from '../sop/diagnostics.js';
 import { loadSopFile } from '../loader/load.js';
 import type { Continuation } from '../api/continue.js';
@@ -14,9 +15,11 @@ import { llmBlockSecrets } from '../llm/endpoints.js';
 import { terminalSafe } from '../util/terminal-text.js';
 import { costText } from './cost-text.js';
 import { terminalDisplay } from './display.js';
+import { wrapFor } from './word-wrap.js';
 import { resolveSopArg } from './builtin-sops.js';
 import { EngineError } from '../errors.js';
 import { cliMessage } from './errors.js';
+import { count } from '../util/plural.js';
 
 export interface RunCommandOptions {
   file: string;
@@ -130,7 +133,17 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   } else {
     // a person playing agents at this terminal sees what those agents may see (their audience)
     const player = terminal && o.answers === undefined ? players : undefined;
-    listeners.push(terminalDisplay({ out: process.stdout, err: process.stderr, quiet: o.quiet, redact, player }));
+    const audiences = new AudienceRules(sop);
+    listeners.push(
+      terminalDisplay({
+        out: process.stdout,
+        err: process.stderr,
+        quiet: o.quiet,
+        redact,
+        player,
+        audiences: audiences.active ? audiences : undefined,
+      }),
+    );
   }
   // The run goes through the public API (src/api/start.ts): it makes the run's choices (LLM,
   // retry budget, embedder, people, sandbox, consent) and writes the run folder and the journal.
@@ -211,18 +224,19 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
     if (!o.json) {
       const line =
         result.status === 'finished'
-          ? `Finished in state "${result.finalState}" after ${result.turns} turns; ${usage}.`
+          ? `Finished in state "${result.finalState}" after ${count(result.turns, 'turn')}; ${usage}.`
           : result.status === 'max_turns'
-            ? `Stopped after --max-turns ${result.turns} turns (no final state reached); ${usage}.`
+            ? `Stopped after --max-turns ${count(result.turns, 'turn')} (no final state reached); ${usage}.`
             : result.status === 'budget'
-              ? `Stopped by the budget after ${result.turns} turns (${result.budget}); ${usage}.`
+              ? `Stopped by the budget after ${count(result.turns, 'turn')} (${result.budget}); ${usage}.`
               : result.status === 'interrupted'
-                ? `Interrupted after ${result.turns} turns${result.error ? ` (${cliMessage(result.error.message)})` : ''}; ${usage}.\nResume with: sop resume ${folder.dir}`
-                : `Failed after ${result.turns} turns: ${cliMessage(result.error?.message ?? '')}`;
+                ? `Interrupted after ${count(result.turns, 'turn')}${result.error ? ` (${cliMessage(result.error.message)})` : ''}; ${usage}.\nResume with: sop resume ${folder.dir}`
+                : `Failed after ${count(result.turns, 'turn')}: ${cliMessage(result.error?.message ?? '')}`;
       const outcome = result.result !== undefined ? `Result: ${result.result}\n` : ''; // actions: the SOP's finish result
       // --quiet: the closing line alone, with the run folder (an interrupted run's names it already)
       if (o.quiet) err(`${terminalSafe(line).replace(/\n/g, ' ')}${result.status === 'interrupted' ? '' : ` Run folder: ${folder.dir}`}\n`);
-      else err(`\n${terminalSafe(line)}\n${terminalSafe(outcome)}${memoryLine(run, u)}Run folder: ${folder.dir}\n`);
+      else
+        err(wrapFor(process.stderr, `\n${terminalSafe(line)}\n${terminalSafe(outcome)}${memoryLine(run, u)}Run folder: ${folder.dir}\n`));
     }
     if (result.status === 'failed') return 1;
     if (result.status === 'interrupted') return 130;

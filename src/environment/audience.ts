@@ -58,6 +58,11 @@ export class AudienceRules {
     return a && Object.prototype.hasOwnProperty.call(a, role) ? a[role] : undefined;
   }
 
+  /** Whether `role` may address its messages in `state` (<to>NAME</to>). */
+  addresses(state: string, role: string): boolean {
+    return this.spec(state, role)?.address === true;
+  }
+
   /** The agents a `to` value names (author and watchers included), or undefined for everyone; null when a name is unknown. */
   members(to: string, author: string): string[] | undefined | null {
     const out = new Set<string>([author, ...this.watchers]);

@@ -6,6 +6,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { stopsTheRun } from './subflow-failure.js';
 import { ExecutorInputError, str, type ArgSpecs, type ArgsEnv, type ExecResult, type Executor } from './types.js';
 import { EngineError } from '../errors.js';
+import { count } from '../util/plural.js';
 
 export function subflowFile(settings: Record<string, unknown>, baseDir: string): string {
   const file = str(settings.file) ?? '';
@@ -81,14 +82,14 @@ export const executor: Executor = {
       return {
         ok: false,
         result: ctx.templates.render('subflow_result', { command: ctx.command, failed: true, error, turns: r.turns }),
-        summary: `${r.flow} failed after ${r.turns} turns: ${error}`,
+        summary: `${r.flow} failed after ${count(r.turns, 'turn')}: ${error}`,
       };
     }
     if (r.status === 'max_turns' || r.result === undefined) {
       return {
         ok: false,
         result: ctx.templates.render('subflow_result', { command: ctx.command, stopped: true, turns: r.turns, result: r.result }),
-        summary: `${r.flow} stopped after ${r.turns} turns without finishing`,
+        summary: `${r.flow} stopped after ${count(r.turns, 'turn')} without finishing`,
       };
     }
     const result = r.result ?? '';
