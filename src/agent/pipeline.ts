@@ -96,7 +96,7 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
     callWithHistory: (system, last, what) =>
       pm
         ? h.call(pm.history(agent, state, system, last), settings, toolMeta(what), false)
-        : (shared ??= sharedHistory(h, state, agent))(system, last).then((m) => h.call(m, settings, toolMeta(what), false)),
+        : (shared ??= sharedHistory(h, state, agent, role))(system, last).then((m) => h.call(m, settings, toolMeta(what), false)),
     observed: () =>
       pm ? pm.observed(agent) : observedSince(h.env.audiences?.active ? h.env.seenBy(agent) : h.env.messages, agent, state.maxChatHistory),
   });
@@ -156,6 +156,7 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
   // agent_context is rendered twice: with the summary alone, then with the retrieved messages alone.
   const system: ChatMessage = { role: 'system', content: h.templates.render('agent_system', ctx) };
   const lastPrompt: ChatMessage = { role: 'user', content: h.templates.render('agent_last', ctx) };
+  const line = messageLine(h.templates, agent, role, state.name);
   const build = (plan: PromptPlan<Message>): ChatMessage[] => {
     const messages: ChatMessage[] = [system];
     const context = (summary: string, relevant: Message[]) =>
@@ -163,7 +164,7 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
     // (with neither, once, as a custom template may still say something)
     const summary = plan.summary || plan.relevant.length === 0 ? context(plan.summary, []) : '';
     if (summary) messages.push({ role: 'user', content: summary });
-    for (const m of plan.window) messages.push(asChat(m, agent));
+    for (const m of plan.window) messages.push(asChat(m, agent, line));
     const relevant = plan.relevant.length > 0 ? context('', plan.relevant) : '';
     if (relevant) messages.push({ role: 'user', content: relevant });
     messages.push(lastPrompt, ...extra); // e.g. rejected commands and the problems found
@@ -203,11 +204,18 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
   return text;
 }
 
-/** A message of the window as the agent sees it: its own as the assistant's, others' as the user's. */
-function asChat(m: Message, agent: string): ChatMessage {
-  return m.sender === agent
-    ? { role: 'assistant', content: m.content }
-    : { role: 'user', content: `${m.sender} (${m.role}): ${m.content}` };
+/**
+ * A message of the window as the agent sees it: its own as the assistant's, others' as the user's,
+ * each a line of the `agent_message` template (`Mo (Narrator) (to you): ...` for a message not for everyone).
+ */
+function asChat(m: Message, agent: string, line: (m: Message) => string): ChatMessage {
+  return m.sender === agent ? { role: 'assistant', content: m.content } : { role: 'user', content: line(m) };
+}
+
+/** Another agent's message as `agent` reads it: the `agent_message` template, its content kept byte for byte. */
+function messageLine(templates: TemplateSet, agent: string, role: string, state: string): (m: Message) => string {
+  const render = templates.get('agent_message');
+  return (m) => render({ message: renderMessage(m, agent), agent: { name: agent, role }, state: { name: state } }).replace(/\n$/, '');
 }
 
 /** Components as the native templates take them: system parts, last-prompt texts, the output tag. */
@@ -222,11 +230,12 @@ function nativeParts(a: AssembledComponents): { system: SystemPart[]; last: stri
 }
 
 /** A component's extra call in a native SOP: its system prompt, the agent's window, its last prompt. */
-function sharedHistory(h: PipelineHost, state: ResolvedState, agent: string) {
+function sharedHistory(h: PipelineHost, state: ResolvedState, agent: string, role: string) {
   return async (system: string, last: string): Promise<ChatMessage[]> => {
     const view = await h.env.view({ agent, window: state.def.memory_window ?? recentWindow(h, state, agent), topK: 0 });
     const out: ChatMessage[] = system !== '' ? [{ role: 'system', content: system }] : [];
-    for (const m of view.window) out.push(asChat(m, agent));
+    const line = messageLine(h.templates, agent, role, state.name);
+    for (const m of view.window) out.push(asChat(m, agent, line));
     out.push({ role: 'user', content: last });
     return out;
   };

@@ -16,6 +16,7 @@ export const TEMPLATE_VARIABLES: Record<TemplateName, readonly string[]> = {
   agent_system: AGENT,
   agent_last: AGENT,
   agent_context: [...AGENT, 'summary', 'relevant'],
+  agent_message: ['message', 'agent', 'state'],
   judge_system: [...STATE, 'judge', 'extract_word', 'keys', 'summary', ...HISTORY],
   judge_user: [...STATE, 'judge', 'extract_word', 'keys', 'summary', ...HISTORY],
   speaker_system: [...STATE, 'speaker', 'extract_word', 'roles', ...HISTORY],
