@@ -9,7 +9,7 @@ import type { TemplateName } from './types.js';
 export const BASE_VARIABLES = ['inputs', 'goal', 'sop', 'memory', 'task_board', 'world_model', 'mood'] as const;
 
 const STATE = [...BASE_VARIABLES, 'state', 'environment_prompt'];
-const AGENT = [...STATE, 'agent', 'components', 'commands', 'last_parts', 'output'];
+const AGENT = [...STATE, 'agent', 'components', 'commands', 'native_tools', 'last_parts', 'output'];
 const HISTORY = ['history', 'last_message', 'relevant'];
 
 export const TEMPLATE_VARIABLES: Record<TemplateName, readonly string[]> = {
