@@ -2,7 +2,7 @@
 import { newRunId } from '../io/run-folder.js';
 import type { RunEvent } from '../runtime/events.js';
 import { startRun, type LlmChoice } from '../api/run.js';
-import { undeclaredInputs, type Run, type RunResult } from '../engine/run.js';
+import { checkGivenInputs, type Run, type RunResult } from '../engine/run.js';
 import { MemoryEnvironment } from '../environment/memory-environment.js';
 import { AudienceRules } from '../environment/audience.js';
 import { formatDiagnostic } from '../sop/diagnostics.js';
@@ -114,11 +114,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   for (const w of warnings) err(formatDiagnostic(w) + '\n');
   const inputs = continuation ? continuation.inputs : parseInputs(o.inputs, o.goal);
   if (!continuation && o.tests !== undefined) inputs.tests = testsInput(sop, o.tests);
-  for (const name of undeclaredInputs(sop, inputs)) {
-    err(
-      `warning: input "${name}" is not declared by ${sop.name}, so none of its templates reads it (declare it in "inputs" to use {{inputs.${name}}})\n`,
-    );
-  }
+  if (!continuation) checkGivenInputs(sop, inputs); // a misspelt name, a required input not given: refused before the run starts
   // a person playing agents at this terminal sees what those agents may see (their audience)
   const terminal = process.stdin.isTTY === true;
   const players = Object.entries(sop.agents)

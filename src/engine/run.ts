@@ -18,6 +18,7 @@ import { RunLoop, type RunOptions as LoopOptions } from '../runtime/run.js';
 import { scientistPlugin } from '../scientist/plugin.js';
 
 export { resolveInputs, undeclaredInputs, type RunPosition, type RunResult, type RunStatus } from '../runtime/run.js';
+export { checkGivenInputs, checkInputNames, inputRequired } from '../runtime/inputs.js';
 
 export interface RunOptions extends Omit<LoopOptions, 'resume' | 'semantics' | 'settings'> {
   /** Reproduce Agents 1.0 quirks (re-entry without begin turn, " " begin message): src/compat/agents-v1/semantics.ts. */

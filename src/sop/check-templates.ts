@@ -110,3 +110,17 @@ export function templateDiagnostics(sop: Sop): Diagnostic[] {
   }
   return out;
 }
+
+const readCache = new WeakMap<Sop, ReadonlySet<string>>();
+
+/** The inputs some text of the SOP reads as a template (`{{inputs.NAME}}`, `{{goal}}`). */
+export function inputsRead(sop: Sop): ReadonlySet<string> {
+  let reads = readCache.get(sop);
+  if (reads === undefined) {
+    const found = new Set<string>();
+    for (const t of templateTexts(sop)) if (t.source.includes('{{')) checkTemplate(t.source, { reads: found });
+    reads = found;
+    readCache.set(sop, reads);
+  }
+  return reads;
+}
