@@ -63,8 +63,16 @@ const underTmp = (p: string) => p === '/tmp' || p.startsWith('/tmp/');
  * under /tmp that `argv` names (an MCP server's script). They are bound back, read-only.
  */
 function keptUnderTmp(argv: readonly string[], readOnly: readonly string[] = []): string[] {
-  const paths = [packageRoot(), ...argv.filter((a) => a.startsWith('/')), ...readOnly];
-  return [...new Set(paths.filter((p) => underTmp(p) && existsSync(p)))].flatMap((p) => ['--ro-bind', p, p]);
+  const paths = [packageRoot(), ...argv.filter((a) => a.startsWith('/')), ...readOnly].filter((p) => underTmp(p) && existsSync(p));
+  // Folders are bound by their real path; a folder inside another bound one is there already (and
+  // binding over a symbolic link in it, such as a linked node_modules, would fail).
+  const real = new Map(paths.map((p) => [p, realpathSync(p)]));
+  const binds = [...new Set([...real.values()].filter(underTmp))].sort();
+  const kept = binds.filter((p) => !binds.some((q) => q !== p && p.startsWith(`${q}/`)));
+  const within = (p: string) => kept.some((q) => p === q || p.startsWith(`${q}/`));
+  // a path reached through a link (not itself inside a bound folder) is recreated as that link
+  const links = [...real].filter(([p, r]) => p !== r && !within(p) && within(r));
+  return [...kept.flatMap((p) => ['--ro-bind', p, p]), ...links.flatMap(([p, r]) => ['--symlink', r, p])];
 }
 
 /**
