@@ -5,6 +5,7 @@
 import { RunFolder, newRunId } from '../io/run-folder.js';
 import { loadPricing } from '../llm/pricing.js';
 import { Run } from '../engine/run.js';
+import { approveUnattended } from '../mcp/run-hub.js';
 import { isPromptEvent, type RunEvent, type RunListener } from '../runtime/events.js';
 import type { PluginFactory } from '../runtime/hooks.js';
 import type { Continuation } from './continue.js';
@@ -106,6 +107,8 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
   const sandboxed = resolveSandbox(o.sandbox, sopRunsCode(sop));
   const sandbox = sandboxed.sandbox;
   if (sandboxed.warning) startWarning(sandboxed.warning);
+  // MCP servers nobody can be asked to approve: refused now, before a run folder exists
+  if (sop.mcp_servers) await approveUnattended({ sop, file, approval: mcpApproval, sandbox: o.mcpSandbox ?? sandbox, bind: o.bind });
   const runId = continuation?.runId ?? o.runId ?? newRunId(sop.name);
   const outDir = continuation?.outDir ?? o.out;
   const folder =
@@ -173,7 +176,9 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
     });
   } catch (err) {
     unlockMemory?.();
-    folder?.close();
+    // a new run refused before it started (a memory folder in use, a missing input) leaves no folder
+    if (continuation) folder?.close();
+    else folder?.discard();
     await tracing?.flush().catch(() => {});
     throw err;
   }
