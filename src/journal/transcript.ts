@@ -9,7 +9,11 @@ export function markdownPiece(event: RunEvent): string {
   switch (event.type) {
     case 'run_started': {
       let s = `# ${event.sop}\n\nRun \`${event.run_id}\` of \`${event.file}\`, started ${event.time}, LLM: ${event.llm}, seed ${event.seed}.\n`;
-      if (event.forked_from) s += `\nForked from run \`${event.forked_from.run_id}\` at turn ${event.forked_from.turn}.\n`;
+      if (event.forked_from)
+        s +=
+          `\nForked from run \`${event.forked_from.run_id}\` at turn ${event.forked_from.turn}` +
+          (event.forked_from.llm && event.forked_from.llm !== event.llm ? ` (turns up to there: LLM ${event.forked_from.llm})` : '') +
+          '.\n';
       if (Object.keys(event.inputs).length > 0) {
         s += `\nInputs:\n${Object.entries(event.inputs)
           .map(([k, v]) => `- ${k}: ${v}`)
