@@ -242,7 +242,8 @@ export function buildCli(argv: string[]): Argv {
             }),
         async (a) => {
           const { validateCommand } = await import('./validate-command.js');
-          process.exitCode = validateCommand(collect(a.files), { quiet: a.quiet });
+          // with --check-tools a file is "ok" only once its tools are too: the tools check says it, or the problem
+          process.exitCode = validateCommand(collect(a.files), { quiet: a.quiet || a['check-tools'] === true });
           if (a['check-tools'] && process.exitCode === 0) {
             const { checkToolsCommand } = await import('./check-tools-command.js'); // mcp
             process.exitCode = await checkToolsCommand(collect(a.files), {
