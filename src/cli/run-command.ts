@@ -16,6 +16,7 @@ import { terminalSafe } from '../util/terminal-text.js';
 import { costText } from './cost-text.js';
 import { terminalDisplay } from './display.js';
 import { wrapFor } from './word-wrap.js';
+import { EXIT, interruptedExit } from './exit-codes.js';
 import { resolveSopArg } from './builtin-sops.js';
 import { EngineError } from '../errors.js';
 import { cliMessage } from './errors.js';
@@ -234,9 +235,9 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       else
         err(wrapFor(process.stderr, `\n${terminalSafe(line)}\n${terminalSafe(outcome)}${memoryLine(run, u)}Run folder: ${folder.dir}\n`));
     }
-    if (result.status === 'failed') return 1;
-    if (result.status === 'interrupted') return 130;
-    return 0;
+    if (result.status === 'failed') return EXIT.failed;
+    if (result.status === 'interrupted') return interruptedExit(result.error, interrupts > 0);
+    return EXIT.ok;
   } finally {
     process.off('SIGINT', onSigint);
     folder.close();
