@@ -53,7 +53,7 @@ export function templateTexts(sop: Sop): Array<{ path: Path; source: string; var
         text(here('style', 'style'), s.style);
       }
       if (c.style !== undefined && (typeof c.style === 'string' || (c.style as { style?: unknown }).style === undefined)) {
-        for (const [agent, def] of Object.entries(sop.agents)) if (def.roles[stateName] === role) styled.add(agent);
+        for (const [agent, def] of Object.entries(sop.agents)) if (def.roles?.[stateName] === role) styled.add(agent);
       }
       for (const key of ['task', 'rule', 'system', 'last'] as const) text(here(key), c[key]);
       for (const key of ['demonstrations', 'cot'] as const) list(here(key), c[key]);
