@@ -58,6 +58,8 @@ export interface ActionOptions {
   autoRun?: boolean;
   yes?: boolean;
   sandbox?: boolean;
+  /** Network inside the sandbox (an explicit opt-in: --sandbox-network, a code command's `network: true`). */
+  sandboxNetwork?: boolean;
   /** Folder sop was started from (default: the current directory). */
   launchDir?: string;
   /** Set for sub-flows: nesting depth, flow path and memory files shared with the caller. */
@@ -205,6 +207,7 @@ export class ActionRuntime {
       new CodeSessions({
         cwd: o.workspace ?? process.cwd(),
         sandbox: o.sandbox === true,
+        network: o.sandboxNetwork === true,
         env: { SOP_WORKSPACE: o.workspace ?? '', SOP_LAUNCH_DIR: o.launchDir ?? process.cwd() },
       });
     const runMemory = o.memoryDir ?? (o.runDir ? join(o.runDir, 'memory') : undefined);
@@ -484,6 +487,7 @@ export class ActionRuntime {
       autoRun: this.o.autoRun === true,
       yes: this.o.yes === true,
       sandbox: this.o.sandbox === true,
+      sandboxNetwork: this.o.sandboxNetwork === true,
       sessions: this.sessions,
       templates: this.host.templates,
       signal: this.host.signal,

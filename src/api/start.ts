@@ -103,10 +103,12 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
     );
   // Code runs under bubblewrap when it works here, unless `sandbox: false`; `sandbox: true`
   // requires it (throws without it); without bubblewrap, or with `sandbox: false`, a warning.
-  const { resolveSandbox, sopRunsCode } = await import('../executors/sandbox-mode.js');
+  const { resolveNetwork, resolveSandbox, sopRunsCode } = await import('../executors/sandbox-mode.js');
   const sandboxed = resolveSandbox(o.sandbox, sopRunsCode(sop));
   const sandbox = sandboxed.sandbox;
   if (sandboxed.warning) startWarning(sandboxed.warning);
+  const network = resolveNetwork(o.sandboxNetwork, sop, sandbox); // network in the sandbox: an explicit opt-in
+  if (network.warning) startWarning(network.warning);
   // MCP servers nobody can be asked to approve: refused now, before a run folder exists
   if (sop.mcp_servers) await approveUnattended({ sop, file, approval: mcpApproval, sandbox: o.mcpSandbox ?? sandbox, bind: o.bind });
   const runId = continuation?.runId ?? o.runId ?? newRunId(sop.name);
@@ -168,7 +170,15 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
       environment: o.environment,
       agentsV1: { workspace }, // code components write output_code/ here
       // memory files in memory/, code runs in workspace/
-      actions: { runDir: folder?.dir, workspace, autoRun: o.autoRun, yes, sandbox, persistentMemoryDir: memoryDir },
+      actions: {
+        runDir: folder?.dir,
+        workspace,
+        autoRun: o.autoRun,
+        yes,
+        sandbox,
+        sandboxNetwork: network.network,
+        persistentMemoryDir: memoryDir,
+      },
       mcp: { sandbox: o.mcpSandbox ?? sandbox, bind: o.bind, approval: mcpApproval },
       plugins,
       budget: o.budget,

@@ -105,6 +105,11 @@ export function buildCli(argv: string[]): Argv {
               describe:
                 'Code runs under bubblewrap (no network, read-only filesystem except the workspace) when it works here; --sandbox requires it, --no-sandbox turns it off (with a warning); with --sandbox, stdio MCP servers run under it too',
             })
+            .option('sandbox-network', {
+              type: 'boolean',
+              describe:
+                'Give code network inside the sandbox (pip install, downloads), with a warning; files stay read-only except the workspace, where installs go',
+            })
             // mcp (docs/tools.md)
             .option('allow-mcp', {
               type: 'string',
@@ -172,6 +177,7 @@ export function buildCli(argv: string[]): Argv {
             autoRun: a['auto-run'],
             yes: a.yes,
             sandbox: a.sandbox,
+            sandboxNetwork: a['sandbox-network'],
             bind: collect(a.bind),
             allowMcp: collect(a['allow-mcp']),
             allowMcpEnv: collect(a['allow-mcp-env']),

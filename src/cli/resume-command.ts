@@ -116,6 +116,7 @@ export function continuedRunOptions(o: ResumeCommandOptions, file: string, launc
     yes: launch.yes === true,
     // true: launched with --sandbox (required), false: --no-sandbox, absent: when available
     sandbox: typeof launch.sandbox === 'boolean' ? launch.sandbox : undefined,
+    sandboxNetwork: launch.sandbox_network === true, // network in the sandbox, as the run was launched
     redact: redactedNames(o, launch),
     bind: str(launch.bind)?.split(',').filter(Boolean), // mcp
     // mcp: the servers allowed at launch, and those allowed now

@@ -57,6 +57,8 @@ export interface RunCommandOptions {
   yes?: boolean;
   /** Run code under bubblewrap: true requires it (--sandbox), false turns it off (--no-sandbox), unset: when available. */
   sandbox?: boolean;
+  /** Network inside the sandbox (--sandbox-network). */
+  sandboxNetwork?: boolean;
   /** mcp: servers allowed to start (--allow-mcp NAME) and the variables they may read (--allow-mcp-env NAME=VAR). */
   allowMcp?: string[];
   allowMcpEnv?: string[];
@@ -175,6 +177,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       autoRun: o.autoRun,
       yes: o.yes,
       sandbox: o.sandbox,
+      sandboxNetwork: o.sandboxNetwork,
       // mcp: stdio servers run in the sandbox code gets; they start only with approval (not the mock's --yes)
       allowMcp: o.allowMcp,
       allowMcpEnv: o.allowMcpEnv,
@@ -270,6 +273,7 @@ export function launchSettings(o: RunCommandOptions): Record<string, string | nu
   if (o.autoRun) out.auto_run = true;
   if (o.yes) out.yes = true;
   if (o.sandbox !== undefined) out.sandbox = o.sandbox; // true: --sandbox, false: --no-sandbox
+  if (o.sandboxNetwork) out.sandbox_network = true; // network in the sandbox, asked for when launched
   if (o.pricing) out.pricing = resolvePath(o.pricing); // cost: the same prices when resumed
   if (o.memoryDir) out.memory_dir = resolvePath(o.memoryDir); // the same memory folder when resumed
   if (o.budgetTokens !== undefined) out.budget_tokens = o.budgetTokens; // cost: the same budgets when resumed

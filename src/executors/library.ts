@@ -234,6 +234,7 @@ export const executor: Executor = {
           cwd: ws.root,
           timeoutMs,
           sandbox: ctx.sandbox,
+          network: ctx.sandboxNetwork,
           env: { ...codeEnv(ctx, ws.root), ...(userDir ? { SOP_TESTS_DIR: userDir } : {}) },
           signal: ctx.signal,
         });

@@ -79,7 +79,7 @@ function keptUnderTmp(argv: readonly string[], readOnly: readonly string[] = [])
  * The bwrap command line wrapping `argv`, with `workspace` the only writable folder; `readOnly`
  * folders (an MCP server's folder, its node_modules) stay readable when they are under /tmp.
  */
-export function sandboxArgv(workspace: string, argv: string[], readOnly: readonly string[] = []): string[] {
+export function sandboxArgv(workspace: string, argv: string[], readOnly: readonly string[] = [], o: { network?: boolean } = {}): string[] {
   const support = sandboxSupport();
   if (!support.ok) throw new EngineError(`options.sandbox: ${support.reason}`, 'SANDBOX');
   const ws = realpathSync(workspace);
@@ -93,7 +93,8 @@ export function sandboxArgv(workspace: string, argv: string[], readOnly: readonl
     '--bind',
     ws,
     ws,
-    '--unshare-net',
+    // network in the sandbox only as an explicit opt-in (--sandbox-network, a code command's `network: true`)
+    ...(o.network ? [] : ['--unshare-net']),
     '--unshare-pid',
     '--unshare-ipc',
     '--unshare-uts',

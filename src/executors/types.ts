@@ -59,6 +59,8 @@ export interface ExecContext {
   yes: boolean;
   /** Run code under bubblewrap (--sandbox). */
   sandbox: boolean;
+  /** Network inside the sandbox (--sandbox-network, or a code command's `network: true`). */
+  sandboxNetwork?: boolean;
   /** The run's stateful Python and JavaScript sessions (the code executor); without them every piece of code runs alone. */
   sessions?: CodeSessions;
   templates: TemplateSet;
