@@ -28,6 +28,30 @@ describe('a person who stops answering', () => {
     expect((err as Error).message).toBe('You (Traveller) stopped answering (Ctrl-D, or the end of the input)');
   });
 
+  it('at the terminal: an answer of several lines starts with <<< and ends with a line EOF, pasted whole or typed', async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let shown = '';
+    output.on('data', (c: Buffer) => (shown += c.toString()));
+    const human = new TerminalInput({ input, output });
+    const q = { kind: 'question' as const, agent: 'You', role: 'User', state: 'plan', prompt: 'Any feedback?' };
+    const pasted = human.ask(q);
+    input.write('<<< Three changes:\n1. plot in blue\n\n2. label the axes\nEOF\n'); // one paste, an empty line in it
+    await expect(pasted).resolves.toBe('Three changes:\n1. plot in blue\n\n2. label the axes');
+    expect(shown).toContain('(an answer of several lines: start it with <<<, end it with a line EOF)');
+    const typed = human.ask(q);
+    for (const line of ['<<<', 'first', 'second', 'EOF']) input.write(`${line}\n`);
+    await expect(typed).resolves.toBe('first\nsecond');
+    const one = human.ask(q);
+    input.write('just one line\n');
+    await expect(one).resolves.toBe('just one line');
+    expect(human.consumed).toBe(3);
+    const unfinished = human.ask(q);
+    input.write('<<<\nstarted\n');
+    input.end(); // the input ends before EOF: the person stopped answering
+    await expect(unfinished).rejects.toBeInstanceOf(NoMoreAnswersError);
+  });
+
   it('with --answers: the run stops as interrupted when they run out, and resumes with the answers to come', async () => {
     const none = join(root, 'none.json');
     const more = join(root, 'more.json');
