@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { Script } from 'node:vm';
 import { approveCode, codeEnv, outcomeContext } from './code.js';
+import { codeFeedback, takeTagged } from './code-review.js';
 import { CODE_DEFAULTS, runCode } from './code-runner.js';
 import { mergeIntoModule, mergeLibraryEntries } from './library-merge.js';
 import { ExecutorInputError, str, type ArgSpecs, type ExecContext, type ExecResult, type Executor } from './types.js';
@@ -164,6 +165,16 @@ export const executor: Executor = {
         description: 'Memory file holding the code written by an earlier write_code command; used when the agent gives no code.',
       },
       timeout_ms: { type: 'integer', minimum: 100, maximum: 3_600_000 },
+      ask_tests: {
+        type: 'boolean',
+        description:
+          'op test: before the tests run, ask the user for tests of their own to run with the function (a scripted answer "tests: CODE", or a question at a terminal; Enter: none); default false.',
+      },
+      feedback: {
+        type: 'boolean',
+        description:
+          'op test: after the tests ran, ask the user for feedback on their results (told to the agent and written to the logs); default false.',
+      },
       tests_dir: {
         type: 'string',
         description:
@@ -214,6 +225,9 @@ export const executor: Executor = {
     if (tests) scripts.push({ script: `${code}\n\n${tests}\n` });
     const userDir = userTestsFolder(ctx);
     if (userDir) for (const f of readUserTests(userDir, lang)) scripts.push({ name: f.name, script: userTestScript(code, f, lang) });
+    // the user's own tests, given now (ask_tests): run like a test file of theirs
+    const given = op === 'test' ? await askTests(ctx, names, lang) : undefined;
+    if (given) scripts.push({ name: GIVEN_TESTS, script: `${code}\n\n${given}\n` });
     let testView: ReturnType<typeof outcomeContext> | undefined;
     const userViews: Array<ReturnType<typeof outcomeContext> & { name: string }> = [];
     if (scripts.length > 0) {
@@ -257,10 +271,12 @@ export const executor: Executor = {
     if (failedNow.length > 0 || priorFailed) {
       const what = priorFailed ?? failedNow.join(', ');
       if (op === 'test') {
+        const summary = `tests of ${names.join(', ')} failed (${what})`;
+        const feedback = await codeFeedback(ctx, summary, TEST_FEEDBACK_TAG); // feedback: the user on the results
         return {
           ok: false,
-          result: render({ functions, tests_failed: true, ...testParts }),
-          summary: `tests of ${names.join(', ')} failed (${what})`,
+          result: render({ functions, tests_failed: true, ...testParts, feedback }),
+          summary: feedback ? `${summary}; the user's feedback: "${firstLine(feedback)}"` : summary,
           note,
         };
       }
@@ -282,10 +298,12 @@ export const executor: Executor = {
         ...(testView ? ['tests passed'] : []),
         ...(userViews.length ? [`the user's tests passed (${userViews.length})`] : []),
       ];
+      const summary = `checked ${names.join(', ')}${passed.length ? `; ${passed.join('; ')}` : ' (syntax only)'}`;
+      const feedback = scripts.length > 0 ? await codeFeedback(ctx, summary, TEST_FEEDBACK_TAG) : undefined; // feedback: the user on the results
       return {
         ok: true,
-        result: render({ functions, ...testParts }),
-        summary: `checked ${names.join(', ')}${passed.length ? `; ${passed.join('; ')}` : ' (syntax only)'}`,
+        result: render({ functions, ...testParts, feedback }),
+        summary: feedback ? `${summary}; the user's feedback: "${firstLine(feedback)}"` : summary,
         note,
       };
     }
@@ -326,3 +344,28 @@ export const executor: Executor = {
     };
   },
 };
+
+/** The name the user's tests given at test time have in results ("The user's test file ..."). */
+const GIVEN_TESTS = '(the tests you gave now)';
+const TESTS_TAG = /^\s*tests\s*:\s*/i;
+/** A scripted answer giving feedback on test results (a run_code's is `feedback:`). */
+const TEST_FEEDBACK_TAG = /^\s*test feedback\s*:\s*/i;
+
+/**
+ * ask_tests: the user's own tests for the functions, given now: a scripted answer `tests: CODE`,
+ * or a question at a terminal (an answer of several lines starts with <<<); none under --yes,
+ * with nobody to ask, or for an empty answer.
+ */
+async function askTests(ctx: ExecContext, names: string[], lang: Lang): Promise<string | undefined> {
+  if (ctx.settings.ask_tests !== true || ctx.yes) return undefined;
+  const prompt =
+    `${ctx.agent} is about to test ${names.join(', ')}. Tests of your own to run with it ` +
+    `(${lang} code run after the function is defined, e.g. assert statements; several lines: start with <<<, end with a line EOF; Enter: none):`;
+  const tagged = await takeTagged(ctx, TESTS_TAG, prompt);
+  if (tagged !== undefined) return tagged.trim() || undefined;
+  if (!ctx.human.interactive) return undefined;
+  const reply = await ctx.human.ask({ agent: ctx.agent, role: ctx.role, state: ctx.state, kind: 'question', prompt });
+  return reply.trim() || undefined;
+}
+
+const firstLine = (s: string) => s.trim().split('\n')[0]!.slice(0, 200);

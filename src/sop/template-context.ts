@@ -69,6 +69,7 @@ export const TEMPLATE_VARIABLES: Record<TemplateName, readonly string[]> = {
     'saved',
     'import_hint',
     'listed',
+    'feedback',
   ],
   subflow_result: ['command', 'stopped', 'failed', 'error', 'turns', 'result', 'summary'],
 };
