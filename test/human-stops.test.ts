@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { NoMoreAnswersError, TerminalInput } from '../src/io/human.js';
+import { AnswerInterruptedError, NoMoreAnswersError, TerminalInput } from '../src/io/human.js';
 import { runCli } from './helpers/cli.js';
 
 const SOP = join(process.cwd(), 'examples/assistant/assistant.sop.json');
@@ -50,6 +50,22 @@ describe('a person who stops answering', () => {
     input.write('<<<\nstarted\n');
     input.end(); // the input ends before EOF: the person stopped answering
     await expect(unfinished).rejects.toBeInstanceOf(NoMoreAnswersError);
+  });
+
+  it('at a terminal: Ctrl-C at a question goes back to the caller the first time, and stops the run the second', async () => {
+    const input = Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => undefined });
+    const human = new TerminalInput({ input, output: new PassThrough() });
+    const q = { kind: 'question' as const, agent: 'Coder Planner', role: 'Planner', state: 'plan', prompt: 'ok?' };
+    const first = human.ask(q).catch((e: unknown) => e);
+    input.write('\x03');
+    const e1 = (await first) as AnswerInterruptedError;
+    expect(e1).toBeInstanceOf(AnswerInterruptedError);
+    expect(e1.toCaller).toBe(true);
+    expect(e1.resumable).toBe(true);
+    expect(e1.message).toBe("the user interrupted Coder Planner (Planner)'s question with Ctrl-C");
+    const second = human.ask(q).catch((e: unknown) => e);
+    input.write('\x03');
+    expect(((await second) as AnswerInterruptedError).toCaller).toBe(false);
   });
 
   it('with --answers: the run stops as interrupted when they run out, and resumes with the answers to come', async () => {

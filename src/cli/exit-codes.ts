@@ -22,7 +22,7 @@ const FOR_A_PERSON = new Set(['ApprovalNeededError', 'NoMoreAnswersError', 'Effe
 
 /** The exit code of a run that stopped as `interrupted`. */
 export function interruptedExit(error: Error | undefined, ctrlC: boolean): number {
-  if (ctrlC) return EXIT.interrupted;
+  if (ctrlC || error?.name === 'AnswerInterruptedError') return EXIT.interrupted; // Ctrl-C, at a question too
   if (error && FOR_A_PERSON.has(error.name)) return EXIT.person;
   return EXIT.unavailable;
 }

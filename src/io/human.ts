@@ -145,6 +145,22 @@ export class AnswersFileInput implements HumanInput {
   }
 }
 
+/**
+ * Ctrl-C at a question asked at the terminal. The first goes back to the flow that called the one
+ * asking (a sub-flow's caller is told "the user interrupted" and may re-plan: `toCaller`); at the
+ * top level, or at the second Ctrl-C, the run stops (interrupted, resumable).
+ */
+export class AnswerInterruptedError extends HumanInputError {
+  readonly resumable = true;
+  constructor(
+    message: string,
+    readonly toCaller: boolean,
+  ) {
+    super(message);
+    this.name = 'AnswerInterruptedError';
+  }
+}
+
 /** The first line of an answer that spans several lines: `<<<` (what follows it on the line is its first line). */
 export const MULTILINE_OPEN = '<<<';
 /** The line that ends an answer of several lines (the seed's end_of_input_string), unless given another. */
@@ -160,6 +176,8 @@ export class TerminalInput implements HumanInput {
   readonly interactive = true;
   private count = 0;
   private hinted = false;
+  /** Ctrl-C pressed at questions so far (the second stops the run). */
+  private interrupts = 0;
   private readonly input: Readable & { isTTY?: boolean };
   private readonly output: Writable;
   private readonly endOfInput: string;
@@ -188,6 +206,20 @@ export class TerminalInput implements HumanInput {
     rl.once('close', () => {
       closed = true;
       waiting?.reject(stopped());
+    });
+    // Ctrl-C at the question: back to the caller of this flow the first time, the run stops the second
+    rl.on('SIGINT', () => {
+      this.interrupts++;
+      const first = this.interrupts === 1;
+      const w = waiting;
+      waiting = undefined;
+      this.output.write('^C\n');
+      w?.reject(
+        new AnswerInterruptedError(
+          `the user interrupted ${q.agent} (${q.role})'s question with Ctrl-C${first ? '' : ' a second time'}`,
+          first,
+        ),
+      );
     });
     const next = (prompt: string): Promise<string> => {
       if (queue.length > 0) return Promise.resolve(queue.shift()!);
