@@ -39,13 +39,17 @@ describe('resource levels', () => {
     );
   });
 
-  it('let only high-value tasks ask the user or create frameworks, and nobody ask when the user is away', () => {
+  it('let only high-value tasks ask the user or create frameworks (at their highest level), and nobody ask when the user is away', () => {
     const high = resourcesFor('high', undefined, config);
-    expect([high.may_ask_user, high.may_create_framework]).toEqual([true, true]);
+    expect(high.level).toBe('medium');
+    expect([high.may_ask_user, high.may_create_framework]).toEqual([true, false]); // not before its highest level, as the seed says
+    expect(high.framework_denied).toBe("a framework is made only at the task's highest level (high): escalate first");
+    const top = resourcesFor('high', 'high', config);
+    expect([top.may_ask_user, top.may_create_framework]).toEqual([true, true]);
     const medium = resourcesFor('medium', undefined, config);
     expect([medium.may_ask_user, medium.may_create_framework]).toEqual([false, false]);
     expect(medium.ask_user_denied).toBe('a medium-value task may not ask the user');
-    const away = resourcesFor('high', undefined, config, { userAway: true });
+    const away = resourcesFor('high', 'high', config, { userAway: true });
     expect(away.may_ask_user).toBe(false);
     expect(away.ask_user_denied).toMatch(/user is away/);
     expect(away.may_create_framework).toBe(true);

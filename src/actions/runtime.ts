@@ -488,6 +488,7 @@ export class ActionRuntime {
       yes: this.o.yes === true,
       sandbox: this.o.sandbox === true,
       sandboxNetwork: this.o.sandboxNetwork === true,
+      codeRuns: () => codeRunsOf(this.host.env.messages),
       sessions: this.sessions,
       templates: this.host.templates,
       signal: this.host.signal,
@@ -684,4 +685,14 @@ export class ActionRuntime {
     mergeUsage(this.host.usage, out.usage);
     return { flow, status: out.status, result: out.result, summary: out.summary, turns: out.turns, error: out.error };
   }
+}
+
+/**
+ * The code that really ran: results of the code executor whose text says it ran (a refused or
+ * never-started piece of code says otherwise; prompts/code_result.hbs), with their turn.
+ */
+function codeRunsOf(messages: readonly Message[]): Array<{ turn: number; command: string }> {
+  return messages
+    .filter((m) => m.kind === 'action' && m.role === 'code' && /^The \w+ code ran\b/m.test(m.content))
+    .map((m) => ({ turn: m.turn, command: m.sender }));
 }

@@ -209,7 +209,7 @@ const OPS: Record<Op, OpFn> = {
   framework(board, args, ctx) {
     const t = taskOf(board, args);
     const r = resourcesOf(t, ctx);
-    if (!r.may_create_framework) throw new TaskBoardError(`a ${t.value}-value task may not create frameworks`);
+    if (!r.may_create_framework) throw new TaskBoardError(r.framework_denied ?? `a ${t.value}-value task may not create frameworks`);
     const file = str(ctx.settings.frameworks) ?? DEFAULT_FRAMEWORKS_FILE;
     if (!ctx.memory.has(file))
       throw new TaskBoardError(`frameworks are saved in the memory file "${file}", which this SOP does not declare`);
