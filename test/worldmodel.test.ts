@@ -207,3 +207,18 @@ describe('world_model executor', () => {
     });
   });
 });
+
+describe('the scientist revisits the world model when it reflects', () => {
+  it('its reflect state may look facts up and withdraw an accepted one (world_model reject)', () => {
+    const sop = JSON.parse(readFileSync('sops/scientist.sop.json', 'utf8')) as {
+      states: Record<
+        string,
+        { commands: Record<string, { executor: string; settings: { op: string } }>; components: Record<string, { task: string }> }
+      >;
+    };
+    const reflect = sop.states.reflect!;
+    expect(reflect.commands.withdraw_fact).toMatchObject({ executor: 'world_model', settings: { op: 'reject' } });
+    expect(reflect.commands.search_facts).toMatchObject({ executor: 'world_model', settings: { op: 'search' } });
+    expect(reflect.components.Reflector!.task).toContain('withdraw it with withdraw_fact');
+  });
+});
