@@ -15,7 +15,7 @@ import { FileAccessError } from '../workspace/safe-file.js';
 import { codeHash, readUserTests, userTestScript, userTestsDir } from './user-tests.js';
 import { EngineError } from '../errors.js';
 
-type Lang = 'python' | 'javascript';
+export type Lang = 'python' | 'javascript';
 
 export interface FunctionInfo {
   name: string;
@@ -308,25 +308,7 @@ export const executor: Executor = {
       };
     }
 
-    const ws = ctx.workspace();
-    let existing = '';
-    try {
-      existing = ws.read(module);
-    } catch (err) {
-      if ((err instanceof FileAccessError ? err.errno : (err as NodeJS.ErrnoException).code) !== 'ENOENT') throw err;
-    }
-    let block = `${code}\n`;
-    if (lang === 'javascript') block += names.map((n) => `module.exports.${n} = ${n};\n`).join('');
-    // Idempotent: a save interrupted after the append (killed before its result was journaled)
-    // and run again on resume finds its block already at the end of the module; a function saved
-    // again (a later run with --memory-dir) replaces its earlier copy (library-merge.ts).
-    if (!endsWithBlock(existing, block)) ws.write(module, mergeIntoModule(existing, block, names, lang));
-    const memoryName = str(s.memory) ?? 'code_library';
-    const listed = ctx.memory.has(memoryName);
-    const entry = functions.map((f) => libraryEntry(f, lang)).join('\n') + '\n';
-    if (listed && !endsWithBlock(ctx.memory.read(memoryName), entry))
-      ctx.memory.write(memoryName, mergeLibraryEntries(ctx.memory.read(memoryName), entry, names));
-    else if (!listed && str(s.memory)) throw new ExecutorInputError(`memory file "${memoryName}" is not declared by this SOP`);
+    const { listed } = saveToLibrary(ctx, code, functions, lang, module, str(s.memory));
     return {
       ok: true,
       result: render({
@@ -335,7 +317,7 @@ export const executor: Executor = {
         overridden,
         saved: true,
         import_hint: importHint(module, lang, names),
-        listed: listed ? memoryName : undefined,
+        listed,
       }),
       summary:
         `saved ${functions.map((f) => f.signature).join(', ')} to ${module}` +
@@ -344,6 +326,41 @@ export const executor: Executor = {
     };
   },
 };
+
+/**
+ * Append (or replace) `functions` of `code` in the library module of the workspace, and list them
+ * in the code library memory file (`memory`, default code_library when declared). Idempotent: a
+ * save interrupted after the append and run again on resume finds its block already at the end
+ * of the module; a function saved again (a later run with --memory-dir) replaces its earlier copy
+ * (library-merge.ts). The scientist's code frameworks are saved this way too (task_board framework).
+ */
+export function saveToLibrary(
+  ctx: ExecContext,
+  code: string,
+  functions: readonly FunctionInfo[],
+  lang: Lang,
+  module: string,
+  memory?: string,
+): { listed?: string; importHint: string } {
+  const names = functions.map((f) => f.name);
+  const ws = ctx.workspace();
+  let existing = '';
+  try {
+    existing = ws.read(module);
+  } catch (err) {
+    if ((err instanceof FileAccessError ? err.errno : (err as NodeJS.ErrnoException).code) !== 'ENOENT') throw err;
+  }
+  let block = `${code}\n`;
+  if (lang === 'javascript') block += names.map((n) => `module.exports.${n} = ${n};\n`).join('');
+  if (!endsWithBlock(existing, block)) ws.write(module, mergeIntoModule(existing, block, names, lang));
+  const memoryName = memory ?? 'code_library';
+  const listed = ctx.memory.has(memoryName);
+  const entry = functions.map((f) => libraryEntry(f, lang)).join('\n') + '\n';
+  if (listed && !endsWithBlock(ctx.memory.read(memoryName), entry))
+    ctx.memory.write(memoryName, mergeLibraryEntries(ctx.memory.read(memoryName), entry, names));
+  else if (!listed && memory) throw new ExecutorInputError(`memory file "${memoryName}" is not declared by this SOP`);
+  return { ...(listed ? { listed: memoryName } : {}), importHint: importHint(module, lang, names) };
+}
 
 /** The name the user's tests given at test time have in results ("The user's test file ..."). */
 const GIVEN_TESTS = '(the tests you gave now)';
