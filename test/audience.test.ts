@@ -93,6 +93,20 @@ describe('werewolf example', () => {
     expect(asked('Fay', 'day1')).toContain('Dee was found dead this morning'); // what the moderator announced
   });
 
+  it("marks in each agent's own prompt what was private or addressed to it (sop show --prompts)", () => {
+    const prompts = (agent: string) => {
+      const shown = spawnCliSync(['show', dir(), '--prompts', '--agent', agent], { encoding: 'utf8', timeout: 60_000 });
+      expect(shown.status, shown.stderr).toBe(0);
+      return shown.stdout;
+    };
+    expect(prompts('Cy')).toContain('Mo (Narrator) (to you): Ann is a werewolf.'); // the whisper to Cy
+    expect(prompts('Bo')).toContain("Ann (Wolf A) (to wolves): Dee watches everyone too closely. Let's take her tonight.");
+    expect(prompts('Mo')).toContain('Cy (Seer) (a private note): Ann smiled oddly at supper.');
+    const fay = prompts('Fay');
+    expect(fay).toContain('Mo (Narrator): Dawn breaks over Thornbury.'); // public: no mark
+    expect(fay).not.toMatch(/\((to \w+|a private note)\):/);
+  });
+
   it('records audiences as lists of names, <to> addressing and output tags as data', () => {
     const lines = transcript(dir());
     const everyone = ['Mo', 'Ann', 'Bo', 'Cy', 'Dee', 'Eli', 'Fay'];

@@ -192,7 +192,7 @@ describe('record and replay through the CLI', () => {
     try {
       const cassetteFile = join(dir, 'debate.recorded.json');
       const sopFile = join(ROOT, 'examples', 'debate', 'debate.sop.json');
-      const common = ['run', sopFile, '--max-turns', '24', '--seed', '5', '--goal', 'x'];
+      const common = ['run', sopFile, '--max-turns', '24', '--seed', '5', '--input', 'topic=x'];
       const recorded = await cli(
         [...common, '--llm', 'openai', '--base-url', server.url, '--record', cassetteFile, '--out', join(dir, 'rec')],
         { OPENAI_API_KEY: 'test', OPENAI_BASE_URL: undefined },

@@ -176,7 +176,7 @@ describe('sop check', () => {
     rmSync(keptToo!, { recursive: true, force: true });
   }, 30_000);
 
-  it('bad options: one error line; an input the SOP does not declare is warned about; an option given twice takes the last', async () => {
+  it('bad options: one error line; an input the SOP does not declare is refused; an option given twice takes the last', async () => {
     const debate = resolve('examples/debate/debate.sop.json');
     for (const v of ['0', 'x']) {
       const bad = await cli(['check', debate, '--max-turns', v]);
@@ -186,10 +186,8 @@ describe('sop check', () => {
       ]);
     }
     const typo = await cli(['check', debate, '--runs', '1', '--input', 'tpoic=cars']);
-    expect(typo.code).toBe(0);
-    expect(typo.stderr).toBe(
-      'warning: input "tpoic" is not declared by debate, so none of its templates reads it (declare it in "inputs")\n',
-    );
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toBe('error: debate has no input "tpoic"; did you mean "topic"? (its inputs: topic)\n');
     const twice = await cli(['check', debate, '--runs', '1', '--pricing', 'missing.json', '--pricing', resolve('pricing.json')]);
     expect(twice.stderr).toBe('');
     expect(twice.code).toBe(0);

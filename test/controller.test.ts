@@ -107,6 +107,20 @@ describe('random controller', () => {
     const runs = await Promise.all([1, 2, 3, 4].map(sequence));
     expect(new Set(runs.map((r) => r.join(','))).size).toBeGreaterThan(1);
   });
+
+  it('with repeat: false never gives the floor to the role that spoke last', async () => {
+    const noRepeat = talkSop({ controller: { type: 'random', repeat: false } });
+    for (const seed of [1, 2, 3, 7]) {
+      const seq = roles(await play(noRepeat, {}, { maxTurns: 30, seed }));
+      expect(
+        seq.slice(1).filter((r, i) => r === seq[i]),
+        seq.join(','),
+      ).toEqual([]);
+      expect(new Set(seq)).toEqual(new Set(['RA', 'RB', 'RC']));
+    }
+    // seeded as before: the same seed, the same sequence
+    expect(roles(await play(noRepeat, {}, { maxTurns: 30, seed: 5 }))).toEqual(roles(await play(noRepeat, {}, { maxTurns: 30, seed: 5 })));
+  });
 });
 
 describe('rule controller', () => {

@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { describeCommand, parseCommandMessage, summariseResult } from '../src/cli/command-summary.js';
 import { terminalDisplay } from '../src/cli/display.js';
+import { AudienceRules } from '../src/environment/audience.js';
+import { loadSop } from '../src/index.js';
 import type { Message } from '../src/environment/message.js';
 import type { RunEvent } from '../src/runtime/events.js';
 import { spawnCliSync } from './helpers/cli.js';
@@ -89,10 +91,62 @@ describe('commands in the terminal', () => {
 
     show({ type: 'speaker_chosen', state: 'execute', agent: 'Ann', role: 'Pro', turn: 2, how: 'order' } as RunEvent);
     show({ type: 'delta', agent: 'Ann', text: 'Remote work ' });
-    expect(out.text()).toContain('Remote work ');
+    expect(out.text()).toContain('Remote work'); // streamed as it comes, word by word
     show({ type: 'delta', agent: 'Ann', text: 'wins.' });
     show(msg({ sender: 'Ann', role: 'Pro', content: 'Remote work wins.' }));
     expect(out.text().match(/Remote work/g)).toHaveLength(1); // streamed once, not printed again
+  });
+});
+
+describe('a streamed reply on a terminal', () => {
+  const sop = loadSop('examples/werewolf/werewolf.sop.json');
+  const audiences = new AudienceRules(sop);
+  function streamed(agent: string, role: string, state: string, pieces: string[], recorded: Partial<Message>): string {
+    const out = fakeStream(true);
+    const show = terminalDisplay({
+      out: out.stream,
+      err: fakeStream(false).stream,
+      quiet: false,
+      redact: (s) => s,
+      env: { NO_COLOR: '1' },
+      audiences,
+    });
+    show({ type: 'speaker_chosen', state, agent, role, turn: 1, how: 'order' } as RunEvent);
+    for (const text of pieces) show({ type: 'delta', agent, text });
+    show(msg({ sender: agent, role, state, ...recorded }));
+    return out.text();
+  }
+
+  it("starts with the role's audience mark", () => {
+    const text = streamed('Ann', 'Wolf A', 'night1', ['Dee ', 'it is. <ki', 'll>Dee</kill>'], {
+      content: 'Dee it is. <kill>Dee</kill>',
+      to: 'wolves',
+      audience: ['Ann', 'Bo', 'Mo'],
+    });
+    expect(text).toBe('\nAnn (Wolf A) [to wolves]: Dee it is. kill: Dee\n');
+  });
+
+  it('reads a leading <to> tag before it starts, and drops the "Name:" the message drops', () => {
+    const text = streamed('Mo', 'Narrator', 'vision1', ['Mo', ': <t', 'o>Cy</to> Ann is ', 'a werewolf.'], {
+      content: 'Ann is a werewolf.',
+      to: 'Cy',
+      audience: ['Cy', 'Mo'],
+    });
+    expect(text).toBe('\nMo (Narrator) [to Cy]: Ann is a werewolf.\n');
+  });
+
+  it('holds a reply back whole when a <to> tag may come later, and shows the message as recorded', () => {
+    const text = streamed('Mo', 'Narrator', 'vision1', ['Ann is a werewolf. ', '<to>Cy</to>'], {
+      content: 'Ann is a werewolf.',
+      to: 'Cy',
+      audience: ['Cy', 'Mo'],
+    });
+    expect(text).toBe('\nMo (Narrator) [to Cy]: Ann is a werewolf.\n');
+  });
+
+  it("keeps a name that only starts like the speaker's", () => {
+    const text = streamed('Mo', 'Narrator', 'day1', ['Mo', 're votes tomorrow.'], { content: 'More votes tomorrow.' });
+    expect(text).toBe('\nMo (Narrator): More votes tomorrow.\n');
   });
 });
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { executor as code } from '../src/executors/code.js';
 import { executor as library } from '../src/executors/library.js';
-import { execContext } from './helpers/executor-context.js';
+import { answers, execContext } from './helpers/executor-context.js';
 
 const FN = 'def double(x: int) -> int:\n    """Twice x."""\n    return 2 * x\n';
 
@@ -47,6 +47,35 @@ describe('library executor', () => {
     expect(r.ok).toBe(true);
     expect(r.result).toBe('Checked: double(x: int) -> int.\nThe tests passed.');
     expect(existsSync(join(ctx.ws.root, 'library.py'))).toBe(false);
+  });
+
+  it("takes tests of the user's own at test_code time (ask_tests), and their feedback on the results (feedback)", async () => {
+    const settings = { op: 'test', draft: 'draft_code', ask_tests: true, feedback: true };
+    const memoryFiles = { draft_code: FN, code_library: '' };
+    // scripted: the user's tests ("tests: ..."), then their feedback on the results ("test feedback: ...")
+    const given = execContext({
+      settings,
+      memoryFiles,
+      human: answers(['tests: assert double(5) == 10\nassert double(-1) == -2', 'test feedback: also try zero']),
+    });
+    const ok = await library.run({ tests: 'assert double(3) == 6' }, given);
+    expect(ok.ok).toBe(true);
+    expect(ok.result).toBe(
+      "Checked: double(x: int) -> int.\nThe tests passed.\nThe user's tests passed: (the tests you gave now).\nThe user's feedback on the test results: also try zero",
+    );
+    expect(ok.summary).toBe('checked double; tests passed; the user\'s tests passed (1); the user\'s feedback: "also try zero"');
+    // a test of theirs that fails stops the draft as the agent's own would
+    const failing = execContext({ settings, memoryFiles, human: answers(['tests: assert double(2) == 5, "the user says 5"']) });
+    const r = await library.run({ tests: 'assert double(3) == 6' }, failing);
+    expect(r.ok).toBe(false);
+    expect(r.result).toContain("The user's test file (the tests you gave now): exit code 1.");
+    expect(r.result).toContain('AssertionError: the user says 5');
+    // untagged answers are not taken for tests or feedback (they belong to other questions)
+    const other = execContext({ settings, memoryFiles, human: answers(['ok']) });
+    expect((await library.run({ tests: 'assert double(3) == 6' }, other)).result).toBe(
+      'Checked: double(x: int) -> int.\nThe tests passed.',
+    );
+    expect(other.human.consumed).toBe(0);
   });
 
   it('keeps a JavaScript library that node code can require', async () => {

@@ -9,6 +9,8 @@ import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executor as code } from '../src/executors/code.js';
 import { SECCOMP_FD, sandboxArgv, sandboxFilter, sandboxSupport } from '../src/executors/sandbox.js';
+import { resolveNetwork } from '../src/executors/sandbox-mode.js';
+import type { Sop } from '../src/sop/types.js';
 import { execContext, tempDir } from './helpers/executor-context.js';
 import { until } from './helpers/until.js';
 
@@ -43,6 +45,19 @@ describe.skipIf(!support.ok)(`code executor with --sandbox${skipReason}`, () => 
     expect(boxed.result).toContain('The python code ran in the sandbox: exit code 0.');
     expect(boxed.result).toContain('no network:');
     expect(boxed.result).not.toContain('connected:');
+  });
+
+  it('has network only when asked (--sandbox-network): files stay boxed, installs go to the workspace', async () => {
+    const ctx = execContext({ sandbox: true, sandboxNetwork: true });
+    const asked = await code.run({ language: 'python', code: connect(port) }, ctx);
+    expect(asked.result).toContain('The python code ran in the sandbox: exit code 0.');
+    expect(asked.result).toContain('connected: hello from the host');
+    const where = await code.run(
+      { language: 'python', code: 'import os, site\nprint(os.environ["PIP_USER"], site.getuserbase())\nopen("/etc/sop-net-test", "w")' },
+      ctx,
+    );
+    expect(where.result).toMatch(/stdout:\n1 .*\/\.python\n/);
+    expect(where.result).toMatch(/Read-only file system|Permission denied/);
   });
 
   it('keeps a file under /tmp that the command names readable (read-only), though /tmp is private', async () => {
@@ -108,5 +123,24 @@ describe.skipIf(!support.ok)(`code executor with --sandbox${skipReason}`, () => 
           }
         });
     expect(await until(() => !running(), { timeoutMs: 3000, intervalMs: 50 })).toBe(true);
+  });
+});
+
+describe('network in the sandbox is an explicit opt-in', () => {
+  const sop = (network?: boolean) =>
+    ({
+      states: { s: { commands: { run_code: { executor: 'code', settings: { language: 'python', ...(network ? { network } : {}) } } } } },
+    }) as unknown as Sop;
+  it('is off unless --sandbox-network or a code command asks, and said with a warning when on', () => {
+    expect(resolveNetwork(undefined, sop(), true)).toEqual({ network: false });
+    expect(resolveNetwork(true, sop(), true)).toMatchObject({
+      network: true,
+      warning: expect.stringMatching(/with network \(options\.sandboxNetwork\)/),
+    });
+    expect(resolveNetwork(undefined, sop(true), true)).toMatchObject({
+      network: true,
+      warning: expect.stringMatching(/"network": true in s\/run_code/),
+    });
+    expect(resolveNetwork(true, sop(), false)).toEqual({ network: false }); // unsandboxed code has it anyway (its own warning)
   });
 });

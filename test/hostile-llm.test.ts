@@ -397,7 +397,7 @@ describe('sop run against a hostile server', () => {
       out,
     ]);
     expect(r.ms).toBeLessThan(60_000);
-    expect(r.code, r.stderr).toBe(130);
+    expect(r.code, r.stderr).toBe(75); // stopped for the LLM: resumable
     expect(noStack(r.stderr), r.stderr).toBe(true);
     // The first LLM call is the judge's (plain JSON, half sent); the next would be an agent's stream.
     expect(r.stderr).toContain(
@@ -432,7 +432,7 @@ describe('sop run against a hostile server', () => {
       '--out',
       out2,
     ]);
-    expect(r2.code, r2.stderr).toBe(130);
+    expect(r2.code, r2.stderr).toBe(75);
     expect(noStack(r2.stderr), r2.stderr).toBe(true);
     expect(r2.stderr).toContain(
       `(LLM call failed: ${streams.url} sent nothing for 1 s in the middle of its answer (--timeout 1 s); gave up after 5 attempts)`,
@@ -536,7 +536,7 @@ describe('sop run against a hostile server', () => {
       '--max-reply-bytes',
       '1000',
     ]);
-    expect(r.code, r.stderr).toBe(130);
+    expect(r.code, r.stderr).toBe(75); // stopped for the LLM's reply: resumable
     expect(noStack(r.stderr)).toBe(true);
     expect(r.stderr).toMatch(
       /is larger than the cap of 1000 bytes, so it was refused and nothing of it was recorded; raise the cap with --max-reply-bytes/,

@@ -6,7 +6,7 @@
 // --check-tools` refuse in one line saying how to allow it (with what that command has). The allowed paths still work, and send a secret only to the
 // server the user named it for.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -109,12 +109,21 @@ describe('a stdio MCP server is a command: it starts only with approval', () => 
     const notApproved = notApprovedIn('allow it with --allow-mcp notes (or --yes)', '');
     const run = await sop(['run', file, '--llm', 'mock', '--out', join(dir, 'runs'), '--quiet']);
     expect(run.status).toBe(1);
-    const line = run.err.split('\n').find((l) => l.startsWith('Failed after'))!;
-    expect(line.replace(/^Failed after \d+ turns: /, '').replace(/ Run folder: .*$/, '')).toMatch(notApproved);
+    // refused before it starts, in one line, leaving no run folder
+    expect(run.err.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^error: ${notApproved.source.slice(1)}`))]);
+    expect(existsSync(join(dir, 'runs')) ? readdirSync(join(dir, 'runs')) : []).toEqual([]);
     refused++;
 
+    // a run to resume: made with the server allowed once, by an allow file
+    const config = tempDir('sop-config-');
+    writeFileSync(join(config, 'allow.json'), JSON.stringify({ mcp: [{ name: 'notes', command: ['sh', ...shell(dir).args], cwd: dir }] }));
+    const made = await sop(['run', file, '--llm', 'mock', '--max-turns', '1', '--out', join(dir, 'runs'), '--quiet'], {
+      SOP_CONFIG_DIR: config,
+    });
+    expect(made.err).toMatch(/Failed after 1 turn: MCP server "notes" .* did not start/); // (the copy has no SDK to import)
+    rmSync(join(dir, 'pwned'), { force: true }); // (in the sandbox its folder is read-only: nothing was written)
     const runDir = join(dir, 'runs', readdirSync(join(dir, 'runs'))[0]!);
-    const resume = await sop(['resume', runDir, '--quiet']);
+    const resume = await sop(['resume', runDir, '--max-turns', '5', '--quiet']);
     expect(resume.status).not.toBe(0);
     expect(resume.err).toContain('MCP server "notes" was not started: starting it needs your approval');
     refused++;

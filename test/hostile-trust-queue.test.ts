@@ -18,7 +18,7 @@ import { Job, Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signJob } from '../src/sweep/job-signature.js';
 import { codeSop } from './helpers/code-sop.js';
-import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
+import { calledCommand, startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 
 const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
@@ -113,7 +113,7 @@ describe.skipIf(!REDIS)('a sop worker refuses queued jobs it cannot trust', () =
     // the worker's own LLM server: any run would call it, and it answers with code that leaves a marker
     llm = await startOpenAiServer({
       reply: (body) =>
-        body.messages.some((m) => m.role === 'assistant' && m.content.includes('run_code'))
+        calledCommand(body, 'run_code')
           ? JSON.stringify({ command: 'finish', command_args: { result: 'done' } })
           : JSON.stringify({ command: 'run_code', command_args: { code: 'open("marker.txt", "w").write("ran")' } }),
     });

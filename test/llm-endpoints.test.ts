@@ -65,7 +65,7 @@ function sopFile(name: string, bo: Record<string, unknown>): string {
   return file;
 }
 
-const agentOf = (r: { body: unknown }) => ((r.body as ChatRequestBody).messages[0]?.content.match(/^You are (\w+)/) ?? [])[1];
+const agentOf = (r: { body: unknown }) => ((r.body as ChatRequestBody).messages[0]?.content?.match(/^You are (\w+)/) ?? [])[1];
 /** The agents' calls a server got (the judge's go to the run's server too). */
 const chats = (s: TestServer) => s.requests.filter((r) => r.path.endsWith('/chat/completions') && agentOf(r) !== undefined);
 const judgeCalls = (s: TestServer) => s.requests.filter((r) => r.path.endsWith('/chat/completions') && agentOf(r) === undefined);

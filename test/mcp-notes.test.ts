@@ -3,7 +3,7 @@
 // approval of tools that are not read-only, truncation of large results, ${VAR} in server env and
 // cwd (for the variables allowed), never in its command or args. Servers run unsandboxed here, to
 // read the files they write outside the workspace (test/mcp-sandbox.test.ts covers the sandbox).
-import { mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runSop } from '../src/api/run.js';
@@ -176,16 +176,21 @@ describe('MCP tools over stdio', () => {
         env: { NOTES_FILE: join(dir, 'notes.json'), NOTES_CALL_LOG: '${SOP_TEST_NOTES_LOG}', NOTES_TOKEN: '${SOP_TEST_NOTES_TOKEN}' },
       };
       const allowed = allowMcp(['notes'], ['notes=SOP_TEST_NOTES_LOG', 'notes=SOP_TEST_NOTES_TOKEN']);
-      // a variable the user did not allow this server: not started, one line naming the variable (never its value)
-      const refused = await run(tempDir(), toolSop({ notes: server }, ['notes/list_notes']), [cmd('notes__list_notes')], {
+      // a variable the user did not allow this server: not started (the run is refused before it starts, with
+      // nobody to ask), one line naming the variable (never its value)
+      const refusedDir = tempDir();
+      const refused = await run(refusedDir, toolSop({ notes: server }, ['notes/list_notes']), [cmd('notes__list_notes')], {
         ...allowMcp(['notes'], ['notes=SOP_TEST_NOTES_LOG']),
         yes: true,
-      });
-      expect(refused.result.status).toBe('failed');
-      expect(refused.result.error?.message).toMatch(
+      }).then(
+        () => undefined,
+        (err: Error) => err.message,
+      );
+      expect(refused).toMatch(
         /^MCP server "notes" was not started: it reads \$\{SOP_TEST_NOTES_TOKEN\}, which you did not allow it \(it would go to this machine, unsandboxed .*\); allow it with --allow-mcp-env notes=SOP_TEST_NOTES_TOKEN, or add [^\n]+$/,
       );
-      expect(refused.result.error?.message).not.toContain('tok-5b1e9c0d7f');
+      expect(refused).not.toContain('tok-5b1e9c0d7f');
+      expect(existsSync(join(refusedDir, 'runs')) ? readdirSync(join(refusedDir, 'runs')) : []).toEqual([]);
       expect(serverCalls(dir)).toEqual([]);
 
       const { result, runDir } = await run(

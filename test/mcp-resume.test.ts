@@ -1,6 +1,7 @@
 // A tool call is journaled as an effect and never repeated on resume: a real `sop run` is killed
-// (SIGKILL) right after an MCP tool call, `sop resume` finishes it, and the notes server has seen
-// each call once. And Ctrl-C closes the servers a run started.
+// (SIGKILL) after an MCP tool call, while it waits for the LLM's next reply (the test server holds
+// it: the kill lands at that point every time, however fast the machine), `sop resume` finishes
+// it, and the notes server has seen each call once. And Ctrl-C closes the servers a run started.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,16 +9,14 @@ import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { cmd, journal, notesServer, onlyRun, serverCalls, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
 import { spawnCli } from './helpers/cli.js';
 
-/** Run the CLI; with `killOn`, SIGKILL it as soon as a --json line matches. */
-function cli(args: string[], killOn?: RegExp): Promise<{ code: number | null; signal: string | null; stderr: string }> {
+/** Run the CLI to its end. */
+function cli(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number | null; signal: string | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawnCli([...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
+    const child = spawnCli([...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
     let stderr = '';
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString();
-      if (killOn && out.split('\n').some((l) => killOn.test(l))) child.kill('SIGKILL');
-    });
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code, signal, stderr }));
@@ -25,23 +24,46 @@ function cli(args: string[], killOn?: RegExp): Promise<{ code: number | null; si
 }
 
 describe('MCP tool calls on resume', () => {
+  let llm: TestServer | undefined;
+  afterEach(async () => {
+    await llm?.close();
+    llm = undefined;
+  });
+
   it('are not made again after a SIGKILL: the journaled result is reused', async () => {
     const dir = tempDir();
-    const { file, cassette } = writeSop(dir, toolSop({ notes: notesServer(dir) }, ['notes/*']), [
-      cmd('notes__add_note', { title: 'Once', text: 'Added exactly once.' }),
-      cmd('notes__list_notes'),
-      cmd('finish', { result: 'one note' }),
-    ]);
+    // The LLM: add a note; then hold the next request (the run waits there, the note added and
+    // journaled) until the test has killed the run; then, for the resumed run, list and finish.
+    let held!: () => void;
+    const waiting = new Promise<void>((r) => (held = r));
+    const calls = [
+      [{ name: 'notes__add_note', arguments: '{"title": "Once", "text": "Added exactly once."}' }],
+      undefined,
+      [{ name: 'notes__list_notes', arguments: '{}' }],
+      [{ name: 'finish', arguments: '{"result": "one note"}' }],
+    ];
+    llm = await startOpenAiServer({
+      toolCalls: (_b, i) => calls[i],
+      fault: (i) => (i === 1 ? { kind: 'stall' } : undefined),
+      onRequest: (i) => {
+        if (i === 1) held(); // the readiness signal: the add_note turn is over, the run waits on the LLM
+      },
+    });
+    const { file } = writeSop(dir, toolSop({ notes: notesServer(dir) }, ['notes/*']), []);
     const out = join(dir, 'runs');
-    const killed = await cli(
-      ['run', file, '--llm', `replay:${cassette}`, '--yes', '--no-sandbox', '--json', '--out', out],
-      /"type":"executor_result".*"command":"notes__add_note"/,
-    );
-    expect(killed.signal).toBe('SIGKILL');
+    const env = { ...process.env, OPENAI_API_KEY: 'test' };
+    const child = spawnCli(['run', file, '--llm', 'openai', '--base-url', llm.url, '--yes', '--no-sandbox', '--quiet', '--out', out], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env,
+    });
+    const killed = new Promise<string | null>((r) => child.on('close', (_code, signal) => r(signal)));
+    await waiting;
+    child.kill('SIGKILL');
+    expect(await killed).toBe('SIGKILL');
     expect(serverCalls(dir).map((c) => c.tool)).toEqual(['add_note']);
     const runDir = onlyRun(out);
 
-    const resumed = await cli(['resume', runDir, '--quiet']);
+    const resumed = await cli(['resume', runDir, '--quiet'], env);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(serverCalls(dir).filter((c) => c.tool === 'add_note')).toHaveLength(1);
     expect(serverCalls(dir).filter((c) => c.tool === 'list_notes')).toHaveLength(1);

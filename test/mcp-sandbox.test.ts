@@ -1,6 +1,7 @@
 // --sandbox: stdio MCP servers run under the code sandbox (bubblewrap): the notes server can write
 // in the run's workspace, and not outside it. Skipped, with the reason, where bwrap cannot work.
-import { existsSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runSop } from '../src/api/run.js';
@@ -11,8 +12,13 @@ import { cmd, journal, NOTES_SERVER, tempDir, toolSop, writeSop } from './helper
 const support = sandboxSupport();
 if (!support.ok) console.warn(`mcp sandbox tests skipped: ${support.reason}`);
 
-async function run(dir: string, env: Record<string, string>, sandbox: boolean) {
-  const { file, cassette } = writeSop(dir, toolSop({ notes: { command: process.execPath, args: [NOTES_SERVER], env } }, ['notes/*']), [
+async function run(
+  dir: string,
+  env: Record<string, string>,
+  sandbox: boolean,
+  server: object = { command: process.execPath, args: [NOTES_SERVER] },
+) {
+  const { file, cassette } = writeSop(dir, toolSop({ notes: { ...server, env } }, ['notes/*']), [
     cmd('notes__add_note', { title: 'Boxed', text: 'Written from inside the sandbox.' }),
     cmd('finish', { result: 'ok' }),
   ]);
@@ -50,5 +56,15 @@ describe.skipIf(!support.ok)('stdio MCP servers under --sandbox', () => {
     const free = await run(tempDir(), { NOTES_FILE: outside }, false);
     expect(free.add.ok).toBe(true);
     expect(existsSync(outside)).toBe(true);
+  });
+
+  it('start from the system temp folder: the SOP, the script and its linked node_modules there are readable', async () => {
+    const dir = tempDir();
+    expect(dir.startsWith(tmpdir())).toBe(true);
+    copyFileSync(NOTES_SERVER, join(dir, 'notes-server.mjs'));
+    symlinkSync(join(process.cwd(), 'node_modules'), join(dir, 'node_modules')); // a linked node_modules, as pnpm or a monorepo has
+    const r = await run(dir, {}, true, { command: 'node', args: ['notes-server.mjs'] });
+    expect(r.result.status, r.result.error?.message).toBe('finished');
+    expect(r.add.ok).toBe(true);
   });
 });

@@ -17,11 +17,12 @@ describe('sop validate and MCP tools', () => {
     const good = writeSop(dir, toolSop({ notes: notesServer(dir) }, ['notes/*', 'notes/add_note']), []).file;
     let r = sop(['validate', '--check-tools', good, '--allow-mcp', 'notes']);
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toContain(`${good}: tools ok (notes: 4 tools)`);
+    expect(r.stdout).toBe(`${good}: ok, tools ok (notes: 4 tools)\n`);
 
     const bad = writeSop(tempDir(), toolSop({ notes: notesServer(dir) }, ['notes/add_note', 'notes/remove_note']), []).file;
     r = sop(['validate', '--check-tools', bad, '--yes']);
     expect(r.status).toBe(1);
+    expect(r.stdout).toBe(''); // never "ok" before the error
     expect(r.stderr.trim()).toBe(
       `${bad}: state "work" grants "notes/remove_note", and server "notes" has no tool "remove_note" (its tools: add_note, list_notes, search_notes, delete_note)`,
     );
@@ -66,7 +67,7 @@ describe('sop validate and MCP tools', () => {
     );
     r = sop(['validate', '--check-tools', file, '--allow-mcp-env', 'notes=SOP_TEST_ARG'], env);
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toContain(`${file}: tools ok (notes: 4 tools)\n`);
+    expect(r.stdout).toContain(`${file}: ok, tools ok (notes: 4 tools)\n`);
     expect(r.stdout + r.stderr).not.toContain('vtok-0e5d7a93');
 
     const unset = spawnSync(process.execPath, [CLI, 'validate', '--check-tools', file, '--allow-mcp-env', 'notes=SOP_TEST_ARG'], {

@@ -1,7 +1,8 @@
 // --memory-dir: the memory files and the code library last across runs. The Jarvis example run
 // twice with one memory folder exits 0 both times and leaves its function in the library exactly
 // once and a logs file with both runs' entries under their headers; the folder is locked while a
-// run uses it (a stale lock is taken over); saving a function again replaces it.
+// run uses it (a stale lock is taken over, a run refused for a held one leaves no run folder);
+// saving a function again replaces it.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -134,6 +135,8 @@ describe('--memory-dir with the Jarvis example', () => {
     expect(r.status).toBe(1);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/^error: memory folder .* is in use by run other-run, process \d+ .*delete .*memory\.lock/);
+    // refused before it started: no run folder left behind (sop runs would list it as damaged)
+    expect(existsSync(join(M, 'runs')) ? readdirSync(join(M, 'runs')) : []).toEqual([]);
   }, 60_000);
 });
 

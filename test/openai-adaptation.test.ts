@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { OpenAiProvider } from '../src/llm/openai.js';
 import { adaptationFor } from '../src/llm/request-adaptation.js';
-import type { ChatRequest } from '../src/llm/types.js';
+import type { ChatMessage, ChatRequest } from '../src/llm/types.js';
 import { startOpenAiServer, type ChatRequestBody, type Fault, type TestServer } from './helpers/openai-server.js';
 
 let server: TestServer | undefined;
@@ -104,9 +104,28 @@ describe('requests adapted to what a server takes', () => {
         : undefined,
     );
     const tools = [{ name: 'answer', description: 'Give the final answer', parameters: { type: 'object', properties: {} } }];
-    const res = await provider.chat(request({ model: 'llama2', meta: { purpose: 'agent', state: 's', agent: 'Ann', turn: 1, tools } }));
+    // an earlier command and its result, in both forms (src/agent/window-chat.ts)
+    const messages: ChatMessage[] = [
+      { role: 'system', content: 'Be brief.\nThe commands you can use:\n- answer', native: { role: 'system', content: 'Be brief.' } },
+      {
+        role: 'assistant',
+        content: '{"command":"answer","command_args":{}}',
+        native: { role: 'assistant', toolCalls: [{ id: 'call_3', name: 'answer', arguments: '{}' }] },
+      },
+      { role: 'user', content: 'answer (finish): done', native: { role: 'tool', toolCallId: 'call_3', content: 'done' } },
+    ];
+    const res = await provider.chat(
+      request({ model: 'llama2', messages, meta: { purpose: 'agent', state: 's', agent: 'Ann', turn: 1, tools } }),
+    );
     expect(res.content).toBe('Hello.');
     expect(bodies()).toHaveLength(2);
+    // first sent natively, then, refused, in the JSON command format with the text list of commands
+    expect((bodies()[0] as { messages: unknown[] }).messages).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_3', type: 'function', function: { name: 'answer', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'call_3', content: 'done' },
+    ]);
+    expect((bodies()[1] as { messages: unknown[] }).messages).toEqual(messages.map((m) => ({ role: m.role, content: m.content })));
     expect(bodies()[1]).not.toHaveProperty('tools');
     expect(bodies()[1]).not.toHaveProperty('tool_choice');
     expect(warnings).toEqual([expect.stringMatching(/^llama2 at .* refused function tools .*JSON command format from now on$/)]);

@@ -1,4 +1,6 @@
 // Resource levels: a task's value selects its LLM profile and what it may do.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunEvent } from '../src/runtime/events.js';
 import { Run } from '../src/engine/run.js';
@@ -39,13 +41,17 @@ describe('resource levels', () => {
     );
   });
 
-  it('let only high-value tasks ask the user or create frameworks, and nobody ask when the user is away', () => {
+  it('let only high-value tasks ask the user or create frameworks (at their highest level), and nobody ask when the user is away', () => {
     const high = resourcesFor('high', undefined, config);
-    expect([high.may_ask_user, high.may_create_framework]).toEqual([true, true]);
+    expect(high.level).toBe('medium');
+    expect([high.may_ask_user, high.may_create_framework]).toEqual([true, false]); // not before its highest level, as the seed says
+    expect(high.framework_denied).toBe("a framework is made only at the task's highest level (high): escalate first");
+    const top = resourcesFor('high', 'high', config);
+    expect([top.may_ask_user, top.may_create_framework]).toEqual([true, true]);
     const medium = resourcesFor('medium', undefined, config);
     expect([medium.may_ask_user, medium.may_create_framework]).toEqual([false, false]);
     expect(medium.ask_user_denied).toBe('a medium-value task may not ask the user');
-    const away = resourcesFor('high', undefined, config, { userAway: true });
+    const away = resourcesFor('high', 'high', config, { userAway: true });
     expect(away.may_ask_user).toBe(false);
     expect(away.ask_user_denied).toMatch(/user is away/);
     expect(away.may_create_framework).toBe(true);
@@ -173,5 +179,75 @@ describe('resource levels in a run', () => {
     expect(answered.ok).toBe(true);
     expect(answered.result).toContain('The user replied: the answer');
     expect(present.human.consumed).toBe(1);
+  });
+});
+
+describe('frameworks', () => {
+  it('are made at the highest level only, and a code framework is library code that later code imports', async () => {
+    const op = (o: string, more: Record<string, unknown> = {}) => ({ executor: 'task_board', settings: { op: o, ...more } });
+    const sop = validateSopDocument(
+      {
+        name: 'frameworks',
+        memory: { frameworks: '', code_library: '' },
+        memory_types: { task_board: 'task_board' },
+        environment: { summary: { enabled: false } },
+        agents: { Sam: { roles: { work: 'Solver' } } },
+        root: 'work',
+        states: {
+          work: {
+            roles: ['Solver'],
+            components: { Solver: { task: 'Work.' } },
+            commands: {
+              create: op('create'),
+              start: op('start'),
+              escalate: op('escalate'),
+              framework: op('framework'),
+              run_code: { executor: 'code', settings: { language: 'python', session: false } },
+              close: op('close'),
+              done: op('done', { finish: '1' }),
+            },
+            next_states: { 1: 'end' },
+          },
+          end: { final: true },
+        },
+      },
+      'frameworks.sop.json',
+    ).sop;
+    const AREA = 'def area(r: float) -> float:\n    """Area of a circle of radius r."""\n    return 3.14 * r * r';
+    const llm = new ScriptedLlm({
+      agent: [
+        cmd('create', { name: 'circles', value: 'high' }),
+        cmd('start', { task: 1 }),
+        cmd('framework', { kind: 'code', name: 'circle area', content: AREA }), // at medium: refused
+        cmd('escalate', { reason: 'a reusable function is needed' }),
+        cmd('framework', { kind: 'code', name: 'circle area', content: AREA }),
+        cmd('run_code', { code: 'from library import area\nprint(area(2))' }),
+        cmd('close', { answer: 'area(r) = 3.14 r^2' }),
+        cmd('done'),
+      ],
+    });
+    const dir = tempDir('sop-frameworks-');
+    const events: RunEvent[] = [];
+    const result = await new Run({
+      sop,
+      file: 'frameworks.sop.json',
+      llm,
+      human: answers([]),
+      actions: { runDir: join(dir, 'run'), workspace: join(dir, 'ws'), autoRun: true, sandbox: false },
+      listeners: [(e) => events.push(e)],
+    }).run();
+    expect(result.status, result.error?.message).toBe('finished');
+    const results = events.flatMap((e) => (e.type === 'executor_result' ? [e] : []));
+    const frameworks = results.filter((e) => e.command === 'framework');
+    expect(frameworks[0]!.ok).toBe(false);
+    expect(frameworks[0]!.result).toContain("a framework is made only at the task's highest level (high): escalate first");
+    expect(frameworks[1]!.ok).toBe(true);
+    expect(frameworks[1]!.result).toBe(
+      'Saved the code framework "circle area" to the code library library.py (area(r: float) -> float); later code uses it with: from library import area',
+    );
+    expect(readFileSync(join(dir, 'ws', 'library.py'), 'utf8')).toContain('def area(r: float) -> float:');
+    expect(results.find((e) => e.command === 'run_code')!.result).toContain('stdout:\n12.56');
+    expect(readFileSync(join(dir, 'run', 'memory', 'frameworks.md'), 'utf8')).toContain('Use it with: from library import area');
+    expect(readFileSync(join(dir, 'run', 'memory', 'code_library.md'), 'utf8')).toContain('def area(r: float) -> float:');
   });
 });

@@ -217,7 +217,11 @@ describe('fork', () => {
     expect(transcripts(forked)).toEqual(reference);
     const record = loadRunRecord(forked);
     expect(record.started.forked_from).toMatchObject({ run_id: loadRunRecord(original).started.run_id, turn: 10 });
-    expect(readFileSync(join(forked, 'transcript.md'), 'utf8')).toMatch(/Forked from run `.*` at turn 10/);
+    expect(readFileSync(join(forked, 'transcript.md'), 'utf8')).toMatch(/, LLM: replay, seed \d+\.\n\nForked from run `.*` at turn 10\.\n/);
+    // a branch on another LLM is named by it (sop show, transcript.md), with the LLM of the turns it took over
+    expect(readFileSync(join(folderIn(other), 'transcript.md'), 'utf8')).toMatch(
+      /, LLM: mock, seed \d+\.\n\nForked from run `.*` at turn 10 \(turns up to there: LLM replay\)\.\n/,
+    );
 
     const mocked = readFileSync(join(folderIn(other), 'transcript.jsonl'), 'utf8')
       .trim()

@@ -98,7 +98,7 @@ describe('resume with executors and sub-flows (Jarvis example)', () => {
         let resumed = await cli(['resume', dir, '--json']);
         let note = '';
         if (
-          resumed.code === 130 &&
+          resumed.code === 3 &&
           /started before the run was interrupted/.test(resumed.stderr + readFileSync(join(dir, 'journal.jsonl'), 'utf8'))
         ) {
           // The kill fell inside a code step: that is the refusal tested below; approve and go on.
@@ -178,7 +178,7 @@ describe('resume with executors and sub-flows (Jarvis example)', () => {
     // Launched without it: not run again unless --auto-run is given now.
     const dir = cut('launched-asking', ({ auto_run: _dropped, ...l }) => l);
     const refused = await cli(['resume', dir]);
-    expect(refused.code).toBe(130);
+    expect(refused.code).toBe(3); // stopped for a person: the code may run again only with approval
     expect(refused.stderr).toContain(`"${label}" started before the run was interrupted`);
     expect(refused.stderr).toMatch(/--auto-run/);
     const approved = await cli(['resume', dir, '--auto-run', '--json']);

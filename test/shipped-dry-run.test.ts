@@ -69,12 +69,17 @@ describe('shipped SOPs dry-run with the mock LLM', () => {
 
   for (const file of shipped) {
     it(`${file} runs to a final state`, () => {
-      const doc = JSON.parse(readFileSync(file, 'utf8')) as { agents: Record<string, { human?: boolean }>; mcp_servers?: object };
+      const doc = JSON.parse(readFileSync(file, 'utf8')) as {
+        agents: Record<string, { human?: boolean }>;
+        mcp_servers?: object;
+        inputs?: Record<string, unknown>;
+      };
       const hasHuman = Object.values(doc.agents).some((a) => a.human);
       const answers = join(file, '..', 'answers.txt');
       // MCP servers start only with approval, even in a mock dry run: the shipped ones are allowed by name
       const allow = Object.keys(doc.mcp_servers ?? {}).flatMap((name) => ['--allow-mcp', name]);
-      const r = dryRun(file, ['--quiet', '--goal', 'a test goal', ...(hasHuman ? ['--answers', answers] : []), ...allow]);
+      const goal = doc.inputs && 'goal' in doc.inputs ? ['--goal', 'a test goal'] : []; // a SOP without the input refuses --goal
+      const r = dryRun(file, ['--quiet', ...goal, ...(hasHuman ? ['--answers', answers] : []), ...allow]);
       expect(r.stderr).not.toMatch(/\n\s+at /);
       expect(r.status, r.stderr).toBe(0);
       expect(r.stderr).toMatch(/Finished in state/);

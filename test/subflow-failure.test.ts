@@ -10,6 +10,24 @@ import type { ChatRequest } from '../src/llm/types.js';
 import { loadSopFile } from '../src/loader/load.js';
 import type { RunEvent } from '../src/runtime/events.js';
 import { answers, tempDir } from './helpers/executor-context.js';
+import { AnswerInterruptedError, type HumanInput } from '../src/io/human.js';
+
+/** Answers from a list, except the `at`-th question (0-based), where the person presses Ctrl-C. */
+function ctrlCAt(at: number, toCaller: boolean, replies: string[]): HumanInput {
+  const list = answers(replies);
+  let asked = 0;
+  return {
+    id: 'test',
+    get consumed() {
+      return list.consumed;
+    },
+    interactive: true,
+    ask: async (q) => {
+      if (asked++ === at) throw new AnswerInterruptedError(`the user interrupted ${q.agent} (${q.role})'s question with Ctrl-C`, toCaller);
+      return list.ask(q);
+    },
+  };
+}
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 import { spawnCliSync } from './helpers/cli.js';
 
@@ -28,7 +46,7 @@ function byAgent(lists: Record<string, string[]>): (r: ChatRequest) => string {
   };
 }
 
-async function runJarvis(lists: Record<string, string[]>, replies: string[], goal = 'Count the lines of notes.txt') {
+async function runJarvis(lists: Record<string, string[]>, replies: string[] | HumanInput, goal = 'Count the lines of notes.txt') {
   const file = resolve('sops/jarvis.sop.json');
   const { sop } = loadSopFile(file);
   const llm = new ScriptedLlm({ fallback: byAgent(lists) });
@@ -40,7 +58,7 @@ async function runJarvis(lists: Record<string, string[]>, replies: string[], goa
     file,
     llm,
     inputs: { goal },
-    human: answers(replies),
+    human: Array.isArray(replies) ? answers(replies) : replies,
     actions: { runDir, workspace: join(dir, 'ws'), autoRun: true, sandbox: false },
     listeners: [(e) => events.push(e)],
   }).run();
@@ -102,6 +120,40 @@ describe('a failing sub-flow', () => {
     );
     expect(result.status).toBe('interrupted');
     expect(result.error?.message).toMatch(/no answer left/);
+  });
+});
+
+describe('Ctrl-C at a question of a sub-flow', () => {
+  const lists = {
+    'Jarvis Planner': [cmd('propose_plan', { draft: PLAN })],
+    'Coder Planner': [cmd('propose_plan', { draft: '1. Run wc -l' })],
+    Planner: [cmd('propose_plan', { draft: '1. Ask the user for the count\n2. Give the final answer' })],
+    Jarvis: [
+      cmd('Coder', { goal: 'Count the lines of notes.txt' }),
+      cmd('re_plan', { feedback: 'The user interrupted the Coder; ask them instead.' }),
+      cmd('final_answer', { answer: 'Re-planned after the interruption.' }),
+      cmd('finish', { result: 'done after an interruption' }),
+    ],
+  };
+
+  it("goes back to the caller's controller, told that the user interrupted, and the run goes on", async () => {
+    // answers: Jarvis's plan; Ctrl-C at the Coder's plan review; the new plan; the final answer
+    const { result, llm, events } = await runJarvis(lists, ctrlCAt(1, true, ['ok', 'ok', 'thanks']));
+    expect(result.status, result.error?.message).toBe('finished');
+    expect(result.result).toBe('done after an interruption');
+    const coderEnd = events.find((e) => e.type === 'subflow' && e.flow === 'Coder-1' && e.event.type === 'run_finished');
+    expect(coderEnd?.type === 'subflow' && coderEnd.event.type === 'run_finished' && coderEnd.event.status).toBe('interrupted');
+    const told = llm.calls
+      .filter((c) => c.meta.agent === 'Jarvis')[1]!
+      .messages.map((m) => m.content)
+      .join('\n');
+    expect(told).toContain('the user interrupted it (Ctrl-C at a question of Coder-1)');
+  });
+
+  it('the second Ctrl-C stops the run, interrupted and resumable', async () => {
+    const { result } = await runJarvis(lists, ctrlCAt(1, false, ['ok']));
+    expect(result.status).toBe('interrupted');
+    expect(result.error?.name).toBe('AnswerInterruptedError');
   });
 });
 

@@ -121,7 +121,13 @@ describe('sop sweep (in process)', () => {
     // the topic reached the run: its transcript says it
     const one = rs.find((x) => x.inputs.topic === 'Tax sugar?')!;
     expect(readFileSync(join(one.run_dir!, 'journal.jsonl'), 'utf8')).toContain('Tax sugar?');
-    expect(readFileSync(join(out, 'summary.md'), 'utf8')).toContain('## By model');
+    const summary = readFileSync(join(out, 'summary.md'), 'utf8');
+    expect(summary).toContain('## By model');
+    // outcomes broken down by input row: each row's inputs, runs, finished, and its commonest verdict
+    expect(summary).toContain('## By input row\n\n| row | inputs | runs | finished | `verdict` |\n|---|---|---|---|---|\n');
+    expect(summary).toMatch(
+      /\n\| 1 \| topic=Ban cars\? \| 4 \| 4 \| .+ \(4 of 4\) \|\n\| 2 \| topic=Tax sugar\? \| 4 \| 4 \| .+ \(4 of 4\) \|\n/,
+    );
 
     // csv: quotes and "" inside them
     const csv = sop(['sweep', DEBATE, '--llm', 'mock', '--inputs', join(dir, 'topics.csv'), '--out', join(dir, 'CSV')]);

@@ -74,6 +74,18 @@ async function screenText(bytes: Buffer | string, cols: number, rows: number): P
   return lines;
 }
 
+/** Rows the terminal wrapped itself (text reaching the last column), as the row and the start of the next. */
+async function wraps(bytes: Buffer | string, cols: number): Promise<string[]> {
+  const term = new Terminal({ cols, rows: 24, scrollback: 100_000, allowProposedApi: true });
+  await new Promise<void>((resolve) => term.write(bytes, resolve));
+  const buf = term.buffer.active;
+  const out: string[] = [];
+  for (let y = 1; y < buf.length; y++)
+    if (buf.getLine(y)!.isWrapped) out.push(`${buf.getLine(y - 1)!.translateToString()}|${buf.getLine(y)!.translateToString(true)}`);
+  term.dispose();
+  return out;
+}
+
 const STATUS = /\[\w+\] turn \d+ · /;
 
 describe.skipIf(!hasScript)(`the debate run replayed through a terminal emulator${hasScript ? '' : ' (skipped: no `script`)'}`, () => {
@@ -88,12 +100,15 @@ describe.skipIf(!hasScript)(`the debate run replayed through a terminal emulator
       const lines = await screenText(bytes, cols, rows);
       const shown = squash(lines.join('\n'));
       for (const m of messages) expect(shown, `${m.sender}'s message`).toContain(squash(m.content));
-      // Each message sits on lines of its own, starting with its speaker, nothing glued after it.
+      // Each message is a paragraph of its own, starting with its speaker, nothing glued after it.
+      const paragraphs = lines.join('\n').split(/\n\s*\n/);
       for (const m of messages) {
-        const line = lines.find((l) => squash(l).includes(squash(m.content)))!;
-        expect(squash(line).endsWith(squash(m.content)), line).toBe(true);
-        expect(line.startsWith(`${m.sender} (`), line).toBe(true);
+        const paragraph = paragraphs.find((l) => squash(l).includes(squash(m.content)))!;
+        expect(squash(paragraph).endsWith(squash(m.content)), paragraph).toBe(true);
+        expect(paragraph.startsWith(`${m.sender} (`), paragraph).toBe(true);
       }
+      // Lines are wrapped at word boundaries by the display, never by the terminal in a word.
+      expect(await wraps(bytes, cols), 'rows the terminal wrapped').toEqual([]);
       expect(lines.filter((l) => STATUS.test(l))).toEqual([]);
       // Colours: each agent's label in its own colour.
       const text = bytes.toString('utf8');
@@ -136,6 +151,7 @@ describe.skipIf(!hasScript)(`replies streamed in small pieces${hasScript ? '' : 
       const shown = squash(lines.join('\n'));
       for (const m of messages) expect(shown, `${m.sender}'s message`).toContain(squash(m.content));
       expect(lines.filter((l) => STATUS.test(l))).toEqual([]);
+      expect(await wraps(bytes, 80), 'rows the terminal wrapped').toEqual([]);
       counts.checked += messages.length;
       counts.sizes.push('80x24 (streamed in 7-character pieces)');
     } finally {
@@ -177,6 +193,49 @@ describe.skipIf(!hasTmux)(`a tmux session${hasTmux ? '' : ' (skipped: tmux is no
       expect(captured.stdout).not.toMatch(STATUS);
       counts.checked += messages.length;
       counts.sizes.push(`tmux ${cols}x24`);
+    } finally {
+      tmux('kill-server');
+    }
+  });
+});
+
+describe.skipIf(!hasTmux)(`the werewolf replay in tmux at 80 columns${hasTmux ? '' : ' (skipped: tmux is not installed)'}`, () => {
+  it('marks private messages as transcript.md does, streamed or not, says for whom each summary is, and wraps between words', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sop-tmux-'));
+    const out = join(dir, 'runs');
+    const conf = join(dir, 'tmux.conf');
+    writeFileSync(conf, 'set -g history-limit 100000\nset -g remain-on-exit on\n');
+    const socket = `sop-test-${process.pid}-werewolf`;
+    const tmux = (...args: string[]) => spawnSync('tmux', ['-L', socket, '-f', conf, ...args], { encoding: 'utf8', timeout: 60_000 });
+    try {
+      const run = `${CLI} run examples/werewolf/werewolf.sop.json --llm replay:examples/werewolf/werewolf.cassette.json`;
+      const cmd = `NO_COLOR= ${process.execPath} ${run} --out ${out}; tmux -L ${socket} wait-for -S sop-done`;
+      expect(tmux('new-session', '-d', '-s', 'sop', '-x', '80', '-y', '24', cmd).status).toBe(0);
+      expect(tmux('wait-for', 'sop-done').status).toBe(0);
+      const rows = tmux('capture-pane', '-p', '-S', '-', '-t', 'sop').stdout;
+      const joined = tmux('capture-pane', '-p', '-J', '-S', '-', '-t', 'sop').stdout;
+      // No row was wrapped by the terminal: every line break is the display's, between words.
+      const nonBlank = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
+      expect(nonBlank(joined)).toEqual(nonBlank(rows));
+      const paragraphs = rows.split(/\n\s*\n/).map(squash);
+      // Every message as transcript.md heads it: `**Ann** (Wolf A), turn 2 [to wolves]:`.
+      const [run1] = readdirSync(out);
+      const md = readFileSync(join(out, run1!, 'transcript.md'), 'utf8');
+      const heads = [...md.matchAll(/^\*\*(.+?)\*\* \((.+?)\), turn \d+( \[to [^\]]+\])?:\n\n(.+)$/gm)];
+      expect(heads.length).toBe(25);
+      for (const [, sender, role, mark, content] of heads) {
+        const head = `${sender} (${role})${mark ?? ''}:`;
+        const shown = paragraphs.find((p) => p.includes(squash(content!).replace(/<(\w+)>(.*?)<\/\1>/g, '$1: $2')));
+        expect(shown, head).toBeDefined();
+        expect(shown!.startsWith(head), `${shown} should start with ${head}`).toBe(true);
+      }
+      expect(paragraphs).toContain("Ann (Wolf A) [to wolves]: Dee watches everyone too closely. Let's take her tonight. kill: Dee");
+      expect(paragraphs).toContain('Mo (Narrator) [to Cy]: Ann is a werewolf.'); // a streamed reply addressed with <to>Cy</to>
+      // One summary line per viewer group, each saying for whom.
+      for (const group of ['Dee, Eli, Fay', 'Mo', 'Ann, Bo', 'Cy'])
+        expect(paragraphs.filter((p) => p === `(summary for ${group} after 10 messages)`)).toHaveLength(1);
+      counts.checked += heads.length;
+      counts.sizes.push('tmux 80x24 (werewolf)');
     } finally {
       tmux('kill-server');
     }

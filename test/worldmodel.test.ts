@@ -182,5 +182,43 @@ describe('world_model executor', () => {
     expect((await run('about', { entity: 'water' })).result).toBe('Nothing is known about "water".');
     expect(model().statements).toEqual([]);
     expect(model().rejected[0].predictions[0].test.method).toBe('user');
+
+    // A code_run test names code that really ran since the hypothesis was proposed (turn 5 here).
+    const ran: Array<{ turn: number; command: string }> = [{ turn: 3, command: 'run_code' }]; // before it: no evidence
+    const at = (turn: number) => (op: string, args: Record<string, unknown>) =>
+      executor.run(args, { ...base, turn, command: op, settings: { op }, codeRuns: () => ran });
+    await at(5)('propose', { hypothesis: 'Water boils at 100 C at sea level' });
+    expect(model().statements[0].proposed_turn).toBe(5);
+    await at(6)('predict', { statement: 2, predictions: 'a simulation gives 100 C\na second one too' });
+    const claim = { statement: 2, prediction: 1, method: 'code_run', outcome: 'confirmed', evidence: 'the simulation said 100 C' };
+    await expect(at(7)('test', claim)).rejects.toThrow(
+      'a code_run test needs code that really ran: no code has run since hypothesis 2 was proposed; run the code first, then record its test',
+    );
+    ran.push({ turn: 7, command: 'run_code' });
+    await expect(at(8)('test', { ...claim, code_turn: 6 })).rejects.toThrow(
+      /no code ran at turn 6 since hypothesis 2 was proposed \(code ran at turn 7\)/,
+    );
+    expect((await at(8)('test', claim)).result).toMatch(/^Prediction 1 of hypothesis 2 confirmed by code_run \(run_code at turn 7\)\./);
+    expect(model().statements[0].predictions[0].test).toEqual({
+      method: 'code_run',
+      outcome: 'confirmed',
+      evidence: 'the simulation said 100 C',
+      code_run: { turn: 7, command: 'run_code' },
+    });
+  });
+});
+
+describe('the scientist revisits the world model when it reflects', () => {
+  it('its reflect state may look facts up and withdraw an accepted one (world_model reject)', () => {
+    const sop = JSON.parse(readFileSync('sops/scientist.sop.json', 'utf8')) as {
+      states: Record<
+        string,
+        { commands: Record<string, { executor: string; settings: { op: string } }>; components: Record<string, { task: string }> }
+      >;
+    };
+    const reflect = sop.states.reflect!;
+    expect(reflect.commands.withdraw_fact).toMatchObject({ executor: 'world_model', settings: { op: 'reject' } });
+    expect(reflect.commands.search_facts).toMatchObject({ executor: 'world_model', settings: { op: 'search' } });
+    expect(reflect.components.Reflector!.task).toContain('withdraw it with withdraw_fact');
   });
 });

@@ -33,7 +33,7 @@ export function commandViews(specs: Record<string, CommandSpec>): CommandView[] 
 
 /** The system-prompt part listing the commands (template `commands`). */
 export function commandPart(templates: TemplateSet, commands: CommandView[], context: object): ComponentPart {
-  return { kind: 'system', text: templates.render('commands', { ...context, commands }) };
+  return { kind: 'system', text: templates.render('commands', { ...context, commands }), toolList: true };
 }
 
 /** What the LLM provider learns about the commands (the mock uses it to answer validly). */

@@ -58,6 +58,8 @@ export interface ActionOptions {
   autoRun?: boolean;
   yes?: boolean;
   sandbox?: boolean;
+  /** Network inside the sandbox (an explicit opt-in: --sandbox-network, a code command's `network: true`). */
+  sandboxNetwork?: boolean;
   /** Folder sop was started from (default: the current directory). */
   launchDir?: string;
   /** Set for sub-flows: nesting depth, flow path and memory files shared with the caller. */
@@ -205,6 +207,7 @@ export class ActionRuntime {
       new CodeSessions({
         cwd: o.workspace ?? process.cwd(),
         sandbox: o.sandbox === true,
+        network: o.sandboxNetwork === true,
         env: { SOP_WORKSPACE: o.workspace ?? '', SOP_LAUNCH_DIR: o.launchDir ?? process.cwd() },
       });
     const runMemory = o.memoryDir ?? (o.runDir ? join(o.runDir, 'memory') : undefined);
@@ -484,6 +487,8 @@ export class ActionRuntime {
       autoRun: this.o.autoRun === true,
       yes: this.o.yes === true,
       sandbox: this.o.sandbox === true,
+      sandboxNetwork: this.o.sandboxNetwork === true,
+      codeRuns: () => codeRunsOf(this.host.env.messages),
       sessions: this.sessions,
       templates: this.host.templates,
       signal: this.host.signal,
@@ -680,4 +685,14 @@ export class ActionRuntime {
     mergeUsage(this.host.usage, out.usage);
     return { flow, status: out.status, result: out.result, summary: out.summary, turns: out.turns, error: out.error };
   }
+}
+
+/**
+ * The code that really ran: results of the code executor whose text says it ran (a refused or
+ * never-started piece of code says otherwise; prompts/code_result.hbs), with their turn.
+ */
+function codeRunsOf(messages: readonly Message[]): Array<{ turn: number; command: string }> {
+  return messages
+    .filter((m) => m.kind === 'action' && m.role === 'code' && /^The \w+ code ran\b/m.test(m.content))
+    .map((m) => ({ turn: m.turn, command: m.sender }));
 }

@@ -14,6 +14,7 @@ import { agentLlm, type ResolvedSop, type ResolvedState } from '../sop/resolved.
 import type { LlmSettings, Sop } from '../sop/types.js';
 import type { ComponentServices } from './component-services.js';
 import { keepAddressTags } from './address-tags.js';
+import { windowAsChat } from './window-chat.js';
 import { extractTag, stripSpeakerName, type NameStripping } from './output.js';
 
 /** What features add to an agent's prompt and call (a run's plugins, composed: src/runtime/hooks.ts). */
@@ -97,7 +98,7 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
     callWithHistory: (system, last, what) =>
       pm
         ? h.call(pm.history(agent, state, system, last), settings, toolMeta(what), false)
-        : (shared ??= sharedHistory(h, state, agent))(system, last).then((m) => h.call(m, settings, toolMeta(what), false)),
+        : (shared ??= sharedHistory(h, state, agent, role))(system, last).then((m) => h.call(m, settings, toolMeta(what), false)),
     observed: () =>
       pm ? pm.observed(agent) : observedSince(h.env.audiences?.active ? h.env.seenBy(agent) : h.env.messages, agent, state.maxChatHistory),
   });
@@ -155,8 +156,18 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
   // 3. prompt = system (environment prompt + components) + summary + window + relevant history + last prompt:
   // stable parts first, volatile ones last, so consecutive prompts share a long prefix (docs/memory.md).
   // agent_context is rendered twice: with the summary alone, then with the retrieved messages alone.
+  const { settings: callSettings, meta: metaExtra } = h.prompt.agentCall(state, agent, role, settings); // e.g. commands as tools, a task's LLM profile
+  // Commands offered as function tools: the prompt a provider sends with them has no text list of
+  // the commands, and the earlier commands and results as tool calls and tool messages.
+  const tools = (metaExtra.tools?.length ?? 0) > 0;
   const system: ChatMessage = { role: 'system', content: h.templates.render('agent_system', ctx) };
   const lastPrompt: ChatMessage = { role: 'user', content: h.templates.render('agent_last', ctx) };
+  if (tools) {
+    const nativeCtx = { ...ctx, components: ctx.components.filter((p) => !p.toolList), native_tools: true };
+    system.native = { role: 'system', content: h.templates.render('agent_system', nativeCtx) };
+    lastPrompt.native = { role: 'user', content: h.templates.render('agent_last', nativeCtx) };
+  }
+  const line = messageLine(h.templates, agent, role, state.name);
   const build = (plan: PromptPlan<Message>): ChatMessage[] => {
     const messages: ChatMessage[] = [system];
     const context = (summary: string, relevant: Message[]) =>
@@ -164,7 +175,7 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
     // (with neither, once, as a custom template may still say something)
     const summary = plan.summary || plan.relevant.length === 0 ? context(plan.summary, []) : '';
     if (summary) messages.push({ role: 'user', content: summary });
-    for (const m of plan.window) messages.push(asChat(m, agent));
+    messages.push(...windowAsChat(plan.window, agent, line, tools));
     const relevant = plan.relevant.length > 0 ? context('', plan.relevant) : '';
     if (relevant) messages.push({ role: 'user', content: relevant });
     messages.push(lastPrompt, ...extra); // e.g. rejected commands and the problems found
@@ -184,7 +195,6 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
     if (!trimmed.fits) h.overBudget(agent, state, trimmed.tokens, budget);
   }
   // 4. The LLM, then the reply as recorded.
-  const { settings: callSettings, meta: metaExtra } = h.prompt.agentCall(state, agent, role, settings); // e.g. commands as tools, a task's LLM profile
   const reply = await h.call(
     messages,
     callSettings,
@@ -204,11 +214,10 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
   return text;
 }
 
-/** A message of the window as the agent sees it: its own as the assistant's, others' as the user's. */
-function asChat(m: Message, agent: string): ChatMessage {
-  return m.sender === agent
-    ? { role: 'assistant', content: m.content }
-    : { role: 'user', content: `${m.sender} (${m.role}): ${m.content}` };
+/** Another agent's message as `agent` reads it: the `agent_message` template, its content kept byte for byte. */
+function messageLine(templates: TemplateSet, agent: string, role: string, state: string): (m: Message) => string {
+  const render = templates.get('agent_message');
+  return (m) => render({ message: renderMessage(m, agent), agent: { name: agent, role }, state: { name: state } }).replace(/\n$/, '');
 }
 
 /** Components as the native templates take them: system parts, last-prompt texts, the output tag. */
@@ -223,11 +232,11 @@ function nativeParts(a: AssembledComponents): { system: SystemPart[]; last: stri
 }
 
 /** A component's extra call in a native SOP: its system prompt, the agent's window, its last prompt. */
-function sharedHistory(h: PipelineHost, state: ResolvedState, agent: string) {
+function sharedHistory(h: PipelineHost, state: ResolvedState, agent: string, role: string) {
   return async (system: string, last: string): Promise<ChatMessage[]> => {
     const view = await h.env.view({ agent, window: state.def.memory_window ?? recentWindow(h, state, agent), topK: 0 });
     const out: ChatMessage[] = system !== '' ? [{ role: 'system', content: system }] : [];
-    for (const m of view.window) out.push(asChat(m, agent));
+    out.push(...windowAsChat(view.window, agent, messageLine(h.templates, agent, role, state.name), false));
     out.push({ role: 'user', content: last });
     return out;
   };

@@ -145,13 +145,17 @@ export function prepareFork(dir: string, o: ForkOptions): { record: RunRecord; c
   const { point, sop, inputs, seed } = base(record, 'fork', o.at);
   const outDir = resolve(o.out ?? dirname(resolve(dir)));
   const folder = join(outDir, o.newRunId);
+  // the branch's own LLM (`sop show` names it), and the one its first turns came from
+  const given = typeof o.launch.llm === 'string' ? o.launch.llm : undefined;
+  const llm = o.sameLlm || given === undefined ? record.started.llm : given.startsWith('replay:') ? 'replay' : given;
   const started: RunEvent = {
     ...record.started,
     run_id: o.newRunId,
     time: new Date().toISOString(),
+    llm,
     settings: o.settings,
     launch: o.launch,
-    forked_from: { run_id: record.started.run_id, dir: resolve(dir), turn: point.turn },
+    forked_from: { run_id: record.started.run_id, dir: resolve(dir), turn: point.turn, llm: record.started.llm },
   };
   const history = [started, ...point.history.slice(1)];
   mkdirSync(folder, { recursive: true });

@@ -55,6 +55,8 @@ export interface RunSopOptions {
   yes?: boolean;
   /** Run code under bubblewrap (--sandbox). */
   sandbox?: boolean;
+  /** Code gets network inside the sandbox (--sandbox-network), with a warning; a code command's `network: true` asks the same. */
+  sandboxNetwork?: boolean;
   /** mcp: run stdio MCP servers under bubblewrap (default: as code, so whenever it works here); tool slots bound to MCP tools (--bind). */
   mcpSandbox?: boolean;
   bind?: Record<string, string>;

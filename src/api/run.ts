@@ -69,6 +69,7 @@ function launchOf(o: RunSopOptions): Record<string, string | number | boolean> {
   if (o.autoRun) out.auto_run = true;
   if (o.yes) out.yes = true;
   if (o.sandbox !== undefined) out.sandbox = o.sandbox; // absent: sandboxed when bubblewrap works
+  if (o.sandboxNetwork) out.sandbox_network = true;
   // as `sop run` records them (src/cli/run-command.ts launchSettings)
   if (o.pricing) out.pricing = resolve(o.pricing);
   if (o.memoryDir) out.memory_dir = resolve(o.memoryDir);
@@ -141,6 +142,7 @@ function withLaunch(o: RunSopOptions, launch: Record<string, unknown>, file: str
     maxReplyBytes: o.maxReplyBytes ?? (typeof launch.max_reply_bytes === 'number' ? launch.max_reply_bytes : undefined),
     yes: o.yes ?? launch.yes === true,
     sandbox: o.sandbox ?? (typeof launch.sandbox === 'boolean' ? launch.sandbox : undefined),
+    sandboxNetwork: o.sandboxNetwork ?? launch.sandbox_network === true,
     rerun: o.rerun ?? { autoRun: o.autoRun === true },
     autoRun: o.autoRun ?? launch.auto_run === true,
     // as `sop resume`: the prices, memory folder and run budgets of the command line

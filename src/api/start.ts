@@ -5,6 +5,7 @@
 import { RunFolder, newRunId } from '../io/run-folder.js';
 import { loadPricing } from '../llm/pricing.js';
 import { Run } from '../engine/run.js';
+import { approveUnattended } from '../mcp/run-hub.js';
 import { isPromptEvent, type RunEvent, type RunListener } from '../runtime/events.js';
 import type { PluginFactory } from '../runtime/hooks.js';
 import type { Continuation } from './continue.js';
@@ -110,10 +111,14 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
     );
   // Code runs under bubblewrap when it works here, unless `sandbox: false`; `sandbox: true`
   // requires it (throws without it); without bubblewrap, or with `sandbox: false`, a warning.
-  const { resolveSandbox, sopRunsCode } = await import('../executors/sandbox-mode.js');
+  const { resolveNetwork, resolveSandbox, sopRunsCode } = await import('../executors/sandbox-mode.js');
   const sandboxed = resolveSandbox(o.sandbox, sopRunsCode(sop));
   const sandbox = sandboxed.sandbox;
   if (sandboxed.warning) startWarning(sandboxed.warning);
+  const network = resolveNetwork(o.sandboxNetwork, sop, sandbox); // network in the sandbox: an explicit opt-in
+  if (network.warning) startWarning(network.warning);
+  // MCP servers nobody can be asked to approve: refused now, before a run folder exists
+  if (sop.mcp_servers) await approveUnattended({ sop, file, approval: mcpApproval, sandbox: o.mcpSandbox ?? sandbox, bind: o.bind });
   const runId = continuation?.runId ?? o.runId ?? newRunId(sop.name);
   const outDir = continuation?.outDir ?? o.out;
   const folder =
@@ -173,7 +178,15 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
       environment: o.environment,
       agentsV1: { workspace }, // code components write output_code/ here
       // memory files in memory/, code runs in workspace/
-      actions: { runDir: folder?.dir, workspace, autoRun: o.autoRun, yes, sandbox, persistentMemoryDir: memoryDir },
+      actions: {
+        runDir: folder?.dir,
+        workspace,
+        autoRun: o.autoRun,
+        yes,
+        sandbox,
+        sandboxNetwork: network.network,
+        persistentMemoryDir: memoryDir,
+      },
       mcp: { sandbox: o.mcpSandbox ?? sandbox, bind: o.bind, approval: mcpApproval },
       plugins,
       budget: o.budget,
@@ -182,7 +195,9 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
     });
   } catch (err) {
     unlockMemory?.();
-    folder?.close();
+    // a new run refused before it started (a memory folder in use, a missing input) leaves no folder
+    if (continuation) folder?.close();
+    else folder?.discard();
     await tracing?.flush().catch(() => {});
     throw err;
   }

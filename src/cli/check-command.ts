@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { checkSop, type CheckReport, type Spread } from '../api/cost-check.js';
 import { loadPricing } from '../llm/pricing.js';
 import { loadSopFile } from '../loader/load.js';
-import { undeclaredInputs } from '../engine/run.js';
+import { checkGivenInputs } from '../engine/run.js';
 import { formatDiagnostic } from '../sop/diagnostics.js';
 import { packageRoot } from '../util/package-root.js';
 import { cliLlmAllowEntries, consentWarnings, fileLlmAllowEntries } from '../llm/consent.js';
@@ -95,10 +95,7 @@ export async function checkCommand(given: CheckCommandOptions): Promise<number> 
   const { sop, warnings } = loadSopFile(o.file);
   for (const w of warnings) process.stderr.write(formatDiagnostic(w) + '\n');
   const inputs = parseInputs(o.inputs, o.goal);
-  for (const name of undeclaredInputs(sop, inputs))
-    process.stderr.write(
-      `warning: input "${name}" is not declared by ${sop.name}, so none of its templates reads it (declare it in "inputs")\n`,
-    );
+  checkGivenInputs(sop, inputs); // a misspelt name, a required input not given
   const pricing = loadPricing(o.pricing);
   const cliAllow = cliLlmAllowEntries(o.allowBaseUrl, o.allowBaseUrlEnv);
   const { resolveSandbox, sopRunsCode } = await import('../executors/sandbox-mode.js');

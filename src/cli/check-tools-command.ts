@@ -49,7 +49,7 @@ export async function checkToolsCommand(files: string[], opts: CheckToolsOptions
     for (const w of consentWarnings(sop, () => [...llmAllow, ...fileLlmAllowEntries()])) process.stderr.write(`${file}: warning: ${w}\n`);
     const servers = mcpServers(sop);
     if (Object.keys(servers).length === 0) {
-      if (!opts.quiet) process.stdout.write(`${file}: no mcp_servers to check\n`);
+      if (!opts.quiet) process.stdout.write(`${file}: ok (no mcp_servers to check)\n`);
       continue;
     }
     const scratch = mkdtempSync(join(tmpdir(), 'sop-check-tools-'));
@@ -95,7 +95,7 @@ export async function checkToolsCommand(files: string[], opts: CheckToolsOptions
     if (problems.length > 0) {
       failed++;
       for (const p of problems) process.stderr.write(`${file}: ${p}\n`);
-    } else if (!opts.quiet) process.stdout.write(`${file}: tools ok (${counts.join(', ')})\n`);
+    } else if (!opts.quiet) process.stdout.write(`${file}: ok, tools ok (${counts.join(', ')})\n`);
   }
   return failed > 0 ? 1 : 0;
 }

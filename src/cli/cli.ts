@@ -113,6 +113,11 @@ export function buildCli(argv: string[]): Argv {
               describe:
                 'Code runs under bubblewrap (no network, read-only filesystem except the workspace) when it works here; --sandbox requires it, --no-sandbox turns it off (with a warning); with --sandbox, stdio MCP servers run under it too',
             })
+            .option('sandbox-network', {
+              type: 'boolean',
+              describe:
+                'Give code network inside the sandbox (pip install, downloads), with a warning; files stay read-only except the workspace, where installs go',
+            })
             // mcp (docs/tools.md)
             .option('allow-mcp', {
               type: 'string',
@@ -181,6 +186,7 @@ export function buildCli(argv: string[]): Argv {
             autoRun: a['auto-run'],
             yes: a.yes,
             sandbox: a.sandbox,
+            sandboxNetwork: a['sandbox-network'],
             bind: collect(a.bind),
             allowMcp: collect(a['allow-mcp']),
             allowMcpEnv: collect(a['allow-mcp-env']),
@@ -251,7 +257,8 @@ export function buildCli(argv: string[]): Argv {
             }),
         async (a) => {
           const { validateCommand } = await import('./validate-command.js');
-          process.exitCode = validateCommand(collect(a.files), { quiet: a.quiet });
+          // with --check-tools a file is "ok" only once its tools are too: the tools check says it, or the problem
+          process.exitCode = validateCommand(collect(a.files), { quiet: a.quiet || a['check-tools'] === true });
           if (a['check-tools'] && process.exitCode === 0) {
             const { checkToolsCommand } = await import('./check-tools-command.js'); // mcp
             process.exitCode = await checkToolsCommand(collect(a.files), {

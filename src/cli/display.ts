@@ -1,11 +1,12 @@
 // What a person sees while a run goes: the messages (streamed on a terminal), a live status
-// line on stderr, and a closing line with the run folder and token usage. A person who plays an
+// line on stderr, and a closing line with the run folder and token usage. A message not for
+// everyone is marked with whom it is for (`[to wolves]`), as in transcript.md, streamed or not: a
+// streamed reply starts once its audience is known (src/cli/stream-start.ts). A person who plays an
 // agent at this terminal (`player`) sees only the messages that agent may see (its audience),
-// each marked with whom it was for, and nothing streamed (a reply's audience is known only once
-// it has ended: its <to> tag).
+// each marked with whom it was for, and nothing streamed.
 import { populationStepLine } from './population-line.js';
 import type { RunEvent } from '../runtime/events.js';
-import { canSee } from '../environment/audience.js';
+import { canSee, type AudienceRules } from '../environment/audience.js';
 import type { Message } from '../environment/message.js';
 import type { Redactor } from '../util/redact.js';
 import { StreamRedactor } from '../util/stream-redactor.js';
@@ -14,6 +15,7 @@ import { agentColour, colourWanted, paint } from './agent-colour.js';
 import { describeCommand, parseCommandMessage, summariseResult } from './command-summary.js';
 import { labelTags, TagLabeller } from './tag-labels.js';
 import { TerminalScreen } from './terminal-screen.js';
+import { streamStart, type Speaker } from './stream-start.js';
 import { cliMessage } from './errors.js';
 
 export interface DisplayOptions {
@@ -25,6 +27,8 @@ export interface DisplayOptions {
   env?: NodeJS.ProcessEnv;
   /** The agents played by the person at this terminal: only what they may all see is shown. */
   player?: readonly string[];
+  /** The SOP's audience rules: streamed replies are marked with their audience. */
+  audiences?: AudienceRules;
 }
 
 /** The audience mark of a message: `[to Bo]`, and for a message not for everyone, who may see it. */
@@ -48,6 +52,9 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
   const screen = new TerminalScreen(o.out, o.err, { status: Boolean(o.err.isTTY) && !o.quiet, escapes: errColour });
   let state = '';
   let speaker = '';
+  let speaking: Speaker | undefined;
+  /** The audience mark the streamed reply's line started with. */
+  let streamedMark = '';
   let turn = 0;
   let tokens = 0;
   let streaming: string | undefined;
@@ -76,6 +83,7 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         break;
       case 'speaker_chosen':
         speaker = `${e.agent} (${e.role})`;
+        speaking = { state: e.state, role: e.role, agent: e.agent };
         turn = e.turn;
         status();
         break;
@@ -92,9 +100,13 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
           const text = held.push(e.text);
           if (holding === undefined) {
             pending += text;
-            if (pending.trim() === '') break;
-            holding = pending.trimStart().startsWith('{');
-            if (!holding) print(`\n${who(e.agent, `${speaker}:`)} ${tags.push(safe(pending))}`);
+            const start = streamStart(pending, speaking?.agent === e.agent ? speaking : { state, role: '', agent: e.agent }, o.audiences);
+            if ('wait' in start) break;
+            holding = 'hold' in start;
+            if ('text' in start) {
+              streamedMark = start.to === undefined ? '' : safe(audienceMark({ to: start.to }));
+              print(`\n${who(e.agent, `${speaker}${streamedMark}:`)} ${tags.push(safe(start.text))}`);
+            }
           } else if (!holding) {
             print(tags.push(safe(text)));
           }
@@ -103,8 +115,11 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
       case 'message': {
         const m = e.message;
         if (!o.quiet && visible(m)) {
-          if (streaming === m.sender && tty && holding === false) print(`${tags.push(safe(held.flush()))}${tags.flush()}\n`);
-          else print(`\n${who(m.sender, `${m.sender} (${m.role})${safe(audienceMark(m, player))}:`)} ${shown(m)}\n`);
+          if (streaming === m.sender && tty && holding === false) {
+            const mark = safe(audienceMark(m, player));
+            // the mark the line started with, or the message's own when it turned out otherwise
+            print(`${tags.push(safe(held.flush()))}${tags.flush()}${mark === streamedMark ? '' : who(m.sender, mark)}\n`);
+          } else print(`\n${who(m.sender, `${m.sender} (${m.role})${safe(audienceMark(m, player))}:`)} ${shown(m)}\n`);
         }
         streaming = undefined;
         holding = undefined;
@@ -117,7 +132,11 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         status();
         break;
       case 'summary':
-        if (!o.quiet) print(paint(2, `\n(summary after ${e.after_messages} messages)\n`, colour));
+        // one line per viewer group, saying for whom (not for the player's eyes when it is not theirs)
+        if (o.quiet || (player && e.audience && !player.every((p) => e.audience!.includes(p)))) break;
+        print(
+          paint(2, `\n(summary${e.audience ? ` for ${safe(e.audience.join(', '))}` : ''} after ${e.after_messages} messages)\n`, colour),
+        );
         break;
       // population states: one line a step
       case 'population_started':
@@ -151,7 +170,9 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         if (o.quiet) break;
         if (inner.type === 'state_entered') print(`\n${paint(1, `== ${e.flow}: ${safe(inner.state)} ==`, colour)}\n`);
         else if (inner.type === 'message' && visible(inner.message))
-          print(`\n${who(inner.message.sender, `[${e.flow}] ${inner.message.sender} (${inner.message.role}):`)} ${shown(inner.message)}\n`);
+          print(
+            `\n${who(inner.message.sender, `[${e.flow}] ${inner.message.sender} (${inner.message.role})${safe(audienceMark(inner.message, player))}:`)} ${shown(inner.message)}\n`,
+          );
         else if (inner.type === 'llm_call' || inner.type === 'embedding_call') {
           tokens += inner.usage.promptTokens + inner.usage.completionTokens;
           status();

@@ -5,6 +5,7 @@ import { damageWarning, type RunRecord } from '../journal/record.js';
 import { REDACTED, configureSecrets, makeRedactor } from '../util/redact.js';
 import { runCommand, type RunCommandOptions } from './run-command.js';
 import { EngineError } from '../errors.js';
+import { count } from '../util/plural.js';
 
 export interface ResumeCommandOptions {
   dir: string;
@@ -60,7 +61,7 @@ async function resumeLocked(o: ResumeCommandOptions, record: RunRecord, continua
   if (record.status === 'finished') {
     rewriteDerivedFiles(record, redact);
     err(
-      `${o.dir}: the run already finished (in state "${record.finished?.final_state}" after ${record.turns} turns); nothing to resume. Use sop fork to branch from an earlier turn.\n`,
+      `${o.dir}: the run already finished (in state "${record.finished?.final_state}" after ${count(record.turns, 'turn')}); nothing to resume. Use sop fork to branch from an earlier turn.\n`,
     );
     return 0;
   }
@@ -118,6 +119,7 @@ export function continuedRunOptions(o: ResumeCommandOptions, file: string, launc
     yes: launch.yes === true,
     // true: launched with --sandbox (required), false: --no-sandbox, absent: when available
     sandbox: typeof launch.sandbox === 'boolean' ? launch.sandbox : undefined,
+    sandboxNetwork: launch.sandbox_network === true, // network in the sandbox, as the run was launched
     redact: redactedNames(o, launch),
     bind: str(launch.bind)?.split(',').filter(Boolean), // mcp
     // mcp: the servers allowed at launch, and those allowed now

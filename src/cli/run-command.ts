@@ -2,8 +2,9 @@
 import { newRunId } from '../io/run-folder.js';
 import type { RunEvent } from '../runtime/events.js';
 import { startRun, type LlmChoice } from '../api/run.js';
-import { undeclaredInputs, type Run, type RunResult } from '../engine/run.js';
+import { checkGivenInputs, type Run, type RunResult } from '../engine/run.js';
 import { MemoryEnvironment } from '../environment/memory-environment.js';
+import { AudienceRules } from '../environment/audience.js';
 import { formatDiagnostic } from '../sop/diagnostics.js';
 import { loadSopFile } from '../loader/load.js';
 import type { Continuation } from '../api/continue.js';
@@ -15,9 +16,12 @@ import { absoluteLlmSpec } from '../llm/factory.js';
 import { terminalSafe } from '../util/terminal-text.js';
 import { costText } from './cost-text.js';
 import { terminalDisplay } from './display.js';
+import { wrapFor } from './word-wrap.js';
+import { EXIT, interruptedExit } from './exit-codes.js';
 import { resolveSopArg } from './builtin-sops.js';
 import { EngineError } from '../errors.js';
 import { cliMessage } from './errors.js';
+import { count } from '../util/plural.js';
 
 export interface RunCommandOptions {
   file: string;
@@ -56,6 +60,8 @@ export interface RunCommandOptions {
   yes?: boolean;
   /** Run code under bubblewrap: true requires it (--sandbox), false turns it off (--no-sandbox), unset: when available. */
   sandbox?: boolean;
+  /** Network inside the sandbox (--sandbox-network). */
+  sandboxNetwork?: boolean;
   /** mcp: servers allowed to start (--allow-mcp NAME) and the variables they may read (--allow-mcp-env NAME=VAR). */
   allowMcp?: string[];
   allowMcpEnv?: string[];
@@ -114,11 +120,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   for (const w of warnings) err(formatDiagnostic(w) + '\n');
   const inputs = continuation ? continuation.inputs : parseInputs(o.inputs, o.goal);
   if (!continuation && o.tests !== undefined) inputs.tests = testsInput(sop, o.tests);
-  for (const name of undeclaredInputs(sop, inputs)) {
-    err(
-      `warning: input "${name}" is not declared by ${sop.name}, so none of its templates reads it (declare it in "inputs" to use {{inputs.${name}}})\n`,
-    );
-  }
+  if (!continuation) checkGivenInputs(sop, inputs); // a misspelt name, a required input not given: refused before the run starts
   // a person playing agents at this terminal sees what those agents may see (their audience)
   const terminal = process.stdin.isTTY === true;
   const players = Object.entries(sop.agents)
@@ -133,7 +135,17 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   } else {
     // a person playing agents at this terminal sees what those agents may see (their audience)
     const player = terminal && o.answers === undefined ? players : undefined;
-    listeners.push(terminalDisplay({ out: process.stdout, err: process.stderr, quiet: o.quiet, redact, player }));
+    const audiences = new AudienceRules(sop);
+    listeners.push(
+      terminalDisplay({
+        out: process.stdout,
+        err: process.stderr,
+        quiet: o.quiet,
+        redact,
+        player,
+        audiences: audiences.active ? audiences : undefined,
+      }),
+    );
   }
   // The run goes through the public API (src/api/start.ts): it makes the run's choices (LLM,
   // retry budget, embedder, people, sandbox, consent) and writes the run folder and the journal.
@@ -169,6 +181,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       autoRun: o.autoRun,
       yes: o.yes,
       sandbox: o.sandbox,
+      sandboxNetwork: o.sandboxNetwork,
       // mcp: stdio servers run in the sandbox code gets; they start only with approval (not the mock's --yes)
       allowMcp: o.allowMcp,
       allowMcpEnv: o.allowMcpEnv,
@@ -215,22 +228,23 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
     if (!o.json) {
       const line =
         result.status === 'finished'
-          ? `Finished in state "${result.finalState}" after ${result.turns} turns; ${usage}.`
+          ? `Finished in state "${result.finalState}" after ${count(result.turns, 'turn')}; ${usage}.`
           : result.status === 'max_turns'
-            ? `Stopped after --max-turns ${result.turns} turns (no final state reached); ${usage}.`
+            ? `Stopped after --max-turns ${count(result.turns, 'turn')} (no final state reached); ${usage}.`
             : result.status === 'budget'
-              ? `Stopped by the budget after ${result.turns} turns (${result.budget}); ${usage}.`
+              ? `Stopped by the budget after ${count(result.turns, 'turn')} (${result.budget}); ${usage}.`
               : result.status === 'interrupted'
-                ? `Interrupted after ${result.turns} turns${result.error ? ` (${cliMessage(result.error.message)})` : ''}; ${usage}.\nResume with: sop resume ${folder.dir}`
-                : `Failed after ${result.turns} turns: ${cliMessage(result.error?.message ?? '')}`;
+                ? `Interrupted after ${count(result.turns, 'turn')}${result.error ? ` (${cliMessage(result.error.message)})` : ''}; ${usage}.\nResume with: sop resume ${folder.dir}`
+                : `Failed after ${count(result.turns, 'turn')}: ${cliMessage(result.error?.message ?? '')}`;
       const outcome = result.result !== undefined ? `Result: ${result.result}\n` : ''; // actions: the SOP's finish result
       // --quiet: the closing line alone, with the run folder (an interrupted run's names it already)
       if (o.quiet) err(`${terminalSafe(line).replace(/\n/g, ' ')}${result.status === 'interrupted' ? '' : ` Run folder: ${folder.dir}`}\n`);
-      else err(`\n${terminalSafe(line)}\n${terminalSafe(outcome)}${memoryLine(run, u)}Run folder: ${folder.dir}\n`);
+      else
+        err(wrapFor(process.stderr, `\n${terminalSafe(line)}\n${terminalSafe(outcome)}${memoryLine(run, u)}Run folder: ${folder.dir}\n`));
     }
-    if (result.status === 'failed') return 1;
-    if (result.status === 'interrupted') return 130;
-    return 0;
+    if (result.status === 'failed') return EXIT.failed;
+    if (result.status === 'interrupted') return interruptedExit(result.error, interrupts > 0);
+    return EXIT.ok;
   } finally {
     process.off('SIGINT', onSigint);
     folder.close();
@@ -263,6 +277,7 @@ export function launchSettings(o: RunCommandOptions): Record<string, string | nu
   if (o.autoRun) out.auto_run = true;
   if (o.yes) out.yes = true;
   if (o.sandbox !== undefined) out.sandbox = o.sandbox; // true: --sandbox, false: --no-sandbox
+  if (o.sandboxNetwork) out.sandbox_network = true; // network in the sandbox, asked for when launched
   if (o.pricing) out.pricing = resolvePath(o.pricing); // cost: the same prices when resumed
   if (o.memoryDir) out.memory_dir = resolvePath(o.memoryDir); // the same memory folder when resumed
   if (o.budgetTokens !== undefined) out.budget_tokens = o.budgetTokens; // cost: the same budgets when resumed

@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { JOURNAL_FILE } from '../journal/writer.js';
 import { loadSopFile } from '../loader/load.js';
-import { undeclaredInputs } from '../engine/run.js';
+import { checkInputNames, undeclaredInputs } from '../engine/run.js';
 import { formatDiagnostic } from '../sop/diagnostics.js';
 import type { LlmProvider } from '../llm/types.js';
 import { llmBlockSecrets } from '../llm/endpoints.js';
@@ -80,12 +80,14 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
   const rows = o.inputs !== undefined ? readInputRows(o.inputs) : undefined;
   const models = o.model !== undefined ? o.model.split(',').map((m) => m.trim()) : [undefined];
   if (models.some((m) => m === '')) throw new EngineError(`--model "${o.model}": an empty model name`, 'SWEEP_OPTION');
+  const fixed = parseInputs(o.input);
+  checkInputNames(sop, Object.keys(fixed)); // a misspelt --input name is refused, with the name it is closest to
   const points = expandGrid({
     seeds: o.seeds !== undefined ? parseSeeds(o.seeds) : [1],
     rows,
     models,
     repeat: o.repeat,
-    fixed: parseInputs(o.input),
+    fixed,
   });
   checkRequiredInputs(sop, points);
   const unknown = new Set(points.flatMap((p) => undeclaredInputs(sop, p.inputs)));

@@ -23,6 +23,7 @@ import { sharedProvider, sweepServer } from '../sweep/shared-provider.js';
 import { LlmConsent, LlmConsentError, cliLlmAllowEntries, fileLlmAllowEntries } from '../llm/consent.js';
 import { lastValues } from './last-value.js';
 import { EngineError } from '../errors.js';
+import { count } from '../util/plural.js';
 
 export interface WorkerCommandOptions {
   queue: string;
@@ -133,7 +134,7 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
     if (line.status === 'interrupted' && stop.signal.aborted)
       throw new EngineError(`worker ${workerName()} stopped during the run`, 'WORKER_STOPPED');
     err(
-      `run ${d.point.key} ${line.status} after ${line.turns} turns${line.error ? `: ${line.error.replace(/\s+/g, ' ').slice(0, 300)}` : ''}\n`,
+      `run ${d.point.key} ${line.status} after ${count(line.turns, 'turn')}${line.error ? `: ${line.error.replace(/\s+/g, ' ').slice(0, 300)}` : ''}\n`,
     );
     return line;
   };

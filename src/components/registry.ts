@@ -10,6 +10,8 @@ export interface SystemPart {
   items?: string[];
   role?: string;
   style?: string;
+  /** The text list of commands: left out of the prompt sent with the commands as function tools. */
+  toolList?: boolean;
 }
 
 /** One contribution to the last prompt. */

@@ -19,6 +19,7 @@ import { scientistPlugin } from '../scientist/plugin.js';
 import { populationPlugin, type PopulationOptions } from '../population/plugin.js';
 
 export { resolveInputs, undeclaredInputs, type RunPosition, type RunResult, type RunStatus } from '../runtime/run.js';
+export { checkGivenInputs, checkInputNames, inputRequired } from '../runtime/inputs.js';
 
 export interface RunOptions extends Omit<LoopOptions, 'resume' | 'semantics' | 'settings'> {
   /** Reproduce Agents 1.0 quirks (re-entry without begin turn, " " begin message): src/compat/agents-v1/semantics.ts. */

@@ -46,7 +46,7 @@ export class AudienceRules {
     this.agents = Object.keys(sop.agents);
     this.groups = { ...(sop.groups ?? {}) };
     this.watchers = this.agents.filter((a) =>
-      Object.entries(sop.agents[a]!.roles).some(([state, role]) => this.spec(state, role)?.sees === 'all'),
+      Object.entries(sop.agents[a]!.roles ?? {}).some(([state, role]) => this.spec(state, role)?.sees === 'all'),
     );
     this.active =
       Object.keys(this.groups).length > 0 ||
@@ -56,6 +56,11 @@ export class AudienceRules {
   private spec(state: string, role: string): AudienceSpec | undefined {
     const a = this.sop.states[state]?.audience;
     return a && Object.prototype.hasOwnProperty.call(a, role) ? a[role] : undefined;
+  }
+
+  /** Whether `role` may address its messages in `state` (<to>NAME</to>). */
+  addresses(state: string, role: string): boolean {
+    return this.spec(state, role)?.address === true;
   }
 
   /** The agents a `to` value names (author and watchers included), or undefined for everyone; null when a name is unknown. */
@@ -115,7 +120,7 @@ export class AudienceRules {
     const sees = def?.controller?.sees ?? 'roles';
     if (sees === 'all') return ALL;
     if (sees !== 'roles') return sees;
-    const agents = this.agents.filter((a) => this.sop.agents[a]!.roles[state] !== undefined);
+    const agents = this.agents.filter((a) => this.sop.agents[a]!.roles?.[state] !== undefined);
     return agents.length > 0 ? agents : PUBLIC;
   }
 }

@@ -25,8 +25,20 @@ export interface RenderedMessage {
   name: string;
   role: string;
   content: string;
+  /**
+   * Whom a message not for everyone was for, as the reader is told it: a group (`wolves`), agents
+   * (`Cy, Dee`) with the reader as `you`, or `self` (the sender's private note). Absent: everyone.
+   */
+  to?: string;
 }
 
+/** A message as templates show it to `viewer` (absent: a judge, a speaker choice, a summariser). */
 export function renderMessage(m: Message, viewer?: string): RenderedMessage {
-  return { name: viewer !== undefined && m.sender === viewer ? 'you' : m.sender, role: m.role, content: m.content };
+  const out: RenderedMessage = { name: viewer !== undefined && m.sender === viewer ? 'you' : m.sender, role: m.role, content: m.content };
+  if (m.to !== undefined)
+    out.to = m.to
+      .split(',')
+      .map((n) => (viewer !== undefined && n.trim() === viewer ? 'you' : n.trim()))
+      .join(', ');
+  return out;
 }

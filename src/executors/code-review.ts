@@ -3,7 +3,8 @@
 // goes to the agent and into the logs. At a terminal the code is also written to a file in the
 // workspace (.sop/code/), which the person may edit (or open in $VISUAL/$EDITOR by answering
 // "edit") before approving. Scripted answers (--answers, a list) give these with tagged answers:
-// `run: approve`, `run: edit NEW CODE`, `run: refuse REASON` and `feedback: TEXT`; an untagged
+// `run: approve`, `run: edit NEW CODE`, `run: refuse REASON` and `feedback: TEXT` (the library's
+// tests: `tests: CODE` and `test feedback: TEXT`); an untagged
 // answer is never taken for them (an "ok" meant for a plan review does not approve code).
 import { spawnSync } from 'node:child_process';
 import { askApproval } from '../io/human.js';
@@ -16,7 +17,7 @@ const FEEDBACK_TAG = /^\s*feedback\s*:\s*/i;
 const EXTENSION: Record<string, string> = { python: 'py', javascript: 'js', bash: 'sh' };
 
 /** Take the next scripted answer when it carries `tag`; undefined when there is none. */
-async function takeTagged(ctx: ExecContext, tag: RegExp, prompt: string): Promise<string | undefined> {
+export async function takeTagged(ctx: ExecContext, tag: RegExp, prompt: string): Promise<string | undefined> {
   const next = ctx.human.peek?.();
   if (next === undefined || !tag.test(next)) return undefined;
   const answer = await ctx.human.ask({ agent: ctx.agent, role: ctx.role, state: ctx.state, kind: 'question', prompt });
@@ -81,10 +82,10 @@ export async function reviewCode(ctx: ExecContext, language: string, code: strin
  * The person's feedback on the result, when the command asks for it (`feedback: true`): a tagged
  * scripted answer, or a question at a terminal (Enter: none). Nothing under --yes or with nobody to ask.
  */
-export async function codeFeedback(ctx: ExecContext, summary: string): Promise<string | undefined> {
+export async function codeFeedback(ctx: ExecContext, summary: string, tag: RegExp = FEEDBACK_TAG): Promise<string | undefined> {
   if (ctx.settings.feedback !== true || ctx.yes) return undefined;
   const prompt = `${ctx.agent}'s ${ctx.command} ${summary}.\nYour feedback on the result, for ${ctx.agent} and the logs (Enter: none):`;
-  const tagged = await takeTagged(ctx, FEEDBACK_TAG, prompt);
+  const tagged = await takeTagged(ctx, tag, prompt);
   if (tagged !== undefined) return tagged.trim() || undefined;
   if (!ctx.human.interactive) return undefined;
   const reply = await ctx.human.ask({ agent: ctx.agent, role: ctx.role, state: ctx.state, kind: 'question', prompt });

@@ -23,6 +23,8 @@ export interface CodeRequest {
   /** Bytes kept of each of stdout and stderr. */
   maxOutput?: number;
   sandbox?: boolean;
+  /** With the sandbox: network inside it (an explicit opt-in). */
+  network?: boolean;
   env?: Record<string, string>;
   signal?: AbortSignal;
 }
@@ -68,6 +70,20 @@ export function codeEnvironment(extra: Record<string, string> = {}): Record<stri
   env.PYTHONUNBUFFERED = '1';
   env.PYTHONDONTWRITEBYTECODE = '1';
   return { ...env, ...extra };
+}
+
+/**
+ * With network in the sandbox, what code installs goes to the workspace, the one folder it may
+ * write: `pip install yfinance` installs for the user, whose base is the workspace's .python
+ * (where Python finds it), with pip's cache there too.
+ */
+export function installsInWorkspace(workspace: string): Record<string, string> {
+  return {
+    PYTHONUSERBASE: `${workspace}/.python`,
+    PIP_USER: '1',
+    PIP_CACHE_DIR: `${workspace}/.cache/pip`,
+    npm_config_cache: `${workspace}/.cache/npm`,
+  };
 }
 
 export class Capped {
@@ -129,7 +145,7 @@ export function runCode(req: CodeRequest): Promise<CodeOutcome> {
   const cap = req.maxOutput ?? CODE_DEFAULTS.maxOutput;
   let argv = interpreter(req.language);
   const sandboxed = req.sandbox === true;
-  if (sandboxed) argv = sandboxArgv(req.cwd, argv);
+  if (sandboxed) argv = sandboxArgv(req.cwd, argv, [], { network: req.network });
   // files: every process of this run carries the tag, so one that left the process group
   // (setsid) is found and killed too, at the timeout and when the script ends
   const tag = newRunTag();
@@ -147,7 +163,7 @@ export function runCode(req: CodeRequest): Promise<CodeOutcome> {
     let exit: { code: number | null; signal: string | null } | undefined;
     const child = spawn(argv[0]!, argv.slice(1), {
       cwd: req.cwd,
-      env: { ...codeEnvironment(req.env), [RUN_TAG_VAR]: tag },
+      env: { ...codeEnvironment(req.env), ...(sandboxed && req.network ? installsInWorkspace(req.cwd) : {}), [RUN_TAG_VAR]: tag },
       detached: true,
       // --sandbox: bwrap reads its seccomp filter from fd 3
       stdio: sandboxed ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],

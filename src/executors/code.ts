@@ -89,6 +89,11 @@ export const executor: Executor = {
         description:
           'After the code ran, ask the user for feedback on the result (told to the agent and written to the logs); default false.',
       },
+      network: {
+        type: 'boolean',
+        description:
+          'Code of this run gets network inside the sandbox (pip install, downloads), with a warning when the run starts; default false (the sandbox has none). Installs go to the workspace.',
+      },
     },
   },
   args(settings): ArgSpecs {
@@ -145,6 +150,7 @@ export const executor: Executor = {
         timeoutMs,
         maxOutput,
         sandbox: ctx.sandbox,
+        network: ctx.sandboxNetwork,
         env: codeEnv(ctx, ws.root),
         signal: ctx.signal,
       });

@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { Script } from 'node:vm';
 import { approveCode, codeEnv, outcomeContext } from './code.js';
+import { codeFeedback, takeTagged } from './code-review.js';
 import { CODE_DEFAULTS, runCode } from './code-runner.js';
 import { mergeIntoModule, mergeLibraryEntries } from './library-merge.js';
 import { ExecutorInputError, str, type ArgSpecs, type ExecContext, type ExecResult, type Executor } from './types.js';
@@ -14,7 +15,7 @@ import { FileAccessError } from '../workspace/safe-file.js';
 import { codeHash, readUserTests, userTestScript, userTestsDir } from './user-tests.js';
 import { EngineError } from '../errors.js';
 
-type Lang = 'python' | 'javascript';
+export type Lang = 'python' | 'javascript';
 
 export interface FunctionInfo {
   name: string;
@@ -164,6 +165,16 @@ export const executor: Executor = {
         description: 'Memory file holding the code written by an earlier write_code command; used when the agent gives no code.',
       },
       timeout_ms: { type: 'integer', minimum: 100, maximum: 3_600_000 },
+      ask_tests: {
+        type: 'boolean',
+        description:
+          'op test: before the tests run, ask the user for tests of their own to run with the function (a scripted answer "tests: CODE", or a question at a terminal; Enter: none); default false.',
+      },
+      feedback: {
+        type: 'boolean',
+        description:
+          'op test: after the tests ran, ask the user for feedback on their results (told to the agent and written to the logs); default false.',
+      },
       tests_dir: {
         type: 'string',
         description:
@@ -214,6 +225,9 @@ export const executor: Executor = {
     if (tests) scripts.push({ script: `${code}\n\n${tests}\n` });
     const userDir = userTestsFolder(ctx);
     if (userDir) for (const f of readUserTests(userDir, lang)) scripts.push({ name: f.name, script: userTestScript(code, f, lang) });
+    // the user's own tests, given now (ask_tests): run like a test file of theirs
+    const given = op === 'test' ? await askTests(ctx, names, lang) : undefined;
+    if (given) scripts.push({ name: GIVEN_TESTS, script: `${code}\n\n${given}\n` });
     let testView: ReturnType<typeof outcomeContext> | undefined;
     const userViews: Array<ReturnType<typeof outcomeContext> & { name: string }> = [];
     if (scripts.length > 0) {
@@ -234,6 +248,7 @@ export const executor: Executor = {
           cwd: ws.root,
           timeoutMs,
           sandbox: ctx.sandbox,
+          network: ctx.sandboxNetwork,
           env: { ...codeEnv(ctx, ws.root), ...(userDir ? { SOP_TESTS_DIR: userDir } : {}) },
           signal: ctx.signal,
         });
@@ -256,10 +271,12 @@ export const executor: Executor = {
     if (failedNow.length > 0 || priorFailed) {
       const what = priorFailed ?? failedNow.join(', ');
       if (op === 'test') {
+        const summary = `tests of ${names.join(', ')} failed (${what})`;
+        const feedback = await codeFeedback(ctx, summary, TEST_FEEDBACK_TAG); // feedback: the user on the results
         return {
           ok: false,
-          result: render({ functions, tests_failed: true, ...testParts }),
-          summary: `tests of ${names.join(', ')} failed (${what})`,
+          result: render({ functions, tests_failed: true, ...testParts, feedback }),
+          summary: feedback ? `${summary}; the user's feedback: "${firstLine(feedback)}"` : summary,
           note,
         };
       }
@@ -281,33 +298,17 @@ export const executor: Executor = {
         ...(testView ? ['tests passed'] : []),
         ...(userViews.length ? [`the user's tests passed (${userViews.length})`] : []),
       ];
+      const summary = `checked ${names.join(', ')}${passed.length ? `; ${passed.join('; ')}` : ' (syntax only)'}`;
+      const feedback = scripts.length > 0 ? await codeFeedback(ctx, summary, TEST_FEEDBACK_TAG) : undefined; // feedback: the user on the results
       return {
         ok: true,
-        result: render({ functions, ...testParts }),
-        summary: `checked ${names.join(', ')}${passed.length ? `; ${passed.join('; ')}` : ' (syntax only)'}`,
+        result: render({ functions, ...testParts, feedback }),
+        summary: feedback ? `${summary}; the user's feedback: "${firstLine(feedback)}"` : summary,
         note,
       };
     }
 
-    const ws = ctx.workspace();
-    let existing = '';
-    try {
-      existing = ws.read(module);
-    } catch (err) {
-      if ((err instanceof FileAccessError ? err.errno : (err as NodeJS.ErrnoException).code) !== 'ENOENT') throw err;
-    }
-    let block = `${code}\n`;
-    if (lang === 'javascript') block += names.map((n) => `module.exports.${n} = ${n};\n`).join('');
-    // Idempotent: a save interrupted after the append (killed before its result was journaled)
-    // and run again on resume finds its block already at the end of the module; a function saved
-    // again (a later run with --memory-dir) replaces its earlier copy (library-merge.ts).
-    if (!endsWithBlock(existing, block)) ws.write(module, mergeIntoModule(existing, block, names, lang));
-    const memoryName = str(s.memory) ?? 'code_library';
-    const listed = ctx.memory.has(memoryName);
-    const entry = functions.map((f) => libraryEntry(f, lang)).join('\n') + '\n';
-    if (listed && !endsWithBlock(ctx.memory.read(memoryName), entry))
-      ctx.memory.write(memoryName, mergeLibraryEntries(ctx.memory.read(memoryName), entry, names));
-    else if (!listed && str(s.memory)) throw new ExecutorInputError(`memory file "${memoryName}" is not declared by this SOP`);
+    const { listed } = saveToLibrary(ctx, code, functions, lang, module, str(s.memory));
     return {
       ok: true,
       result: render({
@@ -316,7 +317,7 @@ export const executor: Executor = {
         overridden,
         saved: true,
         import_hint: importHint(module, lang, names),
-        listed: listed ? memoryName : undefined,
+        listed,
       }),
       summary:
         `saved ${functions.map((f) => f.signature).join(', ')} to ${module}` +
@@ -325,3 +326,63 @@ export const executor: Executor = {
     };
   },
 };
+
+/**
+ * Append (or replace) `functions` of `code` in the library module of the workspace, and list them
+ * in the code library memory file (`memory`, default code_library when declared). Idempotent: a
+ * save interrupted after the append and run again on resume finds its block already at the end
+ * of the module; a function saved again (a later run with --memory-dir) replaces its earlier copy
+ * (library-merge.ts). The scientist's code frameworks are saved this way too (task_board framework).
+ */
+export function saveToLibrary(
+  ctx: ExecContext,
+  code: string,
+  functions: readonly FunctionInfo[],
+  lang: Lang,
+  module: string,
+  memory?: string,
+): { listed?: string; importHint: string } {
+  const names = functions.map((f) => f.name);
+  const ws = ctx.workspace();
+  let existing = '';
+  try {
+    existing = ws.read(module);
+  } catch (err) {
+    if ((err instanceof FileAccessError ? err.errno : (err as NodeJS.ErrnoException).code) !== 'ENOENT') throw err;
+  }
+  let block = `${code}\n`;
+  if (lang === 'javascript') block += names.map((n) => `module.exports.${n} = ${n};\n`).join('');
+  if (!endsWithBlock(existing, block)) ws.write(module, mergeIntoModule(existing, block, names, lang));
+  const memoryName = memory ?? 'code_library';
+  const listed = ctx.memory.has(memoryName);
+  const entry = functions.map((f) => libraryEntry(f, lang)).join('\n') + '\n';
+  if (listed && !endsWithBlock(ctx.memory.read(memoryName), entry))
+    ctx.memory.write(memoryName, mergeLibraryEntries(ctx.memory.read(memoryName), entry, names));
+  else if (!listed && memory) throw new ExecutorInputError(`memory file "${memoryName}" is not declared by this SOP`);
+  return { ...(listed ? { listed: memoryName } : {}), importHint: importHint(module, lang, names) };
+}
+
+/** The name the user's tests given at test time have in results ("The user's test file ..."). */
+const GIVEN_TESTS = '(the tests you gave now)';
+const TESTS_TAG = /^\s*tests\s*:\s*/i;
+/** A scripted answer giving feedback on test results (a run_code's is `feedback:`). */
+const TEST_FEEDBACK_TAG = /^\s*test feedback\s*:\s*/i;
+
+/**
+ * ask_tests: the user's own tests for the functions, given now: a scripted answer `tests: CODE`,
+ * or a question at a terminal (an answer of several lines starts with <<<); none under --yes,
+ * with nobody to ask, or for an empty answer.
+ */
+async function askTests(ctx: ExecContext, names: string[], lang: Lang): Promise<string | undefined> {
+  if (ctx.settings.ask_tests !== true || ctx.yes) return undefined;
+  const prompt =
+    `${ctx.agent} is about to test ${names.join(', ')}. Tests of your own to run with it ` +
+    `(${lang} code run after the function is defined, e.g. assert statements; several lines: start with <<<, end with a line EOF; Enter: none):`;
+  const tagged = await takeTagged(ctx, TESTS_TAG, prompt);
+  if (tagged !== undefined) return tagged.trim() || undefined;
+  if (!ctx.human.interactive) return undefined;
+  const reply = await ctx.human.ask({ agent: ctx.agent, role: ctx.role, state: ctx.state, kind: 'question', prompt });
+  return reply.trim() || undefined;
+}
+
+const firstLine = (s: string) => s.trim().split('\n')[0]!.slice(0, 200);

@@ -44,3 +44,28 @@ export function resolveSandbox(flag: SandboxFlag, runsCode: boolean): { sandbox:
       : {}),
   };
 }
+
+/** Code commands of the SOP that ask for network in the sandbox (`"network": true` in their settings). */
+export function commandsWithNetwork(sop: Sop): string[] {
+  return Object.entries(sop.states).flatMap(([state, s]) =>
+    Object.entries(s.commands ?? {})
+      .filter(([, c]) => c.executor === 'code' && (c.settings as { network?: unknown } | undefined)?.network === true)
+      .map(([name]) => `${state}/${name}`),
+  );
+}
+
+/**
+ * Whether code gets network inside the sandbox: only when asked (`flag`: --sandbox-network, or
+ * a code command's `network: true`), and then with a warning. Without the sandbox code has the
+ * network anyway (its own warning says so).
+ */
+export function resolveNetwork(flag: boolean | undefined, sop: Sop, sandbox: boolean): { network: boolean; warning?: string } {
+  const asked = commandsWithNetwork(sop);
+  if (flag !== true && asked.length === 0) return { network: false };
+  if (!sandbox) return { network: false };
+  const why = flag === true ? 'options.sandboxNetwork' : `"network": true in ${asked.join(', ')}`;
+  return {
+    network: true,
+    warning: `code runs in the sandbox with network (${why}): it can reach the internet and services of this machine and your network; files stay read-only except the workspace, where pip installs go`,
+  };
+}

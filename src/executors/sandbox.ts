@@ -63,15 +63,23 @@ const underTmp = (p: string) => p === '/tmp' || p.startsWith('/tmp/');
  * under /tmp that `argv` names (an MCP server's script). They are bound back, read-only.
  */
 function keptUnderTmp(argv: readonly string[], readOnly: readonly string[] = []): string[] {
-  const paths = [packageRoot(), ...argv.filter((a) => a.startsWith('/')), ...readOnly];
-  return [...new Set(paths.filter((p) => underTmp(p) && existsSync(p)))].flatMap((p) => ['--ro-bind', p, p]);
+  const paths = [packageRoot(), ...argv.filter((a) => a.startsWith('/')), ...readOnly].filter((p) => underTmp(p) && existsSync(p));
+  // Folders are bound by their real path; a folder inside another bound one is there already (and
+  // binding over a symbolic link in it, such as a linked node_modules, would fail).
+  const real = new Map(paths.map((p) => [p, realpathSync(p)]));
+  const binds = [...new Set([...real.values()].filter(underTmp))].sort();
+  const kept = binds.filter((p) => !binds.some((q) => q !== p && p.startsWith(`${q}/`)));
+  const within = (p: string) => kept.some((q) => p === q || p.startsWith(`${q}/`));
+  // a path reached through a link (not itself inside a bound folder) is recreated as that link
+  const links = [...real].filter(([p, r]) => p !== r && !within(p) && within(r));
+  return [...kept.flatMap((p) => ['--ro-bind', p, p]), ...links.flatMap(([p, r]) => ['--symlink', r, p])];
 }
 
 /**
  * The bwrap command line wrapping `argv`, with `workspace` the only writable folder; `readOnly`
  * folders (an MCP server's folder, its node_modules) stay readable when they are under /tmp.
  */
-export function sandboxArgv(workspace: string, argv: string[], readOnly: readonly string[] = []): string[] {
+export function sandboxArgv(workspace: string, argv: string[], readOnly: readonly string[] = [], o: { network?: boolean } = {}): string[] {
   const support = sandboxSupport();
   if (!support.ok) throw new EngineError(`options.sandbox: ${support.reason}`, 'SANDBOX');
   const ws = realpathSync(workspace);
@@ -85,7 +93,8 @@ export function sandboxArgv(workspace: string, argv: string[], readOnly: readonl
     '--bind',
     ws,
     ws,
-    '--unshare-net',
+    // network in the sandbox only as an explicit opt-in (--sandbox-network, a code command's `network: true`)
+    ...(o.network ? [] : ['--unshare-net']),
     '--unshare-pid',
     '--unshare-ipc',
     '--unshare-uts',

@@ -6,6 +6,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { stopsTheRun } from './subflow-failure.js';
 import { ExecutorInputError, str, type ArgSpecs, type ArgsEnv, type ExecResult, type Executor } from './types.js';
 import { EngineError } from '../errors.js';
+import { count } from '../util/plural.js';
 
 export function subflowFile(settings: Record<string, unknown>, baseDir: string): string {
   const file = str(settings.file) ?? '';
@@ -72,6 +73,15 @@ export const executor: Executor = {
         throw new ExecutorInputError(`cannot share memory file "${mine}" with ${file}: this SOP does not declare it`);
     }
     const r = await ctx.runSubflow({ file, inputs, memory });
+    if (r.status === 'interrupted' && interruptedForCaller(r.error) && !ctx.signal?.aborted) {
+      // Ctrl-C at one of its questions: back to this flow's controller, told that the user interrupted
+      const error = `the user interrupted it (Ctrl-C at a question of ${r.flow}); a second Ctrl-C stops the run`;
+      return {
+        ok: false,
+        result: ctx.templates.render('subflow_result', { command: ctx.command, failed: true, error, turns: r.turns }),
+        summary: `${r.flow} interrupted by the user after ${count(r.turns, 'turn')}`,
+      };
+    }
     if (r.status === 'interrupted' || (r.status === 'failed' && stopsTheRun(r.error, ctx.signal))) {
       throw r.error ?? new EngineError(`sub-flow ${r.flow} ${r.status}`, 'SUBFLOW');
     }
@@ -81,14 +91,14 @@ export const executor: Executor = {
       return {
         ok: false,
         result: ctx.templates.render('subflow_result', { command: ctx.command, failed: true, error, turns: r.turns }),
-        summary: `${r.flow} failed after ${r.turns} turns: ${error}`,
+        summary: `${r.flow} failed after ${count(r.turns, 'turn')}: ${error}`,
       };
     }
     if (r.status === 'max_turns' || r.result === undefined) {
       return {
         ok: false,
         result: ctx.templates.render('subflow_result', { command: ctx.command, stopped: true, turns: r.turns, result: r.result }),
-        summary: `${r.flow} stopped after ${r.turns} turns without finishing`,
+        summary: `${r.flow} stopped after ${count(r.turns, 'turn')} without finishing`,
       };
     }
     const result = r.result ?? '';
@@ -99,3 +109,8 @@ export const executor: Executor = {
     };
   },
 };
+
+/** A sub-flow stopped by the user's first Ctrl-C at one of its questions (src/io/human.ts). */
+function interruptedForCaller(err: Error | undefined): boolean {
+  return err?.name === 'AnswerInterruptedError' && (err as { toCaller?: unknown }).toCaller === true;
+}

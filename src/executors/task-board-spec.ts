@@ -104,7 +104,17 @@ const ARGS: Record<Op, ArgSpecs> = {
         'instruction: knowledge and instructions for next time; code: a program and how to use it; tool: a recipe for using an external tool.',
     },
     name: { type: 'string', required: true, description: 'A short name for the framework.' },
-    content: { type: 'string', required: true, description: 'The framework itself.' },
+    content: {
+      type: 'string',
+      required: true,
+      description:
+        'The framework itself. For code: functions (with docstrings) saved to the code library, which later code imports; not a script.',
+    },
+    language: {
+      type: 'string',
+      enum: ['python', 'javascript'],
+      description: 'kind code: the language of the functions (default python).',
+    },
   },
   ask_user: { task: TASK_ARG, question: { type: 'string', required: true, description: 'The question for the user.' } },
   done: {},

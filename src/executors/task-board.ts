@@ -25,6 +25,7 @@ import { searchThoughts } from '../taskboard/thought-search.js';
 import { WorldModelError } from '../worldmodel/statement.js';
 import { ExecutorInputError, str, type ExecContext, type ExecResult, type Executor } from './types.js';
 import { DEFAULT_FRAMEWORKS_FILE, DEFAULT_MAX_DEPTH, opOf, taskBoardSpec, type Op } from './task-board-spec.js';
+import { inspectCode, saveToLibrary, type Lang } from './library.js';
 
 export { DEFAULT_FRAMEWORKS_FILE, DEFAULT_MAX_DEPTH, TASK_BOARD_OPS } from './task-board-spec.js';
 
@@ -209,13 +210,30 @@ const OPS: Record<Op, OpFn> = {
   framework(board, args, ctx) {
     const t = taskOf(board, args);
     const r = resourcesOf(t, ctx);
-    if (!r.may_create_framework) throw new TaskBoardError(`a ${t.value}-value task may not create frameworks`);
+    if (!r.may_create_framework) throw new TaskBoardError(r.framework_denied ?? `a ${t.value}-value task may not create frameworks`);
     const file = str(ctx.settings.frameworks) ?? DEFAULT_FRAMEWORKS_FILE;
     if (!ctx.memory.has(file))
       throw new TaskBoardError(`frameworks are saved in the memory file "${file}", which this SOP does not declare`);
     const name = str(args.name)?.trim() ?? '';
     const content = str(args.content)?.trim() ?? '';
     if (!name || !content) throw new TaskBoardError('a framework needs a name and its content');
+    if (str(args.kind) === 'code') {
+      // a code framework is library code later code imports, not a note (seed 003)
+      const lang: Lang = str(args.language) === 'javascript' ? 'javascript' : 'python';
+      const inspected = inspectCode(content, lang);
+      if (!inspected.ok) throw new TaskBoardError(`the code framework "${name}" is not valid ${lang}: ${inspected.error}`);
+      if (inspected.functions.length === 0)
+        throw new TaskBoardError(`the code framework "${name}" defines no top-level function: write it as functions later code can import`);
+      const module = lang === 'python' ? 'library.py' : 'library.js';
+      const saved = saveToLibrary(ctx, content, inspected.functions, lang, module);
+      const signatures = inspected.functions.map((f) => f.signature).join(', ');
+      ctx.memory.append(file, `## ${name} (code, from task ${t.id})\n\nIn ${module}: ${signatures}. Use it with: ${saved.importHint}\n\n`);
+      board.annotate(t.id, `Created the code framework "${name}" (${module}).`);
+      return {
+        result: `Saved the code framework "${name}" to the code library ${module} (${signatures}); later code uses it with: ${saved.importHint}`,
+        summary: `code framework "${name}" from task ${t.id}: ${signatures} in ${module}`,
+      };
+    }
     ctx.memory.append(file, `## ${name} (${str(args.kind)}, from task ${t.id})\n\n${content}\n\n`);
     board.annotate(t.id, `Created the ${str(args.kind)} framework "${name}".`);
     return {

@@ -59,6 +59,10 @@ export interface ExecContext {
   yes: boolean;
   /** Run code under bubblewrap (--sandbox). */
   sandbox: boolean;
+  /** Network inside the sandbox (--sandbox-network, or a code command's `network: true`). */
+  sandboxNetwork?: boolean;
+  /** The code that really ran in this run so far, oldest first (the code executor's results): its turn and command. */
+  codeRuns?(): Array<{ turn: number; command: string }>;
   /** The run's stateful Python and JavaScript sessions (the code executor); without them every piece of code runs alone. */
   sessions?: CodeSessions;
   templates: TemplateSet;

@@ -44,6 +44,11 @@ const ARGS: Record<Op, ArgSpecs> = {
       required: true,
       description: "What was done and seen (the code's output, the answer, the counterexample).",
     },
+    code_turn: {
+      type: 'integer',
+      description:
+        'method code_run: the turn of the code run that is the evidence (default: the last code that ran since the hypothesis was proposed); code that did not run is no evidence.',
+    },
   },
   accept: { statement: STATEMENT },
   reject: {

@@ -16,7 +16,7 @@ import { TaskBoardError } from '../taskboard/task.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
 import type { WorldModel } from '../worldmodel/model.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { WorldModelError, type TestMethod, type TestOutcome } from '../worldmodel/statement.js';
+import { WorldModelError, type CodeRunRecord, type TestMethod, type TestOutcome } from '../worldmodel/statement.js';
 import { ExecutorInputError, str, type ExecContext, type ExecResult, type Executor } from './types.js';
 import { worldModelSpec, type Op } from './world-model-spec.js';
 
@@ -31,6 +31,24 @@ interface Outcome {
 }
 type OpFn = (model: WorldModel, args: Record<string, unknown>, ctx: ExecContext) => Promise<Outcome> | Outcome;
 
+/**
+ * The code run a code_run test rests on: the one at `turn`, or the last, among the code that
+ * really ran since the hypothesis was proposed; refused when there is none (a test must not
+ * claim a run that did not happen).
+ */
+function ranCode(model: WorldModel, id: number, turn: number | undefined, ctx: ExecContext): CodeRunRecord {
+  const since = model.statement(id).proposed_turn ?? 0;
+  const runs = (ctx.codeRuns?.() ?? []).filter((r) => r.turn >= since);
+  const run = turn === undefined ? runs.at(-1) : runs.find((r) => r.turn === turn);
+  if (!run) {
+    const which = turn === undefined ? 'no code has run' : `no code ran at turn ${turn}`;
+    throw new WorldModelError(
+      `a code_run test needs code that really ran: ${which} since hypothesis ${id} was proposed${runs.length ? ` (code ran at turn ${runs.map((r) => r.turn).join(', ')})` : ''}; run the code first, then record its test`,
+    );
+  }
+  return run;
+}
+
 /** The task in progress on the SOP's task board, if it has one. */
 function currentTask(ctx: ExecContext): number | undefined {
   const boards = Object.entries(memoryTypes(ctx.sop ?? {})).filter(([, t]) => t === 'task_board');
@@ -40,7 +58,7 @@ function currentTask(ctx: ExecContext): number | undefined {
 
 const OPS: Record<Op, OpFn> = {
   propose(model, args, ctx) {
-    const s = model.propose(str(args.hypothesis) ?? '', parseTriples(str(args.triples)), intArg(args.task) ?? currentTask(ctx));
+    const s = model.propose(str(args.hypothesis) ?? '', parseTriples(str(args.triples)), intArg(args.task) ?? currentTask(ctx), ctx.turn);
     return {
       result: `Hypothesis ${s.id} proposed: ${s.text}${s.triples.length ? `\nTriples: ${s.triples.map((t) => `(${t.subject}; ${t.predicate}; ${t.object})`).join(' ')}` : ''}\nDerive predictions that could falsify it, then test them.`,
       summary: `hypothesis ${s.id}: ${s.text}`,
@@ -54,12 +72,15 @@ const OPS: Record<Op, OpFn> = {
       summary: `hypothesis ${id}: predictions ${added.map((p) => p.id).join(', ')}`,
     };
   },
-  test(model, args) {
+  test(model, args, ctx) {
     const id = intArg(args.statement)!;
+    const method = str(args.method) as TestMethod;
+    const codeRun = method === 'code_run' ? ranCode(model, id, intArg(args.code_turn), ctx) : undefined;
     const p = model.recordTest(id, intArg(args.prediction)!, {
-      method: str(args.method) as TestMethod,
+      method,
       outcome: str(args.outcome) as TestOutcome,
       evidence: str(args.evidence) ?? '',
+      ...(codeRun ? { code_run: codeRun } : {}),
     });
     const s = model.statement(id);
     const untested = s.predictions.filter((x) => !x.test).map((x) => x.id);
@@ -69,8 +90,9 @@ const OPS: Record<Op, OpFn> = {
         : untested.length
           ? `Still to test: prediction ${untested.join(', ')}.`
           : 'Every prediction held: it may be accepted.';
+    const by = codeRun ? `${p.test!.method} (${codeRun.command} at turn ${codeRun.turn})` : p.test!.method;
     return {
-      result: `Prediction ${p.id} of hypothesis ${id} ${p.test!.outcome} by ${p.test!.method}. ${next}`,
+      result: `Prediction ${p.id} of hypothesis ${id} ${p.test!.outcome} by ${by}. ${next}`,
       summary: `hypothesis ${id}, prediction ${p.id}: ${p.test!.outcome} by ${p.test!.method}`,
     };
   },

@@ -145,33 +145,109 @@ export class AnswersFileInput implements HumanInput {
   }
 }
 
-/** Reads one line per answer from the terminal (or the given streams). */
+/**
+ * Ctrl-C at a question asked at the terminal. The first goes back to the flow that called the one
+ * asking (a sub-flow's caller is told "the user interrupted" and may re-plan: `toCaller`); at the
+ * top level, or at the second Ctrl-C, the run stops (interrupted, resumable).
+ */
+export class AnswerInterruptedError extends HumanInputError {
+  readonly resumable = true;
+  constructor(
+    message: string,
+    readonly toCaller: boolean,
+  ) {
+    super(message);
+    this.name = 'AnswerInterruptedError';
+  }
+}
+
+/** The first line of an answer that spans several lines: `<<<` (what follows it on the line is its first line). */
+export const MULTILINE_OPEN = '<<<';
+/** The line that ends an answer of several lines (the seed's end_of_input_string), unless given another. */
+export const END_OF_INPUT = 'EOF';
+
+/**
+ * Reads an answer from the terminal (or the given streams): one line, or, when its first line
+ * starts with `<<<`, every line up to one that is exactly the end-of-input string (`EOF`): a plan
+ * or feedback of several lines, typed or pasted.
+ */
 export class TerminalInput implements HumanInput {
   readonly id = 'terminal';
   readonly interactive = true;
   private count = 0;
+  private hinted = false;
+  /** Ctrl-C pressed at questions so far (the second stops the run). */
+  private interrupts = 0;
   private readonly input: Readable & { isTTY?: boolean };
   private readonly output: Writable;
-  constructor(o: { input?: Readable; output?: Writable } = {}) {
+  private readonly endOfInput: string;
+  constructor(o: { input?: Readable; output?: Writable; endOfInput?: string } = {}) {
     this.input = o.input ?? process.stdin;
     this.output = o.output ?? process.stderr;
+    this.endOfInput = o.endOfInput ?? END_OF_INPUT;
   }
   get consumed(): number {
     return this.count;
   }
   async ask(q: HumanQuestion): Promise<string> {
     const rl = createInterface({ input: this.input, output: this.output, terminal: this.input.isTTY === true });
+    // Ctrl-D at a terminal, or the end of piped input: the person stopped answering
+    const stopped = () => new NoMoreAnswersError(`${q.agent} (${q.role}) stopped answering (Ctrl-D, or the end of the input)`);
+    // lines are queued as they come, so the lines of a paste are all read
+    const queue: string[] = [];
+    let waiting: { resolve: (line: string) => void; reject: (err: Error) => void } | undefined;
+    let closed = false;
+    rl.on('line', (line) => {
+      const w = waiting;
+      waiting = undefined;
+      if (w) w.resolve(line);
+      else queue.push(line);
+    });
+    rl.once('close', () => {
+      closed = true;
+      waiting?.reject(stopped());
+    });
+    // Ctrl-C at the question: back to the caller of this flow the first time, the run stops the second
+    rl.on('SIGINT', () => {
+      this.interrupts++;
+      const first = this.interrupts === 1;
+      const w = waiting;
+      waiting = undefined;
+      this.output.write('^C\n');
+      w?.reject(
+        new AnswerInterruptedError(
+          `the user interrupted ${q.agent} (${q.role})'s question with Ctrl-C${first ? '' : ' a second time'}`,
+          first,
+        ),
+      );
+    });
+    const next = (prompt: string): Promise<string> => {
+      if (queue.length > 0) return Promise.resolve(queue.shift()!);
+      if (closed) return Promise.reject(stopped());
+      rl.setPrompt(prompt);
+      rl.prompt();
+      return new Promise((resolve, reject) => (waiting = { resolve, reject }));
+    };
     try {
       // Questions and approvals (executors) carry their own text: the question, the code to run.
       if (q.kind !== 'turn' && q.prompt) this.output.write(`\n${q.prompt}\n`);
-      const answer = await new Promise<string>((resolve, reject) => {
-        // Ctrl-D at a terminal, or the end of piped input: the person stopped answering
-        const stopped = () => new NoMoreAnswersError(`${q.agent} (${q.role}) stopped answering (Ctrl-D, or the end of the input)`);
-        rl.once('close', () => reject(stopped()));
-        rl.question(`${q.agent} (${q.role}) > `).then(resolve, (err: unknown) =>
-          reject(err instanceof Error && err.name === 'AbortError' ? stopped() : err),
-        );
-      });
+      if (!this.hinted) {
+        this.hinted = true;
+        this.output.write(`(an answer of several lines: start it with ${MULTILINE_OPEN}, end it with a line ${this.endOfInput})\n`);
+      }
+      const first = await next(`${q.agent} (${q.role}) > `);
+      let answer = first;
+      if (first.trimStart().startsWith(MULTILINE_OPEN)) {
+        const lines: string[] = [];
+        const rest = first.trimStart().slice(MULTILINE_OPEN.length).trim();
+        if (rest !== '') lines.push(rest);
+        for (;;) {
+          const line = await next('... ');
+          if (line.trim() === this.endOfInput) break;
+          lines.push(line);
+        }
+        answer = lines.join('\n');
+      }
       this.count++;
       return answer;
     } finally {

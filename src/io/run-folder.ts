@@ -3,7 +3,7 @@
 // so a killed run keeps everything said up to that point; every line passes through the secret
 // redactor. One process writes a run folder at a time (run.lock; a resume takes it before it
 // reads the journal, and hands it over here).
-import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { RunEvent } from '../runtime/events.js';
 import { makeRedactor, type Redactor } from '../util/redact.js';
@@ -168,6 +168,12 @@ export class RunFolder {
     closeSync(this.markdown);
     closeSync(this.jsonl);
     this.unlock();
+  }
+
+  /** A new run refused before it started (nothing journaled): the folder goes, rather than stay as an empty, damaged run. */
+  discard(): void {
+    this.close();
+    rmSync(this.dir, { recursive: true, force: true });
   }
 }
 

@@ -2,13 +2,18 @@
 // (one message per line). The run folder appends these pieces as the run goes; `sop show` and
 // `sop resume` render them from the journal's effective history, so they always agree.
 import type { RunEvent } from '../runtime/events.js';
+import { count } from '../util/plural.js';
 
 /** The Markdown piece an event adds to transcript.md ('' for events that add nothing). */
 export function markdownPiece(event: RunEvent): string {
   switch (event.type) {
     case 'run_started': {
       let s = `# ${event.sop}\n\nRun \`${event.run_id}\` of \`${event.file}\`, started ${event.time}, LLM: ${event.llm}, seed ${event.seed}.\n`;
-      if (event.forked_from) s += `\nForked from run \`${event.forked_from.run_id}\` at turn ${event.forked_from.turn}.\n`;
+      if (event.forked_from)
+        s +=
+          `\nForked from run \`${event.forked_from.run_id}\` at turn ${event.forked_from.turn}` +
+          (event.forked_from.llm && event.forked_from.llm !== event.llm ? ` (turns up to there: LLM ${event.forked_from.llm})` : '') +
+          '.\n';
       if (Object.keys(event.inputs).length > 0) {
         s += `\nInputs:\n${Object.entries(event.inputs)
           .map(([k, v]) => `- ${k}: ${v}`)
@@ -32,7 +37,7 @@ export function markdownPiece(event: RunEvent): string {
           ? `Finished in state "${event.final_state}"`
           : `Stopped: ${event.status}${event.error ? ` (${event.error})` : ''}`;
       return (
-        `\n---\n\n${end} after ${event.turns} turns. LLM calls: ${u.calls}, prompt tokens: ${u.prompt_tokens}, completion tokens: ${u.completion_tokens}.\n` +
+        `\n---\n\n${end} after ${count(event.turns, 'turn')}. LLM calls: ${u.calls}, prompt tokens: ${u.prompt_tokens}, completion tokens: ${u.completion_tokens}.\n` +
         (event.result !== undefined ? `\nResult: ${event.result}\n` : '')
       );
     }
@@ -44,7 +49,7 @@ export function markdownPiece(event: RunEvent): string {
         const m = inner.message;
         return `\n**${m.sender}** (${m.role}) in ${event.flow}, turn ${m.turn}:\n\n${m.content}\n`;
       }
-      if (inner.type === 'run_finished') return `\n*${event.flow} ended (${inner.status}) after ${inner.turns} turns.*\n`;
+      if (inner.type === 'run_finished') return `\n*${event.flow} ended (${inner.status}) after ${count(inner.turns, 'turn')}.*\n`;
       return '';
     }
     default:

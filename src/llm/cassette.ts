@@ -210,7 +210,7 @@ export class RecordingProvider implements LlmProvider {
       response: res.content,
       ...(res.model ? { model: res.model } : {}),
       usage: res.usage,
-      request: request.messages,
+      request: res.sent ?? request.messages.map((m) => ({ role: m.role, content: m.content })),
     };
     this.flush();
     return res;

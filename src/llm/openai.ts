@@ -17,6 +17,7 @@ import {
   type ChatOptions,
   type ChatRequest,
   type ChatResponse,
+  type ChatMessage,
   type LlmProvider,
   type Usage,
 } from './types.js';
@@ -121,6 +122,31 @@ export function toolCallsAsCommands(calls: Array<{ name: string; arguments: stri
     .join('\n');
 }
 
+type WireMessage =
+  | { role: 'system' | 'user'; content: string }
+  | {
+      role: 'assistant';
+      content: string | null;
+      tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
+    }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+/** The messages as the server takes them: with `tools`, their native form where they have one (src/llm/types.ts). */
+export function wireMessages(messages: readonly ChatMessage[], tools: boolean): WireMessage[] {
+  return messages.map((m): WireMessage => {
+    const n = tools ? m.native : undefined;
+    if (n === undefined) return { role: m.role, content: m.content };
+    if (n.role === 'assistant')
+      return {
+        role: 'assistant',
+        content: null,
+        tool_calls: n.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })),
+      };
+    if (n.role === 'tool') return { role: 'tool', tool_call_id: n.toolCallId, content: n.content };
+    return { role: n.role, content: n.content };
+  });
+}
+
 /** "the agent call by Ada in state "opening"", for warnings. */
 function describeCall(meta: CallMeta): string {
   return `the ${meta.purpose} call${meta.agent ? ` by ${meta.agent}` : ''} in state "${meta.state}" (turn ${meta.turn})`;
@@ -185,18 +211,20 @@ export class OpenAiProvider implements LlmProvider {
   }
 
   async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
+    // the messages as the server got them (a recorded cassette keeps them): native forms with tools
+    const sent = () => this.body(request).messages;
     const res = await this.withRetries(request, options);
-    if (res.content !== '') return res;
+    if (res.content !== '') return { ...res, sent: sent() };
     // An empty reply is asked for once more; a second one is kept, with a warning.
     const what = describeCall(request.meta);
     if (!this.budget.take()) {
       this.options.onWarning?.(`${what} got an empty reply; the run's retry budget is spent, so it is recorded empty`);
-      return res;
+      return { ...res, sent: sent() };
     }
     this.options.onWarning?.(`${what} got an empty reply from ${this.client.baseURL}; asking once more`);
     const again = await this.withRetries(request, options);
     if (again.content === '') this.options.onWarning?.(`${what} got an empty reply twice; recorded empty`);
-    return again;
+    return { ...again, sent: sent() };
   }
 
   private async withRetries(request: ChatRequest, options: ChatOptions): Promise<ChatResponse> {
@@ -305,14 +333,17 @@ export class OpenAiProvider implements LlmProvider {
     const tools = request.meta.tools;
     const body = {
       model: request.model,
-      messages: request.messages,
+      messages: [] as WireMessage[],
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
       // actions: a state's commands offered as function tools (llm.tool_calls)
       ...(tools?.length ? { tools: tools.map((t) => ({ type: 'function' as const, function: t })), tool_choice: 'auto' as const } : {}),
       ...(request.stream ? { stream_options: { include_usage: true } } : {}),
     };
-    return adaptBody(body, this.adaptations.get(request.model) ?? new Set());
+    const sent = adaptBody(body, this.adaptations.get(request.model) ?? new Set());
+    // with the tools sent, the native form of each message (tool calls and results); else the JSON command form
+    sent.messages = wireMessages(request.messages, sent.tools !== undefined);
+    return sent;
   }
 
   /** Whether a refusal named a parameter the request can go without; if so it is left out from now on, with a warning. */

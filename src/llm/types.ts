@@ -5,7 +5,27 @@ export type ChatRole = 'system' | 'user' | 'assistant';
 export interface ChatMessage {
   role: ChatRole;
   content: string;
+  /**
+   * The message as it goes to a server that is sent the call's tools natively (`meta.tools`, a
+   * provider with function calling): the agent's command as an assistant `tool_calls` turn, its
+   * result as a `tool` message, the system and last prompts without the text list of commands.
+   * A provider that sends no tools (the mock, cassettes, a server that refused tools), the
+   * journal and token estimates use `role` and `content`: the JSON command format.
+   */
+  native?: NativeMessage;
 }
+
+/** A function tool call of an earlier turn: `arguments` is a JSON text. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+export type NativeMessage =
+  | { role: 'assistant'; toolCalls: ToolCall[] }
+  | { role: 'tool'; toolCallId: string; content: string }
+  | { role: 'system' | 'user'; content: string };
 
 /** What a call is for; providers and cassettes use it to check and to script replies. */
 /** What a call is for; `embedding`: a paid embedder's request (counted in usage, never a chat call). */
@@ -93,6 +113,8 @@ export interface ChatResponse {
   model?: string;
   /** Why the reply ended ("stop", "length", ...), when the provider reports it (tracing: gen_ai.response.finish_reasons). */
   finishReason?: string;
+  /** The messages as the provider sent them to its server, when they differ in form (openai: tool calls and results natively). */
+  sent?: unknown[];
 }
 
 export interface ChatOptions {

@@ -9,8 +9,8 @@ import type { ToolSlotExecutor } from '../components/registry.js';
 import type { RunContext } from '../runtime/context.js';
 import type { RunPlugin } from '../runtime/hooks.js';
 import type { Sop } from '../sop/types.js';
-import type { McpApproval } from './approval.js';
-import { mcpServers, splitRef, stateGrants } from './config.js';
+import { approveStart, type McpApproval } from './approval.js';
+import { isHttp, mcpServers, splitRef, stateGrants } from './config.js';
 import { McpHub } from './hub.js';
 import { boundSlotExecutors, slotBindings } from './slots.js';
 
@@ -37,6 +37,30 @@ export function namedTools(sop: Sop, bind: Record<string, string> = {}): Record<
   for (const state of Object.values(sop.states)) stateGrants(state).forEach(add);
   Object.values(slotBindings(sop, bind)).forEach(add);
   return out;
+}
+
+/**
+ * With nobody to ask (no terminal), whether every server the SOP uses (its grants and slot
+ * bindings) is allowed to start: a run refused now leaves no run folder, rather than failing at the
+ * first state that needs a tool. Throws the refusal (McpApprovalError) of the first one that is not.
+ */
+export async function approveUnattended(o: {
+  sop: Sop;
+  file: string;
+  approval: McpApproval;
+  sandbox: boolean;
+  bind?: Record<string, string>;
+}): Promise<void> {
+  if (o.approval.ask) return;
+  const servers = mcpServers(o.sop);
+  const used = new Set<string>();
+  for (const state of Object.values(o.sop.states)) for (const ref of stateGrants(state)) used.add(splitRef(ref)?.server ?? '');
+  for (const ref of Object.values(slotBindings(o.sop, o.bind))) used.add(splitRef(ref)?.server ?? '');
+  for (const server of used) {
+    const config = servers[server];
+    if (!config) continue; // sop validate names a grant of no server
+    await approveStart({ server, config, baseDir: dirname(resolve(o.file)), sandboxed: !isHttp(config) && o.sandbox }, o.approval);
+  }
 }
 
 export interface McpRun {

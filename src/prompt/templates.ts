@@ -13,6 +13,7 @@ import { tailLines } from './tail-lines.js';
 export const TEMPLATE_NAMES: TemplateName[] = [
   'agent_system',
   'agent_context',
+  'agent_message',
   'agent_last',
   'judge_system',
   'judge_user',

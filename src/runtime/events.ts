@@ -23,7 +23,8 @@ export type RunEvent =
       settings?: RunSettings;
       /** How the command line chose the LLM and human input (journal: defaults for resume). */
       launch?: Record<string, string | number | boolean>;
-      forked_from?: { run_id: string; dir: string; turn: number };
+      /** The run a fork branched from, at which turn, and the LLM of that run (its turns up to there). */
+      forked_from?: { run_id: string; dir: string; turn: number; llm?: string };
     }
   | {
       type: 'state_entered';

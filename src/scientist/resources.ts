@@ -35,6 +35,8 @@ export interface TaskResources {
   /** Why asking the user is not allowed, for the prompt. */
   ask_user_denied?: string;
   may_create_framework: boolean;
+  /** Why not, when the task's value allows frameworks but its level is not the highest. */
+  framework_denied?: string;
   /** The level a retry would use, when the value allows one. */
   next_level?: Level;
 }
@@ -97,7 +99,11 @@ export function resourcesFor(
     profile,
     may_ask_user: askDenied === undefined,
     ...(askDenied ? { ask_user_denied: askDenied } : {}),
-    may_create_framework: policy.create_framework,
+    // as the seed says: a framework is made at the highest level the task may reach, once the lower ones did not do
+    may_create_framework: policy.create_framework && lvl === policy.max_level,
+    ...(policy.create_framework && lvl !== policy.max_level
+      ? { framework_denied: `a framework is made only at the task's highest level (${policy.max_level}): escalate first` }
+      : {}),
     ...(next && rank(next) <= rank(policy.max_level) ? { next_level: next } : {}),
   };
 }

@@ -63,6 +63,7 @@ export function currentTaskView(t: Task, sop: Pick<Sop, 'resources'>, inputs: Re
     may_ask_user: r.may_ask_user,
     ask_user_denied: r.ask_user_denied ?? '',
     may_create_framework: r.may_create_framework,
+    framework_denied: r.framework_denied ?? '',
     next_level: r.next_level ?? '',
     routes: (t.routes ?? []).map((x) => ({ ...x, indent: '  '.repeat(x.depth - 1), score: x.score.toFixed(2) })),
     stream: t.stream_of_consciousness.slice(-STREAM_SHOWN),

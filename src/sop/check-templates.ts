@@ -54,7 +54,7 @@ export function templateTexts(sop: Sop): Array<{ path: Path; source: string; var
         text(here('style', 'style'), s.style);
       }
       if (c.style !== undefined && (typeof c.style === 'string' || (c.style as { style?: unknown }).style === undefined)) {
-        for (const [agent, def] of Object.entries(sop.agents)) if (def.roles[stateName] === role) styled.add(agent);
+        for (const [agent, def] of Object.entries(sop.agents)) if (def.roles?.[stateName] === role) styled.add(agent);
       }
       for (const key of ['task', 'rule', 'system', 'last'] as const) text(here(key), c[key]);
       for (const key of ['demonstrations', 'cot'] as const) list(here(key), c[key]);
@@ -110,4 +110,18 @@ export function templateDiagnostics(sop: Sop): Diagnostic[] {
     }
   }
   return out;
+}
+
+const readCache = new WeakMap<Sop, ReadonlySet<string>>();
+
+/** The inputs some text of the SOP reads as a template (`{{inputs.NAME}}`, `{{goal}}`). */
+export function inputsRead(sop: Sop): ReadonlySet<string> {
+  let reads = readCache.get(sop);
+  if (reads === undefined) {
+    const found = new Set<string>();
+    for (const t of templateTexts(sop)) if (t.source.includes('{{')) checkTemplate(t.source, { reads: found });
+    reads = found;
+    readCache.set(sop, reads);
+  }
+  return reads;
 }

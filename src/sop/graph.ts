@@ -60,7 +60,7 @@ export function stateLines(sop: Sop, name: string): string[] {
   const human = new Set(
     Object.values(sop.agents)
       .filter((a) => a.human)
-      .map((a) => a.roles[name])
+      .map((a) => a.roles?.[name])
       .filter((r) => r !== undefined),
   );
   const roles = effectiveRoles(state).map((r) => (human.has(r) ? `${r} (human)` : r));

@@ -5,6 +5,7 @@ import { JsonSyntaxError, locatePointer, parseJson } from './json-source.js';
 import type { Sop } from './types.js';
 import { graphDiagnostics, schemaDiagnostics, type SopCheck } from './validate.js';
 import { staticDiagnostics } from './check-static.js';
+import { applyCast } from './cast.js';
 import { InputFileError, readInputFile } from '../io/read-input-file.js';
 
 export const MAX_SOP_BYTES = 5 * 1024 * 1024;
@@ -73,7 +74,9 @@ export function validateSopDocument(doc: unknown, file: string, text?: string, c
   }
   const schemaErrors = schemaDiagnostics(doc);
   if (schemaErrors.length > 0) throw new SopError(place(schemaErrors));
-  const sop = doc as Sop;
+  const cast = applyCast(doc as Sop); // states' cast into the agents' roles (cast.ts)
+  if (cast.problems.length > 0) throw new SopError(place(cast.problems));
+  const sop = cast.sop;
   const graph = place([...graphDiagnostics(sop, checks, file), ...staticDiagnostics(sop)]); // templates, file names: check-static.ts
   if (graph.some((d) => d.severity === 'error')) throw new SopError(graph);
   return { sop, file, warnings: graph.filter((d) => d.severity === 'warning') };

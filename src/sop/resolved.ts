@@ -69,7 +69,7 @@ export function resolveSop(sop: Sop): ResolvedSop {
   const agentRoles: Record<string, Record<string, string>> = {};
   for (const [agent, def] of Object.entries(sop.agents)) {
     agentRoles[agent] = { ...def.roles };
-    for (const [state, role] of Object.entries(def.roles)) {
+    for (const [state, role] of Object.entries(def.roles ?? {})) {
       const s = states[state];
       if (s) s.roleToAgent[role] = agent;
     }

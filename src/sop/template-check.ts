@@ -24,6 +24,8 @@ export interface TemplateScope {
   memory?: ReadonlySet<string>;
   /** Why a name is missing, when the engine gives it only to some SOPs or templates. */
   why?: ReadonlyMap<string, string>;
+  /** Filled with the inputs the template reads (`{{inputs.NAME}}`, `{{goal}}`). */
+  reads?: Set<string>;
 }
 
 export interface TemplateProblem {
@@ -157,6 +159,8 @@ class Checker {
       this.problem(`{{${shown}}}: ${why ?? `"${name}" is not a variable of this template (it has: ${this.available()})`}`, node);
       return;
     }
+    if (name === 'goal') this.scope.reads?.add('goal');
+    if (name === 'inputs' && field !== undefined) this.scope.reads?.add(field);
     const inputs = this.scope.inputs;
     if (inputs) {
       if (name === 'goal' && !inputs.has('goal'))

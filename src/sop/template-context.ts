@@ -9,13 +9,14 @@ import type { TemplateName } from './types.js';
 export const BASE_VARIABLES = ['inputs', 'goal', 'sop', 'memory', 'task_board', 'world_model', 'mood', 'population'] as const;
 
 const STATE = [...BASE_VARIABLES, 'state', 'environment_prompt'];
-const AGENT = [...STATE, 'agent', 'components', 'commands', 'last_parts', 'output'];
+const AGENT = [...STATE, 'agent', 'components', 'commands', 'native_tools', 'last_parts', 'output'];
 const HISTORY = ['history', 'last_message', 'relevant'];
 
 export const TEMPLATE_VARIABLES: Record<TemplateName, readonly string[]> = {
   agent_system: AGENT,
   agent_last: AGENT,
   agent_context: [...AGENT, 'summary', 'relevant'],
+  agent_message: ['message', 'agent', 'state'],
   judge_system: [...STATE, 'judge', 'extract_word', 'keys', 'summary', ...HISTORY],
   judge_user: [...STATE, 'judge', 'extract_word', 'keys', 'summary', ...HISTORY],
   speaker_system: [...STATE, 'speaker', 'extract_word', 'roles', ...HISTORY],
@@ -71,6 +72,7 @@ export const TEMPLATE_VARIABLES: Record<TemplateName, readonly string[]> = {
     'saved',
     'import_hint',
     'listed',
+    'feedback',
   ],
   subflow_result: ['command', 'stopped', 'failed', 'error', 'turns', 'result', 'summary'],
 };

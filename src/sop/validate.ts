@@ -123,7 +123,7 @@ export function graphDiagnostics(sop: Sop, checks: readonly SopCheck[] = [], fil
   // Who plays which role, per state.
   const players = new Map<string, Map<string, string[]>>();
   for (const [agentName, agent] of Object.entries(sop.agents)) {
-    for (const [stateName, role] of Object.entries(agent.roles)) {
+    for (const [stateName, role] of Object.entries(agent.roles ?? {})) {
       if (!has(stateName)) {
         err(['agents', agentName, 'roles', stateName], `state "${stateName}" is not defined in "states"`);
         continue;

@@ -10,6 +10,7 @@ import { loadPricing } from '../llm/pricing.js';
 import type { Sop } from '../sop/types.js';
 import type { GridPoint } from './grid.js';
 import { EngineError } from '../errors.js';
+import { inputRequired } from '../engine/run.js';
 
 export class SweepOptionError extends EngineError {
   constructor(message: string) {
@@ -87,7 +88,7 @@ export function checkPricing(file: string | undefined): void {
 /** A required input of the SOP that some run of the grid has no value for. */
 export function checkRequiredInputs(sop: Sop, points: readonly GridPoint[]): void {
   for (const [name, def] of Object.entries(sop.inputs ?? {})) {
-    if (!def.required || def.default !== undefined) continue;
+    if (!inputRequired(sop, name, def)) continue;
     const without = points.filter((p) => !Object.hasOwn(p.inputs, name));
     if (without.length === 0) continue;
     throw new SweepOptionError(

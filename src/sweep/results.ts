@@ -157,6 +157,44 @@ function countRows(counts: Map<string, number>, total: number): string[] {
     .map(([v, n]) => `| ${mdCell(v)} | ${n} | ${((100 * n) / Math.max(1, total)).toFixed(1)}% |`);
 }
 
+/**
+ * Outcomes by input row (a sweep over --inputs with two rows or more): each row's inputs, its
+ * runs, how many finished, and the commonest value of each output tag (the first three tags).
+ */
+function rowTable(results: readonly ResultLine[], tags: readonly string[]): string[] {
+  const rows = new Map<number, ResultLine[]>();
+  for (const r of results) if (r.row !== undefined) rows.set(r.row, [...(rows.get(r.row) ?? []), r]);
+  if (rows.size < 2) return [];
+  const shown = tags.slice(0, 3);
+  const commonest = (of: readonly ResultLine[], tag: string): string => {
+    const counts = new Map<string, number>();
+    for (const r of of) {
+      const v = r.outputs?.[tag];
+      if (v !== undefined) counts.set(v, (counts.get(v) ?? 0) + 1);
+    }
+    const [top] = [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+    return top ? `${mdCell(top[0], 40)} (${top[1]} of ${of.length})` : '-';
+  };
+  const inputsOf = (r: ResultLine) =>
+    Object.entries(r.inputs ?? {})
+      .map(([k, v]) => `${k}=${v}`)
+      .join(', ');
+  return [
+    '',
+    '## By input row',
+    '',
+    `| row | inputs | runs | finished |${shown.map((t) => ` \`${t}\` |`).join('')}`,
+    `|---|---|---|---|${shown.map(() => '---|').join('')}`,
+    ...[...rows.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(
+        ([row, of]) =>
+          `| ${row} | ${mdCell(inputsOf(of[0]!), 60)} | ${of.length} | ${of.filter((r) => r.status === 'finished').length} |` +
+          shown.map((t) => ` ${commonest(of, t)} |`).join(''),
+      ),
+  ];
+}
+
 export function summaryMarkdown(results: readonly ResultLine[], title: string, others = 0): string {
   const count =
     `${results.length} runs.` +
@@ -178,6 +216,7 @@ export function summaryMarkdown(results: readonly ResultLine[], title: string, o
     }
     lines.push('', `## Output \`${tag}\``, '', '| value | runs | share |', '|---|---|---|', ...countRows(counts, results.length));
   }
+  lines.push(...rowTable(results, tags));
   const models = [...new Set(results.map((r) => r.model ?? '(default)'))];
   if (models.length > 1) {
     lines.push('', '## By model', '', '| model | runs | finished |', '|---|---|---|');

@@ -8,6 +8,7 @@ import { esc, formatTime } from './html.js';
 import { agentTimelineHtml, hasPopulation, populationHtml } from './population.js';
 import type { RunInfo, ServedRun } from './runs.js';
 import { TranscriptBuilder } from './transcript.js';
+import { count } from '../util/plural.js';
 
 const STYLE = `
 body{font-family:system-ui,sans-serif;margin:0;color:#222;background:#fafafa}
@@ -90,7 +91,7 @@ export function runPage(run: ServedRun, info: RunInfo, token: string, viewer?: s
   const mermaid = runMermaid(info.events);
   const head =
     `<header class="top"><a href="/?t=${token}">runs</a> · <b>${esc(info.id)}</b> · SOP ${esc(info.sop)} · ${statusHtml(info.status)}` +
-    ` · ${info.turns} turns · ${info.tokens.prompt} prompt + ${info.tokens.completion} completion tokens in ${info.tokens.calls} calls` +
+    ` · ${count(info.turns, 'turn')} · ${info.tokens.prompt} prompt + ${info.tokens.completion} completion tokens in ${info.tokens.calls} calls` +
     ` · cost ${costText(info.cost)} · started ${esc(formatTime(info.started))}${viewAs(info.id, token, agents, viewer)}</header>`;
   const error = info.error ? `<p class="status-failed">${esc(info.error)}</p>` : '';
   const body =

@@ -58,7 +58,7 @@ export class WorldModel {
     throw new WorldModelError(`there is no statement ${id}${ids.length ? ` (statements: ${ids.join(', ')})` : ''}`);
   }
 
-  propose(text: string, triples: readonly Triple[] = [], task?: number): Statement {
+  propose(text: string, triples: readonly Triple[] = [], task?: number, turn?: number): Statement {
     if (typeof text !== 'string' || !text.trim()) throw new WorldModelError('a hypothesis needs its statement as text');
     triples.forEach((t, i) => {
       for (const part of ['subject', 'predicate', 'object'] as const) {
@@ -73,6 +73,7 @@ export class WorldModel {
       triples: triples.map((t) => ({ subject: t.subject.trim(), predicate: t.predicate.trim(), object: t.object.trim() })),
       predictions: [],
       ...(task !== undefined ? { task } : {}),
+      ...(turn !== undefined ? { proposed_turn: turn } : {}),
     };
     this.live.set(s.id, s);
     return s;
@@ -107,7 +108,7 @@ export class WorldModel {
       throw new WorldModelError(`test outcome must be one of ${TEST_OUTCOMES.join(', ')}, got ${JSON.stringify(test.outcome)}`);
     if (typeof test.evidence !== 'string' || !test.evidence.trim())
       throw new WorldModelError(`the test of prediction ${predictionId} needs its evidence (what was done and seen)`);
-    p.test = { method: test.method, outcome: test.outcome, evidence: test.evidence };
+    p.test = { method: test.method, outcome: test.outcome, evidence: test.evidence, ...(test.code_run ? { code_run: test.code_run } : {}) };
     return p;
   }
 

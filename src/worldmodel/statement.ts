@@ -23,6 +23,14 @@ export interface PredictionTest {
   outcome: TestOutcome;
   /** What was done and seen: the code and its output, the user's answer, the reasoning. */
   evidence: string;
+  /** method code_run: the code command that ran, and the turn it ran at. */
+  code_run?: CodeRunRecord;
+}
+
+/** A code command that really ran in the run (an `action` message of the code executor). */
+export interface CodeRunRecord {
+  turn: number;
+  command: string;
 }
 
 export interface Prediction {
@@ -41,6 +49,8 @@ export interface Statement {
   predictions: Prediction[];
   /** The task the statement came up in. */
   task?: number;
+  /** The turn it was proposed at (a code_run test must use code that ran since). */
+  proposed_turn?: number;
   /** Why it was rejected (set with status rejected). */
   reason?: string;
 }

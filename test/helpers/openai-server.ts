@@ -31,9 +31,33 @@ export type Fault =
    */
   | { kind: 'drip'; everyMs: number; unit: 'byte' | 'char' };
 
+/** Whether an assistant turn of the request called `command`: as a tool call, or as JSON command text. */
+export function calledCommand(body: ChatRequestBody, command: string): boolean {
+  return body.messages.some(
+    (m) => m.role === 'assistant' && (m.tool_calls?.some((c) => c.function.name === command) || (m.content ?? '').includes(command)),
+  );
+}
+
+/** Whether a message the model was shown (a user message or a tool result) holds `text`. */
+export function shownText(body: ChatRequestBody, text: string): boolean {
+  return body.messages.some((m) => (m.role === 'user' || m.role === 'tool') && (m.content ?? '').includes(text));
+}
+
+/** The names of the tools the request offers, and, as text, its system prompt: what a model is told it can call. */
+export function offered(body: ChatRequestBody): string {
+  return [...(body.tools ?? []).map((t) => t.function.name), body.messages[0]?.content ?? ''].join('\n');
+}
+
 export interface ChatRequestBody {
   model: string;
-  messages: Array<{ role: string; content: string }>;
+  /** Assistant turns with tool calls have content null; results of tool calls are role "tool" (src/llm/openai.ts). */
+  messages: Array<{
+    role: string;
+    content: string | null;
+    tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
+    tool_call_id?: string;
+  }>;
+  tools?: Array<{ type: string; function: { name: string; description?: string; parameters?: unknown } }>;
   stream?: boolean;
   temperature?: number;
   max_tokens?: number;

@@ -17,6 +17,7 @@ import {
   PIPE_CLOSE_GRACE_MS,
   closePipes,
   codeEnvironment,
+  installsInWorkspace,
   killGroup,
   track,
   type CodeOutcome,
@@ -135,6 +136,8 @@ export interface CodeSessionOptions {
   language: SessionLanguage;
   cwd: string;
   sandbox: boolean;
+  /** With the sandbox: network inside it (an explicit opt-in). */
+  network?: boolean;
   /** Added to the environment code gets (codeEnvironment: secrets left out). */
   env?: Record<string, string>;
 }
@@ -171,13 +174,18 @@ export class CodeSession {
 
   private start(): void {
     let argv = driverArgv(this.o.language);
-    if (this.o.sandbox) argv = sandboxArgv(this.o.cwd, argv);
+    if (this.o.sandbox) argv = sandboxArgv(this.o.cwd, argv, [], { network: this.o.network });
     const mark = Buffer.from(`\u001eSOP-CELL-END-${randomBytes(12).toString('hex')}\u001e`);
     this.tag = newRunTag();
     this.cells = 0;
     const child = spawn(argv[0]!, argv.slice(1), {
       cwd: this.o.cwd,
-      env: { ...codeEnvironment(this.o.env), [RUN_TAG_VAR]: this.tag, SOP_SESSION_MARK: mark.toString('utf8') },
+      env: {
+        ...codeEnvironment(this.o.env),
+        ...(this.o.sandbox && this.o.network ? installsInWorkspace(this.o.cwd) : {}),
+        [RUN_TAG_VAR]: this.tag,
+        SOP_SESSION_MARK: mark.toString('utf8'),
+      },
       detached: true,
       stdio: this.o.sandbox ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
     }) as ChildProcessWithoutNullStreams;
