@@ -86,7 +86,11 @@ const KNOWN: Known[] = [
   },
   { files: ['src/agent/output.ts'], text: /'agents-v1'/, why: "the name-stripping mode 'agents-v1', a journaled setting's value" },
   { files: ['src/io/allow-file.ts'], text: /\bmcp\b/, why: "the consent file's sections, mcp and llm (docs/tools.md)" },
-  { files: ['src/environment/message.ts'], text: /'action'/, why: "the kind of a message that records a command's outcome" },
+  {
+    files: ['src/environment/message.ts', 'src/agent/window-chat.ts'],
+    text: /'action'/,
+    why: "the kind of a message that records a command's outcome",
+  },
 ];
 
 function coreFiles(dir: string): string[] {
