@@ -224,9 +224,11 @@ export class TerminalInput implements HumanInput {
     const next = (prompt: string): Promise<string> => {
       if (queue.length > 0) return Promise.resolve(queue.shift()!);
       if (closed) return Promise.reject(stopped());
+      // waiting before the prompt is shown: a line may come at once (a paste, a scripted terminal)
+      const line = new Promise<string>((resolve, reject) => (waiting = { resolve, reject }));
       rl.setPrompt(prompt);
       rl.prompt();
-      return new Promise((resolve, reject) => (waiting = { resolve, reject }));
+      return line;
     };
     try {
       // Questions and approvals (executors) carry their own text: the question, the code to run.
