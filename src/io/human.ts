@@ -226,6 +226,9 @@ export class TerminalInput implements HumanInput {
       if (closed) return Promise.reject(stopped());
       rl.setPrompt(prompt);
       rl.prompt();
+      // a line may arrive as the prompt is written (a person who answers what they see at once)
+      if (queue.length > 0) return Promise.resolve(queue.shift()!);
+      if (closed) return Promise.reject(stopped());
       return new Promise((resolve, reject) => (waiting = { resolve, reject }));
     };
     try {
