@@ -153,6 +153,9 @@ describe('werewolf example', () => {
       expect(cy).toContain('Ann is a werewolf.');
       expect(cy).not.toContain('Let&#39;s take her tonight');
       expect(all).toContain('Let&#39;s take her tonight');
+      // where a message is hidden from the agent, a line says so (never what it said)
+      expect(fay).toContain('<p class="hidden-msg">a message Fay may not see (turn 2)</p>');
+      expect(all).not.toContain('may not see');
     } finally {
       await server.close();
     }

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadSop, runSop } from '../src/index.js';
+import { loadSop, resumeRun, runSop } from '../src/index.js';
 import { acquireRunLock } from '../src/journal/lock.js';
 import { findRuns } from '../src/view/runs.js';
 import { startViewServer, type ViewServer } from '../src/view/server.js';
@@ -131,6 +131,30 @@ describe('sop view server', () => {
     expect(html).toContain('Remember: &lt;b&gt;Oslo&lt;/b&gt; numbers.');
     expect(page).toContain('workspace/draft.txt');
     expect(page).not.toContain('outside the run folders');
+  });
+
+  it('shows output tags as labelled blocks, a legend of distinct colours, and cost and resumes as sop runs shows them', async () => {
+    const html = await (await fetch(server.runUrl(RUN))).text();
+    // the judge's verdict: its role's output tag, whose text the message holds without the tag
+    const verdict = html.slice(html.lastIndexOf('<article class="msg"'));
+    expect(verdict).toContain('<div class="content"><span class="tag"><span class="tag-label">verdict</span>');
+    // each chart's legend is HTML (it wraps), one colour per series, all different
+    for (const chart of html.split('<figure class="chart">').slice(1)) {
+      const swatches = [...chart.matchAll(/<span class="swatch" style="background:(#[0-9a-f]{6})"><\/span>/g)].map((m) => m[1]);
+      expect(swatches.length).toBeGreaterThan(1);
+      expect(new Set(swatches).size).toBe(swatches.length);
+    }
+    // a mock run (not priced: "-", as sop runs says), stopped at 3 turns and resumed
+    const mock = runSop(loadSop(DEBATE), { llm: 'mock', out, runId: 'mock-run', maxTurns: 3 });
+    for await (const e of mock) void e;
+    const resumed = resumeRun(join(out, 'mock-run'), { maxTurns: 5 });
+    for await (const e of resumed) void e;
+    expect((await resumed.result).status).toBe('max_turns');
+    const list = text(await (await fetch(server.url)).text());
+    expect(list).toMatch(/mock-runmax_turns resumed 1×debate5\d+ \(\d+ calls\)-\d{4}-/);
+    const page = text(await (await fetch(server.runUrl('mock-run'))).text());
+    expect(page).toContain('max_turns resumed 1×');
+    expect(page).toContain(' · cost - · ');
   });
 
   it('serves only files of the run folders: traversal, encoded traversal and links out are refused (more in hostile-view)', async () => {
@@ -292,6 +316,21 @@ describe('sop view in a browser (playwright-core, Debian chromium)', () => {
       await page.goto(server.runUrl(RUN));
       await page.locator('#graph svg').first().waitFor();
       expect(await page.locator('#graph svg g.node, #graph svg .node').count()).toBeGreaterThanOrEqual(6);
+      // the state graph fits its column: no scrolling to see it whole
+      const fits = await page.evaluate(() => {
+        const box = document.getElementById('graph')!;
+        const svg = box.querySelector('svg')!.getBoundingClientRect();
+        return {
+          svg: svg.width,
+          box: box.clientWidth,
+          height: svg.height,
+          screen: window.innerHeight,
+          scrolls: box.scrollWidth > box.clientWidth || box.scrollHeight > box.clientHeight,
+        };
+      });
+      expect(fits.svg).toBeLessThanOrEqual(fits.box);
+      expect(fits.height).toBeLessThanOrEqual(fits.screen); // seen whole on one screen
+      expect(fits.scrolls).toBe(false);
       expect(await page.locator('#transcript').innerText()).toContain(lastMessage.slice(-60));
       const inspector = page.locator('#m1 details.inspector');
       await inspector.locator('summary').click();

@@ -1,7 +1,20 @@
 // A small inline SVG chart of the tokens of a run over its turns (cumulative, prompt plus
 // completion), one line per series: per agent, or per call purpose.
 import type { RunEvent } from '../runtime/events.js';
-import { agentColour, esc } from './html.js';
+import { agentColour, esc, PALETTE } from './html.js';
+
+/** A colour per name, each different while the palette lasts: the preferred one when no earlier name took it. */
+function distinctColours(names: readonly string[], preferred: (name: string) => string): Map<string, string> {
+  const out = new Map<string, string>();
+  const used = new Set<string>();
+  for (const name of names) {
+    let colour = preferred(name);
+    if (used.has(colour)) colour = PALETTE.find((c) => !used.has(c)) ?? colour;
+    used.add(colour);
+    out.set(name, colour);
+  }
+  return out;
+}
 
 type LlmCall = Extract<RunEvent, { type: 'llm_call' }>;
 
@@ -29,25 +42,32 @@ export function tokenChart(events: readonly RunEvent[], by: 'agent' | 'purpose',
   const x = (t: number) => L + (t / maxTurn) * (W - L - 12);
   const y = (v: number) => H - B - (v / maxTokens) * (H - B - 12);
   const names = [...series.keys()];
-  const lines = names.map((name, i) => {
-    const colour = by === 'agent' ? agentColour(name, agents) : agentColour(name, ['agent', 'judge', 'speaker', 'summary', 'tool']);
+  // one colour per series, never two series alike: an agent's own colour when free, else the next free one
+  const colours = distinctColours(
+    names,
+    by === 'agent' ? (n) => agentColour(n, agents) : (n) => agentColour(n, ['agent', 'judge', 'speaker', 'summary', 'tool', 'embedding']),
+  );
+  const lines = names.map((name) => {
     const pts = series
       .get(name)!
       .map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`)
       .join(' ');
-    return (
-      `<polyline fill="none" stroke="${colour}" stroke-width="2" points="${pts}"><title>${esc(name)}</title></polyline>` +
-      `<rect x="${W + 8}" y="${12 + i * 18}" width="10" height="10" fill="${colour}"/>` +
-      `<text x="${W + 22}" y="${21 + i * 18}">${esc(name)} ${series.get(name)!.at(-1)![1]}</text>`
-    );
+    return `<polyline fill="none" stroke="${colours.get(name)}" stroke-width="2" points="${pts}"><title>${esc(name)}</title></polyline>`;
   });
+  // the legend is HTML under the chart: it wraps, and a long name is read whole
+  const legend = names
+    .map(
+      (name) =>
+        `<li><span class="swatch" style="background:${colours.get(name)}"></span>${esc(name)} <span class="muted">${series.get(name)!.at(-1)![1]}</span></li>`,
+    )
+    .join('');
   const axes =
     `<line x1="${L}" y1="${H - B}" x2="${W - 12}" y2="${H - B}" stroke="#888"/><line x1="${L}" y1="12" x2="${L}" y2="${H - B}" stroke="#888"/>` +
     `<text x="${L - 4}" y="16" text-anchor="end">${maxTokens}</text><text x="${L - 4}" y="${H - B}" text-anchor="end">0</text>` +
     `<text x="${L}" y="${H - 8}">turn 0</text><text x="${W - 12}" y="${H - 8}" text-anchor="end">turn ${maxTurn}</text>`;
   return (
     `<figure class="chart"><figcaption>${title} (cumulative, prompt + completion)</figcaption>` +
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${W + 200}" height="${H}" viewBox="0 0 ${W + 200} ${H}" font-size="11" font-family="sans-serif">` +
-    `${axes}${lines.join('')}</svg></figure>`
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-size="11" font-family="sans-serif">` +
+    `${axes}${lines.join('')}</svg><ul class="legend">${legend}</ul></figure>`
   );
 }

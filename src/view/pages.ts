@@ -27,7 +27,10 @@ table.runs,table.calls{border-collapse:collapse}table.runs td,table.runs th,tabl
 .calls td,.calls th{font-size:12px}
 .chart svg{max-width:100%;height:auto}figcaption{font-size:13px;font-weight:bold}
 .file pre{white-space:pre-wrap;background:#fff;border:1px solid #ddd;padding:6px;max-height:320px;overflow:auto}
-#graph{background:#fff;border:1px solid #ddd;padding:6px;overflow:auto;max-height:560px}
+#graph{background:#fff;border:1px solid #ddd;padding:6px;overflow:auto}#graph svg{max-width:100% !important;max-height:75vh;height:auto}
+.legend{list-style:none;padding:0;margin:4px 0;display:flex;flex-wrap:wrap;gap:4px 14px;font-size:12px}.legend .swatch{display:inline-block;width:14px;height:4px;vertical-align:middle;margin-right:5px;border-radius:2px}
+.origin{background:#fff3cd;color:#6b4e00;border-radius:3px;padding:0 5px;font-size:12px;margin-left:4px}
+.hidden-msg{font-size:12px;color:#888;border-left:5px dotted #ccc;margin:4px 0;padding:2px 10px}
 .metric-charts{display:flex;flex-wrap:wrap;gap:6px}.metric-charts figure{margin:0;background:#fff;border:1px solid #e3e3e3;padding:4px}
 .agent-step{background:#fff;border:1px solid #e3e3e3;border-radius:4px;margin:8px 0;padding:6px 10px}.agent-step h3{margin:4px 0;font-size:15px}
 .pop-step{background:#fff;border:1px solid #e3e3e3;border-left:5px solid #607d8b;border-radius:4px;margin:6px 0;padding:4px 10px;font-size:13px}
@@ -45,17 +48,28 @@ function statusHtml(status: string): string {
   return `<span class="status status-${esc(status)}" id="status">${esc(status)}</span>`;
 }
 
-function costText(cost: number | undefined): string {
-  return cost === undefined ? 'unknown' : `$${cost.toFixed(4)}`;
+/** The cost as `sop runs` shows it: "$0.0123", "unknown" (a model without a price), "-" (not priced: the mock). */
+function costText(info: Pick<RunInfo, 'cost' | 'unpriced'>): string {
+  if (info.cost !== undefined) return `$${info.cost.toFixed(4)}`;
+  return info.unpriced ? 'unknown' : '-';
+}
+
+/** "resumed 2×", "forked from RUN at turn 3": how the run came to be as it is. */
+function origin(info: Pick<RunInfo, 'resumes' | 'forkedFrom'>): string {
+  const parts = [
+    ...(info.forkedFrom ? [`forked from ${esc(info.forkedFrom.run_id)} at turn ${info.forkedFrom.turn}`] : []),
+    ...(info.resumes > 0 ? [`resumed ${info.resumes}×`] : []),
+  ];
+  return parts.length ? ` <span class="origin">${parts.join(', ')}</span>` : '';
 }
 
 export function listPage(runs: RunInfo[], token: string): string {
   const rows = runs
     .map(
       (r) =>
-        `<tr><td><a href="/run/${encodeURIComponent(r.id)}?t=${token}">${esc(r.id)}</a></td><td>${statusHtml(r.status).replace(' id="status"', '')}</td>` +
+        `<tr><td><a href="/run/${encodeURIComponent(r.id)}?t=${token}">${esc(r.id)}</a></td><td>${statusHtml(r.status).replace(' id="status"', '')}${origin(r)}</td>` +
         `<td>${esc(r.sop)}</td><td>${r.turns}</td><td>${r.tokens.prompt + r.tokens.completion} (${r.tokens.calls} calls)</td>` +
-        `<td>${costText(r.cost)}</td><td>${esc(formatTime(r.started))}</td></tr>`,
+        `<td>${costText(r)}</td><td>${esc(formatTime(r.started))}</td></tr>`,
     )
     .join('');
   return page(
@@ -90,9 +104,9 @@ export function runPage(run: ServedRun, info: RunInfo, token: string, viewer?: s
   const agents = doc?.agents ? Object.keys(doc.agents) : [];
   const mermaid = runMermaid(info.events);
   const head =
-    `<header class="top"><a href="/?t=${token}">runs</a> · <b>${esc(info.id)}</b> · SOP ${esc(info.sop)} · ${statusHtml(info.status)}` +
+    `<header class="top"><a href="/?t=${token}">runs</a> · <b>${esc(info.id)}</b> · SOP ${esc(info.sop)} · ${statusHtml(info.status)}${origin(info)}` +
     ` · ${count(info.turns, 'turn')} · ${info.tokens.prompt} prompt + ${info.tokens.completion} completion tokens in ${info.tokens.calls} calls` +
-    ` · cost ${costText(info.cost)} · started ${esc(formatTime(info.started))}${viewAs(info.id, token, agents, viewer)}</header>`;
+    ` · cost ${costText(info)} · started ${esc(formatTime(info.started))}${viewAs(info.id, token, agents, viewer)}</header>`;
   const error = info.error ? `<p class="status-failed">${esc(info.error)}</p>` : '';
   const body =
     `${head}<main>${error}<div class="layout"><div><h2>Transcript</h2><div id="transcript">${builder.html()}</div></div>` +
@@ -135,7 +149,7 @@ export const VIEW_JS = `
     if (!window.mermaid) return;
     try { window.mermaid.run({ querySelector: '#graph .mermaid' }); } catch (e) { console.error(e); }
   }
-  if (window.mermaid) { window.mermaid.initialize({ startOnLoad: false, securityLevel: 'strict' }); draw(); }
+  if (window.mermaid) { window.mermaid.initialize({ startOnLoad: false, securityLevel: 'strict', state: { useMaxWidth: true }, flowchart: { useMaxWidth: true } }); draw(); }
   var es = new EventSource('/run/' + run + '/events?t=' + token + '&at=' + b.dataset.at + (b.dataset.as ? '&as=' + b.dataset.as : ''));
   var box = document.getElementById('transcript');
   function lastVisit() { var v = box.querySelectorAll('.visit .msgs'); return v[v.length - 1]; }

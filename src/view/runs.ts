@@ -46,6 +46,10 @@ export interface RunInfo {
   tokens: { prompt: number; completion: number; calls: number };
   /** Cost in dollars, when the journal or usage.json knows it. */
   cost?: number;
+  /** Models of the run without a price: its cost is unknown (a run with neither is not priced: the mock). */
+  unpriced?: boolean;
+  /** The run it was forked from, and at which turn. */
+  forkedFrom?: { run_id: string; turn: number };
   error?: string;
   /** The effective history (what the run page shows). */
   events: RunEvent[];
@@ -94,31 +98,41 @@ export function runInfo(run: ServedRun): RunInfo {
     turns,
     started: started?.time ?? '',
     tokens,
-    cost: knownCost(run.dir, events),
+    ...costOf(run.dir, events),
+    ...(started?.forked_from ? { forkedFrom: { run_id: started.forked_from.run_id, turn: started.forked_from.turn } } : {}),
     error,
     events,
     resumes,
   };
 }
 
-/** A cost recorded with the usage (`cost` in dollars), when there is one. */
-function knownCost(dir: string, events: readonly RunEvent[]): number | undefined {
+/** The cost recorded with the usage (`cost` in dollars), and whether some model had no price, as `sop runs` reads them. */
+function costOf(dir: string, events: readonly RunEvent[]): { cost?: number; unpriced?: boolean } {
+  const of = (u: unknown): { cost?: number; unpriced?: boolean } => {
+    const usage = (u ?? {}) as { cost?: unknown; unpriced_models?: unknown };
+    return {
+      ...(typeof usage.cost === 'number' ? { cost: usage.cost } : {}),
+      ...(Array.isArray(usage.unpriced_models) && usage.unpriced_models.length > 0 ? { unpriced: true } : {}),
+    };
+  };
   const last = events[events.length - 1];
-  const fromJournal = last?.type === 'run_finished' ? (last.usage as { cost?: unknown }).cost : undefined;
-  if (typeof fromJournal === 'number') return fromJournal;
+  if (last?.type === 'run_finished' && typeof (last.usage as { cost?: unknown }).cost === 'number') return of(last.usage);
   if (last?.type !== 'run_finished') {
     // a running or killed run: its cost so far, from its last checkpoint
     for (let i = events.length - 1; i >= 0; i--) {
       const e = events[i]!;
-      if (e.type === 'checkpoint') return typeof e.snapshot.usage?.cost === 'number' ? e.snapshot.usage.cost : undefined;
+      if (e.type === 'checkpoint') return of(e.snapshot.usage);
     }
+  }
+  if (last?.type === 'run_finished') {
+    const fromJournal = of(last.usage);
+    if (fromJournal.unpriced) return fromJournal;
   }
   try {
     const file = join(dir, 'usage.json');
-    if (statSync(file).size > 1024 * 1024) return undefined;
-    const cost = (JSON.parse(readFileSync(file, 'utf8')) as { cost?: unknown }).cost;
-    return typeof cost === 'number' ? cost : undefined;
+    if (statSync(file).size > 1024 * 1024) return {};
+    return of(JSON.parse(readFileSync(file, 'utf8')));
   } catch {
-    return undefined;
+    return {};
   }
 }

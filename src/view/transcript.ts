@@ -18,6 +18,8 @@ interface Visit {
 
 export class TranscriptBuilder {
   private agents: string[] = [];
+  /** The output tag of each state's roles ("state\u0000role" -> tag): their messages hold only its text. */
+  private outputs = new Map<string, string>();
   private readonly visits: Visit[] = [];
   private readonly visitCounts = new Map<string, number>();
   private pending: unknown[] = [];
@@ -31,8 +33,12 @@ export class TranscriptBuilder {
     const ev = e as RunEvent;
     switch (ev.type) {
       case 'run_started': {
-        const doc = ev.document as { agents?: Record<string, unknown> } | undefined;
+        const doc = ev.document as
+          { agents?: Record<string, unknown>; states?: Record<string, { components?: Record<string, { output?: unknown }> }> } | undefined;
         this.agents = doc?.agents ? Object.keys(doc.agents) : [];
+        for (const [state, def] of Object.entries(doc?.states ?? {}))
+          for (const [role, comps] of Object.entries(def?.components ?? {}))
+            if (typeof comps?.output === 'string') this.outputs.set(`${state}\u0000${role}`, comps.output);
         return [];
       }
       case 'state_entered':
@@ -41,7 +47,11 @@ export class TranscriptBuilder {
         const seen = ev.message.audience;
         if (this.viewer !== undefined && seen !== undefined && ev.message.sender !== this.viewer && !seen.includes(this.viewer)) {
           this.pending = [];
-          return []; // audiences: not this agent's to see
+          // audiences: not this agent's to see; where it was is marked, what it said is not
+          if (this.visits.length === 0) return [];
+          const html = `<p class="hidden-msg">a message ${esc(this.viewer)} may not see (turn ${ev.message.turn})</p>`;
+          this.visits[this.visits.length - 1]!.messages.push(html);
+          return [{ kind: 'message', html }];
         }
         const pieces: Piece[] = [];
         if (this.visits.length === 0) pieces.push(this.newVisit(ev.message.state, ''));
@@ -102,7 +112,7 @@ export class TranscriptBuilder {
       `<header><span class="agent">${esc(m.sender)}</span> <span class="muted">${esc(m.role)} · turn ${m.turn}` +
       `${m.kind !== 'speech' ? ` · ${esc(m.kind)}` : ''} · ${esc(formatTime(m.timestamp))}</span>` +
       `${m.to !== undefined ? ` <span class="to">[to ${esc(m.to)}]</span>` : ''}</header>` +
-      `<div class="content">${renderContent(m.content)}</div>` +
+      `<div class="content">${renderContent(m.content, m.kind === 'speech' ? this.outputs.get(`${m.state}\u0000${m.role}`) : undefined)}</div>` +
       (this.viewer === undefined ? `<details class="inspector"><summary>inspect</summary>${inspectorHtml(m, before)}</details>` : '') +
       `</article>`
     );
