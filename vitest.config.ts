@@ -1,8 +1,10 @@
-// Two tiers of tests (test/README.md):
+// Three tiers of tests (test/README.md):
 //   unit  - everything that runs in the test's own process (the engine through its API, executors,
 //           contracts); `npm run test:unit`, no build needed.
 //   cli   - the files that start the built CLI (dist/src/cli/main.js) as child processes;
 //           `npm run test:cli` (builds first).
+//   model - in-process files that run the real local test model (test/helpers/local-model.ts):
+//           minutes of CPU, skipped where the model is absent; `npm run test:model`.
 // A file is in the cli tier when it imports test/helpers/cli.ts, directly or through another test
 // helper, or names the built CLI's path; the list is computed here on every run, so a new test file
 // lands in its tier by what it does, with nothing to register.
@@ -14,6 +16,7 @@ import { defineConfig } from 'vitest/config';
 const ROOT = import.meta.dirname;
 const TEST = join(ROOT, 'test');
 const CLI_HELPER = join(TEST, 'helpers', 'cli.ts');
+const MODEL_HELPER = join(TEST, 'helpers', 'local-model.ts');
 
 function testFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -46,8 +49,17 @@ function startsCli(file: string): boolean {
   return yes;
 }
 
+/** Whether a test file (or a helper it imports) runs the real local test model. */
+function runsModel(file: string, seen = new Set<string>()): boolean {
+  if (file === MODEL_HELPER) return true;
+  if (seen.has(file)) return false;
+  seen.add(file);
+  return localImports(file, readFileSync(file, 'utf8')).some((f) => runsModel(f, seen));
+}
+
 const files = testFiles(TEST).map((f) => relative(ROOT, f));
 const cliFiles = files.filter((f) => startsCli(join(ROOT, f)));
+const modelFiles = files.filter((f) => !cliFiles.includes(f) && runsModel(join(ROOT, f)));
 
 // Two pools run side by side, each with its own number of workers: the unit tier in worker
 // threads, one per core (vitest's default is one fewer, a single worker on two cores); the cli
@@ -68,7 +80,11 @@ export default defineConfig({
       forks: { maxForks: cores + 1, minForks: 1 },
     },
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: cliFiles, pool: 'threads' } },
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...cliFiles, ...modelFiles], pool: 'threads' } },
+      {
+        extends: true,
+        test: { name: 'model', include: modelFiles.length > 0 ? modelFiles : ['test/no-model-tier-files'], pool: 'threads' },
+      },
       { extends: true, test: { name: 'cli', include: cliFiles.length > 0 ? cliFiles : ['test/no-cli-tier-files'], pool: 'forks' } },
     ],
   },
