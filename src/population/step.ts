@@ -296,7 +296,7 @@ export class PopulationVisit {
     for (const iv of spec.interventions) {
       if (iv.at !== step || !iv.survey) continue;
       const survey = iv.survey;
-      const settings = decisionLlm(ctx.sop, state, {} as CognitionEntry);
+      const settings = decisionLlm(ctx.sop, state, { tier: 'per_agent' });
       for (const i of this.surveyed(survey, step)) {
         const id = this.pop.ids[i]!;
         const s = seen.get(i) ?? { observation: null, snapshot: '', memory: this.memory.text(id), clock: '', step };
