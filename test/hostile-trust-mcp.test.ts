@@ -8,13 +8,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxSupport } from '../src/executors/sandbox.js';
 import { CLI } from './helpers/cli.js';
 import { tempDir } from './helpers/mcp-notes.js';
 import { until } from './helpers/until.js';
+import { freePort } from './helpers/free-port.js';
 
 const KEY = 'sk-canary-7f3a91d2e4b6c8';
 const DB = 'postgres://u:canarypw-5e1d@db.internal/x';
@@ -37,16 +38,6 @@ function sop(args: string[], env: Record<string, string> = {}): Promise<{ status
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     child.on('close', (status) => resolve({ status, out, err }));
-  });
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createNetServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as AddressInfo).port;
-      s.close(() => resolve(port));
-    });
   });
 }
 

@@ -11,7 +11,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { Job, Queue } from 'bullmq';
@@ -19,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signJob } from '../src/sweep/job-signature.js';
 import { codeSop } from './helpers/code-sop.js';
 import { calledCommand, startOpenAiServer, type TestServer } from './helpers/openai-server.js';
+import { freePort } from './helpers/free-port.js';
 
 const CLI = join(process.cwd(), 'dist/src/cli/main.js');
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
@@ -66,16 +66,6 @@ function start(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
   return p;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** Every file and folder under a folder, recursively (symlinks not followed). */

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { loadSop, runSop } from '../src/index.js';
 import { findRuns } from '../src/view/runs.js';
 import { startViewServer, type ViewServer } from '../src/view/server.js';
+import { text } from './helpers/html-text.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'sop-hostile-view-'));
 const out = join(tmp, 'runs');
@@ -17,16 +18,6 @@ const RUN = 'debate-run';
 const SECRET = 'outside the run folders';
 let server: ViewServer;
 const counts = { tokens: 0, paths: 0, markup: 0, journals: 0 };
-
-function text(html: string): string {
-  return html
-    .replace(/<[^>]*>/g, '')
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&amp;/g, '&');
-}
 
 /** GET with a raw, unnormalised path (fetch would resolve "../" before sending). */
 function rawGet(path: string): Promise<{ status: number; body: string }> {

@@ -6,11 +6,11 @@
 // The lines are read from the docs, so the docs cannot drift from what is tested.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI } from './helpers/cli.js';
+import { freePort } from './helpers/free-port.js';
 
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
 const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
@@ -48,16 +48,6 @@ async function ready(p: Proc, re: RegExp, ms = 60_000): Promise<void> {
     if (Date.now() > end || p.child.exitCode !== null) throw new Error(`no ${re} in:\n${p.out().slice(-2000)}`);
     await new Promise((r) => setTimeout(r, 20));
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 const procs: Proc[] = [];

@@ -6,13 +6,13 @@
 // budget and answers file carried by the jobs, and a gathering that never reads other sweeps' jobs.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultLine } from '../src/sweep/results.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { CLI } from './helpers/cli.js';
+import { freePort } from './helpers/free-port.js';
 
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
 const ASSISTANT = join(process.cwd(), 'examples/assistant/assistant.sop.json');
@@ -54,16 +54,6 @@ function start(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
   return p;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 // the shared secret jobs are signed with (docs/scale.md)

@@ -12,6 +12,7 @@ import { readJournal } from '../src/journal/reader.js';
 import type { RunEvent } from '../src/runtime/events.js';
 import { findRuns } from '../src/view/runs.js';
 import { viewApp } from '../src/view/server.js';
+import { text } from './helpers/html-text.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'sop-view-population-'));
 const out = join(tmp, 'runs');
@@ -25,17 +26,6 @@ const get = async (path: string) => {
   const r = await app.request(`${path}${path.includes('?') ? '&' : '?'}t=${TOKEN}`);
   return { status: r.status, html: await r.text(), location: r.headers.get('location') };
 };
-
-/** The text a page shows (tags dropped, entities read). */
-function text(html: string): string {
-  return html
-    .replace(/<[^>]*>/g, '')
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&amp;/g, '&');
-}
 
 beforeAll(async () => {
   const h = runSop(loadSop('examples/social-spread/social-spread.sop.json'), { llm: 'mock', out, runId: RUN });

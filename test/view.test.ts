@@ -12,6 +12,7 @@ import { findRuns } from '../src/view/runs.js';
 import { startViewServer, type ViewServer } from '../src/view/server.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { spawnCli } from './helpers/cli.js';
+import { text } from './helpers/html-text.js';
 
 const DEBATE = 'examples/debate/debate.sop.json';
 const CASSETTE = 'replay:examples/debate/debate.cassette.json';
@@ -24,17 +25,6 @@ const KILLED = 'killed-run';
 let server: ViewServer;
 let lastMessage = '';
 let journalLines: string[] = [];
-
-/** The text of an HTML page: tags dropped, the entities the viewer writes decoded. */
-function text(html: string): string {
-  return html
-    .replace(/<[^>]*>/g, '')
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&amp;/g, '&');
-}
 
 /** GET with a raw, unnormalised path (fetch would resolve "../" before sending). */
 function rawGet(url: string, path: string): Promise<{ status: number; body: string }> {
