@@ -1,6 +1,6 @@
 // Reading a command out of an agent's reply, and checking it against the state's commands.
 import { describe, expect, it } from 'vitest';
-import { parseCommandReply } from '../src/actions/parse.js';
+import { parseCommandReply } from '../src/llm/command-reply.js';
 import { checkCommand, compileCommands, commandDiagnostics } from '../src/actions/commands.js';
 import type { Sop, SopState } from '../src/sop/types.js';
 

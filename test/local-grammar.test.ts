@@ -3,7 +3,7 @@
 // closed so it still parses. No model is needed here.
 import { describe, expect, it } from 'vitest';
 import { closeJson, commandReplySchema, grammarSchemaOf, DEFAULT_MAX_ITEMS } from '../src/llm/local-grammar.js';
-import { parseCommandReply } from '../src/actions/parse.js';
+import { parseCommandReply } from '../src/llm/command-reply.js';
 
 describe('closeJson: a JSON prefix made whole', () => {
   const cases: Array<[string, unknown]> = [

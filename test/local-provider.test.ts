@@ -12,7 +12,7 @@ import { createProvider } from '../src/llm/factory.js';
 import { LocalProvider } from '../src/llm/local.js';
 import { MISSING_NODE_LLAMA_CPP, localSettings, type LocalSettings } from '../src/llm/local-runtime.js';
 import type { CallMeta, ChatRequest, ToolSpec } from '../src/llm/types.js';
-import { parseCommandReply } from '../src/actions/parse.js';
+import { parseCommandReply } from '../src/llm/command-reply.js';
 import { runSop } from '../src/index.js';
 import { TEST_MODEL, noteSkip } from './helpers/local-model.js';
 

@@ -7,7 +7,7 @@ import type { Sop, SopState } from '../sop/types.js';
 import { executorNames, getExecutor } from '../executors/registry.js';
 import type { ArgSpecs, ArgsEnv, Executor } from '../executors/types.js';
 import { checkSchema, type MiniSchema, type SchemaProblem } from './mini-schema.js';
-import type { ParsedCommand } from './parse.js';
+import type { ParsedCommand } from '../llm/command-reply.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools become commands here; they part once tools reach the actions through an interface in core
 import { stateGrants } from '../mcp/config.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools become commands here; they part once tools reach the actions through an interface in core

@@ -30,7 +30,7 @@ import { InputFileError } from '../io/read-input-file.js';
 import { Workspace } from '../workspace/workspace.js';
 import { CommandConfigError, checkCommand, compileCommands, type CommandSpec } from './commands.js';
 import { initialMemory, inputMadeMemory } from './memory-initial.js';
-import { parseCommandReply } from './parse.js';
+import { parseCommandReply } from '../llm/command-reply.js';
 import type { Embedder } from '../memory/embedder.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
 import { structuredExtensions, structuredMemoryFiles } from '../scientist/memory-types.js';

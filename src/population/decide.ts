@@ -2,6 +2,7 @@
 // system message, what it sees in the user message), one LLM call whose reply is a tool call (or
 // the JSON command fallback), and the reply read back as one of the world's actions. A reply that
 // is not a valid action makes the agent idle this step, with the reason kept as its outcome.
+import { parseCommandReply } from '../llm/command-reply.js';
 import type { CallMeta, ChatMessage, ToolSpec } from '../llm/types.js';
 import { renderText } from '../prompt/templates.js';
 import type { RunContext } from '../runtime/context.js';
@@ -138,54 +139,13 @@ export async function askForAction(
   return { choice: parseAction(reply, s.world, s.tools), reply };
 }
 
-/** The first JSON object in a text (a reply may wrap it in prose or a code fence). */
-function firstJsonObject(text: string): unknown {
-  const t = text.trim();
-  try {
-    return JSON.parse(t);
-  } catch {
-    /* look inside */
-  }
-  const start = t.indexOf('{');
-  if (start === -1) return undefined;
-  let depth = 0;
-  let inString = false;
-  for (let k = start; k < t.length; k++) {
-    const c = t[k];
-    if (inString) {
-      if (c === '\\') k++;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === '{') depth++;
-    else if (c === '}' && --depth === 0) {
-      try {
-        return JSON.parse(t.slice(start, k + 1));
-      } catch {
-        return undefined;
-      }
-    }
-  }
-  return undefined;
-}
-
-/** A reply as one action of the menu: {"command", "command_args"} (also {"name", "arguments"}), checked against the action's schema. */
+/** A reply as one action of the menu, read in the JSON command format (src/llm/command-reply.ts) and checked against the action's schema. */
 export function parseAction(reply: string, world: AnyWorld, tools: readonly ToolSpec[]): Choice {
-  const value = firstJsonObject(reply) as Record<string, unknown> | undefined;
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return { invalid: 'the reply is not a JSON action' };
-  const name = value.command ?? value.name ?? value.action;
-  const rawArgs = value.command_args ?? value.arguments ?? value.args ?? {};
-  if (typeof name !== 'string') return { invalid: 'the reply names no action' };
+  const parsed = parseCommandReply(reply);
+  if (!parsed.ok) return { invalid: parsed.error };
+  const { command: name, args } = parsed;
   if (!tools.some((t) => t.name === name))
     return { invalid: `"${name}" is not one of the actions (${tools.map((t) => t.name).join(', ')})` };
-  let args = rawArgs;
-  if (typeof args === 'string') {
-    try {
-      args = JSON.parse(args);
-    } catch {
-      return { invalid: `the arguments of "${name}" are not JSON` };
-    }
-  }
-  if (!args || typeof args !== 'object' || Array.isArray(args)) return { invalid: `the arguments of "${name}" are not an object` };
-  const problem = checkActionArgs(world, { agent: '', name, args: args as Record<string, unknown> });
-  return problem ? { invalid: problem } : { name, args: args as Record<string, unknown> };
+  const problem = checkActionArgs(world, { agent: '', name, args });
+  return problem ? { invalid: problem } : { name, args };
 }

@@ -1,4 +1,4 @@
-// Reading a command out of an agent's reply: {"command": NAME, "command_args": {...}} as JSON,
+// The JSON command format (shared by command states and population actions): reading a command out of an agent's reply: {"command": NAME, "command_args": {...}} as JSON,
 // alone, in a code fence, or with prose around it. Also accepted: "args"/"arguments" for the
 // arguments, and {"command": {"name": ..., "args": ...}}. Raw line breaks inside JSON strings
 // (a common slip when models write code) are repaired before giving up.
