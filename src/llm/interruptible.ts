@@ -1,7 +1,6 @@
 // A provider whose calls a signal (Ctrl-C) aborts: the call in flight, its retries and every
 // later call end at once with a resumable error, so the run stops as `interrupted` without
 // waiting for a server that may never answer.
-import { setMaxListeners } from 'node:events';
 import { LlmError, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider } from './types.js';
 
 /** The LLM call was abandoned because the user stopped the run; `sop resume` makes it again. */
@@ -11,6 +10,39 @@ export class LlmInterruptedError extends LlmError {
     super(message);
     this.name = 'LlmInterruptedError';
   }
+}
+
+/**
+ * The calls in flight under each signal, aborted together by one listener on it: a listener of
+ * its own per call would make each call cost as much as the calls already in flight (an
+ * EventTarget looks through its listeners on every add and remove), and a step makes thousands
+ * at once.
+ */
+const inFlight = new WeakMap<AbortSignal, Set<AbortController>>();
+
+/** Aborts `call` when `signal` aborts, until the returned function unlinks it. */
+function link(signal: AbortSignal, call: AbortController): () => void {
+  if (signal.aborted) {
+    call.abort(signal.reason);
+    return () => {};
+  }
+  let calls = inFlight.get(signal);
+  if (!calls) {
+    const set = new Set<AbortController>();
+    calls = set;
+    inFlight.set(signal, set);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const c of set) c.abort(signal.reason);
+        set.clear();
+      },
+      { once: true },
+    );
+  }
+  calls.add(call);
+  const held = calls;
+  return () => held.delete(call);
 }
 
 export class InterruptibleProvider implements LlmProvider {
@@ -31,12 +63,6 @@ export class InterruptibleProvider implements LlmProvider {
     private readonly why = 'stopped by Ctrl-C while waiting for the LLM',
   ) {
     this.id = inner.id;
-    // calls made at once (a population step) each listen to it while in flight, and leave it when done
-    try {
-      setMaxListeners(0, signal);
-    } catch {
-      // a signal Node does not count listeners of (another realm's): nothing to raise
-    }
   }
 
   get position(): number | undefined {
@@ -49,19 +75,18 @@ export class InterruptibleProvider implements LlmProvider {
   async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
     if (this.signal.aborted) throw new LlmInterruptedError(this.why);
     // A signal of this call's own, linked to the run's and the caller's and unlinked when the call
-    // ends: the run's signal lives for the whole run, and listeners left on it would pile up.
+    // ends: the run's signal lives for the whole run, and links left on it would pile up.
     const call = new AbortController();
-    const links = [this.signal, options.signal].filter((s): s is AbortSignal => s !== undefined);
-    const abort = () => call.abort(links.find((s) => s.aborted)?.reason);
-    for (const s of links) s.addEventListener('abort', abort, { once: true });
-    if (options.signal?.aborted) abort();
+    const unlinkRun = link(this.signal, call);
+    const unlinkCaller = options.signal && options.signal !== this.signal ? link(options.signal, call) : undefined;
     try {
       return await this.inner.chat(request, { ...options, signal: call.signal });
     } catch (err) {
       if (this.signal.aborted) throw new LlmInterruptedError(this.why);
       throw err;
     } finally {
-      for (const s of links) s.removeEventListener('abort', abort);
+      unlinkRun();
+      unlinkCaller?.();
     }
   }
 

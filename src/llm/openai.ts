@@ -25,6 +25,7 @@ import { DEFAULT_MAX_REPLY_BYTES, ReplyFaultError, ReplyTooLargeError, seconds }
 import { watchedFetch } from './watched-fetch.js';
 import { CallDeadline, ContentWatch } from './content-watch.js';
 import { keepAliveFetch } from './keep-alive-fetch.js';
+import { DirectChat, REDIRECTED, type Answer } from './direct-chat.js';
 import { adaptBody, adaptationFor, adaptationWarning, type Adaptation } from './request-adaptation.js';
 
 export interface OpenAiProviderOptions {
@@ -50,6 +51,8 @@ export interface OpenAiProviderOptions {
   onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
   /** Replies kept with a warning (cut at max tokens, empty, a plain JSON answer to a stream). */
   onWarning?: (message: string) => void;
+  /** Told of the status, latency and headers of every answer to a call that does not stream (src/llm/direct-chat.ts). */
+  onAnswer?: (answer: Answer) => void;
 }
 
 export const MISSING_KEY_MESSAGE =
@@ -177,6 +180,8 @@ export class OpenAiProvider implements LlmProvider {
   readonly id = 'openai';
   readonly paid = true;
   private readonly client: OpenAI;
+  /** Calls that do not stream, unless SOP_HTTP_CLIENT names the openai client's fetch (src/llm/direct-chat.ts). */
+  private readonly direct: DirectChat | undefined;
   private readonly policy: RetryPolicy;
   private readonly budget: RetryBudget;
   private readonly timeoutMs: number;
@@ -206,6 +211,10 @@ export class OpenAiProvider implements LlmProvider {
         fetch: keepAliveFetch(),
       }),
     });
+    const viaClient = process.env.SOP_HTTP_CLIENT === 'fetch' || process.env.SOP_HTTP_CLIENT === 'undici';
+    this.direct = viaClient
+      ? undefined
+      : new DirectChat({ client: this.client, timeoutMs: this.timeoutMs, maxReplyBytes: this.maxReplyBytes, onAnswer: options.onAnswer });
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.budget = options.budget ?? new RetryBudget(50);
   }
@@ -360,7 +369,9 @@ export class OpenAiProvider implements LlmProvider {
   private async attempt(request: ChatRequest, options: ChatOptions, deadline?: CallDeadline): Promise<ChatResponse> {
     if (!request.stream) {
       // (a request that does not stream has no stream_options)
-      const body: unknown = await this.client.chat.completions.create({ ...this.body(request), stream: false }, { signal: options.signal });
+      const sent = { ...this.body(request), stream: false as const };
+      let body: unknown = this.direct && !this.direct.redirected ? await this.direct.post(sent, options.signal) : REDIRECTED;
+      if (body === REDIRECTED) body = await this.client.chat.completions.create(sent, { signal: options.signal });
       const { finish, ...res } = this.fromCompletion(body, request);
       this.warnFinish(finish, request.meta);
       return { ...res, ...(finish ? { finishReason: finish } : {}) };
