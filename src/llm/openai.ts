@@ -51,7 +51,12 @@ export interface OpenAiProviderOptions {
   onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
   /** Replies kept with a warning (cut at max tokens, empty, a plain JSON answer to a stream). */
   onWarning?: (message: string) => void;
-  /** Told of the status, latency and headers of every answer to a call that does not stream (src/llm/direct-chat.ts). */
+  /**
+   * Calls that do not stream go out on the direct path (src/llm/direct-chat.ts), not through the
+   * openai client's fetch; default: yes, unless SOP_HTTP_CLIENT is `fetch` or `undici`.
+   */
+  direct?: boolean;
+  /** Told of the status, latency and headers of every answer on the direct path, HTTP errors included. */
   onAnswer?: (answer: Answer) => void;
 }
 
@@ -211,8 +216,8 @@ export class OpenAiProvider implements LlmProvider {
         fetch: keepAliveFetch(),
       }),
     });
-    const viaClient = process.env.SOP_HTTP_CLIENT === 'fetch' || process.env.SOP_HTTP_CLIENT === 'undici';
-    this.direct = viaClient
+    const direct = options.direct ?? !(process.env.SOP_HTTP_CLIENT === 'fetch' || process.env.SOP_HTTP_CLIENT === 'undici');
+    this.direct = !direct
       ? undefined
       : new DirectChat({ client: this.client, timeoutMs: this.timeoutMs, maxReplyBytes: this.maxReplyBytes, onAnswer: options.onAnswer });
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };

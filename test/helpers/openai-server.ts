@@ -89,6 +89,8 @@ export interface ServerOptions {
 export interface TestServer {
   url: string; // base URL, ending in /v1
   requests: Array<{ path: string; body: unknown; headers: IncomingMessage['headers'] }>;
+  /** TCP connections accepted so far (keep-alive reuse keeps it low). */
+  readonly connections: number;
   close(): Promise<void>;
 }
 
@@ -299,7 +301,9 @@ export async function startOpenAiServer(options: ServerOptions = {}): Promise<Te
     }
     json(res, 404, { error: { message: `no route ${req.method} ${req.url}` } });
   });
+  let connections = 0;
   server.on('connection', (s) => {
+    connections++;
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
@@ -309,6 +313,9 @@ export async function startOpenAiServer(options: ServerOptions = {}): Promise<Te
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    get connections() {
+      return connections;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
