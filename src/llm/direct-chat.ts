@@ -133,7 +133,13 @@ export class DirectChat {
 }
 
 function dispatch(agent: Agent, options: Dispatcher.DispatchOptions, exchange: Exchange): void {
-  if (!exchange.settled) agent.dispatch(options, exchange);
+  if (exchange.settled) return;
+  try {
+    agent.dispatch(options, exchange);
+  } catch (err) {
+    // (undici reports a bad request to the handler; anything thrown here must not escape the immediate)
+    exchange.onResponseError(undefined, err instanceof Error ? err : new Error(String(err)));
+  }
 }
 
 const joined = (v: string | string[] | undefined) => (Array.isArray(v) ? v.join(', ') : v);
@@ -194,7 +200,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     }
   }
 
-  onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
+  onResponseError(_c: Dispatcher.DispatchController | undefined, err: Error): void {
     if (this.done) return;
     this.settle();
     if (this.status === 0) {
