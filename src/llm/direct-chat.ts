@@ -56,8 +56,8 @@ interface Target {
 }
 
 // One Agent for the process: connections to a server are reused by every run and provider.
-// Its own header and body timeouts are off (--timeout is ours); idle sockets close after 4 s,
-// under the 5 s of common servers (Node's http), unless the server's Keep-Alive says less.
+// Its own header and body timeouts are off (--timeout is ours); an idle socket is closed after
+// the server's Keep-Alive timeout, or else after 4 s (under the 5 s of Node's http servers).
 let shared: Promise<Agent> | undefined;
 const sharedAgent = () =>
   (shared ??= import('undici').then((u) => new u.Agent({ keepAliveTimeout: 4_000, headersTimeout: 0, bodyTimeout: 0 })));
