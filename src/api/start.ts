@@ -19,6 +19,7 @@ import { sopFileOf } from './load.js';
 import { usesPopulation } from '../population/plugin.js';
 import { appendRunHeader, libraryIntoWorkspace, lockMemoryDir, resolveMemoryDir } from '../workspace/memory-dir.js';
 import type { RunSopOptions } from './options.js';
+import { shardOptionsOf } from './shard-options.js';
 import {
   RUN_RETRY_BUDGET,
   RetryBudget,
@@ -88,6 +89,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
   /** A warning now, or once the run has started (e.g. an embedder's retries while it is loaded). */
   const warn = (message: string) => (started ? emit({ type: 'warning', message }) : startWarning(message));
   const pricing = loadPricing(o.pricing); // a bad pricing file is told before anything starts
+  const shards = shardOptionsOf(o); // a bad Redis URL, or no SOP_QUEUE_SECRET, too
   checkRunBudget(o.budget);
   const human = humanOf(o);
   if (!continuation) checkHumans(sop, human, o);
@@ -191,6 +193,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
       plugins,
       budget: o.budget,
       ...(o.concurrency !== undefined ? { population: { concurrency: o.concurrency } } : {}),
+      ...(shards ? { shards } : {}),
       ...(llm.id !== 'mock' && !llm.free ? { pricing } : {}), // mock and local replies cost nothing: not priced
     });
   } catch (err) {

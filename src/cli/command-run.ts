@@ -25,6 +25,12 @@ export function withRunCommand<T>(y: Argv<T>): Argv<T> {
           type: 'number',
           describe: 'Population states: LLM calls a step makes at once (default 64; results never depend on it)',
         })
+        .option('shard-over', {
+          type: 'string',
+          describe:
+            "Population states: send each step's LLM calls, in shards, to sop worker --shards processes on this Redis (redis:// or rediss://[USER:PASSWORD@]HOST:PORT); needs SOP_QUEUE_SECRET (results never depend on the workers)",
+        })
+        .option('shard-size', { type: 'number', describe: 'With --shard-over: LLM calls per shard job (default 1000)' })
         .option('seed', { type: 'number', describe: 'Seed for random speaker choice (default 1)' })
         .option('record', { type: 'string', describe: 'Record every LLM call to this cassette file' })
         .option('out', { type: 'string', default: 'runs', describe: 'Folder where run folders are created' })
@@ -159,6 +165,8 @@ export function withRunCommand<T>(y: Argv<T>): Argv<T> {
         baseUrl: a['base-url'],
         maxTurns: a['max-turns'],
         concurrency: a.concurrency,
+        shardOver: a['shard-over'],
+        shardSize: a['shard-size'],
         seed: a.seed,
         record: a.record,
         out: a.out,

@@ -16,7 +16,7 @@ import type { Sop } from '../sop/types.js';
 import { QUEUE_NAME, connectionOf, parseRedisUrl, reachRedis, type JobData } from '../sweep/queue.js';
 import { runPoint, workerName } from '../sweep/run-point.js';
 import { JobRefused, checkJob, checkSopLocalModels, normaliseUrl, realRoots, type WorkerPolicy } from '../sweep/job-policy.js';
-import { queueSecret } from '../sweep/job-signature.js';
+import { queueSecret } from '../util/job-signature.js';
 import { terminalSafe } from '../util/terminal-text.js';
 import type { ResultLine } from '../sweep/results.js';
 import { sharedProvider, sweepServer } from '../sweep/shared-provider.js';
@@ -45,10 +45,38 @@ export interface WorkerCommandOptions {
   allowAnswers?: boolean;
   allowPricing?: boolean;
   allowReplay?: boolean;
+  // shards (./shard-worker-command.ts)
+  /** Answer the shard jobs of `sop run --shard-over` instead of running sweeps' runs. */
+  shards?: boolean;
+  llm?: string;
+  baseUrl?: string;
+  model?: string;
+  allowModel?: string[];
+  shardConcurrency?: number;
 }
 
 export async function workerCommand(given: WorkerCommandOptions): Promise<number> {
-  const o = lastValues(given, ['root', 'allowBaseUrl', 'allowBaseUrlEnv']);
+  const o = lastValues(given, ['root', 'allowBaseUrl', 'allowBaseUrlEnv', 'allowModel']);
+  if (o.shards) {
+    const { shardWorkerCommand } = await import('./shard-worker-command.js');
+    return shardWorkerCommand({
+      queue: o.queue,
+      llm: o.llm,
+      baseUrl: o.baseUrl,
+      model: o.model,
+      allowModel: o.allowModel,
+      callsAtOnce: o.shardConcurrency,
+      lockMs: o.lockMs,
+    });
+  }
+  const shardOnly = (['llm', 'baseUrl', 'model', 'allowModel', 'shardConcurrency'] as const).find((k) =>
+    Array.isArray(o[k]) ? (o[k] as unknown[]).length > 0 : o[k] !== undefined,
+  );
+  if (shardOnly)
+    throw new EngineError(
+      `--${shardOnly.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is for shard workers (with --shards); a sweep's runs take their LLM settings from the sweep`,
+      'OPTION',
+    );
   if (!Number.isInteger(o.concurrency) || o.concurrency < 1)
     throw new EngineError(`--concurrency must be a whole number of runs, at least 1`, 'OPTION');
   if (o.lockMs !== undefined && !(Number.isInteger(o.lockMs) && o.lockMs >= 1000))
