@@ -4,12 +4,16 @@
 // through OpenAI-compatible servers, one SIGKILLed mid-shard, the run still gives the tables of the
 // run without shards, its shard is finished by another worker that asks only the calls not stored
 // (each server request counted: at most the killed worker's calls in flight are asked twice), and
-// the run counts every call once (its usage equals the unsharded run's).
+// the run counts every call once (its usage equals the unsharded run's). A shard job is untrusted:
+// an unsigned one is refused, and one naming a model the worker does not allow fails the run with
+// the reason before any call is made.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SHARD_QUEUE } from '../src/shards/job.js';
 import { CLI } from './helpers/cli.js';
 import { freePort } from './helpers/free-port.js';
 import { startOpenAiServer, type ChatRequestBody, type TestServer } from './helpers/openai-server.js';
@@ -225,5 +229,46 @@ describe.skipIf(!REDIS)('one population step over sop worker --shards processes 
     expect(await tables(killedDir)).toEqual(await tables(base.runDir));
     expect(r.out.replace(/ Run folder: .*/s, '')).toBe(base.line); // usage: every call counted once
     expect(llmCalls(killedDir)).toBe(3000);
+    for (const w of [b, c]) {
+      w.child.kill('SIGTERM');
+      await w.exited;
+    }
   }, 180_000);
+
+  it('a shard job is untrusted: an unsigned one is refused, and a model the worker does not allow fails the run with the reason, before any call', async () => {
+    const server = await startOpenAiServer({ reply: (body) => action(body) });
+    servers.push(server);
+    const w = await worker('--llm', 'openai', '--base-url', server.url, '--lock-ms', '2000');
+    // a job anyone who can write to the Redis could add, naming its own server and model
+    const queue = new Queue(SHARD_QUEUE, { connection: { host: '127.0.0.1', port: Number(new URL(url).port) } });
+    const forged = {
+      v: 1,
+      step: 'f'.repeat(24),
+      shard: 0,
+      calls: [
+        {
+          key: '1:a0',
+          model: 'gpt-4o',
+          baseUrl: 'http://127.0.0.1:9/v1',
+          messages: [{ role: 'user', content: 'hi' }],
+          meta: { purpose: 'agent', state: 'feed', turn: 1 },
+        },
+      ],
+    };
+    await queue.add('shard', forged, { jobId: 'shard-forged-0' });
+    expect(
+      await until(() => w.out.includes('shard job shard-forged-0 failed: refused: the job is not signed'), { timeoutMs: 20_000 }),
+      w.out,
+    ).toBe(true);
+    await queue.close();
+
+    const r = sop(['run', file, '--out', join(dir, 'refused'), '--quiet', '--llm', 'mock', '--shard-over', url]);
+    expect(await r.exited).not.toBe(0);
+    expect(r.out).toContain(
+      'refused: the shard asks for model "gpt-4o-mini", which this worker does not allow (start it with --allow-model NAME, or --model NAME for every call)',
+    );
+    expect(server.requests).toHaveLength(0);
+    w.child.kill('SIGTERM');
+    await w.exited;
+  }, 120_000);
 });

@@ -29,6 +29,7 @@ export interface ShardDispatchOptions {
 interface Connection {
   flows: FlowProducer;
   steps: Queue;
+  shards: Queue;
   events: QueueEvents;
   barrier: Worker;
   redis: Redis;
@@ -58,7 +59,7 @@ export class ShardDispatch implements CallDispatch {
         await parent.remove().catch(() => {}); // shards not started are not asked (those under way finish)
         throw signal.reason;
       }
-      failure = e instanceof Error ? e.message : String(e);
+      failure = (await this.whyFailed(c, id).catch(() => undefined)) ?? (e instanceof Error ? e.message : String(e));
     }
     const replies = await readReplies(
       c.redis,
@@ -73,7 +74,9 @@ export class ShardDispatch implements CallDispatch {
       else
         call.reject(
           new EngineError(
-            `the call ${call.key} got no reply from the shard workers${failure ? `: ${failure}` : ''} (are \`sop worker --shards\` processes running on this Redis?)`,
+            failure
+              ? `the call ${call.key} got no reply: ${failure}`
+              : `the call ${call.key} got no reply from the shard workers (none is in Redis)`,
             'SHARDS',
           ),
         );
@@ -118,6 +121,15 @@ export class ShardDispatch implements CallDispatch {
     return node.job;
   }
 
+  /** Why a step's barrier failed: the reason of its first shard that failed for good (a refusal says what to change). */
+  private async whyFailed(c: Connection, id: string): Promise<string | undefined> {
+    for (let n = 0; ; n++) {
+      const job = await Job.fromId(c.shards, shardJobId(id, n));
+      if (!job) return undefined;
+      if (job.failedReason && (await job.getState()) === 'failed') return `shard ${n + 1} failed: ${job.failedReason}`;
+    }
+  }
+
   private connect(): Promise<Connection> {
     this.conn ??= (async () => {
       const connection = connectionOf(this.o.url, '--shard-over');
@@ -127,6 +139,7 @@ export class ShardDispatch implements CallDispatch {
       const c: Connection = {
         flows: new FlowProducer({ connection }),
         steps: new Queue(STEP_QUEUE, { connection }),
+        shards: new Queue(SHARD_QUEUE, { connection }),
         events,
         barrier,
         redis: new Redis(connection),
@@ -135,6 +148,7 @@ export class ShardDispatch implements CallDispatch {
       const onError = (e: Error) => (lastError = e.message);
       c.flows.on('error', onError);
       c.steps.on('error', onError);
+      c.shards.on('error', onError);
       c.events.on('error', onError);
       c.barrier.on('error', onError);
       c.redis.on('error', onError);
@@ -162,7 +176,7 @@ export class ShardDispatch implements CallDispatch {
 }
 
 async function closeAll(c: Connection): Promise<void> {
-  await Promise.allSettled([c.barrier.close(), c.events.close(), c.flows.close(), c.steps.close()]);
+  await Promise.allSettled([c.barrier.close(), c.events.close(), c.flows.close(), c.steps.close(), c.shards.close()]);
   c.redis.disconnect();
 }
 
