@@ -127,7 +127,7 @@ describe.skipIf(!REDIS)('one population step over sop worker --shards processes 
   };
   const worker = async (...extra: string[]) => {
     const w = sop(['worker', '--queue', url, '--shards', ...extra]);
-    expect(await until(() => w.out.includes('ready: shard queue'), { timeoutMs: 20_000 }), w.out).toBe(true);
+    expect(await until(() => w.out.includes('ready: shard queue'), { timeoutMs: 60_000 }), w.out).toBe(true);
     return w;
   };
   /** Runs the SOP to its end; returns its closing line and run folder. */
@@ -175,7 +175,7 @@ describe.skipIf(!REDIS)('one population step over sop worker --shards processes 
       w.child.kill('SIGTERM');
       expect(await w.exited).toBe(130);
     }
-  }, 120_000);
+  }, 240_000);
 
   it('a worker SIGKILLed mid-shard: its shard is finished by another, no stored call asked again, the same tables', async () => {
     const serve = async () => {
@@ -207,7 +207,7 @@ describe.skipIf(!REDIS)('one population step over sop worker --shards processes 
     const r = sop(['run', file, '--out', join(dir, 'killed'), '--quiet', '--llm', 'openai', '--base-url', direct.url, '--shard-over', url]);
     procs.push(r);
     // A is mid-shard: it has started one, answered some of its calls, and not finished it
-    expect(await until(() => /shard \d of step \w+ started/.test(a.out) && sa.requests.length >= 40, { timeoutMs: 30_000 })).toBe(true);
+    expect(await until(() => /shard \d of step \w+ started/.test(a.out) && sa.requests.length >= 40, { timeoutMs: 90_000 })).toBe(true);
     a.child.kill('SIGKILL');
     await a.exited;
     expect(a.out).not.toMatch(/ done: /);
@@ -233,7 +233,7 @@ describe.skipIf(!REDIS)('one population step over sop worker --shards processes 
       w.child.kill('SIGTERM');
       await w.exited;
     }
-  }, 180_000);
+  }, 240_000);
 
   it('a shard job is untrusted: an unsigned one is refused, and a model the worker does not allow fails the run with the reason, before any call', async () => {
     const server = await startOpenAiServer({ reply: (body) => action(body) });
