@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { modelFor } from '../src/shards/answer.js';
 import { checkShardJob, metaOf, shardJobId, shardsOf, stepId, type ShardJobData } from '../src/shards/job.js';
-import { parseReply } from '../src/shards/replies.js';
+import { parseReply, signedReply, verifiedReply } from '../src/shards/replies.js';
 import { signJob } from '../src/util/job-signature.js';
 import type { CallMeta } from '../src/llm/types.js';
 
@@ -108,5 +108,22 @@ describe('parseReply: a stored reply read back', () => {
     expect(parseReply('not json')).toBeUndefined();
     expect(parseReply(JSON.stringify({ content: 'ok', usage: { promptTokens: '3' } }))).toBeUndefined();
     expect(parseReply('null')).toBeUndefined();
+  });
+});
+
+describe('verifiedReply: a reply in Redis is signed by the worker that stored it', () => {
+  const reply = { content: '{"command":"idle","command_args":{}}', usage: { promptTokens: 30, completionTokens: 5 } };
+  const refused = /its stored reply is refused: it is not signed with this run's SOP_QUEUE_SECRET/;
+
+  it('reads a reply signed for its step and call, and refuses one altered, unsigned, moved or signed with another secret', () => {
+    const text = signedReply(SECRET, step, '3:a0', reply);
+    expect(verifiedReply(SECRET, step, '3:a0', text)).toEqual(reply);
+    const altered = text.replace('idle', 'post');
+    expect((verifiedReply(SECRET, step, '3:a0', altered) as { error: string }).error).toMatch(refused);
+    expect((verifiedReply(SECRET, step, '3:a0', JSON.stringify(reply)) as { error: string }).error).toMatch(refused);
+    expect((verifiedReply(SECRET, step, '3:a1', text) as { error: string }).error).toMatch(refused);
+    const other = signedReply('another-secret-0123456789', step, '3:a0', reply);
+    expect((verifiedReply(SECRET, step, '3:a0', other) as { error: string }).error).toMatch(refused);
+    expect(verifiedReply(SECRET, step, '3:a0', 'not json')).toEqual({ error: 'its stored reply is not JSON' });
   });
 });

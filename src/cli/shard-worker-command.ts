@@ -75,7 +75,16 @@ export async function shardWorkerCommand(o: ShardWorkerOptions): Promise<number>
     const name = `shard ${d.shard + 1} of step ${d.step}`;
     err(`${name} started: ${d.calls.length} calls (attempt ${job.attemptsStarted})\n`);
     try {
-      const s = await answerShard(d, { provider, redis, concurrency: callsAtOnce, policy, worker: me, redact, signal: stop.signal });
+      const s = await answerShard(d, {
+        provider,
+        redis,
+        secret,
+        concurrency: callsAtOnce,
+        policy,
+        worker: me,
+        redact,
+        signal: stop.signal,
+      });
       err(`${name} done: ${s.asked} asked, ${s.reused} answered before, ${s.failed} failed\n`);
       return s;
     } catch (e) {

@@ -29,6 +29,8 @@ export function modelFor(policy: ShardModelPolicy, asked: string): string {
 export interface AnswerOptions {
   provider: LlmProvider;
   redis: Redis;
+  /** SOP_QUEUE_SECRET: each reply stored is signed with it. */
+  secret: string;
   /** Calls asked at once. */
   concurrency: number;
   policy: ShardModelPolicy;
@@ -44,6 +46,7 @@ export async function answerShard(data: ShardJobData, o: AnswerOptions): Promise
   const models = data.calls.map((c) => modelFor(o.policy, c.model));
   const done = await answeredKeys(
     o.redis,
+    o.secret,
     data.step,
     data.calls.map((c) => c.key),
   );
@@ -79,7 +82,7 @@ export async function answerShard(data: ShardJobData, o: AnswerOptions): Promise
         const message = e instanceof Error ? e.message : String(e);
         reply = { error: (o.redact ?? ((t: string) => t))(message).slice(0, 2000) };
       }
-      await storeReply(o.redis, data.step, call.key, reply);
+      await storeReply(o.redis, o.secret, data.step, call.key, reply);
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency, todo.length)) }, ask));

@@ -63,6 +63,7 @@ export class ShardDispatch implements CallDispatch {
     }
     const replies = await readReplies(
       c.redis,
+      this.o.secret,
       id,
       calls.map((x) => x.key),
     );
