@@ -56,14 +56,14 @@ describe.skipIf(!REDIS)('a limit shared through Redis', () => {
   it('keeps the calls at once of two workers to one server within --shared-limit, with the ACL of docs/scale.md', async () => {
     const N = 3;
     const providers = [0, 1].map(() => {
-      const shared = new RedisLimits({ redis: url, maxConcurrent: N, expirationMs: 60_000 });
+      const shared = new RedisLimits({ redis: url, maxConcurrent: N });
       limits.push(shared);
       const gate = new AdaptiveGate({
         ceiling: 20,
         initial: 20,
         endpoint: server.url,
         maxPauseMs: 1000,
-        shared: shared.forEndpoint(server.url),
+        shared: shared.forEndpoint(server.url, 60_000),
       });
       return new OpenAiProvider({ baseURL: server.url, apiKey: 'k', gate });
     });

@@ -55,8 +55,11 @@ export interface ThrottleChoice {
   ceiling: number;
   /** A change of a server's limit (the run's `concurrency` event). */
   onChange?: (c: LimitChange) => void;
-  /** A limit shared with other processes for a server (src/llm/shared-limit.ts). */
-  shared?: (endpoint: string) => SharedLimit | undefined;
+  /**
+   * A limit shared with other processes for a server (src/sweep/shared-limit.ts); a slot is held
+   * at most `expirationMs` (longer than any attempt: a process that dies gives its slots back then).
+   */
+  shared?: (endpoint: string, expirationMs: number) => SharedLimit | undefined;
 }
 
 /** An --llm spec whose file (replay:FILE, local:PATH) is absolute, for a resume from elsewhere; hf: and names stay. */
@@ -102,7 +105,8 @@ export async function createProvider(choice: ProviderChoice): Promise<LlmProvide
       const endpoint = baseURL || process.env.OPENAI_BASE_URL || 'https://api.openai.com/v1';
       let g = gates.get(endpoint);
       if (!g) {
-        const shared = t.shared?.(endpoint);
+        // an attempt lasts at most its stream deadline: 10 x the timeout (src/llm/openai.ts)
+        const shared = t.shared?.(endpoint, 11 * (choice.timeoutMs ?? 120_000));
         g = new Gate({
           ceiling: t.ceiling,
           endpoint,

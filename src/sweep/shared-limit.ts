@@ -13,11 +13,6 @@ export interface RedisLimitsOptions {
   redis: string;
   /** Calls at once to one server, across every process of this Redis. */
   maxConcurrent: number;
-  /**
-   * How long a slot may be held: a process that dies holding slots gives them back after this
-   * (bottleneck's job expiration). Longer than any attempt (the stream deadline of the timeout).
-   */
-  expirationMs: number;
   /** A Redis error (once per kind). */
   onError?: (e: Error) => void;
 }
@@ -37,8 +32,11 @@ export class RedisLimits {
     this.connection.on('error', (e: Error) => this.error(e));
   }
 
-  /** The shared limit of one server. */
-  forEndpoint(endpoint: string): SharedLimit {
+  /**
+   * The shared limit of one server. A slot is held at most `expirationMs` (bottleneck's job
+   * expiration): a process that dies holding slots gives them back then; longer than any attempt.
+   */
+  forEndpoint(endpoint: string, expirationMs: number): SharedLimit {
     const id = sharedLimitId(endpoint);
     let limiter = this.limiters.get(id);
     if (!limiter) {
@@ -56,7 +54,7 @@ export class RedisLimits {
     }
     const l = limiter;
     return {
-      run: (fn) => l.schedule({ expiration: this.o.expirationMs }, fn),
+      run: (fn) => l.schedule({ expiration: expirationMs }, fn),
       close: () => l.disconnect(false),
     };
   }
