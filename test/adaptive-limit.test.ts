@@ -8,6 +8,7 @@ import { AdaptiveGate, type LimitChange } from '../src/llm/adaptive-limit.js';
 import { admissionWait, parseResetDuration } from '../src/llm/rate-headers.js';
 import { OpenAiProvider } from '../src/llm/openai.js';
 import { RetryBudget } from '../src/llm/retry.js';
+import { retryWarnings } from '../src/api/choices.js';
 import { startOpenAiServer } from './helpers/openai-server.js';
 import { until } from './helpers/until.js';
 
@@ -155,5 +156,24 @@ describe('the openai provider through a gate', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('retry warnings', () => {
+  it('warn of every retry but 429s, which are warned once every 5 s with the count since', () => {
+    const said: string[] = [];
+    let t = 0;
+    const onRetry = retryWarnings((m) => said.push(m), () => t);
+    const r429 = { attempt: 1, delayMs: 100, reason: 'HTTP 429: slow down' };
+    onRetry(r429);
+    for (t = 100; t < 1000; t += 100) onRetry(r429);
+    onRetry({ attempt: 1, delayMs: 500, reason: 'HTTP 500: oops' });
+    t = 5100;
+    onRetry(r429);
+    expect(said).toEqual([
+      'LLM call failed (HTTP 429: slow down); retry 1 in 100 ms',
+      'LLM call failed (HTTP 500: oops); retry 1 in 500 ms',
+      'LLM call failed (HTTP 429: slow down); retry 1 in 100 ms; 9 more calls were rate limited (429) and retried since the last such warning',
+    ]);
   });
 });

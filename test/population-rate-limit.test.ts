@@ -89,6 +89,7 @@ describe('a 2,000-agent step against a server that answers 429 above 300 calls i
     expect(answered).toBe(AGENTS);
     expect(changes.some((c) => c.reason === '429')).toBe(true);
     expect(changes.length).toBeLessThan(60); // a log line per change, not per call
+    expect(warnings.length).toBeLessThan(10); // 429 retries are warned once every 5 s
     expect(changes.at(-1)!.limit).toBeLessThan(LIMIT);
     expect(server.peakInFlight).toBeLessThanOrEqual(LIMIT);
   }, 60_000);

@@ -151,7 +151,7 @@ export async function providerOf(
     timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms,
     maxReplyBytes: o.maxReplyBytes ?? sop.llm?.max_reply_bytes,
     budget: run.budget,
-    onRetry: (r) => run.warn(`LLM call failed (${r.reason}); retry ${r.attempt} in ${r.delayMs} ms`),
+    onRetry: retryWarnings(run.warn),
     onWarning: run.warn,
     // calls at once to each server adapt to its answers, up to --concurrency (docs/scale.md#adaptive-concurrency)
     throttle: {
@@ -161,6 +161,34 @@ export async function providerOf(
   });
   // interrupt() of a started run abandons the call in flight (a server may never answer)
   return new InterruptibleProvider(made, run.stop);
+}
+
+/** How often a 429 retry is warned about: the adaptive limit's `concurrency` events tell the rest. */
+const RATE_LIMIT_WARN_MS = 5000;
+
+/**
+ * A warning for each retry of an LLM call, except 429s: a step of thousands of calls meets them by
+ * the hundred, and the `concurrency` events tell how the run slowed down; those are warned about
+ * once every 5 s, with the count of the others since.
+ */
+export function retryWarnings(warn: Warn, now: () => number = Date.now): (r: { attempt: number; delayMs: number; reason: string }) => void {
+  let last = Number.NEGATIVE_INFINITY;
+  let since = 0;
+  return (r) => {
+    const rateLimited = r.reason.startsWith('HTTP 429');
+    if (rateLimited && now() - last < RATE_LIMIT_WARN_MS) {
+      since++;
+      return;
+    }
+    if (!rateLimited) return warn(`LLM call failed (${r.reason}); retry ${r.attempt} in ${r.delayMs} ms`);
+    last = now();
+    const others =
+      since > 0
+        ? `; ${since} more ${since === 1 ? 'call was' : 'calls were'} rate limited (429) and retried since the last such warning`
+        : '';
+    since = 0;
+    warn(`LLM call failed (${r.reason}); retry ${r.attempt} in ${r.delayMs} ms${others}`);
+  };
 }
 
 /** Whether any state of a SOP can make an LLM call (all but final states and population states of rule agents only). */
