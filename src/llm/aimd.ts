@@ -11,7 +11,7 @@ export interface AimdSettings {
   ceiling: number;
   /** The fewest (default 1). */
   floor?: number;
-  /** The first limit (default: the ceiling or 32, the smaller). */
+  /** The first limit (default: the ceiling or 256, the smaller). */
   initial?: number;
   /** Latency above baseline x this holds the limit where it is (default 2). */
   latencyTolerance?: number;
@@ -58,7 +58,7 @@ export class Aimd {
       throw new RangeError(`the concurrency ceiling must be a whole number of at least 1 (got ${s.ceiling})`);
     this.ceiling = s.ceiling;
     this.floor = Math.min(s.ceiling, Math.max(1, s.floor ?? 1));
-    this.current = clamp(s.initial ?? Math.min(s.ceiling, 32), this.floor, this.ceiling);
+    this.current = clamp(s.initial ?? Math.min(s.ceiling, 256), this.floor, this.ceiling);
     this.tolerance = s.latencyTolerance ?? 2;
     this.burst = s.burst5xx ?? 3;
   }
