@@ -2,8 +2,8 @@
 // at most `limit` attempts at once, the limit moved by AIMD (src/llm/aimd.ts) from each answer's
 // status and latency, and a pause shared by every call when an answer says to wait (retry-after,
 // an exhausted x-ratelimit quota: src/llm/rate-headers.ts), capped at the run's timeout. Waiters
-// are served first in, first out. With a shared limit (src/llm/shared-limit.ts), an attempt
-// admitted here also takes a slot of the limit that processes share through Redis.
+// are served first in, first out. With a limit shared between processes (`sop worker
+// --shared-limit`), an attempt admitted here also takes a slot of that limit.
 import { Aimd, type AimdChange, type AimdSettings } from './aimd.js';
 import { admissionWait, type HeaderGetter } from './rate-headers.js';
 import { LlmError } from './types.js';
