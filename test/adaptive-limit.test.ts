@@ -163,7 +163,10 @@ describe('retry warnings', () => {
   it('warn of every retry but 429s, which are warned once every 5 s with the count since', () => {
     const said: string[] = [];
     let t = 0;
-    const onRetry = retryWarnings((m) => said.push(m), () => t);
+    const onRetry = retryWarnings(
+      (m) => said.push(m),
+      () => t,
+    );
     const r429 = { attempt: 1, delayMs: 100, reason: 'HTTP 429: slow down' };
     onRetry(r429);
     for (t = 100; t < 1000; t += 100) onRetry(r429);
