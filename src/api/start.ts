@@ -21,8 +21,6 @@ import { appendRunHeader, libraryIntoWorkspace, lockMemoryDir, resolveMemoryDir 
 import type { RunSopOptions } from './options.js';
 import { shardOptionsOf } from './shard-options.js';
 import {
-  RUN_RETRY_BUDGET,
-  RetryBudget,
   checkHumans,
   checkRunBudget,
   dryRunYes,
@@ -32,6 +30,7 @@ import {
   mcpApprovalOf,
   providerOf,
   rerunOf,
+  runRetryBudget,
 } from './choices.js';
 
 /** A started run, with what the CLI needs besides the handle. */
@@ -95,7 +94,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
   if (!continuation) checkHumans(sop, human, o);
   const consent = llmConsentOf(o, human);
   const mcpApproval = mcpApprovalOf(o, human);
-  const budget = new RetryBudget(RUN_RETRY_BUDGET); // every retry of every call of this run
+  const budget = runRetryBudget(); // every retry of every call of this run
   const stopLlm = new AbortController();
   const llm = await providerOf(sop, o, {
     budget,
@@ -104,6 +103,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
     warn,
     resumed: continuation?.mode === 'resume',
     seed: continuation?.seed ?? o.seed,
+    emit,
   });
   const embedder = await embedderOf(sop, o, { budget, consent, warn, startWarning });
   const yes = o.yes === true || dryRunYes(sop, human, o);

@@ -23,7 +23,8 @@ export function withRunCommand<T>(y: Argv<T>): Argv<T> {
         .option('max-turns', { type: 'number', describe: 'Stop after this many turns (default 200)' })
         .option('concurrency', {
           type: 'number',
-          describe: 'Population states: LLM calls a step makes at once (default 64; results never depend on it)',
+          describe:
+            'Population states: LLM calls a step makes at once (default 64; results never depend on it); the most, as calls at once adapt to 429s and rate-limit headers',
         })
         .option('shard-over', {
           type: 'string',

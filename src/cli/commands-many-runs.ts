@@ -117,6 +117,11 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
             describe: 'Redis of the queue: redis:// or rediss://[USER:PASSWORD@]HOST:PORT',
           })
           .option('concurrency', { type: 'number', default: 4, describe: 'Runs at once in this worker' })
+          .option('shared-limit', {
+            type: 'number',
+            describe:
+              'LLM calls at once to each server, shared through this Redis by every worker started with --shared-limit (the last one started sets it; shard workers too)',
+          })
           .option('out', { type: 'string', describe: "Keep run folders here instead of the sweep's --out (when it is not shared)" })
           .option('lock-ms', {
             type: 'number',
@@ -187,6 +192,10 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
             'Answer population steps of sop run --shard-over with this server',
           )
           .example(
+            '$0 worker --queue redis://127.0.0.1:6379 --shared-limit 300',
+            'At most 300 LLM calls at once to each server, across all such workers',
+          )
+          .example(
             '$0 worker --queue rediss://sop:PASSWORD@redis-host:6380 --root /shared --allow-base-url https://llm.internal/v1',
             'Jobs under /shared, LLM calls to one server',
           )
@@ -199,6 +208,7 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
         process.exitCode = await workerCommand({
           queue: a.queue,
           concurrency: a.concurrency,
+          sharedLimit: a['shared-limit'],
           out: a.out,
           lockMs: a['lock-ms'],
           root: collect(a.root),

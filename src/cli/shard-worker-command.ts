@@ -12,6 +12,7 @@ import { createProvider } from '../llm/factory.js';
 import { answerShard, type ShardModelPolicy } from '../shards/answer.js';
 import { checkShardJob, SHARD_QUEUE, ShardJobRefused, type ShardJobData, type ShardSummary } from '../shards/job.js';
 import { workerName } from '../sweep/run-point.js';
+import { RedisLimits } from '../sweep/shared-limit.js';
 import { queueSecret } from '../util/job-signature.js';
 import { configureSecrets, makeRedactor } from '../util/redact.js';
 import { connectionOf, parseRedisUrl, reachRedis } from '../util/redis-url.js';
@@ -31,6 +32,8 @@ export interface ShardWorkerOptions {
   /** Milliseconds a shard's lock lasts without renewal before it goes to another worker (default 5000). */
   lockMs?: number;
   timeoutMs?: number;
+  /** LLM calls at once to the server, shared through the --queue Redis with every worker given it (src/sweep/shared-limit.ts). */
+  sharedLimit?: number;
 }
 
 export const DEFAULT_SHARD_CALLS = 64;
@@ -48,10 +51,23 @@ export async function shardWorkerCommand(o: ShardWorkerOptions): Promise<number>
   configureSecrets({ urls: [o.queue, o.baseUrl] });
   const redact = makeRedactor();
   const err = (s: string) => process.stderr.write(redact(s));
+  if (o.sharedLimit !== undefined && !(Number.isInteger(o.sharedLimit) && o.sharedLimit >= 1))
+    throw new EngineError(`--shared-limit must be a whole number of LLM calls, at least 1 (got ${o.sharedLimit})`, 'OPTION');
+  // the limit shared with other workers goes through this worker's own Redis (docs/scale.md#a-limit-shared-by-workers)
+  const limits =
+    o.sharedLimit !== undefined
+      ? new RedisLimits({ redis: o.queue, maxConcurrent: o.sharedLimit, onError: (e) => err(`shared limit: ${e.message}\n`) })
+      : undefined;
   const provider = await createProvider({
     spec: llm,
     ...(o.baseUrl !== undefined ? { baseURL: o.baseUrl, baseURLFixed: true } : {}),
     ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
+    // calls at once to the server adapt to its answers (docs/scale.md#adaptive-concurrency)
+    throttle: {
+      ceiling: Math.min(callsAtOnce, o.sharedLimit ?? callsAtOnce),
+      onChange: (c) => err(`LLM calls at once to ${c.endpoint}: ${c.limit} (was ${c.previous}: ${c.reason})\n`),
+      ...(limits ? { shared: (endpoint: string, expirationMs: number) => limits.forEndpoint(endpoint, expirationMs) } : {}),
+    },
   });
   const policy: ShardModelPolicy = {
     ...(o.model !== undefined ? { model: o.model } : {}),
@@ -125,8 +141,10 @@ export async function shardWorkerCommand(o: ShardWorkerOptions): Promise<number>
   process.on('SIGTERM', onSignal);
   try {
     await reachRedis(Promise.all([worker.waitUntilReady(), redis.ping()]), redact(o.queue), () => lastError);
+    await limits?.ready();
   } catch (e) {
     await worker.close(true).catch(() => {});
+    await limits?.close().catch(() => {});
     redis.disconnect();
     throw e;
   }
@@ -138,9 +156,14 @@ export async function shardWorkerCommand(o: ShardWorkerOptions): Promise<number>
       : `models ${policy.allow.join(', ') || 'none'}`;
   err(
     `worker ${me} ready: shard queue ${SHARD_QUEUE} on ${redact(o.queue)}, ${callsAtOnce} calls at once with --llm ${llm}` +
-      `${o.baseUrl ? ` at ${redact(o.baseUrl)}` : ''}, ${models}; jobs signed with SOP_QUEUE_SECRET\n`,
+      `${o.baseUrl ? ` at ${redact(o.baseUrl)}` : ''}, ${models}; jobs signed with SOP_QUEUE_SECRET` +
+      `${o.sharedLimit !== undefined ? `; LLM calls at once shared with other workers: ${o.sharedLimit}` : ''}\n`,
   );
-  await worker.run();
+  try {
+    await worker.run();
+  } finally {
+    await limits?.close().catch(() => {});
+  }
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   redis.disconnect();
