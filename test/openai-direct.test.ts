@@ -2,19 +2,19 @@
 // OpenAI-compatible servers on 127.0.0.1. Every answer and fault is run twice, through the direct
 // path and through the openai client's fetch, and must come out the same: reply, usage, error
 // class and message, retries and their waits, warnings, requests sent. Then what only the direct
-// path does: the client's headers, connections kept alive, the answer observer, Ctrl-C,
+// path does: the client's headers, connections kept alive, the adaptive gate's view, Ctrl-C,
 // compressed answers and redirects.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Answer } from '../src/llm/direct-chat.js';
+import type { CallGate, CallObservation } from '../src/llm/adaptive-limit.js';
 import { InterruptibleProvider, LlmInterruptedError } from '../src/llm/interruptible.js';
 import { OpenAiProvider, type OpenAiProviderOptions } from '../src/llm/openai.js';
 import type { ChatRequest } from '../src/llm/types.js';
 import { startOpenAiServer, type ChatRequestBody, type ServerOptions, type TestServer } from './helpers/openai-server.js';
 
-const servers: TestServer[] = [];
+const servers: Array<Pick<TestServer, 'close'>> = [];
 afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
 });
@@ -268,19 +268,34 @@ describe('the direct path', () => {
     expect(s.connections - afterFirst).toBeLessThanOrEqual(1);
   });
 
-  it('tells an observer the status, latency and headers of every answer, errors included', async () => {
-    const s = await serve({
-      reply: () => FULL,
-      fault: first({ kind: 'status', status: 429, headers: { 'retry-after': '0', 'x-ratelimit-remaining-requests': '0' } }),
-    });
-    const answers: Answer[] = [];
-    const { p } = provider(s.url, true, { onAnswer: (a) => answers.push(a) });
-    expect((await p.chat(request())).content).toBe(FULL);
-    expect(answers.map((a) => [a.status, a.header('x-ratelimit-remaining-requests'), a.header('retry-after')])).toEqual([
+  it("shows the adaptive gate every answer and connection failure, as the client's fetch does", async () => {
+    const seen: Record<string, Array<[number, string | null | undefined, string | null | undefined]>> = {};
+    for (const direct of [true, false]) {
+      const s = await serve({
+        reply: () => FULL,
+        fault: (i) =>
+          i === 0
+            ? { kind: 'status', status: 429, headers: { 'retry-after': '0', 'x-ratelimit-remaining-requests': '0' } }
+            : i === 1
+              ? { kind: 'reset' }
+              : undefined,
+      });
+      const observed: CallObservation[] = [];
+      const gate: CallGate = { run: (fn) => fn(), observe: (o) => observed.push(o) };
+      expect((await provider(s.url, direct, { gate }).p.chat(request())).content).toBe(FULL);
+      expect(observed.every((o) => o.sentAt <= o.at && o.at - o.sentAt < 5_000)).toBe(true);
+      seen[String(direct)] = observed.map((o) => [
+        o.status,
+        o.headers?.get('X-RateLimit-Remaining-Requests'),
+        o.headers?.get('retry-after'),
+      ]);
+    }
+    expect(seen.true).toEqual([
       [429, '0', '0'],
-      [200, undefined, undefined],
+      [0, undefined, undefined],
+      [200, null, null],
     ]);
-    expect(answers.every((a) => a.ms >= 0 && a.ms < 5_000)).toBe(true);
+    expect(seen.true).toEqual(seen.false);
   });
 
   it('Ctrl-C ends a call the server is sitting on at once, as a resumable interruption', async () => {
@@ -306,9 +321,6 @@ async function rawServer(answer: (req: IncomingMessage, res: ServerResponse) => 
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   servers.push({
-    url: '',
-    requests: [],
-    connections: 0,
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();

@@ -22,17 +22,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type OpenAI from 'openai';
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type { Agent, Dispatcher } from 'undici';
+import type { CallGate } from './adaptive-limit.js';
 import { ReplyFaultError, ReplyTooLargeError, seconds } from './reply-errors.js';
 import { rawBodyCap } from './watched-fetch.js';
-
-/** What arrived for one request: the one place an observer of answers (status, latency, rate-limit headers) hooks in. */
-export interface Answer {
-  status: number;
-  /** From the request to the answer's headers. */
-  ms: number;
-  /** A header of the answer (lower-case name); repeated headers joined with ", ". */
-  header(name: string): string | undefined;
-}
 
 export interface DirectChatOptions {
   /** The provider's openai client: its URL and headers are the ones sent. */
@@ -40,8 +32,8 @@ export interface DirectChatOptions {
   /** --timeout: the whole answer within this of the request. */
   timeoutMs: number;
   maxReplyBytes: number;
-  /** Told of every answer's status and headers, errors included. */
-  onAnswer?: (answer: Answer) => void;
+  /** Sees every answer (status, headers, time), and every failure without one (status 0), as observedFetch tells it. */
+  gate?: Pick<CallGate, 'observe'>;
 }
 
 /** What a call answers when the server redirected it: the caller asks through the openai client instead. */
@@ -113,9 +105,17 @@ export class DirectChat {
     });
   }
 
-  /** The answer's status and headers arrived (an HTTP error too). */
-  answered(status: number, headers: IncomingHttpHeaders, started: number): void {
-    this.o.onAnswer?.({ status, ms: Date.now() - started, header: (name) => joined(headers[name]) });
+  /**
+   * The one place where an answer's status and headers arrive (an HTTP error's too), or a failure
+   * without an answer (status 0: the connection; not a timeout nor the caller's abort).
+   */
+  answered(status: number, headers: IncomingHttpHeaders | undefined, sentAt: number): void {
+    this.o.gate?.observe({
+      status,
+      sentAt,
+      at: Date.now(),
+      ...(headers ? { headers: { get: (name: string) => joined(headers[name.toLowerCase()]) ?? null } } : {}),
+    });
   }
 
   get endpoint(): string {
@@ -205,6 +205,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.settle();
     if (this.status === 0) {
       // before the answer: as the client reports a failed fetch (a connect timeout is a timeout)
+      this.chat.answered(0, undefined, this.started);
       const timeout = /timed? ?out/i.test(String(err) + ('cause' in err ? String(err.cause) : ''));
       this.reject(timeout ? new APIConnectionTimeoutError() : new APIConnectionError({ cause: err }));
     } else if (this.status < 200 || this.status > 299) {

@@ -2,6 +2,7 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import {
   DEFAULT_RETRY_POLICY,
+  RETRIES_PER_CALL,
   RetriesExhaustedError,
   RetryBudget,
   parseRetryAfter,
@@ -25,7 +26,8 @@ import { DEFAULT_MAX_REPLY_BYTES, ReplyFaultError, ReplyTooLargeError, seconds }
 import { watchedFetch } from './watched-fetch.js';
 import { CallDeadline, ContentWatch } from './content-watch.js';
 import { keepAliveFetch } from './keep-alive-fetch.js';
-import { DirectChat, REDIRECTED, type Answer } from './direct-chat.js';
+import { observedFetch, type CallGate } from './adaptive-limit.js';
+import { DirectChat, REDIRECTED } from './direct-chat.js';
 import { adaptBody, adaptationFor, adaptationWarning, type Adaptation } from './request-adaptation.js';
 
 export interface OpenAiProviderOptions {
@@ -51,13 +53,13 @@ export interface OpenAiProviderOptions {
   onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
   /** Replies kept with a warning (cut at max tokens, empty, a plain JSON answer to a stream). */
   onWarning?: (message: string) => void;
+  /** Every attempt takes a slot of it, and it sees every answer, on either path (src/llm/adaptive-limit.ts). */
+  gate?: CallGate;
   /**
    * Calls that do not stream go out on the direct path (src/llm/direct-chat.ts), not through the
    * openai client's fetch; default: yes, unless SOP_HTTP_CLIENT is `fetch` or `undici`.
    */
   direct?: boolean;
-  /** Told of the status, latency and headers of every answer on the direct path, HTTP errors included. */
-  onAnswer?: (answer: Answer) => void;
 }
 
 export const MISSING_KEY_MESSAGE =
@@ -213,20 +215,21 @@ export class OpenAiProvider implements LlmProvider {
         idleMs: this.timeoutMs,
         maxReplyBytes: this.maxReplyBytes,
         endpoint: this.client.baseURL,
-        fetch: keepAliveFetch(),
+        fetch: options.gate ? observedFetch(keepAliveFetch(), options.gate) : keepAliveFetch(),
       }),
     });
     const direct = options.direct ?? !(process.env.SOP_HTTP_CLIENT === 'fetch' || process.env.SOP_HTTP_CLIENT === 'undici');
     this.direct = !direct
       ? undefined
-      : new DirectChat({ client: this.client, timeoutMs: this.timeoutMs, maxReplyBytes: this.maxReplyBytes, onAnswer: options.onAnswer });
+      : new DirectChat({ client: this.client, timeoutMs: this.timeoutMs, maxReplyBytes: this.maxReplyBytes, gate: options.gate });
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
-    this.budget = options.budget ?? new RetryBudget(50);
+    this.budget = options.budget ?? new RetryBudget(50, RETRIES_PER_CALL);
   }
 
   async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
     // the messages as the server got them (a recorded cassette keeps them): native forms with tools
     const sent = () => this.body(request).messages;
+    this.budget.counted(); // the run's retry budget grows with its calls
     const res = await this.withRetries(request, options);
     if (res.content !== '') return { ...res, sent: sent() };
     // An empty reply is asked for once more; a second one is kept, with a warning.
@@ -254,7 +257,9 @@ export class OpenAiProvider implements LlmProvider {
       return failure;
     };
     try {
-      return await withRetries(() => (attempts++, this.once(request, options, deadline)), this.policy, this.budget, {
+      const gate = this.options.gate;
+      const attempt = () => (attempts++, this.once(request, options, deadline));
+      return await withRetries(() => (gate ? gate.run(attempt, options.signal) : attempt()), this.policy, this.budget, {
         classify: classifyRetry,
         onRetry: this.options.onRetry,
         signal: options.signal,

@@ -188,6 +188,12 @@ export type RunEvent =
       metrics: Record<string, number | null>;
       surveys?: Array<{ survey: string; agent: string; question: string; answer: string }>;
     }
+  /**
+   * The adaptive limit of LLM calls at once to a server changed (src/llm/adaptive-limit.ts,
+   * docs/scale.md#adaptive-concurrency): every decrease and slow-start doubling, an additive
+   * increase at most once a second.
+   */
+  | { type: 'concurrency'; endpoint: string; limit: number; previous: number; reason: string; in_flight: number }
   /** An event of a sub-flow (sop executor), tagged with its path, e.g. "Coder-1/extend_library-1". */
   | { type: 'subflow'; flow: string; event: RunEvent }
   | {
