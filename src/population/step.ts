@@ -30,7 +30,7 @@ import {
   type WorldInitContext,
 } from '../worlds/world.js';
 import { getMaxListeners, setMaxListeners } from 'node:events';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { activationRule, drawUniform } from './activation.js';
 import { AgentMemory, type AgentMemoryEntry } from './agent-memory.js';
 import { agentScope, askForAction, decisionLlm, decisionMessages, type Choice, type DecideSetup, type Seen } from './decide.js';
@@ -132,6 +132,7 @@ export class PopulationVisit {
         columns: [...pop.columns],
         world: world.name,
         seed: ctx.seed,
+        ...('file' in spec.population.source ? { source: resolve(sourcePath(spec.population.source.file, baseDir)) } : {}),
       });
     return v;
   }
