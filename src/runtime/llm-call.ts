@@ -2,7 +2,7 @@
 // run's effects (durable runs reuse a journaled reply), usage counted, an `llm_call` event.
 import { callEndpoint } from '../llm/endpoints.js';
 import { callCost, modelPrice, type PricingTable } from '../llm/pricing.js';
-import { estimateUsage, type CallMeta, type ChatMessage, type LlmProvider, type Usage } from '../llm/types.js';
+import { estimateUsage, stepOver, type CallMeta, type ChatMessage, type ChatRequest, type LlmProvider, type Usage } from '../llm/types.js';
 import { DEFAULTS, type ResolvedSop } from '../sop/resolved.js';
 import type { LlmSettings } from '../sop/types.js';
 import type { Redactor } from '../util/redact.js';
@@ -58,6 +58,17 @@ export async function callLlm(
   ) {
     meta = { ...meta, walk: walkMeta(host.resolved, meta.state, host.position.states, host.seed) };
   }
+  // Calls made at once carry their effect key: a cassette records and replays them by it.
+  const request = (key: string): ChatRequest => ({
+    messages,
+    model,
+    // another server for this block (llm.base_url, llm.api_key_env); --model sends every call to the run's own
+    ...(host.model === undefined ? { endpoint: callEndpoint(host.serverLlm ?? host.resolved.sop.llm, settings) } : {}),
+    temperature: settings.temperature ?? DEFAULTS.temperature,
+    maxTokens: settings.max_tokens,
+    stream,
+    meta: effectKey !== undefined && key !== '' ? { ...meta, effect: key } : meta,
+  });
   // A reply already in the journal (an interrupted turn being redone) is reused (durable effects).
   const {
     value: res,
@@ -90,23 +101,11 @@ export async function callLlm(
           effect: key,
         });
       }
-      return llm.chat(
-        {
-          messages,
-          model,
-          // another server for this block (llm.base_url, llm.api_key_env); --model sends every call to the run's own
-          ...(host.model === undefined ? { endpoint: callEndpoint(host.serverLlm ?? host.resolved.sop.llm, settings) } : {}),
-          temperature: settings.temperature ?? DEFAULTS.temperature,
-          maxTokens: settings.max_tokens,
-          stream,
-          meta,
-        },
-        { signal: host.signal, onDelta },
-      );
+      return llm.chat(request(key), { signal: host.signal, onDelta });
     },
   );
   if (reused) {
-    if (llm.position !== undefined) llm.seek?.(llm.position + 1);
+    stepOver(llm, request(key), res); // a cassette steps over (or records) the reply the journal held
     onDelta?.(res.content);
   }
   // The call's price: the SOP's llm.pricing for its own model, else the table; unknown models cost undefined (never 0).
