@@ -60,6 +60,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, st
 import { posix } from 'node:path';
 
 const DRY = process.argv.includes('--dry-run');
+const print = (s) => process.stdout.write(`${s}\n`);
 const git = (...args) => execFileSync('git', args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
 const fail = (message, list = []) => {
   process.stderr.write(`relayer: ${message}${list.length ? `\n  ${list.join('\n  ')}` : ''}\n`);
@@ -413,7 +414,6 @@ if (problems.length) fail('cannot rewrite every reference (nothing was changed):
 
 // --- report or apply -------------------------------------------------------------------------
 
-const print = (s) => process.stdout.write(`${s}\n`);
 if (DRY) {
   print('The map (from eslint.layers.js):');
   for (const [from, to] of map.files) print(`  ${from} -> ${to}`);
@@ -430,6 +430,14 @@ for (const [from, to] of moved) {
   git('mv', from, to);
 }
 for (const [file, text] of edits) writeFileSync(moves.get(file) ?? file, text);
+// longer or shorter import lines: the rewritten files are formatted again (as npm run lint checks)
+const written = [...edits.keys()].map((f) => moves.get(f) ?? f);
+if (existsSync('node_modules/.bin/prettier'))
+  for (let k = 0; k < written.length; k += 100)
+    execFileSync('node_modules/.bin/prettier', ['--write', '--log-level', 'warn', '--ignore-unknown', ...written.slice(k, k + 100)], {
+      stdio: 'inherit',
+    });
+else print('prettier is not installed (npm ci): run `npx prettier --write .` before committing');
 
 // generated files (ignored) of the old folders, empty old folders, and the stale build
 const strays = [];
