@@ -438,6 +438,17 @@ if (existsSync('node_modules/.bin/prettier'))
       stdio: 'inherit',
     });
 else print('prettier is not installed (npm ci): run `npx prettier --write .` before committing');
+// an import prettier spread over lines escapes the `eslint-disable-next-line` above it (the
+// linter reports its last line): such a comment becomes a disable/enable pair around the import
+for (const file of written.filter((f) => CODE.test(f))) {
+  const text = readFileSync(file, 'utf8');
+  const next = text.replace(
+    /^([ \t]*)\/\/ eslint-disable-next-line ([\w/@-]+(?:, [\w/@-]+)*)( -- [^\n]*)?\n(\1(?:import|export)\b[^\n]*\{\n(?:[^\n]*\n)*?\1\} from [^\n]*\n)/gm,
+    (all, indent, rules, reason = '', statement) =>
+      `${indent}/* eslint-disable ${rules}${reason.replace(/\*\//g, '* /')} */\n${statement}${indent}/* eslint-enable ${rules} */\n`,
+  );
+  if (next !== text) writeFileSync(file, next);
+}
 
 // generated files (ignored) of the old folders, empty old folders, and the stale build
 const strays = [];
