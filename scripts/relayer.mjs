@@ -10,7 +10,8 @@
 // changing nothing, on any tracked file of src/ it cannot place (a folder the lint's map does not
 // name: add it there first). Then:
 //
-//   rm -rf dist && node scripts/gen-schema.mjs && npm run lint && npm run build && npm test
+//   node scripts/gen-schema.mjs && npm run lint && npm run build && npm test
+//   (and say in docs/architecture.md that the move is done: its "Known debt" paragraph)
 //   git add -A && git commit -m "move src/ into layer folders (scripts/relayer.mjs)"
 //   git rev-parse HEAD >> .git-blame-ignore-revs      # with a comment line above it, e.g.
 //                                                     # "# src/ moved into layer folders"
@@ -18,7 +19,7 @@
 //   git config blame.ignoreRevsFile .git-blame-ignore-revs   # once per clone (GitHub reads the file itself)
 //
 // `git log --follow FILE` and `git blame` (with the ignore file) see through the move, since it
-// changes no line but import paths.
+// changes no line but the paths it rewrites.
 //
 // THE TARGET MAP (derived from eslint.layers.js; `--dry-run` prints it in full):
 //   shared   src/errors.ts -> src/shared/errors.ts, src/util/ -> src/shared/util/, and the
