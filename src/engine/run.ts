@@ -3,7 +3,7 @@
 // SOPs. The loop itself (src/runtime/run.ts) knows none of them; each is a plugin
 // (src/runtime/hooks.ts), made only for a SOP that uses it.
 import { actionsPlugin } from '../actions/plugin.js';
-import type { ActionOptions } from '../actions/runtime.js';
+import type { ActionOptions } from '../actions/host.js';
 import { agentsV1Plugin } from '../compat/agents-v1/plugin.js';
 import { semanticsFor } from '../compat/agents-v1/semantics.js';
 import type { AgentsV1Options } from '../compat/agents-v1/turns.js';
@@ -35,7 +35,7 @@ export interface RunOptions extends Omit<LoopOptions, 'resume' | 'semantics' | '
   /** A sub-flow of a resumed run: the journal's effect results (its keys are prefixed by the flow). */
   effectIndex?: EffectIndex;
   // actions
-  /** Run folder, workspace and executor flags (--auto-run, --yes, --sandbox); see src/actions/runtime.ts. */
+  /** Run folder, workspace and executor flags (--auto-run, --yes, --sandbox); see src/actions/host.ts. */
   actions?: ActionOptions;
   // cost (docs/cost.md)
   /** Run budgets of the command line (--budget-tokens, --budget-usd); a sub-flow gets its parent's accounts. */

@@ -57,6 +57,12 @@ export interface CallMeta {
   argChoices?: Record<string, Array<string | number>>;
   /** Judge calls and command states: the graph around the state (the mock walks it in dry runs). */
   walk?: WalkInfo;
+  /**
+   * Calls made at once (a population step's): the call's effect key in the run (e.g. "1.2:a17",
+   * stable across a resume). A cassette records it and replays such a call by it, in whatever
+   * order the calls are made.
+   */
+  effect?: string;
 }
 
 /** The graph around a state, for a provider that walks it (never sent to a model). */
@@ -140,6 +146,17 @@ export interface LlmProvider {
   readonly position?: number;
   /** Move to an interaction (a resumed run continues from the checkpoint's position). */
   seek?(position: number): void;
+  /**
+   * A resumed run reuses this call's reply from the journal instead of asking: a replayed cassette
+   * steps over its interaction, one being recorded records it. Without it, the position moves on by one.
+   */
+  reused?(request: ChatRequest, response: ChatResponse): void;
+}
+
+/** Tell a provider that a reply was reused from the journal instead of asked for (see `LlmProvider.reused`). */
+export function stepOver(llm: LlmProvider, request: ChatRequest, response: ChatResponse): void {
+  if (llm.reused) llm.reused(request, response);
+  else if (llm.position !== undefined) llm.seek?.(llm.position + 1);
 }
 
 /** A failure of the model call that the run cannot recover from. */

@@ -30,7 +30,7 @@ import {
   type StepAction,
   type WorldInitContext,
 } from '../worlds/world.js';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { activationRule, drawUniform } from './activation.js';
 import { AgentMemory, type AgentMemoryEntry } from './agent-memory.js';
 import {
@@ -141,6 +141,7 @@ export class PopulationVisit {
         columns: [...pop.columns],
         world: world.name,
         seed: ctx.seed,
+        ...('file' in spec.population.source ? { source: resolve(sourcePath(spec.population.source.file, baseDir)) } : {}),
       });
     return v;
   }

@@ -171,6 +171,11 @@ export type RunEvent =
       columns: string[];
       world: string;
       seed: number;
+      /**
+       * The population's data file as an absolute path (absent for a generated population):
+       * the agents table of RUN/population.duckdb loads it again from any folder.
+       */
+      source?: string;
     }
   /** One population step: who acted, what they did (in the order applied), what it did, the metrics after it, survey answers. */
   | {

@@ -4,6 +4,7 @@ import { callEndpoint } from '../llm/endpoints.js';
 import { callCost, modelPrice, type PricingTable } from '../llm/pricing.js';
 import {
   estimateUsage,
+  stepOver,
   type CallMeta,
   type ChatMessage,
   type ChatOptions,
@@ -69,6 +70,17 @@ export async function callLlm(
   ) {
     meta = { ...meta, walk: walkMeta(host.resolved, meta.state, host.position.states, host.seed) };
   }
+  // Calls made at once carry their effect key: a cassette records and replays them by it.
+  const request = (key: string): ChatRequest => ({
+    messages,
+    model,
+    // another server for this block (llm.base_url, llm.api_key_env); --model sends every call to the run's own
+    ...(host.model === undefined ? { endpoint: callEndpoint(host.serverLlm ?? host.resolved.sop.llm, settings) } : {}),
+    temperature: settings.temperature ?? DEFAULTS.temperature,
+    maxTokens: settings.max_tokens,
+    stream,
+    meta: effectKey !== undefined && key !== '' ? { ...meta, effect: key } : meta,
+  });
   // A reply already in the journal (an interrupted turn being redone) is reused (durable effects).
   const {
     value: res,
@@ -101,24 +113,12 @@ export async function callLlm(
           effect: key,
         });
       }
-      const send = through?.via ?? ((request: ChatRequest, options: ChatOptions) => llm.chat(request, options));
-      return send(
-        {
-          messages,
-          model,
-          // another server for this block (llm.base_url, llm.api_key_env); --model sends every call to the run's own
-          ...(host.model === undefined ? { endpoint: callEndpoint(host.serverLlm ?? host.resolved.sop.llm, settings) } : {}),
-          temperature: settings.temperature ?? DEFAULTS.temperature,
-          maxTokens: settings.max_tokens,
-          stream,
-          meta,
-        },
-        { signal: through?.signal ?? host.signal, onDelta },
-      );
+      const send = through?.via ?? ((r: ChatRequest, o: ChatOptions) => llm.chat(r, o));
+      return send(request(key), { signal: through?.signal ?? host.signal, onDelta });
     },
   );
   if (reused) {
-    if (llm.position !== undefined) llm.seek?.(llm.position + 1);
+    stepOver(llm, request(key), res); // a cassette steps over (or records) the reply the journal held
     onDelta?.(res.content);
   }
   // The call's price: the SOP's llm.pricing for its own model, else the table; unknown models cost undefined (never 0).
