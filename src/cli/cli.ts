@@ -5,10 +5,11 @@ import { collect } from './collect.js';
 import { withRunCommand } from './command-run.js';
 import { withContinueCommands } from './commands-continue.js';
 import { withManyRunsCommands } from './commands-many-runs.js';
+import { withPlanCommand } from './command-plan.js';
 
 export function buildCli(argv: string[]): Argv {
   const top = yargs(argv).scriptName('sop').usage('$0 <command> [options]\n\nRun multi-agent simulations described as JSON SOP files.');
-  const single = withRunCommand(top)
+  const single = withPlanCommand(withRunCommand(top))
     .command(
       'list',
       'List the built-in SOPs (sops/ of the package) with their descriptions',

@@ -13,7 +13,7 @@ import { LocalEmbedder } from '../memory/local-embedder.js';
 import type { PopulationAction } from '../runtime/events.js';
 import type { RunContext } from '../runtime/context.js';
 import type { ResolvedState } from '../sop/resolved.js';
-import { compileExpression, type CompiledExpression } from '../worlds/expr.js';
+import { compileExpression } from '../worlds/expr.js';
 import { readEdgeListFile } from '../worlds/graph-file.js';
 import { orderActions } from '../worlds/order.js';
 import type { WorldRegistry } from '../worlds/registry.js';
@@ -37,10 +37,9 @@ import { agentScope, askForAction, decisionLlm, decisionMessages, type Choice, t
 import { judgeOrder } from './judge.js';
 import { DeclaredMetrics } from './metrics.js';
 import { loadPopulation, type Population } from './population.js';
-import { rulePolicy } from './rules.js';
-import { clockText, orderPolicy, POPULATION_DEFAULTS, type CognitionEntry, type PopulationStateSpec } from './state-spec.js';
+import { compileTiers, decisionGroups, type Tier } from './tiers.js';
+import { clockText, orderPolicy, POPULATION_DEFAULTS, type PopulationStateSpec } from './state-spec.js';
 import { sourcePath } from './validate.js';
-import type { RulePolicy } from '../worlds/rule.js';
 
 export interface VisitOptions {
   ctx: RunContext;
@@ -58,12 +57,6 @@ export interface SavedVisit {
   world: Json;
   memory: Record<string, AgentMemoryEntry>;
   metrics: Metrics;
-}
-
-interface Tier {
-  entry: CognitionEntry;
-  where?: CompiledExpression;
-  policy?: RulePolicy;
 }
 
 /** What one acting agent decided and how. */
@@ -96,11 +89,7 @@ export class PopulationVisit {
     const params = (worldState as { params?: unknown } | null)?.params ?? spec.world.params ?? {};
     const tools = worldTools(world, params, spec.actions);
     const names = tools.map((t) => t.name);
-    this.tiers = spec.cognition.map((entry) => ({
-      entry,
-      ...(entry.where ? { where: compileExpression(entry.where) } : {}),
-      ...(entry.tier === 'rule' ? { policy: rulePolicy(entry.policy ?? 'idle', entry.params ?? {}, names) } : {}),
-    }));
+    this.tiers = compileTiers(spec.cognition, names);
     this.setup = { host: o.ctx, state: o.state, world, pop, tools, ...(spec.observe !== undefined ? { observe: spec.observe } : {}) };
   }
 
@@ -250,41 +239,28 @@ export class PopulationVisit {
     return out;
   }
 
-  /** The tier an agent decides by: the first entry whose `where` it matches. */
-  private tierOf(i: number): Tier | undefined {
-    for (const t of this.tiers) if (!t.where || t.where.evaluate(agentScope(this.pop, i)) === true) return t;
-    return undefined;
-  }
-
   /** Every acting agent's decision, and the survey answers: LLM calls at once under the concurrency limit. */
   private async decideAll(step: number, turn: number, active: readonly number[], seen: Map<number, Seen>) {
     const { ctx, state, spec } = this.o;
     const setup: DecideSetup = { ...this.setup, turn };
     const decided: Decided[] = [];
     const tasks: Array<() => Promise<void>> = [];
-    const archetypes = new Map<string, { lead: number; members: number[]; tier: Tier }>();
-    for (const i of active) {
-      const tier = this.tierOf(i);
-      if (!tier) continue; // an agent no tier is for stays idle
+    const groups = decisionGroups(this.tiers, this.pop, active);
+    for (const { i, tier } of groups.rule) {
       const id = this.pop.ids[i]!;
-      if (tier.entry.tier === 'rule') {
-        const chosen = tier.policy!({ agent: id, observation: seen.get(i)!.observation, step, rng: ruleRng(ctx.seed, step, id) });
-        const first = chosen[0];
-        decided.push({ i, tier: 'rule', choice: first ? { name: first.name, args: first.args } : { name: 'idle', args: {} } });
-      } else if (tier.entry.tier === 'archetype') {
-        const key = `${this.tiers.indexOf(tier)}\u0000${this.pop.archetypeKey(i)}`;
-        const group = archetypes.get(key);
-        if (group) group.members.push(i);
-        else archetypes.set(key, { lead: i, members: [i], tier });
-      } else {
-        const settings = decisionLlm(ctx.sop, state, tier.entry);
-        tasks.push(async () => {
-          const { choice } = await askForAction(setup, i, seen.get(i)!, settings, `${step}:${id}`);
-          decided.push({ i, tier: 'per_agent', choice });
-        });
-      }
+      const chosen = tier.policy!({ agent: id, observation: seen.get(i)!.observation, step, rng: ruleRng(ctx.seed, step, id) });
+      const first = chosen[0];
+      decided.push({ i, tier: 'rule', choice: first ? { name: first.name, args: first.args } : { name: 'idle', args: {} } });
     }
-    for (const group of archetypes.values()) {
+    for (const { i, tier } of groups.perAgent) {
+      const settings = decisionLlm(ctx.sop, state, tier.entry);
+      const id = this.pop.ids[i]!;
+      tasks.push(async () => {
+        const { choice } = await askForAction(setup, i, seen.get(i)!, settings, `${step}:${id}`);
+        decided.push({ i, tier: 'per_agent', choice });
+      });
+    }
+    for (const group of groups.archetypes) {
       const settings = decisionLlm(ctx.sop, state, group.tier.entry);
       const lead = this.pop.ids[group.lead]!;
       tasks.push(async () => {

@@ -1,0 +1,33 @@
+// The stand-in LLM of `sop plan` for a run of a real model (docs/plan.md#replies): the mock's
+// replies, with every free-text reply (an agent's turn, a summary) lengthened to a chosen number
+// of tokens, no more than the call's max_tokens, so that the prompts which carry earlier replies
+// grow as they would. Answers with a form (a judge's key, a speaker's name, a command, a
+// population action) keep the mock's: a model's are about as short.
+import { MockProvider } from '../llm/mock.js';
+import { estimateUsage, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider } from '../llm/types.js';
+
+const FILLER = ' and so on';
+
+export class SizedReplies implements LlmProvider {
+  readonly id = 'mock';
+  private readonly mock = new MockProvider();
+
+  constructor(
+    /** Tokens of a free-text reply (before the call's max_tokens). */
+    readonly tokens: number,
+  ) {}
+
+  async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
+    const res = await this.mock.chat({ ...request, stream: false }, options);
+    const { meta } = request;
+    const freeText = (meta.purpose === 'agent' && !meta.commands?.length && !meta.population) || meta.purpose === 'summary';
+    if (!freeText) return res;
+    const tokens = Math.min(this.tokens, request.maxTokens ?? Infinity);
+    const chars = tokens * 4; // the engine's estimate: 4 characters a token
+    let content = res.content.slice(0, chars);
+    if (content.length < chars)
+      content += FILLER.repeat(Math.ceil((chars - content.length) / FILLER.length)).slice(0, chars - content.length);
+    if (request.stream) options.onDelta?.(content);
+    return { ...res, content, usage: estimateUsage(request.messages, content) };
+  }
+}
