@@ -11,7 +11,7 @@ import { DEFAULTS } from '../sop/resolved.js';
 import type { LlmSettings, Sop } from '../sop/types.js';
 import { dryRun } from './dry-run.js';
 import { cacheShares } from './plan-cache.js';
-import { callsOf, groupCalls, type CallRecord, type Row } from './plan-calls.js';
+import { callsOf, groupCalls, type CallRecord, type Figures, type Row } from './plan-calls.js';
 import { SizedReplies } from './plan-replies.js';
 import { sampleLargePopulations, stepCallCounter, type SampledState } from './plan-sample.js';
 import { schedule, type ThroughputProfile } from './plan-time.js';
@@ -109,7 +109,7 @@ export async function planSop(o: PlanOptions): Promise<PlanReport> {
     return { cached, cost, seconds: times.seconds[i]! };
   });
   const unpriced = [...prices].filter(([, p]) => !p).map(([m]) => m);
-  return {
+  return rounded({
     sop: o.sop.name,
     seed,
     status: run.status,
@@ -124,6 +124,34 @@ export async function planSop(o: PlanOptions): Promise<PlanReport> {
     approximations: cache.approximations,
     ms: Math.round(performance.now() - began),
     warnings: planWarnings(o.sop, run, sampled),
+  });
+}
+
+const round = (n: number, places: number) => Math.round(n * 10 ** places) / 10 ** places;
+
+/** The figures as shown and kept: whole calls and tokens, dollars to 1e-6, tenths of a second. */
+function roundFigures<T extends Figures>(f: T): T {
+  const by: Figures['by_purpose'] = {};
+  for (const [k, v] of Object.entries(f.by_purpose)) by[k as keyof Figures['by_purpose']] = Math.round(v);
+  return {
+    ...f,
+    calls: Math.round(f.calls),
+    prompt_tokens: Math.round(f.prompt_tokens),
+    completion_tokens: Math.round(f.completion_tokens),
+    cached_tokens: Math.round(f.cached_tokens),
+    ...(f.cost !== undefined ? { cost: round(f.cost, 6) } : {}),
+    seconds: round(f.seconds, 1),
+    by_purpose: by,
+  };
+}
+
+function rounded(r: PlanReport): PlanReport {
+  const row = (x: PlanRow): PlanRow => ({ ...roundFigures(x), cached_share: round(x.cached_share, 4) });
+  return {
+    ...r,
+    states: r.states.map(row),
+    steps: r.steps.map(row),
+    total: { ...roundFigures(r.total), cached_share: round(r.total.cached_share, 4) },
   };
 }
 

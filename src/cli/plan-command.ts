@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { documentOf, writeDerivedUsage } from '../api/continue.js';
 import { DEFAULT_PLAN_SAMPLE, DEFAULT_REPLY_TOKENS, planSop, realisedFigures, type PlanReport, type PlanRow } from '../api/plan.js';
 import { throughputProfile } from '../api/plan-time.js';
-import type { Figures } from '../api/plan-calls.js';
 import { checkGivenInputs } from '../engine/run.js';
 import { EngineError } from '../errors.js';
 import { PLAN_FILE } from '../journal/predicted.js';
@@ -90,20 +89,18 @@ export async function planCommand(given: PlanCommandOptions): Promise<number> {
   const profile = throughputProfile(o);
   const pricing = loadPricing(o.pricing);
   const { resolveSandbox, sopRunsCode } = await import('../executors/sandbox-mode.js');
-  const report = rounded(
-    await planSop({
-      sop: t.sop,
-      file: t.file,
-      pricing,
-      profile,
-      replies: t.mock ? 'mock' : (o.replyTokens ?? DEFAULT_REPLY_TOKENS),
-      inputs: t.inputs,
-      maxTurns: t.maxTurns,
-      seed: t.seed,
-      sample: o.sample ?? DEFAULT_PLAN_SAMPLE,
-      sandbox: resolveSandbox(undefined, sopRunsCode(t.sop)).sandbox,
-    }),
-  );
+  const report = await planSop({
+    sop: t.sop,
+    file: t.file,
+    pricing,
+    profile,
+    replies: t.mock ? 'mock' : (o.replyTokens ?? DEFAULT_REPLY_TOKENS),
+    inputs: t.inputs,
+    maxTurns: t.maxTurns,
+    seed: t.seed,
+    sample: o.sample ?? DEFAULT_PLAN_SAMPLE,
+    sandbox: resolveSandbox(undefined, sopRunsCode(t.sop)).sandbox,
+  });
   const code = report.status === 'failed' || report.status === 'interrupted' ? 1 : 0;
   if (!t.record) {
     process.stdout.write(o.json ? JSON.stringify(report) + '\n' : formatPlan(report, o.pricing));
@@ -117,34 +114,6 @@ export async function planCommand(given: PlanCommandOptions): Promise<number> {
     o.json ? JSON.stringify({ plan: report, realised }) + '\n' : formatComparison(report, realised, t.record, o.pricing),
   );
   return code;
-}
-
-const round = (n: number, places: number) => Math.round(n * 10 ** places) / 10 ** places;
-
-/** The figures as shown and kept: whole calls and tokens, cents to 1e-6 dollars, tenths of a second. */
-function roundFigures<T extends Figures>(f: T): T {
-  const by: Figures['by_purpose'] = {};
-  for (const [k, v] of Object.entries(f.by_purpose)) by[k as keyof Figures['by_purpose']] = Math.round(v);
-  return {
-    ...f,
-    calls: Math.round(f.calls),
-    prompt_tokens: Math.round(f.prompt_tokens),
-    completion_tokens: Math.round(f.completion_tokens),
-    cached_tokens: Math.round(f.cached_tokens),
-    ...(f.cost !== undefined ? { cost: round(f.cost, 6) } : {}),
-    seconds: round(f.seconds, 1),
-    by_purpose: by,
-  };
-}
-
-function rounded(r: PlanReport): PlanReport {
-  const row = (x: PlanRow): PlanRow => ({ ...roundFigures(x), cached_share: round(x.cached_share, 4) });
-  return {
-    ...r,
-    states: r.states.map(row),
-    steps: r.steps.map(row),
-    total: { ...roundFigures(r.total), cached_share: round(r.total.cached_share, 4) },
-  };
 }
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
