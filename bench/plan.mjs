@@ -8,48 +8,15 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './lib/engine.mjs';
+import { populationSop } from './lib/population-sop.mjs';
 import { round, row } from './lib/stats.mjs';
 
 export const order = 75;
 const TARGET_S = 10;
 const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 
-function populationSop(n, maxSteps) {
-  return {
-    name: `plan-${n}`,
-    agents: {},
-    root: 'feed',
-    states: {
-      feed: {
-        environment_prompt: 'You use a small social network.',
-        population: {
-          source: {
-            generate: {
-              n,
-              seed: 7,
-              columns: {
-                name: { choice: ['Ada', 'Ben', 'Chloe', 'Dev', 'Eve', 'Finn'] },
-                age: { normal: { mean: 40, sd: 12, min: 18, max: 90, round: true } },
-                interest: { categorical: { sports: 0.3, politics: 0.3, music: 0.4 } },
-              },
-            },
-          },
-          persona: 'You are {{name}}, {{age}}, into {{interest}}.',
-        },
-        world: {
-          type: 'social',
-          params: { rank: 'recency', feed_size: 3, seed_posts: [{ id: 'news', author: 'a0', text: 'Buses are free.' }] },
-        },
-        actions: ['post', 'like', 'repost', 'idle'],
-        activation: { probability: 0.1 },
-        cognition: [{ tier: 'archetype', where: "interest == 'politics'" }, { tier: 'per_agent' }],
-        max_steps: maxSteps,
-        next_states: { 1: 'end' },
-      },
-      end: { final: true },
-    },
-  };
-}
+/** Agents into politics decide by archetype (one call per archetype acting), the others one call each. */
+const TIERS = { cognition: [{ tier: 'archetype', where: "interest == 'politics'" }, { tier: 'per_agent' }] };
 
 function sop(args) {
   const started = performance.now();
@@ -64,7 +31,7 @@ export async function run() {
   const results = {};
   try {
     const big = join(dir, 'big.sop.json');
-    writeFileSync(big, JSON.stringify(populationSop(100_000, 6)));
+    writeFileSync(big, JSON.stringify(populationSop(100_000, 0.1, 6, TIERS)));
     const planned = sop(['plan', big, '--llm', 'mock', '--json']);
     const plan = JSON.parse(planned.stdout);
     results.agents_100k_plan_s = round(planned.seconds, 2);
@@ -80,7 +47,7 @@ export async function run() {
     rows.push(row('  calls predicted', plan.total.calls.toLocaleString('en-US')));
 
     const mid = join(dir, 'mid.sop.json');
-    writeFileSync(mid, JSON.stringify(populationSop(20_000, 3)));
+    writeFileSync(mid, JSON.stringify(populationSop(20_000, 0.1, 3, TIERS)));
     const out = join(dir, 'runs');
     sop(['run', mid, '--llm', 'mock', '--out', out, '--quiet']);
     const compared = JSON.parse(sop(['plan', '--run', join(out, readdirSync(out)[0]), '--json']).stdout);

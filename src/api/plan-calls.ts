@@ -3,6 +3,7 @@
 // its tokens and, from a dry run, its prompt. The same reading serves a dry run's events (the
 // prediction) and a run's journal (the realised figures beside it).
 import type { CallPurpose, ChatMessage } from '../llm/types.js';
+import type { PredictedTotals } from '../journal/predicted.js';
 import type { RunEvent } from '../runtime/events.js';
 
 export interface CallRecord {
@@ -68,16 +69,8 @@ export function callsOf(events: readonly RunEvent[]): CallRecord[] {
   return calls;
 }
 
-/** Calls, tokens and cost of a group of calls (weighted). */
-export interface Figures {
-  calls: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  cached_tokens: number;
-  /** USD; absent when some call had no price (or the run was not priced). */
-  cost?: number;
-  /** Wall time in seconds (a prediction: from the throughput profile). */
-  seconds: number;
+/** Calls, tokens, cost and wall time of a group of calls (weighted), and its calls by purpose. */
+export interface Figures extends PredictedTotals {
   by_purpose: Partial<Record<CallPurpose, number>>;
 }
 

@@ -168,6 +168,12 @@ function assumptions(r: PlanReport, pricingFile: string | undefined): string[] {
   return out;
 }
 
+/** The assumptions, then the warnings. */
+function footer(r: PlanReport, pricingFile: string | undefined): string {
+  const lines = ['', 'Assumptions:', ...assumptions(r, pricingFile).map((a) => `- ${a}`), ...r.warnings.map((w) => `warning: ${w}`)];
+  return lines.join('\n') + '\n';
+}
+
 export function formatPlan(r: PlanReport, pricingFile?: string): string {
   let out = `sop plan ${r.sop}: one dry run (seed ${r.seed}) ${r.status === 'finished' ? 'finished' : `ended (${r.status})`} after ${r.turns} turns, planned in ${(r.ms / 1000).toFixed(1)}s\n\n`;
   const cells = (x: PlanRow) => [
@@ -183,13 +189,7 @@ export function formatPlan(r: PlanReport, pricingFile?: string): string {
   out += textTable(['STATE', 'CALLS', 'PROMPT', 'COMPLETION', 'CACHED', 'COST', 'TIME'], rows, [false, true, true, true, true, true, true]);
   out += `\nPredicted: ${int(r.total.calls)} LLM calls, ${int(r.total.prompt_tokens + r.total.completion_tokens)} tokens (${pct(r.total.cached_share)} of the prompt tokens cached), ${usd(r.total.cost)}, ${duration(r.total.seconds)}.\n`;
   if (r.unpriced_models?.length) out += `No price for ${r.unpriced_models.join(', ')}: add it with --pricing FILE.\n`;
-  out +=
-    '\nAssumptions:\n' +
-    assumptions(r, pricingFile)
-      .map((a) => `- ${a}\n`)
-      .join('');
-  for (const w of r.warnings) out += `warning: ${w}\n`;
-  return out;
+  return out + footer(r, pricingFile);
 }
 
 /** "18 / 17 (+6%)": predicted, realised and how far apart. */
@@ -233,11 +233,5 @@ export function formatComparison(
   rows.push(['TOTAL', ...cells(r.total, realised.total)]);
   out += textTable(['STATE', 'CALLS', 'PROMPT', 'COMPLETION', 'CACHED', 'COST'], rows, [false, true, true, true, true, true]);
   out += `\nPredicted time: ${duration(r.total.seconds)}. The prediction is kept in ${join(record.dir, PLAN_FILE)}; usage.json and sop runs show it beside the run's figures.\n`;
-  out +=
-    '\nAssumptions:\n' +
-    assumptions(r, pricingFile)
-      .map((a) => `- ${a}\n`)
-      .join('');
-  for (const w of r.warnings) out += `warning: ${w}\n`;
-  return out;
+  return out + footer(r, pricingFile);
 }

@@ -6,15 +6,16 @@ import type { UsageTotals } from '../runtime/usage.js';
 
 export const PLAN_FILE = 'plan.json';
 
-/** What `sop plan` predicted for the whole run. */
+/** What `sop plan` predicted for the whole run (and, in src/api/plan-calls.ts, the figures of any group of calls). */
 export interface PredictedTotals {
   calls: number;
   prompt_tokens: number;
   completion_tokens: number;
+  /** Prompt tokens served from the provider's prompt cache. */
   cached_tokens: number;
-  /** USD (absent: a model without a price). */
+  /** USD; absent when some call had no price (or the run was not priced). */
   cost?: number;
-  /** Wall time in seconds, from the plan's throughput profile. */
+  /** Wall time in seconds (a prediction: from the plan's throughput profile). */
   seconds: number;
 }
 
