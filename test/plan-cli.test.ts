@@ -1,7 +1,8 @@
 // `sop plan` on the command line (docs/plan.md): the table of both examples (calls, tokens, cached
 // share, cost and time per state and per population step, and the assumptions), --json, and
 // `sop plan --run RUN` after `sop run --llm mock`: predicted beside realised within 15%, kept in
-// RUN/plan.json, usage.json's `predicted` and the PLANNED column of `sop runs`.
+// RUN/plan.json, usage.json's `predicted` and the PLANNED column of `sop runs`; `sop run --plan`
+// keeps the prediction before the run starts.
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -82,4 +83,17 @@ describe('sop plan', () => {
       expect(table).toMatch(/^TOTAL\s+[\d,]+ \/ [\d,]+ \([+-]\d+%\)/m);
     },
   );
+
+  it('sop run --plan: the prediction is in the run folder before the run, and usage.json has it beside the realised figures', () => {
+    const out = join(tmp, 'runs-planned');
+    const r = sop(['run', DEBATE, '--llm', 'mock', '--plan', '--out', out, '--quiet']);
+    expect(r.status).toBe(0);
+    const dir = join(out, readdirSync(out)[0]!);
+    const plan = JSON.parse(readFileSync(join(dir, 'plan.json'), 'utf8')) as { total: Figures; replies: string };
+    expect(plan.replies).toBe('mock');
+    const usage = JSON.parse(readFileSync(join(dir, 'usage.json'), 'utf8')) as Figures & { predicted: Figures };
+    expect(usage.predicted.calls).toBe(plan.total.calls);
+    for (const key of ['calls', 'prompt_tokens', 'completion_tokens'] as const)
+      expect(Math.abs(usage.predicted[key] - usage[key]) / usage[key]).toBeLessThanOrEqual(0.15);
+  });
 });

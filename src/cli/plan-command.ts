@@ -4,36 +4,27 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { documentOf, writeDerivedUsage } from '../api/continue.js';
-import { DEFAULT_PLAN_SAMPLE, DEFAULT_REPLY_TOKENS, planSop, realisedFigures, type PlanReport, type PlanRow } from '../api/plan.js';
-import { throughputProfile } from '../api/plan-time.js';
+import { realisedFigures, type PlanReport, type PlanRow } from '../api/plan.js';
 import { checkGivenInputs } from '../engine/run.js';
 import { EngineError } from '../errors.js';
 import { PLAN_FILE } from '../journal/predicted.js';
 import { loadRunRecord, type RunRecord } from '../journal/record.js';
-import { loadPricing } from '../llm/pricing.js';
 import { loadSopFile } from '../loader/load.js';
 import { formatDiagnostic } from '../sop/diagnostics.js';
-import type { Sop } from '../sop/types.js';
-import { writeFileAtomic } from '../util/atomic-write.js';
 import { packageRoot } from '../util/package-root.js';
 import { lastValues } from './last-value.js';
+import { keepPlan, planFor, type PlanFlags, type Planned } from './plan-of.js';
 import { parseInputs } from './run-command.js';
 import { textTable } from './text-table.js';
 
-export interface PlanCommandOptions {
+export interface PlanCommandOptions extends PlanFlags {
   file?: string;
   /** A run folder: compare with what it realised (its SOP, seed, inputs and LLM unless given). */
   run?: string;
   /** `mock`: predict a run with the mock's replies. */
   llm?: string;
-  replyTokens?: number;
-  concurrency?: number;
-  latency?: string;
-  tokensPerSecond?: number;
-  sample?: number;
   seed?: number;
   maxTurns?: number;
-  pricing?: string;
   inputs: string[];
   goal?: string;
   json: boolean;
@@ -43,16 +34,6 @@ const whole = (name: string, n: number | undefined, min: number) => {
   if (n !== undefined && !(Number.isInteger(n) && n >= min))
     throw new EngineError(`--${name} must be a whole number, at least ${min} (got ${n})`, 'OPTION');
 };
-
-interface Planned {
-  sop: Sop;
-  file: string;
-  inputs: Record<string, string>;
-  seed?: number;
-  maxTurns?: number;
-  mock: boolean;
-  record?: RunRecord;
-}
 
 /** What to plan: the SOP file, or the run's own SOP, seed, inputs, turn limit and LLM (the flags win). */
 function target(o: PlanCommandOptions): Planned {
@@ -86,21 +67,7 @@ export async function planCommand(given: PlanCommandOptions): Promise<number> {
   whole('seed', o.seed, 0);
   const t = target(o);
   checkGivenInputs(t.sop, t.inputs);
-  const profile = throughputProfile(o);
-  const pricing = loadPricing(o.pricing);
-  const { resolveSandbox, sopRunsCode } = await import('../executors/sandbox-mode.js');
-  const report = await planSop({
-    sop: t.sop,
-    file: t.file,
-    pricing,
-    profile,
-    replies: t.mock ? 'mock' : (o.replyTokens ?? DEFAULT_REPLY_TOKENS),
-    inputs: t.inputs,
-    maxTurns: t.maxTurns,
-    seed: t.seed,
-    sample: o.sample ?? DEFAULT_PLAN_SAMPLE,
-    sandbox: resolveSandbox(undefined, sopRunsCode(t.sop)).sandbox,
-  });
+  const report = await planFor(t, o);
   const code = report.status === 'failed' || report.status === 'interrupted' ? 1 : 0;
   if (!t.record) {
     process.stdout.write(o.json ? JSON.stringify(report) + '\n' : formatPlan(report, o.pricing));
@@ -108,7 +75,7 @@ export async function planCommand(given: PlanCommandOptions): Promise<number> {
   }
   const realised = realisedFigures(t.record.effective);
   // the prediction is kept with the run: sop runs and usage.json show it beside what was realised
-  writeFileAtomic(join(t.record.dir, PLAN_FILE), JSON.stringify(report, null, 2) + '\n');
+  keepPlan(t.record.dir, report);
   writeDerivedUsage(loadRunRecord(t.record.dir));
   process.stdout.write(
     o.json ? JSON.stringify({ plan: report, realised }) + '\n' : formatComparison(report, realised, t.record, o.pricing),
