@@ -6,7 +6,8 @@
 import { MockProvider } from '../llm/mock.js';
 import { estimateUsage, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider } from '../llm/types.js';
 
-const FILLER = ' and so on';
+/** Text that OpenAI's o200k_base tokenizer counts at about 4 characters a token (3.8), the engine's estimate. */
+const FILLER = ' and so on and so forth';
 
 export class SizedReplies implements LlmProvider {
   readonly id = 'mock';
