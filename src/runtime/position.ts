@@ -23,6 +23,8 @@ export interface RunSnapshot {
     /** Number of messages in the shared history (they are the journal's `message` events). */
     messages: number;
     summary: string;
+    /** Summary chunks (src/runtime/summaries.ts): each one's length in `summary`, when there are several. */
+    summary_chunks?: number[];
     /** Audiences: the summaries kept per viewer that differ from `summary`. */
     summaries?: Record<string, string>;
     /** Index of the first message of the current state's visit. */

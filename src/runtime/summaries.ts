@@ -1,7 +1,12 @@
 // The running summary of the shared history: refreshed every `summary.every` messages by the
-// summary LLM (docs/memory.md).
+// summary LLM (docs/memory.md). With the `summaryChunks` semantics (native SOPs) the summary is a
+// list of chunks, oldest first: a refresh appends a summary of the messages it folds in, and the
+// oldest chunks are merged into one only when there are more than `summary.max_chunks`, so the
+// summary at the head of every prompt only grows between merges (provider prompt caches keep it).
+// Agents 1.0 SOPs keep one running summary, rewritten at each refresh.
 import { ALL, canSee, PUBLIC } from '../environment/audience.js';
 import { renderMessage } from '../environment/message.js';
+import type { EnvironmentMemory } from '../environment/environment.js';
 import type { ChatMessage } from '../llm/types.js';
 import { renderPrompts } from '../prompt/prompt-texts.js';
 import { summaryLlm, type ResolvedState } from '../sop/resolved.js';
@@ -10,8 +15,47 @@ import type { RunContext } from './context.js';
 /** What refreshing the summary needs of the run. */
 export type SummaryHost = Pick<
   RunContext,
-  'resolved' | 'env' | 'templates' | 'topK' | 'baseContext' | 'envPrompt' | 'call' | 'turn' | 'emit'
+  'resolved' | 'env' | 'templates' | 'topK' | 'baseContext' | 'envPrompt' | 'call' | 'turn' | 'emit' | 'semantics'
 >;
+
+/** What joins the chunks in the summary text an agent is shown. */
+export const CHUNK_SEPARATOR = '\n\n';
+const chunksOf = new WeakMap<EnvironmentMemory, string[]>();
+
+/**
+ * The chunks the environment's summary is made of, oldest first: those last set, while the summary
+ * is still their text (a summary set otherwise, e.g. emptied on entering a competitive state or
+ * restored from an older checkpoint, is one chunk).
+ */
+export function summaryChunks(env: EnvironmentMemory): string[] {
+  const chunks = chunksOf.get(env);
+  if (chunks && chunks.join(CHUNK_SEPARATOR) === env.summary) return [...chunks];
+  return env.summary ? [env.summary] : [];
+}
+
+/** Make the environment's summary these chunks (their text joined by CHUNK_SEPARATOR). */
+export function setSummaryChunks(env: EnvironmentMemory, chunks: readonly string[]): void {
+  chunksOf.set(env, [...chunks]);
+  env.summary = chunks.join(CHUNK_SEPARATOR);
+}
+
+/** For a checkpoint: each chunk's length in characters, when the summary has more than one. */
+export function summaryChunkLengths(env: EnvironmentMemory): number[] | undefined {
+  const chunks = summaryChunks(env);
+  return chunks.length > 1 ? chunks.map((c) => c.length) : undefined;
+}
+
+/** On restore: the chunks of `summary` from their lengths (ignored unless they make up the text). */
+export function restoreSummaryChunks(env: EnvironmentMemory, summary: string, lengths: readonly number[] | undefined): void {
+  if (!lengths?.length) return;
+  const chunks: string[] = [];
+  let at = 0;
+  for (const n of lengths) {
+    chunks.push(summary.slice(at, at + n));
+    at += n + CHUNK_SEPARATOR.length;
+  }
+  if (chunks.join(CHUNK_SEPARATOR) === summary) setSummaryChunks(env, chunks);
+}
 
 const minSimilarity = (host: SummaryHost) => host.resolved.sop.environment?.min_similarity;
 
@@ -37,6 +81,7 @@ export async function maybeSummarize(host: SummaryHost, state: ResolvedState): P
     before: from,
   });
   const base = host.baseContext();
+  const chunked = host.semantics.summaryChunks;
   const ctx = {
     ...base,
     state: { name: state.name },
@@ -45,17 +90,29 @@ export async function maybeSummarize(host: SummaryHost, state: ResolvedState): P
     previous: env.summary,
     history: recent.map((m) => renderMessage(m)),
     relevant: relevant.map((m) => renderMessage(m)),
+    ...(chunked ? { chunk: true } : {}),
   };
-  const messages: ChatMessage[] = [
-    { role: 'system', content: host.templates.render('summary_system', ctx) },
-    { role: 'user', content: host.templates.render('summary_user', ctx) },
-  ];
-  const reply = await host.call(messages, summaryLlm(host.resolved, state), {
-    purpose: 'summary',
-    state: state.name,
-    turn: host.turn(),
-  });
-  env.summary = reply.trim();
+  const ask = (context: object) =>
+    host.call(
+      [
+        { role: 'system', content: host.templates.render('summary_system', context) },
+        { role: 'user', content: host.templates.render('summary_user', context) },
+      ],
+      summaryLlm(host.resolved, state),
+      { purpose: 'summary', state: state.name, turn: host.turn() },
+    );
+  const reply = (await ask(ctx)).trim();
+  if (!chunked) env.summary = reply;
+  else {
+    let chunks = reply ? [...summaryChunks(env), reply] : summaryChunks(env);
+    if (chunks.length > s.maxChunks) {
+      // the oldest half (and one) become one chunk: merges come every max_chunks / 2 refreshes
+      const merge = chunks.slice(0, Math.ceil(s.maxChunks / 2) + 1);
+      const merged = (await ask({ ...ctx, previous: '', history: [], relevant: [], merge })).trim();
+      chunks = [merged, ...chunks.slice(merge.length)];
+    }
+    setSummaryChunks(env, chunks);
+  }
   host.emit({ type: 'summary', state: state.name, turn: host.turn(), after_messages: count, summary: env.summary });
 }
 
