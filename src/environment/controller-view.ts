@@ -12,6 +12,8 @@ export interface ControllerViewOptions {
   minSimilarity?: number;
   /** The last max_chat_history messages (Agents 1.0), not a window grown since the last summary refresh. */
   sliding: boolean;
+  /** The summary is kept as chunks: the window moves only at summary refreshes (src/memory/window.ts). */
+  chunks?: boolean;
 }
 
 /**
@@ -36,7 +38,7 @@ export async function controllerHistory(
     return { history, relevant };
   }
   const n = env.messages.length;
-  const w = o.sliding ? state.maxChatHistory : alignedWindow(state.maxChatHistory, n, state.summary.every);
+  const w = o.sliding ? state.maxChatHistory : alignedWindow(state.maxChatHistory, n, state.summary.every, o.chunks);
   const start = Math.max(env.stateStart, n - w);
   const history = env.messages.slice(start);
   const relevant = await env.retrieve({ topK: o.topK, minSimilarity: o.minSimilarity, before: start });
