@@ -36,9 +36,9 @@ const TABLE = [
   (r, n) => `Accepted: ${n(3, 8)} ${pick(r, GOODS)} for ${n(10, 30)} gold, as the House of ${pick(r, HOUSES)} offered last round.`,
   (r) => `I hold the House of ${pick(r, HOUSES)} to its contract: the penalty is due if the ${pick(r, GOODS)} does not arrive.`,
   (r, n) => `For the caravan I load ${n(3, 10)} ${pick(r, GOODS)} and hire ${n(0, 3)} guards; who else pays for the road?`,
-  (r) => `My stock is as I stated it, and the ledger shows it: ask the broker before you call anyone a liar.`,
-  (r, n) => `A guild of three houses would share about ${n(60, 140)} gold at the end; I want contracts first, not promises.`,
-  (r) => `Remember the storm last time: salt could not be sold for two rounds, and the houses that waited paid for it.`,
+  () => `My stock is as I stated it, and the ledger shows it: ask the broker before you call anyone a liar.`,
+  (_r, n) => `A guild of three houses would share about ${n(60, 140)} gold at the end; I want contracts first, not promises.`,
+  () => `Remember the storm last time: salt could not be sold for two rounds, and the houses that waited paid for it.`,
   (r, n) => `I propose a contract: ${n(4, 10)} ${pick(r, GOODS)} in round ${n(10, 50)}, penalty ${n(5, 15)} gold, signed by both houses.`,
 ];
 const WORDS =

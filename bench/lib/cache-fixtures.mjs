@@ -27,9 +27,10 @@ const MAIN_POPULATION_OBSERVE =
   'It is {{clock}} (step {{step}}).\n{{#if memory}}\n{{memory}}\n{{/if}}\nWhat you see now:\n{{observation}}\n{{#if snapshot}}\n\n' +
   'What everyone can see:\n{{snapshot}}\n{{/if}}\n\nChoose your action.\n';
 
-async function record(engine, file, turns, main) {
+async function record(engine, file, turns, main, environment) {
   const { Run, MockProvider, loadSopFile } = engine;
   const { sop } = loadSopFile(file);
+  if (environment) sop.environment = { ...sop.environment, ...environment };
   if (main && sop.states.square) {
     sop.templates = { ...sop.templates, population_system: MAIN_POPULATION_SYSTEM };
     sop.states.square.observe = MAIN_POPULATION_OBSERVE;
@@ -98,20 +99,29 @@ export async function billedCaches(engine) {
   const tok = await tools.tokenizerFor(model);
   const minTokens = 1024; // Anthropic's floor for Claude Sonnet and Opus 4.x (Haiku 4.5: 4,096)
   const out = { model, tokenizer: tok.encoding, turn_based: {}, population: {} };
-  for (const [name, main] of [
+  // main's layout on the same SOP; and with a window of the same mean size as the engine's (24 to
+  // 47 messages against 12 to 59), so that the cost compares prompts that show as much
+  const variants = [
     ['layout', false],
     ['main_layout', true],
-  ]) {
-    const turns = await record(engine, game, COST_TURNS, main);
+    ['main_layout_same_mean_window', true, { max_chat_history: 24, summary: { every: 24 } }],
+  ];
+  for (const [name, main, environment] of variants) {
+    const turns = await record(engine, game, COST_TURNS, main, environment);
     const sim = simulate(tools, tok, turns, PROFILE.turn_based, { keys: !main, model, minTokens });
     out.turn_based[name] = {
+      ...(environment ? { environment } : {}),
       [`first_${GAME_TURNS}_turns_openai`]: firstTurns(tools, tok, sim, GAME_TURNS, model),
       [`all_${COST_TURNS}_turns_openai`]: sim.openai,
       [`all_${COST_TURNS}_turns_anthropic`]: { cached_share: sim.anthropic.cached_share, by_purpose: sim.anthropic.by_purpose },
     };
+    if (environment) continue;
     const pop = await record(engine, square, 3, main);
     const psim = simulate(tools, tok, pop, PROFILE.population, { keys: !main, model, minTokens });
-    out.population[name] = { openai: psim.openai, anthropic: { cached_share: psim.anthropic.cached_share, by_step: psim.anthropic.by_step } };
+    out.population[name] = {
+      openai: psim.openai,
+      anthropic: { cached_share: psim.anthropic.cached_share, by_step: psim.anthropic.by_step },
+    };
   }
   return out;
 }
