@@ -3,7 +3,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadRunRecord, type RunStatusName } from '../journal/record.js';
 import { JOURNAL_FILE } from '../journal/writer.js';
-import type { UsageTotals } from '../runtime/usage.js';
+import { cachedShare, type UsageTotals } from '../runtime/usage.js';
 
 export interface RunSummary {
   dir: string;
@@ -18,6 +18,25 @@ export interface RunSummary {
   cost_usd?: number;
   /** Models without a price (the cost is unknown). */
   unpriced_models?: string[];
+  /** Prompt tokens served from the provider's prompt cache, as a share of prompt tokens, when the provider reported them. */
+  cached_share?: number;
+  /** The same per state (usage.json by_state). */
+  cached_share_by_state?: Record<string, number>;
+}
+
+/** The run's cached shares, when its provider reported cached tokens (a state's calls in usage.by_state, or some cached tokens). */
+function cachedShares(usage: UsageTotals | undefined): Pick<RunSummary, 'cached_share' | 'cached_share_by_state'> {
+  if (!usage || (usage.by_state === undefined && !usage.cached_tokens)) return {};
+  const share = cachedShare(usage);
+  const byState: Record<string, number> = {};
+  for (const [state, b] of Object.entries(usage.by_state ?? {})) {
+    const s = cachedShare(b);
+    if (s !== undefined) byState[state] = s;
+  }
+  return {
+    ...(share !== undefined ? { cached_share: share } : {}),
+    ...(Object.keys(byState).length > 0 ? { cached_share_by_state: byState } : {}),
+  };
 }
 
 /** The run's latest usage totals: its run_finished, else its last checkpoint. */
@@ -51,6 +70,7 @@ export function listRuns(outDir: string): RunSummary[] {
         ...(r.finished?.error ? { error: r.finished.error } : {}),
         ...(typeof usage?.cost === 'number' ? { cost_usd: usage.cost } : {}),
         ...(usage?.unpriced_models?.length ? { unpriced_models: usage.unpriced_models } : {}),
+        ...cachedShares(usage),
       });
     } catch (err) {
       out.push({ dir, run_id: entry.name, sop: '?', status: 'damaged', turns: 0, started: '', error: (err as Error).message });
@@ -70,8 +90,17 @@ export function runsCommand(o: { out: string; json: boolean }): number {
     return 0;
   }
   const cost = (r: RunSummary) => (r.cost_usd !== undefined ? `$${r.cost_usd.toFixed(4)}` : r.unpriced_models ? 'unknown' : '-');
-  const rows = runs.map((r) => [r.run_id, r.status, String(r.turns), cost(r), r.sop, r.started.replace('T', ' ').replace(/\.\d+Z$/, 'Z')]);
-  const head = ['RUN', 'STATUS', 'TURNS', 'COST', 'SOP', 'STARTED'];
+  const cached = (r: RunSummary) => (r.cached_share !== undefined ? `${Math.round(r.cached_share * 1000) / 10}%` : '-');
+  const rows = runs.map((r) => [
+    r.run_id,
+    r.status,
+    String(r.turns),
+    cost(r),
+    cached(r),
+    r.sop,
+    r.started.replace('T', ' ').replace(/\.\d+Z$/, 'Z'),
+  ]);
+  const head = ['RUN', 'STATUS', 'TURNS', 'COST', 'CACHED', 'SOP', 'STARTED'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ') + '\n';
   process.stdout.write(line(head));

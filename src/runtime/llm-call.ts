@@ -135,6 +135,7 @@ export async function callLlm(
     res.usage,
     host.pricing ? { model, cost: cost ?? undefined } : undefined,
     meta.population ? undefined : meta.agent,
+    meta.state,
   );
   host.counted?.(meta, res.usage, cost ?? undefined);
   if (meta.purpose === 'agent') host.usage.agent_prompt_tokens_last = res.usage.promptTokens; // sampled at turn ends
