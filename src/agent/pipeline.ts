@@ -248,7 +248,13 @@ function sharedHistory(h: PipelineHost, state: ResolvedState, agent: string, rol
 /** The recent window's size now: max_chat_history, grown since the last summary refresh (src/memory/window.ts); per agent under audiences. */
 function recentWindow(h: PipelineHost, state: ResolvedState, agent: string): number {
   if (h.env.audiences?.active)
-    return viewerAlignedWindow(state.maxChatHistory, h.env.seenBy(agent), h.env.messages.length, state.summary.every);
+    return viewerAlignedWindow(
+      state.maxChatHistory,
+      h.env.seenBy(agent),
+      h.env.messages.length,
+      state.summary.every,
+      h.semantics.summaryChunks,
+    );
   return alignedWindow(state.maxChatHistory, h.env.messages.length, state.summary.every, h.semantics.summaryChunks);
 }
 

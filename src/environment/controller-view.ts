@@ -31,7 +31,9 @@ export async function controllerHistory(
     const viewer = rules.controllerViewer(state.name);
     // the window rule per viewer: it grows by what the viewer may see until its summary is refreshed
     const all = env.seenBy(viewer);
-    const w = o.sliding ? state.maxChatHistory : viewerAlignedWindow(state.maxChatHistory, all, env.messages.length, state.summary.every);
+    const w = o.sliding
+      ? state.maxChatHistory
+      : viewerAlignedWindow(state.maxChatHistory, all, env.messages.length, state.summary.every, o.chunks);
     const history = all.slice(Math.max(0, all.length - w)).filter((m) => m.id >= env.stateStart);
     const before = history[0]?.id ?? env.messages.length;
     const relevant = await env.retrieve({ topK: o.topK, minSimilarity: o.minSimilarity, before, viewer });

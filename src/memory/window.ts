@@ -24,12 +24,12 @@ export function alignedWindow(window: number, count: number, every: number, chun
  * see since the last refresh point, not by all messages of the run: between two refreshes of its
  * summary it only grows, and it moves when that summary is refreshed (and every `window` of its
  * messages when `every` exceeds `window`, as above). Its size right after a refresh is `window`,
- * never more than 2 × window - 1.
+ * never more than 2 × window - 1. With `chunks` (as alignedWindow) it moves only at refreshes.
  */
-export function viewerAlignedWindow(window: number, seen: readonly { id: number }[], count: number, every: number): number {
+export function viewerAlignedWindow(window: number, seen: readonly { id: number }[], count: number, every: number, chunks = false): number {
   if (!(window > 0) || !(every > 0) || !(count > 0)) return window;
   const refreshed = count - (count % every); // messages before it are in every viewer's summary
   let since = 0;
   for (let i = seen.length - 1; i >= 0 && seen[i]!.id >= refreshed; i--) since++;
-  return window + (since % window);
+  return window + (chunks ? since : since % window);
 }

@@ -27,6 +27,8 @@ export interface RunSnapshot {
     summary_chunks?: number[];
     /** Audiences: the summaries kept per viewer that differ from `summary`. */
     summaries?: Record<string, string>;
+    /** Audiences: the chunk lengths of each viewer's summary that has several. */
+    summaries_chunks?: Record<string, number[]>;
     /** Index of the first message of the current state's visit. */
     state_start: number;
   };

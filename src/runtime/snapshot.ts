@@ -8,7 +8,7 @@ import type { RunContext } from './context.js';
 import type { RunEvent } from './events.js';
 import { SNAPSHOT_VERSION, type RestorePoint, type RunPosition, type RunSnapshot } from './position.js';
 import { addLostCall } from './usage.js';
-import { restoreSummaryChunks, summaryChunkLengths } from './summaries.js';
+import { restoreSummaryChunks, summaryChunkLengths, viewerChunkLengths } from './summaries.js';
 
 type ResumedEvent = Extract<RunEvent, { type: 'resumed' }>;
 
@@ -30,6 +30,11 @@ export type SnapshotHost = Pick<RunContext, 'position' | 'rng' | 'env' | 'usage'
 function viewerSummaries(env: EnvironmentMemory): { summaries?: Record<string, string> } {
   const own = env.viewerSummaries();
   return Object.keys(own).length > 0 ? { summaries: own } : {};
+}
+
+function viewerChunks(env: EnvironmentMemory): { summaries_chunks?: Record<string, number[]> } {
+  const lengths = viewerChunkLengths(env);
+  return lengths ? { summaries_chunks: lengths } : {};
 }
 
 function chunkLengths(env: EnvironmentMemory): { summary_chunks?: number[] } {
@@ -60,6 +65,7 @@ export class RunCheckpoints {
         ...chunkLengths(h.env),
         state_start: h.env.stateStart,
         ...viewerSummaries(h.env),
+        ...viewerChunks(h.env),
       },
       usage: h.usage,
       ...(cursor !== undefined ? { llm_cursor: cursor } : {}),
@@ -102,6 +108,8 @@ export class RunCheckpoints {
     h.env.summary = s.environment.summary;
     restoreSummaryChunks(h.env, s.environment.summary, s.environment.summary_chunks);
     for (const [viewer, text] of Object.entries(s.environment.summaries ?? {})) h.env.setSummary([viewer], text);
+    for (const [viewer, lengths] of Object.entries(s.environment.summaries_chunks ?? {}))
+      restoreSummaryChunks(h.env, h.env.summaryFor(viewer), lengths, viewer);
     h.env.stateStart = s.environment.state_start;
     assignOwn(h.position as RunPosition, cloneJson(s.position));
     h.rng.state = s.position.rng;

@@ -20,33 +20,61 @@ export type SummaryHost = Pick<
 
 /** What joins the chunks in the summary text an agent is shown. */
 export const CHUNK_SEPARATOR = '\n\n';
-const chunksOf = new WeakMap<EnvironmentMemory, string[]>();
+const minSimilarity = (host: SummaryHost) => host.resolved.sop.environment?.min_similarity;
+
+/** The chunks last set, by viewer ('' : the one summary; audiences: PUBLIC, an agent, ALL). */
+const chunksOf = new WeakMap<EnvironmentMemory, Map<string, string[]>>();
+
+const textOf = (env: EnvironmentMemory, viewer: string) => (viewer === '' ? env.summary : env.summaryFor(viewer));
 
 /**
- * The chunks the environment's summary is made of, oldest first: those last set, while the summary
- * is still their text (a summary set otherwise, e.g. emptied on entering a competitive state or
- * restored from an older checkpoint, is one chunk).
+ * The chunks a summary is made of, oldest first: those last set, while the summary is still their
+ * text (a summary set otherwise, e.g. emptied on entering a competitive state or restored from an
+ * older checkpoint, is one chunk). `viewer`: a viewer's own summary under audiences.
  */
-export function summaryChunks(env: EnvironmentMemory): string[] {
-  const chunks = chunksOf.get(env);
-  if (chunks && chunks.join(CHUNK_SEPARATOR) === env.summary) return [...chunks];
-  return env.summary ? [env.summary] : [];
+export function summaryChunks(env: EnvironmentMemory, viewer = ''): string[] {
+  const text = textOf(env, viewer);
+  // a viewer shown the public summary has its chunks
+  for (const v of viewer === '' ? [''] : [viewer, PUBLIC]) {
+    const chunks = chunksOf.get(env)?.get(v);
+    if (chunks && chunks.join(CHUNK_SEPARATOR) === text) return [...chunks];
+  }
+  return text ? [text] : [];
 }
 
-/** Make the environment's summary these chunks (their text joined by CHUNK_SEPARATOR). */
-export function setSummaryChunks(env: EnvironmentMemory, chunks: readonly string[]): void {
-  chunksOf.set(env, [...chunks]);
-  env.summary = chunks.join(CHUNK_SEPARATOR);
+/** Make the summary these chunks (their text joined by CHUNK_SEPARATOR); with `viewers`, the summary of those viewers. */
+export function setSummaryChunks(env: EnvironmentMemory, chunks: readonly string[], viewers?: readonly string[]): void {
+  let map = chunksOf.get(env);
+  if (!map) chunksOf.set(env, (map = new Map()));
+  const text = chunks.join(CHUNK_SEPARATOR);
+  if (!viewers) {
+    map.set('', [...chunks]);
+    env.summary = text;
+    return;
+  }
+  for (const v of viewers) map.set(v, [...chunks]);
+  env.setSummary(viewers, text);
 }
 
 /** For a checkpoint: each chunk's length in characters, when the summary has more than one. */
-export function summaryChunkLengths(env: EnvironmentMemory): number[] | undefined {
-  const chunks = summaryChunks(env);
+export function summaryChunkLengths(env: EnvironmentMemory, viewer = ''): number[] | undefined {
+  const chunks = summaryChunks(env, viewer);
   return chunks.length > 1 ? chunks.map((c) => c.length) : undefined;
 }
 
-/** On restore: the chunks of `summary` from their lengths (ignored unless they make up the text). */
-export function restoreSummaryChunks(env: EnvironmentMemory, summary: string, lengths: readonly number[] | undefined): void {
+/** For a checkpoint under audiences: the chunk lengths of each viewer's summary that has several. */
+export function viewerChunkLengths(env: EnvironmentMemory): Record<string, number[]> | undefined {
+  const out: Record<string, number[]> = {};
+  for (const viewer of chunksOf.get(env)?.keys() ?? []) {
+    if (viewer === '') continue;
+    const lengths = summaryChunkLengths(env, viewer);
+    if (lengths) out[viewer] = lengths;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** On restore: the chunks of a summary from their lengths (ignored unless they make up its text). */
+export function restoreSummaryChunks(env: EnvironmentMemory, summary: string, lengths: readonly number[] | undefined, viewer = ''): void {
   if (!lengths?.length) return;
   const chunks: string[] = [];
   let at = 0;
@@ -54,10 +82,28 @@ export function restoreSummaryChunks(env: EnvironmentMemory, summary: string, le
     chunks.push(summary.slice(at, at + n));
     at += n + CHUNK_SEPARATOR.length;
   }
-  if (chunks.join(CHUNK_SEPARATOR) === summary) setSummaryChunks(env, chunks);
+  if (chunks.join(CHUNK_SEPARATOR) !== summary) return;
+  if (viewer === '') setSummaryChunks(env, chunks);
+  else {
+    let map = chunksOf.get(env);
+    if (!map) chunksOf.set(env, (map = new Map()));
+    map.set(viewer, chunks);
+  }
 }
 
-const minSimilarity = (host: SummaryHost) => host.resolved.sop.environment?.min_similarity;
+/** Append a refresh's chunk to `chunks`, merging the oldest into one (a second summary call) when there are more than max_chunks. */
+async function appendChunk(
+  chunks: string[],
+  reply: string,
+  maxChunks: number,
+  mergeCall: (merge: string[]) => Promise<string>,
+): Promise<string[]> {
+  const next = reply ? [...chunks, reply] : chunks;
+  if (next.length <= maxChunks) return next;
+  // the oldest half (and one) become one chunk: merges come every max_chunks / 2 refreshes
+  const merge = next.slice(0, Math.ceil(maxChunks / 2) + 1);
+  return [(await mergeCall(merge)).trim(), ...next.slice(merge.length)];
+}
 
 /**
  * Refresh the summary every `summary.every` messages (counted over the whole run), from the
@@ -103,16 +149,11 @@ export async function maybeSummarize(host: SummaryHost, state: ResolvedState): P
     );
   const reply = (await ask(ctx)).trim();
   if (!chunked) env.summary = reply;
-  else {
-    let chunks = reply ? [...summaryChunks(env), reply] : summaryChunks(env);
-    if (chunks.length > s.maxChunks) {
-      // the oldest half (and one) become one chunk: merges come every max_chunks / 2 refreshes
-      const merge = chunks.slice(0, Math.ceil(s.maxChunks / 2) + 1);
-      const merged = (await ask({ ...ctx, previous: '', history: [], relevant: [], merge })).trim();
-      chunks = [merged, ...chunks.slice(merge.length)];
-    }
-    setSummaryChunks(env, chunks);
-  }
+  else
+    setSummaryChunks(
+      env,
+      await appendChunk(summaryChunks(env), reply, s.maxChunks, (merge) => ask({ ...ctx, previous: '', history: [], relevant: [], merge })),
+    );
   host.emit({ type: 'summary', state: state.name, turn: host.turn(), after_messages: count, summary: env.summary });
 }
 
@@ -132,7 +173,8 @@ async function summarizePerViewer(host: SummaryHost, state: ResolvedState): Prom
   const viewers = [PUBLIC, ...rules.agents];
   if (Object.values(host.resolved.states).some((st) => st.def.controller?.sees === 'all')) viewers.push(ALL);
   const base = host.baseContext();
-  const prompts = new Map<string, { messages: ChatMessage[]; viewers: string[] }>();
+  const chunked = host.semantics.summaryChunks;
+  const prompts = new Map<string, { messages: ChatMessage[]; viewers: string[]; ctx: object }>();
   for (const viewer of viewers) {
     const recent = env.messages.slice(from).filter((m) => canSee(viewer, m, visibleStart, rules));
     if (recent.length === 0) continue; // nothing new for this viewer: its summary stays
@@ -145,21 +187,28 @@ async function summarizePerViewer(host: SummaryHost, state: ResolvedState): Prom
       previous: env.summaryFor(viewer),
       history: recent.map((m) => renderMessage(m)),
       relevant: relevant.map((m) => renderMessage(m)),
+      ...(chunked ? { chunk: true } : {}),
     };
-    const messages: ChatMessage[] = [
-      { role: 'system', content: host.templates.render('summary_system', ctx) },
-      { role: 'user', content: host.templates.render('summary_user', ctx) },
-    ];
+    const messages = summaryMessages(host, ctx);
+    // viewers whose prompts are the same have the same summary so far: one call, and the same chunks
     const key = JSON.stringify(messages);
     const same = prompts.get(key);
     if (same) same.viewers.push(viewer);
-    else prompts.set(key, { messages, viewers: [viewer] });
+    else prompts.set(key, { messages, viewers: [viewer], ctx });
   }
   const settings = summaryLlm(host.resolved, state);
-  for (const { messages, viewers: group } of prompts.values()) {
-    const reply = await host.call(messages, settings, { purpose: 'summary', state: state.name, turn: host.turn() });
-    const text = reply.trim();
-    env.setSummary(group, text);
+  const meta = { purpose: 'summary' as const, state: state.name, turn: host.turn() };
+  for (const { messages, viewers: group, ctx } of prompts.values()) {
+    const reply = await host.call(messages, settings, meta);
+    let text = reply.trim();
+    if (!chunked) env.setSummary(group, text);
+    else {
+      const merge = (parts: string[]) =>
+        host.call(summaryMessages(host, { ...ctx, previous: '', history: [], relevant: [], merge: parts }), settings, meta);
+      const chunks = await appendChunk(summaryChunks(env, group[0]!), text, s.maxChunks, merge);
+      setSummaryChunks(env, chunks, group);
+      text = chunks.join(CHUNK_SEPARATOR);
+    }
     const agents = group.filter((v) => v !== PUBLIC && v !== ALL);
     const everyone = group.includes(PUBLIC) && agents.length === rules.agents.length;
     host.emit({
@@ -171,4 +220,11 @@ async function summarizePerViewer(host: SummaryHost, state: ResolvedState): Prom
       ...(everyone ? {} : { audience: group.includes(ALL) && agents.length === 0 ? ['*all'] : agents }),
     });
   }
+}
+
+function summaryMessages(host: SummaryHost, ctx: object): ChatMessage[] {
+  return [
+    { role: 'system', content: host.templates.render('summary_system', ctx) },
+    { role: 'user', content: host.templates.render('summary_user', ctx) },
+  ];
 }
