@@ -174,7 +174,7 @@ async function summarizePerViewer(host: SummaryHost, state: ResolvedState): Prom
   if (Object.values(host.resolved.states).some((st) => st.def.controller?.sees === 'all')) viewers.push(ALL);
   const base = host.baseContext();
   const chunked = host.semantics.summaryChunks;
-  const prompts = new Map<string, { messages: ChatMessage[]; viewers: string[]; ctx: object }>();
+  const prompts = new Map<string, { messages: ChatMessage[]; viewers: string[]; ctx: object; chunks: string[] }>();
   for (const viewer of viewers) {
     const recent = env.messages.slice(from).filter((m) => canSee(viewer, m, visibleStart, rules));
     if (recent.length === 0) continue; // nothing new for this viewer: its summary stays
@@ -194,18 +194,19 @@ async function summarizePerViewer(host: SummaryHost, state: ResolvedState): Prom
     const key = JSON.stringify(messages);
     const same = prompts.get(key);
     if (same) same.viewers.push(viewer);
-    else prompts.set(key, { messages, viewers: [viewer], ctx });
+    // (the chunks so far are read now, before any viewer's summary changes)
+    else prompts.set(key, { messages, viewers: [viewer], ctx, chunks: chunked ? summaryChunks(env, viewer) : [] });
   }
   const settings = summaryLlm(host.resolved, state);
   const meta = { purpose: 'summary' as const, state: state.name, turn: host.turn() };
-  for (const { messages, viewers: group, ctx } of prompts.values()) {
+  for (const { messages, viewers: group, ctx, chunks: before } of prompts.values()) {
     const reply = await host.call(messages, settings, meta);
     let text = reply.trim();
     if (!chunked) env.setSummary(group, text);
     else {
       const merge = (parts: string[]) =>
         host.call(summaryMessages(host, { ...ctx, previous: '', history: [], relevant: [], merge: parts }), settings, meta);
-      const chunks = await appendChunk(summaryChunks(env, group[0]!), text, s.maxChunks, merge);
+      const chunks = await appendChunk(before, text, s.maxChunks, merge);
       setSummaryChunks(env, chunks, group);
       text = chunks.join(CHUNK_SEPARATOR);
     }
