@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { loadRunRecord, type RunStatusName } from '../journal/record.js';
 import { JOURNAL_FILE } from '../journal/writer.js';
 import { readPredicted, type PredictedTotals } from '../journal/predicted.js';
-import type { UsageTotals } from '../runtime/usage.js';
+import { cachedShare, type UsageTotals } from '../runtime/usage.js';
 import { textTable } from './text-table.js';
 
 export interface RunSummary {
@@ -24,8 +24,27 @@ export interface RunSummary {
   /** LLM calls and tokens (prompt + completion) so far. */
   calls?: number;
   tokens?: number;
+  /** Prompt tokens served from the provider's prompt cache, as a share of prompt tokens, when the provider reported them. */
+  cached_share?: number;
+  /** The same per state (usage.json by_state). */
+  cached_share_by_state?: Record<string, number>;
   /** What `sop plan --run` predicted for the run (RUN/plan.json). */
   predicted?: PredictedTotals;
+}
+
+/** The run's cached shares, when its provider reported cached tokens (a state's calls in usage.by_state, or some cached tokens). */
+function cachedShares(usage: UsageTotals | undefined): Pick<RunSummary, 'cached_share' | 'cached_share_by_state'> {
+  if (!usage || (usage.by_state === undefined && !usage.cached_tokens)) return {};
+  const share = cachedShare(usage);
+  const byState: Record<string, number> = {};
+  for (const [state, b] of Object.entries(usage.by_state ?? {})) {
+    const s = cachedShare(b);
+    if (s !== undefined) byState[state] = s;
+  }
+  return {
+    ...(share !== undefined ? { cached_share: share } : {}),
+    ...(Object.keys(byState).length > 0 ? { cached_share_by_state: byState } : {}),
+  };
 }
 
 /** The run's latest usage totals: its run_finished, else its last checkpoint. */
@@ -71,6 +90,7 @@ export function listRuns(outDir: string): RunSummary[] {
         ...(r.finished?.error ? { error: r.finished.error } : {}),
         ...(typeof usage?.cost === 'number' ? { cost_usd: usage.cost } : {}),
         ...(usage?.unpriced_models?.length ? { unpriced_models: usage.unpriced_models } : {}),
+        ...cachedShares(usage),
         ...(usage ? { calls: usage.calls, tokens: usage.prompt_tokens + usage.completion_tokens } : {}),
         ...withPlan(dir),
       });
@@ -92,6 +112,7 @@ export function runsCommand(o: { out: string; json: boolean }): number {
     return 0;
   }
   const cost = (r: RunSummary) => (r.cost_usd !== undefined ? usd(r.cost_usd) : r.unpriced_models ? 'unknown' : '-');
+  const cached = (r: RunSummary) => (r.cached_share !== undefined ? `${Math.round(r.cached_share * 1000) / 10}%` : '-');
   // beside the realised calls, tokens and cost: what sop plan predicted, for runs it was asked about
   const plans = runs.some((r) => r.predicted);
   const rows = runs.map((r) => [
@@ -101,11 +122,12 @@ export function runsCommand(o: { out: string; json: boolean }): number {
     r.calls !== undefined ? int(r.calls) : '-',
     r.tokens !== undefined ? int(r.tokens) : '-',
     cost(r),
+    cached(r),
     ...(plans ? [r.predicted ? planned(r.predicted) : '-'] : []),
     r.sop,
     r.started.replace('T', ' ').replace(/\.\d+Z$/, 'Z'),
   ]);
-  const head = ['RUN', 'STATUS', 'TURNS', 'CALLS', 'TOKENS', 'COST', ...(plans ? ['PLANNED (sop plan)'] : []), 'SOP', 'STARTED'];
+  const head = ['RUN', 'STATUS', 'TURNS', 'CALLS', 'TOKENS', 'COST', 'CACHED', ...(plans ? ['PLANNED (sop plan)'] : []), 'SOP', 'STARTED'];
   process.stdout.write(textTable(head, rows));
   const resumable = runs.filter((r) => r.status === 'interrupted' || r.status === 'killed').length;
   if (resumable > 0)

@@ -10,7 +10,8 @@
 import { EngineError } from '../errors.js';
 import { renderText } from '../prompt/templates.js';
 import { LocalEmbedder } from '../memory/local-embedder.js';
-import type { PopulationAction } from '../runtime/events.js';
+import type { PopulationAction, RunEvent } from '../runtime/events.js';
+import type { UsageTotals } from '../runtime/usage.js';
 import type { RunContext } from '../runtime/context.js';
 import type { ResolvedState } from '../sop/resolved.js';
 import { compileExpression } from '../worlds/expr.js';
@@ -142,6 +143,7 @@ export class PopulationVisit {
     const minute = (step - 1) * spec.minutesPerStep;
     const clock = clockText(spec.startMinute + minute);
     const turn = ctx.position.turn;
+    const before = usageCounts(ctx.usage);
     const injected = this.intervene(step);
     const injectedOutcomes = injected.length > 0 ? this.world.apply(this.worldState, injected, step) : [];
     const active = activationRule(spec.activation, ctx.seed).active(this.pop, step, spec.startMinute + minute);
@@ -217,6 +219,7 @@ export class PopulationVisit {
       actions: applied,
       metrics,
       ...(surveys.length > 0 ? { surveys } : {}),
+      usage: usageSince(before, usageCounts(ctx.usage)),
     });
   }
 
@@ -381,4 +384,23 @@ function resolveWorldParams(world: AnyWorld, params: unknown, pointer: string): 
   if (r.ok) return r.params;
   const p = r.problems[0]!;
   throw new EngineError(`${pointer}${p.pointer}: ${p.message}`, 'POPULATION');
+}
+
+type Counts = { calls: number; prompt_tokens: number; completion_tokens: number; cached_tokens: number };
+const usageCounts = (u: UsageTotals): Counts => ({
+  calls: u.calls,
+  prompt_tokens: u.prompt_tokens,
+  completion_tokens: u.completion_tokens,
+  cached_tokens: u.cached_tokens ?? 0,
+});
+
+/** What a step's calls added to the run's usage. */
+function usageSince(a: Counts, b: Counts): NonNullable<Extract<RunEvent, { type: 'population_step' }>['usage']> {
+  const cached = b.cached_tokens - a.cached_tokens;
+  return {
+    calls: b.calls - a.calls,
+    prompt_tokens: b.prompt_tokens - a.prompt_tokens,
+    completion_tokens: b.completion_tokens - a.completion_tokens,
+    ...(cached > 0 ? { cached_tokens: cached } : {}),
+  };
 }

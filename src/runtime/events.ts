@@ -187,6 +187,8 @@ export type RunEvent =
       actions: PopulationAction[];
       metrics: Record<string, number | null>;
       surveys?: Array<{ survey: string; agent: string; question: string; answer: string }>;
+      /** The step's LLM calls and tokens; cached_tokens when the provider reported some (the step's cached share). */
+      usage?: { calls: number; prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
     }
   /** An event of a sub-flow (sop executor), tagged with its path, e.g. "Coder-1/extend_library-1". */
   | { type: 'subflow'; flow: string; event: RunEvent }
