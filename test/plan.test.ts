@@ -160,8 +160,8 @@ describe('what a plan rests on', () => {
     for (const s of ['opening', 'open_floor'])
       (sop.states[s] as { environment_prompt?: string }).environment_prompt = `${rules} {{inputs.topic}}`;
     const p = await plan(DEBATE, { replies: 100 }, sop);
-    const opening = p.states.find((s) => s.state === 'open_floor')!;
-    expect(opening.cached_share).toBeGreaterThan(0.5);
+    // each role's calls go under their own prompt_cache_key: a role's first call in a state misses, its later ones hit
+    for (const state of ['opening', 'open_floor']) expect(p.states.find((s) => s.state === state)!.cached_share).toBeGreaterThan(0.2);
     expect(p.states.find((s) => s.state === 'verdict')!.cached_share).toBe(0); // a short prompt: below 1,024 tokens
     // cached tokens at the cached_input price: what the plan charges is less than the same tokens uncached
     const price = pricing['gpt-4o-mini']!;

@@ -2,8 +2,8 @@
 // prompts, counted with the model's tokenizer (src/cost/tokenizer.ts), sent at the times of the
 // throughput profile, through the simulation of OpenAI's prompt cache (src/cost/prompt-cache.ts:
 // exact prefix, 1,024-token floor, 128-token steps, routing by the first 256 tokens and the
-// prompt_cache_key, overflow past about 15 requests a minute on one route, 5-minute TTL). sop sends
-// no prompt_cache_key today, so every call is routed by its prefix alone.
+// prompt_cache_key the engine sends with each call, overflow past about 15 requests a minute on
+// one route, 5-minute TTL).
 import { simulateOpenAiCache, type CacheCall } from '../cost/prompt-cache.js';
 import { tokenizerFor } from '../cost/tokenizer.js';
 import type { CallRecord } from './plan-calls.js';
@@ -39,7 +39,7 @@ export async function cacheShares(calls: readonly CallRecord[], atSeconds: reado
       const c = calls[i]!;
       const tokenizer = await tokenizerFor(c.model);
       if (tokenizer.approximation) approximations.add(tokenizer.approximation);
-      sims.push({ tokens: tokenizer.encodeChat(c.messages!), at: atSeconds[i]! * 1000 });
+      sims.push({ tokens: tokenizer.encodeChat(c.messages!), at: atSeconds[i]! * 1000, ...(c.cacheKey ? { cacheKey: c.cacheKey } : {}) });
     }
     const result = simulateOpenAiCache(sims, { overflowPerMinute: OVERFLOW_PER_MINUTE / weight });
     members.forEach((i, k) => {

@@ -22,6 +22,8 @@ export interface CallRecord {
   archetype?: true;
   /** The prompt as sent (dry runs: the `prompt` event before the call). */
   messages?: ChatMessage[];
+  /** The `prompt_cache_key` it was sent with (dry runs). */
+  cacheKey?: string;
   /** How many calls of the full run this one stands for (a sampled population step: more than 1). */
   weight: number;
 }

@@ -12,7 +12,8 @@ import type { LlmSettings, Sop } from '../sop/types.js';
 import { dryRun } from './dry-run.js';
 import { cacheShares } from './plan-cache.js';
 import { callsOf, groupCalls, type CallRecord, type Figures, type Row } from './plan-calls.js';
-import { SizedReplies } from './plan-replies.js';
+import { CacheKeys, SizedReplies } from './plan-replies.js';
+import { MockProvider } from '../llm/mock.js';
 import { sampleLargePopulations, stepCallCounter, type SampledState } from './plan-sample.js';
 import { schedule, type ThroughputProfile } from './plan-time.js';
 
@@ -88,16 +89,17 @@ export async function planSop(o: PlanOptions): Promise<PlanReport> {
   const began = performance.now();
   const seed = o.seed ?? 1;
   const { sop, sampled } = await sampleLargePopulations(o.sop, o.file, o.sample ?? DEFAULT_PLAN_SAMPLE);
-  const llm = o.replies === 'mock' ? undefined : new SizedReplies(o.replies);
-  const run = await dryRun(
-    { sop, file: o.file, maxTurns: o.maxTurns, inputs: o.inputs, sandbox: o.sandbox, ...(llm ? { llm } : {}) },
-    seed,
-  );
-  const calls = await extrapolate(callsOf(run.events), sampled, o, seed);
+  const llm = new CacheKeys(o.replies === 'mock' ? new MockProvider() : new SizedReplies(o.replies));
+  const run = await dryRun({ sop, file: o.file, maxTurns: o.maxTurns, inputs: o.inputs, sandbox: o.sandbox, llm }, seed);
+  const made = callsOf(run.events).map((c) => {
+    const cacheKey = c.messages && llm.keys.get(c.messages);
+    return cacheKey ? { ...c, cacheKey } : c;
+  });
+  const calls = await extrapolate(made, sampled, o, seed);
   const times = schedule(calls, o.profile);
   const cache = await cacheShares(calls, times.at);
   // a real model's prompt tokens are its tokenizer's count; the mock's are the engine's estimate
-  const counted = calls.map((c, i) => (llm && cache.tokens[i]! > 0 ? { ...c, promptTokens: cache.tokens[i]! } : c));
+  const counted = calls.map((c, i) => (o.replies !== 'mock' && cache.tokens[i]! > 0 ? { ...c, promptTokens: cache.tokens[i]! } : c));
   const prices = new Map<string, ModelPrice | undefined>();
   const priceOf = (model: string) => {
     if (!prices.has(model)) prices.set(model, sopPriceOf(o.sop, o.pricing, model));

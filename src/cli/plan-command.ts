@@ -124,7 +124,7 @@ function assumptions(r: PlanReport, pricingFile: string | undefined): string[] {
       ? "tokens: the engine's estimate (4 characters a token), as a mock run counts them"
       : "prompt tokens: counted with the model's tokenizer; completion tokens: the replies above",
     `time: ${p.tokensPerSecond ? `${p.latency}s + completion tokens at ${p.tokensPerSecond} tokens/s a call` : `${p.latency}s a call`} (--latency${p.tokensPerSecond ? ', --tokens-per-second' : ''}); turn-based calls one after another; a population step ${p.concurrency} calls at once (--concurrency): ceil(calls / ${p.concurrency}) rounds`,
-    "cached share: OpenAI's prompt cache simulated on the dry run's prompts (exact prefix, at least 1,024 tokens, 128-token steps, routed by the first 256 tokens, about 15 requests a minute a route, 5-minute TTL); sop sends no prompt_cache_key",
+    "cached share: OpenAI's prompt cache simulated on the dry run's prompts (exact prefix, at least 1,024 tokens, 128-token steps, routed by the first 256 tokens and the prompt_cache_key sop sends, about 15 requests a minute a route, 5-minute TTL)",
     `prices: ${pricingFile ? `${pricingFile} over ` : ''}pricing.json${asOf() ? ` as of ${asOf()}` : ''}, and the SOP's llm.pricing; cached prompt tokens at the cached_input price`,
   ];
   for (const s of r.sampled)
