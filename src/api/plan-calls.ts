@@ -76,7 +76,7 @@ export interface Figures extends PredictedTotals {
   by_purpose: Partial<Record<CallPurpose, number>>;
 }
 
-export const noFigures = (): Figures => ({
+const noFigures = (): Figures => ({
   calls: 0,
   prompt_tokens: 0,
   completion_tokens: 0,
@@ -94,7 +94,7 @@ export interface CallShare {
 }
 
 /** Adds a call to a group: its tokens, cached tokens and cost times its weight. */
-export function addCall(f: Figures, c: CallRecord, { cached, cost, seconds }: CallShare): void {
+function addCall(f: Figures, c: CallRecord, { cached, cost, seconds }: CallShare): void {
   const w = c.weight;
   f.seconds += seconds;
   f.calls += w;

@@ -42,7 +42,7 @@ export function parseSeconds(text: string): number {
 }
 
 /** Seconds of one call. */
-export const callSeconds = (p: ThroughputProfile, completionTokens: number): number =>
+const callSeconds = (p: ThroughputProfile, completionTokens: number): number =>
   p.latency + (p.tokensPerSecond ? completionTokens / p.tokensPerSecond : 0);
 
 /** A population step's calls made at once (its agents' decisions and survey answers). */

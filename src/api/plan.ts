@@ -80,7 +80,7 @@ function llmBlocks(value: unknown, out: LlmSettings[] = []): LlmSettings[] {
 }
 
 /** The price of a model: an LLM block of the SOP that prices it (`llm.pricing`), else the table. */
-export function sopPriceOf(sop: Sop, table: PricingTable, model: string): ModelPrice | undefined {
+function sopPriceOf(sop: Sop, table: PricingTable, model: string): ModelPrice | undefined {
   const own = llmBlocks(sop).find((b) => b.pricing && (b.model ?? sop.llm?.model ?? DEFAULTS.model) === model);
   return own ? modelPrice(table, own, undefined, model) : modelPrice(table, {}, undefined, model);
 }

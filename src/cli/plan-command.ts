@@ -88,7 +88,7 @@ const pct = (x: number) => `${Math.round(x * 100)}%`;
 const usd = (n: number | undefined) => (n === undefined ? 'unknown' : `$${n < 0.01 && n > 0 ? n.toFixed(6) : n.toFixed(4)}`);
 
 /** "1h 02m", "3m 05s", "27.0s". */
-export function duration(s: number): string {
+function duration(s: number): string {
   if (s < 60) return `${s.toFixed(1)}s`;
   const m = Math.floor(s / 60);
   if (m < 60) return `${m}m ${String(Math.round(s - m * 60)).padStart(2, '0')}s`;
@@ -141,7 +141,7 @@ function footer(r: PlanReport, pricingFile: string | undefined): string {
   return lines.join('\n') + '\n';
 }
 
-export function formatPlan(r: PlanReport, pricingFile?: string): string {
+function formatPlan(r: PlanReport, pricingFile?: string): string {
   let out = `sop plan ${r.sop}: one dry run (seed ${r.seed}) ${r.status === 'finished' ? 'finished' : `ended (${r.status})`} after ${r.turns} turns, planned in ${(r.ms / 1000).toFixed(1)}s\n\n`;
   const cells = (x: PlanRow) => [
     int(x.calls),
@@ -165,7 +165,7 @@ function pair(predicted: number, realised: number, fmt: (n: number) => string = 
   return `${fmt(predicted)} / ${fmt(realised)}${off}`;
 }
 
-export function formatComparison(
+function formatComparison(
   r: PlanReport,
   realised: ReturnType<typeof realisedFigures>,
   record: RunRecord,
