@@ -165,12 +165,7 @@ function pair(predicted: number, realised: number, fmt: (n: number) => string = 
   return `${fmt(predicted)} / ${fmt(realised)}${off}`;
 }
 
-function formatComparison(
-  r: PlanReport,
-  realised: ReturnType<typeof realisedFigures>,
-  record: RunRecord,
-  pricingFile?: string,
-): string {
+function formatComparison(r: PlanReport, realised: ReturnType<typeof realisedFigures>, record: RunRecord, pricingFile?: string): string {
   let out = `sop plan ${r.sop} beside run ${record.started.run_id} (${record.status}, ${record.turns} turns, --llm ${record.started.llm}, seed ${r.seed}): predicted / realised\n\n`;
   const find = (list: PlanRow[], x: PlanRow) => list.find((y) => y.state === x.state && y.step === x.step);
   const none: PlanRow = {
