@@ -5,6 +5,7 @@
 import { parseCommandReply } from '../llm/command-reply.js';
 import type { CallMeta, ChatMessage, ToolSpec } from '../llm/types.js';
 import { renderText } from '../prompt/templates.js';
+import type { ManyCall } from '../runtime/call-many.js';
 import { fmix32, fnv1a } from '../util/hash.js';
 import type { RunContext } from '../runtime/context.js';
 import type { ResolvedState } from '../sop/resolved.js';
@@ -137,15 +138,8 @@ export function cacheShard(pop: Population, i: number, step: number): string {
   return `${step}.${fmix32(fnv1a(pop.ids[i]!)) % shards}`;
 }
 
-/** One agent's (or one archetype's) LLM decision. */
-export async function askForAction(
-  s: DecideSetup,
-  i: number,
-  seen: Seen,
-  settings: LlmSettings,
-  key: string,
-): Promise<{ choice: Choice; reply: string }> {
-  const messages = decisionMessages(s, i, seen);
+/** One agent's (or one archetype's) decision call; its reply is read with `parseAction`. */
+export function decisionCall(s: DecideSetup, i: number, seen: Seen, settings: LlmSettings, key: string): ManyCall {
   const meta: CallMeta = {
     purpose: 'agent',
     state: s.state.name,
@@ -159,8 +153,7 @@ export async function askForAction(
     population: true,
     cacheShard: cacheShard(s.pop, i, seen.step),
   };
-  const reply = await s.host.call(messages, settings, meta, false, key);
-  return { choice: parseAction(reply, s.world, s.tools), reply };
+  return { messages: decisionMessages(s, i, seen), settings, meta, key };
 }
 
 /** A reply as one action of the menu, read in the JSON command format (src/llm/command-reply.ts) and checked against the action's schema. */
