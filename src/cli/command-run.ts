@@ -102,6 +102,11 @@ export function withRunCommand<T>(y: Argv<T>): Argv<T> {
           default: false,
           describe: 'Accept every question, review and approval without asking (unattended runs)',
         })
+        .option('plan', {
+          type: 'boolean',
+          describe:
+            'Predict the run with sop plan before it starts; RUN/plan.json, usage.json and sop runs show it beside the run (docs/plan.md)',
+        })
         .option('tests', {
           type: 'string',
           describe:
@@ -185,6 +190,7 @@ export function withRunCommand<T>(y: Argv<T>): Argv<T> {
         compat: a.compat,
         autoRun: a['auto-run'],
         yes: a.yes,
+        plan: a.plan,
         sandbox: a.sandbox,
         sandboxNetwork: a['sandbox-network'],
         bind: collect(a.bind),

@@ -91,6 +91,8 @@ export interface RunCommandOptions {
   traceContent?: boolean;
   /** The user's test files for the code library (--tests DIR): the SOP's `tests` input. */
   tests?: string;
+  /** Predict the run with sop plan first, and keep the prediction in RUN/plan.json (--plan; docs/plan.md). */
+  plan?: boolean;
 }
 
 export function parseInputs(pairs: string[], goal?: string): Record<string, string> {
@@ -151,6 +153,14 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       }),
     );
   }
+  const runId = newRunId(sop.name);
+  if (o.plan && !continuation) {
+    // --plan: the prediction of sop plan, in the run folder before the run starts (usage.json then shows it beside the run's figures)
+    const { writeRunPlan } = await import('./plan-of.js');
+    const mock = (o.llm ?? sop.llm?.provider) === 'mock';
+    const planned = { sop, file: o.file, inputs, seed: o.seed, maxTurns: o.maxTurns, mock };
+    await writeRunPlan(resolvePath(o.out, runId), planned, o);
+  }
   // The run goes through the public API (src/api/start.ts): it makes the run's choices (LLM,
   // retry budget, embedder, people, sandbox, consent) and writes the run folder and the journal.
   const started = await startRun(
@@ -169,7 +179,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       answers: o.answers,
       terminal,
       file: o.file,
-      runId: newRunId(sop.name),
+      runId,
       out: o.out,
       inputs,
       seed: o.seed,

@@ -346,6 +346,7 @@ export class OpenAiProvider implements LlmProvider {
       // actions: a state's commands offered as function tools (llm.tool_calls)
       ...(tools?.length ? { tools: tools.map((t) => ({ type: 'function' as const, function: t })), tool_choice: 'auto' as const } : {}),
       ...(request.stream ? { stream_options: { include_usage: true } } : {}),
+      ...(request.promptCacheKey !== undefined ? { prompt_cache_key: request.promptCacheKey } : {}),
     };
     const sent = adaptBody(body, this.adaptations.get(request.model) ?? new Set());
     // with the tools sent, the native form of each message (tool calls and results); else the JSON command form

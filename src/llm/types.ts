@@ -53,6 +53,11 @@ export interface CallMeta {
   tools?: ToolSpec[];
   /** One of the many calls of a population step: usage is counted by purpose and state, not by agent. */
   population?: boolean;
+  /**
+   * A shard of the call's prompt-cache route, added to its `prompt_cache_key` (population steps:
+   * the step and a hash of the agent, so that no one key carries a whole step's calls).
+   */
+  cacheShard?: string;
   /** Population steps: argument values seen in the agent's observation, by argument name (the mock draws valid-looking arguments from them; never sent to a model). */
   argChoices?: Record<string, Array<string | number>>;
   /** Judge calls and command states: the graph around the state (the mock walks it in dry runs). */
@@ -102,6 +107,11 @@ export interface ChatRequest {
   maxTokens?: number;
   /** Stream deltas to `onDelta` as they arrive. */
   stream?: boolean;
+  /**
+   * Sent as `prompt_cache_key`: calls with the same key (and the same start) are routed to the same
+   * prompt cache (the run, state and role; src/runtime/llm-call.ts promptCacheKey).
+   */
+  promptCacheKey?: string;
   meta: CallMeta;
 }
 

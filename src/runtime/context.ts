@@ -189,6 +189,7 @@ export function createRunContext(options: RunOptions): RunParts {
     model: options.model,
     serverLlm: options.serverLlm ?? sop.llm,
     resolved,
+    runId: ctx.runId,
     position,
     seed,
     effects,

@@ -192,6 +192,8 @@ export type RunEvent =
       actions: PopulationAction[];
       metrics: Record<string, number | null>;
       surveys?: Array<{ survey: string; agent: string; question: string; answer: string }>;
+      /** The step's LLM calls and tokens; cached_tokens when the provider reported some (the step's cached share). */
+      usage?: { calls: number; prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
     }
   /**
    * The adaptive limit of LLM calls at once to a server changed (src/llm/adaptive-limit.ts,

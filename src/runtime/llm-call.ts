@@ -20,6 +20,7 @@ import { llmEffectLabel, type Effects, type LlmEffectResult } from './effects.js
 import { addUsage, type RunEvent, type UsageTotals } from './events.js';
 import type { RunPosition } from './position.js';
 import { walkMeta } from '../llm/walk-meta.js';
+import { fmix32, fnv1a } from '../util/hash.js';
 
 /** What an LLM call needs of the run. */
 export interface LlmCallHost {
@@ -30,6 +31,8 @@ export interface LlmCallHost {
   /** The LLM block whose server is the provider's own (the top-level SOP's); others name another (llm.base_url). */
   readonly serverLlm?: LlmSettings;
   readonly resolved: ResolvedSop;
+  /** The run's id (part of every call's prompt_cache_key). */
+  readonly runId?: string;
   readonly position: RunPosition;
   readonly seed: number;
   readonly effects: Effects;
@@ -41,6 +44,20 @@ export interface LlmCallHost {
   emit(event: RunEvent): void;
   /** Told every call as counted, a reply reused from the journal included (budgets). */
   counted?(meta: CallMeta, usage: Usage, cost: number | undefined): void;
+}
+
+const short = (text: string) => fmix32(fnv1a(text)).toString(36);
+
+/**
+ * The `prompt_cache_key` of a call: the run, the state and the role (or the call's purpose: judge,
+ * speaker, summary), and the call's shard when it has one (population steps). Calls with the same
+ * key and the same first tokens go to the same prompt cache at OpenAI; a key per role keeps each
+ * route under the rate at which a route spills over to cold machines. Hashed: short, and no name
+ * of the SOP goes to the server.
+ */
+export function promptCacheKey(runId: string, meta: Pick<CallMeta, 'state' | 'role' | 'purpose' | 'cacheShard'>): string {
+  const who = meta.purpose === 'agent' || meta.purpose === 'tool' ? `role:${meta.role ?? ''}` : meta.purpose;
+  return `sop-${short(runId)}-${short(`${meta.state}\u0000${who}`)}${meta.cacheShard !== undefined ? `-${meta.cacheShard}` : ''}`;
 }
 
 export async function callLlm(
@@ -79,6 +96,7 @@ export async function callLlm(
     temperature: settings.temperature ?? DEFAULTS.temperature,
     maxTokens: settings.max_tokens,
     stream,
+    ...(host.runId !== undefined ? { promptCacheKey: promptCacheKey(host.runId, meta) } : {}),
     meta: effectKey !== undefined && key !== '' ? { ...meta, effect: key } : meta,
   });
   // A reply already in the journal (an interrupted turn being redone) is reused (durable effects).
@@ -129,6 +147,7 @@ export async function callLlm(
     res.usage,
     host.pricing ? { model, cost: cost ?? undefined } : undefined,
     meta.population ? undefined : meta.agent,
+    meta.state,
   );
   host.counted?.(meta, res.usage, cost ?? undefined);
   if (meta.purpose === 'agent') host.usage.agent_prompt_tokens_last = res.usage.promptTokens; // sampled at turn ends
