@@ -117,6 +117,7 @@ export async function callLlm(
           maxTokens: settings.max_tokens,
           stream,
           ...(host.runId !== undefined ? { promptCacheKey: promptCacheKey(host.runId, meta) } : {}),
+          ...(settings.cache_breakpoints ? { cacheBreakpoints: true } : {}),
           meta,
         },
         { signal: host.signal, onDelta },
