@@ -48,7 +48,8 @@ export const agentScope = (pop: Population, i: number): Record<string, unknown> 
  * then the step's public snapshot (the same for every agent of the step), then the persona, then
  * the agent's own feed and memory, then the ask. A SOP whose own `population_system` names
  * `{{persona}}` keeps it there; a state's own `observe` that does not name it gets the persona
- * at the end of the system message.
+ * at the end of the system message. The clock and snapshot, the same for every agent of the step,
+ * are a user message of their own before the persona's.
  */
 export function decisionMessages(s: DecideSetup, i: number, seen: Seen): ChatMessage[] {
   const base = s.host.baseContext();
@@ -81,6 +82,15 @@ export function decisionMessages(s: DecideSetup, i: number, seen: Seen): ChatMes
     s.observe !== undefined
       ? renderText(s.observe, context, `/states/${s.state.name}/observe`)
       : s.host.templates.render('population_observe', context);
+  // the part every agent of the step shares (the clock and the snapshot) is a message of its own:
+  // a server that takes cache breakpoints gets one after it (askForAction's cacheBreaks)
+  const cut = personaInObserve && persona ? user.indexOf(persona) : -1;
+  if (cut > 0)
+    return [
+      { role: 'system', content: system },
+      { role: 'user', content: user.slice(0, cut) },
+      { role: 'user', content: user.slice(cut) },
+    ];
   return [
     { role: 'system', content: system },
     { role: 'user', content: user },
@@ -158,6 +168,7 @@ export async function askForAction(
     argChoices: argChoices(seen.observation),
     population: true,
     cacheShard: cacheShard(s.pop, i, seen.step),
+    cacheBreaks: messages.length > 2 ? [0, 1] : [0],
   };
   const reply = await s.host.call(messages, settings, meta, false, key);
   return { choice: parseAction(reply, s.world, s.tools), reply };
