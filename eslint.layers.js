@@ -20,6 +20,7 @@ export const FEATURES = {
   mcp: ['src/mcp'],
   telemetry: ['src/telemetry'],
   population: ['src/population', 'src/worlds'],
+  shards: ['src/shards'],
 };
 
 const LAYERS = {

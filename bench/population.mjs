@@ -2,6 +2,8 @@
 //   1. One step of 10,000 active agents against the local OpenAI-compatible server (its own
 //      process) answering each call after 1 s, at --concurrency 2,000: the ideal is 5 s (five
 //      waves of 2,000 calls); wall time and the engine's CPU per action.
+//   1b. One step of 2,000 agents at --concurrency 2,000 against a server that answers 429 above
+//      300 requests in flight (1 s per call): wall time and the limit it settled at.
 //   2. 100,000 generated agents at 10% activation with the mock provider: seconds per step and
 //      peak RSS.
 // Both run with a run folder (the journal on), as `sop run` does.
@@ -61,7 +63,9 @@ async function timedRun(sopObject, options) {
     const cpu0 = cpuMs();
     const handle = runSop(sop, { ...options, out: join(dir, 'runs'), quiet: true });
     let actions = 0;
+    const limits = [];
     for await (const e of handle) {
+      if (e.type === 'concurrency') limits.push(e);
       if (e.type === 'population_step') {
         const now = performance.now();
         steps.push({ ms: now - last, active: e.active });
@@ -72,7 +76,7 @@ async function timedRun(sopObject, options) {
     }
     const result = await handle.result;
     if (result.status !== 'finished') throw new Error(`the bench run ended ${result.status}: ${result.error?.message ?? ''}`);
-    return { wallMs: performance.now() - started, cpuMs: cpuMs() - cpu0, steps, actions, calls: result.usage.calls };
+    return { wallMs: performance.now() - started, cpuMs: cpuMs() - cpu0, steps, actions, calls: result.usage.calls, limits };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -110,6 +114,33 @@ export async function run() {
     rows.push({ figure: '  engine CPU per action, ms (whole process)', value: results.cpu_ms_per_action, target: '', status: '' });
   } finally {
     await server.stop();
+  }
+  // 1b. 2,000 agents against a server that refuses above 300 calls in flight
+  const limited = await startServer(1000, 'action-429');
+  try {
+    const r = await timedRun(populationSop(2000, 1, 1), { llm: 'openai', baseUrl: limited.url, concurrency: 2000 });
+    const last = r.limits.at(-1);
+    results.rate_limited_2000 = {
+      wall_s: Math.round(r.steps[0].ms / 10) / 100,
+      actions: r.actions,
+      settled_limit: last?.limit ?? null,
+      halvings_on_429: r.limits.filter((c) => c.reason === '429').length,
+      limit_changes: r.limits.length,
+    };
+    rows.push({
+      figure: 'one step, 2,000 agents, server 429s above 300 in flight: wall s',
+      value: results.rate_limited_2000.wall_s,
+      target: 'finishes',
+      status: r.actions === 2000 ? 'pass' : 'MISS',
+    });
+    rows.push({
+      figure: '  calls at once it settled at (journal `concurrency`)',
+      value: last?.limit ?? '-',
+      target: '< 300',
+      status: last && last.limit < 300 ? 'pass' : 'MISS',
+    });
+  } finally {
+    await limited.stop();
   }
   // 2. 100,000 agents, 10% active, mock
   const before = process.resourceUsage().maxRSS;

@@ -52,6 +52,7 @@ export type ErrorCode =
   | 'RESOURCE'
   | 'RETRIES_EXHAUSTED'
   | 'SANDBOX'
+  | 'SHARDS'
   | 'SOP_INVALID'
   | 'SOP_NOT_FOUND'
   | 'SUBFLOW'

@@ -90,14 +90,15 @@ async function both(fault: (i: number) => Fault | undefined): Promise<{ api: Out
 }
 
 describe('runSop and sop run: one retry budget for the whole run', () => {
-  it('shares the run-wide budget (50 retries) between the servers of the SOP: both stop at the same call', async () => {
+  it('shares the run-wide budget (50 retries, and one per two calls) between the servers of the SOP: both stop at the same call', async () => {
     const { api, cli } = await both((i) => (i % 5 === 4 ? undefined : busy));
-    // 12 calls spend 48 retries; the 13th gets 2 more and stops: 12 * 5 + 3 requests, whichever server each went to
+    // each call is answered at its 5th attempt: 14 calls spend 56 retries of the 50 + 14/2 = 57;
+    // the 15th gets 1 more and stops: 14 * 5 + 2 requests, whichever server each went to
     expect(cli).toEqual({
       status: 'interrupted',
-      turns: 7,
-      error: expect.stringMatching(/HTTP 503.*retry budget \(50\) is spent/),
-      requests: 63,
+      turns: 8,
+      error: expect.stringMatching(/HTTP 503.*retry budget \(57\) is spent/),
+      requests: 72,
     });
     expect(api).toEqual(cli);
   }, 60_000);

@@ -178,3 +178,23 @@ describe('sop run --quiet', () => {
     expect(r.stderr).not.toMatch(/Agent prompt tokens at turn/);
   });
 });
+
+describe('the adaptive limit in the terminal', () => {
+  it('shows a change of the calls at once to a server as one line on stderr, none with --quiet', () => {
+    const e: RunEvent = {
+      type: 'concurrency',
+      endpoint: 'http://127.0.0.1:9/v1',
+      limit: 256,
+      previous: 512,
+      reason: '429',
+      in_flight: 300,
+    };
+    const { show, out, err } = display(false);
+    show(e);
+    expect(out.text()).toBe('');
+    expect(err.text()).toBe('(256 LLM calls at once to http://127.0.0.1:9/v1, was 512: 429)\n');
+    const quietErr = fakeStream(false);
+    terminalDisplay({ out: fakeStream(false).stream, err: quietErr.stream, quiet: true, redact: (s) => s })(e);
+    expect(quietErr.text()).toBe('');
+  });
+});

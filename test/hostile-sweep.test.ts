@@ -167,6 +167,10 @@ describe('hostile sweep input', () => {
     for (const [args, message] of [
       [['--queue', ''], /--queue "" is not a URL/],
       [['--queue', 'redis://127.0.0.1:1', '--lock-ms', '0'], /--lock-ms must be a whole number of milliseconds, at least 1000/],
+      [
+        ['--queue', 'redis://127.0.0.1:1', '--shared-limit', '0.5'],
+        /--shared-limit must be a whole number of LLM calls, at least 1 \(got 0.5\)/,
+      ],
     ] as const) {
       const r = sop(['worker', ...args]);
       expect(r.code, r.stderr).toBe(1);

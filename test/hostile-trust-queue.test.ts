@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { Job, Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signJob } from '../src/sweep/job-signature.js';
+import { signJob } from '../src/util/job-signature.js';
 import { codeSop } from './helpers/code-sop.js';
 import { calledCommand, startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { freePort } from './helpers/free-port.js';

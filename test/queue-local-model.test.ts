@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkJob, checkSopLocalModels, type WorkerPolicy } from '../src/sweep/job-policy.js';
-import { signJob } from '../src/sweep/job-signature.js';
+import { signJob } from '../src/util/job-signature.js';
 import { checkLlm } from '../src/sweep/preflight.js';
 import { sweepRunSettings } from '../src/sweep/run-point.js';
 

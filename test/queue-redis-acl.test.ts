@@ -1,7 +1,8 @@
 // The Redis ACL docs/scale.md recommends ("Lock it": no default user, an ACL user for sop limited
 // to the queue's keys and channels, no dangerous commands) is one BullMQ can work with: a real
 // redis-server started with the lines of the docs' redis.conf block, a real `sop worker` and
-// `sop sweep --queue` as that user run a sweep, and a client without the password, or with a wrong
+// `sop sweep --queue` as that user run a sweep (and a `sop worker --shards` a run's population
+// steps), and a client without the password, or with a wrong
 // one, is refused at once with one line.
 // The lines are read from the docs, so the docs cannot drift from what is tested.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -13,6 +14,7 @@ import { CLI } from './helpers/cli.js';
 import { freePort } from './helpers/free-port.js';
 
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
+const SOCIAL = join(process.cwd(), 'examples/social-spread/social-spread.sop.json');
 const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
 if (!REDIS) console.warn('queue-redis-acl test skipped: redis-server is not installed (apt-get install redis-server)');
 
@@ -89,6 +91,21 @@ describe.skipIf(!REDIS)("the Redis ACL of docs/scale.md's redis.conf", () => {
     expect(sweep.out()).toContain('2 of 2 runs done, 0 failed');
     expect(worker.out()).not.toMatch(/NOPERM|NOAUTH/);
     for (const text of [worker.out(), sweep.out()]) expect(text).not.toContain(password);
+
+    // a population run's steps over a shard worker (docs/scale.md#one-step-over-many-workers), as the same user
+    const shards = start(process.execPath, [CLI, 'worker', '--queue', url, '--shards', '--llm', 'mock'], env);
+    procs.push(shards);
+    await ready(shards, /ready: shard queue/);
+    const run = start(
+      process.execPath,
+      [CLI, 'run', SOCIAL, '--llm', 'mock', '--shard-over', url, '--shard-size', '50', '--out', join(dir, 'runs'), '--quiet'],
+      env,
+    );
+    procs.push(run);
+    expect(await run.exited, run.out()).toBe(0);
+    expect(shards.out()).toMatch(/shard 2 of step \w+ done: \d+ asked/);
+    expect(shards.out() + run.out()).not.toMatch(/NOPERM|NOAUTH/);
+    for (const text of [shards.out(), run.out()]) expect(text).not.toContain(password);
 
     // the default user is off: without the ACL user's password, nothing is taken from the queue
     const anonymous = start(process.execPath, [CLI, 'worker', '--queue', `redis://127.0.0.1:${port}`], env);

@@ -7,12 +7,15 @@ import { tsImport } from 'tsx/esm/api';
 import { ROOT } from '../lib/engine.mjs';
 
 const latencyMs = Number(process.argv[2] ?? 50);
-// `action`: every reply is an idle action in the JSON command format (population steps)
-const action = process.argv[3] === 'action';
+// `action`: every reply is an idle action in the JSON command format (population steps);
+// `action-429`: the same, from a server that answers 429 (retry-after 100 ms) above 300 requests in flight
+const kind = process.argv[3] ?? '';
+const action = kind === 'action' || kind === 'action-429';
 const { startOpenAiServer } = await tsImport(join(ROOT, 'test', 'helpers', 'openai-server.ts'), import.meta.url);
 const server = await startOpenAiServer({
   latencyMs,
   ...(action ? { keepAliveTimeoutMs: 65_000 } : {}),
+  ...(kind === 'action-429' ? { maxInFlight: { limit: 300, retryAfterMs: 100 } } : {}),
   reply: (body) =>
     action
       ? JSON.stringify({ command: 'idle', command_args: {} })

@@ -7,7 +7,7 @@ import { AnswersFileInput, HumanInputError, NoHumanInput, TerminalInput, askYesN
 import { AnswersListInput } from '../io/answers-list.js';
 import { createProvider } from '../llm/factory.js';
 import { InterruptibleProvider } from '../llm/interruptible.js';
-import { RetryBudget } from '../llm/retry.js';
+import { RETRIES_PER_CALL, RetryBudget } from '../llm/retry.js';
 import { LlmError, type LlmProvider } from '../llm/types.js';
 import { sopEndpoints } from '../llm/endpoints.js';
 import { LlmConsent, USER_KEY, cliLlmAllowEntries, fileLlmAllowEntries } from '../llm/consent.js';
@@ -22,9 +22,19 @@ import { EngineError } from '../errors.js';
 import type { RunSopOptions } from './options.js';
 import { sopFileOf } from './load.js';
 import { DEFAULTS } from '../sop/resolved.js';
+import { DEFAULT_CONCURRENCY } from '../population/plugin.js';
+import { concurrencyEvent, type LimitChange } from '../llm/adaptive-limit.js';
+import type { RunEvent } from '../runtime/events.js';
 
-/** Retries of every LLM and embedding call of one run, together. */
+/**
+ * Retries of every LLM and embedding call of one run, together: this many, plus RETRIES_PER_CALL
+ * (one half) for each LLM call the run has made (src/llm/retry.ts), so that a population step of
+ * thousands of calls that meets a rate limit has a budget of its size.
+ */
 export const RUN_RETRY_BUDGET = 50;
+
+/** A run's retry budget (RUN_RETRY_BUDGET and RETRIES_PER_CALL). */
+export const runRetryBudget = (): RetryBudget => new RetryBudget(RUN_RETRY_BUDGET, RETRIES_PER_CALL);
 
 /** How a run's people are asked: the given input, an answers file or list, the terminal, or nobody. */
 export function humanOf(o: RunSopOptions): HumanInput {
@@ -110,7 +120,16 @@ type Warn = (message: string) => void;
 export async function providerOf(
   sop: Sop,
   o: RunSopOptions,
-  run: { budget: RetryBudget; consent: LlmConsent; stop: AbortSignal; warn: Warn; resumed?: boolean; seed?: number },
+  run: {
+    budget: RetryBudget;
+    consent: LlmConsent;
+    stop: AbortSignal;
+    warn: Warn;
+    resumed?: boolean;
+    seed?: number;
+    /** The run's events: a change of a server's adaptive limit is one (`concurrency`). */
+    emit?: (e: RunEvent) => void;
+  },
 ): Promise<LlmProvider> {
   if (typeof o.llm === 'object') return o.llm;
   if (o.llm === undefined && !sopCallsLlm(sop)) return NO_LLM; // rule agents only: no key, no server
@@ -132,11 +151,44 @@ export async function providerOf(
     timeoutMs: o.timeoutMs ?? sop.llm?.timeout_ms,
     maxReplyBytes: o.maxReplyBytes ?? sop.llm?.max_reply_bytes,
     budget: run.budget,
-    onRetry: (r) => run.warn(`LLM call failed (${r.reason}); retry ${r.attempt} in ${r.delayMs} ms`),
+    onRetry: retryWarnings(run.warn),
     onWarning: run.warn,
+    // calls at once to each server adapt to its answers, up to --concurrency (docs/scale.md#adaptive-concurrency)
+    throttle: {
+      ceiling: o.concurrency ?? DEFAULT_CONCURRENCY,
+      ...(run.emit ? { onChange: (c: LimitChange) => run.emit!(concurrencyEvent(c)) } : {}),
+    },
   });
   // interrupt() of a started run abandons the call in flight (a server may never answer)
   return new InterruptibleProvider(made, run.stop);
+}
+
+/** How often a 429 retry is warned about: the adaptive limit's `concurrency` events tell the rest. */
+const RATE_LIMIT_WARN_MS = 5000;
+
+/**
+ * A warning for each retry of an LLM call, except 429s: a step of thousands of calls meets them by
+ * the hundred, and the `concurrency` events tell how the run slowed down; those are warned about
+ * once every 5 s, with the count of the others since.
+ */
+export function retryWarnings(warn: Warn, now: () => number = Date.now): (r: { attempt: number; delayMs: number; reason: string }) => void {
+  let last = Number.NEGATIVE_INFINITY;
+  let since = 0;
+  return (r) => {
+    const rateLimited = r.reason.startsWith('HTTP 429');
+    if (rateLimited && now() - last < RATE_LIMIT_WARN_MS) {
+      since++;
+      return;
+    }
+    if (!rateLimited) return warn(`LLM call failed (${r.reason}); retry ${r.attempt} in ${r.delayMs} ms`);
+    last = now();
+    const others =
+      since > 0
+        ? `; ${since} more ${since === 1 ? 'call was' : 'calls were'} rate limited (429) and retried since the last such warning`
+        : '';
+    since = 0;
+    warn(`LLM call failed (${r.reason}); retry ${r.attempt} in ${r.delayMs} ms${others}`);
+  };
 }
 
 /** Whether any state of a SOP can make an LLM call (all but final states and population states of rule agents only). */

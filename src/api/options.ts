@@ -34,6 +34,14 @@ export interface RunSopOptions {
   maxTurns?: number;
   /** Population states: LLM calls a step makes at once (default 64). Results never depend on it. */
   concurrency?: number;
+  /**
+   * Population states: send each step's LLM calls to `sop worker --shards` processes over this Redis
+   * (redis:// or rediss://[USER:PASSWORD@]HOST:PORT), in shard jobs signed with SOP_QUEUE_SECRET
+   * (docs/scale.md#one-step-over-many-workers). Results never depend on the workers.
+   */
+  shardOver?: string;
+  /** Calls per shard job with `shardOver` (default 1000). */
+  shardSize?: number;
   /** Folder where the run folder (journal, transcripts, memory files, workspace) is created; omit for a run kept in memory. */
   out?: string;
   runId?: string;

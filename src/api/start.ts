@@ -19,9 +19,8 @@ import { sopFileOf } from './load.js';
 import { usesPopulation } from '../population/plugin.js';
 import { appendRunHeader, libraryIntoWorkspace, lockMemoryDir, resolveMemoryDir } from '../workspace/memory-dir.js';
 import type { RunSopOptions } from './options.js';
+import { shardOptionsOf } from './shard-options.js';
 import {
-  RUN_RETRY_BUDGET,
-  RetryBudget,
   checkHumans,
   checkRunBudget,
   dryRunYes,
@@ -31,6 +30,7 @@ import {
   mcpApprovalOf,
   providerOf,
   rerunOf,
+  runRetryBudget,
 } from './choices.js';
 
 /** A started run, with what the CLI needs besides the handle. */
@@ -88,12 +88,13 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
   /** A warning now, or once the run has started (e.g. an embedder's retries while it is loaded). */
   const warn = (message: string) => (started ? emit({ type: 'warning', message }) : startWarning(message));
   const pricing = loadPricing(o.pricing); // a bad pricing file is told before anything starts
+  const shards = shardOptionsOf(o); // a bad Redis URL, or no SOP_QUEUE_SECRET, too
   checkRunBudget(o.budget);
   const human = humanOf(o);
   if (!continuation) checkHumans(sop, human, o);
   const consent = llmConsentOf(o, human);
   const mcpApproval = mcpApprovalOf(o, human);
-  const budget = new RetryBudget(RUN_RETRY_BUDGET); // every retry of every call of this run
+  const budget = runRetryBudget(); // every retry of every call of this run
   const stopLlm = new AbortController();
   const llm = await providerOf(sop, o, {
     budget,
@@ -102,6 +103,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
     warn,
     resumed: continuation?.mode === 'resume',
     seed: continuation?.seed ?? o.seed,
+    emit,
   });
   const embedder = await embedderOf(sop, o, { budget, consent, warn, startWarning });
   const yes = o.yes === true || dryRunYes(sop, human, o);
@@ -191,6 +193,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
       plugins,
       budget: o.budget,
       ...(o.concurrency !== undefined ? { population: { concurrency: o.concurrency } } : {}),
+      ...(shards ? { shards } : {}),
       ...(llm.id !== 'mock' && !llm.free ? { pricing } : {}), // mock and local replies cost nothing: not priced
     });
   } catch (err) {

@@ -23,8 +23,15 @@ export function withRunCommand<T>(y: Argv<T>): Argv<T> {
         .option('max-turns', { type: 'number', describe: 'Stop after this many turns (default 200)' })
         .option('concurrency', {
           type: 'number',
-          describe: 'Population states: LLM calls a step makes at once (default 64; results never depend on it)',
+          describe:
+            'Population states: LLM calls a step makes at once (default 64; results never depend on it); the most, as calls at once adapt to 429s and rate-limit headers',
         })
+        .option('shard-over', {
+          type: 'string',
+          describe:
+            "Population states: send each step's LLM calls, in shards, to sop worker --shards processes on this Redis (redis:// or rediss://[USER:PASSWORD@]HOST:PORT); needs SOP_QUEUE_SECRET (results never depend on the workers)",
+        })
+        .option('shard-size', { type: 'number', describe: 'With --shard-over: LLM calls per shard job (default 1000)' })
         .option('seed', { type: 'number', describe: 'Seed for random speaker choice (default 1)' })
         .option('record', { type: 'string', describe: 'Record every LLM call to this cassette file' })
         .option('out', { type: 'string', default: 'runs', describe: 'Folder where run folders are created' })
@@ -159,6 +166,8 @@ export function withRunCommand<T>(y: Argv<T>): Argv<T> {
         baseUrl: a['base-url'],
         maxTurns: a['max-turns'],
         concurrency: a.concurrency,
+        shardOver: a['shard-over'],
+        shardSize: a['shard-size'],
         seed: a.seed,
         record: a.record,
         out: a.out,

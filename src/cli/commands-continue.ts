@@ -42,6 +42,11 @@ function continueOptions<T>(y: Argv<T>) {
     .option('base-url', { type: 'string', describe: 'OpenAI-compatible server URL' })
     .option('max-turns', { type: 'number', describe: 'Stop after this many turns in all' })
     .option('concurrency', { type: 'number', describe: 'Population states: LLM calls a step makes at once (default 64)' })
+    .option('shard-over', {
+      type: 'string',
+      describe: "Population states: send each step's LLM calls to sop worker --shards processes on this Redis (needs SOP_QUEUE_SECRET)",
+    })
+    .option('shard-size', { type: 'number', describe: 'With --shard-over: LLM calls per shard job (default 1000)' })
     .option('record', {
       type: 'string',
       describe:
@@ -105,6 +110,8 @@ function continueArgs(a: {
   'base-url'?: string;
   'max-turns'?: number;
   concurrency?: number;
+  'shard-over'?: string;
+  'shard-size'?: number;
   record?: string;
   answers?: string;
   'auto-run': boolean;
@@ -128,6 +135,8 @@ function continueArgs(a: {
     baseUrl: a['base-url'],
     maxTurns: a['max-turns'],
     concurrency: a.concurrency,
+    shardOver: a['shard-over'],
+    shardSize: a['shard-size'],
     record: a.record,
     answers: a.answers,
     redact: collect(a.redact),

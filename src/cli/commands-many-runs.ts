@@ -108,7 +108,7 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
     )
     .command(
       'worker',
-      'Run the runs that sop sweep --queue puts on a BullMQ queue in Redis (on any machine with the SOP files)',
+      'Run the runs that sop sweep --queue puts on a BullMQ queue in Redis (on any machine with the SOP files), or with --shards answer the population steps of sop run --shard-over',
       (y) =>
         y
           .option('queue', {
@@ -117,10 +117,16 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
             describe: 'Redis of the queue: redis:// or rediss://[USER:PASSWORD@]HOST:PORT',
           })
           .option('concurrency', { type: 'number', default: 4, describe: 'Runs at once in this worker' })
+          .option('shared-limit', {
+            type: 'number',
+            describe:
+              'LLM calls at once to each server, shared through this Redis by every worker started with --shared-limit (the last one started sets it; shard workers too)',
+          })
           .option('out', { type: 'string', describe: "Keep run folders here instead of the sweep's --out (when it is not shared)" })
           .option('lock-ms', {
             type: 'number',
-            describe: 'Milliseconds before the run of a worker that stopped answering goes to another (default 10000)',
+            describe:
+              'Milliseconds before the run (or shard) of a worker that stopped answering goes to another (default 10000; 5000 with --shards)',
           })
           .option('root', {
             type: 'string',
@@ -160,7 +166,35 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
             default: false,
             describe: 'Let jobs replay a cassette (--llm replay:FILE) inside --root',
           })
+          // shards (docs/scale.md#one-step-over-many-workers)
+          .option('shards', {
+            type: 'boolean',
+            default: false,
+            describe: "Answer the LLM calls of population steps that sop run --shard-over queues (shard jobs), instead of sweeps' runs",
+          })
+          .option('llm', { type: 'string', describe: 'With --shards: openai | mock, the provider every call is asked of (default openai)' })
+          .option('base-url', {
+            type: 'string',
+            describe:
+              "With --shards: this worker's OpenAI-compatible server (or OPENAI_BASE_URL), with its OPENAI_API_KEY; jobs never name one",
+          })
+          .option('model', { type: 'string', describe: 'With --shards: ask every call of this model, whatever the job names' })
+          .option('allow-model', {
+            type: 'string',
+            array: true,
+            describe:
+              "With --shards: a model name jobs may ask for (repeatable; '*': any); without it or --model, only the mock takes a job's model",
+          })
+          .option('shard-concurrency', { type: 'number', describe: 'With --shards: LLM calls this worker makes at once (default 64)' })
           .example('$0 worker --queue redis://127.0.0.1:6379 --concurrency 8', 'Run queued sweep runs until Ctrl-C or SIGTERM')
+          .example(
+            '$0 worker --queue redis://127.0.0.1:6379 --shards --base-url http://127.0.0.1:8000/v1 --allow-model qwen2.5-7b',
+            'Answer population steps of sop run --shard-over with this server',
+          )
+          .example(
+            '$0 worker --queue redis://127.0.0.1:6379 --shared-limit 300',
+            'At most 300 LLM calls at once to each server, across all such workers',
+          )
           .example(
             '$0 worker --queue rediss://sop:PASSWORD@redis-host:6380 --root /shared --allow-base-url https://llm.internal/v1',
             'Jobs under /shared, LLM calls to one server',
@@ -174,6 +208,7 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
         process.exitCode = await workerCommand({
           queue: a.queue,
           concurrency: a.concurrency,
+          sharedLimit: a['shared-limit'],
           out: a.out,
           lockMs: a['lock-ms'],
           root: collect(a.root),
@@ -184,6 +219,12 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
           allowAnswers: a['allow-answers'],
           allowPricing: a['allow-pricing'],
           allowReplay: a['allow-replay'],
+          shards: a.shards,
+          llm: a.llm,
+          baseUrl: a['base-url'],
+          model: a.model,
+          allowModel: collect(a['allow-model']),
+          shardConcurrency: a['shard-concurrency'],
         });
       },
     );

@@ -145,6 +145,11 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
       case 'population_step':
         if (!o.quiet) print(`${safe(populationStepLine(e))}\n`);
         break;
+      case 'concurrency':
+        // the adaptive limit of calls at once to a server (rare: decreases, slow start, an increase a second at most)
+        if (!o.quiet)
+          note(paint(2, `(${e.limit} LLM calls at once to ${safe(e.endpoint)}, was ${e.previous}: ${safe(e.reason)})\n`, errColour));
+        break;
       case 'warning':
         // A retried stream starts its reply again on a line of its own (the torn text is discarded).
         if (streaming !== undefined && tty && !o.quiet) print('\n');

@@ -55,6 +55,8 @@ export async function forkCommand(o: ForkCommandOptions): Promise<number> {
     model: settings.model,
     maxTurns: settings.max_turns,
     ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
+    ...(o.shardOver !== undefined ? { shardOver: o.shardOver } : {}),
+    ...(o.shardSize !== undefined ? { shardSize: o.shardSize } : {}),
   };
   const newLaunch = launchSettings(runOptions);
   const sop = original.started.sop;

@@ -15,6 +15,9 @@ export interface ResumeCommandOptions {
   maxTurns?: number;
   /** Population states: LLM calls a step makes at once. */
   concurrency?: number;
+  /** Population states: a step's calls over `sop worker --shards` processes on this Redis. */
+  shardOver?: string;
+  shardSize?: number;
   record?: string;
   answers?: string;
   json: boolean;
@@ -80,6 +83,8 @@ async function resumeLocked(o: ResumeCommandOptions, record: RunRecord, continua
       model: o.model,
       maxTurns: o.maxTurns,
       ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
+      ...(o.shardOver !== undefined ? { shardOver: o.shardOver } : {}),
+      ...(o.shardSize !== undefined ? { shardSize: o.shardSize } : {}),
       out: continuation.outDir,
       // durability: code a crash interrupted runs again with --auto-run, given now or at launch
       // (or --yes at launch), else only with approval at a terminal

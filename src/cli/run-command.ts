@@ -31,6 +31,10 @@ export interface RunCommandOptions {
   maxTurns?: number;
   /** Population states: LLM calls a step makes at once. */
   concurrency?: number;
+  /** Population states: a step's calls over `sop worker --shards` processes on this Redis. */
+  shardOver?: string;
+  /** Calls per shard job. */
+  shardSize?: number;
   seed?: number;
   record?: string;
   out: string;
@@ -171,6 +175,8 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       seed: o.seed,
       maxTurns: o.maxTurns,
       ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
+      ...(o.shardOver !== undefined ? { shardOver: o.shardOver } : {}),
+      ...(o.shardSize !== undefined ? { shardSize: o.shardSize } : {}),
       model: o.model,
       listeners,
       stream: !o.json && !o.quiet, // nobody watches the deltas with --json or --quiet: plain answers cost less CPU

@@ -22,7 +22,7 @@ import { sharedProvider, sweepServer } from '../sweep/shared-provider.js';
 import { sweepRunSettings, type SweepRunSettings } from '../sweep/run-point.js';
 import { checkHumans, checkLlm, checkNumbers, checkOutFolder, checkPricing, checkRequiredInputs } from '../sweep/preflight.js';
 import { settingsChanges } from '../sweep/settings-file.js';
-import { queueSecret } from '../sweep/job-signature.js';
+import { queueSecret } from '../util/job-signature.js';
 import { LlmConsent, cliLlmAllowEntries, fileLlmAllowEntries } from '../llm/consent.js';
 import { lastValues } from './last-value.js';
 import { parseInputs } from './run-command.js';

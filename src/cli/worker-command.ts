@@ -16,7 +16,7 @@ import type { Sop } from '../sop/types.js';
 import { QUEUE_NAME, connectionOf, parseRedisUrl, reachRedis, type JobData } from '../sweep/queue.js';
 import { runPoint, workerName } from '../sweep/run-point.js';
 import { JobRefused, checkJob, checkSopLocalModels, normaliseUrl, realRoots, type WorkerPolicy } from '../sweep/job-policy.js';
-import { queueSecret } from '../sweep/job-signature.js';
+import { queueSecret } from '../util/job-signature.js';
 import { terminalSafe } from '../util/terminal-text.js';
 import type { ResultLine } from '../sweep/results.js';
 import { sharedProvider, sweepServer } from '../sweep/shared-provider.js';
@@ -24,10 +24,15 @@ import { LlmConsent, LlmConsentError, cliLlmAllowEntries, fileLlmAllowEntries } 
 import { lastValues } from './last-value.js';
 import { EngineError } from '../errors.js';
 import { count } from '../util/plural.js';
+import { RedisLimits } from '../sweep/shared-limit.js';
+import type { ThrottleChoice } from '../llm/factory.js';
+import { DEFAULT_CONCURRENCY } from '../population/plugin.js';
 
 export interface WorkerCommandOptions {
   queue: string;
   concurrency: number;
+  /** LLM calls at once to each server, shared through the --queue Redis by the workers given it (src/sweep/shared-limit.ts). */
+  sharedLimit?: number;
   /** Keep run folders here (under a folder per sweep) instead of the sweep's --out. */
   out?: string;
   /** Milliseconds a job's lock lasts without renewal before the job counts as stalled (default 10000). */
@@ -45,14 +50,45 @@ export interface WorkerCommandOptions {
   allowAnswers?: boolean;
   allowPricing?: boolean;
   allowReplay?: boolean;
+  // shards (./shard-worker-command.ts)
+  /** Answer the shard jobs of `sop run --shard-over` instead of running sweeps' runs. */
+  shards?: boolean;
+  llm?: string;
+  baseUrl?: string;
+  model?: string;
+  allowModel?: string[];
+  shardConcurrency?: number;
 }
 
 export async function workerCommand(given: WorkerCommandOptions): Promise<number> {
-  const o = lastValues(given, ['root', 'allowBaseUrl', 'allowBaseUrlEnv']);
+  const o = lastValues(given, ['root', 'allowBaseUrl', 'allowBaseUrlEnv', 'allowModel']);
+  if (o.shards) {
+    const { shardWorkerCommand } = await import('./shard-worker-command.js');
+    return shardWorkerCommand({
+      queue: o.queue,
+      llm: o.llm,
+      baseUrl: o.baseUrl,
+      model: o.model,
+      allowModel: o.allowModel,
+      callsAtOnce: o.shardConcurrency,
+      lockMs: o.lockMs,
+      ...(o.sharedLimit !== undefined ? { sharedLimit: o.sharedLimit } : {}),
+    });
+  }
+  const shardOnly = (['llm', 'baseUrl', 'model', 'allowModel', 'shardConcurrency'] as const).find((k) =>
+    Array.isArray(o[k]) ? (o[k] as unknown[]).length > 0 : o[k] !== undefined,
+  );
+  if (shardOnly)
+    throw new EngineError(
+      `--${shardOnly.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is for shard workers (with --shards); a sweep's runs take their LLM settings from the sweep`,
+      'OPTION',
+    );
   if (!Number.isInteger(o.concurrency) || o.concurrency < 1)
     throw new EngineError(`--concurrency must be a whole number of runs, at least 1`, 'OPTION');
   if (o.lockMs !== undefined && !(Number.isInteger(o.lockMs) && o.lockMs >= 1000))
     throw new EngineError(`--lock-ms must be a whole number of milliseconds, at least 1000 (got ${o.lockMs})`, 'OPTION');
+  if (o.sharedLimit !== undefined && !(Number.isInteger(o.sharedLimit) && o.sharedLimit >= 1))
+    throw new EngineError(`--shared-limit must be a whole number of LLM calls, at least 1 (got ${o.sharedLimit})`, 'OPTION');
   parseRedisUrl(o.queue); // a bad URL is told before connecting
   const secret = queueSecret('sop worker'); // no secret, no work: told before connecting
   // the same flags allow a job's base URL and the servers its SOP names (src/llm/consent.ts)
@@ -76,6 +112,18 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
   const stop = new AbortController();
   setMaxListeners(0, stop.signal); // every run (and its LLM calls) listens to it
   const lockDuration = o.lockMs ?? 10_000;
+  // the limit shared with other workers goes through this worker's own Redis, never one a job names
+  const limits =
+    o.sharedLimit !== undefined
+      ? new RedisLimits({ redis: o.queue, maxConcurrent: o.sharedLimit, onError: (e) => err(`shared limit: ${e.message}\n`) })
+      : undefined;
+  // calls at once to each server adapt to its answers (docs/scale.md#adaptive-concurrency), up to
+  // the population default for each run at once, and within the shared limit
+  const throttle: ThrottleChoice = {
+    ceiling: o.sharedLimit ?? o.concurrency * DEFAULT_CONCURRENCY,
+    onChange: (c) => err(`LLM calls at once to ${c.endpoint}: ${c.limit} (was ${c.previous}: ${c.reason})\n`),
+    ...(limits ? { shared: (endpoint: string, expirationMs: number) => limits.forEndpoint(endpoint, expirationMs) } : {}),
+  };
 
   const processor = async (job: Job<JobData, ResultLine>): Promise<ResultLine> => {
     let d: JobData;
@@ -105,7 +153,7 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
     configureSecrets({ urls: [d.baseUrl] });
     let provider: LlmProvider | undefined;
     try {
-      provider = await sharedProvider(providers, d.llm ?? sop.llm?.provider, sweepServer(sop, d.baseUrl, consent), d.timeoutMs);
+      provider = await sharedProvider(providers, d.llm ?? sop.llm?.provider, sweepServer(sop, d.baseUrl, consent), d.timeoutMs, throttle);
     } catch (e) {
       // a server the SOP names that this worker does not allow: refused, nothing sent, no retry
       if (e instanceof LlmConsentError) throw new UnrecoverableError(`refused: ${e.message.replace(/, or give --base-url/, '')}`);
@@ -173,16 +221,23 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
   process.on('SIGTERM', onSignal);
   try {
     await reachRedis(worker.waitUntilReady(), redact(o.queue), () => lastError);
+    await limits?.ready();
   } catch (e) {
     await worker.close(true).catch(() => {});
+    await limits?.close().catch(() => {});
     throw e;
   }
   ready = true;
   err(
     `worker ${workerName()} ready: queue ${QUEUE_NAME} on ${redact(o.queue)}, ${o.concurrency} at once; ` +
-      `jobs signed with SOP_QUEUE_SECRET, inside ${policy.roots.join(', ')}${allowances(policy)}\n`,
+      `jobs signed with SOP_QUEUE_SECRET, inside ${policy.roots.join(', ')}${allowances(policy)}` +
+      `${o.sharedLimit !== undefined ? `; LLM calls at once to each server shared with other workers: ${o.sharedLimit}` : ''}\n`,
   );
-  await worker.run();
+  try {
+    await worker.run();
+  } finally {
+    await limits?.close().catch(() => {});
+  }
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   return signals > 0 ? 130 : 0;

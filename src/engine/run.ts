@@ -17,6 +17,7 @@ import type { RunPlugin } from '../runtime/hooks.js';
 import { RunLoop, type RunOptions as LoopOptions } from '../runtime/run.js';
 import { scientistPlugin } from '../scientist/plugin.js';
 import { populationPlugin, type PopulationOptions } from '../population/plugin.js';
+import { shardsPlugin, type ShardOptions } from '../shards/plugin.js';
 
 export { resolveInputs, undeclaredInputs, type RunPosition, type RunResult, type RunStatus } from '../runtime/run.js';
 export { checkGivenInputs, checkInputNames, inputRequired } from '../runtime/inputs.js';
@@ -45,6 +46,9 @@ export interface RunOptions extends Omit<LoopOptions, 'resume' | 'semantics' | '
   // population
   /** Population states: LLM calls a step makes at once (--concurrency; default 64), and the worlds a SOP may name. */
   population?: PopulationOptions;
+  // shards
+  /** A population step's calls over `sop worker --shards` processes on Redis (--shard-over, --shard-size). */
+  shards?: ShardOptions;
 }
 
 const present = (p: RunPlugin | undefined): p is RunPlugin => p !== undefined;
@@ -88,9 +92,16 @@ export function builtinPlugins(options: RunOptions): (ctx: RunContext) => RunPlu
           toolExecutors: { ...options.agentsV1?.toolExecutors, ...options.toolExecutors, ...slots },
         })
       : undefined;
-    return [durability, budget, actions, scientistPlugin(ctx), v1, mcp?.plugin(slots), populationPlugin(options.population)(ctx)].filter(
-      present,
-    );
+    return [
+      durability,
+      budget,
+      actions,
+      scientistPlugin(ctx),
+      v1,
+      mcp?.plugin(slots),
+      populationPlugin(options.population)(ctx),
+      options.shards ? shardsPlugin(options.shards)(ctx) : undefined,
+    ].filter(present);
   };
 }
 

@@ -2,6 +2,7 @@
 // local:MODEL (a GGUF model in this process) or local (the SOP's llm.model of each call);
 // --record FILE wraps any of them.
 import { resolve } from 'node:path';
+import type { AdaptiveGate, LimitChange, SharedLimit } from './adaptive-limit.js';
 import type { LlmConsent } from './consent.js';
 import type { RetryBudget } from './retry.js';
 import { LlmError, type LlmEndpoint, type LlmProvider } from './types.js';
@@ -44,6 +45,21 @@ export interface ProviderChoice {
   onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
   /** Replies kept with a warning (cut at max tokens, empty, not streamed). */
   onWarning?: (message: string) => void;
+  /** openai: the adaptive concurrency limit of each server (src/llm/adaptive-limit.ts); none without it. */
+  throttle?: ThrottleChoice;
+}
+
+/** The adaptive limit of the openai provider's servers: one gate per server, shared by every call to it. */
+export interface ThrottleChoice {
+  /** The most calls to one server at once (--concurrency). */
+  ceiling: number;
+  /** A change of a server's limit (the run's `concurrency` event). */
+  onChange?: (c: LimitChange) => void;
+  /**
+   * A limit shared with other processes for a server (src/sweep/shared-limit.ts); a slot is held
+   * at most `expirationMs` (longer than any attempt: a process that dies gives its slots back then).
+   */
+  shared?: (endpoint: string, expirationMs: number) => SharedLimit | undefined;
 }
 
 /** An --llm spec whose file (replay:FILE, local:PATH) is absolute, for a resume from elsewhere; hf: and names stay. */
@@ -72,11 +88,8 @@ export async function createProvider(choice: ProviderChoice): Promise<LlmProvide
     const { ReplayProvider } = await import('./cassette.js');
     provider = new ReplayProvider(file);
   } else if (spec === 'openai') {
-    const [{ OpenAiProvider }, { EndpointRouter, endpointKey }, { endpointDestination, mainDestination }] = await Promise.all([
-      import('./openai.js'),
-      import('./endpoints.js'),
-      import('./consent.js'),
-    ]);
+    const [{ OpenAiProvider }, { EndpointRouter, endpointKey }, { endpointDestination, mainDestination }, { AdaptiveGate: Gate }] =
+      await Promise.all([import('./openai.js'), import('./endpoints.js'), import('./consent.js'), import('./adaptive-limit.js')]);
     const consent = choice.baseURLFixed ? undefined : choice.consent; // --base-url: the user's own server
     const destination = (e: LlmEndpoint | undefined) =>
       e === undefined ? mainDestination(choice.baseURL, choice.apiKeyEnv) : endpointDestination(e, choice.baseURL);
@@ -85,8 +98,29 @@ export async function createProvider(choice: ProviderChoice): Promise<LlmProvide
       await consent.check(destination(undefined));
       for (const e of choice.endpoints ?? []) await consent.check(destination(e));
     }
+    const gates = new Map<string, AdaptiveGate>();
+    const gateOf = (baseURL: string | undefined): AdaptiveGate | undefined => {
+      const t = choice.throttle;
+      if (!t) return undefined;
+      const endpoint = baseURL || process.env.OPENAI_BASE_URL || 'https://api.openai.com/v1';
+      let g = gates.get(endpoint);
+      if (!g) {
+        // an attempt lasts at most its stream deadline: 10 x the timeout (src/llm/openai.ts)
+        const shared = t.shared?.(endpoint, 11 * (choice.timeoutMs ?? 120_000));
+        g = new Gate({
+          ceiling: t.ceiling,
+          endpoint,
+          maxPauseMs: choice.timeoutMs ?? 120_000,
+          ...(t.onChange ? { onChange: t.onChange } : {}),
+          ...(shared ? { shared } : {}),
+        });
+        gates.set(endpoint, g);
+      }
+      return g;
+    };
     const make = (baseURL: string | undefined, apiKey: string | undefined, apiKeyName: string | null | undefined) =>
       new OpenAiProvider({
+        gate: gateOf(baseURL),
         baseURL,
         apiKey,
         apiKeyName,

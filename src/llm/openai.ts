@@ -3,6 +3,7 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUse
 import { withBreakpoints } from './cache-breakpoints.js';
 import {
   DEFAULT_RETRY_POLICY,
+  RETRIES_PER_CALL,
   RetriesExhaustedError,
   RetryBudget,
   parseRetryAfter,
@@ -26,6 +27,7 @@ import { DEFAULT_MAX_REPLY_BYTES, ReplyFaultError, ReplyTooLargeError, seconds }
 import { watchedFetch } from './watched-fetch.js';
 import { CallDeadline, ContentWatch } from './content-watch.js';
 import { keepAliveFetch } from './keep-alive-fetch.js';
+import { observedFetch, type CallGate } from './adaptive-limit.js';
 import { adaptBody, adaptationFor, adaptationWarning, type Adaptation } from './request-adaptation.js';
 
 export interface OpenAiProviderOptions {
@@ -51,6 +53,8 @@ export interface OpenAiProviderOptions {
   onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
   /** Replies kept with a warning (cut at max tokens, empty, a plain JSON answer to a stream). */
   onWarning?: (message: string) => void;
+  /** Every attempt takes a slot of it, and it sees every answer (src/llm/adaptive-limit.ts). */
+  gate?: CallGate;
 }
 
 export const MISSING_KEY_MESSAGE =
@@ -204,16 +208,17 @@ export class OpenAiProvider implements LlmProvider {
         idleMs: this.timeoutMs,
         maxReplyBytes: this.maxReplyBytes,
         endpoint: this.client.baseURL,
-        fetch: keepAliveFetch(),
+        fetch: options.gate ? observedFetch(keepAliveFetch(), options.gate) : keepAliveFetch(),
       }),
     });
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
-    this.budget = options.budget ?? new RetryBudget(50);
+    this.budget = options.budget ?? new RetryBudget(50, RETRIES_PER_CALL);
   }
 
   async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
     // the messages as the server got them (a recorded cassette keeps them): native forms with tools
     const sent = () => this.body(request).messages;
+    this.budget.counted(); // the run's retry budget grows with its calls
     const res = await this.withRetries(request, options);
     if (res.content !== '') return { ...res, sent: sent() };
     // An empty reply is asked for once more; a second one is kept, with a warning.
@@ -241,7 +246,9 @@ export class OpenAiProvider implements LlmProvider {
       return failure;
     };
     try {
-      return await withRetries(() => (attempts++, this.once(request, options, deadline)), this.policy, this.budget, {
+      const gate = this.options.gate;
+      const attempt = () => (attempts++, this.once(request, options, deadline));
+      return await withRetries(() => (gate ? gate.run(attempt, options.signal) : attempt()), this.policy, this.budget, {
         classify: classifyRetry,
         onRetry: this.options.onRetry,
         signal: options.signal,

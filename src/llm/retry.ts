@@ -12,10 +12,30 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 20_000 };
 
-/** Retries left for a whole run; every retry of every call spends one. */
+/** Retries a run may spend for every call it makes, beyond its base budget (see RetryBudget). */
+export const RETRIES_PER_CALL = 0.5;
+
+/**
+ * Retries left for a whole run; every retry of every call spends one. The budget is `base`, plus
+ * `perCall` for every call made so far (`counted()`): a step of 2,000 calls that meets a rate
+ * limit retries within a budget its size, while a run of a few calls keeps a small one.
+ */
 export class RetryBudget {
   used = 0;
-  constructor(readonly total: number) {}
+  /** Calls made so far (each counted once, however many times it is retried). */
+  calls = 0;
+  constructor(
+    readonly base: number,
+    readonly perCall = 0,
+  ) {}
+  /** The budget now: base + perCall x calls made. */
+  get total(): number {
+    return this.base + Math.floor(this.perCall * this.calls);
+  }
+  /** One more call was made. */
+  counted(): void {
+    this.calls++;
+  }
   get left(): number {
     return Math.max(0, this.total - this.used);
   }

@@ -5,6 +5,7 @@
 import { parseCommandReply } from '../llm/command-reply.js';
 import type { CallMeta, ChatMessage, ToolSpec } from '../llm/types.js';
 import { renderText } from '../prompt/templates.js';
+import type { ManyCall } from '../runtime/call-many.js';
 import { fmix32, fnv1a } from '../util/hash.js';
 import type { RunContext } from '../runtime/context.js';
 import type { ResolvedState } from '../sop/resolved.js';
@@ -147,14 +148,8 @@ export function cacheShard(pop: Population, i: number, step: number): string {
   return `${step}.${fmix32(fnv1a(pop.ids[i]!)) % shards}`;
 }
 
-/** One agent's (or one archetype's) LLM decision. */
-export async function askForAction(
-  s: DecideSetup,
-  i: number,
-  seen: Seen,
-  settings: LlmSettings,
-  key: string,
-): Promise<{ choice: Choice; reply: string }> {
+/** One agent's (or one archetype's) decision call; its reply is read with `parseAction`. */
+export function decisionCall(s: DecideSetup, i: number, seen: Seen, settings: LlmSettings, key: string): ManyCall {
   const messages = decisionMessages(s, i, seen);
   const meta: CallMeta = {
     purpose: 'agent',
@@ -170,8 +165,7 @@ export async function askForAction(
     cacheShard: cacheShard(s.pop, i, seen.step),
     cacheBreaks: messages.length > 2 ? [0, 1] : [0],
   };
-  const reply = await s.host.call(messages, settings, meta, false, key);
-  return { choice: parseAction(reply, s.world, s.tools), reply };
+  return { messages, settings, meta, key };
 }
 
 /** A reply as one action of the menu, read in the JSON command format (src/llm/command-reply.ts) and checked against the action's schema. */

@@ -56,6 +56,8 @@ export interface PopulationStateSpec {
   metrics: Record<string, MetricSpec>;
   interventions: Intervention[];
   transitions: Array<{ when: string; to: string }>;
+  /** Calls unanswered at the step's deadline: waited for, given up for the default action, or asked again. */
+  straggler?: { deadlineMs: number; then: 'wait' | 'default' | 'redraw'; default?: { name: string; args: Record<string, unknown> } };
 }
 
 export const POPULATION_DEFAULTS = {
@@ -101,8 +103,21 @@ export function populationStateSpec(def: SopState): PopulationStateSpec {
     metrics: (d.metrics as Record<string, MetricSpec> | undefined) ?? {},
     interventions: (d.interventions as Intervention[] | undefined) ?? [],
     transitions: (d.transitions as Array<{ when: string; to: string }> | undefined) ?? [],
+    ...(d.straggler ? { straggler: stragglerOf(d.straggler as StragglerDef) } : {}),
   };
 }
+
+interface StragglerDef {
+  deadline_s: number;
+  then: 'wait' | 'default' | 'redraw';
+  default?: { name: string; args?: Record<string, unknown> };
+}
+
+const stragglerOf = (d: StragglerDef): NonNullable<PopulationStateSpec['straggler']> => ({
+  deadlineMs: d.deadline_s * 1000,
+  then: d.then,
+  ...(d.default ? { default: { name: d.default.name, args: d.default.args ?? {} } } : {}),
+});
 
 /** The ordering policy of the step's actions, its seed defaulting to the run's. */
 export function orderPolicy(spec: PopulationStateSpec, runSeed: number): OrderPolicy {

@@ -10,6 +10,7 @@
 import { EngineError } from '../errors.js';
 import { renderText } from '../prompt/templates.js';
 import { LocalEmbedder } from '../memory/local-embedder.js';
+import type { ManyCall, ManyOutcome } from '../runtime/call-many.js';
 import type { PopulationAction, RunEvent } from '../runtime/events.js';
 import type { UsageTotals } from '../runtime/usage.js';
 import type { RunContext } from '../runtime/context.js';
@@ -30,11 +31,19 @@ import {
   type StepAction,
   type WorldInitContext,
 } from '../worlds/world.js';
-import { getMaxListeners, setMaxListeners } from 'node:events';
 import { dirname } from 'node:path';
 import { activationRule, drawUniform } from './activation.js';
 import { AgentMemory, type AgentMemoryEntry } from './agent-memory.js';
-import { agentScope, askForAction, decisionLlm, decisionMessages, type Choice, type DecideSetup, type Seen } from './decide.js';
+import {
+  agentScope,
+  decisionCall,
+  decisionLlm,
+  decisionMessages,
+  parseAction,
+  type Choice,
+  type DecideSetup,
+  type Seen,
+} from './decide.js';
 import { judgeOrder } from './judge.js';
 import { DeclaredMetrics } from './metrics.js';
 import { loadPopulation, type Population } from './population.js';
@@ -259,12 +268,16 @@ export class PopulationVisit {
     return undefined;
   }
 
-  /** Every acting agent's decision, and the survey answers: LLM calls at once under the concurrency limit. */
+  /** Every acting agent's decision, and the survey answers: the step's LLM calls made at once (`ctx.callMany`). */
   private async decideAll(step: number, turn: number, active: readonly number[], seen: Map<number, Seen>) {
     const { ctx, state, spec } = this.o;
     const setup: DecideSetup = { ...this.setup, turn };
     const decided: Decided[] = [];
-    const tasks: Array<() => Promise<void>> = [];
+    const calls: ManyCall[] = [];
+    /** What each call's outcome becomes, by call. */
+    const then: Array<(outcome: ManyOutcome) => void> = [];
+    const late = spec.straggler?.default ?? { name: 'idle', args: {} };
+    const choiceOf = (o: ManyOutcome): Choice => ('late' in o ? late : parseAction(o.reply, this.world, this.setup.tools));
     const archetypes = new Map<string, { lead: number; members: number[]; tier: Tier }>();
     for (const i of active) {
       const tier = this.tierOf(i);
@@ -280,18 +293,16 @@ export class PopulationVisit {
         if (group) group.members.push(i);
         else archetypes.set(key, { lead: i, members: [i], tier });
       } else {
-        const settings = decisionLlm(ctx.sop, state, tier.entry);
-        tasks.push(async () => {
-          const { choice } = await askForAction(setup, i, seen.get(i)!, settings, `${step}:${id}`);
-          decided.push({ i, tier: 'per_agent', choice });
-        });
+        calls.push(decisionCall(setup, i, seen.get(i)!, decisionLlm(ctx.sop, state, tier.entry), `${step}:${id}`));
+        then.push((o) => decided.push({ i, tier: 'per_agent', choice: choiceOf(o) }));
       }
     }
     for (const group of archetypes.values()) {
-      const settings = decisionLlm(ctx.sop, state, group.tier.entry);
       const lead = this.pop.ids[group.lead]!;
-      tasks.push(async () => {
-        const { choice } = await askForAction(setup, group.lead, seen.get(group.lead)!, settings, `${step}:archetype:${lead}`);
+      const settings = decisionLlm(ctx.sop, state, group.tier.entry);
+      calls.push(decisionCall(setup, group.lead, seen.get(group.lead)!, settings, `${step}:archetype:${lead}`));
+      then.push((o) => {
+        const choice = choiceOf(o);
         for (const i of group.members) decided.push({ i, tier: 'archetype', choice });
       });
     }
@@ -303,21 +314,26 @@ export class PopulationVisit {
       for (const i of this.surveyed(survey, step)) {
         const id = this.pop.ids[i]!;
         const s = seen.get(i) ?? { observation: null, snapshot: '', memory: this.memory.text(id), clock: '', step };
-        tasks.push(async () => {
-          const [system] = decisionMessages(setup, i, s);
-          const answer = await ctx.call(
-            [system!, { role: 'user', content: survey.question }],
-            settings,
-            { purpose: 'survey', state: state.name, agent: id, role: 'population', turn, population: true },
-            false,
-            `${step}:survey:${survey.name}:${id}`,
-          );
-          surveys.push({ survey: survey.name, agent: id, question: survey.question, answer: answer.trim() });
+        const [system] = decisionMessages(setup, i, s);
+        calls.push({
+          messages: [system!, { role: 'user', content: survey.question }],
+          settings,
+          meta: { purpose: 'survey', state: state.name, agent: id, role: 'population', turn, population: true },
+          key: `${step}:survey:${survey.name}:${id}`,
+        });
+        then.push((o) => {
+          if ('reply' in o) surveys.push({ survey: survey.name, agent: id, question: survey.question, answer: o.reply.trim() });
         });
       }
     }
-    await runLimited(tasks, this.o.concurrency, ctx.signal);
-    // the calls finished in any order: what follows reads them in population order
+    const outcomes = await ctx.callMany(calls, {
+      state,
+      step: { state: state.name, visit: this.visit, step },
+      concurrency: this.o.concurrency,
+      ...(spec.straggler ? { straggler: { deadlineMs: spec.straggler.deadlineMs, then: spec.straggler.then } } : {}),
+    });
+    outcomes.forEach((o, n) => then[n]!(o));
+    // rule agents first, the calls' in call order: what follows reads them in population order
     decided.sort((a, b) => a.i - b.i);
     surveys.sort((a, b) => (a.survey < b.survey ? -1 : a.survey > b.survey ? 1 : this.pop.indexOf(a.agent) - this.pop.indexOf(b.agent)));
     return { decided, surveys };
@@ -339,35 +355,6 @@ export class PopulationVisit {
     }
     return out;
   }
-}
-
-/**
- * Runs tasks with at most `limit` at once, started in the order given (a pool of `limit` workers
- * taking the next task). Waits for every started task to settle (no call is left running), then
- * throws the first failure in task order. An aborted run starts no further task.
- */
-export async function runLimited(tasks: ReadonlyArray<() => Promise<void>>, limit: number, signal?: AbortSignal): Promise<void> {
-  // each call in flight listens to the run's abort signal
-  try {
-    if (signal) setMaxListeners(Math.max(getMaxListeners(signal), limit + 16), signal);
-  } catch {
-    // a signal Node does not count listeners of (another realm's)
-  }
-  let next = 0;
-  const failures: Array<{ at: number; error: unknown }> = [];
-  const worker = async (): Promise<void> => {
-    while (next < tasks.length && !signal?.aborted && failures.length === 0) {
-      const at = next++;
-      try {
-        await tasks[at]!();
-      } catch (error) {
-        failures.push({ at, error });
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, tasks.length)) }, worker));
-  if (failures.length > 0) throw failures.sort((a, b) => a.at - b.at)[0]!.error;
-  signal?.throwIfAborted();
 }
 
 const argText = (args: Record<string, unknown>): string => {

@@ -9,7 +9,7 @@ import type { Sop } from '../sop/types.js';
 import { compileExpression } from '../worlds/expr.js';
 import { defaultWorlds, type WorldRegistry } from '../worlds/registry.js';
 import { validateResolution, validateWorldSpec } from '../worlds/validate.js';
-import { actionNames, resolveParams } from '../worlds/world.js';
+import { actionNames, checkActionArgs, resolveParams } from '../worlds/world.js';
 import { rulePolicyNames } from './rules.js';
 import { isPopulationState, populationStateSpec } from './state-spec.js';
 import { sourcePath, validatePopulationSpec } from './validate.js';
@@ -85,6 +85,17 @@ export function populationDiagnostics(sop: Sop, file: string | undefined, worlds
       if (iv.survey) expr(`${ivAt}/survey/where`, iv.survey.where);
     });
     if (menu.length === 0) err(`${at}/actions`, 'the action menu is empty');
+    const late = spec.straggler?.default;
+    if (late && late.name !== 'idle') {
+      if (!menu.includes(late.name))
+        err(`${at}/straggler/default/name`, `"${late.name}" is not in the state's action menu (${menu.join(', ')})`);
+      else {
+        const problem = checkActionArgs(world, { agent: '', name: late.name, args: late.args, seq: 0 });
+        if (problem) err(`${at}/straggler/default/args`, problem);
+      }
+    }
+    if (spec.straggler && spec.straggler.then !== 'default' && late)
+      err(`${at}/straggler/default`, `a default action is only taken with "then": "default" (here "${spec.straggler.then}")`);
     // the `observe` template is checked with every other SOP text (src/sop/check-templates.ts)
   }
   return out;

@@ -44,7 +44,7 @@ export function having(plugins: readonly RunPlugin[], hook: HookName): RunPlugin
 }
 
 /** decide: the first answer that is not undefined (awaited when the hook is async). */
-export function decide<K extends 'effects' | 'transit' | 'result' | 'ownStep'>(
+export function decide<K extends 'effects' | 'transit' | 'result' | 'ownStep' | 'dispatch'>(
   plugins: readonly RunPlugin[],
   hook: K,
   ...args: HookArgs<K>

@@ -22,6 +22,7 @@ import type { RunContext, RunPlugin } from './hooks.js';
 
 export type { RunContext } from './hooks.js';
 import { RunEmbeddingMeter } from './embedding-meter.js';
+import { callMany, type Via } from './call-many.js';
 import { callLlm, type LlmCallHost } from './llm-call.js';
 import type { RunOptions } from './options.js';
 import type { RunPosition } from './position.js';
@@ -88,6 +89,20 @@ export function createRunContext(options: RunOptions): RunParts {
   let effects: Effects = directEffects;
   const late: { components?: ComponentServices; llmCall?: LlmCallHost } = {}; // made once the plugins are
 
+  /** One LLM call: budgets told first, then through the run's effects (./llm-call.ts). */
+  const callOne = (
+    messages: ChatMessage[],
+    settings: LlmSettings,
+    meta: CallMeta,
+    stream: boolean,
+    key: string | undefined,
+    through?: { via?: Via | undefined; signal?: AbortSignal | undefined },
+  ): Promise<string> => {
+    const model = options.model ?? settings.model ?? DEFAULTS.model;
+    const price = options.pricing ? modelPrice(options.pricing, settings, options.model, model) : undefined;
+    observe(plugins, 'beforeCall', messages, model, meta, price); // e.g. budgets
+    return callLlm(late.llmCall!, messages, settings, meta, stream, key, through);
+  };
   const ctx: RunContext = {
     sop,
     resolved,
@@ -133,11 +148,17 @@ export function createRunContext(options: RunOptions): RunParts {
     baseContext: () => (cached ??= transform(plugins, 'context', baseContext(ctx))),
     envPrompt: (state: ResolvedState) =>
       renderText(state.def.environment_prompt ?? '', ctx.baseContext(), `/states/${state.name}/environment_prompt`),
-    call(messages: ChatMessage[], settings: LlmSettings, meta: CallMeta, stream = false, key?: string): Promise<string> {
-      const model = options.model ?? settings.model ?? DEFAULTS.model;
-      const price = options.pricing ? modelPrice(options.pricing, settings, options.model, model) : undefined;
-      observe(plugins, 'beforeCall', messages, model, meta, price); // e.g. budgets
-      return callLlm(late.llmCall!, messages, settings, meta, stream, key);
+    call: (messages: ChatMessage[], settings: LlmSettings, meta: CallMeta, stream = false, key?: string) =>
+      callOne(messages, settings, meta, stream, key),
+    callMany(calls, o) {
+      const dispatch = decide(plugins, 'dispatch', o.state);
+      return callMany((c, key, via, signal) => callOne(c.messages, c.settings, c.meta, false, key, { via, signal }), calls, {
+        step: o.step,
+        concurrency: o.concurrency,
+        ...(dispatch ? { dispatch } : {}),
+        ...(o.straggler ? { straggler: o.straggler } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
     },
     overBudget(agent, state, tokens, limit) {
       if (tooLongWarned) return;

@@ -190,6 +190,12 @@ export type RunEvent =
       /** The step's LLM calls and tokens; cached_tokens when the provider reported some (the step's cached share). */
       usage?: { calls: number; prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
     }
+  /**
+   * The adaptive limit of LLM calls at once to a server changed (src/llm/adaptive-limit.ts,
+   * docs/scale.md#adaptive-concurrency): every decrease and slow-start doubling, an additive
+   * increase at most once a second.
+   */
+  | { type: 'concurrency'; endpoint: string; limit: number; previous: number; reason: string; in_flight: number }
   /** An event of a sub-flow (sop executor), tagged with its path, e.g. "Coder-1/extend_library-1". */
   | { type: 'subflow'; flow: string; event: RunEvent }
   | {

@@ -24,6 +24,7 @@ import type { TemplateSet } from '../prompt/templates.js';
 import type { ResolvedSop } from '../sop/resolved.js';
 import type { ContextVars } from '../util/context-vars.js';
 import type { Redactor } from '../util/redact.js';
+import type { CallDispatch, ManyCall, ManyOutcome, StepRef, Straggler } from './call-many.js';
 import type { EffectSpec, Performed } from './effects.js';
 import type { RunEvent, UsageTotals } from './events.js';
 import type { RunPosition } from './position.js';
@@ -71,10 +72,24 @@ export interface RunContext extends PipelineHost {
   /** The run's LLM provider (after every plugin's llm transform). */
   llm(): LlmProvider;
   emit(event: RunEvent): void;
+  /**
+   * The LLM calls of a step made at once (./call-many.ts): each through the run's effects under its
+   * key, sent by the state's dispatch (a plugin's) or directly under `concurrency`; outcomes in call order.
+   */
+  callMany(calls: readonly ManyCall[], options: ManyCallsOptions): Promise<ManyOutcome[]>;
   /** Perform an outside effect through the run's effects (journaled and reused when durable). */
   perform<T>(spec: EffectSpec, fn: () => Promise<T>): Promise<Performed<T>>;
   /** The run's embedder (given, else made from environment.embedder on first use). */
   embedder(): Promise<Embedder>;
+}
+
+/** How a step's calls are made (`RunContext.callMany`). */
+export interface ManyCallsOptions {
+  state: ResolvedState;
+  step: StepRef;
+  /** Calls sent directly at once at most. */
+  concurrency: number;
+  straggler?: Straggler;
 }
 
 /** One agent's part in a step: who acts, where. */
@@ -127,6 +142,11 @@ export interface DecideHooks {
    * once, then their world applies what they did); undefined: the state's roles take turns.
    */
   ownStep?(state: ResolvedState): OwnStep | undefined;
+  /**
+   * How the calls of a step made at once (`ctx.callMany`, a population step) are sent, when this
+   * plugin sends them (a batch file, shards over workers); undefined: one request each, directly.
+   */
+  dispatch?(state: ResolvedState): CallDispatch | undefined;
 }
 
 /** A step a plugin acts out whole: it makes its calls, applies their effects and emits its events. */
@@ -182,6 +202,7 @@ export const HOOK_RULES = {
   speak: 'decide',
   result: 'decide',
   ownStep: 'decide',
+  dispatch: 'decide',
   llm: 'transform',
   semantics: 'transform',
   toolSlots: 'transform',

@@ -2,10 +2,19 @@
 // run's effects (durable runs reuse a journaled reply), usage counted, an `llm_call` event.
 import { callEndpoint } from '../llm/endpoints.js';
 import { callCost, modelPrice, type PricingTable } from '../llm/pricing.js';
-import { estimateUsage, type CallMeta, type ChatMessage, type LlmProvider, type Usage } from '../llm/types.js';
+import {
+  estimateUsage,
+  type CallMeta,
+  type ChatMessage,
+  type ChatOptions,
+  type ChatRequest,
+  type LlmProvider,
+  type Usage,
+} from '../llm/types.js';
 import { DEFAULTS, type ResolvedSop } from '../sop/resolved.js';
 import type { LlmSettings } from '../sop/types.js';
 import type { Redactor } from '../util/redact.js';
+import type { Via } from './call-many.js';
 import { llmEffectLabel, type Effects, type LlmEffectResult } from './effects.js';
 import { addUsage, type RunEvent, type UsageTotals } from './events.js';
 import type { RunPosition } from './position.js';
@@ -58,6 +67,8 @@ export async function callLlm(
   stream = false,
   /** The call's own effect key within its step (calls made at once); default: the ledger's count. */
   effectKey?: string,
+  /** A step's calls (./call-many.ts): sent through a dispatch's queue instead of the provider, or given up on their own signal. */
+  through?: { via?: Via; signal?: AbortSignal },
 ): Promise<string> {
   const model = host.model ?? settings.model ?? DEFAULTS.model;
   const started = performance.now();
@@ -107,7 +118,8 @@ export async function callLlm(
           effect: key,
         });
       }
-      return llm.chat(
+      const send = through?.via ?? ((request: ChatRequest, options: ChatOptions) => llm.chat(request, options));
+      return send(
         {
           messages,
           model,
@@ -120,7 +132,7 @@ export async function callLlm(
           ...(settings.cache_breakpoints ? { cacheBreakpoints: true } : {}),
           meta,
         },
-        { signal: host.signal, onDelta },
+        { signal: through?.signal ?? host.signal, onDelta },
       );
     },
   );

@@ -14,7 +14,7 @@ import { appliedSettings } from '../journal/applied-settings.js';
 import { loadRunRecord } from '../journal/record.js';
 import { JOURNAL_FILE } from '../journal/writer.js';
 import validateJob from './job-validator.generated.js';
-import { signatureProblem } from './job-signature.js';
+import { signatureProblem } from '../util/job-signature.js';
 import type { JobData } from './queue.js';
 
 export class JobRefused extends EngineError {

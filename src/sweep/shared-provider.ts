@@ -2,7 +2,7 @@
 // connections. Other providers (mock, replay) keep their state per run, so each run makes its own.
 import type { LlmConsent } from '../llm/consent.js';
 import { llmBlockSecrets, sopEndpoints } from '../llm/endpoints.js';
-import { createProvider, type ProviderChoice } from '../llm/factory.js';
+import { createProvider, type ProviderChoice, type ThrottleChoice } from '../llm/factory.js';
 import type { LlmProvider } from '../llm/types.js';
 import type { Sop } from '../sop/types.js';
 import { configureSecrets } from '../util/redact.js';
@@ -27,12 +27,14 @@ export async function sharedProvider(
   spec: string | undefined,
   server: SweepServer,
   timeoutMs: number | undefined,
+  /** The adaptive limit of calls at once to each server, shared by the runs of this provider. */
+  throttle?: ThrottleChoice,
 ): Promise<LlmProvider | undefined> {
   if ((spec ?? 'openai') !== 'openai') return undefined;
   const id = `${server.baseURL ?? ''}\u0000${server.apiKeyEnv ?? ''}\u0000${server.baseURLFixed ? 1 : 0}\u0000${timeoutMs ?? ''}`;
   let p = cache.get(id);
   if (!p) {
-    p = await createProvider({ spec: 'openai', ...server, timeoutMs });
+    p = await createProvider({ spec: 'openai', ...server, timeoutMs, ...(throttle ? { throttle } : {}) });
     cache.set(id, p);
   } else {
     // another SOP on the same server: its own block servers are judged now too

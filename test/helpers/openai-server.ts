@@ -84,11 +84,21 @@ export interface ServerOptions {
   ) => { prompt_tokens: number; completion_tokens: number; cached_tokens?: number } | undefined;
   /** Embedding dimension for /v1/embeddings (deterministic hashed vectors). */
   embeddingDim?: number;
+  /**
+   * A concurrency limit, as a rate-limited provider has: a request that arrives while `limit`
+   * others are in flight is answered 429 with `retry-after-ms` (and `retry-after`), and
+   * `x-ratelimit-*-requests` headers (remaining 0, reset in `retryAfterMs`); answers within the
+   * limit carry the remaining count.
+   */
+  maxInFlight?: { limit: number; retryAfterMs: number };
 }
 
 export interface TestServer {
   url: string; // base URL, ending in /v1
   requests: Array<{ path: string; body: unknown; headers: IncomingMessage['headers'] }>;
+  /** With `maxInFlight`: the most requests in flight at once, and how many were answered 429. */
+  peakInFlight: number;
+  rejected: number;
   close(): Promise<void>;
 }
 
@@ -139,6 +149,8 @@ function trickle(res: ServerResponse, next: (n: number) => string | undefined, e
 export async function startOpenAiServer(options: ServerOptions = {}): Promise<TestServer> {
   const requests: TestServer['requests'] = [];
   let chatIndex = 0;
+  let inFlight = 0;
+  const stats = { peakInFlight: 0, rejected: 0 };
   const sockets = new Set<import('node:net').Socket>();
   const server: Server = createServer(async (req, res) => {
     const raw = await readBody(req);
@@ -151,6 +163,32 @@ export async function startOpenAiServer(options: ServerOptions = {}): Promise<Te
     const index = requests.length;
     requests.push({ path: req.url ?? '', body, headers: req.headers });
     options.onRequest?.(index, body);
+    const cap = options.maxInFlight;
+    if (cap) {
+      if (inFlight >= cap.limit) {
+        stats.rejected++;
+        const limitHeaders = { 'x-ratelimit-limit-requests': String(cap.limit), 'x-ratelimit-remaining-requests': '0' };
+        json(
+          res,
+          429,
+          { error: { message: 'Rate limit reached: too many requests in flight', type: 'requests' } },
+          {
+            ...limitHeaders,
+            'x-ratelimit-reset-requests': `${cap.retryAfterMs}ms`,
+            'retry-after-ms': String(cap.retryAfterMs),
+            'retry-after': String(Math.ceil(cap.retryAfterMs / 1000)),
+          },
+        );
+        return;
+      }
+      inFlight++;
+      stats.peakInFlight = Math.max(stats.peakInFlight, inFlight);
+      res.on('close', () => inFlight--);
+      const setHeader = res.setHeader.bind(res);
+      setHeader('x-ratelimit-limit-requests', String(cap.limit));
+      setHeader('x-ratelimit-remaining-requests', String(cap.limit - inFlight));
+      setHeader('x-ratelimit-reset-requests', `${cap.retryAfterMs}ms`);
+    }
     const fault = options.fault?.(index, body);
     if (fault?.kind === 'reset') {
       req.socket.destroy();
@@ -309,6 +347,12 @@ export async function startOpenAiServer(options: ServerOptions = {}): Promise<Te
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    get peakInFlight() {
+      return stats.peakInFlight;
+    },
+    get rejected() {
+      return stats.rejected;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();

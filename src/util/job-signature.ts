@@ -1,5 +1,5 @@
-// Queued jobs are signed: `sop sweep --queue` adds an HMAC-SHA256 of each job (its id and its
-// data) made with the shared secret SOP_QUEUE_SECRET, and `sop worker` refuses a job whose
+// Queued jobs are signed: `sop sweep --queue` (and `sop run --shard-over`, its shard jobs) adds an
+// HMAC-SHA256 of each job (its id and its data) made with the shared secret SOP_QUEUE_SECRET, and `sop worker` refuses a job whose
 // signature is missing or does not match. Anyone who can write to the Redis can add jobs; only
 // who holds the secret can add jobs a worker runs (docs/scale.md).
 import { EngineError } from '../errors.js';
@@ -17,7 +17,10 @@ export class QueueSecretError extends EngineError {
 }
 
 /** The shared secret from the environment, or one line saying how to set it. */
-export function queueSecret(who: 'sop sweep --queue' | 'sop worker', env: NodeJS.ProcessEnv = process.env): string {
+export function queueSecret(
+  who: 'sop sweep --queue' | 'sop worker' | 'sop run --shard-over',
+  env: NodeJS.ProcessEnv = process.env,
+): string {
   const s = env[SECRET_VARIABLE];
   if (s === undefined || s === '')
     throw new QueueSecretError(

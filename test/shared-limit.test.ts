@@ -1,0 +1,82 @@
+// `sop worker --shared-limit N` (src/sweep/shared-limit.ts): the calls at once to one LLM server,
+// across processes, stay within N through bottleneck's Redis clustering. Two limiters on their own
+// Redis connections (as two workers have), on a real redis-server started with the ACL of
+// docs/scale.md, each with its own adaptive gate and openai provider, call one test server: it
+// never sees more than N requests at once, and sees N.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AdaptiveGate } from '../src/llm/adaptive-limit.js';
+import { OpenAiProvider } from '../src/llm/openai.js';
+import { RedisLimits, sharedLimitId } from '../src/sweep/shared-limit.js';
+import { freePort } from './helpers/free-port.js';
+import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
+import { until } from './helpers/until.js';
+
+const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
+if (!REDIS) console.warn('shared-limit test skipped: redis-server is not installed (apt-get install redis-server)');
+
+/** The redis.conf lines of docs/scale.md (its block after "# redis.conf"). */
+function docsAclLines(): string[] {
+  const block = /```\n\s*# redis\.conf\n([\s\S]*?)```/.exec(readFileSync(join(process.cwd(), 'docs/scale.md'), 'utf8'));
+  if (!block) throw new Error('docs/scale.md has no redis.conf block');
+  return block[1]!
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+}
+
+let redis: ChildProcess | undefined;
+let url = '';
+let server: TestServer;
+const limits: RedisLimits[] = [];
+
+beforeAll(async () => {
+  if (!REDIS) return;
+  const user = /^user (\S+) on >(\S+) /.exec(docsAclLines().find((l) => /^user \S+ on >/.test(l)) ?? '');
+  if (!user) throw new Error('docs/scale.md has no ACL user line');
+  const port = await freePort();
+  let out = '';
+  redis = spawn(REDIS, ['-', '--port', String(port)], { stdio: ['pipe', 'pipe', 'pipe'] });
+  redis.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  // the configuration on stdin: the docs' ACL lines as they are
+  redis.stdin!.end(['bind 127.0.0.1', 'save ""', 'appendonly no', ...docsAclLines(), ''].join('\n'));
+  if (!(await until(() => /Ready to accept connections/.test(out), { timeoutMs: 20_000 }))) throw new Error(`redis-server: ${out}`);
+  url = `redis://${user[1]}:${user[2]}@127.0.0.1:${port}`;
+  server = await startOpenAiServer({ latencyMs: 40, maxInFlight: { limit: 1000, retryAfterMs: 10 } }); // counts what it has at once
+});
+afterAll(async () => {
+  for (const l of limits) await l.close();
+  await server?.close();
+  redis?.kill('SIGTERM');
+});
+
+describe.skipIf(!REDIS)('a limit shared through Redis', () => {
+  it('keeps the calls at once of two workers to one server within --shared-limit, with the ACL of docs/scale.md', async () => {
+    const N = 3;
+    const providers = [0, 1].map(() => {
+      const shared = new RedisLimits({ redis: url, maxConcurrent: N });
+      limits.push(shared);
+      const gate = new AdaptiveGate({
+        ceiling: 20,
+        initial: 20,
+        endpoint: server.url,
+        maxPauseMs: 1000,
+        shared: shared.forEndpoint(server.url, 60_000),
+      });
+      return new OpenAiProvider({ baseURL: server.url, apiKey: 'k', gate });
+    });
+    await Promise.all(limits.map((l) => l.ready()));
+    const meta = { purpose: 'agent' as const, state: 's', turn: 1 };
+    const calls = providers.flatMap((p, w) =>
+      Array.from({ length: 12 }, (_, i) => p.chat({ model: 'm', messages: [{ role: 'user', content: `w${w} q${i}` }], meta })),
+    );
+    const replies = await Promise.all(calls);
+    expect(replies).toHaveLength(24);
+    expect(replies[13]!.content).toBe('echo: w1 q1');
+    // the most the server had at once: never more than N, and N
+    expect(server.peakInFlight).toBe(N);
+    expect(sharedLimitId(server.url)).toMatch(/^sop-llm-[0-9a-f]{16}$/);
+  }, 30_000);
+});
