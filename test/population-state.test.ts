@@ -67,8 +67,15 @@ describe('a population state', () => {
     const requests: ChatRequest[] = [];
     const mock = new MockProvider();
     const llm: LlmProvider = { id: mock.id, chat: (r, o) => (requests.push(r), mock.chat(r, o)) };
-    await events(loadSop(EXAMPLE), { llm });
+    const list = await events(loadSop(EXAMPLE), { llm });
     const decisions = requests.filter((r) => r.meta.population);
+    // each step's event carries the usage of its calls (the step's cached share, when a provider reports it)
+    const steps = list.filter((e): e is StepEvent => e.type === 'population_step');
+    for (const st of steps) {
+      const mine = requests.filter((r) => r.meta.population && r.meta.turnInState === st.step);
+      expect(st.usage?.calls).toBe(mine.length);
+      expect(st.usage?.prompt_tokens).toBeGreaterThan(mine.length * 100);
+    }
     expect(decisions.length).toBeGreaterThan(300);
     // one system message for every agent of every step
     expect(new Set(decisions.map((r) => r.messages[0]!.content)).size).toBe(1);
