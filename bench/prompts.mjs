@@ -193,7 +193,7 @@ export async function run() {
       note:
         'Mock LLM with replies of realistic length (bench/lib/billed-cache.mjs). OpenAI: exact prefix, 1,024-token floor, 128-token steps, ' +
         'routing by prompt_cache_key and the first 256 tokens, ~15 requests a minute per route before it spills to more machines, 5-minute TTL. ' +
-        'Anthropic: breakpoints after the system message, the summary and the window (agents) or the snapshot (population), 1,024-token floor ' +
+        'Anthropic: breakpoints where sop puts them (after the system message, the summary and the window of an agent prompt; after the rules and the snapshot of a population prompt; after the system message of other calls), 1,024-token floor ' +
         "(Sonnet/Opus), 5-minute TTL; Claude's tokens approximated by o200k_base (no package ships Claude 3+'s tokenizer). Send times from " +
         `the throughput profile. main_layout: main before issue 26 (summary rewritten at each refresh, persona first, no prompt_cache_key); ` +
         'main_layout_same_mean_window: the same with a window of the same mean size, so that cost compares prompts that show as much.',

@@ -67,8 +67,15 @@ describe('a population state', () => {
     const requests: ChatRequest[] = [];
     const mock = new MockProvider();
     const llm: LlmProvider = { id: mock.id, chat: (r, o) => (requests.push(r), mock.chat(r, o)) };
-    await events(loadSop(EXAMPLE), { llm });
+    const list = await events(loadSop(EXAMPLE), { llm });
     const decisions = requests.filter((r) => r.meta.population);
+    // each step's event carries the usage of its calls (the step's cached share, when a provider reports it)
+    const steps = list.filter((e): e is StepEvent => e.type === 'population_step');
+    for (const st of steps) {
+      const mine = requests.filter((r) => r.meta.population && r.meta.turnInState === st.step);
+      expect(st.usage?.calls).toBe(mine.length);
+      expect(st.usage?.prompt_tokens).toBeGreaterThan(mine.length * 100);
+    }
     expect(decisions.length).toBeGreaterThan(300);
     // one system message for every agent of every step
     expect(new Set(decisions.map((r) => r.messages[0]!.content)).size).toBe(1);
@@ -76,12 +83,16 @@ describe('a population state', () => {
     const byStep = new Map<number, ChatRequest[]>();
     for (const r of decisions) byStep.set(r.meta.turnInState!, [...(byStep.get(r.meta.turnInState!) ?? []), r]);
     for (const [step, list] of byStep) {
-      // the user message opens with the step's snapshot, the same for all, then the agent's persona, then its feed
-      const user = list.map((r) => r.messages[1]!.content);
-      const head = user[0]!.slice(0, user[0]!.indexOf('\n\nYou are '));
-      expect(head).toContain('What everyone can see:');
-      for (const u of user) {
-        expect(u.startsWith(`${head}\n\nYou are `)).toBe(true);
+      // a user message with the step's clock and snapshot, the same for all (a cache breakpoint goes
+      // after it), then one with the agent's persona, then its feed, then the ask
+      const head = list[0]!.messages[1]!.content;
+      expect(head).toMatch(/^It is \d\d:\d\d \(step \d\)\.\nWhat everyone can see:\n\{.*\}\n\n$/s);
+      for (const r of list) {
+        expect(r.messages).toHaveLength(3);
+        expect(r.messages[1]!.content).toBe(head);
+        expect(r.messages[2]!.content).toMatch(/^You are /);
+        expect(r.meta.cacheBreaks).toEqual([0, 1]);
+        const u = r.messages[2]!.content;
         expect(u.indexOf('You are ')).toBeLessThan(u.indexOf('What you see now:'));
         expect(u.endsWith('Choose your action.')).toBe(true);
       }

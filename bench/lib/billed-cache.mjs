@@ -112,25 +112,15 @@ export class RealisticReplies {
   }
 }
 
-/** The tokens of a call as a model reads them: the tools first, then the messages; and where a breakpoint may go. */
-function tokensOf(tok, request, split) {
+/** The tokens of a call as a model reads them (the tools first, then the messages), and where each message ends. */
+function tokensOf(tok, request) {
   const ids = [];
   const ends = [];
   const tools = request.meta.tools;
   if (tools?.length) for (const t of tok.encode(JSON.stringify(tools.map((f) => ({ type: 'function', function: f }))))) ids.push(t);
   const head = tok.encodeChat([]); // the reply's opening tokens
   for (const m of request.messages) {
-    const one = tok.encodeChat([m]).slice(0, -head.length);
-    const cut = split?.(m);
-    if (cut !== undefined && cut > 0) {
-      // the same message in two pieces, so a breakpoint may fall between them
-      const [a, b] = [tok.encodeChat([{ role: m.role, content: m.content.slice(0, cut) }]), tok.encode(m.content.slice(cut))];
-      const first = a.slice(0, -head.length - 1);
-      for (const t of first) ids.push(t);
-      ends.push(ids.length);
-      for (const t of b) ids.push(t);
-      ids.push(one.at(-1));
-    } else for (const t of one) ids.push(t);
+    for (const t of tok.encodeChat([m]).slice(0, -head.length)) ids.push(t);
     ends.push(ids.length);
   }
   for (const t of head) ids.push(t);
@@ -142,13 +132,13 @@ function tokensOf(tok, request, split) {
  * (one call at a time every `latencyMs`, or a step's calls `concurrency` at a time), the
  * prompt_cache_key when `keys`, and Anthropic breakpoints chosen by `breakpoints(request, ends)`.
  */
-export function cacheCalls(tok, recorded, { latencyMs, concurrency = 1, keys, breakpoints, split }) {
+export function cacheCalls(tok, recorded, { latencyMs, concurrency = 1, keys, breakpoints }) {
   const out = [];
   let clock = 0;
   let step;
   let inStep = 0;
   for (const { request, content } of recorded) {
-    const { ids, ends } = tokensOf(tok, request, split);
+    const { ids, ends } = tokensOf(tok, request);
     if (request.meta.population) {
       if (request.meta.turnInState !== step) {
         step = request.meta.turnInState;

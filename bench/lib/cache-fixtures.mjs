@@ -42,23 +42,14 @@ async function record(engine, file, turns, main, environment) {
   return llm.calls;
 }
 
-/** Where sop would put Anthropic's breakpoints: after the system message, the summary and the window (agents), the snapshot (population). */
+/**
+ * Where sop puts Anthropic's breakpoints (a server with llm.cache_breakpoints): after the system
+ * message, the summary and the window of an agent prompt (meta.cacheBreaks), after the system
+ * message of any other call.
+ */
 function breakpoints(request, ends) {
-  const ms = request.messages;
-  if (request.meta.population) return ends.length > ms.length ? [ends[0], ends[1]] : [ends[0]];
-  if (request.meta.purpose !== 'agent') return [ends[0]];
-  const summary = ms[1]?.content.startsWith('Summary of the conversation so far') ? 1 : 0;
-  const relevant = ms.at(-2)?.content.startsWith('Earlier messages relevant') ? 1 : 0;
-  return [...new Set([ends[0], ...(summary ? [ends[1]] : []), ends[ms.length - 2 - relevant]])].filter((x) => x !== undefined);
-}
-
-/** Population prompts: the user message split after the step's snapshot (what a breakpoint there needs). */
-function splitAfterSnapshot(m) {
-  if (m.role !== 'user' || !m.content.startsWith('It is ')) return undefined;
-  const at = m.content.indexOf('What everyone can see:\n');
-  if (at !== 0 && at > 40) return undefined; // main's layout: the snapshot comes last
-  const end = m.content.indexOf('\n\n', at);
-  return at < 0 || end < 0 ? undefined : end;
+  const marks = request.meta.cacheBreaks ?? [0];
+  return marks.map((i) => ends[i]).filter((x) => x !== undefined);
 }
 
 function simulate(tools, tok, recorded, profile, { keys, model, minTokens }) {
@@ -67,7 +58,6 @@ function simulate(tools, tok, recorded, profile, { keys, model, minTokens }) {
     concurrency: profile.concurrency,
     keys,
     breakpoints,
-    split: splitAfterSnapshot,
   });
   const openai = tools.simulateOpenAiCache(calls);
   const anthropic = tools.simulateAnthropicCache(calls, { minTokens });

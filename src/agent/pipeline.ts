@@ -171,6 +171,7 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
     lastPrompt.native = { role: 'user', content: h.templates.render('agent_last', nativeCtx) };
   }
   const line = messageLine(h.templates, agent, role, state.name);
+  let cacheBreaks: number[] = [];
   const build = (plan: PromptPlan<Message>): ChatMessage[] => {
     const messages: ChatMessage[] = [system];
     const context = (summary: string, relevant: Message[]) =>
@@ -178,7 +179,10 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
     // (with neither, once, as a custom template may still say something)
     const summary = plan.summary || plan.relevant.length === 0 ? context(plan.summary, []) : '';
     if (summary) messages.push({ role: 'user', content: summary });
+    const summaryAt = messages.length - 1;
     messages.push(...windowAsChat(plan.window, agent, line, tools));
+    // where the stable parts end: the system message, the summary, the window (cache breakpoints)
+    cacheBreaks = [...new Set([0, summaryAt, messages.length - 1])];
     const relevant = plan.relevant.length > 0 ? context('', plan.relevant) : '';
     if (relevant) messages.push({ role: 'user', content: relevant });
     messages.push(lastPrompt, ...extra); // e.g. rejected commands and the problems found
@@ -208,6 +212,7 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
       role,
       turn: h.turn(),
       turnInState: h.turnInState(state.name),
+      cacheBreaks,
       ...metaExtra,
     },
     h.stream,

@@ -1,5 +1,6 @@
 // The `openai` provider: chat completions of any OpenAI-compatible server via the openai package.
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { withBreakpoints } from './cache-breakpoints.js';
 import {
   DEFAULT_RETRY_POLICY,
   RETRIES_PER_CALL,
@@ -351,6 +352,7 @@ export class OpenAiProvider implements LlmProvider {
     const sent = adaptBody(body, this.adaptations.get(request.model) ?? new Set());
     // with the tools sent, the native form of each message (tool calls and results); else the JSON command form
     sent.messages = wireMessages(request.messages, sent.tools !== undefined);
+    if (request.cacheBreakpoints) sent.messages = withBreakpoints(sent.messages, request.meta);
     return sent;
   }
 

@@ -58,6 +58,11 @@ export interface CallMeta {
    * the step and a hash of the agent, so that no one key carries a whole step's calls).
    */
   cacheShard?: string;
+  /**
+   * Indexes of the prompt's messages that end a stable part (the system message, the summary, the
+   * window): where a server that takes Anthropic-style cache breakpoints gets them (src/llm/cache-breakpoints.ts).
+   */
+  cacheBreaks?: number[];
   /** Population steps: argument values seen in the agent's observation, by argument name (the mock draws valid-looking arguments from them; never sent to a model). */
   argChoices?: Record<string, Array<string | number>>;
   /** Judge calls and command states: the graph around the state (the mock walks it in dry runs). */
@@ -112,6 +117,8 @@ export interface ChatRequest {
    * prompt cache (the run, state and role; src/runtime/llm-call.ts promptCacheKey).
    */
   promptCacheKey?: string;
+  /** The server takes Anthropic-style cache_control breakpoints (llm.cache_breakpoints): they go at `meta.cacheBreaks`. */
+  cacheBreakpoints?: boolean;
   meta: CallMeta;
 }
 

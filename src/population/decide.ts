@@ -49,7 +49,8 @@ export const agentScope = (pop: Population, i: number): Record<string, unknown> 
  * then the step's public snapshot (the same for every agent of the step), then the persona, then
  * the agent's own feed and memory, then the ask. A SOP whose own `population_system` names
  * `{{persona}}` keeps it there; a state's own `observe` that does not name it gets the persona
- * at the end of the system message.
+ * at the end of the system message. The clock and snapshot, the same for every agent of the step,
+ * are a user message of their own before the persona's.
  */
 export function decisionMessages(s: DecideSetup, i: number, seen: Seen): ChatMessage[] {
   const base = s.host.baseContext();
@@ -82,6 +83,15 @@ export function decisionMessages(s: DecideSetup, i: number, seen: Seen): ChatMes
     s.observe !== undefined
       ? renderText(s.observe, context, `/states/${s.state.name}/observe`)
       : s.host.templates.render('population_observe', context);
+  // the part every agent of the step shares (the clock and the snapshot) is a message of its own:
+  // a server that takes cache breakpoints gets one after it (askForAction's cacheBreaks)
+  const cut = personaInObserve && persona ? user.indexOf(persona) : -1;
+  if (cut > 0)
+    return [
+      { role: 'system', content: system },
+      { role: 'user', content: user.slice(0, cut) },
+      { role: 'user', content: user.slice(cut) },
+    ];
   return [
     { role: 'system', content: system },
     { role: 'user', content: user },
@@ -140,6 +150,7 @@ export function cacheShard(pop: Population, i: number, step: number): string {
 
 /** One agent's (or one archetype's) decision call; its reply is read with `parseAction`. */
 export function decisionCall(s: DecideSetup, i: number, seen: Seen, settings: LlmSettings, key: string): ManyCall {
+  const messages = decisionMessages(s, i, seen);
   const meta: CallMeta = {
     purpose: 'agent',
     state: s.state.name,
@@ -152,8 +163,9 @@ export function decisionCall(s: DecideSetup, i: number, seen: Seen, settings: Ll
     argChoices: argChoices(seen.observation),
     population: true,
     cacheShard: cacheShard(s.pop, i, seen.step),
+    cacheBreaks: messages.length > 2 ? [0, 1] : [0],
   };
-  return { messages: decisionMessages(s, i, seen), settings, meta, key };
+  return { messages, settings, meta, key };
 }
 
 /** A reply as one action of the menu, read in the JSON command format (src/llm/command-reply.ts) and checked against the action's schema. */

@@ -97,6 +97,7 @@ export async function callLlm(
     maxTokens: settings.max_tokens,
     stream,
     ...(host.runId !== undefined ? { promptCacheKey: promptCacheKey(host.runId, meta) } : {}),
+    ...(settings.cache_breakpoints ? { cacheBreakpoints: true } : {}),
     meta: effectKey !== undefined && key !== '' ? { ...meta, effect: key } : meta,
   });
   // A reply already in the journal (an interrupted turn being redone) is reused (durable effects).
