@@ -21,6 +21,7 @@ import { appendRunHeader, libraryIntoWorkspace, lockMemoryDir, resolveMemoryDir 
 import type { RunSopOptions } from './options.js';
 import { shardOptionsOf } from './shard-options.js';
 import {
+  batchOf,
   checkHumans,
   checkRunBudget,
   dryRunYes,
@@ -158,6 +159,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
       );
       if (workspace) libraryIntoWorkspace(memoryDir, workspace);
     }
+    const batch = batchOf(sop, o, folder?.dir); // a bad --llm-mode, --batch-target: told before the run starts
     run = new Run({
       sop,
       file,
@@ -194,6 +196,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
       budget: o.budget,
       ...(o.concurrency !== undefined ? { population: { concurrency: o.concurrency } } : {}),
       ...(shards ? { shards } : {}),
+      batch,
       ...(llm.id !== 'mock' && !llm.free ? { pricing } : {}), // mock and local replies cost nothing: not priced
     });
   } catch (err) {

@@ -122,7 +122,7 @@ export async function callLlm(
     onDelta?.(res.content);
   }
   // The call's price: the SOP's llm.pricing for its own model, else the table; unknown models cost undefined (never 0).
-  const cost = host.pricing ? callCost(modelPrice(host.pricing, settings, host.model, model), res.usage) : null;
+  const cost = host.pricing ? callCost(modelPrice(host.pricing, settings, host.model, model), res.usage, res.priceTier) : null;
   addUsage(
     host.usage,
     meta.purpose,
@@ -145,6 +145,7 @@ export async function callLlm(
     model: llm.free && res.model ? res.model : model,
     usage: res.usage,
     ...(typeof cost === 'number' ? { cost_usd: cost } : {}),
+    ...(res.priceTier ? { price_tier: res.priceTier } : {}),
     ms: Math.round(performance.now() - started),
     prompt_chars: promptChars,
     reply: res.content,
