@@ -19,6 +19,8 @@ export interface BatchDispatchOptions {
 
 export class BatchDispatch implements CallDispatch {
   readonly name = 'batch';
+  /** A killed run's batch is waited for again when it resumes: its calls are not lost. */
+  readonly outlivesRun = true;
 
   constructor(
     private readonly ctx: Pick<RunContext, 'perform' | 'emit'>,

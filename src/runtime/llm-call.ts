@@ -51,8 +51,11 @@ export async function callLlm(
   stream = false,
   /** The call's own effect key within its step (calls made at once); default: the ledger's count. */
   effectKey?: string,
-  /** A step's calls (./call-many.ts): sent through a dispatch's queue instead of the provider, or given up on their own signal. */
-  through?: { via?: Via; signal?: AbortSignal },
+  /**
+   * A step's calls (./call-many.ts): sent through a dispatch's queue instead of the provider, or
+   * given up on their own signal; `outlivesRun`: the dispatch's calls survive a kill (not journaled as started).
+   */
+  through?: { via?: Via; signal?: AbortSignal; outlivesRun?: boolean },
 ): Promise<string> {
   const model = host.model ?? settings.model ?? DEFAULTS.model;
   const started = performance.now();
@@ -96,7 +99,7 @@ export async function callLlm(
     (key) => {
       // A paid call is journaled before it is sent: a kill before its reply is journaled leaves
       // it counted as lost by the resume (it was likely paid for).
-      if (llm.paid) {
+      if (llm.paid && !through?.outlivesRun) {
         const promptTokens = estimateUsage(messages, '').promptTokens;
         const price = host.pricing
           ? callCost(modelPrice(host.pricing, settings, host.model, model), { promptTokens, completionTokens: 0 })
