@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runSop, type RunEvent } from '../src/index.js';
+import { resumeRun, runSop, type RunEvent } from '../src/index.js';
 import { BATCH_DISCOUNT, callCost } from '../src/llm/pricing.js';
 import { startBatchServer, type BatchLine, type FakeBatchServer } from './helpers/batch-server.js';
 import type { ChatRequestBody } from './helpers/openai-server.js';
@@ -124,8 +124,42 @@ describe('--llm-mode batch against the OpenAI Batch API', () => {
     expect(server.created).toHaveLength(1);
   });
 
+  it('fails the calls an expired batch did not answer, naming the expiry', async () => {
+    const server = await startBatchServer({ reply, outcome: 'expired' });
+    servers.push(server);
+    const { result } = await run({ llm: 'openai', baseUrl: server.url, llmMode: 'batch', batchPollMs: 50, out: join(dir, 'expired') });
+    expect(result.status).toBe('failed');
+    expect(result.error?.message).toMatch(/failed: batch_expired: This request could not be executed/);
+  });
+
+  it('a resumed run whose journaled batch failed sends the step in a new batch', async () => {
+    const server = await startBatchServer({ reply, outcome: (n) => (n === 0 ? 'failed' : 'completed') });
+    servers.push(server);
+    const first = await run({ llm: 'openai', baseUrl: server.url, llmMode: 'batch', batchPollMs: 50, out: join(dir, 'again') });
+    expect(first.result.status).toBe('failed');
+    expect(server.created).toHaveLength(1);
+    const handle = resumeRun(first.dir);
+    const events: RunEvent[] = [];
+    for await (const e of handle) events.push(e);
+    expect((await handle.result).status).toBe('finished');
+    // step 1: the failed batch polled again (resumed), then a new one; step 2: one batch
+    expect(server.created).toHaveLength(1 + STEPS);
+    expect(events.some((e) => e.type === 'warning' && /batch batch_\d+ failed.*sent in a new batch/.test(e.message))).toBe(true);
+  });
+
   it('refuses batch mode without an OpenAI-compatible server, before the run starts', async () => {
     await expect(runSop(sopFile, { llm: 'mock', llmMode: 'batch' }).result).rejects.toThrow(/run with --llm openai/);
+  });
+});
+
+describe('batch prices', () => {
+  it('are half the standard ones unless the table gives its own, cached prompt tokens at half the cached price', () => {
+    const u = { promptTokens: 1_000_000, completionTokens: 1_000_000, cachedTokens: 200_000 };
+    expect(callCost({ input: 2, cached_input: 0.5, output: 8 }, u, 'batch')).toBeCloseTo(0.8 * 1 + 0.2 * 0.25 + 4, 10);
+    expect(
+      callCost({ input: 2, output: 8, batch_input: 1.5, batch_output: 3 }, { promptTokens: 1e6, completionTokens: 1e6 }, 'batch'),
+    ).toBe(4.5);
+    expect(callCost({ input: 2, output: 8 }, { promptTokens: 1e6, completionTokens: 1e6 })).toBe(10);
   });
 });
 

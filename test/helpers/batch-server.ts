@@ -9,13 +9,15 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import type { ChatRequestBody } from './openai-server.js';
 
+type Outcome = 'completed' | 'failed' | 'expired';
+
 export interface BatchServerOptions {
   /** The reply to one line of a batch (its request body and custom_id). */
   reply: (body: ChatRequestBody, customId: string) => string;
   /** Batches stay in_progress until release() (default false: they complete at the first poll). */
   hold?: boolean;
-  /** How a batch ends (default completed). */
-  outcome?: 'completed' | 'failed' | 'expired';
+  /** How a batch ends (default completed), or how the n-th batch created (from 0) does. */
+  outcome?: Outcome | ((n: number) => Outcome);
   /** Lines answered with an error instead of a reply (`at`: the line's place in its file, from 0). */
   errorFor?: (customId: string, at: number) => boolean;
 }
@@ -100,7 +102,8 @@ export async function startBatchServer(options: BatchServerOptions): Promise<Fak
   /** A held batch ends (at a poll after release): its output and error files are written. */
   const finish = (b: Batch) => {
     const lines = state.uploads.get(b.input_file_id) ?? [];
-    const outcome = options.outcome ?? 'completed';
+    const n0 = state.created.findIndex((c) => c.id === b.id);
+    const outcome = typeof options.outcome === 'function' ? options.outcome(n0) : (options.outcome ?? 'completed');
     if (outcome === 'failed') {
       b.status = 'failed';
       b.errors = { object: 'list', data: [{ code: 'invalid_request', line: 1, message: 'the model is not available for batches' }] };
