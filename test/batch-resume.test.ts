@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBatchServer, type FakeBatchServer } from './helpers/batch-server.js';
 import { AGENTS, STEPS, writeBatchSop } from './helpers/batch-sop.js';
-import { requireBuiltCli, runCliKillable } from './helpers/cli.js';
+import { requireBuiltCli, runCliKillable, spawnCli } from './helpers/cli.js';
 import type { ChatRequestBody } from './helpers/openai-server.js';
 import { until } from './helpers/until.js';
 
@@ -95,5 +95,40 @@ describe('a run killed while it waits for its batch', () => {
     expect(usage.lost).toBeUndefined();
     expect(usage.calls).toBe(AGENTS * STEPS);
     expect(usage.cost).toBeCloseTo(AGENTS * STEPS * ((1000 * 0.075 + 100 * 0.3) / 1e6), 10); // gpt-4o-mini at batch prices
+  });
+
+  it('stops waiting at Ctrl-C, as interrupted, and the resume waits for the same batch', async () => {
+    const own = mkdtempSync(join(dir, 'sigint-'));
+    const sopFile = writeBatchSop(own);
+    const held = await startBatchServer({ reply, hold: true });
+    const out = join(own, 'runs');
+    try {
+      const child = spawnCli(
+        ['run', sopFile, '--llm', 'openai', '--base-url', held.url, '--llm-mode', 'batch', '--batch-poll', '0.1', '--out', out, '--quiet'],
+        { stdio: ['ignore', 'ignore', 'pipe'], env: ENV },
+      );
+      let stderr = '';
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+      let runDir = '';
+      const waiting = await until(
+        () => {
+          if (!runDir && existsSync(out) && readdirSync(out).length > 0) runDir = join(out, readdirSync(out)[0]!);
+          return runDir !== '' && journal(runDir).some((l) => l.type === 'batch' && l.status === 'in_progress');
+        },
+        { timeoutMs: 30_000 },
+      );
+      expect(waiting).toBe(true);
+      child.kill('SIGINT');
+      expect(await exited, stderr).toBe(130); // interrupted (resumable)
+      expect(stderr).toContain('stopped by Ctrl-C while waiting for batch');
+      expect(journal(runDir).at(-1)).toMatchObject({ type: 'run_finished', status: 'interrupted' });
+      held.release();
+      const resumed = await runCliKillable(['resume', runDir, '--quiet'], ENV);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(held.created).toHaveLength(STEPS);
+    } finally {
+      await held.close();
+    }
   });
 });

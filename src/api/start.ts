@@ -159,7 +159,8 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
       );
       if (workspace) libraryIntoWorkspace(memoryDir, workspace);
     }
-    const batch = batchOf(sop, o, folder?.dir); // a bad --llm-mode, --batch-target: told before the run starts
+    // a bad --llm-mode, --batch-target: told before the run starts; Ctrl-C ends a wait for a batch as it ends an LLM call
+    const batch = { ...batchOf(sop, o, folder?.dir), stop: stopLlm.signal };
     run = new Run({
       sop,
       file,

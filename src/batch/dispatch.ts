@@ -4,6 +4,7 @@
 // back when resumed and polls it instead of paying for it twice; then it is polled until it is
 // over, and each call is settled by its custom_id (its key in the step). A `batch` event tells the
 // submission and each change of the batch's status (the terminal shows it, the journal keeps it).
+import { LlmInterruptedError } from '../llm/interruptible.js';
 import { LlmError } from '../llm/types.js';
 import type { CallDispatch, DispatchedCall, StepRef } from '../runtime/call-many.js';
 import type { RunContext } from '../runtime/hooks.js';
@@ -15,6 +16,8 @@ export interface BatchDispatchOptions {
   target: BatchTarget;
   /** The longest wait between two polls, ms. */
   pollCapMs?: number;
+  /** The user's Ctrl-C: the wait ends, resumably. */
+  stop?: AbortSignal;
 }
 
 export class BatchDispatch implements CallDispatch {
@@ -69,7 +72,7 @@ export class BatchDispatch implements CallDispatch {
           calls: calls.length,
           ...(s.completed !== undefined ? { completed: s.completed } : {}),
           ...(s.failed !== undefined ? { failed: s.failed } : {}),
-          ...(value.command && !reused ? { command: value.command } : {}),
+          ...(value.command ? { command: value.command } : {}),
         });
       tell({ status: reused ? 'resumed' : 'submitted' });
       const ended = await this.wait(value, new Set(byId.keys()), tell, signal);
@@ -93,8 +96,24 @@ export class BatchDispatch implements CallDispatch {
     }
   }
 
-  /** Polls until the batch is over, telling each change of its status. */
+  /** Polls until the batch is over, telling each change of its status; a Ctrl-C ends the wait resumably. */
   private async wait(
+    batch: Submitted,
+    ids: ReadonlySet<string>,
+    tell: (s: BatchStatus) => void,
+    signal?: AbortSignal,
+  ): Promise<NonNullable<BatchStatus['ended']>> {
+    const stop = this.o.stop;
+    try {
+      return await this.poll(batch, ids, tell, stop ? (signal ? AbortSignal.any([signal, stop]) : stop) : signal);
+    } catch (err) {
+      if (stop?.aborted && !signal?.aborted)
+        throw new LlmInterruptedError(`stopped by Ctrl-C while waiting for batch ${batch.id}; sop resume waits for it again`);
+      throw err;
+    }
+  }
+
+  private async poll(
     batch: Submitted,
     ids: ReadonlySet<string>,
     tell: (s: BatchStatus) => void,

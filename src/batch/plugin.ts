@@ -25,6 +25,8 @@ export interface BatchOptions {
   runDir?: string;
   /** The longest wait between two polls, ms (default 60 s). */
   pollCapMs?: number;
+  /** Aborted by the user's Ctrl-C: the wait for a batch ends, resumably (`sop resume` waits again). */
+  stop?: AbortSignal;
 }
 
 /** A state's own llm_mode (the SOP's schema allows it on population states). */
@@ -84,6 +86,7 @@ export function batchPlugin(options: BatchOptions = {}): PluginMaker {
           return new BatchDispatch(ctx, {
             target: targetOf(),
             ...(options.pollCapMs !== undefined ? { pollCapMs: options.pollCapMs } : {}),
+            ...(options.stop ? { stop: options.stop } : {}),
           });
         },
       };
