@@ -148,7 +148,7 @@ describe('--llm-mode batch against the OpenAI Batch API', () => {
   });
 
   it('refuses batch mode without an OpenAI-compatible server, before the run starts', async () => {
-    await expect(runSop(sopFile, { llm: 'mock', llmMode: 'batch' }).result).rejects.toThrow(/run with --llm openai/);
+    await expect(runSop(sopFile, { llm: 'mock', llmMode: 'batch' }).result).rejects.toThrow(/run with options.llm openai/);
   });
 });
 

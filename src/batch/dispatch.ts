@@ -38,7 +38,7 @@ export class BatchDispatch implements CallDispatch {
       else
         c.reject(
           new LlmError(
-            `--llm-mode batch sends a step's calls to the run's own server; the call ${c.key} of state "${step.state}" names another (llm.base_url or llm.api_key_env): send that state's calls directly`,
+            `batch mode sends a step's calls to the run's own server; the call ${c.key} of state "${step.state}" names another (llm.base_url or llm.api_key_env): send that state's calls directly`,
           ),
         );
     }

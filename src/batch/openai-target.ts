@@ -40,7 +40,7 @@ export class OpenAiBatchTarget implements BatchTarget {
       const baseURL = this.server.baseURL ?? process.env.OPENAI_BASE_URL;
       const apiKey = this.server.apiKey?.() ?? process.env.OPENAI_API_KEY;
       if (!apiKey && !baseURL)
-        throw new LlmError('--llm-mode batch: no OpenAI API key (set OPENAI_API_KEY, or give --base-url for a server of your own)');
+        throw new LlmError('batch mode: no OpenAI API key (set OPENAI_API_KEY, or give options.baseUrl for a server of your own)');
       this.client = new OpenAI({
         apiKey: apiKey || 'no-key',
         baseURL: baseURL || undefined,
@@ -69,7 +69,9 @@ export class OpenAiBatchTarget implements BatchTarget {
         },
         { maxRetries: 0 },
       );
-      if (typeof batch.id !== 'string' || !batch.id) throw new LlmError(`${api.baseURL} answered the batch creation without a batch id`);
+      // a server's reply: the id is journaled, shown and sent back, so it must look like one
+      if (typeof batch.id !== 'string' || !/^[\w.:-]{1,200}$/.test(batch.id))
+        throw new LlmError(`${api.baseURL} answered the batch creation without a batch id (letters, digits, _ . : -)`);
       return { target: 'openai', id: batch.id, input: upload.id };
     } catch (err) {
       throw failure(err, `sending the batch of state "${step.state}" step ${step.step} to ${api.baseURL}`);

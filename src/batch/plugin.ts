@@ -53,11 +53,11 @@ export function checkBatchOptions(sop: Sop, options: BatchOptions): void {
   if (!runUsesBatch(sop, options)) return;
   if ((options.target ?? 'openai') === 'openai' && !options.server)
     throw new EngineError(
-      'batch mode (--llm-mode batch, or a state\'s "llm_mode": "batch") sends batches to an OpenAI-compatible server: run with --llm openai, or write vllm files with --batch-target vllm',
+      'batch mode (options.llmMode batch, or a state\'s "llm_mode": "batch") sends batches to an OpenAI-compatible server: run with options.llm openai, or write vllm files with options.batchTarget vllm',
       'OPTION',
     );
   if (options.target === 'vllm' && !options.runDir)
-    throw new EngineError('--batch-target vllm writes its batch files to the run folder: give options.out', 'OPTION');
+    throw new EngineError('options.batchTarget vllm writes its batch files to the run folder: give options.out', 'OPTION');
 }
 
 export function batchPlugin(options: BatchOptions = {}): PluginMaker {
@@ -69,12 +69,13 @@ export function batchPlugin(options: BatchOptions = {}): PluginMaker {
       const targetOf = (): BatchTarget => {
         if (target) return target;
         if (options.target === 'vllm') {
-          if (!options.runDir) throw new EngineError('--batch-target vllm needs a run folder (options.out) for its batch files', 'OPTION');
+          if (!options.runDir)
+            throw new EngineError('options.batchTarget vllm writes its batch files to the run folder: give options.out', 'OPTION');
           return (target = new VllmBatchTarget(options.runDir));
         }
         if (!options.server)
           throw new EngineError(
-            '--llm-mode batch sends batches to an OpenAI-compatible server: run with --llm openai (or --batch-target vllm)',
+            'batch mode sends batches to an OpenAI-compatible server: run with options.llm openai, or write vllm files with options.batchTarget vllm',
             'OPTION',
           );
         return (target = new OpenAiBatchTarget(options.server, ctx.runId));

@@ -25,7 +25,7 @@ export class VllmBatchTarget implements BatchTarget {
   async submit(file: string, step: StepRef, models: readonly string[]): Promise<Submitted> {
     if (models.length !== 1)
       throw new LlmError(
-        `--batch-target vllm: vllm run-batch serves one model, and the calls of state "${step.state}" step ${step.step} name ${models.length} (${models.join(', ')})`,
+        `options.batchTarget vllm: vllm run-batch serves one model, and the calls of state "${step.state}" step ${step.step} name ${models.length} (${models.join(', ')})`,
       );
     const folder = join(this.dir, 'batches');
     mkdirSync(folder, { recursive: true });

@@ -13,6 +13,13 @@ export const OPTION_FLAGS: ReadonlyArray<readonly [RegExp, Replacement]> = [
     /options\.timeoutMs must be a number of milliseconds, at least 1 \(got ([^)]*)\)/g,
     (_m, v) => `--timeout must be a number of seconds above 0 (got ${String(Number(v) / 1000)})`,
   ],
+  [
+    /options\.batchPollMs must be a number of milliseconds above 0 \(got ([^)]*)\)/g,
+    (_m, v) => `--batch-poll must be a number of seconds above 0 (got ${String(Number(v) / 1000)})`,
+  ],
+  [/options\.llmMode\b/g, '--llm-mode'],
+  [/options\.batchTarget\b/g, '--batch-target'],
+  [/options\.out\b/g, '--out'],
   [/resumeRun\(RUN_DIR\) with options\.autoRun\b/g, 'sop resume RUN_DIR --auto-run'],
   [/options\.inputs\.([A-Za-z_][A-Za-z0-9_]*)/g, '--input $1=VALUE'],
   [/options\.budget\.tokens\b/g, '--budget-tokens'],
