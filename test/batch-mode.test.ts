@@ -147,6 +147,18 @@ describe('--llm-mode batch against the OpenAI Batch API', () => {
     expect(events.some((e) => e.type === 'warning' && /batch batch_\d+ failed.*sent in a new batch/.test(e.message))).toBe(true);
   });
 
+  it('a resumed run whose journaled batch expired half done sends only the calls without a reply in a new batch', async () => {
+    const server = await startBatchServer({ reply, outcome: (n) => (n === 0 ? 'expired' : 'completed') });
+    servers.push(server);
+    const first = await run({ llm: 'openai', baseUrl: server.url, llmMode: 'batch', batchPollMs: 50, out: join(dir, 'expired-again') });
+    expect(first.result.status).toBe('failed');
+    const resumed = await resumeRun(first.dir).result;
+    expect(resumed.status, resumed.error?.message).toBe('finished');
+    // step 1: the expired batch's replies kept (from the journal), its other half in a new batch; step 2: one batch
+    expect(server.created.map((b) => server.uploads.get(b.inputFileId)!.length)).toEqual([AGENTS, AGENTS / 2, AGENTS]);
+    expect(resumed.usage.calls).toBe(AGENTS * STEPS);
+  });
+
   it('refuses batch mode without an OpenAI-compatible server, before the run starts', async () => {
     await expect(runSop(sopFile, { llm: 'mock', llmMode: 'batch' }).result).rejects.toThrow(/run with options.llm openai/);
   });

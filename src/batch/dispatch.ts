@@ -42,14 +42,12 @@ export class BatchDispatch implements CallDispatch {
           ),
         );
     }
-    if (calls.length === 0) return;
-    const byId = new Map(calls.map((c) => [c.key, c]));
-    const requests = new Map(calls.map((c) => [c.key, c.request]));
-    const file = batchFile(calls.map((c) => ({ customId: c.key, request: c.request })));
-    const models = [...new Set(calls.map((c) => c.request.model))];
     const target = this.o.target;
-    // a resumed run whose journaled batch ended without its results submits the next one
-    for (let attempt = 1; ; attempt++) {
+    // a resumed run whose journaled batch ended (failed, expired) without answering some calls sends those in the next one
+    let pending = calls;
+    for (let attempt = 1; pending.length > 0; attempt++) {
+      const asked = pending;
+      const requests = new Map(asked.map((c) => [c.key, c.request]));
       const { value, reused } = await this.ctx.perform(
         {
           kind: 'batch',
@@ -57,7 +55,10 @@ export class BatchDispatch implements CallDispatch {
           label: `batch@${step.state} (${target.name})`,
           journalsResult: true,
         },
-        () => target.submit(file, step, models),
+        () =>
+          target.submit(batchFile(asked.map((c) => ({ customId: c.key, request: c.request }))), step, [
+            ...new Set(asked.map((c) => c.request.model)),
+          ]),
       );
       if (!isSubmitted(value, target.name)) throw new LlmError(`the journal holds a batch of state "${step.state}" that is not one`);
       const tell = (s: Pick<BatchStatus, 'status' | 'completed' | 'failed'>) =>
@@ -69,30 +70,34 @@ export class BatchDispatch implements CallDispatch {
           target: target.name,
           id: value.id,
           status: s.status,
-          calls: calls.length,
+          calls: asked.length,
           ...(s.completed !== undefined ? { completed: s.completed } : {}),
           ...(s.failed !== undefined ? { failed: s.failed } : {}),
           ...(value.command ? { command: value.command } : {}),
         });
       tell({ status: reused ? 'resumed' : 'submitted' });
-      const ended = await this.wait(value, new Set(byId.keys()), tell, signal);
+      const ended = await this.wait(value, new Set(requests.keys()), tell, signal);
       const { results, bad } = parseResults(ended.text, requests);
-      if (reused && ended.problem && results.size === 0) {
-        this.ctx.emit({ type: 'warning', message: `${ended.problem}, with no result; the step's calls are sent in a new batch` });
-        continue;
-      }
-      for (const [id, c] of byId) {
-        const r = results.get(id);
+      // each reply settles its call; a resumed run's batch that ended early (failed, expired) sends the rest again
+      const again = reused && ended.problem !== undefined;
+      pending = [];
+      for (const c of asked) {
+        const r = results.get(c.key);
         if (r && 'reply' in r) c.resolve({ ...r.reply, ...(target.name === 'openai' ? { priceTier: 'batch' as const } : {}) });
-        else if (r) c.reject(new LlmError(`batch ${value.id}: the call ${id} of state "${step.state}" failed: ${r.error}`));
+        else if (again) pending.push(c);
+        else if (r) c.reject(new LlmError(`batch ${value.id}: the call ${c.key} of state "${step.state}" failed: ${r.error}`));
         else
           c.reject(
             new LlmError(
-              `batch ${value.id}: no result for the call ${id} of state "${step.state}"${ended.problem ? ` (${ended.problem})` : ''}${bad ? `; ${bad} result lines were not JSON` : ''}`,
+              `batch ${value.id}: no result for the call ${c.key} of state "${step.state}"${ended.problem ? ` (${ended.problem})` : ''}${bad ? `; ${bad} result lines were not JSON` : ''}`,
             ),
           );
       }
-      return;
+      if (pending.length > 0)
+        this.ctx.emit({
+          type: 'warning',
+          message: `${ended.problem}; its ${pending.length} calls without a reply are sent in a new batch`,
+        });
     }
   }
 
