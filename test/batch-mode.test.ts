@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resumeRun, runSop, type RunEvent } from '../src/index.js';
 import { BATCH_DISCOUNT, callCost } from '../src/llm/pricing.js';
+import { parseResults } from '../src/batch/lines.js';
+import { VllmBatchTarget } from '../src/batch/vllm-target.js';
 import { startBatchServer, type BatchLine, type FakeBatchServer } from './helpers/batch-server.js';
 import type { ChatRequestBody } from './helpers/openai-server.js';
 import { AGENTS, STEPS, writeBatchSop } from './helpers/batch-sop.js';
@@ -234,5 +236,44 @@ describe('--batch-target vllm', () => {
       'feed-1-2.input.jsonl',
       'feed-1-2.output.jsonl',
     ]);
+  });
+});
+
+describe('batch results are untrusted input', () => {
+  const request = {
+    messages: [{ role: 'user' as const, content: 'hi' }],
+    model: 'm',
+    meta: { purpose: 'agent' as const, state: 's', turn: 1 },
+  };
+  it('skips lines that are not results, ignores ids the step did not ask, and names what a bad line lacks', () => {
+    const text = [
+      'not json',
+      JSON.stringify({ custom_id: 'other', response: { status_code: 200, body: {} } }),
+      JSON.stringify({ custom_id: '1:a', response: { status_code: 200, body: { choices: 'no' } } }),
+      JSON.stringify({
+        custom_id: '1:b',
+        response: { status_code: 200, body: { choices: [{ message: { content: 'ok' } }], usage: { prompt_tokens: -1 } } },
+      }),
+      JSON.stringify({ custom_id: '1:c', error: { code: 'x', message: 'refused' } }),
+    ].join('\n');
+    const asked = new Map([
+      ['1:a', request],
+      ['1:b', request],
+      ['1:c', request],
+    ]);
+    const { results, bad } = parseResults(text, asked);
+    expect(bad).toBe(1);
+    expect(results.has('other')).toBe(false);
+    expect(results.get('1:a')).toEqual({ error: 'its response body is not a chat completion' });
+    // usage that is not a count is estimated instead
+    expect(results.get('1:b')).toMatchObject({ reply: { content: 'ok', usage: { completionTokens: 1 } } });
+    expect(results.get('1:c')).toEqual({ error: 'x: refused' });
+  });
+
+  it('refuses a vllm batch of calls naming two models (vllm run-batch serves one)', async () => {
+    const target = new VllmBatchTarget(mkdtempSync(join(dir, 'vllm-models-')));
+    await expect(target.submit('', { state: 'feed', visit: 1, step: 1 }, ['a', 'b'])).rejects.toThrow(
+      /serves one model, and the calls of state "feed" step 1 name 2 \(a, b\)/,
+    );
   });
 });
