@@ -161,8 +161,11 @@ describe('--llm-mode batch against the OpenAI Batch API', () => {
     expect(resumed.usage.calls).toBe(AGENTS * STEPS);
   });
 
-  it('refuses batch mode without an OpenAI-compatible server, before the run starts', async () => {
+  it('refuses batch mode without an OpenAI-compatible server, or with shards, before the run starts', async () => {
     await expect(runSop(sopFile, { llm: 'mock', llmMode: 'batch' }).result).rejects.toThrow(/run with options.llm openai/);
+    await expect(
+      runSop(sopFile, { llm: 'openai', baseUrl: 'http://127.0.0.1:9/v1', llmMode: 'batch', shardOver: 'redis://127.0.0.1:9' }).result,
+    ).rejects.toThrow(/options.shardOver and batch mode .* choose one/);
   });
 });
 

@@ -10,7 +10,7 @@ import { InterruptibleProvider } from '../llm/interruptible.js';
 import { RETRIES_PER_CALL, RetryBudget } from '../llm/retry.js';
 import { LlmError, type LlmProvider } from '../llm/types.js';
 import { endpointKey, sopEndpoints } from '../llm/endpoints.js';
-import { checkBatchOptions, type BatchOptions } from '../batch/plugin.js';
+import { checkBatchOptions, runUsesBatch, type BatchOptions } from '../batch/plugin.js';
 import { LlmConsent, USER_KEY, cliLlmAllowEntries, fileLlmAllowEntries } from '../llm/consent.js';
 import { createEmbedder, parseEmbedderSpec } from '../memory/create-embedder.js';
 import type { Embedder } from '../memory/embedder.js';
@@ -230,6 +230,15 @@ export async function embedderOf(
 }
 
 export { RetryBudget };
+
+/** Shards and batches both say how a step's calls are sent: a run takes one (checked before anything starts). */
+export function checkBatchOrShards(sop: Sop, o: RunSopOptions): void {
+  if (o.shardOver !== undefined && runUsesBatch(sop, o.llmMode !== undefined ? { mode: o.llmMode } : {}))
+    throw new EngineError(
+      'options.shardOver and batch mode (options.llmMode batch, or a state\'s "llm_mode": "batch") both say how a step\'s calls are sent: choose one',
+      'OPTION',
+    );
+}
 
 /**
  * Batch mode's options (docs/population.md#batch-mode), checked: the OpenAI Batch API goes to the

@@ -22,6 +22,7 @@ import type { RunSopOptions } from './options.js';
 import { shardOptionsOf } from './shard-options.js';
 import {
   batchOf,
+  checkBatchOrShards,
   checkHumans,
   checkRunBudget,
   dryRunYes,
@@ -89,6 +90,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
   /** A warning now, or once the run has started (e.g. an embedder's retries while it is loaded). */
   const warn = (message: string) => (started ? emit({ type: 'warning', message }) : startWarning(message));
   const pricing = loadPricing(o.pricing); // a bad pricing file is told before anything starts
+  checkBatchOrShards(sop, o);
   const shards = shardOptionsOf(o); // a bad Redis URL, or no SOP_QUEUE_SECRET, too
   checkRunBudget(o.budget);
   const human = humanOf(o);

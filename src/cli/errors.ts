@@ -18,6 +18,7 @@ export const OPTION_FLAGS: ReadonlyArray<readonly [RegExp, Replacement]> = [
     (_m, v) => `--batch-poll must be a number of seconds above 0 (got ${String(Number(v) / 1000)})`,
   ],
   [/options\.llmMode\b/g, '--llm-mode'],
+  [/options\.shardOver\b/g, '--shard-over'],
   [/options\.batchTarget\b/g, '--batch-target'],
   [/options\.out\b/g, '--out'],
   [/resumeRun\(RUN_DIR\) with options\.autoRun\b/g, 'sop resume RUN_DIR --auto-run'],
