@@ -35,6 +35,12 @@ export interface RunCommandOptions {
   shardOver?: string;
   /** Calls per shard job. */
   shardSize?: number;
+  /** Population states: each step's calls as one batch (--llm-mode batch), or one request each (direct). */
+  llmMode?: 'direct' | 'batch';
+  /** Batch mode: openai (the Batch API) or vllm (a file for vllm run-batch). */
+  batchTarget?: 'openai' | 'vllm';
+  /** Batch mode: the longest wait between two polls, ms (--batch-poll SECONDS). */
+  batchPollMs?: number;
   seed?: number;
   record?: string;
   out: string;
@@ -187,6 +193,9 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
       ...(o.shardOver !== undefined ? { shardOver: o.shardOver } : {}),
       ...(o.shardSize !== undefined ? { shardSize: o.shardSize } : {}),
+      ...(o.llmMode !== undefined ? { llmMode: o.llmMode } : {}),
+      ...(o.batchTarget !== undefined ? { batchTarget: o.batchTarget } : {}),
+      ...(o.batchPollMs !== undefined ? { batchPollMs: o.batchPollMs } : {}),
       model: o.model,
       listeners,
       stream: !o.json && !o.quiet, // nobody watches the deltas with --json or --quiet: plain answers cost less CPU
@@ -299,6 +308,10 @@ export function launchSettings(o: RunCommandOptions): Record<string, string | nu
   if (o.budgetTokens !== undefined) out.budget_tokens = o.budgetTokens; // cost: the same budgets when resumed
   if (o.budgetUsd !== undefined) out.budget_usd = o.budgetUsd;
   if (o.traceContent) out.trace_content = true;
+  // batch mode: a resumed run polls the batch it was waiting for
+  if (o.llmMode) out.llm_mode = o.llmMode;
+  if (o.batchTarget) out.batch_target = o.batchTarget;
+  if (o.batchPollMs !== undefined) out.batch_poll_ms = o.batchPollMs;
   if (o.bind?.length) out.bind = o.bind.join(','); // mcp: the same tool slot bindings when resumed
   if (o.allowMcp?.length) out.allow_mcp = o.allowMcp.join(','); // mcp: the servers allowed (names, never values)
   if (o.allowMcpEnv?.length) out.allow_mcp_env = o.allowMcpEnv.join(',');

@@ -129,6 +129,9 @@ export interface Usage {
   cachedTokens?: number;
 }
 
+/** The tier a call is priced at: `batch`, a call sent in a batch file (answered within hours, at a discount; src/llm/pricing.ts). */
+export type PriceTier = 'batch';
+
 export interface ChatResponse {
   content: string;
   usage: Usage;
@@ -138,6 +141,8 @@ export interface ChatResponse {
   finishReason?: string;
   /** The messages as the provider sent them to its server, when they differ in form (openai: tool calls and results natively). */
   sent?: unknown[];
+  /** The price tier the call is charged at, when not the standard one (`batch`: it was sent in a batch file). */
+  priceTier?: PriceTier;
 }
 
 export interface ChatOptions {

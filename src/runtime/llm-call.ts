@@ -68,8 +68,11 @@ export async function callLlm(
   stream = false,
   /** The call's own effect key within its step (calls made at once); default: the ledger's count. */
   effectKey?: string,
-  /** A step's calls (./call-many.ts): sent through a dispatch's queue instead of the provider, or given up on their own signal. */
-  through?: { via?: Via; signal?: AbortSignal },
+  /**
+   * A step's calls (./call-many.ts): sent through a dispatch's queue instead of the provider, or
+   * given up on their own signal; `outlivesRun`: the dispatch's calls survive a kill (not journaled as started).
+   */
+  through?: { via?: Via; signal?: AbortSignal; outlivesRun?: boolean },
 ): Promise<string> {
   const model = host.model ?? settings.model ?? DEFAULTS.model;
   const started = performance.now();
@@ -115,7 +118,7 @@ export async function callLlm(
     (key) => {
       // A paid call is journaled before it is sent: a kill before its reply is journaled leaves
       // it counted as lost by the resume (it was likely paid for).
-      if (llm.paid) {
+      if (llm.paid && !through?.outlivesRun) {
         const promptTokens = estimateUsage(messages, '').promptTokens;
         const price = host.pricing
           ? callCost(modelPrice(host.pricing, settings, host.model, model), { promptTokens, completionTokens: 0 })
@@ -141,7 +144,7 @@ export async function callLlm(
     onDelta?.(res.content);
   }
   // The call's price: the SOP's llm.pricing for its own model, else the table; unknown models cost undefined (never 0).
-  const cost = host.pricing ? callCost(modelPrice(host.pricing, settings, host.model, model), res.usage) : null;
+  const cost = host.pricing ? callCost(modelPrice(host.pricing, settings, host.model, model), res.usage, res.priceTier) : null;
   addUsage(
     host.usage,
     meta.purpose,
@@ -165,6 +168,7 @@ export async function callLlm(
     model: llm.free && res.model ? res.model : model,
     usage: res.usage,
     ...(typeof cost === 'number' ? { cost_usd: cost } : {}),
+    ...(res.priceTier ? { price_tier: res.priceTier } : {}),
     ms: Math.round(performance.now() - started),
     prompt_chars: promptChars,
     reply: res.content,
