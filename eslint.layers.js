@@ -21,6 +21,7 @@ export const FEATURES = {
   telemetry: ['src/telemetry'],
   population: ['src/population', 'src/worlds'],
   shards: ['src/shards'],
+  batch: ['src/batch'],
 };
 
 const LAYERS = {

@@ -10,45 +10,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { populationSop } from './lib/population-sop.mjs';
 import { cpuMs, startServer } from './lib/test-server.mjs';
 
 export const order = 70;
-
-function populationSop(n, activation, maxSteps) {
-  return {
-    name: `population-${n}`,
-    agents: {},
-    root: 'feed',
-    states: {
-      feed: {
-        environment_prompt: 'You use a small social network.',
-        population: {
-          source: {
-            generate: {
-              n,
-              seed: 7,
-              columns: {
-                name: { choice: ['Ada', 'Ben', 'Chloe', 'Dev', 'Eve', 'Finn'] },
-                age: { normal: { mean: 40, sd: 12, min: 18, max: 90, round: true } },
-                interest: { categorical: { sports: 0.3, politics: 0.3, music: 0.4 } },
-              },
-            },
-          },
-          persona: 'You are {{name}}, {{age}}, into {{interest}}.',
-        },
-        world: {
-          type: 'social',
-          params: { rank: 'recency', feed_size: 3, seed_posts: [{ id: 'news', author: 'a0', text: 'Buses are free.' }] },
-        },
-        actions: ['post', 'like', 'repost', 'idle'],
-        activation: { probability: activation },
-        max_steps: maxSteps,
-        next_states: { 1: 'end' },
-      },
-      end: { final: true },
-    },
-  };
-}
 
 async function timedRun(sopObject, options) {
   const { runSop, loadSop } = await import('sop');

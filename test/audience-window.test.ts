@@ -139,10 +139,10 @@ const bytes = (ms: ChatMessage[]) => ms.map((m) => `${m.role}\u0000${text(m)}`).
 
 /**
  * Check one viewer's prompts in order: the window is the newest messages it may see (never any
- * other), between W (or all it may see) and 2W - 1 of them; summary and window together hold
- * every message it may see; between two refreshes of its summary a prompt starts, byte for byte,
- * with the previous one's system, summary and window (when `every` <= W); and at a refresh the
- * window is cut back to W.
+ * other), between W (or all it may see) and W + every - 1 of them; summary and window together
+ * hold every message it may see; between two refreshes of its summary a prompt starts, byte for
+ * byte, with the previous one's system, summary and window; and at a refresh the window is cut
+ * back to W.
  */
 function checkViewer(log: Logged[], viewer: string, purpose: 'agent' | 'judge', W: number, every: number): void {
   const visible: Seen[] = [];
@@ -164,8 +164,9 @@ function checkViewer(log: Logged[], viewer: string, purpose: 'agent' | 'judge', 
     const seenTokens = visible.map((m) => m.token);
     // the window: the last messages the viewer may see, as many as the rule says
     expect(p.window).toEqual(seenTokens.slice(seenTokens.length - p.window.length));
-    expect(p.window.length).toBe(Math.min(visible.length, viewerAlignedWindow(W, visible, e.count, every)));
-    expect(p.window.length).toBeLessThanOrEqual(2 * W - 1);
+    // the summary is kept as chunks: the window moves only when the viewer's summary is refreshed
+    expect(p.window.length).toBe(Math.min(visible.length, viewerAlignedWindow(W, visible, e.count, every, true)));
+    expect(p.window.length).toBeLessThanOrEqual(W + every - 1);
     expect(p.window.length).toBeGreaterThanOrEqual(Math.min(W, visible.length));
     // nothing lost, nothing leaked: summary ∪ window = every message the viewer may see
     const shown = new Set([...p.summary, ...p.window]);
@@ -177,14 +178,12 @@ function checkViewer(log: Logged[], viewer: string, purpose: 'agent' | 'judge', 
         counts.refreshes++;
         if (p.window[0] !== previous.window[0]) counts.moved++;
       } else {
-        // the summary is the same; the window's first message stays (when every > W it also moves every W messages)
+        // the summary is the same; the window's first message stays, and the prompt only grows
         expect(p.summary).toEqual(previous.summary);
-        if (every <= W) {
-          if (previous.window.length > 0) expect(p.window[0]).toBe(previous.window[0]);
-          counts.prefixChecks++;
-          expect(bytes(p.prefix).startsWith(bytes(previous.prefix))).toBe(true);
-          expect(p.prefix.slice(0, previous.prefix.length - 1)).toEqual(previous.prefix.slice(0, -1));
-        }
+        if (previous.window.length > 0) expect(p.window[0]).toBe(previous.window[0]);
+        counts.prefixChecks++;
+        expect(bytes(p.prefix).startsWith(bytes(previous.prefix))).toBe(true);
+        expect(p.prefix.slice(0, previous.prefix.length - 1)).toEqual(previous.prefix.slice(0, -1));
       }
     }
     previous = p;
@@ -261,5 +260,7 @@ describe('the window rule per viewer under audiences', () => {
     expect(viewerAlignedWindow(3, seen, 12, 12)).toBe(3); // just refreshed
     expect(viewerAlignedWindow(3, seen.slice(0, 3), 11, 9)).toBe(3); // nothing since 9: as right after the refresh
     expect(viewerAlignedWindow(3, [], 0, 3)).toBe(3);
+    // with the summary kept as chunks the window moves only at a refresh
+    expect(viewerAlignedWindow(3, seen, 11, 6, true)).toBe(3 + 3);
   });
 });

@@ -107,6 +107,34 @@ describe('replay', () => {
     expect(result.messages).toHaveLength(1);
   });
 
+  it('gives calls made at once the interaction recorded under their effect key, in any order', async () => {
+    const llm = new ReplayProvider(
+      'pop.json',
+      cassette([
+        { purpose: 'agent', state: 'feed', agent: 'a0', effect: '1.2:a0', response: 'from a0' },
+        { purpose: 'agent', state: 'feed', agent: 'a1', effect: '1.2:a1', response: 'from a1' },
+        { purpose: 'agent', state: 'feed', agent: 'a2', effect: '1.2:a2', response: 'from a2' },
+        { purpose: 'summary', state: 'feed', response: 'after the step' },
+      ]),
+    );
+    const call = (agent: string, effect?: string) => ({
+      messages: [],
+      model: 'm',
+      meta: { purpose: 'agent' as const, state: 'feed', agent, turn: 2, ...(effect ? { effect } : {}) },
+    });
+    // a resumed step: a1's reply comes from the journal, a2 asks before a0
+    llm.seek(0);
+    expect((await llm.chat(call('a2', '1.2:a2'))).content).toBe('from a2');
+    llm.reused(call('a1', '1.2:a1'));
+    expect((await llm.chat(call('a0', '1.2:a0'))).content).toBe('from a0');
+    expect(llm.position).toBe(3); // past the step's last interaction: the next call in order is the summary
+    const next = await llm.chat({ messages: [], model: 'm', meta: { purpose: 'summary', state: 'feed', turn: 2 } });
+    expect(next.content).toBe('after the step');
+    await expect(llm.chat(call('a9', '1.2:a9'))).rejects.toThrow(
+      'cassette pop.json: holds no reply for an agent call by a9 in state "feed" (turn 2, call 1.2:a9)',
+    );
+  });
+
   it('delivers a streamed reply as a delta', async () => {
     const llm = new ReplayProvider('x', cassette([{ purpose: 'agent', response: 'streamed text' }]));
     const deltas: string[] = [];

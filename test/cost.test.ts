@@ -71,13 +71,18 @@ interface Usage extends Bucket {
   unpriced_models?: string[];
   by_purpose: Record<string, Bucket>;
   by_agent?: Record<string, Bucket>;
+  by_state?: Record<string, Bucket>;
 }
 
 let server: TestServer;
 let tmp: string;
+/** Whether the server reports cached tokens (usage.prompt_tokens_details.cached_tokens). */
+let reportCached = true;
 beforeAll(async () => {
   // Every call: 1000 prompt tokens of which 400 cached, 200 completion tokens.
-  server = await startOpenAiServer({ usage: () => ({ prompt_tokens: 1000, completion_tokens: 200, cached_tokens: 400 }) });
+  server = await startOpenAiServer({
+    usage: () => ({ prompt_tokens: 1000, completion_tokens: 200, ...(reportCached ? { cached_tokens: 400 } : {}) }),
+  });
   tmp = mkdtempSync(join(tmpdir(), 'sop-cost-'));
 });
 afterAll(async () => {
@@ -109,7 +114,12 @@ async function runWith(llm: Record<string, unknown>, extra: string[] = []) {
     calls,
     usage,
     runs: runs.stdout,
-    runsJson: JSON.parse(runsJson.stdout.trim()) as { cost_usd?: number; unpriced_models?: string[] },
+    runsJson: JSON.parse(runsJson.stdout.trim()) as {
+      cost_usd?: number;
+      unpriced_models?: string[];
+      cached_share?: number;
+      cached_share_by_state?: Record<string, number>;
+    },
   };
 }
 
@@ -149,6 +159,16 @@ describe('cost', () => {
     expect(runsJson.cost_usd).toBeCloseTo(one * calls.length, 10);
     expect(runs).toMatch(/COST/);
     expect(runs).toContain(`$${(one * calls.length).toFixed(4)}`);
+    // the cached share, in all and per state: usage.json's by_state, sop runs (CACHED) and its --json
+    expect(usage.by_state!.talk).toMatchObject({
+      calls: calls.length,
+      prompt_tokens: 1000 * calls.length,
+      cached_tokens: 400 * calls.length,
+    });
+    expect(runsJson.cached_share).toBe(0.4);
+    expect(runsJson.cached_share_by_state).toEqual({ talk: 0.4 });
+    expect(runs.split('\n')[0]).toMatch(/\bCACHED\b/);
+    expect(runs.split('\n')[1]).toMatch(/\b40%/);
     // Without cached tokens the same call would cost more: the cached rate is what was used.
     expect(one).toBeLessThan((1000 * price.input + 200 * price.output) / 1e6);
   });
@@ -167,6 +187,18 @@ describe('cost', () => {
     expect(runsJson.cost_usd).toBeUndefined();
     expect(runsJson.unpriced_models).toEqual(['no-such-model']);
     expect(runs.split('\n')[1]).toMatch(/\bunknown\b/);
+  });
+
+  it('a server that reports no cached tokens gives no cached share (never 0%)', async () => {
+    reportCached = false;
+    try {
+      const { usage, runs, runsJson } = await runWith({ model: 'gpt-4o-mini' });
+      expect(usage.by_state).toBeUndefined();
+      expect(runsJson.cached_share).toBeUndefined();
+      expect(runs.split('\n')[1]).not.toMatch(/%/);
+    } finally {
+      reportCached = true;
+    }
   });
 
   it('--pricing FILE prices a model the shipped table does not know, and replaces a shipped price', async () => {

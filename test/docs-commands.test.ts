@@ -1,6 +1,6 @@
 // The commands the docs show are true: a user follows README.md, docs/*.md and each
 // examples/*/README.md literally. This runs every documented command that works offline (a mock
-// or cassette LLM, validate, list, graph, check), checks that every `--flag` the docs name next
+// or cassette LLM, validate, list, graph, check, plan), checks that every `--flag` the docs name next
 // to `sop COMMAND` is an option of that command, and that each example says plainly whether its
 // cassette is hand-written.
 import { spawnSync } from 'node:child_process';
@@ -168,7 +168,7 @@ function runnable(file: string, b: Block, n: number): Runnable[] {
       const llm = w[w.indexOf('--llm') + 1] ?? '';
       const offline = w.includes('--llm')
         ? llm === 'mock' || llm.startsWith('replay:')
-        : ['validate', 'list', 'graph', 'check'].includes(command!);
+        : ['validate', 'list', 'graph', 'check', 'plan'].includes(command!);
       if (!offline) return;
       // A placeholder name (config.json) is not a file to run; a path that is not there is a doc error.
       if (first && !first.startsWith('-') && !existsSync(join(REPO, first)) && !existsSync(join(REPO, 'sops', `${first}.sop.json`))) {

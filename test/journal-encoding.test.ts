@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { runSop } from '../src/index.js';
 import type { ChatMessage } from '../src/llm/types.js';
-import { PromptEncoder, promptsOf } from '../src/journal/prompts.js';
+import { PromptEncoder } from '../src/journal/prompts.js';
+import { promptsOf } from '../src/journal/recorded-prompts.js';
 import { parseJournal } from '../src/journal/reader.js';
 import type { RunEvent } from '../src/runtime/events.js';
 import { cloneJsonKeepingText, stringifyReusing } from '../src/util/json.js';

@@ -1,10 +1,18 @@
 // Issue 24 acceptance: `npm run lint` fails on an import that breaks the layer direction or joins
 // two features (eslint.layers.js). ESLint lints probe files that are never written: each is a
-// source text linted as if it stood at a path under src/.
+// source text linted as if it stood at a path under src/. A probe names what it imports by its
+// path in the repository (`from(probe, target)`), so the probes hold wherever the folders are.
+import { dirname, relative } from 'node:path';
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
 
 const eslint = new ESLint({ cwd: process.cwd() });
+
+/** The module specifier of `target` (a .ts file under src/) in a probe at `probe`. */
+function from(probe: string, target: string): string {
+  const rel = relative(dirname(probe), target).replace(/\.ts$/, '.js');
+  return rel.startsWith('.') ? rel : `./${rel}`;
+}
 
 async function layerErrors(filePath: string, source: string): Promise<string[]> {
   const [result] = await eslint.lintText(source, { filePath });
@@ -13,32 +21,39 @@ async function layerErrors(filePath: string, source: string): Promise<string[]> 
 
 describe('the layers of src/ are enforced by the linter', () => {
   it('the core may not import a feature', async () => {
+    const probe = 'src/runtime/zz-probe.ts';
     const errors = await layerErrors(
-      'src/runtime/zz-probe.ts',
-      "import { usesActions } from '../actions/plugin.js';\nexport const x = usesActions;\n",
+      probe,
+      `import { usesActions } from '${from(probe, 'src/actions/plugin.ts')}';\nexport const x = usesActions;\n`,
     );
     expect(errors).toEqual([expect.stringContaining('from elements of type "core" to elements of type "feature:actions"')]);
   });
 
   it('one feature may not import another', async () => {
+    const probe = 'src/cost/zz-probe.ts';
     const errors = await layerErrors(
-      'src/cost/zz-probe.ts',
-      "import { mcpServers } from '../mcp/config.js';\nexport const x = mcpServers;\n",
+      probe,
+      `import { mcpServers } from '${from(probe, 'src/mcp/config.ts')}';\nexport const x = mcpServers;\n`,
     );
     expect(errors).toEqual([expect.stringContaining('from elements of type "feature:cost" to elements of type "feature:mcp"')]);
   });
 
   it('the format may not import the core, and an app may import anything below it', async () => {
+    const format = 'src/sop/zz-probe.ts';
+    const app = 'src/cli/zz-probe.ts';
     expect(
-      await layerErrors('src/sop/zz-probe.ts', "import { RunLoop } from '../runtime/run.js';\nexport const x = RunLoop;\n"),
+      await layerErrors(format, `import { RunLoop } from '${from(format, 'src/runtime/run.ts')}';\nexport const x = RunLoop;\n`),
     ).toHaveLength(1);
-    expect(await layerErrors('src/cli/zz-probe.ts', "import { Run } from '../engine/run.js';\nexport const x = Run;\n")).toEqual([]);
+    expect(await layerErrors(app, `import { Run } from '${from(app, 'src/engine/run.ts')}';\nexport const x = Run;\n`)).toEqual([]);
   });
 
   it('a feature may import the layers below it', async () => {
+    const probe = 'src/cost/zz-probe.ts';
+    const errors = from(probe, 'src/errors.ts');
     const source =
-      "import { EngineError } from '../errors.js';\nimport { RunSignal } from '../errors.js';\nimport type { RunPlugin } from '../runtime/hooks.js';\nexport type P = RunPlugin;\nexport const x = [EngineError, RunSignal];\n";
-    expect(await layerErrors('src/cost/zz-probe.ts', source)).toEqual([]);
+      `import { EngineError } from '${errors}';\nimport { RunSignal } from '${errors}';\n` +
+      `import type { RunPlugin } from '${from(probe, 'src/runtime/hooks.ts')}';\nexport type P = RunPlugin;\nexport const x = [EngineError, RunSignal];\n`;
+    expect(await layerErrors(probe, source)).toEqual([]);
   });
 
   it('a file in a folder no layer names is refused', async () => {

@@ -6,12 +6,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runCommand } from '../src/cli/run-command.js';
+import { ListEnvironment } from '../src/environment/environment.js';
 import { MemoryEnvironment } from '../src/environment/memory-environment.js';
 import { applyMemoryOverrides } from '../src/environment/memory-settings.js';
 import { MockProvider } from '../src/llm/mock.js';
 import type { ChatOptions, ChatRequest, ChatResponse, LlmProvider } from '../src/llm/types.js';
 import { estimateUsage } from '../src/llm/types.js';
 import { Run } from '../src/engine/run.js';
+import type { RunSnapshot } from '../src/runtime/position.js';
+import { restoreSummaryChunks, summaryChunks } from '../src/runtime/summaries.js';
 import type { Sop } from '../src/sop/types.js';
 
 /** A scripted LLM: records every request and answers with `reply`. */
@@ -92,18 +95,65 @@ describe('summaries', () => {
     // The call order is fixed: the summary comes right after the message it follows.
     const order = llm.calls.map((c) => `${c.meta.purpose}@${c.meta.turn}`);
     expect(order.slice(order.indexOf('summary@5') - 1, order.indexOf('summary@5') + 2)).toEqual(['agent@5', 'summary@5', 'agent@6']);
-    // The next agent prompt carries the latest summary; older ones are gone.
+    // The next agent prompt carries the summary's chunks so far, oldest first: a refresh appends one.
     const agentAt = (t: number) => text(llm.of('agent').find((c) => c.meta.turn === t)!);
     expect(agentAt(5)).not.toContain('SUMMARY-');
     expect(agentAt(6)).toContain('SUMMARY-1 after turn 5');
-    expect(agentAt(11)).toContain('SUMMARY-2 after turn 10');
-    expect(agentAt(11)).not.toContain('SUMMARY-1');
-    expect(agentAt(16)).toContain('SUMMARY-3 after turn 15');
-    // Each summary request holds the previous summary and the five new messages.
+    expect(agentAt(11)).toContain('SUMMARY-1 after turn 5\n\nSUMMARY-2 after turn 10');
+    expect(agentAt(16)).toContain('SUMMARY-1 after turn 5\n\nSUMMARY-2 after turn 10\n\nSUMMARY-3 after turn 15');
+    // Each summary request holds the summary so far and the five new messages, and asks for the next chunk.
     const second = text(llm.of('summary')[1]!);
-    expect(second).toContain('Previous summary: SUMMARY-1 after turn 5');
+    expect(second).toContain('Summary so far: SUMMARY-1 after turn 5');
+    expect(second).toContain('as the next part of the summary');
     for (const t of [6, 7, 8, 9, 10]) expect(second).toContain(`line ${t}`);
     expect(second).not.toContain('line 5\n');
+  });
+
+  it('merges the oldest chunks into one only when there are more than max_chunks, and a resume keeps them', async () => {
+    const sop: Sop = {
+      name: 'chunks',
+      environment: { max_chat_history: 2, summary: { max_chunks: 4 } },
+      agents: { Ann: { roles: { chat: 'A' } }, Ben: { roles: { chat: 'B' } } },
+      root: 'chat',
+      states: { chat: { roles: ['A', 'B'], next_states: { '0': 'chat' } } },
+    } as Sop;
+    let n = 0;
+    const llm = new Scripted((r) => {
+      if (r.meta.purpose !== 'summary') return `line ${r.meta.turn}`;
+      return text(r).includes('Parts of a summary to merge') ? `MERGED-${++n}` : `C${r.meta.turn}`;
+    });
+    const summaries: string[] = [];
+    let snapshot: RunSnapshot | undefined;
+    await new Run({
+      sop,
+      file: 'chunks',
+      llm,
+      maxTurns: 15,
+      listeners: [
+        (e) => {
+          if (e.type === 'summary') summaries.push(e.summary);
+          if (e.type === 'checkpoint') snapshot = e.snapshot;
+        },
+      ],
+    }).run();
+    // refreshes after messages 2, 4, ..., 14; the fifth chunk makes more than 4: the oldest 3 are merged
+    expect(summaries.slice(0, 4)).toEqual(['C2', 'C2\n\nC4', 'C2\n\nC4\n\nC6', 'C2\n\nC4\n\nC6\n\nC8']);
+    expect(summaries[4]).toBe('MERGED-1\n\nC8\n\nC10');
+    const merge = llm.of('summary').find((c) => text(c).includes('Parts of a summary to merge'))!;
+    expect(text(merge)).toContain('C2\n\nC4\n\nC6\n\nWrite one summary');
+    // two refreshes later there are 5 again: the merged chunk is merged with the next two
+    expect(summaries.slice(5)).toEqual(['MERGED-1\n\nC8\n\nC10\n\nC12', 'MERGED-2\n\nC12\n\nC14']);
+    // an agent's prompt after a refresh starts with its prompt before it, up to the end of the summary
+    const agents = llm.of('agent');
+    const before = text(agents.find((c) => c.meta.turn === 11)!);
+    const after = text(agents.find((c) => c.meta.turn === 13)!);
+    expect(after.startsWith(before.slice(0, before.indexOf('C10') + 3))).toBe(true);
+    // a checkpoint holds the chunks' lengths, and a resume restores the same chunks (so the same merges follow)
+    expect(snapshot!.environment.summary_chunks).toEqual([8, 3, 3]);
+    const env = new ListEnvironment('cooperative');
+    env.summary = snapshot!.environment.summary;
+    restoreSummaryChunks(env, env.summary, snapshot!.environment.summary_chunks);
+    expect(summaryChunks(env)).toEqual(['MERGED-2', 'C12', 'C14']);
   });
 
   it('follows a per-state summary.every and can be switched off', async () => {
@@ -345,6 +395,6 @@ describe('a 2,000-turn mock run', () => {
     expect(Math.abs(t2000 - t50) / t50).toBeLessThan(0.1);
     expect(run.env).toBeInstanceOf(MemoryEnvironment);
     expect((run.env as MemoryEnvironment).embedderId).toBe('local-v1');
-    expect(result.usage.by_purpose.summary!.calls).toBe(250); // every 8 messages
+    expect(result.usage.by_purpose.summary!.calls).toBe(250 + 61); // every 8 messages, and a merge of chunks every 4 refreshes from the 9th
   }, 60_000);
 });

@@ -131,6 +131,21 @@ describe('requests adapted to what a server takes', () => {
     expect(warnings).toEqual([expect.stringMatching(/^llama2 at .* refused function tools .*JSON command format from now on$/)]);
   });
 
+  it('sends prompt_cache_key, and leaves it out from then on for a server that does not take it', async () => {
+    const { provider, warnings, bodies } = await setup((_i, raw) =>
+      (raw as { prompt_cache_key?: string }).prompt_cache_key !== undefined
+        ? refusal('Unrecognized request argument supplied: prompt_cache_key', null, null)
+        : undefined,
+    );
+    const keyed = request({ model: 'gpt-4o-mini', promptCacheKey: 'sop-abc-def' });
+    expect((await provider.chat(keyed)).content).toBe('Hello.');
+    expect(bodies().map((b) => (b as { prompt_cache_key?: string }).prompt_cache_key)).toEqual(['sop-abc-def', undefined]);
+    expect(warnings).toEqual([expect.stringMatching(/^gpt-4o-mini at .* does not take prompt_cache_key .*sending none from now on/)]);
+    await provider.chat(keyed);
+    expect(bodies()).toHaveLength(3);
+    expect(bodies()[2]).not.toHaveProperty('prompt_cache_key');
+  });
+
   it('a 400 about something else stays an error, sent once, with no adaptation', async () => {
     const { provider, warnings, bodies } = await setup(() =>
       refusal('max_tokens is too large: 100000. This model supports at most 16384 completion tokens.', 'max_tokens', 'invalid_value'),

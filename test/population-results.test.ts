@@ -11,9 +11,11 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
   symlinkSync,
+  writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -156,13 +158,46 @@ describe('sop query', () => {
     expect(existsSync(join(run, 'population.duckdb'))).toBe(true);
   });
 
-  it('leaves out, with a warning, agents it cannot load again (the SOP file named from another folder), and tries again next time', () => {
-    rmSync(join(run, 'population.duckdb'));
-    const elsewhere = spawnCliSync(['query', run, 'select count(*) as n from agents', '--json'], { cwd: tmp });
+  it('loads the agents again from another folder: the journal names the data file the run loaded', () => {
+    const ex = join(tmp, 'ex');
+    mkdirSync(ex);
+    for (const f of ['social-spread.sop.json', 'personas.csv']) copyFileSync(join('examples/social-spread', f), join(ex, f));
+    // run from tmp with a relative SOP path (ex/...), queried from the repository's folder
+    const r = spawnCliSync(['run', 'ex/social-spread.sop.json', '--llm', 'mock', '--out', 'ex-runs', '--quiet'], { cwd: tmp });
+    expect(r.status, r.stderr).toBe(0);
+    const dir = join(tmp, 'ex-runs', readdirSync(join(tmp, 'ex-runs'))[0]!);
+    const started = readJournal(dir).events.find((e) => e.type === 'population_started');
+    expect(started).toMatchObject({ source: join(ex, 'personas.csv') });
+    rmSync(join(dir, 'population.duckdb'));
+    const count = 'select count(*) as n, count(distinct party) as parties, (select agents_loaded from run) as loaded from agents';
+    const elsewhere = sop('query', dir, count, '--json');
+    expect(elsewhere.stderr).toBe('');
+    expect(JSON.parse(elsewhere.stdout)).toEqual([{ n: 1000, parties: 3, loaded: true }]);
+    // the data file gone: its agents are left out with a warning naming it, and the next query tries again
+    renameSync(join(ex, 'personas.csv'), join(ex, 'away.csv'));
+    rmSync(join(dir, 'population.duckdb'));
+    const gone = sop('query', dir, 'select count(*) as n, (select agents_loaded from run) as loaded from agents', '--json');
+    expect(gone.status).toBe(0);
+    expect(gone.stderr).toBe(`warning: agents of state "feed" not loaded: ${join(ex, 'personas.csv')}: file not found\n`);
+    expect(JSON.parse(gone.stdout)).toEqual([{ n: 0, loaded: false }]);
+    renameSync(join(ex, 'away.csv'), join(ex, 'personas.csv'));
+    const back = sop('query', dir, count, '--json');
+    expect(back.stderr).toBe('');
+    expect(JSON.parse(back.stdout)).toEqual([{ n: 1000, parties: 3, loaded: true }]);
+  });
+
+  it("reads a journal that names no data file (an older run's) from the SOP file's path, relative to the current folder", () => {
+    const dir = join(tmp, 'older');
+    mkdirSync(dir);
+    const lines = readFileSync(join(run, 'journal.jsonl'), 'utf8').replace(/,"source":"[^"]*"/g, '');
+    writeFileSync(join(dir, 'journal.jsonl'), lines);
+    expect(readJournal(dir).events.find((e) => e.type === 'population_started')).not.toHaveProperty('source');
+    const count = 'select count(*) as n from agents';
+    const elsewhere = spawnCliSync(['query', dir, count, '--json'], { cwd: tmp });
     expect(elsewhere.status).toBe(0);
     expect(elsewhere.stderr).toBe('warning: agents of state "feed" not loaded: personas.csv: file not found\n');
     expect(JSON.parse(elsewhere.stdout)).toEqual([{ n: 0 }]);
-    const here = sop('query', run, 'select count(*) as n, (select agents_loaded from run) as loaded from agents', '--json');
+    const here = sop('query', dir, 'select count(*) as n, (select agents_loaded from run) as loaded from agents', '--json');
     expect(here.stderr).toBe('');
     expect(JSON.parse(here.stdout)).toEqual([{ n: 1000, loaded: true }]);
   });

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadSop, MockProvider, RecordingProvider, runSop, validateSop, type RunEvent } from '../src/index.js';
 import { defineWorld, registerWorld } from '../src/extend.js';
+import type { ChatRequest, LlmProvider } from '../src/llm/types.js';
 
 const EXAMPLE = 'examples/social-spread/social-spread.sop.json';
 const tmp = mkdtempSync(join(tmpdir(), 'sop-population-'));
@@ -60,6 +61,54 @@ describe('a population state', () => {
     const prompt = list.find((e) => e.type === 'prompt' && e.state === 'debrief') as Extract<RunEvent, { type: 'prompt' }>;
     const last = steps.at(-1)!.metrics;
     expect(prompt.messages[0]!.content).toContain(`${last.reposts} reposts, a cascade of ${last['cascade.news.size']}`);
+  });
+
+  it('lays decisions out for prompt caches: rules and tools, the step snapshot, the persona, the feed, the ask; keys sharded by step', async () => {
+    const requests: ChatRequest[] = [];
+    const mock = new MockProvider();
+    const llm: LlmProvider = { id: mock.id, chat: (r, o) => (requests.push(r), mock.chat(r, o)) };
+    const list = await events(loadSop(EXAMPLE), { llm });
+    const decisions = requests.filter((r) => r.meta.population);
+    // each step's event carries the usage of its calls (the step's cached share, when a provider reports it)
+    const steps = list.filter((e): e is StepEvent => e.type === 'population_step');
+    for (const st of steps) {
+      const mine = requests.filter((r) => r.meta.population && r.meta.turnInState === st.step);
+      expect(st.usage?.calls).toBe(mine.length);
+      expect(st.usage?.prompt_tokens).toBeGreaterThan(mine.length * 100);
+    }
+    expect(decisions.length).toBeGreaterThan(300);
+    // one system message for every agent of every step
+    expect(new Set(decisions.map((r) => r.messages[0]!.content)).size).toBe(1);
+    expect(decisions[0]!.messages[0]!.content).not.toMatch(/You are \w+, \d+/);
+    const byStep = new Map<number, ChatRequest[]>();
+    for (const r of decisions) byStep.set(r.meta.turnInState!, [...(byStep.get(r.meta.turnInState!) ?? []), r]);
+    for (const [step, list] of byStep) {
+      // a user message with the step's clock and snapshot, the same for all (a cache breakpoint goes
+      // after it), then one with the agent's persona, then its feed, then the ask
+      const head = list[0]!.messages[1]!.content;
+      expect(head).toMatch(/^It is \d\d:\d\d \(step \d\)\.\nWhat everyone can see:\n\{.*\}\n\n$/s);
+      for (const r of list) {
+        expect(r.messages).toHaveLength(3);
+        expect(r.messages[1]!.content).toBe(head);
+        expect(r.messages[2]!.content).toMatch(/^You are /);
+        expect(r.meta.cacheBreaks).toEqual([0, 1]);
+        const u = r.messages[2]!.content;
+        expect(u.indexOf('You are ')).toBeLessThan(u.indexOf('What you see now:'));
+        expect(u.endsWith('Choose your action.')).toBe(true);
+      }
+      // keys: the run, the state and the role, then the step and one of ceil(1,000 / 16) shards
+      const keys = new Set(list.map((r) => r.promptCacheKey!));
+      for (const k of keys) expect(k).toMatch(new RegExp(`^sop-[0-9a-z]+-[0-9a-z]+-${step}\\.\\d+$`));
+      expect(keys.size).toBeGreaterThan(list.length / 4);
+      expect(Math.max(...[...keys].map((k) => Number(k.split('.').at(-1))))).toBeLessThan(63);
+    }
+    // an agent keeps its shard from step to step
+    const shardOf = new Map<string, string>();
+    for (const r of decisions) {
+      const shard = r.promptCacheKey!.split('.').at(-1)!;
+      expect(shardOf.get(r.meta.agent!) ?? shard).toBe(shard);
+      shardOf.set(r.meta.agent!, shard);
+    }
   });
 
   it('gives the same journal events at concurrency 1, 64 and 500', async () => {

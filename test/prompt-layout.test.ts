@@ -77,7 +77,7 @@ function parts(r: ChatRequest) {
 
 async function record(controller: 'order' | 'rule', turns: number) {
   const llm = new Recorder();
-  const result = await new Run({ sop: sop(controller), file: 'layout', llm, maxTurns: turns }).run();
+  const result = await new Run({ sop: sop(controller), file: 'layout', llm, maxTurns: turns, runId: 'layout-run' }).run();
   expect(result.turns).toBe(turns);
   return llm.calls;
 }
@@ -181,5 +181,43 @@ describe('prompt layout for prefix caches', () => {
       }
       expect(appends, purpose).toBeGreaterThan(10);
     }
+  });
+
+  it('across a summary refresh, keeps the previous prompt of the same agent up to the end of its summary: chunks are only appended', async () => {
+    const calls = await record('order', 90);
+    let refreshes = 0;
+    const last = new Map<string, { request: ChatRequest; refreshes: number }>();
+    let pairs = 0;
+    for (const c of calls) {
+      if (c.meta.purpose === 'summary') refreshes++;
+      if (c.meta.purpose !== 'agent') continue;
+      const prev = last.get(c.meta.agent!);
+      if (prev && prev.refreshes < refreshes && parts(prev.request).summary) {
+        const before = prev.request.messages;
+        // the system message, and the summary message less its closing line break, are a prefix of the new prompt
+        const kept = bytes(before.slice(0, 2)).length - 1;
+        expect(commonPrefix(bytes(before), bytes(c.messages))).toBeGreaterThanOrEqual(kept);
+        pairs++;
+      }
+      last.set(c.meta.agent!, { request: c, refreshes });
+    }
+    expect(pairs).toBeGreaterThan(10);
+  });
+
+  it('sends one prompt_cache_key per run, state and role (or purpose)', async () => {
+    const calls = await record('rule', 30);
+    const keys = new Map<string, Set<string>>();
+    for (const c of calls) {
+      const who = c.meta.purpose === 'agent' ? c.meta.role! : c.meta.purpose;
+      expect(c.promptCacheKey).toMatch(/^sop-[0-9a-z]+-[0-9a-z]+$/);
+      (keys.get(who) ?? keys.set(who, new Set()).get(who)!).add(c.promptCacheKey!);
+    }
+    expect([...keys.keys()].sort()).toEqual(['Analyst', 'Engineer', 'Host', 'judge', 'speaker', 'summary']);
+    for (const set of keys.values()) expect(set.size).toBe(1);
+    expect(new Set([...keys.values()].map((s) => [...s][0])).size).toBe(keys.size);
+    // another run of the same SOP: other keys
+    const other = new Recorder();
+    await new Run({ sop: sop('rule'), file: 'layout', llm: other, maxTurns: 2, runId: 'another-run' }).run();
+    expect(keys.get('Host')!.has(other.calls.find((c) => c.meta.role === 'Host')!.promptCacheKey!)).toBe(false);
   });
 });

@@ -7,7 +7,8 @@ import type { RunContext } from '../runtime/context.js';
 import type { RunPlugin } from '../runtime/hooks.js';
 import type { Sop } from '../sop/types.js';
 import { limitToVisit } from './prompt.js';
-import { ActionRuntime, type ActionOptions, type SubRunOutcome, type SubRunRequest } from './runtime.js';
+import type { ActionOptions, SubRunOutcome, SubRunRequest } from './host.js';
+import { ActionRuntime } from './runtime.js';
 
 /**
  * Whether a SOP uses actions: commands or MCP tools in a state, memory files (the scientist's

@@ -3,120 +3,39 @@
 // runs, and the result becomes an 'action' message in the environment and a line in the logs
 // memory file. `finish` ends the state; a `sop` command runs a nested Run. The Run calls into
 // this class at a few marked places and keeps no action logic of its own.
-import { EngineError } from '../errors.js';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { ComponentPart } from '../agent/components.js';
-import type { EnvironmentMemory } from '../environment/environment.js';
-import type { Message } from '../environment/message.js';
-import type { HumanInput } from '../io/human.js';
 import type { CallMeta, ChatMessage } from '../llm/types.js';
-import { renderText, type TemplateSet } from '../prompt/templates.js';
-import type { RunEvent, RunListener, UsageTotals } from '../runtime/events.js';
-import { mergeUsage } from '../runtime/usage.js';
+import type { RunEvent } from '../runtime/events.js';
 import type { StateRuntime } from '../runtime/controller.js';
 import { SopError } from '../sop/diagnostics.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): a sub-flow loads its SOP with every check; it moves once the loader is handed in by the engine
 import { loadSopFile } from '../loader/load.js';
 import type { ResolvedState } from '../sop/resolved.js';
-import type { Sop } from '../sop/types.js';
-import { SubflowDepthError } from '../executors/subflow-failure.js';
-import { ExecutorInputError, type ExecContext, type ExecResult, type SubflowRequest, type SubflowResult } from '../executors/types.js';
-import { LOGS, MemoryError, MemoryFiles, type MemoryLink } from '../workspace/memory-files.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): executors journal effects; they part once the effect ledger is reached through the run context
-import type { EffectSpec } from '../journal/effects.js';
-import { PathEscapeError } from '../workspace/safe-path.js';
-import { FileAccessError, UnsafeFileError } from '../workspace/safe-file.js';
-import { InputFileError } from '../io/read-input-file.js';
-import { Workspace } from '../workspace/workspace.js';
+import type { SubflowRequest, SubflowResult } from '../executors/types.js';
+import { LOGS, MemoryFiles } from '../workspace/memory-files.js';
 import { CommandConfigError, checkCommand, compileCommands, type CommandSpec } from './commands.js';
 import { initialMemory, inputMadeMemory } from './memory-initial.js';
 import { parseCommandReply } from '../llm/command-reply.js';
-import type { Embedder } from '../memory/embedder.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
 import { structuredExtensions, structuredMemoryFiles } from '../scientist/memory-types.js';
 import { commandMeta, commandPart, commandTools, commandViews, type CommandView } from './prompt.js';
 import { makeRedactor, type Redactor } from '../util/redact.js';
 import { CodeSessions } from '../executors/session/code-session.js';
-import { languagesOf } from '../executors/code.js';
-import { followInputs, libraryToMemoryDir } from '../workspace/memory-dir.js';
+import { followInputs } from '../workspace/memory-dir.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools become commands here; they part once tools reach the actions through an interface in core
 import { stateGrants } from '../mcp/config.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools become commands here; they part once tools reach the actions through an interface in core
-import { McpServerError, type McpHub } from '../mcp/hub.js';
+import { McpServerError } from '../mcp/hub.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools become commands here; they part once tools reach the actions through an interface in core
 import { grantedCommands } from '../mcp/tool-command.js';
+import { ActionError, recoverable } from './errors.js';
+import { execContext, type CommandWhere } from './exec-context.js';
+import { runCommand } from './execute.js';
+import type { ActionHost, ActionOptions } from './host.js';
+import { runSubflow as runNestedFlow } from './subflow.js';
 
 export const DEFAULT_COMMAND_RETRIES = 2;
-export const MAX_SUBFLOW_DEPTH = 8;
-
-export interface ActionOptions {
-  /** The run folder; memory files go to its memory/ folder unless memoryDir is given. */
-  runDir?: string;
-  memoryDir?: string;
-  /** Where code runs and files are written (required by the code and library executors). */
-  workspace?: string;
-  autoRun?: boolean;
-  yes?: boolean;
-  sandbox?: boolean;
-  /** Network inside the sandbox (an explicit opt-in: --sandbox-network, a code command's `network: true`). */
-  sandboxNetwork?: boolean;
-  /** Folder sop was started from (default: the current directory). */
-  launchDir?: string;
-  /** Set for sub-flows: nesting depth, flow path and memory files shared with the caller. */
-  depth?: number;
-  flow?: string;
-  memoryLinks?: Record<string, MemoryLink>;
-  /** Set for sub-flows: the top-level run's emitter and turn, for file_written events. */
-  root?: { emit(event: RunEvent): void; turn(): number };
-  /** A memory folder that lasts across runs (--memory-dir): the top-level memory files and the code library live there. */
-  persistentMemoryDir?: string;
-  /** The stateful code sessions a sub-flow shares with its caller (made by the run that has none). */
-  sessions?: CodeSessions;
-  /** mcp: the run's MCP servers (src/mcp/hub.ts); states with `tools` get the tools they grant as commands. */
-  mcp?: McpHub;
-}
-
-export interface SubRunRequest {
-  sop: Sop;
-  file: string;
-  runId: string;
-  inputs: Record<string, string>;
-  listeners: RunListener[];
-  actions: ActionOptions;
-}
-
-export interface SubRunOutcome {
-  status: SubflowResult['status'];
-  turns: number;
-  result?: string;
-  summary?: string;
-  error?: Error;
-  usage: UsageTotals;
-}
-
-/** What the runtime needs from its Run. */
-export interface ActionHost {
-  sop: Sop;
-  file: string;
-  runId: string;
-  env: EnvironmentMemory;
-  templates: TemplateSet;
-  usage: UsageTotals;
-  human: HumanInput;
-  signal?: AbortSignal;
-  emit(event: RunEvent): void;
-  /** The run's current turn. */
-  turn(): number;
-  baseContext(): Record<string, unknown>;
-  subRun(request: SubRunRequest): Promise<SubRunOutcome>;
-  /** The run's effect ledger (src/journal/effects.ts): a resumed run reuses journaled results. */
-  perform?<T>(spec: EffectSpec, fn: () => Promise<T>): Promise<{ value: T; reused: boolean }>;
-  /** secrets: applied to executor results (code output, files read) before anything else sees them. */
-  redact?: Redactor;
-  // scientist: the run's inputs and embedder, for the task_board and world_model executors
-  inputs?: Record<string, string>;
-  embedder?(): Promise<Embedder>;
-}
 
 export interface ActionSnapshot {
   finished: Record<string, { result: string; summary?: string }>;
@@ -130,40 +49,6 @@ export interface ActionSnapshot {
   stopped?: string;
   /** Cells run in the code sessions (a resumed run tells the agent its session started empty). */
   code_cells?: Record<string, number>;
-}
-
-export class ActionError extends EngineError {
-  constructor(message: string) {
-    super(message, 'ACTION');
-    this.name = 'ActionError';
-  }
-}
-
-/** Errors an agent can fix by issuing another command; anything else fails the run. */
-function recoverable(err: unknown): boolean {
-  if (err instanceof ExecutorInputError || err instanceof PathEscapeError || err instanceof MemoryError) return true;
-  if (err instanceof UnsafeFileError || err instanceof FileAccessError) return true; // files: refused or ordinary path errors
-  const code = err instanceof InputFileError ? err.errno : (err as NodeJS.ErrnoException)?.code;
-  return (
-    typeof code === 'string' &&
-    [
-      'ENOENT',
-      'EISDIR',
-      'ENOTDIR',
-      'ELOOP',
-      'EACCES',
-      'EROFS',
-      'ENAMETOOLONG',
-      'EEXIST',
-      'ENOTEMPTY',
-      'EFBIG',
-      'ENXIO',
-      'EPERM',
-      'EINVAL',
-      'EMLINK',
-      'ETXTBSY',
-    ].includes(code)
-  );
 }
 
 function oneLine(text: string, max = 300): string {
@@ -467,43 +352,6 @@ export class ActionRuntime {
     }
   }
 
-  private context(spec: CommandSpec, state: ResolvedState, role: string, agent: string, turn: number): ExecContext {
-    return {
-      command: spec.name,
-      settings: spec.settings,
-      state: state.name,
-      agent,
-      role,
-      turn,
-      memory: this.memory,
-      workspace: () => {
-        if (!this.o.workspace)
-          throw new ActionError(
-            `command "${spec.name}" needs a workspace folder, and this run has none (sop run gives every run one; in-process runs set actions.workspace)`,
-          );
-        return new Workspace(this.o.workspace);
-      },
-      human: this.host.human,
-      autoRun: this.o.autoRun === true,
-      yes: this.o.yes === true,
-      sandbox: this.o.sandbox === true,
-      sandboxNetwork: this.o.sandboxNetwork === true,
-      codeRuns: () => codeRunsOf(this.host.env.messages),
-      sessions: this.sessions,
-      templates: this.host.templates,
-      signal: this.host.signal,
-      baseDir: this.baseDir,
-      launchDir: this.o.launchDir ?? process.cwd(),
-      renderText: (text, where) => renderText(text, this.host.baseContext(), where),
-      runSubflow: (req) => this.runSubflow(spec.name, req, spec.settings.session === 'own'),
-      rejections: this.rejections.get(`${state.name}/${spec.name}`) ?? 0,
-      note: this.notes.get(`${state.name}/${spec.executor.name}`),
-      sop: this.host.sop,
-      inputs: this.host.inputs,
-      ...(this.host.embedder ? { embedder: this.host.embedder } : {}),
-    };
-  }
-
   /** files: the logs file was refused once (a link or pipe planted by code); warned about once. */
   private logsRefused = false;
 
@@ -515,113 +363,27 @@ export class ActionRuntime {
     agent: string,
     turn: number,
   ): Promise<void> {
-    const executor = spec.executor.name;
-    this.host.emit({ type: 'executor_called', state: state.name, agent, role, turn, command: spec.name, executor, args });
-    const started = performance.now();
-    const human = this.host.human;
-    type Performed = ExecResult & { human_answers: number; memory_writes: Record<string, string> };
-    const perform = async (): Promise<Performed> => {
-      const before = human.consumed;
-      // The memory files the executor changes are part of its result, so that a resumed run
-      // reusing the result from the journal can put them back.
-      const writes: Record<string, string> = {};
-      const untap = this.memory.tap((name, content) => {
-        writes[name] = content;
-      });
-      let r: ExecResult;
-      try {
-        r = await spec.executor.run(args, this.context(spec, state, role, agent, turn));
-      } catch (err) {
-        if (!recoverable(err)) throw err;
-        const message = (err as Error).message;
-        r = {
-          ok: false,
-          result: this.host.templates.render('command_failed', { command: spec.name, error: message }),
-          summary: `failed: ${message}`,
-        };
-      } finally {
-        untap();
-      }
-      // secrets: code output and files read may hold a secret (printed, encoded, reversed...);
-      // it reaches no prompt, message, journal line or logs memory file.
-      const red = this.redact;
-      r = {
-        ...r,
-        result: red(r.result),
-        summary: red(r.summary),
-        ...(r.finish
-          ? {
-              finish: {
-                ...r.finish,
-                result: red(r.finish.result),
-                ...(r.finish.summary !== undefined ? { summary: red(r.finish.summary) } : {}),
-              },
-            }
-          : {}),
-      };
-      return { ...r, human_answers: human.consumed - before, memory_writes: writes };
-    };
-    let res: Performed;
-    if (this.host.perform) {
-      // durability: a resumed run reuses a journaled result instead of running the executor again
-      const done = await this.host.perform(
-        {
-          kind: executor,
-          label: `${spec.name}@${state.name}`,
-          marksStart: true,
-          rerunNeedsApproval: spec.executor.durability?.rerunNeedsApproval === true,
-          composite: spec.executor.durability?.composite === true, // e.g. a sub-flow is replayed, its own steps reused
-        },
-        perform,
-      );
-      res = done.value;
-      if (done.reused) {
-        // a cell whose journaled result is reused did not run in this process's session
-        if (executor === 'code') this.sessions.counted(String(args.language ?? languagesOf(spec.settings)[0]), true);
-        if (res.human_answers > 0) human.skip?.(res.human_answers);
-        for (const [name, content] of Object.entries(res.memory_writes ?? {})) {
-          this.memory.restore(name, content);
-          this.fileWritten(name);
-        }
-      }
-    } else {
-      res = await perform();
-    }
-    // --memory-dir: a saved code library goes back to the memory folder
-    if (executor === 'library' && spec.settings.op === 'save' && res.ok && this.o.persistentMemoryDir && this.o.workspace)
-      libraryToMemoryDir(
-        this.o.workspace,
-        this.o.persistentMemoryDir,
-        String(spec.settings.module ?? (spec.settings.language === 'javascript' ? 'library.js' : 'library.py')),
-      );
-    this.host.emit({
-      type: 'executor_result',
-      state: state.name,
-      agent,
-      turn,
-      command: spec.name,
-      executor,
-      ok: res.ok,
-      result: res.result,
-      summary: res.summary,
-      ms: Math.round(performance.now() - started),
-      finish: res.finish !== undefined,
+    const where: CommandWhere = { state, role, agent, turn };
+    const res = await runCommand(spec, args, where, {
+      host: this.host,
+      options: this.o,
+      memory: this.memory,
+      sessions: this.sessions,
+      redact: this.redact,
+      context: () =>
+        execContext(spec, where, {
+          host: this.host,
+          options: this.o,
+          memory: this.memory,
+          sessions: this.sessions,
+          baseDir: this.baseDir,
+          rejections: this.rejections.get(`${state.name}/${spec.name}`) ?? 0,
+          note: this.notes.get(`${state.name}/${spec.executor.name}`),
+          runSubflow: (req) => this.runSubflow(spec.name, req, spec.settings.session === 'own'),
+        }),
+      fileWritten: (name) => this.fileWritten(name),
     });
-    // audiences: a command's result goes to whom the command itself went
-    const cause = this.host.env.messages[this.host.env.messages.length - 1];
-    const message: Message = {
-      id: this.host.env.messages.length,
-      turn,
-      state: state.name,
-      sender: spec.name,
-      role: executor,
-      content: res.result,
-      kind: 'action',
-      timestamp: new Date().toISOString(),
-      ...(cause?.audience ? { audience: cause.audience, ...(cause.to !== undefined ? { to: cause.to } : {}) } : {}),
-    };
-    await this.host.env.add(message);
-    this.host.emit({ type: 'message', message });
+    const executor = spec.executor.name;
     try {
       this.memory.append(LOGS, `- [turn ${turn}] ${spec.name}${res.ok ? '' : ' (failed)'}: ${oneLine(res.summary)}\n`);
     } catch (err) {
@@ -648,51 +410,15 @@ export class ActionRuntime {
     }
   }
 
-  private async runSubflow(command: string, req: SubflowRequest, ownSessions = false): Promise<SubflowResult> {
-    const depth = (this.o.depth ?? 0) + 1;
-    if (depth > MAX_SUBFLOW_DEPTH)
-      throw new SubflowDepthError(
-        `sub-flows nested more than ${MAX_SUBFLOW_DEPTH} deep (command "${command}" of ${this.host.file}); is a SOP calling itself?`,
-      );
-    const { sop, file } = loadSopFile(req.file);
-    const n = (this.subflowCounts.get(command) ?? 0) + 1;
-    this.subflowCounts.set(command, n);
-    const name = `${command}-${n}`;
-    const flow = this.o.flow ? `${this.o.flow}/${name}` : name;
-    const links: Record<string, MemoryLink> = {};
-    for (const [sub, mine] of Object.entries(req.memory)) links[sub] = { store: this.memory, name: mine };
-    // A sub-flow's streamed deltas and checkpoints stay inside it: it is resumed as a whole.
-    const forward: RunListener = (e) => {
-      if (e.type === 'delta' || e.type === 'checkpoint') return;
-      this.host.emit(e.type === 'subflow' ? e : { type: 'subflow', flow, event: e });
-    };
-    const out = await this.host.subRun({
-      sop,
-      file,
-      runId: `${this.host.runId}/${flow}`,
-      inputs: req.inputs,
-      listeners: [forward],
-      actions: {
-        ...this.o,
-        depth,
-        flow,
-        memoryLinks: links,
-        root: this.root,
-        sessions: ownSessions ? undefined : this.sessions, // "session": "own" gives the sub-flow sessions of its own
-        memoryDir: this.subflowBase ? join(this.subflowBase, name) : undefined,
-      },
+  private runSubflow(command: string, req: SubflowRequest, ownSessions = false): Promise<SubflowResult> {
+    return runNestedFlow(command, req, ownSessions, {
+      host: this.host,
+      options: this.o,
+      memory: this.memory,
+      sessions: this.sessions,
+      counts: this.subflowCounts,
+      base: this.subflowBase,
+      root: this.root,
     });
-    mergeUsage(this.host.usage, out.usage);
-    return { flow, status: out.status, result: out.result, summary: out.summary, turns: out.turns, error: out.error };
   }
-}
-
-/**
- * The code that really ran: results of the code executor whose text says it ran (a refused or
- * never-started piece of code says otherwise; prompts/code_result.hbs), with their turn.
- */
-function codeRunsOf(messages: readonly Message[]): Array<{ turn: number; command: string }> {
-  return messages
-    .filter((m) => m.kind === 'action' && m.role === 'code' && /^The \w+ code ran\b/m.test(m.content))
-    .map((m) => ({ turn: m.turn, command: m.sender }));
 }

@@ -10,6 +10,7 @@ import { estimateUsage, type CallMeta, type ChatMessage } from '../llm/types.js'
 import { trimToBudget, type PromptPlan } from '../memory/token-budget.js';
 import { alignedWindow, viewerAlignedWindow } from '../memory/window.js';
 import type { TemplateSet } from '../prompt/templates.js';
+import type { Semantics } from '../runtime/semantics.js';
 import { agentLlm, type ResolvedSop, type ResolvedState } from '../sop/resolved.js';
 import type { LlmSettings, Sop } from '../sop/types.js';
 import type { ComponentServices } from './component-services.js';
@@ -44,6 +45,8 @@ export interface PipelineHost {
   topK(): number;
   turn(): number;
   turnInState(state: string): number;
+  /** The run's semantics flags: with `summaryChunks` the window moves only at summary refreshes (src/memory/window.ts). */
+  readonly semantics: Pick<Semantics, 'summaryChunks'>;
   /** One LLM call of the run; `key` names it within its step when calls are made at once (a population step). */
   call(messages: ChatMessage[], settings: LlmSettings, meta: CallMeta, stream?: boolean, key?: string): Promise<string>;
   /** Warn once that the prompt cannot fit environment.max_prompt_tokens. */
@@ -168,6 +171,7 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
     lastPrompt.native = { role: 'user', content: h.templates.render('agent_last', nativeCtx) };
   }
   const line = messageLine(h.templates, agent, role, state.name);
+  let cacheBreaks: number[] = [];
   const build = (plan: PromptPlan<Message>): ChatMessage[] => {
     const messages: ChatMessage[] = [system];
     const context = (summary: string, relevant: Message[]) =>
@@ -175,7 +179,10 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
     // (with neither, once, as a custom template may still say something)
     const summary = plan.summary || plan.relevant.length === 0 ? context(plan.summary, []) : '';
     if (summary) messages.push({ role: 'user', content: summary });
+    const summaryAt = messages.length - 1;
     messages.push(...windowAsChat(plan.window, agent, line, tools));
+    // where the stable parts end: the system message, the summary, the window (cache breakpoints)
+    cacheBreaks = [...new Set([0, summaryAt, messages.length - 1])];
     const relevant = plan.relevant.length > 0 ? context('', plan.relevant) : '';
     if (relevant) messages.push({ role: 'user', content: relevant });
     messages.push(lastPrompt, ...extra); // e.g. rejected commands and the problems found
@@ -205,6 +212,7 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
       role,
       turn: h.turn(),
       turnInState: h.turnInState(state.name),
+      cacheBreaks,
       ...metaExtra,
     },
     h.stream,
@@ -245,8 +253,14 @@ function sharedHistory(h: PipelineHost, state: ResolvedState, agent: string, rol
 /** The recent window's size now: max_chat_history, grown since the last summary refresh (src/memory/window.ts); per agent under audiences. */
 function recentWindow(h: PipelineHost, state: ResolvedState, agent: string): number {
   if (h.env.audiences?.active)
-    return viewerAlignedWindow(state.maxChatHistory, h.env.seenBy(agent), h.env.messages.length, state.summary.every);
-  return alignedWindow(state.maxChatHistory, h.env.messages.length, state.summary.every);
+    return viewerAlignedWindow(
+      state.maxChatHistory,
+      h.env.seenBy(agent),
+      h.env.messages.length,
+      state.summary.every,
+      h.semantics.summaryChunks,
+    );
+  return alignedWindow(state.maxChatHistory, h.env.messages.length, state.summary.every, h.semantics.summaryChunks);
 }
 
 /** What an agent has not answered yet: the messages since its last one (at most `max`), one per line. */

@@ -1,7 +1,7 @@
 // The choices every run makes before it starts, the same for runSop, resumeRun, forkRun and the
 // CLI (which only maps its flags to these options): who answers for people, the LLM provider
 // and its run-wide retry budget, the embedder, the sandbox, and who consents to the SOP's MCP
-// servers and LLM servers.
+// servers and LLM servers, and where a step's batch goes (batch mode).
 import { isPopulationState, populationCallsLlm } from '../population/state-spec.js';
 import { AnswersFileInput, HumanInputError, NoHumanInput, TerminalInput, askYesNo, type HumanInput } from '../io/human.js';
 import { AnswersListInput } from '../io/answers-list.js';
@@ -9,7 +9,8 @@ import { createProvider } from '../llm/factory.js';
 import { InterruptibleProvider } from '../llm/interruptible.js';
 import { RETRIES_PER_CALL, RetryBudget } from '../llm/retry.js';
 import { LlmError, type LlmProvider } from '../llm/types.js';
-import { sopEndpoints } from '../llm/endpoints.js';
+import { endpointKey, sopEndpoints } from '../llm/endpoints.js';
+import { checkBatchOptions, runUsesBatch, type BatchOptions } from '../batch/plugin.js';
 import { LlmConsent, USER_KEY, cliLlmAllowEntries, fileLlmAllowEntries } from '../llm/consent.js';
 import { createEmbedder, parseEmbedderSpec } from '../memory/create-embedder.js';
 import type { Embedder } from '../memory/embedder.js';
@@ -229,3 +230,41 @@ export async function embedderOf(
 }
 
 export { RetryBudget };
+
+/** Shards and batches both say how a step's calls are sent: a run takes one (checked before anything starts). */
+export function checkBatchOrShards(sop: Sop, o: RunSopOptions): void {
+  if (o.shardOver !== undefined && runUsesBatch(sop, o.llmMode !== undefined ? { mode: o.llmMode } : {}))
+    throw new EngineError(
+      'options.shardOver and batch mode (options.llmMode batch, or a state\'s "llm_mode": "batch") both say how a step\'s calls are sent: choose one',
+      'OPTION',
+    );
+}
+
+/**
+ * Batch mode's options (docs/population.md#batch-mode), checked: the OpenAI Batch API goes to the
+ * run's own server with its own key (as the provider does; the user consented to that server when
+ * the provider was made), vllm files to the run folder.
+ */
+export function batchOf(sop: Sop, o: RunSopOptions, runDir: string | undefined): BatchOptions {
+  const spec = typeof o.llm === 'string' ? o.llm : o.llm === undefined ? (sop.llm?.provider ?? 'openai') : undefined;
+  const baseURL = o.baseUrl ?? sop.llm?.base_url;
+  const apiKeyEnv = o.baseUrl === undefined ? sop.llm?.api_key_env : undefined;
+  const timeoutMs = o.timeoutMs ?? sop.llm?.timeout_ms;
+  const options: BatchOptions = {
+    ...(o.llmMode !== undefined ? { mode: o.llmMode } : {}),
+    ...(o.batchTarget !== undefined ? { target: o.batchTarget } : {}),
+    ...(o.batchPollMs !== undefined ? { pollCapMs: o.batchPollMs } : {}),
+    ...(runDir !== undefined ? { runDir } : {}),
+    ...(spec === 'openai'
+      ? {
+          server: {
+            ...(baseURL !== undefined ? { baseURL } : {}),
+            apiKey: () => (apiKeyEnv !== undefined ? endpointKey({ baseURL, apiKeyEnv }) : undefined),
+            ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+          },
+        }
+      : {}),
+  };
+  checkBatchOptions(sop, options);
+  return options;
+}

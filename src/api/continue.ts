@@ -17,6 +17,7 @@ import { SharedTextWriter } from '../journal/shared-text.js';
 import type { Redactor } from '../util/redact.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { renderTranscript } from '../journal/transcript.js';
+import { usageFileText } from '../journal/predicted.js';
 import { writeFailure } from '../io/disk-full.js';
 
 export interface Continuation {
@@ -46,7 +47,8 @@ export interface Continuation {
   unlock?: () => void;
 }
 
-function documentOf(record: RunRecord): Sop {
+/** The SOP document a run ran (journaled in its run_started), validated again. */
+export function documentOf(record: RunRecord): Sop {
   const doc = record.started.document;
   if (doc === undefined)
     throw new JournalError(`${record.dir}: the journal does not hold the SOP document (written by an older sop); it cannot be continued`);
@@ -208,7 +210,12 @@ export function rewriteDerivedFiles(record: RunRecord, redact: Redactor): void {
   const { markdown, jsonl } = renderTranscript(record.effective);
   replaceFile(join(record.dir, 'transcript.md'), redact(markdown));
   replaceFile(join(record.dir, 'transcript.jsonl'), redact(jsonl));
-  if (record.finished) replaceFile(join(record.dir, 'usage.json'), JSON.stringify(record.finished.usage, null, 2) + '\n');
+  writeDerivedUsage(record);
+}
+
+/** Write usage.json of a finished run again (with the prediction of RUN/plan.json beside it, when there is one). */
+export function writeDerivedUsage(record: RunRecord): void {
+  if (record.finished) replaceFile(join(record.dir, 'usage.json'), usageFileText(record.dir, record.finished.usage));
 }
 
 function replaceFile(file: string, content: string): void {

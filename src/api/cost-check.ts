@@ -3,12 +3,7 @@
 // to cost: LLM calls per purpose, prompt and completion tokens (min / median / max), the cost per
 // model from the pricing table, and warnings (states left only at max_turns, runs that reach
 // --max-turns, prompts larger than a model's context, a running summary that never fires).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Run } from '../engine/run.js';
-import type { HumanInput } from '../io/human.js';
-import { MockProvider } from '../llm/mock.js';
+import { rmSync } from 'node:fs';
 import type { PricingTable } from '../llm/pricing.js';
 import type { CallPurpose } from '../llm/types.js';
 import type { RunEvent } from '../runtime/events.js';
@@ -16,17 +11,7 @@ import { resolveSop } from '../sop/resolved.js';
 import { mcpServers } from '../mcp/config.js';
 import type { Sop } from '../sop/types.js';
 import { contextWindow } from '../cost/context-windows.js';
-import { parseEmbedderSpec } from '../memory/create-embedder.js';
-import { LocalEmbedder } from '../memory/local-embedder.js';
-
-/** The SOP's embedder when it is not the local one: a check sends no request and downloads nothing. */
-function paidOrDownloadedEmbedder(sop: Sop): string | undefined {
-  try {
-    return parseEmbedderSpec(sop.environment?.embedder).kind === 'local' ? undefined : sop.environment!.embedder!.trim();
-  } catch {
-    return undefined; // an unknown spec fails the dry run as it fails a run
-  }
-}
+import { dryRun as dryRunEvents, paidOrDownloadedEmbedder } from './dry-run.js';
 
 export interface CheckOptions {
   sop: Sop;
@@ -69,13 +54,6 @@ function spread(values: number[]): Spread {
   return { min: v[0]!, median, max: v[v.length - 1]! };
 }
 
-/** People and questions get a placeholder answer (nobody is asked during a check). */
-const placeholderHuman: HumanInput = {
-  id: 'check',
-  consumed: 0,
-  ask: () => Promise.resolve('[check] a placeholder answer'),
-};
-
 interface OneRun {
   status: string;
   turns: number;
@@ -89,45 +67,19 @@ interface OneRun {
 }
 
 async function dryRun(o: CheckOptions, seed: number): Promise<OneRun> {
-  const dir = mkdtempSync(join(tmpdir(), 'sop-check-'));
-  const events: RunEvent[] = [];
-  let keep = false;
-  try {
-    const result = await new Run({
-      sop: o.sop,
-      file: o.file,
-      llm: new MockProvider(),
-      seed,
-      maxTurns: o.maxTurns,
-      inputs: o.inputs,
-      human: placeholderHuman,
-      stream: false,
-      pricing: o.pricing,
-      listeners: [(e) => events.push(e)],
-      // as a mock dry run of sop run: executor reviews and approvals are accepted
-      actions: { runDir: dir, workspace: join(dir, 'workspace'), yes: true, sandbox: o.sandbox },
-      // a check starts no MCP server: a SOP is someone else's input until the user approves a run of it
-      mcp: { offline: true },
-      // nor calls an embeddings server with the user's key, nor downloads a model: the local embedder stands in
-      ...(paidOrDownloadedEmbedder(o.sop) ? { embedder: new LocalEmbedder() } : {}),
-    }).run();
-    const one: OneRun = { status: result.status, turns: result.turns, calls: {}, prompt: 0, completion: 0, costByModel: {}, events };
-    const visit = (e: RunEvent) => {
-      if (e.type === 'subflow') return visit(e.event);
-      if (e.type !== 'llm_call') return;
-      one.calls[e.purpose] = (one.calls[e.purpose] ?? 0) + 1;
-      one.prompt += e.usage.promptTokens;
-      one.completion += e.usage.completionTokens;
-      const before = Object.hasOwn(one.costByModel, e.model) ? one.costByModel[e.model] : 0;
-      one.costByModel[e.model] = before === undefined || e.cost_usd === undefined ? undefined : before + e.cost_usd;
-    };
-    events.forEach(visit);
-    keep = one.status === 'failed' || one.status === 'interrupted';
-    return keep ? { ...one, dir } : one;
-  } finally {
-    // a dry run that failed keeps its folder: its error may point into it (an MCP server's stderr log)
-    if (!keep) rmSync(dir, { recursive: true, force: true });
-  }
+  const { status, turns, events, dir } = await dryRunEvents(o, seed);
+  const one: OneRun = { status, turns, calls: {}, prompt: 0, completion: 0, costByModel: {}, events, ...(dir ? { dir } : {}) };
+  const visit = (e: RunEvent) => {
+    if (e.type === 'subflow') return visit(e.event);
+    if (e.type !== 'llm_call') return;
+    one.calls[e.purpose] = (one.calls[e.purpose] ?? 0) + 1;
+    one.prompt += e.usage.promptTokens;
+    one.completion += e.usage.completionTokens;
+    const before = Object.hasOwn(one.costByModel, e.model) ? one.costByModel[e.model] : 0;
+    one.costByModel[e.model] = before === undefined || e.cost_usd === undefined ? undefined : before + e.cost_usd;
+  };
+  events.forEach(visit);
+  return one;
 }
 
 export async function checkSop(o: CheckOptions): Promise<CheckReport> {

@@ -42,6 +42,15 @@ export interface RunSopOptions {
   shardOver?: string;
   /** Calls per shard job with `shardOver` (default 1000). */
   shardSize?: number;
+  /**
+   * Population states: batch sends each step's calls as one batch file (docs/population.md#batch-mode),
+   * direct one request each; unset: each state's own `llm_mode` (default direct).
+   */
+  llmMode?: 'direct' | 'batch';
+  /** Batch mode: openai (the OpenAI Batch API of the run's server, the default) or vllm (a file for `vllm run-batch`, in the run folder). */
+  batchTarget?: 'openai' | 'vllm';
+  /** Batch mode: the longest wait between two polls of a batch, ms (default 60000; the first is 1 s). */
+  batchPollMs?: number;
   /** Folder where the run folder (journal, transcripts, memory files, workspace) is created; omit for a run kept in memory. */
   out?: string;
   runId?: string;

@@ -76,6 +76,10 @@ function launchOf(o: RunSopOptions): Record<string, string | number | boolean> {
   if (o.budget?.tokens !== undefined) out.budget_tokens = o.budget.tokens;
   if (o.budget?.usd !== undefined) out.budget_usd = o.budget.usd;
   if (o.traceContent) out.trace_content = true;
+  // batch mode: a resumed run polls the batch it was waiting for
+  if (o.llmMode) out.llm_mode = o.llmMode;
+  if (o.batchTarget) out.batch_target = o.batchTarget;
+  if (o.batchPollMs !== undefined) out.batch_poll_ms = o.batchPollMs;
   const bind = Object.entries(o.bind ?? {}).map(([slot, tool]) => `${slot}=${tool}`);
   if (bind.length) out.bind = bind.join(','); // mcp: the same tool slot bindings when resumed
   if (o.allowMcp?.length) out.allow_mcp = o.allowMcp.join(','); // names, never values
@@ -150,6 +154,9 @@ function withLaunch(o: RunSopOptions, launch: Record<string, unknown>, file: str
     memoryDir: o.memoryDir ?? str(launch.memory_dir),
     budget: launchBudget(o.budget, launch),
     traceContent: o.traceContent ?? launch.trace_content === true,
+    llmMode: o.llmMode ?? (launch.llm_mode === 'batch' || launch.llm_mode === 'direct' ? launch.llm_mode : undefined),
+    batchTarget: o.batchTarget ?? (launch.batch_target === 'openai' || launch.batch_target === 'vllm' ? launch.batch_target : undefined),
+    batchPollMs: o.batchPollMs ?? (typeof launch.batch_poll_ms === 'number' ? launch.batch_poll_ms : undefined),
     bind: o.bind ?? (str(launch.bind) ? parseBindings(str(launch.bind)!.split(',').filter(Boolean)) : undefined),
     // the servers allowed at launch (a URL the journal redacted is left out: give it again), and those allowed now
     allowMcp: [...list(launch.allow_mcp, ','), ...(o.allowMcp ?? [])],

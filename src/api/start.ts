@@ -21,6 +21,8 @@ import { appendRunHeader, libraryIntoWorkspace, lockMemoryDir, resolveMemoryDir 
 import type { RunSopOptions } from './options.js';
 import { shardOptionsOf } from './shard-options.js';
 import {
+  batchOf,
+  checkBatchOrShards,
   checkHumans,
   checkRunBudget,
   dryRunYes,
@@ -88,6 +90,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
   /** A warning now, or once the run has started (e.g. an embedder's retries while it is loaded). */
   const warn = (message: string) => (started ? emit({ type: 'warning', message }) : startWarning(message));
   const pricing = loadPricing(o.pricing); // a bad pricing file is told before anything starts
+  checkBatchOrShards(sop, o);
   const shards = shardOptionsOf(o); // a bad Redis URL, or no SOP_QUEUE_SECRET, too
   checkRunBudget(o.budget);
   const human = humanOf(o);
@@ -158,6 +161,8 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
       );
       if (workspace) libraryIntoWorkspace(memoryDir, workspace);
     }
+    // a bad --llm-mode, --batch-target: told before the run starts; Ctrl-C ends a wait for a batch as it ends an LLM call
+    const batch = { ...batchOf(sop, o, folder?.dir), stop: stopLlm.signal };
     run = new Run({
       sop,
       file,
@@ -194,6 +199,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
       budget: o.budget,
       ...(o.concurrency !== undefined ? { population: { concurrency: o.concurrency } } : {}),
       ...(shards ? { shards } : {}),
+      batch,
       ...(llm.id !== 'mock' && !llm.free ? { pricing } : {}), // mock and local replies cost nothing: not priced
     });
   } catch (err) {

@@ -9,6 +9,7 @@ import { formatDiagnostic } from '../sop/diagnostics.js';
 import { packageRoot } from '../util/package-root.js';
 import { cliLlmAllowEntries, consentWarnings, fileLlmAllowEntries } from '../llm/consent.js';
 import { lastValues } from './last-value.js';
+import { textTable } from './text-table.js';
 import { parseInputs } from './run-command.js';
 import { EngineError } from '../errors.js';
 
@@ -29,11 +30,8 @@ const int = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(1));
 const usd = (n: number) => `$${n.toFixed(4)}`;
 
 function table(title: string, rows: Array<[string, Spread]>, fmt: (n: number) => string): string {
-  const cells = rows.map(([name, s]) => [name, fmt(s.min), fmt(s.median), fmt(s.max)]);
-  const head = [title, 'min', 'median', 'max'];
-  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const line = (c: string[]) => c.map((x, i) => (i === 0 ? x.padEnd(widths[0]!) : x.padStart(widths[i]!))).join('  ') + '\n';
-  return line(head) + cells.map((c) => line(['  ' + c[0]!, ...c.slice(1)])).join('');
+  const cells = rows.map(([name, s]) => ['  ' + name, fmt(s.min), fmt(s.median), fmt(s.max)]);
+  return textTable([title, 'min', 'median', 'max'], cells, [false, true, true, true]);
 }
 
 export function formatCheck(

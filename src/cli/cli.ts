@@ -5,10 +5,12 @@ import { collect } from './collect.js';
 import { withRunCommand } from './command-run.js';
 import { withContinueCommands } from './commands-continue.js';
 import { withManyRunsCommands } from './commands-many-runs.js';
+import { withPlanCommand } from './command-plan.js';
+import { withDryRunOptions } from './dry-run-options.js';
 
 export function buildCli(argv: string[]): Argv {
   const top = yargs(argv).scriptName('sop').usage('$0 <command> [options]\n\nRun multi-agent simulations described as JSON SOP files.');
-  const single = withRunCommand(top)
+  const single = withPlanCommand(withRunCommand(top))
     .command(
       'list',
       'List the built-in SOPs (sops/ of the package) with their descriptions',
@@ -84,14 +86,11 @@ export function buildCli(argv: string[]): Argv {
       'check <file>',
       'Estimate what a SOP costs: dry-run it with the mock over several seeds, and print LLM calls, tokens, cost per model and warnings',
       (y) =>
-        y
-          .positional('file', { type: 'string', demandOption: true, describe: 'SOP file' })
-          .option('runs', { type: 'number', default: 5, describe: 'Dry runs, with seeds 1..N (different judge paths)' })
-          .option('max-turns', { type: 'number', describe: 'Stop each dry run after this many turns (default 200)' })
-          .option('pricing', { type: 'string', describe: 'Prices of models over the shipped pricing.json' })
-          .option('input', { type: 'string', array: true, describe: 'An input of the SOP, as name=value (repeatable)' })
-          .option('goal', { type: 'string', describe: 'Shorthand for --input goal=TEXT' })
-          .option('json', { type: 'boolean', default: false, describe: 'Print the report as one JSON object' })
+        withDryRunOptions(
+          y
+            .positional('file', { type: 'string', demandOption: true, describe: 'SOP file' })
+            .option('runs', { type: 'number', default: 5, describe: 'Dry runs, with seeds 1..N (different judge paths)' }),
+        )
           .option('allow-base-url', {
             type: 'string',
             array: true,

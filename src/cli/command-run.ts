@@ -32,6 +32,22 @@ export function withRunCommand<T>(y: Argv<T>): Argv<T> {
             "Population states: send each step's LLM calls, in shards, to sop worker --shards processes on this Redis (redis:// or rediss://[USER:PASSWORD@]HOST:PORT); needs SOP_QUEUE_SECRET (results never depend on the workers)",
         })
         .option('shard-size', { type: 'number', describe: 'With --shard-over: LLM calls per shard job (default 1000)' })
+        .option('llm-mode', {
+          type: 'string',
+          choices: ['direct', 'batch'] as const,
+          describe:
+            "Population states: batch sends each step's calls as one batch file (OpenAI Batch API at batch prices, or vllm run-batch), direct one request each (default: each state's llm_mode, else direct)",
+        })
+        .option('batch-target', {
+          type: 'string',
+          choices: ['openai', 'vllm'] as const,
+          describe:
+            "Batch mode: openai (the Batch API of the run's server; default) or vllm (writes RUN/batches/*.input.jsonl and waits for the output file of the vllm run-batch command it prints)",
+        })
+        .option('batch-poll', {
+          type: 'number',
+          describe: 'Batch mode: the longest wait between two polls of a batch, in seconds (default 60)',
+        })
         .option('seed', { type: 'number', describe: 'Seed for random speaker choice (default 1)' })
         .option('record', { type: 'string', describe: 'Record every LLM call to this cassette file' })
         .option('out', { type: 'string', default: 'runs', describe: 'Folder where run folders are created' })
@@ -102,6 +118,11 @@ export function withRunCommand<T>(y: Argv<T>): Argv<T> {
           default: false,
           describe: 'Accept every question, review and approval without asking (unattended runs)',
         })
+        .option('plan', {
+          type: 'boolean',
+          describe:
+            'Predict the run with sop plan before it starts; RUN/plan.json, usage.json and sop runs show it beside the run (docs/plan.md)',
+        })
         .option('tests', {
           type: 'string',
           describe:
@@ -168,6 +189,9 @@ export function withRunCommand<T>(y: Argv<T>): Argv<T> {
         concurrency: a.concurrency,
         shardOver: a['shard-over'],
         shardSize: a['shard-size'],
+        llmMode: a['llm-mode'],
+        batchTarget: a['batch-target'],
+        batchPollMs: a['batch-poll'] !== undefined ? a['batch-poll'] * 1000 : undefined,
         seed: a.seed,
         record: a.record,
         out: a.out,
@@ -185,6 +209,7 @@ export function withRunCommand<T>(y: Argv<T>): Argv<T> {
         compat: a.compat,
         autoRun: a['auto-run'],
         yes: a.yes,
+        plan: a.plan,
         sandbox: a.sandbox,
         sandboxNetwork: a['sandbox-network'],
         bind: collect(a.bind),

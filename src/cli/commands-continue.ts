@@ -47,6 +47,20 @@ function continueOptions<T>(y: Argv<T>) {
       describe: "Population states: send each step's LLM calls to sop worker --shards processes on this Redis (needs SOP_QUEUE_SECRET)",
     })
     .option('shard-size', { type: 'number', describe: 'With --shard-over: LLM calls per shard job (default 1000)' })
+    .option('llm-mode', {
+      type: 'string',
+      choices: ['direct', 'batch'] as const,
+      describe: "Population states: each step's calls as one batch file, or one request each (default: as the run was started)",
+    })
+    .option('batch-target', {
+      type: 'string',
+      choices: ['openai', 'vllm'] as const,
+      describe: 'Batch mode: openai (the Batch API) or vllm (a file for vllm run-batch) (default: as the run was started)',
+    })
+    .option('batch-poll', {
+      type: 'number',
+      describe: 'Batch mode: the longest wait between two polls of a batch, in seconds (default: as the run was started, else 60)',
+    })
     .option('record', {
       type: 'string',
       describe:
@@ -112,6 +126,9 @@ function continueArgs(a: {
   concurrency?: number;
   'shard-over'?: string;
   'shard-size'?: number;
+  'llm-mode'?: 'direct' | 'batch';
+  'batch-target'?: 'openai' | 'vllm';
+  'batch-poll'?: number;
   record?: string;
   answers?: string;
   'auto-run': boolean;
@@ -137,6 +154,9 @@ function continueArgs(a: {
     concurrency: a.concurrency,
     shardOver: a['shard-over'],
     shardSize: a['shard-size'],
+    llmMode: a['llm-mode'],
+    batchTarget: a['batch-target'],
+    batchPollMs: a['batch-poll'] !== undefined ? a['batch-poll'] * 1000 : undefined,
     record: a.record,
     answers: a.answers,
     redact: collect(a.redact),

@@ -4,7 +4,7 @@
 // streamed reply starts once its audience is known (src/cli/stream-start.ts). A person who plays an
 // agent at this terminal (`player`) sees only the messages that agent may see (its audience),
 // each marked with whom it was for, and nothing streamed.
-import { populationStepLine } from './population-line.js';
+import { batchLine, populationStepLine } from './population-line.js';
 import type { RunEvent } from '../runtime/events.js';
 import { canSee, type AudienceRules } from '../environment/audience.js';
 import type { Message } from '../environment/message.js';
@@ -149,6 +149,11 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         // the adaptive limit of calls at once to a server (rare: decreases, slow start, an increase a second at most)
         if (!o.quiet)
           note(paint(2, `(${e.limit} LLM calls at once to ${safe(e.endpoint)}, was ${e.previous}: ${safe(e.reason)})\n`, errColour));
+        break;
+      // batch mode: the batch's progress; the command that answers a vllm batch is shown even with --quiet
+      case 'batch':
+        if (e.command) note(`Run this to answer the batch (sop waits for its output file):\n  ${safe(e.command)}\n`);
+        if (!o.quiet) print(paint(2, `${safe(batchLine(e))}\n`, colour));
         break;
       case 'warning':
         // A retried stream starts its reply again on a line of its own (the torn text is discarded).

@@ -33,3 +33,13 @@ export function populationStepLine(e: StepEvent): string {
     .join(' · ');
   return `step ${e.step} (${e.clock}): ${e.active} acted: ${did}${problems ? ` (${problems})` : ''}${metrics ? ` | ${metrics}` : ''}`;
 }
+
+type BatchEvent = Extract<RunEvent, { type: 'batch' }>;
+
+/** What the terminal shows of a step's batch: its id, status and progress. */
+export function batchLine(e: BatchEvent): string {
+  const done = e.completed !== undefined ? `, ${e.completed} of ${e.calls} done${e.failed ? `, ${e.failed} failed` : ''}` : '';
+  const what =
+    e.status === 'submitted' ? `sent (${e.calls} calls)` : e.status === 'resumed' ? `waited for again (${e.calls} calls)` : e.status;
+  return `batch ${e.id} of state "${e.state}" step ${e.step}: ${what}${done}`;
+}

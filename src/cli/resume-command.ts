@@ -18,6 +18,10 @@ export interface ResumeCommandOptions {
   /** Population states: a step's calls over `sop worker --shards` processes on this Redis. */
   shardOver?: string;
   shardSize?: number;
+  /** Batch mode (default: as the run was started). */
+  llmMode?: 'direct' | 'batch';
+  batchTarget?: 'openai' | 'vllm';
+  batchPollMs?: number;
   record?: string;
   answers?: string;
   json: boolean;
@@ -138,6 +142,10 @@ export function continuedRunOptions(o: ResumeCommandOptions, file: string, launc
     budgetTokens: o.budgetTokens ?? num(launch.budget_tokens), // cost: the run's budgets stay, unless given again
     budgetUsd: o.budgetUsd ?? num(launch.budget_usd),
     traceContent: launch.trace_content === true,
+    // batch mode: as the run was started, so a resumed run polls the batch it was waiting for
+    llmMode: o.llmMode ?? (launch.llm_mode === 'batch' || launch.llm_mode === 'direct' ? launch.llm_mode : undefined),
+    batchTarget: o.batchTarget ?? (launch.batch_target === 'openai' || launch.batch_target === 'vllm' ? launch.batch_target : undefined),
+    batchPollMs: o.batchPollMs ?? num(launch.batch_poll_ms),
   };
 }
 

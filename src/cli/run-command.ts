@@ -35,6 +35,12 @@ export interface RunCommandOptions {
   shardOver?: string;
   /** Calls per shard job. */
   shardSize?: number;
+  /** Population states: each step's calls as one batch (--llm-mode batch), or one request each (direct). */
+  llmMode?: 'direct' | 'batch';
+  /** Batch mode: openai (the Batch API) or vllm (a file for vllm run-batch). */
+  batchTarget?: 'openai' | 'vllm';
+  /** Batch mode: the longest wait between two polls, ms (--batch-poll SECONDS). */
+  batchPollMs?: number;
   seed?: number;
   record?: string;
   out: string;
@@ -91,6 +97,8 @@ export interface RunCommandOptions {
   traceContent?: boolean;
   /** The user's test files for the code library (--tests DIR): the SOP's `tests` input. */
   tests?: string;
+  /** Predict the run with sop plan first, and keep the prediction in RUN/plan.json (--plan; docs/plan.md). */
+  plan?: boolean;
 }
 
 export function parseInputs(pairs: string[], goal?: string): Record<string, string> {
@@ -151,6 +159,14 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       }),
     );
   }
+  const runId = newRunId(sop.name);
+  if (o.plan && !continuation) {
+    // --plan: the prediction of sop plan, in the run folder before the run starts (usage.json then shows it beside the run's figures)
+    const { writeRunPlan } = await import('./plan-of.js');
+    const mock = (o.llm ?? sop.llm?.provider) === 'mock';
+    const planned = { sop, file: o.file, inputs, seed: o.seed, maxTurns: o.maxTurns, mock };
+    await writeRunPlan(resolvePath(o.out, runId), planned, o);
+  }
   // The run goes through the public API (src/api/start.ts): it makes the run's choices (LLM,
   // retry budget, embedder, people, sandbox, consent) and writes the run folder and the journal.
   const started = await startRun(
@@ -169,7 +185,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       answers: o.answers,
       terminal,
       file: o.file,
-      runId: newRunId(sop.name),
+      runId,
       out: o.out,
       inputs,
       seed: o.seed,
@@ -177,6 +193,9 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
       ...(o.shardOver !== undefined ? { shardOver: o.shardOver } : {}),
       ...(o.shardSize !== undefined ? { shardSize: o.shardSize } : {}),
+      ...(o.llmMode !== undefined ? { llmMode: o.llmMode } : {}),
+      ...(o.batchTarget !== undefined ? { batchTarget: o.batchTarget } : {}),
+      ...(o.batchPollMs !== undefined ? { batchPollMs: o.batchPollMs } : {}),
       model: o.model,
       listeners,
       stream: !o.json && !o.quiet, // nobody watches the deltas with --json or --quiet: plain answers cost less CPU
@@ -289,6 +308,10 @@ export function launchSettings(o: RunCommandOptions): Record<string, string | nu
   if (o.budgetTokens !== undefined) out.budget_tokens = o.budgetTokens; // cost: the same budgets when resumed
   if (o.budgetUsd !== undefined) out.budget_usd = o.budgetUsd;
   if (o.traceContent) out.trace_content = true;
+  // batch mode: a resumed run polls the batch it was waiting for
+  if (o.llmMode) out.llm_mode = o.llmMode;
+  if (o.batchTarget) out.batch_target = o.batchTarget;
+  if (o.batchPollMs !== undefined) out.batch_poll_ms = o.batchPollMs;
   if (o.bind?.length) out.bind = o.bind.join(','); // mcp: the same tool slot bindings when resumed
   if (o.allowMcp?.length) out.allow_mcp = o.allowMcp.join(','); // mcp: the servers allowed (names, never values)
   if (o.allowMcpEnv?.length) out.allow_mcp_env = o.allowMcpEnv.join(',');

@@ -1,9 +1,12 @@
-// sop runs [--out DIR]: the run folders under DIR with their status, read from their journals.
+// sop runs [--out DIR]: the run folders under DIR with their status, calls, tokens and cost, read from
+// their journals, and what `sop plan --run` predicted for them (RUN/plan.json).
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadRunRecord, type RunStatusName } from '../journal/record.js';
 import { JOURNAL_FILE } from '../journal/writer.js';
-import type { UsageTotals } from '../runtime/usage.js';
+import { readPredicted, type PredictedTotals } from '../journal/predicted.js';
+import { cachedShare, type UsageTotals } from '../runtime/usage.js';
+import { textTable } from './text-table.js';
 
 export interface RunSummary {
   dir: string;
@@ -18,6 +21,30 @@ export interface RunSummary {
   cost_usd?: number;
   /** Models without a price (the cost is unknown). */
   unpriced_models?: string[];
+  /** LLM calls and tokens (prompt + completion) so far. */
+  calls?: number;
+  tokens?: number;
+  /** Prompt tokens served from the provider's prompt cache, as a share of prompt tokens, when the provider reported them. */
+  cached_share?: number;
+  /** The same per state (usage.json by_state). */
+  cached_share_by_state?: Record<string, number>;
+  /** What `sop plan --run` predicted for the run (RUN/plan.json). */
+  predicted?: PredictedTotals;
+}
+
+/** The run's cached shares, when its provider reported cached tokens (a state's calls in usage.by_state, or some cached tokens). */
+function cachedShares(usage: UsageTotals | undefined): Pick<RunSummary, 'cached_share' | 'cached_share_by_state'> {
+  if (!usage || (usage.by_state === undefined && !usage.cached_tokens)) return {};
+  const share = cachedShare(usage);
+  const byState: Record<string, number> = {};
+  for (const [state, b] of Object.entries(usage.by_state ?? {})) {
+    const s = cachedShare(b);
+    if (s !== undefined) byState[state] = s;
+  }
+  return {
+    ...(share !== undefined ? { cached_share: share } : {}),
+    ...(Object.keys(byState).length > 0 ? { cached_share_by_state: byState } : {}),
+  };
 }
 
 /** The run's latest usage totals: its run_finished, else its last checkpoint. */
@@ -29,6 +56,18 @@ function latestUsage(events: readonly { type: string }[], finished?: { usage: Us
   }
   return undefined;
 }
+
+function withPlan(dir: string): { predicted?: PredictedTotals } {
+  const predicted = readPredicted(dir);
+  return predicted ? { predicted } : {};
+}
+
+const int = (n: number) => Math.round(n).toLocaleString('en-US');
+const usd = (n: number) => `$${n.toFixed(4)}`;
+
+/** "18 calls, 3,771 tokens, $0.0006": a plan's prediction in one cell. */
+const planned = (p: PredictedTotals) =>
+  `${int(p.calls)} calls, ${int(p.prompt_tokens + p.completion_tokens)} tokens${p.cost !== undefined ? `, ${usd(p.cost)}` : ''}`;
 
 export function listRuns(outDir: string): RunSummary[] {
   if (!existsSync(outDir)) return [];
@@ -51,6 +90,9 @@ export function listRuns(outDir: string): RunSummary[] {
         ...(r.finished?.error ? { error: r.finished.error } : {}),
         ...(typeof usage?.cost === 'number' ? { cost_usd: usage.cost } : {}),
         ...(usage?.unpriced_models?.length ? { unpriced_models: usage.unpriced_models } : {}),
+        ...cachedShares(usage),
+        ...(usage ? { calls: usage.calls, tokens: usage.prompt_tokens + usage.completion_tokens } : {}),
+        ...withPlan(dir),
       });
     } catch (err) {
       out.push({ dir, run_id: entry.name, sop: '?', status: 'damaged', turns: 0, started: '', error: (err as Error).message });
@@ -69,13 +111,24 @@ export function runsCommand(o: { out: string; json: boolean }): number {
     process.stdout.write(`No runs in ${o.out}.\n`);
     return 0;
   }
-  const cost = (r: RunSummary) => (r.cost_usd !== undefined ? `$${r.cost_usd.toFixed(4)}` : r.unpriced_models ? 'unknown' : '-');
-  const rows = runs.map((r) => [r.run_id, r.status, String(r.turns), cost(r), r.sop, r.started.replace('T', ' ').replace(/\.\d+Z$/, 'Z')]);
-  const head = ['RUN', 'STATUS', 'TURNS', 'COST', 'SOP', 'STARTED'];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ') + '\n';
-  process.stdout.write(line(head));
-  for (const row of rows) process.stdout.write(line(row));
+  const cost = (r: RunSummary) => (r.cost_usd !== undefined ? usd(r.cost_usd) : r.unpriced_models ? 'unknown' : '-');
+  const cached = (r: RunSummary) => (r.cached_share !== undefined ? `${Math.round(r.cached_share * 1000) / 10}%` : '-');
+  // beside the realised calls, tokens and cost: what sop plan predicted, for runs it was asked about
+  const plans = runs.some((r) => r.predicted);
+  const rows = runs.map((r) => [
+    r.run_id,
+    r.status,
+    String(r.turns),
+    r.calls !== undefined ? int(r.calls) : '-',
+    r.tokens !== undefined ? int(r.tokens) : '-',
+    cost(r),
+    cached(r),
+    ...(plans ? [r.predicted ? planned(r.predicted) : '-'] : []),
+    r.sop,
+    r.started.replace('T', ' ').replace(/\.\d+Z$/, 'Z'),
+  ]);
+  const head = ['RUN', 'STATUS', 'TURNS', 'CALLS', 'TOKENS', 'COST', 'CACHED', ...(plans ? ['PLANNED (sop plan)'] : []), 'SOP', 'STARTED'];
+  process.stdout.write(textTable(head, rows));
   const resumable = runs.filter((r) => r.status === 'interrupted' || r.status === 'killed').length;
   if (resumable > 0)
     process.stdout.write(`\n${resumable} run${resumable > 1 ? 's' : ''} can be continued with: sop resume ${join(o.out, 'RUN')}\n`);

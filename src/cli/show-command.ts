@@ -2,7 +2,7 @@
 // when the process was killed before writing transcript.md).
 import { damageWarning, loadRunRecord } from '../journal/record.js';
 import { renderTranscript } from '../journal/transcript.js';
-import { formatPrompts, promptsOf } from '../journal/prompts.js';
+import { formatPrompts, promptsOf } from '../journal/recorded-prompts.js';
 
 export interface ShowCommandOptions {
   dir: string;

@@ -1,9 +1,9 @@
 // A run with the built-in features plugged in: durability (the journal's effect ledger), budgets,
-// actions and executors, MCP servers, the scientist's views, and the Agents 1.0 turn for imported
-// SOPs. The loop itself (src/runtime/run.ts) knows none of them; each is a plugin
+// actions and executors, MCP servers, the scientist's views, the Agents 1.0 turn for imported
+// SOPs, population states and their batches. The loop itself (src/runtime/run.ts) knows none of them; each is a plugin
 // (src/runtime/hooks.ts), made only for a SOP that uses it.
 import { actionsPlugin } from '../actions/plugin.js';
-import type { ActionOptions } from '../actions/runtime.js';
+import type { ActionOptions } from '../actions/host.js';
 import { agentsV1Plugin } from '../compat/agents-v1/plugin.js';
 import { semanticsFor } from '../compat/agents-v1/semantics.js';
 import type { AgentsV1Options } from '../compat/agents-v1/turns.js';
@@ -18,6 +18,7 @@ import { RunLoop, type RunOptions as LoopOptions } from '../runtime/run.js';
 import { scientistPlugin } from '../scientist/plugin.js';
 import { populationPlugin, type PopulationOptions } from '../population/plugin.js';
 import { shardsPlugin, type ShardOptions } from '../shards/plugin.js';
+import { batchPlugin, type BatchOptions } from '../batch/plugin.js';
 
 export { resolveInputs, undeclaredInputs, type RunPosition, type RunResult, type RunStatus } from '../runtime/run.js';
 export { checkGivenInputs, checkInputNames, inputRequired } from '../runtime/inputs.js';
@@ -35,7 +36,7 @@ export interface RunOptions extends Omit<LoopOptions, 'resume' | 'semantics' | '
   /** A sub-flow of a resumed run: the journal's effect results (its keys are prefixed by the flow). */
   effectIndex?: EffectIndex;
   // actions
-  /** Run folder, workspace and executor flags (--auto-run, --yes, --sandbox); see src/actions/runtime.ts. */
+  /** Run folder, workspace and executor flags (--auto-run, --yes, --sandbox); see src/actions/host.ts. */
   actions?: ActionOptions;
   // cost (docs/cost.md)
   /** Run budgets of the command line (--budget-tokens, --budget-usd); a sub-flow gets its parent's accounts. */
@@ -49,6 +50,9 @@ export interface RunOptions extends Omit<LoopOptions, 'resume' | 'semantics' | '
   // shards
   /** A population step's calls over `sop worker --shards` processes on Redis (--shard-over, --shard-size). */
   shards?: ShardOptions;
+  // batch
+  /** A step's calls as one batch file (--llm-mode batch, --batch-target): docs/population.md#batch-mode. */
+  batch?: BatchOptions;
 }
 
 const present = (p: RunPlugin | undefined): p is RunPlugin => p !== undefined;
@@ -101,6 +105,7 @@ export function builtinPlugins(options: RunOptions): (ctx: RunContext) => RunPlu
       mcp?.plugin(slots),
       populationPlugin(options.population)(ctx),
       options.shards ? shardsPlugin(options.shards)(ctx) : undefined,
+      batchPlugin(options.batch)(ctx),
     ].filter(present);
   };
 }

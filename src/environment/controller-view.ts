@@ -12,6 +12,8 @@ export interface ControllerViewOptions {
   minSimilarity?: number;
   /** The last max_chat_history messages (Agents 1.0), not a window grown since the last summary refresh. */
   sliding: boolean;
+  /** The summary is kept as chunks: the window moves only at summary refreshes (src/memory/window.ts). */
+  chunks?: boolean;
 }
 
 /**
@@ -29,14 +31,16 @@ export async function controllerHistory(
     const viewer = rules.controllerViewer(state.name);
     // the window rule per viewer: it grows by what the viewer may see until its summary is refreshed
     const all = env.seenBy(viewer);
-    const w = o.sliding ? state.maxChatHistory : viewerAlignedWindow(state.maxChatHistory, all, env.messages.length, state.summary.every);
+    const w = o.sliding
+      ? state.maxChatHistory
+      : viewerAlignedWindow(state.maxChatHistory, all, env.messages.length, state.summary.every, o.chunks);
     const history = all.slice(Math.max(0, all.length - w)).filter((m) => m.id >= env.stateStart);
     const before = history[0]?.id ?? env.messages.length;
     const relevant = await env.retrieve({ topK: o.topK, minSimilarity: o.minSimilarity, before, viewer });
     return { history, relevant };
   }
   const n = env.messages.length;
-  const w = o.sliding ? state.maxChatHistory : alignedWindow(state.maxChatHistory, n, state.summary.every);
+  const w = o.sliding ? state.maxChatHistory : alignedWindow(state.maxChatHistory, n, state.summary.every, o.chunks);
   const start = Math.max(env.stateStart, n - w);
   const history = env.messages.slice(start);
   const relevant = await env.retrieve({ topK: o.topK, minSimilarity: o.minSimilarity, before: start });

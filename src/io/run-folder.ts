@@ -10,6 +10,7 @@ import { makeRedactor, type Redactor } from '../util/redact.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { acquireRunLock } from '../journal/lock.js';
 import { markdownPiece, jsonlPiece, renderTranscript } from '../journal/transcript.js';
+import { usageFileText } from '../journal/predicted.js';
 import { GROUP_COMMIT_MS, JOURNAL_FILE, JournalWriter, writeAll } from '../journal/writer.js';
 import { isDiskFull, writeFailure } from './disk-full.js';
 
@@ -123,9 +124,7 @@ export class RunFolder {
         }, wait).unref();
     }
     if (final)
-      this.derived(this.path('usage.json'), true, () =>
-        writeFileSync(this.path('usage.json'), JSON.stringify(event.usage, null, 2) + '\n'),
-      );
+      this.derived(this.path('usage.json'), true, () => writeFileSync(this.path('usage.json'), usageFileText(this.dir, event.usage)));
   };
 
   /**

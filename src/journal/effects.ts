@@ -59,7 +59,7 @@ export function indexEffects(events: Iterable<RunEvent>): EffectIndex {
         ...(e.llm_cursor !== undefined ? { llmCursor: e.llm_cursor } : {}),
       });
     } else if (e.type === 'llm_call' && e.effect !== undefined) {
-      const result: LlmEffectResult = { content: e.reply, usage: e.usage };
+      const result: LlmEffectResult = { content: e.reply, usage: e.usage, ...(e.price_tier ? { priceTier: e.price_tier } : {}) };
       index.finished.set(e.effect, { kind: 'llm', label: llmEffectLabel(e.purpose, e.state, e.agent), result });
     }
   };

@@ -9,6 +9,7 @@ import { makeRedactor, type Redactor } from '../util/redact.js';
 import {
   LlmError,
   estimateUsage,
+  type CallMeta,
   type CallPurpose,
   type ChatOptions,
   type ChatRequest,
@@ -21,6 +22,8 @@ export interface CassetteInteraction {
   purpose: CallPurpose;
   state?: string;
   agent?: string;
+  /** The call's effect key (calls made at once, e.g. a population step's): replayed by it, not by position. */
+  effect?: string;
   response: string;
   model?: string;
   usage?: Usage;
@@ -76,11 +79,19 @@ function describe(purpose: string, state?: string, agent?: string): string {
   return `${/^[aeiou]/.test(purpose) ? 'an' : 'a'} ${purpose} call${agent ? ` by ${agent}` : ''}${state ? ` in state "${state}"` : ''}`;
 }
 
-/** Replays interactions in order; each call must match the next interaction's purpose (and agent/state when given). */
+/**
+ * Replays interactions in order; each call must match the next interaction's purpose (and
+ * agent/state when given). A call made at once with others (a population step's, with an effect
+ * key) takes the interaction recorded under its key instead, wherever it is: such calls may be
+ * made in any order (a resumed step makes only those the journal lacks), and the position then
+ * moves past the last of them.
+ */
 export class ReplayProvider implements LlmProvider {
   readonly id = 'replay';
   private cursor = 0;
   readonly cassette: Cassette;
+  /** Interactions by effect key (made on first use). */
+  private keyed?: Map<string, number>;
 
   constructor(
     readonly file: string,
@@ -97,10 +108,32 @@ export class ReplayProvider implements LlmProvider {
     this.cursor = position;
   }
 
+  private byEffect(): Map<string, number> {
+    if (!this.keyed) {
+      this.keyed = new Map();
+      this.cassette.interactions.forEach((it, i) => {
+        if (typeof it.effect === 'string' && !this.keyed!.has(it.effect)) this.keyed!.set(it.effect, i);
+      });
+    }
+    return this.keyed;
+  }
+
+  /** Where a call's interaction is: under its effect key in a cassette that records keys, else the next one. */
+  private place(meta: CallMeta): { at: number; keyed: boolean } {
+    if (meta.effect === undefined || this.byEffect().size === 0) return { at: this.cursor, keyed: false };
+    const at = this.byEffect().get(meta.effect);
+    if (at === undefined)
+      throw new LlmError(
+        `cassette ${this.file}: holds no reply for ${describe(meta.purpose, meta.state, meta.agent)} (turn ${meta.turn}, call ${meta.effect}); was the cassette made for another SOP or settings?`,
+      );
+    return { at, keyed: true };
+  }
+
   async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
     options.signal?.throwIfAborted(); // an abandoned call gives no reply and uses no interaction
     const { meta } = request;
-    const it = this.cassette.interactions[this.cursor];
+    const { at, keyed } = this.place(meta);
+    const it = this.cassette.interactions[at];
     if (!it) {
       throw new LlmError(
         `cassette ${this.file}: ran out after ${this.cassette.interactions.length} interactions; the run asked for ${describe(meta.purpose, meta.state, meta.agent)} (turn ${meta.turn})`,
@@ -112,12 +145,22 @@ export class ReplayProvider implements LlmProvider {
       (it.state !== undefined && it.state !== meta.state);
     if (mismatch) {
       throw new LlmError(
-        `cassette ${this.file}: /interactions/${this.cursor} is ${describe(it.purpose, it.state, it.agent)}, but the run asked for ${describe(meta.purpose, meta.state, meta.agent)} (turn ${meta.turn}); was the cassette made for another SOP or settings?`,
+        `cassette ${this.file}: /interactions/${at} is ${describe(it.purpose, it.state, it.agent)}, but the run asked for ${describe(meta.purpose, meta.state, meta.agent)} (turn ${meta.turn}${keyed ? `, call ${meta.effect}` : ''}); was the cassette made for another SOP or settings?`,
       );
     }
-    this.cursor++;
+    this.cursor = Math.max(this.cursor, at + 1);
     if (request.stream) options.onDelta?.(it.response);
     return { content: it.response, usage: it.usage ?? estimateUsage(request.messages, it.response), model: it.model ?? 'replay' };
+  }
+
+  /** A reply the journal held: its interaction is stepped over (one under the call's key, or the next one). */
+  reused(request: ChatRequest): void {
+    const { meta } = request;
+    if (meta.effect === undefined || this.byEffect().size === 0) this.cursor++;
+    else {
+      const at = this.byEffect().get(meta.effect);
+      if (at !== undefined) this.cursor = Math.max(this.cursor, at + 1);
+    }
   }
 }
 
@@ -130,7 +173,10 @@ export class ReplayProvider implements LlmProvider {
  * `continues` (`sop resume --record FILE`), the interactions FILE already holds are kept: the
  * resumed run seeks to its checkpoint's position, which drops what the killed attempt recorded
  * after it (the resume redoes that turn) and steps over replies it reuses from the journal, and
- * appends what it asks from then on. So the cassette replays the whole run from its start.
+ * appends what it asks from then on; a reply it reuses from the journal is recorded again from
+ * there. So the cassette replays the whole run from its start. Calls made at once (a population
+ * step's) are recorded with their effect key, so a replay matches them by key: a resumed step
+ * makes its calls in another order than the killed attempt did.
  */
 export class RecordingProvider implements LlmProvider {
   readonly id: string;
@@ -202,18 +248,17 @@ export class RecordingProvider implements LlmProvider {
       if (this.n === at + 1) this.all.length = this.n = at; // the last call asked gave no reply: its place is freed
       throw err;
     }
-    const { meta } = request;
-    this.all[at] = {
-      purpose: meta.purpose,
-      state: meta.state,
-      ...(meta.agent ? { agent: meta.agent } : {}),
-      response: res.content,
-      ...(res.model ? { model: res.model } : {}),
-      usage: res.usage,
-      request: res.sent ?? request.messages.map((m) => ({ role: m.role, content: m.content })),
-    };
+    this.all[at] = interaction(request, res);
     this.flush();
     return res;
+  }
+
+  /** A reply the resumed run reuses from the journal takes the next place, as if asked (the killed attempt's past it are redone). */
+  reused(request: ChatRequest, response: ChatResponse): void {
+    this.all.length = this.n;
+    this.all.push(interaction(request, response));
+    this.n++;
+    this.flush();
   }
 
   private flush(): void {
@@ -244,4 +289,19 @@ export class RecordingProvider implements LlmProvider {
     this.flush();
     await this.inner.close?.();
   }
+}
+
+/** A call and its reply as a cassette interaction. */
+function interaction(request: ChatRequest, res: ChatResponse): CassetteInteraction {
+  const { meta } = request;
+  return {
+    purpose: meta.purpose,
+    state: meta.state,
+    ...(meta.agent ? { agent: meta.agent } : {}),
+    ...(meta.effect !== undefined ? { effect: meta.effect } : {}),
+    response: res.content,
+    ...(res.model ? { model: res.model } : {}),
+    usage: res.usage,
+    request: res.sent ?? request.messages.map((m) => ({ role: m.role, content: m.content })),
+  };
 }

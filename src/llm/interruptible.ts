@@ -1,7 +1,7 @@
 // A provider whose calls a signal (Ctrl-C) aborts: the call in flight, its retries and every
 // later call end at once with a resumable error, so the run stops as `interrupted` without
 // waiting for a server that may never answer.
-import { LlmError, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider } from './types.js';
+import { LlmError, stepOver, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider } from './types.js';
 
 /** The LLM call was abandoned because the user stopped the run; `sop resume` makes it again. */
 export class LlmInterruptedError extends LlmError {
@@ -70,6 +70,9 @@ export class InterruptibleProvider implements LlmProvider {
   }
   seek(position: number): void {
     this.inner.seek?.(position);
+  }
+  reused(request: ChatRequest, response: ChatResponse): void {
+    stepOver(this.inner, request, response);
   }
 
   async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {

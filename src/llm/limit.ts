@@ -1,7 +1,7 @@
 // A cap on concurrent LLM calls: a provider wrapper with a FIFO semaphore. One `sop run` makes
 // one call at a time, so this matters when a program runs many simulations in one process and
 // shares a provider (and a rate limit) between them.
-import { LlmError, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider } from './types.js';
+import { LlmError, stepOver, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider } from './types.js';
 
 /** A counting semaphore; waiters are served first in, first out. */
 export class Semaphore {
@@ -99,6 +99,9 @@ export class LimitedProvider implements LlmProvider {
   }
   seek(position: number): void {
     this.inner.seek?.(position);
+  }
+  reused(request: ChatRequest, response: ChatResponse): void {
+    stepOver(this.inner, request, response);
   }
 
   chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {

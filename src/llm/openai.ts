@@ -1,5 +1,6 @@
 // The `openai` provider: chat completions of any OpenAI-compatible server via the openai package.
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { withBreakpoints } from './cache-breakpoints.js';
 import {
   DEFAULT_RETRY_POLICY,
   RETRIES_PER_CALL,
@@ -183,6 +184,29 @@ function describeBody(body: unknown): string {
   return 'JSON without a message in "choices"';
 }
 
+/**
+ * The body of a chat completion request as the provider sends it (tools included), without what
+ * `adaptations` says the model's server refused; also a line of a batch file (src/batch).
+ */
+export function chatRequestBody(request: ChatRequest, adaptations: ReadonlySet<Adaptation> = new Set()) {
+  const tools = request.meta.tools;
+  const body = {
+    model: request.model,
+    messages: [] as WireMessage[],
+    ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
+    // actions: a state's commands offered as function tools (llm.tool_calls)
+    ...(tools?.length ? { tools: tools.map((t) => ({ type: 'function' as const, function: t })), tool_choice: 'auto' as const } : {}),
+    ...(request.stream ? { stream_options: { include_usage: true } } : {}),
+    ...(request.promptCacheKey !== undefined ? { prompt_cache_key: request.promptCacheKey } : {}),
+  };
+  const sent = adaptBody(body, adaptations);
+  // with the tools sent, the native form of each message (tool calls and results); else the JSON command form
+  sent.messages = wireMessages(request.messages, sent.tools !== undefined);
+  if (request.cacheBreakpoints) sent.messages = withBreakpoints(sent.messages, request.meta);
+  return sent;
+}
+
 export class OpenAiProvider implements LlmProvider {
   readonly id = 'openai';
   readonly paid = true;
@@ -349,20 +373,7 @@ export class OpenAiProvider implements LlmProvider {
 
   /** The request body as this model's server takes it. */
   private body(request: ChatRequest) {
-    const tools = request.meta.tools;
-    const body = {
-      model: request.model,
-      messages: [] as WireMessage[],
-      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-      ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
-      // actions: a state's commands offered as function tools (llm.tool_calls)
-      ...(tools?.length ? { tools: tools.map((t) => ({ type: 'function' as const, function: t })), tool_choice: 'auto' as const } : {}),
-      ...(request.stream ? { stream_options: { include_usage: true } } : {}),
-    };
-    const sent = adaptBody(body, this.adaptations.get(request.model) ?? new Set());
-    // with the tools sent, the native form of each message (tool calls and results); else the JSON command form
-    sent.messages = wireMessages(request.messages, sent.tools !== undefined);
-    return sent;
+    return chatRequestBody(request, this.adaptations.get(request.model));
   }
 
   /** Whether a refusal named a parameter the request can go without; if so it is left out from now on, with a warning. */

@@ -8,14 +8,21 @@ import { InputFileError, readInputFile } from '../io/read-input-file.js';
 import { describeJsonProblem } from '../util/json-syntax.js';
 import { packageRoot } from '../util/package-root.js';
 import validatePricing from './pricing-validator.generated.js';
-import type { Usage } from './types.js';
+import type { PriceTier, Usage } from './types.js';
 
-/** USD per million tokens. `cached_input` defaults to `input`. */
+export type { PriceTier } from './types.js';
+
+/** USD per million tokens. `cached_input` defaults to `input`; `batch_input` and `batch_output` to BATCH_DISCOUNT of input and output. */
 export interface ModelPrice {
   input: number;
   cached_input?: number;
   output: number;
+  batch_input?: number;
+  batch_output?: number;
 }
+
+/** What a batch call costs of the standard price when the table gives no batch price (OpenAI's Batch API: half). */
+export const BATCH_DISCOUNT = 0.5;
 
 export type PricingTable = Record<string, ModelPrice>;
 
@@ -82,11 +89,22 @@ export function modelPrice(
   return own ?? priceOf(table, model);
 }
 
-/** USD of one call; cached prompt tokens at the cached rate. Undefined when there is no price. */
-export function callCost(price: ModelPrice | undefined, u: Usage): number | undefined {
+/**
+ * USD of one call; cached prompt tokens at the cached rate. Undefined when there is no price.
+ * A batch call: its prompt and completion tokens at the batch prices, its cached prompt tokens at
+ * BATCH_DISCOUNT of the cached rate (at most the batch input price).
+ */
+export function callCost(price: ModelPrice | undefined, u: Usage, tier?: PriceTier): number | undefined {
   if (!price) return undefined;
   const cached = Math.min(Math.max(0, u.cachedTokens ?? 0), u.promptTokens);
-  const usd =
-    ((u.promptTokens - cached) * price.input + cached * (price.cached_input ?? price.input) + u.completionTokens * price.output) / 1e6;
+  let input = price.input;
+  let cachedInput = price.cached_input ?? price.input;
+  let output = price.output;
+  if (tier === 'batch') {
+    input = price.batch_input ?? price.input * BATCH_DISCOUNT;
+    cachedInput = Math.min(cachedInput * BATCH_DISCOUNT, input);
+    output = price.batch_output ?? price.output * BATCH_DISCOUNT;
+  }
+  const usd = ((u.promptTokens - cached) * input + cached * cachedInput + u.completionTokens * output) / 1e6;
   return Math.round(usd * 1e10) / 1e10;
 }

@@ -2,10 +2,10 @@
 // reasoning models (OpenAI's o-series and gpt-5) take `max_completion_tokens` instead of
 // `max_tokens` and only their default temperature; some servers reject `stream_options` (older
 // Azure API versions) or function tools (Ollama models without tool support, vLLM without a tool
-// parser). Such a server answers HTTP 400 naming the parameter; the provider then sends the
+// parser), or `prompt_cache_key` (servers that check for unknown parameters). Such a server answers HTTP 400 naming the parameter; the provider then sends the
 // request without it, once per model, and says so in one warning (src/llm/openai.ts).
 
-export type Adaptation = 'max_completion_tokens' | 'no_temperature' | 'no_stream_options' | 'no_tools';
+export type Adaptation = 'max_completion_tokens' | 'no_temperature' | 'no_stream_options' | 'no_tools' | 'no_prompt_cache_key';
 
 /** The parts of a chat request body the adaptations touch. */
 export interface AdaptableBody {
@@ -16,6 +16,7 @@ export interface AdaptableBody {
   stream_options?: unknown;
   tools?: unknown;
   tool_choice?: unknown;
+  prompt_cache_key?: unknown;
 }
 
 /** The error a server answered with: its HTTP status, message and (OpenAI's) `param` and `code`. */
@@ -45,6 +46,10 @@ export function adaptationFor(refused: RefusedRequest, body: AdaptableBody, take
     ['no_temperature', body.temperature !== undefined && (param === 'temperature' || mentions(text, /\btemperature\b/i))],
     ['no_stream_options', body.stream_options !== undefined && mentions(text, /\bstream_options\b/)],
     [
+      'no_prompt_cache_key',
+      body.prompt_cache_key !== undefined && (param === 'prompt_cache_key' || mentions(text, /\bprompt_cache_key\b/)),
+    ],
+    [
       'no_tools',
       body.tools !== undefined &&
         (param === 'tools' || param === 'tool_choice' || mentions(text, /\btools?\b|\btool_choice\b|tool[ -]call|function[ -]call/i)),
@@ -63,6 +68,7 @@ export function adaptBody<B extends AdaptableBody>(body: B, taken: ReadonlySet<A
   }
   if (taken.has('no_temperature')) delete out.temperature;
   if (taken.has('no_stream_options')) delete out.stream_options;
+  if (taken.has('no_prompt_cache_key')) delete out.prompt_cache_key;
   if (taken.has('no_tools')) {
     delete out.tools;
     delete out.tool_choice;
@@ -81,6 +87,8 @@ export function adaptationWarning(a: Adaptation, body: AdaptableBody, server: st
       return `${who} does not take temperature ${body.temperature} ${why}; sending no temperature (the model's default) from now on`;
     case 'no_stream_options':
       return `${who} does not take stream_options ${why}; the token usage of streamed replies is estimated from now on unless the server reports it`;
+    case 'no_prompt_cache_key':
+      return `${who} does not take prompt_cache_key ${why}; sending none from now on (its prompt cache routes by the prompt alone)`;
     case 'no_tools':
       return `${who} refused function tools ${why}; commands are read in the JSON command format from now on`;
   }

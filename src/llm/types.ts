@@ -53,10 +53,26 @@ export interface CallMeta {
   tools?: ToolSpec[];
   /** One of the many calls of a population step: usage is counted by purpose and state, not by agent. */
   population?: boolean;
+  /**
+   * A shard of the call's prompt-cache route, added to its `prompt_cache_key` (population steps:
+   * the step and a hash of the agent, so that no one key carries a whole step's calls).
+   */
+  cacheShard?: string;
+  /**
+   * Indexes of the prompt's messages that end a stable part (the system message, the summary, the
+   * window): where a server that takes Anthropic-style cache breakpoints gets them (src/llm/cache-breakpoints.ts).
+   */
+  cacheBreaks?: number[];
   /** Population steps: argument values seen in the agent's observation, by argument name (the mock draws valid-looking arguments from them; never sent to a model). */
   argChoices?: Record<string, Array<string | number>>;
   /** Judge calls and command states: the graph around the state (the mock walks it in dry runs). */
   walk?: WalkInfo;
+  /**
+   * Calls made at once (a population step's): the call's effect key in the run (e.g. "1.2:a17",
+   * stable across a resume). A cassette records it and replays such a call by it, in whatever
+   * order the calls are made.
+   */
+  effect?: string;
 }
 
 /** The graph around a state, for a provider that walks it (never sent to a model). */
@@ -96,6 +112,13 @@ export interface ChatRequest {
   maxTokens?: number;
   /** Stream deltas to `onDelta` as they arrive. */
   stream?: boolean;
+  /**
+   * Sent as `prompt_cache_key`: calls with the same key (and the same start) are routed to the same
+   * prompt cache (the run, state and role; src/runtime/llm-call.ts promptCacheKey).
+   */
+  promptCacheKey?: string;
+  /** The server takes Anthropic-style cache_control breakpoints (llm.cache_breakpoints): they go at `meta.cacheBreaks`. */
+  cacheBreakpoints?: boolean;
   meta: CallMeta;
 }
 
@@ -106,6 +129,9 @@ export interface Usage {
   cachedTokens?: number;
 }
 
+/** The tier a call is priced at: `batch`, a call sent in a batch file (answered within hours, at a discount; src/llm/pricing.ts). */
+export type PriceTier = 'batch';
+
 export interface ChatResponse {
   content: string;
   usage: Usage;
@@ -115,6 +141,8 @@ export interface ChatResponse {
   finishReason?: string;
   /** The messages as the provider sent them to its server, when they differ in form (openai: tool calls and results natively). */
   sent?: unknown[];
+  /** The price tier the call is charged at, when not the standard one (`batch`: it was sent in a batch file). */
+  priceTier?: PriceTier;
 }
 
 export interface ChatOptions {
@@ -140,6 +168,17 @@ export interface LlmProvider {
   readonly position?: number;
   /** Move to an interaction (a resumed run continues from the checkpoint's position). */
   seek?(position: number): void;
+  /**
+   * A resumed run reuses this call's reply from the journal instead of asking: a replayed cassette
+   * steps over its interaction, one being recorded records it. Without it, the position moves on by one.
+   */
+  reused?(request: ChatRequest, response: ChatResponse): void;
+}
+
+/** Tell a provider that a reply was reused from the journal instead of asked for (see `LlmProvider.reused`). */
+export function stepOver(llm: LlmProvider, request: ChatRequest, response: ChatResponse): void {
+  if (llm.reused) llm.reused(request, response);
+  else if (llm.position !== undefined) llm.seek?.(llm.position + 1);
 }
 
 /** A failure of the model call that the run cannot recover from. */

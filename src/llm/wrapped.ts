@@ -1,6 +1,6 @@
 // A provider whose calls go through `around` (tracing makes a span of each; Agents 1.0 concise
 // mode changes the request): everything else (id, cassette position, close) is the inner provider's.
-import type { ChatOptions, ChatRequest, ChatResponse, LlmProvider } from './types.js';
+import { stepOver, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider } from './types.js';
 
 /** Wraps one call: `call()` sends the request as it is, `call(changed)` sends another one instead. */
 export type AroundCall = (request: ChatRequest, call: (request?: ChatRequest) => Promise<ChatResponse>) => Promise<ChatResponse>;
@@ -28,6 +28,9 @@ export class WrappedProvider implements LlmProvider {
   }
   seek(position: number): void {
     this.inner.seek?.(position);
+  }
+  reused(request: ChatRequest, response: ChatResponse): void {
+    stepOver(this.inner, request, response);
   }
   async close(): Promise<void> {
     await this.inner.close?.();

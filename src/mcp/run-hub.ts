@@ -4,7 +4,7 @@
 // run's journaled effects). The servers end with the run. Active only in a SOP that declares mcp_servers.
 import { dirname, resolve } from 'node:path';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools are shaped as commands; they part once the command shape lives in core
-import type { ActionOptions } from '../actions/runtime.js';
+import type { ActionOptions } from '../actions/host.js';
 import type { ToolSlotExecutor } from '../components/registry.js';
 import type { RunContext } from '../runtime/context.js';
 import type { RunPlugin } from '../runtime/hooks.js';

@@ -5,13 +5,15 @@
 /**
  * How many recent messages to show when `count` messages exist, for a window of `window` and a
  * summary refreshed every `every` messages (counted over the whole run): `window` plus the
- * messages since the last refresh point. When `every` exceeds `window`, the window also moves
- * every `window` messages between refreshes, so it never holds more than 2 × window - 1 messages:
- * at most one window's worth more than the sliding rule.
+ * messages since the last refresh point, so between refreshes the window only grows.
+ * With `chunks` (the summary kept as chunks, native SOPs) it moves only when the summary is
+ * refreshed: it holds between `window` and `window + every - 1` messages. Without, when `every`
+ * exceeds `window` it also moves every `window` messages between refreshes, so it never holds
+ * more than 2 × window - 1. With the default `every` (the window) both rules are the same.
  */
-export function alignedWindow(window: number, count: number, every: number): number {
+export function alignedWindow(window: number, count: number, every: number, chunks = false): number {
   if (!(window > 0) || !(every > 0) || !(count > 0)) return window;
-  return window + ((count % every) % window);
+  return window + (chunks ? count % every : (count % every) % window);
 }
 
 /**
@@ -22,12 +24,12 @@ export function alignedWindow(window: number, count: number, every: number): num
  * see since the last refresh point, not by all messages of the run: between two refreshes of its
  * summary it only grows, and it moves when that summary is refreshed (and every `window` of its
  * messages when `every` exceeds `window`, as above). Its size right after a refresh is `window`,
- * never more than 2 × window - 1.
+ * never more than 2 × window - 1. With `chunks` (as alignedWindow) it moves only at refreshes.
  */
-export function viewerAlignedWindow(window: number, seen: readonly { id: number }[], count: number, every: number): number {
+export function viewerAlignedWindow(window: number, seen: readonly { id: number }[], count: number, every: number, chunks = false): number {
   if (!(window > 0) || !(every > 0) || !(count > 0)) return window;
   const refreshed = count - (count % every); // messages before it are in every viewer's summary
   let since = 0;
   for (let i = seen.length - 1; i >= 0 && seen[i]!.id >= refreshed; i--) since++;
-  return window + (since % window);
+  return window + (chunks ? since : since % window);
 }

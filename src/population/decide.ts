@@ -1,11 +1,12 @@
-// How a population agent decides at a step: its prompt (persona and the state's scene in the
-// system message, what it sees in the user message), one LLM call whose reply is a tool call (or
+// How a population agent decides at a step: its prompt (the rules and actions in the system
+// message; the step's snapshot, the persona and what it sees in the user message), one LLM call whose reply is a tool call (or
 // the JSON command fallback), and the reply read back as one of the world's actions. A reply that
 // is not a valid action makes the agent idle this step, with the reason kept as its outcome.
 import { parseCommandReply } from '../llm/command-reply.js';
 import type { CallMeta, ChatMessage, ToolSpec } from '../llm/types.js';
 import { renderText } from '../prompt/templates.js';
 import type { ManyCall } from '../runtime/call-many.js';
+import { fmix32, fnv1a } from '../util/hash.js';
 import type { RunContext } from '../runtime/context.js';
 import type { ResolvedState } from '../sop/resolved.js';
 import type { LlmSettings } from '../sop/types.js';
@@ -42,18 +43,31 @@ export interface DecideSetup {
 /** The agent's attributes and id, as templates and expressions see them. */
 export const agentScope = (pop: Population, i: number): Record<string, unknown> => ({ ...pop.row(i), id: pop.ids[i]! });
 
-/** The system and user messages of an agent's decision. */
+/**
+ * The system and user messages of an agent's decision, laid out for provider prompt caches
+ * (docs/population.md#prompt-layout): the rules and tools (the same for every agent of the run),
+ * then the step's public snapshot (the same for every agent of the step), then the persona, then
+ * the agent's own feed and memory, then the ask. A SOP whose own `population_system` names
+ * `{{persona}}` keeps it there; a state's own `observe` that does not name it gets the persona
+ * at the end of the system message. The clock and snapshot, the same for every agent of the step,
+ * are a user message of their own before the persona's.
+ */
 export function decisionMessages(s: DecideSetup, i: number, seen: Seen): ChatMessage[] {
   const base = s.host.baseContext();
   const agent = agentScope(s.pop, i);
-  const system = s.host.templates.render('population_system', {
+  const persona = s.pop.personaText(i);
+  const ownSystem = s.host.sop.templates?.population_system;
+  const personaInSystem = ownSystem !== undefined && ownSystem.includes('persona');
+  const personaInObserve = !personaInSystem && (s.observe === undefined || s.observe.includes('persona'));
+  let system = s.host.templates.render('population_system', {
     ...base,
     state: { name: s.state.name },
     environment_prompt: s.host.envPrompt(s.state),
-    persona: s.pop.personaText(i),
+    persona,
     actions: s.tools.map((t) => t.name),
     agent,
   });
+  if (!personaInSystem && !personaInObserve && persona) system = `${system.replace(/\n*$/, '')}\n\n${persona}\n`;
   const context = {
     ...base,
     state: { name: s.state.name },
@@ -62,12 +76,22 @@ export function decisionMessages(s: DecideSetup, i: number, seen: Seen): ChatMes
     memory: seen.memory,
     clock: seen.clock,
     step: seen.step,
+    persona: personaInObserve ? persona : '',
     agent,
   };
   const user =
     s.observe !== undefined
       ? renderText(s.observe, context, `/states/${s.state.name}/observe`)
       : s.host.templates.render('population_observe', context);
+  // the part every agent of the step shares (the clock and the snapshot) is a message of its own:
+  // a server that takes cache breakpoints gets one after it (askForAction's cacheBreaks)
+  const cut = personaInObserve && persona ? user.indexOf(persona) : -1;
+  if (cut > 0)
+    return [
+      { role: 'system', content: system },
+      { role: 'user', content: user.slice(0, cut) },
+      { role: 'user', content: user.slice(cut) },
+    ];
   return [
     { role: 'system', content: system },
     { role: 'user', content: user },
@@ -115,8 +139,18 @@ export function argChoices(observation: Json): Record<string, Array<string | num
   return out;
 }
 
+/** Agents per prompt-cache shard of a step: about the calls a minute one OpenAI cache route takes before it spills over. */
+export const CACHE_SHARD_AGENTS = 16;
+
+/** The step and a hash of the agent, out of one shard per CACHE_SHARD_AGENTS agents (the call's prompt_cache_key). */
+export function cacheShard(pop: Population, i: number, step: number): string {
+  const shards = Math.max(1, Math.ceil(pop.ids.length / CACHE_SHARD_AGENTS));
+  return `${step}.${fmix32(fnv1a(pop.ids[i]!)) % shards}`;
+}
+
 /** One agent's (or one archetype's) decision call; its reply is read with `parseAction`. */
 export function decisionCall(s: DecideSetup, i: number, seen: Seen, settings: LlmSettings, key: string): ManyCall {
+  const messages = decisionMessages(s, i, seen);
   const meta: CallMeta = {
     purpose: 'agent',
     state: s.state.name,
@@ -128,8 +162,10 @@ export function decisionCall(s: DecideSetup, i: number, seen: Seen, settings: Ll
     commands: menuCommands(s.tools),
     argChoices: argChoices(seen.observation),
     population: true,
+    cacheShard: cacheShard(s.pop, i, seen.step),
+    cacheBreaks: messages.length > 2 ? [0, 1] : [0],
   };
-  return { messages: decisionMessages(s, i, seen), settings, meta, key };
+  return { messages, settings, meta, key };
 }
 
 /** A reply as one action of the menu, read in the JSON command format (src/llm/command-reply.ts) and checked against the action's schema. */

@@ -3,9 +3,11 @@
 // actions, metrics, surveys) and the agents table, whose rows are the populations loaded again
 // from the SOP the run ran. Pure functions of events already read: the journal is read elsewhere
 // (src/api/results-db.ts), and so is the database.
-import { dirname } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, isAbsolute } from 'node:path';
 import type { PopulationAction, RunEvent } from '../runtime/events.js';
 import { loadPopulation } from './population.js';
+import { sourcePath } from './validate.js';
 import { idColumnOf, type PopulationSpec, type Value } from './types.js';
 
 type StepEvent = Extract<RunEvent, { type: 'population_step' }>;
@@ -52,8 +54,11 @@ export interface PopulationResults {
   actions: ActionRow[];
   metrics: MetricRow[];
   surveys: SurveyRow[];
-  /** The population states the run visited, in order of their first visit, with what their first visit loaded. */
-  states: Map<string, { agents?: number; columns?: string[] }>;
+  /**
+   * The population states the run visited, in order of their first visit, with what their first
+   * visit loaded (`source`: its data file, absolute, when the journal says).
+   */
+  states: Map<string, { agents?: number; columns?: string[]; source?: string }>;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -105,7 +110,11 @@ export function populationResults(events: readonly RunEvent[]): PopulationResult
   for (let e of events) {
     if (e.type === 'population_started') {
       if (typeof e.state === 'string' && !out.states.has(e.state))
-        out.states.set(e.state, { agents: e.agents, columns: Array.isArray(e.columns) ? e.columns.map(String) : [] });
+        out.states.set(e.state, {
+          agents: e.agents,
+          columns: Array.isArray(e.columns) ? e.columns.map(String) : [],
+          ...(typeof e.source === 'string' && isAbsolute(e.source) ? { source: e.source } : {}),
+        });
       continue;
     }
     const step = stepEvent(e);
@@ -236,7 +245,10 @@ export interface AgentsTable {
 
 /**
  * The agents of each population state the run visited, loaded again the way the run loaded them
- * (the same spec from the SOP document it ran, files relative to its SOP file: the same agents).
+ * (the same spec from the SOP document it ran: the same agents). The data file is the one the
+ * journal names (absolute, so from any folder); a journal that names none, or a file no longer
+ * there, falls back to the spec's file relative to the SOP file the run names (resolved from the
+ * current folder, as older runs were).
  */
 export async function agentsTable(document: unknown, sopFile: string, states: PopulationResults['states']): Promise<AgentsTable> {
   const warnings: string[] = [];
@@ -256,7 +268,10 @@ export async function agentsTable(document: unknown, sopFile: string, states: Po
     }
     let pop;
     try {
-      pop = await loadPopulation(spec, { baseDir: dirname(sopFile), pointer: `/states/${state}/population` });
+      pop = await loadPopulation(asRun(spec, seen.source, dirname(sopFile)), {
+        baseDir: dirname(sopFile),
+        pointer: `/states/${state}/population`,
+      });
     } catch (err) {
       warnings.push(`agents of state "${state}" not loaded: ${(err as Error).message}`);
       missing.push(state);
@@ -291,6 +306,13 @@ export async function agentsTable(document: unknown, sopFile: string, states: Po
   const columns = names.map((name, j) => ({ name, type: j < 2 ? ('VARCHAR' as const) : columnType(rows, j) }));
   for (const [j, c] of columns.entries()) if (c.type === 'VARCHAR') for (const r of rows) if (r[j] !== null) r[j] = String(r[j]);
   return { columns, rows, warnings, missing };
+}
+
+/** The spec with the data file the run loaded, when the journal names it and it is there, or the SOP's relative one is not. */
+function asRun(spec: PopulationSpec, source: string | undefined, baseDir: string): PopulationSpec {
+  if (source === undefined || !('file' in spec.source)) return spec;
+  if (!existsSync(source) && existsSync(sourcePath(spec.source.file, baseDir))) return spec;
+  return { ...spec, source: { ...spec.source, file: source } };
 }
 
 /** The type of a column: whole numbers, numbers, true/false, else text (a column of mixed values is text). */

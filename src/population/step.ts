@@ -11,10 +11,11 @@ import { EngineError } from '../errors.js';
 import { renderText } from '../prompt/templates.js';
 import { LocalEmbedder } from '../memory/local-embedder.js';
 import type { ManyCall, ManyOutcome } from '../runtime/call-many.js';
-import type { PopulationAction } from '../runtime/events.js';
+import type { PopulationAction, RunEvent } from '../runtime/events.js';
+import type { UsageTotals } from '../runtime/usage.js';
 import type { RunContext } from '../runtime/context.js';
 import type { ResolvedState } from '../sop/resolved.js';
-import { compileExpression, type CompiledExpression } from '../worlds/expr.js';
+import { compileExpression } from '../worlds/expr.js';
 import { readEdgeListFile } from '../worlds/graph-file.js';
 import { orderActions } from '../worlds/order.js';
 import type { WorldRegistry } from '../worlds/registry.js';
@@ -30,7 +31,7 @@ import {
   type StepAction,
   type WorldInitContext,
 } from '../worlds/world.js';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { activationRule, drawUniform } from './activation.js';
 import { AgentMemory, type AgentMemoryEntry } from './agent-memory.js';
 import {
@@ -46,10 +47,9 @@ import {
 import { judgeOrder } from './judge.js';
 import { DeclaredMetrics } from './metrics.js';
 import { loadPopulation, type Population } from './population.js';
-import { rulePolicy } from './rules.js';
-import { clockText, orderPolicy, POPULATION_DEFAULTS, type CognitionEntry, type PopulationStateSpec } from './state-spec.js';
+import { compileTiers, decisionGroups, type Tier } from './tiers.js';
+import { clockText, orderPolicy, POPULATION_DEFAULTS, type PopulationStateSpec } from './state-spec.js';
 import { sourcePath } from './validate.js';
-import type { RulePolicy } from '../worlds/rule.js';
 
 export interface VisitOptions {
   ctx: RunContext;
@@ -67,12 +67,6 @@ export interface SavedVisit {
   world: Json;
   memory: Record<string, AgentMemoryEntry>;
   metrics: Metrics;
-}
-
-interface Tier {
-  entry: CognitionEntry;
-  where?: CompiledExpression;
-  policy?: RulePolicy;
 }
 
 /** What one acting agent decided and how. */
@@ -105,11 +99,7 @@ export class PopulationVisit {
     const params = (worldState as { params?: unknown } | null)?.params ?? spec.world.params ?? {};
     const tools = worldTools(world, params, spec.actions);
     const names = tools.map((t) => t.name);
-    this.tiers = spec.cognition.map((entry) => ({
-      entry,
-      ...(entry.where ? { where: compileExpression(entry.where) } : {}),
-      ...(entry.tier === 'rule' ? { policy: rulePolicy(entry.policy ?? 'idle', entry.params ?? {}, names) } : {}),
-    }));
+    this.tiers = compileTiers(spec.cognition, names);
     this.setup = { host: o.ctx, state: o.state, world, pop, tools, ...(spec.observe !== undefined ? { observe: spec.observe } : {}) };
   }
 
@@ -141,6 +131,7 @@ export class PopulationVisit {
         columns: [...pop.columns],
         world: world.name,
         seed: ctx.seed,
+        ...('file' in spec.population.source ? { source: resolve(sourcePath(spec.population.source.file, baseDir)) } : {}),
       });
     return v;
   }
@@ -162,6 +153,7 @@ export class PopulationVisit {
     const minute = (step - 1) * spec.minutesPerStep;
     const clock = clockText(spec.startMinute + minute);
     const turn = ctx.position.turn;
+    const before = usageCounts(ctx.usage);
     const injected = this.intervene(step);
     const injectedOutcomes = injected.length > 0 ? this.world.apply(this.worldState, injected, step) : [];
     const active = activationRule(spec.activation, ctx.seed).active(this.pop, step, spec.startMinute + minute);
@@ -237,6 +229,7 @@ export class PopulationVisit {
       actions: applied,
       metrics,
       ...(surveys.length > 0 ? { surveys } : {}),
+      usage: usageSince(before, usageCounts(ctx.usage)),
     });
   }
 
@@ -259,12 +252,6 @@ export class PopulationVisit {
     return out;
   }
 
-  /** The tier an agent decides by: the first entry whose `where` it matches. */
-  private tierOf(i: number): Tier | undefined {
-    for (const t of this.tiers) if (!t.where || t.where.evaluate(agentScope(this.pop, i)) === true) return t;
-    return undefined;
-  }
-
   /** Every acting agent's decision, and the survey answers: the step's LLM calls made at once (`ctx.callMany`). */
   private async decideAll(step: number, turn: number, active: readonly number[], seen: Map<number, Seen>) {
     const { ctx, state, spec } = this.o;
@@ -275,26 +262,18 @@ export class PopulationVisit {
     const then: Array<(outcome: ManyOutcome) => void> = [];
     const late = spec.straggler?.default ?? { name: 'idle', args: {} };
     const choiceOf = (o: ManyOutcome): Choice => ('late' in o ? late : parseAction(o.reply, this.world, this.setup.tools));
-    const archetypes = new Map<string, { lead: number; members: number[]; tier: Tier }>();
-    for (const i of active) {
-      const tier = this.tierOf(i);
-      if (!tier) continue; // an agent no tier is for stays idle
+    const groups = decisionGroups(this.tiers, this.pop, active);
+    for (const { i, tier } of groups.rule) {
       const id = this.pop.ids[i]!;
-      if (tier.entry.tier === 'rule') {
-        const chosen = tier.policy!({ agent: id, observation: seen.get(i)!.observation, step, rng: ruleRng(ctx.seed, step, id) });
-        const first = chosen[0];
-        decided.push({ i, tier: 'rule', choice: first ? { name: first.name, args: first.args } : { name: 'idle', args: {} } });
-      } else if (tier.entry.tier === 'archetype') {
-        const key = `${this.tiers.indexOf(tier)}\u0000${this.pop.archetypeKey(i)}`;
-        const group = archetypes.get(key);
-        if (group) group.members.push(i);
-        else archetypes.set(key, { lead: i, members: [i], tier });
-      } else {
-        calls.push(decisionCall(setup, i, seen.get(i)!, decisionLlm(ctx.sop, state, tier.entry), `${step}:${id}`));
-        then.push((o) => decided.push({ i, tier: 'per_agent', choice: choiceOf(o) }));
-      }
+      const chosen = tier.policy!({ agent: id, observation: seen.get(i)!.observation, step, rng: ruleRng(ctx.seed, step, id) });
+      const first = chosen[0];
+      decided.push({ i, tier: 'rule', choice: first ? { name: first.name, args: first.args } : { name: 'idle', args: {} } });
     }
-    for (const group of archetypes.values()) {
+    for (const { i, tier } of groups.perAgent) {
+      calls.push(decisionCall(setup, i, seen.get(i)!, decisionLlm(ctx.sop, state, tier.entry), `${step}:${this.pop.ids[i]!}`));
+      then.push((o) => decided.push({ i, tier: 'per_agent', choice: choiceOf(o) }));
+    }
+    for (const group of groups.archetypes) {
       const lead = this.pop.ids[group.lead]!;
       const settings = decisionLlm(ctx.sop, state, group.tier.entry);
       calls.push(decisionCall(setup, group.lead, seen.get(group.lead)!, settings, `${step}:archetype:${lead}`));
@@ -392,4 +371,23 @@ function resolveWorldParams(world: AnyWorld, params: unknown, pointer: string): 
   if (r.ok) return r.params;
   const p = r.problems[0]!;
   throw new EngineError(`${pointer}${p.pointer}: ${p.message}`, 'POPULATION');
+}
+
+type Counts = { calls: number; prompt_tokens: number; completion_tokens: number; cached_tokens: number };
+const usageCounts = (u: UsageTotals): Counts => ({
+  calls: u.calls,
+  prompt_tokens: u.prompt_tokens,
+  completion_tokens: u.completion_tokens,
+  cached_tokens: u.cached_tokens ?? 0,
+});
+
+/** What a step's calls added to the run's usage. */
+function usageSince(a: Counts, b: Counts): NonNullable<Extract<RunEvent, { type: 'population_step' }>['usage']> {
+  const cached = b.cached_tokens - a.cached_tokens;
+  return {
+    calls: b.calls - a.calls,
+    prompt_tokens: b.prompt_tokens - a.prompt_tokens,
+    completion_tokens: b.completion_tokens - a.completion_tokens,
+    ...(cached > 0 ? { cached_tokens: cached } : {}),
+  };
 }

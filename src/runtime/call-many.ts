@@ -53,6 +53,11 @@ export interface DispatchedCall {
 export interface CallDispatch {
   /** Names the way in logs (batch, shards). */
   readonly name: string;
+  /**
+   * Its calls outlive the process (a batch that a resumed run waits for again): they are not
+   * journaled as started, so a resume after a kill does not count them as lost (paid twice).
+   */
+  readonly outlivesRun?: boolean;
   /** Settles every call (in any order); a throw rejects those it left unsettled. */
   send(calls: DispatchedCall[], step: StepRef, signal?: AbortSignal): Promise<void>;
 }

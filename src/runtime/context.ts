@@ -96,7 +96,7 @@ export function createRunContext(options: RunOptions): RunParts {
     meta: CallMeta,
     stream: boolean,
     key: string | undefined,
-    through?: { via?: Via | undefined; signal?: AbortSignal | undefined },
+    through?: { via?: Via | undefined; signal?: AbortSignal | undefined; outlivesRun?: boolean },
   ): Promise<string> => {
     const model = options.model ?? settings.model ?? DEFAULTS.model;
     const price = options.pricing ? modelPrice(options.pricing, settings, options.model, model) : undefined;
@@ -152,7 +152,8 @@ export function createRunContext(options: RunOptions): RunParts {
       callOne(messages, settings, meta, stream, key),
     callMany(calls, o) {
       const dispatch = decide(plugins, 'dispatch', o.state);
-      return callMany((c, key, via, signal) => callOne(c.messages, c.settings, c.meta, false, key, { via, signal }), calls, {
+      const outlivesRun = dispatch?.outlivesRun === true;
+      return callMany((c, key, via, signal) => callOne(c.messages, c.settings, c.meta, false, key, { via, signal, outlivesRun }), calls, {
         step: o.step,
         concurrency: o.concurrency,
         ...(dispatch ? { dispatch } : {}),
@@ -189,6 +190,7 @@ export function createRunContext(options: RunOptions): RunParts {
     model: options.model,
     serverLlm: options.serverLlm ?? sop.llm,
     resolved,
+    runId: ctx.runId,
     position,
     seed,
     effects,

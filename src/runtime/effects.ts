@@ -2,6 +2,7 @@
 // executor) goes through `Effects.perform`. Without durability they are simply performed; the
 // journal's EffectLedger (src/journal/effects.ts), plugged in through the run's hooks, gives each
 // a stable key and reuses journaled results when a run resumes.
+import type { PriceTier } from '../llm/types.js';
 
 export interface EffectSpec {
   /** llm | human | code | sop | memory | ... */
@@ -61,4 +62,6 @@ export interface LlmEffectResult {
   usage: { promptTokens: number; completionTokens: number; cachedTokens?: number };
   /** The model that answered, as the provider names it. */
   model?: string;
+  /** The price tier it was charged at, when not the standard one (a batch). */
+  priceTier?: PriceTier;
 }

@@ -1,6 +1,6 @@
 // Events of a run: what listeners (terminal, --json, run folder, journal) are told, in order.
 import type { Message } from '../environment/message.js';
-import type { CallPurpose, ChatMessage, Usage } from '../llm/types.js';
+import type { CallPurpose, ChatMessage, PriceTier, Usage } from '../llm/types.js';
 import type { RunSnapshot } from './position.js';
 import type { UsageTotals } from './usage.js';
 
@@ -51,6 +51,8 @@ export type RunEvent =
       usage: Usage;
       /** USD of the call, when its model has a price (absent: unknown, or not priced). */
       cost_usd?: number;
+      /** The price tier it was charged at, when not the standard one (`batch`: sent in a batch file). */
+      price_tier?: PriceTier;
       ms: number;
       prompt_chars: number;
       reply: string;
@@ -171,6 +173,11 @@ export type RunEvent =
       columns: string[];
       world: string;
       seed: number;
+      /**
+       * The population's data file as an absolute path (absent for a generated population):
+       * the agents table of RUN/population.duckdb loads it again from any folder.
+       */
+      source?: string;
     }
   /** One population step: who acted, what they did (in the order applied), what it did, the metrics after it, survey answers. */
   | {
@@ -187,6 +194,8 @@ export type RunEvent =
       actions: PopulationAction[];
       metrics: Record<string, number | null>;
       surveys?: Array<{ survey: string; agent: string; question: string; answer: string }>;
+      /** The step's LLM calls and tokens; cached_tokens when the provider reported some (the step's cached share). */
+      usage?: { calls: number; prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
     }
   /**
    * The adaptive limit of LLM calls at once to a server changed (src/llm/adaptive-limit.ts,
@@ -194,6 +203,27 @@ export type RunEvent =
    * increase at most once a second.
    */
   | { type: 'concurrency'; endpoint: string; limit: number; previous: number; reason: string; in_flight: number }
+  /**
+   * A step's calls sent as one batch (--llm-mode batch, docs/population.md#batch-mode): told when it
+   * is submitted (status `submitted`; a resumed run that polls it again: `resumed`) and at each
+   * change of its status. `id`: the OpenAI batch id, or the vllm output file.
+   */
+  | {
+      type: 'batch';
+      state: string;
+      visit: number;
+      step: number;
+      target: 'openai' | 'vllm';
+      id: string;
+      status: string;
+      /** Calls in the batch. */
+      calls: number;
+      /** Requests done and failed so far, as the server counts them. */
+      completed?: number;
+      failed?: number;
+      /** vllm: the command that answers the batch (the user runs it; sop never does). */
+      command?: string;
+    }
   /** An event of a sub-flow (sop executor), tagged with its path, e.g. "Coder-1/extend_library-1". */
   | { type: 'subflow'; flow: string; event: RunEvent }
   | {

@@ -23,8 +23,12 @@ export interface RunSnapshot {
     /** Number of messages in the shared history (they are the journal's `message` events). */
     messages: number;
     summary: string;
+    /** Summary chunks (src/runtime/summaries.ts): each one's length in `summary`, when there are several. */
+    summary_chunks?: number[];
     /** Audiences: the summaries kept per viewer that differ from `summary`. */
     summaries?: Record<string, string>;
+    /** Audiences: the chunk lengths of each viewer's summary that has several. */
+    summaries_chunks?: Record<string, number[]>;
     /** Index of the first message of the current state's visit. */
     state_start: number;
   };

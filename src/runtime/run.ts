@@ -273,7 +273,12 @@ export class RunLoop {
   /** What a controller strategy and the judge may use (src/runtime/controllers). */
   private controllerContext(): ControllerContext {
     const { ctx } = this;
-    const view = { topK: ctx.topK(), minSimilarity: ctx.sop.environment?.min_similarity, sliding: ctx.semantics.slidingControllerWindow };
+    const view = {
+      topK: ctx.topK(),
+      minSimilarity: ctx.sop.environment?.min_similarity,
+      sliding: ctx.semantics.slidingControllerWindow,
+      chunks: ctx.semantics.summaryChunks,
+    };
     return {
       rng: ctx.rng,
       semantics: ctx.semantics,

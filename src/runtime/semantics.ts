@@ -14,6 +14,12 @@ export interface Semantics {
   speakerAsksEnd: boolean;
   /** The components' shared memory (extract) is the run's, journaled in checkpoints (false: a plugin keeps the agents' memory). */
   componentMemoryInCheckpoints: boolean;
+  /**
+   * A summary refresh appends a summary of the messages it folds in to the summary's chunks, and the
+   * oldest chunks are merged only when there are more than `summary.max_chunks` (false: Agents 1.0's
+   * one running summary, rewritten at each refresh).
+   */
+  summaryChunks: boolean;
 }
 
 export const CLEAN_SEMANTICS: Semantics = {
@@ -23,4 +29,5 @@ export const CLEAN_SEMANTICS: Semantics = {
   keepSummaryOnEntry: false,
   speakerAsksEnd: false,
   componentMemoryInCheckpoints: true,
+  summaryChunks: true,
 };

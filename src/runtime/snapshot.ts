@@ -8,6 +8,7 @@ import type { RunContext } from './context.js';
 import type { RunEvent } from './events.js';
 import { SNAPSHOT_VERSION, type RestorePoint, type RunPosition, type RunSnapshot } from './position.js';
 import { addLostCall } from './usage.js';
+import { restoreSummaryChunks, summaryChunkLengths, viewerChunkLengths } from './summaries.js';
 
 type ResumedEvent = Extract<RunEvent, { type: 'resumed' }>;
 
@@ -31,6 +32,16 @@ function viewerSummaries(env: EnvironmentMemory): { summaries?: Record<string, s
   return Object.keys(own).length > 0 ? { summaries: own } : {};
 }
 
+function viewerChunks(env: EnvironmentMemory): { summaries_chunks?: Record<string, number[]> } {
+  const lengths = viewerChunkLengths(env);
+  return lengths ? { summaries_chunks: lengths } : {};
+}
+
+function chunkLengths(env: EnvironmentMemory): { summary_chunks?: number[] } {
+  const lengths = summaryChunkLengths(env);
+  return lengths ? { summary_chunks: lengths } : {};
+}
+
 /** A run's checkpoints: snapshot at turn boundaries, restore on resume. */
 export class RunCheckpoints {
   constructor(
@@ -48,7 +59,14 @@ export class RunCheckpoints {
     return cloneJsonKeepingText<RunSnapshot>({
       v: SNAPSHOT_VERSION,
       position: { ...(h.position as RunPosition), rng: h.rng.state },
-      environment: { messages: h.env.messages.length, summary: h.env.summary, state_start: h.env.stateStart, ...viewerSummaries(h.env) },
+      environment: {
+        messages: h.env.messages.length,
+        summary: h.env.summary,
+        ...chunkLengths(h.env),
+        state_start: h.env.stateStart,
+        ...viewerSummaries(h.env),
+        ...viewerChunks(h.env),
+      },
       usage: h.usage,
       ...(cursor !== undefined ? { llm_cursor: cursor } : {}),
       human_consumed: h.human.consumed,
@@ -88,7 +106,10 @@ export class RunCheckpoints {
     }
     for (const m of from.messages) await h.env.add(m);
     h.env.summary = s.environment.summary;
+    restoreSummaryChunks(h.env, s.environment.summary, s.environment.summary_chunks);
     for (const [viewer, text] of Object.entries(s.environment.summaries ?? {})) h.env.setSummary([viewer], text);
+    for (const [viewer, lengths] of Object.entries(s.environment.summaries_chunks ?? {}))
+      restoreSummaryChunks(h.env, h.env.summaryFor(viewer), lengths, viewer);
     h.env.stateStart = s.environment.state_start;
     assignOwn(h.position as RunPosition, cloneJson(s.position));
     h.rng.state = s.position.rng;

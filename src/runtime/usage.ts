@@ -27,6 +27,11 @@ export interface UsageTotals {
   by_purpose: Partial<Record<CallPurpose, UsageBucket>>;
   by_agent?: Record<string, UsageBucket>;
   /**
+   * The calls of each state whose provider reported its cached prompt tokens (OpenAI's
+   * `prompt_tokens_details.cached_tokens`): cached_tokens / prompt_tokens is the state's cached share.
+   */
+  by_state?: Record<string, UsageBucket>;
+  /**
    * Calls to a paid server whose reply was lost to a kill (journaled as started, never as
    * answered): counted by the resume in `calls`, `prompt_tokens` (estimated), `cost` and the
    * buckets above, and shown here apart.
@@ -63,8 +68,8 @@ function addTo(b: UsageBucket, u: Usage, cost: number | undefined | null): void 
   } else b.cost = round((b.cost ?? 0) + cost);
 }
 
-/** Count a call; `price` absent: the run is not priced (the mock); `agent`: also in by_agent. */
-export function addUsage(t: UsageTotals, purpose: CallPurpose, u: Usage, price?: CallPrice, agent?: string): void {
+/** Count a call; `price` absent: the run is not priced (the mock); `agent`: also in by_agent; `state`: in by_state when the provider reported cached tokens. */
+export function addUsage(t: UsageTotals, purpose: CallPurpose, u: Usage, price?: CallPrice, agent?: string, state?: string): void {
   t.calls++;
   t.prompt_tokens += u.promptTokens;
   t.completion_tokens += u.completionTokens;
@@ -77,6 +82,14 @@ export function addUsage(t: UsageTotals, purpose: CallPurpose, u: Usage, price?:
   } else if (typeof cost === 'number' && !t.unpriced_models?.length) t.cost = round((t.cost ?? 0) + cost);
   addTo((t.by_purpose[purpose] ??= { calls: 0, prompt_tokens: 0, completion_tokens: 0 }), u, cost);
   if (agent) addTo(((t.by_agent ??= {})[agent] ??= { calls: 0, prompt_tokens: 0, completion_tokens: 0 }), u, cost);
+  if (state !== undefined && u.cachedTokens !== undefined)
+    addTo(((t.by_state ??= {})[state] ??= { calls: 0, prompt_tokens: 0, completion_tokens: 0 }), u, cost);
+}
+
+/** Cached prompt tokens as a share of prompt tokens (to 0.001); undefined without prompt tokens. */
+export function cachedShare(b: Pick<UsageBucket, 'prompt_tokens' | 'cached_tokens'>): number | undefined {
+  if (b.prompt_tokens <= 0) return undefined;
+  return Math.round(((b.cached_tokens ?? 0) / b.prompt_tokens) * 1000) / 1000;
 }
 
 function mergeBucket(into: UsageBucket, from: UsageBucket): void {
@@ -114,6 +127,8 @@ export function mergeUsage(into: UsageTotals, from: UsageTotals): void {
   }
   for (const [agent, u] of Object.entries(from.by_agent ?? {}))
     mergeBucket(((into.by_agent ??= {})[agent] ??= { calls: 0, prompt_tokens: 0, completion_tokens: 0 }), u);
+  for (const [state, u] of Object.entries(from.by_state ?? {}))
+    mergeBucket(((into.by_state ??= {})[state] ??= { calls: 0, prompt_tokens: 0, completion_tokens: 0 }), u);
 }
 
 /** Record the size of the latest agent prompt at sample turns, to show whether prompts stay flat. */

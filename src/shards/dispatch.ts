@@ -37,6 +37,8 @@ interface Connection {
 
 export class ShardDispatch implements CallDispatch {
   readonly name = 'shards';
+  /** Replies workers stored in Redis outlive a killed run: a resume reads them instead of counting the calls as lost. */
+  readonly outlivesRun = true;
   private conn?: Promise<Connection>;
 
   constructor(private readonly o: ShardDispatchOptions) {}

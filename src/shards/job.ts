@@ -8,6 +8,7 @@
 // A job is untrusted input: it carries messages and call facts only. It cannot name a server, a
 // key, a file or anything to run; its model name is used only when the worker allows it.
 import { createHash } from 'node:crypto';
+import { EngineError } from '../errors.js';
 import type { CallMeta, ChatMessage, ChatResponse } from '../llm/types.js';
 import { signatureProblem } from '../util/job-signature.js';
 import type { StepRef } from '../runtime/call-many.js';
@@ -95,9 +96,9 @@ export function metaOf(meta: CallMeta): CallMeta {
   return out as unknown as CallMeta;
 }
 
-export class ShardJobRefused extends Error {
+export class ShardJobRefused extends EngineError {
   constructor(message: string) {
-    super(message);
+    super(message, 'JOB_REFUSED');
     this.name = 'ShardJobRefused';
   }
 }

@@ -10,6 +10,9 @@ export const DEFAULTS = {
   maxTurns: 200,
 } as const;
 
+/** Summary chunks kept before the oldest are merged (summary.max_chunks, docs/memory.md). */
+export const DEFAULT_MAX_CHUNKS = 8;
+
 export interface ResolvedState {
   name: string;
   def: SopState;
@@ -23,7 +26,7 @@ export interface ResolvedState {
   maxTurns: number | undefined;
   controllerType: NonNullable<NonNullable<SopState['controller']>['type']>;
   maxChatHistory: number;
-  summary: SummarySettings & { enabled: boolean; every: number };
+  summary: SummarySettings & { enabled: boolean; every: number; maxChunks: number };
 }
 
 export interface ResolvedSop {
@@ -63,7 +66,12 @@ export function resolveSop(sop: Sop): ResolvedSop {
       maxTurns: def.controller?.max_turns,
       controllerType: def.controller?.type ?? 'order',
       maxChatHistory,
-      summary: { ...summary, enabled: summary.enabled !== false, every: summary.every ?? maxChatHistory },
+      summary: {
+        ...summary,
+        enabled: summary.enabled !== false,
+        every: summary.every ?? maxChatHistory,
+        maxChunks: summary.max_chunks ?? DEFAULT_MAX_CHUNKS,
+      },
     };
   }
   const agentRoles: Record<string, Record<string, string>> = {};

@@ -21,12 +21,12 @@ export const TEMPLATE_VARIABLES: Record<TemplateName, readonly string[]> = {
   judge_user: [...STATE, 'judge', 'extract_word', 'keys', 'summary', ...HISTORY],
   speaker_system: [...STATE, 'speaker', 'extract_word', 'roles', ...HISTORY],
   speaker_user: [...STATE, 'speaker', 'extract_word', 'roles', ...HISTORY],
-  summary_system: [...STATE, 'summary', 'previous', 'history', 'relevant'],
-  summary_user: [...STATE, 'summary', 'previous', 'history', 'relevant'],
+  summary_system: [...STATE, 'summary', 'previous', 'history', 'relevant', 'chunk', 'merge'],
+  summary_user: [...STATE, 'summary', 'previous', 'history', 'relevant', 'chunk', 'merge'],
   commands: [...BASE_VARIABLES, 'commands'],
   // population states (src/population): an agent's system prompt, and what it sees at a step (also a state's `observe`)
   population_system: [...STATE, 'persona', 'actions', 'agent'],
-  population_observe: [...BASE_VARIABLES, 'state', 'observation', 'snapshot', 'memory', 'clock', 'step', 'agent'],
+  population_observe: [...BASE_VARIABLES, 'state', 'observation', 'snapshot', 'memory', 'clock', 'step', 'persona', 'agent'],
   // Executor results and questions see only their own values.
   command_retry: ['error', 'commands', 'attempt', 'retries'],
   command_failed: ['command', 'error'],

@@ -23,7 +23,7 @@ export function agentsV1Plugin(host: RunContext, options: AgentsV1Options & { co
     name: 'v1',
     turns,
     // one summary for the whole run, read by every judge
-    semantics: (s) => ({ ...s, keepSummaryOnEntry: true, componentMemoryInCheckpoints: false }),
+    semantics: (s) => ({ ...s, keepSummaryOnEntry: true, componentMemoryInCheckpoints: false, summaryChunks: false }),
     llm: (llm) =>
       withConcise(llm, AgentsV1Turns.conciseSentence(host.sop), (s) =>
         Boolean(host.resolved.states[s]?.def.controller?.judge?.last_prompt),

@@ -4,5 +4,12 @@ import { CLEAN_SEMANTICS, type Semantics } from '../../runtime/semantics.js';
 /** The semantics of a run: clean, or Agents 1.0's quirks. */
 export function semanticsFor(compat: 'agents-v1' | undefined): Semantics {
   if (compat !== 'agents-v1') return CLEAN_SEMANTICS;
-  return { ...CLEAN_SEMANTICS, freshVisit: false, blankBeginMessage: true, slidingControllerWindow: true, speakerAsksEnd: true };
+  return {
+    ...CLEAN_SEMANTICS,
+    freshVisit: false,
+    blankBeginMessage: true,
+    slidingControllerWindow: true,
+    speakerAsksEnd: true,
+    summaryChunks: false,
+  };
 }
