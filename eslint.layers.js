@@ -3,8 +3,8 @@
 //   shared   errors, utilities, safe files and paths, input reading
 //   format   the SOP format: schema types, load, validate, template checks
 //   core     llm, memory, environment, agent, components, runtime, prompt templates, human input, memory files
-//   features each plugs into a run through its hooks (src/runtime/hooks.ts); one never imports another
-//   api      the public API and what assembles a run (src/api, src/engine, src/loader, src/index.ts)
+//   features each plugs into a run through its hooks (src/core/runtime/hooks.ts); one never imports another
+//   api      the public API and what assembles a run (src/api, src/api/engine, src/api/loader, src/index.ts)
 //   apps     the CLI, the viewer, sweeps and workers
 // A layer imports only from the layers below it (and itself); a feature imports only the layers
 // below it and itself. A file no pattern names is refused (boundaries/no-unknown-files), so a new
@@ -12,44 +12,44 @@
 
 /** Each feature and its folders (a feature may span folders that belong together). */
 export const FEATURES = {
-  actions: ['src/actions', 'src/executors'],
-  scientist: ['src/scientist', 'src/taskboard', 'src/worldmodel'],
-  journal: ['src/journal', 'src/io/run-folder.ts'],
-  cost: ['src/cost'],
-  'agents-v1': ['src/compat', 'src/import'],
-  mcp: ['src/mcp'],
-  telemetry: ['src/telemetry'],
-  population: ['src/population', 'src/worlds'],
-  shards: ['src/shards'],
-  batch: ['src/batch'],
+  actions: ['src/features/actions', 'src/features/actions/executors'],
+  scientist: ['src/features/scientist', 'src/features/scientist/taskboard', 'src/features/scientist/worldmodel'],
+  journal: ['src/features/journal', 'src/features/journal/run-folder.ts'],
+  cost: ['src/features/cost'],
+  'agents-v1': ['src/features/agents-v1/compat', 'src/features/agents-v1/import'],
+  mcp: ['src/features/mcp'],
+  telemetry: ['src/features/telemetry'],
+  population: ['src/features/population', 'src/features/population/worlds'],
+  shards: ['src/features/shards'],
+  batch: ['src/features/batch'],
 };
 
 const LAYERS = {
   shared: [
-    'src/errors.ts',
-    'src/util',
-    'src/io/read-input-file.ts',
-    'src/io/disk-full.ts',
-    'src/workspace/safe-file.ts',
-    'src/workspace/safe-path.ts',
+    'src/shared/errors.ts',
+    'src/shared/util',
+    'src/shared/io/read-input-file.ts',
+    'src/shared/io/disk-full.ts',
+    'src/shared/workspace/safe-file.ts',
+    'src/shared/workspace/safe-path.ts',
   ],
-  format: ['src/sop'],
+  format: ['src/format/sop'],
   core: [
-    'src/llm',
-    'src/memory',
-    'src/environment',
-    'src/agent',
-    'src/components',
-    'src/runtime',
-    'src/prompt',
-    'src/io/human.ts',
-    'src/io/answers-list.ts',
-    'src/io/allow-file.ts',
-    'src/workspace',
+    'src/core/llm',
+    'src/core/memory',
+    'src/core/environment',
+    'src/core/agent',
+    'src/core/components',
+    'src/core/runtime',
+    'src/core/prompt',
+    'src/core/io/human.ts',
+    'src/core/io/answers-list.ts',
+    'src/core/io/allow-file.ts',
+    'src/core/workspace',
   ],
   // what assembles the features into a run (and loads SOPs with every check)
-  api: ['src/api', 'src/engine', 'src/loader', 'src/index.ts', 'src/extend.ts'],
-  apps: ['src/cli', 'src/view', 'src/sweep'],
+  api: ['src/api', 'src/api/engine', 'src/api/loader', 'src/index.ts', 'src/extend.ts'],
+  apps: ['src/apps/cli', 'src/apps/view', 'src/apps/sweep'],
 };
 
 const pattern = (p) => (p.endsWith('.ts') ? p : `${p}/**`);
@@ -61,7 +61,7 @@ function elements() {
     ...Object.entries(LAYERS).map(([type, paths]) => ({ type, paths })),
     ...Object.entries(FEATURES).map(([name, paths]) => ({ type: `feature:${name}`, paths })),
   ];
-  // files first, then folders, so src/cost/check.ts is api and src/cost/* a feature
+  // files first, then folders, so src/features/cost/check.ts is api and src/features/cost/* a feature
   for (const { type, paths } of all) for (const p of paths) if (p.endsWith('.ts')) out.push({ type, pattern: p, mode: 'file' });
   for (const { type, paths } of all)
     for (const p of paths) if (!p.endsWith('.ts')) out.push({ type, pattern: pattern(p), partialMatch: false });

@@ -1,7 +1,7 @@
 // Three tiers of tests (test/README.md):
 //   unit  - everything that runs in the test's own process (the engine through its API, executors,
 //           contracts); `npm run test:unit`, no build needed.
-//   cli   - the files that start the built CLI (dist/src/cli/main.js) as child processes;
+//   cli   - the files that start the built CLI (dist/src/apps/cli/main.js) as child processes;
 //           `npm run test:cli` (builds first).
 //   model - in-process files that run the real local test model (test/helpers/local-model.ts):
 //           minutes of CPU, skipped where the model is absent; `npm run test:model`.
@@ -44,7 +44,7 @@ function startsCli(file: string): boolean {
   if (known !== undefined) return known;
   spawnsCli.set(file, false); // an import cycle between helpers ends here
   const text = readFileSync(file, 'utf8');
-  const yes = file === CLI_HELPER || text.includes('dist/src/cli/main.js') || localImports(file, text).some(startsCli);
+  const yes = file === CLI_HELPER || text.includes('dist/src/apps/cli/main.js') || localImports(file, text).some(startsCli);
   spawnsCli.set(file, yes);
   return yes;
 }

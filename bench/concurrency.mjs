@@ -2,7 +2,7 @@
 // `openai` provider that talks to the OpenAI-compatible test server (test/helpers/openai-server.ts,
 // in a child process: bench/workers/openai-server.mjs) answering each request after 50 ms.
 // Ideal wall time = the longest chain of sequential LLM calls x 50 ms; with a limit L on
-// concurrent LLM calls (src/llm/limit.ts) it is ceil(total calls / L) x 50 ms.
+// concurrent LLM calls (src/core/llm/limit.ts) it is ceil(total calls / L) x 50 ms.
 // `--max-concurrency N` (or BENCH_MAX_CONCURRENCY) sets L for the limited run (default 10).
 import { join } from 'node:path';
 import { FIXTURES, loadEngine, loadLlm } from './lib/engine.mjs';

@@ -1,4 +1,4 @@
-// A GGUF model in process (`--llm local:`, src/llm/local.ts): prefill and decode speed through the
+// A GGUF model in process (`--llm local:`, src/core/llm/local.ts): prefill and decode speed through the
 // provider sop runs, on the local provider's test model (SmolLM2-135M-Instruct Q4_1, fetched by
 // .ci/run) or the model given with `--model PATH`. Each repetition sends another prompt (its first
 // line differs), so no prefix is reused from the sequence's cache; prefill is the prompt's tokens
@@ -92,8 +92,8 @@ export async function run() {
       notes: [`skipped: ${missing}; results.json keeps its last local figures`],
     };
 
-  const { LocalProvider } = await import(pathToFileURL(join(ROOT, 'dist/src/llm/local.js')).href);
-  const { localSettings } = await import(pathToFileURL(join(ROOT, 'dist/src/llm/local-runtime.js')).href);
+  const { LocalProvider } = await import(pathToFileURL(join(ROOT, 'dist/src/core/llm/local.js')).href);
+  const { localSettings } = await import(pathToFileURL(join(ROOT, 'dist/src/core/llm/local-runtime.js')).href);
   const settings = { ...localSettings({}), threads, sequences: 1, contextSize: 4096 };
   const loadStarted = performance.now();
   const provider = await LocalProvider.create({ model, settings, seed: 1 });

@@ -13,7 +13,7 @@ import { round, row } from './lib/stats.mjs';
 
 export const order = 75;
 const TARGET_S = 10;
-const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+const CLI = join(ROOT, 'dist', 'src', 'apps', 'cli', 'main.js');
 
 /** Agents into politics decide by archetype (one call per archetype acting), the others one call each. */
 const TIERS = { cognition: [{ tier: 'archetype', where: "interest == 'politics'" }, { tier: 'per_agent' }] };

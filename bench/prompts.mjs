@@ -1,6 +1,6 @@
 // Prompt caches as providers bill them (issue 26), and prompt growth. The target: the share of
 // prompt tokens a provider would bill as cached, simulated with OpenAI's and Anthropic's rules
-// (src/cost/prompt-cache.ts) on two fixtures with prompts the size of real ones, counted with the
+// (src/features/cost/prompt-cache.ts) on two fixtures with prompts the size of real ones, counted with the
 // model's tokenizer (bench/lib/cache-fixtures.mjs), against the layout of main before issue 26.
 // Diagnostics, over the 2,000-turn debate fixture (mock LLM, default environment): prompt tokens
 // of the agent call at given turns, and for every agent prompt the share of it that is a
@@ -184,7 +184,7 @@ export async function run() {
     cached_share_openai_rules: {
       ...cached,
       note:
-        `SIMULATED (src/cost/prompt-cache.ts): the share of prompt tokens OpenAI would bill as cached, counted with ${billed.tokenizer} ` +
+        `SIMULATED (src/features/cost/prompt-cache.ts): the share of prompt tokens OpenAI would bill as cached, counted with ${billed.tokenizer} ` +
         `(gpt-tokenizer) for ${billed.model}: turn_based over the ${GAME_TURNS} turns of bench/fixtures/salt-road.sop.json, population over ` +
         'the 3 steps of 1,000 agents of bench/fixtures/town-square.sop.json. Details in billed_prompt_cache.',
       target: CACHED_TARGET,

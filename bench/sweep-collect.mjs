@@ -14,7 +14,7 @@ import { round, row } from './lib/stats.mjs';
 import { startRedis, waitLine } from './lib/redis.mjs';
 
 export const order = 56;
-const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+const CLI = join(ROOT, 'dist', 'src', 'apps', 'cli', 'main.js');
 const BACKLOG = Number(process.env.BENCH_COLLECT_BACKLOG ?? 5000);
 const RUNS = 300;
 

@@ -1,5 +1,5 @@
 // Many simulations (docs/sweep.md): the CPU of one LLM call over HTTP (the direct path of calls
-// that do not stream, src/llm/direct-chat.ts, against the openai client on Node's fetch,
+// that do not stream, src/core/llm/direct-chat.ts, against the openai client on Node's fetch,
 // SOP_HTTP_CLIENT=fetch, and on undici's fetch, SOP_HTTP_CLIENT=undici; streamed and not), 50 and 1,000
 // concurrent simulations in one process against the local OpenAI-compatible server, the same
 // 1,000 split over two worker threads (tinypool), and the throughput of 1, 2 and 4 `sop worker`
@@ -14,7 +14,7 @@ import { cpuMs, startServer } from './lib/test-server.mjs';
 import { startRedis, waitLine } from './lib/redis.mjs';
 
 export const order = 55;
-const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+const CLI = join(ROOT, 'dist', 'src', 'apps', 'cli', 'main.js');
 
 /**
  * `sims` simulations at once. `staggerMs` spaces their starts (the warm-up: a thousand connections

@@ -1,11 +1,11 @@
 // Generates, from the JSON schemas in schemas/ (the one source of truth for each file format):
-// - src/sop/schema.generated.ts: the SOP schema as a TS const, for json-schema-to-ts FromSchema types
-//   (the same for the task board and world model files, in src/taskboard/ and src/worldmodel/);
-// - src/sop/sop-validator.generated.js (+ .d.ts, and a copy in dist/): ajv's standalone
+// - src/format/sop/schema.generated.ts: the SOP schema as a TS const, for json-schema-to-ts FromSchema types
+//   (the same for the task board and world model files, in src/features/scientist/taskboard/ and src/features/scientist/worldmodel/);
+// - src/format/sop/sop-validator.generated.js (+ .d.ts, and a copy in dist/): ajv's standalone
 //   validator, so the CLI does not compile the schema at every start; the same for cassettes
-//   (src/llm/cassette-validator.generated.js from schemas/cassette.schema.json), pricing files
-//   (src/llm/pricing-validator.generated.js from schemas/pricing.schema.json), queued sweep jobs
-//   (src/sweep/job-validator.generated.js from schemas/queue-job.schema.json), task boards and
+//   (src/core/llm/cassette-validator.generated.js from schemas/cassette.schema.json), pricing files
+//   (src/core/llm/pricing-validator.generated.js from schemas/pricing.schema.json), queued sweep jobs
+//   (src/apps/sweep/job-validator.generated.js from schemas/queue-job.schema.json), task boards and
 //   world models.
 // Generated files are not committed; `npm run build` (and so `npm ci`) makes them.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -28,13 +28,13 @@ function generateConst(schemaFile, outRel, name) {
       `export const ${name} = ${JSON.stringify(schema, null, 2)} as const;\n`,
   );
 }
-generateConst('schemas/sop.schema.json', 'src/sop/schema.generated.ts', 'sopSchema');
-generateConst('schemas/taskboard.schema.json', 'src/taskboard/schema.generated.ts', 'taskBoardSchema');
-generateConst('schemas/worldmodel.schema.json', 'src/worldmodel/schema.generated.ts', 'worldModelSchema');
+generateConst('schemas/sop.schema.json', 'src/format/sop/schema.generated.ts', 'sopSchema');
+generateConst('schemas/taskboard.schema.json', 'src/features/scientist/taskboard/schema.generated.ts', 'taskBoardSchema');
+generateConst('schemas/worldmodel.schema.json', 'src/features/scientist/worldmodel/schema.generated.ts', 'worldModelSchema');
 
 // ajv standalone validators (options must match what the callers expect of the errors: every
 // error, with the failing schema, for the SOP and cassettes, which report them all; the first
-// error only for the task board and world model, read with src/util/schema-error.ts).
+// error only for the task board and world model, read with src/shared/util/schema-error.ts).
 // `typed` names the schema const whose FromSchema type the validator's type guard narrows to.
 function generateValidator(schemaFile, outRel, { allErrors = true, typed } = {}) {
   const schema = JSON.parse(readFileSync(join(root, schemaFile), 'utf8'));
@@ -67,15 +67,15 @@ function generateValidator(schemaFile, outRel, { allErrors = true, typed } = {})
       : "import type { ValidateFunction } from 'ajv';\ndeclare const validate: ValidateFunction;\nexport default validate;\n",
   );
 }
-generateValidator('schemas/sop.schema.json', 'src/sop/sop-validator.generated');
-generateValidator('schemas/cassette.schema.json', 'src/llm/cassette-validator.generated');
-generateValidator('schemas/pricing.schema.json', 'src/llm/pricing-validator.generated', { allErrors: false });
-generateValidator('schemas/queue-job.schema.json', 'src/sweep/job-validator.generated', { allErrors: false });
-generateValidator('schemas/taskboard.schema.json', 'src/taskboard/taskboard-validator.generated', {
+generateValidator('schemas/sop.schema.json', 'src/format/sop/sop-validator.generated');
+generateValidator('schemas/cassette.schema.json', 'src/core/llm/cassette-validator.generated');
+generateValidator('schemas/pricing.schema.json', 'src/core/llm/pricing-validator.generated', { allErrors: false });
+generateValidator('schemas/queue-job.schema.json', 'src/apps/sweep/job-validator.generated', { allErrors: false });
+generateValidator('schemas/taskboard.schema.json', 'src/features/scientist/taskboard/taskboard-validator.generated', {
   allErrors: false,
   typed: 'taskBoardSchema',
 });
-generateValidator('schemas/worldmodel.schema.json', 'src/worldmodel/worldmodel-validator.generated', {
+generateValidator('schemas/worldmodel.schema.json', 'src/features/scientist/worldmodel/worldmodel-validator.generated', {
   allErrors: false,
   typed: 'worldModelSchema',
 });

@@ -1,6 +1,6 @@
 // Writes the synthetic persona file of examples/social-spread/ (personas.csv) and its provenance
 // (PERSONAS.md) from declared marginals and a seed, with the library's own generator
-// (src/population/generate.ts, built into dist/: run `npm run build` first). The same seed gives
+// (src/features/population/generate.ts, built into dist/: run `npm run build` first). The same seed gives
 // the same bytes, so the committed file can be checked against a fresh run:
 //   node scripts/make-personas.mjs                 # rewrites examples/social-spread/
 //   node scripts/make-personas.mjs --out DIR       # writes DIR/personas.csv and DIR/PERSONAS.md
@@ -9,7 +9,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generatedColumns, generateRows } from '../dist/src/population/generate.js';
+import { generatedColumns, generateRows } from '../dist/src/features/population/generate.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -106,7 +106,7 @@ writeFileSync(
     `\`personas.csv\` holds ${PERSONAS.n.toLocaleString('en-US')} **synthetic** personas. No row describes a real person,`,
     'and the file is not a sample of any survey or platform. It was written by',
     '`node scripts/make-personas.mjs` (after `npm run build`) with the population generator of',
-    `\`src/population/generate.ts\`, seed ${PERSONAS.seed}, from these declared marginals, each column drawn`,
+    `\`src/features/population/generate.ts\`, seed ${PERSONAS.seed}, from these declared marginals, each column drawn`,
     'independently of the others:',
     '',
     '| column | marginal |',

@@ -2,37 +2,37 @@
 // plugins and the run context, executors, controller strategies, component kinds, LLM providers,
 // embedders, vector indexes, human input, run signals, and the building blocks the benches use.
 // The everyday API is the root entry, `sop` (src/index.ts).
-export type { SopAgent, SopState, SopComponents, SopController, LlmSettings } from './sop/types.js';
-export { cliAllowEntries, type McpAllowEntry } from './mcp/allow.js';
-export type { McpApproval } from './mcp/approval.js';
-export type { RunListener, RunSettings } from './runtime/events.js';
-export { Run, type RunOptions } from './engine/run.js';
-export type { RunPlugin, PluginFactory, TurnStep, TurnOutput, Transition } from './runtime/hooks.js';
-export { definePlugin } from './runtime/hooks.js';
-export type { RunContext } from './runtime/context.js';
-export type { Executor, ExecContext, ExecResult, ArgSpec, ArgSpecs, ExecutorDurability } from './executors/types.js';
-export { ExecutorInputError } from './executors/types.js';
-export type { ControllerStrategy, ControllerContext, SpeakerPick } from './runtime/controllers/index.js';
-export type { ComponentKind, ComponentRuntime } from './components/registry.js';
-export type { VectorIndex, VectorIndexFactory } from './memory/vector-index.js';
-export type { EnvironmentMemory, EnvironmentView } from './environment/environment.js';
-export type { Message, MessageKind } from './environment/message.js';
-export type { ChatMessage, ChatOptions, CallMeta, CallPurpose, Usage } from './llm/types.js';
-export { LlmError, LlmUnavailableError } from './llm/types.js';
+export type { SopAgent, SopState, SopComponents, SopController, LlmSettings } from './format/sop/types.js';
+export { cliAllowEntries, type McpAllowEntry } from './features/mcp/allow.js';
+export type { McpApproval } from './features/mcp/approval.js';
+export type { RunListener, RunSettings } from './core/runtime/events.js';
+export { Run, type RunOptions } from './api/engine/run.js';
+export type { RunPlugin, PluginFactory, TurnStep, TurnOutput, Transition } from './core/runtime/hooks.js';
+export { definePlugin } from './core/runtime/hooks.js';
+export type { RunContext } from './core/runtime/context.js';
+export type { Executor, ExecContext, ExecResult, ArgSpec, ArgSpecs, ExecutorDurability } from './features/actions/executors/types.js';
+export { ExecutorInputError } from './features/actions/executors/types.js';
+export type { ControllerStrategy, ControllerContext, SpeakerPick } from './core/runtime/controllers/index.js';
+export type { ComponentKind, ComponentRuntime } from './core/components/registry.js';
+export type { VectorIndex, VectorIndexFactory } from './core/memory/vector-index.js';
+export type { EnvironmentMemory, EnvironmentView } from './core/environment/environment.js';
+export type { Message, MessageKind } from './core/environment/message.js';
+export type { ChatMessage, ChatOptions, CallMeta, CallPurpose, Usage } from './core/llm/types.js';
+export { LlmError, LlmUnavailableError } from './core/llm/types.js';
 export { createProvider, openaiProvider, type OpenAiProviderOptions, type ProviderChoice } from './api/providers.js';
-export type { Embedder } from './memory/embedder.js';
-export { createEmbedder } from './memory/create-embedder.js';
-export { LocalEmbedder } from './memory/local-embedder.js';
-export { AnswersFileInput, HumanInputError, NoHumanInput, NoMoreAnswersError, type HumanQuestion } from './io/human.js';
-export { AnswersListInput } from './io/answers-list.js';
-export { RunSignal, isRunSignal, type RunSignalDetail, type RunSignalKind } from './errors.js';
-export { JournalError } from './journal/reader.js';
-export { MemoryEnvironment, type MemoryEnvironmentOptions } from './environment/memory-environment.js';
-export { ListEnvironment } from './environment/environment.js';
-export { VectorStore } from './memory/vector-store.js';
-export { RunFolder, newRunId } from './io/run-folder.js';
-export { makeRedactor, type Redactor } from './util/redact.js';
-export { limitConcurrency } from './llm/limit.js';
+export type { Embedder } from './core/memory/embedder.js';
+export { createEmbedder } from './core/memory/create-embedder.js';
+export { LocalEmbedder } from './core/memory/local-embedder.js';
+export { AnswersFileInput, HumanInputError, NoHumanInput, NoMoreAnswersError, type HumanQuestion } from './core/io/human.js';
+export { AnswersListInput } from './core/io/answers-list.js';
+export { RunSignal, isRunSignal, type RunSignalDetail, type RunSignalKind } from './shared/errors.js';
+export { JournalError } from './features/journal/reader.js';
+export { MemoryEnvironment, type MemoryEnvironmentOptions } from './core/environment/memory-environment.js';
+export { ListEnvironment } from './core/environment/environment.js';
+export { VectorStore } from './core/memory/vector-store.js';
+export { RunFolder, newRunId } from './features/journal/run-folder.js';
+export { makeRedactor, type Redactor } from './shared/util/redact.js';
+export { limitConcurrency } from './core/llm/limit.js';
 // population states (docs/population.md): worlds of your own, rule policies of your own
 export {
   defineWorld,
@@ -43,6 +43,6 @@ export {
   type ActionOutcome,
   type Metrics,
   type Json,
-} from './worlds/index.js';
-export { registerRulePolicy, type RulePolicyMaker } from './population/rules.js';
-export type { RulePolicy, RuleContext } from './worlds/rule.js';
+} from './features/population/worlds/index.js';
+export { registerRulePolicy, type RulePolicyMaker } from './features/population/rules.js';
+export type { RulePolicy, RuleContext } from './features/population/worlds/rule.js';

@@ -10,13 +10,13 @@
 //   console.log((await run.result).status);
 
 export { defineSop, loadSop, validateSop, type Validation } from './api/load.js';
-export type { Sop } from './sop/types.js';
-export { SopError, formatDiagnostic, type Diagnostic } from './sop/diagnostics.js';
+export type { Sop } from './format/sop/types.js';
+export { SopError, formatDiagnostic, type Diagnostic } from './format/sop/diagnostics.js';
 export { forkRun, resumeRun, runSop, type LlmChoice, type RunSopOptions } from './api/run.js';
 export type { RunHandle } from './api/handle.js';
-export type { RunEvent, UsageTotals } from './runtime/events.js';
-export type { RunResult, RunStatus } from './runtime/run.js';
-export type { LlmProvider, ChatRequest, ChatResponse } from './llm/types.js';
+export type { RunEvent, UsageTotals } from './core/runtime/events.js';
+export type { RunResult, RunStatus } from './core/runtime/run.js';
+export type { LlmProvider, ChatRequest, ChatResponse } from './core/llm/types.js';
 export { MockProvider, RecordingProvider, ReplayProvider } from './api/providers.js';
-export { type HumanInput } from './io/human.js';
-export { EngineError, type ErrorCode } from './errors.js';
+export { type HumanInput } from './core/io/human.js';
+export { EngineError, type ErrorCode } from './shared/errors.js';

@@ -1,8 +1,8 @@
 // Reading a command out of an agent's reply, and checking it against the state's commands.
 import { describe, expect, it } from 'vitest';
-import { parseCommandReply } from '../src/llm/command-reply.js';
-import { checkCommand, compileCommands, commandDiagnostics } from '../src/actions/commands.js';
-import type { Sop, SopState } from '../src/sop/types.js';
+import { parseCommandReply } from '../src/core/llm/command-reply.js';
+import { checkCommand, compileCommands, commandDiagnostics } from '../src/features/actions/commands.js';
+import type { Sop, SopState } from '../src/format/sop/types.js';
 
 const ok = (command: string, args: Record<string, unknown>) => ({ ok: true, command, args });
 

@@ -4,9 +4,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OpenAiProvider } from '../src/llm/openai.js';
-import { Run } from '../src/engine/run.js';
-import { validateSopDocument } from '../src/loader/load.js';
+import { OpenAiProvider } from '../src/core/llm/openai.js';
+import { Run } from '../src/api/engine/run.js';
+import { validateSopDocument } from '../src/api/loader/load.js';
 import { tempDir } from './helpers/executor-context.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 

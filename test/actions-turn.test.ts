@@ -4,11 +4,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MockProvider } from '../src/llm/mock.js';
-import type { RunEvent } from '../src/runtime/events.js';
-import { Run } from '../src/engine/run.js';
-import { loadSopFile, validateSopDocument } from '../src/loader/load.js';
-import type { Sop } from '../src/sop/types.js';
+import { MockProvider } from '../src/core/llm/mock.js';
+import type { RunEvent } from '../src/core/runtime/events.js';
+import { Run } from '../src/api/engine/run.js';
+import { loadSopFile, validateSopDocument } from '../src/api/loader/load.js';
+import type { Sop } from '../src/format/sop/types.js';
 import { tempDir } from './helpers/executor-context.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 

@@ -1,13 +1,13 @@
-// The adaptive limit of LLM calls at once (src/llm/aimd.ts, src/llm/adaptive-limit.ts,
-// src/llm/rate-headers.ts): slow start, additive increase while latency holds, one halving per
+// The adaptive limit of LLM calls at once (src/core/llm/aimd.ts, src/core/llm/adaptive-limit.ts,
+// src/core/llm/rate-headers.ts): slow start, additive increase while latency holds, one halving per
 // overload, a shared pause from retry-after and exhausted x-ratelimit quotas; and the openai
 // provider's attempts going through it against a real HTTP server.
 import { describe, expect, it } from 'vitest';
-import { Aimd } from '../src/llm/aimd.js';
-import { AdaptiveGate, type LimitChange } from '../src/llm/adaptive-limit.js';
-import { admissionWait, parseResetDuration } from '../src/llm/rate-headers.js';
-import { OpenAiProvider } from '../src/llm/openai.js';
-import { RetryBudget } from '../src/llm/retry.js';
+import { Aimd } from '../src/core/llm/aimd.js';
+import { AdaptiveGate, type LimitChange } from '../src/core/llm/adaptive-limit.js';
+import { admissionWait, parseResetDuration } from '../src/core/llm/rate-headers.js';
+import { OpenAiProvider } from '../src/core/llm/openai.js';
+import { RetryBudget } from '../src/core/llm/retry.js';
 import { retryWarnings } from '../src/api/choices.js';
 import { startOpenAiServer } from './helpers/openai-server.js';
 import { until } from './helpers/until.js';

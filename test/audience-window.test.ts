@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runSop, type ChatRequest, type LlmProvider, type RunEvent, type Sop } from '../src/index.js';
 import { type ChatMessage } from '../src/extend.js';
-import { viewerAlignedWindow } from '../src/memory/window.js';
+import { viewerAlignedWindow } from '../src/core/memory/window.js';
 
 const TOKEN = /tok\d+/g;
 const counts = { prompts: 0, prefixChecks: 0, refreshes: 0, moved: 0, judgePrompts: 0, covered: 0 };

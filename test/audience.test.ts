@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RecordingProvider, runSop, validateSop, type ChatRequest, type LlmProvider, type Sop } from '../src/index.js';
-import { startViewServer } from '../src/view/server.js';
+import { startViewServer } from '../src/apps/view/server.js';
 import { findLeaks } from './helpers/audience-leaks.js';
 import { spawnCli, spawnCliSync } from './helpers/cli.js';
 const tmp = mkdtempSync(join(tmpdir(), 'sop-audience-'));

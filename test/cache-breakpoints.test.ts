@@ -1,11 +1,11 @@
-// Anthropic-style prompt-cache breakpoints (src/llm/cache-breakpoints.ts): sent only to a server
+// Anthropic-style prompt-cache breakpoints (src/core/llm/cache-breakpoints.ts): sent only to a server
 // whose llm block declares `cache_breakpoints`, at the ends of the prompt's stable parts (the
 // system message, the summary, the window), at most 4; the real `openai` client against the local
 // test server, through a whole run.
 import { afterEach, describe, expect, it } from 'vitest';
 import { runSop, type Sop } from '../src/index.js';
-import { withBreakpoints } from '../src/llm/cache-breakpoints.js';
-import { OpenAiProvider } from '../src/llm/openai.js';
+import { withBreakpoints } from '../src/core/llm/cache-breakpoints.js';
+import { OpenAiProvider } from '../src/core/llm/openai.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 
 let server: TestServer | undefined;

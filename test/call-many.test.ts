@@ -1,4 +1,4 @@
-// A step's calls made at once (src/runtime/call-many.ts): outcomes in call order whatever order
+// A step's calls made at once (src/core/runtime/call-many.ts): outcomes in call order whatever order
 // they arrive in, the concurrency bound, failures after every call settled, the straggler policy
 // at the step's deadline, and a plugin's dispatch handed every call no journal answered. Then the
 // straggler policy through a population state.
@@ -6,9 +6,9 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { callMany, type CallDispatch, type CallOne, type ManyCall } from '../src/runtime/call-many.js';
+import { callMany, type CallDispatch, type CallOne, type ManyCall } from '../src/core/runtime/call-many.js';
 import { loadSop, MockProvider, runSop, validateSop, type RunEvent } from '../src/index.js';
-import type { ChatOptions, ChatRequest, ChatResponse, LlmProvider } from '../src/llm/types.js';
+import type { ChatOptions, ChatRequest, ChatResponse, LlmProvider } from '../src/core/llm/types.js';
 
 const calls = (n: number): ManyCall[] =>
   Array.from({ length: n }, (_, i) => ({

@@ -4,10 +4,10 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ReplayProvider, readCassette, type Cassette } from '../src/llm/cassette.js';
-import { LlmError } from '../src/llm/types.js';
-import { Run } from '../src/engine/run.js';
-import { validateSopDocument } from '../src/loader/load.js';
+import { ReplayProvider, readCassette, type Cassette } from '../src/core/llm/cassette.js';
+import { LlmError } from '../src/core/llm/types.js';
+import { Run } from '../src/api/engine/run.js';
+import { validateSopDocument } from '../src/api/loader/load.js';
 import { startOpenAiServer, type ChatRequestBody } from './helpers/openai-server.js';
 import { spawnCli, spawnCliSync, requireBuiltCli } from './helpers/cli.js';
 

@@ -6,8 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkSop } from '../src/api/cost-check.js';
-import { loadPricing } from '../src/llm/pricing.js';
-import type { Sop } from '../src/sop/types.js';
+import { loadPricing } from '../src/core/llm/pricing.js';
+import type { Sop } from '../src/format/sop/types.js';
 import { tempDir } from './helpers/executor-context.js';
 import { spawnCli } from './helpers/cli.js';
 

@@ -5,8 +5,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { executor as code } from '../src/executors/code.js';
-import { ApprovalNeededError } from '../src/io/human.js';
+import { executor as code } from '../src/features/actions/executors/code.js';
+import { ApprovalNeededError } from '../src/core/io/human.js';
 import { answers, execContext, terminal } from './helpers/executor-context.js';
 
 describe('run_code: approve, edit or refuse', () => {

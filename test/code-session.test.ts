@@ -5,13 +5,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CodeSession } from '../src/executors/session/code-session.js';
-import { sandboxSupport } from '../src/executors/sandbox.js';
-import { Run } from '../src/engine/run.js';
-import { RunFolder } from '../src/io/run-folder.js';
-import { resumeCommand } from '../src/cli/resume-command.js';
-import type { Sop } from '../src/sop/types.js';
-import type { RunEvent } from '../src/runtime/events.js';
+import { CodeSession } from '../src/features/actions/executors/session/code-session.js';
+import { sandboxSupport } from '../src/features/actions/executors/sandbox.js';
+import { Run } from '../src/api/engine/run.js';
+import { RunFolder } from '../src/features/journal/run-folder.js';
+import { resumeCommand } from '../src/apps/cli/resume-command.js';
+import type { Sop } from '../src/format/sop/types.js';
+import type { RunEvent } from '../src/core/runtime/events.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 import { tempDir } from './helpers/executor-context.js';
 import { vi } from 'vitest';
@@ -187,7 +187,7 @@ describe('a resumed run', () => {
         interactions: replies.map((response) => ({ purpose: 'agent', response })),
       }),
     );
-    const { ReplayProvider } = await import('../src/llm/cassette.js');
+    const { ReplayProvider } = await import('../src/core/llm/cassette.js');
     const folder = new RunFolder(join(dir, 'runs'), 'crash', undefined);
     // crash at the boundary after the first run_code (its result is journaled)
     const crash = (e: RunEvent) => {

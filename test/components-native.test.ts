@@ -5,11 +5,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Run } from '../src/engine/run.js';
-import type { ChatRequest, ChatResponse, LlmProvider } from '../src/llm/types.js';
-import type { RunEvent } from '../src/runtime/events.js';
+import { Run } from '../src/api/engine/run.js';
+import type { ChatRequest, ChatResponse, LlmProvider } from '../src/core/llm/types.js';
+import type { RunEvent } from '../src/core/runtime/events.js';
 import { validateSop } from '../src/index.js';
-import type { Sop } from '../src/sop/types.js';
+import type { Sop } from '../src/format/sop/types.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sop-components-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,11 +1,11 @@
 // The controller rules of the run loop (docs/agents-v1-semantics.md §3.3-3.6 and §5), driven by a scripted LLM.
 import { describe, expect, it } from 'vitest';
-import { ListEnvironment } from '../src/environment/environment.js';
-import type { Message } from '../src/environment/message.js';
-import { Run, type RunOptions } from '../src/engine/run.js';
-import type { RunEvent } from '../src/runtime/events.js';
-import { validateSopDocument } from '../src/loader/load.js';
-import type { Sop } from '../src/sop/types.js';
+import { ListEnvironment } from '../src/core/environment/environment.js';
+import type { Message } from '../src/core/environment/message.js';
+import { Run, type RunOptions } from '../src/api/engine/run.js';
+import type { RunEvent } from '../src/core/runtime/events.js';
+import { validateSopDocument } from '../src/api/loader/load.js';
+import type { Sop } from '../src/format/sop/types.js';
 import { ScriptedLlm, type Script } from './helpers/scripted-llm.js';
 
 const AGENTS3 = {

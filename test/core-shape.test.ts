@@ -6,8 +6,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-const LOOP_FILE = 'src/runtime/run.ts';
-const CORE = 'src/runtime';
+const LOOP_FILE = 'src/core/runtime/run.ts';
+const CORE = 'src/core/runtime';
 const FEATURE = /\b(actions?|executors?|mcp|budgets?|scientist|agents[-_]v1|compat|journal|telemetry|otel)\b/i;
 /** The folders of features: the core imports none of them. */
 const FEATURE_IMPORT =
@@ -60,34 +60,34 @@ interface Known {
 const KNOWN: Known[] = [
   {
     files: [
-      'src/llm/factory.ts',
-      'src/llm/openai.ts',
-      'src/llm/retry.ts',
-      'src/memory/create-embedder.ts',
-      'src/memory/openai-embedder.ts',
+      'src/core/llm/factory.ts',
+      'src/core/llm/openai.ts',
+      'src/core/llm/retry.ts',
+      'src/core/memory/create-embedder.ts',
+      'src/core/memory/openai-embedder.ts',
     ],
     text: /\bbudget\b|RetryBudget/,
     why: "the run-wide retry budget of the LLM and embedder clients (not the cost feature's budgets)",
   },
   {
-    files: ['src/memory/token-budget.ts', 'src/agent/pipeline.ts'],
+    files: ['src/core/memory/token-budget.ts', 'src/core/agent/pipeline.ts'],
     text: /\bbudget\b|Budget\b|overBudget/,
     why: 'the prompt token budget (environment.max_prompt_tokens)',
   },
   {
-    files: ['src/llm/mock.ts', 'src/llm/walk-meta.ts', 'src/llm/types.ts'],
+    files: ['src/core/llm/mock.ts', 'src/core/llm/walk-meta.ts', 'src/core/llm/types.ts'],
     text: /\bexecutor\b/,
     why: "the mock's dry-run walk reads the executor names a state's commands declare in the SOP, to take the one that ends it",
   },
   {
-    files: ['src/components/tool-slots.ts', 'src/components/registry.ts', 'src/agent/component-services.ts'],
+    files: ['src/core/components/tool-slots.ts', 'src/core/components/registry.ts', 'src/core/agent/component-services.ts'],
     text: /\bexecutor\b|toolExecutor|MCP tool/,
     why: "a tool slot's executor, as the SOP names it (the API binds one; the message names MCP binding)",
   },
-  { files: ['src/agent/output.ts'], text: /'agents-v1'/, why: "the name-stripping mode 'agents-v1', a journaled setting's value" },
-  { files: ['src/io/allow-file.ts'], text: /\bmcp\b/, why: "the consent file's sections, mcp and llm (docs/tools.md)" },
+  { files: ['src/core/agent/output.ts'], text: /'agents-v1'/, why: "the name-stripping mode 'agents-v1', a journaled setting's value" },
+  { files: ['src/core/io/allow-file.ts'], text: /\bmcp\b/, why: "the consent file's sections, mcp and llm (docs/tools.md)" },
   {
-    files: ['src/environment/message.ts', 'src/agent/window-chat.ts'],
+    files: ['src/core/environment/message.ts', 'src/core/agent/window-chat.ts'],
     text: /'action'/,
     why: "the kind of a message that records a command's outcome",
   },
@@ -120,7 +120,7 @@ describe('the step loop', () => {
 
   it('no other file of the core layer names a feature, but for the known uses of the same words', () => {
     const core = coreLayer();
-    expect(core).toEqual(expect.arrayContaining(['src/runtime', 'src/llm', 'src/agent', 'src/environment']));
+    expect(core).toEqual(expect.arrayContaining(['src/core/runtime', 'src/core/llm', 'src/core/agent', 'src/core/environment']));
     const files = core.filter((p) => p !== CORE).flatMap((p) => (p.endsWith('.ts') ? [p] : coreFiles(p)));
     const used = new Set<Known>();
     const found: string[] = [];

@@ -6,8 +6,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchSettings } from '../src/cli/run-command.js';
-import { callCost, parsePricing, priceOf } from '../src/llm/pricing.js';
+import { launchSettings } from '../src/apps/cli/run-command.js';
+import { callCost, parsePricing, priceOf } from '../src/core/llm/pricing.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { spawnCli } from './helpers/cli.js';
 

@@ -4,12 +4,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { describeCommand, parseCommandMessage, summariseResult } from '../src/cli/command-summary.js';
-import { terminalDisplay } from '../src/cli/display.js';
-import { AudienceRules } from '../src/environment/audience.js';
+import { describeCommand, parseCommandMessage, summariseResult } from '../src/apps/cli/command-summary.js';
+import { terminalDisplay } from '../src/apps/cli/display.js';
+import { AudienceRules } from '../src/core/environment/audience.js';
 import { loadSop } from '../src/index.js';
-import type { Message } from '../src/environment/message.js';
-import type { RunEvent } from '../src/runtime/events.js';
+import type { Message } from '../src/core/environment/message.js';
+import type { RunEvent } from '../src/core/runtime/events.js';
 import { spawnCliSync } from './helpers/cli.js';
 
 function fakeStream(isTTY: boolean) {

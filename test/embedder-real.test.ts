@@ -6,8 +6,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LocalEmbedder } from '../src/memory/local-embedder.js';
-import { createEmbedder } from '../src/memory/create-embedder.js';
+import { LocalEmbedder } from '../src/core/memory/local-embedder.js';
+import { createEmbedder } from '../src/core/memory/create-embedder.js';
 import { recallAtK } from '../bench/lib/recall.mjs';
 
 const FOLDER = join(process.cwd(), '.cache', 'models', 'all-MiniLM-L6-v2');

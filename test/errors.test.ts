@@ -8,8 +8,8 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { EngineError, type ErrorCode } from '../src/index.js';
 import { RunSignal, isRunSignal } from '../src/extend.js';
-import { createProvider } from '../src/llm/factory.js';
-import { cliMessage, reportError } from '../src/cli/errors.js';
+import { createProvider } from '../src/core/llm/factory.js';
+import { cliMessage, reportError } from '../src/apps/cli/errors.js';
 import { runCli } from './helpers/cli.js';
 
 /** Files the run-loop refactor owns and changes (their error becomes a RunSignal there). */
@@ -30,11 +30,11 @@ describe('error classes', () => {
     const direct = files
       .filter((f) => !LOOP_OWNED.has(f.file))
       .flatMap((f) => [...f.text.matchAll(/class (\w+) extends Error\b/g)].map((m) => `${f.file}: ${m[1]}`));
-    expect(direct).toEqual(['src/errors.ts: EngineError', 'src/errors.ts: RunSignal']);
+    expect(direct).toEqual(['src/shared/errors.ts: EngineError', 'src/shared/errors.ts: RunSignal']);
   });
 
   it('every exported class that is an Error is an EngineError or a RunSignal', async () => {
-    const withClasses = files.filter((f) => /export class \w+ extends \w+/.test(f.text) && !f.file.startsWith('src/cli/main'));
+    const withClasses = files.filter((f) => /export class \w+ extends \w+/.test(f.text) && !f.file.startsWith('src/apps/cli/main'));
     const errorClasses: string[] = [];
     for (const f of withClasses) {
       const mod = (await import(pathToFileURL(join(process.cwd(), f.file)).href)) as Record<string, unknown>;

@@ -2,10 +2,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCode } from '../src/executors/code-runner.js';
-import { executor as code } from '../src/executors/code.js';
+import { runCode } from '../src/features/actions/executors/code-runner.js';
+import { executor as code } from '../src/features/actions/executors/code.js';
 import { answers, execContext, terminal } from './helpers/executor-context.js';
-import { AnswersFileInput, ApprovalNeededError } from '../src/io/human.js';
+import { AnswersFileInput, ApprovalNeededError } from '../src/core/io/human.js';
 import { until } from './helpers/until.js';
 
 /** Alive and not a zombie (a zombie is dead, only not yet reaped by its new parent). */

@@ -3,8 +3,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { executor as code } from '../src/executors/code.js';
-import { executor as library } from '../src/executors/library.js';
+import { executor as code } from '../src/features/actions/executors/code.js';
+import { executor as library } from '../src/features/actions/executors/library.js';
 import { answers, execContext } from './helpers/executor-context.js';
 
 const FN = 'def double(x: int) -> int:\n    """Twice x."""\n    return 2 * x\n';

@@ -3,12 +3,12 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { executor as memory } from '../src/executors/memory.js';
-import { Run } from '../src/engine/run.js';
-import { validateSopDocument } from '../src/loader/load.js';
-import { MemoryError, MemoryFiles } from '../src/workspace/memory-files.js';
-import { PathEscapeError, resolveInside } from '../src/workspace/safe-path.js';
-import { Workspace } from '../src/workspace/workspace.js';
+import { executor as memory } from '../src/features/actions/executors/memory.js';
+import { Run } from '../src/api/engine/run.js';
+import { validateSopDocument } from '../src/api/loader/load.js';
+import { MemoryError, MemoryFiles } from '../src/core/workspace/memory-files.js';
+import { PathEscapeError, resolveInside } from '../src/shared/workspace/safe-path.js';
+import { Workspace } from '../src/core/workspace/workspace.js';
 import { execContext, tempDir } from './helpers/executor-context.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 

@@ -3,9 +3,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RunEvent } from '../src/runtime/events.js';
-import { Run } from '../src/engine/run.js';
-import { loadSopFile } from '../src/loader/load.js';
+import type { RunEvent } from '../src/core/runtime/events.js';
+import { Run } from '../src/api/engine/run.js';
+import { loadSopFile } from '../src/api/loader/load.js';
 import { tempDir } from './helpers/executor-context.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 

@@ -6,14 +6,14 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validateCommand } from '../src/cli/validate-command.js';
-import { MockProvider } from '../src/llm/mock.js';
-import { compileTemplate } from '../src/prompt/templates.js';
-import { Rng } from '../src/runtime/rng.js';
-import { Run } from '../src/engine/run.js';
-import { SopError, formatDiagnostic } from '../src/sop/diagnostics.js';
-import { loadSopFile } from '../src/loader/load.js';
-import type { Sop } from '../src/sop/types.js';
+import { validateCommand } from '../src/apps/cli/validate-command.js';
+import { MockProvider } from '../src/core/llm/mock.js';
+import { compileTemplate } from '../src/core/prompt/templates.js';
+import { Rng } from '../src/core/runtime/rng.js';
+import { Run } from '../src/api/engine/run.js';
+import { SopError, formatDiagnostic } from '../src/format/sop/diagnostics.js';
+import { loadSopFile } from '../src/api/loader/load.js';
+import type { Sop } from '../src/format/sop/types.js';
 import { requireBuiltCli, spawnCliSync } from './helpers/cli.js';
 import { Mutator } from './helpers/sop-mutator.js';
 

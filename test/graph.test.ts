@@ -5,9 +5,9 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import DOMPurify from 'dompurify';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { toMermaid } from '../src/sop/graph.js';
-import { loadSopFile, validateSopDocument } from '../src/loader/load.js';
-import type { Sop } from '../src/sop/types.js';
+import { toMermaid } from '../src/format/sop/graph.js';
+import { loadSopFile, validateSopDocument } from '../src/api/loader/load.js';
+import type { Sop } from '../src/format/sop/types.js';
 import { spawnCliSync, requireBuiltCli } from './helpers/cli.js';
 
 const ROOT = join(import.meta.dirname, '..');

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runSop } from '../src/api/run.js';
-import { loadSopFile } from '../src/loader/load.js';
+import { loadSopFile } from '../src/api/loader/load.js';
 import { cmd, journal, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
 
 const HOSTILE = { command: process.execPath, args: [join(process.cwd(), 'test/fixtures/mcp/hostile-server.mjs')] };

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CodeSession } from '../src/executors/session/code-session.js';
+import { CodeSession } from '../src/features/actions/executors/session/code-session.js';
 import { tempDir } from './helpers/executor-context.js';
 import { until } from './helpers/until.js';
 

@@ -7,9 +7,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { sweepRunSettings } from '../src/sweep/run-point.js';
-import { Progress } from '../src/sweep/progress.js';
-import type { ResultLine } from '../src/sweep/results.js';
+import { sweepRunSettings } from '../src/apps/sweep/run-point.js';
+import { Progress } from '../src/apps/sweep/progress.js';
+import type { ResultLine } from '../src/apps/sweep/results.js';
 import { startOpenAiServer } from './helpers/openai-server.js';
 import { spawnCli, spawnCliSync } from './helpers/cli.js';
 

@@ -15,12 +15,12 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { Job, Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signJob } from '../src/util/job-signature.js';
+import { signJob } from '../src/shared/util/job-signature.js';
 import { codeSop } from './helpers/code-sop.js';
 import { calledCommand, startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { freePort } from './helpers/free-port.js';
 
-const CLI = join(process.cwd(), 'dist/src/cli/main.js');
+const CLI = join(process.cwd(), 'dist/src/apps/cli/main.js');
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
 const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
 if (!REDIS) console.warn('hostile trust (queue) tests skipped: redis-server is not installed (apt-get install redis-server)');

@@ -23,16 +23,16 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadRunRecord } from '../src/journal/record.js';
-import { isResumableError } from '../src/journal/snapshot.js';
-import { OpenAiProvider } from '../src/llm/openai.js';
-import { LlmUnavailableError, type ChatRequest } from '../src/llm/types.js';
-import { loadPricing } from '../src/llm/pricing.js';
-import { readCapped, safeRunFile, listRunFiles } from '../src/view/files.js';
+import { loadRunRecord } from '../src/features/journal/record.js';
+import { isResumableError } from '../src/features/journal/snapshot.js';
+import { OpenAiProvider } from '../src/core/llm/openai.js';
+import { LlmUnavailableError, type ChatRequest } from '../src/core/llm/types.js';
+import { loadPricing } from '../src/core/llm/pricing.js';
+import { readCapped, safeRunFile, listRunFiles } from '../src/apps/view/files.js';
 import { startOpenAiServer, type ChatRequestBody, type Fault, type ServerOptions, type TestServer } from './helpers/openai-server.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+const CLI = join(ROOT, 'dist', 'src', 'apps', 'cli', 'main.js');
 const DEBATE = join(ROOT, 'examples', 'debate', 'debate.sop.json');
 const SECRET = 'root:x:0:0:CANARY-5e1f:/root:/bin/bash';
 
@@ -41,7 +41,7 @@ let dir: string;
 const servers: TestServer[] = [];
 
 beforeAll(() => {
-  if (!existsSync(CLI)) throw new Error('dist/src/cli/main.js is missing: run `npm run build` first');
+  if (!existsSync(CLI)) throw new Error('dist/src/apps/cli/main.js is missing: run `npm run build` first');
   dir = mkdtempSync(join(tmpdir(), 'sop-hostile-trust-streams-'));
 });
 afterAll(async () => {

@@ -8,8 +8,8 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSop, runSop } from '../src/index.js';
-import { findRuns } from '../src/view/runs.js';
-import { startViewServer, type ViewServer } from '../src/view/server.js';
+import { findRuns } from '../src/apps/view/runs.js';
+import { startViewServer, type ViewServer } from '../src/apps/view/server.js';
 import { text } from './helpers/html-text.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'sop-hostile-view-'));

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AnswerInterruptedError, NoMoreAnswersError, TerminalInput } from '../src/io/human.js';
+import { AnswerInterruptedError, NoMoreAnswersError, TerminalInput } from '../src/core/io/human.js';
 import { runCli } from './helpers/cli.js';
 
 const SOP = join(process.cwd(), 'examples/assistant/assistant.sop.json');

@@ -6,10 +6,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importAndValidate } from '../src/loader/import-and-validate.js';
-import { MockProvider } from '../src/llm/mock.js';
-import { Run } from '../src/engine/run.js';
-import { loadSopFile } from '../src/loader/load.js';
+import { importAndValidate } from '../src/api/loader/import-and-validate.js';
+import { MockProvider } from '../src/core/llm/mock.js';
+import { Run } from '../src/api/engine/run.js';
+import { loadSopFile } from '../src/api/loader/load.js';
 import { CONFORMANCE, ListHuman } from './helpers/v1.js';
 import { spawnCliSync, requireBuiltCli } from './helpers/cli.js';
 

@@ -3,10 +3,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { importAgentsV1 } from '../src/import/agents-v1.js';
-import { isAgentsV1Config } from '../src/import/detect.js';
-import { SopError } from '../src/sop/diagnostics.js';
-import { validateSopDocument } from '../src/loader/load.js';
+import { importAgentsV1 } from '../src/features/agents-v1/import/agents-v1.js';
+import { isAgentsV1Config } from '../src/features/agents-v1/import/detect.js';
+import { SopError } from '../src/format/sop/diagnostics.js';
+import { validateSopDocument } from '../src/api/loader/load.js';
 import { baseConfig, importConfig } from './helpers/v1.js';
 
 const warningAt = (w: { pointer: string; message: string }[], pointer: string) =>
@@ -143,7 +143,7 @@ describe('sop import: mapping', () => {
     expect(warningAt(warnings, '/states/s2')).toMatch(/not reachable/);
   });
 
-  // Issue 12: every component kind now runs in native SOPs too (src/agent/pipeline.ts), so the
+  // Issue 12: every component kind now runs in native SOPs too (src/core/agent/pipeline.ts), so the
   // warning this test used to expect for a SOP without agents_v1 is gone.
   it('does not warn about component kinds, with or without agents_v1 (every kind runs in both)', () => {
     const { sop } = importConfig(

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadSop, runSop } from '../src/index.js';
-import { closestName } from '../src/util/suggest.js';
+import { closestName } from '../src/shared/util/suggest.js';
 import { spawnCliSync } from './helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sop-inputs-'));

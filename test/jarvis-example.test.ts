@@ -4,13 +4,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { resumeCommand } from '../src/cli/resume-command.js';
-import { AnswersFileInput } from '../src/io/human.js';
-import { RunFolder } from '../src/io/run-folder.js';
-import { ReplayProvider } from '../src/llm/cassette.js';
-import type { RunEvent } from '../src/runtime/events.js';
-import { Run } from '../src/engine/run.js';
-import { loadSopFile } from '../src/loader/load.js';
+import { resumeCommand } from '../src/apps/cli/resume-command.js';
+import { AnswersFileInput } from '../src/core/io/human.js';
+import { RunFolder } from '../src/features/journal/run-folder.js';
+import { ReplayProvider } from '../src/core/llm/cassette.js';
+import type { RunEvent } from '../src/core/runtime/events.js';
+import { Run } from '../src/api/engine/run.js';
+import { loadSopFile } from '../src/api/loader/load.js';
 import { tempDir } from './helpers/executor-context.js';
 import { requireBuiltCli, spawnCliSync } from './helpers/cli.js';
 

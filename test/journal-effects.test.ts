@@ -1,9 +1,9 @@
 // The effect ledger: journaled results are reused, not performed again; an effect that started
 // and has no result is performed again, for code only with approval or --auto-run.
 import { describe, expect, it } from 'vitest';
-import { EffectLedger, EffectNotApprovedError, indexEffects, llmEffectLabel } from '../src/journal/effects.js';
-import { isResumableError } from '../src/journal/snapshot.js';
-import type { RunEvent } from '../src/runtime/events.js';
+import { EffectLedger, EffectNotApprovedError, indexEffects, llmEffectLabel } from '../src/features/journal/effects.js';
+import { isResumableError } from '../src/features/journal/snapshot.js';
+import type { RunEvent } from '../src/core/runtime/events.js';
 
 function record() {
   const events: RunEvent[] = [];

@@ -1,14 +1,14 @@
 // The journal writer's shortcuts (issue 24, the journal per step) write what plain serialisation
 // would: a checkpoint's snapshot is written with the JSON text the run made when it copied it
-// (src/util/json.ts), and a prompt's messages are found in its base by their length first.
+// (src/shared/util/json.ts), and a prompt's messages are found in its base by their length first.
 import { describe, expect, it } from 'vitest';
 import { runSop } from '../src/index.js';
-import type { ChatMessage } from '../src/llm/types.js';
-import { PromptEncoder } from '../src/journal/prompts.js';
-import { promptsOf } from '../src/journal/recorded-prompts.js';
-import { parseJournal } from '../src/journal/reader.js';
-import type { RunEvent } from '../src/runtime/events.js';
-import { cloneJsonKeepingText, stringifyReusing } from '../src/util/json.js';
+import type { ChatMessage } from '../src/core/llm/types.js';
+import { PromptEncoder } from '../src/features/journal/prompts.js';
+import { promptsOf } from '../src/features/journal/recorded-prompts.js';
+import { parseJournal } from '../src/features/journal/reader.js';
+import type { RunEvent } from '../src/core/runtime/events.js';
+import { cloneJsonKeepingText, stringifyReusing } from '../src/shared/util/json.js';
 
 describe('a checkpoint written with the text of its snapshot', () => {
   it('is the text JSON.stringify gives, for every checkpoint of a run', async () => {

@@ -5,10 +5,10 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { acquireRunLock, lockHolder, LOCK_FILE } from '../src/journal/lock.js';
-import { JournalError, effectiveEvents, parseJournal, readJournal } from '../src/journal/reader.js';
-import { JOURNAL_FILE, JournalWriter, SLOW_CALL_MS } from '../src/journal/writer.js';
-import type { RunEvent } from '../src/runtime/events.js';
+import { acquireRunLock, lockHolder, LOCK_FILE } from '../src/features/journal/lock.js';
+import { JournalError, effectiveEvents, parseJournal, readJournal } from '../src/features/journal/reader.js';
+import { JOURNAL_FILE, JournalWriter, SLOW_CALL_MS } from '../src/features/journal/writer.js';
+import type { RunEvent } from '../src/core/runtime/events.js';
 
 let dir: string;
 beforeEach(() => {

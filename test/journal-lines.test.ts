@@ -1,10 +1,10 @@
 // Issue 23 (low items): a duplicated or deleted journal line draws a warning. Each checkpoint line
-// carries how many lines were written before it (src/journal/line-count.ts); readers count again.
+// carries how many lines were written before it (src/features/journal/line-count.ts); readers count again.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readJournal } from '../src/journal/reader.js';
+import { readJournal } from '../src/features/journal/reader.js';
 import { runCli } from './helpers/cli.js';
 import { runFolderIn } from './helpers/golden.js';
 

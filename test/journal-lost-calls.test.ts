@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireBuiltCli, runCliKillable, spawnCliSync } from './helpers/cli.js';
 import { startOpenAiServer, type ChatRequestBody, type TestServer } from './helpers/openai-server.js';
-import { lostCalls } from '../src/journal/lost-calls.js';
-import type { RunEvent } from '../src/runtime/events.js';
+import { lostCalls } from '../src/features/journal/lost-calls.js';
+import type { RunEvent } from '../src/core/runtime/events.js';
 
 const DEBATE = join(import.meta.dirname, '..', 'examples', 'debate', 'debate.sop.json');
 const ENV = { ...process.env, OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: undefined } as NodeJS.ProcessEnv;

@@ -1,16 +1,16 @@
 // Prompts kept in the journal: each LLM call's messages, written as deltas with system prompts
-// once (src/journal/prompts.ts), read back whole through resumes, shown by `sop show --prompts`,
+// once (src/features/journal/prompts.ts), read back whole through resumes, shown by `sop show --prompts`,
 // printed by `--json --json-prompts`, redacted, and read with a report when a base line is gone.
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../src/llm/types.js';
-import { PromptEncoder } from '../src/journal/prompts.js';
-import { formatPrompts, promptsOf, type RecordedPrompt } from '../src/journal/recorded-prompts.js';
-import { parseJournal } from '../src/journal/reader.js';
-import { loadRunRecord } from '../src/journal/record.js';
-import type { RunEvent } from '../src/runtime/events.js';
+import type { ChatMessage } from '../src/core/llm/types.js';
+import { PromptEncoder } from '../src/features/journal/prompts.js';
+import { formatPrompts, promptsOf, type RecordedPrompt } from '../src/features/journal/recorded-prompts.js';
+import { parseJournal } from '../src/features/journal/reader.js';
+import { loadRunRecord } from '../src/features/journal/record.js';
+import type { RunEvent } from '../src/core/runtime/events.js';
 import { runSop } from '../src/index.js';
 import { spawnCli, requireBuiltCli } from './helpers/cli.js';
 

@@ -21,38 +21,38 @@ async function layerErrors(filePath: string, source: string): Promise<string[]> 
 
 describe('the layers of src/ are enforced by the linter', () => {
   it('the core may not import a feature', async () => {
-    const probe = 'src/runtime/zz-probe.ts';
+    const probe = 'src/core/runtime/zz-probe.ts';
     const errors = await layerErrors(
       probe,
-      `import { usesActions } from '${from(probe, 'src/actions/plugin.ts')}';\nexport const x = usesActions;\n`,
+      `import { usesActions } from '${from(probe, 'src/features/actions/plugin.ts')}';\nexport const x = usesActions;\n`,
     );
     expect(errors).toEqual([expect.stringContaining('from elements of type "core" to elements of type "feature:actions"')]);
   });
 
   it('one feature may not import another', async () => {
-    const probe = 'src/cost/zz-probe.ts';
+    const probe = 'src/features/cost/zz-probe.ts';
     const errors = await layerErrors(
       probe,
-      `import { mcpServers } from '${from(probe, 'src/mcp/config.ts')}';\nexport const x = mcpServers;\n`,
+      `import { mcpServers } from '${from(probe, 'src/features/mcp/config.ts')}';\nexport const x = mcpServers;\n`,
     );
     expect(errors).toEqual([expect.stringContaining('from elements of type "feature:cost" to elements of type "feature:mcp"')]);
   });
 
   it('the format may not import the core, and an app may import anything below it', async () => {
-    const format = 'src/sop/zz-probe.ts';
-    const app = 'src/cli/zz-probe.ts';
+    const format = 'src/format/sop/zz-probe.ts';
+    const app = 'src/apps/cli/zz-probe.ts';
     expect(
-      await layerErrors(format, `import { RunLoop } from '${from(format, 'src/runtime/run.ts')}';\nexport const x = RunLoop;\n`),
+      await layerErrors(format, `import { RunLoop } from '${from(format, 'src/core/runtime/run.ts')}';\nexport const x = RunLoop;\n`),
     ).toHaveLength(1);
-    expect(await layerErrors(app, `import { Run } from '${from(app, 'src/engine/run.ts')}';\nexport const x = Run;\n`)).toEqual([]);
+    expect(await layerErrors(app, `import { Run } from '${from(app, 'src/api/engine/run.ts')}';\nexport const x = Run;\n`)).toEqual([]);
   });
 
   it('a feature may import the layers below it', async () => {
-    const probe = 'src/cost/zz-probe.ts';
-    const errors = from(probe, 'src/errors.ts');
+    const probe = 'src/features/cost/zz-probe.ts';
+    const errors = from(probe, 'src/shared/errors.ts');
     const source =
       `import { EngineError } from '${errors}';\nimport { RunSignal } from '${errors}';\n` +
-      `import type { RunPlugin } from '${from(probe, 'src/runtime/hooks.ts')}';\nexport type P = RunPlugin;\nexport const x = [EngineError, RunSignal];\n`;
+      `import type { RunPlugin } from '${from(probe, 'src/core/runtime/hooks.ts')}';\nexport type P = RunPlugin;\nexport const x = [EngineError, RunSignal];\n`;
     expect(await layerErrors(probe, source)).toEqual([]);
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LimitedProvider, Semaphore, limitConcurrency } from '../src/llm/limit.js';
-import type { ChatRequest, ChatResponse, LlmProvider } from '../src/llm/types.js';
+import { LimitedProvider, Semaphore, limitConcurrency } from '../src/core/llm/limit.js';
+import type { ChatRequest, ChatResponse, LlmProvider } from '../src/core/llm/types.js';
 
 /** A provider whose calls stay open until the test settles them, in any order. */
 class GatedProvider implements LlmProvider {

@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callEndpoint, llmBlockSecrets } from '../src/llm/endpoints.js';
+import { callEndpoint, llmBlockSecrets } from '../src/core/llm/endpoints.js';
 import { runCli } from './helpers/cli.js';
 import { startOpenAiServer, type ChatRequestBody, type TestServer } from './helpers/openai-server.js';
 
@@ -22,7 +22,7 @@ beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'sop-endpoints-'));
   a = await startOpenAiServer({ reply: () => 'From server A.' });
   b = await startOpenAiServer({ reply: () => 'From server B.' });
-  // the user's consent to the servers these SOPs name, with the variables they name (src/llm/consent.ts)
+  // the user's consent to the servers these SOPs name, with the variables they name (src/core/llm/consent.ts)
   mkdirSync(join(root, 'config'));
   writeFileSync(
     join(root, 'config', 'allow.json'),

@@ -1,9 +1,9 @@
-// The grammar a local model's command replies are made under (src/llm/local-grammar.ts): every
+// The grammar a local model's command replies are made under (src/core/llm/local-grammar.ts): every
 // JSON Schema of a command becomes one node-llama-cpp takes, and a reply cut at max tokens is
 // closed so it still parses. No model is needed here.
 import { describe, expect, it } from 'vitest';
-import { closeJson, commandReplySchema, grammarSchemaOf, DEFAULT_MAX_ITEMS } from '../src/llm/local-grammar.js';
-import { parseCommandReply } from '../src/llm/command-reply.js';
+import { closeJson, commandReplySchema, grammarSchemaOf, DEFAULT_MAX_ITEMS } from '../src/core/llm/local-grammar.js';
+import { parseCommandReply } from '../src/core/llm/command-reply.js';
 
 describe('closeJson: a JSON prefix made whole', () => {
   const cases: Array<[string, unknown]> = [

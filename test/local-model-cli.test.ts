@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireBuiltCli, runCli, spawnCli, spawnCliSync } from './helpers/cli.js';
-import { loadRunRecord } from '../src/journal/record.js';
+import { loadRunRecord } from '../src/features/journal/record.js';
 import { goldenOf, runFolderIn } from './helpers/golden.js';
 import { LOCAL_ENV, TEST_MODEL, noteSkip } from './helpers/local-model.js';
-import { readJournal } from '../src/journal/reader.js';
+import { readJournal } from '../src/features/journal/reader.js';
 
 const missing = noteSkip('sop run --llm local:');
 const tmp = mkdtempSync(join(tmpdir(), 'sop-local-cli-'));

@@ -9,12 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runSop, type RunEvent } from '../src/index.js';
-import { LocalProvider } from '../src/llm/local.js';
-import { commandReplySchema } from '../src/llm/local-grammar.js';
-import { localSettings } from '../src/llm/local-runtime.js';
-import type { ChatOptions, ChatRequest, ChatResponse, LlmProvider } from '../src/llm/types.js';
-import { social } from '../src/worlds/social.js';
-import { checkActionArgs } from '../src/worlds/world.js';
+import { LocalProvider } from '../src/core/llm/local.js';
+import { commandReplySchema } from '../src/core/llm/local-grammar.js';
+import { localSettings } from '../src/core/llm/local-runtime.js';
+import type { ChatOptions, ChatRequest, ChatResponse, LlmProvider } from '../src/core/llm/types.js';
+import { social } from '../src/features/population/worlds/social.js';
+import { checkActionArgs } from '../src/features/population/worlds/world.js';
 import { TEST_MODEL, noteSkip } from './helpers/local-model.js';
 
 const missing = noteSkip('a population step on the local model');

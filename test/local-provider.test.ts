@@ -1,4 +1,4 @@
-// The local provider (src/llm/local.ts) on a real model, SmolLM2-135M-Instruct Q4_1 (issue 28):
+// The local provider (src/core/llm/local.ts) on a real model, SmolLM2-135M-Instruct Q4_1 (issue 28):
 // the model's own chat template, token counts from its tokenizer, streaming, max tokens, the seed,
 // abort, calls at once on several context sequences, and command replies under a JSON-schema
 // grammar. The model tests skip, saying why, without the model or node-llama-cpp.
@@ -8,11 +8,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createProvider } from '../src/llm/factory.js';
-import { LocalProvider } from '../src/llm/local.js';
-import { MISSING_NODE_LLAMA_CPP, localSettings, type LocalSettings } from '../src/llm/local-runtime.js';
-import type { CallMeta, ChatRequest, ToolSpec } from '../src/llm/types.js';
-import { parseCommandReply } from '../src/llm/command-reply.js';
+import { createProvider } from '../src/core/llm/factory.js';
+import { LocalProvider } from '../src/core/llm/local.js';
+import { MISSING_NODE_LLAMA_CPP, localSettings, type LocalSettings } from '../src/core/llm/local-runtime.js';
+import type { CallMeta, ChatRequest, ToolSpec } from '../src/core/llm/types.js';
+import { parseCommandReply } from '../src/core/llm/command-reply.js';
 import { runSop } from '../src/index.js';
 import { TEST_MODEL, noteSkip } from './helpers/local-model.js';
 

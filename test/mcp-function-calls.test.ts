@@ -4,8 +4,8 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runSop } from '../src/api/run.js';
-import { OpenAiProvider } from '../src/llm/openai.js';
-import { loadSopFile } from '../src/loader/load.js';
+import { OpenAiProvider } from '../src/core/llm/openai.js';
+import { loadSopFile } from '../src/api/loader/load.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { journal, notesServer, serverCalls, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
 

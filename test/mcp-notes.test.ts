@@ -7,10 +7,10 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runSop } from '../src/api/run.js';
-import { loadSopFile } from '../src/loader/load.js';
+import { loadSopFile } from '../src/api/loader/load.js';
 import { terminal } from './helpers/executor-context.js';
 import { allowMcp, cmd, journal, NOTES_SERVER, notesServer, serverCalls, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
-import { SopError } from '../src/sop/diagnostics.js';
+import { SopError } from '../src/format/sop/diagnostics.js';
 
 async function run(dir: string, sop: object, replies: Parameters<typeof writeSop>[2], o: Record<string, unknown> = {}) {
   const { file, cassette } = writeSop(dir, sop, replies);

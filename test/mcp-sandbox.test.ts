@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runSop } from '../src/api/run.js';
-import { sandboxSupport } from '../src/executors/sandbox.js';
-import { loadSopFile } from '../src/loader/load.js';
+import { sandboxSupport } from '../src/features/actions/executors/sandbox.js';
+import { loadSopFile } from '../src/api/loader/load.js';
 import { cmd, journal, NOTES_SERVER, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
 
 const support = sandboxSupport();

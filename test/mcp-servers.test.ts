@@ -6,9 +6,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runSop } from '../src/api/run.js';
-import { loadSopFile } from '../src/loader/load.js';
+import { loadSopFile } from '../src/api/loader/load.js';
 import { allowMcp, cmd, journal, NOTES_SERVER, serverCalls, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
-import { cliAllowEntries } from '../src/mcp/allow.js';
+import { cliAllowEntries } from '../src/features/mcp/allow.js';
 
 const FS_SERVER = join(process.cwd(), 'node_modules/.bin/mcp-server-filesystem');
 

@@ -4,12 +4,12 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Run } from '../src/engine/run.js';
-import type { ChatRequest, ChatResponse, LlmProvider } from '../src/llm/types.js';
-import { parseBindings } from '../src/mcp/slots.js';
-import { cliAllowEntries } from '../src/mcp/allow.js';
-import type { RunEvent } from '../src/runtime/events.js';
-import type { Sop } from '../src/sop/types.js';
+import { Run } from '../src/api/engine/run.js';
+import type { ChatRequest, ChatResponse, LlmProvider } from '../src/core/llm/types.js';
+import { parseBindings } from '../src/features/mcp/slots.js';
+import { cliAllowEntries } from '../src/features/mcp/allow.js';
+import type { RunEvent } from '../src/core/runtime/events.js';
+import type { Sop } from '../src/format/sop/types.js';
 import { notesServer, serverCalls, tempDir } from './helpers/mcp-notes.js';
 
 class Recording implements LlmProvider {

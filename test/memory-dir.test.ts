@@ -8,13 +8,13 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { mergeIntoModule, mergeLibraryEntries } from '../src/executors/library-merge.js';
-import { lockMemoryDir, MEMORY_LOCK, MemoryDirError } from '../src/workspace/memory-dir.js';
+import { mergeIntoModule, mergeLibraryEntries } from '../src/features/actions/executors/library-merge.js';
+import { lockMemoryDir, MEMORY_LOCK, MemoryDirError } from '../src/core/workspace/memory-dir.js';
 import { tempDir } from './helpers/executor-context.js';
 import { codeSop } from './helpers/code-sop.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 import { runSop } from '../src/api/run.js';
-import type { Sop } from '../src/sop/types.js';
+import type { Sop } from '../src/format/sop/types.js';
 import { spawnCli, spawnCliSync } from './helpers/cli.js';
 
 const ROOT = join(import.meta.dirname, '..');

@@ -2,13 +2,13 @@
 // tokenizer, ONNX inference and pooling); openai against the local test server; spec parsing.
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryEnvironment } from '../src/environment/memory-environment.js';
-import type { Message } from '../src/environment/message.js';
-import { createEmbedder, parseEmbedderSpec } from '../src/memory/create-embedder.js';
-import { EmbedderLoadError } from '../src/memory/embedder.js';
-import { LocalEmbedder, stem } from '../src/memory/local-embedder.js';
-import { OpenAiEmbedder } from '../src/memory/openai-embedder.js';
-import { TransformersEmbedder } from '../src/memory/transformers-embedder.js';
+import { MemoryEnvironment } from '../src/core/environment/memory-environment.js';
+import type { Message } from '../src/core/environment/message.js';
+import { createEmbedder, parseEmbedderSpec } from '../src/core/memory/create-embedder.js';
+import { EmbedderLoadError } from '../src/core/memory/embedder.js';
+import { LocalEmbedder, stem } from '../src/core/memory/local-embedder.js';
+import { OpenAiEmbedder } from '../src/core/memory/openai-embedder.js';
+import { TransformersEmbedder } from '../src/core/memory/transformers-embedder.js';
 import { fakeEmbedding, startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { buildTinyModel, expectedEmbedding, type TinyModel } from './helpers/tiny-onnx-model.js';
 

@@ -1,10 +1,10 @@
 // The environment memory: window and retrieval never overlap, the visibility rule bounds both,
 // repeats are skipped, per-agent memory, background embedding and its failures.
 import { describe, expect, it } from 'vitest';
-import { MemoryEnvironment } from '../src/environment/memory-environment.js';
-import type { Message } from '../src/environment/message.js';
-import type { Embedder } from '../src/memory/embedder.js';
-import { LocalEmbedder } from '../src/memory/local-embedder.js';
+import { MemoryEnvironment } from '../src/core/environment/memory-environment.js';
+import type { Message } from '../src/core/environment/message.js';
+import type { Embedder } from '../src/core/memory/embedder.js';
+import { LocalEmbedder } from '../src/core/memory/local-embedder.js';
 
 let nextId = 0;
 function fill(env: MemoryEnvironment, lines: Array<[sender: string, content: string, state?: string]>): Message[] {

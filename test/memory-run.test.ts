@@ -5,17 +5,17 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { runCommand } from '../src/cli/run-command.js';
-import { ListEnvironment } from '../src/environment/environment.js';
-import { MemoryEnvironment } from '../src/environment/memory-environment.js';
-import { applyMemoryOverrides } from '../src/environment/memory-settings.js';
-import { MockProvider } from '../src/llm/mock.js';
-import type { ChatOptions, ChatRequest, ChatResponse, LlmProvider } from '../src/llm/types.js';
-import { estimateUsage } from '../src/llm/types.js';
-import { Run } from '../src/engine/run.js';
-import type { RunSnapshot } from '../src/runtime/position.js';
-import { restoreSummaryChunks, summaryChunks } from '../src/runtime/summaries.js';
-import type { Sop } from '../src/sop/types.js';
+import { runCommand } from '../src/apps/cli/run-command.js';
+import { ListEnvironment } from '../src/core/environment/environment.js';
+import { MemoryEnvironment } from '../src/core/environment/memory-environment.js';
+import { applyMemoryOverrides } from '../src/core/environment/memory-settings.js';
+import { MockProvider } from '../src/core/llm/mock.js';
+import type { ChatOptions, ChatRequest, ChatResponse, LlmProvider } from '../src/core/llm/types.js';
+import { estimateUsage } from '../src/core/llm/types.js';
+import { Run } from '../src/api/engine/run.js';
+import type { RunSnapshot } from '../src/core/runtime/position.js';
+import { restoreSummaryChunks, summaryChunks } from '../src/core/runtime/summaries.js';
+import type { Sop } from '../src/format/sop/types.js';
 
 /** A scripted LLM: records every request and answers with `reply`. */
 class Scripted implements LlmProvider {

@@ -1,8 +1,8 @@
 // The vector store: exact top-k cosine (int8 SIMD pre-scan + Float32 rescoring must equal brute
 // force), ranges, exclusions, minimum similarity, growth, and the token budget's trimming order.
 import { describe, expect, it } from 'vitest';
-import { VectorStore } from '../src/memory/vector-store.js';
-import { isSampleTurn, trimToBudget, type PromptPlan } from '../src/memory/token-budget.js';
+import { VectorStore } from '../src/core/memory/vector-store.js';
+import { isSampleTurn, trimToBudget, type PromptPlan } from '../src/core/memory/token-budget.js';
 
 function rng(seed: number) {
   let s = seed >>> 0;

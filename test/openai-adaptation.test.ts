@@ -3,9 +3,9 @@
 // tools) answer HTTP 400. The openai provider (the real `openai` client, against the local test
 // server) sends the request again without that parameter, once per model, with one warning.
 import { afterEach, describe, expect, it } from 'vitest';
-import { OpenAiProvider } from '../src/llm/openai.js';
-import { adaptationFor } from '../src/llm/request-adaptation.js';
-import type { ChatMessage, ChatRequest } from '../src/llm/types.js';
+import { OpenAiProvider } from '../src/core/llm/openai.js';
+import { adaptationFor } from '../src/core/llm/request-adaptation.js';
+import type { ChatMessage, ChatRequest } from '../src/core/llm/types.js';
 import { startOpenAiServer, type ChatRequestBody, type Fault, type TestServer } from './helpers/openai-server.js';
 
 let server: TestServer | undefined;
@@ -104,7 +104,7 @@ describe('requests adapted to what a server takes', () => {
         : undefined,
     );
     const tools = [{ name: 'answer', description: 'Give the final answer', parameters: { type: 'object', properties: {} } }];
-    // an earlier command and its result, in both forms (src/agent/window-chat.ts)
+    // an earlier command and its result, in both forms (src/core/agent/window-chat.ts)
     const messages: ChatMessage[] = [
       { role: 'system', content: 'Be brief.\nThe commands you can use:\n- answer', native: { role: 'system', content: 'Be brief.' } },
       {

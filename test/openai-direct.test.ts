@@ -1,4 +1,4 @@
-// The openai provider's direct path for calls that do not stream (src/llm/direct-chat.ts), against
+// The openai provider's direct path for calls that do not stream (src/core/llm/direct-chat.ts), against
 // OpenAI-compatible servers on 127.0.0.1. Every answer and fault is run twice, through the direct
 // path and through the openai client's fetch, and must come out the same: reply, usage, error
 // class and message, retries and their waits, warnings, requests sent. Then what only the direct
@@ -8,10 +8,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CallGate, CallObservation } from '../src/llm/adaptive-limit.js';
-import { InterruptibleProvider, LlmInterruptedError } from '../src/llm/interruptible.js';
-import { OpenAiProvider, type OpenAiProviderOptions } from '../src/llm/openai.js';
-import type { ChatRequest } from '../src/llm/types.js';
+import type { CallGate, CallObservation } from '../src/core/llm/adaptive-limit.js';
+import { InterruptibleProvider, LlmInterruptedError } from '../src/core/llm/interruptible.js';
+import { OpenAiProvider, type OpenAiProviderOptions } from '../src/core/llm/openai.js';
+import type { ChatRequest } from '../src/core/llm/types.js';
 import { startOpenAiServer, type ChatRequestBody, type ServerOptions, type TestServer } from './helpers/openai-server.js';
 
 const servers: Array<Pick<TestServer, 'close'>> = [];

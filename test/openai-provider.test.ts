@@ -1,11 +1,11 @@
 // The openai provider (real `openai` client) against the local OpenAI-compatible test server.
 import { afterEach, describe, expect, it } from 'vitest';
-import { createProvider } from '../src/llm/factory.js';
-import { MISSING_KEY_MESSAGE, OpenAiProvider, type OpenAiProviderOptions } from '../src/llm/openai.js';
-import { RetryBudget, backoffDelay, parseRetryAfter, DEFAULT_RETRY_POLICY } from '../src/llm/retry.js';
-import { LlmError, type ChatRequest } from '../src/llm/types.js';
-import { Run } from '../src/engine/run.js';
-import { validateSopDocument } from '../src/loader/load.js';
+import { createProvider } from '../src/core/llm/factory.js';
+import { MISSING_KEY_MESSAGE, OpenAiProvider, type OpenAiProviderOptions } from '../src/core/llm/openai.js';
+import { RetryBudget, backoffDelay, parseRetryAfter, DEFAULT_RETRY_POLICY } from '../src/core/llm/retry.js';
+import { LlmError, type ChatRequest } from '../src/core/llm/types.js';
+import { Run } from '../src/api/engine/run.js';
+import { validateSopDocument } from '../src/api/loader/load.js';
 import { startOpenAiServer, type ChatRequestBody, type ServerOptions, type TestServer } from './helpers/openai-server.js';
 
 let server: TestServer | undefined;

@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tracingEnabled } from '../src/telemetry/enabled.js';
+import { tracingEnabled } from '../src/features/telemetry/enabled.js';
 import { tempDir } from './helpers/executor-context.js';
 import { startHeldReplyServer } from './helpers/held-reply-server.js';
 import { spawnCli } from './helpers/cli.js';

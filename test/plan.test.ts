@@ -12,10 +12,10 @@ import { planSop, realisedFigures, type PlanOptions, type PlanReport } from '../
 import { parseSeconds, schedule, throughputProfile } from '../src/api/plan-time.js';
 import type { CallRecord } from '../src/api/plan-calls.js';
 import { runSop } from '../src/api/run.js';
-import { loadRunRecord } from '../src/journal/record.js';
-import { loadPricing } from '../src/llm/pricing.js';
-import { loadSopFile } from '../src/loader/load.js';
-import type { Sop } from '../src/sop/types.js';
+import { loadRunRecord } from '../src/features/journal/record.js';
+import { loadPricing } from '../src/core/llm/pricing.js';
+import { loadSopFile } from '../src/api/loader/load.js';
+import type { Sop } from '../src/format/sop/types.js';
 
 const DEBATE = 'examples/debate/debate.sop.json';
 const SPREAD = 'examples/social-spread/social-spread.sop.json';

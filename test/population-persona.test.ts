@@ -5,10 +5,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { formatDiagnostic } from '../src/sop/diagnostics.js';
-import { compilePersona, personaNames } from '../src/population/persona.js';
-import { loadPopulation, validatePopulationSpec } from '../src/population/population.js';
-import type { PopulationSpec } from '../src/population/types.js';
+import { formatDiagnostic } from '../src/format/sop/diagnostics.js';
+import { compilePersona, personaNames } from '../src/features/population/persona.js';
+import { loadPopulation, validatePopulationSpec } from '../src/features/population/population.js';
+import type { PopulationSpec } from '../src/features/population/types.js';
 
 const FIX = join(process.cwd(), 'test/fixtures/population');
 const POINTER = '/states/feed/population';

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadPopulation, validatePopulationSpec } from '../src/population/population.js';
+import { loadPopulation, validatePopulationSpec } from '../src/features/population/population.js';
 
 const EXAMPLE = join(process.cwd(), 'examples/social-spread');
 const dir = mkdtempSync(join(tmpdir(), 'pop-personas-'));

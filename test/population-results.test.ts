@@ -22,8 +22,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSop, resumeRun, runSop } from '../src/index.js';
 import { queryResults, ResultsError } from '../src/api/results-db.js';
-import { readJournal } from '../src/journal/reader.js';
-import type { RunEvent } from '../src/runtime/events.js';
+import { readJournal } from '../src/features/journal/reader.js';
+import type { RunEvent } from '../src/core/runtime/events.js';
 import { requireBuiltCli, spawnCliSync } from './helpers/cli.js';
 
 const SOP = 'examples/social-spread/social-spread.sop.json';

@@ -7,10 +7,10 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generateRows } from '../src/population/generate.js';
-import { loadPopulation } from '../src/population/population.js';
-import { sampleN, sampleStratified, stratumCounts } from '../src/population/sample.js';
-import type { GenerateSpec, PopulationSpec } from '../src/population/types.js';
+import { generateRows } from '../src/features/population/generate.js';
+import { loadPopulation } from '../src/features/population/population.js';
+import { sampleN, sampleStratified, stratumCounts } from '../src/features/population/sample.js';
+import type { GenerateSpec, PopulationSpec } from '../src/features/population/types.js';
 
 // A real collection before each figure: the flag lets a fresh context reach gc().
 setFlagsFromString('--expose-gc');

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cellValue, readColumns, streamSource, type SourceRow } from '../src/population/source.js';
+import { cellValue, readColumns, streamSource, type SourceRow } from '../src/features/population/source.js';
 
 const FIX = join(process.cwd(), 'test/fixtures/population');
 const dir = mkdtempSync(join(tmpdir(), 'pop-source-'));

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadSop, MockProvider, RecordingProvider, runSop, validateSop, type RunEvent } from '../src/index.js';
 import { defineWorld, registerWorld } from '../src/extend.js';
-import type { ChatRequest, LlmProvider } from '../src/llm/types.js';
+import type { ChatRequest, LlmProvider } from '../src/core/llm/types.js';
 
 const EXAMPLE = 'examples/social-spread/social-spread.sop.json';
 const tmp = mkdtempSync(join(tmpdir(), 'sop-population-'));

@@ -1,5 +1,5 @@
-// The simulated provider prompt caches (src/cost/prompt-cache.ts) and the tokenizer that feeds
-// them (src/cost/tokenizer.ts): OpenAI's 1,024-token floor, 128-token steps, routing by
+// The simulated provider prompt caches (src/features/cost/prompt-cache.ts) and the tokenizer that feeds
+// them (src/features/cost/tokenizer.ts): OpenAI's 1,024-token floor, 128-token steps, routing by
 // prompt_cache_key and the first 256 tokens, overflow past ~15 requests a minute and the TTL;
 // Anthropic's breakpoints, floor, writes and TTL.
 import { describe, expect, it } from 'vitest';
@@ -9,8 +9,8 @@ import {
   simulateAnthropicCache,
   simulateOpenAiCache,
   type CacheCall,
-} from '../src/cost/prompt-cache.js';
-import { encodingFor, tokenizerFor } from '../src/cost/tokenizer.js';
+} from '../src/features/cost/prompt-cache.js';
+import { encodingFor, tokenizerFor } from '../src/features/cost/tokenizer.js';
 
 /** `n` token ids starting at `from` (distinct values, so two ranges share no prefix). */
 const ids = (n: number, from = 1) => Array.from({ length: n }, (_, i) => from + i);

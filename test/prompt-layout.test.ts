@@ -2,11 +2,11 @@
 // the summary, a recent window that only grows between summary refreshes, then the retrieved
 // messages and the last prompt. A run in one state is recorded call by call and checked.
 import { describe, expect, it } from 'vitest';
-import { Run } from '../src/engine/run.js';
-import { alignedWindow } from '../src/memory/window.js';
-import type { ChatMessage, ChatOptions, ChatRequest, ChatResponse, LlmProvider } from '../src/llm/types.js';
-import { estimateUsage } from '../src/llm/types.js';
-import type { Sop } from '../src/sop/types.js';
+import { Run } from '../src/api/engine/run.js';
+import { alignedWindow } from '../src/core/memory/window.js';
+import type { ChatMessage, ChatOptions, ChatRequest, ChatResponse, LlmProvider } from '../src/core/llm/types.js';
+import { estimateUsage } from '../src/core/llm/types.js';
+import type { Sop } from '../src/format/sop/types.js';
 
 const W = 10;
 const TOPICS = ['database indexes', 'cache eviction', 'query plans', 'connection pools', 'batch writes', 'read replicas'];

@@ -1,10 +1,10 @@
 // Prompt assembly from components (docs/agents-v1-semantics.md §3.7, §5 items 24-28 and 39) and reply processing.
 import { describe, expect, it } from 'vitest';
-import { roleComponents } from '../src/agent/components.js';
-import { extractAllTags, extractTag, stripSpeakerName } from '../src/agent/output.js';
-import { Run, type RunOptions } from '../src/engine/run.js';
-import { validateSopDocument } from '../src/loader/load.js';
-import { TemplateError } from '../src/prompt/templates.js';
+import { roleComponents } from '../src/core/agent/components.js';
+import { extractAllTags, extractTag, stripSpeakerName } from '../src/core/agent/output.js';
+import { Run, type RunOptions } from '../src/api/engine/run.js';
+import { validateSopDocument } from '../src/api/loader/load.js';
+import { TemplateError } from '../src/core/prompt/templates.js';
 import { ScriptedLlm, type Script } from './helpers/scripted-llm.js';
 
 /** Ann (RA) and Ben (RB) in state s; Ben opens with a fixed line, so Ann's first call is turn 2. */

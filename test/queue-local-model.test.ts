@@ -2,15 +2,15 @@
 // absolute path; the worker runs it only when the file is inside its --root (symlinks resolved)
 // and on this machine, and refuses local:hf: (a worker never downloads a model). The sweep makes a
 // relative path absolute and loads nothing itself (the workers have the file). No Redis needed:
-// the worker's checks (src/sweep/job-policy.ts) are called as it calls them.
+// the worker's checks (src/apps/sweep/job-policy.ts) are called as it calls them.
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkJob, checkSopLocalModels, type WorkerPolicy } from '../src/sweep/job-policy.js';
-import { signJob } from '../src/util/job-signature.js';
-import { checkLlm } from '../src/sweep/preflight.js';
-import { sweepRunSettings } from '../src/sweep/run-point.js';
+import { checkJob, checkSopLocalModels, type WorkerPolicy } from '../src/apps/sweep/job-policy.js';
+import { signJob } from '../src/shared/util/job-signature.js';
+import { checkLlm } from '../src/apps/sweep/preflight.js';
+import { sweepRunSettings } from '../src/apps/sweep/run-point.js';
 
 const SECRET = 'queue-secret-0123456789abcdef';
 const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'sop-queue-local-')));

@@ -2,10 +2,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RunEvent } from '../src/runtime/events.js';
-import { Run } from '../src/engine/run.js';
-import { escalate, resourcesFor, startLevel, userAway, type ResourcesConfig } from '../src/scientist/resources.js';
-import { validateSopDocument } from '../src/loader/load.js';
+import type { RunEvent } from '../src/core/runtime/events.js';
+import { Run } from '../src/api/engine/run.js';
+import { escalate, resourcesFor, startLevel, userAway, type ResourcesConfig } from '../src/features/scientist/resources.js';
+import { validateSopDocument } from '../src/api/loader/load.js';
 import { answers, tempDir } from './helpers/executor-context.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 

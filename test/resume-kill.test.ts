@@ -5,9 +5,9 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadRunRecord } from '../src/journal/record.js';
-import { renderTranscript } from '../src/journal/transcript.js';
-import { Rng } from '../src/runtime/rng.js';
+import { loadRunRecord } from '../src/features/journal/record.js';
+import { renderTranscript } from '../src/features/journal/transcript.js';
+import { Rng } from '../src/core/runtime/rng.js';
 import { startHeldReplyServer } from './helpers/held-reply-server.js';
 import { startOpenAiServer } from './helpers/openai-server.js';
 import { codeSop } from './helpers/code-sop.js';

@@ -6,8 +6,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readJournal } from '../src/journal/reader.js';
-import type { RunEvent } from '../src/runtime/events.js';
+import { readJournal } from '../src/features/journal/reader.js';
+import type { RunEvent } from '../src/core/runtime/events.js';
 import { spawnCli, requireBuiltCli } from './helpers/cli.js';
 
 const ARGS = [

@@ -4,8 +4,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { promptsOf } from '../src/journal/recorded-prompts.js';
-import { loadRunRecord } from '../src/journal/record.js';
+import { promptsOf } from '../src/features/journal/recorded-prompts.js';
+import { loadRunRecord } from '../src/features/journal/record.js';
 import { tempDir } from './helpers/executor-context.js';
 import { spawnCliSync, requireBuiltCli } from './helpers/cli.js';
 

@@ -3,13 +3,13 @@
 // (mood, free thoughts, reflection) are checked on the shipped example in scientist-example.test.ts.
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { executor as human } from '../src/executors/human.js';
-import { executor as knowledge } from '../src/executors/knowledge.js';
-import { executor as taskBoard } from '../src/executors/task-board.js';
-import { NoHumanInput } from '../src/io/human.js';
-import type { Sop } from '../src/sop/types.js';
-import { templateDiagnostics } from '../src/sop/check-templates.js';
-import { initialMemory } from '../src/actions/memory-initial.js';
+import { executor as human } from '../src/features/actions/executors/human.js';
+import { executor as knowledge } from '../src/features/actions/executors/knowledge.js';
+import { executor as taskBoard } from '../src/features/actions/executors/task-board.js';
+import { NoHumanInput } from '../src/core/io/human.js';
+import type { Sop } from '../src/format/sop/types.js';
+import { templateDiagnostics } from '../src/format/sop/check-templates.js';
+import { initialMemory } from '../src/features/actions/memory-initial.js';
 import { execContext } from './helpers/executor-context.js';
 
 const SCIENCE = { name: 's', memory_types: { task_board: 'task_board' } } as unknown as Sop;

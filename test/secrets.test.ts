@@ -5,7 +5,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isSecretName, makeRedactor, secretValues } from '../src/util/redact.js';
+import { isSecretName, makeRedactor, secretValues } from '../src/shared/util/redact.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { spawnCli, requireBuiltCli } from './helpers/cli.js';
 

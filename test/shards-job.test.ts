@@ -2,11 +2,11 @@
 // shape are checked before any call, its meta keeps only what a provider reads, its model name
 // is used only as the worker allows, and what Redis holds as a reply is checked when read back.
 import { describe, expect, it } from 'vitest';
-import { modelFor } from '../src/shards/answer.js';
-import { checkShardJob, metaOf, shardJobId, shardsOf, stepId, type ShardJobData } from '../src/shards/job.js';
-import { parseReply, signedReply, verifiedReply } from '../src/shards/replies.js';
-import { signJob } from '../src/util/job-signature.js';
-import type { CallMeta } from '../src/llm/types.js';
+import { modelFor } from '../src/features/shards/answer.js';
+import { checkShardJob, metaOf, shardJobId, shardsOf, stepId, type ShardJobData } from '../src/features/shards/job.js';
+import { parseReply, signedReply, verifiedReply } from '../src/features/shards/replies.js';
+import { signJob } from '../src/shared/util/job-signature.js';
+import type { CallMeta } from '../src/core/llm/types.js';
 
 const SECRET = 'shards-job-test-secret-0123456789';
 const step = stepId('run-1', { state: 'feed', visit: 1, step: 3 });

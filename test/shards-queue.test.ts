@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SHARD_QUEUE } from '../src/shards/job.js';
+import { SHARD_QUEUE } from '../src/features/shards/job.js';
 import { CLI } from './helpers/cli.js';
 import { freePort } from './helpers/free-port.js';
 import { startOpenAiServer, type ChatRequestBody, type TestServer } from './helpers/openai-server.js';

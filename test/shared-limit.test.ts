@@ -1,4 +1,4 @@
-// `sop worker --shared-limit N` (src/sweep/shared-limit.ts): the calls at once to one LLM server,
+// `sop worker --shared-limit N` (src/apps/sweep/shared-limit.ts): the calls at once to one LLM server,
 // across processes, stay within N through bottleneck's Redis clustering. Two limiters on their own
 // Redis connections (as two workers have), on a real redis-server started with the ACL of
 // docs/scale.md, each with its own adaptive gate and openai provider, call one test server: it
@@ -7,9 +7,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AdaptiveGate } from '../src/llm/adaptive-limit.js';
-import { OpenAiProvider } from '../src/llm/openai.js';
-import { RedisLimits, sharedLimitId } from '../src/sweep/shared-limit.js';
+import { AdaptiveGate } from '../src/core/llm/adaptive-limit.js';
+import { OpenAiProvider } from '../src/core/llm/openai.js';
+import { RedisLimits, sharedLimitId } from '../src/apps/sweep/shared-limit.js';
 import { freePort } from './helpers/free-port.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { until } from './helpers/until.js';

@@ -6,9 +6,9 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MockProvider } from '../src/llm/mock.js';
-import { Run } from '../src/engine/run.js';
-import { loadSopFile } from '../src/sop/load.js';
+import { MockProvider } from '../src/core/llm/mock.js';
+import { Run } from '../src/api/engine/run.js';
+import { loadSopFile } from '../src/format/sop/load.js';
 import { spawnCliSync } from './helpers/cli.js';
 const shipped = [
   ...readdirSync('sops')

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { loadSopFile } from '../src/loader/load.js';
-import { Run } from '../src/engine/run.js';
-import { MockProvider } from '../src/llm/mock.js';
+import { loadSopFile } from '../src/api/loader/load.js';
+import { Run } from '../src/api/engine/run.js';
+import { MockProvider } from '../src/core/llm/mock.js';
 
 describe('smoke', () => {
   it('runs the debate example to its final state with the mock LLM', async () => {

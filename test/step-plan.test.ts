@@ -1,18 +1,18 @@
-// The step's plan is pure (src/runtime/plan.ts): where the run goes, whether it ends, who acts,
+// The step's plan is pure (src/core/runtime/plan.ts): where the run goes, whether it ends, who acts,
 // from the position, the resolved SOP and the controller's answers, with no LLM and no run. And
-// the hook composers (src/runtime/compose.ts) keep their declared rules and name a failing plugin.
+// the hook composers (src/core/runtime/compose.ts) keep their declared rules and name a failing plugin.
 import { describe, expect, it } from 'vitest';
-import { EngineError, RunSignal } from '../src/errors.js';
-import { decide, observe, PluginHookError, transform } from '../src/runtime/compose.js';
-import { freshStateRuntime, type StateRuntime } from '../src/runtime/controller.js';
-import { definePlugin, type RunPlugin } from '../src/runtime/hooks.js';
-import { arrive, ASK_JUDGE, routed, ruledMove, start, turnTaken } from '../src/runtime/plan.js';
-import type { RunPosition } from '../src/runtime/position.js';
-import { CLEAN_SEMANTICS } from '../src/runtime/semantics.js';
-import { semanticsFor } from '../src/compat/agents-v1/semantics.js';
-import type { RunContext } from '../src/runtime/context.js';
-import { resolveSop } from '../src/sop/resolved.js';
-import type { Sop } from '../src/sop/types.js';
+import { EngineError, RunSignal } from '../src/shared/errors.js';
+import { decide, observe, PluginHookError, transform } from '../src/core/runtime/compose.js';
+import { freshStateRuntime, type StateRuntime } from '../src/core/runtime/controller.js';
+import { definePlugin, type RunPlugin } from '../src/core/runtime/hooks.js';
+import { arrive, ASK_JUDGE, routed, ruledMove, start, turnTaken } from '../src/core/runtime/plan.js';
+import type { RunPosition } from '../src/core/runtime/position.js';
+import { CLEAN_SEMANTICS } from '../src/core/runtime/semantics.js';
+import { semanticsFor } from '../src/features/agents-v1/compat/agents-v1/semantics.js';
+import type { RunContext } from '../src/core/runtime/context.js';
+import { resolveSop } from '../src/format/sop/resolved.js';
+import type { Sop } from '../src/format/sop/types.js';
 
 const sop = {
   name: 'plan',

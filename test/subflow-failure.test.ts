@@ -5,12 +5,12 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Run } from '../src/engine/run.js';
-import type { ChatRequest } from '../src/llm/types.js';
-import { loadSopFile } from '../src/loader/load.js';
-import type { RunEvent } from '../src/runtime/events.js';
+import { Run } from '../src/api/engine/run.js';
+import type { ChatRequest } from '../src/core/llm/types.js';
+import { loadSopFile } from '../src/api/loader/load.js';
+import type { RunEvent } from '../src/core/runtime/events.js';
 import { answers, tempDir } from './helpers/executor-context.js';
-import { AnswerInterruptedError, type HumanInput } from '../src/io/human.js';
+import { AnswerInterruptedError, type HumanInput } from '../src/core/io/human.js';
 
 /** Answers from a list, except the `at`-th question (0-based), where the person presses Ctrl-C. */
 function ctrlCAt(at: number, toCaller: boolean, replies: string[]): HumanInput {

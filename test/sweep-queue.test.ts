@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ResultLine } from '../src/sweep/results.js';
+import type { ResultLine } from '../src/apps/sweep/results.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { CLI } from './helpers/cli.js';
 import { freePort } from './helpers/free-port.js';

@@ -6,8 +6,8 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } fro
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { expandGrid, parseCsv, parseSeeds, pointKey } from '../src/sweep/grid.js';
-import type { ResultLine } from '../src/sweep/results.js';
+import { expandGrid, parseCsv, parseSeeds, pointKey } from '../src/apps/sweep/grid.js';
+import type { ResultLine } from '../src/apps/sweep/results.js';
 import { spawnCliSync } from './helpers/cli.js';
 
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');

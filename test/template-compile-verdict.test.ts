@@ -5,9 +5,9 @@
 import fc from 'fast-check';
 import Handlebars from 'handlebars';
 import { describe, expect, it } from 'vitest';
-import { checkTemplate } from '../src/sop/template-check.js';
-import { CHECKED_HELPERS } from '../src/sop/template-helpers.js';
-import { TEMPLATE_HELPERS } from '../src/prompt/templates.js';
+import { checkTemplate } from '../src/format/sop/template-check.js';
+import { CHECKED_HELPERS } from '../src/format/sop/template-helpers.js';
+import { TEMPLATE_HELPERS } from '../src/core/prompt/templates.js';
 
 /** Handlebars.precompile's verdict, as the check reports it: '' when it compiles, else its message on one line. */
 function precompileVerdict(source: string): string {

@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import xtermHeadless from '@xterm/headless';
 import { afterAll, describe, expect, it } from 'vitest';
-import { agentColour } from '../src/cli/agent-colour.js';
-import { terminalDisplay } from '../src/cli/display.js';
-import { labelTags, TagLabeller } from '../src/cli/tag-labels.js';
-import type { RunEvent } from '../src/runtime/events.js';
+import { agentColour } from '../src/apps/cli/agent-colour.js';
+import { terminalDisplay } from '../src/apps/cli/display.js';
+import { labelTags, TagLabeller } from '../src/apps/cli/tag-labels.js';
+import type { RunEvent } from '../src/core/runtime/events.js';
 import { startOpenAiServer } from './helpers/openai-server.js';
 import { CLI } from './helpers/cli.js';
 

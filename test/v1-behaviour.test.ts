@@ -3,9 +3,9 @@
 // imported with `sop import`'s importer and run by the real run loop with a scripted LLM.
 // The safe quirks (4, 17, 22, 29) are pinned under --compat agents-v1 at the end.
 import { describe, expect, it } from 'vitest';
-import { renderV1 } from '../src/compat/agents-v1/templates.js';
-import type { ChatRequest } from '../src/llm/types.js';
-import { SopError } from '../src/sop/diagnostics.js';
+import { renderV1 } from '../src/features/agents-v1/compat/agents-v1/templates.js';
+import type { ChatRequest } from '../src/core/llm/types.js';
+import { SopError } from '../src/format/sop/diagnostics.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 import { baseConfig, importConfig, markerEmbedder, runConfig } from './helpers/v1.js';
 
@@ -524,7 +524,7 @@ describe('Agents 1.0 core behaviours (§5)', () => {
       doc.states.s1.LLM = { model: 'state-model', temperature: 1.0 };
       doc.states.s1.agent_states.RB.LLM = { model: 'role-model', temperature: 0.7 };
       const { sop } = importConfig(doc);
-      const { Run } = await import('../src/engine/run.js');
+      const { Run } = await import('../src/api/engine/run.js');
       await new Run({ sop, file: 'config.json', llm: new Recording(), maxTurns: 2 }).run();
       expect(temps).toContainEqual(['agent:Ann', 'gpt-3.5-turbo-16k-0613', 0.3]);
       expect(temps).toContainEqual(['agent:Ben', 'role-model', 0.7]);

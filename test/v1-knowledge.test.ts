@@ -5,9 +5,9 @@ import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { KnowledgeBase } from '../src/components/knowledge-base.js';
-import { loadSopFile } from '../src/loader/load.js';
-import { Run } from '../src/engine/run.js';
+import { KnowledgeBase } from '../src/core/components/knowledge-base.js';
+import { loadSopFile } from '../src/api/loader/load.js';
+import { Run } from '../src/api/engine/run.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 import { CONFORMANCE, ListHuman, baseConfig, markerEmbedder, runConfig } from './helpers/v1.js';
 

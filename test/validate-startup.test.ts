@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { plainValidateFiles } from '../src/cli/plain-validate.js';
+import { plainValidateFiles } from '../src/apps/cli/plain-validate.js';
 import { CLI, requireBuiltCli } from './helpers/cli.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -101,16 +101,16 @@ describe('sop validate FILE... without the argument parser', () => {
 
   it('loads neither yargs nor the modules of features the SOP does not use', () => {
     const plain = modulesLoaded(['validate', 'sops/jarvis.sop.json']);
-    expect(plain).toContain('dist/src/cli/validate-command.js');
+    expect(plain).toContain('dist/src/apps/cli/validate-command.js');
     // the task board and world model (the scientist's executors, imported at their first call)
     const unused = plain.filter((u) =>
-      /node_modules\/(yargs|cliui|string-width)|dist\/src\/(taskboard\/(board|scheduler|persist)|worldmodel\/(model|persist)|scientist\/(memory-types|views|text-index))\b/.test(
+      /node_modules\/(yargs|cliui|string-width)|dist\/src\/(features\/scientist\/taskboard\/(board|scheduler|persist)|features\/scientist\/worldmodel\/(model|persist)|features\/scientist\/(memory-types|views|text-index))\b/.test(
         u,
       ),
     );
     expect(unused).toEqual([]);
     // the template check loads Handlebars' parser and compiler, not the whole package (its runtime)
-    expect(plain.filter((u) => /node_modules\/handlebars\/lib\/index\.js|dist\/src\/prompt\/templates\.js/.test(u))).toEqual([]);
+    expect(plain.filter((u) => /node_modules\/handlebars\/lib\/index\.js|dist\/src\/core\/prompt\/templates\.js/.test(u))).toEqual([]);
     // with an option, the parser is loaded as before
     expect(modulesLoaded(['validate', '--quiet', 'sops/jarvis.sop.json']).some((u) => u.includes('node_modules/yargs/'))).toBe(true);
     const help = sop(['validate', 'sops/jarvis.sop.json', 'help']);

@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSop, runSop } from '../src/index.js';
-import { readJournal } from '../src/journal/reader.js';
-import type { RunEvent } from '../src/runtime/events.js';
-import { findRuns } from '../src/view/runs.js';
-import { viewApp } from '../src/view/server.js';
+import { readJournal } from '../src/features/journal/reader.js';
+import type { RunEvent } from '../src/core/runtime/events.js';
+import { findRuns } from '../src/apps/view/runs.js';
+import { viewApp } from '../src/apps/view/server.js';
 import { text } from './helpers/html-text.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'sop-view-population-'));

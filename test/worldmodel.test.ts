@@ -4,14 +4,14 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { executor } from '../src/executors/world-model.js';
-import { MemoryFiles } from '../src/workspace/memory-files.js';
+import { executor } from '../src/features/actions/executors/world-model.js';
+import { MemoryFiles } from '../src/core/workspace/memory-files.js';
 import { execContext } from './helpers/executor-context.js';
-import { LocalEmbedder } from '../src/memory/local-embedder.js';
-import { TextIndex } from '../src/scientist/text-index.js';
-import { WorldModel } from '../src/worldmodel/model.js';
-import { loadWorldModel, parseWorldModel, saveWorldModel } from '../src/worldmodel/persist.js';
-import { WorldModelError } from '../src/worldmodel/statement.js';
+import { LocalEmbedder } from '../src/core/memory/local-embedder.js';
+import { TextIndex } from '../src/features/scientist/text-index.js';
+import { WorldModel } from '../src/features/scientist/worldmodel/model.js';
+import { loadWorldModel, parseWorldModel, saveWorldModel } from '../src/features/scientist/worldmodel/persist.js';
+import { WorldModelError } from '../src/features/scientist/worldmodel/statement.js';
 
 function acceptedPendulum(m: WorldModel) {
   const s = m.propose(

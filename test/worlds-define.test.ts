@@ -3,13 +3,13 @@
 // `actions` with one line per problem at its JSON pointer.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { formatDiagnostic } from '../src/sop/diagnostics.js';
-import { board } from '../src/worlds/board.js';
-import { defaultWorlds } from '../src/worlds/registry.js';
-import { worldsSchemaDocument } from '../src/worlds/schema.js';
-import { seededRng } from '../src/worlds/seed.js';
-import { validateResolution, validateWorldSpec } from '../src/worlds/validate.js';
-import { checkActionArgs, defineWorld, resolveParams, worldTools, type World } from '../src/worlds/world.js';
+import { formatDiagnostic } from '../src/format/sop/diagnostics.js';
+import { board } from '../src/features/population/worlds/board.js';
+import { defaultWorlds } from '../src/features/population/worlds/registry.js';
+import { worldsSchemaDocument } from '../src/features/population/worlds/schema.js';
+import { seededRng } from '../src/features/population/worlds/seed.js';
+import { validateResolution, validateWorldSpec } from '../src/features/population/worlds/validate.js';
+import { checkActionArgs, defineWorld, resolveParams, worldTools, type World } from '../src/features/population/worlds/world.js';
 
 interface Votes {
   tally: Record<string, number>;
@@ -176,7 +176,7 @@ describe('validation of a population state’s world', () => {
 });
 
 describe('schemas/worlds.schema.json', () => {
-  it('is the document src/worlds/schema.ts builds (the built-in worlds’ own params schemas)', () => {
+  it('is the document src/features/population/worlds/schema.ts builds (the built-in worlds’ own params schemas)', () => {
     const file = JSON.parse(readFileSync('schemas/worlds.schema.json', 'utf8'));
     expect(file).toEqual(JSON.parse(JSON.stringify(worldsSchemaDocument())));
     expect(file.definitions.social_params).toEqual(JSON.parse(JSON.stringify(defaultWorlds().get('social')!.params)));

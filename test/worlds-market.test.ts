@@ -2,12 +2,12 @@
 // uniform price, the built-in metrics, and the acceptance figure of issue 25: ZI-C rule traders
 // (Gode and Sunder 1993) reach a mean allocative efficiency of at least 0.95 over 20 seeds.
 import { describe, expect, it } from 'vitest';
-import { gini, maxSurplus } from '../src/worlds/market-book.js';
-import { market, type MarketState } from '../src/worlds/market.js';
-import { runRuleStep } from '../src/worlds/rule.js';
-import { seededRng, shuffleInPlace } from '../src/worlds/seed.js';
-import { resolveParams, restoreState, saveState, type StepAction, type WorldAgent } from '../src/worlds/world.js';
-import { ziC } from '../src/worlds/zic.js';
+import { gini, maxSurplus } from '../src/features/population/worlds/market-book.js';
+import { market, type MarketState } from '../src/features/population/worlds/market.js';
+import { runRuleStep } from '../src/features/population/worlds/rule.js';
+import { seededRng, shuffleInPlace } from '../src/features/population/worlds/seed.js';
+import { resolveParams, restoreState, saveState, type StepAction, type WorldAgent } from '../src/features/population/worlds/world.js';
+import { ziC } from '../src/features/population/worlds/zic.js';
 
 function start(agents: WorldAgent[], params: Record<string, unknown> = {}, seed = 1): MarketState {
   const p = resolveParams(market, { min_price: 1, max_price: 200, ...params });

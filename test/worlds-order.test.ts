@@ -2,7 +2,7 @@
 // as a set, the seed and the step, never of the order the actions arrived in.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileExpression } from '../src/worlds/expr.js';
+import { compileExpression } from '../src/features/population/worlds/expr.js';
 import {
   applyJudgeDecisions,
   canonicalOrder,
@@ -11,9 +11,9 @@ import {
   parseJudgeReply,
   priorityOrder,
   shuffleOrder,
-} from '../src/worlds/order.js';
-import { social } from '../src/worlds/social.js';
-import type { StepAction } from '../src/worlds/world.js';
+} from '../src/features/population/worlds/order.js';
+import { social } from '../src/features/population/worlds/social.js';
+import type { StepAction } from '../src/features/population/worlds/world.js';
 
 const actions: StepAction[] = Array.from({ length: 40 }, (_, i) => ({
   agent: `a${i % 25}`,

@@ -5,11 +5,18 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildFollowGraph, parseEdgeList } from '../src/worlds/graph.js';
-import { readEdgeListFile } from '../src/worlds/graph-file.js';
-import { seededRng } from '../src/worlds/seed.js';
-import { social, type SocialState } from '../src/worlds/social.js';
-import { resolveParams, restoreState, saveState, type StepAction, type WorldAgent, type WorldInitContext } from '../src/worlds/world.js';
+import { buildFollowGraph, parseEdgeList } from '../src/features/population/worlds/graph.js';
+import { readEdgeListFile } from '../src/features/population/worlds/graph-file.js';
+import { seededRng } from '../src/features/population/worlds/seed.js';
+import { social, type SocialState } from '../src/features/population/worlds/social.js';
+import {
+  resolveParams,
+  restoreState,
+  saveState,
+  type StepAction,
+  type WorldAgent,
+  type WorldInitContext,
+} from '../src/features/population/worlds/world.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'sop-worlds-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

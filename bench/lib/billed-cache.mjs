@@ -1,7 +1,7 @@
 // Prompt caches as providers bill them, on fixtures with prompts the size of real ones: a run's
 // LLM calls are recorded (mock LLM, replies of realistic length), counted with the model's
-// tokenizer (src/cost/tokenizer.ts) and passed through the simulated OpenAI and Anthropic caches
-// of src/cost/prompt-cache.ts. Nothing here talks to a provider.
+// tokenizer (src/features/cost/tokenizer.ts) and passed through the simulated OpenAI and Anthropic caches
+// of src/features/cost/prompt-cache.ts. Nothing here talks to a provider.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -9,9 +9,9 @@ import { ROOT } from './engine.mjs';
 
 export async function loadCacheTools() {
   const at = (p) => import(pathToFileURL(join(ROOT, p)).href);
-  const cache = await at('dist/src/cost/prompt-cache.js');
-  const { tokenizerFor } = await at('dist/src/cost/tokenizer.js');
-  const { callCost, priceOf } = await at('dist/src/llm/pricing.js');
+  const cache = await at('dist/src/features/cost/prompt-cache.js');
+  const { tokenizerFor } = await at('dist/src/features/cost/tokenizer.js');
+  const { callCost, priceOf } = await at('dist/src/core/llm/pricing.js');
   const pricing = JSON.parse(readFileSync(join(ROOT, 'pricing.json'), 'utf8')).models;
   return { ...cache, tokenizerFor, callCost, priceOf, pricing };
 }

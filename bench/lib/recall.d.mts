@@ -1,5 +1,5 @@
 // Types of recall.mjs, for the tests that import it (test/embedder-real.test.ts).
-import type { Embedder } from '../../src/memory/embedder.js';
+import type { Embedder } from '../../src/core/memory/embedder.js';
 
 export interface ParaphraseSet {
   history: string[];

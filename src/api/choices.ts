@@ -2,34 +2,34 @@
 // CLI (which only maps its flags to these options): who answers for people, the LLM provider
 // and its run-wide retry budget, the embedder, the sandbox, and who consents to the SOP's MCP
 // servers and LLM servers, and where a step's batch goes (batch mode).
-import { isPopulationState, populationCallsLlm } from '../population/state-spec.js';
-import { AnswersFileInput, HumanInputError, NoHumanInput, TerminalInput, askYesNo, type HumanInput } from '../io/human.js';
-import { AnswersListInput } from '../io/answers-list.js';
-import { createProvider } from '../llm/factory.js';
-import { InterruptibleProvider } from '../llm/interruptible.js';
-import { RETRIES_PER_CALL, RetryBudget } from '../llm/retry.js';
-import { LlmError, type LlmProvider } from '../llm/types.js';
-import { endpointKey, sopEndpoints } from '../llm/endpoints.js';
-import { checkBatchOptions, runUsesBatch, type BatchOptions } from '../batch/plugin.js';
-import { LlmConsent, USER_KEY, cliLlmAllowEntries, fileLlmAllowEntries } from '../llm/consent.js';
-import { createEmbedder, parseEmbedderSpec } from '../memory/create-embedder.js';
-import type { Embedder } from '../memory/embedder.js';
-import type { McpApproval } from '../mcp/approval.js';
-import { cliAllowEntries, fileAllowEntries } from '../mcp/allow.js';
-import { isAcceptance } from '../executors/types.js';
-import type { RerunPolicy } from '../journal/effects.js';
-import type { Sop } from '../sop/types.js';
-import { EngineError } from '../errors.js';
+import { isPopulationState, populationCallsLlm } from '../features/population/state-spec.js';
+import { AnswersFileInput, HumanInputError, NoHumanInput, TerminalInput, askYesNo, type HumanInput } from '../core/io/human.js';
+import { AnswersListInput } from '../core/io/answers-list.js';
+import { createProvider } from '../core/llm/factory.js';
+import { InterruptibleProvider } from '../core/llm/interruptible.js';
+import { RETRIES_PER_CALL, RetryBudget } from '../core/llm/retry.js';
+import { LlmError, type LlmProvider } from '../core/llm/types.js';
+import { endpointKey, sopEndpoints } from '../core/llm/endpoints.js';
+import { checkBatchOptions, runUsesBatch, type BatchOptions } from '../features/batch/plugin.js';
+import { LlmConsent, USER_KEY, cliLlmAllowEntries, fileLlmAllowEntries } from '../core/llm/consent.js';
+import { createEmbedder, parseEmbedderSpec } from '../core/memory/create-embedder.js';
+import type { Embedder } from '../core/memory/embedder.js';
+import type { McpApproval } from '../features/mcp/approval.js';
+import { cliAllowEntries, fileAllowEntries } from '../features/mcp/allow.js';
+import { isAcceptance } from '../features/actions/executors/types.js';
+import type { RerunPolicy } from '../features/journal/effects.js';
+import type { Sop } from '../format/sop/types.js';
+import { EngineError } from '../shared/errors.js';
 import type { RunSopOptions } from './options.js';
 import { sopFileOf } from './load.js';
-import { DEFAULTS } from '../sop/resolved.js';
-import { DEFAULT_CONCURRENCY } from '../population/plugin.js';
-import { concurrencyEvent, type LimitChange } from '../llm/adaptive-limit.js';
-import type { RunEvent } from '../runtime/events.js';
+import { DEFAULTS } from '../format/sop/resolved.js';
+import { DEFAULT_CONCURRENCY } from '../features/population/plugin.js';
+import { concurrencyEvent, type LimitChange } from '../core/llm/adaptive-limit.js';
+import type { RunEvent } from '../core/runtime/events.js';
 
 /**
  * Retries of every LLM and embedding call of one run, together: this many, plus RETRIES_PER_CALL
- * (one half) for each LLM call the run has made (src/llm/retry.ts), so that a population step of
+ * (one half) for each LLM call the run has made (src/core/llm/retry.ts), so that a population step of
  * thousands of calls that meets a rate limit has a budget of its size.
  */
 export const RUN_RETRY_BUDGET = 50;

@@ -4,21 +4,21 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, isAbsolute, join, normalize, resolve, sep } from 'node:path';
-import type { RunEvent, RunSettings } from '../runtime/events.js';
-import type { Sop } from '../sop/types.js';
-import { validateSopDocument } from '../loader/load.js';
-import { continuePoint, loadRunRecord, type RunRecord } from '../journal/record.js';
-import { appliedSettings } from '../journal/applied-settings.js';
-import { JournalError } from '../journal/reader.js';
-import { RunInUseError, acquireRunLock } from '../journal/lock.js';
-import type { ResumeFrom } from '../journal/snapshot.js';
-import { JOURNAL_FILE } from '../journal/writer.js';
-import { SharedTextWriter } from '../journal/shared-text.js';
-import type { Redactor } from '../util/redact.js';
-import { writeFileAtomic } from '../util/atomic-write.js';
-import { renderTranscript } from '../journal/transcript.js';
-import { usageFileText } from '../journal/predicted.js';
-import { writeFailure } from '../io/disk-full.js';
+import type { RunEvent, RunSettings } from '../core/runtime/events.js';
+import type { Sop } from '../format/sop/types.js';
+import { validateSopDocument } from './loader/load.js';
+import { continuePoint, loadRunRecord, type RunRecord } from '../features/journal/record.js';
+import { appliedSettings } from '../features/journal/applied-settings.js';
+import { JournalError } from '../features/journal/reader.js';
+import { RunInUseError, acquireRunLock } from '../features/journal/lock.js';
+import type { ResumeFrom } from '../features/journal/snapshot.js';
+import { JOURNAL_FILE } from '../features/journal/writer.js';
+import { SharedTextWriter } from '../features/journal/shared-text.js';
+import type { Redactor } from '../shared/util/redact.js';
+import { writeFileAtomic } from '../shared/util/atomic-write.js';
+import { renderTranscript } from '../features/journal/transcript.js';
+import { usageFileText } from '../features/journal/predicted.js';
+import { writeFailure } from '../shared/io/disk-full.js';
 
 export interface Continuation {
   mode: 'resume' | 'fork';

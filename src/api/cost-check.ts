@@ -4,13 +4,13 @@
 // model from the pricing table, and warnings (states left only at max_turns, runs that reach
 // --max-turns, prompts larger than a model's context, a running summary that never fires).
 import { rmSync } from 'node:fs';
-import type { PricingTable } from '../llm/pricing.js';
-import type { CallPurpose } from '../llm/types.js';
-import type { RunEvent } from '../runtime/events.js';
-import { resolveSop } from '../sop/resolved.js';
-import { mcpServers } from '../mcp/config.js';
-import type { Sop } from '../sop/types.js';
-import { contextWindow } from '../cost/context-windows.js';
+import type { PricingTable } from '../core/llm/pricing.js';
+import type { CallPurpose } from '../core/llm/types.js';
+import type { RunEvent } from '../core/runtime/events.js';
+import { resolveSop } from '../format/sop/resolved.js';
+import { mcpServers } from '../features/mcp/config.js';
+import type { Sop } from '../format/sop/types.js';
+import { contextWindow } from '../features/cost/context-windows.js';
 import { dryRun as dryRunEvents, paidOrDownloadedEmbedder } from './dry-run.js';
 
 export interface CheckOptions {

@@ -4,15 +4,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Run } from '../engine/run.js';
-import type { HumanInput } from '../io/human.js';
-import { MockProvider } from '../llm/mock.js';
-import type { PricingTable } from '../llm/pricing.js';
-import type { LlmProvider } from '../llm/types.js';
-import type { RunEvent } from '../runtime/events.js';
-import type { Sop } from '../sop/types.js';
-import { parseEmbedderSpec } from '../memory/create-embedder.js';
-import { LocalEmbedder } from '../memory/local-embedder.js';
+import { Run } from './engine/run.js';
+import type { HumanInput } from '../core/io/human.js';
+import { MockProvider } from '../core/llm/mock.js';
+import type { PricingTable } from '../core/llm/pricing.js';
+import type { LlmProvider } from '../core/llm/types.js';
+import type { RunEvent } from '../core/runtime/events.js';
+import type { Sop } from '../format/sop/types.js';
+import { parseEmbedderSpec } from '../core/memory/create-embedder.js';
+import { LocalEmbedder } from '../core/memory/local-embedder.js';
 
 /** The SOP's embedder when it is not the local one: a dry run sends no request and downloads nothing. */
 export function paidOrDownloadedEmbedder(sop: Sop): string | undefined {

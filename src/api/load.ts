@@ -1,8 +1,8 @@
 // Loading, validating and defining SOPs from code.
 import { resolve } from 'node:path';
-import { loadSopFile, validateSopDocument } from '../loader/load.js';
-import { SopError, type Diagnostic } from '../sop/diagnostics.js';
-import type { Sop } from '../sop/types.js';
+import { loadSopFile, validateSopDocument } from './loader/load.js';
+import { SopError, type Diagnostic } from '../format/sop/diagnostics.js';
+import type { Sop } from '../format/sop/types.js';
 
 /** The file each SOP loaded from disk came from (relative paths in it are resolved from its folder). */
 const files = new WeakMap<object, string>();

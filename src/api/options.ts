@@ -1,12 +1,12 @@
 // The options of a run (runSop, resumeRun, forkRun, and the CLI's commands through startRun).
-import type { HumanInput } from '../io/human.js';
-import type { LlmProvider } from '../llm/types.js';
-import type { Embedder } from '../memory/embedder.js';
-import type { EnvironmentMemory } from '../environment/environment.js';
-import type { RunListener } from '../runtime/events.js';
-import type { PluginFactory } from '../runtime/hooks.js';
-import type { RerunPolicy } from '../journal/effects.js';
-import type { McpApproval } from '../mcp/approval.js';
+import type { HumanInput } from '../core/io/human.js';
+import type { LlmProvider } from '../core/llm/types.js';
+import type { Embedder } from '../core/memory/embedder.js';
+import type { EnvironmentMemory } from '../core/environment/environment.js';
+import type { RunListener } from '../core/runtime/events.js';
+import type { PluginFactory } from '../core/runtime/hooks.js';
+import type { RerunPolicy } from '../features/journal/effects.js';
+import type { McpApproval } from '../features/mcp/approval.js';
 
 /**
  * openai (default: the SOP's llm.provider, else openai), mock, replay:CASSETTE, local:MODEL.gguf
@@ -89,7 +89,7 @@ export interface RunSopOptions {
    * llm: servers the SOP names (llm.base_url at any level) that its calls may go to, with
    * OPENAI_API_KEY (`allowBaseUrl`: URLs) or with the key in VAR (`allowBaseUrlEnv`: "URL=VAR").
    * Besides these, the user's allow file and a person at `human` when it is a terminal; `baseUrl`
-   * replaces every server of the SOP (src/llm/consent.ts, docs/tools.md).
+   * replaces every server of the SOP (src/core/llm/consent.ts, docs/tools.md).
    */
   allowBaseUrl?: string[];
   allowBaseUrlEnv?: string[];
@@ -118,7 +118,7 @@ export interface RunSopOptions {
   compat?: 'agents-v1';
   /** The SOP file, for a SOP given as an object (relative paths in it are resolved from its folder). */
   file?: string;
-  /** Features of your own, plugged into the run (src/runtime/hooks.ts). */
+  /** Features of your own, plugged into the run (src/core/runtime/hooks.ts). */
   plugins?: PluginFactory;
   /** Called synchronously with every event, before iterators see it (e.g. a terminal display). */
   listeners?: RunListener[];

@@ -1,11 +1,11 @@
 // The cached share of a planned run (`sop plan`, docs/plan.md#cached-share): the dry run's
-// prompts, counted with the model's tokenizer (src/cost/tokenizer.ts), sent at the times of the
-// throughput profile, through the simulation of OpenAI's prompt cache (src/cost/prompt-cache.ts:
+// prompts, counted with the model's tokenizer (src/features/cost/tokenizer.ts), sent at the times of the
+// throughput profile, through the simulation of OpenAI's prompt cache (src/features/cost/prompt-cache.ts:
 // exact prefix, 1,024-token floor, 128-token steps, routing by the first 256 tokens and the
 // prompt_cache_key the engine sends with each call, overflow past about 15 requests a minute on
 // one route, 5-minute TTL).
-import { simulateOpenAiCache, type CacheCall } from '../cost/prompt-cache.js';
-import { tokenizerFor } from '../cost/tokenizer.js';
+import { simulateOpenAiCache, type CacheCall } from '../features/cost/prompt-cache.js';
+import { tokenizerFor } from '../features/cost/tokenizer.js';
 import type { CallRecord } from './plan-calls.js';
 
 export interface CacheFigures {

@@ -2,9 +2,9 @@
 // its state, its population step (a population state's calls belong to the step of their turn),
 // its tokens and, from a dry run, its prompt. The same reading serves a dry run's events (the
 // prediction) and a run's journal (the realised figures beside it).
-import type { CallPurpose, ChatMessage } from '../llm/types.js';
-import type { PredictedTotals } from '../journal/predicted.js';
-import type { RunEvent } from '../runtime/events.js';
+import type { CallPurpose, ChatMessage } from '../core/llm/types.js';
+import type { PredictedTotals } from '../features/journal/predicted.js';
+import type { RunEvent } from '../core/runtime/events.js';
 
 export interface CallRecord {
   state: string;
@@ -52,7 +52,7 @@ export function callsOf(events: readonly RunEvent[]): CallRecord[] {
           completionTokens: e.usage.completionTokens,
           ...(e.usage.cachedTokens ? { cachedTokens: e.usage.cachedTokens } : {}),
           ...(typeof e.cost_usd === 'number' ? { cost: e.cost_usd } : {}),
-          // the step names an archetype's call by its effect key (src/population/step.ts)
+          // the step names an archetype's call by its effect key (src/features/population/step.ts)
           ...(e.effect?.includes(':archetype:') ? { archetype: true } : {}),
           ...(prompt ? { messages: prompt } : {}),
           weight: 1,

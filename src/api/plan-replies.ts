@@ -3,8 +3,15 @@
 // of tokens, no more than the call's max_tokens, so that the prompts which carry earlier replies
 // grow as they would. Answers with a form (a judge's key, a speaker's name, a command, a
 // population action) keep the mock's: a model's are about as short.
-import { MockProvider } from '../llm/mock.js';
-import { estimateUsage, type ChatMessage, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider } from '../llm/types.js';
+import { MockProvider } from '../core/llm/mock.js';
+import {
+  estimateUsage,
+  type ChatMessage,
+  type ChatOptions,
+  type ChatRequest,
+  type ChatResponse,
+  type LlmProvider,
+} from '../core/llm/types.js';
 
 /** Text that OpenAI's o200k_base tokenizer counts at about 4 characters a token (3.8), the engine's estimate. */
 const FILLER = ' and so on and so forth';

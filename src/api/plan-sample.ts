@@ -4,12 +4,12 @@
 // agent, or one per archetype), and the sample's calls of each kind stand for them; a survey's
 // calls stand for `agents / sample` each.
 import { dirname } from 'node:path';
-import { activationRule } from '../population/activation.js';
-import { loadPopulation, type Population } from '../population/population.js';
-import { isPopulationState, populationStateSpec } from '../population/state-spec.js';
-import { compileTiers, decisionGroups } from '../population/tiers.js';
-import type { PopulationSpec } from '../population/types.js';
-import type { Sop } from '../sop/types.js';
+import { activationRule } from '../features/population/activation.js';
+import { loadPopulation, type Population } from '../features/population/population.js';
+import { isPopulationState, populationStateSpec } from '../features/population/state-spec.js';
+import { compileTiers, decisionGroups } from '../features/population/tiers.js';
+import type { PopulationSpec } from '../features/population/types.js';
+import type { Sop } from '../format/sop/types.js';
 
 export interface SampledState {
   state: string;

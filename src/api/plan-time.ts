@@ -6,8 +6,8 @@
 // rate). Turn-based calls go one after another. A population step's agent and survey calls go
 // at once, `concurrency` at a time: the step takes ceil(calls / concurrency) rounds of the mean
 // call time (with a fixed latency: ceil(calls / concurrency) x latency); its judge call follows.
-import { EngineError } from '../errors.js';
-import { DEFAULT_CONCURRENCY } from '../population/plugin.js';
+import { EngineError } from '../shared/errors.js';
+import { DEFAULT_CONCURRENCY } from '../features/population/plugin.js';
 import type { CallRecord } from './plan-calls.js';
 
 export interface ThroughputProfile {

@@ -5,15 +5,15 @@
 // so prompts are rendered from the SOP's own templates and inputs: the mock's replies (a
 // prediction of a mock run), or replies of a chosen size (a real model's run). Large
 // populations are dry-run with a sample of their agents and extrapolated (src/api/plan-sample.ts).
-import { callCost, modelPrice, type ModelPrice, type PricingTable } from '../llm/pricing.js';
-import type { RunEvent } from '../runtime/events.js';
-import { DEFAULTS } from '../sop/resolved.js';
-import type { LlmSettings, Sop } from '../sop/types.js';
+import { callCost, modelPrice, type ModelPrice, type PricingTable } from '../core/llm/pricing.js';
+import type { RunEvent } from '../core/runtime/events.js';
+import { DEFAULTS } from '../format/sop/resolved.js';
+import type { LlmSettings, Sop } from '../format/sop/types.js';
 import { dryRun } from './dry-run.js';
 import { cacheShares } from './plan-cache.js';
 import { callsOf, groupCalls, type CallRecord, type Figures, type Row } from './plan-calls.js';
 import { CacheKeys, SizedReplies } from './plan-replies.js';
-import { MockProvider } from '../llm/mock.js';
+import { MockProvider } from '../core/llm/mock.js';
 import { sampleLargePopulations, stepCallCounter, type SampledState } from './plan-sample.js';
 import { schedule, type ThroughputProfile } from './plan-time.js';
 

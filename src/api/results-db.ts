@@ -9,12 +9,12 @@ import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duc
 import { randomBytes } from 'node:crypto';
 import { lstatSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { EngineError } from '../errors.js';
-import { damageWarning, loadRunRecord } from '../journal/record.js';
-import { JOURNAL_FILE } from '../journal/writer.js';
-import { agentsTable, populationResults } from '../population/results.js';
-import { isPopulationState } from '../population/state-spec.js';
-import type { SopState } from '../sop/types.js';
+import { EngineError } from '../shared/errors.js';
+import { damageWarning, loadRunRecord } from '../features/journal/record.js';
+import { JOURNAL_FILE } from '../features/journal/writer.js';
+import { agentsTable, populationResults } from '../features/population/results.js';
+import { isPopulationState } from '../features/population/state-spec.js';
+import type { SopState } from '../format/sop/types.js';
 
 export const RESULTS_DB = 'population.duckdb';
 

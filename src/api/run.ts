@@ -2,21 +2,21 @@
 // run, resume and fork commands, start their runs through startRun (src/api/start.ts), which
 // makes every choice of a run (src/api/choices.ts).
 import { resolve } from 'node:path';
-import { newRunId } from '../io/run-folder.js';
-import type { RunResult } from '../runtime/run.js';
+import { newRunId } from '../features/journal/run-folder.js';
+import type { RunResult } from '../core/runtime/run.js';
 import { prepareFork, prepareResume } from './continue.js';
-import { appliedSettings } from '../journal/applied-settings.js';
-import { loadRunRecord } from '../journal/record.js';
-import { JournalError } from '../journal/reader.js';
-import type { Sop } from '../sop/types.js';
-import { REDACTED, makeRedactor } from '../util/redact.js';
-import { parseBindings } from '../mcp/slots.js';
+import { appliedSettings } from '../features/journal/applied-settings.js';
+import { loadRunRecord } from '../features/journal/record.js';
+import { JournalError } from '../features/journal/reader.js';
+import type { Sop } from '../format/sop/types.js';
+import { REDACTED, makeRedactor } from '../shared/util/redact.js';
+import { parseBindings } from '../features/mcp/slots.js';
 import type { RunHandle } from './handle.js';
 import { loadSop } from './load.js';
-import { EngineError } from '../errors.js';
+import { EngineError } from '../shared/errors.js';
 import type { LlmChoice, RunSopOptions } from './options.js';
 import { startRun, type StartedRun } from './start.js';
-import { absoluteLlmSpec } from '../llm/factory.js';
+import { absoluteLlmSpec } from '../core/llm/factory.js';
 
 export type { LlmChoice, RunSopOptions } from './options.js';
 export { startRun, type StartedRun } from './start.js';
@@ -70,7 +70,7 @@ function launchOf(o: RunSopOptions): Record<string, string | number | boolean> {
   if (o.yes) out.yes = true;
   if (o.sandbox !== undefined) out.sandbox = o.sandbox; // absent: sandboxed when bubblewrap works
   if (o.sandboxNetwork) out.sandbox_network = true;
-  // as `sop run` records them (src/cli/run-command.ts launchSettings)
+  // as `sop run` records them (src/apps/cli/run-command.ts launchSettings)
   if (o.pricing) out.pricing = resolve(o.pricing);
   if (o.memoryDir) out.memory_dir = resolve(o.memoryDir);
   if (o.budget?.tokens !== undefined) out.budget_tokens = o.budget.tokens;

@@ -1,10 +1,10 @@
 // The shard options of a run (`shardOver`, `shardSize`; sop run --shard-over, --shard-size), checked
 // before anything starts: a bad Redis URL, a bad size or no SOP_QUEUE_SECRET is told in one line.
-import { EngineError } from '../errors.js';
-import type { ShardOptions } from '../shards/plugin.js';
-import { queueSecret } from '../util/job-signature.js';
-import { configureSecrets } from '../util/redact.js';
-import { parseRedisUrl } from '../util/redis-url.js';
+import { EngineError } from '../shared/errors.js';
+import type { ShardOptions } from '../features/shards/plugin.js';
+import { queueSecret } from '../shared/util/job-signature.js';
+import { configureSecrets } from '../shared/util/redact.js';
+import { parseRedisUrl } from '../shared/util/redis-url.js';
 import type { RunSopOptions } from './options.js';
 
 export function shardOptionsOf(o: Pick<RunSopOptions, 'shardOver' | 'shardSize'>): ShardOptions | undefined {

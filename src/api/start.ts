@@ -2,22 +2,22 @@
 // provider and retry budget, embedder, sandbox, consent) and its run folder, tracing and memory
 // folder are set up. runSop, resumeRun, forkRun and the CLI's run, resume and fork commands all
 // start their runs here; the CLI adds only its display and its Ctrl-C.
-import { RunFolder, newRunId } from '../io/run-folder.js';
-import { loadPricing } from '../llm/pricing.js';
-import { Run } from '../engine/run.js';
-import { approveUnattended } from '../mcp/run-hub.js';
-import { isPromptEvent, type RunEvent, type RunListener } from '../runtime/events.js';
-import type { PluginFactory } from '../runtime/hooks.js';
+import { RunFolder, newRunId } from '../features/journal/run-folder.js';
+import { loadPricing } from '../core/llm/pricing.js';
+import { Run } from './engine/run.js';
+import { approveUnattended } from '../features/mcp/run-hub.js';
+import { isPromptEvent, type RunEvent, type RunListener } from '../core/runtime/events.js';
+import type { PluginFactory } from '../core/runtime/hooks.js';
 import type { Continuation } from './continue.js';
-import type { Sop } from '../sop/types.js';
-import { configureSecrets, makeRedactor } from '../util/redact.js';
-import { llmBlockSecrets } from '../llm/endpoints.js';
-import { applyMemoryOverrides } from '../environment/memory-settings.js';
-import { tracingEnabled } from '../telemetry/enabled.js';
+import type { Sop } from '../format/sop/types.js';
+import { configureSecrets, makeRedactor } from '../shared/util/redact.js';
+import { llmBlockSecrets } from '../core/llm/endpoints.js';
+import { applyMemoryOverrides } from '../core/environment/memory-settings.js';
+import { tracingEnabled } from '../features/telemetry/enabled.js';
 import { EventFeed, type RunHandle } from './handle.js';
 import { sopFileOf } from './load.js';
-import { usesPopulation } from '../population/plugin.js';
-import { appendRunHeader, libraryIntoWorkspace, lockMemoryDir, resolveMemoryDir } from '../workspace/memory-dir.js';
+import { usesPopulation } from '../features/population/plugin.js';
+import { appendRunHeader, libraryIntoWorkspace, lockMemoryDir, resolveMemoryDir } from '../core/workspace/memory-dir.js';
 import type { RunSopOptions } from './options.js';
 import { shardOptionsOf } from './shard-options.js';
 import {
@@ -116,7 +116,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
     );
   // Code runs under bubblewrap when it works here, unless `sandbox: false`; `sandbox: true`
   // requires it (throws without it); without bubblewrap, or with `sandbox: false`, a warning.
-  const { resolveNetwork, resolveSandbox, sopRunsCode } = await import('../executors/sandbox-mode.js');
+  const { resolveNetwork, resolveSandbox, sopRunsCode } = await import('../features/actions/executors/sandbox-mode.js');
   const sandboxed = resolveSandbox(o.sandbox, sopRunsCode(sop));
   const sandbox = sandboxed.sandbox;
   if (sandboxed.warning) startWarning(sandboxed.warning);
@@ -140,7 +140,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
   listeners.push(...(o.listeners ?? []));
   // OpenTelemetry (docs/cost.md): loaded only when an OTLP endpoint is set
   const tracing = tracingEnabled()
-    ? (await import('../telemetry/otel.js')).startTracing({ content: o.traceContent, redact: makeRedactor() })
+    ? (await import('../features/telemetry/otel.js')).startTracing({ content: o.traceContent, redact: makeRedactor() })
     : undefined;
   if (tracing) listeners.push(tracing.listener);
   const plugins: PluginFactory | undefined = tracing ? (host) => [...(o.plugins?.(host) ?? []), ...tracing.plugins(host)] : o.plugins;

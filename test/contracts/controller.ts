@@ -1,10 +1,10 @@
-// The contract of a controller strategy (src/runtime/controllers/), as a run meets it: in a state
+// The contract of a controller strategy (src/core/runtime/controllers/), as a run meets it: in a state
 // of three roles, every turn goes to a role of the state, played by its agent, recorded in a
 // speaker_chosen event the strategy's way (a rule pick naming nobody falls back); the speaker's message follows; the same seed gives
 // the same speakers. The LLM (the rule controller's) is the only part replaced.
 import { describe, expect, it } from 'vitest';
 import { runSop, type RunEvent } from '../../src/index.js';
-import { validateSopDocument } from '../../src/loader/load.js';
+import { validateSopDocument } from '../../src/api/loader/load.js';
 import { ScriptedLlm } from '../helpers/scripted-llm.js';
 
 const AGENTS = { Ann: { roles: { talk: 'RA' } }, Ben: { roles: { talk: 'RB' } }, Cat: { roles: { talk: 'RC' } } };

@@ -1,6 +1,6 @@
-// Every controller strategy (src/runtime/controllers/index.ts) runs the controller contract.
+// Every controller strategy (src/core/runtime/controllers/index.ts) runs the controller contract.
 import { describe, expect, it } from 'vitest';
-import { controllerTypes } from '../../src/runtime/controllers/index.js';
+import { controllerTypes } from '../../src/core/runtime/controllers/index.js';
 import { controllerContract } from './controller.js';
 
 /** How each strategy records its picks in speaker_chosen; a new strategy adds its line here. */

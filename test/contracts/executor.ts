@@ -1,10 +1,10 @@
-// The contract of an executor (src/executors/types.ts), as a SOP's commands meet it: its settings
+// The contract of an executor (src/features/actions/executors/types.ts), as a SOP's commands meet it: its settings
 // schema accepts a valid example and refuses a wrong one in one clear line, its arguments are
 // well-formed, and a command with missing or unknown arguments is refused naming them.
 import { describe, expect, it } from 'vitest';
-import { checkCommand, compileCommand } from '../../src/actions/commands.js';
-import { getExecutor } from '../../src/executors/registry.js';
-import type { ArgsEnv, Executor } from '../../src/executors/types.js';
+import { checkCommand, compileCommand } from '../../src/features/actions/commands.js';
+import { getExecutor } from '../../src/features/actions/executors/registry.js';
+import type { ArgsEnv, Executor } from '../../src/features/actions/executors/types.js';
 
 export interface ExecutorExample {
   /** Settings the executor accepts. */

@@ -1,9 +1,9 @@
-// Every executor of the registry (src/executors/registry.ts) runs the executor contract; a new
+// Every executor of the registry (src/features/actions/executors/registry.ts) runs the executor contract; a new
 // executor needs an example here, or this file fails.
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadSop } from '../../src/index.js';
-import { executorNames, getExecutor } from '../../src/executors/registry.js';
+import { executorNames, getExecutor } from '../../src/features/actions/executors/registry.js';
 import { executorContract, type ExecutorExample } from './executor.js';
 
 const SOPS = resolve('sops');

@@ -1,7 +1,7 @@
-// The contract of an LlmProvider (src/llm/types.ts): a reply with its usage, the same text
+// The contract of an LlmProvider (src/core/llm/types.ts): a reply with its usage, the same text
 // streamed as deltas, and a call abandoned through its signal gives no reply.
 import { describe, expect, it } from 'vitest';
-import type { ChatRequest, LlmProvider } from '../../src/llm/types.js';
+import type { ChatRequest, LlmProvider } from '../../src/core/llm/types.js';
 
 export interface ProviderUnderTest {
   provider: LlmProvider;

@@ -3,12 +3,12 @@
 // GGUF model in process (the local provider on the test model, when it is here).
 import { afterAll, beforeAll, describe } from 'vitest';
 import { MockProvider, ReplayProvider } from '../../src/index.js';
-import type { Cassette } from '../../src/llm/cassette.js';
-import { OpenAiProvider } from '../../src/llm/openai.js';
+import type { Cassette } from '../../src/core/llm/cassette.js';
+import { OpenAiProvider } from '../../src/core/llm/openai.js';
 import { startOpenAiServer, type TestServer } from '../helpers/openai-server.js';
 import { agentRequest, llmProviderContract } from './llm-provider.js';
-import { LocalProvider } from '../../src/llm/local.js';
-import { localSettings } from '../../src/llm/local-runtime.js';
+import { LocalProvider } from '../../src/core/llm/local.js';
+import { localSettings } from '../../src/core/llm/local-runtime.js';
 import { TEST_MODEL, noteSkip } from '../helpers/local-model.js';
 
 llmProviderContract('mock', () => ({ provider: new MockProvider() }));

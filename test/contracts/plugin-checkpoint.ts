@@ -1,4 +1,4 @@
-// The contract of a plugin's state (RunPlugin.checkpoint / restoreCheckpoint, src/runtime/hooks.ts):
+// The contract of a plugin's state (RunPlugin.checkpoint / restoreCheckpoint, src/core/runtime/hooks.ts):
 // what a run's checkpoint journals is JSON, says something after a run that a fresh run's does not,
 // and restoring it into the plugin of a fresh run gives back an equal checkpoint.
 import { describe, expect, it } from 'vitest';

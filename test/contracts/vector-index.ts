@@ -1,8 +1,8 @@
-// The contract of a VectorIndex (src/memory/vector-index.ts): rows numbered in the order added,
+// The contract of a VectorIndex (src/core/memory/vector-index.ts): rows numbered in the order added,
 // unit-length rows read back, and exact top-k search, best first, within the options' ranges.
 import { describe, expect, it } from 'vitest';
-import type { VectorIndexFactory } from '../../src/memory/vector-index.js';
-import { Rng } from '../../src/runtime/rng.js';
+import type { VectorIndexFactory } from '../../src/core/memory/vector-index.js';
+import { Rng } from '../../src/core/runtime/rng.js';
 
 const DIM = 24;
 

@@ -1,6 +1,6 @@
 // Every VectorIndex of sop runs the VectorIndex contract: the in-memory VectorStore, with its int8
 // scan as WebAssembly SIMD and as plain JavaScript.
-import { VectorStore } from '../../src/memory/vector-store.js';
+import { VectorStore } from '../../src/core/memory/vector-store.js';
 import { vectorIndexContract } from './vector-index.js';
 
 vectorIndexContract('VectorStore (SIMD scan)', (d) => new VectorStore(d, { simd: true }));

@@ -1,15 +1,15 @@
-// The one way tests start the built CLI (dist/src/cli/main.js, made by `npm run build`) or use
+// The one way tests start the built CLI (dist/src/apps/cli/main.js, made by `npm run build`) or use
 // the built package: every test file that does imports this module, which also puts the file in
 // the cli tier of the test suite (vitest.config.ts; test/README.md).
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams, type SpawnOptions, type SpawnSyncOptions } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-export const CLI = join(process.cwd(), 'dist/src/cli/main.js');
+export const CLI = join(process.cwd(), 'dist/src/apps/cli/main.js');
 
 /** Fails with the fix when the CLI has not been built (call it in a beforeAll). */
 export function requireBuiltCli(): void {
-  if (!existsSync(CLI)) throw new Error('dist/src/cli/main.js is missing: run `npm run build` first');
+  if (!existsSync(CLI)) throw new Error('dist/src/apps/cli/main.js is missing: run `npm run build` first');
 }
 
 /**

@@ -1,6 +1,6 @@
 // The smallest SOP that runs code: one agent in a command state with run_code (python) and
 // finish, then a final state. Tests of approvals, the sandbox, secrets and Ctrl-C during code use it.
-import type { Sop } from '../../src/sop/types.js';
+import type { Sop } from '../../src/format/sop/types.js';
 
 export function codeSop(name: string, agent = 'Sam'): Sop {
   return {

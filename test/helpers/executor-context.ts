@@ -4,11 +4,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
-import type { ExecContext } from '../../src/executors/types.js';
-import { AnswersFileInput, NoHumanInput, TerminalInput, type HumanInput } from '../../src/io/human.js';
-import { TemplateSet } from '../../src/prompt/templates.js';
-import { MemoryFiles } from '../../src/workspace/memory-files.js';
-import { Workspace } from '../../src/workspace/workspace.js';
+import type { ExecContext } from '../../src/features/actions/executors/types.js';
+import { AnswersFileInput, NoHumanInput, TerminalInput, type HumanInput } from '../../src/core/io/human.js';
+import { TemplateSet } from '../../src/core/prompt/templates.js';
+import { MemoryFiles } from '../../src/core/workspace/memory-files.js';
+import { Workspace } from '../../src/core/workspace/workspace.js';
 
 export function tempDir(prefix = 'sop-exec-'): string {
   return mkdtempSync(join(tmpdir(), prefix));

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readJournal } from '../../src/journal/reader.js';
+import { readJournal } from '../../src/features/journal/reader.js';
 
 export interface GoldenExample {
   name: string;

@@ -3,7 +3,7 @@
 import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cliAllowEntries } from '../../src/mcp/allow.js';
+import { cliAllowEntries } from '../../src/features/mcp/allow.js';
 
 export const NOTES_SERVER = join(process.cwd(), 'examples/mcp/notes-server.mjs');
 

@@ -50,7 +50,7 @@ export function offered(body: ChatRequestBody): string {
 
 export interface ChatRequestBody {
   model: string;
-  /** Assistant turns with tool calls have content null; results of tool calls are role "tool" (src/llm/openai.ts). */
+  /** Assistant turns with tool calls have content null; results of tool calls are role "tool" (src/core/llm/openai.ts). */
   messages: Array<{
     role: string;
     content: string | null;

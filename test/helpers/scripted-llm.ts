@@ -1,6 +1,6 @@
 // A scripted LlmProvider for tests: records every call (messages, meta, stream flag) and answers
 // from per-purpose scripts. The LLM is the one part of the engine tests may replace.
-import type { CallPurpose, ChatOptions, ChatRequest, ChatResponse, LlmProvider } from '../../src/llm/types.js';
+import type { CallPurpose, ChatOptions, ChatRequest, ChatResponse, LlmProvider } from '../../src/core/llm/types.js';
 
 export interface RecordedCall {
   purpose: CallPurpose;

@@ -1,6 +1,6 @@
 // Mutations of SOP documents for the fuzz test: deleted keys, wrong types, random strings, deep
 // nesting, prototype keys, unknown keys, broken text, cycles without exit, huge documents.
-import type { Rng } from '../../src/runtime/rng.js';
+import type { Rng } from '../../src/core/runtime/rng.js';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Path = Array<string | number>;

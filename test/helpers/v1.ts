@@ -4,12 +4,12 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { HumanInput, HumanQuestion } from '../../src/io/human.js';
-import { importAndValidate } from '../../src/loader/import-and-validate.js';
-import type { Embedder } from '../../src/memory/embedder.js';
-import type { RunEvent } from '../../src/runtime/events.js';
-import { Run, type RunOptions, type RunResult } from '../../src/engine/run.js';
-import type { Sop } from '../../src/sop/types.js';
+import type { HumanInput, HumanQuestion } from '../../src/core/io/human.js';
+import { importAndValidate } from '../../src/api/loader/import-and-validate.js';
+import type { Embedder } from '../../src/core/memory/embedder.js';
+import type { RunEvent } from '../../src/core/runtime/events.js';
+import { Run, type RunOptions, type RunResult } from '../../src/api/engine/run.js';
+import type { Sop } from '../../src/format/sop/types.js';
 import { ScriptedLlm, type Script, type RecordedCall } from './scripted-llm.js';
 
 export const REPO = resolve(import.meta.dirname, '..', '..');

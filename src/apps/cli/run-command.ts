@@ -1,0 +1,334 @@
+// sop run FILE: load, pick the LLM and the human input, run, write the run folder.
+import { newRunId } from '../../features/journal/run-folder.js';
+import type { RunEvent } from '../../core/runtime/events.js';
+import { startRun, type LlmChoice } from '../../api/run.js';
+import { checkGivenInputs, type Run, type RunResult } from '../../api/engine/run.js';
+import { MemoryEnvironment } from '../../core/environment/memory-environment.js';
+import { AudienceRules } from '../../core/environment/audience.js';
+import { formatDiagnostic } from '../../format/sop/diagnostics.js';
+import { loadSopFile } from '../../api/loader/load.js';
+import type { Continuation } from '../../api/continue.js';
+import { existsSync, statSync } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
+import { configureSecrets, configuredSecretNames, makeRedactor } from '../../shared/util/redact.js';
+import { llmBlockSecrets } from '../../core/llm/endpoints.js';
+import { absoluteLlmSpec } from '../../core/llm/factory.js';
+import { terminalSafe } from '../../shared/util/terminal-text.js';
+import { costText } from './cost-text.js';
+import { terminalDisplay } from './display.js';
+import { wrapFor } from './word-wrap.js';
+import { EXIT, interruptedExit } from './exit-codes.js';
+import { resolveSopArg } from './builtin-sops.js';
+import { EngineError } from '../../shared/errors.js';
+import { cliMessage } from './errors.js';
+import { count } from '../../shared/util/plural.js';
+
+export interface RunCommandOptions {
+  file: string;
+  llm?: string;
+  model?: string;
+  baseUrl?: string;
+  maxTurns?: number;
+  /** Population states: LLM calls a step makes at once. */
+  concurrency?: number;
+  /** Population states: a step's calls over `sop worker --shards` processes on this Redis. */
+  shardOver?: string;
+  /** Calls per shard job. */
+  shardSize?: number;
+  /** Population states: each step's calls as one batch (--llm-mode batch), or one request each (direct). */
+  llmMode?: 'direct' | 'batch';
+  /** Batch mode: openai (the Batch API) or vllm (a file for vllm run-batch). */
+  batchTarget?: 'openai' | 'vllm';
+  /** Batch mode: the longest wait between two polls, ms (--batch-poll SECONDS). */
+  batchPollMs?: number;
+  seed?: number;
+  record?: string;
+  out: string;
+  inputs: string[];
+  goal?: string;
+  answers?: string;
+  json: boolean;
+  /** With --json: also print each LLM call's `prompt` event (the messages it was sent). */
+  jsonPrompts?: boolean;
+  quiet: boolean;
+  timeoutMs?: number;
+  /** Cap on one LLM reply, in bytes (default 512 KiB). */
+  maxReplyBytes?: number;
+  /** Run code written by agents without asking for approval first. */
+  autoRun?: boolean;
+  /** durability: run again, without asking, code a crash interrupted (default: autoRun). */
+  rerunAutoRun?: boolean;
+  // memory (docs/memory.md)
+  embedder?: string;
+  topK?: number;
+  maxChatHistory?: number;
+  // agents-v1 (docs/agents-v1.md)
+  /** Reproduce the safe Agents 1.0 quirks. */
+  compat?: 'agents-v1';
+  // actions (docs/executors.md)
+  /** Accept every question, review and approval without asking. */
+  yes?: boolean;
+  /** Run code under bubblewrap: true requires it (--sandbox), false turns it off (--no-sandbox), unset: when available. */
+  sandbox?: boolean;
+  /** Network inside the sandbox (--sandbox-network). */
+  sandboxNetwork?: boolean;
+  /** mcp: servers allowed to start (--allow-mcp NAME) and the variables they may read (--allow-mcp-env NAME=VAR). */
+  allowMcp?: string[];
+  allowMcpEnv?: string[];
+  /**
+   * LLM servers the SOP names that may be sent calls: --allow-base-url URL (with OPENAI_API_KEY)
+   * and --allow-base-url-env URL=VAR (with VAR); src/core/llm/consent.ts.
+   */
+  allowBaseUrl?: string[];
+  allowBaseUrlEnv?: string[];
+  /** mcp: tool slots bound to MCP tools, SLOT=server/tool (--bind). */
+  bind?: string[];
+  /** secrets: more environment variables whose values are secret (--redact NAME). */
+  redact?: string[];
+  /** A pricing file over the shipped pricing.json (--pricing). */
+  pricing?: string;
+  /** Memory files and the code library in this folder, across runs (--memory-dir). */
+  memoryDir?: string;
+  // cost (docs/cost.md)
+  /** Budgets of the whole run (--budget-tokens, --budget-usd). */
+  budgetTokens?: number;
+  budgetUsd?: number;
+  /** Tracing: prompts and replies as span events, redacted (--trace-content). */
+  traceContent?: boolean;
+  /** The user's test files for the code library (--tests DIR): the SOP's `tests` input. */
+  tests?: string;
+  /** Predict the run with sop plan first, and keep the prediction in RUN/plan.json (--plan; docs/plan.md). */
+  plan?: boolean;
+}
+
+export function parseInputs(pairs: string[], goal?: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new EngineError(`--input "${pair}" must look like name=value`, 'OPTION');
+    const name = pair.slice(0, eq);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new EngineError(`--input name "${name}" must be letters, digits and _`, 'OPTION');
+    if (name === '__proto__' || name === 'constructor' || name === 'prototype')
+      throw new EngineError(`--input name "${name}" is reserved`, 'OPTION');
+    out[name] = pair.slice(eq + 1);
+  }
+  if (goal !== undefined) out.goal = goal;
+  return out;
+}
+
+/**
+ * `sop run`, and (with `continuation`) the rest of a run that `sop resume` or `sop fork`
+ * continues from a journaled checkpoint, with the same set-up of LLM, human input and display.
+ */
+export async function runCommand(o: RunCommandOptions, continuation?: Continuation): Promise<number> {
+  configureSecrets({ names: o.redact, urls: [o.baseUrl] }); // secrets: --redact NAME, a key in --base-url
+  if (!continuation) o = { ...o, file: resolveSopArg(o.file) }; // a name not found here: a built-in SOP (sops/)
+  const { sop: loaded, warnings } = continuation ? { sop: continuation.sop, warnings: [] } : loadSopFile(o.file);
+  configureSecrets({ urls: [loaded.llm?.base_url] });
+  configureSecrets(llmBlockSecrets(loaded)); // the keys and servers of LLM blocks with their own (llm.api_key_env, llm.base_url)
+  const redact = makeRedactor();
+  const sop = loaded;
+  const err = (s: string) => process.stderr.write(redact(s));
+  for (const w of warnings) err(formatDiagnostic(w) + '\n');
+  const inputs = continuation ? continuation.inputs : parseInputs(o.inputs, o.goal);
+  if (!continuation && o.tests !== undefined) inputs.tests = testsInput(sop, o.tests);
+  if (!continuation) checkGivenInputs(sop, inputs); // a misspelt name, a required input not given: refused before the run starts
+  // a person playing agents at this terminal sees what those agents may see (their audience)
+  const terminal = process.stdin.isTTY === true;
+  const players = Object.entries(sop.agents)
+    .filter(([, a]) => a.human)
+    .map(([name]) => name);
+
+  const listeners: Array<(e: RunEvent) => void> = [];
+  if (o.json) {
+    listeners.push((e) => {
+      if (e.type !== 'delta') process.stdout.write(redact(JSON.stringify(e)) + '\n');
+    });
+  } else {
+    // a person playing agents at this terminal sees what those agents may see (their audience)
+    const player = terminal && o.answers === undefined ? players : undefined;
+    const audiences = new AudienceRules(sop);
+    listeners.push(
+      terminalDisplay({
+        out: process.stdout,
+        err: process.stderr,
+        quiet: o.quiet,
+        redact,
+        player,
+        audiences: audiences.active ? audiences : undefined,
+      }),
+    );
+  }
+  const runId = newRunId(sop.name);
+  if (o.plan && !continuation) {
+    // --plan: the prediction of sop plan, in the run folder before the run starts (usage.json then shows it beside the run's figures)
+    const { writeRunPlan } = await import('./plan-of.js');
+    const mock = (o.llm ?? sop.llm?.provider) === 'mock';
+    const planned = { sop, file: o.file, inputs, seed: o.seed, maxTurns: o.maxTurns, mock };
+    await writeRunPlan(resolvePath(o.out, runId), planned, o);
+  }
+  // The run goes through the public API (src/api/start.ts): it makes the run's choices (LLM,
+  // retry budget, embedder, people, sandbox, consent) and writes the run folder and the journal.
+  const started = await startRun(
+    sop,
+    {
+      llm: o.llm as LlmChoice | undefined,
+      baseUrl: o.baseUrl,
+      record: o.record,
+      timeoutMs: o.timeoutMs,
+      maxReplyBytes: o.maxReplyBytes,
+      allowBaseUrl: o.allowBaseUrl,
+      allowBaseUrlEnv: o.allowBaseUrlEnv,
+      embedder: o.embedder,
+      topK: o.topK,
+      maxChatHistory: o.maxChatHistory,
+      answers: o.answers,
+      terminal,
+      file: o.file,
+      runId,
+      out: o.out,
+      inputs,
+      seed: o.seed,
+      maxTurns: o.maxTurns,
+      ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
+      ...(o.shardOver !== undefined ? { shardOver: o.shardOver } : {}),
+      ...(o.shardSize !== undefined ? { shardSize: o.shardSize } : {}),
+      ...(o.llmMode !== undefined ? { llmMode: o.llmMode } : {}),
+      ...(o.batchTarget !== undefined ? { batchTarget: o.batchTarget } : {}),
+      ...(o.batchPollMs !== undefined ? { batchPollMs: o.batchPollMs } : {}),
+      model: o.model,
+      listeners,
+      stream: !o.json && !o.quiet, // nobody watches the deltas with --json or --quiet: plain answers cost less CPU
+      prompts: o.json && o.jsonPrompts === true, // --json-prompts
+      compat: o.compat,
+      rerun: { autoRun: o.rerunAutoRun ?? o.autoRun },
+      launch: launchSettings(o),
+      autoRun: o.autoRun,
+      yes: o.yes,
+      sandbox: o.sandbox,
+      sandboxNetwork: o.sandboxNetwork,
+      // mcp: stdio servers run in the sandbox code gets; they start only with approval (not the mock's --yes)
+      allowMcp: o.allowMcp,
+      allowMcpEnv: o.allowMcpEnv,
+      bind: (await import('../../features/mcp/slots.js')).parseBindings(o.bind ?? []),
+      pricing: o.pricing,
+      memoryDir: o.memoryDir,
+      budget: o.budgetTokens !== undefined || o.budgetUsd !== undefined ? { tokens: o.budgetTokens, usd: o.budgetUsd } : undefined,
+      traceContent: o.traceContent,
+    },
+    continuation,
+  );
+  const folder = started.folder!;
+  // with --json, warnings said before the run are JSON events on stdout, and for a person on stderr
+  if (o.json) for (const w of started.warnings) err(`warning: ${cliMessage(w)}\n`);
+
+  // First Ctrl-C: abandon the LLM call in flight (a server may never answer), or let a turn
+  // that is not waiting on the LLM finish, then stop (interrupted, resumable). Second: stop at
+  // once; the journal holds every finished turn, so the run can still be resumed.
+  let interrupts = 0;
+  const onSigint = () => {
+    interrupts++;
+    if (interrupts === 1) {
+      err(
+        `\nStopping after this turn, or now if it is waiting for the LLM (Ctrl-C again to stop at once). Resume with: sop resume ${folder.dir}\n`,
+      );
+      started.interrupt();
+    } else {
+      folder.close();
+      err(`\nStopped. Resume with: sop resume ${folder.dir}\n`);
+      // tracing: send the spans so far (at most 2 s), then exit
+      if (started.flushTraces)
+        void Promise.race([started.flushTraces(), new Promise((r) => setTimeout(r, 2000).unref())]).finally(() => process.exit(130));
+      else process.exit(130);
+    }
+  };
+  process.on('SIGINT', onSigint);
+
+  try {
+    const run = started.run;
+    const result = await started.handle.result;
+    const u = result.usage;
+    const cost = costText(u);
+    const usage = `${u.calls} LLM calls, ${u.prompt_tokens} prompt + ${u.completion_tokens} completion tokens${cost ? `; ${cost}` : ''}`;
+    if (!o.json) {
+      const line =
+        result.status === 'finished'
+          ? `Finished in state "${result.finalState}" after ${count(result.turns, 'turn')}; ${usage}.`
+          : result.status === 'max_turns'
+            ? `Stopped after --max-turns ${count(result.turns, 'turn')} (no final state reached); ${usage}.`
+            : result.status === 'budget'
+              ? `Stopped by the budget after ${count(result.turns, 'turn')} (${result.budget}); ${usage}.`
+              : result.status === 'interrupted'
+                ? `Interrupted after ${count(result.turns, 'turn')}${result.error ? ` (${cliMessage(result.error.message)})` : ''}; ${usage}.\nResume with: sop resume ${folder.dir}`
+                : `Failed after ${count(result.turns, 'turn')}: ${cliMessage(result.error?.message ?? '')}`;
+      const outcome = result.result !== undefined ? `Result: ${result.result}\n` : ''; // actions: the SOP's finish result
+      // --quiet: the closing line alone, with the run folder (an interrupted run's names it already)
+      if (o.quiet) err(`${terminalSafe(line).replace(/\n/g, ' ')}${result.status === 'interrupted' ? '' : ` Run folder: ${folder.dir}`}\n`);
+      else
+        err(wrapFor(process.stderr, `\n${terminalSafe(line)}\n${terminalSafe(outcome)}${memoryLine(run, u)}Run folder: ${folder.dir}\n`));
+    }
+    if (result.status === 'failed') return EXIT.failed;
+    if (result.status === 'interrupted') return interruptedExit(result.error, interrupts > 0);
+    return EXIT.ok;
+  } finally {
+    process.off('SIGINT', onSigint);
+    folder.close();
+  }
+}
+
+/** Prompt sizes at sample turns (flat once the window fills) and embedding time, when there are any. */
+function memoryLine(run: Run, u: RunResult['usage']): string {
+  const parts: string[] = [];
+  const at = Object.entries(u.agent_prompt_tokens_at_turn ?? {});
+  if (at.length > 0)
+    parts.push(
+      `Prompt size of the speaking agent in tokens, sampled at turn ${at.map(([t, n]) => `${t}: ${n}`).join(', ')} (usage.json: agent_prompt_tokens_at_turn).`,
+    );
+  if (run.env instanceof MemoryEnvironment && run.env.embedderId) {
+    parts.push(`Embeddings: ${run.env.embedderId}, ${run.env.messages.length} messages, ${Math.round(run.env.embedMs)} ms.`);
+  }
+  return parts.length > 0 ? parts.join(' ') + '\n' : '';
+}
+
+/** What `sop resume` reuses of this command line (paths made absolute). */
+export function launchSettings(o: RunCommandOptions): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  if (o.llm) out.llm = absoluteLlmSpec(o.llm); // replay:FILE and local:PATH made absolute
+  if (o.baseUrl) out.base_url = o.baseUrl;
+  if (o.answers) out.answers = resolvePath(o.answers);
+  if (o.timeoutMs !== undefined) out.timeout_ms = o.timeoutMs;
+  if (o.maxReplyBytes !== undefined) out.max_reply_bytes = o.maxReplyBytes;
+  // actions: executor flags, so a resumed run behaves the same
+  if (o.autoRun) out.auto_run = true;
+  if (o.yes) out.yes = true;
+  if (o.sandbox !== undefined) out.sandbox = o.sandbox; // true: --sandbox, false: --no-sandbox
+  if (o.sandboxNetwork) out.sandbox_network = true; // network in the sandbox, asked for when launched
+  if (o.pricing) out.pricing = resolvePath(o.pricing); // cost: the same prices when resumed
+  if (o.memoryDir) out.memory_dir = resolvePath(o.memoryDir); // the same memory folder when resumed
+  if (o.budgetTokens !== undefined) out.budget_tokens = o.budgetTokens; // cost: the same budgets when resumed
+  if (o.budgetUsd !== undefined) out.budget_usd = o.budgetUsd;
+  if (o.traceContent) out.trace_content = true;
+  // batch mode: a resumed run polls the batch it was waiting for
+  if (o.llmMode) out.llm_mode = o.llmMode;
+  if (o.batchTarget) out.batch_target = o.batchTarget;
+  if (o.batchPollMs !== undefined) out.batch_poll_ms = o.batchPollMs;
+  if (o.bind?.length) out.bind = o.bind.join(','); // mcp: the same tool slot bindings when resumed
+  if (o.allowMcp?.length) out.allow_mcp = o.allowMcp.join(','); // mcp: the servers allowed (names, never values)
+  if (o.allowMcpEnv?.length) out.allow_mcp_env = o.allowMcpEnv.join(',');
+  // the LLM servers allowed (URLs and variable names, never values), space-separated
+  if (o.allowBaseUrl?.length) out.allow_base_url = o.allowBaseUrl.join(' ');
+  if (o.allowBaseUrlEnv?.length) out.allow_base_url_env = o.allowBaseUrlEnv.join(' ');
+  // secrets: the names given with --redact (never values), so a resume redacts them too
+  const names = [...new Set([...(o.redact ?? []), ...configuredSecretNames()])];
+  if (names.length > 0) out.redact = names.join(',');
+  return out;
+}
+
+/** --tests DIR: the SOP's `tests` input, as an absolute path to a folder that exists. */
+function testsInput(sop: { name: string; inputs?: Record<string, unknown> }, dir: string): string {
+  if (!sop.inputs || !Object.prototype.hasOwnProperty.call(sop.inputs, 'tests'))
+    throw new EngineError(`--tests: ${sop.name} has no "tests" input, so it runs no tests of yours (see docs/executors.md)`, 'OPTION');
+  const path = resolvePath(dir);
+  if (!existsSync(path) || !statSync(path).isDirectory()) throw new EngineError(`--tests: ${path} is not a folder`, 'OPTION');
+  return path;
+}

@@ -1,0 +1,59 @@
+// The user's allow file, CONFIG/allow.json (CONFIG being $SOP_CONFIG_DIR, else
+// $XDG_CONFIG_HOME/sop, else ~/.config/sop): what the user allows a SOP file to use, kept outside
+// it. One reader for its sections: "mcp" (MCP servers that may start, src/features/mcp/allow.ts) and "llm"
+// (LLM servers a SOP names that may be sent calls, src/core/llm/consent.ts). docs/tools.md.
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { EngineError } from '../../shared/errors.js';
+import { InputFileError, readInputFile } from '../../shared/io/read-input-file.js';
+import { JsonSyntaxError, parseJson } from '../../format/sop/json-source.js';
+
+/** The folder of the user's sop settings. */
+export function configDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.SOP_CONFIG_DIR) return env.SOP_CONFIG_DIR;
+  return join(env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'sop');
+}
+
+/** The user's allow file. */
+export function allowFile(env: NodeJS.ProcessEnv = process.env): string {
+  return join(configDir(env), 'allow.json');
+}
+
+export type AllowSection = 'mcp' | 'llm';
+
+export class AllowFileError extends EngineError {
+  constructor(message: string) {
+    super(message, 'ALLOW_FILE');
+    this.name = 'AllowFileError';
+  }
+}
+
+/**
+ * The raw entries of one section of the allow file (none when there is no file, or no such
+ * section); one clear line for a file that cannot be read or is not the right shape.
+ */
+export function allowFileSection(section: AllowSection, file = allowFile()): unknown[] {
+  let text: string;
+  try {
+    text = readInputFile(file, { what: 'an allow file', maxBytes: 1024 * 1024 });
+  } catch (err) {
+    if (err instanceof InputFileError && err.errno === 'ENOENT') return [];
+    throw new AllowFileError((err as Error).message);
+  }
+  let data: unknown;
+  try {
+    data = parseJson(text);
+  } catch (err) {
+    // the line and column only: never the file's bytes
+    const at = err instanceof JsonSyntaxError && err.position ? `:${err.position.line}:${err.position.column}` : '';
+    throw new AllowFileError(`${file}${at}: not valid JSON`);
+  }
+  const shape = `must be an object like {"mcp": [{"name": ..., ...}], "llm": [{"base_url": ..., ...}]} (docs/tools.md)`;
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new AllowFileError(`${file}: ${shape}`);
+  for (const key of ['mcp', 'llm'] as const) {
+    const list = (data as Record<string, unknown>)[key];
+    if (list !== undefined && !Array.isArray(list))
+      throw new AllowFileError(`${file}: "${key}" ${shape.replace(/^must be/, 'must be a list in')}`);
+  }
+  return ((data as Record<string, unknown>)[section] as unknown[] | undefined) ?? [];
+}

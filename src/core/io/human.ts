@@ -1,0 +1,291 @@
+// Where a human's turns come from: the terminal, an answers file, or nowhere (a clear error).
+import { EngineError } from '../../shared/errors.js';
+import { InputFileError, readInputFile } from '../../shared/io/read-input-file.js';
+import { createInterface } from 'node:readline/promises';
+import type { Readable, Writable } from 'node:stream';
+import { describeJsonProblem } from '../../shared/util/json-syntax.js';
+
+export interface HumanQuestion {
+  agent: string;
+  role: string;
+  state: string;
+  /** What the human is shown before answering (the last message or a question). */
+  prompt: string;
+  kind: 'turn' | 'question' | 'approval';
+}
+
+export interface HumanInput {
+  readonly id: string;
+  ask(q: HumanQuestion): Promise<string>;
+  /** Answers consumed so far (journaled so a resumed run does not ask again). */
+  readonly consumed: number;
+  skip?(n: number): void;
+  /** A person answers as the run goes (a terminal): only such an input can approve code. */
+  readonly interactive?: boolean;
+  /** Where approvals go when this input cannot give them (answers from a file, with a terminal at hand). */
+  readonly approver?: HumanInput;
+  /** Scripted answers (a file, a list): the next answer, without taking it (tagged answers such as `run: approve`). */
+  peek?(): string | undefined;
+}
+
+export class HumanInputError extends EngineError {
+  constructor(message: string) {
+    super(message, 'HUMAN_INPUT');
+    this.name = 'HumanInputError';
+  }
+}
+
+/**
+ * The person stopped answering: the answers given with --answers ran out, or Ctrl-D at the
+ * terminal. Nothing went wrong: the run stops as interrupted, and `sop resume` goes on (with
+ * more answers, or at a terminal). An open-ended SOP (a chat) ends this way.
+ */
+export class NoMoreAnswersError extends HumanInputError {
+  readonly resumable = true;
+  constructor(message: string) {
+    super(message);
+    this.name = 'NoMoreAnswersError';
+  }
+}
+
+/**
+ * Code (or another side effect) needs approval, and nobody can give it: answers written in
+ * advance answer questions only. The run stops as interrupted; it can be resumed at a terminal
+ * or with --auto-run.
+ */
+export class ApprovalNeededError extends HumanInputError {
+  readonly resumable = true;
+  /** Thrown before the effect it guards: the effect ledger records that it did not take place. */
+  readonly beforeEffect = true;
+  constructor(message: string) {
+    super(message);
+    this.name = 'ApprovalNeededError';
+  }
+}
+
+/**
+ * Approval of a side effect (running code): asked of a person at a terminal, never taken from
+ * an answers file, where an "ok" meant for a plan review would approve code nobody has seen.
+ */
+export async function askApproval(human: HumanInput, q: Omit<HumanQuestion, 'kind'>, what = 'approval to run code'): Promise<string> {
+  const person = human.interactive ? human : human.approver?.interactive ? human.approver : undefined;
+  if (!person) {
+    const source =
+      human instanceof AnswersFileInput
+        ? 'answers from options.answers answer questions only, not approvals'
+        : 'there is no terminal to ask';
+    throw new ApprovalNeededError(
+      `${q.agent} (${q.role}) in state "${q.state}" needs ${what}, and ${source}. ` +
+        'Run it at a terminal to approve it, or let code run without asking with options.autoRun (or options.yes); ' +
+        'a stopped run continues with resumeRun(RUN_DIR) with options.autoRun.',
+    );
+  }
+  return person.ask({ ...q, kind: 'approval' });
+}
+
+/**
+ * Answers from a file: a JSON list of strings, or plain text with one answer per line
+ * (blank lines and lines starting with # are skipped). They answer questions and human turns;
+ * approvals go to `approver` (a terminal) when there is one.
+ */
+export class AnswersFileInput implements HumanInput {
+  readonly id: string;
+  private readonly answers: string[];
+  private cursor = 0;
+  readonly approver?: HumanInput;
+  constructor(
+    readonly file: string,
+    o: { approver?: HumanInput } = {},
+  ) {
+    this.approver = o.approver;
+    this.id = `answers:${file}`;
+    let text: string;
+    try {
+      text = readInputFile(file, { what: 'an answers file' }); // files: regular, under the cap, never blocks
+    } catch (err) {
+      if (!(err instanceof InputFileError)) throw err;
+      throw new HumanInputError(
+        `answers file ${file}: ${err.errno === 'ENOENT' || err.errno === 'EACCES' ? `cannot read (${err.errno})` : err.reason}`,
+      );
+    }
+    if (text.trimStart().startsWith('[')) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch (err) {
+        throw new HumanInputError(`answers file ${file}: invalid JSON (${describeJsonProblem(text, err)})`);
+      }
+      if (!Array.isArray(parsed) || !parsed.every((a) => typeof a === 'string')) {
+        throw new HumanInputError(`answers file ${file}: must be a JSON list of strings`);
+      }
+      this.answers = parsed;
+    } else {
+      this.answers = text.split(/\r?\n/).filter((l) => l.trim() !== '' && !l.startsWith('#'));
+    }
+  }
+  get consumed(): number {
+    return this.cursor;
+  }
+  skip(n: number): void {
+    this.cursor += n;
+  }
+  peek(): string | undefined {
+    return this.answers[this.cursor];
+  }
+  async ask(q: HumanQuestion): Promise<string> {
+    if (q.kind === 'approval') return askApproval(this, q);
+    const a = this.answers[this.cursor];
+    if (a === undefined) {
+      throw new NoMoreAnswersError(
+        `answers file ${this.file}: no answer left for ${q.agent} (${q.role}) in state "${q.state}" (${this.answers.length} answers were given); resume with options.answers holding the answers to come`,
+      );
+    }
+    this.cursor++;
+    return a;
+  }
+}
+
+/**
+ * Ctrl-C at a question asked at the terminal. The first goes back to the flow that called the one
+ * asking (a sub-flow's caller is told "the user interrupted" and may re-plan: `toCaller`); at the
+ * top level, or at the second Ctrl-C, the run stops (interrupted, resumable).
+ */
+export class AnswerInterruptedError extends HumanInputError {
+  readonly resumable = true;
+  constructor(
+    message: string,
+    readonly toCaller: boolean,
+  ) {
+    super(message);
+    this.name = 'AnswerInterruptedError';
+  }
+}
+
+/** The first line of an answer that spans several lines: `<<<` (what follows it on the line is its first line). */
+export const MULTILINE_OPEN = '<<<';
+/** The line that ends an answer of several lines (the seed's end_of_input_string), unless given another. */
+export const END_OF_INPUT = 'EOF';
+
+/**
+ * Reads an answer from the terminal (or the given streams): one line, or, when its first line
+ * starts with `<<<`, every line up to one that is exactly the end-of-input string (`EOF`): a plan
+ * or feedback of several lines, typed or pasted.
+ */
+export class TerminalInput implements HumanInput {
+  readonly id = 'terminal';
+  readonly interactive = true;
+  private count = 0;
+  private hinted = false;
+  /** Ctrl-C pressed at questions so far (the second stops the run). */
+  private interrupts = 0;
+  private readonly input: Readable & { isTTY?: boolean };
+  private readonly output: Writable;
+  private readonly endOfInput: string;
+  constructor(o: { input?: Readable; output?: Writable; endOfInput?: string } = {}) {
+    this.input = o.input ?? process.stdin;
+    this.output = o.output ?? process.stderr;
+    this.endOfInput = o.endOfInput ?? END_OF_INPUT;
+  }
+  get consumed(): number {
+    return this.count;
+  }
+  async ask(q: HumanQuestion): Promise<string> {
+    const rl = createInterface({ input: this.input, output: this.output, terminal: this.input.isTTY === true });
+    // Ctrl-D at a terminal, or the end of piped input: the person stopped answering
+    const stopped = () => new NoMoreAnswersError(`${q.agent} (${q.role}) stopped answering (Ctrl-D, or the end of the input)`);
+    // lines are queued as they come, so the lines of a paste are all read
+    const queue: string[] = [];
+    let waiting: { resolve: (line: string) => void; reject: (err: Error) => void } | undefined;
+    let closed = false;
+    rl.on('line', (line) => {
+      const w = waiting;
+      waiting = undefined;
+      if (w) w.resolve(line);
+      else queue.push(line);
+    });
+    rl.once('close', () => {
+      closed = true;
+      waiting?.reject(stopped());
+    });
+    // Ctrl-C at the question: back to the caller of this flow the first time, the run stops the second
+    rl.on('SIGINT', () => {
+      this.interrupts++;
+      const first = this.interrupts === 1;
+      const w = waiting;
+      waiting = undefined;
+      this.output.write('^C\n');
+      w?.reject(
+        new AnswerInterruptedError(
+          `the user interrupted ${q.agent} (${q.role})'s question with Ctrl-C${first ? '' : ' a second time'}`,
+          first,
+        ),
+      );
+    });
+    const next = (prompt: string): Promise<string> => {
+      if (queue.length > 0) return Promise.resolve(queue.shift()!);
+      if (closed) return Promise.reject(stopped());
+      // waiting before the prompt is shown: a line may come at once (a paste, a scripted terminal)
+      const line = new Promise<string>((resolve, reject) => (waiting = { resolve, reject }));
+      rl.setPrompt(prompt);
+      rl.prompt();
+      return line;
+    };
+    try {
+      // Questions and approvals (executors) carry their own text: the question, the code to run.
+      if (q.kind !== 'turn' && q.prompt) this.output.write(`\n${q.prompt}\n`);
+      if (!this.hinted) {
+        this.hinted = true;
+        this.output.write(`(an answer of several lines: start it with ${MULTILINE_OPEN}, end it with a line ${this.endOfInput})\n`);
+      }
+      const first = await next(`${q.agent} (${q.role}) > `);
+      let answer = first;
+      if (first.trimStart().startsWith(MULTILINE_OPEN)) {
+        const lines: string[] = [];
+        const rest = first.trimStart().slice(MULTILINE_OPEN.length).trim();
+        if (rest !== '') lines.push(rest);
+        for (;;) {
+          const line = await next('... ');
+          if (line.trim() === this.endOfInput) break;
+          lines.push(line);
+        }
+        answer = lines.join('\n');
+      }
+      this.count++;
+      return answer;
+    } finally {
+      rl.close();
+    }
+  }
+}
+
+/** No way to ask a human (no TTY and no --answers): fail with instructions. */
+export class NoHumanInput implements HumanInput {
+  readonly id = 'none';
+  readonly consumed = 0;
+  async ask(q: HumanQuestion): Promise<string> {
+    if (q.kind !== 'turn') {
+      // actions: a command asks the user (a question, a review, approval to run code)
+      throw new HumanInputError(
+        `${q.agent} (${q.role}) in state "${q.state}" needs ${q.kind === 'approval' ? 'approval to run code' : 'an answer from the user'}, but there is no terminal to ask. ` +
+          (q.kind === 'approval'
+            ? 'Run code without asking with options.autoRun, or accept everything with options.yes (an answers file never approves code).'
+            : 'Give the answers with options.answers, or accept everything with options.yes.'),
+      );
+    }
+    throw new HumanInputError(
+      `${q.agent} (${q.role}) in state "${q.state}" is played by a human, but there is no terminal to ask. ` +
+        `Give the answers with options.answers (a JSON list of strings, or one answer per line).`,
+    );
+  }
+}
+
+/** A yes/no question to the person at this process's terminal (stdin, on stderr); no means no. */
+export async function askYesNo(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await rl.question(`${question} [y/N] `);
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}

@@ -1,0 +1,144 @@
+// Handlebars templates: the engine's prompts live in prompts/*.hbs and may be overridden inline
+// by a SOP's "templates". Rendering is plain text (no HTML escaping) in an isolated Handlebars
+// instance without prototype access, so templates cannot reach into code.
+import { EngineError } from '../../shared/errors.js';
+import Handlebars from 'handlebars';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { SopTemplates, TemplateName } from '../../format/sop/types.js';
+import { packageRoot } from '../../shared/util/package-root.js';
+import { guardRenders, withinLimits } from '../../format/sop/render-limits.js';
+import { tailLines } from './tail-lines.js';
+
+export const TEMPLATE_NAMES: TemplateName[] = [
+  'agent_system',
+  'agent_context',
+  'agent_message',
+  'agent_last',
+  'judge_system',
+  'judge_user',
+  'speaker_system',
+  'speaker_user',
+  'summary_system',
+  'summary_user',
+  // actions and executors (src/features/actions, src/features/actions/executors)
+  'commands',
+  'command_retry',
+  'command_failed',
+  'code_approval',
+  'code_result',
+  'human_question',
+  'human_result',
+  'library_result',
+  'subflow_result',
+  // population states (src/features/population)
+  'population_system',
+  'population_observe',
+];
+
+const hbs = Handlebars.create();
+hbs.registerHelper('eq', (a: unknown, b: unknown) => a === b);
+hbs.registerHelper('inc', (n: unknown) => Number(n) + 1);
+hbs.registerHelper('join', (list: unknown, sep: unknown) => (Array.isArray(list) ? list.join(typeof sep === 'string' ? sep : ', ') : ''));
+// {{tail memory.logs 40}}: the last lines of a text that keeps growing, so a prompt stays bounded.
+hbs.registerHelper('tail', (text: unknown, n: unknown) => tailLines(typeof text === 'string' ? text : '', Number(n)));
+// `log` writes to the engine's console: SOP templates have no business there.
+hbs.unregisterHelper('log');
+// Loops and partials count against the render's limits (src/core/prompt/render-limits.ts).
+guardRenders(hbs);
+
+/** The helpers SOP templates may call (`sop validate` refuses any other). */
+export const TEMPLATE_HELPERS: readonly string[] = Object.keys(hbs.helpers).filter(
+  (h) => h !== 'helperMissing' && h !== 'blockHelperMissing',
+);
+
+export type Render = (context: object) => string;
+
+export class TemplateError extends EngineError {
+  constructor(
+    message: string,
+    readonly where: string,
+  ) {
+    super(`${where}: ${message}`, 'TEMPLATE');
+    this.name = 'TemplateError';
+  }
+}
+
+const compileCache = new Map<string, Render>();
+
+/** Compile a template (cached by source). Syntax errors name `where`. */
+export function compileTemplate(source: string, where: string): Render {
+  const cached = compileCache.get(source);
+  if (cached) return cached;
+  let fn: HandlebarsTemplateDelegate;
+  try {
+    fn = hbs.compile(source, { noEscape: true, strict: false, knownHelpers: { log: false } });
+    // Compile eagerly so syntax errors surface now, not at the first turn.
+    withinLimits(() => fn({}));
+  } catch (err) {
+    throw new TemplateError((err as Error).message.split('\n').slice(0, 4).join(' '), where);
+  }
+  const render: Render = (ctx) => {
+    try {
+      return withinLimits(() => fn(ctx, { allowProtoPropertiesByDefault: false, allowProtoMethodsByDefault: false }));
+    } catch (err) {
+      throw new TemplateError((err as Error).message, where);
+    }
+  };
+  compileCache.set(source, render);
+  return render;
+}
+
+/** Render a string that may contain {{...}}; plain strings skip Handlebars entirely. */
+export function renderText(source: string, context: object, where: string): string {
+  if (!source.includes('{{')) return source;
+  return compileTemplate(source, where)(context);
+}
+
+const fileTemplates = new Map<TemplateName, string>();
+function builtinSource(name: TemplateName): string {
+  let src = fileTemplates.get(name);
+  if (src === undefined) {
+    src = readFileSync(join(packageRoot(), 'prompts', `${name}.hbs`), 'utf8');
+    fileTemplates.set(name, src);
+  }
+  return src;
+}
+
+/** The templates of one SOP: its inline overrides, else the files in prompts/. */
+export class TemplateSet {
+  private readonly renders = new Map<TemplateName, Render>();
+  constructor(private readonly overrides: SopTemplates = {}) {}
+
+  get(name: TemplateName): Render {
+    let r = this.renders.get(name);
+    if (!r) {
+      const inline = this.overrides[name];
+      r =
+        inline !== undefined ? compileTemplate(inline, `/templates/${name}`) : compileTemplate(builtinSource(name), `prompts/${name}.hbs`);
+      this.renders.set(name, r);
+    }
+    return r;
+  }
+
+  render(name: TemplateName, context: object): string {
+    return tidy(this.get(name)(context));
+  }
+
+  /**
+   * Compile the SOP's inline templates now, so a broken override fails before the run starts.
+   * The built-in files (checked by the tests) compile when first used: compiling all of them
+   * took a quarter of a short run's start-up.
+   */
+  checkAll(): void {
+    for (const name of TEMPLATE_NAMES) if (this.overrides[name] !== undefined) this.get(name);
+  }
+}
+
+/** Collapse runs of blank lines and trim, so optional template sections leave no gaps. */
+export function tidy(text: string): string {
+  return text
+    .replace(/[ \t]+\n/g, '\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+}

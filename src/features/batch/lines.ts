@@ -1,0 +1,107 @@
+// The lines of a batch file, and of its results: one request a line, `{"custom_id", "method",
+// "url", "body"}` with the body exactly as the openai provider sends it (src/core/llm/openai.ts), and
+// one result a line, `{"custom_id", "response": {"status_code", "body"}, "error"}`, as the OpenAI
+// Batch API and `vllm run-batch` write them. The result file is a server's reply: untrusted, so
+// every field is checked and a bad line names what is wrong.
+import { chatRequestBody, toolCallsAsCommands } from '../../core/llm/openai.js';
+import { DEFAULT_MAX_REPLY_BYTES } from '../../core/llm/reply-errors.js';
+import { estimateUsage, type ChatRequest, type ChatResponse, type Usage } from '../../core/llm/types.js';
+import { isObject } from '../../shared/util/is-object.js';
+
+/** Where each line of a batch is sent (the chat completions endpoint). */
+export const BATCH_URL = '/v1/chat/completions';
+
+/** A request of the batch: its custom_id (the call's key in its step) and its request. */
+export interface BatchRequest {
+  customId: string;
+  request: ChatRequest;
+}
+
+/** The batch file: one JSON line a request, in the order given. */
+export function batchFile(requests: readonly BatchRequest[]): string {
+  let out = '';
+  for (const r of requests) {
+    // a batch is not streamed: no stream options in its body
+    const body = chatRequestBody({ ...r.request, stream: false });
+    out += JSON.stringify({ custom_id: r.customId, method: 'POST', url: BATCH_URL, body }) + '\n';
+  }
+  return out;
+}
+
+/** A result line: the reply, or why its request failed. */
+export type BatchResult = { reply: ChatResponse } | { error: string };
+
+/**
+ * The results of a batch's output (and error) files, by custom_id. A line that is not a result is
+ * skipped and counted in `bad` (a file cut in the middle of a line, a server's garbage).
+ */
+export function parseResults(text: string, requests: ReadonlyMap<string, ChatRequest>): { results: Map<string, BatchResult>; bad: number } {
+  const results = new Map<string, BatchResult>();
+  let bad = 0;
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    let data: unknown;
+    try {
+      data = JSON.parse(line);
+    } catch {
+      bad++;
+      continue;
+    }
+    if (!isObject(data) || typeof data.custom_id !== 'string') {
+      bad++;
+      continue;
+    }
+    const request = requests.get(data.custom_id);
+    if (!request) continue; // a request of the batch the step no longer asks (answered from the journal)
+    results.set(data.custom_id, resultOf(data, request));
+  }
+  return { results, bad };
+}
+
+function resultOf(line: Record<string, unknown>, request: ChatRequest): BatchResult {
+  if (isObject(line.error)) return { error: errorText(line.error) };
+  const response = line.response;
+  if (!isObject(response)) return { error: 'the result line has neither "response" nor "error"' };
+  const status = typeof response.status_code === 'number' ? response.status_code : 0;
+  if (status !== 200) {
+    const body = response.body;
+    const said = isObject(body) && isObject(body.error) ? `: ${errorText(body.error)}` : '';
+    return { error: `HTTP ${status}${said}` };
+  }
+  return completionOf(response.body, request);
+}
+
+const errorText = (e: Record<string, unknown>): string =>
+  `${typeof e.code === 'string' ? `${e.code}: ` : ''}${typeof e.message === 'string' ? e.message : JSON.stringify(e)}`.slice(0, 300);
+
+/** The reply of a chat completion body: its text (tool calls as commands), usage and model. */
+function completionOf(body: unknown, request: ChatRequest): BatchResult {
+  const choice = isObject(body) && Array.isArray(body.choices) ? (body.choices[0] as unknown) : undefined;
+  const message = isObject(choice) ? choice.message : undefined;
+  if (!isObject(body) || !isObject(message)) return { error: 'its response body is not a chat completion' };
+  const calls = (Array.isArray(message.tool_calls) ? (message.tool_calls as unknown[]) : []).flatMap((c) =>
+    isObject(c) && c.type === 'function' && isObject(c.function)
+      ? [{ name: String(c.function.name ?? ''), arguments: typeof c.function.arguments === 'string' ? c.function.arguments : '' }]
+      : [],
+  );
+  const content = calls.length > 0 ? toolCallsAsCommands(calls) : typeof message.content === 'string' ? message.content : '';
+  if (Buffer.byteLength(content, 'utf8') > DEFAULT_MAX_REPLY_BYTES)
+    return { error: `its reply is larger than ${DEFAULT_MAX_REPLY_BYTES} bytes` };
+  const finish = isObject(choice) && typeof choice.finish_reason === 'string' ? choice.finish_reason : undefined;
+  return {
+    reply: {
+      content,
+      usage: usageOf(body.usage) ?? estimateUsage(request.messages, content),
+      ...(typeof body.model === 'string' ? { model: body.model } : {}),
+      ...(finish ? { finishReason: finish } : {}),
+    },
+  };
+}
+
+function usageOf(u: unknown): Usage | undefined {
+  if (!isObject(u) || !isCount(u.prompt_tokens) || !isCount(u.completion_tokens)) return undefined;
+  const cached = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details.cached_tokens : undefined;
+  return { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens, ...(isCount(cached) ? { cachedTokens: cached } : {}) };
+}
+
+const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;

@@ -1,0 +1,96 @@
+// The batch feature's plugin (docs/population.md#batch-mode): the calls of a population step go
+// out as one batch file, to the OpenAI Batch API (at batch prices) or to `vllm run-batch`, when
+// the run was given --llm-mode batch or the state says "llm_mode": "batch". It answers the
+// `dispatch` hook (src/core/runtime/hooks.ts); the core journals and counts each reply as usual.
+import { EngineError } from '../../shared/errors.js';
+import { definePlugin, type PluginMaker } from '../../core/runtime/hooks.js';
+import type { ResolvedState } from '../../format/sop/resolved.js';
+import type { Sop } from '../../format/sop/types.js';
+import { BatchDispatch } from './dispatch.js';
+import { OpenAiBatchTarget, type BatchServer } from './openai-target.js';
+import type { BatchTarget } from './target.js';
+import { VllmBatchTarget } from './vllm-target.js';
+
+export type LlmMode = 'direct' | 'batch';
+export type BatchTargetName = 'openai' | 'vllm';
+
+export interface BatchOptions {
+  /** --llm-mode: batch for every population state, direct for none; unset: each state's own `llm_mode`. */
+  mode?: LlmMode;
+  /** Where batches go (default openai). */
+  target?: BatchTargetName;
+  /** openai: the run's server and key; unset when the run's provider is not openai. */
+  server?: BatchServer;
+  /** vllm: the run folder (its batches/ folder holds the files). */
+  runDir?: string;
+  /** The longest wait between two polls, ms (default 60 s). */
+  pollCapMs?: number;
+  /** Aborted by the user's Ctrl-C: the wait for a batch ends, resumably (`sop resume` waits again). */
+  stop?: AbortSignal;
+}
+
+/** A state's own llm_mode (the SOP's schema allows it on population states). */
+const stateMode = (def: unknown): LlmMode | undefined => {
+  const m = (def as { llm_mode?: unknown }).llm_mode;
+  return m === 'batch' || m === 'direct' ? m : undefined;
+};
+
+/** Whether a SOP has a state whose calls go in batches without --llm-mode. */
+export const sopAsksBatch = (sop: Sop): boolean => Object.values(sop.states).some((s) => stateMode(s) === 'batch');
+
+/** Whether a run's calls go in batches anywhere: --llm-mode batch, or a state's llm_mode without --llm-mode. */
+export const runUsesBatch = (sop: Sop, options: BatchOptions): boolean =>
+  options.mode === 'batch' || (options.mode === undefined && sopAsksBatch(sop));
+
+/** The batch options of a run, checked before it starts: a bad value or a target the run cannot reach is told now. */
+export function checkBatchOptions(sop: Sop, options: BatchOptions): void {
+  if (options.mode !== undefined && options.mode !== 'direct' && options.mode !== 'batch')
+    throw new EngineError(`options.llmMode must be "direct" or "batch" (got ${JSON.stringify(options.mode)})`, 'OPTION');
+  if (options.target !== undefined && options.target !== 'openai' && options.target !== 'vllm')
+    throw new EngineError(`options.batchTarget must be "openai" or "vllm" (got ${JSON.stringify(options.target)})`, 'OPTION');
+  if (options.pollCapMs !== undefined && !(Number.isFinite(options.pollCapMs) && options.pollCapMs > 0))
+    throw new EngineError(`options.batchPollMs must be a number of milliseconds above 0 (got ${String(options.pollCapMs)})`, 'OPTION');
+  if (!runUsesBatch(sop, options)) return;
+  if ((options.target ?? 'openai') === 'openai' && !options.server)
+    throw new EngineError(
+      'batch mode (options.llmMode batch, or a state\'s "llm_mode": "batch") sends batches to an OpenAI-compatible server: run with options.llm openai, or write vllm files with options.batchTarget vllm',
+      'OPTION',
+    );
+  if (options.target === 'vllm' && !options.runDir)
+    throw new EngineError('options.batchTarget vllm writes its batch files to the run folder: give options.out', 'OPTION');
+}
+
+export function batchPlugin(options: BatchOptions = {}): PluginMaker {
+  return definePlugin({
+    name: 'batch',
+    uses: (sop) => runUsesBatch(sop, options),
+    make(ctx) {
+      let target: BatchTarget | undefined;
+      const targetOf = (): BatchTarget => {
+        if (target) return target;
+        if (options.target === 'vllm') {
+          if (!options.runDir)
+            throw new EngineError('options.batchTarget vllm writes its batch files to the run folder: give options.out', 'OPTION');
+          return (target = new VllmBatchTarget(options.runDir));
+        }
+        if (!options.server)
+          throw new EngineError(
+            'batch mode sends batches to an OpenAI-compatible server: run with options.llm openai, or write vllm files with options.batchTarget vllm',
+            'OPTION',
+          );
+        return (target = new OpenAiBatchTarget(options.server, ctx.runId));
+      };
+      return {
+        dispatch(state: ResolvedState) {
+          const mode = options.mode ?? stateMode(state.def) ?? 'direct';
+          if (mode !== 'batch') return undefined;
+          return new BatchDispatch(ctx, {
+            target: targetOf(),
+            ...(options.pollCapMs !== undefined ? { pollCapMs: options.pollCapMs } : {}),
+            ...(options.stop ? { stop: options.stop } : {}),
+          });
+        },
+      };
+    },
+  });
+}

@@ -1,0 +1,193 @@
+// Reading a journal: every line in order (a torn last line is dropped, never fatal), and the
+// effective history: when a run was resumed, what the earlier attempt wrote after the
+// checkpoint it resumed from is void (it is redone), so the effective history is cut back there.
+// A damaged line elsewhere is reported with its line number, not thrown: readers continue from
+// the last good checkpoint before it (src/features/journal/record.ts).
+import { EngineError } from '../../shared/errors.js';
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RunEvent } from '../../core/runtime/events.js';
+import { InputFileError, readInputBuffer } from '../../shared/io/read-input-file.js';
+import { JOURNAL_FILE } from './writer.js';
+import { SharedTextReader } from './shared-text.js';
+import { PromptDecoder } from './prompts.js';
+import { LineCounter, type Miscount } from './line-count.js';
+import { describeJsonProblem } from '../../shared/util/json-syntax.js';
+
+/** A journal is read whole: up to 1 GiB. */
+export const MAX_JOURNAL_BYTES = 1024 * 1024 * 1024;
+
+export class JournalError extends EngineError {
+  constructor(message: string) {
+    super(message, 'JOURNAL');
+    this.name = 'JournalError';
+  }
+}
+
+/** A line that is not a journal event (damaged on disk, edited by hand). */
+export interface DamagedLine {
+  /** 1-based line number in the file. */
+  line: number;
+  reason: string;
+  /** Number of events read before it (its place among `events`). */
+  at: number;
+}
+
+export interface JournalRead {
+  file: string;
+  /** Every complete, well-formed line, in order. */
+  events: RunEvent[];
+  /** Line number (1-based) of each event. */
+  lines: number[];
+  /** Complete lines that are not journal events, in order. */
+  damaged: DamagedLine[];
+  /** Checkpoints whose count of the lines before them differs from the file: a line duplicated or deleted. */
+  miscounts: Miscount[];
+  /** A torn last line (the process was killed while writing it) was dropped. */
+  torn: boolean;
+}
+
+/** The journal file of a run folder (or the journal file itself). */
+export function journalPath(dirOrFile: string): string {
+  if (existsSync(dirOrFile) && statSync(dirOrFile).isDirectory()) return join(dirOrFile, JOURNAL_FILE);
+  return dirOrFile;
+}
+
+class LineParser {
+  readonly events: RunEvent[] = [];
+  readonly lines: number[] = [];
+  readonly damaged: DamagedLine[] = [];
+  private readonly shared = new SharedTextReader(); // long texts written once
+  private readonly prompts = new PromptDecoder(); // prompts written as deltas
+  /** Lines between checkpoints, counted again (./line-count.ts). */
+  readonly counter = new LineCounter();
+  add(line: string, n: number): void {
+    if (line.trim() === '') return;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (err) {
+      this.counter.add(undefined, n);
+      this.damaged.push({
+        line: n,
+        reason: `damaged line (${describeJsonProblem(line, err).replace(/^line 1, /, '')})`, // never the line's text
+        at: this.events.length,
+      });
+      return;
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || typeof (value as { type?: unknown }).type !== 'string') {
+      this.counter.add(undefined, n);
+      this.damaged.push({ line: n, reason: 'not a journal event (no "type")', at: this.events.length });
+      return;
+    }
+    this.counter.add(value as Record<string, unknown>, n); // a checkpoint's count of the lines before it is taken off
+    if (this.prompts.part(value as Record<string, unknown>)) return; // a system prompt, not an event
+    this.prompts.read(value as Record<string, unknown>);
+    try {
+      this.shared.read(value as Record<string, unknown>);
+    } catch (err) {
+      this.damaged.push({ line: n, reason: (err as Error).message, at: this.events.length });
+      return;
+    }
+    this.events.push(value as RunEvent);
+    this.lines.push(n);
+  }
+}
+
+export function parseJournal(text: string, file = JOURNAL_FILE): JournalRead {
+  const p = new LineParser();
+  const lines = text.split('\n');
+  // A journal ends with a newline; anything after the last one is a write cut short.
+  const tail = lines.pop()!;
+  lines.forEach((line, i) => p.add(line, i + 1));
+  return { file, events: p.events, lines: p.lines, damaged: p.damaged, miscounts: p.counter.miscounts, torn: tail !== '' };
+}
+
+/** parseJournal on the bytes of the file, one line at a time (a journal may exceed the longest string). */
+function parseJournalBuffer(buf: Buffer, file: string): JournalRead {
+  const p = new LineParser();
+  let start = 0;
+  let n = 0;
+  for (;;) {
+    const nl = buf.indexOf(10, start);
+    if (nl === -1) break;
+    p.add(buf.toString('utf8', start, nl), ++n);
+    start = nl + 1;
+  }
+  return { file, events: p.events, lines: p.lines, damaged: p.damaged, miscounts: p.counter.miscounts, torn: start < buf.length };
+}
+
+export function readJournal(dir: string): JournalRead {
+  const file = journalPath(dir);
+  let buf: Buffer;
+  try {
+    // files: the journal must be a regular file (a FIFO or device given as a run folder is refused)
+    buf = readInputBuffer(file, { maxBytes: MAX_JOURNAL_BYTES, what: 'a journal' });
+  } catch (err) {
+    if (!(err instanceof InputFileError)) throw err;
+    throw new JournalError(
+      err.errno === 'ENOENT'
+        ? `${dir}: no ${JOURNAL_FILE} here; is it a run folder (sop runs lists them)?`
+        : err.errno === 'EACCES'
+          ? `${file}: cannot read (${err.errno})`
+          : `${file}: ${err.reason}`,
+    );
+  }
+  return parseJournalBuffer(buf, file);
+}
+
+/**
+ * The history that counts: each `resumed` event cuts the events back to the checkpoint it
+ * continued from (what followed it was an unfinished attempt, redone by the resume), or to the
+ * run_started of a run killed before its first checkpoint. The `resumed` markers themselves
+ * are left out.
+ */
+export function effectiveEvents(events: readonly RunEvent[]): RunEvent[] {
+  return effectiveHistory({ events, lines: events.map((_, i) => i + 1), damaged: [] }).events;
+}
+
+export interface EffectiveHistory {
+  events: RunEvent[];
+  /** Line number of each event. */
+  lines: number[];
+  /** Damaged lines not voided by a later resume, each with its place in `events`. */
+  damaged: Array<DamagedLine & { index: number }>;
+}
+
+/** effectiveEvents, keeping line numbers and the damaged lines that still count. */
+export function effectiveHistory(read: {
+  events: readonly RunEvent[];
+  lines: readonly number[];
+  damaged: readonly DamagedLine[];
+}): EffectiveHistory {
+  const out: RunEvent[] = [];
+  const lines: number[] = [];
+  let damaged: EffectiveHistory['damaged'] = [];
+  let d = 0;
+  const { events } = read;
+  for (let k = 0; k <= events.length; k++) {
+    // A damaged line sits before the k-th event: it is at this place of the effective history.
+    while (d < read.damaged.length && read.damaged[d]!.at <= k) damaged.push({ ...read.damaged[d++]!, index: out.length });
+    if (k === events.length) break;
+    const e = events[k]!;
+    if (e.type !== 'resumed') {
+      out.push(e);
+      lines.push(read.lines[k]!);
+      continue;
+    }
+    let i = out.length - 1;
+    while (i >= 0) {
+      const c = out[i]!;
+      if (c.type === 'checkpoint' && c.turn === e.from_turn) break;
+      i--;
+    }
+    if (i < 0 && e.from_turn === 0 && out[0]?.type === 'run_started') i = 0; // killed before its first checkpoint: start over
+    if (i < 0)
+      throw new JournalError(`the journal says a run resumed from turn ${e.from_turn}, but has no checkpoint at that turn before it`);
+    out.length = i + 1;
+    lines.length = i + 1;
+    // Damage after the checkpoint was in the attempt this resume redid: it no longer counts.
+    damaged = damaged.filter((x) => x.index <= i);
+  }
+  return { events: out, lines, damaged };
+}

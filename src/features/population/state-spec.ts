@@ -1,0 +1,139 @@
+// A population state's settings, read from its SOP state (schemas/sop.schema.json: population,
+// world, actions, resolution, activation, observe, cognition, max_steps, minutes_per_step,
+// start_time, agent_memory, metrics, interventions, transitions) with their defaults filled in.
+import type { OrderPolicy } from './worlds/order.js';
+import type { LlmSettings, SopState } from '../../format/sop/types.js';
+import type { PopulationSpec } from './types.js';
+
+export type Activation = { probability: number; seed?: number } | { schedule: number[]; seed?: number } | { expr: string; seed?: number };
+
+export type Tier = 'per_agent' | 'archetype' | 'rule';
+
+export interface CognitionEntry {
+  tier: Tier;
+  where?: string;
+  policy?: string;
+  params?: Record<string, unknown>;
+  llm?: LlmSettings;
+}
+
+export interface MetricSpec {
+  reducer: 'count' | 'sum' | 'mean' | 'share' | 'histogram';
+  over?: 'actions' | 'agents';
+  of?: string;
+  where?: string;
+  every?: number;
+}
+
+export interface Intervention {
+  at: number;
+  act?: { agent: string; name: string; args?: Record<string, unknown> };
+  set?: Record<string, unknown>;
+  survey?: { name: string; question: string; where?: string; n?: number };
+}
+
+export interface WorldSpec {
+  type: string;
+  params?: Record<string, unknown>;
+  graph?: unknown;
+}
+
+/** A population state with every default filled in. */
+export interface PopulationStateSpec {
+  population: PopulationSpec;
+  world: WorldSpec;
+  /** The action menu (default: every action of the world). */
+  actions?: string[];
+  resolution: { type: 'shuffle' | 'priority' | 'judge'; expr?: string; seed?: number };
+  activation: Activation;
+  observe?: string;
+  cognition: CognitionEntry[];
+  maxSteps: number;
+  minutesPerStep: number;
+  /** Minutes after midnight of the first step. */
+  startMinute: number;
+  memory: { actions: number; observations: number };
+  metrics: Record<string, MetricSpec>;
+  interventions: Intervention[];
+  transitions: Array<{ when: string; to: string }>;
+  /** Calls unanswered at the step's deadline: waited for, given up for the default action, or asked again. */
+  straggler?: { deadlineMs: number; then: 'wait' | 'default' | 'redraw'; default?: { name: string; args: Record<string, unknown> } };
+}
+
+export const POPULATION_DEFAULTS = {
+  maxSteps: 10,
+  minutesPerStep: 60,
+  startTime: '08:00',
+  memoryActions: 5,
+  memoryObservations: 0,
+  /** An action reply is short: the LLM's max_tokens unless the state's llm says otherwise. */
+  maxTokens: 120,
+  /** Items an agent observes (feed posts, book levels) unless the world's params say otherwise. */
+  observeK: 10,
+} as const;
+
+/** Whether a SOP state is a population state. */
+export const isPopulationState = (def: SopState | undefined): boolean => def?.population !== undefined;
+
+const minutesOf = (hhmm: string): number => {
+  const [h, m] = hhmm.split(':').map(Number);
+  return h! * 60 + m!;
+};
+
+/** The state's population settings with defaults (the SOP was validated: the shapes hold). */
+export function populationStateSpec(def: SopState): PopulationStateSpec {
+  const d = def as SopState & Record<string, unknown>;
+  const cognition = d.cognition as CognitionEntry | CognitionEntry[] | undefined;
+  const memory = (d.agent_memory ?? {}) as { actions?: number; observations?: number };
+  return {
+    population: d.population as unknown as PopulationSpec,
+    world: d.world as unknown as WorldSpec,
+    ...(d.actions ? { actions: d.actions as string[] } : {}),
+    resolution: (d.resolution as PopulationStateSpec['resolution'] | undefined) ?? { type: 'shuffle' },
+    activation: (d.activation as Activation | undefined) ?? { probability: 1 },
+    ...(typeof d.observe === 'string' ? { observe: d.observe } : {}),
+    cognition: cognition === undefined ? [{ tier: 'per_agent' }] : Array.isArray(cognition) ? cognition : [cognition],
+    maxSteps: (d.max_steps as number | undefined) ?? POPULATION_DEFAULTS.maxSteps,
+    minutesPerStep: (d.minutes_per_step as number | undefined) ?? POPULATION_DEFAULTS.minutesPerStep,
+    startMinute: minutesOf((d.start_time as string | undefined) ?? POPULATION_DEFAULTS.startTime),
+    memory: {
+      actions: memory.actions ?? POPULATION_DEFAULTS.memoryActions,
+      observations: memory.observations ?? POPULATION_DEFAULTS.memoryObservations,
+    },
+    metrics: (d.metrics as Record<string, MetricSpec> | undefined) ?? {},
+    interventions: (d.interventions as Intervention[] | undefined) ?? [],
+    transitions: (d.transitions as Array<{ when: string; to: string }> | undefined) ?? [],
+    ...(d.straggler ? { straggler: stragglerOf(d.straggler as StragglerDef) } : {}),
+  };
+}
+
+interface StragglerDef {
+  deadline_s: number;
+  then: 'wait' | 'default' | 'redraw';
+  default?: { name: string; args?: Record<string, unknown> };
+}
+
+const stragglerOf = (d: StragglerDef): NonNullable<PopulationStateSpec['straggler']> => ({
+  deadlineMs: d.deadline_s * 1000,
+  then: d.then,
+  ...(d.default ? { default: { name: d.default.name, args: d.default.args ?? {} } } : {}),
+});
+
+/** The ordering policy of the step's actions, its seed defaulting to the run's. */
+export function orderPolicy(spec: PopulationStateSpec, runSeed: number): OrderPolicy {
+  const seed = spec.resolution.seed ?? runSeed;
+  if (spec.resolution.type === 'priority') return { type: 'priority', expr: spec.resolution.expr ?? '0', seed };
+  return { type: spec.resolution.type, seed };
+}
+
+/** "HH:MM" of a minute of the simulated clock (wrapping at midnight). */
+export function clockText(minute: number): string {
+  const m = ((minute % 1440) + 1440) % 1440;
+  return `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
+}
+
+/** Whether a population state's steps call an LLM: a tier that is not `rule`, a survey, or a judge. */
+export function populationCallsLlm(def: SopState): boolean {
+  const spec = populationStateSpec(def);
+  return spec.cognition.some((c) => c.tier !== 'rule') || spec.interventions.some((i) => i.survey) || spec.resolution.type === 'judge';
+}

@@ -1,0 +1,393 @@
+// One visit of a population state, a step at a time (docs/population.md#the-step). A step:
+//   1. interventions due at it (an injected action, a world parameter changed);
+//   2. activation: which agents act;
+//   3. every acting agent observes the step-start state (the world's snapshot and its own view);
+//   4. they decide at once: LLM calls per agent or per archetype, under the run's concurrency
+//      limit, each with its own effect key (step and agent), or a rule policy; surveys are asked;
+//   5. their actions are ordered by the declared resolution (never completion order) and applied;
+//   6. memories, metrics, and one `population_step` event.
+// The visit's state (step, world, memories, metrics) is saved in the run's checkpoints.
+import { EngineError } from '../../shared/errors.js';
+import { renderText } from '../../core/prompt/templates.js';
+import { LocalEmbedder } from '../../core/memory/local-embedder.js';
+import type { ManyCall, ManyOutcome } from '../../core/runtime/call-many.js';
+import type { PopulationAction, RunEvent } from '../../core/runtime/events.js';
+import type { UsageTotals } from '../../core/runtime/usage.js';
+import type { RunContext } from '../../core/runtime/context.js';
+import type { ResolvedState } from '../../format/sop/resolved.js';
+import { compileExpression } from './worlds/expr.js';
+import { readEdgeListFile } from './worlds/graph-file.js';
+import { orderActions } from './worlds/order.js';
+import type { WorldRegistry } from './worlds/registry.js';
+import { ruleRng } from './worlds/rule.js';
+import {
+  resolveParams,
+  restoreState,
+  saveState,
+  worldTools,
+  type AnyWorld,
+  type Json,
+  type Metrics,
+  type StepAction,
+  type WorldInitContext,
+} from './worlds/world.js';
+import { dirname, resolve } from 'node:path';
+import { activationRule, drawUniform } from './activation.js';
+import { AgentMemory, type AgentMemoryEntry } from './agent-memory.js';
+import {
+  agentScope,
+  decisionCall,
+  decisionLlm,
+  decisionMessages,
+  parseAction,
+  type Choice,
+  type DecideSetup,
+  type Seen,
+} from './decide.js';
+import { judgeOrder } from './judge.js';
+import { DeclaredMetrics } from './metrics.js';
+import { loadPopulation, type Population } from './population.js';
+import { compileTiers, decisionGroups, type Tier } from './tiers.js';
+import { clockText, orderPolicy, POPULATION_DEFAULTS, type PopulationStateSpec } from './state-spec.js';
+import { sourcePath } from './validate.js';
+
+export interface VisitOptions {
+  ctx: RunContext;
+  state: ResolvedState;
+  spec: PopulationStateSpec;
+  worlds: WorldRegistry;
+  /** LLM calls a step makes at once. */
+  concurrency: number;
+}
+
+/** A visit as its checkpoint keeps it. */
+export interface SavedVisit {
+  visit: number;
+  step: number;
+  world: Json;
+  memory: Record<string, AgentMemoryEntry>;
+  metrics: Metrics;
+}
+
+/** What one acting agent decided and how. */
+interface Decided {
+  i: number;
+  tier: PopulationAction['tier'];
+  choice: Choice;
+}
+
+export class PopulationVisit {
+  private readonly memory: AgentMemory;
+  private readonly declared: DeclaredMetrics;
+  private readonly tiers: Tier[];
+  private readonly setup: Omit<DecideSetup, 'turn'>;
+
+  private constructor(
+    private readonly o: VisitOptions,
+    readonly pop: Population,
+    readonly world: AnyWorld,
+    private readonly worldState: unknown,
+    readonly visit: number,
+    /** Steps done in this visit. */
+    public step: number,
+    /** The metrics after the last step. */
+    public metrics: Metrics,
+  ) {
+    const { spec } = o;
+    this.memory = new AgentMemory(spec.memory);
+    this.declared = new DeclaredMetrics(spec.metrics);
+    const params = (worldState as { params?: unknown } | null)?.params ?? spec.world.params ?? {};
+    const tools = worldTools(world, params, spec.actions);
+    const names = tools.map((t) => t.name);
+    this.tiers = compileTiers(spec.cognition, names);
+    this.setup = { host: o.ctx, state: o.state, world, pop, tools, ...(spec.observe !== undefined ? { observe: spec.observe } : {}) };
+  }
+
+  /** Starts a visit (its agents loaded, its world made), or picks one up from its checkpoint. */
+  static async open(o: VisitOptions, visit: number, saved?: SavedVisit): Promise<PopulationVisit> {
+    const { ctx, state, spec } = o;
+    const pointer = `/states/${state.name}`;
+    const baseDir = dirname(ctx.file);
+    const pop = await loadPopulation(spec.population, { baseDir, pointer: `${pointer}/population` });
+    const world = o.worlds.get(spec.world.type);
+    if (!world) throw new EngineError(`${pointer}/world/type: unknown world "${spec.world.type}"`, 'POPULATION');
+    const init = await initContext(spec, baseDir);
+    let worldState: unknown;
+    if (saved) worldState = restoreState(world, saved.world, init);
+    else {
+      const params = renderStrings(spec.world.params ?? {}, ctx.baseContext(), `${pointer}/world/params`);
+      const resolved = resolveWorldParams(world, params, `${pointer}/world/params`);
+      const agents = pop.ids.map((id, i) => ({ id, attrs: pop.row(i) }));
+      worldState = world.init(resolved, agents, ruleRng(ctx.seed, 0, `world:${state.name}`), init);
+    }
+    const v = new PopulationVisit(o, pop, world, worldState, visit, saved?.step ?? 0, saved?.metrics ?? {});
+    if (saved) v.memory.restore(saved.memory);
+    else
+      ctx.emit({
+        type: 'population_started',
+        state: state.name,
+        visit,
+        agents: pop.size,
+        columns: [...pop.columns],
+        world: world.name,
+        seed: ctx.seed,
+        ...('file' in spec.population.source ? { source: resolve(sourcePath(spec.population.source.file, baseDir)) } : {}),
+      });
+    return v;
+  }
+
+  save(): SavedVisit {
+    return {
+      visit: this.visit,
+      step: this.step,
+      world: saveState(this.world, this.worldState),
+      memory: this.memory.save(),
+      metrics: this.metrics,
+    };
+  }
+
+  /** One step of the visit; throws (after every call of the step has settled) when a call failed. */
+  async runStep(): Promise<void> {
+    const { ctx, spec, state } = this.o;
+    const step = this.step + 1;
+    const minute = (step - 1) * spec.minutesPerStep;
+    const clock = clockText(spec.startMinute + minute);
+    const turn = ctx.position.turn;
+    const before = usageCounts(ctx.usage);
+    const injected = this.intervene(step);
+    const injectedOutcomes = injected.length > 0 ? this.world.apply(this.worldState, injected, step) : [];
+    const active = activationRule(spec.activation, ctx.seed).active(this.pop, step, spec.startMinute + minute);
+    const snapshot = JSON.stringify(this.world.snapshot(this.worldState, step));
+    const k = observeK(this.worldState);
+    const seen = new Map<number, Seen>();
+    for (const i of active) {
+      const id = this.pop.ids[i]!;
+      seen.set(i, { observation: this.world.observe(this.worldState, id, k), snapshot, memory: this.memory.text(id), clock, step });
+    }
+    const { decided, surveys } = await this.decideAll(step, turn, active, seen);
+    const actions: StepAction[] = [];
+    const invalid: PopulationAction[] = [];
+    const tierOf = new Map<string, PopulationAction['tier']>();
+    for (const d of decided) {
+      const id = this.pop.ids[d.i]!;
+      tierOf.set(id, d.tier);
+      if ('invalid' in d.choice) invalid.push({ agent: id, name: 'invalid', args: {}, ok: false, output: d.choice.invalid, tier: d.tier });
+      else actions.push({ agent: id, name: d.choice.name, args: d.choice.args, seq: 0 });
+    }
+    const attrsOf = (id: string) => {
+      const i = this.pop.indexOf(id);
+      return i < 0 ? undefined : this.pop.row(i);
+    };
+    const policy = orderPolicy(spec, ctx.seed);
+    const { order, refused } =
+      policy.type === 'judge'
+        ? await judgeOrder(ctx, state, this.world, actions, policy.seed, step, turn)
+        : { order: orderActions(actions, policy, step, attrsOf), refused: [] };
+    const outcomes = this.world.apply(this.worldState, order, step);
+    const applied: PopulationAction[] = [
+      ...injected.map((a, n) => ({
+        agent: a.agent,
+        name: a.name,
+        args: a.args,
+        ok: injectedOutcomes[n]!.ok,
+        output: injectedOutcomes[n]!.output,
+        tier: 'injected' as const,
+      })),
+      ...order.map((a, n) => ({
+        agent: a.agent,
+        name: a.name,
+        args: a.args,
+        ok: outcomes[n]!.ok,
+        output: outcomes[n]!.output,
+        tier: tierOf.get(a.agent)!,
+      })),
+      ...refused.map((a) => ({
+        agent: a.agent,
+        name: a.name,
+        args: a.args,
+        ok: false,
+        output: 'refused by the judge',
+        tier: tierOf.get(a.agent)!,
+      })),
+      ...invalid,
+    ];
+    for (const a of applied)
+      if (a.tier !== 'injected') this.memory.noteAction(a.agent, `${clock}: ${a.name}${argText(a.args)} -> ${a.output}`);
+    for (const [i, s] of seen) this.memory.noteObservation(this.pop.ids[i]!, `${clock}: ${JSON.stringify(s.observation)}`);
+    const metrics: Metrics = { ...this.world.metrics(this.worldState, step), ...this.declared.compute(step, applied, this.pop) };
+    this.step = step;
+    this.metrics = metrics;
+    ctx.emit({
+      type: 'population_step',
+      state: state.name,
+      visit: this.visit,
+      step,
+      turn,
+      clock,
+      minute,
+      active: active.length,
+      actions: applied,
+      metrics,
+      ...(surveys.length > 0 ? { surveys } : {}),
+      usage: usageSince(before, usageCounts(ctx.usage)),
+    });
+  }
+
+  /** The interventions due at a step: world parameters set now, and the actions they inject. */
+  private intervene(step: number): StepAction[] {
+    const out: StepAction[] = [];
+    for (const iv of this.o.spec.interventions) {
+      if (iv.at !== step) continue;
+      if (iv.set) {
+        const params = (this.worldState as { params?: Record<string, unknown> } | null)?.params;
+        if (!params)
+          throw new EngineError(
+            `/states/${this.o.state.name}/interventions: world "${this.world.name}" has no parameters to set`,
+            'POPULATION',
+          );
+        Object.assign(params, iv.set);
+      }
+      if (iv.act) out.push({ agent: iv.act.agent, name: iv.act.name, args: iv.act.args ?? {}, seq: 0 });
+    }
+    return out;
+  }
+
+  /** Every acting agent's decision, and the survey answers: the step's LLM calls made at once (`ctx.callMany`). */
+  private async decideAll(step: number, turn: number, active: readonly number[], seen: Map<number, Seen>) {
+    const { ctx, state, spec } = this.o;
+    const setup: DecideSetup = { ...this.setup, turn };
+    const decided: Decided[] = [];
+    const calls: ManyCall[] = [];
+    /** What each call's outcome becomes, by call. */
+    const then: Array<(outcome: ManyOutcome) => void> = [];
+    const late = spec.straggler?.default ?? { name: 'idle', args: {} };
+    const choiceOf = (o: ManyOutcome): Choice => ('late' in o ? late : parseAction(o.reply, this.world, this.setup.tools));
+    const groups = decisionGroups(this.tiers, this.pop, active);
+    for (const { i, tier } of groups.rule) {
+      const id = this.pop.ids[i]!;
+      const chosen = tier.policy!({ agent: id, observation: seen.get(i)!.observation, step, rng: ruleRng(ctx.seed, step, id) });
+      const first = chosen[0];
+      decided.push({ i, tier: 'rule', choice: first ? { name: first.name, args: first.args } : { name: 'idle', args: {} } });
+    }
+    for (const { i, tier } of groups.perAgent) {
+      calls.push(decisionCall(setup, i, seen.get(i)!, decisionLlm(ctx.sop, state, tier.entry), `${step}:${this.pop.ids[i]!}`));
+      then.push((o) => decided.push({ i, tier: 'per_agent', choice: choiceOf(o) }));
+    }
+    for (const group of groups.archetypes) {
+      const lead = this.pop.ids[group.lead]!;
+      const settings = decisionLlm(ctx.sop, state, group.tier.entry);
+      calls.push(decisionCall(setup, group.lead, seen.get(group.lead)!, settings, `${step}:archetype:${lead}`));
+      then.push((o) => {
+        const choice = choiceOf(o);
+        for (const i of group.members) decided.push({ i, tier: 'archetype', choice });
+      });
+    }
+    const surveys: Array<{ survey: string; agent: string; question: string; answer: string }> = [];
+    for (const iv of spec.interventions) {
+      if (iv.at !== step || !iv.survey) continue;
+      const survey = iv.survey;
+      const settings = decisionLlm(ctx.sop, state, { tier: 'per_agent' });
+      for (const i of this.surveyed(survey, step)) {
+        const id = this.pop.ids[i]!;
+        const s = seen.get(i) ?? { observation: null, snapshot: '', memory: this.memory.text(id), clock: '', step };
+        const [system] = decisionMessages(setup, i, s);
+        calls.push({
+          messages: [system!, { role: 'user', content: survey.question }],
+          settings,
+          meta: { purpose: 'survey', state: state.name, agent: id, role: 'population', turn, population: true },
+          key: `${step}:survey:${survey.name}:${id}`,
+        });
+        then.push((o) => {
+          if ('reply' in o) surveys.push({ survey: survey.name, agent: id, question: survey.question, answer: o.reply.trim() });
+        });
+      }
+    }
+    const outcomes = await ctx.callMany(calls, {
+      state,
+      step: { state: state.name, visit: this.visit, step },
+      concurrency: this.o.concurrency,
+      ...(spec.straggler ? { straggler: { deadlineMs: spec.straggler.deadlineMs, then: spec.straggler.then } } : {}),
+    });
+    outcomes.forEach((o, n) => then[n]!(o));
+    // rule agents first, the calls' in call order: what follows reads them in population order
+    decided.sort((a, b) => a.i - b.i);
+    surveys.sort((a, b) => (a.survey < b.survey ? -1 : a.survey > b.survey ? 1 : this.pop.indexOf(a.agent) - this.pop.indexOf(b.agent)));
+    return { decided, surveys };
+  }
+
+  /** The agents a survey asks: those its `where` matches, at most `n` of them drawn with the seed, in population order. */
+  private surveyed(survey: { name: string; where?: string; n?: number }, step: number): number[] {
+    const where = survey.where ? compileExpression(survey.where) : undefined;
+    let out: number[] = [];
+    for (let i = 0; i < this.pop.size; i++) if (!where || where.evaluate(agentScope(this.pop, i)) === true) out.push(i);
+    if (survey.n !== undefined && out.length > survey.n) {
+      const seed = this.o.ctx.seed;
+      out = out
+        .map((i) => ({ i, r: drawUniform(seed, 'survey', survey.name, step, this.pop.ids[i]!) }))
+        .sort((a, b) => a.r - b.r || a.i - b.i)
+        .slice(0, survey.n)
+        .map((x) => x.i)
+        .sort((a, b) => a - b);
+    }
+    return out;
+  }
+}
+
+const argText = (args: Record<string, unknown>): string => {
+  const text = JSON.stringify(args);
+  if (text === '{}') return '';
+  return ` ${text.length > 120 ? `${text.slice(0, 117)}...` : text}`;
+};
+
+/** Items an agent observes: the world's feed size when it has one. */
+function observeK(worldState: unknown): number {
+  const params = (worldState as { params?: { feed_size?: unknown } } | null)?.params;
+  return typeof params?.feed_size === 'number' ? params.feed_size : POPULATION_DEFAULTS.observeK;
+}
+
+/** What a world's init needs beyond its parameters: the follow graph (an edge list read from its file), an embedder. */
+async function initContext(spec: PopulationStateSpec, baseDir: string): Promise<WorldInitContext> {
+  let graph = spec.world.graph;
+  const file = (graph as { file?: unknown } | undefined)?.file;
+  if (typeof file === 'string') {
+    const { file: _f, ...rest } = graph as Record<string, unknown>;
+    graph = { ...rest, edges: await readEdgeListFile(sourcePath(file, baseDir)) };
+  }
+  const embedder = new LocalEmbedder();
+  return { ...(graph !== undefined ? { graph } : {}), embed: (text: string) => embedder.embedOne(text, false) };
+}
+
+/** The world's parameters with their text rendered as templates (a seed post's text may name an input). */
+function renderStrings(value: unknown, context: object, where: string): unknown {
+  if (typeof value === 'string') return value.includes('{{') ? renderText(value, context, where) : value;
+  if (Array.isArray(value)) return value.map((v, i) => renderStrings(v, context, `${where}/${i}`));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderStrings(v, context, `${where}/${k}`)]));
+  return value;
+}
+
+function resolveWorldParams(world: AnyWorld, params: unknown, pointer: string): unknown {
+  const r = resolveParams(world, params ?? {});
+  if (r.ok) return r.params;
+  const p = r.problems[0]!;
+  throw new EngineError(`${pointer}${p.pointer}: ${p.message}`, 'POPULATION');
+}
+
+type Counts = { calls: number; prompt_tokens: number; completion_tokens: number; cached_tokens: number };
+const usageCounts = (u: UsageTotals): Counts => ({
+  calls: u.calls,
+  prompt_tokens: u.prompt_tokens,
+  completion_tokens: u.completion_tokens,
+  cached_tokens: u.cached_tokens ?? 0,
+});
+
+/** What a step's calls added to the run's usage. */
+function usageSince(a: Counts, b: Counts): NonNullable<Extract<RunEvent, { type: 'population_step' }>['usage']> {
+  const cached = b.cached_tokens - a.cached_tokens;
+  return {
+    calls: b.calls - a.calls,
+    prompt_tokens: b.prompt_tokens - a.prompt_tokens,
+    completion_tokens: b.completion_tokens - a.completion_tokens,
+    ...(cached > 0 ? { cached_tokens: cached } : {}),
+  };
+}

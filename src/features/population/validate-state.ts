@@ -1,0 +1,102 @@
+// `sop validate`'s checks of a SOP's population states, as diagnostics at JSON pointers: the
+// population (its data file read up to its first row), the world, its action menu and
+// resolution, every expression, the rule policies, the interventions, and
+// that the state has a way on (next_states["1"], taken after max_steps).
+import { dirname } from 'node:path';
+import { existsSync } from 'node:fs';
+import type { Diagnostic } from '../../format/sop/diagnostics.js';
+import type { Sop } from '../../format/sop/types.js';
+import { compileExpression } from './worlds/expr.js';
+import { defaultWorlds, type WorldRegistry } from './worlds/registry.js';
+import { validateResolution, validateWorldSpec } from './worlds/validate.js';
+import { actionNames, checkActionArgs, resolveParams } from './worlds/world.js';
+import { rulePolicyNames } from './rules.js';
+import { isPopulationState, populationStateSpec } from './state-spec.js';
+import { sourcePath, validatePopulationSpec } from './validate.js';
+
+const esc = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** Problems of every population state of a SOP read from `file`. */
+export function populationDiagnostics(sop: Sop, file: string | undefined, worlds: WorldRegistry = defaultWorlds()): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const baseDir = file ? dirname(file) : process.cwd();
+  // A run's journaled document (resume, fork) was checked with its data files when the run
+  // started; they are relative to the SOP file, not the journal, and are read again when a visit starts.
+  const journaled = file?.endsWith('#/document') === true;
+  for (const [name, def] of Object.entries(sop.states)) {
+    if (!isPopulationState(def)) continue;
+    const at = `/states/${esc(name)}`;
+    const err = (pointer: string, message: string) => out.push({ severity: 'error', pointer, message });
+    const d = def as Record<string, unknown>;
+    if (!journaled) out.push(...validatePopulationSpec(d.population, baseDir, `${at}/population`));
+    if (d.world === undefined) {
+      err(at, `a population state needs a "world" (social, market, board, or one added with defineWorld)`);
+      continue;
+    }
+    const worldProblems = validateWorldSpec(d.world, `${at}/world`, {
+      ...(d.actions !== undefined ? { actions: d.actions, actionsPointer: `${at}/actions` } : {}),
+      worlds,
+      ...(journaled ? {} : { exists: (f: string) => existsSync(sourcePath(f, baseDir)) }),
+    });
+    out.push(...worldProblems);
+    if (d.resolution !== undefined) out.push(...validateResolution(d.resolution, `${at}/resolution`));
+    if (!def.next_states?.['1']) err(at, `a population state needs next_states["1"], the state its run goes to after max_steps`);
+    if (worldProblems.length > 0) continue;
+    const spec = populationStateSpec(def);
+    const world = worlds.get(spec.world.type)!;
+    const menu = spec.actions ?? actionNames(world);
+    const expr = (pointer: string, source: string | undefined) => {
+      if (source === undefined) return;
+      try {
+        compileExpression(source);
+      } catch (e) {
+        err(pointer, (e as Error).message);
+      }
+    };
+    if ('expr' in spec.activation) expr(`${at}/activation/expr`, spec.activation.expr);
+    const cognitionAt = Array.isArray(d.cognition) ? (i: number) => `${at}/cognition/${i}` : () => `${at}/cognition`;
+    spec.cognition.forEach((c, i) => {
+      expr(`${cognitionAt(i)}/where`, c.where);
+      if (c.tier === 'rule' && c.policy === undefined)
+        err(cognitionAt(i), `a rule tier needs a "policy" (${rulePolicyNames().join(', ')})`);
+      if (c.policy !== undefined && !rulePolicyNames().includes(c.policy))
+        err(`${cognitionAt(i)}/policy`, `unknown rule policy "${c.policy}" (policies: ${rulePolicyNames().join(', ')})`);
+    });
+    for (const [m, spec_] of Object.entries(spec.metrics)) {
+      expr(`${at}/metrics/${esc(m)}/of`, spec_.of);
+      expr(`${at}/metrics/${esc(m)}/where`, spec_.where);
+      if ((spec_.reducer === 'sum' || spec_.reducer === 'mean' || spec_.reducer === 'histogram') && spec_.of === undefined)
+        err(`${at}/metrics/${esc(m)}`, `a ${spec_.reducer} metric needs "of"`);
+    }
+    spec.transitions.forEach((t, i) => expr(`${at}/transitions/${i}/when`, t.when));
+    spec.interventions.forEach((iv, i) => {
+      const ivAt = `${at}/interventions/${i}`;
+      if (!iv.act && !iv.set && !iv.survey) err(ivAt, 'an intervention needs "act", "set" or "survey"');
+      if (iv.at > spec.maxSteps) err(`${ivAt}/at`, `step ${iv.at} is after max_steps (${spec.maxSteps}), so it never happens`);
+      if (iv.act && !actionNames(world).includes(iv.act.name))
+        err(
+          `${ivAt}/act/name`,
+          `"${iv.act.name}" is not an action of world "${world.name}" (its actions: ${actionNames(world).join(', ')})`,
+        );
+      if (iv.set) {
+        const merged = resolveParams(world, { ...(spec.world.params ?? {}), ...iv.set });
+        if (!merged.ok) for (const p of merged.problems) err(`${ivAt}/set${p.pointer}`, p.message);
+      }
+      if (iv.survey) expr(`${ivAt}/survey/where`, iv.survey.where);
+    });
+    if (menu.length === 0) err(`${at}/actions`, 'the action menu is empty');
+    const late = spec.straggler?.default;
+    if (late && late.name !== 'idle') {
+      if (!menu.includes(late.name))
+        err(`${at}/straggler/default/name`, `"${late.name}" is not in the state's action menu (${menu.join(', ')})`);
+      else {
+        const problem = checkActionArgs(world, { agent: '', name: late.name, args: late.args, seq: 0 });
+        if (problem) err(`${at}/straggler/default/args`, problem);
+      }
+    }
+    if (spec.straggler && spec.straggler.then !== 'default' && late)
+      err(`${at}/straggler/default`, `a default action is only taken with "then": "default" (here "${spec.straggler.then}")`);
+    // the `observe` template is checked with every other SOP text (src/format/sop/check-templates.ts)
+  }
+  return out;
+}

@@ -1,0 +1,33 @@
+// Seeds for the worlds' random choices: one 32-bit seed mixed from a run seed and any parts
+// (a step number, an agent id), so that a choice depends on what it is about, never on the order
+// in which work happened to run. The generator itself is the project's Rng (mulberry32).
+import { Rng } from '../../../core/runtime/rng.js';
+import { fmix32, fnv1a } from '../../../shared/util/hash.js';
+
+/** FNV-1a over the parts' text, then a murmur3 finaliser: the same parts give the same seed everywhere. */
+export function mixSeed(...parts: ReadonlyArray<string | number>): number {
+  let h = 0x811c9dc5;
+  for (const part of parts) h = fnv1a(`${typeof part}:${String(part)}\u0000`, h);
+  return fmix32(h);
+}
+
+/** A generator seeded from the parts (e.g. `seededRng(seed, 'order', step)`). */
+export function seededRng(...parts: ReadonlyArray<string | number>): Rng {
+  return new Rng(mixSeed(...parts));
+}
+
+/** Fisher-Yates in place with the given generator; returns the array. */
+export function shuffleInPlace<T>(items: T[], rng: Rng): T[] {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(rng.next() * (i + 1));
+    const t = items[i]!;
+    items[i] = items[j]!;
+    items[j] = t;
+  }
+  return items;
+}
+
+/** Compares strings by code unit (not locale), the order every machine agrees on. */
+export function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

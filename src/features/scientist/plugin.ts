@@ -1,0 +1,56 @@
+// The scientist's task board, world model, resource levels and mood as a plugin of a run
+// (src/core/runtime/hooks.ts): {{task_board}}, {{world_model}} and {{mood}} in every prompt, and the
+// LLM profile of the resource level of the task in progress. They live in memory files.
+// Before each turn, the free thoughts relevant to the task in progress are retrieved (free-thoughts.ts).
+import { embedderLearns } from '../../core/components/knowledge-base.js';
+import { createEmbedder } from '../../core/memory/create-embedder.js';
+import type { RunContext } from '../../core/runtime/context.js';
+import type { RunPlugin } from '../../core/runtime/hooks.js';
+import type { Sop } from '../../format/sop/types.js';
+import { MEMORY_FILES } from '../../core/workspace/memory-files.js';
+import { FreeThoughts } from './free-thoughts.js';
+import { memoryTypes, readTaskBoard } from './memory-types.js';
+import { scientistContext, taskLlmProfile, type RelevantThought } from './views.js';
+
+/** Whether a SOP uses the scientist's views: memory types, a mood or resource levels. */
+export function usesScientist(sop: Sop): boolean {
+  return Boolean(sop.memory_types || sop.mood || sop.resources);
+}
+
+/** The scientist's views (undefined for a SOP that uses none); they read the memory files the actions plugin shares. */
+export function scientistPlugin(host: RunContext): RunPlugin | undefined {
+  const sop = host.sop;
+  const memory = host.vars.get(MEMORY_FILES);
+  if (!usesScientist(sop) || !memory) return undefined;
+  const boardName = Object.entries(memoryTypes(sop)).find(([, type]) => type === 'task_board')?.[0];
+  // the run's embedder, or a fresh one when it learns from what it embeds (see FreeThoughts)
+  const free = new FreeThoughts(async () => {
+    const e = await host.embedder();
+    return embedderLearns(e) ? createEmbedder(sop.environment?.embedder) : e;
+  });
+  let relevant: RelevantThought[] = [];
+  return {
+    name: 'scientist',
+    ...(sop.memory_types || sop.mood
+      ? {
+          context: (c) => ({
+            ...c,
+            ...scientistContext(sop, memory, { seed: host.seed, turn: host.turn(), inputs: host.inputs }, relevant),
+          }),
+        }
+      : {}),
+    ...(boardName
+      ? {
+          beforeTurn: async () => {
+            if (!memory.has(boardName)) return;
+            const mission = memory.has('mission') ? memory.read('mission') : (host.inputs.goal ?? '');
+            relevant = await free.relevant(readTaskBoard(memory, boardName), mission);
+          },
+        }
+      : {}),
+    // while a task is in progress, its resource level's LLM profile applies
+    ...(sop.resources
+      ? { agentCall: (spec) => ({ ...spec, settings: { ...spec.settings, ...taskLlmProfile(sop, memory, host.inputs) } }) }
+      : {}),
+  };
+}

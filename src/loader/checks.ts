@@ -1,8 +1,0 @@
-// The checks of the layers above the format that every loaded SOP goes through: the commands of
-// its states (executors, their settings and arguments) and its population states (data, world,
-// expressions). src/sop/ takes them as a parameter.
-import { commandDiagnostics } from '../actions/commands.js';
-import { populationDiagnostics } from '../population/validate-state.js';
-import type { SopCheck } from '../sop/validate.js';
-
-export const SOP_CHECKS: readonly SopCheck[] = [(sop) => commandDiagnostics(sop), (sop, file) => populationDiagnostics(sop, file)];
