@@ -15,23 +15,8 @@ import type { McpApproval } from '../features/mcp/approval.js';
  */
 export type LlmChoice = 'mock' | 'openai' | `replay:${string}` | 'local' | `local:${string}` | LlmProvider;
 
-export interface RunSopOptions {
-  llm?: LlmChoice;
-  /** Use this model for every call. */
-  model?: string;
-  /** OpenAI-compatible server (llm: 'openai'; default: the SOP's llm.base_url, else OPENAI_BASE_URL). */
-  baseUrl?: string;
-  /** Timeout of one LLM request in milliseconds. */
-  timeoutMs?: number;
-  /** Refuse an LLM reply larger than this many bytes (default: the SOP's llm.max_reply_bytes, else 512 KiB). */
-  maxReplyBytes?: number;
-  /** Record every LLM call to this cassette file. */
-  record?: string;
-  inputs?: Record<string, string>;
-  /** Seed of random speaker choice (default 1). */
-  seed?: number;
-  /** Stop after this many turns (default 200). */
-  maxTurns?: number;
+/** How a population step's LLM calls go out (docs/population.md, docs/scale.md). */
+export interface StepScaleOptions {
   /** Population states: LLM calls a step makes at once (default 64). Results never depend on it. */
   concurrency?: number;
   /**
@@ -51,6 +36,25 @@ export interface RunSopOptions {
   batchTarget?: 'openai' | 'vllm';
   /** Batch mode: the longest wait between two polls of a batch, ms (default 60000; the first is 1 s). */
   batchPollMs?: number;
+}
+
+export interface RunSopOptions extends StepScaleOptions {
+  llm?: LlmChoice;
+  /** Use this model for every call. */
+  model?: string;
+  /** OpenAI-compatible server (llm: 'openai'; default: the SOP's llm.base_url, else OPENAI_BASE_URL). */
+  baseUrl?: string;
+  /** Timeout of one LLM request in milliseconds. */
+  timeoutMs?: number;
+  /** Refuse an LLM reply larger than this many bytes (default: the SOP's llm.max_reply_bytes, else 512 KiB). */
+  maxReplyBytes?: number;
+  /** Record every LLM call to this cassette file. */
+  record?: string;
+  inputs?: Record<string, string>;
+  /** Seed of random speaker choice (default 1). */
+  seed?: number;
+  /** Stop after this many turns (default 200). */
+  maxTurns?: number;
   /** Folder where the run folder (journal, transcripts, memory files, workspace) is created; omit for a run kept in memory. */
   out?: string;
   runId?: string;

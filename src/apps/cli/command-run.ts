@@ -1,53 +1,30 @@
 // `sop run`: its options and how they map to runCommand (./run-command.ts), imported only when it runs.
 import type { Argv } from 'yargs';
 import { collect } from './collect.js';
+import { stepArgs, stepFlags } from './step-flags.js';
 
 export function withRunCommand<T>(y: Argv<T>): Argv<T> {
   return y.command(
     'run <file>',
     'Run a SOP (or an Agents 1.0 config) and write a run folder',
     (y) =>
-      y
-        .positional('file', {
-          type: 'string',
-          demandOption: true,
-          describe: 'SOP file (.sop.json), or the name of a built-in SOP (sop list shows them)',
-        })
-        .option('llm', {
-          type: 'string',
-          describe:
-            "openai | mock | replay:CASSETTE | local:MODEL.gguf (a GGUF model in process; local:hf:USER/REPO/FILE.gguf) (default: the SOP's llm.provider, else openai)",
-        })
-        .option('model', { type: 'string', describe: 'Use this model for every call' })
-        .option('base-url', { type: 'string', describe: 'OpenAI-compatible server URL (or OPENAI_BASE_URL)' })
-        .option('max-turns', { type: 'number', describe: 'Stop after this many turns (default 200)' })
-        .option('concurrency', {
-          type: 'number',
-          describe:
-            'Population states: LLM calls a step makes at once (default 64; results never depend on it); the most, as calls at once adapt to 429s and rate-limit headers',
-        })
-        .option('shard-over', {
-          type: 'string',
-          describe:
-            "Population states: send each step's LLM calls, in shards, to sop worker --shards processes on this Redis (redis:// or rediss://[USER:PASSWORD@]HOST:PORT); needs SOP_QUEUE_SECRET (results never depend on the workers)",
-        })
-        .option('shard-size', { type: 'number', describe: 'With --shard-over: LLM calls per shard job (default 1000)' })
-        .option('llm-mode', {
-          type: 'string',
-          choices: ['direct', 'batch'] as const,
-          describe:
-            "Population states: batch sends each step's calls as one batch file (OpenAI Batch API at batch prices, or vllm run-batch), direct one request each (default: each state's llm_mode, else direct)",
-        })
-        .option('batch-target', {
-          type: 'string',
-          choices: ['openai', 'vllm'] as const,
-          describe:
-            "Batch mode: openai (the Batch API of the run's server; default) or vllm (writes RUN/batches/*.input.jsonl and waits for the output file of the vllm run-batch command it prints)",
-        })
-        .option('batch-poll', {
-          type: 'number',
-          describe: 'Batch mode: the longest wait between two polls of a batch, in seconds (default 60)',
-        })
+      stepFlags(
+        y
+          .positional('file', {
+            type: 'string',
+            demandOption: true,
+            describe: 'SOP file (.sop.json), or the name of a built-in SOP (sop list shows them)',
+          })
+          .option('llm', {
+            type: 'string',
+            describe:
+              "openai | mock | replay:CASSETTE | local:MODEL.gguf (a GGUF model in process; local:hf:USER/REPO/FILE.gguf) (default: the SOP's llm.provider, else openai)",
+          })
+          .option('model', { type: 'string', describe: 'Use this model for every call' })
+          .option('base-url', { type: 'string', describe: 'OpenAI-compatible server URL (or OPENAI_BASE_URL)' })
+          .option('max-turns', { type: 'number', describe: 'Stop after this many turns (default 200)' }),
+        false,
+      )
         .option('seed', { type: 'number', describe: 'Seed for random speaker choice (default 1)' })
         .option('record', { type: 'string', describe: 'Record every LLM call to this cassette file' })
         .option('out', { type: 'string', default: 'runs', describe: 'Folder where run folders are created' })
@@ -186,12 +163,7 @@ export function withRunCommand<T>(y: Argv<T>): Argv<T> {
         model: a.model,
         baseUrl: a['base-url'],
         maxTurns: a['max-turns'],
-        concurrency: a.concurrency,
-        shardOver: a['shard-over'],
-        shardSize: a['shard-size'],
-        llmMode: a['llm-mode'],
-        batchTarget: a['batch-target'],
-        batchPollMs: a['batch-poll'] !== undefined ? a['batch-poll'] * 1000 : undefined,
+        ...stepArgs(a),
         seed: a.seed,
         record: a.record,
         out: a.out,

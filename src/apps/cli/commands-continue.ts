@@ -2,6 +2,7 @@
 // defaults come from the journaled run.
 import type { Argv } from 'yargs';
 import { collect } from './collect.js';
+import { stepArgs, stepFlags } from './step-flags.js';
 
 export function withContinueCommands<T>(y: Argv<T>): Argv<T> {
   return y
@@ -36,31 +37,14 @@ export function withContinueCommands<T>(y: Argv<T>): Argv<T> {
 
 /** Options shared by resume and fork (defaults come from the journaled run). */
 function continueOptions<T>(y: Argv<T>) {
-  return y
-    .option('llm', { type: 'string', describe: 'openai | mock | replay:CASSETTE | local:MODEL.gguf (default: as the run was started)' })
-    .option('model', { type: 'string', describe: 'Use this model for every call' })
-    .option('base-url', { type: 'string', describe: 'OpenAI-compatible server URL' })
-    .option('max-turns', { type: 'number', describe: 'Stop after this many turns in all' })
-    .option('concurrency', { type: 'number', describe: 'Population states: LLM calls a step makes at once (default 64)' })
-    .option('shard-over', {
-      type: 'string',
-      describe: "Population states: send each step's LLM calls to sop worker --shards processes on this Redis (needs SOP_QUEUE_SECRET)",
-    })
-    .option('shard-size', { type: 'number', describe: 'With --shard-over: LLM calls per shard job (default 1000)' })
-    .option('llm-mode', {
-      type: 'string',
-      choices: ['direct', 'batch'] as const,
-      describe: "Population states: each step's calls as one batch file, or one request each (default: as the run was started)",
-    })
-    .option('batch-target', {
-      type: 'string',
-      choices: ['openai', 'vllm'] as const,
-      describe: 'Batch mode: openai (the Batch API) or vllm (a file for vllm run-batch) (default: as the run was started)',
-    })
-    .option('batch-poll', {
-      type: 'number',
-      describe: 'Batch mode: the longest wait between two polls of a batch, in seconds (default: as the run was started, else 60)',
-    })
+  return stepFlags(
+    y
+      .option('llm', { type: 'string', describe: 'openai | mock | replay:CASSETTE | local:MODEL.gguf (default: as the run was started)' })
+      .option('model', { type: 'string', describe: 'Use this model for every call' })
+      .option('base-url', { type: 'string', describe: 'OpenAI-compatible server URL' })
+      .option('max-turns', { type: 'number', describe: 'Stop after this many turns in all' }),
+    true,
+  )
     .option('record', {
       type: 'string',
       describe:
@@ -118,45 +102,36 @@ function continueOptions<T>(y: Argv<T>) {
     });
 }
 
-function continueArgs(a: {
-  llm?: string;
-  model?: string;
-  'base-url'?: string;
-  'max-turns'?: number;
-  concurrency?: number;
-  'shard-over'?: string;
-  'shard-size'?: number;
-  'llm-mode'?: 'direct' | 'batch';
-  'batch-target'?: 'openai' | 'vllm';
-  'batch-poll'?: number;
-  record?: string;
-  answers?: string;
-  'auto-run': boolean;
-  json: boolean;
-  'json-prompts': boolean;
-  quiet: boolean;
-  timeout?: number;
-  'max-reply-bytes'?: number;
-  redact?: string[];
-  pricing?: string;
-  'budget-tokens'?: number;
-  'budget-usd'?: number;
-  'allow-mcp'?: string[];
-  'allow-mcp-env'?: string[];
-  'allow-base-url'?: string[];
-  'allow-base-url-env'?: string[];
-}) {
+function continueArgs(
+  a: Parameters<typeof stepArgs>[0] & {
+    llm?: string;
+    model?: string;
+    'base-url'?: string;
+    'max-turns'?: number;
+    record?: string;
+    answers?: string;
+    'auto-run': boolean;
+    json: boolean;
+    'json-prompts': boolean;
+    quiet: boolean;
+    timeout?: number;
+    'max-reply-bytes'?: number;
+    redact?: string[];
+    pricing?: string;
+    'budget-tokens'?: number;
+    'budget-usd'?: number;
+    'allow-mcp'?: string[];
+    'allow-mcp-env'?: string[];
+    'allow-base-url'?: string[];
+    'allow-base-url-env'?: string[];
+  },
+) {
   return {
     llm: a.llm,
     model: a.model,
     baseUrl: a['base-url'],
     maxTurns: a['max-turns'],
-    concurrency: a.concurrency,
-    shardOver: a['shard-over'],
-    shardSize: a['shard-size'],
-    llmMode: a['llm-mode'],
-    batchTarget: a['batch-target'],
-    batchPollMs: a['batch-poll'] !== undefined ? a['batch-poll'] * 1000 : undefined,
+    ...stepArgs(a),
     record: a.record,
     answers: a.answers,
     redact: collect(a.redact),

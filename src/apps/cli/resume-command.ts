@@ -1,5 +1,6 @@
 // sop resume RUN_DIR: continue an interrupted or killed run from its last turn boundary, in the
 // same run folder, with the same SOP, LLM choice and answers file unless told otherwise.
+import type { StepScaleOptions } from '../../api/options.js';
 import { prepareResume, rewriteDerivedFiles, type Continuation } from '../../api/continue.js';
 import { damageWarning, type RunRecord } from '../../features/journal/record.js';
 import { REDACTED, configureSecrets, makeRedactor } from '../../shared/util/redact.js';
@@ -7,21 +8,12 @@ import { runCommand, type RunCommandOptions } from './run-command.js';
 import { EngineError } from '../../shared/errors.js';
 import { count } from '../../shared/util/plural.js';
 
-export interface ResumeCommandOptions {
+export interface ResumeCommandOptions extends StepScaleOptions {
   dir: string;
   llm?: string;
   model?: string;
   baseUrl?: string;
   maxTurns?: number;
-  /** Population states: LLM calls a step makes at once. */
-  concurrency?: number;
-  /** Population states: a step's calls over `sop worker --shards` processes on this Redis. */
-  shardOver?: string;
-  shardSize?: number;
-  /** Batch mode (default: as the run was started). */
-  llmMode?: 'direct' | 'batch';
-  batchTarget?: 'openai' | 'vllm';
-  batchPollMs?: number;
   record?: string;
   answers?: string;
   json: boolean;

@@ -1,4 +1,5 @@
 // sop run FILE: load, pick the LLM and the human input, run, write the run folder.
+import type { StepScaleOptions } from '../../api/options.js';
 import { newRunId } from '../../features/journal/run-folder.js';
 import type { RunEvent } from '../../core/runtime/events.js';
 import { startRun, type LlmChoice } from '../../api/run.js';
@@ -23,24 +24,12 @@ import { EngineError } from '../../shared/errors.js';
 import { cliMessage } from './errors.js';
 import { count } from '../../shared/util/plural.js';
 
-export interface RunCommandOptions {
+export interface RunCommandOptions extends StepScaleOptions {
   file: string;
   llm?: string;
   model?: string;
   baseUrl?: string;
   maxTurns?: number;
-  /** Population states: LLM calls a step makes at once. */
-  concurrency?: number;
-  /** Population states: a step's calls over `sop worker --shards` processes on this Redis. */
-  shardOver?: string;
-  /** Calls per shard job. */
-  shardSize?: number;
-  /** Population states: each step's calls as one batch (--llm-mode batch), or one request each (direct). */
-  llmMode?: 'direct' | 'batch';
-  /** Batch mode: openai (the Batch API) or vllm (a file for vllm run-batch). */
-  batchTarget?: 'openai' | 'vllm';
-  /** Batch mode: the longest wait between two polls, ms (--batch-poll SECONDS). */
-  batchPollMs?: number;
   seed?: number;
   record?: string;
   out: string;
