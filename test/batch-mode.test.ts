@@ -13,7 +13,7 @@ import { parseResults } from '../src/features/batch/lines.js';
 import { VllmBatchTarget } from '../src/features/batch/vllm-target.js';
 import { startBatchServer, type BatchLine, type FakeBatchServer } from './helpers/batch-server.js';
 import type { ChatRequestBody } from './helpers/openai-server.js';
-import { AGENTS, STEPS, writeBatchSop } from './helpers/batch-sop.js';
+import { AGENTS, STEPS, writePopulationSop, inMessages } from './helpers/population-sop.js';
 import { until } from './helpers/until.js';
 
 let dir: string;
@@ -24,7 +24,7 @@ const names = new Map<string, string>();
 
 /** Each agent posts a line with its name (read from its persona): a reply depends only on who asks. */
 function reply(b: ChatRequestBody): string {
-  const name = /You are (\w+)/.exec(b.messages[0]?.content ?? '')?.[1] ?? 'someone';
+  const name = inMessages(b.messages, /You are (\w+)\./) ?? 'someone';
   return JSON.stringify({ command: 'post', command_args: { text: `${name} says hello` } });
 }
 
@@ -37,7 +37,7 @@ async function run(o: Parameters<typeof runSop>[1]) {
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'sop-batch-'));
-  sopFile = writeBatchSop(dir);
+  sopFile = writePopulationSop(dir);
   for (const line of readFileSync('examples/social-spread/personas.csv', 'utf8').trim().split('\n').slice(1)) {
     const [id, name] = line.split(',');
     names.set(id!, name!);
@@ -96,7 +96,7 @@ describe('--llm-mode batch against the OpenAI Batch API', () => {
 
   it('a state\'s "llm_mode": "batch" sends its steps as batches without --llm-mode, and --llm-mode direct sends them one by one', async () => {
     const own = mkdtempSync(join(dir, 'own-'));
-    const file = writeBatchSop(own, { llm_mode: 'batch' });
+    const file = writePopulationSop(own, { extra: { llm_mode: 'batch' } });
     const server = await startBatchServer({ reply });
     servers.push(server);
     const handle = runSop(file, { llm: 'openai', baseUrl: server.url, batchPollMs: 50 });

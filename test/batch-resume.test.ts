@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBatchServer, type FakeBatchServer } from './helpers/batch-server.js';
-import { AGENTS, STEPS, writeBatchSop } from './helpers/batch-sop.js';
+import { AGENTS, STEPS, writePopulationSop, inMessages } from './helpers/population-sop.js';
 import { requireBuiltCli, runCliKillable, spawnCli } from './helpers/cli.js';
 import type { ChatRequestBody } from './helpers/openai-server.js';
 import { until } from './helpers/until.js';
@@ -16,7 +16,7 @@ let dir: string;
 let server: FakeBatchServer | undefined;
 
 const reply = (b: ChatRequestBody) =>
-  JSON.stringify({ command: 'post', command_args: { text: `${/You are (\w+)/.exec(b.messages[0]?.content ?? '')?.[1]} says hello` } });
+  JSON.stringify({ command: 'post', command_args: { text: `${inMessages(b.messages, /You are (\w+)\./)} says hello` } });
 
 type Line = { type: string; id?: string; status?: string; step?: number; kind?: string; key?: string };
 const journal = (runDir: string): Line[] =>
@@ -44,7 +44,7 @@ afterAll(async () => {
 
 describe('a run killed while it waits for its batch', () => {
   it('resumes waiting for the same batch, and submits no second one for that step', async () => {
-    const sopFile = writeBatchSop(dir);
+    const sopFile = writePopulationSop(dir);
     server = await startBatchServer({ reply, hold: true });
     const out = join(dir, 'runs');
     let kill: (() => void) | undefined;
@@ -99,7 +99,7 @@ describe('a run killed while it waits for its batch', () => {
 
   it('stops waiting at Ctrl-C, as interrupted, and the resume waits for the same batch', async () => {
     const own = mkdtempSync(join(dir, 'sigint-'));
-    const sopFile = writeBatchSop(own);
+    const sopFile = writePopulationSop(own);
     const held = await startBatchServer({ reply, hold: true });
     const out = join(own, 'runs');
     try {

@@ -3,10 +3,11 @@
 // finished before the kill are reused from the journal on resume. Resumed with `--llm replay:`
 // the recorded cassette, or resumed with `--record` (the cassette it was recording, continued),
 // every agent gets its own reply: the steps equal an uninterrupted run's.
-import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writePopulationSop, inMessages } from './helpers/population-sop.js';
 import { requireBuiltCli, runCliKillable } from './helpers/cli.js';
 import { startOpenAiServer, type ChatRequestBody, type TestServer } from './helpers/openai-server.js';
 
@@ -20,7 +21,7 @@ let reference: Line[];
 
 /** Each agent posts a line with its name (read from its persona) and the step, so a reply given to another agent shows. */
 function reply(b: ChatRequestBody): string {
-  const name = /You are (\w+)/.exec(b.messages[0]?.content ?? '')?.[1] ?? 'someone';
+  const name = inMessages(b.messages, /You are (\w+)\./) ?? 'someone';
   const step = /\b(\d\d:\d\d)\b/.exec(b.messages.map((m) => m.content).join('\n'))?.[1] ?? '?';
   return JSON.stringify({ command: 'post', command_args: { text: `${name} says hello at ${step}` } });
 }
@@ -68,26 +69,11 @@ async function killedRun(out: string, extra: string[]): Promise<string> {
 beforeAll(async () => {
   requireBuiltCli();
   dir = mkdtempSync(join(tmpdir(), 'sop-population-cassette-'));
-  const sop = JSON.parse(readFileSync('examples/social-spread/social-spread.sop.json', 'utf8')) as Record<string, unknown> & {
-    states: Record<string, Record<string, unknown>>;
-  };
-  delete sop.$schema;
-  const feed = sop.states.feed!;
-  feed.population = { source: { file: 'personas.csv' }, persona: 'You are {{name}}.', sample: { n: AGENTS, seed: 5 } };
-  feed.activation = { probability: 1 };
-  feed.cognition = { tier: 'per_agent' };
-  feed.max_steps = 3;
-  feed.transitions = [];
-  feed.next_states = { '1': 'end' };
-  delete sop.states.debrief;
-  sop.agents = {};
-  copyFileSync('examples/social-spread/personas.csv', join(dir, 'personas.csv'));
+  sopFile = writePopulationSop(dir, { agents: AGENTS, steps: 3 });
   for (const line of readFileSync(join(dir, 'personas.csv'), 'utf8').trim().split('\n').slice(1)) {
     const [id, name] = line.split(',');
     names.set(id!, name!);
   }
-  sopFile = join(dir, 'hello.sop.json');
-  writeFileSync(sopFile, JSON.stringify(sop, null, 2));
   // the uninterrupted run, recorded
   const server = await startOpenAiServer({ reply, latencyMs: 20 });
   servers.push(server);

@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inMessages } from './helpers/population-sop.js';
 import { loadSop, runSop, type RunEvent } from '../src/index.js';
 import { startOpenAiServer, type ChatRequestBody, type TestServer } from './helpers/openai-server.js';
 
@@ -16,7 +17,7 @@ let server: TestServer;
 
 /** Each agent posts a line with its id, read from its persona. */
 function reply(b: ChatRequestBody): string {
-  const id = /You are agent (\w+)/.exec(b.messages[0]?.content ?? '')?.[1] ?? 'someone';
+  const id = inMessages(b.messages, /You are agent (\w+),/) ?? 'someone';
   return JSON.stringify({ command: 'post', command_args: { text: `${id} says hello` } });
 }
 

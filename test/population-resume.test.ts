@@ -2,10 +2,11 @@
 // the same steps and metrics as an uninterrupted run, and only the calls of that step that had not
 // finished are made again (each call's reply is journaled as it comes, under a key naming its step
 // and agent).
-import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writePopulationSop, inMessages } from './helpers/population-sop.js';
 import { requireBuiltCli, runCliKillable, spawnCliSync } from './helpers/cli.js';
 import { startOpenAiServer, type ChatRequestBody, type TestServer } from './helpers/openai-server.js';
 
@@ -17,7 +18,7 @@ let sopFile: string;
 
 /** Each agent posts a line with its name (read from its persona), so a reply depends only on who asks. */
 function reply(b: ChatRequestBody): string {
-  const name = /You are (\w+)/.exec(b.messages[0]?.content ?? '')?.[1] ?? 'someone';
+  const name = inMessages(b.messages, /You are (\w+)\./) ?? 'someone';
   return JSON.stringify({ command: 'post', command_args: { text: `${name} says hello` } });
 }
 
@@ -34,22 +35,7 @@ const onlyDir = (out: string) => join(out, readdirSync(out)[0]!);
 beforeAll(() => {
   requireBuiltCli();
   dir = mkdtempSync(join(tmpdir(), 'sop-population-resume-'));
-  const sop = JSON.parse(readFileSync('examples/social-spread/social-spread.sop.json', 'utf8')) as Record<string, unknown> & {
-    states: Record<string, Record<string, unknown>>;
-  };
-  delete sop.$schema;
-  const feed = sop.states.feed!;
-  feed.population = { source: { file: 'personas.csv' }, persona: 'You are {{name}}.', sample: { n: AGENTS, seed: 5 } };
-  feed.activation = { probability: 1 };
-  feed.cognition = { tier: 'per_agent' };
-  feed.max_steps = 3;
-  feed.transitions = [];
-  feed.next_states = { '1': 'end' };
-  delete sop.states.debrief;
-  sop.agents = {};
-  copyFileSync('examples/social-spread/personas.csv', join(dir, 'personas.csv'));
-  sopFile = join(dir, 'hello.sop.json');
-  writeFileSync(sopFile, JSON.stringify(sop, null, 2));
+  sopFile = writePopulationSop(dir, { agents: AGENTS, steps: 3 });
 });
 afterAll(async () => {
   for (const s of servers) await s.close();
