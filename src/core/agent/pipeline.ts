@@ -16,6 +16,7 @@ import type { LlmSettings, Sop } from '../../format/sop/types.js';
 import type { ComponentServices } from './component-services.js';
 import { keepAddressTags } from './address-tags.js';
 import { windowAsChat } from './window-chat.js';
+import { messageLine } from './message-line.js';
 import { extractTag, stripSpeakerName, type NameStripping } from './output.js';
 
 /** What features add to an agent's prompt and call (a run's plugins, composed: src/core/runtime/hooks.ts). */
@@ -220,12 +221,6 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
   let text = stripSpeakerName(reply, agent, h.nameStripping);
   if (comps.output) text = keepAddressTags(text, extractTag(text, comps.output) ?? text, state.def.audience?.[role], comps.output);
   return text;
-}
-
-/** Another agent's message as `agent` reads it: the `agent_message` template, its content kept byte for byte. */
-function messageLine(templates: TemplateSet, agent: string, role: string, state: string): (m: Message) => string {
-  const render = templates.get('agent_message');
-  return (m) => render({ message: renderMessage(m, agent), agent: { name: agent, role }, state: { name: state } }).replace(/\n$/, '');
 }
 
 /** Components as the native templates take them: system parts, last-prompt texts, the output tag. */

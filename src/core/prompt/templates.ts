@@ -9,6 +9,7 @@ import type { SopTemplates, TemplateName } from '../../format/sop/types.js';
 import { packageRoot } from '../../shared/util/package-root.js';
 import { guardRenders, withinLimits } from '../../format/sop/render-limits.js';
 import { tailLines } from './tail-lines.js';
+import { contextReads } from './template-reads.js';
 
 export const TEMPLATE_NAMES: TemplateName[] = [
   'agent_system',
@@ -51,6 +52,8 @@ guardRenders(hbs);
 export const TEMPLATE_HELPERS: readonly string[] = Object.keys(hbs.helpers).filter(
   (h) => h !== 'helperMissing' && h !== 'blockHelperMissing',
 );
+
+const TEMPLATE_HELPER_SET: ReadonlySet<string> = new Set(Object.keys(hbs.helpers));
 
 export type Render = (context: object) => string;
 
@@ -108,6 +111,7 @@ function builtinSource(name: TemplateName): string {
 /** The templates of one SOP: its inline overrides, else the files in prompts/. */
 export class TemplateSet {
   private readonly renders = new Map<TemplateName, Render>();
+  private readonly reading = new Map<TemplateName, ReadonlySet<string> | undefined>();
   constructor(private readonly overrides: SopTemplates = {}) {}
 
   get(name: TemplateName): Render {
@@ -119,6 +123,15 @@ export class TemplateSet {
       this.renders.set(name, r);
     }
     return r;
+  }
+
+  /** The names of its context the template reads (./template-reads.ts); undefined: it may read anything. */
+  reads(name: TemplateName): ReadonlySet<string> | undefined {
+    if (!this.reading.has(name)) {
+      const inline = this.overrides[name];
+      this.reading.set(name, contextReads(inline ?? builtinSource(name), TEMPLATE_HELPER_SET));
+    }
+    return this.reading.get(name);
   }
 
   render(name: TemplateName, context: object): string {

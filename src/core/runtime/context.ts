@@ -140,6 +140,7 @@ export function createRunContext(options: RunOptions): RunParts {
     },
     llm: () => llm,
     emit,
+    listened: () => listeners.length > 0,
     perform: (spec, fn) => effects.perform(spec, fn),
     embedder,
     turn: () => position.turn,

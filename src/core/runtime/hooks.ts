@@ -72,6 +72,8 @@ export interface RunContext extends PipelineHost {
   /** The run's LLM provider (after every plugin's llm transform). */
   llm(): LlmProvider;
   emit(event: RunEvent): void;
+  /** Someone listens to the run's events (a run folder, a display): without, events that cost work to build (checkpoints) are not built. */
+  listened?(): boolean;
   /**
    * The LLM calls of a step made at once (./call-many.ts): each through the run's effects under its
    * key, sent by the state's dispatch (a plugin's) or directly under `concurrency`; outcomes in call order.
