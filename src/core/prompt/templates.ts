@@ -98,6 +98,13 @@ export function renderText(source: string, context: object, where: string): stri
   return compileTemplate(source, where)(context);
 }
 
+const readsCache = new Map<string, ReadonlySet<string> | undefined>();
+/** What a template reads (cached by source, as compiled templates are). */
+function readsOf(source: string): ReadonlySet<string> | undefined {
+  if (!readsCache.has(source)) readsCache.set(source, contextReads(source, TEMPLATE_HELPER_SET));
+  return readsCache.get(source);
+}
+
 const fileTemplates = new Map<TemplateName, string>();
 function builtinSource(name: TemplateName): string {
   let src = fileTemplates.get(name);
@@ -127,10 +134,7 @@ export class TemplateSet {
 
   /** The names of its context the template reads (./template-reads.ts); undefined: it may read anything. */
   reads(name: TemplateName): ReadonlySet<string> | undefined {
-    if (!this.reading.has(name)) {
-      const inline = this.overrides[name];
-      this.reading.set(name, contextReads(inline ?? builtinSource(name), TEMPLATE_HELPER_SET));
-    }
+    if (!this.reading.has(name)) this.reading.set(name, readsOf(this.overrides[name] ?? builtinSource(name)));
     return this.reading.get(name);
   }
 
