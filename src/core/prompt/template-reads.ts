@@ -50,8 +50,7 @@ export function contextReads(source: string, helpers: ReadonlySet<string>): Read
     if (!helper && !value(c.path)) return false;
     return c.params.every(value) && (c.hash?.pairs ?? []).every((p) => value(p.value));
   };
-  const program = (p: Program | undefined): boolean =>
-    p === undefined || ((p.blockParams?.length ?? 0) === 0 && p.body.every(statement));
+  const program = (p: Program | undefined): boolean => p === undefined || ((p.blockParams?.length ?? 0) === 0 && p.body.every(statement));
   const statement = (n: Node): boolean => {
     switch (n.type) {
       case 'ContentStatement':
@@ -62,7 +61,14 @@ export function contextReads(source: string, helpers: ReadonlySet<string>): Read
       case 'BlockStatement': {
         const b = n as Call;
         const name = (b.path as Path).original;
-        return b.path.type === 'PathExpression' && SAME_CONTEXT.has(name) && helpers.has(name) && call(b) && program(b.program) && program(b.inverse);
+        return (
+          b.path.type === 'PathExpression' &&
+          SAME_CONTEXT.has(name) &&
+          helpers.has(name) &&
+          call(b) &&
+          program(b.program) &&
+          program(b.inverse)
+        );
       }
       default:
         return false; // partials, decorators

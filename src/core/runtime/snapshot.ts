@@ -24,7 +24,10 @@ export interface SharedComponentMemory {
 }
 
 /** The parts of a run a snapshot holds and a restore sets. */
-export type SnapshotHost = Pick<RunContext, 'position' | 'rng' | 'env' | 'usage' | 'llm' | 'human' | 'effects' | 'plugins' | 'emit' | 'listened'>;
+export type SnapshotHost = Pick<
+  RunContext,
+  'position' | 'rng' | 'env' | 'usage' | 'llm' | 'human' | 'effects' | 'plugins' | 'emit' | 'listened'
+>;
 
 /** Audiences: summaries kept per viewer, in a checkpoint only when there are some. */
 function viewerSummaries(env: EnvironmentMemory): { summaries?: Record<string, string> } {
@@ -90,8 +93,7 @@ export class RunCheckpoints {
   checkpoint(): void {
     // the snapshot (a copy of the run's state through JSON) is for listeners: the journal keeps it;
     // a run nobody listens to (an in-process run without a folder) skips building it
-    if (this.host.listened?.() !== false)
-      this.host.emit({ type: 'checkpoint', turn: this.host.position.turn, snapshot: this.snapshot() });
+    if (this.host.listened?.() !== false) this.host.emit({ type: 'checkpoint', turn: this.host.position.turn, snapshot: this.snapshot() });
     this.host.effects.reset(this.host.position.turn);
   }
 
