@@ -2,10 +2,10 @@
 // kept (src/agent/message-line.ts): a template that reads only `message` gets one line per message
 // as readers see it; any other (reading the reader, or whose reach is not plain) one per reader.
 import { describe, expect, it } from 'vitest';
-import { messageLine } from '../src/agent/message-line.js';
-import type { Message } from '../src/environment/message.js';
-import { TemplateSet } from '../src/prompt/templates.js';
-import { contextReads } from '../src/prompt/template-reads.js';
+import { messageLine } from '../src/core/agent/message-line.js';
+import type { Message } from '../src/core/environment/message.js';
+import { TemplateSet } from '../src/core/prompt/templates.js';
+import { contextReads } from '../src/core/prompt/template-reads.js';
 
 const HELPERS = new Set(['if', 'unless', 'each', 'with', 'lookup', 'eq', 'inc', 'join', 'tail']);
 
