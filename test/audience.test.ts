@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { RecordingProvider, runSop, validateSop, type ChatRequest, type LlmProvider, type Sop } from '../src/index.js';
 import { startViewServer } from '../src/apps/view/server.js';
 import { findLeaks } from './helpers/audience-leaks.js';
-import { spawnCli, spawnCliSync } from './helpers/cli.js';
+import { spawnCli, spawnCliSync, spawnCliAsync } from './helpers/cli.js';
 const tmp = mkdtempSync(join(tmpdir(), 'sop-audience-'));
 const counts = { generated: 0, agentRequests: 0, restricted: 0, tokenChecks: 0, summaries: 0, leaks: 0 };
 
@@ -183,13 +183,13 @@ describe('werewolf example', () => {
 });
 
 describe('resume', () => {
-  it('a werewolf run stopped at turn 12 (after the per-audience summaries) and resumed gives the same transcript and prompts', () => {
+  it('a werewolf run stopped at turn 12 (after the per-audience summaries) and resumed gives the same transcript and prompts', async () => {
     const out = join(tmp, 'werewolf-resume');
     const args = ['examples/werewolf/werewolf.sop.json', '--llm', 'replay:examples/werewolf/werewolf.cassette.json', '--out', out];
-    const first = spawnCliSync(['run', ...args, '--max-turns', '12', '--quiet'], { encoding: 'utf8', input: '' });
+    const first = await spawnCliAsync(['run', ...args, '--max-turns', '12', '--quiet'], { encoding: 'utf8', input: '' });
     expect(first.stderr).toContain('Stopped after --max-turns 12 turns');
     const dir = join(out, readdirSync(out)[0]!);
-    const resumed = spawnCliSync(['resume', dir, '--max-turns', '200', '--quiet'], { encoding: 'utf8', input: '' });
+    const resumed = await spawnCliAsync(['resume', dir, '--max-turns', '200', '--quiet'], { encoding: 'utf8', input: '' });
     expect(resumed.stderr).toContain('Finished in state "villagers_win" after 25 turns');
     const whole = join(tmp, 'werewolf', readdirSync(join(tmp, 'werewolf'))[0]!);
     const plain = (d: string) => readFileSync(join(d, 'transcript.jsonl'), 'utf8').replace(/"timestamp":"[^"]*"/g, '');

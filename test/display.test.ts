@@ -10,7 +10,7 @@ import { AudienceRules } from '../src/core/environment/audience.js';
 import { loadSop } from '../src/index.js';
 import type { Message } from '../src/core/environment/message.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
-import { spawnCliSync } from './helpers/cli.js';
+import { spawnCliAsync } from './helpers/cli.js';
 
 function fakeStream(isTTY: boolean) {
   const chunks: string[] = [];
@@ -151,9 +151,9 @@ describe('a streamed reply on a terminal', () => {
 });
 
 describe('sop run --quiet', () => {
-  it('prints one line: the outcome, usage and run folder', () => {
+  it('prints one line: the outcome, usage and run folder', async () => {
     const out = mkdtempSync(join(tmpdir(), 'sop-quiet-'));
-    const r = spawnCliSync(['run', 'examples/debate/debate.sop.json', '--llm', 'mock', '--quiet', '--out', out], {
+    const r = await spawnCliAsync(['run', 'examples/debate/debate.sop.json', '--llm', 'mock', '--quiet', '--out', out], {
       encoding: 'utf8',
       timeout: 60_000,
     });
@@ -165,9 +165,9 @@ describe('sop run --quiet', () => {
     );
   });
 
-  it('without --quiet, labels the prompt-size figures it closes with', () => {
+  it('without --quiet, labels the prompt-size figures it closes with', async () => {
     const out = mkdtempSync(join(tmpdir(), 'sop-quiet-'));
-    const r = spawnCliSync(['run', 'examples/debate/debate.sop.json', '--llm', 'mock', '--out', out], {
+    const r = await spawnCliAsync(['run', 'examples/debate/debate.sop.json', '--llm', 'mock', '--out', out], {
       encoding: 'utf8',
       timeout: 60_000,
     });

@@ -15,7 +15,7 @@ import { codeSop } from './helpers/code-sop.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 import { runSop } from '../src/api/run.js';
 import type { Sop } from '../src/format/sop/types.js';
-import { spawnCli, spawnCliSync } from './helpers/cli.js';
+import { spawnCli, spawnCliSync, spawnCliAsync } from './helpers/cli.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const GOAL =
@@ -119,7 +119,7 @@ describe('--memory-dir with the Jarvis example', () => {
     });
     expect(existsSync(join(M, MEMORY_LOCK))).toBe(true); // stale: its process is gone
     const dir = join(out, readdirSync(out)[0]!);
-    const resumed = spawnCliSync(['resume', dir, '--quiet'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+    const resumed = await spawnCliAsync(['resume', dir, '--quiet'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
     expect(resumed.status, resumed.stderr).toBe(0);
     expect(existsSync(join(M, MEMORY_LOCK))).toBe(false);
     const logs = readFileSync(join(M, 'logs.md'), 'utf8');

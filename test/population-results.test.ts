@@ -24,7 +24,7 @@ import { loadSop, resumeRun, runSop } from '../src/index.js';
 import { queryResults, ResultsError } from '../src/api/results-db.js';
 import { readJournal } from '../src/features/journal/reader.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
-import { requireBuiltCli, spawnCliSync } from './helpers/cli.js';
+import { requireBuiltCli, spawnCliSync, spawnCliAsync } from './helpers/cli.js';
 
 const SOP = 'examples/social-spread/social-spread.sop.json';
 const tmp = mkdtempSync(join(tmpdir(), 'sop-results-'));
@@ -158,12 +158,12 @@ describe('sop query', () => {
     expect(existsSync(join(run, 'population.duckdb'))).toBe(true);
   });
 
-  it('loads the agents again from another folder: the journal names the data file the run loaded', () => {
+  it('loads the agents again from another folder: the journal names the data file the run loaded', async () => {
     const ex = join(tmp, 'ex');
     mkdirSync(ex);
     for (const f of ['social-spread.sop.json', 'personas.csv']) copyFileSync(join('examples/social-spread', f), join(ex, f));
     // run from tmp with a relative SOP path (ex/...), queried from the repository's folder
-    const r = spawnCliSync(['run', 'ex/social-spread.sop.json', '--llm', 'mock', '--out', 'ex-runs', '--quiet'], { cwd: tmp });
+    const r = await spawnCliAsync(['run', 'ex/social-spread.sop.json', '--llm', 'mock', '--out', 'ex-runs', '--quiet'], { cwd: tmp });
     expect(r.status, r.stderr).toBe(0);
     const dir = join(tmp, 'ex-runs', readdirSync(join(tmp, 'ex-runs'))[0]!);
     const started = readJournal(dir).events.find((e) => e.type === 'population_started');
@@ -186,14 +186,14 @@ describe('sop query', () => {
     expect(JSON.parse(back.stdout)).toEqual([{ n: 1000, parties: 3, loaded: true }]);
   });
 
-  it("reads a journal that names no data file (an older run's) from the SOP file's path, relative to the current folder", () => {
+  it("reads a journal that names no data file (an older run's) from the SOP file's path, relative to the current folder", async () => {
     const dir = join(tmp, 'older');
     mkdirSync(dir);
     const lines = readFileSync(join(run, 'journal.jsonl'), 'utf8').replace(/,"source":"[^"]*"/g, '');
     writeFileSync(join(dir, 'journal.jsonl'), lines);
     expect(readJournal(dir).events.find((e) => e.type === 'population_started')).not.toHaveProperty('source');
     const count = 'select count(*) as n from agents';
-    const elsewhere = spawnCliSync(['query', dir, count, '--json'], { cwd: tmp });
+    const elsewhere = await spawnCliAsync(['query', dir, count, '--json'], { cwd: tmp });
     expect(elsewhere.status).toBe(0);
     expect(elsewhere.stderr).toBe('warning: agents of state "feed" not loaded: personas.csv: file not found\n');
     expect(JSON.parse(elsewhere.stdout)).toEqual([{ n: 0 }]);

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writePopulationSop, inMessages } from './helpers/population-sop.js';
-import { requireBuiltCli, runCliKillable, spawnCliSync } from './helpers/cli.js';
+import { requireBuiltCli, runCliKillable, spawnCliAsync } from './helpers/cli.js';
 import { startOpenAiServer, type ChatRequestBody, type TestServer } from './helpers/openai-server.js';
 
 const ENV = { ...process.env, OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: undefined } as NodeJS.ProcessEnv;
@@ -168,7 +168,7 @@ describe('the same seed and cassette at --concurrency 1 and 500', () => {
       );
       let dump = '';
       for (const table of ['agents', 'steps', 'actions', 'metrics', 'surveys']) {
-        const q = spawnCliSync(['query', runDir, `select * from ${table} order by all`, '--csv'], { env: ENV });
+        const q = await spawnCliAsync(['query', runDir, `select * from ${table} order by all`, '--csv'], { env: ENV });
         expect(q.status, q.stderr).toBe(0);
         dump += `${table}\n${q.stdout}`;
       }

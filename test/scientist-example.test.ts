@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { promptsOf } from '../src/features/journal/recorded-prompts.js';
 import { loadRunRecord } from '../src/features/journal/record.js';
 import { tempDir } from './helpers/executor-context.js';
-import { spawnCliSync, requireBuiltCli } from './helpers/cli.js';
+import { spawnCliSync, requireBuiltCli, spawnCliAsync } from './helpers/cli.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const GOAL = 'How does the period of a simple pendulum depend on its length and on the mass of its bob?';
@@ -165,11 +165,11 @@ describe('examples/scientist', () => {
     expect(written.filter((n) => n === 'world_model')).toHaveLength(9); // 2 proposals, 2 predictions, 3 tests, accept, reject
   });
 
-  it('stopped half-way and resumed, ends with the same task board and world model', () => {
+  it('stopped half-way and resumed, ends with the same task board and world model', async () => {
     const half = runExample(['--max-turns', '20']);
     expect(half.events.find((e) => e.type === 'run_finished').status).toBe('max_turns');
     expect(json(half.dir, 'world_model.json').statements[0].status).toBe('accepted');
-    const r = spawnCliSync(['resume', half.dir, '--max-turns', '100', '--quiet'], {
+    const r = await spawnCliAsync(['resume', half.dir, '--max-turns', '100', '--quiet'], {
       cwd: ROOT,
       encoding: 'utf8',
       timeout: 120_000,

@@ -29,7 +29,7 @@ function ctrlCAt(at: number, toCaller: boolean, replies: string[]): HumanInput {
   };
 }
 import { ScriptedLlm } from './helpers/scripted-llm.js';
-import { spawnCliSync } from './helpers/cli.js';
+import { spawnCliSync, spawnCliAsync } from './helpers/cli.js';
 
 const cmd = (command: string, args: Record<string, string> = {}) => JSON.stringify({ command, command_args: args });
 
@@ -158,7 +158,7 @@ describe('Ctrl-C at a question of a sub-flow', () => {
 });
 
 describe('sop run, from a cassette', () => {
-  it('exits 0 when the Coder fails and Jarvis re-plans; the transcript shows the failed result', () => {
+  it('exits 0 when the Coder fails and Jarvis re-plans; the transcript shows the failed result', async () => {
     const dir = tempDir('sop-replan-cli-');
     const agent = (name: string, response: string) => ({ purpose: 'agent', agent: name, response });
     const cassette = {
@@ -195,7 +195,7 @@ describe('sop run, from a cassette', () => {
     });
     expect(first.status).toBe(0);
     const run2 = join(out2, readdirSync(out2)[0]!);
-    const resumed = spawnCliSync(['resume', run2, '--max-turns', '50', '--quiet'], { encoding: 'utf8' });
+    const resumed = await spawnCliAsync(['resume', run2, '--max-turns', '50', '--quiet'], { encoding: 'utf8' });
     expect(resumed.stderr).toMatch(/Finished in state "done" after 5 turns/);
     expect(resumed.status).toBe(0);
   });

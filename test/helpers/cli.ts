@@ -45,6 +45,32 @@ export function spawnCliSync(args: readonly string[], options: WithNodeArgs<Spaw
 }
 
 /**
+ * `sop ARGS`, awaited without blocking this test's event loop (a whole run: a spawnSync of a
+ * minute would stall vitest's worker, whose calls to the runner then time out). Takes
+ * spawnSync's cwd, env, input and timeout; resolves with the text of stdout and stderr.
+ */
+export function spawnCliAsync(
+  args: readonly string[],
+  options: WithNodeArgs<{ cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeout?: number; encoding?: 'utf8' }> = {},
+): Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  const { nodeArgs, input, timeout, encoding: _encoding, ...o } = options;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, argv(args, nodeArgs), { ...o, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = timeout ? setTimeout(() => child.kill('SIGTERM'), timeout) : undefined;
+    child.on('error', reject);
+    child.on('close', (status, signal) => {
+      clearTimeout(timer);
+      resolve({ status, signal, stdout, stderr });
+    });
+    child.stdin.end(input ?? '');
+  });
+}
+
+/**
  * `sop ARGS` (with `env` over this process's environment), awaited without blocking: tests whose
  * LLM server answers from the test's own process cannot use spawnSync. Resolves when it exits.
  */
