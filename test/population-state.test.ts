@@ -327,4 +327,16 @@ describe('sop validate of a population state', () => {
     expect(found.some((p) => p.startsWith('/states/feed/cognition/0/policy: unknown rule policy "telepathy"'))).toBe(true);
     expect(found.some((p) => p.startsWith('/states/feed/transitions/0/when: '))).toBe(true);
   });
+
+  it("refuses a population state's settings on a state without a population, rather than ignore them", () => {
+    const file = variant('stray-settings', (_feed, sop) => {
+      const debrief = (sop.states as Record<string, Record<string, unknown>>).debrief!;
+      debrief.llm_mode = 'batch';
+      debrief.straggler = { deadline_s: 5, then: 'wait' };
+    });
+    expect(problems(file)).toEqual([
+      '/states/debrief/llm_mode: "llm_mode" is a population state\'s setting, and this state has no "population" (docs/population.md)',
+      '/states/debrief/straggler: "straggler" is a population state\'s setting, and this state has no "population" (docs/population.md)',
+    ]);
+  });
 });

@@ -16,7 +16,26 @@ import { sourcePath, validatePopulationSpec } from './validate.js';
 
 const esc = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
-/** Problems of every population state of a SOP read from `file`. */
+/** The settings only a population state reads (schemas/sop.schema.json). */
+const POPULATION_ONLY = [
+  'world',
+  'actions',
+  'resolution',
+  'activation',
+  'observe',
+  'cognition',
+  'max_steps',
+  'minutes_per_step',
+  'start_time',
+  'agent_memory',
+  'metrics',
+  'interventions',
+  'llm_mode',
+  'straggler',
+  'transitions',
+] as const;
+
+/** Problems of every population state of a SOP read from `file`, and population settings on other states. */
 export function populationDiagnostics(sop: Sop, file: string | undefined, worlds: WorldRegistry = defaultWorlds()): Diagnostic[] {
   const out: Diagnostic[] = [];
   const baseDir = file ? dirname(file) : process.cwd();
@@ -24,7 +43,17 @@ export function populationDiagnostics(sop: Sop, file: string | undefined, worlds
   // started; they are relative to the SOP file, not the journal, and are read again when a visit starts.
   const journaled = file?.endsWith('#/document') === true;
   for (const [name, def] of Object.entries(sop.states)) {
-    if (!isPopulationState(def)) continue;
+    if (!isPopulationState(def)) {
+      // a population state's settings on a state without `population` would be silently ignored
+      for (const key of POPULATION_ONLY)
+        if ((def as Record<string, unknown>)[key] !== undefined)
+          out.push({
+            severity: 'error',
+            pointer: `/states/${esc(name)}/${key}`,
+            message: `"${key}" is a population state's setting, and this state has no "population" (docs/population.md)`,
+          });
+      continue;
+    }
     const at = `/states/${esc(name)}`;
     const err = (pointer: string, message: string) => out.push({ severity: 'error', pointer, message });
     const d = def as Record<string, unknown>;
