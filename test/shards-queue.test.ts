@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SHARD_QUEUE } from '../src/features/shards/job.js';
+import { SHARD_QUEUE, STEP_QUEUE } from '../src/features/shards/job.js';
 import { CLI } from './helpers/cli.js';
 import { freePort } from './helpers/free-port.js';
 import { startOpenAiServer, type ChatRequestBody, type TestServer } from './helpers/openai-server.js';
@@ -148,6 +148,20 @@ describe.skipIf(!REDIS)('one population step over sop worker --shards processes 
     readFileSync(join(runDir, 'journal.jsonl'), 'utf8')
       .split('\n')
       .filter((l) => l.includes('"type":"llm_call"')).length;
+
+  it('a run whose shards no worker takes says so, rather than wait in silence', async () => {
+    const r = sop(['run', file, '--out', join(dir, 'unattended'), '--llm', 'mock', '--shard-over', url]);
+    expect(await until(() => r.out.includes('no sop worker --shards is connected there'), { timeoutMs: 60_000 }), r.out).toBe(true);
+    expect(r.out).toMatch(/3000 LLM calls wait in shard jobs on redis:\/\/127\.0\.0\.1:\d+/);
+    r.child.kill('SIGKILL');
+    await r.exited;
+    // its shard jobs go, so that the workers of the next tests do not take them
+    for (const name of [SHARD_QUEUE, STEP_QUEUE]) {
+      const q = new Queue(name, { connection: { host: '127.0.0.1', port: Number(new URL(url).port) } });
+      await q.obliterate({ force: true });
+      await q.close();
+    }
+  }, 90_000);
 
   it('acceptance: a 3,000-agent step gives the same tables in this process, over 1 worker and over 3', async () => {
     const local = await run('local', '--llm', 'mock');

@@ -24,6 +24,10 @@ export interface ShardDispatchOptions {
   runId: string;
   /** Attempts of a shard job that fails (a worker killed mid-shard does not use one up). */
   attempts?: number;
+  /** Told, once a step, when no `sop worker --shards` has taken its shards after `idleWarnMs`. */
+  warn?: (message: string) => void;
+  /** How long a step's shards may wait for a worker before `warn` (default 10 s). */
+  idleWarnMs?: number;
 }
 
 interface Connection {
@@ -54,6 +58,7 @@ export class ShardDispatch implements CallDispatch {
     const id = stepId(this.o.runId, step);
     const parent = await this.queue(c, id, step, calls);
     let failure: string | undefined;
+    const idle = this.watchForWorkers(c, calls.length);
     try {
       await untilAborted(parent.waitUntilFinished(c.events), signal);
     } catch (e) {
@@ -62,6 +67,8 @@ export class ShardDispatch implements CallDispatch {
         throw signal.reason;
       }
       failure = (await this.whyFailed(c, id).catch(() => undefined)) ?? (e instanceof Error ? e.message : String(e));
+    } finally {
+      clearTimeout(idle);
     }
     const replies = await readReplies(
       c.redis,
@@ -122,6 +129,25 @@ export class ShardDispatch implements CallDispatch {
       }),
     });
     return node.job;
+  }
+
+  /** Warns once, after a while, when no shard worker is connected to the Redis: otherwise the run would wait in silence. */
+  private watchForWorkers(c: Connection, calls: number): NodeJS.Timeout | undefined {
+    const warn = this.o.warn;
+    if (!warn) return undefined;
+    const timer = setTimeout(() => {
+      void c.shards
+        .getWorkersCount()
+        .then((workers) => {
+          if (workers === 0)
+            warn(
+              `${calls} LLM calls wait in shard jobs on ${shownUrl(this.o.url)}, and no sop worker --shards is connected there: start one (docs/scale.md#one-step-over-many-workers)`,
+            );
+        })
+        .catch(() => {}); // a Redis that went away fails the wait itself
+    }, this.o.idleWarnMs ?? 10_000);
+    timer.unref();
+    return timer;
   }
 
   /** Why a step's barrier failed: the reason of its first shard that failed for good (a refusal says what to change). */

@@ -21,7 +21,13 @@ export function shardsPlugin(o: ShardOptions): PluginMaker {
       let dispatch: ShardDispatch | undefined;
       return {
         dispatch() {
-          dispatch ??= new ShardDispatch({ url: o.url, size: o.size ?? DEFAULT_SHARD_SIZE, secret: o.secret, runId: ctx.runId });
+          dispatch ??= new ShardDispatch({
+            url: o.url,
+            size: o.size ?? DEFAULT_SHARD_SIZE,
+            secret: o.secret,
+            runId: ctx.runId,
+            warn: (message) => ctx.emit({ type: 'warning', message }),
+          });
           return dispatch;
         },
         async close() {
