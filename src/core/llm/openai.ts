@@ -1,6 +1,5 @@
 // The `openai` provider: chat completions of any OpenAI-compatible server via the openai package.
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import { withBreakpoints } from './cache-breakpoints.js';
 import {
   DEFAULT_RETRY_POLICY,
   RETRIES_PER_CALL,
@@ -19,7 +18,6 @@ import {
   type ChatOptions,
   type ChatRequest,
   type ChatResponse,
-  type ChatMessage,
   type LlmProvider,
   type Usage,
 } from './types.js';
@@ -29,7 +27,8 @@ import { CallDeadline, ContentWatch } from './content-watch.js';
 import { keepAliveFetch } from './keep-alive-fetch.js';
 import { observedFetch, type CallGate } from './adaptive-limit.js';
 import { DirectChat, REDIRECTED } from './direct-chat.js';
-import { adaptBody, adaptationFor, adaptationWarning, type Adaptation } from './request-adaptation.js';
+import { adaptationFor, adaptationWarning, type Adaptation } from './request-adaptation.js';
+import { chatRequestBody, toolCallsAsCommands } from './wire-body.js';
 
 export interface OpenAiProviderOptions {
   apiKey?: string;
@@ -117,47 +116,6 @@ function classify(err: unknown, baseURL?: string, timeoutMs?: number): Retryable
   return { retryable: false, reason: err instanceof Error ? err.message : String(err) };
 }
 
-/**
- * Tool calls as the command JSON the engine parses ({"command", "command_args"}), one per line;
- * arguments that are not JSON are passed on as they are, so the parse error goes back to the model.
- */
-export function toolCallsAsCommands(calls: Array<{ name: string; arguments: string }>): string {
-  return calls
-    .map((c) => {
-      try {
-        return JSON.stringify({ command: c.name, command_args: c.arguments.trim() ? JSON.parse(c.arguments) : {} });
-      } catch {
-        return `{"command": ${JSON.stringify(c.name)}, "command_args": ${c.arguments}}`;
-      }
-    })
-    .join('\n');
-}
-
-type WireMessage =
-  | { role: 'system' | 'user'; content: string }
-  | {
-      role: 'assistant';
-      content: string | null;
-      tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
-    }
-  | { role: 'tool'; tool_call_id: string; content: string };
-
-/** The messages as the server takes them: with `tools`, their native form where they have one (src/core/llm/types.ts). */
-export function wireMessages(messages: readonly ChatMessage[], tools: boolean): WireMessage[] {
-  return messages.map((m): WireMessage => {
-    const n = tools ? m.native : undefined;
-    if (n === undefined) return { role: m.role, content: m.content };
-    if (n.role === 'assistant')
-      return {
-        role: 'assistant',
-        content: null,
-        tool_calls: n.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })),
-      };
-    if (n.role === 'tool') return { role: 'tool', tool_call_id: n.toolCallId, content: n.content };
-    return { role: n.role, content: n.content };
-  });
-}
-
 /** "the agent call by Ada in state "opening"", for warnings. */
 function describeCall(meta: CallMeta): string {
   return `the ${meta.purpose} call${meta.agent ? ` by ${meta.agent}` : ''} in state "${meta.state}" (turn ${meta.turn})`;
@@ -182,29 +140,6 @@ function describeBody(body: unknown): string {
   if (isObject(body) && isObject(body.error)) return `an error: ${String(body.error.message ?? JSON.stringify(body.error)).slice(0, 200)}`;
   if (isObject(body) && !Array.isArray(body.choices)) return 'JSON without "choices"';
   return 'JSON without a message in "choices"';
-}
-
-/**
- * The body of a chat completion request as the provider sends it (tools included), without what
- * `adaptations` says the model's server refused; also a line of a batch file (src/features/batch).
- */
-export function chatRequestBody(request: ChatRequest, adaptations: ReadonlySet<Adaptation> = new Set()) {
-  const tools = request.meta.tools;
-  const body = {
-    model: request.model,
-    messages: [] as WireMessage[],
-    ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-    ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
-    // actions: a state's commands offered as function tools (llm.tool_calls)
-    ...(tools?.length ? { tools: tools.map((t) => ({ type: 'function' as const, function: t })), tool_choice: 'auto' as const } : {}),
-    ...(request.stream ? { stream_options: { include_usage: true } } : {}),
-    ...(request.promptCacheKey !== undefined ? { prompt_cache_key: request.promptCacheKey } : {}),
-  };
-  const sent = adaptBody(body, adaptations);
-  // with the tools sent, the native form of each message (tool calls and results); else the JSON command form
-  sent.messages = wireMessages(request.messages, sent.tools !== undefined);
-  if (request.cacheBreakpoints) sent.messages = withBreakpoints(sent.messages, request.meta);
-  return sent;
 }
 
 export class OpenAiProvider implements LlmProvider {

@@ -3,7 +3,7 @@
 // one result a line, `{"custom_id", "response": {"status_code", "body"}, "error"}`, as the OpenAI
 // Batch API and `vllm run-batch` write them. The result file is a server's reply: untrusted, so
 // every field is checked and a bad line names what is wrong.
-import { chatRequestBody, toolCallsAsCommands } from '../../core/llm/openai.js';
+import { chatRequestBody, toolCallsAsCommands } from '../../core/llm/wire-body.js';
 import { DEFAULT_MAX_REPLY_BYTES } from '../../core/llm/reply-errors.js';
 import { estimateUsage, type ChatRequest, type ChatResponse, type Usage } from '../../core/llm/types.js';
 import { isObject } from '../../shared/util/is-object.js';
