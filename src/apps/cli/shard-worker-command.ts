@@ -4,6 +4,7 @@
 // file, and its model name is used only when --allow-model allows it (--model overrides it).
 // A shard whose worker died (SIGKILL, a lost machine) goes back to the queue within seconds (a
 // short job lock) and another worker answers only the calls whose replies were not stored.
+import { stopOnSignals } from './worker-signals.js';
 import { setMaxListeners } from 'node:events';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -129,16 +130,12 @@ export async function shardWorkerCommand(o: ShardWorkerOptions): Promise<number>
     if (job)
       err(`shard job ${terminalSafe(String(job.id ?? '?')).slice(0, 200)} failed: ${terminalSafe(e.message.replace(/\s*\n\s*/g, '; '))}\n`);
   });
-  let signals = 0;
-  const onSignal = () => {
-    signals++;
-    if (signals > 1) process.exit(130);
-    err('Stopping: the shard in progress goes back to the queue; its replies stored so far are kept (Ctrl-C again to quit at once).\n');
-    stop.abort();
-    void worker.close();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const signals = stopOnSignals({
+    say: 'the shard in progress goes back to the queue; its replies stored so far are kept',
+    stop,
+    close: () => worker.close(),
+    err,
+  });
   try {
     await reachRedis(Promise.all([worker.waitUntilReady(), redis.ping()]), redact(o.queue), () => lastError);
     await limits?.ready();
@@ -164,9 +161,8 @@ export async function shardWorkerCommand(o: ShardWorkerOptions): Promise<number>
   } finally {
     await limits?.close().catch(() => {});
   }
-  process.off('SIGINT', onSignal);
-  process.off('SIGTERM', onSignal);
+  signals.release();
   redis.disconnect();
   await provider.close?.();
-  return signals > 0 ? 130 : 0;
+  return signals.stopped() ? 130 : 0;
 }

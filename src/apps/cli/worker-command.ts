@@ -5,6 +5,7 @@
 // A job is input from whoever can write to the Redis: each is checked (its SOP_QUEUE_SECRET
 // signature, its shape, this worker's --root folders and allowances: src/apps/sweep/job-policy.ts)
 // before anything runs, and a job refused is failed at once with the reason.
+import { stopOnSignals } from './worker-signals.js';
 import { setMaxListeners } from 'node:events';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -209,16 +210,12 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
       : `run ${terminalSafe(String(job?.data?.point?.key))}`;
     if (job) err(`${name} failed: ${terminalSafe(e.message.replace(/\s*\n\s*/g, '; '))}\n`);
   });
-  let signals = 0;
-  const onSignal = () => {
-    signals++;
-    if (signals > 1) process.exit(130);
-    err('Stopping: the runs in progress stop after their turn and go back to the queue (Ctrl-C again to quit at once).\n');
-    stop.abort();
-    void worker.close();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const signals = stopOnSignals({
+    say: 'the runs in progress stop after their turn and go back to the queue',
+    stop,
+    close: () => worker.close(),
+    err,
+  });
   try {
     await reachRedis(worker.waitUntilReady(), redact(o.queue), () => lastError);
     await limits?.ready();
@@ -238,9 +235,8 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
   } finally {
     await limits?.close().catch(() => {});
   }
-  process.off('SIGINT', onSignal);
-  process.off('SIGTERM', onSignal);
-  return signals > 0 ? 130 : 0;
+  signals.release();
+  return signals.stopped() ? 130 : 0;
 }
 
 /** What this worker lets jobs do beyond its roots, as said when it is ready. */
