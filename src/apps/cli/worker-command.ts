@@ -12,7 +12,7 @@ import { resolve } from 'node:path';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { loadSopFile } from '../../api/loader/load.js';
 import type { LlmProvider } from '../../core/llm/types.js';
-import { configureSecrets, makeRedactor } from '../../shared/util/redact.js';
+import { configureSecrets, makeRedactor, redactedProcessor } from '../../shared/util/redact.js';
 import type { Sop } from '../../format/sop/types.js';
 import { QUEUE_NAME, connectionOf, parseRedisUrl, reachRedis, type JobData } from '../sweep/queue.js';
 import { runPoint, workerName } from '../sweep/run-point.js';
@@ -188,7 +188,15 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
     return line;
   };
 
-  const worker = new Worker<JobData, ResultLine>(QUEUE_NAME, processor, {
+  // what BullMQ stores of a job (its result line, its failed reason and stack trace) is redacted
+  // with the secrets of this moment (a job's --base-url adds its credentials)
+  const worker = new Worker<JobData, ResultLine>(
+    QUEUE_NAME,
+    (job: Job<JobData, ResultLine>) => {
+      let r: ((t: string) => string) | undefined; // made once the job is done
+      return redactedProcessor(processor, (t) => (r ??= makeRedactor())(t))(job);
+    },
+    {
     connection: connectionOf(o.queue),
     concurrency: o.concurrency,
     lockDuration,
