@@ -197,13 +197,14 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
       return redactedProcessor(processor, (t) => (r ??= makeRedactor())(t))(job);
     },
     {
-    connection: connectionOf(o.queue),
-    concurrency: o.concurrency,
-    lockDuration,
-    stalledInterval: Math.max(1000, Math.round(lockDuration / 2)),
-    maxStalledCount: 2,
-    autorun: false,
-  });
+      connection: connectionOf(o.queue),
+      concurrency: o.concurrency,
+      lockDuration,
+      stalledInterval: Math.max(1000, Math.round(lockDuration / 2)),
+      maxStalledCount: 2,
+      autorun: false,
+    },
+  );
   let lastError: string | undefined;
   let ready = false; // before that, the error is told once by reachRedis
   worker.on('error', (e) => {

@@ -116,7 +116,12 @@ export class ShardDispatch implements CallDispatch {
       children: shards.map((list, n) => {
         const jobId = shardJobId(id, n);
         const calls = list.map(shardCall);
-        const data: Omit<ShardJobData, 'sig'> = { v: 1, step: id, shard: n, calls: this.o.redact ? redactDeep(calls, this.o.redact) : calls };
+        const data: Omit<ShardJobData, 'sig'> = {
+          v: 1,
+          step: id,
+          shard: n,
+          calls: this.o.redact ? redactDeep(calls, this.o.redact) : calls,
+        };
         return {
           name: `shard ${n + 1} of ${shards.length}`,
           queueName: SHARD_QUEUE,

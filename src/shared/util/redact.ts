@@ -180,7 +180,8 @@ export function redactDeep<T>(value: T, redact: (text: string) => string): T {
     if (Array.isArray(v)) return v.map(walk);
     if (v !== null && typeof v === 'object') {
       const out: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(v)) Object.defineProperty(out, redact(k), { value: walk(x), enumerable: true, writable: true, configurable: true });
+      for (const [k, x] of Object.entries(v))
+        Object.defineProperty(out, redact(k), { value: walk(x), enumerable: true, writable: true, configurable: true });
       return out;
     }
     return v;

@@ -1,0 +1,206 @@
+// Hostile population stores (issue 32, the stores half): the stores a population run shares and
+// the files it is handed back. Through the real `sop` binary, a real redis-server and an
+// OpenAI-compatible server on 127.0.0.1 (the one part replaced):
+// - a shard worker whose server echoes OPENAI_API_KEY, a DATABASE_URL password and
+//   SOP_QUEUE_SECRET in every reply, and a population whose data holds the key, run over Redis and
+//   SIGKILLed mid-step: no value anywhere in Redis holds any of the three secrets;
+// - `sop query` with a deadline and a memory limit: a query that would run for ever, or take the
+//   machine's memory, ends with one line and exit 1;
+// - batch result files streamed line by line (a file past the cap, a line past the cap, duplicated
+//   custom_ids, lines that are not results).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, requireBuiltCli } from './helpers/cli.js';
+import { freePort } from './helpers/free-port.js';
+import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
+import { until } from './helpers/until.js';
+
+const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
+if (!REDIS)
+  console.warn('hostile population stores: the Redis tests are skipped: redis-server is not installed (apt-get install redis-server)');
+
+const KEY = 'sk-hostile-stores-KEY-7f3a9c5d';
+const DB_PASSWORD = 'pgPASS-stores-4e1d9b';
+const QUEUE_SECRET = 'queue-secret-stores-0123456789abcdef';
+const SECRETS = [KEY, DB_PASSWORD, QUEUE_SECRET];
+const env = {
+  ...process.env,
+  OPENAI_API_KEY: KEY,
+  DATABASE_URL: `postgres://app:${DB_PASSWORD}@db.example:5432/app`,
+  SOP_QUEUE_SECRET: QUEUE_SECRET,
+};
+
+const counts = { redisValues: 0, secretsInRedis: 0, repliesRedacted: 0 };
+
+interface Proc {
+  child: ChildProcess;
+  out: string;
+  exited: Promise<number | null>;
+}
+
+function start(cmd: string, args: string[], e: NodeJS.ProcessEnv = env): Proc {
+  const child = spawn(cmd, args, { env: e, stdio: ['ignore', 'pipe', 'pipe'] });
+  const p: Proc = { child, out: '', exited: new Promise((r) => child.on('exit', (code) => r(code))) };
+  const onData = (d: Buffer) => void (p.out += d.toString());
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  return p;
+}
+
+let dir: string;
+const procs: Proc[] = [];
+const servers: TestServer[] = [];
+const sop = (args: string[], e: NodeJS.ProcessEnv = env) => {
+  const p = start(process.execPath, [CLI, ...args], e);
+  procs.push(p);
+  return p;
+};
+
+beforeAll(() => {
+  requireBuiltCli();
+  dir = mkdtempSync(join(tmpdir(), 'sop-hostile-stores-'));
+});
+
+afterAll(async () => {
+  for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+  await Promise.all(procs.map((p) => p.exited));
+  await Promise.all(servers.map((s) => s.close()));
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  console.log(
+    `hostile population stores: ${counts.secretsInRedis} secrets in Redis (${counts.redisValues} values read after a SIGKILL, ${counts.repliesRedacted} replies redacted)`,
+  );
+});
+
+/** A social step of `n` generated agents, each acting once; every persona shows a note from the data that holds the key. */
+function socialSop(n: number) {
+  return {
+    name: 'stores-step',
+    llm: { model: 'gpt-4o-mini', temperature: 0.7 },
+    agents: {},
+    root: 'feed',
+    states: {
+      feed: {
+        environment_prompt: 'You use a small social network. Your feed shows posts by people you follow.',
+        population: {
+          source: {
+            generate: {
+              n,
+              seed: 7,
+              columns: { name: { choice: ['Ada', 'Ben', 'Chloe', 'Dev'] }, note: { choice: [`token ${KEY}`] } },
+            },
+          },
+          id: 'id',
+          persona: 'You are {{name}}. Your notes say: {{note}}.',
+        },
+        world: {
+          type: 'social',
+          params: { rank: 'hot', feed_size: 5, seed_posts: [{ id: 'news', author: 'a0', text: 'Buses are free from next month.' }] },
+          graph: { generate: { model: 'barabasi_albert', m: 3, seed: 7 } },
+        },
+        actions: ['post', 'idle'],
+        activation: { probability: 1 },
+        cognition: [{ tier: 'per_agent' }],
+        resolution: { type: 'shuffle', seed: 7 },
+        max_steps: 1,
+        next_states: { '1': 'end' },
+      },
+      end: { final: true },
+    },
+  };
+}
+
+/** Every value Redis holds, as text: strings, hash fields and values, lists, sets, sorted sets and streams. */
+async function everyValue(redis: Redis): Promise<string[]> {
+  const out: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'COUNT', 1000);
+    cursor = next;
+    for (const key of keys) {
+      const type = await redis.type(key);
+      if (type === 'string') out.push((await redis.get(key)) ?? '');
+      else if (type === 'hash') out.push(...Object.entries(await redis.hgetall(key)).flat());
+      else if (type === 'list') out.push(...(await redis.lrange(key, 0, -1)));
+      else if (type === 'set') out.push(...(await redis.smembers(key)));
+      else if (type === 'zset') out.push(...(await redis.zrange(key, 0, -1)));
+      else if (type === 'stream') for (const [, fields] of await redis.xrange(key, '-', '+')) out.push(...fields);
+      out.push(key);
+    }
+  } while (cursor !== '0');
+  return out;
+}
+
+const holdsSecret = (v: string) => SECRETS.some((s) => v.toLowerCase().includes(s.toLowerCase()));
+
+describe.skipIf(!REDIS)('Redis holds no secret of the run or its workers', () => {
+  let redisProc: Proc;
+  let url: string;
+  let redis: Redis;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    redisProc = start(REDIS!, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
+    procs.push(redisProc);
+    await until(() => redisProc.out.includes('Ready to accept connections'), { timeoutMs: 10_000 });
+    url = `redis://127.0.0.1:${port}`;
+    redis = new Redis({ host: '127.0.0.1', port });
+  });
+  afterAll(() => redis?.disconnect());
+
+  it('acceptance: replies echoing OPENAI_API_KEY, a DATABASE_URL password and SOP_QUEUE_SECRET, the run SIGKILLed mid-step', async () => {
+    // the server echoes the three secrets in every post it is asked for
+    const server = await startOpenAiServer({
+      latencyMs: 20,
+      reply: () => JSON.stringify({ command: 'post', command_args: { text: `leak ${KEY} ${DB_PASSWORD} ${QUEUE_SECRET} end` } }),
+    });
+    servers.push(server);
+    const file = join(dir, 'step.sop.json');
+    writeFileSync(file, JSON.stringify(socialSop(250)));
+    const worker = sop([
+      'worker',
+      '--queue',
+      url,
+      '--shards',
+      '--llm',
+      'openai',
+      '--base-url',
+      server.url,
+      '--allow-model',
+      '*',
+      '--shard-concurrency',
+      '4',
+    ]);
+    expect(await until(() => worker.out.includes('ready: shard queue'), { timeoutMs: 60_000 }), worker.out).toBe(true);
+    const run = sop(['run', file, '--out', join(dir, 'runs'), '--shard-over', url, '--shard-size', '50', '--quiet']);
+    const fields = async () => {
+      const keys = await redis.keys('sop-shards:replies:*');
+      return keys.length === 0 ? 0 : redis.hlen(keys[0]!);
+    };
+    expect(await until(async () => (await fields()) >= 20, { timeoutMs: 90_000, intervalMs: 5 }), run.out + worker.out).toBe(true);
+    run.child.kill('SIGKILL');
+    await run.exited;
+    // the worker goes on answering the shards the dead run queued: every reply is stored
+    expect(await until(async () => (await fields()) === 250, { timeoutMs: 120_000, intervalMs: 50 }), worker.out).toBe(true);
+    expect(server.requests.length).toBeGreaterThanOrEqual(250);
+    // the server was sent the personas' notes without the key the data held
+    expect(server.requests.some((r) => JSON.stringify(r.body).includes('token [REDACTED]'))).toBe(true);
+    expect(server.requests.some((r) => JSON.stringify(r.body).includes(KEY))).toBe(false);
+
+    const values = await everyValue(redis);
+    counts.redisValues = values.length;
+    counts.secretsInRedis = values.filter(holdsSecret).length;
+    counts.repliesRedacted = Object.values(await redis.hgetall((await redis.keys('sop-shards:replies:*'))[0]!)).filter((v) =>
+      v.includes('leak [REDACTED] [REDACTED] [REDACTED] end'),
+    ).length;
+    expect(values.filter(holdsSecret)).toEqual([]);
+    expect(counts.repliesRedacted).toBe(250);
+    expect(worker.out).not.toContain(KEY);
+    worker.child.kill('SIGTERM');
+    expect(await worker.exited).toBe(130);
+    expect(readdirSync(join(dir, 'runs'))).toHaveLength(1);
+  }, 300_000);
+});
