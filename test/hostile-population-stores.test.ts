@@ -18,6 +18,8 @@ import { CLI, requireBuiltCli } from './helpers/cli.js';
 import { freePort } from './helpers/free-port.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { until } from './helpers/until.js';
+import { writePopulationSop } from './helpers/population-sop.js';
+import { queryResults } from '../src/api/results-db.js';
 
 const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
 if (!REDIS)
@@ -34,7 +36,7 @@ const env = {
   SOP_QUEUE_SECRET: QUEUE_SECRET,
 };
 
-const counts = { redisValues: 0, secretsInRedis: 0, repliesRedacted: 0 };
+const counts = { redisValues: 0, secretsInRedis: 0, repliesRedacted: 0, queriesStopped: 0 };
 
 interface Proc {
   child: ChildProcess;
@@ -71,7 +73,8 @@ afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));
   if (dir) rmSync(dir, { recursive: true, force: true });
   console.log(
-    `hostile population stores: ${counts.secretsInRedis} secrets in Redis (${counts.redisValues} values read after a SIGKILL, ${counts.repliesRedacted} replies redacted)`,
+    `hostile population stores: ${counts.secretsInRedis} secrets in Redis (${counts.redisValues} values read after a SIGKILL, ${counts.repliesRedacted} replies redacted), ` +
+      `${counts.queriesStopped} queries stopped with one line`,
   );
 });
 
@@ -203,4 +206,67 @@ describe.skipIf(!REDIS)('Redis holds no secret of the run or its workers', () =>
     expect(await worker.exited).toBe(130);
     expect(readdirSync(join(dir, 'runs'))).toHaveLength(1);
   }, 300_000);
+});
+
+describe('sop query: a deadline and a memory limit', () => {
+  let runDir: string;
+  /** Runs `sop query` to its end: its exit code, its output and how long it took. */
+  const query = async (...args: string[]) => {
+    const t0 = Date.now();
+    const q = sop(['query', runDir, ...args]);
+    const code = await q.exited;
+    return { code, out: q.out, ms: Date.now() - t0 };
+  };
+  const oneLine = (r: { code: number | null; out: string }, re: RegExp) => {
+    expect(r.code, r.out).toBe(1);
+    expect(r.out.trim().split('\n'), r.out).toHaveLength(1);
+    expect(r.out).toMatch(re);
+    expect(r.out).not.toMatch(/\n\s+at /);
+    counts.queriesStopped++;
+  };
+
+  beforeAll(async () => {
+    const home = mkdtempSync(join(dir, 'query-'));
+    const file = writePopulationSop(home, { agents: 6, steps: 1 });
+    const r = sop(['run', file, '--llm', 'mock', '--out', join(home, 'runs'), '--quiet']);
+    expect(await r.exited, r.out).toBe(0);
+    runDir = join(home, 'runs', readdirSync(join(home, 'runs'))[0]!);
+    // the database is built before the timed queries
+    expect((await query('select count(*) as n from agents')).code).toBe(0);
+  }, 120_000);
+
+  it('acceptance: a query that would run for ever, with --timeout 5, exits non-zero within 15 s with one line', async () => {
+    const r = await query('select count(*) from range(100000000000000)', '--timeout', '5');
+    oneLine(r, /^error: the query was stopped after 5 s, its deadline \(--timeout SECONDS; default 60\)$/m);
+    expect(r.ms).toBeLessThan(15_000);
+  }, 60_000);
+
+  it('a query that needs more memory than --memory-limit is stopped with one line', async () => {
+    const r = await query("select length(string_agg(repeat('x',10000000),'')) from range(400)", '--memory-limit', '200MB');
+    oneLine(r, /^error: the query was stopped: it needs more memory than its limit of 200 MB \(--memory-limit SIZE/m);
+  }, 60_000);
+
+  it('a size that is not one, or a deadline of 0, is one line before anything runs', async () => {
+    oneLine(
+      await query('select 1', '--memory-limit', 'lots'),
+      /^error: --memory-limit must be a size such as 2GB, 512MiB or 1500000000 \(got "lots"\)$/m,
+    );
+    oneLine(await query('select 1', '--timeout', '0'), /^error: --timeout must be a number of seconds above 0 \(got 0\)$/m);
+    const ok = await query('select 42 as answer', '--memory-limit', '1GiB', '--timeout', '10', '--csv');
+    expect(ok.out).toBe('answer\r\n42\r\n');
+  }, 60_000);
+
+  it("the API's queryResults takes the same bounds (the viewer and scripts run queries)", async () => {
+    const t0 = Date.now();
+    await expect(queryResults(runDir, 'select count(*) from range(100000000000000)', { timeoutMs: 1000 })).rejects.toThrow(
+      /^the query was stopped after 1 s, its deadline/,
+    );
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    await expect(
+      queryResults(runDir, "select length(string_agg(repeat('x',10000000),'')) from range(400)", { memoryLimit: '150MiB' }),
+    ).rejects.toThrow(/needs more memory than its limit of 150 MiB/);
+    const r = await queryResults(runDir, 'select count(*) as n from agents', { timeoutMs: 30_000, memoryLimit: 512 * 1024 * 1024 });
+    expect(r.rows).toEqual([[6]]);
+    counts.queriesStopped += 2;
+  }, 60_000);
 });

@@ -15,6 +15,7 @@ import { JOURNAL_FILE } from '../features/journal/writer.js';
 import { agentsTable, populationResults } from '../features/population/results.js';
 import { isPopulationState } from '../features/population/state-spec.js';
 import type { SopState } from '../format/sop/types.js';
+import { boundsProblem, memorySetting, queryBounds, type Bounds, type QueryBounds } from './query-bounds.js';
 
 export const RESULTS_DB = 'population.duckdb';
 
@@ -210,11 +211,15 @@ async function readyDb(dir: string): Promise<BuildResult & { journalBytes: numbe
   return { file, warnings: [], journalBytes, built: false };
 }
 
-/** Opens the database read-only; `locked`: with file access off and the settings locked (for the caller's SQL). */
-async function openDb(file: string, locked: boolean): Promise<{ db: DuckDBInstance; c: DuckDBConnection }> {
+/**
+ * Opens the database read-only; `locked`: with file access off and the settings locked (for the
+ * caller's SQL, under the memory limit of `bounds`).
+ */
+async function openDb(file: string, locked: boolean, bounds?: Bounds): Promise<{ db: DuckDBInstance; c: DuckDBConnection }> {
   const db = await DuckDBInstance.create(file, {
     ...BASE_CONFIG,
     access_mode: 'READ_ONLY',
+    ...(bounds ? { memory_limit: memorySetting(bounds) } : {}),
     ...(locked ? { enable_external_access: 'false', lock_configuration: 'true' } : {}),
   });
   try {
@@ -229,9 +234,13 @@ async function openDb(file: string, locked: boolean): Promise<{ db: DuckDBInstan
  * Open a run's database read-only, built first when it is missing or stale: older than the
  * journal, or built from another size of journal than there is now (a resume went on meanwhile).
  */
-async function openRun(dir: string, locked: boolean): Promise<{ db: DuckDBInstance; c: DuckDBConnection; warnings: string[] }> {
+async function openRun(
+  dir: string,
+  locked: boolean,
+  bounds?: Bounds,
+): Promise<{ db: DuckDBInstance; c: DuckDBConnection; warnings: string[] }> {
   const ready = await readyDb(dir);
-  let { db, c } = await openDb(ready.file, locked);
+  let { db, c } = await openDb(ready.file, locked, bounds);
   let fresh = false;
   try {
     const [bytes, loaded] = (await c.runAndReadAll('SELECT journal_bytes, agents_loaded FROM run')).getRowsJS()[0] ?? [];
@@ -244,7 +253,7 @@ async function openRun(dir: string, locked: boolean): Promise<{ db: DuckDBInstan
   c.closeSync();
   db.closeSync();
   const again = await buildResultsDb(dir);
-  ({ db, c } = await openDb(again.file, locked));
+  ({ db, c } = await openDb(again.file, locked, bounds));
   return { db, c, warnings: [...ready.warnings, ...again.warnings] };
 }
 
@@ -266,23 +275,34 @@ function firstLine(err: unknown): string {
     .trim();
 }
 
-/** Run the caller's SQL on a run's database (read-only); the result of its last statement. */
-export async function queryResults(dir: string, sql: string): Promise<QueryResult> {
+/**
+ * Run the caller's SQL on a run's database (read-only); the result of its last statement. The
+ * statements run within `bounds` (default 60 s and a quarter of the machine's memory): past
+ * either, the query is stopped with a ResultsError of one line.
+ */
+export async function queryResults(dir: string, sql: string, bounds: QueryBounds = {}): Promise<QueryResult> {
   if (sql.trim() === '') throw new ResultsError('no SQL given');
-  const { db, c, warnings } = await openRun(dir, true);
+  const b = queryBounds(bounds);
+  const { db, c, warnings } = await openRun(dir, true, b);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    c.interrupt();
+  }, b.timeoutMs);
+  const failed = (err: unknown) => new ResultsError(boundsProblem(err, b, timedOut) ?? firstLine(err));
   try {
     let statements;
     try {
       statements = await c.extractStatements(sql);
     } catch (err) {
-      throw new ResultsError(firstLine(err));
+      throw failed(err);
     }
     let reader;
     for (let i = 0; i < statements.count; i++) {
       try {
         reader = await (await statements.prepare(i)).runAndReadAll();
       } catch (err) {
-        throw new ResultsError(firstLine(err));
+        throw failed(err);
       }
     }
     if (!reader) throw new ResultsError('no SQL statement given');
@@ -291,6 +311,7 @@ export async function queryResults(dir: string, sql: string): Promise<QueryResul
     const rows = js.map((r, i) => r.map((v, j) => cell(v, json[i]![j])));
     return { columns: reader.columnNames(), rows, warnings };
   } finally {
+    clearTimeout(timer);
     c.closeSync();
     db.closeSync();
   }
