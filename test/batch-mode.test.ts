@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resumeRun, runSop, type RunEvent } from '../src/index.js';
 import { BATCH_DISCOUNT, callCost } from '../src/core/llm/pricing.js';
-import { parseResults } from '../src/features/batch/lines.js';
+import { BatchResults } from '../src/features/batch/lines.js';
+import { readLines } from '../src/features/batch/result-stream.js';
 import { VllmBatchTarget } from '../src/features/batch/vllm-target.js';
 import { startBatchServer, type BatchLine, type FakeBatchServer } from './helpers/batch-server.js';
 import type { ChatRequestBody } from './helpers/openai-server.js';
@@ -248,9 +249,11 @@ describe('batch results are untrusted input', () => {
     model: 'm',
     meta: { purpose: 'agent' as const, state: 's', turn: 1 },
   };
-  it('skips lines that are not results, ignores ids the step did not ask, and names what a bad line lacks', () => {
+  it('counts lines that are not results, ignores ids the step did not ask, and names what a bad line lacks', () => {
     const text = [
       'not json',
+      JSON.stringify({ id: 'no custom_id' }),
+      JSON.stringify({ custom_id: 7 }),
       JSON.stringify({ custom_id: 'other', response: { status_code: 200, body: {} } }),
       JSON.stringify({ custom_id: '1:a', response: { status_code: 200, body: { choices: 'no' } } }),
       JSON.stringify({
@@ -264,13 +267,53 @@ describe('batch results are untrusted input', () => {
       ['1:b', request],
       ['1:c', request],
     ]);
-    const { results, bad } = parseResults(text, asked);
-    expect(bad).toBe(1);
+    const parsed = new BatchResults(asked, 'batch b1');
+    for (const line of text.split('\n')) parsed.add(line);
+    const { results } = parsed;
+    expect(parsed.dropped()).toBe('batch b1: 3 result lines were dropped (1 not JSON, 2 without a string custom_id)');
     expect(results.has('other')).toBe(false);
     expect(results.get('1:a')).toEqual({ error: 'its response body is not a chat completion' });
     // usage that is not a count is estimated instead
     expect(results.get('1:b')).toMatchObject({ reply: { content: 'ok', usage: { completionTokens: 1 } } });
     expect(results.get('1:c')).toEqual({ error: 'x: refused' });
+  });
+
+  it('refuses results holding a call twice (a duplicated custom_id): no reply of the batch is used', () => {
+    const line = JSON.stringify({ custom_id: '1:a', response: { status_code: 200, body: { choices: [{ message: { content: 'ok' } }] } } });
+    const parsed = new BatchResults(new Map([['1:a', request]]), 'batch b2');
+    parsed.add(line);
+    expect(() => parsed.add(line)).toThrow(
+      /^batch b2: its results hold the call 1:a twice \(a duplicated custom_id\); the batch is refused, none of its replies is used$/,
+    );
+  });
+
+  it('reads a result file a line at a time, with a cap on a line and on the file', async () => {
+    async function* chunks(...parts: string[]) {
+      for (const p of parts) yield Buffer.from(p);
+    }
+    const lines: string[] = [];
+    // lines split across chunks, a multi-byte character split between two, a last line without a line break
+    const euro = Buffer.from('€');
+    async function* split() {
+      yield Buffer.from('{"a":1}\n{"b":"');
+      yield euro.subarray(0, 1);
+      yield Buffer.concat([euro.subarray(1), Buffer.from('"}\n\nlast')]);
+    }
+    await readLines(split(), (l) => lines.push(l), { what: 'f', partialLast: 'line' });
+    expect(lines).toEqual(['{"a":1}', '{"b":"€"}', '', 'last']);
+    const kept: string[] = [];
+    await readLines(chunks('one\ntwo'), (l) => kept.push(l), { what: 'f', partialLast: 'ignore' });
+    expect(kept).toEqual(['one']);
+    await expect(
+      readLines(chunks('short\n', 'x'.repeat(50), 'y'.repeat(50), '\n'), () => {}, {
+        what: 'file f1',
+        partialLast: 'line',
+        maxLineBytes: 64,
+      }),
+    ).rejects.toThrow(/^file f1: line 2 is longer than 64 bytes; the result file is not read further$/);
+    await expect(
+      readLines(chunks('a\n'.repeat(40), 'b\n'.repeat(40)), () => {}, { what: 'file f2', partialLast: 'line', maxFileBytes: 100 }),
+    ).rejects.toThrow(/^file f2 is larger than 100 bytes; the result file is not read further$/);
   });
 
   it('refuses a vllm batch of calls naming two models (vllm run-batch serves one)', async () => {
