@@ -12,6 +12,8 @@ import { BATCH_DISCOUNT, callCost } from '../src/core/llm/pricing.js';
 import { BatchResults } from '../src/features/batch/lines.js';
 import { readLines } from '../src/features/batch/result-stream.js';
 import { VllmBatchTarget } from '../src/features/batch/vllm-target.js';
+import { OpenAiBatchTarget } from '../src/features/batch/openai-target.js';
+import { getEventListeners } from 'node:events';
 import { startBatchServer, type BatchLine, type FakeBatchServer } from './helpers/batch-server.js';
 import type { ChatRequestBody } from './helpers/openai-server.js';
 import { AGENTS, STEPS, writePopulationSop, inMessages } from './helpers/population-sop.js';
@@ -241,6 +243,49 @@ describe('--batch-target vllm', () => {
       'feed-1-2.output.jsonl',
     ]);
   });
+});
+
+describe('a long wait for a batch', () => {
+  it('adds no abort listener per poll: 40 polls leave the signal as they found it, and no MaxListenersExceededWarning', async () => {
+    const server = await startBatchServer({ reply, hold: true });
+    servers.push(server);
+    const target = new OpenAiBatchTarget({ baseURL: server.url, apiKey: () => 'sk-test' }, 'run-listeners');
+    const file = JSON.stringify({ custom_id: '1:a', method: 'POST', url: '/v1/chat/completions', body: { model: 'm', messages: [] } });
+    const batch = await target.submit(file + '\n', { state: 'feed', visit: 1, step: 1 }, ['m']);
+    const stop = new AbortController();
+    const before = getEventListeners(stop.signal, 'abort').length;
+    for (let i = 0; i < 40; i++) expect((await target.poll(batch, new Set(['1:a']), stop.signal)).ended).toBeUndefined();
+    expect(getEventListeners(stop.signal, 'abort').length).toBe(before);
+    server.release();
+    const over = await target.poll(batch, new Set(['1:a']), stop.signal);
+    const lines: string[] = [];
+    await over.ended!.read((l) => lines.push(l));
+    expect(lines.filter((l) => l.includes('"custom_id":"1:a"'))).toHaveLength(1);
+    expect(getEventListeners(stop.signal, 'abort').length).toBe(before);
+
+    // a run waiting through many polls: no warning of listeners piling up on its signals
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on('warning', onWarning);
+    try {
+      const held = await startBatchServer({ reply, hold: true });
+      servers.push(held);
+      const handle = runSop(sopFile, {
+        llm: 'openai',
+        baseUrl: held.url,
+        llmMode: 'batch',
+        batchPollMs: 1,
+        out: join(dir, 'runs-listeners'),
+      });
+      expect(await until(() => held.polls >= 60, { timeoutMs: 60_000 })).toBe(true);
+      held.release();
+      expect((await handle.result).status).toBe('finished');
+      await new Promise((r) => setImmediate(r)); // a warning is emitted on the next tick
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.filter((w) => w.includes('MaxListenersExceeded'))).toEqual([]);
+  }, 120_000);
 });
 
 describe('batch results are untrusted input', () => {

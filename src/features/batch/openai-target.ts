@@ -11,6 +11,7 @@ import type { StepRef } from '../../core/runtime/call-many.js';
 import { isObject } from '../../shared/util/is-object.js';
 import { BATCH_URL } from './lines.js';
 import { readLines, type LineCaps } from './result-stream.js';
+import { withOwnSignal } from './wait.js';
 import type { BatchStatus, BatchTarget, Submitted } from './target.js';
 
 export interface BatchServer {
@@ -87,7 +88,7 @@ export class OpenAiBatchTarget implements BatchTarget {
     const api = this.api();
     let b: unknown;
     try {
-      b = await api.batches.retrieve(batch.id, { signal });
+      b = await withOwnSignal(signal, (own) => api.batches.retrieve(batch.id, { signal: own }));
       this.failures = 0;
     } catch (err) {
       if (signal?.aborted) throw err;
@@ -110,14 +111,16 @@ export class OpenAiBatchTarget implements BatchTarget {
       for (const f of files) {
         const what = `file ${f} of batch ${batch.id}`;
         try {
-          const res = await api.files.content(f, { signal });
-          if (!res.body) continue;
-          const chunks = Readable.fromWeb(res.body as Parameters<typeof Readable.fromWeb>[0]);
-          try {
-            await readLines(chunks, onLine, { what, partialLast: 'line', ...this.server.caps });
-          } finally {
-            chunks.destroy(); // a file not read to its end is not downloaded further
-          }
+          await withOwnSignal(signal, async (own) => {
+            const res = await api.files.content(f, { signal: own });
+            if (!res.body) return;
+            const chunks = Readable.fromWeb(res.body as Parameters<typeof Readable.fromWeb>[0]);
+            try {
+              await readLines(chunks, onLine, { what, partialLast: 'line', ...this.server.caps });
+            } finally {
+              chunks.destroy(); // a file not read to its end is not downloaded further
+            }
+          });
         } catch (err) {
           if (err instanceof LlmError) throw err;
           throw failure(err, `reading ${what} from ${api.baseURL}`);
