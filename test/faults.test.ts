@@ -51,6 +51,9 @@ describe('backoff', () => {
     expect(parseRetryAfter(h({ 'retry-after': 'soon' }))).toBeUndefined();
     expect(backoffDelay(0, DEFAULT_RETRY_POLICY, 1234)).toBe(1234);
     expect(backoffDelay(0, DEFAULT_RETRY_POLICY, 3_600_000)).toBe(60_000);
+    // and at the run's --timeout when it is shorter (the provider's policy)
+    expect(backoffDelay(0, { ...DEFAULT_RETRY_POLICY, maxRetryAfterMs: 10_000 }, 999_999_000)).toBe(10_000);
+    expect(backoffDelay(0, { ...DEFAULT_RETRY_POLICY, maxRetryAfterMs: 300_000 }, 999_999_000)).toBe(60_000);
   });
 });
 

@@ -20,6 +20,7 @@ import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { until } from './helpers/until.js';
 import { writePopulationSop } from './helpers/population-sop.js';
 import { queryResults } from '../src/api/results-db.js';
+import { runSop, type RunEvent } from '../src/index.js';
 
 const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
 if (!REDIS)
@@ -36,7 +37,7 @@ const env = {
   SOP_QUEUE_SECRET: QUEUE_SECRET,
 };
 
-const counts = { redisValues: 0, secretsInRedis: 0, repliesRedacted: 0, queriesStopped: 0 };
+const counts = { redisValues: 0, secretsInRedis: 0, repliesRedacted: 0, queriesStopped: 0, longestRetryWaitMs: -1 };
 
 interface Proc {
   child: ChildProcess;
@@ -74,7 +75,8 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
   console.log(
     `hostile population stores: ${counts.secretsInRedis} secrets in Redis (${counts.redisValues} values read after a SIGKILL, ${counts.repliesRedacted} replies redacted), ` +
-      `${counts.queriesStopped} queries stopped with one line`,
+      `${counts.queriesStopped} queries stopped with one line, ` +
+      `retry-after 999999 waited at most ${counts.longestRetryWaitMs} ms with --timeout 2`,
   );
 });
 
@@ -269,4 +271,30 @@ describe('sop query: a deadline and a memory limit', () => {
     expect(r.rows).toEqual([[6]]);
     counts.queriesStopped += 2;
   }, 60_000);
+});
+
+describe('a server that asks to wait for ever', () => {
+  it("retry-after: 999999 holds a retry at most the run's --timeout: a 12-agent step ends", async () => {
+    // every first request of the step is answered 429 with retry-after: 999999, then each is answered
+    const server = await startOpenAiServer({
+      reply: () => JSON.stringify({ command: 'idle', command_args: {} }),
+      fault: (i) => (i < 12 ? { kind: 'status', status: 429, headers: { 'retry-after': '999999' } } : undefined),
+    });
+    servers.push(server);
+    const home = mkdtempSync(join(dir, 'retry-after-'));
+    const file = writePopulationSop(home, { agents: 12, steps: 1 });
+    const handle = runSop(file, { llm: 'openai', baseUrl: server.url, timeoutMs: 2000, out: join(home, 'runs') });
+    const events: RunEvent[] = [];
+    for await (const e of handle) events.push(e);
+    const result = await handle.result;
+    expect(result.status, result.error?.message).toBe('finished');
+    expect(server.requests.length).toBeGreaterThanOrEqual(24); // every call was refused once, and asked again
+    const waits = events
+      .filter((e): e is Extract<RunEvent, { type: 'warning' }> => e.type === 'warning')
+      .flatMap((e) => [...e.message.matchAll(/retry \d+ in (\d+) ms/g)].map((m) => Number(m[1])));
+    expect(waits.length).toBeGreaterThan(0);
+    counts.longestRetryWaitMs = Math.max(...waits);
+    // the wait is the run's --timeout (2 s), not the 60 s cap nor the 11.6 days asked
+    expect(counts.longestRetryWaitMs).toBe(2000);
+  }, 120_000);
 });
