@@ -16,7 +16,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, requireBuiltCli } from './helpers/cli.js';
 import { freePort } from './helpers/free-port.js';
-import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
+import { startOpenAiServer, type ChatRequestBody, type TestServer } from './helpers/openai-server.js';
 import { until } from './helpers/until.js';
 import { writePopulationSop } from './helpers/population-sop.js';
 import { queryResults } from '../src/api/results-db.js';
@@ -37,7 +37,15 @@ const env = {
   SOP_QUEUE_SECRET: QUEUE_SECRET,
 };
 
-const counts = { redisValues: 0, secretsInRedis: 0, repliesRedacted: 0, queriesStopped: 0, longestRetryWaitMs: -1 };
+const counts = {
+  redisValues: 0,
+  secretsInRedis: 0,
+  repliesRedacted: 0,
+  queriesStopped: 0,
+  longestRetryWaitMs: -1,
+  judgePrompts: 0,
+  judgeLeaks: 0,
+};
 
 interface Proc {
   child: ChildProcess;
@@ -76,7 +84,8 @@ afterAll(async () => {
   console.log(
     `hostile population stores: ${counts.secretsInRedis} secrets in Redis (${counts.redisValues} values read after a SIGKILL, ${counts.repliesRedacted} replies redacted), ` +
       `${counts.queriesStopped} queries stopped with one line, ` +
-      `retry-after 999999 waited at most ${counts.longestRetryWaitMs} ms with --timeout 2`,
+      `retry-after 999999 waited at most ${counts.longestRetryWaitMs} ms with --timeout 2, ` +
+      `${counts.judgeLeaks} private observations in ${counts.judgePrompts} judge prompts`,
   );
 });
 
@@ -296,5 +305,89 @@ describe('a server that asks to wait for ever', () => {
     counts.longestRetryWaitMs = Math.max(...waits);
     // the wait is the run's --timeout (2 s), not the 60 s cap nor the 11.6 days asked
     expect(counts.longestRetryWaitMs).toBe(2000);
+  }, 120_000);
+});
+
+describe('a judge resolution over agents with private observations', () => {
+  it("the judge's prompt holds the contested actions only: no agent's private value, cost, persona or note", async () => {
+    // each trader's value or cost and note are its own: shown in its prompt, and in no one else's
+    const traders = [
+      { id: 'b1', role: 'buyer', value: 137, cost: 0, note: 'canary-b1-7731' },
+      { id: 'b2', role: 'buyer', value: 141, cost: 0, note: 'canary-b2-8842' },
+      { id: 'b3', role: 'buyer', value: 149, cost: 0, note: 'canary-b3-9953' },
+      { id: 's1', role: 'seller', value: 0, cost: 61, note: 'canary-s1-1164' },
+      { id: 's2', role: 'seller', value: 0, cost: 67, note: 'canary-s2-2275' },
+      { id: 's3', role: 'seller', value: 0, cost: 73, note: 'canary-s3-3386' },
+    ];
+    const home = mkdtempSync(join(dir, 'judge-'));
+    writeFileSync(
+      join(home, 'traders.csv'),
+      ['id,role,value,cost,note', ...traders.map((t) => `${t.id},${t.role},${t.value},${t.cost},${t.note}`)].join('\n') + '\n',
+    );
+    const file = join(home, 'judge.sop.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: 'judged-market',
+        llm: { model: 'gpt-4o-mini', temperature: 0 },
+        agents: {},
+        root: 'trading',
+        states: {
+          trading: {
+            environment_prompt: 'You trade one good in a market.',
+            population: { source: { file: 'traders.csv' }, id: 'id', persona: 'You are a {{role}}. Your private note: {{note}}.' },
+            world: { type: 'market', params: { mechanism: 'continuous', min_price: 0, max_price: 200 } },
+            actions: ['bid', 'ask', 'idle'],
+            activation: { probability: 1 },
+            cognition: [{ tier: 'per_agent' }],
+            resolution: { type: 'judge', seed: 3 },
+            max_steps: 1,
+            next_states: { '1': 'closed' },
+          },
+          closed: { final: true },
+        },
+      }),
+    );
+    const isJudge = (b: ChatRequestBody) => (b.messages[0]?.content ?? '').startsWith('You resolve simultaneous actions');
+    // every buyer bids 100 and every seller asks 120: two contested book levels, each judged
+    const server = await startOpenAiServer({
+      reply: (b) => {
+        if (isJudge(b)) {
+          const asked = JSON.parse(b.messages[b.messages.length - 1]!.content ?? '{}') as { actions: unknown[] };
+          return JSON.stringify({ order: asked.actions.map((_, i) => i) });
+        }
+        const buyer = JSON.stringify(b.messages).includes('You are a buyer');
+        return JSON.stringify(buyer ? { command: 'bid', command_args: { price: 100 } } : { command: 'ask', command_args: { price: 120 } });
+      },
+    });
+    servers.push(server);
+    const result = await runSop(file, { llm: 'openai', baseUrl: server.url, out: join(home, 'runs') }).result;
+    expect(result.status, result.error?.message).toBe('finished');
+    const bodies = server.requests.filter((r) => r.path.endsWith('/chat/completions')).map((r) => r.body as ChatRequestBody);
+    const judges = bodies.filter(isJudge).map((b) => JSON.stringify(b.messages));
+    const agents = bodies.filter((b) => !isJudge(b)).map((b) => JSON.stringify(b.messages));
+    expect(judges).toHaveLength(2); // book:ask:120 and book:bid:100
+    expect(agents).toHaveLength(traders.length);
+    // each agent was shown its own note, value or cost: the private observations the judge must not see
+    for (const t of traders) {
+      const own = agents.filter((p) => p.includes(t.note));
+      expect(own, t.id).toHaveLength(1);
+      expect(own[0]).toMatch(new RegExp(`\\b${t.role === 'buyer' ? t.value : t.cost}\\b`));
+    }
+    const privateParts = traders.flatMap((t) => [
+      t.note,
+      `\\b${t.role === 'buyer' ? t.value : t.cost}\\b`,
+      'You are a buyer',
+      'You are a seller',
+    ]);
+    counts.judgePrompts = judges.length;
+    for (const prompt of judges) {
+      // what it is asked: the contested object and its actions (agent, name, args)
+      expect(prompt).toMatch(/book:(bid|ask):(100|120)/);
+      counts.judgeLeaks += privateParts.filter((p) => new RegExp(p).test(prompt)).length;
+    }
+    expect(counts.judgeLeaks).toBe(0);
+    // nor does an agent see another's note
+    for (const p of agents) expect(traders.filter((t) => p.includes(t.note))).toHaveLength(1);
   }, 120_000);
 });
