@@ -251,7 +251,7 @@ describe('a long wait for a batch', () => {
     servers.push(server);
     const target = new OpenAiBatchTarget({ baseURL: server.url, apiKey: () => 'sk-test' }, 'run-listeners');
     const file = JSON.stringify({ custom_id: '1:a', method: 'POST', url: '/v1/chat/completions', body: { model: 'm', messages: [] } });
-    const batch = await target.submit(file + '\n', { state: 'feed', visit: 1, step: 1 }, ['m']);
+    const batch = await target.submit(file + '\n', { state: 'feed', visit: 1, step: 1 });
     const stop = new AbortController();
     const before = getEventListeners(stop.signal, 'abort').length;
     for (let i = 0; i < 40; i++) expect((await target.poll(batch, new Set(['1:a']), stop.signal)).ended).toBeUndefined();

@@ -13,7 +13,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { CLI, requireBuiltCli } from './helpers/cli.js';
 import { freePort } from './helpers/free-port.js';
 import { startOpenAiServer, type ChatRequestBody, type TestServer } from './helpers/openai-server.js';
@@ -21,6 +21,8 @@ import { until } from './helpers/until.js';
 import { writePopulationSop } from './helpers/population-sop.js';
 import { queryResults } from '../src/api/results-db.js';
 import { runSop, type RunEvent } from '../src/index.js';
+import { OpenAiBatchTarget } from '../src/features/batch/openai-target.js';
+import { startBatchServer, type BatchServerOptions } from './helpers/batch-server.js';
 
 const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
 if (!REDIS)
@@ -45,6 +47,10 @@ const counts = {
   longestRetryWaitMs: -1,
   judgePrompts: 0,
   judgeLeaks: 0,
+  batchFilesStreamed: 0,
+  streamedBytes: 0,
+  batchFilesRefused: 0,
+  droppedLinesTold: 0,
 };
 
 interface Proc {
@@ -85,7 +91,8 @@ afterAll(async () => {
     `hostile population stores: ${counts.secretsInRedis} secrets in Redis (${counts.redisValues} values read after a SIGKILL, ${counts.repliesRedacted} replies redacted), ` +
       `${counts.queriesStopped} queries stopped with one line, ` +
       `retry-after 999999 waited at most ${counts.longestRetryWaitMs} ms with --timeout 2, ` +
-      `${counts.judgeLeaks} private observations in ${counts.judgePrompts} judge prompts`,
+      `${counts.judgeLeaks} private observations in ${counts.judgePrompts} judge prompts, ` +
+      `${counts.batchFilesStreamed} batch file streamed (${(counts.streamedBytes / 2 ** 20).toFixed(0)} MiB), ${counts.batchFilesRefused} batch files refused with one line, ${counts.droppedLinesTold} dropped result lines told`,
   );
 });
 
@@ -389,5 +396,91 @@ describe('a judge resolution over agents with private observations', () => {
     expect(counts.judgeLeaks).toBe(0);
     // nor does an agent see another's note
     for (const p of agents) expect(traders.filter((t) => p.includes(t.note))).toHaveLength(1);
+  }, 120_000);
+});
+
+describe("batch result files are a server's reply: streamed, capped, checked", () => {
+  const AGENTS = 6;
+  let file: string;
+  const reply = () => JSON.stringify({ command: 'idle', command_args: {} });
+  beforeAll(() => {
+    const home = mkdtempSync(join(dir, 'batch-'));
+    file = writePopulationSop(home, { agents: AGENTS, steps: 1 });
+  });
+  /** A batch-mode run against a fake Batch API serving its output file as `o` says. */
+  const batchRun = async (o: Omit<BatchServerOptions, 'reply'>) => {
+    const server = await startBatchServer({ reply, ...o });
+    const handle = runSop(file, { llm: 'openai', baseUrl: server.url, llmMode: 'batch', batchPollMs: 20 });
+    const events: RunEvent[] = [];
+    try {
+      for await (const e of handle) events.push(e);
+      return { result: await handle.result, events };
+    } finally {
+      await server.close();
+    }
+  };
+  const warnings = (events: RunEvent[]) =>
+    events.filter((e): e is Extract<RunEvent, { type: 'warning' }> => e.type === 'warning').map((e) => e.message);
+
+  it("an output file longer than V8's longest string (560 MiB) is read a line at a time: the run finishes", async () => {
+    const pad = { lines: 560, lineBytes: 2 ** 20 };
+    expect(pad.lines * pad.lineBytes).toBeGreaterThan(0x1fffffe8); // read whole, it would be "Cannot create a string longer than..."
+    const { result, events } = await batchRun({ padOutput: pad });
+    expect(result.status, result.error?.message).toBe('finished');
+    const steps = events.filter((e): e is Extract<RunEvent, { type: 'population_step' }> => e.type === 'population_step');
+    expect(steps[0]!.actions.filter((a) => a.tier === 'per_agent')).toHaveLength(AGENTS);
+    counts.batchFilesStreamed++;
+    counts.streamedBytes = pad.lines * pad.lineBytes;
+  }, 300_000);
+
+  it('a result line past the cap (8 MiB) fails the step with one line', async () => {
+    const { result } = await batchRun({ padOutput: { lines: 1, lineBytes: 9 * 2 ** 20 } });
+    expect(result.status).toBe('failed');
+    expect(result.error?.message).toMatch(
+      /file file-out-batch_\d+ of batch batch_\d+: line 1 is longer than 8 MiB; the result file is not read further/,
+    );
+    expect(result.error?.message).not.toContain('\n');
+    counts.batchFilesRefused++;
+  }, 120_000);
+
+  it('a file past its cap, or a line past its cap, is one line (the target, with small caps)', async () => {
+    const server = await startBatchServer({ reply, padOutput: { lines: 50, lineBytes: 1000 } });
+    onTestFinished(() => server.close());
+    for (const [caps, want] of [
+      [
+        { maxFileBytes: 20_000 },
+        /^file file-out-batch_\d+ of batch batch_\d+ is larger than 20000 bytes; the result file is not read further$/,
+      ],
+      [
+        { maxLineBytes: 512 },
+        /^file file-out-batch_\d+ of batch batch_\d+: line 1 is longer than 512 bytes; the result file is not read further$/,
+      ],
+    ] as const) {
+      const target = new OpenAiBatchTarget({ baseURL: server.url, apiKey: () => 'sk-test', caps }, 'run-caps');
+      const line = JSON.stringify({ custom_id: '1:a', method: 'POST', url: '/v1/chat/completions', body: { model: 'm', messages: [] } });
+      const batch = await target.submit(line + '\n', { state: 'feed', visit: 1, step: 1 });
+      let status = await target.poll(batch, new Set(['1:a']));
+      while (!status.ended) status = await target.poll(batch, new Set(['1:a']));
+      await expect(status.ended.read(() => {})).rejects.toThrow(want);
+      counts.batchFilesRefused++;
+    }
+  }, 120_000);
+
+  it('results holding a call twice refuse the batch; lines that are not results are counted and told', async () => {
+    // the first result line comes twice
+    const dup = await batchRun({ rewriteOutput: (out) => `${out.split('\n')[0]}\n${out}` });
+    expect(dup.result.status).toBe('failed');
+    expect(dup.result.error?.message).toMatch(
+      /batch batch_\d+: its results hold the call 1:a\d+ twice \(a duplicated custom_id\); the batch is refused, none of its replies is used/,
+    );
+    counts.batchFilesRefused++;
+    // garbage among the results: the run goes on, and says what it dropped
+    const junk = await batchRun({ rewriteOutput: (out) => `not json\n{"id":"no custom_id"}\n${out}{"custom_id":7}\n{"custom_id":"1:a` });
+    expect(junk.result.status, junk.result.error?.message).toBe('finished');
+    const told = warnings(junk.events).filter((w) => /result lines were dropped/.test(w));
+    expect(told).toEqual([
+      expect.stringMatching(/^batch batch_\d+: 4 result lines were dropped \(2 not JSON, 2 without a string custom_id\)$/),
+    ]);
+    counts.droppedLinesTold += 4;
   }, 120_000);
 });
