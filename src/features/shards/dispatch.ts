@@ -115,13 +115,12 @@ export class ShardDispatch implements CallDispatch {
       opts: { jobId: parentId, removeOnComplete: false, removeOnFail: false },
       children: shards.map((list, n) => {
         const jobId = shardJobId(id, n);
-        const calls = list.map(shardCall);
-        const data: Omit<ShardJobData, 'sig'> = {
-          v: 1,
-          step: id,
-          shard: n,
-          calls: this.o.redact ? redactDeep(calls, this.o.redact) : calls,
-        };
+        // what the calls say is redacted; their keys and models stay as they are (replies are found by key)
+        const redact = this.o.redact;
+        const calls = list
+          .map(shardCall)
+          .map((c) => (redact ? { ...c, messages: redactDeep(c.messages, redact), meta: redactDeep(c.meta, redact) } : c));
+        const data: Omit<ShardJobData, 'sig'> = { v: 1, step: id, shard: n, calls };
         return {
           name: `shard ${n + 1} of ${shards.length}`,
           queueName: SHARD_QUEUE,
