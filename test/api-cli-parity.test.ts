@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireBuiltCli, runCli } from './helpers/cli.js';
 import { startOpenAiServer, type Fault, type TestServer } from './helpers/openai-server.js';
 import { runSop } from '../src/index.js';
+import { scaled } from './helpers/time.js';
 
 const KEY = 'sk-test-parity';
 const busy: Fault = { kind: 'status', status: 503, headers: { 'retry-after-ms': '0' } };
@@ -101,7 +102,7 @@ describe('runSop and sop run: one retry budget for the whole run', () => {
       requests: 72,
     });
     expect(api).toEqual(cli);
-  }, 60_000);
+  }, scaled(60_000));
 
   it('a server that fails every request: the same status, message and number of attempts', async () => {
     const { api, cli } = await both(() => busy);
@@ -112,5 +113,5 @@ describe('runSop and sop run: one retry budget for the whole run', () => {
       requests: 5,
     });
     expect(api).toEqual(cli);
-  }, 60_000);
+  }, scaled(60_000));
 });

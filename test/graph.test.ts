@@ -9,6 +9,7 @@ import { toMermaid } from '../src/format/sop/graph.js';
 import { loadSopFile, validateSopDocument } from '../src/api/loader/load.js';
 import type { Sop } from '../src/format/sop/types.js';
 import { spawnCliSync, requireBuiltCli } from './helpers/cli.js';
+import { scaled } from './helpers/time.js';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -19,7 +20,7 @@ purify.sanitize ??= (s: string) => s;
 let mermaid: { parse(text: string): Promise<unknown> };
 beforeAll(async () => {
   mermaid = (await import('mermaid')).default;
-}, 60_000);
+}, scaled(60_000));
 
 function shippedSops(): string[] {
   const files: string[] = [];

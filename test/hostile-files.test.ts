@@ -17,6 +17,7 @@ import { Workspace } from '../src/core/workspace/workspace.js';
 import { execContext, tempDir } from './helpers/executor-context.js';
 import { until } from './helpers/until.js';
 import { CLI } from './helpers/cli.js';
+import { scaled } from './helpers/time.js';
 
 const FIX = join(process.cwd(), 'test/fixtures/durable');
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
@@ -195,7 +196,7 @@ describe('input files: devices, named pipes and oversized files at every entry p
     });
     expect(failures).toEqual([]);
     expect(counts.inputsRefused).toBe(41);
-  }, 300_000);
+  }, scaled(300_000));
 
   it('names the sub-SOP and its JSON pointer in sop validate', async () => {
     const file = join(base, 'parent-zero.sop.json');
@@ -357,7 +358,7 @@ describe('executor file operations on planted links, pipes and bad paths', () =>
     expect(counts.agentErrorsReturned).toBe(EXPECTED_REFUSALS.length);
     expect(whole).toHaveLength(EXPECTED_REFUSALS.length);
     for (const pattern of EXPECTED_REFUSALS.slice(0, 4)) expect(resumed.some((t) => pattern.test(t))).toBe(true);
-  }, 180_000);
+  }, scaled(180_000));
 
   it('never writes through a hard link; a memory file put back from the journal replaces a planted link', () => {
     const dir = tempDir('sop-links-');
@@ -451,7 +452,7 @@ describe('code that escapes its process group with setsid (no sandbox)', () => {
 
   it.each([
     ['when the script ends', '', {}],
-    ['at the timeout', 'sleep 1000', { timeout_ms: 1500 }],
+    ['at the timeout', 'sleep 1000', { timeout_ms: scaled(5000) }], // time for the escape on a loaded machine
   ])('is killed %s', async (_label, after, settings) => {
     const r = await code.run({ language: 'bash', code: escape(after) }, execContext({ settings: { language: 'bash', ...settings } }));
     const pid = Number(/escaped (\d+)/.exec(r.result)?.[1]);
@@ -521,7 +522,7 @@ describe('a full disk', () => {
       expect(transcript(dir)).toBe(transcript(reference));
       counts.enospc = 'run interrupted (recorded as such), resumed to the same transcript';
     },
-    180_000,
+    scaled(180_000),
   );
 });
 
@@ -562,7 +563,7 @@ describe('a damaged journal', () => {
     const after = await sop(['show', dir]);
     expect(after.stderr).not.toContain('damaged');
     counts.damagedContinued++;
-  }, 180_000);
+  }, scaled(180_000));
 
   it('rejects a hand-edited checkpoint whose turn does not match the journal', async () => {
     for (const [name, edit] of [
@@ -602,5 +603,5 @@ describe('a damaged journal', () => {
       expect(transcript(dir)).toBe(transcript(reference));
       counts.damagedContinued++;
     }
-  }, 180_000);
+  }, scaled(180_000));
 });

@@ -18,6 +18,7 @@ import { terminalSafe } from '../src/shared/util/terminal-text.js';
 import { calledCommand, offered, startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { codeSop } from './helpers/code-sop.js';
 import { spawnCli, requireBuiltCli } from './helpers/cli.js';
+import { scaled } from './helpers/time.js';
 
 const DB_PASSWORD = 'pgCanaryPw_73kq';
 const CANARIES = {
@@ -326,7 +327,7 @@ describe("code reading the engine's environment", () => {
       }
       // The API key itself was sent where it belongs: the Authorization header.
       expect(server.requests.slice(before).every((q) => q.headers.authorization === `Bearer ${CANARIES.OPENAI_API_KEY}`)).toBe(true);
-    }, 120_000);
+    }, scaled(120_000));
   }
 });
 
@@ -416,7 +417,7 @@ describe('approval confusion: answers files answer questions, never approve code
           await server.close();
         }
       },
-      60_000,
+      scaled(60_000),
     );
   }
 });
@@ -468,7 +469,7 @@ describe('the sandbox by default', () => {
       expect(r.stderr).not.toMatch(/warning/);
       expect(result(out).result).toMatch(/^The python code ran in the run's python session \(cell 1\) in the sandbox: exit code 0\./);
     },
-    60_000,
+    scaled(60_000),
   );
 
   it('without bubblewrap: one warning and code runs unsandboxed; --sandbox refuses with one line', async () => {
@@ -483,5 +484,5 @@ describe('the sandbox by default', () => {
     );
     expect(required.code).toBe(1);
     expect(required.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^error: --sandbox: bwrap \(bubblewrap\) is not installed/)]);
-  }, 60_000);
+  }, scaled(60_000));
 });

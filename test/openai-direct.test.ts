@@ -152,7 +152,7 @@ const cases: Case[] = [
   },
   {
     name: 'no answer within --timeout',
-    server: { reply: () => FULL, fault: () => ({ kind: 'delay', ms: 2_000 }) },
+    server: { reply: () => FULL, fault: () => ({ kind: 'hang' }) },
     options: { timeoutMs: 200, retry: { maxRetries: 1, baseDelayMs: 0, maxDelayMs: 0 } },
     expect: /request timed out: no answer from URL within 0\.2 s \(--timeout 0\.2 s\); gave up after 2 attempts/,
   },
@@ -300,16 +300,16 @@ describe('the direct path', () => {
 
   it('Ctrl-C ends a call the server is sitting on at once, as a resumable interruption', async () => {
     let arrived = 0;
-    const s = await serve({ reply: () => FULL, fault: () => ({ kind: 'delay', ms: 30_000 }), onRequest: () => arrived++ });
+    // the server never answers and the calls' own timeout is far off: only the abort can end them
+    // (without it, the test's timeout fails the test)
+    const s = await serve({ reply: () => FULL, fault: () => ({ kind: 'hang' }), onRequest: () => arrived++ });
     const stop = new AbortController();
-    const llm = new InterruptibleProvider(provider(s.url, true, { timeoutMs: 60_000 }).p, stop.signal);
-    const started = Date.now();
+    const llm = new InterruptibleProvider(provider(s.url, true, { timeoutMs: 3_600_000 }).p, stop.signal);
     const calls = Array.from({ length: 5 }, () => llm.chat(request()).catch((e: unknown) => e));
     while (arrived < 5) await new Promise((r) => setTimeout(r, 10));
     stop.abort();
     const errors = await Promise.all(calls);
     expect(errors.every((e) => e instanceof LlmInterruptedError)).toBe(true);
-    expect(Date.now() - started).toBeLessThan(10_000);
   });
 });
 

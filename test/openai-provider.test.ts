@@ -7,6 +7,7 @@ import { LlmError, type ChatRequest } from '../src/core/llm/types.js';
 import { Run } from '../src/api/engine/run.js';
 import { validateSopDocument } from '../src/api/loader/load.js';
 import { startOpenAiServer, type ChatRequestBody, type ServerOptions, type TestServer } from './helpers/openai-server.js';
+import { scaled } from './helpers/time.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -117,7 +118,7 @@ describe('openai provider', () => {
 
   it('retries a request that times out, then reports a clear timeout error', async () => {
     const { server, provider, retries } = await setup(
-      { fault: () => ({ kind: 'delay', ms: 1_000 }) },
+      { fault: () => ({ kind: 'hang' }) },
       { timeoutMs: 100, retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 2 } },
     );
     const err = await provider.chat(request()).catch((e: unknown) => e);
@@ -128,9 +129,11 @@ describe('openai provider', () => {
   });
 
   it('recovers when only the first attempt times out', async () => {
+    // the first attempt gets no answer at all; the second is answered at once, well within a
+    // timeout long enough for a loaded machine
     const { provider, retries } = await setup(
-      { reply: () => 'in time', fault: (i) => (i === 0 ? { kind: 'delay', ms: 1_000 } : undefined) },
-      { timeoutMs: 150 },
+      { reply: () => 'in time', fault: (i) => (i === 0 ? { kind: 'hang' } : undefined) },
+      { timeoutMs: scaled(2_000) },
     );
     expect((await provider.chat(request())).content).toBe('in time');
     expect(retries).toHaveLength(1);

@@ -13,6 +13,7 @@ import type { ResultLine } from '../src/apps/sweep/results.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { CLI } from './helpers/cli.js';
 import { freePort } from './helpers/free-port.js';
+import { scaled } from './helpers/time.js';
 
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
 const ASSISTANT = join(process.cwd(), 'examples/assistant/assistant.sop.json');
@@ -36,7 +37,7 @@ function start(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env
     exited: new Promise((r) => child.on('exit', (code) => r(code))),
     waitFor: (re, ms = 90_000) =>
       new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${re} within ${ms} ms in:\n${p.out.slice(-3000)}`)), ms);
+        const timer = setTimeout(() => reject(new Error(`no ${re} within ${scaled(ms)} ms in:\n${p.out.slice(-3000)}`)), scaled(ms));
         const check = () => {
           const m = p.out.match(re);
           if (!m) return false;
@@ -108,7 +109,7 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
     const [, key] = await a.waitFor(/run (\S+) started/);
     const journal = join(out, 'runs', key!, 'journal.jsonl');
     await new Promise<void>((resolve, reject) => {
-      const deadline = Date.now() + 60_000;
+      const deadline = Date.now() + scaled(60_000);
       const poll = () => {
         if (existsSync(journal) && readFileSync(journal, 'utf8').includes('"type":"checkpoint"')) resolve();
         else if (Date.now() > deadline) reject(new Error(`no checkpoint in ${journal}`));
@@ -151,7 +152,7 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
     b.child.kill('SIGTERM');
     c.child.kill('SIGTERM');
     await Promise.all([b.exited, c.exited]);
-  }, 240_000);
+  }, scaled(240_000));
 
   it('--detach returns at once, --collect gathers later; retries are bounded, failures say why, a re-run retries them', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sop-queue-'));
@@ -195,7 +196,7 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
     expect(rs.every((r) => r.status === 'finished' && r.outputs.verdict !== undefined)).toBe(true);
     w.child.kill('SIGTERM');
     await w.exited;
-  }, 120_000);
+  }, scaled(120_000));
 
   it('a worker in another folder finds a cassette given by a relative path, and reads a SOP file again once it is edited', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sop-queue-'));
@@ -223,7 +224,7 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
     expect(lines(join(dir, 'C'))[0]!.outputs.verdict).toContain('Judge Rosalind');
     w.child.kill('SIGTERM');
     await w.exited;
-  }, 120_000);
+  }, scaled(120_000));
 
   it('queued jobs carry --budget-tokens and --answers (a relative path made absolute) to a worker in another folder', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sop-queue-'));
@@ -268,7 +269,7 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
     }
     w.child.kill('SIGTERM');
     await w.exited;
-  }, 120_000);
+  }, scaled(120_000));
 
   it("gathering asks Redis only about this sweep's jobs: 1,000 finished jobs of an older sweep are never read", async () => {
     const { Queue, Worker } = await import('bullmq');
@@ -317,5 +318,5 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
     expect(reads).toBeLessThan(20);
     w.child.kill('SIGTERM');
     await w.exited;
-  }, 120_000);
+  }, scaled(120_000));
 });
