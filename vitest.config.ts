@@ -4,7 +4,11 @@
 //   cli   - the files that start the built CLI (dist/src/apps/cli/main.js) as child processes;
 //           `npm run test:cli` (builds first).
 //   model - in-process files that run the real local test model (test/helpers/local-model.ts):
-//           minutes of CPU, skipped where the model is absent; `npm run test:model`.
+//           minutes of CPU, skipped where the model is absent; `npm run test:model`. `npm test`
+//           runs it as a vitest process of its own, with its own deadline (scripts/test.mjs), in
+//           child processes: a model stuck in native code can only fail its own file.
+// Every time limit scales with SOP_TEST_TIME_SCALE (test/helpers/time.ts). No test file may leave
+// a process it started running (test/helpers/leftovers-file.ts, leftovers-run.ts).
 // A file is in the cli tier when it imports test/helpers/cli.ts, directly or through another test
 // helper, or names the built CLI's path; the list is computed here on every run, so a new test file
 // lands in its tier by what it does, with nothing to register.
@@ -12,6 +16,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { scaled } from './test/helpers/time.js';
 
 const ROOT = import.meta.dirname;
 const TEST = join(ROOT, 'test');
@@ -68,11 +73,18 @@ const modelFiles = files.filter((f) => !cliFiles.includes(f) && runsModel(join(R
 // machine). vitest sizes a pool from the root options, not a project's.
 const cores = availableParallelism();
 
+// Tags the processes of this run's test files (test/helpers/processes.ts); set here, in vitest's
+// own process, so that its workers inherit it.
+process.env.SOP_TEST_RUN_ID ??= `${process.pid}-${Date.now().toString(36)}`;
+
 export default defineConfig({
   test: {
     // Many tests start the real CLI as a child process; give them room on a busy 2-core machine.
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    testTimeout: scaled(60_000),
+    hookTimeout: scaled(60_000),
+    teardownTimeout: scaled(60_000),
+    setupFiles: ['test/helpers/leftovers-file.ts'],
+    globalSetup: ['test/helpers/leftovers-run.ts'],
     // the user's own sop settings (an allow file of MCP servers) never reach a test: a folder that does not exist
     env: { SOP_CONFIG_DIR: resolve('test/fixtures/no-user-config') },
     poolOptions: {
@@ -83,7 +95,7 @@ export default defineConfig({
       { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...cliFiles, ...modelFiles], pool: 'threads' } },
       {
         extends: true,
-        test: { name: 'model', include: modelFiles.length > 0 ? modelFiles : ['test/no-model-tier-files'], pool: 'threads' },
+        test: { name: 'model', include: modelFiles.length > 0 ? modelFiles : ['test/no-model-tier-files'], pool: 'forks' },
       },
       { extends: true, test: { name: 'cli', include: cliFiles.length > 0 ? cliFiles : ['test/no-cli-tier-files'], pool: 'forks' } },
     ],

@@ -4,6 +4,7 @@
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams, type SpawnOptions, type SpawnSyncOptions } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { withFileTag } from './processes.js';
 import { scaled } from './time.js';
 
 export const CLI = join(process.cwd(), 'dist/src/apps/cli/main.js');
@@ -33,7 +34,7 @@ function argv(args: readonly string[], nodeArgs: readonly string[] = []): string
 /** `sop ARGS` as a child process (as child_process.spawn, with node and the CLI's path put first). */
 export function spawnCli(args: readonly string[], options: WithNodeArgs<SpawnOptions> = {}): ChildProcessWithoutNullStreams {
   const { nodeArgs, ...o } = options;
-  return spawn(process.execPath, argv(args, nodeArgs), o) as ChildProcessWithoutNullStreams;
+  return spawn(process.execPath, argv(args, nodeArgs), { ...o, ...(o.env && { env: withFileTag(o.env) }) }) as ChildProcessWithoutNullStreams;
 }
 
 /**
@@ -45,6 +46,7 @@ export function spawnCliSync(args: readonly string[], options: WithNodeArgs<Spaw
   return spawnSync(process.execPath, argv(args, nodeArgs), {
     encoding: 'utf8',
     ...o,
+    ...(o.env && { env: withFileTag(o.env) }),
     ...(timeout !== undefined && { timeout: scaled(timeout) }),
   }) as ReturnType<typeof spawnSync> & {
     stdout: string;
@@ -64,7 +66,7 @@ export function spawnCliAsync(
 ): Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
   const { nodeArgs, input, timeout, encoding: _encoding, ...o } = options;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, argv(args, nodeArgs), { ...o, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, argv(args, nodeArgs), { ...o, ...(o.env && { env: withFileTag(o.env) }), stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
