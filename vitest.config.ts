@@ -15,8 +15,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
-import { defineConfig } from 'vitest/config';
-import { scaled } from './test/helpers/time.js';
+import { defineConfig, type Plugin } from 'vitest/config';
+import { scaled, TIME_SCALE } from './test/helpers/time.js';
 
 const ROOT = import.meta.dirname;
 const TEST = join(ROOT, 'test');
@@ -77,7 +77,30 @@ const cores = availableParallelism();
 // own process, so that its workers inherit it.
 process.env.SOP_TEST_RUN_ID ??= `${process.pid}-${Date.now().toString(36)}`;
 
+/**
+ * Scales the timeout a test file gives a test or hook as a number after its function, on the line
+ * that closes it (`}, 120_000);`), by SOP_TEST_TIME_SCALE, as the file is loaded: the file keeps
+ * the plain number (Prettier lays out a test call only with a number there). Numbers under 1000
+ * are left alone (the end of a setInterval or a reduce, not a timeout). Every other limit a test
+ * gives is written `scaled(ms)` (test/helpers/time.ts).
+ */
+function scaleTestTimeouts(): Plugin {
+  return {
+    name: 'sop-scale-test-timeouts',
+    enforce: 'pre',
+    transform(code, id) {
+      if (TIME_SCALE === 1 || !id.startsWith(TEST + '/') || !id.endsWith('.test.ts')) return null;
+      const out = code.replace(/^(\s*\}\)?, )(\d[\d_]*)(\);?[ \t]*(?:\/\/.*)?)$/gm, (line, head: string, n: string, tail: string) => {
+        const ms = Number(n.replaceAll('_', ''));
+        return ms >= 1000 ? `${head}${scaled(ms)}${tail}` : line;
+      });
+      return { code: out, map: null };
+    },
+  };
+}
+
 export default defineConfig({
+  plugins: [scaleTestTimeouts()],
   test: {
     // Many tests start the real CLI as a child process; give them room on a busy 2-core machine.
     testTimeout: scaled(60_000),
@@ -92,7 +115,20 @@ export default defineConfig({
       forks: { maxForks: cores + 1, minForks: 1 },
     },
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...cliFiles, ...modelFiles], pool: 'threads' } },
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: [...cliFiles, ...modelFiles],
+          pool: 'threads',
+          // the files of a worker share its loaded modules, one file after another (importing the
+          // engine anew for each file was half the tier's CPU); test/helpers/shared-worker.ts puts
+          // back what a file changed of the process's state
+          isolate: false,
+          setupFiles: ['test/helpers/shared-worker.ts'],
+        },
+      },
       {
         extends: true,
         test: { name: 'model', include: modelFiles.length > 0 ? modelFiles : ['test/no-model-tier-files'], pool: 'forks' },

@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireBuiltCli, runCli } from './helpers/cli.js';
 import { startOpenAiServer, type Fault, type TestServer } from './helpers/openai-server.js';
 import { runSop } from '../src/index.js';
-import { scaled } from './helpers/time.js';
 
 const KEY = 'sk-test-parity';
 const busy: Fault = { kind: 'status', status: 503, headers: { 'retry-after-ms': '0' } };
@@ -102,7 +101,7 @@ describe('runSop and sop run: one retry budget for the whole run', () => {
       requests: 72,
     });
     expect(api).toEqual(cli);
-  }, scaled(60_000));
+  }, 60_000);
 
   it('a server that fails every request: the same status, message and number of attempts', async () => {
     const { api, cli } = await both(() => busy);
@@ -113,5 +112,5 @@ describe('runSop and sop run: one retry budget for the whole run', () => {
       requests: 5,
     });
     expect(api).toEqual(cli);
-  }, scaled(60_000));
+  }, 60_000);
 });

@@ -22,7 +22,6 @@ import {
 } from '../src/index.js';
 import { type RunPlugin, definePlugin } from '../src/extend.js';
 import { requireBuiltPackage } from './helpers/cli.js';
-import { scaled } from './helpers/time.js';
 
 const DEBATE = 'examples/debate/debate.sop.json';
 const CASSETTE = 'replay:examples/debate/debate.cassette.json';
@@ -131,7 +130,7 @@ describe("import { loadSop, runSop } from 'sop'", () => {
       return;
     }
     expect(await codeResult()).toMatch(/^The python code ran in the run's python session \(cell 1\) in the sandbox: exit code 0\./);
-  }, scaled(60_000));
+  }, 60_000);
 
   it('applies maxReplyBytes to runs made from code: a reply over the cap stops the run as interrupted', async () => {
     const server = await startOpenAiServer({ reply: () => 'x'.repeat(4000) });
@@ -237,5 +236,5 @@ describe('defineSop types a SOP written in TypeScript', () => {
     const bad = tsc('test/fixtures/api-types/bad.ts');
     expect(bad.status).not.toBe(0);
     expect(bad.stdout).toMatch(/bad\.ts\(\d+,\d+\): error TS\d+:[\s\S]*ordr/);
-  }, scaled(120_000));
+  }, 120_000);
 });

@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
 import { codeSop } from './helpers/code-sop.js';
 import { shownText, startOpenAiServer, type TestServer } from './helpers/openai-server.js';
-import { scaled } from './helpers/time.js';
 
 let root: string;
 let server: TestServer;
@@ -50,5 +49,5 @@ describe('a run stopped for an approval nobody could give', () => {
     expect(resumed.status, resumed.stderr).toBe(0);
     expect(resumed.stderr).not.toMatch(/may have run/);
     expect(readFileSync(join(dir, 'workspace', 'ran.txt'), 'utf8')).toBe('yes');
-  }, scaled(60_000));
+  }, 60_000);
 });

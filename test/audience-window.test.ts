@@ -10,7 +10,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runSop, type ChatRequest, type LlmProvider, type RunEvent, type Sop } from '../src/index.js';
 import { type ChatMessage } from '../src/extend.js';
 import { viewerAlignedWindow } from '../src/core/memory/window.js';
-import { scaled } from './helpers/time.js';
 
 const TOKEN = /tok\d+/g;
 const counts = { prompts: 0, prefixChecks: 0, refreshes: 0, moved: 0, judgePrompts: 0, covered: 0 };
@@ -227,7 +226,7 @@ describe('the window rule per viewer under audiences', () => {
       ),
       { numRuns: 25, seed: 4 },
     );
-  }, scaled(120_000));
+  }, 120_000);
 
   it('a SOP that declares audiences but keeps every message public gets the prompts it gets without them', async () => {
     const prompts = async (sop: Sop) => {

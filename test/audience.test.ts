@@ -13,7 +13,6 @@ import { RecordingProvider, runSop, validateSop, type ChatRequest, type LlmProvi
 import { startViewServer } from '../src/apps/view/server.js';
 import { findLeaks } from './helpers/audience-leaks.js';
 import { spawnCli, spawnCliSync, spawnCliAsync } from './helpers/cli.js';
-import { scaled } from './helpers/time.js';
 const tmp = mkdtempSync(join(tmpdir(), 'sop-audience-'));
 const counts = { generated: 0, agentRequests: 0, restricted: 0, tokenChecks: 0, summaries: 0, leaks: 0 };
 
@@ -402,7 +401,7 @@ describe('generated SOPs', () => {
     expect(counts.generated).toBe(300);
     expect(counts.restricted).toBeGreaterThan(300);
     expect(counts.summaries).toBeGreaterThan(100);
-  }, scaled(300_000));
+  }, 300_000);
 });
 
 describe('the check itself', () => {

@@ -17,7 +17,6 @@ import { graphDiagnostics } from '../src/format/sop/validate.js';
 import { tempDir } from './helpers/executor-context.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 import { spawnCli } from './helpers/cli.js';
-import { scaled } from './helpers/time.js';
 
 function cli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
@@ -108,7 +107,7 @@ describe('budgets', () => {
     const bad = await cli(['run', resolve('examples/debate/debate.sop.json'), '--llm', 'mock', '--budget-tokens', '0'], dir);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr.trim()).toBe('error: --budget-tokens must be a number above 0 (got 0)');
-  }, scaled(30_000));
+  }, 30_000);
 
   it('a resumed run keeps its --budget-tokens and what it had spent', async () => {
     const dir = tempDir('sop-budget-resume-');
@@ -130,7 +129,7 @@ describe('budgets', () => {
     expect(closing(again.stderr)).toBe(closing(small.stderr));
     const larger = await cli(['resume', smallDir, '--budget-tokens', '3000', '--quiet'], dir);
     expect(closing(larger.stderr)).toBe(closing(straight.stderr));
-  }, scaled(60_000));
+  }, 60_000);
 
   it('a spent SOP budget moves the run to on_exhausted, which finishes on its own allowance', async () => {
     const { result, events } = await run(loopSop({ tokens: 900, on_exhausted: 'wrap_up' }, { tokens: 2000 }));

@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/executor-context.js';
 import { spawnCliSync } from './helpers/cli.js';
-import { scaled } from './helpers/time.js';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -25,7 +24,7 @@ describe('built-in SOPs', () => {
       expect(started.sop).toBe('jarvis');
       expect(started.file).toBe(join(ROOT, 'sops', 'jarvis.sop.json'));
       expect(readdirSync(join(cwd, 'runs'))).toHaveLength(1); // the run folder is where sop was started
-    }, scaled(120_000));
+    }, 120_000);
   }
 
   it('sop list shows every built-in with its description', () => {
@@ -57,5 +56,5 @@ describe('built-in SOPs', () => {
       cwd,
     );
     expect(JSON.parse(g.stdout.split('\n')[0]!).sop).toBe('local-one');
-  }, scaled(60_000));
+  }, 60_000);
 });

@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireBuiltCli, runCliKillable } from './helpers/cli.js';
 import { goldenOf } from './helpers/golden.js';
 import { startOpenAiServer, type ChatRequestBody, type TestServer } from './helpers/openai-server.js';
-import { scaled } from './helpers/time.js';
 
 const DEBATE = join(import.meta.dirname, '..', 'examples', 'debate', 'debate.sop.json');
 const ENV = { ...process.env, OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: undefined } as NodeJS.ProcessEnv;
@@ -100,6 +99,6 @@ describe('resume --record', () => {
       expect(replayed.prompt_tokens).toBe(live.prompt_tokens - (live.lost?.prompt_tokens ?? 0));
       expect(replayed.completion_tokens).toBe(live.completion_tokens);
       expect(transcript(runDir)).toMatch(/Point number \d+/);
-    }, scaled(60_000));
+    }, 60_000);
   }
 });

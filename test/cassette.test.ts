@@ -254,7 +254,7 @@ describe('record and replay through the CLI', () => {
     } finally {
       await server.close();
     }
-  }, scaled(60_000));
+  }, 60_000);
 
   it.each([
     ['debate', ['run', 'examples/debate/debate.sop.json', '--llm', 'replay:examples/debate/debate.cassette.json']],

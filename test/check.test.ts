@@ -10,7 +10,6 @@ import { loadPricing } from '../src/core/llm/pricing.js';
 import type { Sop } from '../src/format/sop/types.js';
 import { tempDir } from './helpers/executor-context.js';
 import { spawnCli } from './helpers/cli.js';
-import { scaled } from './helpers/time.js';
 
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
@@ -69,7 +68,7 @@ describe('sop check', () => {
     const bad = await cli(['check', resolve('examples/debate/debate.sop.json'), '--runs', '0']);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr.trim().split('\n')).toEqual(['error: --runs must be a whole number from 1 to 1000 (got 0)']);
-  }, scaled(30_000));
+  }, 30_000);
 
   it('counts calls and tokens for every seed, with no warnings for a plain SOP', async () => {
     const r = await check(sop({}), 4);
@@ -111,7 +110,7 @@ describe('sop check', () => {
     expect(p.code, p.stderr).toBe(0);
     expect(p.stdout).toMatch(/^Cost per run \(the SOP's llm\.pricing, else pricing\.json as of [\d-]+\) +min/m);
     expect(p.stdout).toMatch(/^ {2}house-model +\$0\.\d{4}/m);
-  }, scaled(30_000));
+  }, 30_000);
 
   it('sends no embedding request and loads no model: an openai or transformers embedder is replaced by the local one, with a warning', async () => {
     const requests: string[] = [];
@@ -144,7 +143,7 @@ describe('sop check', () => {
     } finally {
       await new Promise<void>((r) => server.close(() => r()));
     }
-  }, scaled(60_000));
+  }, 60_000);
 
   it('dry runs that all fail: exit code 1, no estimate, the first run folder kept for its log, no summary warning', async () => {
     const dir = tempDir('sop-check-file-');
@@ -175,7 +174,7 @@ describe('sop check', () => {
     const keptToo = /its folder is kept: (\S+)\)$/.exec(report.warnings.find((w) => w.includes('did not finish')) ?? '')?.[1];
     expect(existsSync(keptToo!)).toBe(true);
     rmSync(keptToo!, { recursive: true, force: true });
-  }, scaled(30_000));
+  }, 30_000);
 
   it('bad options: one error line; an input the SOP does not declare is refused; an option given twice takes the last', async () => {
     const debate = resolve('examples/debate/debate.sop.json');
@@ -194,5 +193,5 @@ describe('sop check', () => {
     expect(twice.code).toBe(0);
     expect(twice.stdout).toContain('1 dry run with the mock (seed 1)');
     expect(twice.stdout).toContain(`Cost per run (${resolve('pricing.json')}, else pricing.json as of`);
-  }, scaled(30_000));
+  }, 30_000);
 });

@@ -84,7 +84,7 @@ describe('a run keeps one session per language', () => {
     expect(codeResults.map((r) => r.ok)).toEqual([true, true]);
     expect(codeResults[1]!.result).toContain("in the run's python session (cell 2)");
     expect(codeResults[1]!.result).toContain('stdout:\n43');
-  }, scaled(30_000));
+  }, 30_000);
 
   it('JavaScript: a variable set by one run_code is read by the next', async () => {
     const { result, codeResults } = await runSop(coderSop('js-state'), [
@@ -96,7 +96,7 @@ describe('a run keeps one session per language', () => {
     expect(codeResults.map((r) => r.ok)).toEqual([true, true]);
     expect(codeResults[1]!.result).toContain("in the run's javascript session (cell 2)");
     expect(codeResults[1]!.result).toContain('stdout:\n6');
-  }, scaled(30_000));
+  }, 30_000);
 
   it('the languages are apart, and session: false runs each piece alone', async () => {
     const sop = coderSop('apart');
@@ -113,7 +113,7 @@ describe('a run keeps one session per language', () => {
     expect(alone.ok).toBe(false);
     expect(alone.result).toMatch(/^The python code ran: exit code 1\./);
     expect(alone.result).toContain("NameError: name 'x' is not defined");
-  }, scaled(30_000));
+  }, 30_000);
 
   it('reports the exception, the files written, and keeps the session after an error', async () => {
     const { codeResults } = await runSop(coderSop('errors'), [
@@ -129,7 +129,7 @@ describe('a run keeps one session per language', () => {
     expect(failed.result).toContain('files written: out.txt');
     expect(codeResults[1]!.ok).toBe(true);
     expect(codeResults[1]!.result).toContain('stdout:\n1');
-  }, scaled(30_000));
+  }, 30_000);
 });
 
 describe('sub-flows', () => {
@@ -157,7 +157,7 @@ describe('sub-flows', () => {
     expect(result.status).toBe('finished');
     expect(codeResults[1]!.ok).toBe(true);
     expect(codeResults[1]!.result).toContain('stdout:\nfrom the caller');
-  }, scaled(30_000));
+  }, 30_000);
 
   it('get an empty session of their own with "session": "own"', async () => {
     const dir = tempDir('sop-session-own-');
@@ -165,7 +165,7 @@ describe('sub-flows', () => {
     expect(codeResults[1]!.ok).toBe(false);
     expect(codeResults[1]!.result).toContain("NameError: name 'shared' is not defined");
     expect(codeResults[1]!.result).toContain('(cell 1)');
-  }, scaled(30_000));
+  }, 30_000);
 });
 
 describe('a resumed run', () => {
@@ -223,7 +223,7 @@ describe('a resumed run', () => {
     expect(last).toContain("NameError: name 'x' is not defined");
     // the first cell ran once, not again on resume
     expect(readFileSync(join(folder.dir, 'workspace', 'cells.txt'), 'utf8')).toBe('cell ran\n');
-  }, scaled(60_000));
+  }, 60_000);
 });
 
 describe('CodeSession', () => {
@@ -236,7 +236,7 @@ describe('CodeSession', () => {
     const next = await s.run('print(x)');
     expect(next.cell).toBe(1);
     expect(next.error).toContain("NameError: name 'x' is not defined");
-  }, scaled(30_000));
+  }, 30_000);
 
   it('caps each output stream of a cell and counts what was cut', async () => {
     const s = session('python');
@@ -246,7 +246,7 @@ describe('CodeSession', () => {
     expect(o.stderr).toHaveLength(1000);
     expect(o.dropped.stderr).toBe(2000);
     expect((await s.run('print("next")')).stdout).toBe('next\n'); // the next cell starts clean
-  }, scaled(30_000));
+  }, 30_000);
 
   it('sys.exit and process.exit end the cell with their code, not the session', async () => {
     const py = session('python');
@@ -257,7 +257,7 @@ describe('CodeSession', () => {
     await js.run('var kept = "yes"');
     expect((await js.run('process.exit(4)')).exitCode).toBe(4);
     expect((await js.run('console.log(kept)')).stdout).toBe('yes\n');
-  }, scaled(30_000));
+  }, 30_000);
 
   it('JavaScript: a later cell may declare a top-level const, let or class again', async () => {
     const js = session('javascript');
@@ -267,7 +267,7 @@ describe('CodeSession', () => {
     expect(again.stdout).toBe('10 2\n');
     // only the top level: a block's declarations stay block-scoped
     expect((await js.run('{ const inner = 1 }\ntypeof inner')).stdout).toBe("'undefined'\n");
-  }, scaled(30_000));
+  }, 30_000);
 
   it('JavaScript: a cell may await at the top level, and what it declares stays for later cells', async () => {
     const js = session('javascript');
@@ -300,7 +300,7 @@ describe('CodeSession', () => {
     // a plain cell stays on the plain path: `await` in a string or an async function only
     expect((await js.run('"await"')).stdout).toBe("'await'\n");
     expect((await js.run('(async () => { await null; return "inner" })()')).stdout).toBe("'inner'\n");
-  }, scaled(30_000));
+  }, 30_000);
 
   it('JavaScript: an await cell that throws or rejects reports it named by the cell, and the session goes on', async () => {
     const js = session('javascript');
@@ -331,14 +331,14 @@ describe('CodeSession', () => {
       '',
       expect.stringMatching(/^Error: late\n {4}at Timeout\._onTimeout \(cell 8:1:\d+\)\n$/),
     ]);
-  }, scaled(30_000));
+  }, 30_000);
 
   it('runs JavaScript in a process of its own, not in the engine', async () => {
     const js = session('javascript');
     const o = await js.run('console.log(process.pid)');
     expect(Number(o.stdout.trim())).not.toBe(process.pid);
     expect(Number(o.stdout.trim())).toBe(o.pid);
-  }, scaled(30_000));
+  }, 30_000);
 
   it('reloads a library module the cell imported when its file changes', async () => {
     const s = session('python');
@@ -347,7 +347,7 @@ describe('CodeSession', () => {
     expect((await s.run('from library import f\nprint(f())')).stdout).toBe('1\n');
     writeFileSync(join(cwd, 'library.py'), 'def f():\n    return 2\n\n\ndef g():\n    return 3\n');
     expect((await s.run('from library import f, g\nprint(f(), g())')).stdout).toBe('2 3\n');
-  }, scaled(30_000));
+  }, 30_000);
 
   const support = sandboxSupport();
   if (!support.ok) console.warn(`code-session: the sandbox cases are skipped: ${support.reason}`);

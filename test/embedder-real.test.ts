@@ -9,7 +9,6 @@ import { describe, expect, it } from 'vitest';
 import { LocalEmbedder } from '../src/core/memory/local-embedder.js';
 import { createEmbedder } from '../src/core/memory/create-embedder.js';
 import { recallAtK } from '../bench/lib/recall.mjs';
-import { scaled } from './helpers/time.js';
 
 const FOLDER = join(process.cwd(), '.cache', 'models', 'all-MiniLM-L6-v2');
 const missing = existsSync(join(FOLDER, 'onnx', 'model.onnx'))
@@ -34,7 +33,7 @@ describe.skipIf(missing !== undefined)('all-MiniLM-L6-v2 through the transformer
     const lexical = new LocalEmbedder();
     const [c, f] = await lexical.embed(['The cat sits on the mat.', 'A feline is resting on a rug.']);
     expect(dot(c!, f!)).toBeLessThan(dot(cat!, feline!));
-  }, scaled(60_000));
+  }, 60_000);
 
   it('finds the paraphrased messages the lexical embedder misses: recall@5 and @1', async () => {
     const real = await createEmbedder(`transformers:${FOLDER}`, {});
@@ -50,5 +49,5 @@ describe.skipIf(missing !== undefined)('all-MiniLM-L6-v2 through the transformer
     expect(real5.recall).toBeGreaterThanOrEqual(0.9);
     expect(real5.recall).toBeGreaterThan(lex5.recall);
     expect(real1.recall).toBeGreaterThan(lex1.recall);
-  }, scaled(60_000));
+  }, 60_000);
 });

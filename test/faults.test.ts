@@ -175,7 +175,8 @@ describe('fault injection: 20 runs against a server failing 30% of requests', ()
   /** One run (and its resumes, when the retries ran out) in its own folder; returns the folder. */
   async function runTo(out: string, url: string, stream: boolean): Promise<{ dir: string; resumes: number }> {
     const { sop } = loadSopFile(SOP);
-    const provider = () => new OpenAiProvider({ baseURL: url, apiKey: 'test', timeoutMs: scaled(1000), retry: fast, budget: new RetryBudget(50) });
+    const provider = () =>
+      new OpenAiProvider({ baseURL: url, apiKey: 'test', timeoutMs: scaled(1000), retry: fast, budget: new RetryBudget(50) });
     let folder = new RunFolder(out, 'run', undefined);
     let result = await new Run({
       sop,
@@ -231,7 +232,7 @@ describe('fault injection: 20 runs against a server failing 30% of requests', ()
     expect(same).toBe(20);
     expect(faults / requests).toBeGreaterThan(0.2);
     for (const r of runs) expect(loadRunRecord(r.dir).status).toBe('finished');
-  }, scaled(120_000));
+  }, 120_000);
 });
 
 describe('odd LLM replies', () => {

@@ -9,7 +9,6 @@ import { toMermaid } from '../src/format/sop/graph.js';
 import { loadSopFile, validateSopDocument } from '../src/api/loader/load.js';
 import type { Sop } from '../src/format/sop/types.js';
 import { spawnCliSync, requireBuiltCli } from './helpers/cli.js';
-import { scaled } from './helpers/time.js';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -20,7 +19,7 @@ purify.sanitize ??= (s: string) => s;
 let mermaid: { parse(text: string): Promise<unknown> };
 beforeAll(async () => {
   mermaid = (await import('mermaid')).default;
-}, scaled(60_000));
+}, 60_000);
 
 function shippedSops(): string[] {
   const files: string[] = [];

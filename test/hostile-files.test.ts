@@ -196,7 +196,7 @@ describe('input files: devices, named pipes and oversized files at every entry p
     });
     expect(failures).toEqual([]);
     expect(counts.inputsRefused).toBe(41);
-  }, scaled(300_000));
+  }, 300_000);
 
   it('names the sub-SOP and its JSON pointer in sop validate', async () => {
     const file = join(base, 'parent-zero.sop.json');
@@ -358,7 +358,7 @@ describe('executor file operations on planted links, pipes and bad paths', () =>
     expect(counts.agentErrorsReturned).toBe(EXPECTED_REFUSALS.length);
     expect(whole).toHaveLength(EXPECTED_REFUSALS.length);
     for (const pattern of EXPECTED_REFUSALS.slice(0, 4)) expect(resumed.some((t) => pattern.test(t))).toBe(true);
-  }, scaled(180_000));
+  }, 180_000);
 
   it('never writes through a hard link; a memory file put back from the journal replaces a planted link', () => {
     const dir = tempDir('sop-links-');
@@ -563,7 +563,7 @@ describe('a damaged journal', () => {
     const after = await sop(['show', dir]);
     expect(after.stderr).not.toContain('damaged');
     counts.damagedContinued++;
-  }, scaled(180_000));
+  }, 180_000);
 
   it('rejects a hand-edited checkpoint whose turn does not match the journal', async () => {
     for (const [name, edit] of [
@@ -603,5 +603,5 @@ describe('a damaged journal', () => {
       expect(transcript(dir)).toBe(transcript(reference));
       counts.damagedContinued++;
     }
-  }, scaled(180_000));
+  }, 180_000);
 });

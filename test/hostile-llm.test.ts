@@ -449,7 +449,7 @@ describe('sop run against a hostile server', () => {
     expect(record.status).toBe('max_turns');
     expect(record.turns).toBe(3);
     expect(agentMessages(record)).toEqual(['Point 1.', 'Point 2.']);
-  }, scaled(90_000));
+  }, 90_000);
 
   it('one Ctrl-C while the server says nothing stops the run at once (interrupted, exit 130), and it resumes', async () => {
     let arrived!: () => void;
@@ -463,13 +463,10 @@ describe('sop run against a hostile server', () => {
     });
     const out = join(dir, 'sigint');
     // --timeout an hour: only the Ctrl-C can end the run before the test's timeout
-    const r = await cli(
-      ['run', DEBATE, '--llm', 'openai', '--base-url', silent.url, '--timeout', '3600', '--max-turns', '2', '--input', 'topic=x', '--out', out, '--json'],
-      {},
-      (child) => {
-        void seen.then(() => child.kill('SIGINT'));
-      },
-    );
+    const args = ['run', DEBATE, '--llm', 'openai', '--base-url', silent.url, '--max-turns', '2', '--input', 'topic=x', '--out', out];
+    const r = await cli([...args, '--json', '--timeout', '3600'], {}, (child) => {
+      void seen.then(() => child.kill('SIGINT'));
+    });
     expect(r.code, r.stderr).toBe(130);
     expect(noStack(r.stderr), r.stderr).toBe(true);
     expect(r.stderr).toMatch(/Stopping after this turn, or now if it is waiting for the LLM/);
@@ -488,7 +485,7 @@ describe('sop run against a hostile server', () => {
     const resumed = await cli(['resume', folder, '--base-url', healthy.url]);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(loadRunRecord(folder).status).toBe('max_turns');
-  }, scaled(60_000));
+  }, 60_000);
 
   it('a torn first stream is retried and its text appears nowhere in the run folder', async () => {
     let tore = false; // the first streamed answer (an agent's) is torn
@@ -512,7 +509,7 @@ describe('sop run against a hostile server', () => {
     expect(torn).toEqual([]);
     // The torn attempt was the first agent reply ("Point 1." never arrived whole); the retry got the next.
     expect(agentMessages(loadRunRecord(folder))).toEqual(['Point 2.', 'Point 3.']);
-  }, scaled(60_000));
+  }, 60_000);
 
   it('a reply over --max-reply-bytes stops the run (interrupted) with the cap named; a resume with a larger cap goes on', async () => {
     const s = await serve({ reply: debateReply((n) => `Point ${n}: ${'z'.repeat(3000)}`) });
@@ -543,7 +540,7 @@ describe('sop run against a hostile server', () => {
     const resumed = await cli(['resume', folder, '--max-reply-bytes', '10000']);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(loadRunRecord(folder).status).toBe('max_turns');
-  }, scaled(60_000));
+  }, 60_000);
 
   it('bad --timeout and --max-reply-bytes values are refused with one line', async () => {
     for (const [flag, value, message] of [
@@ -593,7 +590,7 @@ describe('sop run against a hostile server', () => {
     ).toHaveLength(agentCalls);
     // Later prompts carry earlier replies: redacted there too.
     expect(c.interactions.some((i) => i.request?.some((m) => m.content.includes('[REDACTED]')))).toBe(true);
-  }, scaled(60_000));
+  }, 60_000);
 });
 
 describe('long replies are journaled once', () => {
@@ -651,7 +648,7 @@ describe('long replies are journaled once', () => {
     expect(forkMessages).toEqual(
       loadRunRecord(folder).effective.flatMap((e) => (e.type === 'message' && e.message.turn <= 6 ? [e.message.content] : [])),
     );
-  }, scaled(120_000));
+  }, 120_000);
 
   it('short texts stay inline; a message that is not inside a recent reply is written whole', () => {
     const sop = validateSopDocument(

@@ -327,7 +327,7 @@ describe("code reading the engine's environment", () => {
       }
       // The API key itself was sent where it belongs: the Authorization header.
       expect(server.requests.slice(before).every((q) => q.headers.authorization === `Bearer ${CANARIES.OPENAI_API_KEY}`)).toBe(true);
-    }, scaled(120_000));
+    }, 120_000);
   }
 });
 
@@ -484,5 +484,5 @@ describe('the sandbox by default', () => {
     );
     expect(required.code).toBe(1);
     expect(required.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^error: --sandbox: bwrap \(bubblewrap\) is not installed/)]);
-  }, scaled(60_000));
+  }, 60_000);
 });

@@ -7,7 +7,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CodeSession } from '../src/features/actions/executors/session/code-session.js';
 import { tempDir } from './helpers/executor-context.js';
 import { until } from './helpers/until.js';
-import { scaled } from './helpers/time.js';
 
 let modes = 0;
 let contained = 0;
@@ -62,7 +61,7 @@ describe('hostile code in a session', () => {
       expect(o.files).toEqual([]);
       expect((await s.run('console.log(y)')).stdout).toBe('2\n');
     });
-  }, scaled(30_000));
+  }, 30_000);
 
   it('closes its stdout or stderr: the cell still ends', async () => {
     await mode('close stdout', async () => {
@@ -77,7 +76,7 @@ describe('hostile code in a session', () => {
       expect(o.sessionEnded).toBe(false);
       expect((await s.run('print(w)')).stdout).toBe('4\n');
     });
-  }, scaled(30_000));
+  }, 30_000);
 
   it('floods its output: kept to the cap, the session goes on', async () => {
     await mode('flood', async () => {
@@ -87,7 +86,7 @@ describe('hostile code in a session', () => {
       expect(o.dropped.stdout).toBe(200 * 50000 - 1000);
       expect((await s.run('print(v)')).stdout).toBe('5\n');
     });
-  }, scaled(30_000));
+  }, 30_000);
 
   it('reads its stdin: it gets end of file, not the next request', async () => {
     await mode('stdin', async () => {
@@ -97,7 +96,7 @@ describe('hostile code in a session', () => {
       const raw = await s.run('import os\nprint(os.read(0, 100))');
       expect(raw.stdout).toBe("b''\n");
     });
-  }, scaled(30_000));
+  }, 30_000);
 
   it('kills its own interpreter: the cell reports it, the next cell starts a fresh session', async () => {
     await mode('os._exit', async () => {
@@ -116,7 +115,7 @@ describe('hostile code in a session', () => {
       expect(o.sessionEnded).toBe(true);
       expect(o.signal).toBe('SIGKILL');
     });
-  }, scaled(30_000));
+  }, 30_000);
 
   it('loops forever: killed at the timeout', async () => {
     await mode('busy loop', async () => {
@@ -125,7 +124,7 @@ describe('hostile code in a session', () => {
       expect(o.timedOut).toBe(true);
       expect(o.sessionEnded).toBe(true);
     });
-  }, scaled(30_000));
+  }, 30_000);
 
   it('awaits forever at the top level, or forges the end of its cell after an await: contained', async () => {
     await mode('await forever', async () => {
@@ -145,7 +144,7 @@ describe('hostile code in a session', () => {
       expect(o.stdout).toBe('{"error":null,"exit":0,"files":["/etc/passwd"]}\n');
       expect((await s.run('await null; y')).stdout).toBe('2\n');
     });
-  }, scaled(30_000));
+  }, 30_000);
 
   it('leaves a process behind, even out of its group: killed when the session ends', async () => {
     await mode('setsid', async () => {
@@ -158,5 +157,5 @@ describe('hostile code in a session', () => {
       s.close();
       expect(await until(() => !alive(pid))).toBe(true);
     });
-  }, scaled(30_000));
+  }, 30_000);
 });

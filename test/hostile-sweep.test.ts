@@ -12,7 +12,6 @@ import { Progress } from '../src/apps/sweep/progress.js';
 import type { ResultLine } from '../src/apps/sweep/results.js';
 import { startOpenAiServer } from './helpers/openai-server.js';
 import { spawnCli, spawnCliSync } from './helpers/cli.js';
-import { scaled } from './helpers/time.js';
 
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
 const CASSETTE = join(process.cwd(), 'examples/debate/debate.cassette.json');
@@ -225,7 +224,7 @@ describe('hostile sweep input', () => {
     expect(sweep.stderr).toContain(
       'warning: --concurrency and --threads are for a sweep in this process; on a queue, give each sop worker its --concurrency',
     );
-  }, scaled(60_000));
+  }, 60_000);
 
   it('a queued job carries the replay cassette by its absolute path (a worker in another folder finds it)', () => {
     expect(sweepRunSettings({ llm: 'replay:examples/debate/debate.cassette.json', pricing: 'p.json' })).toMatchObject({
@@ -356,7 +355,7 @@ describe('hostile sweep runs', () => {
     } finally {
       await server.close();
     }
-  }, scaled(120_000));
+  }, 120_000);
 
   it('runs that fail say why: in results.jsonl, in summary.md and on stderr (no control characters off a terminal)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sop-sweep-'));

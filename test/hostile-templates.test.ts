@@ -442,5 +442,5 @@ describe('fuzz: every SOP validate accepts gets past run start-up', () => {
     expect(counts.rejected).toBeGreaterThan(30);
     expect(disagreements).toEqual([]);
     expect(laterStatic).toEqual([]);
-  }, scaled(300_000));
+  }, 300_000);
 });

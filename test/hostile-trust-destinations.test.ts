@@ -360,7 +360,7 @@ describe.skipIf(!REDIS)('a sop worker', () => {
     } finally {
       for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
     }
-  }, scaled(120_000));
+  }, 120_000);
 });
 
 describe('a sub-flow', () => {

@@ -225,7 +225,7 @@ describe('two concurrent resumes of one run', () => {
       expect(other!.stderr.trim().split('\n')).toHaveLength(1);
       expect(other!.stderr).toMatch(/still running \(process \d+\)|already finished/);
     }
-  }, scaled(300_000)); // 24 CLI processes: about 30 s on a quiet machine
+  }, 300_000); // 24 CLI processes: about 30 s on a quiet machine
 
   it('a resume holds the lock from before it reads the journal', async () => {
     const dir = await killedRun(tempDir('sop-held-resume-'), 20);
@@ -257,7 +257,7 @@ describe('two concurrent resumes of one run', () => {
     const third = await runCli(['resume', dir, '--quiet']);
     expect(third.status, third.stderr).toBe(0);
     expect(journalTypes(dir).filter((t) => t === 'resumed')).toHaveLength(1);
-  }, scaled(60_000));
+  }, 60_000);
 });
 
 const hasScript = /util-linux/.test(spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout ?? '');
@@ -393,7 +393,7 @@ describe('embedding calls', () => {
     } finally {
       await server.close();
     }
-  }, scaled(60_000));
+  }, 60_000);
 });
 
 /** Whether a small tmpfs can be mounted in a private mount namespace here. */

@@ -137,7 +137,7 @@ describe.skipIf(!REDIS)('a sop worker refuses queued jobs it cannot trust', () =
     );
     procs.push(worker);
     await worker.waitFor(/ready: queue/);
-  }, scaled(60_000));
+  }, 60_000);
 
   afterAll(async () => {
     for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
@@ -213,7 +213,7 @@ describe.skipIf(!REDIS)('a sop worker refuses queued jobs it cannot trust', () =
       /the job's "sig" is not an HMAC-SHA256 in hex/,
       (d) => (d.sig = 'zz'),
     );
-  }, scaled(60_000));
+  }, 60_000);
 
   it('signed jobs that fail the schema are refused with the reason', async () => {
     await refusedWith(
@@ -236,7 +236,7 @@ describe.skipIf(!REDIS)('a sop worker refuses queued jobs it cannot trust', () =
       forged((d) => (d.file = 'debate.sop.json')),
       /not a valid sop job: \/file must match pattern/,
     );
-  }, scaled(60_000));
+  }, 60_000);
 
   it('signed jobs that reach outside the root, or ask for what the worker does not allow, are refused; nothing runs', async () => {
     const before = entriesUnder(out);
@@ -316,7 +316,7 @@ describe.skipIf(!REDIS)('a sop worker refuses queued jobs it cannot trust', () =
     expect(markers).toEqual([]);
     expect(llm.requests, 'no refused job called the LLM').toHaveLength(0);
     expect(attackerHits).toBe(0);
-  }, scaled(120_000));
+  }, 120_000);
 
   it('a signed job that continues a run folder is held to the same limits as the settings that run was started with', async () => {
     // a run in the root made by `sop run` with a --base-url this worker does not allow
@@ -341,7 +341,7 @@ describe.skipIf(!REDIS)('a sop worker refuses queued jobs it cannot trust', () =
       /the run it continues sends the LLM calls \(and this worker's API key\) to "http:\/\/127\.0\.0\.1:\d+\/v1"; this worker allows a job's base URL only with --allow-base-url URL/,
     );
     expect(attackerHits).toBe(0);
-  }, scaled(60_000));
+  }, 60_000);
 
   it("a sweep signed with the shared secret runs; the secret, the key and Redis's password are never printed", async () => {
     const sweep = start(
@@ -369,7 +369,7 @@ describe.skipIf(!REDIS)('a sop worker refuses queued jobs it cannot trust', () =
     expect(wrong.out).toContain('0 of 1 runs done, 1 failed');
     expect(wrong.out).toMatch(/refused: the job's signature does not match/);
     refused++;
-  }, scaled(120_000));
+  }, 120_000);
 
   it('a worker or a sweep with no secret (or a short one) refuses to start, with one line', async () => {
     const env = { ...process.env, SOP_QUEUE_SECRET: '' };
@@ -393,7 +393,7 @@ describe.skipIf(!REDIS)('a sop worker refuses queued jobs it cannot trust', () =
     });
     expect(await badRoot.exited).toBe(1);
     expect(badRoot.out.trim()).toBe(`error: --root ${join(root, 'nope')}: no such folder`);
-  }, scaled(60_000));
+  }, 60_000);
 });
 
 const OPENSSL = ['/usr/bin/openssl', '/usr/local/bin/openssl'].find((f) => existsSync(f));
@@ -467,5 +467,5 @@ describe.skipIf(!REDIS || !OPENSSL)('rediss://: the queue over TLS, the server c
       redis.child.kill('SIGTERM');
       await redis.exited;
     }
-  }, scaled(90_000));
+  }, 90_000);
 });

@@ -161,7 +161,7 @@ describe('a stream is bounded by content, not bytes', () => {
       expect(retries).toHaveLength(2);
       expect(s.requests).toHaveLength(3); // without the bounds, the call never ends (the test's timeout fails it)
       counts.streamsStopped++;
-    }, scaled(90_000));
+    }, 90_000);
   }
 
   it("a call's streamed attempts share one deadline (3 attempt deadlines): a steady trickle ends the call whatever its retries", async () => {
@@ -196,7 +196,7 @@ describe('a stream is bounded by content, not bytes', () => {
     ]);
     expect(s.requests).toHaveLength(4); // about 7.5 s; without the call's deadline, 11 attempts of 2.5 s
     counts.streamsStopped++;
-  }, scaled(90_000));
+  }, 90_000);
 
   it('a slow stream whose every chunk brings content is not cut by --timeout, only by the deadline', async () => {
     // 40 characters, one every 100 ms: 4 s in all, with --timeout 2 s and the default deadline (20 s).
@@ -205,7 +205,7 @@ describe('a stream is bounded by content, not bytes', () => {
     const res = await p.chat(request(true));
     expect(res.content).toBe('x'.repeat(40));
     expect(retries).toEqual([]);
-  }, scaled(60_000));
+  }, 60_000);
 });
 
 // --- Whole runs ---------------------------------------------------------------------------
@@ -260,7 +260,7 @@ describe('sop run against a trickling server (--timeout 3)', () => {
       expect(done.stderr).toMatch(/Resume with: sop resume /);
       expect(loadRunRecord(runFolder(out)).status).toBe('interrupted');
       counts.streamsStopped++;
-    }, scaled(150_000));
+    }, 150_000);
   }
 });
 
@@ -303,7 +303,7 @@ describe('hostile files', () => {
     }
     // The library refuses the same way.
     expect(() => loadPricing('/dev/zero')).toThrow(/is a character device, not a regular file/);
-  }, scaled(90_000));
+  }, 90_000);
 
   it('--record renames only over a regular file: a device, a FIFO, a symbolic link or a folder is refused and left as it was', async () => {
     const target = join(dir, 'precious.txt');
@@ -337,7 +337,7 @@ describe('hostile files', () => {
     );
     expect(ok.code, ok.stderr).toBe(0);
     expect(JSON.parse(readFileSync(cassette, 'utf8'))).toMatchObject({ version: 1, source: 'recorded' });
-  }, scaled(120_000));
+  }, 120_000);
 
   it('a cassette, an answers file and a SOP that are not JSON are described by line and column, never by their bytes', async () => {
     const cassette = join(dir, 'cassette-passwd.json');
@@ -363,7 +363,7 @@ describe('hostile files', () => {
       expect(r.stderr + r.stdout).not.toContain('root:x');
       counts.filesRefused++;
     }
-  }, scaled(90_000));
+  }, 90_000);
 
   it('the viewer refuses a hard-linked file as it refuses a symbolic link', () => {
     const run = join(dir, 'view-run');

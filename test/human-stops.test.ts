@@ -7,7 +7,6 @@ import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AnswerInterruptedError, NoMoreAnswersError, TerminalInput } from '../src/core/io/human.js';
 import { runCli } from './helpers/cli.js';
-import { scaled } from './helpers/time.js';
 
 const SOP = join(process.cwd(), 'examples/assistant/assistant.sop.json');
 const root = mkdtempSync(join(tmpdir(), 'sop-human-stops-'));
@@ -90,5 +89,5 @@ describe('a person who stops answering', () => {
     const resumed = await runCli(['resume', dir, '--answers', more]);
     expect(resumed.status, resumed.stderr).toBe(0);
     expect(resumed.stderr).toMatch(/Finished in state "done"/);
-  }, scaled(60_000));
+  }, 60_000);
 });

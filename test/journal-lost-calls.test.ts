@@ -10,7 +10,6 @@ import { requireBuiltCli, runCliKillable, spawnCliSync } from './helpers/cli.js'
 import { startOpenAiServer, type ChatRequestBody, type TestServer } from './helpers/openai-server.js';
 import { lostCalls } from '../src/features/journal/lost-calls.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
-import { scaled } from './helpers/time.js';
 
 const DEBATE = join(import.meta.dirname, '..', 'examples', 'debate', 'debate.sop.json');
 const ENV = { ...process.env, OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: undefined } as NodeJS.ProcessEnv;
@@ -85,7 +84,7 @@ describe('a call in flight at a kill', () => {
     const runs = spawnCliSync(['runs', '--out', out, '--json'], { env: ENV });
     expect(runs.status, runs.stderr).toBe(0);
     expect((JSON.parse(runs.stdout.split('\n')[0]!) as { cost_usd?: number }).cost_usd).toBe(usage.cost);
-  }, scaled(60_000));
+  }, 60_000);
 
   it('is not counted when the attempt ended on its own (run_finished), nor when its reply came in a later line', () => {
     const started = (effect: string): RunEvent => ({

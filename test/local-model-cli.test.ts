@@ -12,7 +12,6 @@ import { loadRunRecord } from '../src/features/journal/record.js';
 import { goldenOf, runFolderIn } from './helpers/golden.js';
 import { LOCAL_ENV, TEST_MODEL, noteSkip } from './helpers/local-model.js';
 import { readJournal } from '../src/features/journal/reader.js';
-import { scaled } from './helpers/time.js';
 
 const missing = noteSkip('sop run --llm local:');
 const tmp = mkdtempSync(join(tmpdir(), 'sop-local-cli-'));
@@ -73,7 +72,7 @@ describe.skipIf(missing !== undefined)('sop run --llm local: on SmolLM2-135M-Ins
     });
     expect(calls.some((c, i) => c.usage.promptTokens !== estimates[i])).toBe(true);
     expect(usage.cost_usd).toBeUndefined(); // a model run here costs nothing: not priced
-  }, scaled(300_000));
+  }, 300_000);
 
   it('the recorded cassette names the model and replays to the same transcript', async () => {
     expect(recorded).not.toBe('');
@@ -97,7 +96,7 @@ describe.skipIf(missing !== undefined)('sop run --llm local: on SmolLM2-135M-Ins
     // the same transcript, but for the header's provider (record(local), replay)
     const body = (dir: string) => goldenOf(dir).transcript.replace(/, LLM: [^,]+,/, ', LLM: -,');
     expect(body(runFolderIn(out))).toBe(body(recorded));
-  }, scaled(120_000));
+  }, 120_000);
 
   it('the MCP notes example completes a tool call made under the grammar', async () => {
     const out = join(tmp, 'notes');
@@ -113,7 +112,7 @@ describe.skipIf(missing !== undefined)('sop run --llm local: on SmolLM2-135M-Ins
     const results = events.filter((e) => e.type === 'executor_result' && e.executor === 'mcp');
     expect(results.length).toBeGreaterThan(0);
     expect(results.some((e) => e.ok === true)).toBe(true);
-  }, scaled(300_000));
+  }, 300_000);
 
   it('Ctrl-C stops the run waiting for the model at once: it ends interrupted, resumable', async () => {
     // a SOP whose first call streams a long reply (provider local, its model named in the SOP)
@@ -154,7 +153,7 @@ describe.skipIf(missing !== undefined)('sop run --llm local: on SmolLM2-135M-Ins
     const record = loadRunRecord(runFolderIn(out));
     expect(record.status).toBe('interrupted');
     expect(record.finished?.error).toMatch(/stopped by Ctrl-C while waiting for the LLM/);
-  }, scaled(120_000));
+  }, 120_000);
 });
 
 describe('sop validate: a SOP whose llm.provider is local', () => {

@@ -16,7 +16,6 @@ import type { ChatOptions, ChatRequest, ChatResponse, LlmProvider } from '../src
 import { social } from '../src/features/population/worlds/social.js';
 import { checkActionArgs } from '../src/features/population/worlds/world.js';
 import { TEST_MODEL, noteSkip } from './helpers/local-model.js';
-import { scaled } from './helpers/time.js';
 
 const missing = noteSkip('a population step on the local model');
 const tmp = mkdtempSync(join(tmpdir(), 'sop-local-pop-'));
@@ -97,5 +96,5 @@ describe.skipIf(missing !== undefined)('a population step on SmolLM2-135M-Instru
     const llmCalls = events.filter((e) => e.type === 'llm_call' && e.state === 'feed') as Array<Extract<RunEvent, { type: 'llm_call' }>>;
     expect(llmCalls).toHaveLength(50);
     for (const c of llmCalls) expect(c.model).toBe('SmolLM2-135M-Instruct.Q4_1.gguf');
-  }, scaled(600_000));
+  }, 600_000);
 });

@@ -15,7 +15,6 @@ import type { CallMeta, ChatRequest, ToolSpec } from '../src/core/llm/types.js';
 import { parseCommandReply } from '../src/core/llm/command-reply.js';
 import { runSop } from '../src/index.js';
 import { TEST_MODEL, noteSkip } from './helpers/local-model.js';
-import { scaled } from './helpers/time.js';
 
 const missing = noteSkip('local provider with the test model');
 const tmp = mkdtempSync(join(tmpdir(), 'sop-local-'));
@@ -99,7 +98,7 @@ describe.skipIf(missing !== undefined)('local:hf: models', () => {
     } finally {
       await hf.close();
     }
-  }, scaled(120_000));
+  }, 120_000);
 
   it('offline, a download is refused with one line; a SOP never downloads', async () => {
     const gone = await hfServer('/', TEST_MODEL);
@@ -115,7 +114,7 @@ describe.skipIf(missing !== undefined)('local:hf: models', () => {
     await expect(p.chat(request('hi', { model: uri }))).rejects.toThrow(
       `the SOP's local model ${uri} is not in ${tmp}; a SOP never downloads a model: fetch it once with --llm local:${uri}`,
     );
-  }, scaled(60_000));
+  }, 60_000);
 });
 
 describe.skipIf(missing !== undefined)('the local provider on SmolLM2-135M-Instruct', () => {
@@ -138,14 +137,14 @@ describe.skipIf(missing !== undefined)('the local provider on SmolLM2-135M-Instr
     expect(res.usage.promptTokens).toBe(vocab.tokenize(text, true).length);
     expect(res.usage.completionTokens).toBe(vocab.tokenize(res.content, false).length);
     await vocab.dispose();
-  }, scaled(120_000));
+  }, 120_000);
 
   it('a prompt longer than the context is one line', async () => {
     const p = await LocalProvider.create({ model: TEST_MODEL, settings: { ...settings, contextSize: 256 } });
     await expect(p.chat(request('word '.repeat(400)))).rejects.toThrow(
       /^the prompt of the agent call in state "s" has \d+ tokens, more than the 256 of the local model's context: set SOP_LOCAL_CONTEXT higher/,
     );
-  }, scaled(120_000));
+  }, 120_000);
 
   it('streams, and the deltas are the reply', async () => {
     const p = await make();
@@ -153,7 +152,7 @@ describe.skipIf(missing !== undefined)('the local provider on SmolLM2-135M-Instr
     const res = await p.chat(request('Name two fruits.', { stream: true }), { onDelta: (t) => deltas.push(t) });
     expect(deltas.length).toBeGreaterThan(1);
     expect(deltas.join('')).toBe(res.content);
-  }, scaled(120_000));
+  }, 120_000);
 
   it('the same seed gives the same reply; another seed another one', async () => {
     const req = request('Tell me something about the sea.', { temperature: 1 });
@@ -162,7 +161,7 @@ describe.skipIf(missing !== undefined)('the local provider on SmolLM2-135M-Instr
     const c = await (await make(8)).chat(req);
     expect(b.content).toBe(a.content);
     expect(c.content).not.toBe(a.content);
-  }, scaled(120_000));
+  }, 120_000);
 
   it('an aborted call ends at once, and the provider answers the next one', async () => {
     const p = await make();
@@ -175,7 +174,7 @@ describe.skipIf(missing !== undefined)('the local provider on SmolLM2-135M-Instr
     await expect(call).rejects.toBe(reason); // not aborted, it would answer its 400 tokens
     const next = await p.chat(request('Say yes.'));
     expect(next.content.trim()).not.toBe('');
-  }, scaled(120_000));
+  }, 120_000);
 
   it('calls run at once on the context sequences, and more wait for a free one', async () => {
     const p = await make();
@@ -191,7 +190,7 @@ describe.skipIf(missing !== undefined)('the local provider on SmolLM2-135M-Instr
     expect(order.indexOf('B')).toBeLessThan(order.lastIndexOf('A'));
     expect(order.indexOf('A')).toBeLessThan(order.lastIndexOf('B'));
     expect(order.indexOf('C')).toBeGreaterThan(Math.min(order.lastIndexOf('A'), order.lastIndexOf('B')));
-  }, scaled(120_000));
+  }, 120_000);
 
   it('a call that must answer with a command is generated under its grammar: every reply parses, with its arguments', async () => {
     const tools: ToolSpec[] = [
@@ -241,7 +240,7 @@ describe.skipIf(missing !== undefined)('the local provider on SmolLM2-135M-Instr
       }
     }
     expect(cut).toBeGreaterThan(0);
-  }, scaled(180_000));
+  }, 180_000);
 });
 
 describe.skipIf(missing !== undefined)('a SOP whose llm.provider is local', () => {
@@ -277,5 +276,5 @@ describe.skipIf(missing !== undefined)('a SOP whose llm.provider is local', () =
     } finally {
       process.env = prev;
     }
-  }, scaled(120_000));
+  }, 120_000);
 });

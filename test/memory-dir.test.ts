@@ -16,7 +16,6 @@ import { ScriptedLlm } from './helpers/scripted-llm.js';
 import { runSop } from '../src/api/run.js';
 import type { Sop } from '../src/format/sop/types.js';
 import { spawnCli, spawnCliSync, spawnCliAsync } from './helpers/cli.js';
-import { scaled } from './helpers/time.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const GOAL =
@@ -100,7 +99,7 @@ describe('--memory-dir with the Jarvis example', () => {
     expect(existsSync(join(runs, 'memory', 'logs.md'))).toBe(false);
     // the workspace got the library at the start, and the Coder's code imported it
     expect(readFileSync(join(runs, 'workspace', 'report.md'), 'utf8')).toContain('| revenue | 12 | 43.27 | 28.5 | 80 |');
-  }, scaled(240_000));
+  }, 240_000);
 
   it('a killed run leaves a stale lock; sop resume takes it over, keeps the folder and adds a resumed header', async () => {
     const base = tempDir('sop-memdir-kill-');
@@ -126,7 +125,7 @@ describe('--memory-dir with the Jarvis example', () => {
     const logs = readFileSync(join(M, 'logs.md'), 'utf8');
     expect(logs).toMatch(/^## run \S+ \(resumed from turn \d+\), \S+$/m);
     expect(readFileSync(join(M, 'library.py'), 'utf8').match(/^def summarize_csv\(/gm)).toHaveLength(1);
-  }, scaled(240_000));
+  }, 240_000);
 
   it('refuses a folder another live run holds, with one clear line', () => {
     const M = tempDir('sop-memdir-held-');
@@ -138,7 +137,7 @@ describe('--memory-dir with the Jarvis example', () => {
     expect(r.stderr).toMatch(/^error: memory folder .* is in use by run other-run, process \d+ .*delete .*memory\.lock/);
     // refused before it started: no run folder left behind (sop runs would list it as damaged)
     expect(existsSync(join(M, 'runs')) ? readdirSync(join(M, 'runs')) : []).toEqual([]);
-  }, scaled(60_000));
+  }, 60_000);
 });
 
 describe('the SOP key memory_dir', () => {
@@ -162,7 +161,7 @@ describe('the SOP key memory_dir', () => {
     const logs = readFileSync(join(M, 'logs.md'), 'utf8');
     expect(logs.match(/^## run \S+, \S+: (first|second) run$/gm)).toHaveLength(2);
     expect(logs.match(/^- \[turn 1\] note: /gm)).toHaveLength(2);
-  }, scaled(60_000));
+  }, 60_000);
 });
 
 describe('a new goal with the same memory folder', () => {
@@ -203,7 +202,7 @@ describe('a new goal with the same memory folder', () => {
     expect(again.stderr).not.toMatch(/memory file "mission"/);
     expect(readFileSync(join(M, 'mission.md'), 'utf8')).toBe('Why is grass green?');
     expect(readFileSync(join(M, 'logs.md'), 'utf8').match(/^### mission replaced/gm)).toHaveLength(1);
-  }, scaled(120_000));
+  }, 120_000);
 
   it('a file made from the goal keeps what a run wrote while the goal stays, and starts again from a new goal', async () => {
     const base = tempDir('sop-memdir-follow-');
@@ -240,7 +239,7 @@ describe('a new goal with the same memory folder', () => {
     expect(other.warnings.filter((w) => w.includes('memory file "plan"'))).toHaveLength(1);
     expect(readFileSync(join(M, 'plan.md'), 'utf8')).toBe('Plan for ants:\n- find the nest\n');
     expect(readFileSync(join(M, 'logs.md'), 'utf8')).toContain('the previous plan was:\n\nPlan for bees:\n- count them\n- feed them\n');
-  }, scaled(60_000));
+  }, 60_000);
 });
 
 describe('the memory folder lock', () => {

@@ -11,7 +11,6 @@ import { OpenAiEmbedder } from '../src/core/memory/openai-embedder.js';
 import { TransformersEmbedder } from '../src/core/memory/transformers-embedder.js';
 import { fakeEmbedding, startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { buildTinyModel, expectedEmbedding, type TinyModel } from './helpers/tiny-onnx-model.js';
-import { scaled } from './helpers/time.js';
 
 const cos = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i]!, 0);
 
@@ -116,7 +115,7 @@ describe('transformers embedder on a tiny model built by the test', () => {
   beforeAll(async () => {
     model = buildTinyModel(16);
     embedder = await TransformersEmbedder.load(model.dir);
-  }, scaled(60_000));
+  }, 60_000);
   afterAll(() => rmSync(model.dir, { recursive: true, force: true }));
 
   it('loads from a folder, tokenises with WordPiece, runs the ONNX graph and mean-pools', async () => {
@@ -152,7 +151,7 @@ describe('transformers embedder on a tiny model built by the test', () => {
     await expect(createEmbedder('transformers:sop-tests/not-a-cached-model', { offline: true })).rejects.toThrow(
       /"sop-tests\/not-a-cached-model" is not in the local cache and downloads are off.*a local folder \(transformers:\/path\/to\/model\)/,
     );
-  }, scaled(60_000));
+  }, 60_000);
 });
 
 describe('openai embedder against the local OpenAI-compatible server', () => {

@@ -16,7 +16,6 @@ import { Run } from '../src/api/engine/run.js';
 import type { RunSnapshot } from '../src/core/runtime/position.js';
 import { restoreSummaryChunks, summaryChunks } from '../src/core/runtime/summaries.js';
 import type { Sop } from '../src/format/sop/types.js';
-import { scaled } from './helpers/time.js';
 
 /** A scripted LLM: records every request and answers with `reply`. */
 class Scripted implements LlmProvider {
@@ -397,5 +396,5 @@ describe('a 2,000-turn mock run', () => {
     expect(run.env).toBeInstanceOf(MemoryEnvironment);
     expect((run.env as MemoryEnvironment).embedderId).toBe('local-v1');
     expect(result.usage.by_purpose.summary!.calls).toBe(250 + 61); // every 8 messages, and a merge of chunks every 4 refreshes from the 9th
-  }, scaled(60_000));
+  }, 60_000);
 });

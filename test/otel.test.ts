@@ -13,7 +13,6 @@ import { tracingEnabled } from '../src/features/telemetry/enabled.js';
 import { tempDir } from './helpers/executor-context.js';
 import { startHeldReplyServer } from './helpers/held-reply-server.js';
 import { spawnCli } from './helpers/cli.js';
-import { scaled } from './helpers/time.js';
 
 interface OtlpValue {
   stringValue?: string;
@@ -173,7 +172,7 @@ describe('OpenTelemetry traces', () => {
     expect(summaryCall).toBeDefined();
     expect(byId.get(summaryCall!.parentSpanId!)!.name).toBe('sop.summary');
     expect(attrs(runs[0]!.attributes)['sop.status']).toBe('finished');
-  }, scaled(60_000));
+  }, 60_000);
 
   it('--trace-content adds the prompt and reply as span events, with secrets redacted', async () => {
     received.length = 0;
@@ -194,7 +193,7 @@ describe('OpenTelemetry traces', () => {
     expect(replies.length).toBe(calls.length);
     expect(prompts.some((p) => p.includes('Keys like'))).toBe(true);
     expect(JSON.stringify(received)).not.toContain(secret);
-  }, scaled(60_000));
+  }, 60_000);
 
   it("a command's executor is a span in its turn", async () => {
     received.length = 0;
@@ -231,7 +230,7 @@ describe('OpenTelemetry traces', () => {
       const turn = byId.get(e.parentSpanId!)!;
       expect(turn.name).toBe(`sop.turn ${String(a['sop.turn'])}`);
     }
-  }, scaled(60_000));
+  }, 60_000);
 
   it('Ctrl-C while the LLM is answering: the spans so far are sent, with finish reasons, before the process ends', async () => {
     received.length = 0;
@@ -266,7 +265,7 @@ describe('OpenTelemetry traces', () => {
       server.release();
       await server.close();
     }
-  }, scaled(60_000));
+  }, 60_000);
 
   it('without an OTLP endpoint, tracing is off and nothing of OpenTelemetry is loaded', async () => {
     expect(tracingEnabled({})).toBe(false);
@@ -277,5 +276,5 @@ describe('OpenTelemetry traces', () => {
     expect(await otelModulesLoaded({})).toEqual([]);
     const on = await otelModulesLoaded({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` });
     expect(on.some((u) => u.includes('@opentelemetry/sdk-trace'))).toBe(true);
-  }, scaled(30_000));
+  }, 30_000);
 });

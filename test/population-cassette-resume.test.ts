@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writePopulationSop, inMessages } from './helpers/population-sop.js';
 import { requireBuiltCli, runCliKillable } from './helpers/cli.js';
 import { startOpenAiServer, type ChatRequestBody, type TestServer } from './helpers/openai-server.js';
-import { scaled } from './helpers/time.js';
 
 const ENV = { ...process.env, OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: undefined } as NodeJS.ProcessEnv;
 const AGENTS = 24;
@@ -98,7 +97,7 @@ beforeAll(async () => {
   expect(reference).toHaveLength(3);
   expect(reference.flatMap((l) => l.actions ?? []).filter((a) => a.name === 'post')).toHaveLength(3 * AGENTS);
   ownReplies(reference);
-}, scaled(60_000));
+}, 60_000);
 afterAll(async () => {
   for (const s of servers) await s.close();
   rmSync(dir, { recursive: true, force: true });

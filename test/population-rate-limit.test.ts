@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inMessages } from './helpers/population-sop.js';
 import { loadSop, runSop, type RunEvent } from '../src/index.js';
 import { startOpenAiServer, type ChatRequestBody, type TestServer } from './helpers/openai-server.js';
-import { scaled } from './helpers/time.js';
 
 const AGENTS = 2000;
 const LIMIT = 300;
@@ -94,5 +93,5 @@ describe('a 2,000-agent step against a server that answers 429 above 300 calls i
     expect(warnings.length).toBeLessThan(10); // 429 retries are warned once every 5 s
     expect(changes.at(-1)!.limit).toBeLessThan(LIMIT);
     expect(server.peakInFlight).toBeLessThanOrEqual(LIMIT);
-  }, scaled(60_000));
+  }, 60_000);
 });

@@ -25,7 +25,6 @@ import { queryResults, ResultsError } from '../src/api/results-db.js';
 import { readJournal } from '../src/features/journal/reader.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
 import { requireBuiltCli, spawnCliSync, spawnCliAsync } from './helpers/cli.js';
-import { scaled } from './helpers/time.js';
 
 const SOP = 'examples/social-spread/social-spread.sop.json';
 const tmp = mkdtempSync(join(tmpdir(), 'sop-results-'));
@@ -55,7 +54,7 @@ beforeAll(() => {
   run = join(tmp, 'runs', readdirSync(join(tmp, 'runs'))[0]!);
   perStep = steps(run).map((e) => e.actions.length);
   expect(perStep).toHaveLength(6);
-}, scaled(120_000));
+}, 120_000);
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe('sop query', () => {
@@ -123,7 +122,7 @@ describe('sop query', () => {
       /^error: .*: this run has no population states, so it has no population\.duckdb \(see docs\/population\.md#results\)\n$/,
     );
     expect(existsSync(join(dir, 'population.duckdb'))).toBe(false);
-  }, scaled(60_000));
+  }, 60_000);
 
   it('opens the database read-only with no file access: no reading, writing or attaching files, no settings changed', async () => {
     const before = statSync(join(run, 'population.duckdb')).mtimeMs;
@@ -275,5 +274,5 @@ describe('a resumed run', () => {
       '--json',
     );
     expect(JSON.parse(r.stdout)).toEqual(perStep.map((n, i) => ({ step: i + 1, n, v: 0 })));
-  }, scaled(120_000));
+  }, 120_000);
 });

@@ -11,7 +11,6 @@ import { generateRows } from '../src/features/population/generate.js';
 import { loadPopulation } from '../src/features/population/population.js';
 import { sampleN, sampleStratified, stratumCounts } from '../src/features/population/sample.js';
 import type { GenerateSpec, PopulationSpec } from '../src/features/population/types.js';
-import { scaled } from './helpers/time.js';
 
 // A real collection before each figure: the flag lets a fresh context reach gc().
 setFlagsFromString('--expose-gc');
@@ -169,7 +168,7 @@ describe('sampling', () => {
     const again = await loadPopulation(spec, { baseDir: dir });
     expect(again.ids).toEqual(pop.ids);
     expect(again.row(999)).toEqual(pop.row(999));
-  }, scaled(60_000));
+  }, 60_000);
 
   it('keeps 100k generated agents compactly, and fast', async () => {
     const spec: PopulationSpec = { source: { generate: { ...SPEC, n: 100_000 } }, persona: '{{party}} {{interest}}' };
@@ -182,5 +181,5 @@ describe('sampling', () => {
     expect(pop.size).toBe(100_000);
     expect(pop.archetypes()).toHaveLength(6);
     expect(heapMb).toBeLessThan(64);
-  }, scaled(60_000));
+  }, 60_000);
 });

@@ -13,7 +13,6 @@ import { startOpenAiServer } from './helpers/openai-server.js';
 import { codeSop } from './helpers/code-sop.js';
 import { until } from './helpers/until.js';
 import { spawnCli, requireBuiltCli } from './helpers/cli.js';
-import { scaled } from './helpers/time.js';
 
 const FIX = join(process.cwd(), 'test/fixtures/durable');
 const RUN_ARGS = [
@@ -198,7 +197,7 @@ describe('resume after SIGKILL', () => {
     expect(failures).toEqual([]);
     expect(identical).toBe(KILLS);
     expect(killedMidRun).toBeGreaterThanOrEqual(KILLS * 0.8);
-  }, scaled(600_000));
+  }, 600_000);
 
   it('one Ctrl-C while the LLM is answering stops the run at once as interrupted, and it resumes', async () => {
     // The run talks to a local server whose replies depend only on the request; the signal is sent
@@ -255,7 +254,7 @@ describe('resume after SIGKILL', () => {
     } finally {
       await server.close();
     }
-  }, scaled(120_000));
+  }, 120_000);
 
   it('a second Ctrl-C stops at once while code runs, leaving the run resumable', async () => {
     // The agent runs code that writes a marker (the readiness signal) and then sleeps; the first
@@ -311,5 +310,5 @@ describe('resume after SIGKILL', () => {
         }
       await server.close();
     }
-  }, scaled(120_000));
+  }, 120_000);
 });

@@ -11,7 +11,6 @@ import { resumeRun } from '../src/api/run.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
 import { tempDir } from './helpers/executor-context.js';
 import { spawnCli } from './helpers/cli.js';
-import { scaled } from './helpers/time.js';
 
 const DEBATE = resolve('examples/debate/debate.sop.json');
 
@@ -88,7 +87,7 @@ describe('settings given to sop resume', () => {
     const finished = journal(smallDir).at(-1);
     expect(finished).toMatchObject({ type: 'run_finished', status: 'budget', turns: 9 });
     expect(resumedEvents(smallDir).map((e) => e.launch?.budget_tokens)).toEqual([3000, 3000]);
-  }, scaled(60_000));
+  }, 60_000);
 
   it('--max-turns and --budget-tokens given to a resume both last; flags given later win', async () => {
     const dir = tempDir('sop-resume-settings-turns-');
@@ -107,7 +106,7 @@ describe('settings given to sop resume', () => {
       [7, 3000],
       [100, 3000],
     ]);
-  }, scaled(60_000));
+  }, 60_000);
 
   it('a fork takes the settings that applied at its turn: those of the resume that ran it, or the launch', async () => {
     const dir = tempDir('sop-resume-settings-fork-');
@@ -130,7 +129,7 @@ describe('settings given to sop resume', () => {
       dir,
     );
     expect(given.stderr).toMatch(/Stopped by the budget after 6 turns \(--budget-tokens 1500:/);
-  }, scaled(60_000));
+  }, 60_000);
 
   it('a resume journals --redact names and a --base-url credential redacted, never their values', async () => {
     const dir = tempDir('sop-resume-settings-secrets-');
@@ -179,7 +178,7 @@ describe('settings given to sop resume', () => {
     expect(again.stderr).toContain('Stopped after --max-turns 7 turns');
     expect(resumedEvents(smallDir)[1]!.launch).toMatchObject({ redact: 'RESUME_CANARY', budget_tokens: 3000 });
     expect(readFileSync(join(smallDir, 'journal.jsonl'), 'utf8')).not.toContain(key);
-  }, scaled(60_000));
+  }, 60_000);
 
   it('resumeRun (the API) journals its settings over the recorded launch, so a CLI resume keeps the budget', async () => {
     const dir = tempDir('sop-resume-settings-api-');
@@ -192,7 +191,7 @@ describe('settings given to sop resume', () => {
     // the API run had no budget (its checkpoint holds none): the 3000 still counts all the run spent
     const more = await cli(['resume', smallDir, '--max-turns', '100', '--quiet'], dir);
     expect(closing(more.stderr)).toBe(closing(straight.stderr));
-  }, scaled(60_000));
+  }, 60_000);
 
   it('resumeRun keeps the run budgets of the launch, and a budget given to it lasts for a CLI resume', async () => {
     const dir = tempDir('sop-resume-settings-api-budget-');
@@ -205,7 +204,7 @@ describe('settings given to sop resume', () => {
     expect(resumedEvents(smallDir).at(-1)!.launch).toMatchObject({ llm: 'mock', budget_tokens: 3000 });
     const plain = await cli(['resume', smallDir, '--quiet'], dir); // stops at once, by the 3000 given to the API
     expect(closing(plain.stderr)).toBe(closing(straight.stderr));
-  }, scaled(60_000));
+  }, 60_000);
 
   it('a budget given only to a resume of a run launched without one counts what the run spent before', async () => {
     const dir = tempDir('sop-resume-settings-new-budget-');
@@ -217,7 +216,7 @@ describe('settings given to sop resume', () => {
     const runDir = join(dir, 'b', readdirSync(join(dir, 'b'))[0]!);
     const resumed = await cli(['resume', runDir, '--budget-tokens', '3000', '--max-turns', '100', '--quiet'], dir);
     expect(closing(resumed.stderr)).toBe(closing(straight.stderr)); // not 3000 more tokens on top of the 1757 spent
-  }, scaled(60_000));
+  }, 60_000);
 
   it('a journal whose resumed events carry no settings (an older sop) resumes with the launch settings', async () => {
     const dir = tempDir('sop-resume-settings-old-');
@@ -241,5 +240,5 @@ describe('settings given to sop resume', () => {
     expect(plain.stderr).toContain('Resuming run');
     expect(plain.stderr).toMatch(/Stopped by the budget after 7 turns \(--budget-tokens 1500:/);
     expect(journal(smallDir).at(-1)).toMatchObject({ type: 'run_finished', status: 'budget', turns: 7 });
-  }, scaled(60_000));
+  }, 60_000);
 });

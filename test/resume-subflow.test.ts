@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readJournal } from '../src/features/journal/reader.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
 import { spawnCli, requireBuiltCli } from './helpers/cli.js';
-import { scaled } from './helpers/time.js';
 
 const ARGS = [
   'run',
@@ -122,7 +121,7 @@ describe('resume with executors and sub-flows (Jarvis example)', () => {
       if (r.note) continue;
       expect(r.state, `kill after ${r.at} lines`).toEqual(reference);
     }
-  }, scaled(300_000));
+  }, 300_000);
 
   it('saves a library function once when killed after the append and before its result was journaled', async () => {
     const events = readJournal(refDir).events;
@@ -150,7 +149,7 @@ describe('resume with executors and sub-flows (Jarvis example)', () => {
     expect(state['workspace/library.py']!.match(/^def summarize_csv/gm)).toHaveLength(1);
     expect(state['memory/code_library.md']).toBe(reference['memory/code_library.md']);
     expect(state['transcript.jsonl']).toBe(reference['transcript.jsonl']);
-  }, scaled(120_000));
+  }, 120_000);
 
   it('runs interrupted code again only with --auto-run, given at launch or now', async () => {
     // A journal cut right after a code step started: the step may have run, its result is lost.
@@ -187,7 +186,7 @@ describe('resume with executors and sub-flows (Jarvis example)', () => {
     const state = folderState(dir);
     expect(state['transcript.jsonl']).toBe(reference['transcript.jsonl']);
     expect(state['workspace/report.md']).toBe(reference['workspace/report.md']);
-  }, scaled(120_000));
+  }, 120_000);
 });
 
 /** Results of the run_code steps in a run folder's journal, in order. */

@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSecretName, makeRedactor, secretValues } from '../src/shared/util/redact.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { spawnCli, requireBuiltCli } from './helpers/cli.js';
-import { scaled } from './helpers/time.js';
 
 const SOP = resolve('test/fixtures/durable/town.sop.json');
 const CANARIES = {
@@ -156,5 +155,5 @@ describe('a canary API key never reaches the run folder or the output', () => {
     expect(all).toMatch(/the key is \[REDACTED\], the token \[REDACTED\], the password \[REDACTED\]/);
     for (const f of files) expect(leaks(readFileSync(f, 'utf8')), f).toEqual([]);
     for (const o of outputs) expect(leaks(o)).toEqual([]);
-  }, scaled(120_000));
+  }, 120_000);
 });

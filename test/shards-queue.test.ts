@@ -18,7 +18,6 @@ import { CLI } from './helpers/cli.js';
 import { freePort } from './helpers/free-port.js';
 import { startOpenAiServer, type ChatRequestBody, type TestServer } from './helpers/openai-server.js';
 import { until } from './helpers/until.js';
-import { scaled } from './helpers/time.js';
 
 const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
 if (!REDIS) console.warn('shards-queue tests skipped: redis-server is not installed (apt-get install redis-server)');
@@ -162,7 +161,7 @@ describe.skipIf(!REDIS)('one population step over sop worker --shards processes 
       await q.obliterate({ force: true });
       await q.close();
     }
-  }, scaled(90_000));
+  }, 90_000);
 
   it('acceptance: a 3,000-agent step gives the same tables in this process, over 1 worker and over 3', async () => {
     const local = await run('local', '--llm', 'mock');
@@ -190,7 +189,7 @@ describe.skipIf(!REDIS)('one population step over sop worker --shards processes 
       w.child.kill('SIGTERM');
       expect(await w.exited).toBe(130);
     }
-  }, scaled(240_000));
+  }, 240_000);
 
   it('a worker SIGKILLed mid-shard: its shard is finished by another, no stored call asked again, the same tables', async () => {
     const serve = async () => {
@@ -248,7 +247,7 @@ describe.skipIf(!REDIS)('one population step over sop worker --shards processes 
       w.child.kill('SIGTERM');
       await w.exited;
     }
-  }, scaled(240_000));
+  }, 240_000);
 
   it('a shard job is untrusted: an unsigned one is refused, and a model the worker does not allow fails the run with the reason, before any call', async () => {
     const server = await startOpenAiServer({ reply: (body) => action(body) });
@@ -285,5 +284,5 @@ describe.skipIf(!REDIS)('one population step over sop worker --shards processes 
     expect(server.requests).toHaveLength(0);
     w.child.kill('SIGTERM');
     await w.exited;
-  }, scaled(120_000));
+  }, 120_000);
 });

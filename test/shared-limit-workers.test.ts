@@ -10,7 +10,6 @@ import { CLI, requireBuiltCli } from './helpers/cli.js';
 import { freePort } from './helpers/free-port.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { until } from './helpers/until.js';
-import { scaled } from './helpers/time.js';
 
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
 const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
@@ -88,5 +87,5 @@ describe.skipIf(!REDIS)('sop worker --shared-limit', () => {
     // both workers ran some of them, and the server never had more than 3 calls at once
     for (const w of workers) expect(w.out()).toMatch(/run \S+ finished/);
     expect(llm.peakInFlight).toBe(3);
-  }, scaled(180_000));
+  }, 180_000);
 });

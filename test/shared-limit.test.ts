@@ -13,7 +13,6 @@ import { RedisLimits, sharedLimitId } from '../src/apps/sweep/shared-limit.js';
 import { freePort } from './helpers/free-port.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { until } from './helpers/until.js';
-import { scaled } from './helpers/time.js';
 
 const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
 if (!REDIS) console.warn('shared-limit test skipped: redis-server is not installed (apt-get install redis-server)');
@@ -79,5 +78,5 @@ describe.skipIf(!REDIS)('a limit shared through Redis', () => {
     // the most the server had at once: never more than N, and N
     expect(server.peakInFlight).toBe(N);
     expect(sharedLimitId(server.url)).toMatch(/^sop-llm-[0-9a-f]{16}$/);
-  }, scaled(30_000));
+  }, 30_000);
 });

@@ -152,7 +152,7 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
     b.child.kill('SIGTERM');
     c.child.kill('SIGTERM');
     await Promise.all([b.exited, c.exited]);
-  }, scaled(240_000));
+  }, 240_000);
 
   it('--detach returns at once, --collect gathers later; retries are bounded, failures say why, a re-run retries them', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sop-queue-'));
@@ -196,7 +196,7 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
     expect(rs.every((r) => r.status === 'finished' && r.outputs.verdict !== undefined)).toBe(true);
     w.child.kill('SIGTERM');
     await w.exited;
-  }, scaled(120_000));
+  }, 120_000);
 
   it('a worker in another folder finds a cassette given by a relative path, and reads a SOP file again once it is edited', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sop-queue-'));
@@ -224,7 +224,7 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
     expect(lines(join(dir, 'C'))[0]!.outputs.verdict).toContain('Judge Rosalind');
     w.child.kill('SIGTERM');
     await w.exited;
-  }, scaled(120_000));
+  }, 120_000);
 
   it('queued jobs carry --budget-tokens and --answers (a relative path made absolute) to a worker in another folder', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sop-queue-'));
@@ -269,7 +269,7 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
     }
     w.child.kill('SIGTERM');
     await w.exited;
-  }, scaled(120_000));
+  }, 120_000);
 
   it("gathering asks Redis only about this sweep's jobs: 1,000 finished jobs of an older sweep are never read", async () => {
     const { Queue, Worker } = await import('bullmq');
@@ -318,5 +318,5 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
     expect(reads).toBeLessThan(20);
     w.child.kill('SIGTERM');
     await w.exited;
-  }, scaled(120_000));
+  }, 120_000);
 });

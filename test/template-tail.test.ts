@@ -10,7 +10,6 @@ import { renderText } from '../src/core/prompt/templates.js';
 import { checkTemplate } from '../src/format/sop/template-check.js';
 import { tempDir } from './helpers/executor-context.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
-import { scaled } from './helpers/time.js';
 
 const lines = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}`).join('\n') + '\n';
 
@@ -49,5 +48,5 @@ describe('the tail helper', () => {
     expect(system).toMatch(/line 5000\n\n## run \S+, \S+: Average the numbers/);
     expect(system).not.toContain('line 4962\n');
     expect(system.length).toBeLessThan(4000);
-  }, scaled(60_000));
+  }, 60_000);
 });

@@ -8,7 +8,6 @@ import { Run } from '../src/api/engine/run.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 import { CONFORMANCE } from './helpers/v1.js';
-import { scaled } from './helpers/time.js';
 
 const DEBATE = join(CONFORMANCE, 'Multi_Agent/debate/config.json');
 const AF = 'Affirmative_First',
@@ -67,5 +66,5 @@ describe('the debate config, judge always "stay" (reference §7 walk-through)', 
     expect(llm.of('agent')).toHaveLength(30); // 34 messages less 4 begin queries
     const summaries = events.filter((e): e is Extract<RunEvent, { type: 'summary' }> => e.type === 'summary');
     expect(summaries.map((s) => s.after_messages)).toEqual([5, 10, 15, 20, 25, 30]);
-  }, scaled(30_000));
+  }, 30_000);
 });

@@ -10,7 +10,6 @@ import { loadSopFile } from '../src/api/loader/load.js';
 import { Run } from '../src/api/engine/run.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 import { CONFORMANCE, ListHuman, baseConfig, markerEmbedder, runConfig } from './helpers/v1.js';
-import { scaled } from './helpers/time.js';
 
 const CUSTOMER = join(CONFORMANCE, 'Single_Agent/customer_service/customer_knowledge.json');
 const MIKE = 'Mike is 180cm tall and 120cm tall. He likes fitness and Go.';
@@ -32,7 +31,7 @@ describe('KnowledgeBaseComponent (customer_service/customer_knowledge.json)', ()
     expect(prompts[0]).not.toContain(HUAWEI);
     expect(prompts[1]).toContain(HUAWEI);
     expect(prompts[1]).not.toContain(MIKE);
-  }, scaled(30_000));
+  }, 30_000);
 
   it('says nothing matched for an unrelated question (threshold honoured)', async () => {
     const { prompts } = await customerService(['What will the weather be on Mars tomorrow?']);

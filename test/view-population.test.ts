@@ -13,7 +13,6 @@ import type { RunEvent } from '../src/core/runtime/events.js';
 import { findRuns } from '../src/apps/view/runs.js';
 import { viewApp } from '../src/apps/view/server.js';
 import { text } from './helpers/html-text.js';
-import { scaled } from './helpers/time.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'sop-view-population-'));
 const out = join(tmp, 'runs');
@@ -34,7 +33,7 @@ beforeAll(async () => {
   expect((await h.result).status).toBe('finished');
   steps = readJournal(join(out, RUN)).events.filter((e): e is Step => e.type === 'population_step');
   expect(steps).toHaveLength(6);
-}, scaled(120_000));
+}, 120_000);
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe('sop view of a population run', () => {

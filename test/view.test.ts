@@ -400,7 +400,9 @@ describe('sop view in a browser (playwright-core, Debian chromium)', () => {
       expect(first).toBeLessThan(12);
       await page.waitForFunction((n) => document.querySelectorAll('.msg').length > n, first, { timeout: scaled(30_000) });
       expect(await exited).toBe(0);
-      await page.waitForFunction(() => document.getElementById('status')?.textContent !== 'running', undefined, { timeout: scaled(10_000) });
+      await page.waitForFunction(() => document.getElementById('status')?.textContent !== 'running', undefined, {
+        timeout: scaled(10_000),
+      });
       await page.waitForFunction(() => document.querySelectorAll('.msg').length === 12, undefined, { timeout: scaled(10_000) });
       expect(await page.locator('#status').innerText()).toBe('max_turns');
       await page.close();
@@ -409,5 +411,5 @@ describe('sop view in a browser (playwright-core, Debian chromium)', () => {
       await viewer.close();
       await llm.close();
     }
-  }, scaled(120_000));
+  });
 });

@@ -34,7 +34,10 @@ function argv(args: readonly string[], nodeArgs: readonly string[] = []): string
 /** `sop ARGS` as a child process (as child_process.spawn, with node and the CLI's path put first). */
 export function spawnCli(args: readonly string[], options: WithNodeArgs<SpawnOptions> = {}): ChildProcessWithoutNullStreams {
   const { nodeArgs, ...o } = options;
-  return spawn(process.execPath, argv(args, nodeArgs), { ...o, ...(o.env && { env: withFileTag(o.env) }) }) as ChildProcessWithoutNullStreams;
+  return spawn(process.execPath, argv(args, nodeArgs), {
+    ...o,
+    ...(o.env && { env: withFileTag(o.env) }),
+  }) as ChildProcessWithoutNullStreams;
 }
 
 /**
@@ -66,7 +69,11 @@ export function spawnCliAsync(
 ): Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
   const { nodeArgs, input, timeout, encoding: _encoding, ...o } = options;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, argv(args, nodeArgs), { ...o, ...(o.env && { env: withFileTag(o.env) }), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, argv(args, nodeArgs), {
+      ...o,
+      ...(o.env && { env: withFileTag(o.env) }),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
