@@ -1,6 +1,6 @@
 // `npm test`, after the build: the three tiers of test/README.md as two vitest processes.
 //   1. The model tier (the real local model: minutes of native CPU) alone, in a process group of
-//      its own with a deadline: SOP_TEST_MODEL_DEADLINE seconds (default 900) times
+//      its own with a deadline: SOP_TEST_MODEL_DEADLINE seconds (default 1800) times
 //      SOP_TEST_TIME_SCALE. At the deadline the group is killed and the tier fails, saying so: a
 //      model stuck in native code cannot take the other tiers down, nor hold the run.
 //   2. The unit and cli tiers together; vitest's summary of them ends the output.
@@ -15,7 +15,7 @@ if (!Number.isFinite(scale) || scale < 1) {
   console.error(`error: SOP_TEST_TIME_SCALE must be a number >= 1, not ${JSON.stringify(process.env.SOP_TEST_TIME_SCALE)}`);
   process.exit(2);
 }
-const deadlineS = Number(process.env.SOP_TEST_MODEL_DEADLINE || 900) * scale;
+const deadlineS = Number(process.env.SOP_TEST_MODEL_DEADLINE || 1800) * scale;
 const extra = process.argv.slice(2);
 // One run id for both processes: the tag of the processes their test files start (test/helpers/processes.ts).
 process.env.SOP_TEST_RUN_ID ??= `${process.pid}-${Date.now().toString(36)}`;

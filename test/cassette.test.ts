@@ -10,7 +10,6 @@ import { Run } from '../src/api/engine/run.js';
 import { validateSopDocument } from '../src/api/loader/load.js';
 import { startOpenAiServer, type ChatRequestBody } from './helpers/openai-server.js';
 import { spawnCli, spawnCliSync, requireBuiltCli } from './helpers/cli.js';
-import { scaled } from './helpers/time.js';
 
 const ROOT = join(import.meta.dirname, '..');
 let dir: string;
@@ -279,7 +278,7 @@ describe('record and replay through the CLI', () => {
       const transcript = readFileSync(join(runFolder(out), 'transcript.md'), 'utf8');
       expect(transcript).toMatch(/Finished in state/);
     },
-    scaled(60_000),
+    60_000,
   );
 
   it('without a key, base URL or cassette, the CLI names the three ways to run', async () => {

@@ -15,7 +15,6 @@ import type { RunEvent } from '../src/core/runtime/events.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 import { tempDir } from './helpers/executor-context.js';
 import { vi } from 'vitest';
-import { scaled } from './helpers/time.js';
 
 const sessions: CodeSession[] = [];
 function session(language: 'python' | 'javascript', sandbox = false): CodeSession {
@@ -377,6 +376,6 @@ describe('CodeSession', () => {
       expect(o.stdout).toBe('5\nno network\nread-only\n');
       expect(o.files).toEqual(['inside.txt']);
     },
-    scaled(30_000),
+    30_000,
   );
 });

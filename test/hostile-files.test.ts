@@ -522,7 +522,7 @@ describe('a full disk', () => {
       expect(transcript(dir)).toBe(transcript(reference));
       counts.enospc = 'run interrupted (recorded as such), resumed to the same transcript';
     },
-    scaled(180_000),
+    180_000,
   );
 });
 

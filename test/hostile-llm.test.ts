@@ -222,17 +222,17 @@ describe('answers kept with a warning', () => {
 describe('faults that persist end the call with a clear, resumable error', () => {
   it('a server that always stalls after one chunk: every attempt ends at the timeout, then the call gives up naming the server and the timeout', async () => {
     const s = await serve({ reply: () => FULL, fault: () => ({ kind: 'stall', text: PARTIAL }) });
-    const { p, retries } = provider(s, { timeoutMs: 300, retry: { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 5 } });
+    const { p, retries } = provider(s, { retry: { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 5 } });
     const started = Date.now();
     const err = await p.chat(request(true), { onDelta: () => {} }).catch((e: unknown) => e);
     const ms = Date.now() - started; // at least the 3 timeouts; without them, the call never ends (the test's timeout fails it)
     expect(err).toBeInstanceOf(LlmUnavailableError);
     expect(isResumableError(err)).toBe(true);
     expect((err as Error).message).toBe(
-      `LLM call failed: ${s.url} sent nothing for 0.3 s in the middle of its answer (--timeout 0.3 s); gave up after 3 attempts`,
+      `LLM call failed: ${s.url} sent nothing for ${TIMEOUT_MS / 1000} s in the middle of its answer (--timeout ${TIMEOUT_MS / 1000} s); gave up after 3 attempts`,
     );
     expect(retries).toHaveLength(2);
-    expect(ms).toBeGreaterThanOrEqual(3 * 300);
+    expect(ms).toBeGreaterThanOrEqual(3 * TIMEOUT_MS);
     counts.refused++;
   });
 

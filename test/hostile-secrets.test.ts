@@ -18,7 +18,6 @@ import { terminalSafe } from '../src/shared/util/terminal-text.js';
 import { calledCommand, offered, startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { codeSop } from './helpers/code-sop.js';
 import { spawnCli, requireBuiltCli } from './helpers/cli.js';
-import { scaled } from './helpers/time.js';
 
 const DB_PASSWORD = 'pgCanaryPw_73kq';
 const CANARIES = {
@@ -417,7 +416,7 @@ describe('approval confusion: answers files answer questions, never approve code
           await server.close();
         }
       },
-      scaled(60_000),
+      60_000,
     );
   }
 });
@@ -469,7 +468,7 @@ describe('the sandbox by default', () => {
       expect(r.stderr).not.toMatch(/warning/);
       expect(result(out).result).toMatch(/^The python code ran in the run's python session \(cell 1\) in the sandbox: exit code 0\./);
     },
-    scaled(60_000),
+    60_000,
   );
 
   it('without bubblewrap: one warning and code runs unsandboxed; --sandbox refuses with one line', async () => {

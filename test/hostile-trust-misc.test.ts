@@ -318,7 +318,7 @@ describe('a human player at a terminal', () => {
       }
       expect(counts.playerHidden).toBeGreaterThanOrEqual(3);
     },
-    scaled(60_000),
+    60_000,
   );
 });
 
@@ -448,7 +448,7 @@ describe('a full disk', () => {
       expect(r.stderr).not.toMatch(/\n\s+at /);
       counts.diskFull = 'the cassette and the sweep named, 0 raw ENOSPC, 0 stack traces';
     },
-    scaled(120_000),
+    120_000,
   );
 });
 

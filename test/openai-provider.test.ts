@@ -119,12 +119,14 @@ describe('openai provider', () => {
   it('retries a request that times out, then reports a clear timeout error', async () => {
     const { server, provider, retries } = await setup(
       { fault: () => ({ kind: 'hang' }) },
-      { timeoutMs: 100, retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 2 } },
+      // long enough for each attempt to reach the server on a loaded machine
+      { timeoutMs: scaled(1000), retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 2 } },
     );
     const err = await provider.chat(request()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LlmError);
     expect((err as LlmError).message).toMatch(/timed out.*gave up after 2 attempts/);
-    expect(retries.map((r) => r.reason)).toEqual([`request timed out: no answer from ${server.url} within 0.1 s (--timeout 0.1 s)`]);
+    const s = `${scaled(1000) / 1000} s`;
+    expect(retries.map((r) => r.reason)).toEqual([`request timed out: no answer from ${server.url} within ${s} (--timeout ${s})`]);
     expect(server.requests).toHaveLength(2);
   });
 

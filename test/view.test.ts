@@ -376,7 +376,7 @@ describe('sop view in a browser (playwright-core, Debian chromium)', () => {
       const killed = await dump(server.runUrl(KILLED), join(tmp, 'dump-2')); // a stream held open would hang it
       expect(killed).toContain('id="status">killed<');
     },
-    scaled(180_000),
+    180_000,
   );
 
   it.skipIf(noChromium)('follows a live run against an OpenAI-compatible server: messages appear while it runs', async () => {
