@@ -472,7 +472,7 @@ function tinyDiskSupport(): { ok: true } | { ok: false; reason: string } {
   try {
     const r = spawnSync('unshare', ['-rm', 'sh', '-c', `mount -t tmpfs -o size=64k tmpfs "${probe}"`], {
       encoding: 'utf8',
-      timeout: 10_000,
+      timeout: scaled(10_000),
     });
     if (r.error) return { ok: false, reason: `unshare is not available (${(r.error as NodeJS.ErrnoException).code})` };
     if (r.status !== 0)

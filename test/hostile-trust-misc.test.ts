@@ -399,7 +399,10 @@ describe('embedding calls', () => {
 /** Whether a small tmpfs can be mounted in a private mount namespace here. */
 function tinyDiskSupport(): string {
   const probe = tempDir('sop-tmpfs-probe-');
-  const r = spawnSync('unshare', ['-rm', 'sh', '-c', `mount -t tmpfs -o size=64k tmpfs "${probe}"`], { encoding: 'utf8', timeout: 10_000 });
+  const r = spawnSync('unshare', ['-rm', 'sh', '-c', `mount -t tmpfs -o size=64k tmpfs "${probe}"`], {
+    encoding: 'utf8',
+    timeout: scaled(10_000),
+  });
   if (r.error) return `unshare is not available (${(r.error as NodeJS.ErrnoException).code})`;
   if (r.status !== 0) return `cannot mount a tmpfs in a private namespace here: ${(r.stderr || `exit ${r.status}`).trim()}`;
   return '';
