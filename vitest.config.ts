@@ -85,11 +85,11 @@ const TEST_TIMEOUT = 180_000;
 
 /**
  * The timeout a test file gives a test or hook as a number after its function, on the line that
- * closes it (`}, 300_000);`) or on the line before the call's `);`, is at least TEST_TIMEOUT and is
- * scaled by SOP_TEST_TIME_SCALE, as the file is loaded: the file keeps the plain number (Prettier
- * lays out a test call only with a number there). Numbers under 1000 are left alone (the end of a
- * setInterval or a reduce, not a timeout). Every other limit a test gives is written `scaled(ms)`
- * (test/helpers/time.ts).
+ * closes the function (`}, 300_000);`) or alone between that line (`},`) and the call's `);`, is
+ * at least TEST_TIMEOUT and is scaled by SOP_TEST_TIME_SCALE, as the file is loaded: the file
+ * keeps the plain number (Prettier lays out a test call only with a number there). Numbers under
+ * 1000 are left alone (the end of a setInterval or a reduce, not a timeout). Every other limit a
+ * test gives is written `scaled(ms)` (test/helpers/time.ts).
  */
 function scaleTestTimeouts(): Plugin {
   return {
@@ -103,7 +103,7 @@ function scaleTestTimeouts(): Plugin {
       };
       const out = code
         .replace(/^(\s*\}\)?, )(\d[\d_]*)(\);?[ \t]*(?:\/\/.*)?)$/gm, timeout)
-        .replace(/^([ \t]+)(\d[\d_]*)(,[ \t]*\n[ \t]*\);?)$/gm, timeout);
+        .replace(/(?<=^[ \t]*\},[ \t]*\n)([ \t]+)(\d[\d_]*)(,[ \t]*\n[ \t]*\);?)$/gm, timeout);
       return { code: out, map: null };
     },
   };

@@ -55,17 +55,20 @@ interface Result {
   timedOut: boolean;
 }
 
-/** Run the CLI (or another program); SIGKILL it after `timeoutMs` (a hang is a failure, not a wait). */
+/** Run the CLI (or another program); SIGKILL it after `timeoutMs`, scaled (a hang is a failure, not a wait). */
 function run(cmd: string, args: string[], o: { cwd?: string; timeoutMs?: number } = {}): Promise<Result> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: o.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, o.timeoutMs ?? 30_000);
+    const timer = setTimeout(
+      () => {
+        timedOut = true;
+        child.kill('SIGKILL');
+      },
+      scaled(o.timeoutMs ?? 30_000),
+    );
     child.stdout.on('data', (c: Buffer) => {
       stdout += c.toString();
     });
@@ -188,7 +191,7 @@ describe('input files: devices, named pipes and oversized files at every entry p
     await pool(cases, 4, async (c) => {
       counts.inputs++;
       counts.entryPoints.add(c.entry);
-      const r = await sop(c.args, { timeoutMs: 20_000 });
+      const r = await sop(c.args, { timeoutMs: 60_000 }); // a CLI that hangs on its input; many seconds on a loaded machine
       const lines = errorLines(r.stderr);
       const ok = !r.timedOut && r.code === 1 && lines.length === 1 && c.reason.test(lines[0]!) && !/\n\s+at /.test(r.stderr);
       if (ok) counts.inputsRefused++;
