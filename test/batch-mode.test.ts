@@ -18,6 +18,7 @@ import { startBatchServer, type BatchLine, type FakeBatchServer } from './helper
 import type { ChatRequestBody } from './helpers/openai-server.js';
 import { AGENTS, STEPS, writePopulationSop, inMessages } from './helpers/population-sop.js';
 import { until } from './helpers/until.js';
+import { scaled } from './helpers/time.js';
 
 let dir: string;
 let sopFile: string;
@@ -106,7 +107,7 @@ describe('--llm-mode batch against the OpenAI Batch API', () => {
     expect((await handle.result).status).toBe('finished');
     expect(server.created).toHaveLength(STEPS);
     // direct: the fake batch server has no /chat/completions, so the first call fails there
-    const direct = await runSop(file, { llm: 'openai', baseUrl: server.url, llmMode: 'direct', timeoutMs: 2000 }).result;
+    const direct = await runSop(file, { llm: 'openai', baseUrl: server.url, llmMode: 'direct', timeoutMs: scaled(10_000) }).result;
     expect(direct.status).not.toBe('finished');
     expect(server.created).toHaveLength(STEPS);
   });

@@ -167,13 +167,11 @@ describe.skipIf(missing !== undefined)('the local provider on SmolLM2-135M-Instr
     const p = await make();
     const stop = new AbortController();
     const reason = new Error('stopped');
-    const started = performance.now();
     const call = p.chat(request('Count from one to fifty.', { stream: true, maxTokens: 400 }), {
       signal: stop.signal,
       onDelta: () => stop.abort(reason),
     });
-    await expect(call).rejects.toBe(reason);
-    expect(performance.now() - started).toBeLessThan(30_000);
+    await expect(call).rejects.toBe(reason); // not aborted, it would answer its 400 tokens
     const next = await p.chat(request('Say yes.'));
     expect(next.content.trim()).not.toBe('');
   }, 120_000);
