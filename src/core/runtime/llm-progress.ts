@@ -123,6 +123,11 @@ export class LlmProgress {
     };
   }
 
+  /** Groups of calls still followed (the run's turns or steps with calls in flight, until the next tick). */
+  get following(): number {
+    return this.groups.size;
+  }
+
   /** Throws what a listener threw at a tick (the run's next call end stops the run with it). */
   rethrow(): void {
     if (this.failed === undefined) return;
@@ -136,4 +141,15 @@ export class LlmProgress {
     clearInterval(this.timer);
     this.timer = undefined;
   }
+}
+
+const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
+
+/** An `llm_progress` event in words, as the terminal and `sop view` show it. */
+export function progressText(e: ProgressEvent): string {
+  const rate = e.tokens > 0 ? `${e.tokens} tokens so far, ${e.tokens_per_s} tokens/s` : `reading ${e.prompt_tokens} prompt tokens`;
+  if (e.population)
+    return `step at turn ${e.turn}: ${e.done} of ${e.calls} calls answered, ${e.generating} generating; ${rate} (${seconds(e.elapsed_ms)})`;
+  const who = e.agent ? `${e.agent}'s ${e.purpose ?? 'agent'} call` : `the ${e.purpose ?? 'agent'} call`;
+  return `${who}: ${rate} (${seconds(e.elapsed_ms)})`;
 }
