@@ -145,7 +145,12 @@ export async function run() {
       ? `no model at ${model} (bash .ci/run or node scripts/fetch-test-model.mjs fetches the test model)`
       : undefined;
   if (missing)
-    return { title, rows: [row('local model', 'skipped')], results: {}, notes: [`skipped: ${missing}; results.json keeps its last local figures`] };
+    return {
+      title,
+      rows: [row('local model', 'skipped')],
+      results: {},
+      notes: [`skipped: ${missing}; results.json keeps its last local figures`],
+    };
 
   const { LocalProvider, closeLocalModels } = await import(pathToFileURL(join(ROOT, 'dist/src/core/llm/local.js')).href);
   const { localSettings, defaultThreads } = await import(pathToFileURL(join(ROOT, 'dist/src/core/llm/local-runtime.js')).href);
@@ -236,7 +241,10 @@ export async function run() {
     title: `${title}: ${basename(model)}, ${cores} cores`,
     rows: [
       ...threads.flatMap((t) => [
-        row(`${t.setting} (${t.threads} thread${t.threads === 1 ? '' : 's'}): prefill / decode`, `${t.prefill_tokens_per_s} / ${t.decode_tokens_per_s} tokens/s`),
+        row(
+          `${t.setting} (${t.threads} thread${t.threads === 1 ? '' : 's'}): prefill / decode`,
+          `${t.prefill_tokens_per_s} / ${t.decode_tokens_per_s} tokens/s`,
+        ),
         row(
           `${t.setting} (${t.threads}): ${agents}-agent step`,
           `${t.step_seconds} s, ${t.step_actions_per_s} actions/s, silent ${t.step_longest_silence_s} s at most`,

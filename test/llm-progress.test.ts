@@ -153,7 +153,13 @@ describe('a run on a model that reports progress', () => {
     const stream = (isTTY: boolean, into: string[]) =>
       ({ isTTY, columns: 200, write: (s: string) => (into.push(s), true) }) as unknown as NodeJS.WriteStream;
     const plain = terminalDisplay({ out: stream(false, []), err: stream(false, chunks.plain), quiet: false, redact: (s) => s, env: {} });
-    const tty = terminalDisplay({ out: stream(true, []), err: stream(true, chunks.tty), quiet: false, redact: (s) => s, env: { NO_COLOR: '1' } });
+    const tty = terminalDisplay({
+      out: stream(true, []),
+      err: stream(true, chunks.tty),
+      quiet: false,
+      redact: (s) => s,
+      env: { NO_COLOR: '1' },
+    });
     for (const e of events) {
       plain(e);
       tty(e);
