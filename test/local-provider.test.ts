@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createProvider } from '../src/core/llm/factory.js';
-import { LocalProvider } from '../src/core/llm/local.js';
+import { LocalProvider, closeLocalModels } from '../src/core/llm/local.js';
 import { MISSING_NODE_LLAMA_CPP, localSettings, type LocalSettings } from '../src/core/llm/local-runtime.js';
 import type { CallMeta, ChatRequest, ToolSpec } from '../src/core/llm/types.js';
 import { parseCommandReply } from '../src/core/llm/command-reply.js';
@@ -18,6 +18,8 @@ import { TEST_MODEL, noteSkip } from './helpers/local-model.js';
 
 const missing = noteSkip('local provider with the test model');
 const tmp = mkdtempSync(join(tmpdir(), 'sop-local-'));
+// a timed-out test's generations stop, and the models are freed, before this file's worker goes
+afterAll(closeLocalModels);
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 const settings: LocalSettings = { ...localSettings({}), threads: 1, sequences: 2, maxTokens: 32, modelsDir: tmp };

@@ -7,7 +7,7 @@ import type { Cassette } from '../../src/core/llm/cassette.js';
 import { OpenAiProvider } from '../../src/core/llm/openai.js';
 import { startOpenAiServer, type TestServer } from '../helpers/openai-server.js';
 import { agentRequest, llmProviderContract } from './llm-provider.js';
-import { LocalProvider } from '../../src/core/llm/local.js';
+import { LocalProvider, closeLocalModels } from '../../src/core/llm/local.js';
 import { localSettings } from '../../src/core/llm/local-runtime.js';
 import { TEST_MODEL, noteSkip } from '../helpers/local-model.js';
 import { scaled } from '../helpers/time.js';
@@ -35,6 +35,7 @@ beforeAll(async () => {
   });
 });
 afterAll(() => server?.close());
+afterAll(closeLocalModels); // the local model's generations end before this file's worker goes
 llmProviderContract('openai (OpenAI-compatible server on 127.0.0.1)', () => ({
   provider: new OpenAiProvider({ baseURL: server.url, apiKey: 'test-key', timeoutMs: 3_600_000, retry: { maxRetries: 0 } }),
   held: () => ({ ...agentRequest(1), messages: [{ role: 'user', content: 'hold this call' }] }),
