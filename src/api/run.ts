@@ -9,14 +9,13 @@ import { appliedSettings } from '../features/journal/applied-settings.js';
 import { loadRunRecord } from '../features/journal/record.js';
 import { JournalError } from '../features/journal/reader.js';
 import type { Sop } from '../format/sop/types.js';
-import { REDACTED, makeRedactor } from '../shared/util/redact.js';
-import { parseBindings } from '../features/mcp/slots.js';
+import { makeRedactor } from '../shared/util/redact.js';
+import { apiOf, keptOnResume, launchOf as launchFromNamed, namedOf, type Launch } from './launch.js';
 import type { RunHandle } from './handle.js';
 import { loadSop } from './load.js';
 import { EngineError } from '../shared/errors.js';
 import type { LlmChoice, RunSopOptions } from './options.js';
 import { startRun, type StartedRun } from './start.js';
-import { absoluteLlmSpec } from '../core/llm/factory.js';
 
 export type { LlmChoice, RunSopOptions } from './options.js';
 export { startRun, type StartedRun } from './start.js';
@@ -58,36 +57,8 @@ export function runSop(sop: Sop | string, options: RunSopOptions = {}): RunHandl
   return handleOf(() => startRun(loaded, { ...options, runId, launch: options.launch ?? launchOf(options) }), runId, dir);
 }
 
-/** What sop resume and resumeRun reuse of a run's options (paths made absolute). */
-function launchOf(o: RunSopOptions): Record<string, string | number | boolean> {
-  const out: Record<string, string | number | boolean> = {};
-  if (typeof o.llm === 'string') out.llm = absoluteLlmSpec(o.llm);
-  if (o.baseUrl) out.base_url = o.baseUrl;
-  if (typeof o.answers === 'string') out.answers = resolve(o.answers);
-  if (o.timeoutMs !== undefined) out.timeout_ms = o.timeoutMs;
-  if (o.maxReplyBytes !== undefined) out.max_reply_bytes = o.maxReplyBytes;
-  if (o.autoRun) out.auto_run = true;
-  if (o.yes) out.yes = true;
-  if (o.sandbox !== undefined) out.sandbox = o.sandbox; // absent: sandboxed when bubblewrap works
-  if (o.sandboxNetwork) out.sandbox_network = true;
-  // as `sop run` records them (src/apps/cli/run-command.ts launchSettings)
-  if (o.pricing) out.pricing = resolve(o.pricing);
-  if (o.memoryDir) out.memory_dir = resolve(o.memoryDir);
-  if (o.budget?.tokens !== undefined) out.budget_tokens = o.budget.tokens;
-  if (o.budget?.usd !== undefined) out.budget_usd = o.budget.usd;
-  if (o.traceContent) out.trace_content = true;
-  // batch mode: a resumed run polls the batch it was waiting for
-  if (o.llmMode) out.llm_mode = o.llmMode;
-  if (o.batchTarget) out.batch_target = o.batchTarget;
-  if (o.batchPollMs !== undefined) out.batch_poll_ms = o.batchPollMs;
-  const bind = Object.entries(o.bind ?? {}).map(([slot, tool]) => `${slot}=${tool}`);
-  if (bind.length) out.bind = bind.join(','); // mcp: the same tool slot bindings when resumed
-  if (o.allowMcp?.length) out.allow_mcp = o.allowMcp.join(','); // names, never values
-  if (o.allowMcpEnv?.length) out.allow_mcp_env = o.allowMcpEnv.join(',');
-  if (o.allowBaseUrl?.length) out.allow_base_url = o.allowBaseUrl.join(' '); // URLs and variable names, never values
-  if (o.allowBaseUrlEnv?.length) out.allow_base_url_env = o.allowBaseUrlEnv.join(' ');
-  return out;
-}
+/** What sop resume and resumeRun reuse of a run's options (the option table says which: ./launch.ts). */
+const launchOf = (o: RunSopOptions): Launch => launchFromNamed(namedOf(o));
 
 /** Continue an interrupted or killed run from its last checkpoint, in its own folder (a bad folder throws JournalError here). */
 export function resumeRun(runDir: string, options: Omit<RunSopOptions, 'out' | 'runId' | 'inputs' | 'seed'> = {}): RunHandle {
@@ -132,50 +103,16 @@ export function forkRun(runDir: string, turn: number, options: Omit<RunSopOption
   return handleOf(() => startRun(continuation.sop, o, continuation), continuation.runId, folder);
 }
 
-/** What a continued run takes from the original's command line unless given now. */
+/** What a continued run takes from the original's command line unless given now (./launch.ts). */
 function withLaunch(o: RunSopOptions, launch: Record<string, unknown>, file: string): RunSopOptions {
-  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
-  const llm = o.llm ?? (str(launch.llm) as LlmChoice | undefined);
+  const kept = apiOf(keptOnResume(namedOf(o), launch));
   return {
     ...o,
+    ...kept,
+    llm: o.llm ?? (kept.llm as LlmChoice | undefined),
     file: o.file ?? file,
-    llm,
-    baseUrl: o.baseUrl ?? str(launch.base_url),
-    answers: o.answers ?? str(launch.answers),
-    timeoutMs: o.timeoutMs ?? (typeof launch.timeout_ms === 'number' ? launch.timeout_ms : undefined),
-    maxReplyBytes: o.maxReplyBytes ?? (typeof launch.max_reply_bytes === 'number' ? launch.max_reply_bytes : undefined),
-    yes: o.yes ?? launch.yes === true,
-    sandbox: o.sandbox ?? (typeof launch.sandbox === 'boolean' ? launch.sandbox : undefined),
-    sandboxNetwork: o.sandboxNetwork ?? launch.sandbox_network === true,
     rerun: o.rerun ?? { autoRun: o.autoRun === true },
-    autoRun: o.autoRun ?? launch.auto_run === true,
-    // as `sop resume`: the prices, memory folder and run budgets of the command line
-    pricing: o.pricing ?? str(launch.pricing),
-    memoryDir: o.memoryDir ?? str(launch.memory_dir),
-    budget: launchBudget(o.budget, launch),
-    traceContent: o.traceContent ?? launch.trace_content === true,
-    llmMode: o.llmMode ?? (launch.llm_mode === 'batch' || launch.llm_mode === 'direct' ? launch.llm_mode : undefined),
-    batchTarget: o.batchTarget ?? (launch.batch_target === 'openai' || launch.batch_target === 'vllm' ? launch.batch_target : undefined),
-    batchPollMs: o.batchPollMs ?? (typeof launch.batch_poll_ms === 'number' ? launch.batch_poll_ms : undefined),
-    bind: o.bind ?? (str(launch.bind) ? parseBindings(str(launch.bind)!.split(',').filter(Boolean)) : undefined),
-    // the servers allowed at launch (a URL the journal redacted is left out: give it again), and those allowed now
-    allowMcp: [...list(launch.allow_mcp, ','), ...(o.allowMcp ?? [])],
-    allowMcpEnv: [...list(launch.allow_mcp_env, ','), ...(o.allowMcpEnv ?? [])],
-    allowBaseUrl: [...list(launch.allow_base_url, ' '), ...(o.allowBaseUrl ?? [])],
-    allowBaseUrlEnv: [...list(launch.allow_base_url_env, ' '), ...(o.allowBaseUrlEnv ?? [])],
   };
-}
-
-/** A launch setting of several values, without what the journal redacted. */
-function list(v: unknown, sep: string): string[] {
-  return (typeof v === 'string' ? v.split(sep) : []).filter((w) => w !== '' && !w.includes(REDACTED));
-}
-
-/** Run budgets given now, else those of the recorded launch (--budget-tokens, --budget-usd), each on its own. */
-function launchBudget(given: RunSopOptions['budget'], launch: Record<string, unknown>): RunSopOptions['budget'] {
-  const num = (v: unknown) => (typeof v === 'number' ? v : undefined);
-  const budget = { tokens: given?.tokens ?? num(launch.budget_tokens), usd: given?.usd ?? num(launch.budget_usd) };
-  return budget.tokens !== undefined || budget.usd !== undefined ? budget : undefined;
 }
 
 export type { RunResult };

@@ -9,14 +9,13 @@ import { continuedRunOptions, redactedNames, type ResumeCommandOptions } from '.
 import { launchSettings, runCommand, type RunCommandOptions } from './run-command.js';
 import { EngineError } from '../../shared/errors.js';
 
-export interface ForkCommandOptions extends ResumeCommandOptions {
+export type ForkCommandOptions = ResumeCommandOptions & {
   /** The turn to branch after; or `step` (a population state's step to branch before). */
   at?: number;
   step?: number;
   /** With `step`: the population state (default: the first one the run visited). */
   state?: string;
-  out?: string;
-}
+};
 
 /** The turn before a population state's step (its first visit), from the run's journal. */
 function turnBeforeStep(record: ReturnType<typeof loadRunRecord>, step: number, state?: string): number {
@@ -54,9 +53,6 @@ export async function forkCommand(o: ForkCommandOptions): Promise<number> {
     ...continuedRunOptions(o, original.started.file, launch),
     model: settings.model,
     maxTurns: settings.max_turns,
-    ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
-    ...(o.shardOver !== undefined ? { shardOver: o.shardOver } : {}),
-    ...(o.shardSize !== undefined ? { shardSize: o.shardSize } : {}),
   };
   const newLaunch = launchSettings(runOptions);
   const sop = original.started.sop;

@@ -1,6 +1,7 @@
 // sop resume RUN_DIR: continue an interrupted or killed run from its last turn boundary, in the
 // same run folder, with the same SOP, LLM choice and answers file unless told otherwise.
-import type { StepScaleOptions } from '../../api/options.js';
+import type { FlagOptions } from '../../api/option-table.js';
+import { keptOnResume } from '../../api/launch.js';
 import { prepareResume, rewriteDerivedFiles, type Continuation } from '../../api/continue.js';
 import { damageWarning, type RunRecord } from '../../features/journal/record.js';
 import { REDACTED, configureSecrets, makeRedactor } from '../../shared/util/redact.js';
@@ -8,38 +9,8 @@ import { runCommand, type RunCommandOptions } from './run-command.js';
 import { EngineError } from '../../shared/errors.js';
 import { count } from '../../shared/util/plural.js';
 
-export interface ResumeCommandOptions extends StepScaleOptions {
-  dir: string;
-  llm?: string;
-  model?: string;
-  baseUrl?: string;
-  maxTurns?: number;
-  record?: string;
-  answers?: string;
-  json: boolean;
-  jsonPrompts?: boolean;
-  quiet: boolean;
-  timeoutMs?: number;
-  maxReplyBytes?: number;
-  autoRun?: boolean;
-  /** secrets: more variables whose values are secret, besides those the run was launched with. */
-  redact?: string[];
-  /** A pricing file over the shipped pricing.json (default: the run's own --pricing). */
-  pricing?: string;
-  /** Run budgets (default: the run's own --budget-tokens and --budget-usd). */
-  budgetTokens?: number;
-  budgetUsd?: number;
-  /** mcp: more servers allowed to start, and variables they may read, besides those allowed at launch. */
-  allowMcp?: string[];
-  allowMcpEnv?: string[];
-  /** LLM servers of the SOP that may be sent calls, besides those allowed at launch. */
-  allowBaseUrl?: string[];
-  allowBaseUrlEnv?: string[];
-}
-
-/** Values read back from a journal's recorded launch settings. */
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+/** The options of `sop resume` (and `sop fork`): the option table's, by their names (src/api/option-table.ts). */
+export type ResumeCommandOptions = FlagOptions & { dir: string; json: boolean; quiet: boolean };
 
 export async function resumeCommand(o: ResumeCommandOptions): Promise<number> {
   // the run folder's lock is taken before its journal is read: a second resume stops here
@@ -76,11 +47,6 @@ async function resumeLocked(o: ResumeCommandOptions, record: RunRecord, continua
   return runCommand(
     {
       ...continuedRunOptions(o, record.started.file, continuation.launch),
-      model: o.model,
-      maxTurns: o.maxTurns,
-      ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
-      ...(o.shardOver !== undefined ? { shardOver: o.shardOver } : {}),
-      ...(o.shardSize !== undefined ? { shardSize: o.shardSize } : {}),
       out: continuation.outDir,
       // durability: code a crash interrupted runs again with --auto-run, given now or at launch
       // (or --yes at launch), else only with approval at a terminal
@@ -92,60 +58,21 @@ async function resumeLocked(o: ResumeCommandOptions, record: RunRecord, continua
 
 /**
  * Options of a run continued from a journal (resume, fork): what is given now, else what the
- * run was launched with (LLM, server, answers, timeout, and the executor flags --auto-run,
- * --yes, --sandbox).
+ * run was launched with, for each option the table says a resume keeps (src/api/launch.ts).
  */
 export function continuedRunOptions(o: ResumeCommandOptions, file: string, launch: Record<string, unknown>): RunCommandOptions {
-  const baseUrl = o.baseUrl ?? str(launch.base_url);
-  if (baseUrl?.includes(REDACTED)) {
+  const { dir: _dir, ...given } = o;
+  const kept = keptOnResume(given, launch) as FlagOptions;
+  if (kept.baseUrl?.includes(REDACTED)) {
     throw new EngineError(
-      `the run was launched (or last resumed) with a --base-url holding a credential, which the journal does not keep (${baseUrl}); give --base-url again`,
+      `the run was launched (or last resumed) with a --base-url holding a credential, which the journal does not keep (${kept.baseUrl}); give --base-url again`,
       'OPTION',
     );
   }
-  return {
-    file,
-    llm: o.llm ?? str(launch.llm),
-    baseUrl,
-    record: o.record,
-    out: '',
-    inputs: [],
-    answers: o.answers ?? str(launch.answers),
-    json: o.json,
-    jsonPrompts: o.jsonPrompts,
-    quiet: o.quiet,
-    timeoutMs: o.timeoutMs ?? num(launch.timeout_ms),
-    maxReplyBytes: o.maxReplyBytes ?? num(launch.max_reply_bytes),
-    autoRun: o.autoRun || launch.auto_run === true,
-    yes: launch.yes === true,
-    // true: launched with --sandbox (required), false: --no-sandbox, absent: when available
-    sandbox: typeof launch.sandbox === 'boolean' ? launch.sandbox : undefined,
-    sandboxNetwork: launch.sandbox_network === true, // network in the sandbox, as the run was launched
-    redact: redactedNames(o, launch),
-    bind: str(launch.bind)?.split(',').filter(Boolean), // mcp
-    // mcp: the servers allowed at launch, and those allowed now
-    allowMcp: [...(str(launch.allow_mcp)?.split(',').filter(Boolean) ?? []), ...(o.allowMcp ?? [])],
-    allowMcpEnv: [...(str(launch.allow_mcp_env)?.split(',').filter(Boolean) ?? []), ...(o.allowMcpEnv ?? [])],
-    // the LLM servers allowed at launch (a URL the journal redacted is left out: give it again), and those allowed now
-    allowBaseUrl: [...words(launch.allow_base_url), ...(o.allowBaseUrl ?? [])],
-    allowBaseUrlEnv: [...words(launch.allow_base_url_env), ...(o.allowBaseUrlEnv ?? [])],
-    pricing: o.pricing ?? str(launch.pricing),
-    memoryDir: str(launch.memory_dir),
-    budgetTokens: o.budgetTokens ?? num(launch.budget_tokens), // cost: the run's budgets stay, unless given again
-    budgetUsd: o.budgetUsd ?? num(launch.budget_usd),
-    traceContent: launch.trace_content === true,
-    // batch mode: as the run was started, so a resumed run polls the batch it was waiting for
-    llmMode: o.llmMode ?? (launch.llm_mode === 'batch' || launch.llm_mode === 'direct' ? launch.llm_mode : undefined),
-    batchTarget: o.batchTarget ?? (launch.batch_target === 'openai' || launch.batch_target === 'vllm' ? launch.batch_target : undefined),
-    batchPollMs: o.batchPollMs ?? num(launch.batch_poll_ms),
-  };
+  return { ...kept, file, out: '', inputs: [], json: o.json, quiet: o.quiet };
 }
-
-/** A space-separated launch setting, without what the journal redacted. */
-const words = (v: unknown): string[] => (str(v)?.split(' ') ?? []).filter((w) => w !== '' && !w.includes(REDACTED));
 
 /** Names given with --redact now and at launch. */
 export function redactedNames(o: ResumeCommandOptions, launch: Record<string, unknown>): string[] {
-  const launched = str(launch.redact)?.split(',').filter(Boolean) ?? [];
-  return [...new Set([...(o.redact ?? []), ...launched])];
+  return (keptOnResume({ redact: o.redact }, launch).redact as string[] | undefined) ?? [];
 }

@@ -1,5 +1,7 @@
 // sop run FILE: load, pick the LLM and the human input, run, write the run folder.
-import type { StepScaleOptions } from '../../api/options.js';
+import type { FlagOptions } from '../../api/option-table.js';
+import { apiOf, launchOf, type Launch } from '../../api/launch.js';
+import { useLocalThreads } from './option-flags.js';
 import { newRunId } from '../../features/journal/run-folder.js';
 import type { RunEvent } from '../../core/runtime/events.js';
 import { startRun, type LlmChoice } from '../../api/run.js';
@@ -13,7 +15,6 @@ import { existsSync, statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { configureSecrets, configuredSecretNames, makeRedactor } from '../../shared/util/redact.js';
 import { llmBlockSecrets } from '../../core/llm/endpoints.js';
-import { absoluteLlmSpec } from '../../core/llm/factory.js';
 import { terminalSafe } from '../../shared/util/terminal-text.js';
 import { costText } from './cost-text.js';
 import { terminalDisplay } from './display.js';
@@ -24,71 +25,21 @@ import { EngineError } from '../../shared/errors.js';
 import { cliMessage } from './errors.js';
 import { count } from '../../shared/util/plural.js';
 
-export interface RunCommandOptions extends StepScaleOptions {
+/**
+ * The options of `sop run` (and of the run `sop resume` or `sop fork` continues): the option
+ * table's (src/api/option-table.ts) by their names, in the API's units, and the command's own.
+ */
+export type RunCommandOptions = FlagOptions & {
+  /** The SOP file (or the name of a built-in SOP). */
   file: string;
-  llm?: string;
-  model?: string;
-  baseUrl?: string;
-  maxTurns?: number;
-  seed?: number;
-  record?: string;
   out: string;
+  /** --input name=value pairs. */
   inputs: string[];
-  goal?: string;
-  answers?: string;
   json: boolean;
-  /** With --json: also print each LLM call's `prompt` event (the messages it was sent). */
-  jsonPrompts?: boolean;
   quiet: boolean;
-  timeoutMs?: number;
-  /** Cap on one LLM reply, in bytes (default 512 KiB). */
-  maxReplyBytes?: number;
-  /** Run code written by agents without asking for approval first. */
-  autoRun?: boolean;
   /** durability: run again, without asking, code a crash interrupted (default: autoRun). */
   rerunAutoRun?: boolean;
-  // memory (docs/memory.md)
-  embedder?: string;
-  topK?: number;
-  maxChatHistory?: number;
-  // agents-v1 (docs/agents-v1.md)
-  /** Reproduce the safe Agents 1.0 quirks. */
-  compat?: 'agents-v1';
-  // actions (docs/executors.md)
-  /** Accept every question, review and approval without asking. */
-  yes?: boolean;
-  /** Run code under bubblewrap: true requires it (--sandbox), false turns it off (--no-sandbox), unset: when available. */
-  sandbox?: boolean;
-  /** Network inside the sandbox (--sandbox-network). */
-  sandboxNetwork?: boolean;
-  /** mcp: servers allowed to start (--allow-mcp NAME) and the variables they may read (--allow-mcp-env NAME=VAR). */
-  allowMcp?: string[];
-  allowMcpEnv?: string[];
-  /**
-   * LLM servers the SOP names that may be sent calls: --allow-base-url URL (with OPENAI_API_KEY)
-   * and --allow-base-url-env URL=VAR (with VAR); src/core/llm/consent.ts.
-   */
-  allowBaseUrl?: string[];
-  allowBaseUrlEnv?: string[];
-  /** mcp: tool slots bound to MCP tools, SLOT=server/tool (--bind). */
-  bind?: string[];
-  /** secrets: more environment variables whose values are secret (--redact NAME). */
-  redact?: string[];
-  /** A pricing file over the shipped pricing.json (--pricing). */
-  pricing?: string;
-  /** Memory files and the code library in this folder, across runs (--memory-dir). */
-  memoryDir?: string;
-  // cost (docs/cost.md)
-  /** Budgets of the whole run (--budget-tokens, --budget-usd). */
-  budgetTokens?: number;
-  budgetUsd?: number;
-  /** Tracing: prompts and replies as span events, redacted (--trace-content). */
-  traceContent?: boolean;
-  /** The user's test files for the code library (--tests DIR): the SOP's `tests` input. */
-  tests?: string;
-  /** Predict the run with sop plan first, and keep the prediction in RUN/plan.json (--plan; docs/plan.md). */
-  plan?: boolean;
-}
+};
 
 export function parseInputs(pairs: string[], goal?: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -111,6 +62,7 @@ export function parseInputs(pairs: string[], goal?: string): Record<string, stri
  */
 export async function runCommand(o: RunCommandOptions, continuation?: Continuation): Promise<number> {
   configureSecrets({ names: o.redact, urls: [o.baseUrl] }); // secrets: --redact NAME, a key in --base-url
+  useLocalThreads(o.localThreads); // --local-threads: the process's local models (SOP_LOCAL_THREADS)
   if (!continuation) o = { ...o, file: resolveSopArg(o.file) }; // a name not found here: a built-in SOP (sops/)
   const { sop: loaded, warnings } = continuation ? { sop: continuation.sop, warnings: [] } : loadSopFile(o.file);
   configureSecrets({ urls: [loaded.llm?.base_url] });
@@ -161,49 +113,16 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   const started = await startRun(
     sop,
     {
+      ...apiOf(o), // every option of the table the command line gives (src/api/launch.ts)
       llm: o.llm as LlmChoice | undefined,
-      baseUrl: o.baseUrl,
-      record: o.record,
-      timeoutMs: o.timeoutMs,
-      maxReplyBytes: o.maxReplyBytes,
-      allowBaseUrl: o.allowBaseUrl,
-      allowBaseUrlEnv: o.allowBaseUrlEnv,
-      embedder: o.embedder,
-      topK: o.topK,
-      maxChatHistory: o.maxChatHistory,
-      answers: o.answers,
       terminal,
-      file: o.file,
       runId,
-      out: o.out,
       inputs,
-      seed: o.seed,
-      maxTurns: o.maxTurns,
-      ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
-      ...(o.shardOver !== undefined ? { shardOver: o.shardOver } : {}),
-      ...(o.shardSize !== undefined ? { shardSize: o.shardSize } : {}),
-      ...(o.llmMode !== undefined ? { llmMode: o.llmMode } : {}),
-      ...(o.batchTarget !== undefined ? { batchTarget: o.batchTarget } : {}),
-      ...(o.batchPollMs !== undefined ? { batchPollMs: o.batchPollMs } : {}),
-      model: o.model,
       listeners,
       stream: !o.json && !o.quiet, // nobody watches the deltas with --json or --quiet: plain answers cost less CPU
       prompts: o.json && o.jsonPrompts === true, // --json-prompts
-      compat: o.compat,
       rerun: { autoRun: o.rerunAutoRun ?? o.autoRun },
       launch: launchSettings(o),
-      autoRun: o.autoRun,
-      yes: o.yes,
-      sandbox: o.sandbox,
-      sandboxNetwork: o.sandboxNetwork,
-      // mcp: stdio servers run in the sandbox code gets; they start only with approval (not the mock's --yes)
-      allowMcp: o.allowMcp,
-      allowMcpEnv: o.allowMcpEnv,
-      bind: (await import('../../features/mcp/slots.js')).parseBindings(o.bind ?? []),
-      pricing: o.pricing,
-      memoryDir: o.memoryDir,
-      budget: o.budgetTokens !== undefined || o.budgetUsd !== undefined ? { tokens: o.budgetTokens, usd: o.budgetUsd } : undefined,
-      traceContent: o.traceContent,
     },
     continuation,
   );
@@ -279,38 +198,11 @@ function memoryLine(run: Run, u: RunResult['usage']): string {
   return parts.length > 0 ? parts.join(' ') + '\n' : '';
 }
 
-/** What `sop resume` reuses of this command line (paths made absolute). */
-export function launchSettings(o: RunCommandOptions): Record<string, string | number | boolean> {
-  const out: Record<string, string | number | boolean> = {};
-  if (o.llm) out.llm = absoluteLlmSpec(o.llm); // replay:FILE and local:PATH made absolute
-  if (o.baseUrl) out.base_url = o.baseUrl;
-  if (o.answers) out.answers = resolvePath(o.answers);
-  if (o.timeoutMs !== undefined) out.timeout_ms = o.timeoutMs;
-  if (o.maxReplyBytes !== undefined) out.max_reply_bytes = o.maxReplyBytes;
-  // actions: executor flags, so a resumed run behaves the same
-  if (o.autoRun) out.auto_run = true;
-  if (o.yes) out.yes = true;
-  if (o.sandbox !== undefined) out.sandbox = o.sandbox; // true: --sandbox, false: --no-sandbox
-  if (o.sandboxNetwork) out.sandbox_network = true; // network in the sandbox, asked for when launched
-  if (o.pricing) out.pricing = resolvePath(o.pricing); // cost: the same prices when resumed
-  if (o.memoryDir) out.memory_dir = resolvePath(o.memoryDir); // the same memory folder when resumed
-  if (o.budgetTokens !== undefined) out.budget_tokens = o.budgetTokens; // cost: the same budgets when resumed
-  if (o.budgetUsd !== undefined) out.budget_usd = o.budgetUsd;
-  if (o.traceContent) out.trace_content = true;
-  // batch mode: a resumed run polls the batch it was waiting for
-  if (o.llmMode) out.llm_mode = o.llmMode;
-  if (o.batchTarget) out.batch_target = o.batchTarget;
-  if (o.batchPollMs !== undefined) out.batch_poll_ms = o.batchPollMs;
-  if (o.bind?.length) out.bind = o.bind.join(','); // mcp: the same tool slot bindings when resumed
-  if (o.allowMcp?.length) out.allow_mcp = o.allowMcp.join(','); // mcp: the servers allowed (names, never values)
-  if (o.allowMcpEnv?.length) out.allow_mcp_env = o.allowMcpEnv.join(',');
-  // the LLM servers allowed (URLs and variable names, never values), space-separated
-  if (o.allowBaseUrl?.length) out.allow_base_url = o.allowBaseUrl.join(' ');
-  if (o.allowBaseUrlEnv?.length) out.allow_base_url_env = o.allowBaseUrlEnv.join(' ');
-  // secrets: the names given with --redact (never values), so a resume redacts them too
-  const names = [...new Set([...(o.redact ?? []), ...configuredSecretNames()])];
-  if (names.length > 0) out.redact = names.join(',');
-  return out;
+/** What `sop resume` reuses of this command line: the option table says which (src/api/launch.ts). */
+export function launchSettings(o: RunCommandOptions): Launch {
+  // secrets: the names given with --redact (never values), and those configured, so a resume redacts them too
+  const redact = [...new Set([...(o.redact ?? []), ...configuredSecretNames()])];
+  return launchOf({ ...o, redact });
 }
 
 /** --tests DIR: the SOP's `tests` input, as an absolute path to a folder that exists. */

@@ -1,0 +1,586 @@
+// The one table of a run's options. Each option is declared here once: its name in the API
+// (RunSopOptions, src/api/options.ts), its flag, the flag's type and unit, its default, whether a
+// resume keeps it (the launch setting run_started records) and its help text for each command that
+// takes it. The CLI's options of run, resume, fork and sweep (src/apps/cli/option-flags.ts), the
+// launch settings (./launch.ts), the names errors give options (src/apps/cli/errors.ts) and the
+// table of docs/api.md (`npm run docs:options`) are made from it. This file imports nothing that
+// runs, so `sop --help` stays fast.
+import type { RunSopOptions } from './options.js';
+
+/** The commands whose flags come from the table. */
+export type OptionCommand = 'run' | 'resume' | 'fork' | 'sweep';
+
+/** A command's flag: its help text, or its help text and its yargs default. */
+export type FlagUse = string | { help: string; default: string | boolean };
+
+export interface OptionSpec {
+  /** Where the value goes in RunSopOptions: its key, or [key, field] of an object option; false: the CLI's only. */
+  api: keyof RunSopOptions | readonly [keyof RunSopOptions, string] | false;
+  /** The flag (without --); absent: the API's only. */
+  flag?: string;
+  /** The flag's type: array is a repeatable string. */
+  type?: 'string' | 'number' | 'boolean' | 'array';
+  choices?: readonly string[];
+  /** The flag's value times `scale` is the API's (seconds on the flag, milliseconds in the API). */
+  unit?: { api: string; flag: string; scale: number };
+  /** What follows the flag where a message names it (--answers FILE). */
+  metavar?: string;
+  /** The API's default, as the docs say it. */
+  default?: string;
+  /**
+   * How a resume (and a fork) keeps it: the launch setting run_started records (key), and how a
+   * value given now meets the recorded one: `given` wins (the default), `either` (a boolean: true
+   * if either is), `union` (lists: both). Absent: a resume does not keep it.
+   */
+  resume?: { key: string; merge?: 'given' | 'either' | 'union'; sep?: ',' | ' '; absolute?: 'path' | 'llm' };
+  /** Help text of the flag, per command that takes it. */
+  on?: Partial<Record<OptionCommand, FlagUse>>;
+  /** What the docs say of the API option. */
+  doc?: string;
+}
+
+const both = (use: FlagUse) => ({ resume: use, fork: use });
+
+/** The options of a run, in the order the run command lists its flags. */
+export const OPTIONS = {
+  llm: {
+    api: 'llm',
+    flag: 'llm',
+    type: 'string',
+    default: "the SOP's llm.provider, else openai",
+    resume: { key: 'llm', absolute: 'llm' },
+    on: {
+      run: "openai | mock | replay:CASSETTE | local:MODEL.gguf (a GGUF model in process; local:hf:USER/REPO/FILE.gguf) (default: the SOP's llm.provider, else openai)",
+      ...both('openai | mock | replay:CASSETTE | local:MODEL.gguf (default: as the run was started)'),
+      sweep:
+        "openai | mock | replay:CASSETTE | local:MODEL.gguf (a GGUF model in process; local:hf:USER/REPO/FILE.gguf) (default: the SOP's llm.provider, else openai)",
+    },
+    doc: "`'openai'`, `'mock'`, `'replay:CASSETTE'`, `'local:MODEL.gguf'`, `'local'`, or a provider object",
+  },
+  model: {
+    api: 'model',
+    flag: 'model',
+    type: 'string',
+    on: { run: 'Use this model for every call', ...both('Use this model for every call') },
+    doc: 'use this model for every call',
+  },
+  baseUrl: {
+    api: 'baseUrl',
+    flag: 'base-url',
+    type: 'string',
+    metavar: 'URL',
+    default: "the SOP's llm.base_url, else OPENAI_BASE_URL",
+    resume: { key: 'base_url' },
+    on: {
+      run: 'OpenAI-compatible server URL (or OPENAI_BASE_URL)',
+      ...both('OpenAI-compatible server URL'),
+      sweep: 'OpenAI-compatible server URL (or OPENAI_BASE_URL)',
+    },
+    doc: 'OpenAI-compatible server (with `llm` openai); it replaces every server the SOP names',
+  },
+  maxTurns: {
+    api: 'maxTurns',
+    flag: 'max-turns',
+    type: 'number',
+    metavar: 'N',
+    default: '200',
+    on: {
+      run: 'Stop after this many turns (default 200)',
+      ...both('Stop after this many turns in all'),
+      sweep: 'Stop each run after this many turns (default 200)',
+    },
+    doc: 'stop after this many turns',
+  },
+  concurrency: {
+    api: 'concurrency',
+    flag: 'concurrency',
+    type: 'number',
+    default: '64',
+    on: {
+      run: 'Population states: LLM calls a step makes at once (default: 64; results never depend on it); the most, as calls at once adapt to 429s and rate-limit headers',
+      ...both(
+        'Population states: LLM calls a step makes at once (default: as the run was started; results never depend on it); the most, as calls at once adapt to 429s and rate-limit headers',
+      ),
+    },
+    doc: 'population states: LLM calls a step makes at once (results never depend on it)',
+  },
+  shardOver: {
+    api: 'shardOver',
+    flag: 'shard-over',
+    type: 'string',
+    on: {
+      run: "Population states: send each step's LLM calls, in shards, to sop worker --shards processes on this Redis (redis:// or rediss://[USER:PASSWORD@]HOST:PORT); needs SOP_QUEUE_SECRET (results never depend on the workers)",
+      ...both(
+        "Population states: send each step's LLM calls, in shards, to sop worker --shards processes on this Redis (redis:// or rediss://[USER:PASSWORD@]HOST:PORT); needs SOP_QUEUE_SECRET (results never depend on the workers)",
+      ),
+    },
+    doc: "population states: send each step's LLM calls to `sop worker --shards` processes over this Redis, in shard jobs signed with SOP_QUEUE_SECRET ([scale.md](scale.md))",
+  },
+  shardSize: {
+    api: 'shardSize',
+    flag: 'shard-size',
+    type: 'number',
+    default: '1000',
+    on: {
+      run: 'With --shard-over: LLM calls per shard job (default 1000)',
+      ...both('With --shard-over: LLM calls per shard job (default 1000)'),
+    },
+    doc: 'calls per shard job with `shardOver`',
+  },
+  llmMode: {
+    api: 'llmMode',
+    flag: 'llm-mode',
+    type: 'string',
+    choices: ['direct', 'batch'],
+    default: "each state's llm_mode, else direct",
+    resume: { key: 'llm_mode' },
+    on: {
+      run: "Population states: batch sends each step's calls as one batch file (OpenAI Batch API at batch prices, or vllm run-batch), direct one request each (default: each state's llm_mode, else direct)",
+      ...both(
+        "Population states: batch sends each step's calls as one batch file (OpenAI Batch API at batch prices, or vllm run-batch), direct one request each (default: as the run was started)",
+      ),
+    },
+    doc: "population states: `'batch'` sends each step's calls as one batch file ([population.md](population.md#batch-mode)), `'direct'` one request each",
+  },
+  batchTarget: {
+    api: 'batchTarget',
+    flag: 'batch-target',
+    type: 'string',
+    choices: ['openai', 'vllm'],
+    default: 'openai',
+    resume: { key: 'batch_target' },
+    on: {
+      run: "Batch mode: openai (the Batch API of the run's server) or vllm (writes RUN/batches/*.input.jsonl and waits for the output file of the vllm run-batch command it prints) (default: openai)",
+      ...both(
+        "Batch mode: openai (the Batch API of the run's server) or vllm (writes RUN/batches/*.input.jsonl and waits for the output file of the vllm run-batch command it prints) (default: as the run was started)",
+      ),
+    },
+    doc: "batch mode: `'openai'` (the OpenAI Batch API of the run's server) or `'vllm'` (a file for `vllm run-batch`, in the run folder)",
+  },
+  batchPollMs: {
+    api: 'batchPollMs',
+    flag: 'batch-poll',
+    type: 'number',
+    unit: { api: 'milliseconds', flag: 'seconds', scale: 1000 },
+    default: '60000',
+    resume: { key: 'batch_poll_ms' },
+    on: {
+      run: 'Batch mode: the longest wait between two polls of a batch, in seconds (default: 60)',
+      ...both('Batch mode: the longest wait between two polls of a batch, in seconds (default: as the run was started)'),
+    },
+    doc: 'batch mode: the longest wait between two polls of a batch, in ms (the first is 1 s)',
+  },
+  localThreads: {
+    api: false,
+    flag: 'local-threads',
+    type: 'number',
+    on: {
+      run: '--llm local: CPU threads of the model (as SOP_LOCAL_THREADS; default: the cores but one, at least 1, so other work does not stall its spinning threads)',
+      ...both(
+        '--llm local: CPU threads of the model (as SOP_LOCAL_THREADS; default: the cores but one, at least 1, so other work does not stall its spinning threads)',
+      ),
+    },
+  },
+  seed: {
+    api: 'seed',
+    flag: 'seed',
+    type: 'number',
+    default: '1',
+    on: { run: 'Seed for random speaker choice (default 1)' },
+    doc: 'the seed of random speaker choice',
+  },
+  record: {
+    api: 'record',
+    flag: 'record',
+    type: 'string',
+    metavar: 'FILE',
+    on: {
+      run: 'Record every LLM call to this cassette file',
+      ...both(
+        "Record the LLM calls to this cassette file; the run's own --record file is continued (its earlier calls kept), so it replays the whole run",
+      ),
+    },
+    doc: 'record every LLM call to this cassette file',
+  },
+  out: {
+    api: 'out',
+    flag: 'out',
+    type: 'string',
+    on: {
+      run: { help: 'Folder where run folders are created', default: 'runs' },
+      fork: 'Folder for the new run folder (default: next to the original)',
+    },
+    doc: 'folder where the run folder (journal, transcripts, memory files, workspace) is created; omit it and the run is kept in memory',
+  },
+  inputs: {
+    api: 'inputs',
+    flag: 'input',
+    type: 'array',
+    metavar: 'NAME=VALUE',
+    on: { run: 'An input of the SOP, as name=value (repeatable)' },
+    doc: "the SOP's inputs",
+  },
+  goal: { api: false, flag: 'goal', type: 'string', on: { run: 'Shorthand for --input goal=TEXT' } },
+  answers: {
+    api: 'answers',
+    flag: 'answers',
+    type: 'string',
+    metavar: 'FILE',
+    resume: { key: 'answers', absolute: 'path' },
+    on: {
+      run: 'Human answers, one per line or a JSON list (for unattended runs); they never approve code: use --auto-run or --yes',
+      ...both("Human answers file (default: the run's own, continued where it was)"),
+      sweep: 'Human answers for every run (each reads the file from its start): one per line or a JSON list',
+    },
+    doc: 'human turns and questions: an answers file, or the answers in order',
+  },
+  json: {
+    api: false,
+    flag: 'json',
+    type: 'boolean',
+    on: {
+      run: { help: 'Print run events as JSON lines on stdout', default: false },
+      ...both({ help: 'Print run events as JSON lines on stdout', default: false }),
+    },
+  },
+  jsonPrompts: {
+    api: false,
+    flag: 'json-prompts',
+    type: 'boolean',
+    on: {
+      run: { help: 'With --json, also print a "prompt" event (the messages sent, secrets redacted) before each llm_call', default: false },
+      ...both({
+        help: 'With --json, also print a "prompt" event (the messages sent, secrets redacted) before each llm_call',
+        default: false,
+      }),
+    },
+  },
+  quiet: {
+    api: false,
+    flag: 'quiet',
+    type: 'boolean',
+    on: {
+      run: { help: 'Print only the closing line (outcome, usage, run folder) and warnings', default: false },
+      ...both({ help: 'Print only the closing line (outcome, usage, run folder) and warnings', default: false }),
+    },
+  },
+  timeoutMs: {
+    api: 'timeoutMs',
+    flag: 'timeout',
+    type: 'number',
+    unit: { api: 'milliseconds', flag: 'seconds', scale: 1000 },
+    default: "120000 (the SOP's llm.timeout_ms)",
+    resume: { key: 'timeout_ms' },
+    on: {
+      run: 'Seconds an LLM request may wait for its answer, or go without new content in the middle of it (keep-alives do not count), before it is retried; a streamed answer must be whole within 10 x this, the streamed attempts of one call within 30 x this (default 120)',
+      ...both('Seconds an LLM request may wait for its answer, or go without new content in the middle of it (keep-alives do not count)'),
+      sweep: 'Seconds an LLM request may take (default 120)',
+    },
+    doc: 'timeout of one LLM request, in ms',
+  },
+  maxReplyBytes: {
+    api: 'maxReplyBytes',
+    flag: 'max-reply-bytes',
+    type: 'number',
+    default: "524288 (the SOP's llm.max_reply_bytes)",
+    resume: { key: 'max_reply_bytes' },
+    on: {
+      run: 'Refuse an LLM reply larger than this many bytes (default 524288)',
+      ...both('Refuse an LLM reply larger than this many bytes (default: as the run was started, else 524288)'),
+    },
+    doc: 'refuse an LLM reply larger than this many bytes',
+  },
+  pricing: {
+    api: 'pricing',
+    flag: 'pricing',
+    type: 'string',
+    metavar: 'FILE',
+    resume: { key: 'pricing', absolute: 'path' },
+    on: {
+      run: 'Prices of models (JSON like pricing.json) over the shipped pricing.json, for the cost',
+      ...both('Prices of models over the shipped pricing.json (default: as the run was started)'),
+      sweep: 'Prices of models over the shipped pricing.json, for the cost',
+    },
+    doc: 'a pricing file whose models replace those of the shipped pricing.json ([cost.md](cost.md))',
+  },
+  budgetTokens: {
+    api: ['budget', 'tokens'],
+    flag: 'budget-tokens',
+    type: 'number',
+    resume: { key: 'budget_tokens' },
+    on: {
+      run: "Stop (or move to the SOP budget's on_exhausted state) before a call would take the run past this many tokens",
+      ...both('A token budget for the whole run (default: as the run was started)'),
+      sweep: 'Stop each run (status budget) before a call would take it past this many tokens',
+    },
+    doc: "a token budget of the whole run, besides the SOP's own `budget` ([cost.md](cost.md))",
+  },
+  budgetUsd: {
+    api: ['budget', 'usd'],
+    flag: 'budget-usd',
+    type: 'number',
+    resume: { key: 'budget_usd' },
+    on: {
+      run: 'The same, in US dollars (priced with pricing.json)',
+      ...both('A budget in US dollars for the whole run (default: as the run was started)'),
+      sweep: 'The same, in US dollars (priced with pricing.json)',
+    },
+    doc: 'a budget in US dollars of the whole run (priced with pricing.json)',
+  },
+  traceContent: {
+    api: 'traceContent',
+    flag: 'trace-content',
+    type: 'boolean',
+    default: 'false',
+    resume: { key: 'trace_content' },
+    on: {
+      run: {
+        help: 'With OTEL_EXPORTER_OTLP_ENDPOINT set (tracing on): add prompts and replies, redacted, to the spans',
+        default: false,
+      },
+    },
+    doc: 'with tracing on (OTEL_EXPORTER_OTLP_ENDPOINT): prompts and replies as span events, redacted',
+  },
+  embedder: {
+    api: 'embedder',
+    flag: 'embedder',
+    type: 'string',
+    default: "the SOP's environment.embedder, else local",
+    on: { run: 'Embeddings for retrieval: local (default) | transformers:MODEL_OR_FOLDER | openai:MODEL' },
+    doc: "an `Embedder`, or a spec (`local`, `transformers:MODEL`, `openai:MODEL`); loaded before the run when top_k is above 0 (an `openai:` one at `baseUrl`, else the SOP's server)",
+  },
+  topK: {
+    api: 'topK',
+    flag: 'top-k',
+    type: 'number',
+    metavar: 'N',
+    default: "the SOP's environment.top_k, else 0",
+    on: { run: "Earlier messages retrieved into each prompt by similarity (default: the SOP's, else 0)" },
+    doc: 'retrieve this many relevant earlier messages into each prompt',
+  },
+  maxChatHistory: {
+    api: 'maxChatHistory',
+    flag: 'max-chat-history',
+    type: 'number',
+    default: "the SOP's",
+    on: {
+      run: "Recent messages shown to agents (more until the next summary refresh), and the summary cadence (overrides the SOP's)",
+    },
+    doc: 'the recent window of every agent, in messages',
+  },
+  compat: {
+    api: 'compat',
+    flag: 'compat',
+    choices: ['agents-v1'],
+    on: {
+      run: 'Reproduce the safe Agents 1.0 quirks (re-entry without a begin turn, " " opening line, call_last_prompt dropped, last prompts kept in memory)',
+    },
+    doc: "`'agents-v1'`: reproduce the safe Agents 1.0 quirks ([agents-v1.md](agents-v1.md))",
+  },
+  autoRun: {
+    api: 'autoRun',
+    flag: 'auto-run',
+    type: 'boolean',
+    default: 'false',
+    resume: { key: 'auto_run', merge: 'either' },
+    on: {
+      run: { help: 'Run code written by agents without asking for approval first', default: false },
+      ...both({
+        help: 'Run code without asking, and again code a crash interrupted (default: as the run was started)',
+        default: false,
+      }),
+      sweep: { help: 'Run code written by agents without asking', default: false },
+    },
+    doc: 'run code written by agents without asking first',
+  },
+  yes: {
+    api: 'yes',
+    flag: 'yes',
+    type: 'boolean',
+    default: 'false',
+    resume: { key: 'yes' },
+    on: {
+      run: { help: 'Accept every question, review and approval without asking (unattended runs)', default: false },
+      sweep: { help: 'Accept every question, review and approval without asking', default: false },
+    },
+    doc: 'accept every question, review and approval without asking',
+  },
+  plan: {
+    api: false,
+    flag: 'plan',
+    type: 'boolean',
+    on: {
+      run: 'Predict the run with sop plan before it starts; RUN/plan.json, usage.json and sop runs show it beside the run (docs/plan.md)',
+    },
+  },
+  tests: {
+    api: false,
+    flag: 'tests',
+    type: 'string',
+    on: {
+      run: "A folder of your test files (test_*.py), run with every function ExtendLibrary tests or saves; a save is refused while they fail (the SOP's tests input)",
+    },
+  },
+  sandbox: {
+    api: 'sandbox',
+    flag: 'sandbox',
+    type: 'boolean',
+    default: 'when bubblewrap works here',
+    resume: { key: 'sandbox' },
+    on: {
+      run: 'Code runs under bubblewrap (no network, read-only filesystem except the workspace) when it works here; --sandbox requires it, --no-sandbox turns it off (with a warning); with --sandbox, stdio MCP servers run under it too',
+    },
+    doc: 'code runs under bubblewrap when it works here; `true` requires it, `false` turns it off',
+  },
+  sandboxNetwork: {
+    api: 'sandboxNetwork',
+    flag: 'sandbox-network',
+    type: 'boolean',
+    default: 'false',
+    resume: { key: 'sandbox_network' },
+    on: {
+      run: 'Give code network inside the sandbox (pip install, downloads), with a warning; files stay read-only except the workspace, where installs go',
+    },
+    doc: "code gets network inside the sandbox, with a warning (a code command's `network: true` asks the same)",
+  },
+  allowMcp: {
+    api: 'allowMcp',
+    flag: 'allow-mcp',
+    type: 'array',
+    resume: { key: 'allow_mcp', merge: 'union', sep: ',' },
+    on: {
+      run: 'Let the MCP server NAME of the SOP start without asking (repeatable; docs/tools.md)',
+      ...both('Let the MCP server NAME start without asking, besides those allowed when the run started (repeatable)'),
+    },
+    doc: "MCP servers of the SOP allowed to start (NAME), besides the user's allow file ([tools.md](tools.md))",
+  },
+  allowMcpEnv: {
+    api: 'allowMcpEnv',
+    flag: 'allow-mcp-env',
+    type: 'array',
+    resume: { key: 'allow_mcp_env', merge: 'union', sep: ',' },
+    on: {
+      run: 'Let MCP server NAME read the environment variable VAR through ${VAR} in its declaration: NAME=VAR (repeatable; allows NAME too)',
+      ...both('Let MCP server NAME read the environment variable VAR: NAME=VAR (repeatable; allows NAME too)'),
+    },
+    doc: 'the variables each MCP server may read (NAME=VAR; allows NAME too)',
+  },
+  allowBaseUrl: {
+    api: 'allowBaseUrl',
+    flag: 'allow-base-url',
+    type: 'array',
+    resume: { key: 'allow_base_url', merge: 'union', sep: ' ' },
+    on: {
+      run: 'Let the SOP send its LLM calls, with your OPENAI_API_KEY, to this server it names (llm.base_url): URL (repeatable; docs/tools.md)',
+      ...both(
+        'Let the SOP send its LLM calls, with OPENAI_API_KEY, to this server it names, besides those allowed when the run started: URL (repeatable)',
+      ),
+      sweep:
+        "Let the SOP send its LLM calls, with OPENAI_API_KEY, to this server it names: URL (repeatable; on a queue, the workers' flag decides)",
+    },
+    doc: 'LLM servers the SOP names (llm.base_url) that its calls may go to with OPENAI_API_KEY, besides the allow file ([tools.md](tools.md))',
+  },
+  allowBaseUrlEnv: {
+    api: 'allowBaseUrlEnv',
+    flag: 'allow-base-url-env',
+    type: 'array',
+    resume: { key: 'allow_base_url_env', merge: 'union', sep: ' ' },
+    on: {
+      run: 'Let the SOP send its LLM calls, with the key in VAR, to this server it names: URL=VAR (repeatable)',
+      ...both('The same, with the key in VAR: URL=VAR (repeatable)'),
+      sweep: 'The same, with the key in VAR: URL=VAR (repeatable)',
+    },
+    doc: 'the same, with the key in VAR: `URL=VAR`',
+  },
+  bind: {
+    api: 'bind',
+    flag: 'bind',
+    type: 'array',
+    resume: { key: 'bind', sep: ',' },
+    on: {
+      run: 'Bind a tool slot to an MCP tool: SLOT=server/tool, e.g. web_search=search/web_search (repeatable; wins over the SOP)',
+    },
+    doc: "tool slots bound to MCP tools (`{ web_search: 'search/web_search' }`)",
+  },
+  memoryDir: {
+    api: 'memoryDir',
+    flag: 'memory-dir',
+    type: 'string',
+    default: "the SOP's memory_dir, else the run folder",
+    resume: { key: 'memory_dir', absolute: 'path' },
+    on: {
+      run: "Keep the memory files (plan, logs, code_library) and the code library (library.py) in this folder, across runs (default: the SOP's memory_dir, else the run folder)",
+    },
+    doc: 'the memory files and the code library in this folder, across runs; locked while the run uses it',
+  },
+  redact: {
+    api: false,
+    flag: 'redact',
+    type: 'array',
+    resume: { key: 'redact', merge: 'union', sep: ',' },
+    on: {
+      run: 'Treat the value of this environment variable as a secret (repeatable); *_KEY, *_TOKEN, *_SECRET, *_PASS, *_PASSWORD, *_PAT, *_CREDENTIALS and URL credentials are already',
+      ...both("Treat the value of this environment variable as a secret (repeatable; added to the run's own)"),
+    },
+  },
+  // the API's only
+  runId: { api: 'runId', doc: 'the id of the run (default: made of the time and the SOP name)' },
+  human: { api: 'human', doc: 'a `HumanInput` of your own (overrides `answers` and `terminal`)' },
+  terminal: {
+    api: 'terminal',
+    default: 'false',
+    doc: "a person at this process's terminal: human turns (with `answers`, only approvals), and the approvals of MCP servers, of the SOP's LLM servers and of interrupted code; `sop run` sets it when stdin is a terminal",
+  },
+  signal: { api: 'signal', doc: 'an `AbortSignal`; aborting ends the run as `interrupted`' },
+  mcpSandbox: { api: 'mcpSandbox', default: 'as code', doc: 'stdio MCP servers run under bubblewrap' },
+  mcpApproval: {
+    api: 'mcpApproval',
+    doc: "who lets MCP servers start ([tools.md](tools.md#starting-a-server-needs-your-approval)): `{ unattended, allow, ask }`; `allow: cliAllowEntries(['notes'], ['notes=VAR'])` is `--allow-mcp notes --allow-mcp-env notes=VAR`",
+  },
+  workspace: { api: 'workspace', doc: 'the workspace folder of a run kept in memory (code executors need one)' },
+  environment: { api: 'environment', doc: "the shared memory of the run (default: a MemoryEnvironment with the SOP's settings)" },
+  stream: { api: 'stream', default: 'true', doc: "emit `delta` events while agents' replies stream" },
+  prompts: {
+    api: 'prompts',
+    default: 'false',
+    doc: 'tell `prompt` events (the messages each LLM call was sent, secrets redacted) to iterators and listeners too (the journal keeps them anyway)',
+  },
+  file: { api: 'file', doc: 'the SOP file, for a SOP given as an object (relative paths in it are resolved from its folder)' },
+  plugins: { api: 'plugins', doc: 'features of your own, plugged into the run (below)' },
+  listeners: { api: 'listeners', doc: 'synchronous listeners, called with every event before iterators see it' },
+  rerun: { api: 'rerun', doc: 'interrupted side effects of a resumed run: run again with `autoRun`, or ask `approve`' },
+  launch: { api: 'launch', doc: 'recorded in run_started (what a resume reuses; default: made from these options by this table)' },
+} as const satisfies Record<string, OptionSpec>;
+
+export type OptionName = keyof typeof OPTIONS;
+
+/** Every option of RunSopOptions has its entry in the table (a compile error names the one missing). */
+type ApiKey<S> = S extends { api: infer A } ? (A extends readonly [infer K, string] ? K : A extends string ? A : never) : never;
+type Declared = ApiKey<(typeof OPTIONS)[OptionName]>;
+type Undeclared = Exclude<keyof RunSopOptions, Declared>;
+const everyOptionDeclared: [Undeclared] extends [never] ? true : { undeclared: Undeclared } = true;
+void everyOptionDeclared;
+
+/** The value of an option as a flag gives it (in the API's unit). */
+type FlagValue<S> = S extends { choices: readonly (infer C)[] }
+  ? C
+  : S extends { type: 'number' }
+    ? number
+    : S extends { type: 'boolean' }
+      ? boolean
+      : S extends { type: 'array' }
+        ? string[]
+        : S extends { type: 'string' }
+          ? string
+          : never;
+
+/** The options given by flags, by name, in the API's units (what the CLI's commands take). */
+export type FlagOptions = {
+  -readonly [K in OptionName as FlagValue<(typeof OPTIONS)[K]> extends never ? never : K]?: FlagValue<(typeof OPTIONS)[K]>;
+};
+
+/** The table's entry of an option. */
+export const optionSpec = (name: string): OptionSpec | undefined => (OPTIONS as Record<string, OptionSpec>)[name];
+
+/** Entries of the table, typed loosely (for code that walks it). */
+export const optionEntries = (): Array<[string, OptionSpec]> => Object.entries(OPTIONS as Record<string, OptionSpec>);
