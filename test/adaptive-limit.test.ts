@@ -164,7 +164,7 @@ describe('retry warnings', () => {
     const said: string[] = [];
     let t = 0;
     const onRetry = retryWarnings(
-      (m) => said.push(m),
+      (m) => said.push(m as string),
       () => t,
     );
     const r429 = { attempt: 1, delayMs: 100, reason: 'HTTP 429: slow down' };

@@ -10,6 +10,19 @@ import { EngineError, type ErrorCode } from '../src/index.js';
 import { RunSignal, isRunSignal } from '../src/extend.js';
 import { createProvider } from '../src/core/llm/factory.js';
 import { cliMessage, reportError } from '../src/apps/cli/errors.js';
+import { opt, say } from '../src/shared/errors.js';
+import { loadSop } from '../src/index.js';
+import { checkGivenInputs } from '../src/api/engine/run.js';
+import { NoHumanInput } from '../src/core/io/human.js';
+
+const catching = (f: () => unknown): unknown => {
+  try {
+    f();
+  } catch (e) {
+    return e;
+  }
+  return undefined;
+};
 import { runCli } from './helpers/cli.js';
 
 /** Files the run-loop refactor owns and changes (their error becomes a RunSignal there). */
@@ -87,22 +100,39 @@ describe('core messages name API options; the CLI names its flags', () => {
     expect(printed).toBe('error: unknown --llm "bogus"; use openai, mock, replay:FILE or local:MODEL.gguf\n');
   });
 
-  it('maps inputs, approvals, answers and milliseconds to the flags', () => {
-    expect(cliMessage('input "goal" is required; pass options.inputs.goal')).toBe('input "goal" is required; pass --input goal=VALUE');
+  it('carries the option as data: inputs, approvals, answers and milliseconds become the flags', async () => {
+    const mention = (err: unknown) => err as EngineError & { option?: string };
+    // an input a SOP needs (src/core/runtime/inputs.ts)
+    const sop = loadSop('examples/debate/debate.sop.json');
+    const needs = { ...sop, inputs: { goal: { required: true } } } as typeof sop;
+    const missing = mention(catching(() => checkGivenInputs(needs, {})));
+    expect(missing.option).toBe('inputs');
+    expect(missing.message).toContain('pass options.inputs.goal');
+    expect(cliMessage(missing)).toContain('pass --input goal=VALUE');
+    // approvals with nobody to ask (src/core/io/human.ts)
+    const approval = mention(
+      await new NoHumanInput().ask({ kind: 'approval', agent: 'A', role: 'r', state: 's', prompt: 'p' } as never).catch((e: unknown) => e),
+    );
+    expect(approval.option).toBe('autoRun');
+    expect(approval.message).toContain('Run code without asking with options.autoRun, or accept everything with options.yes');
+    expect(cliMessage(approval)).toContain('Run code without asking with --auto-run, or accept everything with --yes');
     expect(
       cliMessage(
-        'let code run with options.autoRun (or options.yes); a stopped run continues with resumeRun(RUN_DIR) with options.autoRun.',
+        say`let code run with ${opt('autoRun')} (or ${opt('yes')}); a stopped run continues with ${opt('autoRun', { form: 'resume' })}.`,
       ),
     ).toBe('let code run with --auto-run (or --yes); a stopped run continues with sop resume RUN_DIR --auto-run.');
-    expect(cliMessage('Give the answers with options.answers.')).toBe('Give the answers with --answers FILE.');
-    expect(cliMessage('options.sandbox false: unsandboxed (options.sandbox true requires one)')).toBe(
+    expect(cliMessage(say`Give the answers with ${opt('answers', { arg: true })}.`)).toBe('Give the answers with --answers FILE.');
+    expect(cliMessage(say`${opt('sandbox', { set: false })}: unsandboxed (${opt('sandbox', { set: true })} requires one)`)).toBe(
       '--no-sandbox: unsandboxed (--sandbox requires one)',
     );
-    expect(cliMessage('options.timeoutMs must be a number of milliseconds, at least 1 (got 500)')).toBe(
-      '--timeout must be a number of seconds above 0 (got 0.5)',
-    );
-    // text that names no option is left as it is
-    expect(cliMessage('inputs.goal and options are words here')).toBe('inputs.goal and options are words here');
+    // milliseconds in the API, seconds on the flag (src/core/llm/factory.ts)
+    const timeout = mention(await createProvider({ spec: 'mock', timeoutMs: 0 }).catch((e: unknown) => e));
+    expect(timeout.option).toBe('timeoutMs');
+    expect(timeout.message).toBe('options.timeoutMs must be a number of milliseconds above 0 (got 0)');
+    const half = mention(await createProvider({ spec: 'mock', timeoutMs: -500 }).catch((e: unknown) => e));
+    expect(cliMessage(half)).toBe('--timeout must be a number of seconds above 0 (got -0.5)');
+    // a message that names no option is its text
+    expect(cliMessage('inputs.goal and options.timeoutMs are words here')).toBe('inputs.goal and options.timeoutMs are words here');
   });
 
   it('the built CLI prints the flag for an option the engine names', async () => {

@@ -19,7 +19,7 @@ import { cliAllowEntries, fileAllowEntries } from '../features/mcp/allow.js';
 import { isAcceptance } from '../features/actions/executors/types.js';
 import type { RerunPolicy } from '../features/journal/effects.js';
 import type { Sop } from '../format/sop/types.js';
-import { EngineError } from '../shared/errors.js';
+import { EngineError, opt, say, type Message } from '../shared/errors.js';
 import type { RunSopOptions } from './options.js';
 import { sopFileOf } from './load.js';
 import { DEFAULTS } from '../format/sop/resolved.js';
@@ -54,11 +54,11 @@ export function checkHumans(sop: Sop, human: HumanInput, o: RunSopOptions): void
     .filter(([, a]) => a.human)
     .map(([name]) => name);
   if (humans.length === 0) return;
-  throw new HumanInputError(
-    `${humans.join(', ')} ${humans.length > 1 ? 'are' : 'is'} played by a person${sop.agents_v1 ? ' (User_Names in the Agents 1.0 config)' : ''}, ` +
-      `and there is no terminal to ask${o.llm === 'mock' ? ' (options.llm mock replaces only the LLM, not people)' : ''}. ` +
-      'Give their turns with options.answers: a JSON list of strings, or one answer per line, used in order.',
-  );
+  throw new HumanInputError([
+    `${humans.join(', ')} ${humans.length > 1 ? 'are' : 'is'} played by a person${sop.agents_v1 ? ' (User_Names in the Agents 1.0 config)' : ''}, `,
+    ...say`and there is no terminal to ask${o.llm === 'mock' ? say` (${opt('llm', { set: 'mock' })} replaces only the LLM, not people)` : ''}. `,
+    ...say`Give their turns with ${opt('answers', { arg: true })}: a JSON list of strings, or one answer per line, used in order.`,
+  ]);
 }
 
 /**
@@ -108,14 +108,14 @@ export function rerunOf(o: RunSopOptions): RerunPolicy {
 /** The run budgets of the options (docs/cost.md), each above 0. */
 export function checkRunBudget(budget: RunSopOptions['budget']): void {
   for (const [name, v] of [
-    ['options.budget.tokens', budget?.tokens],
-    ['options.budget.usd', budget?.usd],
+    [opt('budgetTokens', { path: 'budget.tokens' }), budget?.tokens],
+    [opt('budgetUsd', { path: 'budget.usd' }), budget?.usd],
   ] as const)
     if (v !== undefined && !(Number.isFinite(v) && v > 0))
-      throw new EngineError(`${name} must be a number above 0 (got ${String(v)})`, 'OPTION');
+      throw new EngineError(say`${name} must be a number above 0 (got ${String(v)})`, 'OPTION');
 }
 
-type Warn = (message: string) => void;
+type Warn = (message: Message) => void;
 
 /** The run's LLM: the given provider, or one made from the options with the run's retry budget and consent. */
 export async function providerOf(
@@ -215,7 +215,9 @@ export async function embedderOf(
   if (typeof o.embedder === 'object') return o.embedder;
   if ((sop.environment?.top_k ?? 0) === 0) {
     if (o.embedder !== undefined)
-      run.startWarning('options.embedder has no effect while top_k is 0; add options.topK N to retrieve earlier messages');
+      run.startWarning(
+        say`${opt('embedder')} has no effect while top_k is 0; add ${opt('topK', { set: 'N' })} to retrieve earlier messages`,
+      );
     return undefined;
   }
   // an openai embedder at the SOP's server sends OPENAI_API_KEY there: the same consent
@@ -235,7 +237,7 @@ export { RetryBudget };
 export function checkBatchOrShards(sop: Sop, o: RunSopOptions): void {
   if (o.shardOver !== undefined && runUsesBatch(sop, o.llmMode !== undefined ? { mode: o.llmMode } : {}))
     throw new EngineError(
-      'options.shardOver and batch mode (options.llmMode batch, or a state\'s "llm_mode": "batch") both say how a step\'s calls are sent: choose one',
+      say`${opt('shardOver')} and batch mode (${opt('llmMode', { set: 'batch' })}, or a state's "llm_mode": "batch") both say how a step's calls are sent: choose one`,
       'OPTION',
     );
 }

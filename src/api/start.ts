@@ -2,6 +2,7 @@
 // provider and retry budget, embedder, sandbox, consent) and its run folder, tracing and memory
 // folder are set up. runSop, resumeRun, forkRun and the CLI's run, resume and fork commands all
 // start their runs here; the CLI adds only its display and its Ctrl-C.
+import { opt, say, renderMessage, type Message } from '../shared/errors.js';
 import { RunFolder, newRunId } from '../features/journal/run-folder.js';
 import { loadPricing } from '../core/llm/pricing.js';
 import { Run } from './engine/run.js';
@@ -48,7 +49,7 @@ export interface StartedRun {
    */
   interrupt(): void;
   /** The warnings said before the run started (also told as `warning` events after run_started). */
-  warnings: string[];
+  warnings: Message[];
   /** Send the run's trace spans now (a second Ctrl-C exits before the run ends); absent when tracing is off. */
   flushTraces?: () => Promise<void>;
 }
@@ -72,7 +73,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
   /** Where `prompt` events go without `prompts: true`: the run folder (its journal). */
   const promptListeners: RunListener[] = [];
   /** Said once the run has started (the journal's first line is run_started). */
-  const startWarnings: string[] = [];
+  const startWarnings: Message[] = [];
   let started = false;
   const emit = (e: RunEvent) => {
     if (!o.prompts && isPromptEvent(e)) {
@@ -83,12 +84,12 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
     feed.push(e);
     if (e.type === 'run_started' && !started) {
       started = true;
-      for (const message of startWarnings) emit({ type: 'warning', message });
+      for (const message of startWarnings) emit(warningEvent(message));
     }
   };
-  const startWarning = (message: string) => void startWarnings.push(message);
+  const startWarning = (message: Message) => void startWarnings.push(message);
   /** A warning now, or once the run has started (e.g. an embedder's retries while it is loaded). */
-  const warn = (message: string) => (started ? emit({ type: 'warning', message }) : startWarning(message));
+  const warn = (message: Message) => (started ? emit(warningEvent(message)) : startWarning(message));
   const pricing = loadPricing(o.pricing); // a bad pricing file is told before anything starts
   checkBatchOrShards(sop, o);
   const shards = shardOptionsOf(o); // a bad Redis URL, or no SOP_QUEUE_SECRET, too
@@ -112,7 +113,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
   const yes = o.yes === true || dryRunYes(sop, human, o);
   if (yes && !o.yes)
     startWarning(
-      'options.llm mock with no terminal and no options.answers: reviews, questions and approvals are accepted automatically, as with options.yes',
+      say`${opt('llm', { set: 'mock' })} with no terminal and no ${opt('answers')}: reviews, questions and approvals are accepted automatically, as with ${opt('yes')}`,
     );
   // Code runs under bubblewrap when it works here, unless `sandbox: false`; `sandbox: true`
   // requires it (throws without it); without bubblewrap, or with `sandbox: false`, a warning.
@@ -252,4 +253,9 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
     stopLlm.abort();
   };
   return { handle, run, folder, emit, interrupt, warnings: startWarnings, ...(tracing ? { flushTraces: () => tracing.flush() } : {}) };
+}
+
+/** A warning event: its text as the API says it, and its parts when it names options (the CLI names their flags). */
+function warningEvent(m: Message): RunEvent {
+  return typeof m === 'string' ? { type: 'warning', message: m } : { type: 'warning', message: renderMessage(m), parts: [...m] };
 }

@@ -2,8 +2,9 @@
 // tell them apart without matching messages (`err instanceof EngineError && err.code`). A run
 // that stops or moves on for a reason that is no failure (a budget spent, a stop asked for, an
 // approval needed) is told with a RunSignal instead.
-// Messages name API options (`options.autoRun`, `options.inputs.goal`), never CLI flags: the
-// CLI maps them to its flags (src/apps/cli/errors.ts).
+// A message that names an option of a run carries it as data (`say` below): the message says
+// `options.timeoutMs`, and `err.option` is 'timeoutMs', so the CLI says `--timeout` instead
+// (src/apps/cli/errors.ts renders the parts with the option table), matching no text.
 // This file imports nothing: every layer may use it.
 
 /** The stable codes of EngineError: one per kind of problem. */
@@ -68,13 +69,86 @@ export type ErrorCode =
   | 'WORKER_STOPPED'
   | 'WORLD_MODEL';
 
+/**
+ * An option of a run a message names, by its name in the option table (src/api/option-table.ts):
+ * the API says `options.NAME` (or `options.PATH`), the CLI its flag.
+ */
+export interface OptionMention {
+  option: string;
+  /** Where the API has it, when not at `options.NAME` (budget.tokens). */
+  path?: string;
+  /** name: the option (with `set`: the value it is set to, as `options.sandbox false`); value: `set` in the option's unit; unit: the option's unit (`api` in the API); resume: how a run is resumed with it. */
+  form?: 'name' | 'value' | 'unit' | 'resume';
+  set?: string | number | boolean;
+  /** The API's unit (form unit). */
+  api?: string;
+  /** A key of a record option (inputs.goal). */
+  key?: string;
+  /** The CLI names the flag's argument too (--answers FILE). */
+  arg?: boolean;
+}
+
+/** A message in parts: text, and the options it names. */
+export type MessagePart = string | OptionMention;
+
+/** A message: text, or text in parts naming options. */
+export type Message = string | readonly MessagePart[];
+
+/** The text of a message as the API says it. */
+export const messageText = (m: Message): string => (typeof m === 'string' ? m : renderMessage(m));
+
+/** Says an option mention in words. */
+export type OptionNamer = (m: OptionMention) => string;
+
+/** How the API names an option: `options.timeoutMs`, `options.sandbox false`, `options.inputs.goal`. */
+export const apiOptionName: OptionNamer = (m) => {
+  const name = `options.${m.path ?? m.option}${m.key !== undefined ? `.${m.key}` : ''}`;
+  if (m.form === 'value') return String(m.set);
+  if (m.form === 'unit') return m.api ?? '';
+  if (m.form === 'resume') return `resumeRun(RUN_DIR) with ${name}`;
+  return m.set !== undefined ? `${name} ${String(m.set)}` : name;
+};
+
+/** An option mention (`say` keeps it as data). */
+export const opt = (option: string, more: Omit<OptionMention, 'option'> = {}): OptionMention => ({ option, ...more });
+
+const isMention = (v: unknown): v is OptionMention =>
+  typeof v === 'object' && v !== null && typeof (v as { option?: unknown }).option === 'string' && !(v instanceof Error);
+
+/** A message naming options: say`${opt('timeoutMs')} must be above 0` (other values are text). */
+export function say(strings: TemplateStringsArray, ...values: unknown[]): MessagePart[] {
+  const out: MessagePart[] = [];
+  strings.forEach((s, i) => {
+    if (s) out.push(s);
+    if (i >= values.length) return;
+    const v = values[i];
+    if (Array.isArray(v))
+      out.push(...(v as MessagePart[])); // a message in parts within another
+    else out.push(isMention(v) ? v : String(v));
+  });
+  return out;
+}
+
+/** A message's text, with its options named by `namer` (default: as the API names them). */
+export function renderMessage(parts: readonly MessagePart[], namer: OptionNamer = apiOptionName): string {
+  return parts.map((p) => (typeof p === 'string' ? p : namer(p))).join('');
+}
+
 export class EngineError extends Error {
   /** A stable name of the kind of problem, e.g. "SOP_INVALID", "LLM", "JOURNAL". */
   readonly code: ErrorCode;
+  /** The option of the run the message is about (its name in the option table), when it names one. */
+  readonly option?: string;
+  /** The message in parts, when it names options: the CLI names them by their flags. */
+  readonly parts?: readonly MessagePart[];
 
-  constructor(message: string, code: ErrorCode, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(message: Message, code: ErrorCode, options?: { cause?: unknown }) {
+    super(typeof message === 'string' ? message : renderMessage(message), options);
     this.code = code;
+    if (typeof message !== 'string') {
+      this.parts = message;
+      this.option = message.find((p): p is OptionMention => typeof p !== 'string')?.option;
+    }
   }
 }
 

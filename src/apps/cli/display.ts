@@ -177,7 +177,7 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         // A retried stream starts its reply again on a line of its own (the torn text is discarded).
         if (streaming !== undefined && tty && !o.quiet) print('\n');
         streaming = undefined;
-        note(`warning: ${safe(cliMessage(e.message))}\n`);
+        note(`warning: ${safe(cliMessage(e))}\n`);
         break;
       case 'run_finished':
       case 'effect_started': // code, a question, a sub-flow: what it asks starts on a clean row
@@ -191,7 +191,7 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
       case 'subflow': {
         const inner = e.event;
         if (inner.type === 'warning') {
-          note(`warning: [${e.flow}] ${safe(cliMessage(inner.message))}\n`);
+          note(`warning: [${e.flow}] ${safe(cliMessage(inner))}\n`);
           break;
         }
         if (inner.type === 'effect_started') clearStatus();

@@ -1,55 +1,31 @@
 // Errors shown to a person: one clear message, no stack trace (unless SOP_DEBUG=1).
-// The engine's messages name API options (`options.autoRun`, `options.inputs.goal`); the CLI
-// shows its own flags instead (`--auto-run`, `--input goal=VALUE`): OPTION_FLAGS is the one table.
+// A message that names an option of a run carries it as data (src/shared/errors.ts `say`): the API
+// says `options.autoRun`, the CLI its flag (`--auto-run`), from the option table
+// (src/api/option-table.ts). No message text is matched.
 import { SopError, formatDiagnostic } from '../../format/sop/diagnostics.js';
+import { optionSpec } from '../../api/option-table.js';
+import { apiOptionName, renderMessage, type Message, type MessagePart, type OptionNamer } from '../../shared/errors.js';
 import { makeRedactor } from '../../shared/util/redact.js';
 
-type Replacement = string | ((match: string, ...groups: string[]) => string);
+/** How the CLI names an option a message names: by its flag, in the flag's unit. */
+export const flagName: OptionNamer = (m) => {
+  const spec = optionSpec(m.option);
+  if (spec?.flag === undefined) return apiOptionName(m); // an option of the API only
+  const flag = `--${spec.flag}`;
+  if (m.form === 'value') return spec.unit ? String(Number(m.set) / spec.unit.scale) : String(m.set);
+  if (m.form === 'unit') return spec.unit?.flag ?? m.api ?? '';
+  if (m.form === 'resume') return `sop resume RUN_DIR ${flag}`;
+  if (m.key !== undefined) return `${flag} ${m.key}=VALUE`;
+  if (m.set !== undefined) return spec.type === 'boolean' ? (m.set === false ? `--no-${spec.flag}` : flag) : `${flag} ${String(m.set)}`;
+  return m.arg && spec.metavar ? `${flag} ${spec.metavar}` : flag;
+};
 
-/** How core messages name an API option -> how the CLI names it (first the longer phrases). */
-export const OPTION_FLAGS: ReadonlyArray<readonly [RegExp, Replacement]> = [
-  // the option is in milliseconds, the flag in seconds
-  [
-    /options\.timeoutMs must be a number of milliseconds, at least 1 \(got ([^)]*)\)/g,
-    (_m, v) => `--timeout must be a number of seconds above 0 (got ${String(Number(v) / 1000)})`,
-  ],
-  [
-    /options\.batchPollMs must be a number of milliseconds above 0 \(got ([^)]*)\)/g,
-    (_m, v) => `--batch-poll must be a number of seconds above 0 (got ${String(Number(v) / 1000)})`,
-  ],
-  [/options\.llmMode\b/g, '--llm-mode'],
-  [/options\.shardOver\b/g, '--shard-over'],
-  [/options\.batchTarget\b/g, '--batch-target'],
-  [/options\.out\b/g, '--out'],
-  [/resumeRun\(RUN_DIR\) with options\.autoRun\b/g, 'sop resume RUN_DIR --auto-run'],
-  [/options\.inputs\.([A-Za-z_][A-Za-z0-9_]*)/g, '--input $1=VALUE'],
-  [/options\.budget\.tokens\b/g, '--budget-tokens'],
-  [/options\.budget\.usd\b/g, '--budget-usd'],
-  [/options\.autoRun\b/g, '--auto-run'],
-  [/options\.yes\b/g, '--yes'],
-  [/no options\.answers\b/g, 'no --answers'],
-  [/options\.answers\b/g, '--answers FILE'],
-  [/options\.topK N\b/g, '--top-k N'],
-  [/options\.maxTurns\b/g, '--max-turns'],
-  [/options\.maxReplyBytes\b/g, '--max-reply-bytes'],
-  [/options\.timeoutMs\b/g, '--timeout'],
-  [/options\.llm\b/g, '--llm'],
-  [/options\.baseUrl\b/g, '--base-url'],
-  [/options\.memoryDir\b/g, '--memory-dir'],
-  [/options\.sandbox false\b/g, '--no-sandbox'],
-  [/options\.sandbox true\b/g, '--sandbox'],
-  [/options\.sandbox\b/g, '--sandbox'],
-  [/options\.bind\b/g, '--bind'],
-  [/options\.topK\b/g, '--top-k'],
-  [/options\.maxChatHistory\b/g, '--max-chat-history'],
-  [/options\.embedder\b/g, '--embedder'],
-];
-
-/** A message of the engine as the CLI says it: API options named by their flags. */
-export function cliMessage(message: string): string {
-  let out = message;
-  for (const [pattern, flag] of OPTION_FLAGS) out = typeof flag === 'string' ? out.replace(pattern, flag) : out.replace(pattern, flag);
-  return out;
+/** A message of the engine (text, parts, an error or a warning event) as the CLI says it: the options it names by their flags. */
+export function cliMessage(m: Message | { message: string; parts?: readonly MessagePart[] | undefined }): string {
+  if (typeof m === 'string') return m;
+  if (Array.isArray(m)) return renderMessage(m as readonly MessagePart[], flagName);
+  const e = m as { message: string; parts?: readonly MessagePart[] };
+  return e.parts ? renderMessage(e.parts, flagName) : e.message;
 }
 
 export function reportError(err: unknown, stream: NodeJS.WritableStream = process.stderr): number {
@@ -58,7 +34,7 @@ export function reportError(err: unknown, stream: NodeJS.WritableStream = proces
     for (const d of err.diagnostics) stream.write(redact(formatDiagnostic(d)) + '\n');
     return 1;
   }
-  const message = cliMessage(err instanceof Error ? err.message : String(err));
+  const message = err instanceof Error ? cliMessage(err) : String(err);
   stream.write(redact(`error: ${message}`) + '\n');
   if (process.env.SOP_DEBUG === '1' && err instanceof Error && err.stack) stream.write(redact(err.stack) + '\n');
   return 1;

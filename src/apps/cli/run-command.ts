@@ -167,8 +167,8 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
             : result.status === 'budget'
               ? `Stopped by the budget after ${count(result.turns, 'turn')} (${result.budget}); ${usage}.`
               : result.status === 'interrupted'
-                ? `Interrupted after ${count(result.turns, 'turn')}${result.error ? ` (${cliMessage(result.error.message)})` : ''}; ${usage}.\nResume with: sop resume ${folder.dir}`
-                : `Failed after ${count(result.turns, 'turn')}: ${cliMessage(result.error?.message ?? '')}`;
+                ? `Interrupted after ${count(result.turns, 'turn')}${result.error ? ` (${cliMessage(result.error)})` : ''}; ${usage}.\nResume with: sop resume ${folder.dir}`
+                : `Failed after ${count(result.turns, 'turn')}: ${cliMessage(result.error ?? '')}`;
       const outcome = result.result !== undefined ? `Result: ${result.result}\n` : ''; // actions: the SOP's finish result
       // --quiet: the closing line alone, with the run folder (an interrupted run's names it already)
       if (o.quiet) err(`${terminalSafe(line).replace(/\n/g, ' ')}${result.status === 'interrupted' ? '' : ` Run folder: ${folder.dir}`}\n`);

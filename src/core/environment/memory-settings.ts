@@ -2,7 +2,7 @@
 // They win over the SOP: --max-chat-history replaces the environment's window and every state's.
 import { parseEmbedderSpec } from '../memory/create-embedder.js';
 import type { Sop } from '../../format/sop/types.js';
-import { EngineError } from '../../shared/errors.js';
+import { EngineError, opt, say } from '../../shared/errors.js';
 
 export interface MemoryOverrides {
   embedder?: string;
@@ -14,9 +14,9 @@ export interface MemoryOverrides {
 export function applyMemoryOverrides(sop: Sop, o: MemoryOverrides): Sop {
   if (o.embedder === undefined && o.topK === undefined && o.maxChatHistory === undefined) return sop;
   if (o.topK !== undefined && (!Number.isInteger(o.topK) || o.topK < 0))
-    throw new EngineError(`options.topK must be a whole number >= 0, got ${o.topK}`, 'OPTION');
+    throw new EngineError(say`${opt('topK')} must be a whole number >= 0, got ${o.topK}`, 'OPTION');
   if (o.maxChatHistory !== undefined && (!Number.isInteger(o.maxChatHistory) || o.maxChatHistory < 1)) {
-    throw new EngineError(`options.maxChatHistory must be a whole number >= 1, got ${o.maxChatHistory}`, 'OPTION');
+    throw new EngineError(say`${opt('maxChatHistory')} must be a whole number >= 1, got ${o.maxChatHistory}`, 'OPTION');
   }
   if (o.embedder !== undefined) parseEmbedderSpec(o.embedder);
   const environment = { ...sop.environment };

@@ -1,5 +1,5 @@
 // Where a human's turns come from: the terminal, an answers file, or nowhere (a clear error).
-import { EngineError } from '../../shared/errors.js';
+import { EngineError, type MessagePart, opt, say } from '../../shared/errors.js';
 import { InputFileError, readInputFile } from '../../shared/io/read-input-file.js';
 import { createInterface } from 'node:readline/promises';
 import type { Readable, Writable } from 'node:stream';
@@ -29,7 +29,7 @@ export interface HumanInput {
 }
 
 export class HumanInputError extends EngineError {
-  constructor(message: string) {
+  constructor(message: string | readonly MessagePart[]) {
     super(message, 'HUMAN_INPUT');
     this.name = 'HumanInputError';
   }
@@ -42,7 +42,7 @@ export class HumanInputError extends EngineError {
  */
 export class NoMoreAnswersError extends HumanInputError {
   readonly resumable = true;
-  constructor(message: string) {
+  constructor(message: string | readonly MessagePart[]) {
     super(message);
     this.name = 'NoMoreAnswersError';
   }
@@ -57,7 +57,7 @@ export class ApprovalNeededError extends HumanInputError {
   readonly resumable = true;
   /** Thrown before the effect it guards: the effect ledger records that it did not take place. */
   readonly beforeEffect = true;
-  constructor(message: string) {
+  constructor(message: string | readonly MessagePart[]) {
     super(message);
     this.name = 'ApprovalNeededError';
   }
@@ -72,13 +72,13 @@ export async function askApproval(human: HumanInput, q: Omit<HumanQuestion, 'kin
   if (!person) {
     const source =
       human instanceof AnswersFileInput
-        ? 'answers from options.answers answer questions only, not approvals'
+        ? say`answers from ${opt('answers')} answer questions only, not approvals`
         : 'there is no terminal to ask';
-    throw new ApprovalNeededError(
-      `${q.agent} (${q.role}) in state "${q.state}" needs ${what}, and ${source}. ` +
-        'Run it at a terminal to approve it, or let code run without asking with options.autoRun (or options.yes); ' +
-        'a stopped run continues with resumeRun(RUN_DIR) with options.autoRun.',
-    );
+    throw new ApprovalNeededError([
+      ...say`${q.agent} (${q.role}) in state "${q.state}" needs ${what}, and ${source}. `,
+      ...say`Run it at a terminal to approve it, or let code run without asking with ${opt('autoRun')} (or ${opt('yes')}); `,
+      ...say`a stopped run continues with ${opt('autoRun', { form: 'resume' })}.`,
+    ]);
   }
   return person.ask({ ...q, kind: 'approval' });
 }
@@ -137,7 +137,7 @@ export class AnswersFileInput implements HumanInput {
     const a = this.answers[this.cursor];
     if (a === undefined) {
       throw new NoMoreAnswersError(
-        `answers file ${this.file}: no answer left for ${q.agent} (${q.role}) in state "${q.state}" (${this.answers.length} answers were given); resume with options.answers holding the answers to come`,
+        say`answers file ${this.file}: no answer left for ${q.agent} (${q.role}) in state "${q.state}" (${this.answers.length} answers were given); resume with ${opt('answers', { arg: true })} holding the answers to come`,
       );
     }
     this.cursor++;
@@ -265,17 +265,17 @@ export class NoHumanInput implements HumanInput {
   async ask(q: HumanQuestion): Promise<string> {
     if (q.kind !== 'turn') {
       // actions: a command asks the user (a question, a review, approval to run code)
-      throw new HumanInputError(
-        `${q.agent} (${q.role}) in state "${q.state}" needs ${q.kind === 'approval' ? 'approval to run code' : 'an answer from the user'}, but there is no terminal to ask. ` +
-          (q.kind === 'approval'
-            ? 'Run code without asking with options.autoRun, or accept everything with options.yes (an answers file never approves code).'
-            : 'Give the answers with options.answers, or accept everything with options.yes.'),
-      );
+      throw new HumanInputError([
+        `${q.agent} (${q.role}) in state "${q.state}" needs ${q.kind === 'approval' ? 'approval to run code' : 'an answer from the user'}, but there is no terminal to ask. `,
+        ...(q.kind === 'approval'
+          ? say`Run code without asking with ${opt('autoRun')}, or accept everything with ${opt('yes')} (an answers file never approves code).`
+          : say`Give the answers with ${opt('answers', { arg: true })}, or accept everything with ${opt('yes')}.`),
+      ]);
     }
-    throw new HumanInputError(
-      `${q.agent} (${q.role}) in state "${q.state}" is played by a human, but there is no terminal to ask. ` +
-        `Give the answers with options.answers (a JSON list of strings, or one answer per line).`,
-    );
+    throw new HumanInputError([
+      `${q.agent} (${q.role}) in state "${q.state}" is played by a human, but there is no terminal to ask. `,
+      ...say`Give the answers with ${opt('answers', { arg: true })} (a JSON list of strings, or one answer per line).`,
+    ]);
   }
 }
 

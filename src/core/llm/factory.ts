@@ -1,6 +1,7 @@
 // Choosing the LLM provider from the command line: openai (default), mock, replay:FILE,
 // local:MODEL (a GGUF model in this process) or local (the SOP's llm.model of each call);
 // --record FILE wraps any of them.
+import { opt, say } from '../../shared/errors.js';
 import { resolve } from 'node:path';
 import type { AdaptiveGate, LimitChange, SharedLimit } from './adaptive-limit.js';
 import type { LlmConsent } from './consent.js';
@@ -73,10 +74,12 @@ export function absoluteLlmSpec(spec: string): string {
 export async function createProvider(choice: ProviderChoice): Promise<LlmProvider> {
   const spec = choice.spec ?? 'openai';
   if (choice.timeoutMs !== undefined && !(Number.isFinite(choice.timeoutMs) && choice.timeoutMs >= 1)) {
-    throw new LlmError(`options.timeoutMs must be a number of milliseconds, at least 1 (got ${String(choice.timeoutMs)})`);
+    throw new LlmError(
+      say`${opt('timeoutMs')} must be a number of ${opt('timeoutMs', { form: 'unit', api: 'milliseconds' })} above 0 (got ${opt('timeoutMs', { form: 'value', set: String(choice.timeoutMs) })})`,
+    );
   }
   if (choice.maxReplyBytes !== undefined && !(Number.isInteger(choice.maxReplyBytes) && choice.maxReplyBytes >= 1)) {
-    throw new LlmError(`options.maxReplyBytes must be a whole number of bytes, at least 1 (got ${String(choice.maxReplyBytes)})`);
+    throw new LlmError(say`${opt('maxReplyBytes')} must be a whole number of bytes, at least 1 (got ${String(choice.maxReplyBytes)})`);
   }
   let provider: LlmProvider;
   if (spec === 'mock') {
@@ -84,7 +87,7 @@ export async function createProvider(choice: ProviderChoice): Promise<LlmProvide
     provider = new MockProvider();
   } else if (spec.startsWith('replay:')) {
     const file = spec.slice('replay:'.length);
-    if (!file) throw new LlmError('options.llm replay:FILE needs a cassette file');
+    if (!file) throw new LlmError(say`${opt('llm', { set: 'replay:FILE' })} needs a cassette file`);
     const { ReplayProvider } = await import('./cassette.js');
     provider = new ReplayProvider(file);
   } else if (spec === 'openai') {
@@ -142,7 +145,7 @@ export async function createProvider(choice: ProviderChoice): Promise<LlmProvide
     }
   } else if (spec === 'local' || spec.startsWith('local:')) {
     const model = spec === 'local' ? undefined : spec.slice('local:'.length);
-    if (model === '') throw new LlmError('options.llm local:MODEL needs a .gguf file or hf:USER/REPO/FILE.gguf');
+    if (model === '') throw new LlmError(say`${opt('llm', { set: 'local:MODEL' })} needs a .gguf file or hf:USER/REPO/FILE.gguf`);
     const { LocalProvider, sopModelBase } = await import('./local.js');
     provider = await LocalProvider.create({
       ...(model !== undefined ? { model } : { base: sopModelBase(choice.sopFile), ...(choice.model ? { preload: choice.model } : {}) }),
@@ -151,7 +154,7 @@ export async function createProvider(choice: ProviderChoice): Promise<LlmProvide
       ...(choice.onWarning ? { onWarning: choice.onWarning } : {}),
     });
   } else {
-    throw new LlmError(`unknown options.llm "${spec}"; use openai, mock, replay:FILE or local:MODEL.gguf`);
+    throw new LlmError(say`unknown ${opt('llm')} "${spec}"; use openai, mock, replay:FILE or local:MODEL.gguf`);
   }
   if (choice.record) {
     const { RecordingProvider } = await import('./cassette.js');

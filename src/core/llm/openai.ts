@@ -1,4 +1,5 @@
 // The `openai` provider: chat completions of any OpenAI-compatible server via the openai package.
+import { opt, renderMessage, say, type MessagePart } from '../../shared/errors.js';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import {
   DEFAULT_RETRY_POLICY,
@@ -62,11 +63,14 @@ export interface OpenAiProviderOptions {
   direct?: boolean;
 }
 
-export const MISSING_KEY_MESSAGE =
-  'No OpenAI API key. Run with a model in one of three ways:\n' +
-  '  1. set OPENAI_API_KEY=sk-... for OpenAI;\n' +
-  '  2. point at a local OpenAI-compatible server: options.baseUrl http://127.0.0.1:11434/v1 (or OPENAI_BASE_URL); a key is then optional;\n' +
-  '  3. replay a cassette offline: options.llm replay:FILE (or options.llm mock for placeholder replies).';
+/** The error of no key, in parts (the CLI names the options by their flags). */
+export const MISSING_KEY: readonly MessagePart[] = [
+  'No OpenAI API key. Run with a model in one of three ways:\n',
+  '  1. set OPENAI_API_KEY=sk-... for OpenAI;\n',
+  ...say`  2. point at a local OpenAI-compatible server: ${opt('baseUrl', { set: 'http://127.0.0.1:11434/v1' })} (or OPENAI_BASE_URL); a key is then optional;\n`,
+  ...say`  3. replay a cassette offline: ${opt('llm', { set: 'replay:FILE' })} (or ${opt('llm', { set: 'mock' })} for placeholder replies).`,
+];
+export const MISSING_KEY_MESSAGE = renderMessage(MISSING_KEY);
 
 /** The most specific message in an error's cause chain (fetch wraps the socket error twice). */
 function rootCause(err: Error): string {
@@ -159,7 +163,7 @@ export class OpenAiProvider implements LlmProvider {
   constructor(private readonly options: OpenAiProviderOptions = {}) {
     const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY;
     const baseURL = options.baseURL ?? process.env.OPENAI_BASE_URL;
-    if (!apiKey && !baseURL) throw new LlmError(MISSING_KEY_MESSAGE);
+    if (!apiKey && !baseURL) throw new LlmError(MISSING_KEY);
     this.timeoutMs = options.timeoutMs ?? 120_000;
     this.maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
     this.client = new OpenAI({

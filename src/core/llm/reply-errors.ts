@@ -3,7 +3,7 @@
 // cap stops the run as `interrupted` (resume it with a larger cap). An empty reply is asked
 // for once more by the provider (src/core/llm/openai.ts).
 import { LlmError } from './types.js';
-import { EngineError } from '../../shared/errors.js';
+import { EngineError, opt, say } from '../../shared/errors.js';
 
 export type ReplyFault = 'stalled' | 'torn' | 'malformed';
 
@@ -28,7 +28,7 @@ export class ReplyTooLargeError extends LlmError {
   ) {
     super(
       `LLM call failed: the reply from ${endpoint} is larger than the cap of ${limit} bytes, so it was refused and nothing of it was recorded; ` +
-        'raise the cap with options.maxReplyBytes (or llm.max_reply_bytes in the SOP) and resume',
+        say`raise the cap with ${opt('maxReplyBytes')} (or llm.max_reply_bytes in the SOP) and resume`,
     );
     this.name = 'ReplyTooLargeError';
   }

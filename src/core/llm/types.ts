@@ -1,5 +1,5 @@
 // The LLM provider interface: every model call of the engine goes through `chat`.
-import { EngineError } from '../../shared/errors.js';
+import { EngineError, type MessagePart } from '../../shared/errors.js';
 
 export type ChatRole = 'system' | 'user' | 'assistant';
 export interface ChatMessage {
@@ -197,7 +197,7 @@ export function stepOver(llm: LlmProvider, request: ChatRequest, response: ChatR
 /** A failure of the model call that the run cannot recover from. */
 export class LlmError extends EngineError {
   constructor(
-    message: string,
+    message: string | readonly MessagePart[],
     readonly retryable = false,
     readonly status?: number,
   ) {

@@ -1,6 +1,6 @@
 // The embedder interface: batch text -> unit vectors. Implementations: local (default),
 // transformers:MODEL, openai:MODEL.
-import { EngineError } from '../../shared/errors.js';
+import { EngineError, type MessagePart } from '../../shared/errors.js';
 
 export interface Embedder {
   /** Stable identifier, e.g. "local-v1", "transformers:Xenova/all-MiniLM-L6-v2". Stored with vectors. */
@@ -52,7 +52,7 @@ export class EmbeddingMeter {
 
 /** An embedder cannot be created (bad spec, missing model, no key): a message for a person. */
 export class EmbedderLoadError extends EngineError {
-  constructor(message: string) {
+  constructor(message: string | readonly MessagePart[]) {
     super(message, 'EMBEDDER_LOAD');
     this.name = 'EmbedderLoadError';
   }

@@ -11,7 +11,7 @@ import {
   type RetryableFailure,
 } from '../llm/retry.js';
 import { EmbedderLoadError, EmbeddingMeter, type Embedder, type EmbeddingUsage } from './embedder.js';
-import { EngineError } from '../../shared/errors.js';
+import { EngineError, opt, say } from '../../shared/errors.js';
 
 export interface OpenAiEmbedderOptions {
   apiKey?: string;
@@ -75,7 +75,7 @@ export class OpenAiEmbedder implements Embedder {
     const baseURL = options.baseURL ?? process.env.OPENAI_BASE_URL;
     if (!apiKey && !baseURL) {
       throw new EmbedderLoadError(
-        'openai embedder: no OPENAI_API_KEY and no options.baseUrl/OPENAI_BASE_URL; set one, or use the local embedder',
+        say`openai embedder: no OPENAI_API_KEY and no ${opt('baseUrl')}/OPENAI_BASE_URL; set one, or use the local embedder`,
       );
     }
     this.id = `openai:${model}`;

@@ -1,6 +1,7 @@
 // Events of a run: what listeners (terminal, --json, run folder, journal) are told, in order.
 import type { Message } from '../environment/message.js';
 import type { CallPurpose, ChatMessage, PriceTier, Usage } from '../llm/types.js';
+import type { MessagePart } from '../../shared/errors.js';
 import type { RunSnapshot } from './position.js';
 import type { UsageTotals } from './usage.js';
 
@@ -130,7 +131,7 @@ export type RunEvent =
       /** The agents this summary is for, when audiences keep one per viewer and it is not everyone's. */
       audience?: string[];
     }
-  | { type: 'warning'; message: string }
+  | { type: 'warning'; message: string; /** The message in parts, when it names options of the run. */ parts?: MessagePart[] }
   // --- Durability (src/features/journal): checkpoints at turn boundaries and journaled side effects. ---
   /** Turn boundary: everything needed to continue from here (messages are the `message` events before it). */
   | { type: 'checkpoint'; turn: number; snapshot: RunSnapshot }

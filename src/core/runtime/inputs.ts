@@ -1,7 +1,7 @@
 // A run's inputs: the SOP's declared inputs with their defaults, and the values given. An input
 // is required when it says so (`required: true`), or when a text of the SOP reads it as a
 // template and it has no default (`required: false` lets such an input be empty).
-import { EngineError } from '../../shared/errors.js';
+import { EngineError, opt, say } from '../../shared/errors.js';
 import { inputsRead } from '../../format/sop/check-templates.js';
 import type { Sop } from '../../format/sop/types.js';
 import { closestName } from '../../shared/util/suggest.js';
@@ -18,7 +18,7 @@ export function inputRequired(sop: Sop, name: string, def: InputDef): boolean {
 export function missingInputError(sop: Sop, name: string, def: InputDef): EngineError {
   const why = def.required ? '' : ', which its templates read and which has no default';
   return new EngineError(
-    `${sop.name} needs the input "${name}"${def.description ? ` (${def.description})` : ''}${why}: pass options.inputs.${name}`,
+    say`${sop.name} needs the input "${name}"${def.description ? ` (${def.description})` : ''}${why}: pass ${opt('inputs', { key: name })}`,
     'OPTION',
   );
 }

@@ -8,7 +8,7 @@
 import { copyFileSync, existsSync, linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { homedir, hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { EngineError } from '../../shared/errors.js';
+import { EngineError, type MessagePart, opt, say } from '../../shared/errors.js';
 import { readNoFollow, writeNoFollow } from './workspace.js';
 import { replacePlainFile } from '../../shared/workspace/safe-file.js';
 import { MAX_MEMORY_FILE_BYTES } from './memory-files.js';
@@ -18,7 +18,7 @@ export const MEMORY_LOCK = 'memory.lock';
 export const LIBRARY_MODULES = ['library.py', 'library.js'];
 
 export class MemoryDirError extends EngineError {
-  constructor(message: string) {
+  constructor(message: string | readonly MessagePart[]) {
     super(message, 'MEMORY_DIR');
     this.name = 'MemoryDirError';
   }
@@ -65,10 +65,10 @@ export function lockMemoryDir(dir: string, runId: string): () => void {
     mkdirSync(dir, { recursive: true });
   } catch (err) {
     throw new MemoryDirError(
-      `options.memoryDir ${dir}: cannot create it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      say`${opt('memoryDir')} ${dir}: cannot create it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
     );
   }
-  if (!statSync(dir).isDirectory()) throw new MemoryDirError(`options.memoryDir ${dir}: not a folder`);
+  if (!statSync(dir).isDirectory()) throw new MemoryDirError(say`${opt('memoryDir')} ${dir}: not a folder`);
   const file = join(dir, MEMORY_LOCK);
   const busy = (h: LockInfo) =>
     new MemoryDirError(

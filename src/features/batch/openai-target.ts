@@ -4,6 +4,7 @@
 // streams, a line at a time, within a cap on a line and on a file (./result-stream.ts).
 // The server is the run's own (its base URL and key, the same the run's provider uses and the user
 // consented to); the key goes in the request header only, never in an event or an error.
+import { opt, say } from '../../shared/errors.js';
 import { Readable } from 'node:stream';
 import OpenAI, { APIConnectionError, APIError, toFile } from 'openai';
 import { LlmError, LlmUnavailableError } from '../../core/llm/types.js';
@@ -46,7 +47,7 @@ export class OpenAiBatchTarget implements BatchTarget {
       const baseURL = this.server.baseURL ?? process.env.OPENAI_BASE_URL;
       const apiKey = this.server.apiKey?.() ?? process.env.OPENAI_API_KEY;
       if (!apiKey && !baseURL)
-        throw new LlmError('batch mode: no OpenAI API key (set OPENAI_API_KEY, or give options.baseUrl for a server of your own)');
+        throw new LlmError(say`batch mode: no OpenAI API key (set OPENAI_API_KEY, or give ${opt('baseUrl')} for a server of your own)`);
       this.client = new OpenAI({
         apiKey: apiKey || 'no-key',
         baseURL: baseURL || undefined,

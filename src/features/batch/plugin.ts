@@ -2,7 +2,7 @@
 // out as one batch file, to the OpenAI Batch API (at batch prices) or to `vllm run-batch`, when
 // the run was given --llm-mode batch or the state says "llm_mode": "batch". It answers the
 // `dispatch` hook (src/core/runtime/hooks.ts); the core journals and counts each reply as usual.
-import { EngineError } from '../../shared/errors.js';
+import { EngineError, opt, say } from '../../shared/errors.js';
 import { definePlugin, type PluginMaker } from '../../core/runtime/hooks.js';
 import type { ResolvedState } from '../../format/sop/resolved.js';
 import type { Sop } from '../../format/sop/types.js';
@@ -45,19 +45,25 @@ export const runUsesBatch = (sop: Sop, options: BatchOptions): boolean =>
 /** The batch options of a run, checked before it starts: a bad value or a target the run cannot reach is told now. */
 export function checkBatchOptions(sop: Sop, options: BatchOptions): void {
   if (options.mode !== undefined && options.mode !== 'direct' && options.mode !== 'batch')
-    throw new EngineError(`options.llmMode must be "direct" or "batch" (got ${JSON.stringify(options.mode)})`, 'OPTION');
+    throw new EngineError(say`${opt('llmMode')} must be "direct" or "batch" (got ${JSON.stringify(options.mode)})`, 'OPTION');
   if (options.target !== undefined && options.target !== 'openai' && options.target !== 'vllm')
-    throw new EngineError(`options.batchTarget must be "openai" or "vllm" (got ${JSON.stringify(options.target)})`, 'OPTION');
+    throw new EngineError(say`${opt('batchTarget')} must be "openai" or "vllm" (got ${JSON.stringify(options.target)})`, 'OPTION');
   if (options.pollCapMs !== undefined && !(Number.isFinite(options.pollCapMs) && options.pollCapMs > 0))
-    throw new EngineError(`options.batchPollMs must be a number of milliseconds above 0 (got ${String(options.pollCapMs)})`, 'OPTION');
+    throw new EngineError(
+      say`${opt('batchPollMs')} must be a number of ${opt('batchPollMs', { form: 'unit', api: 'milliseconds' })} above 0 (got ${opt('batchPollMs', { form: 'value', set: String(options.pollCapMs) })})`,
+      'OPTION',
+    );
   if (!runUsesBatch(sop, options)) return;
   if ((options.target ?? 'openai') === 'openai' && !options.server)
     throw new EngineError(
-      'batch mode (options.llmMode batch, or a state\'s "llm_mode": "batch") sends batches to an OpenAI-compatible server: run with options.llm openai, or write vllm files with options.batchTarget vllm',
+      say`batch mode (${opt('llmMode', { set: 'batch' })}, or a state's "llm_mode": "batch") sends batches to an OpenAI-compatible server: run with ${opt('llm', { set: 'openai' })}, or write vllm files with ${opt('batchTarget', { set: 'vllm' })}`,
       'OPTION',
     );
   if (options.target === 'vllm' && !options.runDir)
-    throw new EngineError('options.batchTarget vllm writes its batch files to the run folder: give options.out', 'OPTION');
+    throw new EngineError(
+      say`${opt('batchTarget', { set: 'vllm' })} writes its batch files to the run folder: give ${opt('out')}`,
+      'OPTION',
+    );
 }
 
 export function batchPlugin(options: BatchOptions = {}): PluginMaker {
@@ -70,12 +76,15 @@ export function batchPlugin(options: BatchOptions = {}): PluginMaker {
         if (target) return target;
         if (options.target === 'vllm') {
           if (!options.runDir)
-            throw new EngineError('options.batchTarget vllm writes its batch files to the run folder: give options.out', 'OPTION');
+            throw new EngineError(
+              say`${opt('batchTarget', { set: 'vllm' })} writes its batch files to the run folder: give ${opt('out')}`,
+              'OPTION',
+            );
           return (target = new VllmBatchTarget(options.runDir));
         }
         if (!options.server)
           throw new EngineError(
-            'batch mode sends batches to an OpenAI-compatible server: run with options.llm openai, or write vllm files with options.batchTarget vllm',
+            say`batch mode sends batches to an OpenAI-compatible server: run with ${opt('llm', { set: 'openai' })}, or write vllm files with ${opt('batchTarget', { set: 'vllm' })}`,
             'OPTION',
           );
         return (target = new OpenAiBatchTarget(options.server, ctx.runId));

@@ -2,6 +2,7 @@
 // RUN/batches/STATE-VISIT-STEP.input.jsonl and the user is told the command that answers it
 // (`vllm run-batch -i IN -o OUT --model M`); sop never runs it (a SOP does not make us run
 // things). The batch is over once OUT holds a result line for every request of the step.
+import { opt, say } from '../../shared/errors.js';
 import { createReadStream, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../shared/util/atomic-write.js';
@@ -26,7 +27,7 @@ export class VllmBatchTarget implements BatchTarget {
   async submit(file: string, step: StepRef, models: readonly string[]): Promise<Submitted> {
     if (models.length !== 1)
       throw new LlmError(
-        `options.batchTarget vllm: vllm run-batch serves one model, and the calls of state "${step.state}" step ${step.step} name ${models.length} (${models.join(', ')})`,
+        say`${opt('batchTarget', { set: 'vllm' })}: vllm run-batch serves one model, and the calls of state "${step.state}" step ${step.step} name ${models.length} (${models.join(', ')})`,
       );
     const folder = join(this.dir, 'batches');
     mkdirSync(folder, { recursive: true });

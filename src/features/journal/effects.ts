@@ -11,7 +11,7 @@
 // Usage (executors): `const { value } = await run.effects.perform({ kind: 'code', label, marksStart: true,
 // rerunNeedsApproval: true }, () => execute(...))`. The result must be JSON-serialisable; return
 // failures (non-zero exit, timeout) as results, since a thrown error is not journaled as one.
-import { EngineError } from '../../shared/errors.js';
+import { EngineError, type MessagePart, opt, say } from '../../shared/errors.js';
 import type { RunEvent } from '../../core/runtime/events.js';
 import { llmEffectLabel, type EffectSpec, type Effects, type LlmEffectResult, type Performed } from '../../core/runtime/effects.js';
 
@@ -78,7 +78,7 @@ export interface RerunPolicy {
 export class EffectNotApprovedError extends EngineError {
   /** Stops the run as interrupted: resume it with --auto-run or on a terminal. */
   readonly resumable = true;
-  constructor(message: string) {
+  constructor(message: string | readonly MessagePart[]) {
     super(message, 'EFFECT_NOT_APPROVED');
     this.name = 'EffectNotApprovedError';
   }
@@ -136,7 +136,9 @@ export class EffectLedger implements Effects {
       if (spec.rerunNeedsApproval && !this.policy.autoRun) {
         const ok = this.policy.approve ? await this.policy.approve(`${what}. Run it again?`) : false;
         if (!ok) {
-          throw new EffectNotApprovedError(`${what}; not running it again without approval. Resume with options.autoRun to run it again.`);
+          throw new EffectNotApprovedError(
+            say`${what}; not running it again without approval. Resume with ${opt('autoRun')} to run it again.`,
+          );
         }
       }
       this.emit({ type: 'warning', message: `${what}; performing it again` });

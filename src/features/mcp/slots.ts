@@ -8,7 +8,7 @@ import type { Sop } from '../../format/sop/types.js';
 import { splitRef } from './config.js';
 import type { McpHub } from './hub.js';
 import { truncateResult } from './tool-command.js';
-import { EngineError } from '../../shared/errors.js';
+import { EngineError, opt, say } from '../../shared/errors.js';
 
 /** Slot name -> "server/tool", from the SOP's tool slots and then `--bind` pairs. */
 export function slotBindings(sop: Sop, cli: Record<string, string> = {}): Record<string, string> {
@@ -33,7 +33,7 @@ export function parseBindings(pairs: string[]): Record<string, string> {
     const eq = p.indexOf('=');
     const slot = p.slice(0, eq);
     if (eq <= 0 || !splitRef(p.slice(eq + 1)) || !/^[A-Za-z_][A-Za-z0-9_.-]*$/.test(slot))
-      throw new EngineError(`options.bind "${p}" must look like SLOT=server/tool, e.g. web_search=search/web_search`, 'OPTION');
+      throw new EngineError(say`${opt('bind')} "${p}" must look like SLOT=server/tool, e.g. web_search=search/web_search`, 'OPTION');
     out[slot] = p.slice(eq + 1);
   }
   return out;

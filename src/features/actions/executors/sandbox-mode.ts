@@ -3,7 +3,7 @@
 // start without it), `--no-sandbox` turns it off (with a warning, since code then runs as you).
 import type { Sop } from '../../../format/sop/types.js';
 import { sandboxSupport } from './sandbox.js';
-import { EngineError } from '../../../shared/errors.js';
+import { EngineError, opt, say, type Message } from '../../../shared/errors.js';
 
 /** true: --sandbox (required); false: --no-sandbox; undefined: when available. */
 export type SandboxFlag = boolean | undefined;
@@ -20,26 +20,25 @@ export function sopRunsCode(sop: Sop): boolean {
  * The run's sandbox setting and the warning to print, if any (only for SOPs that run code).
  * Throws when --sandbox is given and bubblewrap cannot work here.
  */
-export function resolveSandbox(flag: SandboxFlag, runsCode: boolean): { sandbox: boolean; warning?: string } {
+export function resolveSandbox(flag: SandboxFlag, runsCode: boolean): { sandbox: boolean; warning?: Message } {
   if (flag === false) {
     return {
       sandbox: false,
       ...(runsCode
         ? {
-            warning:
-              'options.sandbox false: code written by agents runs unsandboxed, as you: with your network, every file you can write, and the environment of sop itself (/proc)',
+            warning: say`${opt('sandbox', { set: false })}: code written by agents runs unsandboxed, as you: with your network, every file you can write, and the environment of sop itself (/proc)`,
           }
         : {}),
     };
   }
   const support = sandboxSupport();
   if (support.ok) return { sandbox: true };
-  if (flag === true) throw new EngineError(`options.sandbox: ${support.reason}`, 'SANDBOX');
+  if (flag === true) throw new EngineError(say`${opt('sandbox')}: ${support.reason}`, 'SANDBOX');
   return {
     sandbox: false,
     ...(runsCode
       ? {
-          warning: `code runs without a sandbox: ${support.reason} (options.sandbox true requires one; options.sandbox false turns it off without this warning)`,
+          warning: say`code runs without a sandbox: ${support.reason} (${opt('sandbox', { set: true })} requires one; ${opt('sandbox', { set: false })} turns it off without this warning)`,
         }
       : {}),
   };
@@ -59,13 +58,13 @@ export function commandsWithNetwork(sop: Sop): string[] {
  * a code command's `network: true`), and then with a warning. Without the sandbox code has the
  * network anyway (its own warning says so).
  */
-export function resolveNetwork(flag: boolean | undefined, sop: Sop, sandbox: boolean): { network: boolean; warning?: string } {
+export function resolveNetwork(flag: boolean | undefined, sop: Sop, sandbox: boolean): { network: boolean; warning?: Message } {
   const asked = commandsWithNetwork(sop);
   if (flag !== true && asked.length === 0) return { network: false };
   if (!sandbox) return { network: false };
-  const why = flag === true ? 'options.sandboxNetwork' : `"network": true in ${asked.join(', ')}`;
+  const why = flag === true ? [opt('sandboxNetwork')] : `"network": true in ${asked.join(', ')}`;
   return {
     network: true,
-    warning: `code runs in the sandbox with network (${why}): it can reach the internet and services of this machine and your network; files stay read-only except the workspace, where pip installs go`,
+    warning: say`code runs in the sandbox with network (${why}): it can reach the internet and services of this machine and your network; files stay read-only except the workspace, where pip installs go`,
   };
 }

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { packageRoot } from '../../../shared/util/package-root.js';
 import { unixSocketFilter } from './seccomp.js';
-import { EngineError } from '../../../shared/errors.js';
+import { EngineError, opt, say } from '../../../shared/errors.js';
 
 /** The file descriptor bwrap reads the seccomp filter from (the code runner passes it as fd 3). */
 export const SECCOMP_FD = 3;
@@ -49,7 +49,7 @@ export function sandboxSupport(): SandboxSupport {
   const plain = tryBwrap([]);
   if (plain.ok) return (probed = { ok: true, extra: [] });
   if (/not installed/.test(plain.detail))
-    return (probed = { ok: false, reason: `${plain.detail}; install it (apt-get install bubblewrap) to use options.sandbox` });
+    return (probed = { ok: false, reason: `${plain.detail}; install it (apt-get install bubblewrap) to use the sandbox` });
   const user = tryBwrap(['--unshare-user']);
   if (user.ok) return (probed = { ok: true, extra: ['--unshare-user'] });
   return (probed = { ok: false, reason: `bwrap cannot create a sandbox here: ${plain.detail}` });
@@ -81,7 +81,7 @@ function keptUnderTmp(argv: readonly string[], readOnly: readonly string[] = [])
  */
 export function sandboxArgv(workspace: string, argv: string[], readOnly: readonly string[] = [], o: { network?: boolean } = {}): string[] {
   const support = sandboxSupport();
-  if (!support.ok) throw new EngineError(`options.sandbox: ${support.reason}`, 'SANDBOX');
+  if (!support.ok) throw new EngineError(say`${opt('sandbox')}: ${support.reason}`, 'SANDBOX');
   const ws = realpathSync(workspace);
   return [
     'bwrap',
