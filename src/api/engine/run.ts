@@ -66,7 +66,8 @@ export function builtinPlugins(options: RunOptions): (ctx: RunContext) => RunPlu
       prefix: options.actions?.flow ? `${options.actions.flow}/` : '',
     });
     const budget = budgetPlugin(ctx, { ...options.budget, pricing: options.pricing });
-    const mcp = mcpForRun(options); // started lazily, one hub per (sub-)run
+    // each feature is handed only the options it declares (not the run's whole bag)
+    const mcp = mcpForRun({ sop: options.sop, file: options.file, actions: options.actions, mcp: options.mcp }); // started lazily, one hub per (sub-)run
     const slots = mcp?.slots(ctx) ?? {};
     // A sub-flow (sop executor) is a nested run with its own environment.
     const actions = actionsPlugin(ctx, mcp ? { ...options.actions, mcp: mcp.hub } : options.actions, async (r) => {
