@@ -14,7 +14,7 @@ export function withRunCommand<T>(y: Argv<T>): Argv<T> {
           demandOption: true,
           describe: 'SOP file (.sop.json), or the name of a built-in SOP (sop list shows them)',
         })
-        .options(tableFlags('run')) as unknown as Argv<T & { file: string }>, // their values are read by the table (tableArgs)
+        .options(tableFlags('run')),
     async (a) => {
       const { runCommand } = await import('./run-command.js');
       const o = tableArgs('run', a as Record<string, unknown>);

@@ -34,8 +34,8 @@ export function withContinueCommands<T>(y: Argv<T>): Argv<T> {
 }
 
 /** Options of resume and fork (defaults come from the journaled run): the option table's (src/api/option-table.ts). */
-function continueOptions<T>(y: Argv<T>, command: 'resume' | 'fork'): Argv<T> {
-  return y.options(tableFlags(command)) as unknown as Argv<T>; // their values are read by the table (continueArgs)
+function continueOptions<T>(y: Argv<T>, command: 'resume' | 'fork') {
+  return y.options(tableFlags(command));
 }
 
 /** The options resume and fork were given (by the table's names; --json and --quiet always). */

@@ -1,6 +1,7 @@
 // `sop sweep` and `sop worker` (src/apps/sweep, docs/sweep.md): many runs, in this process or on workers.
 import type { Argv } from 'yargs';
 import { collect } from './collect.js';
+import { tableArgs, tableFlags } from './option-flags.js';
 
 export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
   return y
@@ -25,37 +26,7 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
             type: 'number',
             describe: 'Worker threads sharing those runs (default: one per core once there are at least 2 x --concurrency runs)',
           })
-          .option('llm', {
-            type: 'string',
-            describe:
-              "openai | mock | replay:CASSETTE | local:MODEL.gguf (a GGUF model in process; local:hf:USER/REPO/FILE.gguf) (default: the SOP's llm.provider, else openai)",
-          })
-          .option('base-url', { type: 'string', describe: 'OpenAI-compatible server URL (or OPENAI_BASE_URL)' })
-          .option('allow-base-url', {
-            type: 'string',
-            array: true,
-            describe:
-              "Let the SOP send its LLM calls, with OPENAI_API_KEY, to this server it names: URL (repeatable; on a queue, the workers' flag decides)",
-          })
-          .option('allow-base-url-env', {
-            type: 'string',
-            array: true,
-            describe: 'The same, with the key in VAR: URL=VAR (repeatable)',
-          })
-          .option('max-turns', { type: 'number', describe: 'Stop each run after this many turns (default 200)' })
-          .option('timeout', { type: 'number', describe: 'Seconds an LLM request may take (default 120)' })
-          .option('yes', { type: 'boolean', default: false, describe: 'Accept every question, review and approval without asking' })
-          .option('auto-run', { type: 'boolean', default: false, describe: 'Run code written by agents without asking' })
-          .option('pricing', { type: 'string', describe: 'Prices of models over the shipped pricing.json, for the cost' })
-          .option('budget-tokens', {
-            type: 'number',
-            describe: 'Stop each run (status budget) before a call would take it past this many tokens',
-          })
-          .option('budget-usd', { type: 'number', describe: 'The same, in US dollars (priced with pricing.json)' })
-          .option('answers', {
-            type: 'string',
-            describe: 'Human answers for every run (each reads the file from its start): one per line or a JSON list',
-          })
+          .options(tableFlags('sweep'))
           .option('queue', {
             type: 'string',
             describe:
@@ -78,6 +49,7 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
       async (a) => {
         const { sweepCommand } = await import('./sweep-command.js');
         process.exitCode = await sweepCommand({
+          ...tableArgs('sweep', a as Record<string, unknown>), // the option table's flags (src/api/option-table.ts)
           file: a.file,
           out: a.out,
           seeds: a.seeds,
@@ -87,18 +59,6 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
           repeat: a.repeat,
           concurrency: a.concurrency,
           threads: a.threads,
-          llm: a.llm,
-          baseUrl: a['base-url'],
-          allowBaseUrl: collect(a['allow-base-url']),
-          allowBaseUrlEnv: collect(a['allow-base-url-env']),
-          maxTurns: a['max-turns'],
-          timeoutMs: a.timeout !== undefined ? a.timeout * 1000 : undefined,
-          yes: a.yes,
-          autoRun: a['auto-run'],
-          pricing: a.pricing,
-          budgetTokens: a['budget-tokens'],
-          budgetUsd: a['budget-usd'],
-          answers: a.answers,
           queue: a.queue,
           detach: a.detach,
           collect: a.collect,

@@ -5,8 +5,11 @@ import type { Options } from 'yargs';
 import { EngineError } from '../../shared/errors.js';
 import { OPTIONS, optionEntries, type FlagOptions, type OptionCommand } from '../../api/option-table.js';
 
-/** The yargs options of a command's flags from the table, in the table's order. */
-export function tableFlags(command: OptionCommand): Record<string, Options> {
+/**
+ * The yargs options of a command's flags from the table, in the table's order (typed as none: their
+ * values are read by `tableArgs`, so the command's own options keep their types).
+ */
+export function tableFlags(command: OptionCommand): Record<never, Options> {
   const out: Record<string, Options> = {};
   for (const [, spec] of optionEntries()) {
     const use = spec.on?.[command];
