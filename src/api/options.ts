@@ -1,4 +1,6 @@
-// The options of a run (runSop, resumeRun, forkRun, and the CLI's commands through startRun).
+// The options of a run (runSop, resumeRun, forkRun, and the CLI's commands through startRun). Each one
+// has its entry in the option table (./option-table.ts): its flag, unit, default, whether a resume
+// keeps it, and its help text (a compile error there names an option declared here and not there).
 import type { HumanInput } from '../core/io/human.js';
 import type { LlmProvider } from '../core/llm/types.js';
 import type { Embedder } from '../core/memory/embedder.js';
