@@ -27,8 +27,7 @@ export class ReplyTooLargeError extends LlmError {
     readonly limit: number,
   ) {
     super(
-      `LLM call failed: the reply from ${endpoint} is larger than the cap of ${limit} bytes, so it was refused and nothing of it was recorded; ` +
-        say`raise the cap with ${opt('maxReplyBytes')} (or llm.max_reply_bytes in the SOP) and resume`,
+      say`LLM call failed: the reply from ${endpoint} is larger than the cap of ${limit} bytes, so it was refused and nothing of it was recorded; raise the cap with ${opt('maxReplyBytes')} (or llm.max_reply_bytes in the SOP) and resume`,
     );
     this.name = 'ReplyTooLargeError';
   }
