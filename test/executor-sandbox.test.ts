@@ -1,6 +1,8 @@
 // --sandbox: code runs under bubblewrap with no network and a read-only filesystem except the
 // workspace. Skipped, with the reason, where bwrap is not installed or cannot create a sandbox
 // (.ci/run installs it).
+import { messageText } from '../src/shared/errors.js';
+import { cliMessage } from '../src/apps/cli/errors.js';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Writable } from 'node:stream';
@@ -133,14 +135,13 @@ describe('network in the sandbox is an explicit opt-in', () => {
     }) as unknown as Sop;
   it('is off unless --sandbox-network or a code command asks, and said with a warning when on', () => {
     expect(resolveNetwork(undefined, sop(), true)).toEqual({ network: false });
-    expect(resolveNetwork(true, sop(), true)).toMatchObject({
-      network: true,
-      warning: expect.stringMatching(/with network \(options\.sandboxNetwork\)/),
-    });
-    expect(resolveNetwork(undefined, sop(true), true)).toMatchObject({
-      network: true,
-      warning: expect.stringMatching(/"network": true in s\/run_code/),
-    });
+    const flagged = resolveNetwork(true, sop(), true);
+    expect(flagged.network).toBe(true);
+    expect(messageText(flagged.warning!)).toMatch(/with network \(options\.sandboxNetwork\)/); // the API's name
+    expect(cliMessage(flagged.warning!)).toMatch(/with network \(--sandbox-network\)/); // the CLI's, from the option as data
+    const asked = resolveNetwork(undefined, sop(true), true);
+    expect(asked.network).toBe(true);
+    expect(messageText(asked.warning!)).toMatch(/"network": true in s\/run_code/);
     expect(resolveNetwork(true, sop(), false)).toEqual({ network: false }); // unsandboxed code has it anyway (its own warning)
   });
 });

@@ -6,7 +6,8 @@ import { resolve } from 'node:path';
 import { absoluteLlmSpec } from '../core/llm/factory.js';
 import { parseBindings } from '../features/mcp/slots.js';
 import { REDACTED } from '../shared/util/redact.js';
-import { optionEntries, type OptionSpec } from './option-table.js';
+import type { OptionSpec } from './option-table.js';
+import { optionEntries } from './option-types.js';
 import type { RunSopOptions } from './options.js';
 
 /** Launch settings, as run_started records them. */

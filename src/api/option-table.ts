@@ -5,41 +5,10 @@
 // launch settings (./launch.ts), the names errors give options (src/apps/cli/errors.ts) and the
 // table of docs/api.md (`npm run docs:options`) are made from it. This file imports nothing that
 // runs, so `sop --help` stays fast.
-import type { RunSopOptions } from './options.js';
+import { API_ONLY_OPTIONS } from './option-table-api.js';
+import { both, type FlagUse, type OptionCommand, type OptionSpec } from './option-spec.js';
 
-/** The commands whose flags come from the table. */
-export type OptionCommand = 'run' | 'resume' | 'fork' | 'sweep';
-
-/** A command's flag: its help text, or its help text and its yargs default. */
-export type FlagUse = string | { help: string; default: string | boolean };
-
-export interface OptionSpec {
-  /** Where the value goes in RunSopOptions: its key, or [key, field] of an object option; false: the CLI's only. */
-  api: keyof RunSopOptions | readonly [keyof RunSopOptions, string] | false;
-  /** The flag (without --); absent: the API's only. */
-  flag?: string;
-  /** The flag's type: array is a repeatable string. */
-  type?: 'string' | 'number' | 'boolean' | 'array';
-  choices?: readonly string[];
-  /** The flag's value times `scale` is the API's (seconds on the flag, milliseconds in the API). */
-  unit?: { api: string; flag: string; scale: number };
-  /** What follows the flag where a message names it (--answers FILE). */
-  metavar?: string;
-  /** The API's default, as the docs say it. */
-  default?: string;
-  /**
-   * How a resume (and a fork) keeps it: the launch setting run_started records (key), and how a
-   * value given now meets the recorded one: `given` wins (the default), `either` (a boolean: true
-   * if either is), `union` (lists: both). Absent: a resume does not keep it.
-   */
-  resume?: { key: string; merge?: 'given' | 'either' | 'union'; sep?: ',' | ' '; absolute?: 'path' | 'llm' };
-  /** Help text of the flag, per command that takes it. */
-  on?: Partial<Record<OptionCommand, FlagUse>>;
-  /** What the docs say of the API option. */
-  doc?: string;
-}
-
-const both = (use: FlagUse) => ({ resume: use, fork: use });
+export type { FlagUse, OptionCommand, OptionSpec };
 
 /** The options of a run, in the order the run command lists its flags. */
 export const OPTIONS = {
@@ -523,64 +492,5 @@ export const OPTIONS = {
       ...both("Treat the value of this environment variable as a secret (repeatable; added to the run's own)"),
     },
   },
-  // the API's only
-  runId: { api: 'runId', doc: 'the id of the run (default: made of the time and the SOP name)' },
-  human: { api: 'human', doc: 'a `HumanInput` of your own (overrides `answers` and `terminal`)' },
-  terminal: {
-    api: 'terminal',
-    default: 'false',
-    doc: "a person at this process's terminal: human turns (with `answers`, only approvals), and the approvals of MCP servers, of the SOP's LLM servers and of interrupted code; `sop run` sets it when stdin is a terminal",
-  },
-  signal: { api: 'signal', doc: 'an `AbortSignal`; aborting ends the run as `interrupted`' },
-  mcpSandbox: { api: 'mcpSandbox', default: 'as code', doc: 'stdio MCP servers run under bubblewrap' },
-  mcpApproval: {
-    api: 'mcpApproval',
-    doc: "who lets MCP servers start ([tools.md](tools.md#starting-a-server-needs-your-approval)): `{ unattended, allow, ask }`; `allow: cliAllowEntries(['notes'], ['notes=VAR'])` is `--allow-mcp notes --allow-mcp-env notes=VAR`",
-  },
-  workspace: { api: 'workspace', doc: 'the workspace folder of a run kept in memory (code executors need one)' },
-  environment: { api: 'environment', doc: "the shared memory of the run (default: a MemoryEnvironment with the SOP's settings)" },
-  stream: { api: 'stream', default: 'true', doc: "emit `delta` events while agents' replies stream" },
-  prompts: {
-    api: 'prompts',
-    default: 'false',
-    doc: 'tell `prompt` events (the messages each LLM call was sent, secrets redacted) to iterators and listeners too (the journal keeps them anyway)',
-  },
-  file: { api: 'file', doc: 'the SOP file, for a SOP given as an object (relative paths in it are resolved from its folder)' },
-  plugins: { api: 'plugins', doc: 'features of your own, plugged into the run (below)' },
-  listeners: { api: 'listeners', doc: 'synchronous listeners, called with every event before iterators see it' },
-  rerun: { api: 'rerun', doc: 'interrupted side effects of a resumed run: run again with `autoRun`, or ask `approve`' },
-  launch: { api: 'launch', doc: 'recorded in run_started (what a resume reuses; default: made from these options by this table)' },
+  ...API_ONLY_OPTIONS, // the API's only (./option-table-api.ts)
 } as const satisfies Record<string, OptionSpec>;
-
-export type OptionName = keyof typeof OPTIONS;
-
-/** Every option of RunSopOptions has its entry in the table (a compile error names the one missing). */
-type ApiKey<S> = S extends { api: infer A } ? (A extends readonly [infer K, string] ? K : A extends string ? A : never) : never;
-type Declared = ApiKey<(typeof OPTIONS)[OptionName]>;
-type Undeclared = Exclude<keyof RunSopOptions, Declared>;
-const everyOptionDeclared: [Undeclared] extends [never] ? true : { undeclared: Undeclared } = true;
-void everyOptionDeclared;
-
-/** The value of an option as a flag gives it (in the API's unit). */
-type FlagValue<S> = S extends { choices: readonly (infer C)[] }
-  ? C
-  : S extends { type: 'number' }
-    ? number
-    : S extends { type: 'boolean' }
-      ? boolean
-      : S extends { type: 'array' }
-        ? string[]
-        : S extends { type: 'string' }
-          ? string
-          : never;
-
-/** The options given by flags, by name, in the API's units (what the CLI's commands take). */
-export type FlagOptions = {
-  -readonly [K in OptionName as FlagValue<(typeof OPTIONS)[K]> extends never ? never : K]?: FlagValue<(typeof OPTIONS)[K]>;
-};
-
-/** The table's entry of an option. */
-export const optionSpec = (name: string): OptionSpec | undefined => (OPTIONS as Record<string, OptionSpec>)[name];
-
-/** Entries of the table, typed loosely (for code that walks it). */
-export const optionEntries = (): Array<[string, OptionSpec]> => Object.entries(OPTIONS as Record<string, OptionSpec>);

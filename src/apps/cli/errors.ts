@@ -3,7 +3,7 @@
 // says `options.autoRun`, the CLI its flag (`--auto-run`), from the option table
 // (src/api/option-table.ts). No message text is matched.
 import { SopError, formatDiagnostic } from '../../format/sop/diagnostics.js';
-import { optionSpec } from '../../api/option-table.js';
+import { optionSpec } from '../../api/option-types.js';
 import { apiOptionName, renderMessage, type Message, type MessagePart, type OptionNamer } from '../../shared/errors.js';
 import { makeRedactor } from '../../shared/util/redact.js';
 

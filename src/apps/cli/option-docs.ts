@@ -1,6 +1,7 @@
 // The table of a run's options in docs/api.md, made from the option table (src/api/option-table.ts):
 // `npm run docs:options` writes it between its markers, and test/option-table.test.ts checks it.
-import { optionEntries, type OptionSpec } from '../../api/option-table.js';
+import type { OptionSpec } from '../../api/option-table.js';
+import { optionEntries } from '../../api/option-types.js';
 import { EngineError } from '../../shared/errors.js';
 
 export const DOC_START = '<!-- options: made by npm run docs:options from src/api/option-table.ts -->';

@@ -3,7 +3,8 @@
 // command declares a flag of the table by hand.
 import type { Options } from 'yargs';
 import { EngineError } from '../../shared/errors.js';
-import { OPTIONS, optionEntries, type FlagOptions, type OptionCommand } from '../../api/option-table.js';
+import { OPTIONS, type OptionCommand } from '../../api/option-table.js';
+import { optionEntries, type FlagOptions } from '../../api/option-types.js';
 
 /**
  * The yargs options of a command's flags from the table, in the table's order (typed as none: their

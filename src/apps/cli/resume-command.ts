@@ -1,6 +1,6 @@
 // sop resume RUN_DIR: continue an interrupted or killed run from its last turn boundary, in the
 // same run folder, with the same SOP, LLM choice and answers file unless told otherwise.
-import type { FlagOptions } from '../../api/option-table.js';
+import type { FlagOptions } from '../../api/option-types.js';
 import { keptOnResume } from '../../api/launch.js';
 import { prepareResume, rewriteDerivedFiles, type Continuation } from '../../api/continue.js';
 import { damageWarning, type RunRecord } from '../../features/journal/record.js';

@@ -1,5 +1,5 @@
 // sop run FILE: load, pick the LLM and the human input, run, write the run folder.
-import type { FlagOptions } from '../../api/option-table.js';
+import type { FlagOptions } from '../../api/option-types.js';
 import { apiOf, launchOf, type Launch } from '../../api/launch.js';
 import { useLocalThreads } from './option-flags.js';
 import { newRunId } from '../../features/journal/run-folder.js';
