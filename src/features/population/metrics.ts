@@ -1,11 +1,16 @@
 // A population state's declared metrics (docs/population.md#metrics): reducers over the step's
 // applied actions or over every agent, next to the world's built-in metrics. An expression sees
-// the agent's attributes by name, `id`, and for actions `action` (name, args), `ok` and `output`.
+// the agent's attributes by name, `id`, and for actions `action` (name, args), `ok` and `output`;
+// with rules as data, also the agent's state and what a rule expression sees (neighbours...).
 import { compileExpression, type CompiledExpression } from './worlds/expr.js';
 import type { Metrics } from './worlds/world.js';
 import type { PopulationAction } from '../../core/runtime/events.js';
 import type { Population } from './population.js';
 import type { MetricSpec } from './state-spec.js';
+import { NEIGHBOUR_METHODS } from './agent-state.js';
+
+/** A metric may read neighbour aggregates (rules as data); it draws nothing. */
+export const METRIC_EXPRESSION_OPTIONS = { methods: { neighbours: NEIGHBOUR_METHODS } };
 
 interface Compiled {
   name: string;
@@ -21,31 +26,35 @@ export class DeclaredMetrics {
     this.list = Object.entries(specs).map(([name, spec]) => ({
       name,
       spec,
-      ...(spec.of ? { of: compileExpression(spec.of) } : {}),
-      ...(spec.where ? { where: compileExpression(spec.where) } : {}),
+      ...(spec.of ? { of: compileExpression(spec.of, METRIC_EXPRESSION_OPTIONS) } : {}),
+      ...(spec.where ? { where: compileExpression(spec.where, METRIC_EXPRESSION_OPTIONS) } : {}),
     }));
   }
 
   /** The declared metrics after a step (a metric not due at this step is left out). */
-  compute(step: number, actions: readonly PopulationAction[], pop: Population): Metrics {
+  compute(step: number, actions: readonly PopulationAction[], pop: Population, scopeOf?: (i: number) => Record<string, unknown>): Metrics {
     const out: Metrics = {};
     for (const m of this.list) {
       if (step % (m.spec.every ?? 1) !== 0) continue;
-      const scopes = m.spec.over === 'agents' ? agentScopes(pop) : actionScopes(actions, pop);
+      const scopes = m.spec.over === 'agents' ? agentScopes(pop, scopeOf) : actionScopes(actions, pop, scopeOf);
       reduce(m, scopes, out);
     }
     return out;
   }
 }
 
-function* agentScopes(pop: Population): Iterable<Record<string, unknown>> {
-  for (let i = 0; i < pop.size; i++) yield { ...pop.row(i), id: pop.ids[i]! };
+function* agentScopes(pop: Population, scopeOf?: (i: number) => Record<string, unknown>): Iterable<Record<string, unknown>> {
+  for (let i = 0; i < pop.size; i++) yield scopeOf ? scopeOf(i) : { ...pop.row(i), id: pop.ids[i]! };
 }
 
-function* actionScopes(actions: readonly PopulationAction[], pop: Population): Iterable<Record<string, unknown>> {
+function* actionScopes(
+  actions: readonly PopulationAction[],
+  pop: Population,
+  scopeOf?: (i: number) => Record<string, unknown>,
+): Iterable<Record<string, unknown>> {
   for (const a of actions) {
     const i = pop.indexOf(a.agent);
-    const attrs = i >= 0 ? pop.row(i) : {};
+    const attrs = i >= 0 ? (scopeOf ? scopeOf(i) : pop.row(i)) : {};
     yield { ...attrs, id: a.agent, action: { name: a.name, args: a.args }, ok: a.ok, output: a.output };
   }
 }

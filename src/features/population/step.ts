@@ -47,6 +47,8 @@ import {
 import { judgeOrder } from './judge.js';
 import { DeclaredMetrics } from './metrics.js';
 import { loadPopulation, type Population } from './population.js';
+import type { SavedAgentState } from './agent-state.js';
+import { RuleProgram } from './rule-program.js';
 import { compileTiers, decisionGroups, type Tier } from './tiers.js';
 import { clockText, orderPolicy, POPULATION_DEFAULTS, type PopulationStateSpec } from './state-spec.js';
 import { sourcePath } from './validate.js';
@@ -67,6 +69,8 @@ export interface SavedVisit {
   world: Json;
   memory: Record<string, AgentMemoryEntry>;
   metrics: Metrics;
+  /** The agent state of a state with rules as data. */
+  rules?: SavedAgentState;
 }
 
 /** What one acting agent decided and how. */
@@ -81,6 +85,8 @@ export class PopulationVisit {
   private readonly declared: DeclaredMetrics;
   private readonly tiers: Tier[];
   private readonly setup: Omit<DecideSetup, 'turn'>;
+  /** Agent state and declared policies (rules as data), when the state has them. */
+  private readonly rules: RuleProgram | undefined;
 
   private constructor(
     private readonly o: VisitOptions,
@@ -99,7 +105,22 @@ export class PopulationVisit {
     const params = (worldState as { params?: unknown } | null)?.params ?? spec.world.params ?? {};
     const tools = worldTools(world, params, spec.actions);
     const names = tools.map((t) => t.name);
-    this.tiers = compileTiers(spec.cognition, names);
+    this.rules =
+      Object.keys(spec.agentState).length > 0 || spec.cognition.some((c) => c.cases)
+        ? new RuleProgram(
+            {
+              pop,
+              world,
+              worldState: () => this.worldState,
+              inputs: o.ctx.inputs,
+              memoryOf: (id) => this.memory.text(id),
+              hourOf: (step) => Math.floor(((((spec.startMinute + (step - 1) * spec.minutesPerStep) % 1440) + 1440) % 1440) / 60),
+            },
+            spec.agentState,
+          )
+        : undefined;
+    const rules = this.rules;
+    this.tiers = compileTiers(spec.cognition, names, rules ? (cases) => rules.policy(cases) : undefined);
     this.setup = { host: o.ctx, state: o.state, world, pop, tools, ...(spec.observe !== undefined ? { observe: spec.observe } : {}) };
   }
 
@@ -121,6 +142,8 @@ export class PopulationVisit {
       worldState = world.init(resolved, agents, ruleRng(ctx.seed, 0, `world:${state.name}`), init);
     }
     const v = new PopulationVisit(o, pop, world, worldState, visit, saved?.step ?? 0, saved?.metrics ?? {});
+    if (saved?.rules) v.rules?.restore(saved.rules);
+    else v.rules?.init(ctx.seed);
     if (saved) v.memory.restore(saved.memory);
     else
       ctx.emit({
@@ -143,6 +166,7 @@ export class PopulationVisit {
       world: saveState(this.world, this.worldState),
       memory: this.memory.save(),
       metrics: this.metrics,
+      ...(this.rules ? { rules: this.rules.save() } : {}),
     };
   }
 
@@ -156,7 +180,8 @@ export class PopulationVisit {
     const before = usageCounts(ctx.usage);
     const injected = this.intervene(step);
     const injectedOutcomes = injected.length > 0 ? this.world.apply(this.worldState, injected, step) : [];
-    const active = activationRule(spec.activation, ctx.seed).active(this.pop, step, spec.startMinute + minute);
+    const stateOf = this.rules ? (i: number) => this.rules!.states.of(i) : undefined;
+    const active = activationRule(spec.activation, ctx.seed).active(this.pop, step, spec.startMinute + minute, stateOf);
     const snapshot = JSON.stringify(this.world.snapshot(this.worldState, step));
     const k = observeK(this.worldState);
     const seen = new Map<number, Seen>();
@@ -214,7 +239,9 @@ export class PopulationVisit {
     for (const a of applied)
       if (a.tier !== 'injected') this.memory.noteAction(a.agent, `${clock}: ${a.name}${argText(a.args)} -> ${a.output}`);
     for (const [i, s] of seen) this.memory.noteObservation(this.pop.ids[i]!, `${clock}: ${JSON.stringify(s.observation)}`);
-    const metrics: Metrics = { ...this.world.metrics(this.worldState, step), ...this.declared.compute(step, applied, this.pop) };
+    this.rules?.commit(applied);
+    const scopeOf = this.rules ? (i: number) => this.rules!.scope(i, step) : undefined;
+    const metrics: Metrics = { ...this.world.metrics(this.worldState, step), ...this.declared.compute(step, applied, this.pop, scopeOf) };
     this.step = step;
     this.metrics = metrics;
     ctx.emit({

@@ -9,7 +9,8 @@ import type { Sop } from '../../format/sop/types.js';
 import { compileExpression } from './worlds/expr.js';
 import { defaultWorlds, type WorldRegistry } from './worlds/registry.js';
 import { validateResolution, validateWorldSpec } from './worlds/validate.js';
-import { actionNames, checkActionArgs, resolveParams } from './worlds/world.js';
+import { actionNames, checkActionArgs, resolveParams, worldTools } from './worlds/world.js';
+import { populationColumns, ruleDiagnostics } from './validate-rules.js';
 import { rulePolicyNames } from './rules.js';
 import { isPopulationState, populationStateSpec } from './state-spec.js';
 import { sourcePath, validatePopulationSpec } from './validate.js';
@@ -28,6 +29,7 @@ const POPULATION_ONLY = [
   'minutes_per_step',
   'start_time',
   'agent_memory',
+  'agent_state',
   'metrics',
   'interventions',
   'llm_mode',
@@ -73,7 +75,9 @@ export function populationDiagnostics(sop: Sop, file: string | undefined, worlds
     if (worldProblems.length > 0) continue;
     const spec = populationStateSpec(def);
     const world = worlds.get(spec.world.type)!;
-    const menu = spec.actions ?? actionNames(world);
+    const resolvedParams = resolveParams(world, spec.world.params ?? {});
+    const offered = resolvedParams.ok ? worldTools(world, resolvedParams.params).map((t) => t.name) : actionNames(world);
+    const menu = spec.actions ?? offered;
     const expr = (pointer: string, source: string | undefined) => {
       if (source === undefined) return;
       try {
@@ -82,18 +86,16 @@ export function populationDiagnostics(sop: Sop, file: string | undefined, worlds
         err(pointer, (e as Error).message);
       }
     };
-    if ('expr' in spec.activation) expr(`${at}/activation/expr`, spec.activation.expr);
+    const columns = journaled ? undefined : populationColumns(spec, baseDir);
+    out.push(...ruleDiagnostics({ sop, spec, at, def: d, columns, menu }));
     const cognitionAt = Array.isArray(d.cognition) ? (i: number) => `${at}/cognition/${i}` : () => `${at}/cognition`;
     spec.cognition.forEach((c, i) => {
-      expr(`${cognitionAt(i)}/where`, c.where);
-      if (c.tier === 'rule' && c.policy === undefined)
-        err(cognitionAt(i), `a rule tier needs a "policy" (${rulePolicyNames().join(', ')})`);
+      if (c.tier === 'rule' && c.policy === undefined && c.cases === undefined)
+        err(cognitionAt(i), `a rule tier needs a "policy" (${rulePolicyNames().join(', ')}) or "cases" (docs/population.md#rules-as-data)`);
       if (c.policy !== undefined && !rulePolicyNames().includes(c.policy))
         err(`${cognitionAt(i)}/policy`, `unknown rule policy "${c.policy}" (policies: ${rulePolicyNames().join(', ')})`);
     });
     for (const [m, spec_] of Object.entries(spec.metrics)) {
-      expr(`${at}/metrics/${esc(m)}/of`, spec_.of);
-      expr(`${at}/metrics/${esc(m)}/where`, spec_.where);
       if ((spec_.reducer === 'sum' || spec_.reducer === 'mean' || spec_.reducer === 'histogram') && spec_.of === undefined)
         err(`${at}/metrics/${esc(m)}`, `a ${spec_.reducer} metric needs "of"`);
     }
@@ -102,11 +104,8 @@ export function populationDiagnostics(sop: Sop, file: string | undefined, worlds
       const ivAt = `${at}/interventions/${i}`;
       if (!iv.act && !iv.set && !iv.survey) err(ivAt, 'an intervention needs "act", "set" or "survey"');
       if (iv.at > spec.maxSteps) err(`${ivAt}/at`, `step ${iv.at} is after max_steps (${spec.maxSteps}), so it never happens`);
-      if (iv.act && !actionNames(world).includes(iv.act.name))
-        err(
-          `${ivAt}/act/name`,
-          `"${iv.act.name}" is not an action of world "${world.name}" (its actions: ${actionNames(world).join(', ')})`,
-        );
+      if (iv.act && !offered.includes(iv.act.name))
+        err(`${ivAt}/act/name`, `"${iv.act.name}" is not an action of world "${world.name}" (its actions: ${offered.join(', ')})`);
       if (iv.set) {
         const merged = resolveParams(world, { ...(spec.world.params ?? {}), ...iv.set });
         if (!merged.ok) for (const p of merged.problems) err(`${ivAt}/set${p.pointer}`, p.message);

@@ -2,8 +2,11 @@
 // parsed by jsep, evaluated here by walking the tree. No eval, no Function, no prototype access.
 //   numbers, strings, true/false/null; + - * / %; < <= > >= == != (=== and !== alike);
 //   && || ! and the words and / or / not; a ? b : c; attribute access (`action.args.price`,
-//   `tags[0]`); the functions min, max, abs, floor, ceil, round, sqrt, log, exp.
-// Unknown names are an error at evaluation ("unknown name x"), so a typo does not read as 0.
+//   `tags[0]`); the functions min, max, abs, floor, ceil, round, sqrt, log, exp, and in_list(x, list)
+//   (list: an array or a comma-separated text). A caller may allow more functions, given by the
+//   scope at evaluation (a rule's `random()`), and methods of scope objects (`neighbours.share('adopted')`).
+// Unknown names are an error at evaluation ("unknown name x"), so a typo does not read as 0;
+// `names` lists the names an expression reads, so `sop validate` can check them before a run.
 import jsep from 'jsep';
 import { EngineError } from '../../../shared/errors.js';
 
@@ -32,12 +35,30 @@ const FUNCTIONS: Record<string, (...xs: number[]) => number> = {
   log: Math.log,
   exp: Math.exp,
 };
+/** Functions over values of any type (no coercion to numbers). */
+const PURE: Record<string, (...xs: unknown[]) => unknown> = {
+  in_list: (x, list) => {
+    const items = Array.isArray(list) ? list : typeof list === 'string' ? list.split(',').map((s) => s.trim()) : [];
+    return items.some((item) => item === x || String(item) === String(x));
+  },
+};
 const FORBIDDEN = new Set(['__proto__', 'prototype', 'constructor']);
 const BINARY = new Set(['+', '-', '*', '/', '%', '<', '<=', '>', '>=', '==', '!=', '===', '!==', '&&', '||', 'and', 'or']);
 const UNARY = new Set(['-', '+', '!', 'not']);
 
+/** What a caller allows beyond the built-in functions. */
+export interface ExpressionOptions {
+  /** Functions the scope gives at evaluation (e.g. `random`): called as `random()`. */
+  functions?: readonly string[];
+  /** Objects of the scope whose methods may be called, with the method names (e.g. neighbours: [count, share]). */
+  methods?: Readonly<Record<string, readonly string[]>>;
+}
+
+const builtIns = () => [...Object.keys(FUNCTIONS), ...Object.keys(PURE)];
+
 /** Checks the tree once, so a bad expression fails when it is compiled, not at the first agent. */
-function check(node: Node): void {
+function check(node: Node, opts: ExpressionOptions, out: NameUse): void {
+  const rec = (n: Node) => check(n, opts, out);
   switch (node.type) {
     case 'Literal':
     case 'Identifier':
@@ -45,32 +66,50 @@ function check(node: Node): void {
       if (node.type === 'ThisExpression') throw new ExpressionError('"this" is not allowed');
       if (node.type === 'Identifier' && FORBIDDEN.has(node.name as string))
         throw new ExpressionError(`"${String(node.name)}" is not allowed`);
+      if (node.type === 'Identifier' && !['true', 'false', 'null'].includes(node.name as string)) out.names.add(node.name as string);
       return;
     case 'BinaryExpression':
       if (!BINARY.has(node.operator as string)) throw new ExpressionError(`operator "${String(node.operator)}" is not supported`);
-      check(node.left as Node);
-      check(node.right as Node);
+      rec(node.left as Node);
+      rec(node.right as Node);
       return;
     case 'UnaryExpression':
       if (!UNARY.has(node.operator as string)) throw new ExpressionError(`operator "${String(node.operator)}" is not supported`);
-      check(node.argument as Node);
+      rec(node.argument as Node);
       return;
     case 'ConditionalExpression':
-      check(node.test as Node);
-      check(node.consequent as Node);
-      check(node.alternate as Node);
+      rec(node.test as Node);
+      rec(node.consequent as Node);
+      rec(node.alternate as Node);
       return;
     case 'MemberExpression':
-      check(node.object as Node);
-      if (node.computed) check(node.property as Node);
+      rec(node.object as Node);
+      if (node.computed) rec(node.property as Node);
+      else if ((node.object as Node).type === 'Identifier')
+        out.members.push({ object: (node.object as Node).name as string, name: (node.property as Node).name as string });
       else if (FORBIDDEN.has((node.property as Node).name as string))
         throw new ExpressionError(`"${String((node.property as Node).name)}" is not allowed`);
       return;
     case 'CallExpression': {
       const callee = node.callee as Node;
-      if (callee.type !== 'Identifier' || !Object.hasOwn(FUNCTIONS, callee.name as string))
-        throw new ExpressionError(`only the functions ${Object.keys(FUNCTIONS).join(', ')} may be called`);
-      for (const a of node.arguments as Node[]) check(a);
+      const args = node.arguments as Node[];
+      const literalArgs = args.map((a) => (a.type === 'Literal' ? a.value : undefined));
+      if (callee.type === 'MemberExpression' && !callee.computed && (callee.object as Node).type === 'Identifier') {
+        const object = (callee.object as Node).name as string;
+        const method = (callee.property as Node).name as string;
+        const allowed = opts.methods && Object.hasOwn(opts.methods, object) ? opts.methods[object]! : undefined;
+        if (!allowed) throw new ExpressionError(`"${object}" has no methods to call`);
+        if (!allowed.includes(method))
+          throw new ExpressionError(`${object}.${method} is not one of ${allowed.map((m) => `${object}.${m}`).join(', ')}`);
+        out.names.add(object);
+        out.calls.push({ object, method, args: literalArgs });
+      } else if (callee.type === 'Identifier') {
+        const name = callee.name as string;
+        const known = [...builtIns(), ...(opts.functions ?? [])];
+        if (!known.includes(name)) throw new ExpressionError(`only the functions ${known.join(', ')} may be called`);
+        out.calls.push({ name, args: literalArgs });
+      } else throw new ExpressionError(`only the functions ${builtIns().join(', ')} may be called`);
+      for (const a of args) rec(a);
       return;
     }
     default:
@@ -123,8 +162,23 @@ function evaluate(node: Node, scope: Scope): unknown {
         ? evaluate(node.consequent as Node, scope)
         : evaluate(node.alternate as Node, scope);
     case 'CallExpression': {
-      const args = (node.arguments as Node[]).map((a) => num(evaluate(a, scope)));
-      return FUNCTIONS[(node.callee as Node).name as string]!(...args);
+      const callee = node.callee as Node;
+      const raw = () => (node.arguments as Node[]).map((a) => evaluate(a, scope));
+      if (callee.type === 'MemberExpression') {
+        const objectName = (callee.object as Node).name as string;
+        const object = Object.hasOwn(scope, objectName) ? scope[objectName] : undefined;
+        const method = (callee.property as Node).name as string;
+        const fn =
+          object && typeof object === 'object' && Object.hasOwn(object, method) ? (object as Record<string, unknown>)[method] : undefined;
+        if (typeof fn !== 'function') throw new ExpressionError(`${objectName}.${method} is not available here`);
+        return (fn as (...xs: unknown[]) => unknown)(...raw());
+      }
+      const name = callee.name as string;
+      if (Object.hasOwn(FUNCTIONS, name)) return FUNCTIONS[name]!(...raw().map(num));
+      if (Object.hasOwn(PURE, name)) return PURE[name]!(...raw());
+      const fn = Object.hasOwn(scope, name) ? scope[name] : undefined;
+      if (typeof fn !== 'function') throw new ExpressionError(`${name}() is not available here`);
+      return (fn as (...xs: unknown[]) => unknown)(...raw());
     }
     case 'BinaryExpression': {
       const op = node.operator as string;
@@ -172,8 +226,18 @@ function compare(op: string, a: unknown, b: unknown): boolean {
   }
 }
 
+/** The names an expression reads and the calls it makes (literal arguments as written, others undefined). */
+export interface NameUse {
+  names: Set<string>;
+  /** `inputs.theta`: a name read of a top-level name. */
+  members: Array<{ object: string; name: string }>;
+  calls: Array<{ name?: string; object?: string; method?: string; args: unknown[] }>;
+}
+
 export interface CompiledExpression {
   readonly source: string;
+  /** The names it reads at the top of the scope (not member names: `action` of `action.name`), and its calls. */
+  readonly uses: NameUse;
   /** The value for one scope (attributes and, for priorities, `action`). */
   evaluate(scope: Scope): unknown;
   /** The value as a number (true 1, false 0); NaN when it is not a number. */
@@ -181,7 +245,7 @@ export interface CompiledExpression {
 }
 
 /** Parses and checks an expression; throws ExpressionError with one line. */
-export function compileExpression(source: string): CompiledExpression {
+export function compileExpression(source: string, opts: ExpressionOptions = {}): CompiledExpression {
   let tree: Node;
   try {
     tree = jsep(source);
@@ -189,9 +253,11 @@ export function compileExpression(source: string): CompiledExpression {
     throw new ExpressionError(`cannot parse "${source}": ${(e as Error).message.replace(/\s+/g, ' ')}`);
   }
   if (tree.type === 'Compound') throw new ExpressionError(`"${source}" must be one expression`);
-  check(tree);
+  const uses: NameUse = { names: new Set(), members: [], calls: [] };
+  check(tree, opts, uses);
   return {
     source,
+    uses,
     evaluate: (scope) => evaluate(tree, scope),
     number: (scope) => num(evaluate(tree, scope)),
   };

@@ -1,6 +1,8 @@
-// The worlds a SOP may name in `world.type`: the built-ins (social, market, board) and those a
+// The worlds a SOP may name in `world.type`: the built-ins (social, market, board, network, grid) and those a
 // program adds with `defineWorld` + `register`.
 import { board } from './board.js';
+import { grid } from './grid.js';
+import { network } from './network.js';
 import { market } from './market.js';
 import { social } from './social.js';
 import { WorldDefinitionError, type AnyWorld } from './world.js';
@@ -28,7 +30,7 @@ export class WorldRegistry {
   }
 }
 
-export const BUILT_IN_WORLDS: readonly AnyWorld[] = [social, market, board];
+export const BUILT_IN_WORLDS: readonly AnyWorld[] = [social, market, board, network, grid];
 
 /** Worlds a program added for every SOP it loads and runs (registerWorld). */
 const added: AnyWorld[] = [];

@@ -6,7 +6,9 @@ import { compileExpression } from './expr.js';
 import { defaultWorlds, type WorldRegistry } from './registry.js';
 import { resolutionSchema, worldsSchemaDocument } from './schema.js';
 import { schemaErrors } from './schema-check.js';
-import { actionNames, resolveParams } from './world.js';
+import { actionNames, resolveParams, worldTools } from './world.js';
+
+const graphWorlds = (worlds: WorldRegistry) => worlds.names().filter((n) => n === 'social' || worlds.get(n)!.graph);
 
 export interface WorldCheckOptions {
   /** The state's `actions` list (names of the world's actions it offers) and its pointer. */
@@ -51,12 +53,13 @@ export function validateWorldSpec(spec: unknown, pointer: string, opts: WorldChe
   }
   const resolved = resolveParams(world, params ?? {});
   if (!resolved.ok) for (const p of resolved.problems) push(error(`${pointer}/params${p.pointer}`, p.message));
-  if (graph !== undefined && type !== 'social') push(error(`${pointer}/graph`, `world "${type}" has no follow graph (only "social" has)`));
+  if (graph !== undefined && type !== 'social' && !world.graph)
+    push(error(`${pointer}/graph`, `world "${type}" takes no graph (${graphWorlds(worlds).join(', ')} do)`));
   if (graph && typeof graph.file === 'string' && opts.exists && !opts.exists(graph.file))
     push(error(`${pointer}/graph/file`, `file not found: ${graph.file}`));
   if (opts.actions !== undefined) {
     const at = opts.actionsPointer ?? `${pointer.replace(/\/world$/, '')}/actions`;
-    const names = actionNames(world);
+    const names = resolved.ok ? worldTools(world, resolved.params).map((a) => a.name) : actionNames(world);
     if (!Array.isArray(opts.actions)) push(error(at, 'must be a list of action names'));
     else
       opts.actions.forEach((name, i) => {

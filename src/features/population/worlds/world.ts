@@ -66,6 +66,14 @@ export interface World<S = unknown, P = Record<string, unknown>> {
   /** Applies the step's actions in the order given and says what each did. Mutates `state`. */
   apply(state: S, actions: readonly StepAction[], step: number): ActionOutcome[];
   metrics(state: S, step: number): Metrics;
+  /**
+   * The agents next to one at a step (its graph neighbours, the occupants of the cells around it,
+   * its partner of the step): what `neighbours.share('adopted')` and the other aggregates of a
+   * rule expression read. A world without it gives every agent no neighbours.
+   */
+  neighbours?(state: S, agentId: string, step: number): readonly string[];
+  /** Whether the world takes a `graph` (world.graph: an edge list or a generator), given to `init` as `ctx.graph`. */
+  readonly graph?: boolean;
   /** The object an action touches (for a judge: actions on the same object are contested). */
   objectOf?(action: StepAction): string | undefined;
   /** State to JSON for a checkpoint; absent: the state is JSON already. */
@@ -151,8 +159,8 @@ export function resolveParams<S, P>(
 }
 
 /** Problems with one action's arguments against its tool schema ("" when fine), as a short line. */
-export function checkActionArgs(world: AnyWorld, action: StepAction): string {
-  const spec = world.actions.find((a) => a.name === action.name);
+export function checkActionArgs(world: AnyWorld, action: StepAction, tools?: readonly ActionSpec[]): string {
+  const spec = (tools ?? world.actions).find((a) => a.name === action.name);
   if (!spec) return `"${action.name}" is not an action of world "${world.name}"`;
   const problems = schemaErrors(spec.parameters, action.args);
   return problems.map((p) => `${action.name}${p.pointer === '' ? '' : ` ${p.pointer}`}: ${p.message}`).join('; ');
