@@ -163,5 +163,8 @@ export class RuleProgram {
     }
     for (const [i, p] of this.pending) if (!p.did || okBy.get(i) === true) for (const [k, v] of p.sets) this.states.set(i, k, v);
     this.pending.clear();
+    // what follows (the step's metrics) sees the world after the step: neighbours and snapshot anew
+    this.neighbourIndex = undefined;
+    this.snapshot = undefined;
   }
 }
