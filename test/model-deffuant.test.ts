@@ -59,5 +59,4 @@ describe('examples/models/deffuant', () => {
     expect(got.map((s) => s.bins)).toEqual(expected.out.map((s) => s.bins));
     got.forEach((s, i) => expect(s.mean).toBeCloseTo(expected.out[i]!.mean, 12));
   });
-
 });

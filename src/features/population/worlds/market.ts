@@ -24,6 +24,8 @@ export interface MarketParams {
   assign: { buyer_share: number; value: { min: number; max: number }; cost: { min: number; max: number }; units: number };
   /** Trades shown in an observation. */
   recent_trades: number;
+  /** Continuous: every open order is withdrawn after each trade (Gode and Sunder 1993). */
+  clear_after_trade?: boolean;
 }
 
 export interface Trader {
@@ -85,6 +87,11 @@ export const marketParamsSchema = {
       },
     },
     recent_trades: { type: 'integer', minimum: 0, default: 10 },
+    clear_after_trade: {
+      type: 'boolean',
+      default: false,
+      description: 'continuous: withdraw every open order after each trade, as in Gode and Sunder (1993)',
+    },
   },
 } as const;
 
@@ -270,12 +277,20 @@ function applyOne(state: MarketState, a: StepAction, step: number): ActionOutcom
     state.traders[best.agent]!.order = undefined;
     const [buyer, seller] = side === 'bid' ? [a.agent, best.agent] : [best.agent, a.agent];
     trade(state, buyer, seller, best.price, step);
+    if (state.params.clear_after_trade) clearBook(state);
     return done(true, `traded 1 at ${best.price}`);
   }
   const order: Order = { id: state.nextOrder++, agent: a.agent, side, price, step };
   insertOrder(side === 'bid' ? state.bids : state.asks, order);
   t.order = order.id;
   return done(true, `${side} ${price} rests`);
+}
+
+/** Withdraws every open order (clear_after_trade). */
+function clearBook(state: MarketState): void {
+  for (const o of [...state.bids, ...state.asks]) state.traders[o.agent]!.order = undefined;
+  state.bids.length = 0;
+  state.asks.length = 0;
 }
 
 function clearCall(state: MarketState, step: number): void {
