@@ -2,7 +2,7 @@
 // parsed by jsep, evaluated here by walking the tree. No eval, no Function, no prototype access.
 //   numbers, strings, true/false/null; + - * / %; < <= > >= == != (=== and !== alike);
 //   && || ! and the words and / or / not; a ? b : c; attribute access (`action.args.price`,
-//   `tags[0]`); the functions min, max, abs, floor, ceil, round, sqrt, log, exp, and in_list(x, list)
+//   `tags[0]`); the functions min, max, abs, floor, ceil, round, sqrt, log, exp, pow, and in_list(x, list)
 //   (list: an array or a comma-separated text). A caller may allow more functions, given by the
 //   scope at evaluation (a rule's `random()`), and methods of scope objects (`neighbours.share('adopted')`).
 // Unknown names are an error at evaluation ("unknown name x"), so a typo does not read as 0;
@@ -34,6 +34,7 @@ const FUNCTIONS: Record<string, (...xs: number[]) => number> = {
   sqrt: Math.sqrt,
   log: Math.log,
   exp: Math.exp,
+  pow: Math.pow,
 };
 /** Functions over values of any type (no coercion to numbers). */
 const PURE: Record<string, (...xs: unknown[]) => unknown> = {

@@ -7,6 +7,7 @@ export type { SocialParams, SocialState } from './social.js';
 export { market, type MarketParams, type MarketState, type Trader, type Trade } from './market.js';
 export { board, type BoardParams, type BoardState, type Reducer } from './board.js';
 export { network, type NetworkParams, type NetworkState } from './network.js';
+export { contest, type ContestParams, type ContestState } from './contest.js';
 export { grid, gridNeighbours, type GridParams, type GridState } from './grid.js';
 export { WorldRegistry, defaultWorlds, registerWorld, BUILT_IN_WORLDS } from './registry.js';
 export * from './order.js';

@@ -2,6 +2,7 @@
 // schemas/worlds.schema.json (test/worlds-schema.test.ts checks the file matches this). The
 // params schemas are the built-in worlds' own, so the file and the code cannot drift apart.
 import { boardParamsSchema } from './board.js';
+import { contestParamsSchema } from './contest.js';
 import { gridParamsSchema } from './grid.js';
 import { networkParamsSchema } from './network.js';
 import { marketParamsSchema } from './market.js';
@@ -102,7 +103,7 @@ export const worldSpecSchema = {
     type: {
       type: 'string',
       pattern: '^[a-z][a-z0-9_-]{0,63}$',
-      description: 'social, market, board, network, grid, or the name of a world a program added with defineWorld',
+      description: 'social, market, board, network, grid, contest, or the name of a world a program added with defineWorld',
     },
     params: { type: 'object', description: "the world's parameters (its own JSON Schema)" },
     graph: { $ref: '#/definitions/graph' },
@@ -113,6 +114,7 @@ export const worldSpecSchema = {
     paramsOf('board', 'board_params'),
     paramsOf('network', 'network_params'),
     paramsOf('grid', 'grid_params'),
+    paramsOf('contest', 'contest_params'),
   ],
 } as const;
 
@@ -152,6 +154,7 @@ export function worldsSchemaDocument(): Record<string, unknown> {
       board_params: boardParamsSchema,
       network_params: networkParamsSchema,
       grid_params: gridParamsSchema,
+      contest_params: contestParamsSchema,
     },
   };
 }
