@@ -45,4 +45,6 @@ export {
   type Json,
 } from './features/population/worlds/index.js';
 export { registerRulePolicy, type RulePolicyMaker } from './features/population/rules.js';
+export { registerMetric, type MetricFunction } from './features/population/metrics.js';
+export { loadPlugins, type PluginApproval, type PluginAllowEntry, PluginError } from './api/plugins.js';
 export type { RulePolicy, RuleContext } from './features/population/worlds/rule.js';

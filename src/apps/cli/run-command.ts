@@ -8,6 +8,7 @@ import { MemoryEnvironment } from '../../core/environment/memory-environment.js'
 import { AudienceRules } from '../../core/environment/audience.js';
 import { formatDiagnostic } from '../../format/sop/diagnostics.js';
 import { loadSopFile } from '../../api/loader/load.js';
+import { approveSopPlugins } from './plugin-approval.js';
 import type { Continuation } from '../../api/continue.js';
 import { existsSync, statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
@@ -112,6 +113,7 @@ export function parseInputs(pairs: string[], goal?: string): Record<string, stri
 export async function runCommand(o: RunCommandOptions, continuation?: Continuation): Promise<number> {
   configureSecrets({ names: o.redact, urls: [o.baseUrl] }); // secrets: --redact NAME, a key in --base-url
   if (!continuation) o = { ...o, file: resolveSopArg(o.file) }; // a name not found here: a built-in SOP (sops/)
+  if (!continuation) await approveSopPlugins(o.file, { yes: o.yes, command: 'sop run' }); // its "plugins", with approval
   const { sop: loaded, warnings } = continuation ? { sop: continuation.sop, warnings: [] } : loadSopFile(o.file);
   configureSecrets({ urls: [loaded.llm?.base_url] });
   configureSecrets(llmBlockSecrets(loaded)); // the keys and servers of LLM blocks with their own (llm.api_key_env, llm.base_url)

@@ -11,6 +11,8 @@ import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { loadSopFile } from '../../api/loader/load.js';
+import { PluginError } from '../../api/plugins.js';
+import { approveSopPlugins } from './plugin-approval.js';
 import type { LlmProvider } from '../../core/llm/types.js';
 import { configureSecrets, makeRedactor } from '../../shared/util/redact.js';
 import type { Sop } from '../../format/sop/types.js';
@@ -140,6 +142,13 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
     const version = `${d.file}\u0000${st?.mtimeMs ?? ''}\u0000${st?.size ?? ''}`;
     let sop = sops.get(version);
     if (!sop) {
+      try {
+        // its "plugins": with the worker's --yes or the allow file, and only inside its roots
+        await approveSopPlugins(d.file, { yes: policy.yes, command: 'sop worker', roots: policy.roots });
+      } catch (e) {
+        if (e instanceof PluginError) throw new UnrecoverableError(`refused: ${e.message}`);
+        throw e;
+      }
       sop = loadSopFile(d.file).sop;
       sops.set(version, sop);
     }

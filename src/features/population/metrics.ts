@@ -2,6 +2,7 @@
 // applied actions or over every agent, next to the world's built-in metrics. An expression sees
 // the agent's attributes by name, `id`, and for actions `action` (name, args), `ok` and `output`;
 // with rules as data, also the agent's state and what a rule expression sees (neighbours...).
+import { EngineError } from '../../shared/errors.js';
 import { compileExpression, type CompiledExpression } from './worlds/expr.js';
 import type { Metrics } from './worlds/world.js';
 import type { PopulationAction } from '../../core/runtime/events.js';
@@ -11,6 +12,25 @@ import { NEIGHBOUR_METHODS } from './agent-state.js';
 
 /** A metric may read neighbour aggregates (rules as data); it draws nothing. */
 export const METRIC_EXPRESSION_OPTIONS = { methods: { neighbours: NEIGHBOUR_METHODS } };
+
+/** A metric a program (a plugin) computes itself: from the step's actions and every agent's scope. */
+export type MetricFunction = (ctx: {
+  step: number;
+  actions: readonly PopulationAction[];
+  /** Each agent as a metric over agents sees it (attributes, id, and its state with rules as data). */
+  agents: () => Iterable<Record<string, unknown>>;
+}) => number | null;
+
+const CUSTOM = new Map<string, MetricFunction>();
+
+/** Adds a metric a SOP can declare as {"reducer": "custom", "fn": NAME} (a name already taken is an error). */
+export function registerMetric(name: string, fn: MetricFunction): void {
+  if (CUSTOM.has(name)) throw new EngineError(`a metric named "${name}" is already registered`, 'POPULATION');
+  CUSTOM.set(name, fn);
+}
+
+/** Names of the registered metrics. */
+export const metricNames = (): string[] => [...CUSTOM.keys()].sort();
 
 interface Compiled {
   name: string;
@@ -36,6 +56,13 @@ export class DeclaredMetrics {
     const out: Metrics = {};
     for (const m of this.list) {
       if (step % (m.spec.every ?? 1) !== 0) continue;
+      if (m.spec.reducer === 'custom') {
+        const fn = CUSTOM.get(m.spec.fn ?? '');
+        if (!fn) throw new EngineError(`metric "${m.name}": no metric "${m.spec.fn ?? ''}" is registered`, 'POPULATION');
+        const value = fn({ step, actions, agents: () => agentScopes(pop, scopeOf) });
+        out[m.name] = typeof value === 'number' && Number.isFinite(value) ? value : null;
+        continue;
+      }
       const scopes = m.spec.over === 'agents' ? agentScopes(pop, scopeOf) : actionScopes(actions, pop, scopeOf);
       reduce(m, scopes, out);
     }

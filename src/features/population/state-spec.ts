@@ -22,7 +22,9 @@ export interface CognitionEntry {
 }
 
 export interface MetricSpec {
-  reducer: 'count' | 'sum' | 'mean' | 'share' | 'histogram';
+  reducer: 'count' | 'sum' | 'mean' | 'share' | 'histogram' | 'custom';
+  /** custom: the registered metric's name. */
+  fn?: string;
   over?: 'actions' | 'agents';
   of?: string;
   where?: string;

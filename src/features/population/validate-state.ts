@@ -12,6 +12,7 @@ import { validateResolution, validateWorldSpec } from './worlds/validate.js';
 import { actionNames, checkActionArgs, resolveParams, worldTools } from './worlds/world.js';
 import { populationColumns, ruleDiagnostics } from './validate-rules.js';
 import { rulePolicyNames } from './rules.js';
+import { metricNames } from './metrics.js';
 import { isPopulationState, populationStateSpec } from './state-spec.js';
 import { sourcePath, validatePopulationSpec } from './validate.js';
 
@@ -96,6 +97,13 @@ export function populationDiagnostics(sop: Sop, file: string | undefined, worlds
         err(`${cognitionAt(i)}/policy`, `unknown rule policy "${c.policy}" (policies: ${rulePolicyNames().join(', ')})`);
     });
     for (const [m, spec_] of Object.entries(spec.metrics)) {
+      if (spec_.reducer === 'custom' && !metricNames().includes(spec_.fn ?? ''))
+        err(
+          `${at}/metrics/${esc(m)}${spec_.fn === undefined ? '' : '/fn'}`,
+          spec_.fn === undefined
+            ? 'a custom metric needs "fn", the name a plugin registered it under'
+            : `no metric "${spec_.fn}" is registered (registered: ${metricNames().join(', ') || 'none'}; a plugin adds one with registerMetric)`,
+        );
       if ((spec_.reducer === 'sum' || spec_.reducer === 'mean' || spec_.reducer === 'histogram') && spec_.of === undefined)
         err(`${at}/metrics/${esc(m)}`, `a ${spec_.reducer} metric needs "of"`);
     }
