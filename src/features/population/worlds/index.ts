@@ -8,6 +8,7 @@ export { market, type MarketParams, type MarketState, type Trader, type Trade } 
 export { board, type BoardParams, type BoardState, type Reducer } from './board.js';
 export { network, type NetworkParams, type NetworkState } from './network.js';
 export { contest, type ContestParams, type ContestState } from './contest.js';
+export { groups, type GroupsParams, type GroupsState } from './groups.js';
 export { grid, gridNeighbours, type GridParams, type GridState } from './grid.js';
 export { WorldRegistry, defaultWorlds, registerWorld, BUILT_IN_WORLDS } from './registry.js';
 export * from './order.js';

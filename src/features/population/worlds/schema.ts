@@ -4,6 +4,7 @@
 import { boardParamsSchema } from './board.js';
 import { contestParamsSchema } from './contest.js';
 import { gridParamsSchema } from './grid.js';
+import { groupsParamsSchema } from './groups.js';
 import { networkParamsSchema } from './network.js';
 import { marketParamsSchema } from './market.js';
 import { socialParamsSchema } from './social.js';
@@ -103,7 +104,7 @@ export const worldSpecSchema = {
     type: {
       type: 'string',
       pattern: '^[a-z][a-z0-9_-]{0,63}$',
-      description: 'social, market, board, network, grid, contest, or the name of a world a program added with defineWorld',
+      description: 'social, market, board, network, grid, contest, groups, or the name of a world a program added with defineWorld',
     },
     params: { type: 'object', description: "the world's parameters (its own JSON Schema)" },
     graph: { $ref: '#/definitions/graph' },
@@ -115,6 +116,7 @@ export const worldSpecSchema = {
     paramsOf('network', 'network_params'),
     paramsOf('grid', 'grid_params'),
     paramsOf('contest', 'contest_params'),
+    paramsOf('groups', 'groups_params'),
   ],
 } as const;
 
@@ -155,6 +157,7 @@ export function worldsSchemaDocument(): Record<string, unknown> {
       network_params: networkParamsSchema,
       grid_params: gridParamsSchema,
       contest_params: contestParamsSchema,
+      groups_params: groupsParamsSchema,
     },
   };
 }
