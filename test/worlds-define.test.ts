@@ -47,7 +47,7 @@ describe('defineWorld', () => {
   it('accepts a user world, which then validates like a built-in', () => {
     const world = defineWorld(voting);
     const worlds = defaultWorlds().register(world);
-    expect(worlds.names()).toEqual(['board', 'market', 'social', 'voting']);
+    expect(worlds.names()).toEqual(['board', 'contest', 'grid', 'groups', 'market', 'network', 'social', 'voting']);
     expect(
       validateWorldSpec({ type: 'voting', params: { options: ['x', 'y'] } }, '/states/poll/world', { worlds, actions: ['vote'] }),
     ).toEqual([]);
@@ -148,13 +148,13 @@ describe('validation of a population state’s world', () => {
 
   it('reports unknown worlds, bad params, graphs and missing edge-list files at their pointers', () => {
     const at = (spec: unknown, opts = {}) => validateWorldSpec(spec, '/states/s/world', opts).map((x) => `${x.pointer}: ${x.message}`);
-    expect(at({ type: 'forum' })).toEqual(['/states/s/world/type: unknown world "forum" (worlds: board, market, social)']);
+    expect(at({ type: 'forum' })).toEqual(['/states/s/world/type: unknown world "forum" (worlds: board, contest, grid, groups, market, network, social)']);
     expect(at({ type: 'social', params: { rank: 'random' } })).toEqual([
       '/states/s/world/params/rank: must be one of "follow", "recency", "hot", "interest"',
     ]);
     expect(at({ type: 'market', params: { mechanism: 'call', tick: 1 } })).toEqual(['/states/s/world/params/tick: unknown key "tick"']);
     expect(at({ type: 'market', graph: { edges: [] } })).toEqual([
-      '/states/s/world/graph: world "market" has no follow graph (only "social" has)',
+      '/states/s/world/graph: world "market" takes no graph (network, social do)',
     ]);
     expect(at({ type: 'social', graph: { generate: { model: 'barabasi_albert', seed: 1 } } })).toEqual([
       '/states/s/world/graph/generate: missing required key "m"',

@@ -86,10 +86,12 @@ function check(node: Node, opts: ExpressionOptions, out: NameUse): void {
     case 'MemberExpression':
       rec(node.object as Node);
       if (node.computed) rec(node.property as Node);
-      else if ((node.object as Node).type === 'Identifier')
-        out.members.push({ object: (node.object as Node).name as string, name: (node.property as Node).name as string });
-      else if (FORBIDDEN.has((node.property as Node).name as string))
-        throw new ExpressionError(`"${String((node.property as Node).name)}" is not allowed`);
+      else {
+        if (FORBIDDEN.has((node.property as Node).name as string))
+          throw new ExpressionError(`"${String((node.property as Node).name)}" is not allowed`);
+        if ((node.object as Node).type === 'Identifier')
+          out.members.push({ object: (node.object as Node).name as string, name: (node.property as Node).name as string });
+      }
       return;
     case 'CallExpression': {
       const callee = node.callee as Node;
@@ -99,7 +101,8 @@ function check(node: Node, opts: ExpressionOptions, out: NameUse): void {
         const object = (callee.object as Node).name as string;
         const method = (callee.property as Node).name as string;
         const allowed = opts.methods && Object.hasOwn(opts.methods, object) ? opts.methods[object]! : undefined;
-        if (!allowed) throw new ExpressionError(`"${object}" has no methods to call`);
+        if (!allowed)
+          throw new ExpressionError(`only the functions ${[...builtIns(), ...(opts.functions ?? [])].join(', ')} may be called`);
         if (!allowed.includes(method))
           throw new ExpressionError(`${object}.${method} is not one of ${allowed.map((m) => `${object}.${m}`).join(', ')}`);
         out.names.add(object);
