@@ -38,7 +38,7 @@ function deffuant(seed: number, d: number, mu: number, steps: number) {
 
 async function run(seed: number, inputs: Record<string, string> = {}) {
   const handle = runSop(loadSop('examples/models/deffuant/deffuant.sop.json'), { seed, inputs });
-  const out: Array<{ meet: number; mean: number; bins: Record<string, number> }> = [];
+  const out: Array<{ meet: number; mean: number; bins: Record<string, number | null> }> = [];
   for await (const e of handle as AsyncIterable<RunEvent>)
     if (e.type === 'population_step') {
       const bins = Object.fromEntries(Object.entries(e.metrics).filter(([k]) => k.startsWith('opinion_bin.')));

@@ -148,7 +148,9 @@ describe('validation of a population state’s world', () => {
 
   it('reports unknown worlds, bad params, graphs and missing edge-list files at their pointers', () => {
     const at = (spec: unknown, opts = {}) => validateWorldSpec(spec, '/states/s/world', opts).map((x) => `${x.pointer}: ${x.message}`);
-    expect(at({ type: 'forum' })).toEqual(['/states/s/world/type: unknown world "forum" (worlds: board, contest, grid, groups, market, network, social)']);
+    expect(at({ type: 'forum' })).toEqual([
+      '/states/s/world/type: unknown world "forum" (worlds: board, contest, grid, groups, market, network, social)',
+    ]);
     expect(at({ type: 'social', params: { rank: 'random' } })).toEqual([
       '/states/s/world/params/rank: must be one of "follow", "recency", "hot", "interest"',
     ]);
