@@ -78,13 +78,13 @@ const within = (path: string, root: string) => path === root || path.startsWith(
 
 /** Approves and loads one module; PluginError (one line) when it is refused or cannot be loaded. */
 async function loadOne(path: string, approval: PluginApproval): Promise<void> {
-  let real: string;
+  let real: string | undefined;
   try {
     real = realpathSync(path);
-    if (!statSync(real).isFile()) throw new Error('not a file');
   } catch {
-    throw new PluginError(`plugin ${path} was not loaded: there is no such file`);
+    real = undefined;
   }
+  if (real === undefined || !statSync(real).isFile()) throw new PluginError(`plugin ${path} was not loaded: there is no such file`);
   if (loaded.has(real)) return;
   if (approval.roots && !approval.roots.some((r) => within(real, r)))
     throw new PluginError(`plugin ${real} was not loaded: it is outside this worker's roots (${approval.roots.join(', ')})`);
