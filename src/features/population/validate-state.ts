@@ -3,10 +3,10 @@
 // resolution, every expression, the rule policies, the interventions, and
 // that the state has a way on (next_states["1"], taken after max_steps).
 import { dirname } from 'node:path';
-import { existsSync } from 'node:fs';
 import type { Diagnostic } from '../../format/sop/diagnostics.js';
 import type { Sop } from '../../format/sop/types.js';
 import { compileExpression } from './worlds/expr.js';
+import { edgeListFileProblem } from './worlds/graph-file.js';
 import { defaultWorlds, type WorldRegistry } from './worlds/registry.js';
 import { validateResolution, validateWorldSpec } from './worlds/validate.js';
 import { actionNames, checkActionArgs, resolveParams } from './worlds/world.js';
@@ -65,7 +65,7 @@ export function populationDiagnostics(sop: Sop, file: string | undefined, worlds
     const worldProblems = validateWorldSpec(d.world, `${at}/world`, {
       ...(d.actions !== undefined ? { actions: d.actions, actionsPointer: `${at}/actions` } : {}),
       worlds,
-      ...(journaled ? {} : { exists: (f: string) => existsSync(sourcePath(f, baseDir)) }),
+      ...(journaled ? {} : { fileProblem: (f: string) => edgeListFileProblem(sourcePath(f, baseDir), f) }),
     });
     out.push(...worldProblems);
     if (d.resolution !== undefined) out.push(...validateResolution(d.resolution, `${at}/resolution`));
