@@ -18,7 +18,15 @@ import { configureSecrets, makeRedactor } from '../../shared/util/redact.js';
 import type { Sop } from '../../format/sop/types.js';
 import { QUEUE_NAME, connectionOf, parseRedisUrl, reachRedis, type JobData } from '../sweep/queue.js';
 import { runPoint, workerName } from '../sweep/run-point.js';
-import { JobRefused, checkJob, checkSopFiles, checkSopLocalModels, normaliseUrl, realRoots, type WorkerPolicy } from '../sweep/job-policy.js';
+import {
+  JobRefused,
+  checkJob,
+  checkSopFiles,
+  checkSopLocalModels,
+  normaliseUrl,
+  realRoots,
+  type WorkerPolicy,
+} from '../sweep/job-policy.js';
 import { queueSecret } from '../../shared/util/job-signature.js';
 import { terminalSafe } from '../../shared/util/terminal-text.js';
 import type { ResultLine } from '../sweep/results.js';
