@@ -176,9 +176,9 @@ function firstRowBytes(fd: number, format: SourceFormat, display: string, maxRow
  */
 export function readHeader(file: string, o: SourceOptions = {}): ReturnType<typeof safeColumns> {
   const display = o.display ?? displayPath(file);
-  const format = formatOf(file, o.format);
-  const fd = openChecked(file, display, o.maxBytes ?? MAX_SOURCE_BYTES);
+  const fd = openChecked(file, display, o.maxBytes ?? MAX_SOURCE_BYTES); // what the file is, before its name's format
   try {
+    const format = formatOf(file, o.format);
     const bytes = firstRowBytes(fd, format, display, o.maxRowBytes ?? MAX_ROW_BYTES);
     if (!bytes)
       throw new PopulationError(`${display}: is empty: ${format === 'csv' ? 'a header row' : 'one JSON object a line'} is needed`);
@@ -325,9 +325,15 @@ export async function* readRows(
   o: SourceOptions = {},
 ): AsyncGenerator<{ row: Row; line: number; columns: readonly string[] }> {
   const display = o.display ?? displayPath(file);
-  const format = formatOf(file, o.format);
   const maxRowBytes = o.maxRowBytes ?? MAX_ROW_BYTES;
-  const fd = openChecked(file, display, o.maxBytes ?? MAX_SOURCE_BYTES);
+  const fd = openChecked(file, display, o.maxBytes ?? MAX_SOURCE_BYTES); // what the file is, before its name's format
+  let format: SourceFormat;
+  try {
+    format = formatOf(file, o.format);
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
   let columns: string[] | undefined;
   let keys: string[] | undefined;
   if (format === 'jsonl') {
