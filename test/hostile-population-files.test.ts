@@ -246,7 +246,7 @@ describe('what a data file holds', () => {
     counts.encodings++;
   }, 60_000);
 
-  it('/etc/passwd as a population file, an edge list or a local model: refused without a line of it', async () => {
+  it('/etc/passwd as a population file, an edge list, a local model or sweep inputs: refused without a line of it', async () => {
     const passwd = readFileSync('/etc/passwd', 'utf8');
     const lines = passwd.split('\n').filter((l) => l.trim() !== '');
     const users = lines.map((l) => l.split(':')[0]!);
@@ -255,7 +255,9 @@ describe('what a data file holds', () => {
       ['run', writeSop(dir, 'passwd-source-run', popSop({ source: { file: '/etc/passwd', format: 'csv' } })), '--llm', 'mock', '--quiet'],
       ['run', writeSop(dir, 'passwd-graph', popSop({}, {})), '--llm', 'mock', '--quiet'],
       ['run', join(process.cwd(), 'examples/debate/debate.sop.json'), '--llm', 'local:/etc/passwd', '--quiet'],
+      ['sweep', join(process.cwd(), 'examples/debate/debate.sop.json'), '--llm', 'mock', '--inputs', join(dir, 'passwd.csv')],
     ];
+    symlinkSync('/etc/passwd', join(dir, 'passwd.csv'));
     const graphSop = JSON.parse(readFileSync(runs[2]![1]!, 'utf8'));
     graphSop.states.feed.world.graph = { file: '/etc/passwd' };
     writeFileSync(runs[2]![1]!, JSON.stringify(graphSop));
@@ -266,7 +268,7 @@ describe('what a data file holds', () => {
     );
     for (const [i, r] of results.entries()) {
       expect(r.status, `${runs[i]!.join(' ')}: ${r.out}`).not.toBe(0);
-      expect(r.out).toContain('/etc/passwd');
+      expect(r.out).toContain('passwd'); // the file is named
       for (const l of lines) expect(r.out, `${runs[i]!.join(' ')} quotes a line of /etc/passwd`).not.toContain(l);
       const quoted = [...lines.filter((l) => r.out.includes(l)), ...users.filter((u) => r.out.includes(`${u}:x:`))];
       if (r.out.includes('"root"')) quoted.push('"root"');
