@@ -34,6 +34,7 @@ import { signJob } from '../src/shared/util/job-signature.js';
 import { readEdgeListFile } from '../src/features/population/worlds/graph-file.js';
 import { loadPopulation } from '../src/features/population/population.js';
 import { compileExpression } from '../src/features/population/worlds/expr.js';
+import { checkSopFiles } from '../src/apps/sweep/job-policy.js';
 
 const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
 if (!REDIS)
@@ -412,6 +413,39 @@ describe('sop export --parquet to a place that is not a folder of its own', () =
     expect(ok.status, ok.out).toBe(0);
     expect(readdirSync(join(dir, 'parquet')).filter((f) => f.endsWith('.parquet')).length).toBeGreaterThan(0);
   }, 180_000);
+});
+
+describe("the files a worker's --root covers, beyond population and graph files", () => {
+  it('knowledge files, sub-flow SOPs and the files a sub-flow names are checked too, symlinks resolved', () => {
+    const base = join(tmp, 'roots');
+    const root = join(base, 'root');
+    const out = join(base, 'outside');
+    mkdirSync(root, { recursive: true });
+    mkdirSync(out, { recursive: true });
+    const main = join(root, 'main.sop.json');
+    const knowledge = (path: string) => ({ states: { talk: { components: { Host: { knowledge: { path } } } } } });
+    const subflow = (file: string) => ({ states: { work: { commands: { delegate: { executor: 'sop', settings: { file } } } } } });
+    const check = (sop: unknown) => () => checkSopFiles(sop, main, [root]);
+    expect(check(knowledge('kb.json'))).not.toThrow();
+    expect(check(knowledge('../outside/kb.json'))).toThrow(
+      /the SOP's knowledge file at \/states\/talk\/components\/Host\/knowledge\/path ".*outside\/kb\.json" is outside this worker's --root/,
+    );
+    expect(check(subflow(join(out, 'sub.sop.json')))).toThrow(
+      /the SOP's sub-flow SOP file at \/states\/work\/commands\/delegate\/settings\/file .* is outside/,
+    );
+    // a sub-flow inside the root that names a population file outside it (through a symlink folder)
+    symlinkSync(out, join(root, 'escape'));
+    writeFileSync(join(root, 'sub.sop.json'), JSON.stringify(popSop({ source: { file: 'escape/secret.csv' } })));
+    expect(check(subflow('sub.sop.json'))).toThrow(
+      /the sub-flow sub\.sop\.json's population file at \/states\/feed\/population\/source\/file ".*escape\/secret\.csv" \(really ".*outside\/secret\.csv"\) is outside/,
+    );
+    writeFileSync(join(root, 'sub2.sop.json'), JSON.stringify(popSop()));
+    expect(check(subflow('sub2.sop.json'))).not.toThrow();
+    // a sub-flow that runs itself is visited once
+    writeFileSync(main, JSON.stringify(subflow('main.sop.json')));
+    expect(check(subflow('main.sop.json'))).not.toThrow();
+    counts.outside += 3;
+  });
 });
 
 interface Proc {
