@@ -19,6 +19,7 @@ import { signJob } from '../src/shared/util/job-signature.js';
 import { codeSop } from './helpers/code-sop.js';
 import { calledCommand, startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { freePort } from './helpers/free-port.js';
+import { scaled } from './helpers/time.js';
 
 const CLI = join(process.cwd(), 'dist/src/apps/cli/main.js');
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
@@ -48,7 +49,7 @@ function start(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string
     exited: new Promise((r) => child.on('exit', (code) => r(code))),
     waitFor: (re, ms = 60_000) =>
       new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${re} within ${ms} ms in:\n${p.out.slice(-3000)}`)), ms);
+        const timer = setTimeout(() => reject(new Error(`no ${re} within ${scaled(ms)} ms in:\n${p.out.slice(-3000)}`)), scaled(ms));
         const check = () => {
           const m = p.out.match(re);
           if (!m) return false;

@@ -181,7 +181,8 @@ export class OpenAiProvider implements LlmProvider {
     this.direct = !direct
       ? undefined
       : new DirectChat({ client: this.client, timeoutMs: this.timeoutMs, maxReplyBytes: this.maxReplyBytes, gate: options.gate });
-    this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    // a server's Retry-After holds a retry at most the run's --timeout, as the shared pause (adaptive-limit.ts)
+    this.policy = { ...DEFAULT_RETRY_POLICY, maxRetryAfterMs: this.timeoutMs, ...options.retry };
     this.budget = options.budget ?? new RetryBudget(50, RETRIES_PER_CALL);
   }
 

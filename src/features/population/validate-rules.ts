@@ -1,36 +1,18 @@
 // `sop validate`'s checks of rules as data (docs/population.md#rules-as-data) in a population
 // state: the agent state's variables and initial values, the rule cases (their actions in the
-// menu, the variables they set), and every name an expression of the state reads, each at its
-// JSON pointer: a column of the population, a state variable, a name the expression's place
-// gives (`step`, `neighbours`, `action`...), a declared input (`inputs.theta`), and what a
-// neighbour aggregate reads (`neighbours.share('adopted')`).
+// menu, the variables they set), and every name their expressions read, each at its JSON pointer:
+// a column of the population, a state variable, a name every rule expression sees (`step`,
+// `neighbours`...), a declared input (`inputs.theta`), and what a neighbour aggregate reads
+// (`neighbours.share('adopted')`). The state's other expressions are checked by ./validate-names.ts.
 import type { Diagnostic } from '../../format/sop/diagnostics.js';
 import type { Sop } from '../../format/sop/types.js';
 import { compileExpression, type CompiledExpression, type ExpressionOptions } from './worlds/expr.js';
 import { DRAW_FUNCTIONS, RULE_EXPRESSION_OPTIONS } from './agent-state.js';
-import { generatedColumns } from './generate.js';
-import { METRIC_EXPRESSION_OPTIONS } from './metrics.js';
 import { RULE_SCOPE_NAMES } from './rule-program.js';
-import { readColumns } from './source.js';
 import type { PopulationStateSpec } from './state-spec.js';
-import { idColumnOf } from './types.js';
-import { sourcePath } from './validate.js';
 
 const esc = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 const list = (names: Iterable<string>) => [...names].sort().join(', ');
-
-/** The population's columns (the id column included), or undefined when its file cannot be read (reported elsewhere). */
-export function populationColumns(spec: PopulationStateSpec, baseDir: string | undefined): string[] | undefined {
-  const p = spec.population;
-  const id = idColumnOf(p);
-  try {
-    if ('generate' in p.source) return [id, ...generatedColumns(p.source.generate, id).filter((c) => c !== id)];
-    if (baseDir === undefined) return undefined;
-    return readColumns(sourcePath(p.source.file, baseDir), { format: p.source.format, display: p.source.file });
-  } catch {
-    return undefined;
-  }
-}
 
 export interface RuleCheckContext {
   sop: Sop;
@@ -49,7 +31,6 @@ export function ruleDiagnostics(c: RuleCheckContext): Diagnostic[] {
   const err = (pointer: string, message: string) => out.push({ severity: 'error', pointer, message });
   const { spec, at, columns, sop } = c;
   const vars = Object.keys(spec.agentState);
-  const usesRules = vars.length > 0 || spec.cognition.some((e) => e.cases);
   const columnSet = new Set(columns ?? []);
   const inputs = new Set(Object.keys(sop.inputs ?? {}));
   /** What an aggregate over neighbours may read of them. */
@@ -105,7 +86,6 @@ export function ruleDiagnostics(c: RuleCheckContext): Diagnostic[] {
   const cognitionAt = Array.isArray(c.def.cognition) ? (i: number) => `${at}/cognition/${i}` : () => `${at}/cognition`;
   spec.cognition.forEach((entry, i) => {
     const p = cognitionAt(i);
-    check(`${p}/where`, entry.where, base);
     if (!entry.cases) return;
     if (entry.tier !== 'rule') err(`${p}/cases`, `only a rule tier follows cases (this one is "${entry.tier}")`);
     if (entry.policy !== undefined) err(`${p}/policy`, 'a rule tier follows either a named policy or its cases, not both');
@@ -123,13 +103,5 @@ export function ruleDiagnostics(c: RuleCheckContext): Diagnostic[] {
       }
     });
   });
-  if ('expr' in spec.activation) check(`${at}/activation/expr`, spec.activation.expr, new Set([...base, ...vars, 'step', 'hour']));
-  for (const [m, ms] of Object.entries(spec.metrics)) {
-    const names = new Set(usesRules ? ruleKnown : base);
-    if (ms.over !== 'agents') for (const n of ['action', 'ok', 'output']) names.add(n);
-    const opts = usesRules ? METRIC_EXPRESSION_OPTIONS : {};
-    check(`${at}/metrics/${esc(m)}/of`, ms.of, names, opts);
-    check(`${at}/metrics/${esc(m)}/where`, ms.where, names, opts);
-  }
   return out;
 }

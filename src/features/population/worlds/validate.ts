@@ -16,8 +16,8 @@ export interface WorldCheckOptions {
   actionsPointer?: string;
   /** The worlds a SOP may name (default: the built-ins). */
   worlds?: WorldRegistry;
-  /** Whether a file named by the spec exists (the graph's edge list), paths as written. */
-  exists?: (file: string) => boolean;
+  /** Why a file named by the spec (the graph's edge list, path as written) cannot be read; undefined when it can. */
+  fileProblem?: (file: string) => string | undefined;
 }
 
 let specSchemaMemo: Record<string, unknown> | undefined;
@@ -55,8 +55,8 @@ export function validateWorldSpec(spec: unknown, pointer: string, opts: WorldChe
   if (!resolved.ok) for (const p of resolved.problems) push(error(`${pointer}/params${p.pointer}`, p.message));
   if (graph !== undefined && type !== 'social' && !world.graph)
     push(error(`${pointer}/graph`, `world "${type}" takes no graph (${graphWorlds(worlds).join(', ')} do)`));
-  if (graph && typeof graph.file === 'string' && opts.exists && !opts.exists(graph.file))
-    push(error(`${pointer}/graph/file`, `file not found: ${graph.file}`));
+  const problem = graph && typeof graph.file === 'string' ? opts.fileProblem?.(graph.file) : undefined;
+  if (problem) push(error(`${pointer}/graph/file`, problem));
   if (opts.actions !== undefined) {
     const at = opts.actionsPointer ?? `${pointer.replace(/\/world$/, '')}/actions`;
     const names = resolved.ok ? worldTools(world, resolved.params).map((a) => a.name) : actionNames(world);
