@@ -10,6 +10,7 @@ import { parseEmbedderSpec } from '../../core/memory/create-embedder.js';
 import { SopError, type Diagnostic } from '../../format/sop/diagnostics.js';
 import { pointerOf } from '../../format/sop/json-source.js';
 import { loadSopFile } from '../../api/loader/load.js';
+import { BUILTIN_EXECUTORS } from '../../api/loader/executors.js';
 import type { Sop } from '../../format/sop/types.js';
 
 export function startupDiagnostics(sop: Sop, file: string, seen: Set<string> = new Set()): Diagnostic[] {
@@ -39,7 +40,7 @@ export function startupDiagnostics(sop: Sop, file: string, seen: Set<string> = n
     }
     for (const [name, def] of Object.entries(state.commands ?? {})) {
       try {
-        compileCommand(stateName, name, def, { baseDir, loadSop: (f) => loadSopFile(f).sop });
+        compileCommand(stateName, name, def, { baseDir, loadSop: (f) => loadSopFile(f).sop, executors: BUILTIN_EXECUTORS });
       } catch (err) {
         if (!(err instanceof CommandConfigError)) throw err;
         out.push({ severity: 'error', pointer: err.pointer, message: err.message });

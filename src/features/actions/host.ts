@@ -7,10 +7,10 @@ import type { RunEvent, RunListener, UsageTotals } from '../../core/runtime/even
 import type { Sop } from '../../format/sop/types.js';
 import type { SubflowResult } from './executors/types.js';
 import type { MemoryLink } from '../../core/workspace/memory-files.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): executors journal effects; they part once the effect ledger is reached through the run context
-import type { EffectSpec } from '../journal/effects.js';
+import type { EffectSpec } from '../../core/runtime/effects.js';
 import type { Embedder } from '../../core/memory/embedder.js';
 import type { Redactor } from '../../shared/util/redact.js';
+import type { ContextVars } from '../../shared/util/context-vars.js';
 import type { CodeSessions } from './executors/session/code-session.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools become commands here; they part once tools reach the actions through an interface in core
 import type { McpHub } from '../mcp/hub.js';
@@ -75,7 +75,11 @@ export interface ActionHost {
   turn(): number;
   baseContext(): Record<string, unknown>;
   subRun(request: SubRunRequest): Promise<SubRunOutcome>;
-  /** The run's effect ledger (src/features/journal/effects.ts): a resumed run reuses journaled results. */
+  /** Read, parse and check a SOP file with every check (a sub-flow's; the engine hands in its loader). */
+  loadSop(file: string): { sop: Sop; file: string };
+  /** The run's typed values (src/shared/util/context-vars.ts): the code sessions are shared there. */
+  vars?: ContextVars;
+  /** The run's effects (RunContext.perform; durable with the journal's ledger): a resumed run reuses journaled results. */
   perform?<T>(spec: EffectSpec, fn: () => Promise<T>): Promise<{ value: T; reused: boolean }>;
   /** secrets: applied to executor results (code output, files read) before anything else sees them. */
   redact?: Redactor;

@@ -21,12 +21,15 @@ export function usesActions(sop: Sop): boolean {
 
 export type ActionsPlugin = RunPlugin & { runtime: ActionRuntime };
 
-/** The actions of a run (undefined for a SOP that uses none); `subRun` runs a sub-flow (sop executor) as a nested run. */
-export function actionsPlugin(
-  ctx: RunContext,
-  options: ActionOptions | undefined,
-  subRun: (request: SubRunRequest) => Promise<SubRunOutcome>,
-): ActionsPlugin | undefined {
+/** What the engine hands the actions: how a sub-flow (sop executor) runs as a nested run, and how its SOP file is loaded. */
+export interface ActionEngine {
+  subRun(request: SubRunRequest): Promise<SubRunOutcome>;
+  /** Read, parse and check a SOP file with every check (src/api/loader/load.ts). */
+  loadSop(file: string): { sop: Sop; file: string };
+}
+
+/** The actions of a run (undefined for a SOP that uses none). */
+export function actionsPlugin(ctx: RunContext, options: ActionOptions | undefined, engine: ActionEngine): ActionsPlugin | undefined {
   if (!usesActions(ctx.sop)) return undefined;
   const runtime = new ActionRuntime(
     {
@@ -45,7 +48,9 @@ export function actionsPlugin(
       perform: (spec, fn) => ctx.perform(spec, fn),
       inputs: ctx.inputs,
       embedder: () => ctx.embedder(),
-      subRun,
+      vars: ctx.vars,
+      subRun: (r) => engine.subRun(r),
+      loadSop: (f) => engine.loadSop(f),
     },
     options,
   );

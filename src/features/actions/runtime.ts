@@ -9,22 +9,18 @@ import type { CallMeta, ChatMessage } from '../../core/llm/types.js';
 import type { RunEvent } from '../../core/runtime/events.js';
 import type { StateRuntime } from '../../core/runtime/controller.js';
 import { SopError } from '../../format/sop/diagnostics.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): a sub-flow loads its SOP with every check; it moves once the loader is handed in by the engine
-import { loadSopFile } from '../../api/loader/load.js';
 import type { ResolvedState } from '../../format/sop/resolved.js';
 import type { SubflowRequest, SubflowResult } from './executors/types.js';
-import { LOGS, MemoryFiles } from '../../core/workspace/memory-files.js';
-import { CommandConfigError, checkCommand, compileCommands, type CommandSpec } from './commands.js';
+import { LOGS, MemoryFiles, typedMemoryFiles } from '../../core/workspace/memory-files.js';
+import { CommandConfigError, checkCommand, compileCommands, grantedTools, type CommandSpec } from './commands.js';
 import { initialMemory, inputMadeMemory } from './memory-initial.js';
 import { parseCommandReply } from '../../core/llm/command-reply.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { structuredExtensions, structuredMemoryFiles } from '../scientist/memory-types.js';
 import { commandMeta, commandPart, commandTools, commandViews, type CommandView } from './prompt.js';
 import { makeRedactor, type Redactor } from '../../shared/util/redact.js';
-import { CodeSessions } from './executors/session/code-session.js';
+import { CODE_SESSIONS, CodeSessions } from './executors/session/code-session.js';
+import { ContextVars } from '../../shared/util/context-vars.js';
+import { EXECUTORS } from './executors/registry.js';
 import { followInputs } from '../../core/workspace/memory-dir.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools become commands here; they part once tools reach the actions through an interface in core
-import { stateGrants } from '../mcp/config.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools become commands here; they part once tools reach the actions through an interface in core
 import { McpServerError } from '../mcp/hub.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools become commands here; they part once tools reach the actions through an interface in core
@@ -78,6 +74,8 @@ export class ActionRuntime {
   private readonly ownsSessions: boolean;
   /** Where sub-flows' memory folders go (the run folder's memory/, even when the run's own files are in a memory folder). */
   private readonly subflowBase: string | undefined;
+  /** The run's typed values: the code sessions are shared there with the code executor. */
+  private readonly vars: ContextVars;
 
   constructor(
     private readonly host: ActionHost,
@@ -95,19 +93,21 @@ export class ActionRuntime {
         network: o.sandboxNetwork === true,
         env: { SOP_WORKSPACE: o.workspace ?? '', SOP_LAUNCH_DIR: o.launchDir ?? process.cwd() },
       });
+    this.vars = host.vars ?? new ContextVars();
+    this.vars.set(CODE_SESSIONS, this.sessions);
     const runMemory = o.memoryDir ?? (o.runDir ? join(o.runDir, 'memory') : undefined);
     // --memory-dir: the top-level run's files last across runs; sub-flows keep theirs in the run folder
     const memoryDir = (o.depth ?? 0) === 0 && o.persistentMemoryDir ? o.persistentMemoryDir : runMemory;
     this.subflowBase = runMemory;
     const declared = (host.sop.memory ?? {}) as Record<string, string>;
     const initial = initialMemory(declared, host.inputs);
+    const typed = typedMemoryFiles(host.sop); // memory_types add structured memory files (memory/NAME.json)
     this.memory = new MemoryFiles({
       dir: memoryDir,
       // durability: a sub-flow's folder is its own, so files found there are an interrupted attempt's
       fresh: (o.depth ?? 0) > 0,
-      // scientist: memory_types add structured memory files (memory/NAME.json)
-      initial: { ...initial, ...structuredMemoryFiles(host.sop) },
-      extensions: structuredExtensions(host.sop),
+      initial: { ...initial, ...typed.initial },
+      extensions: typed.extensions,
       links: o.memoryLinks,
       onWrite: (w) => {
         host.emit({ type: 'memory_written', name: w.name, op: w.op, bytes: w.bytes, ...(w.path ? { path: w.path } : {}) });
@@ -116,9 +116,9 @@ export class ActionRuntime {
     });
     const diags = [];
     for (const [name, state] of Object.entries(host.sop.states)) {
-      if ((!state.commands || Object.keys(state.commands).length === 0) && stateGrants(state).length === 0) continue;
+      if ((!state.commands || Object.keys(state.commands).length === 0) && grantedTools(state).length === 0) continue;
       try {
-        const specs = compileCommands(name, state, { baseDir: this.baseDir, loadSop: (f) => loadSopFile(f).sop });
+        const specs = compileCommands(name, state, { baseDir: this.baseDir, loadSop: (f) => host.loadSop(f).sop, executors: EXECUTORS });
         this.specs.set(name, specs);
         this.views.set(name, commandViews(specs));
       } catch (err) {
@@ -219,7 +219,7 @@ export class ActionRuntime {
 
   /** mcp: add the tools a state grants to its commands (the servers start on first use). */
   async prepareTools(state: ResolvedState): Promise<void> {
-    const grants = stateGrants(state.def);
+    const grants = grantedTools(state.def);
     if (grants.length === 0 || this.toolsReady.has(state.name)) return;
     if (!this.o.mcp)
       throw new ActionError(`state "${state.name}" grants MCP tools (${grants.join(', ')}), and this run has no MCP servers`);
@@ -375,7 +375,7 @@ export class ActionRuntime {
           host: this.host,
           options: this.o,
           memory: this.memory,
-          sessions: this.sessions,
+          vars: this.vars,
           baseDir: this.baseDir,
           rejections: this.rejections.get(`${state.name}/${spec.name}`) ?? 0,
           note: this.notes.get(`${state.name}/${spec.executor.name}`),

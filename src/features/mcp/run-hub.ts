@@ -3,8 +3,6 @@
 // the actions (granted tools become commands) and to the tool slots (bindings, whose calls are the
 // run's journaled effects). The servers end with the run. Active only in a SOP that declares mcp_servers.
 import { dirname, resolve } from 'node:path';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools are shaped as commands; they part once the command shape lives in core
-import type { ActionOptions } from '../actions/host.js';
 import type { ToolSlotExecutor } from '../../core/components/registry.js';
 import type { RunContext } from '../../core/runtime/context.js';
 import type { RunPlugin } from '../../core/runtime/hooks.js';
@@ -71,8 +69,16 @@ export interface McpRun {
   plugin(slots: Record<string, ToolSlotExecutor>): RunPlugin;
 }
 
+/** What a run's MCP servers read of its action options: the run folder, the workspace, and whether nobody is asked. */
+export interface McpActionOptions {
+  runDir?: string;
+  workspace?: string;
+  autoRun?: boolean;
+  yes?: boolean;
+}
+
 /** The MCP servers of a run, or undefined for a SOP without mcp_servers. */
-export function mcpForRun(o: { sop: Sop; file: string; actions?: ActionOptions; mcp?: McpRunOptions }): McpRun | undefined {
+export function mcpForRun(o: { sop: Sop; file: string; actions?: McpActionOptions; mcp?: McpRunOptions }): McpRun | undefined {
   const servers = mcpServers(o.sop);
   if (Object.keys(servers).length === 0) return undefined;
   const workspace = o.actions?.workspace;

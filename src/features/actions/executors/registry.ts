@@ -10,21 +10,11 @@ import { executor as memory } from './memory.js';
 import { executor as sop } from './sop.js';
 import { taskBoardSpec } from './task-board-spec.js';
 import { worldModelSpec } from './world-model-spec.js';
-import type { Executor } from './types.js';
+import { executorTable, type ExecutorTable } from '../commands.js';
 
 // The scientist's executors are declared here and imported at their first call (lazy.ts).
 const taskBoard = lazyExecutor(taskBoardSpec, () => import('./task-board.js'));
 const worldModel = lazyExecutor(worldModelSpec, () => import('./world-model.js'));
 const knowledge = lazyExecutor(knowledgeSpec, () => import('./knowledge.js'));
 
-const EXECUTORS: readonly Executor[] = [code, memory, library, human, sop, finish, taskBoard, worldModel, knowledge];
-
-const byName = new Map(EXECUTORS.map((e) => [e.name, e]));
-
-export function getExecutor(name: string): Executor | undefined {
-  return byName.get(name);
-}
-
-export function executorNames(): string[] {
-  return [...byName.keys()];
-}
+export const EXECUTORS: ExecutorTable = executorTable([code, memory, library, human, sop, finish, taskBoard, worldModel, knowledge]);

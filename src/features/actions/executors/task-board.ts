@@ -23,9 +23,8 @@ import { describeTask, TaskBoardError, type Task, type TaskValue } from '../../s
 import { searchThoughts } from '../../scientist/taskboard/thought-search.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
 import { WorldModelError } from '../../scientist/worldmodel/statement.js';
-import { ExecutorInputError, str, type ExecContext, type ExecResult, type Executor } from './types.js';
+import { ExecutorInputError, str, type ExecContext, type ExecResult, type Executor, type LibraryLanguage } from './types.js';
 import { DEFAULT_FRAMEWORKS_FILE, DEFAULT_MAX_DEPTH, opOf, taskBoardSpec, type Op } from './task-board-spec.js';
-import { inspectCode, saveToLibrary, type Lang } from './library.js';
 
 export { DEFAULT_FRAMEWORKS_FILE, DEFAULT_MAX_DEPTH, TASK_BOARD_OPS } from './task-board-spec.js';
 
@@ -219,13 +218,15 @@ const OPS: Record<Op, OpFn> = {
     if (!name || !content) throw new TaskBoardError('a framework needs a name and its content');
     if (str(args.kind) === 'code') {
       // a code framework is library code later code imports, not a note (seed 003)
-      const lang: Lang = str(args.language) === 'javascript' ? 'javascript' : 'python';
-      const inspected = inspectCode(content, lang);
+      const lang: LibraryLanguage = str(args.language) === 'javascript' ? 'javascript' : 'python';
+      const library = ctx.library;
+      if (!library) throw new TaskBoardError('a code framework is saved to the code library, and this run has none');
+      const inspected = library.inspect(content, lang);
       if (!inspected.ok) throw new TaskBoardError(`the code framework "${name}" is not valid ${lang}: ${inspected.error}`);
       if (inspected.functions.length === 0)
         throw new TaskBoardError(`the code framework "${name}" defines no top-level function: write it as functions later code can import`);
       const module = lang === 'python' ? 'library.py' : 'library.js';
-      const saved = saveToLibrary(ctx, content, inspected.functions, lang, module);
+      const saved = library.save(content, inspected.functions, lang, module);
       const signatures = inspected.functions.map((f) => f.signature).join(', ');
       ctx.memory.append(file, `## ${name} (code, from task ${t.id})\n\nIn ${module}: ${signatures}. Use it with: ${saved.importHint}\n\n`);
       board.annotate(t.id, `Created the code framework "${name}" (${module}).`);
