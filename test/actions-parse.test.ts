@@ -1,7 +1,7 @@
 // Reading a command out of an agent's reply, and checking it against the state's commands.
 import { describe, expect, it } from 'vitest';
 import { parseCommandReply } from '../src/core/llm/command-reply.js';
-import { checkCommand, compileCommands, commandDiagnostics } from '../src/features/actions/commands.js';
+import { checkCommand, compileCommands, commandDiagnostics } from '../src/core/commands/commands.js';
 import { BUILTIN_EXECUTORS } from '../src/api/loader/executors.js';
 import type { Sop, SopState } from '../src/format/sop/types.js';
 

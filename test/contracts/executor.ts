@@ -1,10 +1,10 @@
-// The contract of an executor (src/features/actions/executors/types.ts), as a SOP's commands meet it: its settings
+// The contract of an executor (src/core/commands/executor.ts), as a SOP's commands meet it: its settings
 // schema accepts a valid example and refuses a wrong one in one clear line, its arguments are
 // well-formed, and a command with missing or unknown arguments is refused naming them.
 import { describe, expect, it } from 'vitest';
-import { checkCommand, compileCommand } from '../../src/features/actions/commands.js';
+import { checkCommand, compileCommand } from '../../src/core/commands/commands.js';
 import { BUILTIN_EXECUTORS } from '../../src/api/loader/executors.js';
-import type { ArgsEnv, Executor } from '../../src/features/actions/executors/types.js';
+import type { ArgsEnv, Executor } from '../../src/core/commands/executor.js';
 
 export interface ExecutorExample {
   /** Settings the executor accepts. */

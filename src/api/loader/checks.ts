@@ -1,7 +1,7 @@
 // The checks of the layers above the format that every loaded SOP goes through: the commands of
 // its states (executors, their settings and arguments; MCP grants and servers) and its population states (data, world,
 // expressions). src/format/sop/ takes them as a parameter.
-import { commandDiagnostics } from '../../features/actions/commands.js';
+import { commandDiagnostics } from '../../core/commands/commands.js';
 import { BUILTIN_EXECUTORS } from './executors.js';
 import { mcpDiagnostics } from '../../features/mcp/checks.js';
 import { populationDiagnostics } from '../../features/population/validate-state.js';

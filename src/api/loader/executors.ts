@@ -2,6 +2,6 @@
 // loaded SOP's commands are checked against. A run gets the same ones through its plugins'
 // commandExecutors hook (src/core/runtime/hooks.ts).
 import { EXECUTORS } from '../../features/actions/executors/registry.js';
-import type { ExecutorTable } from '../../features/actions/commands.js';
+import type { ExecutorTable } from '../../core/commands/commands.js';
 
 export const BUILTIN_EXECUTORS: ExecutorTable = EXECUTORS;

@@ -4,7 +4,7 @@
 // embedder spec, the model files of `llm.provider: "local"`, and (agents-v1) knowledge base files. The checks of the SOP document alone are in src/format/sop (load.ts, check-static.ts).
 import { statSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
-import { CommandConfigError, compileCommand } from '../../features/actions/commands.js';
+import { CommandConfigError, compileCommand } from '../../core/commands/commands.js';
 import { subflowFile } from '../../features/actions/executors/sop.js';
 import { parseEmbedderSpec } from '../../core/memory/create-embedder.js';
 import { SopError, type Diagnostic } from '../../format/sop/diagnostics.js';

@@ -1,15 +1,15 @@
-// What an executor is given when one of its commands runs (ExecContext of src/features/actions/executors/types.ts):
+// What an executor is given when one of its commands runs (ExecContext of src/core/commands/executor.ts):
 // the command's settings and where it was issued, the run's memory files, workspace, people,
 // flags, typed values (the code sessions), code library and templates, and a way to run a sub-flow.
 import type { Message } from '../../core/environment/message.js';
 import { renderText } from '../../core/prompt/templates.js';
 import type { ResolvedState } from '../../format/sop/resolved.js';
-import type { ExecContext, SubflowRequest, SubflowResult } from './executors/types.js';
+import type { ExecContext, SubflowRequest, SubflowResult } from '../../core/commands/executor.js';
 import { codeLibrary } from './executors/library.js';
 import type { MemoryFiles } from '../../core/workspace/memory-files.js';
 import type { ContextVars } from '../../shared/util/context-vars.js';
 import { Workspace } from '../../core/workspace/workspace.js';
-import type { CommandSpec } from './commands.js';
+import type { CommandSpec } from '../../core/commands/commands.js';
 import { ActionError } from './errors.js';
 import type { ActionHost, ActionOptions } from './host.js';
 

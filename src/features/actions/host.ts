@@ -5,7 +5,7 @@ import type { HumanInput } from '../../core/io/human.js';
 import type { TemplateSet } from '../../core/prompt/templates.js';
 import type { RunEvent, RunListener, UsageTotals } from '../../core/runtime/events.js';
 import type { Sop } from '../../format/sop/types.js';
-import type { SubflowResult } from './executors/types.js';
+import type { SubflowResult } from '../../core/commands/executor.js';
 import type { MemoryLink } from '../../core/workspace/memory-files.js';
 import type { EffectSpec } from '../../core/runtime/effects.js';
 import type { Embedder } from '../../core/memory/embedder.js';

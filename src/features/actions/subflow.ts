@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { RunEvent, RunListener } from '../../core/runtime/events.js';
 import { mergeUsage } from '../../core/runtime/usage.js';
 import { SubflowDepthError } from './executors/subflow-failure.js';
-import type { SubflowRequest, SubflowResult } from './executors/types.js';
+import type { SubflowRequest, SubflowResult } from '../../core/commands/executor.js';
 import type { CodeSessions } from './executors/session/code-session.js';
 import type { MemoryFiles, MemoryLink } from '../../core/workspace/memory-files.js';
 import type { ActionHost, ActionOptions } from './host.js';

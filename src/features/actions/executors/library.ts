@@ -18,7 +18,7 @@ import {
   type Executor,
   type FunctionInfo,
   type LibraryLanguage,
-} from './types.js';
+} from '../../../core/commands/executor.js';
 import { HumanInputError, NoMoreAnswersError } from '../../../core/io/human.js';
 import { isResumableError } from '../../../core/runtime/checkpoint.js';
 import { FileAccessError } from '../../../shared/workspace/safe-file.js';

@@ -23,7 +23,7 @@ import {
   type CodeOutcome,
 } from '../code-runner.js';
 import { RUN_TAG_VAR, killHolders, killTagged, newRunTag, outputEnds } from '../process-tag.js';
-import { SECCOMP_FD, sandboxArgv, sandboxFilter } from '../sandbox.js';
+import { SECCOMP_FD, sandboxArgv, sandboxFilter } from '../../../../shared/sandbox/sandbox.js';
 import { packageRoot } from '../../../../shared/util/package-root.js';
 import { EngineError } from '../../../../shared/errors.js';
 import { contextVar } from '../../../../shared/util/context-vars.js';

@@ -1,13 +1,13 @@
 // What an executor is: a named effect a command can invoke, with the schema of its settings
 // (written in the SOP) and of its arguments (written by the agent), and a run function.
-import { EngineError } from '../../../shared/errors.js';
-import type { HumanInput } from '../../../core/io/human.js';
-import type { TemplateSet } from '../../../core/prompt/templates.js';
-import type { MemoryFiles } from '../../../core/workspace/memory-files.js';
-import type { Workspace } from '../../../core/workspace/workspace.js';
-import type { Embedder } from '../../../core/memory/embedder.js';
-import type { Sop } from '../../../format/sop/types.js';
-import type { ContextVars } from '../../../shared/util/context-vars.js';
+import { EngineError } from '../../shared/errors.js';
+import type { HumanInput } from '../io/human.js';
+import type { TemplateSet } from '../prompt/templates.js';
+import type { MemoryFiles } from '../workspace/memory-files.js';
+import type { Workspace } from '../workspace/workspace.js';
+import type { Embedder } from '../memory/embedder.js';
+import type { Sop } from '../../format/sop/types.js';
+import type { ContextVars } from '../../shared/util/context-vars.js';
 
 /** One argument of a command, as the agent is told about it and as it is checked. */
 export interface ArgSpec {

@@ -5,9 +5,9 @@ import { EngineError } from '../../shared/errors.js';
 import type { Diagnostic } from '../../format/sop/diagnostics.js';
 import { pointerOf } from '../../format/sop/json-source.js';
 import type { Sop, SopState } from '../../format/sop/types.js';
-import type { ArgSpecs, ArgsEnv, Executor } from './executors/types.js';
+import type { ArgSpecs, ArgsEnv, Executor } from './executor.js';
 import { checkSchema, type MiniSchema, type SchemaProblem } from './mini-schema.js';
-import type { ParsedCommand } from '../../core/llm/command-reply.js';
+import type { ParsedCommand } from '../llm/command-reply.js';
 
 export type SopCommand = NonNullable<SopState['commands']>[string];
 

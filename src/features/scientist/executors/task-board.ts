@@ -4,26 +4,33 @@
 // the user or creates a framework when the task's value allows it. The board is a memory file
 // (memory_types: {"NAME": "task_board"}), read and written whole at every command.
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { ArgumentError, parseIds, parseRoutes, parseSubtasks } from '../../scientist/args.js';
+import { ArgumentError, parseIds, parseRoutes, parseSubtasks } from '../args.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { memoryNameOf, readTaskBoard, writeTaskBoard } from '../../scientist/memory-types.js';
+import { memoryNameOf, readTaskBoard, writeTaskBoard } from '../memory-types.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { escalate, ResourceError, resourcesFor, startLevel, userAway } from '../../scientist/resources.js';
+import { escalate, ResourceError, resourcesFor, startLevel, userAway } from '../resources.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { TextIndex } from '../../scientist/text-index.js';
+import { TextIndex } from '../text-index.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { taskBoardView } from '../../scientist/views.js';
+import { taskBoardView } from '../views.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import type { TaskBoard } from '../../scientist/taskboard/board.js';
+import type { TaskBoard } from '../taskboard/board.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { schedule } from '../../scientist/taskboard/scheduler.js';
+import { schedule } from '../taskboard/scheduler.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { describeTask, TaskBoardError, type Task, type TaskValue } from '../../scientist/taskboard/task.js';
+import { describeTask, TaskBoardError, type Task, type TaskValue } from '../taskboard/task.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { searchThoughts } from '../../scientist/taskboard/thought-search.js';
+import { searchThoughts } from '../taskboard/thought-search.js';
 // eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { WorldModelError } from '../../scientist/worldmodel/statement.js';
-import { ExecutorInputError, str, type ExecContext, type ExecResult, type Executor, type LibraryLanguage } from './types.js';
+import { WorldModelError } from '../worldmodel/statement.js';
+import {
+  ExecutorInputError,
+  str,
+  type ExecContext,
+  type ExecResult,
+  type Executor,
+  type LibraryLanguage,
+} from '../../../core/commands/executor.js';
 import { DEFAULT_FRAMEWORKS_FILE, DEFAULT_MAX_DEPTH, opOf, taskBoardSpec, type Op } from './task-board-spec.js';
 
 export { DEFAULT_FRAMEWORKS_FILE, DEFAULT_MAX_DEPTH, TASK_BOARD_OPS } from './task-board-spec.js';
