@@ -66,8 +66,8 @@ function rewriteSpecifiers(text, file) {
 
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const mentions = [...moves].flatMap(([from, to]) => [
-  [new RegExp(`(?<![\\w./-])${escape(from)}(?![\\w-])`, 'g'), to],
-  [new RegExp(`(?<![\\w./-])${escape(from.replace(/\.ts$/, '.js'))}(?![\\w-])`, 'g'), to.replace(/\.ts$/, '.js')],
+  [new RegExp(`(?<![\\w-])${escape(from)}(?![\\w-])`, 'g'), to],
+  [new RegExp(`(?<![\\w-])${escape(from.replace(/\.ts$/, '.js'))}(?![\\w-])`, 'g'), to.replace(/\.ts$/, '.js')],
 ]);
 const rewriteMentions = (text) => mentions.reduce((t, [re, to]) => t.replace(re, to), text);
 
