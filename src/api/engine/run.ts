@@ -88,7 +88,7 @@ export function builtinPlugins(options: RunOptions): (ctx: RunContext) => RunPlu
       }).run();
       return { status: res.status, turns: res.turns, result: res.result, summary: res.summary, error: res.error, usage: res.usage };
     };
-    const actions = actionsPlugin(ctx, mcp ? { ...options.actions, mcp: mcp.hub } : options.actions, { subRun, loadSop: loadSopFile });
+    const actions = actionsPlugin(ctx, options.actions, { subRun, loadSop: loadSopFile });
     const v1 = ctx.sop.agents_v1
       ? agentsV1Plugin(ctx, {
           workspace: options.actions?.workspace,

@@ -1,7 +1,8 @@
-// The executors a SOP's commands may name, as every built-in feature contributes them: what a
+// The executors a SOP's commands may name, as the built-in features contribute them: what a
 // loaded SOP's commands are checked against. A run gets the same ones through its plugins'
 // commandExecutors hook (src/core/runtime/hooks.ts).
-import { EXECUTORS } from '../../features/actions/executors/registry.js';
-import type { ExecutorTable } from '../../core/commands/commands.js';
+import { executorTable, type ExecutorTable } from '../../core/commands/commands.js';
+import { ACTION_EXECUTORS } from '../../features/actions/executors/registry.js';
+import { SCIENTIST_EXECUTORS } from '../../features/scientist/executors/index.js';
 
-export const BUILTIN_EXECUTORS: ExecutorTable = EXECUTORS;
+export const BUILTIN_EXECUTORS: ExecutorTable = executorTable([...ACTION_EXECUTORS, ...SCIENTIST_EXECUTORS]);

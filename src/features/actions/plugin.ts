@@ -5,6 +5,9 @@
 import { MEMORY_FILES } from '../../core/workspace/memory-files.js';
 import type { RunContext } from '../../core/runtime/context.js';
 import type { RunPlugin } from '../../core/runtime/hooks.js';
+import { having, transform, transformAsync } from '../../core/runtime/compose.js';
+import { executorTable } from '../../core/commands/commands.js';
+import { ACTION_EXECUTORS } from './executors/registry.js';
 import type { Sop } from '../../format/sop/types.js';
 import { limitToVisit } from './prompt.js';
 import type { ActionOptions, SubRunOutcome, SubRunRequest } from './host.js';
@@ -49,6 +52,9 @@ export function actionsPlugin(ctx: RunContext, options: ActionOptions | undefine
       inputs: ctx.inputs,
       embedder: () => ctx.embedder(),
       vars: ctx.vars,
+      executors: () => transform(ctx.plugins, 'commandExecutors', executorTable(ACTION_EXECUTORS)),
+      stateCommands: (commands, state) => transformAsync(ctx.plugins, 'stateCommands', commands, state),
+      contributesCommands: () => having(ctx.plugins, 'stateCommands').length > 0,
       subRun: (r) => engine.subRun(r),
       loadSop: (f) => engine.loadSop(f),
     },

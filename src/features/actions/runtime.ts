@@ -19,12 +19,7 @@ import { commandMeta, commandPart, commandTools, commandViews, type CommandView 
 import { makeRedactor, type Redactor } from '../../shared/util/redact.js';
 import { CODE_SESSIONS, CodeSessions } from './executors/session/code-session.js';
 import { ContextVars } from '../../shared/util/context-vars.js';
-import { EXECUTORS } from './executors/registry.js';
 import { followInputs } from '../../core/workspace/memory-dir.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools become commands here; they part once tools reach the actions through an interface in core
-import { McpServerError } from '../mcp/hub.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools become commands here; they part once tools reach the actions through an interface in core
-import { grantedCommands } from '../mcp/tool-command.js';
 import { ActionError, recoverable } from './errors.js';
 import { execContext, type CommandWhere } from './exec-context.js';
 import { runCommand } from './execute.js';
@@ -54,8 +49,12 @@ function oneLine(text: string, max = 300): string {
 
 export class ActionRuntime {
   readonly memory: MemoryFiles;
-  private readonly specs = new Map<string, Record<string, CommandSpec>>();
-  private readonly views = new Map<string, CommandView[]>();
+  /** Each command state's commands and their views, compiled at first need (the run's plugins contribute executors). */
+  private readonly compiled = {
+    specs: new Map<string, Record<string, CommandSpec>>(),
+    views: new Map<string, CommandView[]>(),
+    done: false,
+  };
   /** States ended by finish (or an accepted review), waiting for the transition. */
   private readonly finished = new Map<string, { result: string; summary?: string; next?: string }>();
   private readonly subflowCounts = new Map<string, number>();
@@ -114,13 +113,34 @@ export class ActionRuntime {
         this.fileWritten(w.name);
       },
     });
+    if (memoryDir !== undefined && memoryDir !== runMemory) this.followInputs(memoryDir, declared, initial);
+    const commandStates = Object.values(host.sop.states).some(
+      (st) => Object.keys(st.commands ?? {}).length > 0 || grantedTools(st).length > 0,
+    );
+    if (commandStates || host.sop.memory) this.memory.init();
+  }
+
+  private get specs(): Map<string, Record<string, CommandSpec>> {
+    return this.compile().specs;
+  }
+
+  private get views(): Map<string, CommandView[]> {
+    return this.compile().views;
+  }
+
+  /** The commands of every state, compiled against the executors the run's features contribute (once). */
+  private compile(): { specs: Map<string, Record<string, CommandSpec>>; views: Map<string, CommandView[]> } {
+    const c = this.compiled;
+    if (c.done) return c;
+    const host = this.host;
+    const executors = host.executors();
     const diags = [];
     for (const [name, state] of Object.entries(host.sop.states)) {
       if ((!state.commands || Object.keys(state.commands).length === 0) && grantedTools(state).length === 0) continue;
       try {
-        const specs = compileCommands(name, state, { baseDir: this.baseDir, loadSop: (f) => host.loadSop(f).sop, executors: EXECUTORS });
-        this.specs.set(name, specs);
-        this.views.set(name, commandViews(specs));
+        const specs = compileCommands(name, state, { baseDir: this.baseDir, loadSop: (f) => host.loadSop(f).sop, executors });
+        c.specs.set(name, specs);
+        c.views.set(name, commandViews(specs));
       } catch (err) {
         if (!(err instanceof CommandConfigError) && !(err instanceof SopError)) throw err;
         diags.push(
@@ -131,8 +151,8 @@ export class ActionRuntime {
       }
     }
     if (diags.length) throw new SopError(diags);
-    if (memoryDir !== undefined && memoryDir !== runMemory) this.followInputs(memoryDir, declared, initial);
-    if (this.specs.size > 0 || host.sop.memory) this.memory.init();
+    c.done = true;
+    return c;
   }
 
   /** Notices to give once the run has started (a mission a new goal replaced). */
@@ -217,20 +237,13 @@ export class ActionRuntime {
   /** mcp: states whose granted tools were added to their commands. */
   private readonly toolsReady = new Set<string>();
 
-  /** mcp: add the tools a state grants to its commands (the servers start on first use). */
+  /** The commands other features add to a state at its first turn (the tools it grants: MCP servers start on first use). */
   async prepareTools(state: ResolvedState): Promise<void> {
     const grants = grantedTools(state.def);
     if (grants.length === 0 || this.toolsReady.has(state.name)) return;
-    if (!this.o.mcp)
+    if (!this.host.contributesCommands())
       throw new ActionError(`state "${state.name}" grants MCP tools (${grants.join(', ')}), and this run has no MCP servers`);
-    let tools;
-    try {
-      tools = await grantedCommands(this.o.mcp, state.name, grants);
-    } catch (err) {
-      if (err instanceof McpServerError) throw new ActionError(err.message);
-      throw err;
-    }
-    const specs = { ...tools, ...this.specs.get(state.name) };
+    const specs = await this.host.stateCommands(this.specs.get(state.name) ?? {}, state);
     this.specs.set(state.name, specs);
     this.views.set(state.name, commandViews(specs));
     this.toolsReady.add(state.name);

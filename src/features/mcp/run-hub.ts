@@ -1,7 +1,7 @@
 // The MCP servers of a run as a plugin (src/core/runtime/hooks.ts): a hub for the SOP's mcp_servers
-// (nothing starts until a state needs a tool, and then only with the user's approval), handed to
-// the actions (granted tools become commands) and to the tool slots (bindings, whose calls are the
-// run's journaled effects). The servers end with the run. Active only in a SOP that declares mcp_servers.
+// (nothing starts until a state needs a tool, and then only with the user's approval); the tools a
+// state grants become its commands (stateCommands), and bound tool slots join the run's
+// (toolSlots; their calls are the run's journaled effects). The servers end with the run. Active only in a SOP that declares mcp_servers.
 import { dirname, resolve } from 'node:path';
 import type { ToolSlotExecutor } from '../../core/components/registry.js';
 import type { RunContext } from '../../core/runtime/context.js';
@@ -10,6 +10,7 @@ import type { Sop } from '../../format/sop/types.js';
 import { approveStart, type McpApproval } from './approval.js';
 import { isHttp, mcpServers, splitRef, stateGrants } from './config.js';
 import { McpHub } from './hub.js';
+import { grantedCommands } from './tool-command.js';
 import { boundSlotExecutors, slotBindings } from './slots.js';
 
 export interface McpRunOptions {
@@ -65,7 +66,7 @@ export interface McpRun {
   hub: McpHub;
   /** The executors of the tool slots bound to the hub's tools (their calls go through the run's effects). */
   slots(ctx: RunContext): Record<string, ToolSlotExecutor>;
-  /** The plugin: the bound slots join the run's tool slots; the servers close when the run ends. */
+  /** The plugin: a state's granted tools join its commands, the bound slots the run's tool slots; the servers close when the run ends. */
   plugin(slots: Record<string, ToolSlotExecutor>): RunPlugin;
 }
 
@@ -103,6 +104,11 @@ export function mcpForRun(o: { sop: Sop; file: string; actions?: McpActionOption
       }),
     plugin: (slots) => ({
       name: 'mcp',
+      // the tools a state grants, as commands (a command the state declares of the same name wins)
+      stateCommands: async (commands, state) => {
+        const grants = stateGrants(state.def);
+        return grants.length === 0 ? commands : { ...(await grantedCommands(hub, state.name, grants)), ...commands };
+      },
       toolSlots: (given) => ({ ...given, ...slots }),
       close: () => hub.close(), // servers end with the run (Ctrl-C included)
     }),

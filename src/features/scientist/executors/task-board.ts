@@ -3,25 +3,15 @@
 // scored routes of the task in progress (tried depth-first); escalates its resource level; asks
 // the user or creates a framework when the task's value allows it. The board is a memory file
 // (memory_types: {"NAME": "task_board"}), read and written whole at every command.
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
 import { ArgumentError, parseIds, parseRoutes, parseSubtasks } from '../args.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
 import { memoryNameOf, readTaskBoard, writeTaskBoard } from '../memory-types.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
 import { escalate, ResourceError, resourcesFor, startLevel, userAway } from '../resources.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
 import { TextIndex } from '../text-index.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
 import { taskBoardView } from '../views.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
 import type { TaskBoard } from '../taskboard/board.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
 import { schedule } from '../taskboard/scheduler.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
 import { describeTask, TaskBoardError, type Task, type TaskValue } from '../taskboard/task.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
 import { searchThoughts } from '../taskboard/thought-search.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
 import { WorldModelError } from '../worldmodel/statement.js';
 import {
   ExecutorInputError,

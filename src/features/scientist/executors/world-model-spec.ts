@@ -1,7 +1,6 @@
 // What the `world_model` executor (world-model.ts) declares: its settings and the arguments of
 // each op. Loading a SOP needs only this; the executor's work (the world model, the scientist
 // modules) is imported at its first call (registry.ts).
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
 import { TEST_METHODS, TEST_OUTCOMES } from '../worldmodel/statement.js';
 import type { ArgSpecs, Executor } from '../../../core/commands/executor.js';
 

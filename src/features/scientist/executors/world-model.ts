@@ -3,19 +3,12 @@
 // it, each is tested (knowledge base, code run, user, self-reflection) and the outcome recorded;
 // only a hypothesis whose predictions all held can be accepted into the world model, and a
 // falsified one is rejected. The model is a memory file (memory_types: {"NAME": "world_model"}).
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
 import { ArgumentError, parseItems, parseTriples } from '../args.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
 import { memoryNameOf, memoryTypes, readTaskBoard, readWorldModel, writeWorldModel } from '../memory-types.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
 import { TextIndex } from '../text-index.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
 import { worldModelView } from '../views.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
 import { TaskBoardError } from '../taskboard/task.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
 import type { WorldModel } from '../worldmodel/model.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
 import { WorldModelError, type CodeRunRecord, type TestMethod, type TestOutcome } from '../worldmodel/statement.js';
 import { ExecutorInputError, str, type ExecContext, type ExecResult, type Executor } from '../../../core/commands/executor.js';
 import { worldModelSpec, type Op } from './world-model-spec.js';
