@@ -12,6 +12,7 @@ export { definePlugin } from './core/runtime/hooks.js';
 export type { RunContext } from './core/runtime/context.js';
 export type { Executor, ExecContext, ExecResult, ArgSpec, ArgSpecs, ExecutorDurability } from './core/commands/executor.js';
 export { ExecutorInputError } from './core/commands/executor.js';
+export type { CommandSpec, ExecutorTable } from './core/commands/commands.js';
 export type { ControllerStrategy, ControllerContext, SpeakerPick } from './core/runtime/controllers/index.js';
 export type { ComponentKind, ComponentRuntime } from './core/components/registry.js';
 export type { VectorIndex, VectorIndexFactory } from './core/memory/vector-index.js';

@@ -69,7 +69,7 @@ export function actionsPlugin(ctx: RunContext, options: ActionOptions | undefine
     beforeTurn: () => runtime.giveNotices(), // a mission a new goal replaced (--memory-dir): said once the run has started
     speak: async ({ state, role, agent }, act) => {
       if (!runtime.declares(state)) return undefined;
-      await runtime.prepareTools(state); // mcp: the tools the state grants join its commands
+      await runtime.prepareCommands(state); // what the run's features add (the tools the state grants)
       // The reply must be a command; its executor runs once the command is recorded.
       return runtime.commandTurn(state, role, agent, ctx.turn(), (extra) => act(extra));
     },

@@ -234,19 +234,22 @@ export class ActionRuntime {
     }
   }
 
-  /** mcp: states whose granted tools were added to their commands. */
-  private readonly toolsReady = new Set<string>();
+  /** States whose commands the run's features were asked for (at their first turn). */
+  private readonly prepared = new Set<string>();
 
-  /** The commands other features add to a state at its first turn (the tools it grants: MCP servers start on first use). */
-  async prepareTools(state: ResolvedState): Promise<void> {
+  /** The commands the run's features add to a state, at its first turn (the tools it grants: MCP servers start on first use). */
+  async prepareCommands(state: ResolvedState): Promise<void> {
+    if (this.prepared.has(state.name)) return;
     const grants = grantedTools(state.def);
-    if (grants.length === 0 || this.toolsReady.has(state.name)) return;
-    if (!this.host.contributesCommands())
+    if (grants.length > 0 && !this.host.contributesCommands())
       throw new ActionError(`state "${state.name}" grants MCP tools (${grants.join(', ')}), and this run has no MCP servers`);
-    const specs = await this.host.stateCommands(this.specs.get(state.name) ?? {}, state);
-    this.specs.set(state.name, specs);
-    this.views.set(state.name, commandViews(specs));
-    this.toolsReady.add(state.name);
+    const declared = this.specs.get(state.name) ?? {};
+    const specs = await this.host.stateCommands(declared, state);
+    if (specs !== declared) {
+      this.specs.set(state.name, specs);
+      this.views.set(state.name, commandViews(specs));
+    }
+    this.prepared.add(state.name);
   }
 
   /** Whether the agents of this state reply with commands. */
