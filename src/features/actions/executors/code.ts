@@ -4,15 +4,8 @@ import { CODE_DEFAULTS, LANGUAGES, describeExit, runCode, type CodeOutcome, type
 import { askApproval } from '../../../core/io/human.js';
 import { codeFeedback, reviewCode } from './code-review.js';
 import { CODE_SESSIONS, isSessionLanguage } from './session/code-session.js';
-import {
-  ExecutorInputError,
-  isAcceptance,
-  str,
-  type ArgSpecs,
-  type ExecContext,
-  type ExecResult,
-  type Executor,
-} from '../../../core/commands/executor.js';
+import { ExecutorInputError, isAcceptance, str } from '../../../core/commands/executor.js';
+import type { ArgSpecs, ExecContext, ExecResult, Executor } from '../../../core/commands/executor.js';
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
 

@@ -4,15 +4,8 @@
 // terminal, --answers FILE, or --yes (accept everything without asking).
 import { userAway } from '../../../core/io/human.js';
 import { UserStoppedError } from './subflow-failure.js';
-import {
-  ExecutorInputError,
-  isAcceptance,
-  str,
-  type ArgSpecs,
-  type ExecContext,
-  type ExecResult,
-  type Executor,
-} from '../../../core/commands/executor.js';
+import { ExecutorInputError, isAcceptance, str } from '../../../core/commands/executor.js';
+import type { ArgSpecs, ExecContext, ExecResult, Executor } from '../../../core/commands/executor.js';
 
 type Kind = 'ask' | 'intermediate' | 'final' | 'review';
 
