@@ -29,6 +29,7 @@ import { Job, Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, requireBuiltCli, spawnCliAsync } from './helpers/cli.js';
 import { freePort } from './helpers/free-port.js';
+import { until } from './helpers/until.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { signJob } from '../src/shared/util/job-signature.js';
 import { readEdgeListFile } from '../src/features/population/worlds/graph-file.js';
@@ -580,8 +581,10 @@ describe.skipIf(!REDIS)('sop worker --root: population and graph files outside t
       feed.world = { ...(feed.world as object), ...world };
       const id = await queueJob(`out-${key}`, writeSop(root, `out-${key}`, sop));
       await worker.waitFor(new RegExp(`job ${id} failed: refused: `));
-      const job = await Job.fromId(queue, id);
-      expect(await job!.getState()).toBe('failed');
+      // the worker logs the refusal before BullMQ has moved the job to failed: wait for that move
+      let job = await Job.fromId(queue, id);
+      expect(await until(async () => (await job!.getState()) === 'failed', { timeoutMs: 30_000 }), 'job recorded failed').toBe(true);
+      job = await Job.fromId(queue, id);
       expect(job!.failedReason).toMatch(/^refused: the SOP's /);
       expect(job!.failedReason).toMatch(reason);
       expect(job!.failedReason).toMatch(/outside this worker's --root/);
@@ -597,7 +600,7 @@ describe.skipIf(!REDIS)('sop worker --root: population and graph files outside t
     const [, status] = await worker.waitFor(/run inside (\w+)(?: after|:)/, 180_000);
     expect(status, worker.out).toBe('finished');
     const job = await Job.fromId(queue, id);
-    expect(await job!.getState()).toBe('completed');
+    expect(await until(async () => (await job!.getState()) === 'completed', { timeoutMs: 30_000 }), 'job recorded completed').toBe(true);
     const sent = JSON.stringify(llm.requests.map((r) => r.body));
     expect(sent).toContain(INSIDE_CANARY);
     expect(sent).not.toContain(OUTSIDE_CANARY);
