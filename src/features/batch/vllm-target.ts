@@ -8,8 +8,7 @@ import { writeFileAtomic } from '../../shared/util/atomic-write.js';
 import { LlmError } from '../../core/llm/types.js';
 import type { StepRef } from '../../core/runtime/call-many.js';
 import { isObject } from '../../shared/util/is-object.js';
-import { safeName } from './openai-target.js';
-import type { BatchStatus, BatchTarget, Submitted } from './target.js';
+import { safeName, type BatchStatus, type BatchTarget, type Submitted } from './target.js';
 
 /** The largest output file read (a step of many agents: tens of MiB). */
 const MAX_OUTPUT_BYTES = 512 * 1024 * 1024;
