@@ -109,6 +109,6 @@ describe('sop installed from its packed tarball with npm i -g', () => {
     });
     expect(local.status).not.toBe(0);
     expect(local.stderr.trim().split('\n')).toHaveLength(1);
-    expect(local.stderr).toContain(`add it with: npm install -g --prefix ${realpathSync(prefix)} node-llama-cpp@3.21.1`);
+    expect(local.stderr).toContain(`add it with: npm install -g --prefix ${realpathSync(prefix)} --ignore-scripts node-llama-cpp@3.21.1`);
   }, 600_000);
 });

@@ -37,16 +37,16 @@ describe('optional packages', () => {
 
   it('name the command that adds one to this install', () => {
     const g = globalInstall();
-    expect(addPackageCommand('node-llama-cpp', g.root, g.prefix)).toBe('npm install -g node-llama-cpp@3.21.1');
+    expect(addPackageCommand('node-llama-cpp', g.root, g.prefix)).toBe('npm install -g --ignore-scripts node-llama-cpp@3.21.1');
     expect(addPackageCommand('@huggingface/transformers', g.root, '/usr')).toBe(
-      `npm install -g --prefix ${g.prefix} @huggingface/transformers@4.3.1`,
+      `npm install -g --prefix ${g.prefix} --ignore-scripts @huggingface/transformers@4.3.1`,
     );
     // a dependency of a project: installed in that project
     const project = mkdtempSync(join(tmpdir(), 'sop-project-'));
     expect(addPackageCommand('node-llama-cpp', join(project, 'node_modules', 'sop'), '/usr')).toBe(
-      `npm install -E node-llama-cpp@3.21.1 (in ${project})`,
+      `npm install -E --ignore-scripts node-llama-cpp@3.21.1 (in ${project})`,
     );
-    // the clone
+    // the clone: its allowScripts decides the scripts
     expect(addPackageCommand('node-llama-cpp', process.cwd())).toBe('npm install -E node-llama-cpp@3.21.1');
   });
 

@@ -1,7 +1,9 @@
 // The packages sop runs without until a feature needs them (package.json's optional
 // peerDependencies: a default install leaves them out), and the one command that adds one where
 // sop can import it: `npm install -g` beside a global install of sop, `npm install` in a project
-// or clone.
+// or clone. Outside the clone, sop's allowScripts does not apply, so the command says
+// --ignore-scripts: onnxruntime-node's script would fetch CUDA from NuGet and node-llama-cpp's
+// llama.cpp's source from GitHub, neither needed (README, Install).
 import { existsSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { packageRoot } from './package-root.js';
@@ -36,8 +38,10 @@ export function addPackageCommand(name: OptionalPackage, root = packageRoot(), n
     const lib = dirname(parent);
     const prefix = dirname(lib);
     if (basename(lib) === 'lib' && existsSync(join(prefix, 'bin', 'sop')))
-      return prefix === nodePrefix ? `npm install -g ${spec}` : `npm install -g --prefix ${prefix} ${spec}`;
-    return `npm install -E ${spec} (in ${lib})`;
+      return prefix === nodePrefix
+        ? `npm install -g --ignore-scripts ${spec}`
+        : `npm install -g --prefix ${prefix} --ignore-scripts ${spec}`;
+    return `npm install -E --ignore-scripts ${spec} (in ${lib})`;
   }
   return `npm install -E ${spec}`;
 }
