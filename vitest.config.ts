@@ -4,14 +4,20 @@
 //   cli   - the files that start the built CLI (dist/src/apps/cli/main.js) as child processes;
 //           `npm run test:cli` (builds first).
 //   model - in-process files that run the real local test model (test/helpers/local-model.ts):
-//           minutes of CPU, skipped where the model is absent; `npm run test:model`.
+//           minutes of CPU, skipped where the model is absent; `npm run test:model`. `npm test`
+//           runs it first, as a vitest process of its own with a deadline (scripts/test.mjs): a
+//           local model stuck in native code, or one that aborts its process, fails that tier,
+//           never the runner of the others.
+// Every time limit scales with SOP_TEST_TIME_SCALE (test/helpers/time.ts). No test file may leave
+// a process it started running (test/helpers/leftovers-file.ts, leftovers-run.ts).
 // A file is in the cli tier when it imports test/helpers/cli.ts, directly or through another test
 // helper, or names the built CLI's path; the list is computed here on every run, so a new test file
 // lands in its tier by what it does, with nothing to register.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type Plugin } from 'vitest/config';
+import { scaled } from './test/helpers/time.js';
 
 const ROOT = import.meta.dirname;
 const TEST = join(ROOT, 'test');
@@ -68,11 +74,50 @@ const modelFiles = files.filter((f) => !cliFiles.includes(f) && runsModel(join(R
 // machine). vitest sizes a pool from the root options, not a project's.
 const cores = availableParallelism();
 
+// Tags the processes of this run's test files (test/helpers/processes.ts); set here, in vitest's
+// own process, so that its workers inherit it.
+process.env.SOP_TEST_RUN_ID ??= `${process.pid}-${Date.now().toString(36)}`;
+
+// How long a test or hook may take before it is called hung, before SOP_TEST_TIME_SCALE: enough
+// for the slowest test files of the cli tier on a 2-core machine at a load of 16 (two suites side
+// by side), where a CLI process that takes a second alone takes ten.
+const TEST_TIMEOUT = 180_000;
+
+/**
+ * The timeout a test file gives a test or hook as a number after its function, on the line that
+ * closes the function (`}, 300_000);`) or alone between that line (`},`) and the call's `);`, is
+ * at least TEST_TIMEOUT and is scaled by SOP_TEST_TIME_SCALE, as the file is loaded: the file
+ * keeps the plain number (Prettier lays out a test call only with a number there). Numbers under
+ * 1000 are left alone (the end of a setInterval or a reduce, not a timeout). Every other limit a
+ * test gives is written `scaled(ms)` (test/helpers/time.ts).
+ */
+function scaleTestTimeouts(): Plugin {
+  return {
+    name: 'sop-scale-test-timeouts',
+    enforce: 'pre',
+    transform(code, id) {
+      if (!id.startsWith(TEST + '/') || !id.endsWith('.test.ts')) return null;
+      const timeout = (line: string, head: string, n: string, tail: string) => {
+        const ms = Number(n.replaceAll('_', ''));
+        return ms >= 1000 ? `${head}${scaled(Math.max(ms, TEST_TIMEOUT))}${tail}` : line;
+      };
+      const out = code
+        .replace(/^(\s*\}\)?, )(\d[\d_]*)(\);?[ \t]*(?:\/\/.*)?)$/gm, timeout)
+        .replace(/(?<=^[ \t]*\},[ \t]*\n)([ \t]+)(\d[\d_]*)(,[ \t]*\n[ \t]*\);?)$/gm, timeout);
+      return { code: out, map: null };
+    },
+  };
+}
+
 export default defineConfig({
+  plugins: [scaleTestTimeouts()],
   test: {
     // Many tests start the real CLI as a child process; give them room on a busy 2-core machine.
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    testTimeout: scaled(TEST_TIMEOUT),
+    hookTimeout: scaled(TEST_TIMEOUT),
+    teardownTimeout: scaled(60_000),
+    setupFiles: ['test/helpers/leftovers-file.ts'],
+    globalSetup: ['test/helpers/leftovers-run.ts'],
     // the user's own sop settings (an allow file of MCP servers) never reach a test: a folder that does not exist
     env: { SOP_CONFIG_DIR: resolve('test/fixtures/no-user-config') },
     poolOptions: {
@@ -83,7 +128,11 @@ export default defineConfig({
       { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...cliFiles, ...modelFiles], pool: 'threads' } },
       {
         extends: true,
-        test: { name: 'model', include: modelFiles.length > 0 ? modelFiles : ['test/no-model-tier-files'], pool: 'threads' },
+        test: {
+          name: 'model',
+          include: modelFiles.length > 0 ? modelFiles : ['test/no-model-tier-files'],
+          pool: 'forks', // each file in a process of its own: the native model's state goes with it
+        },
       },
       { extends: true, test: { name: 'cli', include: cliFiles.length > 0 ? cliFiles : ['test/no-cli-tier-files'], pool: 'forks' } },
     ],

@@ -9,12 +9,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resumeRun, runSop, type RunEvent } from '../src/index.js';
 import { BATCH_DISCOUNT, callCost } from '../src/core/llm/pricing.js';
-import { parseResults } from '../src/features/batch/lines.js';
+import { BatchResults } from '../src/features/batch/lines.js';
+import { readLines } from '../src/features/batch/result-stream.js';
 import { VllmBatchTarget } from '../src/features/batch/vllm-target.js';
+import { OpenAiBatchTarget } from '../src/features/batch/openai-target.js';
+import { getEventListeners } from 'node:events';
 import { startBatchServer, type BatchLine, type FakeBatchServer } from './helpers/batch-server.js';
 import type { ChatRequestBody } from './helpers/openai-server.js';
 import { AGENTS, STEPS, writePopulationSop, inMessages } from './helpers/population-sop.js';
 import { until } from './helpers/until.js';
+import { scaled } from './helpers/time.js';
 
 let dir: string;
 let sopFile: string;
@@ -103,7 +107,7 @@ describe('--llm-mode batch against the OpenAI Batch API', () => {
     expect((await handle.result).status).toBe('finished');
     expect(server.created).toHaveLength(STEPS);
     // direct: the fake batch server has no /chat/completions, so the first call fails there
-    const direct = await runSop(file, { llm: 'openai', baseUrl: server.url, llmMode: 'direct', timeoutMs: 2000 }).result;
+    const direct = await runSop(file, { llm: 'openai', baseUrl: server.url, llmMode: 'direct', timeoutMs: scaled(10_000) }).result;
     expect(direct.status).not.toBe('finished');
     expect(server.created).toHaveLength(STEPS);
   });
@@ -242,15 +246,60 @@ describe('--batch-target vllm', () => {
   });
 });
 
+describe('a long wait for a batch', () => {
+  it('adds no abort listener per poll: 40 polls leave the signal as they found it, and no MaxListenersExceededWarning', async () => {
+    const server = await startBatchServer({ reply, hold: true });
+    servers.push(server);
+    const target = new OpenAiBatchTarget({ baseURL: server.url, apiKey: () => 'sk-test' }, 'run-listeners');
+    const file = JSON.stringify({ custom_id: '1:a', method: 'POST', url: '/v1/chat/completions', body: { model: 'm', messages: [] } });
+    const batch = await target.submit(file + '\n', { state: 'feed', visit: 1, step: 1 });
+    const stop = new AbortController();
+    const before = getEventListeners(stop.signal, 'abort').length;
+    for (let i = 0; i < 40; i++) expect((await target.poll(batch, new Set(['1:a']), stop.signal)).ended).toBeUndefined();
+    expect(getEventListeners(stop.signal, 'abort').length).toBe(before);
+    server.release();
+    const over = await target.poll(batch, new Set(['1:a']), stop.signal);
+    const lines: string[] = [];
+    await over.ended!.read((l) => lines.push(l));
+    expect(lines.filter((l) => l.includes('"custom_id":"1:a"'))).toHaveLength(1);
+    expect(getEventListeners(stop.signal, 'abort').length).toBe(before);
+
+    // a run waiting through many polls: no warning of listeners piling up on its signals
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on('warning', onWarning);
+    try {
+      const held = await startBatchServer({ reply, hold: true });
+      servers.push(held);
+      const handle = runSop(sopFile, {
+        llm: 'openai',
+        baseUrl: held.url,
+        llmMode: 'batch',
+        batchPollMs: 1,
+        out: join(dir, 'runs-listeners'),
+      });
+      expect(await until(() => held.polls >= 60, { timeoutMs: 60_000 })).toBe(true);
+      held.release();
+      expect((await handle.result).status).toBe('finished');
+      await new Promise((r) => setImmediate(r)); // a warning is emitted on the next tick
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.filter((w) => w.includes('MaxListenersExceeded'))).toEqual([]);
+  }, 120_000);
+});
+
 describe('batch results are untrusted input', () => {
   const request = {
     messages: [{ role: 'user' as const, content: 'hi' }],
     model: 'm',
     meta: { purpose: 'agent' as const, state: 's', turn: 1 },
   };
-  it('skips lines that are not results, ignores ids the step did not ask, and names what a bad line lacks', () => {
+  it('counts lines that are not results, ignores ids the step did not ask, and names what a bad line lacks', () => {
     const text = [
       'not json',
+      JSON.stringify({ id: 'no custom_id' }),
+      JSON.stringify({ custom_id: 7 }),
       JSON.stringify({ custom_id: 'other', response: { status_code: 200, body: {} } }),
       JSON.stringify({ custom_id: '1:a', response: { status_code: 200, body: { choices: 'no' } } }),
       JSON.stringify({
@@ -264,13 +313,53 @@ describe('batch results are untrusted input', () => {
       ['1:b', request],
       ['1:c', request],
     ]);
-    const { results, bad } = parseResults(text, asked);
-    expect(bad).toBe(1);
+    const parsed = new BatchResults(asked, 'batch b1');
+    for (const line of text.split('\n')) parsed.add(line);
+    const { results } = parsed;
+    expect(parsed.dropped()).toBe('batch b1: 3 result lines were dropped (1 not JSON, 2 without a string custom_id)');
     expect(results.has('other')).toBe(false);
     expect(results.get('1:a')).toEqual({ error: 'its response body is not a chat completion' });
     // usage that is not a count is estimated instead
     expect(results.get('1:b')).toMatchObject({ reply: { content: 'ok', usage: { completionTokens: 1 } } });
     expect(results.get('1:c')).toEqual({ error: 'x: refused' });
+  });
+
+  it('refuses results holding a call twice (a duplicated custom_id): no reply of the batch is used', () => {
+    const line = JSON.stringify({ custom_id: '1:a', response: { status_code: 200, body: { choices: [{ message: { content: 'ok' } }] } } });
+    const parsed = new BatchResults(new Map([['1:a', request]]), 'batch b2');
+    parsed.add(line);
+    expect(() => parsed.add(line)).toThrow(
+      /^batch b2: its results hold the call 1:a twice \(a duplicated custom_id\); the batch is refused, none of its replies is used$/,
+    );
+  });
+
+  it('reads a result file a line at a time, with a cap on a line and on the file', async () => {
+    async function* chunks(...parts: string[]) {
+      for (const p of parts) yield Buffer.from(p);
+    }
+    const lines: string[] = [];
+    // lines split across chunks, a multi-byte character split between two, a last line without a line break
+    const euro = Buffer.from('€');
+    async function* split() {
+      yield Buffer.from('{"a":1}\n{"b":"');
+      yield euro.subarray(0, 1);
+      yield Buffer.concat([euro.subarray(1), Buffer.from('"}\n\nlast')]);
+    }
+    await readLines(split(), (l) => lines.push(l), { what: 'f', partialLast: 'line' });
+    expect(lines).toEqual(['{"a":1}', '{"b":"€"}', '', 'last']);
+    const kept: string[] = [];
+    await readLines(chunks('one\ntwo'), (l) => kept.push(l), { what: 'f', partialLast: 'ignore' });
+    expect(kept).toEqual(['one']);
+    await expect(
+      readLines(chunks('short\n', 'x'.repeat(50), 'y'.repeat(50), '\n'), () => {}, {
+        what: 'file f1',
+        partialLast: 'line',
+        maxLineBytes: 64,
+      }),
+    ).rejects.toThrow(/^file f1: line 2 is longer than 64 bytes; the result file is not read further$/);
+    await expect(
+      readLines(chunks('a\n'.repeat(40), 'b\n'.repeat(40)), () => {}, { what: 'file f2', partialLast: 'line', maxFileBytes: 100 }),
+    ).rejects.toThrow(/^file f2 is larger than 100 bytes; the result file is not read further$/);
   });
 
   it('refuses a vllm batch of calls naming two models (vllm run-batch serves one)', async () => {

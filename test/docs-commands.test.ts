@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnCli, spawnCliSync, requireBuiltCli } from './helpers/cli.js';
+import { scaled } from './helpers/time.js';
 
 const REPO = process.cwd();
 const tmp = mkdtempSync(join(tmpdir(), 'sop-docs-'));
@@ -281,7 +282,7 @@ describe('the library examples of README.md and docs/api.md run', () => {
   for (const b of snippets) {
     it(`${b.file}:${b.line}`, () => {
       const code = b.text.includes("from 'sop'") ? b.text : prelude + b.text;
-      const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { cwd: REPO, encoding: 'utf8', timeout: 60_000 });
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { cwd: REPO, encoding: 'utf8', timeout: scaled(60_000) });
       expect(r.status, r.stderr).toBe(0);
       if (b.text.includes('// finished')) expect(r.stdout.trim().split('\n').at(-1)).toBe('finished');
     });

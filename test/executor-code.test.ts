@@ -7,6 +7,7 @@ import { executor as code } from '../src/features/actions/executors/code.js';
 import { answers, execContext, terminal } from './helpers/executor-context.js';
 import { AnswersFileInput, ApprovalNeededError } from '../src/core/io/human.js';
 import { until } from './helpers/until.js';
+import { scaled } from './helpers/time.js';
 
 /** Alive and not a zombie (a zombie is dead, only not yet reaped by its new parent). */
 function alive(pid: number): boolean {
@@ -53,11 +54,13 @@ describe('code executor', () => {
   });
 
   it('kills the whole process tree at the timeout', async () => {
-    const ctx = execContext({ settings: { timeout_ms: 700 } });
+    // (a timeout long enough for bash to start and write the pid on a loaded machine)
+    const timeoutMs = scaled(3000);
+    const ctx = execContext({ settings: { timeout_ms: timeoutMs } });
     // The script starts a grandchild in the background, records its pid, then blocks.
     const r = await code.run({ language: 'bash', code: 'sleep 300 &\necho $! > grandchild.pid\nsleep 300' }, ctx);
     expect(r.ok).toBe(false);
-    expect(r.result).toContain('killed after the 0.7 s timeout');
+    expect(r.result).toContain(`killed after the ${Math.round(timeoutMs / 100) / 10} s timeout`);
     const pid = Number(readFileSync(join(ctx.ws.root, 'grandchild.pid'), 'utf8'));
     expect(pid).toBeGreaterThan(0);
     expect(await waitDead(pid)).toBe(true);

@@ -18,6 +18,7 @@ import { Rng } from '../src/core/runtime/rng.js';
 import { Run } from '../src/api/engine/run.js';
 import { loadSopFile } from '../src/api/loader/load.js';
 import { startOpenAiServer, type ChatRequestBody, type Fault, type TestServer } from './helpers/openai-server.js';
+import { scaled } from './helpers/time.js';
 
 const FIX = resolve('test/fixtures/durable');
 const SOP = join(FIX, 'town.sop.json');
@@ -51,6 +52,9 @@ describe('backoff', () => {
     expect(parseRetryAfter(h({ 'retry-after': 'soon' }))).toBeUndefined();
     expect(backoffDelay(0, DEFAULT_RETRY_POLICY, 1234)).toBe(1234);
     expect(backoffDelay(0, DEFAULT_RETRY_POLICY, 3_600_000)).toBe(60_000);
+    // and at the run's --timeout when it is shorter (the provider's policy)
+    expect(backoffDelay(0, { ...DEFAULT_RETRY_POLICY, maxRetryAfterMs: 10_000 }, 999_999_000)).toBe(10_000);
+    expect(backoffDelay(0, { ...DEFAULT_RETRY_POLICY, maxRetryAfterMs: 300_000 }, 999_999_000)).toBe(60_000);
   });
 });
 
@@ -71,14 +75,14 @@ describe('the openai provider against a faulty server', () => {
       { kind: 'status', status: 429, headers: { 'retry-after-ms': '30' } },
       { kind: 'status', status: 500 },
       { kind: 'reset' },
-      { kind: 'delay', ms: 600 },
+      { kind: 'hang' },
       { kind: 'status', status: 503, headers: { 'retry-after': '0.02' } },
     ]);
     const retries: Array<{ attempt: number; delayMs: number; reason: string }> = [];
     const budget = new RetryBudget(50);
     const llm = new OpenAiProvider({
       baseURL: s.url,
-      timeoutMs: 250,
+      timeoutMs: scaled(1_000), // the hung attempt's; the others are answered at once
       retry: { ...fast, maxRetries: 6 },
       budget,
       onRetry: (r) => retries.push(r),
@@ -161,7 +165,7 @@ describe('fault injection: 20 runs against a server failing 30% of requests', ()
           return { kind: 'reset' };
         }
         tally.timeout++;
-        return { kind: 'delay', ms: 2000 };
+        return { kind: 'hang' };
       },
     });
   });
@@ -174,7 +178,8 @@ describe('fault injection: 20 runs against a server failing 30% of requests', ()
   /** One run (and its resumes, when the retries ran out) in its own folder; returns the folder. */
   async function runTo(out: string, url: string, stream: boolean): Promise<{ dir: string; resumes: number }> {
     const { sop } = loadSopFile(SOP);
-    const provider = () => new OpenAiProvider({ baseURL: url, apiKey: 'test', timeoutMs: 1000, retry: fast, budget: new RetryBudget(50) });
+    const provider = () =>
+      new OpenAiProvider({ baseURL: url, apiKey: 'test', timeoutMs: scaled(1000), retry: fast, budget: new RetryBudget(50) });
     let folder = new RunFolder(out, 'run', undefined);
     let result = await new Run({
       sop,

@@ -10,13 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executor as code } from '../src/features/actions/executors/code.js';
-import { sandboxSupport } from '../src/features/actions/executors/sandbox.js';
+import { sandboxSupport } from '../src/shared/sandbox/sandbox.js';
 import { MemoryFiles } from '../src/core/workspace/memory-files.js';
 import { UnsafeFileError } from '../src/shared/workspace/safe-file.js';
 import { Workspace } from '../src/core/workspace/workspace.js';
 import { execContext, tempDir } from './helpers/executor-context.js';
 import { until } from './helpers/until.js';
 import { CLI } from './helpers/cli.js';
+import { scaled } from './helpers/time.js';
 
 const FIX = join(process.cwd(), 'test/fixtures/durable');
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
@@ -54,17 +55,20 @@ interface Result {
   timedOut: boolean;
 }
 
-/** Run the CLI (or another program); SIGKILL it after `timeoutMs` (a hang is a failure, not a wait). */
+/** Run the CLI (or another program); SIGKILL it after `timeoutMs`, scaled (a hang is a failure, not a wait). */
 function run(cmd: string, args: string[], o: { cwd?: string; timeoutMs?: number } = {}): Promise<Result> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: o.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, o.timeoutMs ?? 30_000);
+    const timer = setTimeout(
+      () => {
+        timedOut = true;
+        child.kill('SIGKILL');
+      },
+      scaled(o.timeoutMs ?? 30_000),
+    );
     child.stdout.on('data', (c: Buffer) => {
       stdout += c.toString();
     });
@@ -187,7 +191,7 @@ describe('input files: devices, named pipes and oversized files at every entry p
     await pool(cases, 4, async (c) => {
       counts.inputs++;
       counts.entryPoints.add(c.entry);
-      const r = await sop(c.args, { timeoutMs: 20_000 });
+      const r = await sop(c.args, { timeoutMs: 60_000 }); // a CLI that hangs on its input; many seconds on a loaded machine
       const lines = errorLines(r.stderr);
       const ok = !r.timedOut && r.code === 1 && lines.length === 1 && c.reason.test(lines[0]!) && !/\n\s+at /.test(r.stderr);
       if (ok) counts.inputsRefused++;
@@ -451,7 +455,7 @@ describe('code that escapes its process group with setsid (no sandbox)', () => {
 
   it.each([
     ['when the script ends', '', {}],
-    ['at the timeout', 'sleep 1000', { timeout_ms: 1500 }],
+    ['at the timeout', 'sleep 1000', { timeout_ms: scaled(5000) }], // time for the escape on a loaded machine
   ])('is killed %s', async (_label, after, settings) => {
     const r = await code.run({ language: 'bash', code: escape(after) }, execContext({ settings: { language: 'bash', ...settings } }));
     const pid = Number(/escaped (\d+)/.exec(r.result)?.[1]);
@@ -471,7 +475,7 @@ function tinyDiskSupport(): { ok: true } | { ok: false; reason: string } {
   try {
     const r = spawnSync('unshare', ['-rm', 'sh', '-c', `mount -t tmpfs -o size=64k tmpfs "${probe}"`], {
       encoding: 'utf8',
-      timeout: 10_000,
+      timeout: scaled(10_000),
     });
     if (r.error) return { ok: false, reason: `unshare is not available (${(r.error as NodeJS.ErrnoException).code})` };
     if (r.status !== 0)

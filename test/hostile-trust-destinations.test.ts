@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, runCli } from './helpers/cli.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
+import { scaled } from './helpers/time.js';
 
 const KEY = 'sk-canary-dest-4b7e19a0c2';
 const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
@@ -285,7 +286,7 @@ function start(args: string[], env: Record<string, string>, cwd?: string) {
     exited: new Promise<number | null>((r) => child.on('exit', (code) => r(code))),
     waitFor: (re: RegExp) =>
       new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${re} in:\n${p.out.slice(-2000)}`)), 60_000);
+        const timer = setTimeout(() => reject(new Error(`no ${re} in:\n${p.out.slice(-2000)}`)), scaled(60_000));
         const check = () => {
           if (!re.test(p.out)) return;
           clearTimeout(timer);

@@ -11,11 +11,12 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sandboxSupport } from '../src/features/actions/executors/sandbox.js';
+import { sandboxSupport } from '../src/shared/sandbox/sandbox.js';
 import { CLI } from './helpers/cli.js';
 import { tempDir } from './helpers/mcp-notes.js';
 import { until } from './helpers/until.js';
 import { freePort } from './helpers/free-port.js';
+import { stopChild } from './helpers/processes.js';
 
 const KEY = 'sk-canary-7f3a91d2e4b6c8';
 const DB = 'postgres://u:canarypw-5e1d@db.internal/x';
@@ -219,7 +220,8 @@ describe.skipIf(!REDIS)('a queued job whose SOP declares a stdio MCP server', ()
       expect(existsSync(join(dir, 'pwned'))).toBe(false);
       refused++;
     } finally {
-      for (const c of started.reverse()) c.kill('SIGTERM');
+      // the worker first, and waited for: it closes its connection to the Redis before the Redis goes
+      for (const c of started.reverse()) await stopChild(c);
     }
   }, 120_000);
 });

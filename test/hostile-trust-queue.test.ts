@@ -19,6 +19,8 @@ import { signJob } from '../src/shared/util/job-signature.js';
 import { codeSop } from './helpers/code-sop.js';
 import { calledCommand, startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { freePort } from './helpers/free-port.js';
+import { scaled } from './helpers/time.js';
+import { stopChild } from './helpers/processes.js';
 
 const CLI = join(process.cwd(), 'dist/src/apps/cli/main.js');
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
@@ -48,7 +50,7 @@ function start(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string
     exited: new Promise((r) => child.on('exit', (code) => r(code))),
     waitFor: (re, ms = 60_000) =>
       new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${re} within ${ms} ms in:\n${p.out.slice(-3000)}`)), ms);
+        const timer = setTimeout(() => reject(new Error(`no ${re} within ${scaled(ms)} ms in:\n${p.out.slice(-3000)}`)), scaled(ms));
         const check = () => {
           const m = p.out.match(re);
           if (!m) return false;
@@ -441,16 +443,19 @@ describe.skipIf(!REDIS || !OPENSSL)('rediss://: the queue over TLS, the server c
       console.warn(`rediss:// test skipped: this redis-server has no TLS (${redis.out.trim().split('\n').pop()})`);
       return;
     }
+    const started: Proc[] = [];
     try {
       const url = `rediss://:${PASSWORD}@localhost:${port}`;
       const env = { ...process.env, SOP_QUEUE_SECRET: SECRET, NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem') };
       const w = start(process.execPath, [CLI, 'worker', '--queue', url, '--root', dir, '--root', process.cwd()], env, dir);
+      started.push(w);
       await w.waitFor(/ready: queue/);
       const sweep = start(
         process.execPath,
         [CLI, 'sweep', DEBATE, '--llm', 'mock', '--seeds', '1-2', '--queue', url, '--out', join(dir, 'OUT')],
         env,
       );
+      started.push(sweep);
       expect(await sweep.exited, sweep.out).toBe(0);
       expect(sweep.out).toContain('2 of 2 runs done, 0 failed');
       w.child.kill('SIGTERM');
@@ -463,6 +468,8 @@ describe.skipIf(!REDIS || !OPENSSL)('rediss://: the queue over TLS, the server c
       );
       for (const text of [w.out, sweep.out, untrusted.out]) expect(text).not.toContain(PASSWORD);
     } finally {
+      // what talks to the Redis first (a worker left running would retry a gone Redis forever)
+      for (const p of started) await stopChild(p.child, 'SIGKILL');
       redis.child.kill('SIGTERM');
       await redis.exited;
     }

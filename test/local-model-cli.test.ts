@@ -137,20 +137,19 @@ describe.skipIf(missing !== undefined)('sop run --llm local: on SmolLM2-135M-Ins
     const out = join(tmp, 'sigint');
     const child = spawnCli(['run', file, '--out', out, '--json'], { env: { ...process.env, ...LOCAL_ENV } });
     let stderr = '';
-    let sentAt = 0;
+    let sent = false;
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     // the readiness signal: the speaker is chosen, its call starts now (--json does not print the
     // reply's pieces; test/local-provider.test.ts aborts a call after its first piece)
     child.stdout.on('data', (d: Buffer) => {
-      if (sentAt === 0 && d.toString().includes('"type":"speaker_chosen"')) {
-        sentAt = Date.now();
+      if (!sent && d.toString().includes('"type":"speaker_chosen"')) {
+        sent = true;
         child.kill('SIGINT');
       }
     });
     const code = await new Promise<number | null>((r) => child.on('close', r));
-    expect(sentAt).toBeGreaterThan(0);
-    expect(code, stderr).toBe(130);
-    expect(Date.now() - sentAt).toBeLessThan(15_000); // 3000 tokens would take minutes
+    expect(sent).toBe(true);
+    expect(code, stderr).toBe(130); // 3000 tokens would take minutes, past the test's timeout
     const record = loadRunRecord(runFolderIn(out));
     expect(record.status).toBe('interrupted');
     expect(record.finished?.error).toMatch(/stopped by Ctrl-C while waiting for the LLM/);

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runSop, type RunEvent } from '../src/index.js';
-import { LocalProvider } from '../src/core/llm/local.js';
+import { LocalProvider, closeLocalModels } from '../src/core/llm/local.js';
 import { commandReplySchema } from '../src/core/llm/local-grammar.js';
 import { localSettings } from '../src/core/llm/local-runtime.js';
 import type { ChatOptions, ChatRequest, ChatResponse, LlmProvider } from '../src/core/llm/types.js';
@@ -19,6 +19,8 @@ import { TEST_MODEL, noteSkip } from './helpers/local-model.js';
 
 const missing = noteSkip('a population step on the local model');
 const tmp = mkdtempSync(join(tmpdir(), 'sop-local-pop-'));
+// a timed-out test's generations stop, and the models are freed, before this file's worker goes
+afterAll(closeLocalModels);
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 type StepEvent = Extract<RunEvent, { type: 'population_step' }>;
@@ -44,7 +46,7 @@ function spreadOf50(): string {
 }
 
 describe.skipIf(missing !== undefined)('a population step on SmolLM2-135M-Instruct', () => {
-  it('50 agents give only schema-valid actions of the menu, each call made under the grammar', async () => {
+  it('50 agents give only schema-valid actions of the menu, each call made under the grammar', async ({ signal }) => {
     const local = await LocalProvider.create({
       model: TEST_MODEL,
       settings: { ...localSettings({}), threads: 1, sequences: 4, maxTokens: 48 },
@@ -66,7 +68,7 @@ describe.skipIf(missing !== undefined)('a population step on SmolLM2-135M-Instru
         return local.chat(request, options);
       },
     };
-    const handle = runSop(spreadOf50(), { llm: spy, seed: 2, concurrency: 4 });
+    const handle = runSop(spreadOf50(), { llm: spy, seed: 2, concurrency: 4, signal }); // a timeout stops the step
     const events: RunEvent[] = [];
     for await (const e of handle) events.push(e);
     const result = await handle.result;
@@ -96,5 +98,5 @@ describe.skipIf(missing !== undefined)('a population step on SmolLM2-135M-Instru
     const llmCalls = events.filter((e) => e.type === 'llm_call' && e.state === 'feed') as Array<Extract<RunEvent, { type: 'llm_call' }>>;
     expect(llmCalls).toHaveLength(50);
     for (const c of llmCalls) expect(c.model).toBe('SmolLM2-135M-Instruct.Q4_1.gguf');
-  }, 600_000);
+  }, 1_200_000); // 50 calls on one thread: about 3 min alone, 10 or more at a load of 16
 });

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createProvider } from '../src/core/llm/factory.js';
-import { LocalProvider } from '../src/core/llm/local.js';
+import { LocalProvider, closeLocalModels } from '../src/core/llm/local.js';
 import { missingNodeLlamaCpp, localSettings, type LocalSettings } from '../src/core/llm/local-runtime.js';
 import type { CallMeta, ChatRequest, ToolSpec } from '../src/core/llm/types.js';
 import { parseCommandReply } from '../src/core/llm/command-reply.js';
@@ -18,6 +18,8 @@ import { TEST_MODEL, noteSkip } from './helpers/local-model.js';
 
 const missing = noteSkip('local provider with the test model');
 const tmp = mkdtempSync(join(tmpdir(), 'sop-local-'));
+// a timed-out test's generations stop, and the models are freed, before this file's worker goes
+afterAll(closeLocalModels);
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 const settings: LocalSettings = { ...localSettings({}), threads: 1, sequences: 2, maxTokens: 32, modelsDir: tmp };
@@ -168,13 +170,11 @@ describe.skipIf(missing !== undefined)('the local provider on SmolLM2-135M-Instr
     const p = await make();
     const stop = new AbortController();
     const reason = new Error('stopped');
-    const started = performance.now();
     const call = p.chat(request('Count from one to fifty.', { stream: true, maxTokens: 400 }), {
       signal: stop.signal,
       onDelta: () => stop.abort(reason),
     });
-    await expect(call).rejects.toBe(reason);
-    expect(performance.now() - started).toBeLessThan(30_000);
+    await expect(call).rejects.toBe(reason); // not aborted, it would answer its 400 tokens
     const next = await p.chat(request('Say yes.'));
     expect(next.content.trim()).not.toBe('');
   }, 120_000);

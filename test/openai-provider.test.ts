@@ -7,6 +7,7 @@ import { LlmError, type ChatRequest } from '../src/core/llm/types.js';
 import { Run } from '../src/api/engine/run.js';
 import { validateSopDocument } from '../src/api/loader/load.js';
 import { startOpenAiServer, type ChatRequestBody, type ServerOptions, type TestServer } from './helpers/openai-server.js';
+import { scaled } from './helpers/time.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -117,20 +118,24 @@ describe('openai provider', () => {
 
   it('retries a request that times out, then reports a clear timeout error', async () => {
     const { server, provider, retries } = await setup(
-      { fault: () => ({ kind: 'delay', ms: 1_000 }) },
-      { timeoutMs: 100, retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 2 } },
+      { fault: () => ({ kind: 'hang' }) },
+      // long enough for each attempt to reach the server on a loaded machine
+      { timeoutMs: scaled(1000), retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 2 } },
     );
     const err = await provider.chat(request()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LlmError);
     expect((err as LlmError).message).toMatch(/timed out.*gave up after 2 attempts/);
-    expect(retries.map((r) => r.reason)).toEqual([`request timed out: no answer from ${server.url} within 0.1 s (--timeout 0.1 s)`]);
+    const s = `${scaled(1000) / 1000} s`;
+    expect(retries.map((r) => r.reason)).toEqual([`request timed out: no answer from ${server.url} within ${s} (--timeout ${s})`]);
     expect(server.requests).toHaveLength(2);
   });
 
   it('recovers when only the first attempt times out', async () => {
+    // the first attempt gets no answer at all; the second is answered at once, well within a
+    // timeout long enough for a loaded machine
     const { provider, retries } = await setup(
-      { reply: () => 'in time', fault: (i) => (i === 0 ? { kind: 'delay', ms: 1_000 } : undefined) },
-      { timeoutMs: 150 },
+      { reply: () => 'in time', fault: (i) => (i === 0 ? { kind: 'hang' } : undefined) },
+      { timeoutMs: scaled(2_000) },
     );
     expect((await provider.chat(request())).content).toBe('in time');
     expect(retries).toHaveLength(1);

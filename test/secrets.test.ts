@@ -5,7 +5,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isSecretName, makeRedactor, secretValues } from '../src/shared/util/redact.js';
+import { isSecretName, makeRedactor, redactedProcessor, secretValues } from '../src/shared/util/redact.js';
+import { UnrecoverableError } from 'bullmq';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { spawnCli, requireBuiltCli } from './helpers/cli.js';
 
@@ -79,6 +80,30 @@ describe('redaction', () => {
     expect(secretValues(env).sort()).toEqual(
       [env.MYSQL_PWD, env.PGPASSWORD, env.JWT, env.AUTH_JWT, env.SENTRY_DSN, env.SLACK_WEBHOOK_URL].sort(),
     );
+  });
+});
+
+describe('what a queue worker stores in Redis', () => {
+  const SECRET = 'sk-queue-store-canary-4f2a9b';
+  const redact = makeRedactor([SECRET]);
+
+  it('a result is redacted throughout (strings in lists, objects and keys), other values kept', async () => {
+    const job = redactedProcessor(
+      async (n: number) => ({ n, ok: true, error: `said ${SECRET}`, outputs: { [SECRET]: [`x${SECRET}`, 2, null] } }),
+      redact,
+    );
+    expect(await job(3)).toEqual({ n: 3, ok: true, error: 'said [REDACTED]', outputs: { '[REDACTED]': ['x[REDACTED]', 2, null] } });
+  });
+
+  it("an error's message and stack are redacted, and it stays what it was (a refusal is not retried)", async () => {
+    const job = redactedProcessor(async () => {
+      throw new UnrecoverableError(`refused: the server said ${SECRET}`);
+    }, redact);
+    const err = (await job().catch((e: unknown) => e)) as Error;
+    expect(err).toBeInstanceOf(UnrecoverableError);
+    expect(err.name).toBe('UnrecoverableError');
+    expect(err.message).toBe('refused: the server said [REDACTED]');
+    expect(err.stack).not.toContain(SECRET);
   });
 });
 

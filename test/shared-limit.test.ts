@@ -14,6 +14,7 @@ import { RedisLimits, sharedLimitId } from '../src/apps/sweep/shared-limit.js';
 import { freePort } from './helpers/free-port.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { until } from './helpers/until.js';
+import { scaled } from './helpers/time.js';
 
 const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
 if (!REDIS) console.warn('shared-limit test skipped: redis-server is not installed (apt-get install redis-server)');
@@ -45,7 +46,8 @@ beforeAll(async () => {
   redis.stdin!.end(['bind 127.0.0.1', 'save ""', 'appendonly no', ...docsAclLines(), ''].join('\n'));
   if (!(await until(() => /Ready to accept connections/.test(out), { timeoutMs: 20_000 }))) throw new Error(`redis-server: ${out}`);
   url = `redis://${user[1]}:${user[2]}@127.0.0.1:${port}`;
-  server = await startOpenAiServer({ latencyMs: 40, maxInFlight: { limit: 1000, retryAfterMs: 10 } }); // counts what it has at once
+  // counts what it has at once; each reply held long enough that N calls are in flight together on a loaded machine
+  server = await startOpenAiServer({ latencyMs: scaled(400), maxInFlight: { limit: 1000, retryAfterMs: 10 } });
 });
 afterAll(async () => {
   for (const l of limits) await l.close();

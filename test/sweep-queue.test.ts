@@ -13,6 +13,7 @@ import type { ResultLine } from '../src/apps/sweep/results.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { CLI } from './helpers/cli.js';
 import { freePort } from './helpers/free-port.js';
+import { scaled } from './helpers/time.js';
 
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
 const ASSISTANT = join(process.cwd(), 'examples/assistant/assistant.sop.json');
@@ -36,7 +37,7 @@ function start(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env
     exited: new Promise((r) => child.on('exit', (code) => r(code))),
     waitFor: (re, ms = 90_000) =>
       new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${re} within ${ms} ms in:\n${p.out.slice(-3000)}`)), ms);
+        const timer = setTimeout(() => reject(new Error(`no ${re} within ${scaled(ms)} ms in:\n${p.out.slice(-3000)}`)), scaled(ms));
         const check = () => {
           const m = p.out.match(re);
           if (!m) return false;
@@ -108,7 +109,7 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
     const [, key] = await a.waitFor(/run (\S+) started/);
     const journal = join(out, 'runs', key!, 'journal.jsonl');
     await new Promise<void>((resolve, reject) => {
-      const deadline = Date.now() + 60_000;
+      const deadline = Date.now() + scaled(60_000);
       const poll = () => {
         if (existsSync(journal) && readFileSync(journal, 'utf8').includes('"type":"checkpoint"')) resolve();
         else if (Date.now() > deadline) reject(new Error(`no checkpoint in ${journal}`));

@@ -15,6 +15,7 @@ import { labelTags, TagLabeller } from '../src/apps/cli/tag-labels.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
 import { startOpenAiServer } from './helpers/openai-server.js';
 import { CLI } from './helpers/cli.js';
+import { scaled } from './helpers/time.js';
 
 const { Terminal } = xtermHeadless;
 const RUN = `${CLI} run examples/debate/debate.sop.json --llm replay:examples/debate/debate.cassette.json`;
@@ -51,7 +52,7 @@ function runInPty(cols: number, rows: number, env: Record<string, string> = {}):
   const r = spawnSync('script', ['-qfec', `stty cols ${cols} rows ${rows}; ${process.execPath} ${RUN} --out ${out}`, '/dev/null'], {
     env: { ...process.env, NO_COLOR: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
-    timeout: 60_000,
+    timeout: scaled(60_000),
   });
   expect(r.status, r.stderr.toString()).toBe(0);
   return { bytes: r.stdout, messages: transcript(out) };
@@ -163,7 +164,7 @@ describe.skipIf(!hasScript)(`replies streamed in small pieces${hasScript ? '' : 
 describe('the debate run on a pipe', () => {
   it('is plain text: no escape sequence, no status line', () => {
     const out = mkdtempSync(join(tmpdir(), 'sop-term-'));
-    const r = spawnSync(process.execPath, [...RUN.split(' '), '--out', out], { encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(process.execPath, [...RUN.split(' '), '--out', out], { encoding: 'utf8', timeout: scaled(60_000) });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout + r.stderr).not.toContain('\x1b');
     expect(r.stderr).not.toMatch(STATUS);
@@ -178,7 +179,8 @@ describe.skipIf(!hasTmux)(`a tmux session${hasTmux ? '' : ' (skipped: tmux is no
     const conf = join(dir, 'tmux.conf');
     writeFileSync(conf, 'set -g history-limit 100000\nset -g remain-on-exit on\n');
     const socket = `sop-test-${process.pid}-${cols}`;
-    const tmux = (...args: string[]) => spawnSync('tmux', ['-L', socket, '-f', conf, ...args], { encoding: 'utf8', timeout: 60_000 });
+    const tmux = (...args: string[]) =>
+      spawnSync('tmux', ['-L', socket, '-f', conf, ...args], { encoding: 'utf8', timeout: scaled(60_000) });
     try {
       const cmd = `${process.execPath} ${RUN} --out ${out}; tmux -L ${socket} wait-for -S sop-done`;
       const started = tmux('new-session', '-d', '-s', 'sop', '-x', String(cols), '-y', '24', cmd);
@@ -206,7 +208,8 @@ describe.skipIf(!hasTmux)(`the werewolf replay in tmux at 80 columns${hasTmux ? 
     const conf = join(dir, 'tmux.conf');
     writeFileSync(conf, 'set -g history-limit 100000\nset -g remain-on-exit on\n');
     const socket = `sop-test-${process.pid}-werewolf`;
-    const tmux = (...args: string[]) => spawnSync('tmux', ['-L', socket, '-f', conf, ...args], { encoding: 'utf8', timeout: 60_000 });
+    const tmux = (...args: string[]) =>
+      spawnSync('tmux', ['-L', socket, '-f', conf, ...args], { encoding: 'utf8', timeout: scaled(60_000) });
     try {
       const run = `${CLI} run examples/werewolf/werewolf.sop.json --llm replay:examples/werewolf/werewolf.cassette.json`;
       const cmd = `NO_COLOR= ${process.execPath} ${run} --out ${out}; tmux -L ${socket} wait-for -S sop-done`;

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { executor } from '../src/features/actions/executors/world-model.js';
+import { executor } from '../src/features/scientist/executors/world-model.js';
 import { MemoryFiles } from '../src/core/workspace/memory-files.js';
 import { execContext } from './helpers/executor-context.js';
 import { LocalEmbedder } from '../src/core/memory/local-embedder.js';

@@ -2,9 +2,12 @@
 // reducers, the worlds schema file, and the validation of a population state's `world` and
 // `actions` with one line per problem at its JSON pointer.
 import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatDiagnostic } from '../src/format/sop/diagnostics.js';
 import { board } from '../src/features/population/worlds/board.js';
+import { edgeListFileProblem } from '../src/features/population/worlds/graph-file.js';
 import { defaultWorlds } from '../src/features/population/worlds/registry.js';
 import { worldsSchemaDocument } from '../src/features/population/worlds/schema.js';
 import { seededRng } from '../src/features/population/worlds/seed.js';
@@ -167,8 +170,9 @@ describe('validation of a population state’s world', () => {
     expect(at({ type: 'social', graph: { generate: { model: 'barabasi_albert', seed: 1 } } })).toEqual([
       '/states/s/world/graph/generate: missing required key "m"',
     ]);
-    expect(at({ type: 'social', graph: { file: 'follows.csv' } }, { exists: () => false })).toEqual([
-      '/states/s/world/graph/file: file not found: follows.csv',
+    const missing = (f: string) => edgeListFileProblem(join(tmpdir(), 'sop-no-such-folder', f), f);
+    expect(at({ type: 'social', graph: { file: 'follows.csv' } }, { fileProblem: missing })).toEqual([
+      '/states/s/world/graph/file: edge list follows.csv: file not found',
     ]);
     expect(at({ type: 'board', params: { keys: { k: { reducer: 'median' } } } })).toEqual([
       '/states/s/world/params/keys/k/reducer: must be one of "sum", "max", "min", "count", "last", "append"',

@@ -10,11 +10,13 @@ import { randomBytes } from 'node:crypto';
 import { lstatSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { EngineError } from '../shared/errors.js';
+import { fileKind } from '../shared/io/read-input-file.js';
 import { damageWarning, loadRunRecord } from '../features/journal/record.js';
 import { JOURNAL_FILE } from '../features/journal/writer.js';
 import { agentsTable, populationResults } from '../features/population/results.js';
 import { isPopulationState } from '../features/population/state-spec.js';
 import type { SopState } from '../format/sop/types.js';
+import { boundsProblem, memorySetting, queryBounds, type Bounds, type QueryBounds } from './query-bounds.js';
 
 export const RESULTS_DB = 'population.duckdb';
 
@@ -210,11 +212,15 @@ async function readyDb(dir: string): Promise<BuildResult & { journalBytes: numbe
   return { file, warnings: [], journalBytes, built: false };
 }
 
-/** Opens the database read-only; `locked`: with file access off and the settings locked (for the caller's SQL). */
-async function openDb(file: string, locked: boolean): Promise<{ db: DuckDBInstance; c: DuckDBConnection }> {
+/**
+ * Opens the database read-only; `locked`: with file access off and the settings locked (for the
+ * caller's SQL, under the memory limit of `bounds`).
+ */
+async function openDb(file: string, locked: boolean, bounds?: Bounds): Promise<{ db: DuckDBInstance; c: DuckDBConnection }> {
   const db = await DuckDBInstance.create(file, {
     ...BASE_CONFIG,
     access_mode: 'READ_ONLY',
+    ...(bounds ? { memory_limit: memorySetting(bounds) } : {}),
     ...(locked ? { enable_external_access: 'false', lock_configuration: 'true' } : {}),
   });
   try {
@@ -229,9 +235,13 @@ async function openDb(file: string, locked: boolean): Promise<{ db: DuckDBInstan
  * Open a run's database read-only, built first when it is missing or stale: older than the
  * journal, or built from another size of journal than there is now (a resume went on meanwhile).
  */
-async function openRun(dir: string, locked: boolean): Promise<{ db: DuckDBInstance; c: DuckDBConnection; warnings: string[] }> {
+async function openRun(
+  dir: string,
+  locked: boolean,
+  bounds?: Bounds,
+): Promise<{ db: DuckDBInstance; c: DuckDBConnection; warnings: string[] }> {
   const ready = await readyDb(dir);
-  let { db, c } = await openDb(ready.file, locked);
+  let { db, c } = await openDb(ready.file, locked, bounds);
   let fresh = false;
   try {
     const [bytes, loaded] = (await c.runAndReadAll('SELECT journal_bytes, agents_loaded FROM run')).getRowsJS()[0] ?? [];
@@ -244,7 +254,7 @@ async function openRun(dir: string, locked: boolean): Promise<{ db: DuckDBInstan
   c.closeSync();
   db.closeSync();
   const again = await buildResultsDb(dir);
-  ({ db, c } = await openDb(again.file, locked));
+  ({ db, c } = await openDb(again.file, locked, bounds));
   return { db, c, warnings: [...ready.warnings, ...again.warnings] };
 }
 
@@ -266,23 +276,34 @@ function firstLine(err: unknown): string {
     .trim();
 }
 
-/** Run the caller's SQL on a run's database (read-only); the result of its last statement. */
-export async function queryResults(dir: string, sql: string): Promise<QueryResult> {
+/**
+ * Run the caller's SQL on a run's database (read-only); the result of its last statement. The
+ * statements run within `bounds` (default 60 s and a quarter of the machine's memory): past
+ * either, the query is stopped with a ResultsError of one line.
+ */
+export async function queryResults(dir: string, sql: string, bounds: QueryBounds = {}): Promise<QueryResult> {
   if (sql.trim() === '') throw new ResultsError('no SQL given');
-  const { db, c, warnings } = await openRun(dir, true);
+  const b = queryBounds(bounds);
+  const { db, c, warnings } = await openRun(dir, true, b);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    c.interrupt();
+  }, b.timeoutMs);
+  const failed = (err: unknown) => new ResultsError(boundsProblem(err, b, timedOut) ?? firstLine(err));
   try {
     let statements;
     try {
       statements = await c.extractStatements(sql);
     } catch (err) {
-      throw new ResultsError(firstLine(err));
+      throw failed(err);
     }
     let reader;
     for (let i = 0; i < statements.count; i++) {
       try {
         reader = await (await statements.prepare(i)).runAndReadAll();
       } catch (err) {
-        throw new ResultsError(firstLine(err));
+        throw failed(err);
       }
     }
     if (!reader) throw new ResultsError('no SQL statement given');
@@ -291,6 +312,7 @@ export async function queryResults(dir: string, sql: string): Promise<QueryResul
     const rows = js.map((r, i) => r.map((v, j) => cell(v, json[i]![j])));
     return { columns: reader.columnNames(), rows, warnings };
   } finally {
+    clearTimeout(timer);
     c.closeSync();
     db.closeSync();
   }
@@ -307,9 +329,33 @@ export interface ExportResult {
   warnings: string[];
 }
 
-/** Write one Parquet file per table into `outDir` (each through a temporary file renamed into place). */
+/**
+ * The export folder must be a folder of its own or not exist yet: a symbolic link (even to a
+ * folder), a file or a device is refused in one line and nothing is written through it.
+ */
+function checkExportFolder(outDir: string, out: string): void {
+  let st;
+  try {
+    st = lstatSync(out);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return; // made below
+    throw new ResultsError(`${outDir}: cannot use it as the export folder (${(err as NodeJS.ErrnoException).code ?? firstLine(err)})`);
+  }
+  if (st.isSymbolicLink())
+    throw new ResultsError(`${outDir}: is a symbolic link; give the export folder itself (nothing is written through a link)`);
+  if (!st.isDirectory())
+    throw new ResultsError(
+      `${outDir}: is ${fileKind(st) ?? 'not a folder'}, not a folder; give a folder, or a path that does not exist yet`,
+    );
+}
+
+/**
+ * Write one Parquet file per table into `outDir` (each through a temporary file of a random name,
+ * renamed into place: a link planted at a table's name is replaced, never written through).
+ */
 export async function exportParquet(dir: string, outDir: string): Promise<ExportResult> {
   const out = resolve(outDir);
+  checkExportFolder(outDir, out);
   // only this module's own statements run here, so file access stays on (COPY writes the files)
   const { db, c, warnings } = await openRun(dir, false);
   const files: ExportResult['files'] = [];
@@ -319,9 +365,10 @@ export async function exportParquet(dir: string, outDir: string): Promise<Export
     } catch (err) {
       throw new ResultsError(`${outDir}: cannot make the folder (${(err as NodeJS.ErrnoException).code ?? firstLine(err)})`);
     }
+    checkExportFolder(outDir, out); // made in the meantime as something else
     for (const table of RESULT_TABLES) {
       const file = join(out, `${table}.parquet`);
-      const tmp = `${file}.${process.pid}.tmp`;
+      const tmp = join(out, `.${table}.${randomBytes(8).toString('hex')}.tmp`);
       try {
         await c.run(`COPY ${ident(table)} TO ${literal(tmp)} (FORMAT parquet)`);
         renameSync(tmp, file);

@@ -5,7 +5,10 @@ import type { ChatRequest, LlmProvider } from '../../src/core/llm/types.js';
 
 export interface ProviderUnderTest {
   provider: LlmProvider;
-  /** A call the provider holds until it is aborted (absent: its calls answer at once). */
+  /**
+   * A call the provider holds until it is aborted, or at least far longer than the test's timeout
+   * (absent: its calls answer at once).
+   */
   held?: () => ChatRequest;
 }
 
@@ -52,15 +55,14 @@ export function llmProviderContract(name: string, make: () => Promise<ProviderUn
       expect((await provider.chat(agentRequest(1))).content).toBe(reference.content);
     });
 
-    it('ends a call in flight soon after its signal aborts', async () => {
+    it('ends a call in flight when its signal aborts', async () => {
       const { provider, held } = await make();
       if (!held) return; // its calls answer at once: nothing is in flight to abort
       const ctl = new AbortController();
       const call = provider.chat(held(), { signal: ctl.signal });
-      const started = Date.now();
       setTimeout(() => ctl.abort(new Error('stopped by the test')), 50);
+      // a held call ends only by its abort: ignored, it outlasts the test's timeout (or answers)
       await expect(call).rejects.toThrow();
-      expect(Date.now() - started).toBeLessThan(5000);
     });
   });
 }

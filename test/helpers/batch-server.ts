@@ -20,6 +20,13 @@ export interface BatchServerOptions {
   outcome?: Outcome | ((n: number) => Outcome);
   /** Lines answered with an error instead of a reply (`at`: the line's place in its file, from 0). */
   errorFor?: (customId: string, at: number) => boolean;
+  /** The output file as served, made from the one written (duplicated lines, garbage, ...). */
+  rewriteOutput?: (output: string) => string;
+  /**
+   * Lines served before the output file's own, made as they are sent (never held whole): `lines`
+   * of `lineBytes` bytes each, results of requests no batch asked (a very large file).
+   */
+  padOutput?: { lines: number; lineBytes: number };
 }
 
 export interface BatchLine {
@@ -131,7 +138,7 @@ export async function startBatchServer(options: BatchServerOptions): Promise<Fak
     if (outcome === 'expired')
       for (const line of lines.slice(done.length))
         errors += `${JSON.stringify({ id: `req-${++n}`, custom_id: line.custom_id, response: null, error: { code: 'batch_expired', message: 'This request could not be executed before the completion window expired.' } })}\n`;
-    if (output) files.set((b.output_file_id = `file-out-${b.id}`), output);
+    if (output) files.set((b.output_file_id = `file-out-${b.id}`), options.rewriteOutput ? options.rewriteOutput(output) : output);
     if (errors) files.set((b.error_file_id = `file-err-${b.id}`), errors);
     b.status = outcome;
   };
@@ -182,7 +189,21 @@ export async function startBatchServer(options: BatchServerOptions): Promise<Fak
       const text = files.get(content[1]!);
       if (text === undefined) return json(res, 404, { error: { message: 'no such file' } });
       res.writeHead(200, { 'content-type': 'application/octet-stream' });
-      return res.end(text);
+      const pad = options.padOutput;
+      if (!pad || !content[1]!.startsWith('file-out-')) return res.end(text);
+      // a padding line: a result of a request no batch asked, its text filling the line
+      const head = JSON.stringify({ custom_id: 'not-asked', response: { status_code: 200, body: { pad: '' } } });
+      const line = Buffer.from(`${head.slice(0, -4)}${'x'.repeat(Math.max(0, pad.lineBytes - head.length - 1))}"}}}\n`);
+      let sent = 0;
+      const more = () => {
+        while (sent < pad.lines) {
+          sent++;
+          if (!res.write(line)) return void res.once('drain', more);
+        }
+        res.end(text);
+      };
+      res.on('close', () => (sent = pad.lines + 1)); // the client went: nothing more is made
+      return more();
     }
     json(res, 404, { error: { message: `not here: ${req.method} ${url}` } });
   });

@@ -4,6 +4,8 @@
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams, type SpawnOptions, type SpawnSyncOptions } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { withFileTag } from './processes.js';
+import { scaled } from './time.js';
 
 export const CLI = join(process.cwd(), 'dist/src/apps/cli/main.js');
 
@@ -32,13 +34,24 @@ function argv(args: readonly string[], nodeArgs: readonly string[] = []): string
 /** `sop ARGS` as a child process (as child_process.spawn, with node and the CLI's path put first). */
 export function spawnCli(args: readonly string[], options: WithNodeArgs<SpawnOptions> = {}): ChildProcessWithoutNullStreams {
   const { nodeArgs, ...o } = options;
-  return spawn(process.execPath, argv(args, nodeArgs), o) as ChildProcessWithoutNullStreams;
+  return spawn(process.execPath, argv(args, nodeArgs), {
+    ...o,
+    ...(o.env && { env: withFileTag(o.env) }),
+  }) as ChildProcessWithoutNullStreams;
 }
 
-/** `sop ARGS`, waited for (as child_process.spawnSync; text output unless `encoding` says otherwise). */
+/**
+ * `sop ARGS`, waited for (as child_process.spawnSync; text output unless `encoding` says
+ * otherwise; a `timeout` is scaled by SOP_TEST_TIME_SCALE, test/helpers/time.ts).
+ */
 export function spawnCliSync(args: readonly string[], options: WithNodeArgs<SpawnSyncOptions> = {}) {
-  const { nodeArgs, ...o } = options;
-  return spawnSync(process.execPath, argv(args, nodeArgs), { encoding: 'utf8', ...o }) as ReturnType<typeof spawnSync> & {
+  const { nodeArgs, timeout, ...o } = options;
+  return spawnSync(process.execPath, argv(args, nodeArgs), {
+    encoding: 'utf8',
+    ...o,
+    ...(o.env && { env: withFileTag(o.env) }),
+    ...(timeout !== undefined && { timeout: scaled(timeout) }),
+  }) as ReturnType<typeof spawnSync> & {
     stdout: string;
     stderr: string;
   };
@@ -47,7 +60,8 @@ export function spawnCliSync(args: readonly string[], options: WithNodeArgs<Spaw
 /**
  * `sop ARGS`, awaited without blocking this test's event loop (a whole run: a spawnSync of a
  * minute would stall vitest's worker, whose calls to the runner then time out). Takes
- * spawnSync's cwd, env, input and timeout; resolves with the text of stdout and stderr.
+ * spawnSync's cwd, env, input and timeout (scaled by SOP_TEST_TIME_SCALE); resolves with the
+ * text of stdout and stderr.
  */
 export function spawnCliAsync(
   args: readonly string[],
@@ -55,12 +69,16 @@ export function spawnCliAsync(
 ): Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
   const { nodeArgs, input, timeout, encoding: _encoding, ...o } = options;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, argv(args, nodeArgs), { ...o, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, argv(args, nodeArgs), {
+      ...o,
+      ...(o.env && { env: withFileTag(o.env) }),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = timeout ? setTimeout(() => child.kill('SIGTERM'), timeout) : undefined;
+    const timer = timeout ? setTimeout(() => child.kill('SIGTERM'), scaled(timeout)) : undefined;
     child.on('error', reject);
     child.on('close', (status, signal) => {
       clearTimeout(timer);

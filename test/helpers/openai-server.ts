@@ -10,6 +10,8 @@ export type Fault =
   | { kind: 'status'; status: number; headers?: Record<string, string>; body?: unknown }
   | { kind: 'reset' }
   | { kind: 'delay'; ms: number }
+  /** No answer at all until the client hangs up (its timeout or abort): a server that never answers, whatever the machine's speed. */
+  | { kind: 'hang' }
   /** Headers and the start of the answer (one SSE chunk of `text`, or half the JSON body), then silence. */
   | { kind: 'stall'; text?: string }
   /** The start of the answer (SSE chunks of `text`, or half the JSON body), then the answer ends (or, with `reset`, the connection breaks). */
@@ -199,6 +201,10 @@ export async function startOpenAiServer(options: ServerOptions = {}): Promise<Te
     if (fault?.kind === 'body') {
       res.writeHead(200, { 'content-type': fault.contentType ?? 'application/json' });
       res.end(fault.body);
+      return;
+    }
+    if (fault?.kind === 'hang') {
+      if (!res.destroyed && !req.socket.destroyed) await new Promise((r) => res.once('close', r));
       return;
     }
     if (fault?.kind === 'delay') await new Promise((r) => setTimeout(r, fault.ms));

@@ -205,6 +205,16 @@ export function buildCli(argv: string[]): Argv {
           })
           .option('csv', { type: 'boolean', describe: 'Print CSV (a header row; NULL as an empty field)' })
           .option('json', { type: 'boolean', describe: 'Print one JSON array of row objects' })
+          .option('timeout', {
+            type: 'number',
+            default: 60,
+            describe: 'Seconds the query may run; past them it is stopped with one line (exit 1)',
+          })
+          .option('memory-limit', {
+            type: 'string',
+            describe:
+              "Memory the query may use, such as 2GB or 512MiB (default: a quarter of the machine's memory); past it, one line (exit 1)",
+          })
           .conflicts('csv', 'json')
           .example('$0 query runs/RUN "select step, count(*) as actions from actions group by step order by step"', 'Actions per step')
           .example(
@@ -212,11 +222,17 @@ export function buildCli(argv: string[]): Argv {
             'Reposts by party, as CSV',
           )
           .epilog(
-            'The database is built from the journal when it is missing or older than it. Queries cannot read or write files. More: docs/population.md#results',
+            'The database is built from the journal when it is missing or older than it. Queries cannot read or write files, and are stopped past --timeout or --memory-limit. More: docs/population.md#results',
           ),
       async (a) => {
         const { queryCommand } = await import('./query-command.js');
-        process.exitCode = await queryCommand({ dir: a.dir, sql: a.sql, format: a.json ? 'json' : a.csv ? 'csv' : 'table' });
+        process.exitCode = await queryCommand({
+          dir: a.dir,
+          sql: a.sql,
+          format: a.json ? 'json' : a.csv ? 'csv' : 'table',
+          timeoutMs: a.timeout * 1000,
+          ...(a.memoryLimit !== undefined ? { memoryLimit: a.memoryLimit } : {}),
+        });
       },
     )
     .command(

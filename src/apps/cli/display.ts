@@ -5,6 +5,7 @@
 // agent at this terminal (`player`) sees only the messages that agent may see (its audience),
 // each marked with whom it was for, and nothing streamed.
 import { batchLine, populationStepLine } from './population-line.js';
+import { progressText } from '../../core/runtime/llm-progress.js';
 import type { RunEvent } from '../../core/runtime/events.js';
 import { canSee, type AudienceRules } from '../../core/environment/audience.js';
 import type { Message } from '../../core/environment/message.js';
@@ -49,7 +50,8 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
   const tty = Boolean(o.out.isTTY);
   const colour = colourWanted(o.out, o.env);
   const errColour = colourWanted(o.err, o.env);
-  const screen = new TerminalScreen(o.out, o.err, { status: Boolean(o.err.isTTY) && !o.quiet, escapes: errColour });
+  const statusLine = Boolean(o.err.isTTY) && !o.quiet;
+  const screen = new TerminalScreen(o.out, o.err, { status: statusLine, escapes: errColour });
   let state = '';
   let speaker = '';
   let speaking: Speaker | undefined;
@@ -57,6 +59,10 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
   let streamedMark = '';
   let turn = 0;
   let tokens = 0;
+  /** How far the local model's call in flight has come (llm_progress), until it is answered. */
+  let thinking = '';
+  /** It is a population step's, which ends with the step (not with one of its calls). */
+  let stepThinking = false;
   let streaming: string | undefined;
   // A streamed reply that starts with "{" is held back (likely a command) and shown readably with its message.
   let pending = '';
@@ -72,7 +78,8 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
   /** Whether the person at the terminal may see `m` (no player: everything). */
   const visible = (m: Message) => player === undefined || canSee(player, m, 0);
   const clearStatus = () => screen.clearStatus();
-  const status = () => screen.status(o.redact(safe(`[${state}] turn ${turn} · ${speaker || '…'} · ${tokens} tokens`)));
+  const status = () =>
+    screen.status(o.redact(safe(`[${state}] turn ${turn} · ${speaker || '…'} · ${tokens} tokens${thinking ? ` · ${thinking}` : ''}`)));
   const print = (s: string) => screen.write(o.redact(s));
   const note = (s: string) => screen.note(o.redact(s));
   return (e) => {
@@ -129,7 +136,16 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
       case 'llm_call':
       case 'embedding_call':
         tokens += e.usage.promptTokens + e.usage.completionTokens;
+        if (e.type === 'llm_call' && !stepThinking) thinking = '';
         status();
+        break;
+      case 'llm_progress':
+        // a local model thinking: on the status line on a terminal, else a line every 5 s
+        if (o.quiet) break;
+        thinking = progressText(e);
+        stepThinking = e.population === true;
+        if (statusLine) status();
+        else note(paint(2, `(${safe(thinking)})\n`, errColour));
         break;
       case 'summary':
         // one line per viewer group, saying for whom (not for the player's eyes when it is not theirs)
@@ -143,6 +159,8 @@ export function terminalDisplay(o: DisplayOptions): (e: RunEvent) => void {
         if (!o.quiet) print(paint(2, `${e.agents} agents in a ${safe(e.world)} world\n`, colour));
         break;
       case 'population_step':
+        thinking = '';
+        stepThinking = false;
         if (!o.quiet) print(`${safe(populationStepLine(e))}\n`);
         break;
       case 'concurrency':

@@ -1,6 +1,7 @@
 // sop query RUN "SQL": the user's SQL over a run's population tables (RUN/population.duckdb, built
 // from the journal when missing or stale; src/api/results-db.ts), printed as an aligned table,
-// CSV (--csv) or JSON (--json). The database is opened read-only with file access off.
+// CSV (--csv) or JSON (--json). The database is opened read-only with file access off, and the
+// query stopped past --timeout SECONDS (default 60) or --memory-limit SIZE (src/api/query-bounds.ts).
 import { queryResults, type Cell } from '../../api/results-db.js';
 import { terminalSafe } from '../../shared/util/terminal-text.js';
 
@@ -8,10 +9,17 @@ export interface QueryCommandOptions {
   dir: string;
   sql: string;
   format: 'table' | 'csv' | 'json';
+  /** Milliseconds the query may run (default 60 s). */
+  timeoutMs?: number;
+  /** Memory the query may use, such as "2GB" (default a quarter of the machine's memory). */
+  memoryLimit?: string;
 }
 
 export async function queryCommand(o: QueryCommandOptions): Promise<number> {
-  const r = await queryResults(o.dir, o.sql);
+  const r = await queryResults(o.dir, o.sql, {
+    ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
+    ...(o.memoryLimit !== undefined ? { memoryLimit: o.memoryLimit } : {}),
+  });
   for (const w of r.warnings) process.stderr.write(`warning: ${w}\n`);
   const out =
     o.format === 'json' ? jsonText(r.columns, r.rows) : o.format === 'csv' ? csvText(r.columns, r.rows) : tableText(r.columns, r.rows);

@@ -15,7 +15,7 @@ import { checkShardJob, SHARD_QUEUE, ShardJobRefused, type ShardJobData, type Sh
 import { workerName } from '../sweep/run-point.js';
 import { RedisLimits } from '../sweep/shared-limit.js';
 import { queueSecret } from '../../shared/util/job-signature.js';
-import { configureSecrets, makeRedactor } from '../../shared/util/redact.js';
+import { configureSecrets, makeRedactor, redactedProcessor } from '../../shared/util/redact.js';
 import { connectionOf, parseRedisUrl, reachRedis } from '../../shared/util/redis-url.js';
 import { terminalSafe } from '../../shared/util/terminal-text.js';
 
@@ -111,7 +111,8 @@ export async function shardWorkerCommand(o: ShardWorkerOptions): Promise<number>
   };
 
   const lockDuration = o.lockMs ?? 5000;
-  const worker = new Worker<ShardJobData, ShardSummary>(SHARD_QUEUE, processor, {
+  // what BullMQ stores of a job (its result, its failed reason and stack trace) is redacted too
+  const worker = new Worker<ShardJobData, ShardSummary>(SHARD_QUEUE, redactedProcessor(processor, redact), {
     connection,
     concurrency: 1,
     lockDuration,

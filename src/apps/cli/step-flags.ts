@@ -1,8 +1,10 @@
 // The flags of how a population step's LLM calls go out, shared by sop run, resume and fork:
 // at once under --concurrency, in shards over sop workers (--shard-over), or as one batch file
-// (--llm-mode batch). Resume and fork default to what the run was started with.
+// (--llm-mode batch). Resume and fork default to what the run was started with. And the CPU
+// threads of a model run in this process (--local-threads, as SOP_LOCAL_THREADS).
 import type { Argv } from 'yargs';
 import type { StepScaleOptions } from '../../api/options.js';
+import { EngineError } from '../../shared/errors.js';
 
 export function stepFlags<T>(y: Argv<T>, continued: boolean) {
   const asStarted = (fresh: string) => (continued ? 'as the run was started' : fresh);
@@ -30,11 +32,24 @@ export function stepFlags<T>(y: Argv<T>, continued: boolean) {
     .option('batch-poll', {
       type: 'number',
       describe: `Batch mode: the longest wait between two polls of a batch, in seconds (default: ${asStarted('60')})`,
+    })
+    .option('local-threads', {
+      type: 'number',
+      describe:
+        '--llm local: CPU threads of the model (as SOP_LOCAL_THREADS; default: the cores but one, at least 1, so other work does not stall its spinning threads)',
     });
 }
 
-/** The step flags as options. */
+/** --local-threads: the threads of every local model this process loads (SOP_LOCAL_THREADS, which it sets). */
+function useLocalThreads(n: number | undefined): void {
+  if (n === undefined) return;
+  if (!Number.isInteger(n) || n < 1) throw new EngineError(`--local-threads must be a whole number above 0 (got ${String(n)})`, 'OPTION');
+  process.env.SOP_LOCAL_THREADS = String(n);
+}
+
+/** The step flags as options (--local-threads is set for the process's local models now). */
 export function stepArgs(a: {
+  'local-threads'?: number;
   concurrency?: number;
   'shard-over'?: string;
   'shard-size'?: number;
@@ -42,6 +57,7 @@ export function stepArgs(a: {
   'batch-target'?: 'openai' | 'vllm';
   'batch-poll'?: number;
 }): StepScaleOptions {
+  useLocalThreads(a['local-threads']);
   return {
     concurrency: a.concurrency,
     shardOver: a['shard-over'],

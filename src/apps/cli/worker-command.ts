@@ -11,12 +11,22 @@ import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { loadSopFile } from '../../api/loader/load.js';
+import { MAX_SOP_BYTES } from '../../format/sop/load.js';
+import { readInputFile } from '../../shared/io/read-input-file.js';
 import type { LlmProvider } from '../../core/llm/types.js';
-import { configureSecrets, makeRedactor } from '../../shared/util/redact.js';
+import { configureSecrets, makeRedactor, redactedProcessor } from '../../shared/util/redact.js';
 import type { Sop } from '../../format/sop/types.js';
 import { QUEUE_NAME, connectionOf, parseRedisUrl, reachRedis, type JobData } from '../sweep/queue.js';
 import { runPoint, workerName } from '../sweep/run-point.js';
-import { JobRefused, checkJob, checkSopLocalModels, normaliseUrl, realRoots, type WorkerPolicy } from '../sweep/job-policy.js';
+import {
+  JobRefused,
+  checkJob,
+  checkSopFiles,
+  checkSopLocalModels,
+  normaliseUrl,
+  realRoots,
+  type WorkerPolicy,
+} from '../sweep/job-policy.js';
 import { queueSecret } from '../../shared/util/job-signature.js';
 import { terminalSafe } from '../../shared/util/terminal-text.js';
 import type { ResultLine } from '../sweep/results.js';
@@ -140,15 +150,15 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
     const version = `${d.file}\u0000${st?.mtimeMs ?? ''}\u0000${st?.size ?? ''}`;
     let sop = sops.get(version);
     if (!sop) {
+      // the files it names are checked before it is loaded: loading reads a population file's first row
+      refuseOutside(() => checkSopFiles(rawSop(d.file), d.file, policy.roots));
       sop = loadSopFile(d.file).sop;
       sops.set(version, sop);
     }
-    try {
+    refuseOutside(() => {
       checkSopLocalModels(sop, d.file, d.point, d.llm, policy.roots);
-    } catch (e) {
-      if (e instanceof JobRefused) throw new UnrecoverableError(`refused: ${e.message}`);
-      throw e;
-    }
+      checkSopFiles(sop, d.file, policy.roots); // its population, edge-list, knowledge and sub-flow files
+    });
     const runsDir = o.out !== undefined ? resolve(o.out, d.sweep) : d.runsDir;
     err(`run ${d.point.key} started (attempt ${job.attemptsStarted})\n`);
     configureSecrets({ urls: [d.baseUrl] });
@@ -188,14 +198,23 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
     return line;
   };
 
-  const worker = new Worker<JobData, ResultLine>(QUEUE_NAME, processor, {
-    connection: connectionOf(o.queue),
-    concurrency: o.concurrency,
-    lockDuration,
-    stalledInterval: Math.max(1000, Math.round(lockDuration / 2)),
-    maxStalledCount: 2,
-    autorun: false,
-  });
+  // what BullMQ stores of a job (its result line, its failed reason and stack trace) is redacted
+  // with the secrets of this moment (a job's --base-url adds its credentials)
+  const worker = new Worker<JobData, ResultLine>(
+    QUEUE_NAME,
+    (job: Job<JobData, ResultLine>) => {
+      let r: ((t: string) => string) | undefined; // made once the job is done
+      return redactedProcessor(processor, (t) => (r ??= makeRedactor())(t))(job);
+    },
+    {
+      connection: connectionOf(o.queue),
+      concurrency: o.concurrency,
+      lockDuration,
+      stalledInterval: Math.max(1000, Math.round(lockDuration / 2)),
+      maxStalledCount: 2,
+      autorun: false,
+    },
+  );
   let lastError: string | undefined;
   let ready = false; // before that, the error is told once by reachRedis
   worker.on('error', (e) => {
@@ -237,6 +256,25 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
   }
   signals.release();
   return signals.stopped() ? 130 : 0;
+}
+
+/** A JobRefused fails the job at once (no retry), with the reason. */
+function refuseOutside(check: () => void): void {
+  try {
+    check();
+  } catch (e) {
+    if (e instanceof JobRefused) throw new UnrecoverableError(`refused: ${e.message}`);
+    throw e;
+  }
+}
+
+/** The SOP file's JSON as written (undefined when it is not JSON: loading it says why). */
+function rawSop(file: string): unknown {
+  try {
+    return JSON.parse(readInputFile(file, { maxBytes: MAX_SOP_BYTES, what: 'a SOP file' }));
+  } catch {
+    return undefined;
+  }
 }
 
 /** What this worker lets jobs do beyond its roots, as said when it is ready. */

@@ -109,7 +109,8 @@ export function runPage(run: ServedRun, info: RunInfo, token: string, viewer?: s
     ` · cost ${costText(info)} · started ${esc(formatTime(info.started))}${viewAs(info.id, token, agents, viewer)}</header>`;
   const error = info.error ? `<p class="status-failed">${esc(info.error)}</p>` : '';
   const body =
-    `${head}<main>${error}<div class="layout"><div><h2>Transcript</h2><div id="transcript">${builder.html()}</div></div>` +
+    `${head}<main>${error}<div class="layout"><div><h2>Transcript</h2><div id="transcript">${builder.html()}</div>` +
+    `<p class="muted" id="progress">${esc(builder.progress)}</p></div>` +
     `<div><h2>State graph</h2><div id="graph">${mermaid ? `<pre class="mermaid">${esc(mermaid)}</pre>` : '<p class="muted">no state graph: the journal holds no usable SOP document</p>'}</div>` +
     `<h2>Tokens</h2><div id="charts">${tokenChart(info.events, 'agent', agents)}${tokenChart(info.events, 'purpose', agents)}</div>` +
     (hasPopulation(info.events) ? `<h2>Population</h2><div id="population">${populationHtml(info.id, token, info.events)}</div>` : '') +
@@ -157,13 +158,17 @@ export const VIEW_JS = `
     var none = document.getElementById('no-messages'); if (none) none.remove();
     box.insertAdjacentHTML('beforeend', JSON.parse(e.data).html);
   });
+  var progress = document.getElementById('progress');
+  es.addEventListener('progress', function (e) { progress.textContent = JSON.parse(e.data).text; });
   es.addEventListener('message', function (e) {
+    progress.textContent = '';
     var none = document.getElementById('no-messages'); if (none) none.remove();
     var v = lastVisit(); if (!v) return;
     v.insertAdjacentHTML('beforeend', JSON.parse(e.data).html);
     v.lastElementChild.scrollIntoView({ block: 'nearest' });
   });
   es.addEventListener('status', function (e) {
+    progress.textContent = '';
     var s = document.getElementById('status'); var st = JSON.parse(e.data).status;
     s.textContent = st; s.className = 'status status-' + st;
   });

@@ -7,9 +7,15 @@ import type { Message } from '../../core/environment/message.js';
 import { agentColour, esc, formatTime, renderContent } from './html.js';
 import { promptHtml } from './prompt.js';
 import { stepEvent } from '../../features/population/results.js';
+import { progressText } from '../../core/runtime/llm-progress.js';
 
 /** A piece for the page: a new visit section, or a message appended to the last one. */
-export type Piece = { kind: 'visit'; html: string } | { kind: 'message'; html: string } | { kind: 'status'; status: string };
+export type Piece =
+  | { kind: 'visit'; html: string }
+  | { kind: 'message'; html: string }
+  | { kind: 'status'; status: string }
+  /** How far a local model's call (or a population step's calls) in flight has come; '' once answered. */
+  | { kind: 'progress'; text: string };
 
 interface Visit {
   head: string;
@@ -24,6 +30,8 @@ export class TranscriptBuilder {
   private readonly visitCounts = new Map<string, number>();
   private pending: unknown[] = [];
   messages = 0;
+  /** The last progress of calls still in flight (llm_progress), '' when none. */
+  progress = '';
 
   /** `viewer`: show only the messages this agent may see (their audience includes it), without inspectors (other agents' prompts). */
   constructor(private readonly viewer?: string) {}
@@ -31,7 +39,13 @@ export class TranscriptBuilder {
   /** The pieces this event adds to the page. */
   add(e: RunEvent | { type: string }): Piece[] {
     const ev = e as RunEvent;
+    if (this.progress !== '' && (ev.type === 'message' || ev.type === 'population_step' || ev.type === 'run_finished')) this.progress = '';
     switch (ev.type) {
+      case 'llm_progress':
+        // a local model thinking: shown under the transcript until its message (or step) comes
+        if (this.viewer !== undefined && !ev.population && ev.agent !== undefined && ev.agent !== this.viewer) return [];
+        this.progress = progressText(ev);
+        return [{ kind: 'progress', text: this.progress }];
       case 'run_started': {
         const doc = ev.document as
           { agents?: Record<string, unknown>; states?: Record<string, { components?: Record<string, { output?: unknown }> }> } | undefined;

@@ -289,3 +289,9 @@ export async function askYesNo(question: string): Promise<boolean> {
     rl.close();
   }
 }
+
+/** Whether the user is away (a SOP's resources.user_away, or the input user_away: true, yes or 1): nobody is asked. */
+export function userAway(resources: { user_away?: boolean } = {}, inputs: Record<string, string | undefined> = {}): boolean {
+  const input = inputs.user_away?.trim().toLowerCase();
+  return resources.user_away === true || input === 'true' || input === 'yes' || input === '1';
+}

@@ -4,7 +4,7 @@
 // through node-llama-cpp's resolver). The parts of node-llama-cpp used are described here
 // structurally, so sop builds and runs without it.
 import { existsSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { availableParallelism, homedir } from 'node:os';
 import { basename, isAbsolute, join, resolve } from 'node:path';
 import { OPTIONAL_PACKAGES, addPackageCommand, isMissingPackage } from '../../shared/util/optional-package.js';
 import { LlmError } from './types.js';
@@ -100,7 +100,10 @@ export async function loadNodeLlamaCpp(importer: () => Promise<unknown> = () => 
 // ---- settings ----
 
 export interface LocalSettings {
-  /** CPU threads of an evaluation (SOP_LOCAL_THREADS; default node-llama-cpp's: the machine's math cores). */
+  /**
+   * CPU threads of an evaluation (SOP_LOCAL_THREADS, or --local-threads; default `defaultThreads()`:
+   * the cores but one, at least 1). Unset (a caller's own settings): node-llama-cpp's, every core.
+   */
   threads?: number;
   /** Parallel context sequences: calls that run at once (SOP_LOCAL_SEQUENCES, default 4). */
   sequences: number;
@@ -124,12 +127,22 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string): number | undefined {
   return n;
 }
 
+/**
+ * The default CPU threads of a local model: the machine's cores but one, at least 1. llama.cpp's
+ * threads spin while they wait for each other, so with one on every core any other work (the
+ * run's own event loop, a test runner, a second process) stalls all of them; one core left free
+ * costs little when the machine is quiet and saves minutes when it is not (docs/providers.md).
+ */
+export function defaultThreads(cores: number = availableParallelism()): number {
+  return Math.max(1, cores - 1);
+}
+
 export function localSettings(env: NodeJS.ProcessEnv = process.env): LocalSettings {
   const gpu = env.SOP_LOCAL_GPU ?? 'auto';
   if (!['auto', 'false', 'cuda', 'vulkan', 'metal'].includes(gpu))
     throw new LlmError(`SOP_LOCAL_GPU must be auto, false, cuda, vulkan or metal (got "${gpu}")`);
   return {
-    threads: positiveInt(env, 'SOP_LOCAL_THREADS'),
+    threads: positiveInt(env, 'SOP_LOCAL_THREADS') ?? defaultThreads(),
     sequences: positiveInt(env, 'SOP_LOCAL_SEQUENCES') ?? 4,
     contextSize: positiveInt(env, 'SOP_LOCAL_CONTEXT'),
     maxTokens: positiveInt(env, 'SOP_LOCAL_MAX_TOKENS') ?? 512,

@@ -8,7 +8,10 @@
 // same reply). A call that must answer with a command is generated under a grammar made from
 // the commands' JSON Schemas (src/core/llm/local-grammar.ts), so it always parses. Token counts come
 // from the model's tokenizer. Each model is loaded once per process with a few context
-// sequences: that many calls run at once, batched together; more wait for a free one.
+// sequences: that many calls run at once, batched together; more wait for a free one. A call's
+// signal (a deadline, Ctrl-C) stops its generation at the next token; `closeLocalModels` stops
+// every generation in flight, waits for each to end and frees the models' contexts, so a thread
+// that ends next (a test runner's worker) never ends under llama.cpp's feet.
 import { dirname } from 'node:path';
 import { fmix32, fnv1a } from '../../shared/util/hash.js';
 import { closeJson, commandReplySchema, type GrammarSchema } from './local-grammar.js';
@@ -36,6 +39,7 @@ import {
 import {
   LlmError,
   type CallMeta,
+  type CallProgress,
   type ChatMessage,
   type ChatOptions,
   type ChatRequest,
@@ -77,11 +81,23 @@ function commonPrefix(a: readonly NlcToken[], b: readonly NlcToken[]): number {
   return i;
 }
 
+/** Why calls of a closed model end (closeLocalModels). */
+const CLOSED = 'the local model was closed (its calls in flight stopped, its context freed)';
+
+/** A call waiting for a sequence: how to give it one, or turn it away. */
+interface Waiter {
+  give(s: NlcSequence): void;
+  fail(err: Error): void;
+}
+
 /** One model loaded in this process: its context's sequences, lent to one call at a time. */
 class LoadedModel {
   private readonly free: NlcSequence[];
-  private readonly waiting: Array<(s: NlcSequence) => void> = [];
+  private readonly waiting: Waiter[] = [];
   private readonly grammars = new Map<string, Promise<NlcGrammar>>();
+  /** Generations in flight: what stops each, and its end. */
+  private readonly running = new Set<{ stop: AbortController; ended: Promise<unknown> }>();
+  private closed = false;
 
   constructor(
     readonly nlc: NodeLlamaCpp,
@@ -99,6 +115,7 @@ class LoadedModel {
 
   /** A free sequence (the one holding most of this prompt already), or the next one released. */
   acquire(prompt: readonly NlcToken[], signal?: AbortSignal): Promise<NlcSequence> {
+    if (this.closed) return Promise.reject(new LlmError(CLOSED));
     if (this.free.length > 0) {
       let best = 0;
       for (let i = 1; i < this.free.length; i++)
@@ -106,24 +123,50 @@ class LoadedModel {
       return Promise.resolve(this.free.splice(best, 1)[0]!);
     }
     return new Promise((resolve, reject) => {
-      const give = (s: NlcSequence) => {
-        signal?.removeEventListener('abort', abort);
-        resolve(s);
+      const waiter: Waiter = {
+        give: (s) => {
+          signal?.removeEventListener('abort', abort);
+          resolve(s);
+        },
+        fail: (err) => {
+          signal?.removeEventListener('abort', abort);
+          reject(err);
+        },
       };
       const abort = () => {
-        const i = this.waiting.indexOf(give);
+        const i = this.waiting.indexOf(waiter);
         if (i >= 0) this.waiting.splice(i, 1);
         reject(signal!.reason instanceof Error ? signal!.reason : new LlmError('aborted'));
       };
       signal?.addEventListener('abort', abort, { once: true });
-      this.waiting.push(give);
+      this.waiting.push(waiter);
     });
   }
 
   release(s: NlcSequence): void {
     const next = this.waiting.shift();
-    if (next) next(s);
+    if (next) next.give(s);
     else this.free.push(s);
+  }
+
+  /** A generation in flight until `work` settles; `close` aborts it through `stop` and waits for its end. */
+  track<T>(stop: AbortController, work: Promise<T>): Promise<T> {
+    const entry = { stop, ended: work.catch(() => {}) };
+    this.running.add(entry);
+    void entry.ended.then(() => this.running.delete(entry));
+    return work;
+  }
+
+  /** Stops every generation in flight, waits for each to end, then frees the context and the model. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const w of this.waiting.splice(0)) w.fail(new LlmError(CLOSED));
+    const running = [...this.running];
+    for (const r of running) r.stop.abort(new LlmError(CLOSED));
+    await Promise.all(running.map((r) => r.ended));
+    await this.context.dispose().catch(() => {});
+    await this.model.dispose().catch(() => {});
   }
 
   /** The grammar of a JSON Schema, made once per model. */
@@ -151,6 +194,23 @@ function once<T>(cache: Map<string, Promise<T>>, key: string, make: () => Promis
     p.catch(() => cache.delete(key)); // a failure is told to its caller; the next call tries again
   }
   return p;
+}
+
+/**
+ * Stops every local generation in flight in this process (each ends at its next token), waits for
+ * them to end, and frees every loaded model and its context; calls still waiting are turned away,
+ * and a later call loads its model again. Where a thread ends without letting a generation
+ * finish (a test runner's worker after a timeout), call it first: llama.cpp's threads then never
+ * answer into a thread that is gone, which aborts the whole process.
+ */
+export async function closeLocalModels(): Promise<void> {
+  const models = [...loaded.values()];
+  const llamas = [...runtimes.values()];
+  loaded.clear();
+  runtimes.clear();
+  for (const p of models) await (await p.catch(() => undefined))?.close();
+  // llama.cpp itself last: its log callback into this thread goes with it
+  for (const p of llamas) await (await p.catch(() => undefined))?.llama.dispose().catch(() => {});
 }
 
 function runtime(s: LocalSettings, importer?: () => Promise<unknown>) {
@@ -228,7 +288,7 @@ export class LocalProvider implements LlmProvider {
       try {
         model = await rt.llama.loadModel({ modelPath: file });
       } catch (err) {
-        throw new LlmError(`${what}: cannot load ${file} as a GGUF model (${(err as Error).message.split('\n')[0]})`);
+        throw new LlmError(`${what}: cannot load ${file} as a GGUF model (${loadProblem(err)})`);
       }
       let context: NlcContext;
       try {
@@ -258,12 +318,12 @@ export class LocalProvider implements LlmProvider {
     options.signal?.throwIfAborted();
     const m = await this.modelFor(request);
     const seed = callSeed(this.seed, request.meta);
-    const res = await this.generate(m, request, options, seed);
+    const res = await this.generate(m, request, options, seed, 0);
     if (res.content.trim() !== '' || options.signal?.aborted) return res;
     // An empty reply is asked for once more, with the next seed; a second one is kept, with a warning.
     const what = `the ${request.meta.purpose} call${request.meta.agent ? ` by ${request.meta.agent}` : ''} in state "${request.meta.state}"`;
     this.o.onWarning?.(`${what} got an empty reply from the local model; asking once more`);
-    const again = await this.generate(m, request, options, (seed + 1) >>> 0);
+    const again = await this.generate(m, request, options, (seed + 1) >>> 0, res.usage.completionTokens);
     if (again.content.trim() === '') this.o.onWarning?.(`${what} got an empty reply twice; recorded empty`);
     return {
       ...again,
@@ -274,7 +334,8 @@ export class LocalProvider implements LlmProvider {
     };
   }
 
-  private async generate(m: LoadedModel, request: ChatRequest, options: ChatOptions, seed: number): Promise<ChatResponse> {
+  /** One generation; `before`: reply tokens of an earlier try of the same call (its progress counts on from there). */
+  private async generate(m: LoadedModel, request: ChatRequest, options: ChatOptions, seed: number, before: number): Promise<ChatResponse> {
     const history = chatHistoryOf(request.messages);
     const prompt = m.wrapper
       .generateContextState({ chatHistory: [...history, { type: 'model', response: [] }] })
@@ -288,18 +349,35 @@ export class LocalProvider implements LlmProvider {
     const grammar = schema ? await m.grammar(schema) : undefined;
     const sequence = await m.acquire(prompt, options.signal);
     const chat = new m.nlc.LlamaChat({ contextSequence: sequence, chatWrapper: m.wrapper, autoDisposeSequence: false });
+    // the call's own signal (a deadline, Ctrl-C), or closeLocalModels, stops it at the next token
+    const stop = new AbortController();
+    const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
+    const progress = (p: CallProgress) => {
+      try {
+        options.onProgress?.(p);
+      } catch {
+        // a listener's failure is not the call's
+      }
+    };
     let completion = 0;
     try {
       const maxTokens = request.maxTokens ?? this.settings.maxTokens;
-      const out = await chat.generateResponse(history, {
-        maxTokens,
-        temperature: request.temperature ?? 0,
-        seed,
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(grammar ? { grammar } : {}),
-        ...(request.stream && options.onDelta ? { onTextChunk: options.onDelta } : {}),
-        onToken: (tokens) => void (completion += tokens.length),
-      });
+      progress({ promptTokens: prompt.length, tokens: before });
+      const out = await m.track(
+        stop,
+        chat.generateResponse(history, {
+          maxTokens,
+          temperature: request.temperature ?? 0,
+          seed,
+          signal,
+          ...(grammar ? { grammar } : {}),
+          ...(request.stream && options.onDelta ? { onTextChunk: options.onDelta } : {}),
+          onToken: (tokens) => {
+            completion += tokens.length;
+            progress({ promptTokens: prompt.length, tokens: before + completion });
+          },
+        }),
+      );
       this.used = m;
       const cut = out.metadata.stopReason === 'maxTokens';
       if (cut)
@@ -317,6 +395,7 @@ export class LocalProvider implements LlmProvider {
       };
     } catch (err) {
       if (options.signal?.aborted) throw options.signal.reason instanceof Error ? options.signal.reason : new LlmError('aborted');
+      if (stop.signal.aborted) throw stop.signal.reason instanceof Error ? stop.signal.reason : new LlmError(CLOSED);
       if (err instanceof LlmError) throw err;
       throw new LlmError(`local model ${describeModel(m.nlc, m.file, m.model).name}: ${(err as Error).message.split('\n')[0]}`);
     } finally {
@@ -328,3 +407,13 @@ export class LocalProvider implements LlmProvider {
 
 /** The folder a SOP's relative model paths are read from. */
 export const sopModelBase = (sopFile: string | undefined) => (sopFile ? dirname(sopFile) : process.cwd());
+
+/**
+ * Why a file did not load as a model, without quoting its bytes (node-llama-cpp's message quotes
+ * the first bytes it read: `Expected "GGUF" but got "root"` for /etc/passwd).
+ */
+function loadProblem(err: unknown): string {
+  const first = String((err as Error)?.message ?? err).split('\n')[0]!;
+  if (/GGUF magic/i.test(first)) return 'it does not start with the GGUF signature: not a GGUF model file';
+  return first.replace(/\b(got|found|read)\s+(".*?"|'.*?'|\S+)/gi, '$1 something else').slice(0, 200);
+}

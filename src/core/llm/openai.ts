@@ -29,6 +29,7 @@ import { observedFetch, type CallGate } from './adaptive-limit.js';
 import { DirectChat, REDIRECTED } from './direct-chat.js';
 import { adaptationFor, adaptationWarning, type Adaptation } from './request-adaptation.js';
 import { chatRequestBody, toolCallsAsCommands } from './wire-body.js';
+import { isObject } from '../../shared/util/is-object.js';
 
 export interface OpenAiProviderOptions {
   apiKey?: string;
@@ -121,8 +122,6 @@ function describeCall(meta: CallMeta): string {
   return `the ${meta.purpose} call${meta.agent ? ` by ${meta.agent}` : ''} in state "${meta.state}" (turn ${meta.turn})`;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 function usageOf(u: unknown): Usage | undefined {
   if (!isObject(u) || typeof u.prompt_tokens !== 'number' || typeof u.completion_tokens !== 'number') return undefined;
   const cached = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details.cached_tokens : undefined;
@@ -181,7 +180,8 @@ export class OpenAiProvider implements LlmProvider {
     this.direct = !direct
       ? undefined
       : new DirectChat({ client: this.client, timeoutMs: this.timeoutMs, maxReplyBytes: this.maxReplyBytes, gate: options.gate });
-    this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    // a server's Retry-After holds a retry at most the run's --timeout, as the shared pause (adaptive-limit.ts)
+    this.policy = { ...DEFAULT_RETRY_POLICY, maxRetryAfterMs: this.timeoutMs, ...options.retry };
     this.budget = options.budget ?? new RetryBudget(50, RETRIES_PER_CALL);
   }
 

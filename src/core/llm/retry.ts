@@ -8,7 +8,16 @@ export interface RetryPolicy {
   /** First backoff; doubles each retry. */
   baseDelayMs: number;
   maxDelayMs: number;
+  /**
+   * The longest wait a server's Retry-After can ask for before a retry (default 60 s): the
+   * provider sets it to the run's --timeout (docs/scale.md: a pause lasts at most the run's
+   * --timeout), so `retry-after: 999999` does not hold a call for minutes.
+   */
+  maxRetryAfterMs?: number;
 }
+
+/** The longest Retry-After honoured unless the policy says less. */
+export const MAX_RETRY_AFTER_MS = 60_000;
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 20_000 };
 
@@ -60,7 +69,8 @@ export function backoffDelay(
   retryAfterMs: number | undefined,
   random: () => number = Math.random,
 ): number {
-  if (retryAfterMs !== undefined && retryAfterMs >= 0) return Math.min(retryAfterMs, 60_000);
+  if (retryAfterMs !== undefined && retryAfterMs >= 0)
+    return Math.min(retryAfterMs, policy.maxRetryAfterMs ?? MAX_RETRY_AFTER_MS, MAX_RETRY_AFTER_MS);
   const exp = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
   // "Full jitter" between half and the whole delay keeps clients from retrying in lockstep.
   return Math.round(exp / 2 + (random() * exp) / 2);

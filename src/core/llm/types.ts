@@ -145,9 +145,22 @@ export interface ChatResponse {
   priceTier?: PriceTier;
 }
 
+/** How far a call's generation has come (a model run in this process reports it: src/core/llm/local.ts). */
+export interface CallProgress {
+  /** Tokens of the prompt, once the model has begun reading it. */
+  promptTokens: number;
+  /** Reply tokens generated so far (0 while the prompt is read). */
+  tokens: number;
+}
+
 export interface ChatOptions {
   onDelta?: (text: string) => void;
   signal?: AbortSignal;
+  /**
+   * Told when the model begins reading the prompt and at each token generated, with the counts
+   * so far. Providers that generate in this process report it; a server's calls do not.
+   */
+  onProgress?: (progress: CallProgress) => void;
 }
 
 export interface LlmProvider {

@@ -113,7 +113,7 @@ export class OpenAiEmbedder implements Embedder {
     try {
       res = await withRetries(
         () => this.client.embeddings.create({ model: this.model, input, encoding_format: 'float' }),
-        DEFAULT_RETRY_POLICY,
+        { ...DEFAULT_RETRY_POLICY, maxRetryAfterMs: this.options.timeoutMs ?? 60_000 },
         this.budget,
         { classify, onRetry: this.options.onRetry },
       );

@@ -24,6 +24,7 @@ export type { RunContext } from './hooks.js';
 import { RunEmbeddingMeter } from './embedding-meter.js';
 import { callMany, type Via } from './call-many.js';
 import { callLlm, type LlmCallHost } from './llm-call.js';
+import { LlmProgress } from './llm-progress.js';
 import type { RunOptions } from './options.js';
 import type { RunPosition } from './position.js';
 import { Rng } from './rng.js';
@@ -186,6 +187,7 @@ export function createRunContext(options: RunOptions): RunParts {
     emit,
     turn: () => position.turn,
   });
+  const progress = new LlmProgress(emit);
   late.llmCall = {
     llm,
     model: options.model,
@@ -199,6 +201,7 @@ export function createRunContext(options: RunOptions): RunParts {
     redact: ctx.redact,
     pricing: options.pricing,
     signal: options.signal,
+    progress,
     emit,
     counted: (meta, usage, cost) => observe(plugins, 'afterCall', meta, usage, cost), // e.g. budgets
   };
@@ -210,6 +213,7 @@ export function createRunContext(options: RunOptions): RunParts {
       const flush = (env as { flush?: () => Promise<void> }).flush;
       if (counted && flush) await flush.call(env).catch(() => {});
       meter.detach();
+      progress.stop();
     },
   };
 }

@@ -77,6 +77,31 @@ export type RunEvent =
       cost_usd?: number;
       effect: string;
     }
+  /**
+   * How far calls a model generates in this process have come (src/core/runtime/llm-progress.ts):
+   * told every 5 s while they run, per agent's call or per population step (`population`, its
+   * calls together). `tokens` are reply tokens so far, `tokens_per_s` those over the seconds since
+   * the first of them.
+   */
+  | {
+      type: 'llm_progress';
+      state: string;
+      turn: number;
+      /** One agent's (or judge's...) call: its purpose and agent. */
+      purpose?: CallPurpose;
+      agent?: string;
+      /** A population step's calls together. */
+      population?: true;
+      /** Calls begun, answered, and being generated now (reading their prompt or writing their reply). */
+      calls: number;
+      done: number;
+      generating: number;
+      prompt_tokens: number;
+      tokens: number;
+      tokens_per_s: number;
+      /** Since the first call began. */
+      elapsed_ms: number;
+    }
   /** A request to a paid embedder (openai:MODEL): counted in usage (by_purpose.embedding), cost and budgets. */
   | {
       type: 'embedding_call';

@@ -30,6 +30,7 @@ import type { RunEvent, UsageTotals } from './events.js';
 import type { RunPosition } from './position.js';
 import type { Rng } from './rng.js';
 import type { ToolSlotExecutor } from '../components/registry.js';
+import type { CommandSpec, ExecutorTable } from '../commands/commands.js';
 import type { EnvironmentView } from '../environment/environment.js';
 import type { Message } from '../environment/message.js';
 import type { ModelPrice } from '../llm/pricing.js';
@@ -170,6 +171,16 @@ export interface TransformHooks {
   agentPrompt?(additions: PromptAdditions, state: ResolvedState, context: Record<string, unknown>): PromptAdditions;
   /** LLM settings and call facts of an agent's call. */
   agentCall?(spec: AgentCallSpec, state: ResolvedState, agent: string, role: string): AgentCallSpec;
+  /** The executors a SOP's commands may name, by name: each feature adds its own (src/core/commands/). */
+  commandExecutors?(table: ExecutorTable): ExecutorTable;
+  /**
+   * A state's commands, compiled, at its first turn: a feature adds commands of its own (the tools a
+   * state grants). Async: what it adds may have to be asked for (a server's list of tools).
+   */
+  stateCommands?(
+    commands: Record<string, CommandSpec>,
+    state: ResolvedState,
+  ): Record<string, CommandSpec> | Promise<Record<string, CommandSpec>>;
 }
 
 /** Observe: every plugin is told, in order. A hook may refuse what is about to happen by throwing a RunSignal (src/shared/errors.ts). */
@@ -212,6 +223,8 @@ export const HOOK_RULES = {
   view: 'transform',
   agentPrompt: 'transform',
   agentCall: 'transform',
+  commandExecutors: 'transform',
+  stateCommands: 'transform',
   beforeTurn: 'observe',
   beforeCall: 'observe',
   afterCall: 'observe',

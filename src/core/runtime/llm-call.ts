@@ -16,6 +16,7 @@ import { DEFAULTS, type ResolvedSop } from '../../format/sop/resolved.js';
 import type { LlmSettings } from '../../format/sop/types.js';
 import type { Redactor } from '../../shared/util/redact.js';
 import type { Via } from './call-many.js';
+import type { LlmProgress } from './llm-progress.js';
 import { llmEffectLabel, type Effects, type LlmEffectResult } from './effects.js';
 import { addUsage, type RunEvent, type UsageTotals } from './events.js';
 import type { RunPosition } from './position.js';
@@ -41,6 +42,8 @@ export interface LlmCallHost {
   /** Prices of models (pricing.json and --pricing); without it calls are not priced (the mock). */
   readonly pricing?: PricingTable;
   readonly signal?: AbortSignal;
+  /** Progress of calls a model generates in this process (`llm_progress` events). */
+  readonly progress?: LlmProgress;
   emit(event: RunEvent): void;
   /** Told every call as counted, a reply reused from the journal included (budgets). */
   counted?(meta: CallMeta, usage: Usage, cost: number | undefined): void;
@@ -136,9 +139,17 @@ export async function callLlm(
         });
       }
       const send = through?.via ?? ((r: ChatRequest, o: ChatOptions) => llm.chat(r, o));
-      return send(request(key), { signal: through?.signal ?? host.signal, onDelta });
+      const metered = host.progress?.begin(meta);
+      const sent = send(request(key), {
+        signal: through?.signal ?? host.signal,
+        onDelta,
+        ...(metered ? { onProgress: metered.onProgress } : {}),
+      });
+      if (metered) void sent.finally(metered.end).catch(() => {});
+      return sent;
     },
   );
+  host.progress?.rethrow();
   if (reused) {
     stepOver(llm, request(key), res); // a cassette steps over (or records) the reply the journal held
     onDelta?.(res.content);

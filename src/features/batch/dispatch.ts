@@ -8,7 +8,7 @@ import { LlmInterruptedError } from '../../core/llm/interruptible.js';
 import { LlmError } from '../../core/llm/types.js';
 import type { CallDispatch, DispatchedCall, StepRef } from '../../core/runtime/call-many.js';
 import type { RunContext } from '../../core/runtime/hooks.js';
-import { batchFile, parseResults } from './lines.js';
+import { BatchResults, batchFile } from './lines.js';
 import { isSubmitted, type BatchStatus, type BatchTarget, type Submitted } from './target.js';
 import { pollDelays, sleep } from './wait.js';
 
@@ -77,7 +77,12 @@ export class BatchDispatch implements CallDispatch {
         });
       tell({ status: reused ? 'resumed' : 'submitted' });
       const ended = await this.wait(value, new Set(requests.keys()), tell, signal);
-      const { results, bad } = parseResults(ended.text, requests);
+      // the result files are read as a stream, a line at a time: a reply settles nothing until every line is read
+      const parsed = new BatchResults(requests, `batch ${value.id}`);
+      await ended.read((line) => parsed.add(line));
+      const { results } = parsed;
+      const dropped = parsed.dropped();
+      if (dropped) this.ctx.emit({ type: 'warning', message: dropped });
       // each reply settles its call; a resumed run's batch that ended early (failed, expired) sends the rest again
       const again = reused && ended.problem !== undefined;
       pending = [];
@@ -89,7 +94,7 @@ export class BatchDispatch implements CallDispatch {
         else
           c.reject(
             new LlmError(
-              `batch ${value.id}: no result for the call ${c.key} of state "${step.state}"${ended.problem ? ` (${ended.problem})` : ''}${bad ? `; ${bad} result lines were not JSON` : ''}`,
+              `batch ${value.id}: no result for the call ${c.key} of state "${step.state}"${ended.problem ? ` (${ended.problem})` : ''}${dropped ? `; ${dropped}` : ''}`,
             ),
           );
       }

@@ -5,7 +5,7 @@
 // every field is checked and a bad line names what is wrong.
 import { chatRequestBody, toolCallsAsCommands } from '../../core/llm/wire-body.js';
 import { DEFAULT_MAX_REPLY_BYTES } from '../../core/llm/reply-errors.js';
-import { estimateUsage, type ChatRequest, type ChatResponse, type Usage } from '../../core/llm/types.js';
+import { estimateUsage, LlmError, type ChatRequest, type ChatResponse, type Usage } from '../../core/llm/types.js';
 import { isObject } from '../../shared/util/is-object.js';
 
 /** Where each line of a batch is sent (the chat completions endpoint). */
@@ -32,30 +32,55 @@ export function batchFile(requests: readonly BatchRequest[]): string {
 export type BatchResult = { reply: ChatResponse } | { error: string };
 
 /**
- * The results of a batch's output (and error) files, by custom_id. A line that is not a result is
- * skipped and counted in `bad` (a file cut in the middle of a line, a server's garbage).
+ * The results of a batch's output (and error) files, by custom_id, taken a line at a time as the
+ * files are read (./result-stream.ts). A line that is not JSON, or has no string custom_id, is
+ * counted (a file cut in the middle of a line, a server's garbage) and told by `dropped()`; a
+ * custom_id the step asked that comes twice refuses the whole batch (which answer would be the
+ * call's?). Lines of requests the step no longer asks (answered from the journal) are passed over.
  */
-export function parseResults(text: string, requests: ReadonlyMap<string, ChatRequest>): { results: Map<string, BatchResult>; bad: number } {
-  const results = new Map<string, BatchResult>();
-  let bad = 0;
-  for (const line of text.split('\n')) {
-    if (!line.trim()) continue;
+export class BatchResults {
+  readonly results = new Map<string, BatchResult>();
+  notJson = 0;
+  noCustomId = 0;
+
+  constructor(
+    private readonly requests: ReadonlyMap<string, ChatRequest>,
+    /** The batch, for the refusal ("batch batch_abc"). */
+    private readonly what: string,
+  ) {}
+
+  add(line: string): void {
+    if (!line.trim()) return;
     let data: unknown;
     try {
       data = JSON.parse(line);
     } catch {
-      bad++;
-      continue;
+      this.notJson++;
+      return;
     }
     if (!isObject(data) || typeof data.custom_id !== 'string') {
-      bad++;
-      continue;
+      this.noCustomId++;
+      return;
     }
-    const request = requests.get(data.custom_id);
-    if (!request) continue; // a request of the batch the step no longer asks (answered from the journal)
-    results.set(data.custom_id, resultOf(data, request));
+    const request = this.requests.get(data.custom_id);
+    if (!request) return;
+    if (this.results.has(data.custom_id))
+      throw new LlmError(
+        `${this.what}: its results hold the call ${data.custom_id.slice(0, 100)} twice (a duplicated custom_id); the batch is refused, none of its replies is used`,
+      );
+    this.results.set(data.custom_id, resultOf(data, request));
   }
-  return { results, bad };
+
+  /** The lines passed over, in words ("batch b: 3 result lines were dropped (2 not JSON, 1 without a string custom_id)"), or undefined. */
+  dropped(): string | undefined {
+    const n = this.notJson + this.noCustomId;
+    if (n === 0) return undefined;
+    const why = [
+      ...(this.notJson ? [`${this.notJson} not JSON`] : []),
+      ...(this.noCustomId ? [`${this.noCustomId} without a string custom_id`] : []),
+    ];
+    return `${this.what}: ${n} result line${n === 1 ? ' was' : 's were'} dropped (${why.join(', ')})`;
+  }
 }
 
 function resultOf(line: Record<string, unknown>, request: ChatRequest): BatchResult {

@@ -1,13 +1,17 @@
 // The OpenAI Batch API as a batch target: the batch file uploaded (`files.create`, purpose
 // "batch"), a batch made of it (`batches.create`, 24 h window), its status polled
-// (`batches.retrieve`), and once it is over its output and error files read (`files.content`).
+// (`batches.retrieve`), and once it is over its output and error files read (`files.content`) as
+// streams, a line at a time, within a cap on a line and on a file (./result-stream.ts).
 // The server is the run's own (its base URL and key, the same the run's provider uses and the user
 // consented to); the key goes in the request header only, never in an event or an error.
+import { Readable } from 'node:stream';
 import OpenAI, { APIConnectionError, APIError, toFile } from 'openai';
 import { LlmError, LlmUnavailableError } from '../../core/llm/types.js';
 import type { StepRef } from '../../core/runtime/call-many.js';
 import { isObject } from '../../shared/util/is-object.js';
 import { BATCH_URL } from './lines.js';
+import { readLines, type LineCaps } from './result-stream.js';
+import { withOwnSignal } from './wait.js';
 import { safeName, type BatchStatus, type BatchTarget, type Submitted } from './target.js';
 
 export interface BatchServer {
@@ -17,6 +21,8 @@ export interface BatchServer {
   apiKey?: () => string | undefined;
   /** Per-request timeout, ms (default 120 s). */
   timeoutMs?: number;
+  /** The longest result line and result file read (default 8 MiB and 2 GiB). */
+  caps?: LineCaps;
 }
 
 /** Statuses of a batch that is over. */
@@ -82,7 +88,7 @@ export class OpenAiBatchTarget implements BatchTarget {
     const api = this.api();
     let b: unknown;
     try {
-      b = await api.batches.retrieve(batch.id, { signal });
+      b = await withOwnSignal(signal, (own) => api.batches.retrieve(batch.id, { signal: own }));
       this.failures = 0;
     } catch (err) {
       if (signal?.aborted) throw err;
@@ -99,21 +105,33 @@ export class OpenAiBatchTarget implements BatchTarget {
       ...(typeof counts.failed === 'number' ? { failed: counts.failed } : {}),
     };
     if (!OVER.has(b.status)) return out;
-    // over: its results (an expired or cancelled batch keeps those it finished)
-    let text = '';
-    for (const f of [b.output_file_id, b.error_file_id]) {
-      if (typeof f !== 'string' || !f) continue;
-      try {
-        text += (await (await api.files.content(f, { signal })).text()) + '\n';
-      } catch (err) {
-        throw failure(err, `reading file ${f} of batch ${batch.id} from ${api.baseURL}`);
+    // over: its results (an expired or cancelled batch keeps those it finished), read when the dispatch asks
+    const files = [b.output_file_id, b.error_file_id].filter((f): f is string => typeof f === 'string' && f !== '');
+    const read = async (onLine: (line: string) => void): Promise<void> => {
+      for (const f of files) {
+        const what = `file ${f} of batch ${batch.id}`;
+        try {
+          await withOwnSignal(signal, async (own) => {
+            const res = await api.files.content(f, { signal: own });
+            if (!res.body) return;
+            const chunks = Readable.fromWeb(res.body as Parameters<typeof Readable.fromWeb>[0]);
+            try {
+              await readLines(chunks, onLine, { what, partialLast: 'line', ...this.server.caps });
+            } finally {
+              chunks.destroy(); // a file not read to its end is not downloaded further
+            }
+          });
+        } catch (err) {
+          if (err instanceof LlmError) throw err;
+          throw failure(err, `reading ${what} from ${api.baseURL}`);
+        }
       }
-    }
+    };
     const problem =
       b.status === 'completed'
         ? undefined
         : `batch ${batch.id} ${b.status}${b.status === 'failed' ? `: ${batchErrors(b.errors)}` : b.status === 'expired' ? ' (not done within its 24 h window)' : ''}`;
-    return { ...out, ended: { text, ...(problem ? { problem } : {}) } };
+    return { ...out, ended: { read, ...(problem ? { problem } : {}) } };
   }
 }
 

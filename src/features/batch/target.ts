@@ -20,10 +20,11 @@ export interface BatchStatus {
   completed?: number;
   failed?: number;
   /**
-   * The batch is over: the text of its result lines (output and error files), and, when it did not
-   * complete (failed, expired, cancelled), why: its requests without a result fail with that.
+   * The batch is over: `read` hands on its result lines (output and error files) one at a time, as
+   * they are read (a file is never held whole), and, when it did not complete (failed, expired,
+   * cancelled), `problem` says why: its requests without a result fail with that.
    */
-  ended?: { text: string; problem?: string };
+  ended?: { read(onLine: (line: string) => void): Promise<void>; problem?: string };
 }
 
 export interface BatchTarget {

@@ -2,16 +2,15 @@
 // RUN/batches/STATE-VISIT-STEP.input.jsonl and the user is told the command that answers it
 // (`vllm run-batch -i IN -o OUT --model M`); sop never runs it (a SOP does not make us run
 // things). The batch is over once OUT holds a result line for every request of the step.
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../shared/util/atomic-write.js';
 import { LlmError } from '../../core/llm/types.js';
 import type { StepRef } from '../../core/runtime/call-many.js';
 import { isObject } from '../../shared/util/is-object.js';
+import { formatBytes } from '../../shared/io/read-input-file.js';
+import { MAX_RESULT_FILE_BYTES, readLines, type LineCaps } from './result-stream.js';
 import { safeName, type BatchStatus, type BatchTarget, type Submitted } from './target.js';
-
-/** The largest output file read (a step of many agents: tens of MiB). */
-const MAX_OUTPUT_BYTES = 512 * 1024 * 1024;
 
 export class VllmBatchTarget implements BatchTarget {
   readonly name = 'vllm';
@@ -19,6 +18,8 @@ export class VllmBatchTarget implements BatchTarget {
   constructor(
     /** The run folder (the files go to its batches/ folder). */
     private readonly dir: string,
+    /** The longest result line and output file read (default 8 MiB and 2 GiB). */
+    private readonly caps: LineCaps = {},
   ) {}
 
   async submit(file: string, step: StepRef, models: readonly string[]): Promise<Submitted> {
@@ -41,23 +42,27 @@ export class VllmBatchTarget implements BatchTarget {
   }
 
   async poll(batch: Submitted, ids: ReadonlySet<string>): Promise<BatchStatus> {
-    if (!existsSync(batch.id)) return { status: 'waiting' };
-    const size = statSync(batch.id).size;
-    if (size > MAX_OUTPUT_BYTES) throw new LlmError(`${batch.id} is larger than ${MAX_OUTPUT_BYTES} bytes; not read`);
-    const text = readFileSync(batch.id, 'utf8');
-    // whole lines only: a line being written is read at the next poll
-    const whole = text.slice(0, text.lastIndexOf('\n') + 1);
+    const st = statSync(batch.id, { throwIfNoEntry: false });
+    if (!st) return { status: 'waiting' };
+    // a named pipe or a device would block or never end: only a regular file is read
+    if (!st.isFile()) throw new LlmError(`${batch.id} is not a regular file; not read`);
+    const max = this.caps.maxFileBytes ?? MAX_RESULT_FILE_BYTES;
+    if (st.size > max) throw new LlmError(`${batch.id} is larger than ${formatBytes(max)}; not read`);
+    // whole lines only, read as a stream: a line being written is read at the next poll
+    const read = (onLine: (line: string) => void) =>
+      readLines(createReadStream(batch.id), onLine, { what: batch.id, partialLast: 'ignore', ...this.caps });
     const seen = new Set<string>();
-    for (const line of whole.split('\n')) {
+    await read((line) => {
+      if (!line.includes('custom_id')) return;
       try {
         const data: unknown = JSON.parse(line);
         if (isObject(data) && typeof data.custom_id === 'string' && ids.has(data.custom_id)) seen.add(data.custom_id);
       } catch {
-        // not a whole result line
+        // not a result line: BatchResults counts it once the batch is over
       }
-    }
+    });
     if (seen.size < ids.size) return { status: 'writing', completed: seen.size };
-    return { status: 'completed', completed: seen.size, ended: { text: whole } };
+    return { status: 'completed', completed: seen.size, ended: { read } };
   }
 }
 

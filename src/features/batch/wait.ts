@@ -30,3 +30,22 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/**
+ * `fn` given a signal of its own that aborts with `signal`; the link is undone when `fn` is over.
+ * A client that adds an abort listener to each request's signal and never removes it (the openai
+ * SDK does) then adds it to a signal that goes with the request, not to the run's, which a wait
+ * of 24 hours would fill with thousands (MaxListenersExceededWarning).
+ */
+export async function withOwnSignal<T>(signal: AbortSignal | undefined, fn: (signal?: AbortSignal) => Promise<T>): Promise<T> {
+  if (!signal) return fn(undefined);
+  signal.throwIfAborted();
+  const own = new AbortController();
+  const onAbort = () => own.abort(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await fn(own.signal);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}

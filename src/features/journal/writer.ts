@@ -45,11 +45,12 @@ const DURABLE = new Set<string>(['resumed', 'effect_started', 'effect_cancelled'
 
 /**
  * Events written at once (with the lines of the step before them), without waiting for the disk:
- * a paid LLM call about to be sent, and a batch's progress while the run waits for it. A kill
+ * a paid LLM call about to be sent, a batch's progress while the run waits for it, and a local
+ * model's progress while it thinks (`sop view` shows it as it comes). A kill
  * needs only the write (the operating system keeps it), so a resume knows the call was made even
  * when its reply was lost.
  */
-const WRITTEN_AT_ONCE = new Set<string>(['llm_call_started', 'batch']);
+const WRITTEN_AT_ONCE = new Set<string>(['llm_call_started', 'batch', 'llm_progress']);
 
 /**
  * Step boundaries: the step's lines are written in one write, and flushed to disk without

@@ -351,7 +351,7 @@ async function initContext(spec: PopulationStateSpec, baseDir: string): Promise<
   const file = (graph as { file?: unknown } | undefined)?.file;
   if (typeof file === 'string') {
     const { file: _f, ...rest } = graph as Record<string, unknown>;
-    graph = { ...rest, edges: await readEdgeListFile(sourcePath(file, baseDir)) };
+    graph = { ...rest, edges: await readEdgeListFile(sourcePath(file, baseDir), file) };
   }
   const embedder = new LocalEmbedder();
   return { ...(graph !== undefined ? { graph } : {}), embed: (text: string) => embedder.embedOne(text, false) };

@@ -3,16 +3,25 @@
 // resolution, every expression, the rule policies, the interventions, and
 // that the state has a way on (next_states["1"], taken after max_steps).
 import { dirname } from 'node:path';
-import { existsSync } from 'node:fs';
 import type { Diagnostic } from '../../format/sop/diagnostics.js';
 import type { Sop } from '../../format/sop/types.js';
 import { compileExpression } from './worlds/expr.js';
-import { defaultWorlds, type WorldRegistry } from './worlds/registry.js';
+import { edgeListFileProblem } from './worlds/graph-file.js';
+import { BUILT_IN_WORLDS, defaultWorlds, type WorldRegistry } from './worlds/registry.js';
 import { validateResolution, validateWorldSpec } from './worlds/validate.js';
 import { actionNames, checkActionArgs, resolveParams } from './worlds/world.js';
 import { rulePolicyNames } from './rules.js';
 import { isPopulationState, populationStateSpec } from './state-spec.js';
-import { sourcePath, validatePopulationSpec } from './validate.js';
+import { checkPopulationSpec, sourcePath } from './validate.js';
+import {
+  activationScope,
+  agentScope,
+  metricScopeOf,
+  nameProblems,
+  priorityScope,
+  transitionScope,
+  type NameScope,
+} from './validate-names.js';
 
 const esc = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
@@ -57,7 +66,12 @@ export function populationDiagnostics(sop: Sop, file: string | undefined, worlds
     const at = `/states/${esc(name)}`;
     const err = (pointer: string, message: string) => out.push({ severity: 'error', pointer, message });
     const d = def as Record<string, unknown>;
-    if (!journaled) out.push(...validatePopulationSpec(d.population, baseDir, `${at}/population`));
+    let columns: string[] | undefined;
+    if (!journaled) {
+      const checked = checkPopulationSpec(d.population, baseDir, `${at}/population`);
+      out.push(...checked.diagnostics);
+      columns = checked.columns;
+    }
     if (d.world === undefined) {
       err(at, `a population state needs a "world" (social, market, board, or one added with defineWorld)`);
       continue;
@@ -65,39 +79,51 @@ export function populationDiagnostics(sop: Sop, file: string | undefined, worlds
     const worldProblems = validateWorldSpec(d.world, `${at}/world`, {
       ...(d.actions !== undefined ? { actions: d.actions, actionsPointer: `${at}/actions` } : {}),
       worlds,
-      ...(journaled ? {} : { exists: (f: string) => existsSync(sourcePath(f, baseDir)) }),
+      ...(journaled ? {} : { fileProblem: (f: string) => edgeListFileProblem(sourcePath(f, baseDir), f) }),
     });
     out.push(...worldProblems);
-    if (d.resolution !== undefined) out.push(...validateResolution(d.resolution, `${at}/resolution`));
+    if (d.resolution !== undefined) {
+      const resolution = validateResolution(d.resolution, `${at}/resolution`);
+      out.push(...resolution);
+      const r = d.resolution as { type?: unknown; expr?: unknown };
+      if (resolution.length === 0 && r.type === 'priority' && typeof r.expr === 'string' && columns)
+        out.push(...nameProblems(`${at}/resolution/expr`, r.expr, priorityScope(columns)));
+    }
     if (!def.next_states?.['1']) err(at, `a population state needs next_states["1"], the state its run goes to after max_steps`);
     if (worldProblems.length > 0) continue;
     const spec = populationStateSpec(def);
     const world = worlds.get(spec.world.type)!;
     const menu = spec.actions ?? actionNames(world);
-    const expr = (pointer: string, source: string | undefined) => {
+    // each expression compiles, and names only what it sees (./validate-names.ts)
+    const agents = columns ? agentScope(columns) : undefined;
+    const expr = (pointer: string, source: string | undefined, scope?: NameScope) => {
       if (source === undefined) return;
       try {
         compileExpression(source);
       } catch (e) {
         err(pointer, (e as Error).message);
+        return;
       }
+      out.push(...nameProblems(pointer, source, scope));
     };
-    if ('expr' in spec.activation) expr(`${at}/activation/expr`, spec.activation.expr);
+    if ('expr' in spec.activation) expr(`${at}/activation/expr`, spec.activation.expr, columns && activationScope(columns));
     const cognitionAt = Array.isArray(d.cognition) ? (i: number) => `${at}/cognition/${i}` : () => `${at}/cognition`;
     spec.cognition.forEach((c, i) => {
-      expr(`${cognitionAt(i)}/where`, c.where);
+      expr(`${cognitionAt(i)}/where`, c.where, agents);
       if (c.tier === 'rule' && c.policy === undefined)
         err(cognitionAt(i), `a rule tier needs a "policy" (${rulePolicyNames().join(', ')})`);
       if (c.policy !== undefined && !rulePolicyNames().includes(c.policy))
         err(`${cognitionAt(i)}/policy`, `unknown rule policy "${c.policy}" (policies: ${rulePolicyNames().join(', ')})`);
     });
     for (const [m, spec_] of Object.entries(spec.metrics)) {
-      expr(`${at}/metrics/${esc(m)}/of`, spec_.of);
-      expr(`${at}/metrics/${esc(m)}/where`, spec_.where);
+      const seen = columns && metricScopeOf(columns, spec_.over);
+      expr(`${at}/metrics/${esc(m)}/of`, spec_.of, seen);
+      expr(`${at}/metrics/${esc(m)}/where`, spec_.where, seen);
       if ((spec_.reducer === 'sum' || spec_.reducer === 'mean' || spec_.reducer === 'histogram') && spec_.of === undefined)
         err(`${at}/metrics/${esc(m)}`, `a ${spec_.reducer} metric needs "of"`);
     }
-    spec.transitions.forEach((t, i) => expr(`${at}/transitions/${i}/when`, t.when));
+    const metricNames = transitionScope(world, BUILT_IN_WORLDS.includes(world), spec.world.params, spec.metrics);
+    spec.transitions.forEach((t, i) => expr(`${at}/transitions/${i}/when`, t.when, metricNames));
     spec.interventions.forEach((iv, i) => {
       const ivAt = `${at}/interventions/${i}`;
       if (!iv.act && !iv.set && !iv.survey) err(ivAt, 'an intervention needs "act", "set" or "survey"');
@@ -111,7 +137,7 @@ export function populationDiagnostics(sop: Sop, file: string | undefined, worlds
         const merged = resolveParams(world, { ...(spec.world.params ?? {}), ...iv.set });
         if (!merged.ok) for (const p of merged.problems) err(`${ivAt}/set${p.pointer}`, p.message);
       }
-      if (iv.survey) expr(`${ivAt}/survey/where`, iv.survey.where);
+      if (iv.survey) expr(`${ivAt}/survey/where`, iv.survey.where, agents);
     });
     if (menu.length === 0) err(`${at}/actions`, 'the action menu is empty');
     const late = spec.straggler?.default;

@@ -1,6 +1,7 @@
 // The scientist's task board, world model, resource levels and mood as a plugin of a run
-// (src/core/runtime/hooks.ts): {{task_board}}, {{world_model}} and {{mood}} in every prompt, and the
-// LLM profile of the resource level of the task in progress. They live in memory files.
+// (src/core/runtime/hooks.ts): its executors (task_board, world_model, knowledge) for the SOP's
+// commands, {{task_board}}, {{world_model}} and {{mood}} in every prompt, and the LLM profile of
+// the resource level of the task in progress. They live in memory files.
 // Before each turn, the free thoughts relevant to the task in progress are retrieved (free-thoughts.ts).
 import { embedderLearns } from '../../core/components/knowledge-base.js';
 import { createEmbedder } from '../../core/memory/create-embedder.js';
@@ -9,6 +10,8 @@ import type { RunPlugin } from '../../core/runtime/hooks.js';
 import type { Sop } from '../../format/sop/types.js';
 import { MEMORY_FILES } from '../../core/workspace/memory-files.js';
 import { FreeThoughts } from './free-thoughts.js';
+import { executorTable, type ExecutorTable } from '../../core/commands/commands.js';
+import { namesScientistExecutor, SCIENTIST_EXECUTORS } from './executors/index.js';
 import { memoryTypes, readTaskBoard } from './memory-types.js';
 import { scientistContext, taskLlmProfile, type RelevantThought } from './views.js';
 
@@ -17,11 +20,14 @@ export function usesScientist(sop: Sop): boolean {
   return Boolean(sop.memory_types || sop.mood || sop.resources);
 }
 
-/** The scientist's views (undefined for a SOP that uses none); they read the memory files the actions plugin shares. */
+/** The scientist's executors and views (undefined for a SOP that uses none); the views read the memory files the actions plugin shares. */
 export function scientistPlugin(host: RunContext): RunPlugin | undefined {
   const sop = host.sop;
   const memory = host.vars.get(MEMORY_FILES);
-  if (!usesScientist(sop) || !memory) return undefined;
+  const executors = namesScientistExecutor(sop)
+    ? { commandExecutors: (given: ExecutorTable) => ({ ...given, ...executorTable(SCIENTIST_EXECUTORS) }) }
+    : {};
+  if (!usesScientist(sop) || !memory) return Object.keys(executors).length ? { name: 'scientist', ...executors } : undefined;
   const boardName = Object.entries(memoryTypes(sop)).find(([, type]) => type === 'task_board')?.[0];
   // the run's embedder, or a fresh one when it learns from what it embeds (see FreeThoughts)
   const free = new FreeThoughts(async () => {
@@ -31,6 +37,7 @@ export function scientistPlugin(host: RunContext): RunPlugin | undefined {
   let relevant: RelevantThought[] = [];
   return {
     name: 'scientist',
+    ...executors,
     ...(sop.memory_types || sop.mood
       ? {
           context: (c) => ({

@@ -36,8 +36,8 @@ export interface AnswerOptions {
   policy: ShardModelPolicy;
   /** Names the worker in the summary. */
   worker: string;
-  /** Secrets out of the errors stored. */
-  redact?: (text: string) => string;
+  /** Secrets out of every reply and error stored (the worker's keys, SOP_QUEUE_SECRET, passwords in URLs). */
+  redact: (text: string) => string;
   signal?: AbortSignal;
 }
 
@@ -80,9 +80,9 @@ export async function answerShard(data: ShardJobData, o: AnswerOptions): Promise
         if (o.signal?.aborted) throw e; // the worker stops: the shard goes back to the queue
         failed++;
         const message = e instanceof Error ? e.message : String(e);
-        reply = { error: (o.redact ?? ((t: string) => t))(message).slice(0, 2000) };
+        reply = { error: o.redact(message).slice(0, 2000) }; // redacted whole before it is cut
       }
-      await storeReply(o.redis, o.secret, data.step, call.key, reply);
+      await storeReply(o.redis, o.secret, data.step, call.key, reply, o.redact);
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency, todo.length)) }, ask));

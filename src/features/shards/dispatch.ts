@@ -10,6 +10,7 @@ import { EngineError } from '../../shared/errors.js';
 import { LlmError } from '../../core/llm/types.js';
 import type { CallDispatch, DispatchedCall, StepRef } from '../../core/runtime/call-many.js';
 import { signJob } from '../../shared/util/job-signature.js';
+import { redactDeep } from '../../shared/util/redact.js';
 import { connectionOf, reachRedis } from '../../shared/util/redis-url.js';
 import { barrierJobId, metaOf, shardJobId, shardsOf, SHARD_QUEUE, stepId, STEP_QUEUE, type ShardCall, type ShardJobData } from './job.js';
 import { dropReplies, readReplies } from './replies.js';
@@ -28,6 +29,8 @@ export interface ShardDispatchOptions {
   warn?: (message: string) => void;
   /** How long a step's shards may wait for a worker before `warn` (default 10 s). */
   idleWarnMs?: number;
+  /** The run's redaction: a shard job's messages hold no secret of this process when they go to Redis. */
+  redact?: (text: string) => string;
 }
 
 interface Connection {
@@ -112,7 +115,12 @@ export class ShardDispatch implements CallDispatch {
       opts: { jobId: parentId, removeOnComplete: false, removeOnFail: false },
       children: shards.map((list, n) => {
         const jobId = shardJobId(id, n);
-        const data: Omit<ShardJobData, 'sig'> = { v: 1, step: id, shard: n, calls: list.map(shardCall) };
+        // what the calls say is redacted; their keys and models stay as they are (replies are found by key)
+        const redact = this.o.redact;
+        const calls = list
+          .map(shardCall)
+          .map((c) => (redact ? { ...c, messages: redactDeep(c.messages, redact), meta: redactDeep(c.meta, redact) } : c));
+        const data: Omit<ShardJobData, 'sig'> = { v: 1, step: id, shard: n, calls };
         return {
           name: `shard ${n + 1} of ${shards.length}`,
           queueName: SHARD_QUEUE,

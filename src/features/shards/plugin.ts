@@ -30,6 +30,7 @@ export function shardsPlugin(o: ShardOptions): PluginMaker {
               secret: o.secret,
               runId: ctx.runId,
               warn: (message) => ctx.emit({ type: 'warning', message }),
+              redact: ctx.redact,
             }),
         ));
       const dispatch: CallDispatch = {

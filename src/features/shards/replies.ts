@@ -2,9 +2,12 @@
 // written by the workers as each reply comes, read by the run once the step's barrier is done.
 // A reply stored is never asked again: a shard retried after its worker died skips it. Each reply
 // is signed with SOP_QUEUE_SECRET (over its step, its call key and its content), so one written
-// into Redis by anyone else is refused by the run, and asked again by a retried shard.
+// into Redis by anyone else is refused by the run, and asked again by a retried shard. A reply is
+// redacted before it is signed and stored (an LLM server may echo a key): no secret of the worker
+// goes to Redis, where a hash outlives a killed run by days.
 import type { Redis } from 'ioredis';
 import { signatureProblem, signJob } from '../../shared/util/job-signature.js';
+import { redactDeep } from '../../shared/util/redact.js';
 import { repliesKey, REPLIES_TTL_S, type StoredReply } from './job.js';
 
 /** What a reply's signature is over besides its content: its step and call key. */
@@ -15,11 +18,21 @@ export function signedReply(secret: string, step: string, key: string, reply: St
   return JSON.stringify({ ...reply, sig: signJob(secret, replyId(step, key), reply as unknown as Record<string, unknown>) });
 }
 
-/** Keep one call's reply (the hash lives REPLIES_TTL_S after its last reply, should the run never read it). */
-export async function storeReply(redis: Redis, secret: string, step: string, key: string, reply: StoredReply): Promise<void> {
+/**
+ * Keep one call's reply, its secrets redacted (the hash lives REPLIES_TTL_S after its last reply,
+ * should the run never read it).
+ */
+export async function storeReply(
+  redis: Redis,
+  secret: string,
+  step: string,
+  key: string,
+  reply: StoredReply,
+  redact: (text: string) => string,
+): Promise<void> {
   await redis
     .multi()
-    .hset(repliesKey(step), key, signedReply(secret, step, key, reply))
+    .hset(repliesKey(step), key, signedReply(secret, step, key, redactDeep(reply, redact)))
     .expire(repliesKey(step), REPLIES_TTL_S)
     .exec();
 }

@@ -99,6 +99,33 @@ export function checkInputFile(file: string, o: InputFileOptions = {}): Stats {
   return st;
 }
 
+/**
+ * An open file descriptor (read-only, O_NONBLOCK) of a regular file under the cap, for a caller
+ * that streams it (population files, edge lists); InputFileError otherwise. A device is never
+ * opened; the file actually opened is checked again (fstat), so a file swapped for a FIFO between
+ * the check and the open is refused too. The caller closes it.
+ */
+export function openInputFile(file: string, o: InputFileOptions = {}): number {
+  const max = o.maxBytes ?? MAX_INPUT_BYTES;
+  const what = o.what ?? 'a file';
+  checkInputFile(file, o);
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOCTTY ?? 0));
+  } catch (err) {
+    throw new InputFileError(file, errnoReason(err, what), (err as NodeJS.ErrnoException).code);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) refuseKind(file, st, what);
+    if (st.size > max) refuseSize(file, st.size, max);
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+  return fd;
+}
+
 /** The bytes of a regular file under the cap; InputFileError otherwise (never blocks, never reads a device). */
 export function readInputBuffer(file: string, o: InputFileOptions = {}): Buffer {
   const max = o.maxBytes ?? MAX_INPUT_BYTES;

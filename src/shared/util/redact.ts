@@ -172,3 +172,46 @@ export function makeRedactor(secrets: string[] = secretValues()): Redactor {
   };
   return Object.assign(redact, { longest, spans });
 }
+
+/** A copy of `value` with every string in it (object keys too) redacted: what is written to a store as JSON. */
+export function redactDeep<T>(value: T, redact: (text: string) => string): T {
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return redact(v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v))
+        Object.defineProperty(out, redact(k), { value: walk(x), enumerable: true, writable: true, configurable: true });
+      return out;
+    }
+    return v;
+  };
+  return walk(value) as T;
+}
+
+/** The error with its message and stack redacted in place (a queue stores both: BullMQ's failedReason and stacktrace). */
+export function redactError<E>(e: E, redact: (text: string) => string): E {
+  if (e instanceof Error) {
+    e.message = redact(e.message);
+    if (e.stack) e.stack = redact(e.stack);
+  }
+  return e;
+}
+
+/**
+ * A queue job's processor whose result and error are redacted before the queue stores them in
+ * Redis (a returned value, a failed reason, a stack trace): nothing a worker writes there holds a
+ * secret of this process.
+ */
+export function redactedProcessor<A extends unknown[], R>(
+  fn: (...args: A) => Promise<R>,
+  redact: (text: string) => string,
+): (...args: A) => Promise<R> {
+  return async (...args: A) => {
+    try {
+      return redactDeep(await fn(...args), redact);
+    } catch (e) {
+      throw redactError(e, redact);
+    }
+  };
+}

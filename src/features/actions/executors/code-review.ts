@@ -8,7 +8,7 @@
 // answer is never taken for them (an "ok" meant for a plan review does not approve code).
 import { spawnSync } from 'node:child_process';
 import { askApproval } from '../../../core/io/human.js';
-import { isAcceptance, type ExecContext } from './types.js';
+import { isAcceptance, type ExecContext } from '../../../core/commands/executor.js';
 
 export type CodeDecision = { run: true; code: string; edited: boolean; reply: string } | { run: false; reply: string };
 

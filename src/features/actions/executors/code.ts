@@ -3,8 +3,9 @@
 import { CODE_DEFAULTS, LANGUAGES, describeExit, runCode, type CodeOutcome, type Language } from './code-runner.js';
 import { askApproval } from '../../../core/io/human.js';
 import { codeFeedback, reviewCode } from './code-review.js';
-import { isSessionLanguage } from './session/code-session.js';
-import { ExecutorInputError, isAcceptance, str, type ArgSpecs, type ExecContext, type ExecResult, type Executor } from './types.js';
+import { CODE_SESSIONS, isSessionLanguage } from './session/code-session.js';
+import { ExecutorInputError, isAcceptance, str } from '../../../core/commands/executor.js';
+import type { ArgSpecs, ExecContext, ExecResult, Executor } from '../../../core/commands/executor.js';
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
 
@@ -125,7 +126,7 @@ export const executor: Executor = {
     const code = review.code;
     const timeoutMs = num(ctx.settings.timeout_ms) ?? CODE_DEFAULTS.timeoutMs;
     const maxOutput = num(ctx.settings.max_output) ?? CODE_DEFAULTS.maxOutput;
-    const sessions = ctx.settings.session !== false && isSessionLanguage(language) ? ctx.sessions : undefined;
+    const sessions = ctx.settings.session !== false && isSessionLanguage(language) ? ctx.vars?.get(CODE_SESSIONS) : undefined;
     let outcome: CodeOutcome;
     let extra: Record<string, unknown> = {};
     if (sessions && isSessionLanguage(language)) {

@@ -4,7 +4,7 @@
 // finished sub-flow is reset.
 import { isAbsolute, resolve } from 'node:path';
 import { stopsTheRun } from './subflow-failure.js';
-import { ExecutorInputError, str, type ArgSpecs, type ArgsEnv, type ExecResult, type Executor } from './types.js';
+import { ExecutorInputError, str, type ArgSpecs, type ArgsEnv, type ExecResult, type Executor } from '../../../core/commands/executor.js';
 import { EngineError } from '../../../shared/errors.js';
 import { count } from '../../../shared/util/plural.js';
 

@@ -3,7 +3,10 @@
 //   numbers, strings, true/false/null; + - * / %; < <= > >= == != (=== and !== alike);
 //   && || ! and the words and / or / not; a ? b : c; attribute access (`action.args.price`,
 //   `tags[0]`); the functions min, max, abs, floor, ceil, round, sqrt, log, exp.
-// Unknown names are an error at evaluation ("unknown name x"), so a typo does not read as 0.
+// Unknown names are an error at evaluation ("unknown name x"), so a typo does not read as 0;
+// `sop validate` checks them beforehand against what each expression sees (expressionNames).
+// An expression is at most MAX_EXPRESSION_CHARS long and nests at most MAX_EXPRESSION_DEPTH
+// deep, so parsing and evaluating it (both recursive) never exhaust the stack.
 import jsep from 'jsep';
 import { EngineError } from '../../../shared/errors.js';
 
@@ -33,6 +36,10 @@ const FUNCTIONS: Record<string, (...xs: number[]) => number> = {
   exp: Math.exp,
 };
 const FORBIDDEN = new Set(['__proto__', 'prototype', 'constructor']);
+/** The longest expression (characters): a rule over attributes is a line, not a program. */
+export const MAX_EXPRESSION_CHARS = 10_000;
+/** The deepest nesting of brackets and of the parsed tree (an operator's operand counts one level). */
+export const MAX_EXPRESSION_DEPTH = 200;
 const BINARY = new Set(['+', '-', '*', '/', '%', '<', '<=', '>', '>=', '==', '!=', '===', '!==', '&&', '||', 'and', 'or']);
 const UNARY = new Set(['-', '+', '!', 'not']);
 
@@ -62,8 +69,11 @@ function check(node: Node): void {
       return;
     case 'MemberExpression':
       check(node.object as Node);
-      if (node.computed) check(node.property as Node);
-      else if (FORBIDDEN.has((node.property as Node).name as string))
+      if (node.computed) {
+        const key = node.property as Node;
+        if (key.type === 'Literal' && FORBIDDEN.has(String(key.value))) throw new ExpressionError(`"${String(key.value)}" is not allowed`);
+        check(key);
+      } else if (FORBIDDEN.has((node.property as Node).name as string))
         throw new ExpressionError(`"${String((node.property as Node).name)}" is not allowed`);
       return;
     case 'CallExpression': {
@@ -180,19 +190,114 @@ export interface CompiledExpression {
   number(scope: Scope): number;
 }
 
-/** Parses and checks an expression; throws ExpressionError with one line. */
-export function compileExpression(source: string): CompiledExpression {
+/** The expression as a message shows it: whole when short, else its start and its length. */
+const shownSource = (source: string) =>
+  source.length <= 200 ? `"${source}"` : `"${source.slice(0, 60)}..." (${source.length} characters)`;
+
+/** The deepest bracket nesting outside string literals (before parsing, which recurses on it). */
+function bracketDepth(source: string): number {
+  let depth = 0;
+  let max = 0;
+  let quote: string | undefined;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i]!;
+    if (quote) {
+      if (c === '\\') i++;
+      else if (c === quote) quote = undefined;
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === '(' || c === '[') max = Math.max(max, ++depth);
+    else if (c === ')' || c === ']') depth--;
+  }
+  return max;
+}
+
+/** The depth of a parsed tree, walked without recursion. */
+function treeDepth(tree: Node): number {
+  let max = 0;
+  const stack: Array<[Node, number]> = [[tree, 1]];
+  while (stack.length > 0) {
+    const [node, d] = stack.pop()!;
+    if (d > max) max = d;
+    if (max > MAX_EXPRESSION_DEPTH) return max;
+    for (const v of Object.values(node)) {
+      const children: unknown[] = Array.isArray(v) ? v : [v];
+      for (const x of children) if (x !== null && typeof x === 'object' && 'type' in x) stack.push([x as Node, d + 1]);
+    }
+  }
+  return max;
+}
+
+/** The parsed and checked tree of an expression; ExpressionError with one line. */
+export function parseExpression(source: string): Node {
+  if (typeof source !== 'string') throw new ExpressionError('an expression must be a string');
+  if (source.length > MAX_EXPRESSION_CHARS)
+    throw new ExpressionError(`${shownSource(source)} is longer than ${MAX_EXPRESSION_CHARS} characters, the limit of an expression`);
+  if (bracketDepth(source) > MAX_EXPRESSION_DEPTH)
+    throw new ExpressionError(`${shownSource(source)} nests brackets more than ${MAX_EXPRESSION_DEPTH} deep, the limit of an expression`);
   let tree: Node;
   try {
     tree = jsep(source);
   } catch (e) {
-    throw new ExpressionError(`cannot parse "${source}": ${(e as Error).message.replace(/\s+/g, ' ')}`);
+    if (e instanceof RangeError) throw new ExpressionError(`${shownSource(source)} is too deeply nested to parse`);
+    throw new ExpressionError(`cannot parse ${shownSource(source)}: ${(e as Error).message.replace(/\s+/g, ' ').slice(0, 200)}`);
   }
-  if (tree.type === 'Compound') throw new ExpressionError(`"${source}" must be one expression`);
+  if (tree.type === 'Compound') throw new ExpressionError(`${shownSource(source)} must be one expression`);
+  if (treeDepth(tree) > MAX_EXPRESSION_DEPTH)
+    throw new ExpressionError(
+      `${shownSource(source)} nests more than ${MAX_EXPRESSION_DEPTH} operations deep, the limit of an expression (group long sums with brackets, or use fewer terms)`,
+    );
   check(tree);
+  return tree;
+}
+
+/** Parses and checks an expression; throws ExpressionError with one line. */
+export function compileExpression(source: string): CompiledExpression {
+  const tree = parseExpression(source);
   return {
     source,
     evaluate: (scope) => evaluate(tree, scope),
     number: (scope) => num(evaluate(tree, scope)),
   };
+}
+
+/** The names an expression reads: `roots` (free names: attributes, `id`, `step`...) and `members` (`action.name`: object and key). */
+export interface ExpressionNames {
+  roots: string[];
+  members: Array<{ object: string; key: string }>;
+}
+
+/** The names a checked expression reads (for `sop validate`'s check against what it can see). */
+export function expressionNames(source: string): ExpressionNames {
+  const tree = parseExpression(source);
+  const roots = new Set<string>();
+  const members: Array<{ object: string; key: string }> = [];
+  const stack: Node[] = [tree];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    switch (node.type) {
+      case 'Identifier': {
+        const name = node.name as string;
+        if (name !== 'true' && name !== 'false' && name !== 'null') roots.add(name);
+        break;
+      }
+      case 'MemberExpression': {
+        const object = node.object as Node;
+        const property = node.property as Node;
+        const key = node.computed ? (property.type === 'Literal' ? String(property.value) : undefined) : (property.name as string);
+        if (object.type === 'Identifier' && key !== undefined) members.push({ object: object.name as string, key });
+        stack.push(object);
+        if (node.computed) stack.push(property);
+        break;
+      }
+      case 'CallExpression':
+        stack.push(...(node.arguments as Node[]));
+        break;
+      default:
+        for (const v of Object.values(node)) {
+          const children: unknown[] = Array.isArray(v) ? v : [v];
+          for (const x of children) if (x !== null && typeof x === 'object' && 'type' in x) stack.push(x as Node);
+        }
+    }
+  }
+  return { roots: [...roots], members };
 }

@@ -153,7 +153,14 @@ export function parseEdgeList(text: string, format: 'csv' | 'json'): Array<[stri
     });
   }
   const out: Array<[string, string]> = [];
-  for (const line of text.split(/\r?\n/)) edgeFromCsvLine(line, out.length === 0, out);
+  text.split(/\r?\n/).forEach((line, i) => {
+    try {
+      edgeFromCsvLine(line, out.length === 0, out);
+    } catch (e) {
+      if (e instanceof GraphError) throw new GraphError(`line ${i + 1}: ${e.message}`);
+      throw e;
+    }
+  });
   return out;
 }
 
@@ -164,7 +171,7 @@ export function edgeFromCsvLine(line: string, first: boolean, out: Array<[string
   const trimmed = line.trim();
   if (trimmed === '' || trimmed.startsWith('#')) return;
   const fields = trimmed.split(',').map((f) => f.trim().replace(/^"(.*)"$/, '$1'));
-  if (fields.length < 2) throw new GraphError(`edge list line "${trimmed.slice(0, 60)}" is not "follower,followee"`);
+  if (fields.length < 2) throw new GraphError('not "follower,followee": the line has one field'); // never its bytes
   if (first && HEADER.test(fields[0]!)) return;
   out.push([fields[0]!, fields[1]!]);
 }

@@ -14,8 +14,8 @@ export interface WorldCheckOptions {
   actionsPointer?: string;
   /** The worlds a SOP may name (default: the built-ins). */
   worlds?: WorldRegistry;
-  /** Whether a file named by the spec exists (the graph's edge list), paths as written. */
-  exists?: (file: string) => boolean;
+  /** Why a file named by the spec (the graph's edge list, path as written) cannot be read; undefined when it can. */
+  fileProblem?: (file: string) => string | undefined;
 }
 
 let specSchemaMemo: Record<string, unknown> | undefined;
@@ -52,8 +52,8 @@ export function validateWorldSpec(spec: unknown, pointer: string, opts: WorldChe
   const resolved = resolveParams(world, params ?? {});
   if (!resolved.ok) for (const p of resolved.problems) push(error(`${pointer}/params${p.pointer}`, p.message));
   if (graph !== undefined && type !== 'social') push(error(`${pointer}/graph`, `world "${type}" has no follow graph (only "social" has)`));
-  if (graph && typeof graph.file === 'string' && opts.exists && !opts.exists(graph.file))
-    push(error(`${pointer}/graph/file`, `file not found: ${graph.file}`));
+  const problem = graph && typeof graph.file === 'string' ? opts.fileProblem?.(graph.file) : undefined;
+  if (problem) push(error(`${pointer}/graph/file`, problem));
   if (opts.actions !== undefined) {
     const at = opts.actionsPointer ?? `${pointer.replace(/\/world$/, '')}/actions`;
     const names = actionNames(world);

@@ -1,9 +1,8 @@
 // What the `task_board` executor (task-board.ts) declares: its settings and the arguments of each
 // op. Loading a SOP needs only this; the executor's work (the board, the scientist modules) is
 // imported at its first call (registry.ts).
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { TASK_VALUES } from '../../scientist/taskboard/task.js';
-import type { ArgSpecs, Executor } from './types.js';
+import { TASK_VALUES } from '../taskboard/task.js';
+import type { ArgSpecs, Executor } from '../../../core/commands/executor.js';
 
 export const TASK_BOARD_OPS = [
   'create',

@@ -3,9 +3,9 @@
 // probed once: some containers need --unshare-user, some cannot create namespaces at all.
 import { spawnSync } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
-import { packageRoot } from '../../../shared/util/package-root.js';
+import { packageRoot } from '../util/package-root.js';
 import { unixSocketFilter } from './seccomp.js';
-import { EngineError } from '../../../shared/errors.js';
+import { EngineError } from '../errors.js';
 
 /** The file descriptor bwrap reads the seccomp filter from (the code runner passes it as fd 3). */
 export const SECCOMP_FD = 3;

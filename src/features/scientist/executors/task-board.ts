@@ -3,29 +3,25 @@
 // scored routes of the task in progress (tried depth-first); escalates its resource level; asks
 // the user or creates a framework when the task's value allows it. The board is a memory file
 // (memory_types: {"NAME": "task_board"}), read and written whole at every command.
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { ArgumentError, parseIds, parseRoutes, parseSubtasks } from '../../scientist/args.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { memoryNameOf, readTaskBoard, writeTaskBoard } from '../../scientist/memory-types.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { escalate, ResourceError, resourcesFor, startLevel, userAway } from '../../scientist/resources.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { TextIndex } from '../../scientist/text-index.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { taskBoardView } from '../../scientist/views.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import type { TaskBoard } from '../../scientist/taskboard/board.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { schedule } from '../../scientist/taskboard/scheduler.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { describeTask, TaskBoardError, type Task, type TaskValue } from '../../scientist/taskboard/task.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { searchThoughts } from '../../scientist/taskboard/thought-search.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { WorldModelError } from '../../scientist/worldmodel/statement.js';
-import { ExecutorInputError, str, type ExecContext, type ExecResult, type Executor } from './types.js';
+import { ArgumentError, parseIds, parseRoutes, parseSubtasks } from '../args.js';
+import { memoryNameOf, readTaskBoard, writeTaskBoard } from '../memory-types.js';
+import { escalate, ResourceError, resourcesFor, startLevel, userAway } from '../resources.js';
+import { TextIndex } from '../text-index.js';
+import { taskBoardView } from '../views.js';
+import type { TaskBoard } from '../taskboard/board.js';
+import { schedule } from '../taskboard/scheduler.js';
+import { describeTask, TaskBoardError, type Task, type TaskValue } from '../taskboard/task.js';
+import { searchThoughts } from '../taskboard/thought-search.js';
+import { WorldModelError } from '../worldmodel/statement.js';
+import {
+  ExecutorInputError,
+  str,
+  type ExecContext,
+  type ExecResult,
+  type Executor,
+  type LibraryLanguage,
+} from '../../../core/commands/executor.js';
 import { DEFAULT_FRAMEWORKS_FILE, DEFAULT_MAX_DEPTH, opOf, taskBoardSpec, type Op } from './task-board-spec.js';
-import { inspectCode, saveToLibrary, type Lang } from './library.js';
 
 export { DEFAULT_FRAMEWORKS_FILE, DEFAULT_MAX_DEPTH, TASK_BOARD_OPS } from './task-board-spec.js';
 
@@ -219,13 +215,15 @@ const OPS: Record<Op, OpFn> = {
     if (!name || !content) throw new TaskBoardError('a framework needs a name and its content');
     if (str(args.kind) === 'code') {
       // a code framework is library code later code imports, not a note (seed 003)
-      const lang: Lang = str(args.language) === 'javascript' ? 'javascript' : 'python';
-      const inspected = inspectCode(content, lang);
+      const lang: LibraryLanguage = str(args.language) === 'javascript' ? 'javascript' : 'python';
+      const library = ctx.library;
+      if (!library) throw new TaskBoardError('a code framework is saved to the code library, and this run has none');
+      const inspected = library.inspect(content, lang);
       if (!inspected.ok) throw new TaskBoardError(`the code framework "${name}" is not valid ${lang}: ${inspected.error}`);
       if (inspected.functions.length === 0)
         throw new TaskBoardError(`the code framework "${name}" defines no top-level function: write it as functions later code can import`);
       const module = lang === 'python' ? 'library.py' : 'library.js';
-      const saved = saveToLibrary(ctx, content, inspected.functions, lang, module);
+      const saved = library.save(content, inspected.functions, lang, module);
       const signatures = inspected.functions.map((f) => f.signature).join(', ');
       ctx.memory.append(file, `## ${name} (code, from task ${t.id})\n\nIn ${module}: ${signatures}. Use it with: ${saved.importHint}\n\n`);
       board.annotate(t.id, `Created the code framework "${name}" (${module}).`);

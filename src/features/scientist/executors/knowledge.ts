@@ -6,7 +6,7 @@ import { defaultThreshold } from '../../../core/components/knowledge.js';
 import { embedderLearns, KnowledgeBase, KnowledgeError, type KnowledgeMode } from '../../../core/components/knowledge-base.js';
 import { createEmbedder } from '../../../core/memory/create-embedder.js';
 import { isAbsolute, resolve } from 'node:path';
-import { ExecutorInputError, str, type ExecContext, type ExecResult, type Executor } from './types.js';
+import { ExecutorInputError, str, type ExecContext, type ExecResult, type Executor } from '../../../core/commands/executor.js';
 import { knowledgeSpec } from './knowledge-spec.js';
 
 const loaded = new Map<string, Promise<KnowledgeBase>>();

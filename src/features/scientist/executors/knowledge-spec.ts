@@ -1,6 +1,6 @@
 // What the `knowledge` executor (knowledge.ts) declares: its settings and arguments. Loading a
 // SOP needs only this; the knowledge base and embedders are imported at its first call (registry.ts).
-import type { ArgSpecs, Executor } from './types.js';
+import type { ArgSpecs, Executor } from '../../../core/commands/executor.js';
 
 export const knowledgeSpec: Omit<Executor, 'run'> = {
   name: 'knowledge',

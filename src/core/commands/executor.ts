@@ -1,13 +1,13 @@
 // What an executor is: a named effect a command can invoke, with the schema of its settings
 // (written in the SOP) and of its arguments (written by the agent), and a run function.
-import { EngineError } from '../../../shared/errors.js';
-import type { HumanInput } from '../../../core/io/human.js';
-import type { TemplateSet } from '../../../core/prompt/templates.js';
-import type { MemoryFiles } from '../../../core/workspace/memory-files.js';
-import type { Workspace } from '../../../core/workspace/workspace.js';
-import type { Embedder } from '../../../core/memory/embedder.js';
-import type { Sop } from '../../../format/sop/types.js';
-import type { CodeSessions } from './session/code-session.js';
+import { EngineError } from '../../shared/errors.js';
+import type { HumanInput } from '../io/human.js';
+import type { TemplateSet } from '../prompt/templates.js';
+import type { MemoryFiles } from '../workspace/memory-files.js';
+import type { Workspace } from '../workspace/workspace.js';
+import type { Embedder } from '../memory/embedder.js';
+import type { Sop } from '../../format/sop/types.js';
+import type { ContextVars } from '../../shared/util/context-vars.js';
 
 /** One argument of a command, as the agent is told about it and as it is checked. */
 export interface ArgSpec {
@@ -63,8 +63,10 @@ export interface ExecContext {
   sandboxNetwork?: boolean;
   /** The code that really ran in this run so far, oldest first (the code executor's results): its turn and command. */
   codeRuns?(): Array<{ turn: number; command: string }>;
-  /** The run's stateful Python and JavaScript sessions (the code executor); without them every piece of code runs alone. */
-  sessions?: CodeSessions;
+  /** Typed values of the run (src/shared/util/context-vars.ts), such as the code executor's sessions. */
+  vars?: ContextVars;
+  /** The workspace's code library (the library executor's): a framework of code saved by another executor goes there. */
+  library?: CodeLibrary;
   templates: TemplateSet;
   signal?: AbortSignal;
   /** Folder of the SOP file (relative paths in settings are resolved from it). */
@@ -85,6 +87,23 @@ export interface ExecContext {
   inputs?: Record<string, string>;
   /** The run's embedder (environment.embedder), created on first use. */
   embedder?(): Promise<Embedder>;
+}
+
+/** A top-level function of a piece of library code. */
+export interface FunctionInfo {
+  name: string;
+  signature: string;
+  doc: string;
+}
+
+export type LibraryLanguage = 'python' | 'javascript';
+
+/** The workspace's code library: what an executor may check and save there. */
+export interface CodeLibrary {
+  /** Syntax check and the top-level functions of `code`, or the syntax error. */
+  inspect(code: string, lang: LibraryLanguage): { ok: true; functions: FunctionInfo[] } | { ok: false; error: string };
+  /** Save `functions` of `code` to `module` of the workspace and list them in the code library memory file. */
+  save(code: string, functions: readonly FunctionInfo[], lang: LibraryLanguage, module: string): { listed?: string; importHint: string };
 }
 
 export interface ExecResult {

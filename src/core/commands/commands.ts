@@ -1,19 +1,34 @@
-// The commands a state declares, compiled against the executor registry: which executor each
-// runs, with which settings, and which arguments the agent must give.
+// The commands a state declares, compiled against the executors a run has (each feature
+// contributes its own): which executor each runs, with which settings, and which arguments the
+// agent must give.
 import { EngineError } from '../../shared/errors.js';
 import type { Diagnostic } from '../../format/sop/diagnostics.js';
 import { pointerOf } from '../../format/sop/json-source.js';
 import type { Sop, SopState } from '../../format/sop/types.js';
-import { executorNames, getExecutor } from './executors/registry.js';
-import type { ArgSpecs, ArgsEnv, Executor } from './executors/types.js';
+import type { ArgSpecs, ArgsEnv, Executor } from './executor.js';
 import { checkSchema, type MiniSchema, type SchemaProblem } from './mini-schema.js';
-import type { ParsedCommand } from '../../core/llm/command-reply.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools become commands here; they part once tools reach the actions through an interface in core
-import { stateGrants } from '../mcp/config.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools become commands here; they part once tools reach the actions through an interface in core
-import { mcpDiagnostics } from '../mcp/checks.js';
+import type { ParsedCommand } from '../llm/command-reply.js';
 
 export type SopCommand = NonNullable<SopState['commands']>[string];
+
+/** The executors a command may name, by name. */
+export type ExecutorTable = Readonly<Record<string, Executor>>;
+
+/** What commands are compiled with: the executors of the run, and what their arguments depend on. */
+export interface CompileEnv extends ArgsEnv {
+  executors: ExecutorTable;
+}
+
+/** The executors of a list, by name (a later one of the same name wins). */
+export function executorTable(list: readonly Executor[]): ExecutorTable {
+  return Object.fromEntries(list.map((e) => [e.name, e]));
+}
+
+/** The tools a state grants (`tools: ["files/*"]`): a feature makes them commands of the state at its first turn. */
+export function grantedTools(state: Pick<SopState, 'tools'>): string[] {
+  const t = (state as { tools?: unknown }).tools;
+  return Array.isArray(t) ? t.filter((x): x is string => typeof x === 'string') : [];
+}
 
 export interface CommandSpec {
   name: string;
@@ -63,17 +78,21 @@ function settingsProblem(e: SchemaProblem): string {
 }
 
 /** Compile one command of a state (CommandConfigError with a JSON pointer when it is wrong). */
-export function compileCommand(stateName: string, name: string, def: SopCommand, env: ArgsEnv): CommandSpec {
+export function compileCommand(stateName: string, name: string, def: SopCommand, env: CompileEnv): CommandSpec {
   const at = (...rest: string[]) => pointerOf(['states', stateName, 'commands', name, ...rest]);
-  const executor = getExecutor(def.executor);
+  const { executors, ...argsEnv } = env;
+  const executor = Object.prototype.hasOwnProperty.call(executors, def.executor) ? executors[def.executor] : undefined;
   if (!executor)
-    throw new CommandConfigError(at('executor'), `unknown executor "${def.executor}"; known executors: ${executorNames().join(', ')}`);
+    throw new CommandConfigError(
+      at('executor'),
+      `unknown executor "${def.executor}"; known executors: ${Object.keys(executors).join(', ')}`,
+    );
   const settings = (def.settings ?? {}) as Record<string, unknown>;
   const problems = checkSchema(executor.settings as MiniSchema, settings);
   if (problems.length > 0) throw new CommandConfigError(at('settings'), `${settingsProblem(problems[0]!)} (executor "${executor.name}")`);
   let args: ArgSpecs | undefined;
   try {
-    args = executor.args(settings, env);
+    args = executor.args(settings, argsEnv);
   } catch (err) {
     throw new CommandConfigError(at('settings'), (err as Error).message.split('\n')[0]!);
   }
@@ -99,7 +118,7 @@ export function compileCommand(stateName: string, name: string, def: SopCommand,
   };
 }
 
-export function compileCommands(stateName: string, state: SopState, env: ArgsEnv): Record<string, CommandSpec> {
+export function compileCommands(stateName: string, state: SopState, env: CompileEnv): Record<string, CommandSpec> {
   const out: Record<string, CommandSpec> = {};
   for (const [name, def] of Object.entries(state.commands ?? {})) out[name] = compileCommand(stateName, name, def, env);
   return out;
@@ -132,11 +151,11 @@ export function checkCommand(parsed: ParsedCommand, specs: Record<string, Comman
 }
 
 /** Checks of the commands of every state, for `sop validate` and loading. */
-export function commandDiagnostics(sop: Sop, env: ArgsEnv = {}): Diagnostic[] {
-  const out: Diagnostic[] = mcpDiagnostics(sop); // mcp: grants name declared servers
+export function commandDiagnostics(sop: Sop, env: CompileEnv): Diagnostic[] {
+  const out: Diagnostic[] = [];
   for (const [stateName, state] of Object.entries(sop.states)) {
     const commands = state.commands ?? {};
-    const grants = stateGrants(state).length > 0; // mcp: granted tools are commands too
+    const grants = grantedTools(state).length > 0; // granted tools are commands too
     if (Object.keys(commands).length === 0 && !grants) continue;
     if (state.next_states?.['1'] === undefined && !state.final) {
       out.push({

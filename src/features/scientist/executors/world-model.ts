@@ -3,21 +3,14 @@
 // it, each is tested (knowledge base, code run, user, self-reflection) and the outcome recorded;
 // only a hypothesis whose predictions all held can be accepted into the world model, and a
 // falsified one is rejected. The model is a memory file (memory_types: {"NAME": "world_model"}).
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { ArgumentError, parseItems, parseTriples } from '../../scientist/args.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { memoryNameOf, memoryTypes, readTaskBoard, readWorldModel, writeWorldModel } from '../../scientist/memory-types.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { TextIndex } from '../../scientist/text-index.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { worldModelView } from '../../scientist/views.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { TaskBoardError } from '../../scientist/taskboard/task.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import type { WorldModel } from '../../scientist/worldmodel/model.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { WorldModelError, type CodeRunRecord, type TestMethod, type TestOutcome } from '../../scientist/worldmodel/statement.js';
-import { ExecutorInputError, str, type ExecContext, type ExecResult, type Executor } from './types.js';
+import { ArgumentError, parseItems, parseTriples } from '../args.js';
+import { memoryNameOf, memoryTypes, readTaskBoard, readWorldModel, writeWorldModel } from '../memory-types.js';
+import { TextIndex } from '../text-index.js';
+import { worldModelView } from '../views.js';
+import { TaskBoardError } from '../taskboard/task.js';
+import type { WorldModel } from '../worldmodel/model.js';
+import { WorldModelError, type CodeRunRecord, type TestMethod, type TestOutcome } from '../worldmodel/statement.js';
+import { ExecutorInputError, str, type ExecContext, type ExecResult, type Executor } from '../../../core/commands/executor.js';
 import { worldModelSpec, type Op } from './world-model-spec.js';
 
 export { WORLD_MODEL_OPS } from './world-model-spec.js';

@@ -1,9 +1,8 @@
 // What the `world_model` executor (world-model.ts) declares: its settings and the arguments of
 // each op. Loading a SOP needs only this; the executor's work (the world model, the scientist
 // modules) is imported at its first call (registry.ts).
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { TEST_METHODS, TEST_OUTCOMES } from '../../scientist/worldmodel/statement.js';
-import type { ArgSpecs, Executor } from './types.js';
+import { TEST_METHODS, TEST_OUTCOMES } from '../worldmodel/statement.js';
+import type { ArgSpecs, Executor } from '../../../core/commands/executor.js';
 
 export const WORLD_MODEL_OPS = ['propose', 'predict', 'test', 'accept', 'reject', 'about', 'search', 'show'] as const;
 export type Op = (typeof WORLD_MODEL_OPS)[number];
