@@ -1,11 +1,12 @@
 // `sop worker --shared-limit N` (src/apps/sweep/shared-limit.ts): the calls at once to one LLM server,
-// across processes, stay within N through bottleneck's Redis clustering. Two limiters on their own
+// across processes, stay within N through redis-semaphore's counting semaphore. Two limiters on their own
 // Redis connections (as two workers have), on a real redis-server started with the ACL of
 // docs/scale.md, each with its own adaptive gate and openai provider, call one test server: it
 // never sees more than N requests at once, and sees N.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdaptiveGate } from '../src/core/llm/adaptive-limit.js';
 import { OpenAiProvider } from '../src/core/llm/openai.js';
@@ -80,5 +81,19 @@ describe.skipIf(!REDIS)('a limit shared through Redis', () => {
     // the most the server had at once: never more than N, and N
     expect(server.peakInFlight).toBe(N);
     expect(sharedLimitId(server.url)).toMatch(/^sop-llm-[0-9a-f]{16}$/);
+  }, 30_000);
+
+  it('gives back the slot of a worker that died holding it, once its hold runs out', async () => {
+    const shared = new RedisLimits({ redis: url, maxConcurrent: 1 });
+    limits.push(shared);
+    await shared.ready();
+    const endpoint = 'http://127.0.0.1:1/dead-worker-test';
+    // a worker that took the one slot and died: its entry stays, never refreshed
+    const other = new Redis(url);
+    const taken = Date.now();
+    await other.zadd(`semaphore:${sharedLimitId(endpoint)}`, taken, 'a-worker-that-died');
+    await other.quit();
+    const ran = await shared.forEndpoint(endpoint, 1500).run(async () => Date.now());
+    expect(ran - taken).toBeGreaterThanOrEqual(1500); // not before the dead worker's hold ran out
   }, 30_000);
 });

@@ -80,6 +80,14 @@ describe('defineWorld', () => {
     expect(() => defineWorld({ ...voting, save: (s) => s.tally })).toThrow(/save and restore go together/);
   });
 
+  it('accepts each built-in world (made with builtinWorld, whose schemas compile at first use)', () => {
+    const worlds = defaultWorlds();
+    for (const name of ['social', 'market', 'board']) {
+      const world = worlds.get(name)!;
+      expect(defineWorld(world), name).toEqual(world); // its params and actions schemas compile
+    }
+  });
+
   it('checks action arguments against their tool schema', () => {
     const world = defineWorld(voting);
     expect(checkActionArgs(world, { agent: 'a', name: 'vote', args: { option: 'x' } })).toBe('');

@@ -6,11 +6,14 @@
 // line naming file:line.
 import { closeSync, createReadStream, readSync } from 'node:fs';
 import { extname, isAbsolute, relative, resolve } from 'node:path';
-import { parse as parseCsvStream, type CsvError } from 'csv-parse';
-import { parse as parseCsvSync } from 'csv-parse/sync';
+import type { CsvError } from 'csv-parse';
+import { lazyRequire } from '../../shared/util/lazy-require.js';
 import { formatBytes, InputFileError, openInputFile } from '../../shared/io/read-input-file.js';
 import { listColumns, PopulationError, shownName, type Row, type Value } from './types.js';
 import { describeJsonProblem } from '../../shared/util/json-syntax.js';
+
+const csvStream = lazyRequire<typeof import('csv-parse')>('csv-parse');
+const csvSync = lazyRequire<typeof import('csv-parse/sync')>('csv-parse/sync');
 
 /** Population files may be large: 1 GiB by default. */
 export const MAX_SOURCE_BYTES = 1024 * 1024 * 1024;
@@ -186,7 +189,7 @@ export function readHeader(file: string, o: SourceOptions = {}): ReturnType<type
     if (format === 'csv') {
       let records: string[][];
       try {
-        records = parseCsvSync(text, { bom: true, to: 1, skip_empty_lines: true });
+        records = csvSync().parse(text, { bom: true, to: 1, skip_empty_lines: true });
       } catch (err) {
         throw csvProblem(err, display);
       }
@@ -349,7 +352,7 @@ export async function* readRows(
       yield { row: jsonRow(obj, keys, columns, display, line), line, columns };
     }
   } else {
-    const parser = parseCsvStream({ bom: true, skip_empty_lines: true, info: true, max_record_size: maxRowBytes });
+    const parser = csvStream().parse({ bom: true, skip_empty_lines: true, info: true, max_record_size: maxRowBytes });
     const maxBytes = o.maxBytes ?? MAX_SOURCE_BYTES;
     const stream = createReadStream('', { fd, highWaterMark: 64 * 1024 });
     let total = 0;

@@ -4,8 +4,9 @@
 // persona template names, the stratify columns. A missing or unreadable data file is one line.
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { Ajv, type ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
 import type { Diagnostic } from '../../format/sop/diagnostics.js';
+import { lazyRequire } from '../../shared/util/lazy-require.js';
 import { packageRoot } from '../../shared/util/package-root.js';
 import { schemaProblem } from '../../shared/util/schema-error.js';
 import { columnProblems, generatedColumns } from './generate.js';
@@ -13,6 +14,7 @@ import { checkPersona, personaNames } from './persona-check.js';
 import { readHeader } from './source.js';
 import { idColumnOf, listColumns, PopulationError, STRATUM_SEPARATOR, type PopulationSpec } from './types.js';
 
+const ajv = lazyRequire<typeof import('ajv')>('ajv');
 let compiled: { validate: ValidateFunction; root: Record<string, unknown> } | undefined;
 
 /** The JSON schema of a population (schemas/population.schema.json). */
@@ -23,9 +25,10 @@ export function populationSchema(): Record<string, unknown> {
 function validator(): { validate: ValidateFunction; root: Record<string, unknown> } {
   if (!compiled) {
     const schema = populationSchema();
-    const ajv = new Ajv({ allErrors: false, strict: false });
-    ajv.addSchema(schema);
-    const validate = ajv.getSchema(`${schema.$id as string}#/definitions/population`)!;
+    const { Ajv } = ajv();
+    const compiler = new Ajv({ allErrors: false, strict: false });
+    compiler.addSchema(schema);
+    const validate = compiler.getSchema(`${schema.$id as string}#/definitions/population`)!;
     compiled = { validate, root: { ...schema, $ref: '#/definitions/population' } };
   }
   return compiled;

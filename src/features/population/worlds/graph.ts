@@ -3,12 +3,15 @@
 // read from a CSV/JSON file by ./graph-file.ts) or from a seeded generator: Erdos-Renyi and
 // clusters from graphology-generators, Barabasi-Albert and Watts-Strogatz (which that package
 // lacks) built here on graphology with the same seeded generator.
-import { DirectedGraph } from 'graphology';
-import { clusters, erdosRenyi } from 'graphology-generators/random/index.js';
+import type { DirectedGraph } from 'graphology';
+import { lazyRequire } from '../../../shared/util/lazy-require.js';
 import { EngineError } from '../../../shared/errors.js';
 import type { Rng } from '../../../core/runtime/rng.js';
 import { seededRng } from './seed.js';
 import { describeJsonProblem } from '../../../shared/util/json-syntax.js';
+
+const graphology = lazyRequire<typeof import('graphology')>('graphology');
+const random = lazyRequire<typeof import('graphology-generators/random/index.js')>('graphology-generators/random/index.js');
 
 export type Edge = readonly [follower: string, followee: string];
 
@@ -40,13 +43,13 @@ function generatedEdges(model: GraphModel, n: number): Array<[number, number]> {
   switch (model.model) {
     case 'erdos_renyi': {
       const p = model.p ?? Math.min(1, (model.mean_degree ?? 0) / (n - 1));
-      const g = erdosRenyi.sparse(DirectedGraph, { order: n, probability: p, rng: rngFn(rng) });
+      const g = random().erdosRenyi.sparse(graphology().DirectedGraph, { order: n, probability: p, rng: rngFn(rng) });
       g.forEachEdge((_e: string, _a: unknown, s: string, t: string) => out.push([Number(s), Number(t)]));
       return out;
     }
     case 'clusters': {
       const size = Math.round((model.mean_degree * n) / 2);
-      const g = clusters(DirectedGraph, {
+      const g = random().clusters(graphology().DirectedGraph, {
         order: n,
         size,
         clusters: model.clusters,
@@ -109,7 +112,7 @@ export interface FollowGraphBuild {
  * A `file` spec must have been read into `edges` by the caller (./graph-file.ts).
  */
 export function buildFollowGraph(spec: GraphSpec | undefined, agentIds: readonly string[]): FollowGraphBuild {
-  const graph = new DirectedGraph();
+  const graph = new (graphology().DirectedGraph)();
   for (const id of agentIds) graph.mergeNode(id);
   let dropped = 0;
   const add = (a: string, b: string) => {

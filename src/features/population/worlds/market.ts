@@ -8,7 +8,7 @@
 // supply and demand curves) and the Gini of wealth (endowment + profit).
 import type { Rng } from '../../../core/runtime/rng.js';
 import { clearingOf, gini, insertOrder, levels, maxSurplus, removeOrder, type Order, type Side } from './market-book.js';
-import { defineWorld, type ActionOutcome, type Json, type Metrics, type StepAction, type WorldAgent } from './world.js';
+import { builtinWorld, type ActionOutcome, type Json, type Metrics, type StepAction, type WorldAgent } from './world.js';
 
 export interface MarketParams {
   mechanism: 'continuous' | 'call';
@@ -102,7 +102,7 @@ const priceArg = {
   properties: { price: { type: 'number', description: 'limit price for one unit' } },
 };
 
-export const market = defineWorld<MarketState, MarketParams>({
+export const market = builtinWorld<MarketState, MarketParams>({
   name: 'market',
   description: 'A double auction (continuous with price-time priority, or a call auction) of one-unit limit orders.',
   params: marketParamsSchema,
