@@ -135,7 +135,7 @@ describe('population sources', () => {
     execFileSync('mkdir', [folder]);
     expect(await failure(folder)).toBe('folder.csv: is a directory, not a population file');
     expect(() => readColumns('/dev/zero', { format: 'csv' })).toThrow('/dev/zero: is a character device, not a regular file');
-    expect(() => readColumns(join(dir, 'people.txt'))).toThrow(
+    expect(() => readColumns(write('people.txt', 'id\n1\n'))).toThrow(
       'cannot tell the format from ".txt": name it .csv or .jsonl, or give "format"',
     );
   });
