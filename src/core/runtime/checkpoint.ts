@@ -1,5 +1,17 @@
 // Parts of a run with state of their own (its plugins), journaled in each checkpoint.
 import { cloneJson } from '../../shared/util/json.js';
+import type { RunEvent } from './events.js';
+
+/** What a restore hands a part beside its own state. */
+export interface RestoreContext {
+  /** Run files (memory files) as the journal left them at the checkpoint, by path. */
+  files: Record<string, string>;
+  /**
+   * The effective history up to the checkpoint, in order (empty when the caller has none): a part
+   * whose checkpoints hold only what changed since an earlier one rebuilds itself from it.
+   */
+  events: readonly RunEvent[];
+}
 
 /**
  * A part of a run with state of its own (memory files, sub-flows, private memories): the Run
@@ -10,7 +22,7 @@ import { cloneJson } from '../../shared/util/json.js';
  */
 export interface Checkpointable {
   checkpoint(): unknown;
-  restoreCheckpoint(state: unknown, context: { files: Record<string, string> }): void | Promise<void>;
+  restoreCheckpoint(state: unknown, context: RestoreContext): void | Promise<void>;
 }
 
 export function isCheckpointable(v: unknown): v is Checkpointable {
@@ -35,10 +47,11 @@ export async function restoreExtensions(
   parts: Record<string, unknown>,
   saved: Record<string, unknown> | undefined,
   files: Record<string, string>,
+  events: readonly RunEvent[] = [],
 ): Promise<void> {
   for (const [name, part] of Object.entries(parts)) {
     if (isCheckpointable(part) && saved && Object.prototype.hasOwnProperty.call(saved, name)) {
-      await part.restoreCheckpoint(saved[name], { files });
+      await part.restoreCheckpoint(saved[name], { files, events });
     }
   }
 }
