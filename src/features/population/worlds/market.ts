@@ -245,7 +245,7 @@ function cancelOwn(state: MarketState, t: Trader): Order | undefined {
   const side = t.role === 'buyer' ? state.bids : state.asks;
   const o = removeOrder(side, t.order, t.price) ?? removeOrder(state.bids, t.order) ?? removeOrder(state.asks, t.order);
   t.order = undefined;
-  delete t.price;
+  t.price = undefined;
   return o;
 }
 
@@ -292,7 +292,7 @@ function applyOne(state: MarketState, a: StepAction, step: number): ActionOutcom
     opposite.shift();
     const other = state.traders[best.agent]!;
     other.order = undefined;
-    delete other.price;
+    other.price = undefined;
     const [buyer, seller] = side === 'bid' ? [a.agent, best.agent] : [best.agent, a.agent];
     trade(state, buyer, seller, best.price, step);
     return done(true, `traded 1 at ${best.price}`);
@@ -313,7 +313,7 @@ function clearCall(state: MarketState, step: number): void {
     for (const o of [bids[i]!, asks[i]!]) {
       const t = state.traders[o.agent]!;
       t.order = undefined;
-      delete t.price;
+      t.price = undefined;
     }
     trade(state, bids[i]!.agent, asks[i]!.agent, clearing.price, step);
   }

@@ -1,0 +1,17 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+const { zicSop } = await import('/work/wt/rule-speed/bench/lib/zic-sop.mjs');
+const { runSop, loadSop } = await import('sop');
+const n = Number(process.argv[2] ?? 10000), steps = Number(process.argv[3] ?? 100), out = process.argv[4] === 'out';
+const dir = mkdtempSync(join(tmpdir(), 'zic-'));
+const file = join(dir, 'zic.sop.json');
+writeFileSync(file, JSON.stringify(zicSop(n, steps)));
+const sop = loadSop(file);
+const c0 = process.cpuUsage(); const t0 = performance.now();
+const h = runSop(sop, { llm: 'mock', quiet: true, ...(out ? { out: join(dir, 'runs') } : {}) });
+let last;
+for await (const e of h) if (e.type === 'population_step') last = e;
+const r = await h.result;
+const c = process.cpuUsage(c0); const cpu = (c.user + c.system) / 1e6;
+console.log(r.status, 'cpu s', cpu.toFixed(2), 'wall', ((performance.now()-t0)/1000).toFixed(2), 'agent-steps/cpu-s', Math.round(n*steps/cpu), 'eff', last.metrics.efficiency, 'rss MB', Math.round(process.resourceUsage().maxRSS/1024));
