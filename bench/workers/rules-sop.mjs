@@ -22,6 +22,11 @@ try {
   const sopObject = social
     ? populationSop(n, Number(extra), steps, {
         cognition: { tier: 'rule', policy: 'cascade', params: { repost: 0.2, like: 0.3, post: 0.05 } },
+        world: {
+          type: 'social',
+          params: { rank: 'recency', feed_size: 3, seed_posts: [{ id: 'news', author: 'a0', text: 'Buses are free.' }] },
+          graph: { generate: { model: 'barabasi_albert', m: 3, seed: 7 } },
+        },
       })
     : zicSop(n, steps);
   writeFileSync(file, JSON.stringify(sopObject));

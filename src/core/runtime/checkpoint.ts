@@ -1,5 +1,4 @@
 // Parts of a run with state of their own (its plugins), journaled in each checkpoint.
-import { cloneJson } from '../../shared/util/json.js';
 import type { RunEvent } from './events.js';
 
 /** What a restore hands a part beside its own state. */
@@ -34,11 +33,15 @@ export function isCheckpointable(v: unknown): v is Checkpointable {
   );
 }
 
-/** The `extensions` of a snapshot: each checkpointable part's state, by name. */
+/**
+ * The `extensions` of a snapshot: each checkpointable part's state, by name, as the parts return
+ * it (not copied: the snapshot that holds them is copied whole through JSON, src/core/runtime/snapshot.ts,
+ * so copying each first would serialise a large world twice).
+ */
 export function saveExtensions(parts: Record<string, unknown>): Record<string, unknown> | undefined {
   let out: Record<string, unknown> | undefined;
   for (const [name, part] of Object.entries(parts)) {
-    if (isCheckpointable(part)) (out ??= {})[name] = cloneJson(part.checkpoint());
+    if (isCheckpointable(part)) (out ??= {})[name] = part.checkpoint();
   }
   return out;
 }

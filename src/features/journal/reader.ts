@@ -14,7 +14,6 @@ import { PromptDecoder } from './prompts.js';
 import { LineCounter, type Miscount } from './line-count.js';
 import { describeJsonProblem } from '../../shared/util/json-syntax.js';
 
-
 export class JournalError extends EngineError {
   constructor(message: string) {
     super(message, 'JOURNAL');
@@ -121,7 +120,8 @@ export function readJournal(dir: string): JournalRead {
           if (start < block.length) carry.push(Buffer.from(block.subarray(start)));
           return;
         }
-        const line = carry.length > 0 ? Buffer.concat([...carry, block.subarray(start, nl)]).toString('utf8') : block.toString('utf8', start, nl);
+        const line =
+          carry.length > 0 ? Buffer.concat([...carry, block.subarray(start, nl)]).toString('utf8') : block.toString('utf8', start, nl);
         carry = [];
         p.add(line, ++n);
         start = nl + 1;

@@ -199,14 +199,14 @@ export const market = defineWorld<MarketState, MarketParams>({
 });
 
 /** What every trader sees of the book and the tape, kept while the state is unchanged. */
-const views = new WeakMap<MarketState, { key: string; book: Json; recent: Json }>();
+const views = new WeakMap<MarketState, { key: number[]; book: Json; recent: Json }>();
 
 function publicView(state: MarketState, k: number): { book: Json; recent: Json } {
   // every change to the book or the tape moves one of these counts (ids and trades only grow,
   // a cancel between them shortens a side), so the key names one state of the book
-  const key = `${k}|${state.params.recent_trades}|${state.nextOrder}|${state.trades.count}|${state.bids.length}|${state.asks.length}`;
+  const key = [k, state.params.recent_trades, state.nextOrder, state.trades.count, state.bids.length, state.asks.length];
   const cached = views.get(state);
-  if (cached?.key === key) return cached;
+  if (cached && cached.key.every((x, i) => x === key[i])) return cached;
   const book = { bids: levels(state.bids, k) as unknown as Json, asks: levels(state.asks, k) as unknown as Json };
   const recent = state.trades.recent.slice(-Math.min(k, state.params.recent_trades)).map((tr) => tr.price);
   const view = { key, book, recent };
@@ -268,23 +268,24 @@ function trade(state: MarketState, buyer: string, seller: string, price: number,
   state.stepVolume.priceSum += price;
 }
 
+const outcome = (a: StepAction, ok: boolean, output: string): ActionOutcome => ({ agent: a.agent, name: a.name, ok, output });
+
 function applyOne(state: MarketState, a: StepAction, step: number): ActionOutcome {
-  const done = (ok: boolean, output: string): ActionOutcome => ({ agent: a.agent, name: a.name, ok, output });
   const t = state.traders[a.agent];
-  if (a.name === 'idle') return done(true, 'idle');
-  if (!t) return done(false, `${a.agent} is not a trader`);
-  if (a.name === 'cancel') return cancelOwn(state, t) ? done(true, 'order cancelled') : done(false, 'no open order');
-  if (a.name !== 'bid' && a.name !== 'ask') return done(false, `"${a.name}" is not an action of world "market"`);
+  if (a.name === 'idle') return outcome(a, true, 'idle');
+  if (!t) return outcome(a, false, `${a.agent} is not a trader`);
+  if (a.name === 'cancel') return cancelOwn(state, t) ? outcome(a, true, 'order cancelled') : outcome(a, false, 'no open order');
+  if (a.name !== 'bid' && a.name !== 'ask') return outcome(a, false, `"${a.name}" is not an action of world "market"`);
   const side = a.name as Side;
-  if ((side === 'bid') !== (t.role === 'buyer')) return done(false, `a ${t.role} cannot ${side}`);
-  if (t.traded >= t.units.length) return done(false, 'no units left');
+  if ((side === 'bid') !== (t.role === 'buyer')) return outcome(a, false, `a ${t.role} cannot ${side}`);
+  if (t.traded >= t.units.length) return outcome(a, false, 'no units left');
   const price = Number(a.args.price);
   const { min_price, max_price } = state.params;
   if (!Number.isFinite(price) || price < min_price || price > max_price)
-    return done(false, `price must be within ${min_price}..${max_price}`);
+    return outcome(a, false, `price must be within ${min_price}..${max_price}`);
   const limit = t.units[t.traded]!;
   if (state.params.budget_constraint && (side === 'bid' ? price > limit : price < limit))
-    return done(false, side === 'bid' ? `bid above your value ${limit}` : `ask below your cost ${limit}`);
+    return outcome(a, false, side === 'bid' ? `bid above your value ${limit}` : `ask below your cost ${limit}`);
   cancelOwn(state, t);
   const opposite = side === 'bid' ? state.asks : state.bids;
   const best = opposite[0];
@@ -295,13 +296,13 @@ function applyOne(state: MarketState, a: StepAction, step: number): ActionOutcom
     other.price = undefined;
     const [buyer, seller] = side === 'bid' ? [a.agent, best.agent] : [best.agent, a.agent];
     trade(state, buyer, seller, best.price, step);
-    return done(true, `traded 1 at ${best.price}`);
+    return outcome(a, true, `traded 1 at ${best.price}`);
   }
   const order: Order = { id: state.nextOrder++, agent: a.agent, side, price, step };
   insertOrder(side === 'bid' ? state.bids : state.asks, order);
   t.order = order.id;
   t.price = price;
-  return done(true, `${side} ${price} rests`);
+  return outcome(a, true, `${side} ${price} rests`);
 }
 
 function clearCall(state: MarketState, step: number): void {
