@@ -95,6 +95,8 @@ export async function run() {
   results.journal_bytes_per_action = round(social.journal_bytes / social.actions, 1);
   results.journal_bytes = social.journal_bytes;
   results.social_peak_rss_mb = social.peak_rss_mb;
+  results.heap_mb_step_5 = median(social.step_heap_mb.slice(2, 7));
+  results.heap_mb_step_50 = median(social.step_heap_mb.slice(47, 52));
   rows.push({
     figure: '100,000 social agents, 10% active, rule tier, run folder: CPU ms of step 5',
     value: results.step_cpu_ms_5,
@@ -114,7 +116,18 @@ export async function run() {
     target: '<= 200',
     status: results.journal_bytes_per_action <= 200 ? 'pass' : 'MISS',
   });
-  rows.push({ figure: '  peak RSS, MB', value: results.social_peak_rss_mb, target: '', status: '' });
+  rows.push({
+    figure: '  heap used at step 5 / step 50, MB',
+    value: `${results.heap_mb_step_5} / ${results.heap_mb_step_50}`,
+    target: '',
+    status: '',
+  });
+  rows.push({
+    figure: '  peak RSS, MB (with the results database built at the end)',
+    value: results.social_peak_rss_mb,
+    target: '',
+    status: '',
+  });
   notes.push(
     "CPU seconds are the process's own (user + system) from the run's start to its end, module loading and the SOP's validation left out on both sides.",
   );

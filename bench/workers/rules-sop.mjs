@@ -35,6 +35,7 @@ try {
   const cpu0 = process.cpuUsage();
   const handle = runSop(sop, { llm: 'mock', quiet: true, ...(out ? { out } : {}) });
   const stepCpuMs = [];
+  const stepHeapMb = [];
   let actions = 0;
   let last = process.cpuUsage();
   let metrics;
@@ -43,6 +44,7 @@ try {
     if (e.type === 'population_step') {
       const now = process.cpuUsage();
       stepCpuMs.push((cpuS(now) - cpuS(last)) * 1000);
+      stepHeapMb.push(Math.round(process.memoryUsage().heapUsed / 1e6));
       last = now;
       actions += e.actions.length;
       metrics = e.metrics;
@@ -58,6 +60,7 @@ try {
       agent_steps: social ? actions : n * steps,
       efficiency: metrics?.efficiency ?? null,
       step_cpu_ms: stepCpuMs,
+      step_heap_mb: stepHeapMb,
       actions,
       journal_bytes: journalBytes,
       peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
