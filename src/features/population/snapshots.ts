@@ -1,5 +1,6 @@
-// How a population visit is kept in the run's checkpoints (docs/durability.md#population-steps):
-// whole only every `steps` steps or `actions` applied actions; in between a checkpoint says only
+// How a population visit is kept in the run's checkpoints (docs/population.md#durability):
+// whole only after `steps` steps in which at least twice the population's size in actions were
+// applied, or after `actions` applied actions; in between a checkpoint says only
 // where the visit stands (step, metrics) and the step of its last whole save (`base`, 0 for the
 // visit's start). A resume rebuilds the visit from that whole save (or from the SOP, for the
 // start) and does the journaled `population_step`s after it again: their interventions and the
@@ -9,7 +10,7 @@ import { EngineError } from '../../shared/errors.js';
 import type { RunEvent } from '../../core/runtime/events.js';
 import type { RestoredVisit, SavedVisit } from './step.js';
 
-/** A whole save at least every 50 steps, or every 1,000,000 applied actions (about 100 MB of journal). */
+/** A whole save after 50 steps with twice the population's size in actions, or after 1,000,000 applied actions (about 100 MB of journal). */
 export const SNAPSHOT_DEFAULTS = { steps: 50, actions: 1_000_000 };
 
 type StepEvent = Extract<RunEvent, { type: 'population_step' }>;

@@ -166,8 +166,11 @@ export class PopulationVisit {
   /** The visit for a checkpoint: whole when a whole save is due, else where it stands (a resume replays the steps since). */
   save(): SavedVisit {
     const { steps, actions } = this.o.snapshots;
-    if (this.step - this.fullAt < steps && this.actionsSinceFull < actions)
-      return { visit: this.visit, step: this.step, metrics: this.metrics, base: this.fullAt };
+    // a whole save holds about the population's size; the steps since hold their actions: one is
+    // written when enough steps and at least twice the population's size in actions have gone by
+    // (its bytes stay a small share of the journal's), or at most every `actions` actions
+    const due = (this.step - this.fullAt >= steps && this.actionsSinceFull >= 2 * this.pop.size) || this.actionsSinceFull >= actions;
+    if (!due) return { visit: this.visit, step: this.step, metrics: this.metrics, base: this.fullAt };
     this.fullAt = this.step;
     this.actionsSinceFull = 0;
     return {
