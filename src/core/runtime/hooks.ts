@@ -28,6 +28,7 @@ import type { CallDispatch, ManyCall, ManyOutcome, StepRef, Straggler } from './
 import type { EffectSpec, Performed } from './effects.js';
 import type { RunEvent, UsageTotals } from './events.js';
 import type { RunPosition } from './position.js';
+import type { RestoreContext } from './checkpoint.js';
 import type { Rng } from './rng.js';
 import type { ToolSlotExecutor } from '../components/registry.js';
 import type { CommandSpec, ExecutorTable } from '../commands/commands.js';
@@ -200,7 +201,7 @@ export interface ObserveHooks {
 /** State: journaled in each checkpoint under the plugin's name, and handed back on resume. */
 export interface StateHooks {
   checkpoint?(): unknown;
-  restoreCheckpoint?(state: unknown, context: { files: Record<string, string> }): void | Promise<void>;
+  restoreCheckpoint?(state: unknown, context: RestoreContext): void | Promise<void>;
 }
 
 export interface RunPlugin extends DecideHooks, TransformHooks, ObserveHooks, StateHooks {
