@@ -4,6 +4,7 @@ import { CODE_DEFAULTS, LANGUAGES, describeExit, runCode, type CodeOutcome, type
 import { askApproval } from '../../../core/io/human.js';
 import { codeFeedback, reviewCode } from './code-review.js';
 import { CODE_SESSIONS, isSessionLanguage } from './session/code-session.js';
+import { networkHint } from './network-hint.js';
 import { ExecutorInputError, isAcceptance, str } from '../../../core/commands/executor.js';
 import type { ArgSpecs, ExecContext, ExecResult, Executor } from '../../../core/commands/executor.js';
 
@@ -159,13 +160,26 @@ export const executor: Executor = {
     const view = { ...outcomeContext(outcome, timeoutMs, language), ...extra };
     if (extra.error) view.ok = false;
     if (extra.session_ended) view.ok = false;
+    const network = networkHint({
+      ok: view.ok,
+      sandboxed: outcome.sandboxed,
+      network: ctx.sandboxNetwork === true,
+      text: [outcome.stdout, outcome.stderr, (extra.error as string | undefined) ?? ''].join('\n'),
+    });
     const out = firstLine(outcome.stdout) || firstLine((extra.error as string | undefined) ?? '') || firstLine(outcome.stderr);
     let summary = `ran ${language} code${review.edited ? ' (edited by the user)' : ''}: ${view.ended}${out ? `; output: ${out}` : ''}`;
+    if (network) summary += `; ${network}`;
     const feedback = await codeFeedback(ctx, summary);
     if (feedback) summary += `; the user's feedback: "${firstLine(feedback)}"`;
     return {
       ok: view.ok,
-      result: ctx.templates.render('code_result', { ...view, edited: review.edited, code: review.edited ? code : undefined, feedback }),
+      result: ctx.templates.render('code_result', {
+        ...view,
+        edited: review.edited,
+        code: review.edited ? code : undefined,
+        feedback,
+        network_hint: network,
+      }),
       summary,
     };
   },
