@@ -75,5 +75,5 @@ export const TEMPLATE_VARIABLES: Record<TemplateName, readonly string[]> = {
     'listed',
     'feedback',
   ],
-  subflow_result: ['command', 'stopped', 'failed', 'error', 'turns', 'result', 'summary'],
+  subflow_result: ['command', 'stopped', 'failed', 'error', 'turns', 'result', 'summary', 'feedback'],
 };
