@@ -7,7 +7,10 @@ const SIGNS: ReadonlyArray<readonly [RegExp, string]> = [
   [/No matching distribution found/i, 'pip found no package index'],
   [/Could not find a version that satisfies the requirement/i, 'pip found no package index'],
   [/Failed to establish a new connection|NewConnectionError/, 'a connection could not be made'],
-  [/Temporary failure in name resolution|Name or service not known|\bEAI_AGAIN\b|\bENOTFOUND\b|Could not resolve host/i, 'a host name did not resolve'],
+  [
+    /Temporary failure in name resolution|Name or service not known|\bEAI_AGAIN\b|\bENOTFOUND\b|Could not resolve host/i,
+    'a host name did not resolve',
+  ],
   [/Connection refused|\bECONNREFUSED\b/i, 'a connection was refused'],
   [/Network is unreachable|\bENETUNREACH\b/i, 'the network is unreachable'],
 ];
