@@ -52,15 +52,15 @@ describe('scientist code frameworks survive --memory-dir', () => {
     if (root) rmSync(root, { recursive: true, force: true });
   });
 
-  const run = () =>
+  const run = (goal = 'How does the period of a pendulum depend on its length?', memory = 'M', maxTurns = '40') =>
     spawnCliAsync(
       [
         'run',
         'scientist',
         '--goal',
-        'How does the period of a pendulum depend on its length?',
+        goal,
         '--memory-dir',
-        join(root, 'M'),
+        join(root, memory),
         '--input',
         'user_away=true',
         '--llm',
@@ -69,7 +69,7 @@ describe('scientist code frameworks survive --memory-dir', () => {
         server.url,
         '--auto-run',
         '--max-turns',
-        '40',
+        maxTurns,
         '--out',
         join(root, 'runs'),
       ],
@@ -124,5 +124,45 @@ describe('scientist code frameworks survive --memory-dir', () => {
       'the import worked and printed the period',
     ).toBe(true);
     expect(bodies.some((b) => shownText(b, 'ModuleNotFoundError'))).toBe(false);
+  });
+
+  it('a new mission archives the open tasks of the previous one: not offered again, not needed to finish', async () => {
+    reply = script({
+      awaken: [
+        command('create_task', { name: 'old task', value: 'medium' }),
+        command('create_task', { name: 'older task', value: 'low' }),
+        command('planning_done'),
+      ],
+      prioritise: [command('start_task', { task: 1 })],
+    });
+    const first = await run('Why is the sky blue?', 'M2', '4'); // stops with task 1 in progress and task 2 open
+    expect(first.stderr).not.toMatch(/archived/);
+    const before = server.requests.length;
+    reply = script({
+      awaken: [command('create_task', { name: 'new task', value: 'medium' }), command('planning_done')],
+      prioritise: [command('start_task', { task: 3 }), command('all_done')],
+      work: [command('submit_solution', { answer: 'chlorophyll' })],
+      evaluate: [command('close_task', { answer: 'chlorophyll' })],
+      reflect: [command('reflection_done')],
+      answer: [command('final_answer', { answer: 'chlorophyll' }), command('finish', { result: 'chlorophyll' })],
+    });
+    const second = await run('Why is grass green?', 'M2');
+    expect(second.status, second.stderr).toBe(0); // all_done was accepted: the old tasks do not hold the run
+    expect(second.stderr).toContain(
+      'warning: new mission: 2 open tasks of the previous mission (1 "old task", 2 "older task") archived on the task board; they are not offered again',
+    );
+    const board = JSON.parse(readFileSync(join(root, 'M2', 'task_board.json'), 'utf8')) as { tasks: Array<{ id: number; status: string }> };
+    expect(board.tasks.map((t) => [t.id, t.status])).toEqual([
+      [1, 'archived'],
+      [2, 'archived'],
+      [3, 'closed'],
+    ]);
+    // the Scheduler of the new mission was never offered an old task
+    const scheduler = server.requests
+      .slice(before)
+      .map((q) => q.body as ChatRequestBody)
+      .filter((b) => offered(b).includes('all_done'));
+    expect(scheduler.length).toBeGreaterThan(0);
+    for (const b of scheduler) expect(b.messages.map((m) => m.content ?? '').join('\n')).not.toMatch(/offered[^\n]*old task/i);
   });
 });
