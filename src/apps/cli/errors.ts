@@ -36,6 +36,7 @@ export const OPTION_FLAGS: ReadonlyArray<readonly [RegExp, Replacement]> = [
   [/options\.llm\b/g, '--llm'],
   [/options\.baseUrl\b/g, '--base-url'],
   [/options\.memoryDir\b/g, '--memory-dir'],
+  [/options\.sandboxNetwork\b/g, '--sandbox-network'],
   [/options\.sandbox false\b/g, '--no-sandbox'],
   [/options\.sandbox true\b/g, '--sandbox'],
   [/options\.sandbox\b/g, '--sandbox'],

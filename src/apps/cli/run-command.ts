@@ -252,7 +252,9 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
               : result.status === 'interrupted'
                 ? `Interrupted after ${count(result.turns, 'turn')}${result.error ? ` (${cliMessage(result.error.message)})` : ''}; ${usage}.\nResume with: sop resume ${folder.dir}`
                 : `Failed after ${count(result.turns, 'turn')}: ${cliMessage(result.error?.message ?? '')}`;
-      const outcome = result.result !== undefined ? `Result: ${result.result}\n` : ''; // actions: the SOP's finish result
+      // actions: the SOP's finish result, only for a run that finished (a stopped run's last result is
+      // an intermediate state's, such as the plan)
+      const outcome = result.result !== undefined && result.status === 'finished' ? `Result: ${result.result}\n` : '';
       // --quiet: the closing line alone, with the run folder (an interrupted run's names it already)
       if (o.quiet) err(`${terminalSafe(line).replace(/\n/g, ' ')}${result.status === 'interrupted' ? '' : ` Run folder: ${folder.dir}`}\n`);
       else

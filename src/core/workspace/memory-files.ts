@@ -71,6 +71,9 @@ export function typedMemoryFiles(sop: Pick<Sop, 'memory_types' | 'memory'>): {
 /** The run's memory files, shared through the run's context (the actions plugin sets it; the scientist's views read it). */
 export const MEMORY_FILES = contextVar<MemoryFiles>('memoryFiles');
 
+/** --memory-dir: the input-made memory files this run's inputs replaced (the mission from a new --goal); the actions plugin sets it. */
+export const MEMORY_REPLACED = contextVar<string[]>('memoryReplaced');
+
 export class MemoryFiles {
   private readonly texts = new Map<string, string>();
   private readonly declared: string[];

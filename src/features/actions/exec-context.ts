@@ -6,6 +6,7 @@ import { renderText } from '../../core/prompt/templates.js';
 import type { ResolvedState } from '../../format/sop/resolved.js';
 import type { ExecContext, SubflowRequest, SubflowResult } from '../../core/commands/executor.js';
 import { codeLibrary } from './executors/library.js';
+import { libraryToMemoryDir } from '../../core/workspace/memory-dir.js';
 import type { MemoryFiles } from '../../core/workspace/memory-files.js';
 import type { ContextVars } from '../../shared/util/context-vars.js';
 import { Workspace } from '../../core/workspace/workspace.js';
@@ -60,7 +61,16 @@ export function execContext(spec: CommandSpec, where: CommandWhere, p: ExecConte
     sandboxNetwork: o.sandboxNetwork === true,
     codeRuns: () => codeRunsOf(host.env.messages),
     vars: p.vars,
-    library: { inspect: (code, lang) => codeLibrary(ctx).inspect(code, lang), save: (...a) => codeLibrary(ctx).save(...a) },
+    library: {
+      inspect: (code, lang) => codeLibrary(ctx).inspect(code, lang),
+      save: (code, functions, lang, module) => {
+        const saved = codeLibrary(ctx).save(code, functions, lang, module);
+        // --memory-dir: code another executor saves (the task board's code framework) goes back to
+        // the memory folder too, as the library executor's save does (src/features/actions/execute.ts)
+        if (o.persistentMemoryDir && o.workspace) libraryToMemoryDir(o.workspace, o.persistentMemoryDir, module);
+        return saved;
+      },
+    },
     templates: host.templates,
     signal: host.signal,
     baseDir: p.baseDir,

@@ -11,7 +11,7 @@ import type { StateRuntime } from '../../core/runtime/controller.js';
 import { SopError } from '../../format/sop/diagnostics.js';
 import type { ResolvedState } from '../../format/sop/resolved.js';
 import type { SubflowRequest, SubflowResult } from '../../core/commands/executor.js';
-import { LOGS, MemoryFiles, typedMemoryFiles } from '../../core/workspace/memory-files.js';
+import { LOGS, MEMORY_REPLACED, MemoryFiles, typedMemoryFiles } from '../../core/workspace/memory-files.js';
 import { CommandConfigError, checkCommand, compileCommands, grantedTools, type CommandSpec } from '../../core/commands/commands.js';
 import { initialMemory, inputMadeMemory } from './memory-initial.js';
 import { parseCommandReply } from '../../core/llm/command-reply.js';
@@ -164,7 +164,12 @@ export class ActionRuntime {
       .filter((name) => this.memory.owns(name))
       .map((name) => ({ name, file: this.memory.pathOf(name)!, initial: initial[name] ?? '' }));
     const logs = this.memory.pathOf(LOGS)!;
-    for (const r of followInputs(dir, files, logs, { id: this.host.runId, time: new Date().toISOString() }))
+    const replaced = followInputs(dir, files, logs, { id: this.host.runId, time: new Date().toISOString() });
+    this.vars.set(
+      MEMORY_REPLACED,
+      replaced.map((r) => r.name),
+    );
+    for (const r of replaced)
       this.notices.push(
         `new inputs: memory file "${r.name}" (${r.file}) now holds this run's ${r.name}; the previous one was appended to ${logs}`,
       );

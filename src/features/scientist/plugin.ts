@@ -8,11 +8,11 @@ import { createEmbedder } from '../../core/memory/create-embedder.js';
 import type { RunContext } from '../../core/runtime/context.js';
 import type { RunPlugin } from '../../core/runtime/hooks.js';
 import type { Sop } from '../../format/sop/types.js';
-import { MEMORY_FILES } from '../../core/workspace/memory-files.js';
+import { MEMORY_FILES, MEMORY_REPLACED, type MemoryFiles } from '../../core/workspace/memory-files.js';
 import { FreeThoughts } from './free-thoughts.js';
 import { executorTable, type ExecutorTable } from '../../core/commands/commands.js';
 import { namesScientistExecutor, SCIENTIST_EXECUTORS } from './executors/index.js';
-import { memoryTypes, readTaskBoard } from './memory-types.js';
+import { memoryTypes, readTaskBoard, writeTaskBoard } from './memory-types.js';
 import { scientistContext, taskLlmProfile, type RelevantThought } from './views.js';
 
 /** Whether a SOP uses the scientist's views: memory types, a mood or resource levels. */
@@ -35,6 +35,7 @@ export function scientistPlugin(host: RunContext): RunPlugin | undefined {
     return embedderLearns(e) ? createEmbedder(sop.environment?.embedder) : e;
   });
   let relevant: RelevantThought[] = [];
+  let archived = false;
   return {
     name: 'scientist',
     ...executors,
@@ -50,6 +51,11 @@ export function scientistPlugin(host: RunContext): RunPlugin | undefined {
       ? {
           beforeTurn: async () => {
             if (!memory.has(boardName)) return;
+            if (!archived) {
+              archived = true;
+              const message = archiveOldMission(memory, boardName, host.vars.get(MEMORY_REPLACED));
+              if (message) host.emit({ type: 'warning', message });
+            }
             const mission = memory.has('mission') ? memory.read('mission') : (host.inputs.goal ?? '');
             relevant = await free.relevant(readTaskBoard(memory, boardName), mission);
           },
@@ -60,4 +66,19 @@ export function scientistPlugin(host: RunContext): RunPlugin | undefined {
       ? { agentCall: (spec) => ({ ...spec, settings: { ...spec.settings, ...taskLlmProfile(sop, memory, host.inputs) } }) }
       : {}),
   };
+}
+
+/**
+ * --memory-dir with a new --goal: the mission memory file was replaced, so the tasks still open or
+ * in progress were for the old mission. They are archived (kept on the board, under their old
+ * mission's notes, but never offered again nor needed to finish); the warning says which.
+ */
+function archiveOldMission(memory: MemoryFiles, boardName: string, replaced: string[] | undefined): string | undefined {
+  if (!replaced?.includes('mission')) return undefined;
+  const board = readTaskBoard(memory, boardName);
+  const tasks = board.archiveUnfinished('Archived: a new mission replaced the one this task was for.');
+  if (tasks.length === 0) return undefined;
+  writeTaskBoard(memory, boardName, board);
+  const list = tasks.map((t) => `${t.id} "${t.name}"`).join(', ');
+  return `new mission: ${tasks.length === 1 ? 'the open task' : `${tasks.length} open tasks`} of the previous mission (${list}) archived on the task board; they are not offered again`;
 }
