@@ -71,11 +71,13 @@ describe('a feature contributes executors (commandExecutors)', () => {
     expect(done).toMatchObject({ executor: 'clock', ok: true, result: 'It is 12:00 CET.' });
   });
 
-  it('without the plugin, a command naming its executor fails the run in one line naming the executors there are', async () => {
+  it('without the plugin, a command naming its executor stops the run before it starts, in one line naming the executors there are', async () => {
     const llm = scripted([]);
-    const { result } = await run(sop({ time: { executor: 'clock' } }), llm);
-    expect(result.status).toBe('failed');
-    expect(result.error?.message).toMatch(/unknown executor "clock"; known executors: code, memory, library, human, sop, finish$/m);
+    const err = await run(sop({ time: { executor: 'clock' } }), llm).catch((e: unknown) => e as Error);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toBe(
+      'hooks.sop.json: /states/work/commands/time/executor: unknown executor "clock"; known executors: code, memory, library, human, sop, finish',
+    );
     expect(llm.requests).toHaveLength(0); // no agent was asked anything
   });
 

@@ -101,10 +101,10 @@ export async function transformAsync<K extends 'stateCommands'>(
   return out;
 }
 
-type ObserveHook = 'beforeTurn' | 'beforeCall' | 'afterCall' | 'afterMessage' | 'close';
+type ObserveHook = 'ready' | 'beforeTurn' | 'beforeCall' | 'afterCall' | 'afterMessage' | 'close';
 
 /** observe: every plugin is told, in order (async hooks are awaited one after the other). */
-export function observe<K extends 'beforeCall' | 'afterCall' | 'afterMessage'>(
+export function observe<K extends 'ready' | 'beforeCall' | 'afterCall' | 'afterMessage'>(
   plugins: readonly RunPlugin[],
   hook: K,
   ...args: HookArgs<K>

@@ -186,6 +186,8 @@ export interface TransformHooks {
 
 /** Observe: every plugin is told, in order. A hook may refuse what is about to happen by throwing a RunSignal (src/shared/errors.ts). */
 export interface ObserveHooks {
+  /** Every plugin of the run is made, before its first step: a plugin may check what the others contribute (commands). */
+  ready?(): void;
   /** Before an AI agent's turn (begin turns included). */
   beforeTurn?(step: TurnStep): void | Promise<void>;
   /** Before each LLM call, with its model and price (undefined: not priced); budgets refuse a call here. */
@@ -226,6 +228,7 @@ export const HOOK_RULES = {
   agentCall: 'transform',
   commandExecutors: 'transform',
   stateCommands: 'transform',
+  ready: 'observe',
   beforeTurn: 'observe',
   beforeCall: 'observe',
   afterCall: 'observe',

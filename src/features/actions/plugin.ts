@@ -66,6 +66,7 @@ export function actionsPlugin(ctx: RunContext, options: ActionOptions | undefine
     runtime,
     context: (c) => ({ ...c, memory: runtime.memorySnapshot() }),
     transit: (state, rt) => runtime.transit(state, rt),
+    ready: () => runtime.compile(), // the commands, against the executors every feature contributes: a wrong one stops the run before it starts
     beforeTurn: () => runtime.giveNotices(), // a mission a new goal replaced (--memory-dir): said once the run has started
     speak: async ({ state, role, agent }, act) => {
       if (!runtime.declares(state)) return undefined;

@@ -129,7 +129,7 @@ export class ActionRuntime {
   }
 
   /** The commands of every state, compiled against the executors the run's features contribute (once). */
-  private compile(): { specs: Map<string, Record<string, CommandSpec>>; views: Map<string, CommandView[]> } {
+  compile(): { specs: Map<string, Record<string, CommandSpec>>; views: Map<string, CommandView[]> } {
     const c = this.compiled;
     if (c.done) return c;
     const host = this.host;
