@@ -13,7 +13,12 @@
 /** Each feature and its folders (a feature may span folders that belong together). */
 export const FEATURES = {
   actions: ['src/features/actions', 'src/features/actions/executors'],
-  scientist: ['src/features/scientist', 'src/features/scientist/taskboard', 'src/features/scientist/worldmodel'],
+  scientist: [
+    'src/features/scientist',
+    'src/features/scientist/executors',
+    'src/features/scientist/taskboard',
+    'src/features/scientist/worldmodel',
+  ],
   journal: ['src/features/journal', 'src/features/journal/run-folder.ts'],
   cost: ['src/features/cost'],
   'agents-v1': ['src/features/agents-v1/compat', 'src/features/agents-v1/import'],
@@ -28,6 +33,7 @@ const LAYERS = {
   shared: [
     'src/shared/errors.ts',
     'src/shared/util',
+    'src/shared/sandbox',
     'src/shared/io/read-input-file.ts',
     'src/shared/io/disk-full.ts',
     'src/shared/workspace/safe-file.ts',
@@ -41,6 +47,7 @@ const LAYERS = {
     'src/core/agent',
     'src/core/components',
     'src/core/runtime',
+    'src/core/commands',
     'src/core/prompt',
     'src/core/io/human.ts',
     'src/core/io/answers-list.ts',

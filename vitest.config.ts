@@ -125,20 +125,7 @@ export default defineConfig({
       forks: { maxForks: cores + 1, minForks: 1 },
     },
     projects: [
-      {
-        extends: true,
-        test: {
-          name: 'unit',
-          include: ['test/**/*.test.ts'],
-          exclude: [...cliFiles, ...modelFiles],
-          pool: 'threads',
-          // the files of a worker share its loaded modules, one file after another (importing the
-          // engine anew for each file was half the tier's CPU); test/helpers/shared-worker.ts puts
-          // back what a file changed of the process's state
-          isolate: false,
-          setupFiles: ['test/helpers/shared-worker.ts'],
-        },
-      },
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...cliFiles, ...modelFiles], pool: 'threads' } },
       {
         extends: true,
         test: {

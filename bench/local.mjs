@@ -210,8 +210,9 @@ export async function run() {
     };
   });
   const byName = Object.fromEntries(threads.map((t) => [t.setting, t]));
-  const best = Math.max(...threads.map((t) => t.step_actions_per_s));
-  const defaultOverBest = round(byName.default.step_actions_per_s / best, 2);
+  // the step's speed: its shortest time over the default's (actions/s rounded to 0.01 is too coarse for a slow step)
+  const best = Math.min(...threads.map((t) => t.step_seconds));
+  const defaultOverBest = round(best / byName.default.step_seconds, 2);
   // the earlier comparison of context sequences, on request (--pop-sequences 1,8)
   const previous = (() => {
     try {

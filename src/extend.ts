@@ -10,8 +10,9 @@ export { Run, type RunOptions } from './api/engine/run.js';
 export type { RunPlugin, PluginFactory, TurnStep, TurnOutput, Transition } from './core/runtime/hooks.js';
 export { definePlugin } from './core/runtime/hooks.js';
 export type { RunContext } from './core/runtime/context.js';
-export type { Executor, ExecContext, ExecResult, ArgSpec, ArgSpecs, ExecutorDurability } from './features/actions/executors/types.js';
-export { ExecutorInputError } from './features/actions/executors/types.js';
+export type { Executor, ExecContext, ExecResult, ArgSpec, ArgSpecs, ExecutorDurability } from './core/commands/executor.js';
+export { ExecutorInputError } from './core/commands/executor.js';
+export type { CommandSpec, ExecutorTable } from './core/commands/commands.js';
 export type { ControllerStrategy, ControllerContext, SpeakerPick } from './core/runtime/controllers/index.js';
 export type { ComponentKind, ComponentRuntime } from './core/components/registry.js';
 export type { VectorIndex, VectorIndexFactory } from './core/memory/vector-index.js';
@@ -45,4 +46,6 @@ export {
   type Json,
 } from './features/population/worlds/index.js';
 export { registerRulePolicy, type RulePolicyMaker } from './features/population/rules.js';
+export { registerMetric, type MetricFunction } from './features/population/metrics.js';
+export { loadPlugins, type PluginApproval, type PluginAllowEntry, PluginError } from './api/plugins.js';
 export type { RulePolicy, RuleContext } from './features/population/worlds/rule.js';

@@ -1,7 +1,8 @@
 // Reading a command out of an agent's reply, and checking it against the state's commands.
 import { describe, expect, it } from 'vitest';
 import { parseCommandReply } from '../src/core/llm/command-reply.js';
-import { checkCommand, compileCommands, commandDiagnostics } from '../src/features/actions/commands.js';
+import { checkCommand, compileCommands, commandDiagnostics } from '../src/core/commands/commands.js';
+import { BUILTIN_EXECUTORS } from '../src/api/loader/executors.js';
 import type { Sop, SopState } from '../src/format/sop/types.js';
 
 const ok = (command: string, args: Record<string, unknown>) => ({ ok: true, command, args });
@@ -63,7 +64,7 @@ describe('checkCommand', () => {
       finish: { executor: 'finish' },
     },
   } as unknown as SopState;
-  const specs = compileCommands('s', state, {});
+  const specs = compileCommands('s', state, { executors: BUILTIN_EXECUTORS });
 
   it('accepts a known command with the right arguments, and takes descriptions from the SOP', () => {
     const r = checkCommand({ ok: true, command: 'update_plan', args: { content: 'x' } }, specs);
@@ -109,6 +110,7 @@ describe('command diagnostics (sop validate)', () => {
         c: { executor: 'code', settings: { timeout: 5 } },
         e: { executor: 'finish', args: { outcome: 'x' } },
       }),
+      { executors: BUILTIN_EXECUTORS },
     );
     expect(d[0]!.message).toMatch(/^unknown executor "teleport"; known executors: code, memory, library, human, sop, finish\b/);
     expect(d.map((x) => [x.pointer, x.message]).slice(1)).toEqual([
@@ -119,7 +121,7 @@ describe('command diagnostics (sop validate)', () => {
   });
 
   it('requires next_states["1"] in a state with commands', () => {
-    const d = commandDiagnostics(sop({ f: { executor: 'finish' } }, { 0: 's' }));
+    const d = commandDiagnostics(sop({ f: { executor: 'finish' } }, { 0: 's' }), { executors: BUILTIN_EXECUTORS });
     expect(d).toEqual([
       {
         severity: 'error',

@@ -11,6 +11,7 @@ import { RetryBudget } from '../src/core/llm/retry.js';
 import { retryWarnings } from '../src/api/choices.js';
 import { startOpenAiServer } from './helpers/openai-server.js';
 import { until } from './helpers/until.js';
+import { scaled } from './helpers/time.js';
 
 const headers = (h: Record<string, string>) => new Headers(h);
 
@@ -136,7 +137,8 @@ describe('the gate', () => {
 
 describe('the openai provider through a gate', () => {
   it('retries each 429 to an answer, and learns a limit that keeps the 429s few', async () => {
-    const server = await startOpenAiServer({ latencyMs: 30, maxInFlight: { limit: 5, retryAfterMs: 10 } });
+    // each reply held long enough that the first 8 calls are in flight together on a loaded machine
+    const server = await startOpenAiServer({ latencyMs: scaled(400), maxInFlight: { limit: 5, retryAfterMs: 10 } });
     try {
       const changes: LimitChange[] = [];
       const gate = new AdaptiveGate({ ceiling: 40, initial: 8, endpoint: server.url, maxPauseMs: 1000, onChange: (c) => changes.push(c) });

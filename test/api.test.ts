@@ -101,7 +101,7 @@ describe("import { loadSop, runSop } from 'sop'", () => {
   });
 
   it('sandboxes code by default when bubblewrap works, like the CLI; sandbox: false turns it off', async () => {
-    const { sandboxSupport } = await import('../src/features/actions/executors/sandbox.js');
+    const { sandboxSupport } = await import('../src/shared/sandbox/sandbox.js');
     const sop = codeSop('code-once');
     const llm: LlmProvider = {
       id: 'coder',

@@ -73,6 +73,36 @@ describe('run_code: approve, edit or refuse', () => {
     expect(existsSync(join(ctx.ws.root, 'theirs.txt'))).toBe(false);
     expect(r.summary).toContain('(edited by the user)');
   });
+
+  it('after "edit" at a terminal, asks again showing the code as edited (what runs), not the original', async () => {
+    const ctx = execContext({ autoRun: false });
+    // the editor: a script that rewrites the file it is given
+    const editorScript = join(ctx.ws.root, 'editor.sh');
+    writeFileSync(editorScript, '#!/bin/sh\necho "echo mine > mine.txt" > "$1"\n', { mode: 0o755 });
+    const saved = { VISUAL: process.env.VISUAL, EDITOR: process.env.EDITOR };
+    process.env.VISUAL = editorScript;
+    const prompts: string[] = [];
+    const person = terminal([]);
+    const human = Object.assign(person, {
+      ask: async (q: Parameters<typeof person.ask>[0]) => {
+        prompts.push(q.prompt);
+        return prompts.length === 1 ? 'edit' : 'yes';
+      },
+    });
+    try {
+      const r = await code.run({ language: 'bash', code: 'echo theirs > theirs.txt' }, { ...ctx, human });
+      expect(r.ok).toBe(true);
+      expect(existsSync(join(ctx.ws.root, 'mine.txt'))).toBe(true);
+    } finally {
+      for (const [k, v] of Object.entries(saved))
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+    }
+    expect(prompts).toHaveLength(2);
+    expect(prompts[0]).toContain('echo theirs > theirs.txt');
+    expect(prompts[1]).toContain('echo mine > mine.txt');
+    expect(prompts[1]).not.toContain('echo theirs > theirs.txt');
+  });
 });
 
 describe('run_code: feedback on the result', () => {

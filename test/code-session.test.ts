@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CodeSession } from '../src/features/actions/executors/session/code-session.js';
-import { sandboxSupport } from '../src/features/actions/executors/sandbox.js';
+import { sandboxSupport } from '../src/shared/sandbox/sandbox.js';
 import { Run } from '../src/api/engine/run.js';
 import { RunFolder } from '../src/features/journal/run-folder.js';
 import { resumeCommand } from '../src/apps/cli/resume-command.js';

@@ -84,6 +84,16 @@ const KNOWN: Known[] = [
     text: /\bexecutor\b|toolExecutor|MCP tool/,
     why: "a tool slot's executor, as the SOP names it (the API binds one; the message names MCP binding)",
   },
+  {
+    files: ['src/core/commands/commands.ts', 'src/core/commands/executor.ts', 'src/core/commands/lazy.ts'],
+    text: /\bexecutors?\b/i,
+    why: "the command contract: a SOP command names its executor; the contract is the core's, the executors are the features' (each contributes its own)",
+  },
+  {
+    files: ['src/core/commands/executor.ts'],
+    text: /'budget'/,
+    why: "a sub-flow's run status 'budget' (its run stopped on a spent budget), as the run's status names it",
+  },
   { files: ['src/core/agent/output.ts'], text: /'agents-v1'/, why: "the name-stripping mode 'agents-v1', a journaled setting's value" },
   { files: ['src/core/io/allow-file.ts'], text: /\bmcp\b/, why: "the consent file's sections, mcp and llm (docs/tools.md)" },
   {

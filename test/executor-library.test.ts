@@ -78,6 +78,24 @@ describe('library executor', () => {
     expect(other.human.consumed).toBe(0);
   });
 
+  it('test_code takes a scripted `run: approve` (or `run: refuse REASON`) for its tests, as run_code does, without --auto-run', async () => {
+    const settings = { op: 'test', draft: 'draft_code' };
+    const memoryFiles = { draft_code: FN, code_library: '' };
+    const approved = execContext({ settings, memoryFiles, autoRun: false, human: answers(['run: approve']) });
+    const ok = await library.run({ tests: 'assert double(3) == 6\nprint("tests ok")' }, approved);
+    expect(ok.ok, ok.result).toBe(true);
+    expect(ok.result).toContain('The tests passed.');
+    expect(approved.human.consumed).toBe(1);
+    const refused = execContext({ settings, memoryFiles, autoRun: false, human: answers(['run: refuse not now']) });
+    const no = await library.run({ tests: 'assert double(3) == 6' }, refused);
+    expect(no.ok).toBe(false);
+    expect(no.summary).toContain('the user did not approve running the tests');
+    expect(no.result).toContain('not now');
+    // an untagged answer does not approve code: nobody at a terminal, so the run stops for approval
+    const untagged = execContext({ settings, memoryFiles, autoRun: false, human: answers(['ok']) });
+    await expect(library.run({ tests: 'assert double(3) == 6' }, untagged)).rejects.toThrow(/--auto-run|autoRun/);
+  });
+
   it('keeps a JavaScript library that node code can require', async () => {
     const ctx = execContext({ settings: { op: 'save', language: 'javascript' } });
     const r = await library.run({ code: '/** Sum of a list. */\nfunction sum(xs) {\n  return xs.reduce((a, b) => a + b, 0);\n}\n' }, ctx);

@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:net';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executor as code } from '../src/features/actions/executors/code.js';
-import { SECCOMP_FD, sandboxArgv, sandboxFilter, sandboxSupport } from '../src/features/actions/executors/sandbox.js';
+import { SECCOMP_FD, sandboxArgv, sandboxFilter, sandboxSupport } from '../src/shared/sandbox/sandbox.js';
 import { resolveNetwork } from '../src/features/actions/executors/sandbox-mode.js';
 import type { Sop } from '../src/format/sop/types.js';
 import { execContext, tempDir } from './helpers/executor-context.js';

@@ -1,6 +1,8 @@
 // `sop graph`: the Mermaid stateDiagram-v2 of a SOP. Checked two ways: with Mermaid's own parser
-// (mermaid.parse runs in Node once its HTML sanitizer, which needs a browser DOM and plays no
-// part in parsing, is given no-op hooks), and with a strict grammar of the subset we emit.
+// (the full `mermaid` package, a dev dependency of the same version as the `@mermaid-js/tiny`
+// bundle `sop view` serves; mermaid.parse runs in Node once its HTML sanitizer, which needs a
+// browser DOM and plays no part in parsing, is given no-op hooks), and with a strict grammar of
+// the subset we emit.
 import { existsSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import DOMPurify from 'dompurify';

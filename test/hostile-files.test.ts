@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executor as code } from '../src/features/actions/executors/code.js';
-import { sandboxSupport } from '../src/features/actions/executors/sandbox.js';
+import { sandboxSupport } from '../src/shared/sandbox/sandbox.js';
 import { MemoryFiles } from '../src/core/workspace/memory-files.js';
 import { UnsafeFileError } from '../src/shared/workspace/safe-file.js';
 import { Workspace } from '../src/core/workspace/workspace.js';

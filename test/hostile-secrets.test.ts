@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { terminalDisplay } from '../src/apps/cli/display.js';
-import { sandboxSupport } from '../src/features/actions/executors/sandbox.js';
+import { sandboxSupport } from '../src/shared/sandbox/sandbox.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
 import { makeRedactor, secretValues } from '../src/shared/util/redact.js';
 import { StreamRedactor } from '../src/shared/util/stream-redactor.js';

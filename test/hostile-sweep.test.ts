@@ -178,7 +178,7 @@ describe('hostile sweep input', () => {
       expect(r.stderr).toMatch(message);
       refused++;
     }
-  }, 240_000); // about forty CLI processes: minutes on a busy two-core machine
+  }, 600_000); // about forty CLI processes, one after another: minutes on a busy two-core machine
 
   it('a queue nothing listens on: one error line from sop sweep and from sop worker, no "queue:" noise', async () => {
     const port = await new Promise<number>((done) => {

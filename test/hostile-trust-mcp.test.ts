@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sandboxSupport } from '../src/features/actions/executors/sandbox.js';
+import { sandboxSupport } from '../src/shared/sandbox/sandbox.js';
 import { CLI } from './helpers/cli.js';
 import { tempDir } from './helpers/mcp-notes.js';
 import { until } from './helpers/until.js';

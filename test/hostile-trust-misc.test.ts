@@ -225,7 +225,7 @@ describe('two concurrent resumes of one run', () => {
       expect(other!.stderr.trim().split('\n')).toHaveLength(1);
       expect(other!.stderr).toMatch(/still running \(process \d+\)|already finished/);
     }
-  }, 300_000); // 24 CLI processes: about 30 s on a quiet machine
+  }, 600_000); // 24 CLI processes: about 30 s on a quiet machine, 300 s at a load of 50
 
   it('a resume holds the lock from before it reads the journal', async () => {
     const dir = await killedRun(tempDir('sop-held-resume-'), 20);

@@ -20,6 +20,7 @@ import { codeSop } from './helpers/code-sop.js';
 import { calledCommand, startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { freePort } from './helpers/free-port.js';
 import { scaled } from './helpers/time.js';
+import { stopChild } from './helpers/processes.js';
 
 const CLI = join(process.cwd(), 'dist/src/apps/cli/main.js');
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
@@ -442,16 +443,19 @@ describe.skipIf(!REDIS || !OPENSSL)('rediss://: the queue over TLS, the server c
       console.warn(`rediss:// test skipped: this redis-server has no TLS (${redis.out.trim().split('\n').pop()})`);
       return;
     }
+    const started: Proc[] = [];
     try {
       const url = `rediss://:${PASSWORD}@localhost:${port}`;
       const env = { ...process.env, SOP_QUEUE_SECRET: SECRET, NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem') };
       const w = start(process.execPath, [CLI, 'worker', '--queue', url, '--root', dir, '--root', process.cwd()], env, dir);
+      started.push(w);
       await w.waitFor(/ready: queue/);
       const sweep = start(
         process.execPath,
         [CLI, 'sweep', DEBATE, '--llm', 'mock', '--seeds', '1-2', '--queue', url, '--out', join(dir, 'OUT')],
         env,
       );
+      started.push(sweep);
       expect(await sweep.exited, sweep.out).toBe(0);
       expect(sweep.out).toContain('2 of 2 runs done, 0 failed');
       w.child.kill('SIGTERM');
@@ -464,6 +468,8 @@ describe.skipIf(!REDIS || !OPENSSL)('rediss://: the queue over TLS, the server c
       );
       for (const text of [w.out, sweep.out, untrusted.out]) expect(text).not.toContain(PASSWORD);
     } finally {
+      // what talks to the Redis first (a worker left running would retry a gone Redis forever)
+      for (const p of started) await stopChild(p.child, 'SIGKILL');
       redis.child.kill('SIGTERM');
       await redis.exited;
     }

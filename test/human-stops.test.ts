@@ -52,6 +52,22 @@ describe('a person who stops answering', () => {
     await expect(unfinished).rejects.toBeInstanceOf(NoMoreAnswersError);
   });
 
+  it('at the terminal: two lines pasted without <<< are one answer, not a first line and a lost second', async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let shown = '';
+    output.on('data', (c: Buffer) => (shown += c.toString()));
+    const human = new TerminalInput({ input, output });
+    const q = { kind: 'question' as const, agent: 'You', role: 'User', state: 'plan', prompt: 'Any feedback?' };
+    const pasted = human.ask(q);
+    input.write('plot in blue\nand label the axes\n'); // one paste
+    await expect(pasted).resolves.toBe('plot in blue\nand label the axes');
+    expect(shown).toContain('(2 lines pasted: taken as one answer)');
+    const next = human.ask(q);
+    input.write('thanks\n');
+    await expect(next).resolves.toBe('thanks'); // nothing of the paste is left over for the next question
+  });
+
   it('at a terminal: Ctrl-C at a question goes back to the caller the first time, and stops the run the second', async () => {
     const input = Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => undefined });
     const human = new TerminalInput({ input, output: new PassThrough() });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LimitedProvider, Semaphore, limitConcurrency } from '../src/core/llm/limit.js';
+import { LimitedProvider, limitConcurrency } from '../src/core/llm/limit.js';
 import type { ChatRequest, ChatResponse, LlmProvider } from '../src/core/llm/types.js';
 
 /** A provider whose calls stay open until the test settles them, in any order. */
@@ -72,7 +72,7 @@ describe('limitConcurrency', () => {
     expect(inner.started).toEqual(['a', 'b']);
     inner.finish('b');
     await expect(second).resolves.toMatchObject({ content: 'reply to b' });
-    expect(llm.semaphore.inUse).toBe(0);
+    expect(llm.limit.activeCount).toBe(0);
   });
 
   it('drops a waiting call when its signal aborts, without calling the provider', async () => {
@@ -92,28 +92,31 @@ describe('limitConcurrency', () => {
     expect(inner.started).toEqual(['a', 'c']);
   });
 
-  it('rejects at once when the signal is already aborted', async () => {
-    const sem = new Semaphore(3);
+  it('rejects at once when the signal is already aborted, without taking a slot', async () => {
+    const inner = new GatedProvider();
+    const llm = new LimitedProvider(inner, 3);
     const abort = new AbortController();
     abort.abort();
-    await expect(sem.acquire(abort.signal)).rejects.toThrow(/aborted/);
-    expect(sem.inUse).toBe(0);
+    await expect(llm.chat(request('a'), { signal: abort.signal })).rejects.toThrow(/aborted/);
+    expect(llm.limit.activeCount + llm.limit.pendingCount).toBe(0);
+    expect(inner.started).toEqual([]);
   });
 
-  it('ignores a second release of the same slot', async () => {
-    const sem = new Semaphore(1);
-    const release = await sem.acquire();
-    const waiter = sem.acquire();
-    release();
-    release();
-    const release2 = await waiter;
-    expect(sem.inUse).toBe(1);
-    const third = sem.acquire();
+  it('shares one limit between the providers given it', async () => {
+    const inner = new GatedProvider();
+    const first = new LimitedProvider(inner, 1);
+    const second = new LimitedProvider(inner, first.limit);
+    const a = first.chat(request('a'));
+    const b = second.chat(request('b'));
     await settle();
-    expect(sem.queued).toBe(1);
-    release2();
-    (await third)();
-    expect(sem.inUse).toBe(0);
+    expect(inner.started).toEqual(['a']);
+    expect(second.limit.pendingCount).toBe(1);
+    inner.finish('a');
+    await settle();
+    expect(inner.started).toEqual(['a', 'b']);
+    inner.finish('b');
+    await Promise.all([a, b]);
+    expect(inner.maxActive).toBe(1);
   });
 
   it('refuses a limit that is not a whole number of at least 1, and passes through without one', () => {

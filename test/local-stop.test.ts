@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runSop, type RunEvent } from '../src/index.js';
 import { LocalProvider, closeLocalModels } from '../src/core/llm/local.js';
 import { defaultThreads, localSettings } from '../src/core/llm/local-runtime.js';
+import { useLocalThreads } from '../src/apps/cli/option-flags.js';
 import { TEST_MODEL, noteSkip } from './helpers/local-model.js';
 
 const missing = noteSkip('the local model at its real speed');
@@ -55,6 +56,19 @@ describe('the threads of a local model', () => {
     expect(defaultThreads(8)).toBe(7);
     expect(localSettings({ SOP_LOCAL_THREADS: '3' }).threads).toBe(3);
     expect(() => localSettings({ SOP_LOCAL_THREADS: '0' })).toThrow('SOP_LOCAL_THREADS must be a whole number above 0 (got "0")');
+  });
+
+  it('--local-threads N sets them for the local models of the process; 0 or 1.5 is one line', () => {
+    const before = process.env.SOP_LOCAL_THREADS;
+    try {
+      useLocalThreads(3);
+      expect(localSettings().threads).toBe(3);
+      expect(() => useLocalThreads(0)).toThrow('--local-threads must be a whole number above 0 (got 0)');
+      expect(() => useLocalThreads(1.5)).toThrow('--local-threads must be a whole number above 0 (got 1.5)');
+    } finally {
+      if (before === undefined) delete process.env.SOP_LOCAL_THREADS;
+      else process.env.SOP_LOCAL_THREADS = before;
+    }
   });
 });
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runSop } from '../src/api/run.js';
-import { sandboxSupport } from '../src/features/actions/executors/sandbox.js';
+import { sandboxSupport } from '../src/shared/sandbox/sandbox.js';
 import { loadSopFile } from '../src/api/loader/load.js';
 import { cmd, journal, NOTES_SERVER, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
 

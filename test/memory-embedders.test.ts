@@ -8,7 +8,7 @@ import { createEmbedder, parseEmbedderSpec } from '../src/core/memory/create-emb
 import { EmbedderLoadError } from '../src/core/memory/embedder.js';
 import { LocalEmbedder, stem } from '../src/core/memory/local-embedder.js';
 import { OpenAiEmbedder } from '../src/core/memory/openai-embedder.js';
-import { TransformersEmbedder } from '../src/core/memory/transformers-embedder.js';
+import { TransformersEmbedder, missingTransformers } from '../src/core/memory/transformers-embedder.js';
 import { fakeEmbedding, startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { buildTinyModel, expectedEmbedding, type TinyModel } from './helpers/tiny-onnx-model.js';
 
@@ -152,6 +152,25 @@ describe('transformers embedder on a tiny model built by the test', () => {
       /"sop-tests\/not-a-cached-model" is not in the local cache and downloads are off.*a local folder \(transformers:\/path\/to\/model\)/,
     );
   }, 60_000);
+
+  it('without @huggingface/transformers (an optional package), says in one line how to add it', async () => {
+    const importer = () =>
+      Promise.reject(
+        Object.assign(new Error("Cannot find package '@huggingface/transformers' imported from /x.js"), { code: 'ERR_MODULE_NOT_FOUND' }),
+      );
+    const err = await TransformersEmbedder.load(model.dir, { importer }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EmbedderLoadError);
+    expect((err as Error).message).toBe(missingTransformers());
+    expect(missingTransformers()).toMatch(/^[^\n]+; add it with: npm install -E @huggingface\/transformers@4\.3\.1$/);
+    // installed, but a part of it does not load: that part's own error, not the missing-package line
+    const broken = () =>
+      Promise.reject(
+        Object.assign(new Error("Cannot find package 'onnxruntime-node' imported from /y.js"), { code: 'ERR_MODULE_NOT_FOUND' }),
+      );
+    await expect(TransformersEmbedder.load(model.dir, { importer: broken })).rejects.toThrow(
+      /cannot load @huggingface\/transformers \(Cannot find package 'onnxruntime-node'/,
+    );
+  });
 });
 
 describe('openai embedder against the local OpenAI-compatible server', () => {

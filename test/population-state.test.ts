@@ -274,7 +274,9 @@ describe('a world of your own', () => {
       feed.transitions = [];
       feed.metrics = {};
     });
-    expect(validateSop(file).errors.map((d) => d.message)).toEqual([`unknown world "voting-test" (worlds: board, market, social)`]);
+    expect(validateSop(file).errors.map((d) => d.message)).toEqual([
+      `unknown world "voting-test" (worlds: board, contest, grid, groups, market, network, social)`,
+    ]);
     registerWorld(voting);
     expect(validateSop(file).ok).toBe(true);
     const list = await events(loadSop(file), { llm: 'mock' });

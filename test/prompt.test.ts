@@ -1,7 +1,8 @@
 // Prompt assembly from components (docs/agents-v1-semantics.md §3.7, §5 items 24-28 and 39) and reply processing.
 import { describe, expect, it } from 'vitest';
 import { roleComponents } from '../src/core/agent/components.js';
-import { extractAllTags, extractTag, stripSpeakerName } from '../src/core/agent/output.js';
+import { stripSpeakerName } from '../src/core/agent/output.js';
+import { extractAllTags, extractTag } from '../src/shared/util/tags.js';
 import { Run, type RunOptions } from '../src/api/engine/run.js';
 import { validateSopDocument } from '../src/api/loader/load.js';
 import { TemplateError } from '../src/core/prompt/templates.js';

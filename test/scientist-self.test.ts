@@ -4,8 +4,8 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { executor as human } from '../src/features/actions/executors/human.js';
-import { executor as knowledge } from '../src/features/actions/executors/knowledge.js';
-import { executor as taskBoard } from '../src/features/actions/executors/task-board.js';
+import { executor as knowledge } from '../src/features/scientist/executors/knowledge.js';
+import { executor as taskBoard } from '../src/features/scientist/executors/task-board.js';
 import { NoHumanInput } from '../src/core/io/human.js';
 import type { Sop } from '../src/format/sop/types.js';
 import { templateDiagnostics } from '../src/format/sop/check-templates.js';

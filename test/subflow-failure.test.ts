@@ -137,8 +137,8 @@ describe('Ctrl-C at a question of a sub-flow', () => {
   };
 
   it("goes back to the caller's controller, told that the user interrupted, and the run goes on", async () => {
-    // answers: Jarvis's plan; Ctrl-C at the Coder's plan review; the new plan; the final answer
-    const { result, llm, events } = await runJarvis(lists, ctrlCAt(1, true, ['ok', 'ok', 'thanks']));
+    // answers: Jarvis's plan; Ctrl-C at the Coder's plan review; no feedback for Jarvis; the new plan; the final answer
+    const { result, llm, events } = await runJarvis(lists, ctrlCAt(1, true, ['ok', '', 'ok', 'thanks']));
     expect(result.status, result.error?.message).toBe('finished');
     expect(result.result).toBe('done after an interruption');
     const coderEnd = events.find((e) => e.type === 'subflow' && e.flow === 'Coder-1' && e.event.type === 'run_finished');
@@ -237,7 +237,7 @@ describe('an executor error inside a sub-flow', () => {
     expect(result.status).toBe('finished');
     expect(result.result).toBe('handled');
     const failed = result.messages.find((m) => m.kind === 'action' && m.sender === 'delegate')!;
-    expect(failed.content).toMatch(/^delegate failed after 1 turns: command "run" needs a workspace folder/);
+    expect(failed.content).toMatch(/^delegate failed after 1 turn: command "run" needs a workspace folder/);
   });
 });
 

@@ -7,7 +7,7 @@ import Handlebars from 'handlebars';
 import { describe, expect, it } from 'vitest';
 import { checkTemplate } from '../src/format/sop/template-check.js';
 import { CHECKED_HELPERS } from '../src/format/sop/template-helpers.js';
-import { TEMPLATE_HELPERS } from '../src/core/prompt/templates.js';
+import { templateHelpers } from '../src/core/prompt/templates.js';
 
 /** Handlebars.precompile's verdict, as the check reports it: '' when it compiles, else its message on one line. */
 function precompileVerdict(source: string): string {
@@ -33,7 +33,7 @@ const PIECES = [
 
 describe('template check: the compiler verdict', () => {
   it('allows exactly the helpers the engine registers for rendering', () => {
-    expect(CHECKED_HELPERS).toEqual(TEMPLATE_HELPERS);
+    expect(CHECKED_HELPERS).toEqual(templateHelpers());
     expect(checkTemplate('{{#each a}}{{inc @index}}{{/each}}')).toEqual([]);
     expect(checkTemplate('{{log a}}')).not.toEqual([]);
   });

@@ -66,5 +66,13 @@ describe('the debate config, judge always "stay" (reference §7 walk-through)', 
     expect(llm.of('agent')).toHaveLength(30); // 34 messages less 4 begin queries
     const summaries = events.filter((e): e is Extract<RunEvent, { type: 'summary' }> => e.type === 'summary');
     expect(summaries.map((s) => s.after_messages)).toEqual([5, 10, 15, 20, 25, 30]);
+    // every message up to the last summary is in a summary request (§3.10: the window is not
+    // scoped to a competitive state), the ones at state boundaries (6 to 9) too
+    const asked = llm.of('summary').map((c) => c.messages.map((m) => m.content).join('\n'));
+    expect(asked).toHaveLength(6);
+    const missing = res.messages.slice(0, 30).flatMap((m, i) => (asked.some((text) => text.includes(m.content)) ? [] : [i + 1]));
+    expect(missing).toEqual([]);
+    // and each is in the request of the refresh that follows it, not only found again as relevant
+    res.messages.slice(0, 30).forEach((m, i) => expect(asked[Math.floor(i / 5)], `message ${i + 1}`).toContain(m.content));
   }, 30_000);
 });

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { executor } from '../src/features/actions/executors/world-model.js';
+import { executor } from '../src/features/scientist/executors/world-model.js';
 import { MemoryFiles } from '../src/core/workspace/memory-files.js';
 import { execContext } from './helpers/executor-context.js';
 import { LocalEmbedder } from '../src/core/memory/local-embedder.js';
@@ -65,6 +65,26 @@ describe('world model', () => {
     expect(() => m.derivePredictions(h.id, ['x'])).toThrow(
       /was rejected \(prediction 1 falsified by simulation\); it is no longer in the world model/,
     );
+  });
+
+  it('refuses a prediction already known to be false as confirming a new hypothesis', () => {
+    const m = new WorldModel();
+    const h = m.propose('Heavier pendulums swing faster', [{ subject: 'pendulum mass', predicate: 'shortens', object: 'period' }]);
+    m.derivePredictions(h.id, ['a 2 kg bob has a shorter period than a 1 kg bob']);
+    m.recordTest(h.id, 1, { method: 'code_run', outcome: 'falsified', evidence: 'both periods 2.006 s' });
+    m.reject(h.id, 'prediction 1 falsified');
+    // a new hypothesis reuses the refuted prediction (in other case and spacing) and claims it confirmed
+    const again = m.propose('Mass speeds up a pendulum', [{ subject: 'bob mass', predicate: 'speeds up', object: 'pendulum' }]);
+    m.derivePredictions(again.id, ['A 2 kg bob has a shorter  period than a 1 kg bob.', 'the period is 2.006 s for L = 1 m']);
+    expect(() => m.recordTest(again.id, 1, { method: 'user', outcome: 'confirmed', evidence: 'I think so' })).toThrow(
+      /prediction 1 of statement 2 .* is already known to be false: it was falsified as prediction 1 of statement 1 .*\(both periods 2\.006 s\); it cannot confirm a hypothesis/,
+    );
+    expect(again.predictions[0]!.test).toBeUndefined();
+    expect(() => m.accept(again.id)).toThrow(/not tested yet/);
+    // recording it falsified is fine, and another prediction can still be confirmed
+    m.recordTest(again.id, 2, { method: 'code_run', outcome: 'confirmed', evidence: 'python: 2.006' });
+    m.recordTest(again.id, 1, { method: 'code_run', outcome: 'falsified', evidence: 'both periods 2.006 s' });
+    expect(() => m.accept(again.id)).toThrow(/prediction 1 was falsified; reject it/);
   });
 
   it('falsifying an accepted statement removes it and its triples, leaving other statements', async () => {

@@ -2,9 +2,12 @@
 // reducers, the worlds schema file, and the validation of a population state's `world` and
 // `actions` with one line per problem at its JSON pointer.
 import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatDiagnostic } from '../src/format/sop/diagnostics.js';
 import { board } from '../src/features/population/worlds/board.js';
+import { edgeListFileProblem } from '../src/features/population/worlds/graph-file.js';
 import { defaultWorlds } from '../src/features/population/worlds/registry.js';
 import { worldsSchemaDocument } from '../src/features/population/worlds/schema.js';
 import { seededRng } from '../src/features/population/worlds/seed.js';
@@ -47,7 +50,7 @@ describe('defineWorld', () => {
   it('accepts a user world, which then validates like a built-in', () => {
     const world = defineWorld(voting);
     const worlds = defaultWorlds().register(world);
-    expect(worlds.names()).toEqual(['board', 'market', 'social', 'voting']);
+    expect(worlds.names()).toEqual(['board', 'contest', 'grid', 'groups', 'market', 'network', 'social', 'voting']);
     expect(
       validateWorldSpec({ type: 'voting', params: { options: ['x', 'y'] } }, '/states/poll/world', { worlds, actions: ['vote'] }),
     ).toEqual([]);
@@ -75,6 +78,14 @@ describe('defineWorld', () => {
       /parameters must be a JSON Schema of type "object"/,
     );
     expect(() => defineWorld({ ...voting, save: (s) => s.tally })).toThrow(/save and restore go together/);
+  });
+
+  it('accepts each built-in world (made with builtinWorld, whose schemas compile at first use)', () => {
+    const worlds = defaultWorlds();
+    for (const name of ['social', 'market', 'board']) {
+      const world = worlds.get(name)!;
+      expect(defineWorld(world), name).toEqual(world); // its params and actions schemas compile
+    }
   });
 
   it('checks action arguments against their tool schema', () => {
@@ -148,19 +159,22 @@ describe('validation of a population state’s world', () => {
 
   it('reports unknown worlds, bad params, graphs and missing edge-list files at their pointers', () => {
     const at = (spec: unknown, opts = {}) => validateWorldSpec(spec, '/states/s/world', opts).map((x) => `${x.pointer}: ${x.message}`);
-    expect(at({ type: 'forum' })).toEqual(['/states/s/world/type: unknown world "forum" (worlds: board, market, social)']);
+    expect(at({ type: 'forum' })).toEqual([
+      '/states/s/world/type: unknown world "forum" (worlds: board, contest, grid, groups, market, network, social)',
+    ]);
     expect(at({ type: 'social', params: { rank: 'random' } })).toEqual([
       '/states/s/world/params/rank: must be one of "follow", "recency", "hot", "interest"',
     ]);
     expect(at({ type: 'market', params: { mechanism: 'call', tick: 1 } })).toEqual(['/states/s/world/params/tick: unknown key "tick"']);
     expect(at({ type: 'market', graph: { edges: [] } })).toEqual([
-      '/states/s/world/graph: world "market" has no follow graph (only "social" has)',
+      '/states/s/world/graph: world "market" takes no graph (network, social do)',
     ]);
     expect(at({ type: 'social', graph: { generate: { model: 'barabasi_albert', seed: 1 } } })).toEqual([
       '/states/s/world/graph/generate: missing required key "m"',
     ]);
-    expect(at({ type: 'social', graph: { file: 'follows.csv' } }, { exists: () => false })).toEqual([
-      '/states/s/world/graph/file: file not found: follows.csv',
+    const missing = (f: string) => edgeListFileProblem(join(tmpdir(), 'sop-no-such-folder', f), f);
+    expect(at({ type: 'social', graph: { file: 'follows.csv' } }, { fileProblem: missing })).toEqual([
+      '/states/s/world/graph/file: edge list follows.csv: file not found',
     ]);
     expect(at({ type: 'board', params: { keys: { k: { reducer: 'median' } } } })).toEqual([
       '/states/s/world/params/keys/k/reducer: must be one of "sum", "max", "min", "count", "last", "append"',

@@ -16,7 +16,7 @@ import { createEmbedder, parseEmbedderSpec } from '../core/memory/create-embedde
 import type { Embedder } from '../core/memory/embedder.js';
 import type { McpApproval } from '../features/mcp/approval.js';
 import { cliAllowEntries, fileAllowEntries } from '../features/mcp/allow.js';
-import { isAcceptance } from '../features/actions/executors/types.js';
+import { isAcceptance } from '../core/commands/executor.js';
 import type { RerunPolicy } from '../features/journal/effects.js';
 import type { Sop } from '../format/sop/types.js';
 import { EngineError, opt, say, type Message } from '../shared/errors.js';

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { lstatSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { EngineError } from '../shared/errors.js';
+import { fileKind } from '../shared/io/read-input-file.js';
 import { damageWarning, loadRunRecord } from '../features/journal/record.js';
 import { JOURNAL_FILE } from '../features/journal/writer.js';
 import { agentsTable, populationResults } from '../features/population/results.js';
@@ -328,9 +329,33 @@ export interface ExportResult {
   warnings: string[];
 }
 
-/** Write one Parquet file per table into `outDir` (each through a temporary file renamed into place). */
+/**
+ * The export folder must be a folder of its own or not exist yet: a symbolic link (even to a
+ * folder), a file or a device is refused in one line and nothing is written through it.
+ */
+function checkExportFolder(outDir: string, out: string): void {
+  let st;
+  try {
+    st = lstatSync(out);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return; // made below
+    throw new ResultsError(`${outDir}: cannot use it as the export folder (${(err as NodeJS.ErrnoException).code ?? firstLine(err)})`);
+  }
+  if (st.isSymbolicLink())
+    throw new ResultsError(`${outDir}: is a symbolic link; give the export folder itself (nothing is written through a link)`);
+  if (!st.isDirectory())
+    throw new ResultsError(
+      `${outDir}: is ${fileKind(st) ?? 'not a folder'}, not a folder; give a folder, or a path that does not exist yet`,
+    );
+}
+
+/**
+ * Write one Parquet file per table into `outDir` (each through a temporary file of a random name,
+ * renamed into place: a link planted at a table's name is replaced, never written through).
+ */
 export async function exportParquet(dir: string, outDir: string): Promise<ExportResult> {
   const out = resolve(outDir);
+  checkExportFolder(outDir, out);
   // only this module's own statements run here, so file access stays on (COPY writes the files)
   const { db, c, warnings } = await openRun(dir, false);
   const files: ExportResult['files'] = [];
@@ -340,9 +365,10 @@ export async function exportParquet(dir: string, outDir: string): Promise<Export
     } catch (err) {
       throw new ResultsError(`${outDir}: cannot make the folder (${(err as NodeJS.ErrnoException).code ?? firstLine(err)})`);
     }
+    checkExportFolder(outDir, out); // made in the meantime as something else
     for (const table of RESULT_TABLES) {
       const file = join(out, `${table}.parquet`);
-      const tmp = `${file}.${process.pid}.tmp`;
+      const tmp = join(out, `.${table}.${randomBytes(8).toString('hex')}.tmp`);
       try {
         await c.run(`COPY ${ident(table)} TO ${literal(tmp)} (FORMAT parquet)`);
         renameSync(tmp, file);

@@ -1,10 +1,10 @@
-// The contract of an executor (src/features/actions/executors/types.ts), as a SOP's commands meet it: its settings
+// The contract of an executor (src/core/commands/executor.ts), as a SOP's commands meet it: its settings
 // schema accepts a valid example and refuses a wrong one in one clear line, its arguments are
 // well-formed, and a command with missing or unknown arguments is refused naming them.
 import { describe, expect, it } from 'vitest';
-import { checkCommand, compileCommand } from '../../src/features/actions/commands.js';
-import { getExecutor } from '../../src/features/actions/executors/registry.js';
-import type { ArgsEnv, Executor } from '../../src/features/actions/executors/types.js';
+import { checkCommand, compileCommand } from '../../src/core/commands/commands.js';
+import { BUILTIN_EXECUTORS } from '../../src/api/loader/executors.js';
+import type { ArgsEnv, Executor } from '../../src/core/commands/executor.js';
 
 export interface ExecutorExample {
   /** Settings the executor accepts. */
@@ -26,11 +26,12 @@ const oneLine = (fn: () => unknown): string => {
 
 export function executorContract(executor: Executor, example: ExecutorExample): void {
   const name = executor.name;
-  const compile = (settings: Record<string, unknown>) => compileCommand('work', 'cmd', { executor: name, settings }, example.env ?? {});
+  const compile = (settings: Record<string, unknown>) =>
+    compileCommand('work', 'cmd', { executor: name, settings }, { ...example.env, executors: BUILTIN_EXECUTORS });
 
   describe(`executor "${name}"`, () => {
-    it('is the registry entry of its name, with a one-line description', () => {
-      expect(getExecutor(name)).toBe(executor);
+    it('is the built-in executor of its name, with a one-line description', () => {
+      expect(BUILTIN_EXECUTORS[name]).toBe(executor);
       expect(executor.description.trim()).not.toBe('');
       expect(executor.description).not.toContain('\n');
     });

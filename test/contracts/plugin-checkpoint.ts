@@ -41,7 +41,7 @@ export function pluginCheckpointContract(s: CheckpointScenario): void {
 
       const fresh = pluginOf(s.make(), s.plugin);
       expect(json(fresh.checkpoint()), 'the run changed what the plugin keeps').not.toEqual(json(saved));
-      await fresh.restoreCheckpoint(json(saved), { files: {} });
+      await fresh.restoreCheckpoint(json(saved), { files: {}, events: [] });
       expect(json(fresh.checkpoint())).toEqual(json(saved));
     });
   });

@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
-import type { ExecContext } from '../../src/features/actions/executors/types.js';
+import type { ExecContext } from '../../src/core/commands/executor.js';
 import { AnswersFileInput, NoHumanInput, TerminalInput, type HumanInput } from '../../src/core/io/human.js';
 import { TemplateSet } from '../../src/core/prompt/templates.js';
 import { MemoryFiles } from '../../src/core/workspace/memory-files.js';

@@ -3,7 +3,8 @@
 // SOPs, population states and their batches. The loop itself (src/core/runtime/run.ts) knows none of them; each is a plugin
 // (src/core/runtime/hooks.ts), made only for a SOP that uses it.
 import { actionsPlugin } from '../../features/actions/plugin.js';
-import type { ActionOptions } from '../../features/actions/host.js';
+import type { ActionOptions, SubRunOutcome, SubRunRequest } from '../../features/actions/host.js';
+import { loadSopFile } from '../loader/load.js';
 import { agentsV1Plugin } from '../../features/agents-v1/compat/agents-v1/plugin.js';
 import { semanticsFor } from '../../features/agents-v1/compat/agents-v1/semantics.js';
 import type { AgentsV1Options } from '../../features/agents-v1/compat/agents-v1/turns.js';
@@ -70,7 +71,7 @@ export function builtinPlugins(options: RunOptions): (ctx: RunContext) => RunPlu
     const mcp = mcpForRun({ sop: options.sop, file: options.file, actions: options.actions, mcp: options.mcp }); // started lazily, one hub per (sub-)run
     const slots = mcp?.slots(ctx) ?? {};
     // A sub-flow (sop executor) is a nested run with its own environment.
-    const actions = actionsPlugin(ctx, mcp ? { ...options.actions, mcp: mcp.hub } : options.actions, async (r) => {
+    const subRun = async (r: SubRunRequest): Promise<SubRunOutcome> => {
       const res = await new Run({
         ...options,
         sop: r.sop,
@@ -87,7 +88,8 @@ export function builtinPlugins(options: RunOptions): (ctx: RunContext) => RunPlu
         budget: { inherited: budget.runAccounts() }, // sub-flows draw on the parent's budgets
       }).run();
       return { status: res.status, turns: res.turns, result: res.result, summary: res.summary, error: res.error, usage: res.usage };
-    });
+    };
+    const actions = actionsPlugin(ctx, options.actions, { subRun, loadSop: loadSopFile });
     const v1 = ctx.sop.agents_v1
       ? agentsV1Plugin(ctx, {
           workspace: options.actions?.workspace,

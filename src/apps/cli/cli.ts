@@ -36,7 +36,8 @@ export function buildCli(argv: string[]): Argv {
           .option('yes', {
             type: 'boolean',
             default: false,
-            describe: "With --check-tools: start the SOP's MCP servers without asking (their ${VAR} still need --allow-mcp-env)",
+            describe:
+              'Load the JavaScript modules the SOP names in "plugins" without asking; with --check-tools, start its MCP servers without asking too (their ${VAR} still need --allow-mcp-env)',
           })
           .option('allow-mcp', {
             type: 'string',
@@ -65,9 +66,9 @@ export function buildCli(argv: string[]): Argv {
             describe: 'With --check-tools: the same, with the key in VAR: URL=VAR (repeatable)',
           }),
       async (a) => {
-        const { validateCommand } = await import('./validate-command.js');
+        const { validateWithPlugins } = await import('./validate-command.js');
         // with --check-tools a file is "ok" only once its tools are too: the tools check says it, or the problem
-        process.exitCode = validateCommand(collect(a.files), { quiet: a.quiet || a['check-tools'] === true });
+        process.exitCode = await validateWithPlugins(collect(a.files), { quiet: a.quiet || a['check-tools'] === true, yes: a.yes });
         if (a['check-tools'] && process.exitCode === 0) {
           const { checkToolsCommand } = await import('./check-tools-command.js'); // mcp
           process.exitCode = await checkToolsCommand(collect(a.files), {

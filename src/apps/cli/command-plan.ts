@@ -15,6 +15,7 @@ const PLAN_OPTIONS = {
   'tokens-per-second': { type: 'number', describe: 'Completion tokens a second of one call, added to --latency' },
   sample: { type: 'number', describe: 'Population states of more agents are dry-run with this many, and extrapolated (default 1000)' },
   seed: { type: 'number', describe: "The dry run's seed (default 1; with --run, the run's)" },
+  yes: { type: 'boolean', describe: 'Load the JavaScript modules the SOP names in "plugins" without asking (docs/population.md#plugins)' },
   run: {
     type: 'string',
     describe: 'A run folder: its realised figures beside the prediction (its SOP, seed, inputs, LLM); the prediction kept in RUN/plan.json',

@@ -160,7 +160,7 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
             'Jobs under /shared, LLM calls to one server',
           )
           .epilog(
-            "Needs SOP_QUEUE_SECRET, the same as the sweep's: jobs not signed with it are refused. A job that names a file or folder outside --root, " +
+            "Needs SOP_QUEUE_SECRET, the same as the sweep's: jobs not signed with it are refused. A job that names a file or folder outside --root (its SOP's population, edge-list, knowledge and sub-flow files too), " +
               'or asks for what this worker does not allow, is recorded failed with the reason and nothing of it runs. More: docs/scale.md',
           ),
       async (a) => {

@@ -11,9 +11,9 @@ async function main(): Promise<void> {
     import('./closed-output.js'),
     import('./errors.js'),
     files
-      ? import('./validate-command.js').then(({ validateCommand }) => () => {
+      ? import('./validate-command.js').then(({ validateWithPlugins }) => async () => {
           // what cli.ts's validate command does for it
-          process.exitCode = validateCommand(files, { quiet: false });
+          process.exitCode = await validateWithPlugins(files, { quiet: false });
         })
       : Promise.all([import('yargs/helpers'), import('./cli.js')]).then(([{ hideBin }, { buildCli }]) => async () => {
           await buildCli(hideBin(process.argv)).parseAsync();

@@ -10,6 +10,7 @@ import { EngineError } from '../../shared/errors.js';
 import { PLAN_FILE } from '../../features/journal/predicted.js';
 import { loadRunRecord, type RunRecord } from '../../features/journal/record.js';
 import { loadSopFile } from '../../api/loader/load.js';
+import { approveSopPlugins } from './plugin-approval.js';
 import { formatDiagnostic } from '../../format/sop/diagnostics.js';
 import { packageRoot } from '../../shared/util/package-root.js';
 import { lastValues } from './last-value.js';
@@ -19,6 +20,8 @@ import { textTable } from './text-table.js';
 
 export interface PlanCommandOptions extends PlanFlags {
   file?: string;
+  /** Load the SOP's plugins without asking. */
+  yes?: boolean;
   /** A run folder: compare with what it realised (its SOP, seed, inputs and LLM unless given). */
   run?: string;
   /** `mock`: predict a run with the mock's replies. */
@@ -65,6 +68,7 @@ export async function planCommand(given: PlanCommandOptions): Promise<number> {
   whole('sample', o.sample, 1);
   whole('max-turns', o.maxTurns, 1);
   whole('seed', o.seed, 0);
+  if (o.file) await approveSopPlugins(o.file, { yes: o.yes, command: 'sop plan' }); // its "plugins", with approval
   const t = target(o);
   checkGivenInputs(t.sop, t.inputs);
   const report = await planFor(t, o);

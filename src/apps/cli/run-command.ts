@@ -10,6 +10,7 @@ import { MemoryEnvironment } from '../../core/environment/memory-environment.js'
 import { AudienceRules } from '../../core/environment/audience.js';
 import { formatDiagnostic } from '../../format/sop/diagnostics.js';
 import { loadSopFile } from '../../api/loader/load.js';
+import { approveSopPlugins } from './plugin-approval.js';
 import type { Continuation } from '../../api/continue.js';
 import { existsSync, statSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
@@ -64,6 +65,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   configureSecrets({ names: o.redact, urls: [o.baseUrl] }); // secrets: --redact NAME, a key in --base-url
   useLocalThreads(o.localThreads); // --local-threads: the process's local models (SOP_LOCAL_THREADS)
   if (!continuation) o = { ...o, file: resolveSopArg(o.file) }; // a name not found here: a built-in SOP (sops/)
+  if (!continuation) await approveSopPlugins(o.file, { yes: o.yes, command: 'sop run' }); // its "plugins", with approval
   const { sop: loaded, warnings } = continuation ? { sop: continuation.sop, warnings: [] } : loadSopFile(o.file);
   configureSecrets({ urls: [loaded.llm?.base_url] });
   configureSecrets(llmBlockSecrets(loaded)); // the keys and servers of LLM blocks with their own (llm.api_key_env, llm.base_url)
@@ -169,7 +171,9 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
               : result.status === 'interrupted'
                 ? `Interrupted after ${count(result.turns, 'turn')}${result.error ? ` (${cliMessage(result.error)})` : ''}; ${usage}.\nResume with: sop resume ${folder.dir}`
                 : `Failed after ${count(result.turns, 'turn')}: ${cliMessage(result.error ?? '')}`;
-      const outcome = result.result !== undefined ? `Result: ${result.result}\n` : ''; // actions: the SOP's finish result
+      // actions: the SOP's finish result, only for a run that finished (a stopped run's last result is
+      // an intermediate state's, such as the plan)
+      const outcome = result.result !== undefined && result.status === 'finished' ? `Result: ${result.result}\n` : '';
       // --quiet: the closing line alone, with the run folder (an interrupted run's names it already)
       if (o.quiet) err(`${terminalSafe(line).replace(/\n/g, ' ')}${result.status === 'interrupted' ? '' : ` Run folder: ${folder.dir}`}\n`);
       else

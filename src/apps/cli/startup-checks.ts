@@ -4,12 +4,13 @@
 // embedder spec, the model files of `llm.provider: "local"`, and (agents-v1) knowledge base files. The checks of the SOP document alone are in src/format/sop (load.ts, check-static.ts).
 import { statSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
-import { CommandConfigError, compileCommand } from '../../features/actions/commands.js';
+import { CommandConfigError, compileCommand } from '../../core/commands/commands.js';
 import { subflowFile } from '../../features/actions/executors/sop.js';
 import { parseEmbedderSpec } from '../../core/memory/create-embedder.js';
 import { SopError, type Diagnostic } from '../../format/sop/diagnostics.js';
 import { pointerOf } from '../../format/sop/json-source.js';
 import { loadSopFile } from '../../api/loader/load.js';
+import { BUILTIN_EXECUTORS } from '../../api/loader/executors.js';
 import type { Sop } from '../../format/sop/types.js';
 
 export function startupDiagnostics(sop: Sop, file: string, seen: Set<string> = new Set()): Diagnostic[] {
@@ -39,7 +40,7 @@ export function startupDiagnostics(sop: Sop, file: string, seen: Set<string> = n
     }
     for (const [name, def] of Object.entries(state.commands ?? {})) {
       try {
-        compileCommand(stateName, name, def, { baseDir, loadSop: (f) => loadSopFile(f).sop });
+        compileCommand(stateName, name, def, { baseDir, loadSop: (f) => loadSopFile(f).sop, executors: BUILTIN_EXECUTORS });
       } catch (err) {
         if (!(err instanceof CommandConfigError)) throw err;
         out.push({ severity: 'error', pointer: err.pointer, message: err.message });

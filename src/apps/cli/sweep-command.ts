@@ -9,6 +9,7 @@ import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { JOURNAL_FILE } from '../../features/journal/writer.js';
 import { loadSopFile } from '../../api/loader/load.js';
+import { approveSopPlugins } from './plugin-approval.js';
 import { checkInputNames, undeclaredInputs } from '../../api/engine/run.js';
 import { formatDiagnostic } from '../../format/sop/diagnostics.js';
 import type { LlmProvider } from '../../core/llm/types.js';
@@ -58,6 +59,7 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
   let redact = makeRedactor();
   const err = (s: string) => process.stderr.write(redact(s));
   const file = resolve(o.file);
+  await approveSopPlugins(file, { yes: o.yes, command: 'sop sweep' }); // its "plugins", with approval (threads load them too)
   const { sop, warnings } = loadSopFile(file);
   configureSecrets({ urls: [sop.llm?.base_url] });
   configureSecrets(llmBlockSecrets(sop)); // the key variables and servers of its LLM blocks (llm.api_key_env, llm.base_url)

@@ -6,6 +6,8 @@ import { loadSopFile, locate, parseSopText, readSopText } from '../../api/loader
 import { startupDiagnostics } from './startup-checks.js';
 import { subflowFileDiagnostics } from './subflow-files.js';
 import { resolveSopArg } from './builtin-sops.js';
+import { PluginError } from '../../api/plugins.js';
+import { approveSopPlugins } from './plugin-approval.js';
 
 /** A built-in SOP when `file` is not a file here (sop validate jarvis); else `file`, whose problems the loader reports. */
 function builtinOrSelf(file: string): string {
@@ -39,8 +41,31 @@ function check(file: string): { warnings: SopError['diagnostics']; kind: 'sop' |
   return { warnings: loaded.warnings, kind: 'sop' };
 }
 
-export function validateCommand(files: string[], opts: { quiet: boolean }): number {
-  let failed = 0;
+/**
+ * `sop validate` with the modules each SOP names in "plugins" loaded first (with the user's
+ * approval: --yes, the terminal, the allow file), since the worlds and policies they register
+ * are what the SOP is checked against. A module refused is one line, and its file fails.
+ */
+export async function validateWithPlugins(files: string[], opts: { quiet: boolean; yes?: boolean }): Promise<number> {
+  const refused = new Set<string>();
+  for (const file of files)
+    try {
+      await approveSopPlugins(builtinOrSelf(file), { yes: opts.yes, command: 'sop validate' });
+    } catch (err) {
+      if (!(err instanceof PluginError)) throw err;
+      refused.add(file);
+      process.stderr.write(`${file}: error: ${err.message}\n`);
+    }
+  const code = validateCommand(
+    files.filter((f) => !refused.has(f)),
+    opts,
+    files.length,
+  );
+  return refused.size > 0 ? 1 : code;
+}
+
+export function validateCommand(files: string[], opts: { quiet: boolean }, total = files.length): number {
+  let failed = total - files.length;
   for (const file of files) {
     try {
       const { warnings, kind } = check(builtinOrSelf(file));
@@ -56,6 +81,6 @@ export function validateCommand(files: string[], opts: { quiet: boolean }): numb
       for (const d of err.diagnostics) process.stderr.write(formatDiagnostic(d) + '\n');
     }
   }
-  if (files.length > 1 && !opts.quiet) process.stdout.write(`${files.length - failed} of ${files.length} files valid\n`);
+  if (total > 1 && !opts.quiet) process.stdout.write(`${total - failed} of ${total} files valid\n`);
   return failed > 0 ? 1 : 0;
 }

@@ -11,12 +11,24 @@ import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { loadSopFile } from '../../api/loader/load.js';
+import { PluginError } from '../../api/plugins.js';
+import { approveSopPlugins } from './plugin-approval.js';
+import { MAX_SOP_BYTES } from '../../format/sop/load.js';
+import { readInputFile } from '../../shared/io/read-input-file.js';
 import type { LlmProvider } from '../../core/llm/types.js';
 import { configureSecrets, makeRedactor, redactedProcessor } from '../../shared/util/redact.js';
 import type { Sop } from '../../format/sop/types.js';
 import { QUEUE_NAME, connectionOf, parseRedisUrl, reachRedis, type JobData } from '../sweep/queue.js';
 import { runPoint, workerName } from '../sweep/run-point.js';
-import { JobRefused, checkJob, checkSopLocalModels, normaliseUrl, realRoots, type WorkerPolicy } from '../sweep/job-policy.js';
+import {
+  JobRefused,
+  checkJob,
+  checkSopFiles,
+  checkSopLocalModels,
+  normaliseUrl,
+  realRoots,
+  type WorkerPolicy,
+} from '../sweep/job-policy.js';
 import { queueSecret } from '../../shared/util/job-signature.js';
 import { terminalSafe } from '../../shared/util/terminal-text.js';
 import type { ResultLine } from '../sweep/results.js';
@@ -140,15 +152,22 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
     const version = `${d.file}\u0000${st?.mtimeMs ?? ''}\u0000${st?.size ?? ''}`;
     let sop = sops.get(version);
     if (!sop) {
+      // the files it names are checked before it is loaded: loading reads a population file's first row
+      refuseOutside(() => checkSopFiles(rawSop(d.file), d.file, policy.roots));
+      try {
+        // its "plugins": with the worker's --yes or the allow file, and only inside its roots
+        await approveSopPlugins(d.file, { yes: policy.yes, command: 'sop worker', roots: policy.roots });
+      } catch (e) {
+        if (e instanceof PluginError) throw new UnrecoverableError(`refused: ${e.message}`);
+        throw e;
+      }
       sop = loadSopFile(d.file).sop;
       sops.set(version, sop);
     }
-    try {
+    refuseOutside(() => {
       checkSopLocalModels(sop, d.file, d.point, d.llm, policy.roots);
-    } catch (e) {
-      if (e instanceof JobRefused) throw new UnrecoverableError(`refused: ${e.message}`);
-      throw e;
-    }
+      checkSopFiles(sop, d.file, policy.roots); // its population, edge-list, knowledge and sub-flow files
+    });
     const runsDir = o.out !== undefined ? resolve(o.out, d.sweep) : d.runsDir;
     err(`run ${d.point.key} started (attempt ${job.attemptsStarted})\n`);
     configureSecrets({ urls: [d.baseUrl] });
@@ -246,6 +265,25 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
   }
   signals.release();
   return signals.stopped() ? 130 : 0;
+}
+
+/** A JobRefused fails the job at once (no retry), with the reason. */
+function refuseOutside(check: () => void): void {
+  try {
+    check();
+  } catch (e) {
+    if (e instanceof JobRefused) throw new UnrecoverableError(`refused: ${e.message}`);
+    throw e;
+  }
+}
+
+/** The SOP file's JSON as written (undefined when it is not JSON: loading it says why). */
+function rawSop(file: string): unknown {
+  try {
+    return JSON.parse(readInputFile(file, { maxBytes: MAX_SOP_BYTES, what: 'a SOP file' }));
+  } catch {
+    return undefined;
+  }
 }
 
 /** What this worker lets jobs do beyond its roots, as said when it is ready. */

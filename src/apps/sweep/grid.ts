@@ -58,9 +58,12 @@ function cell(v: unknown): string {
 }
 
 function checkColumns(file: string, names: string[]): void {
-  for (const n of names) {
-    if (!NAME.test(n) || n === '__proto__' || n === 'constructor' || n === 'prototype')
-      throw new SweepInputError(`${file}: column "${n}" is not an input name (letters, digits and _)`);
+  for (const [i, n] of names.entries()) {
+    if (!NAME.test(n) || n === '__proto__' || n === 'constructor' || n === 'prototype') {
+      // a header of plain words is shown; anything else (a file that is no table: /etc/passwd) is not quoted
+      const shown = /^[\p{L}\p{N}_ .@+-]{1,64}$/u.test(n) ? `"${n}"` : `${i + 1} of the header`;
+      throw new SweepInputError(`${file}: column ${shown} is not an input name (letters, digits and _)`);
+    }
   }
 }
 

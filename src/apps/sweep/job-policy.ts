@@ -4,7 +4,9 @@
 // worker's --root folders (symlinks resolved), a run key with no path parts, and the settings
 // only the worker's flags allow (--auto-run, --yes, --allow-base-url, --allow-answers,
 // --allow-pricing, --allow-replay). A local model (llm local:/PATH.gguf) must be a file this
-// worker has, inside its roots. A job that fails any of them is refused with the reason.
+// worker has, inside its roots. Every file its SOP names (population and edge-list files,
+// knowledge files, sub-flow SOPs and theirs: src/format/sop/named-files.ts) is inside the roots
+// too. A job that fails any of them is refused with the reason.
 import { EngineError } from '../../shared/errors.js';
 import { serverKey } from '../../core/llm/consent.js';
 import { existsSync, realpathSync } from 'node:fs';
@@ -16,6 +18,9 @@ import { JOURNAL_FILE } from '../../features/journal/writer.js';
 import validateJob from './job-validator.generated.js';
 import { signatureProblem } from '../../shared/util/job-signature.js';
 import type { JobData } from './queue.js';
+import { namedFiles } from '../../format/sop/named-files.js';
+import { readInputFile } from '../../shared/io/read-input-file.js';
+import { MAX_SOP_BYTES } from '../../format/sop/load.js';
 
 export class JobRefused extends EngineError {
   constructor(message: string) {
@@ -185,6 +190,32 @@ export function checkSopLocalModels(
   };
   visit(sop, '');
   for (const m of models) if (!m.startsWith('hf:')) checkInRoots("the SOP's local model", resolve(dirname(file), m), roots);
+}
+
+/**
+ * Every file the SOP (read from `file`) names, and those its sub-flow SOPs name, is inside the
+ * roots: a signed job whose SOP lies inside the root may still name `"source": {"file":
+ * "/elsewhere/secret.csv"}`, which would reach the prompts. JobRefused names the file and where
+ * the SOP names it. A sub-flow SOP that cannot be read is left to the run, which refuses it.
+ */
+export function checkSopFiles(sop: unknown, file: string, roots: readonly string[]): void {
+  const seen = new Set<string>();
+  const visit = (doc: unknown, from: string, whose: string): void => {
+    if (seen.has(resolve(from))) return;
+    seen.add(resolve(from));
+    for (const f of namedFiles(doc, dirname(resolve(from)))) {
+      checkInRoots(`${whose}'s ${f.what} at ${f.pointer}`, f.resolved, roots);
+      if (!f.subflow) continue;
+      let sub: unknown;
+      try {
+        sub = JSON.parse(readInputFile(f.resolved, { maxBytes: MAX_SOP_BYTES, what: 'a SOP file' }));
+      } catch {
+        continue;
+      }
+      visit(sub, f.resolved, `the sub-flow ${basename(f.resolved)}`);
+    }
+  };
+  visit(sop, file, 'the SOP');
 }
 
 /**

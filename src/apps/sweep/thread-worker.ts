@@ -4,6 +4,7 @@
 import { setMaxListeners } from 'node:events';
 import type { MessagePort } from 'node:worker_threads';
 import { loadSopFile } from '../../api/loader/load.js';
+import { loadSopFilePlugins } from '../../api/plugins.js';
 import { configureSecrets } from '../../shared/util/redact.js';
 import type { LlmProvider } from '../../core/llm/types.js';
 import type { GridPoint } from './grid.js';
@@ -24,6 +25,8 @@ export type ThreadMessage =
 
 export default async function runShare(task: ThreadTask): Promise<number> {
   configureSecrets({ urls: [task.options.baseUrl] }); // this thread's own redactor
+  // the modules of the SOP's "plugins": the sweep approved them before it started its threads
+  await loadSopFilePlugins(task.options.file, { unattended: true });
   const { sop } = loadSopFile(task.options.file);
   configureSecrets({ urls: [sop.llm?.base_url] });
   const stop = new AbortController();

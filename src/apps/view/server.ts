@@ -43,7 +43,7 @@ export interface ViewServer {
 
 let mermaidBundle: Buffer | undefined;
 function mermaidJs(): Buffer {
-  mermaidBundle ??= readFileSync(createRequire(import.meta.url).resolve('mermaid/dist/mermaid.min.js'));
+  mermaidBundle ??= readFileSync(createRequire(import.meta.url).resolve('@mermaid-js/tiny/dist/mermaid.tiny.js'));
   return mermaidBundle;
 }
 

@@ -2,12 +2,9 @@
 // text; its <to> tag (when the state lets it address) and its data tags are kept with it, so
 // the run can still address the message and record the data.
 import type { SopState } from '../../format/sop/types.js';
+import { escapeRegExp } from '../../shared/util/tags.js';
 
 type AudienceSpec = NonNullable<SopState['audience']>[string];
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
 
 /** `kept` (the output tag's text) with the reply's <to> and data tags put back in front when they are outside it. */
 export function keepAddressTags(reply: string, kept: string, spec: AudienceSpec | undefined, output?: string): string {

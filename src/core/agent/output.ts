@@ -1,10 +1,7 @@
 // Turning an agent's raw reply into the message that is recorded.
+import { escapeRegExp } from '../../shared/util/tags.js';
 
 export type NameStripping = 'leading' | 'agents-v1';
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
 
 /**
  * Remove the speaker's own name prefix. `leading` strips "Name:" / "Name：" at the start,
@@ -21,19 +18,4 @@ export function stripSpeakerName(text: string, name: string, mode: NameStripping
   let out = text;
   while (prefix.test(out)) out = out.replace(prefix, '');
   return out.trim();
-}
-
-/** The text inside the first <tag>...</tag>, or undefined when there is none. */
-export function extractTag(text: string, tag: string): string | undefined {
-  const re = new RegExp(`<${escapeRegExp(tag)}>([\\s\\S]*?)</${escapeRegExp(tag)}>`);
-  const m = re.exec(text);
-  return m ? m[1]!.trim() : undefined;
-}
-
-/** All occurrences of <tag>...</tag>, joined by single spaces and trimmed (judge semantics). */
-export function extractAllTags(text: string, tag: string): string {
-  const re = new RegExp(`<${escapeRegExp(tag)}>([\\s\\S]*?)</${escapeRegExp(tag)}>`, 'g');
-  const parts: string[] = [];
-  for (const m of text.matchAll(re)) parts.push(m[1]!);
-  return parts.join(' ').trim();
 }

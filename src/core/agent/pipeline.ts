@@ -10,14 +10,14 @@ import { estimateUsage, type CallMeta, type ChatMessage } from '../llm/types.js'
 import { trimToBudget, type PromptPlan } from '../memory/token-budget.js';
 import { alignedWindow, viewerAlignedWindow } from '../memory/window.js';
 import type { TemplateSet } from '../prompt/templates.js';
-import type { Semantics } from '../runtime/semantics.js';
 import { agentLlm, type ResolvedSop, type ResolvedState } from '../../format/sop/resolved.js';
 import type { LlmSettings, Sop } from '../../format/sop/types.js';
 import type { ComponentServices } from './component-services.js';
 import { keepAddressTags } from './address-tags.js';
 import { windowAsChat } from './window-chat.js';
 import { messageLine } from './message-line.js';
-import { extractTag, stripSpeakerName, type NameStripping } from './output.js';
+import { stripSpeakerName, type NameStripping } from './output.js';
+import { extractTag } from '../../shared/util/tags.js';
 
 /** What features add to an agent's prompt and call (a run's plugins, composed: src/core/runtime/hooks.ts). */
 export interface PromptHooks {
@@ -47,7 +47,7 @@ export interface PipelineHost {
   turn(): number;
   turnInState(state: string): number;
   /** The run's semantics flags: with `summaryChunks` the window moves only at summary refreshes (src/core/memory/window.ts). */
-  readonly semantics: Pick<Semantics, 'summaryChunks'>;
+  readonly semantics: { readonly summaryChunks: boolean };
   /** One LLM call of the run; `key` names it within its step when calls are made at once (a population step). */
   call(messages: ChatMessage[], settings: LlmSettings, meta: CallMeta, stream?: boolean, key?: string): Promise<string>;
   /** Warn once that the prompt cannot fit environment.max_prompt_tokens. */

@@ -1,6 +1,6 @@
 // The code component: before the role answers, one LLM call extracts the complete code from the
 // conversation; it is written to output_code/FILE inside the run's workspace (never elsewhere).
-import { extractTag } from '../agent/output.js';
+import { extractTag } from '../../shared/util/tags.js';
 import { renderV1 } from './templates.js';
 import type { ComponentKind, LastPart } from './registry.js';
 

@@ -1,7 +1,7 @@
 // The extract component: before the role answers, one LLM call over the role's history; for
 // each word, the text inside <word>...</word> (the whole reply when the tag is missing) is
 // stored in the run's shared memory, where customize components read it.
-import { extractTag } from '../agent/output.js';
+import { extractTag } from '../../shared/util/tags.js';
 import { renderV1 } from './templates.js';
 import type { ComponentKind, LastPart } from './registry.js';
 

@@ -5,6 +5,7 @@
 // of a prompt (window, retrieval, summary, judge and speaker prompts) through `canSee`.
 import type { Message } from './message.js';
 import type { Sop, SopState } from '../../format/sop/types.js';
+import { escapeRegExp } from '../../shared/util/tags.js';
 
 /** Who looks: an agent's name, ALL (every message), PUBLIC (messages for everyone), or agents whose common ground it is. */
 export type Viewer = string | readonly string[];
@@ -21,10 +22,6 @@ export interface Addressed {
   data?: Record<string, string>;
   /** A <to> tag naming no agent or group (the declared audience was kept). */
   warning?: string;
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 function tagText(text: string, tag: string): string | undefined {

@@ -1,7 +1,8 @@
 // The user's allow file, CONFIG/allow.json (CONFIG being $SOP_CONFIG_DIR, else
 // $XDG_CONFIG_HOME/sop, else ~/.config/sop): what the user allows a SOP file to use, kept outside
-// it. One reader for its sections: "mcp" (MCP servers that may start, src/features/mcp/allow.ts) and "llm"
-// (LLM servers a SOP names that may be sent calls, src/core/llm/consent.ts). docs/tools.md.
+// it. One reader for its sections: "mcp" (MCP servers that may start, src/features/mcp/allow.ts), "llm"
+// (LLM servers a SOP names that may be sent calls, src/core/llm/consent.ts) and "plugins" (JavaScript
+// modules a SOP names that may be loaded, src/api/plugins.ts). docs/tools.md.
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { EngineError } from '../../shared/errors.js';
@@ -19,7 +20,7 @@ export function allowFile(env: NodeJS.ProcessEnv = process.env): string {
   return join(configDir(env), 'allow.json');
 }
 
-export type AllowSection = 'mcp' | 'llm';
+export type AllowSection = 'mcp' | 'llm' | 'plugins';
 
 export class AllowFileError extends EngineError {
   constructor(message: string) {
@@ -50,7 +51,7 @@ export function allowFileSection(section: AllowSection, file = allowFile()): unk
   }
   const shape = `must be an object like {"mcp": [{"name": ..., ...}], "llm": [{"base_url": ..., ...}]} (docs/tools.md)`;
   if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new AllowFileError(`${file}: ${shape}`);
-  for (const key of ['mcp', 'llm'] as const) {
+  for (const key of ['mcp', 'llm', 'plugins'] as const) {
     const list = (data as Record<string, unknown>)[key];
     if (list !== undefined && !Array.isArray(list))
       throw new AllowFileError(`${file}: "${key}" ${shape.replace(/^must be/, 'must be a list in')}`);

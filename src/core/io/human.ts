@@ -163,6 +163,8 @@ export class AnswerInterruptedError extends HumanInputError {
 
 /** The first line of an answer that spans several lines: `<<<` (what follows it on the line is its first line). */
 export const MULTILINE_OPEN = '<<<';
+/** A second Ctrl-C at a question within this long of the first stops the run (the first goes back to the caller). */
+export const CTRL_C_AGAIN_MS = 3000;
 /** The line that ends an answer of several lines (the seed's end_of_input_string), unless given another. */
 export const END_OF_INPUT = 'EOF';
 
@@ -176,8 +178,8 @@ export class TerminalInput implements HumanInput {
   readonly interactive = true;
   private count = 0;
   private hinted = false;
-  /** Ctrl-C pressed at questions so far (the second stops the run). */
-  private interrupts = 0;
+  /** When Ctrl-C was last pressed at a question (a second one within AGAIN_MS stops the run). */
+  private lastInterrupt = -Infinity;
   private readonly input: Readable & { isTTY?: boolean };
   private readonly output: Writable;
   private readonly endOfInput: string;
@@ -207,17 +209,20 @@ export class TerminalInput implements HumanInput {
       closed = true;
       waiting?.reject(stopped());
     });
-    // Ctrl-C at the question: back to the caller of this flow the first time, the run stops the second
+    // Ctrl-C at the question: back to the caller of this flow; a second Ctrl-C within
+    // CTRL_C_AGAIN_MS (at this question or the next) stops the run. Counted per question, not per
+    // run: a Ctrl-C minutes later, at another flow's question, goes back to its caller again.
     rl.on('SIGINT', () => {
-      this.interrupts++;
-      const first = this.interrupts === 1;
+      const now = performance.now();
+      const again = now - this.lastInterrupt < CTRL_C_AGAIN_MS;
+      this.lastInterrupt = now;
       const w = waiting;
       waiting = undefined;
       this.output.write('^C\n');
       w?.reject(
         new AnswerInterruptedError(
-          `the user interrupted ${q.agent} (${q.role})'s question with Ctrl-C${first ? '' : ' a second time'}`,
-          first,
+          `the user interrupted ${q.agent} (${q.role})'s question with Ctrl-C${again ? ' a second time' : ''}`,
+          !again,
         ),
       );
     });
@@ -249,8 +254,14 @@ export class TerminalInput implements HumanInput {
           lines.push(line);
         }
         answer = lines.join('\n');
+      } else if (queue.length > 0) {
+        // several lines pasted at once without <<<: they are one answer, not a first line and lost others
+        const pasted = [first, ...queue.splice(0)];
+        answer = pasted.join('\n');
+        this.output.write(`(${pasted.length} lines pasted: taken as one answer)\n`);
       }
       this.count++;
+      this.lastInterrupt = -Infinity; // an answer in between: the next Ctrl-C is a first one again
       return answer;
     } finally {
       rl.close();
@@ -288,4 +299,10 @@ export async function askYesNo(question: string): Promise<boolean> {
   } finally {
     rl.close();
   }
+}
+
+/** Whether the user is away (a SOP's resources.user_away, or the input user_away: true, yes or 1): nobody is asked. */
+export function userAway(resources: { user_away?: boolean } = {}, inputs: Record<string, string | undefined> = {}): boolean {
+  const input = inputs.user_away?.trim().toLowerCase();
+  return resources.user_away === true || input === 'true' || input === 'yes' || input === '1';
 }

@@ -5,6 +5,7 @@
 // tool call, the finish reason, the usage), and a deadline bounds the whole attempt however
 // steadily it trickles. Either ends the attempt with a retried ReplyFaultError naming the server.
 import { ReplyFaultError, seconds } from './reply-errors.js';
+import { isObject } from '../../shared/util/is-object.js';
 
 /** How many --timeout a streamed attempt may take in all, from its request to its last chunk. */
 export const STREAM_DEADLINE_FACTOR = 10;
@@ -26,8 +27,6 @@ export interface ContentWatchOptions {
   /** The caller's signal (Ctrl-C): aborts the attempt as well. */
   signal?: AbortSignal;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Whether a chunk of a chat completion stream carries any of the reply (an empty delta does not). */
 export function chunkHasContent(chunk: unknown): boolean {

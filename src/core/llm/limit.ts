@@ -1,76 +1,15 @@
-// A cap on concurrent LLM calls: a provider wrapper with a FIFO semaphore. One `sop run` makes
+// A cap on concurrent LLM calls: a provider wrapper with a FIFO limit (p-limit). One `sop run` makes
 // one call at a time, so this matters when a program runs many simulations in one process and
 // shares a provider (and a rate limit) between them.
+import pLimit, { type LimitFunction } from 'p-limit';
 import { LlmError, stepOver, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider } from './types.js';
 
-/** A counting semaphore; waiters are served first in, first out. */
-export class Semaphore {
-  private active = 0;
-  private readonly waiting: Array<{ grant: () => void }> = [];
-
-  constructor(readonly limit: number) {
-    if (!Number.isInteger(limit) || limit < 1) {
-      throw new LlmError(`the concurrency limit must be a whole number of at least 1 (got ${limit})`);
-    }
+/** A limit of calls at once (p-limit: waiters are served first in, first out). */
+export function callLimit(limit: number): LimitFunction {
+  if (!Number.isInteger(limit) || limit < 1) {
+    throw new LlmError(`the concurrency limit must be a whole number of at least 1 (got ${limit})`);
   }
-
-  /** Slots in use. */
-  get inUse(): number {
-    return this.active;
-  }
-  /** Callers waiting for a slot. */
-  get queued(): number {
-    return this.waiting.length;
-  }
-
-  /**
-   * Wait for a slot; resolves to the function that gives it back (idempotent). Aborting `signal`
-   * while waiting rejects with the signal's reason and leaves the queue as if never joined.
-   */
-  acquire(signal?: AbortSignal): Promise<() => void> {
-    if (signal?.aborted) return Promise.reject(abortReason(signal));
-    if (this.active < this.limit) {
-      this.active++;
-      return Promise.resolve(this.releaser());
-    }
-    return new Promise((resolve, reject) => {
-      const entry = {
-        grant: () => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve(this.releaser());
-        },
-      };
-      const onAbort = () => {
-        const i = this.waiting.indexOf(entry);
-        if (i >= 0) this.waiting.splice(i, 1);
-        reject(abortReason(signal!));
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.waiting.push(entry);
-    });
-  }
-
-  /** Run `fn` holding a slot. */
-  async use<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    const release = await this.acquire(signal);
-    try {
-      return await fn();
-    } finally {
-      release();
-    }
-  }
-
-  private releaser(): () => void {
-    let done = false;
-    return () => {
-      if (done) return;
-      done = true;
-      const next = this.waiting.shift();
-      // The slot passes straight to the next waiter, so `active` stays the same.
-      if (next) next.grant();
-      else this.active--;
-    };
-  }
+  return pLimit(limit);
 }
 
 function abortReason(signal: AbortSignal): Error {
@@ -84,14 +23,15 @@ export class LimitedProvider implements LlmProvider {
   get paid(): boolean | undefined {
     return this.inner.paid;
   }
-  readonly semaphore: Semaphore;
+  /** The calls at once (`activeCount`) and waiting (`pendingCount`); a limit may be shared by providers. */
+  readonly limit: LimitFunction;
 
   constructor(
     private readonly inner: LlmProvider,
-    limit: number | Semaphore,
+    limit: number | LimitFunction,
   ) {
     this.id = inner.id;
-    this.semaphore = typeof limit === 'number' ? new Semaphore(limit) : limit;
+    this.limit = typeof limit === 'number' ? callLimit(limit) : limit;
   }
 
   get position(): number | undefined {
@@ -104,8 +44,24 @@ export class LimitedProvider implements LlmProvider {
     stepOver(this.inner, request, response);
   }
 
+  /** A call waits for a slot; aborting its signal while it waits rejects it at once, and it never reaches `inner`. */
   chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
-    return this.semaphore.use(() => this.inner.chat(request, options), options.signal);
+    const signal = options.signal;
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    let started = false;
+    const queued = this.limit(() => {
+      started = true;
+      if (signal?.aborted) throw abortReason(signal); // its turn came after the abort: the slot passes on
+      return this.inner.chat(request, options);
+    });
+    if (!signal) return queued;
+    return new Promise<ChatResponse>((resolve, reject) => {
+      const onAbort = () => {
+        if (!started) reject(abortReason(signal));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      queued.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
   }
 
   async close(): Promise<void> {

@@ -11,6 +11,7 @@
 // the required ones are generated). An array without maxItems gets DEFAULT_MAX_ITEMS, and a reply
 // cut at max tokens is closed (closeJson), so it still parses.
 import type { CallMeta, ToolSpec } from './types.js';
+import { isObject } from '../../shared/util/is-object.js';
 
 /** node-llama-cpp's GbnfJsonSchema, structurally (the package is an optional dependency). */
 export type GrammarSchema = { readonly [key: string]: unknown };
@@ -23,8 +24,6 @@ export const DEFAULT_MAX_ITEMS = 8;
 
 const SIMPLE = new Set(['string', 'number', 'integer', 'boolean', 'null']);
 const FORMATS = new Set(['date-time', 'time', 'date']);
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Any JSON value, as far as the grammar can say it (an object of any keys, an array of anything). */
 const ANY: GrammarSchema = {

@@ -1,4 +1,4 @@
-// The in-process runtime of `--llm local:`: node-llama-cpp (an optional dependency, imported only
+// The in-process runtime of `--llm local:`: node-llama-cpp (an optional package, imported only
 // when a local model is used, with llama.cpp's prebuilt binaries: never a build, never a download
 // of binaries), its settings, and where a model file comes from (a path, or hf:USER/REPO/FILE.gguf
 // through node-llama-cpp's resolver). The parts of node-llama-cpp used are described here
@@ -6,12 +6,15 @@
 import { existsSync, statSync } from 'node:fs';
 import { availableParallelism, homedir } from 'node:os';
 import { basename, isAbsolute, join, resolve } from 'node:path';
+import { OPTIONAL_PACKAGES, addPackageCommand, isMissingPackage } from '../../shared/util/optional-package.js';
 import { LlmError } from './types.js';
 
 /** The version sop is tested with (package.json pins it). */
-export const NODE_LLAMA_CPP_VERSION = '3.21.1';
+export const NODE_LLAMA_CPP_VERSION = OPTIONAL_PACKAGES['node-llama-cpp'];
 
-export const MISSING_NODE_LLAMA_CPP = `--llm local: needs node-llama-cpp, an optional dependency that is not installed; add it with: npm install -E node-llama-cpp@${NODE_LLAMA_CPP_VERSION}`;
+/** The one line of a missing node-llama-cpp, with the command that adds it to this install of sop. */
+export const missingNodeLlamaCpp = (): string =>
+  `--llm local: needs node-llama-cpp, an optional package that is not installed; add it with: ${addPackageCommand('node-llama-cpp')}`;
 
 // ---- node-llama-cpp, structurally (the subset sop calls) ----
 
@@ -89,8 +92,7 @@ export async function loadNodeLlamaCpp(importer: () => Promise<unknown> = () => 
   try {
     return (await importer()) as NodeLlamaCpp;
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') throw new LlmError(MISSING_NODE_LLAMA_CPP);
+    if (isMissingPackage(err, 'node-llama-cpp')) throw new LlmError(missingNodeLlamaCpp());
     throw new LlmError(`--llm local: cannot load node-llama-cpp (${(err as Error).message.split('\n')[0]})`);
   }
 }

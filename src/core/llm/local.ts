@@ -288,7 +288,7 @@ export class LocalProvider implements LlmProvider {
       try {
         model = await rt.llama.loadModel({ modelPath: file });
       } catch (err) {
-        throw new LlmError(`${what}: cannot load ${file} as a GGUF model (${(err as Error).message.split('\n')[0]})`);
+        throw new LlmError(`${what}: cannot load ${file} as a GGUF model (${loadProblem(err)})`);
       }
       let context: NlcContext;
       try {
@@ -407,3 +407,13 @@ export class LocalProvider implements LlmProvider {
 
 /** The folder a SOP's relative model paths are read from. */
 export const sopModelBase = (sopFile: string | undefined) => (sopFile ? dirname(sopFile) : process.cwd());
+
+/**
+ * Why a file did not load as a model, without quoting its bytes (node-llama-cpp's message quotes
+ * the first bytes it read: `Expected "GGUF" but got "root"` for /etc/passwd).
+ */
+function loadProblem(err: unknown): string {
+  const first = String((err as Error)?.message ?? err).split('\n')[0]!;
+  if (/GGUF magic/i.test(first)) return 'it does not start with the GGUF signature: not a GGUF model file';
+  return first.replace(/\b(got|found|read)\s+(".*?"|'.*?'|\S+)/gi, '$1 something else').slice(0, 200);
+}

@@ -30,6 +30,7 @@ import { observedFetch, type CallGate } from './adaptive-limit.js';
 import { DirectChat, REDIRECTED } from './direct-chat.js';
 import { adaptationFor, adaptationWarning, type Adaptation } from './request-adaptation.js';
 import { chatRequestBody, toolCallsAsCommands } from './wire-body.js';
+import { isObject } from '../../shared/util/is-object.js';
 
 export interface OpenAiProviderOptions {
   apiKey?: string;
@@ -124,8 +125,6 @@ function classify(err: unknown, baseURL?: string, timeoutMs?: number): Retryable
 function describeCall(meta: CallMeta): string {
   return `the ${meta.purpose} call${meta.agent ? ` by ${meta.agent}` : ''} in state "${meta.state}" (turn ${meta.turn})`;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function usageOf(u: unknown): Usage | undefined {
   if (!isObject(u) || typeof u.prompt_tokens !== 'number' || typeof u.completion_tokens !== 'number') return undefined;

@@ -2,9 +2,11 @@
 // @huggingface/transformers (ONNX runtime), mean pooling and L2 normalisation. MODEL is a local
 // folder (config.json, tokenizer files, onnx/model.onnx) or a hub id such as
 // Xenova/all-MiniLM-L6-v2 that is already in the library's cache or can be downloaded.
-// The library is imported only when this embedder is created, so the CLI starts fast otherwise.
+// The library is imported only when this embedder is created, so the CLI starts fast otherwise;
+// it is an optional package (with the ONNX runtimes, 430 MB), which a default install leaves out.
 import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
+import { addPackageCommand, isMissingPackage } from '../../shared/util/optional-package.js';
 import { EmbedderLoadError, type Embedder } from './embedder.js';
 
 type Extractor = (
@@ -19,7 +21,13 @@ export interface TransformersEmbedderOptions {
   cacheDir?: string;
   /** Texts per inference call. */
   batchSize?: number;
+  /** How @huggingface/transformers is imported (tests: a missing package). */
+  importer?: () => Promise<unknown>;
 }
+
+/** The one line of a missing @huggingface/transformers, with the command that adds it to this install of sop. */
+export const missingTransformers = (): string =>
+  `the embedder transformers:MODEL needs @huggingface/transformers, an optional package that is not installed; add it with: ${addPackageCommand('@huggingface/transformers')}`;
 
 export class TransformersEmbedder implements Embedder {
   readonly id: string;
@@ -46,10 +54,11 @@ export class TransformersEmbedder implements Embedder {
     }
     let lib: typeof import('@huggingface/transformers');
     try {
-      lib = await import('@huggingface/transformers');
+      lib = (await (options.importer ?? (() => import('@huggingface/transformers')))()) as typeof import('@huggingface/transformers');
     } catch (err) {
+      if (isMissingPackage(err, '@huggingface/transformers')) throw new EmbedderLoadError(missingTransformers());
       throw new EmbedderLoadError(
-        `transformers embedder: cannot load @huggingface/transformers (${(err as Error).message}); run npm install`,
+        `transformers embedder: cannot load @huggingface/transformers (${(err as Error).message.split('\n')[0]})`,
       );
     }
     const { env, pipeline } = lib;

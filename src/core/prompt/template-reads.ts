@@ -3,7 +3,9 @@
 // long as they do not change. Conservative: a template that uses anything whose reach is not
 // plain (partials, decorators, `@data`, `../`, `this`, blocks that change the context such as
 // `each` and `with`, block params) gives undefined, "could read anything".
-import Handlebars from 'handlebars';
+import { lazyRequire } from '../../shared/util/lazy-require.js';
+
+const handlebars = lazyRequire<typeof import('handlebars')>('handlebars'); // loaded at the first template read
 
 interface Node {
   type: string;
@@ -76,7 +78,7 @@ export function contextReads(source: string, helpers: ReadonlySet<string>): Read
   };
   let ast: Program;
   try {
-    ast = Handlebars.parse(source) as unknown as Program;
+    ast = handlebars().parse(source) as unknown as Program;
   } catch {
     return undefined;
   }

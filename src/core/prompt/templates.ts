@@ -2,10 +2,10 @@
 // by a SOP's "templates". Rendering is plain text (no HTML escaping) in an isolated Handlebars
 // instance without prototype access, so templates cannot reach into code.
 import { EngineError } from '../../shared/errors.js';
-import Handlebars from 'handlebars';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SopTemplates, TemplateName } from '../../format/sop/types.js';
+import { lazyRequire } from '../../shared/util/lazy-require.js';
 import { packageRoot } from '../../shared/util/package-root.js';
 import { guardRenders, withinLimits } from '../../format/sop/render-limits.js';
 import { tailLines } from './tail-lines.js';
@@ -37,23 +37,31 @@ export const TEMPLATE_NAMES: TemplateName[] = [
   'population_observe',
 ];
 
-const hbs = Handlebars.create();
-hbs.registerHelper('eq', (a: unknown, b: unknown) => a === b);
-hbs.registerHelper('inc', (n: unknown) => Number(n) + 1);
-hbs.registerHelper('join', (list: unknown, sep: unknown) => (Array.isArray(list) ? list.join(typeof sep === 'string' ? sep : ', ') : ''));
-// {{tail memory.logs 40}}: the last lines of a text that keeps growing, so a prompt stays bounded.
-hbs.registerHelper('tail', (text: unknown, n: unknown) => tailLines(typeof text === 'string' ? text : '', Number(n)));
-// `log` writes to the engine's console: SOP templates have no business there.
-hbs.unregisterHelper('log');
-// Loops and partials count against the render's limits (src/core/prompt/render-limits.ts).
-guardRenders(hbs);
+const handlebars = lazyRequire<typeof import('handlebars')>('handlebars');
+let instance: typeof import('handlebars') | undefined;
+/** The isolated Handlebars instance, made at the first template compiled (not by `import 'sop'`). */
+function hbs(): typeof import('handlebars') {
+  if (instance) return instance;
+  const h = handlebars().create();
+  h.registerHelper('eq', (a: unknown, b: unknown) => a === b);
+  h.registerHelper('inc', (n: unknown) => Number(n) + 1);
+  h.registerHelper('join', (list: unknown, sep: unknown) => (Array.isArray(list) ? list.join(typeof sep === 'string' ? sep : ', ') : ''));
+  // {{tail memory.logs 40}}: the last lines of a text that keeps growing, so a prompt stays bounded.
+  h.registerHelper('tail', (text: unknown, n: unknown) => tailLines(typeof text === 'string' ? text : '', Number(n)));
+  // `log` writes to the engine's console: SOP templates have no business there.
+  h.unregisterHelper('log');
+  // Loops and partials count against the render's limits (src/core/prompt/render-limits.ts).
+  guardRenders(h);
+  return (instance = h);
+}
 
 /** The helpers SOP templates may call (`sop validate` refuses any other). */
-export const TEMPLATE_HELPERS: readonly string[] = Object.keys(hbs.helpers).filter(
-  (h) => h !== 'helperMissing' && h !== 'blockHelperMissing',
-);
+export function templateHelpers(): readonly string[] {
+  return Object.keys(hbs().helpers).filter((h) => h !== 'helperMissing' && h !== 'blockHelperMissing');
+}
 
-const TEMPLATE_HELPER_SET: ReadonlySet<string> = new Set(Object.keys(hbs.helpers));
+let helperSet: ReadonlySet<string> | undefined;
+const templateHelperSet = (): ReadonlySet<string> => (helperSet ??= new Set(Object.keys(hbs().helpers)));
 
 export type Render = (context: object) => string;
 
@@ -75,7 +83,7 @@ export function compileTemplate(source: string, where: string): Render {
   if (cached) return cached;
   let fn: HandlebarsTemplateDelegate;
   try {
-    fn = hbs.compile(source, { noEscape: true, strict: false, knownHelpers: { log: false } });
+    fn = hbs().compile(source, { noEscape: true, strict: false, knownHelpers: { log: false } });
     // Compile eagerly so syntax errors surface now, not at the first turn.
     withinLimits(() => fn({}));
   } catch (err) {
@@ -101,7 +109,7 @@ export function renderText(source: string, context: object, where: string): stri
 const readsCache = new Map<string, ReadonlySet<string> | undefined>();
 /** What a template reads (cached by source, as compiled templates are). */
 function readsOf(source: string): ReadonlySet<string> | undefined {
-  if (!readsCache.has(source)) readsCache.set(source, contextReads(source, TEMPLATE_HELPER_SET));
+  if (!readsCache.has(source)) readsCache.set(source, contextReads(source, templateHelperSet()));
   return readsCache.get(source);
 }
 

@@ -69,7 +69,7 @@ export async function decideAsync<K extends 'speak'>(
   return undefined;
 }
 
-type TransformHook = 'llm' | 'semantics' | 'toolSlots' | 'context' | 'view' | 'agentPrompt' | 'agentCall';
+type TransformHook = 'llm' | 'semantics' | 'toolSlots' | 'context' | 'view' | 'agentPrompt' | 'agentCall' | 'commandExecutors';
 
 /** transform: each plugin gets the value the one before returned; the rest of the arguments are shared. */
 export function transform<K extends TransformHook>(
@@ -86,10 +86,25 @@ export function transform<K extends TransformHook>(
   return out;
 }
 
-type ObserveHook = 'beforeTurn' | 'beforeCall' | 'afterCall' | 'afterMessage' | 'close';
+/** transform, for hooks that may be async (stateCommands): each plugin gets the awaited value the one before returned. */
+export async function transformAsync<K extends 'stateCommands'>(
+  plugins: readonly RunPlugin[],
+  hook: K,
+  value: HookArgs<K>[0],
+  ...rest: HookArgs<K> extends [unknown, ...infer R] ? R : never
+): Promise<HookArgs<K>[0]> {
+  let out = value;
+  for (const p of plugins) {
+    if (!p[hook]) continue;
+    out = (await call(p, hook, [out, ...rest] as unknown as HookArgs<K>)) as HookArgs<K>[0];
+  }
+  return out;
+}
+
+type ObserveHook = 'ready' | 'beforeTurn' | 'beforeCall' | 'afterCall' | 'afterMessage' | 'close';
 
 /** observe: every plugin is told, in order (async hooks are awaited one after the other). */
-export function observe<K extends 'beforeCall' | 'afterCall' | 'afterMessage'>(
+export function observe<K extends 'ready' | 'beforeCall' | 'afterCall' | 'afterMessage'>(
   plugins: readonly RunPlugin[],
   hook: K,
   ...args: HookArgs<K>

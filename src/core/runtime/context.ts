@@ -178,6 +178,7 @@ export function createRunContext(options: RunOptions): RunParts {
   effects = decide(plugins, 'effects') ?? directEffects;
   const toolExecutors =
     having(plugins, 'toolSlots').length > 0 ? transform(plugins, 'toolSlots', { ...options.toolExecutors }) : options.toolExecutors;
+  observe(plugins, 'ready'); // every plugin is made: one may check what the others contribute
   late.components = new ComponentServices({
     file: options.file,
     makeEmbedder,

@@ -1,6 +1,6 @@
 // Pure decisions of a state's controller: where to go next and who speaks, given the answers
 // of the judge and speaker calls. The run loop does the I/O; these functions hold the rules.
-import { extractAllTags, extractTag } from '../agent/output.js';
+import { extractAllTags, extractTag } from '../../shared/util/tags.js';
 import type { Rng } from './rng.js';
 
 export type ControllerType = 'order' | 'random' | 'rule';

@@ -218,6 +218,11 @@ export type RunEvent =
       minute: number;
       active: number;
       actions: PopulationAction[];
+      /**
+       * How many of `actions`, after the injected ones, the world applied (the rest were refused by
+       * a judge or invalid): with them, a resume replays the step without its calls.
+       */
+      applied?: number;
       metrics: Record<string, number | null>;
       surveys?: Array<{ survey: string; agent: string; question: string; answer: string }>;
       /** The step's LLM calls and tokens; cached_tokens when the provider reported some (the step's cached share). */

@@ -28,8 +28,10 @@ import type { CallDispatch, ManyCall, ManyOutcome, StepRef, Straggler } from './
 import type { EffectSpec, Performed } from './effects.js';
 import type { RunEvent, UsageTotals } from './events.js';
 import type { RunPosition } from './position.js';
+import type { RestoreContext } from './checkpoint.js';
 import type { Rng } from './rng.js';
 import type { ToolSlotExecutor } from '../components/registry.js';
+import type { CommandSpec, ExecutorTable } from '../commands/commands.js';
 import type { EnvironmentView } from '../environment/environment.js';
 import type { Message } from '../environment/message.js';
 import type { ModelPrice } from '../llm/pricing.js';
@@ -170,10 +172,22 @@ export interface TransformHooks {
   agentPrompt?(additions: PromptAdditions, state: ResolvedState, context: Record<string, unknown>): PromptAdditions;
   /** LLM settings and call facts of an agent's call. */
   agentCall?(spec: AgentCallSpec, state: ResolvedState, agent: string, role: string): AgentCallSpec;
+  /** The executors a SOP's commands may name, by name: each feature adds its own (src/core/commands/). */
+  commandExecutors?(table: ExecutorTable): ExecutorTable;
+  /**
+   * A state's commands, compiled, at its first turn: a feature adds commands of its own (the tools a
+   * state grants). Async: what it adds may have to be asked for (a server's list of tools).
+   */
+  stateCommands?(
+    commands: Record<string, CommandSpec>,
+    state: ResolvedState,
+  ): Record<string, CommandSpec> | Promise<Record<string, CommandSpec>>;
 }
 
 /** Observe: every plugin is told, in order. A hook may refuse what is about to happen by throwing a RunSignal (src/shared/errors.ts). */
 export interface ObserveHooks {
+  /** Every plugin of the run is made, before its first step: a plugin may check what the others contribute (commands). */
+  ready?(): void;
   /** Before an AI agent's turn (begin turns included). */
   beforeTurn?(step: TurnStep): void | Promise<void>;
   /** Before each LLM call, with its model and price (undefined: not priced); budgets refuse a call here. */
@@ -189,7 +203,7 @@ export interface ObserveHooks {
 /** State: journaled in each checkpoint under the plugin's name, and handed back on resume. */
 export interface StateHooks {
   checkpoint?(): unknown;
-  restoreCheckpoint?(state: unknown, context: { files: Record<string, string> }): void | Promise<void>;
+  restoreCheckpoint?(state: unknown, context: RestoreContext): void | Promise<void>;
 }
 
 export interface RunPlugin extends DecideHooks, TransformHooks, ObserveHooks, StateHooks {
@@ -212,6 +226,9 @@ export const HOOK_RULES = {
   view: 'transform',
   agentPrompt: 'transform',
   agentCall: 'transform',
+  commandExecutors: 'transform',
+  stateCommands: 'transform',
+  ready: 'observe',
   beforeTurn: 'observe',
   beforeCall: 'observe',
   afterCall: 'observe',

@@ -54,4 +54,6 @@ export interface RestorePoint {
   lost?: LostCall[];
   /** Run files (memory files) as the journal's `file_written` events left them at the checkpoint, by path. */
   files?: Record<string, string>;
+  /** The effective history up to and including the checkpoint (parts rebuild what their checkpoints left out from it). */
+  history?: ReadonlyArray<{ type: string }>; // RunEvent[] (./events.ts imports this file)
 }

@@ -123,7 +123,7 @@ export class RunCheckpoints {
     if (from.seekLlm !== false && s.llm_cursor !== undefined) h.llm().seek?.(s.llm_cursor);
     const answered = s.human_consumed - h.human.consumed;
     if (answered > 0) h.human.skip?.(answered);
-    await restoreExtensions(this.checkpointables(), s.extensions, from.files ?? {});
+    await restoreExtensions(this.checkpointables(), s.extensions, from.files ?? {}, (from.history ?? []) as readonly RunEvent[]);
     h.effects.reset(s.position.turn);
     h.emit({ type: 'resumed', mode: from.mode, from_turn: s.position.turn, time: new Date().toISOString(), ...defined(applied) });
   }

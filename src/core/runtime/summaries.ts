@@ -118,7 +118,11 @@ export async function maybeSummarize(host: SummaryHost, state: ResolvedState): P
   const count = env.messages.length;
   if (!s.enabled || count % s.every !== 0) return;
   if (env.audiences?.active) return summarizePerViewer(host, state);
-  const visibleStart = env.visibility === 'competitive' ? env.stateStart : 0;
+  // A competitive state folds in only its own messages when its summary starts empty on entry
+  // (native SOPs). When the summary carries across states (Agents 1.0: one summary for the run,
+  // its window not scoped to the state, docs/agents-v1-semantics.md §3.10), every message since the
+  // last refresh is folded in: the messages of the previous state after its last refresh too.
+  const visibleStart = env.visibility === 'competitive' && !host.semantics.keepSummaryOnEntry ? env.stateStart : 0;
   const from = Math.max(visibleStart, count - s.every);
   const recent = env.messages.slice(from);
   const relevant = await env.retrieve({

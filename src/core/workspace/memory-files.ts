@@ -3,6 +3,7 @@
 // A sub-flow gets its own folder; files it shares with its caller are links to the caller's.
 // Without a folder (in-process runs, tests) the texts live in memory only.
 import { EngineError } from '../../shared/errors.js';
+import type { Sop } from '../../format/sop/types.js';
 import { contextVar } from '../../shared/util/context-vars.js';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -49,8 +50,29 @@ export interface MemoryFilesOptions {
   fresh?: boolean;
 }
 
+/**
+ * The memory files a SOP's memory_types declare (structured files, kept as NAME.json): their
+ * initial content (the SOP's memory entry of that name, else empty) and their extension.
+ */
+export function typedMemoryFiles(sop: Pick<Sop, 'memory_types' | 'memory'>): {
+  initial: Record<string, string>;
+  extensions: Record<string, string>;
+} {
+  const initial: Record<string, string> = {};
+  const extensions: Record<string, string> = {};
+  const given = sop.memory ?? {};
+  for (const name of Object.keys(sop.memory_types ?? {})) {
+    initial[name] = Object.prototype.hasOwnProperty.call(given, name) ? given[name]! : '';
+    extensions[name] = '.json';
+  }
+  return { initial, extensions };
+}
+
 /** The run's memory files, shared through the run's context (the actions plugin sets it; the scientist's views read it). */
 export const MEMORY_FILES = contextVar<MemoryFiles>('memoryFiles');
+
+/** --memory-dir: the input-made memory files this run's inputs replaced (the mission from a new --goal); the actions plugin sets it. */
+export const MEMORY_REPLACED = contextVar<string[]>('memoryReplaced');
 
 export class MemoryFiles {
   private readonly texts = new Map<string, string>();

@@ -1,7 +1,7 @@
 // The errors of the actions: ActionError fails the run; the errors an agent can fix by issuing
 // another command come back to it as a failed command's result.
 import { EngineError } from '../../shared/errors.js';
-import { ExecutorInputError } from './executors/types.js';
+import { ExecutorInputError } from '../../core/commands/executor.js';
 import { MemoryError } from '../../core/workspace/memory-files.js';
 import { PathEscapeError } from '../../shared/workspace/safe-path.js';
 import { FileAccessError, UnsafeFileError } from '../../shared/workspace/safe-file.js';

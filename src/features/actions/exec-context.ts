@@ -1,14 +1,16 @@
-// What an executor is given when one of its commands runs (ExecContext of src/features/actions/executors/types.ts):
+// What an executor is given when one of its commands runs (ExecContext of src/core/commands/executor.ts):
 // the command's settings and where it was issued, the run's memory files, workspace, people,
-// flags, code sessions and templates, and a way to run a sub-flow.
+// flags, typed values (the code sessions), code library and templates, and a way to run a sub-flow.
 import type { Message } from '../../core/environment/message.js';
 import { renderText } from '../../core/prompt/templates.js';
 import type { ResolvedState } from '../../format/sop/resolved.js';
-import type { ExecContext, SubflowRequest, SubflowResult } from './executors/types.js';
-import type { CodeSessions } from './executors/session/code-session.js';
+import type { ExecContext, SubflowRequest, SubflowResult } from '../../core/commands/executor.js';
+import { codeLibrary } from './executors/library.js';
+import { libraryToMemoryDir } from '../../core/workspace/memory-dir.js';
 import type { MemoryFiles } from '../../core/workspace/memory-files.js';
+import type { ContextVars } from '../../shared/util/context-vars.js';
 import { Workspace } from '../../core/workspace/workspace.js';
-import type { CommandSpec } from './commands.js';
+import type { CommandSpec } from '../../core/commands/commands.js';
 import { ActionError } from './errors.js';
 import type { ActionHost, ActionOptions } from './host.js';
 
@@ -25,7 +27,8 @@ export interface ExecContextParts {
   host: ActionHost;
   options: ActionOptions;
   memory: MemoryFiles;
-  sessions: CodeSessions;
+  /** The run's typed values (the code sessions among them). */
+  vars: ContextVars;
   baseDir: string;
   /** Drafts of this command rejected in a row (reviews with max_rejections). */
   rejections: number;
@@ -36,7 +39,7 @@ export interface ExecContextParts {
 
 export function execContext(spec: CommandSpec, where: CommandWhere, p: ExecContextParts): ExecContext {
   const { host, options: o } = p;
-  return {
+  const ctx: ExecContext = {
     command: spec.name,
     settings: spec.settings,
     state: where.state.name,
@@ -57,7 +60,17 @@ export function execContext(spec: CommandSpec, where: CommandWhere, p: ExecConte
     sandbox: o.sandbox === true,
     sandboxNetwork: o.sandboxNetwork === true,
     codeRuns: () => codeRunsOf(host.env.messages),
-    sessions: p.sessions,
+    vars: p.vars,
+    library: {
+      inspect: (code, lang) => codeLibrary(ctx).inspect(code, lang),
+      save: (code, functions, lang, module) => {
+        const saved = codeLibrary(ctx).save(code, functions, lang, module);
+        // --memory-dir: code another executor saves (the task board's code framework) goes back to
+        // the memory folder too, as the library executor's save does (src/features/actions/execute.ts)
+        if (o.persistentMemoryDir && o.workspace) libraryToMemoryDir(o.workspace, o.persistentMemoryDir, module);
+        return saved;
+      },
+    },
     templates: host.templates,
     signal: host.signal,
     baseDir: p.baseDir,
@@ -70,6 +83,7 @@ export function execContext(spec: CommandSpec, where: CommandWhere, p: ExecConte
     inputs: host.inputs,
     ...(host.embedder ? { embedder: host.embedder } : {}),
   };
+  return ctx;
 }
 
 /**

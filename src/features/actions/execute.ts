@@ -3,13 +3,13 @@
 // the memory files it wrote and the answers it consumed. The result is told (executor_called,
 // executor_result) and joins the environment as an 'action' message.
 import type { Message } from '../../core/environment/message.js';
-import type { ExecContext, ExecResult } from './executors/types.js';
+import type { ExecContext, ExecResult } from '../../core/commands/executor.js';
 import type { CodeSessions } from './executors/session/code-session.js';
 import { languagesOf } from './executors/code.js';
 import type { MemoryFiles } from '../../core/workspace/memory-files.js';
 import { libraryToMemoryDir } from '../../core/workspace/memory-dir.js';
 import type { Redactor } from '../../shared/util/redact.js';
-import type { CommandSpec } from './commands.js';
+import type { CommandSpec } from '../../core/commands/commands.js';
 import { recoverable } from './errors.js';
 import type { CommandWhere } from './exec-context.js';
 import type { ActionHost, ActionOptions } from './host.js';

@@ -5,15 +5,15 @@ import type { HumanInput } from '../../core/io/human.js';
 import type { TemplateSet } from '../../core/prompt/templates.js';
 import type { RunEvent, RunListener, UsageTotals } from '../../core/runtime/events.js';
 import type { Sop } from '../../format/sop/types.js';
-import type { SubflowResult } from './executors/types.js';
+import type { ResolvedState } from '../../format/sop/resolved.js';
+import type { CommandSpec, ExecutorTable } from '../../core/commands/commands.js';
+import type { SubflowResult } from '../../core/commands/executor.js';
 import type { MemoryLink } from '../../core/workspace/memory-files.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): executors journal effects; they part once the effect ledger is reached through the run context
-import type { EffectSpec } from '../journal/effects.js';
+import type { EffectSpec } from '../../core/runtime/effects.js';
 import type { Embedder } from '../../core/memory/embedder.js';
 import type { Redactor } from '../../shared/util/redact.js';
+import type { ContextVars } from '../../shared/util/context-vars.js';
 import type { CodeSessions } from './executors/session/code-session.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools become commands here; they part once tools reach the actions through an interface in core
-import type { McpHub } from '../mcp/hub.js';
 
 export interface ActionOptions {
   /** The run folder; memory files go to its memory/ folder unless memoryDir is given. */
@@ -38,8 +38,6 @@ export interface ActionOptions {
   persistentMemoryDir?: string;
   /** The stateful code sessions a sub-flow shares with its caller (made by the run that has none). */
   sessions?: CodeSessions;
-  /** mcp: the run's MCP servers (src/features/mcp/hub.ts); states with `tools` get the tools they grant as commands. */
-  mcp?: McpHub;
 }
 
 export interface SubRunRequest {
@@ -75,7 +73,17 @@ export interface ActionHost {
   turn(): number;
   baseContext(): Record<string, unknown>;
   subRun(request: SubRunRequest): Promise<SubRunOutcome>;
-  /** The run's effect ledger (src/features/journal/effects.ts): a resumed run reuses journaled results. */
+  /** The executors commands may name: the actions' own and those the run's features contribute (commandExecutors hook). */
+  executors(): ExecutorTable;
+  /** A state's commands with those the run's features add at its first turn (stateCommands hook: the tools it grants). */
+  stateCommands(commands: Record<string, CommandSpec>, state: ResolvedState): Promise<Record<string, CommandSpec>>;
+  /** Whether a feature of the run adds commands to states (a SOP's MCP servers). */
+  contributesCommands(): boolean;
+  /** Read, parse and check a SOP file with every check (a sub-flow's; the engine hands in its loader). */
+  loadSop(file: string): { sop: Sop; file: string };
+  /** The run's typed values (src/shared/util/context-vars.ts): the code sessions are shared there. */
+  vars?: ContextVars;
+  /** The run's effects (RunContext.perform; durable with the journal's ledger): a resumed run reuses journaled results. */
   perform?<T>(spec: EffectSpec, fn: () => Promise<T>): Promise<{ value: T; reused: boolean }>;
   /** secrets: applied to executor results (code output, files read) before anything else sees them. */
   redact?: Redactor;

@@ -5,6 +5,9 @@
 import { MEMORY_FILES } from '../../core/workspace/memory-files.js';
 import type { RunContext } from '../../core/runtime/context.js';
 import type { RunPlugin } from '../../core/runtime/hooks.js';
+import { having, transform, transformAsync } from '../../core/runtime/compose.js';
+import { executorTable } from '../../core/commands/commands.js';
+import { ACTION_EXECUTORS } from './executors/registry.js';
 import type { Sop } from '../../format/sop/types.js';
 import { limitToVisit } from './prompt.js';
 import type { ActionOptions, SubRunOutcome, SubRunRequest } from './host.js';
@@ -21,12 +24,15 @@ export function usesActions(sop: Sop): boolean {
 
 export type ActionsPlugin = RunPlugin & { runtime: ActionRuntime };
 
-/** The actions of a run (undefined for a SOP that uses none); `subRun` runs a sub-flow (sop executor) as a nested run. */
-export function actionsPlugin(
-  ctx: RunContext,
-  options: ActionOptions | undefined,
-  subRun: (request: SubRunRequest) => Promise<SubRunOutcome>,
-): ActionsPlugin | undefined {
+/** What the engine hands the actions: how a sub-flow (sop executor) runs as a nested run, and how its SOP file is loaded. */
+export interface ActionEngine {
+  subRun(request: SubRunRequest): Promise<SubRunOutcome>;
+  /** Read, parse and check a SOP file with every check (src/api/loader/load.ts). */
+  loadSop(file: string): { sop: Sop; file: string };
+}
+
+/** The actions of a run (undefined for a SOP that uses none). */
+export function actionsPlugin(ctx: RunContext, options: ActionOptions | undefined, engine: ActionEngine): ActionsPlugin | undefined {
   if (!usesActions(ctx.sop)) return undefined;
   const runtime = new ActionRuntime(
     {
@@ -45,7 +51,12 @@ export function actionsPlugin(
       perform: (spec, fn) => ctx.perform(spec, fn),
       inputs: ctx.inputs,
       embedder: () => ctx.embedder(),
-      subRun,
+      vars: ctx.vars,
+      executors: () => transform(ctx.plugins, 'commandExecutors', executorTable(ACTION_EXECUTORS)),
+      stateCommands: (commands, state) => transformAsync(ctx.plugins, 'stateCommands', commands, state),
+      contributesCommands: () => having(ctx.plugins, 'stateCommands').length > 0,
+      subRun: (r) => engine.subRun(r),
+      loadSop: (f) => engine.loadSop(f),
     },
     options,
   );
@@ -55,10 +66,11 @@ export function actionsPlugin(
     runtime,
     context: (c) => ({ ...c, memory: runtime.memorySnapshot() }),
     transit: (state, rt) => runtime.transit(state, rt),
+    ready: () => runtime.compile(), // the commands, against the executors every feature contributes: a wrong one stops the run before it starts
     beforeTurn: () => runtime.giveNotices(), // a mission a new goal replaced (--memory-dir): said once the run has started
     speak: async ({ state, role, agent }, act) => {
       if (!runtime.declares(state)) return undefined;
-      await runtime.prepareTools(state); // mcp: the tools the state grants join its commands
+      await runtime.prepareCommands(state); // what the run's features add (the tools the state grants)
       // The reply must be a command; its executor runs once the command is recorded.
       return runtime.commandTurn(state, role, agent, ctx.turn(), (extra) => act(extra));
     },

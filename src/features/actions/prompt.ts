@@ -4,7 +4,7 @@ import type { ComponentPart } from '../../core/agent/components.js';
 import type { EnvironmentView } from '../../core/environment/environment.js';
 import type { CallMeta, ToolSpec } from '../../core/llm/types.js';
 import type { TemplateSet } from '../../core/prompt/templates.js';
-import type { CommandSpec } from './commands.js';
+import type { CommandSpec } from '../../core/commands/commands.js';
 
 export interface CommandView {
   name: string;

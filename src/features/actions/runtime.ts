@@ -9,26 +9,17 @@ import type { CallMeta, ChatMessage } from '../../core/llm/types.js';
 import type { RunEvent } from '../../core/runtime/events.js';
 import type { StateRuntime } from '../../core/runtime/controller.js';
 import { SopError } from '../../format/sop/diagnostics.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): a sub-flow loads its SOP with every check; it moves once the loader is handed in by the engine
-import { loadSopFile } from '../../api/loader/load.js';
 import type { ResolvedState } from '../../format/sop/resolved.js';
-import type { SubflowRequest, SubflowResult } from './executors/types.js';
-import { LOGS, MemoryFiles } from '../../core/workspace/memory-files.js';
-import { CommandConfigError, checkCommand, compileCommands, type CommandSpec } from './commands.js';
+import type { SubflowRequest, SubflowResult } from '../../core/commands/executor.js';
+import { LOGS, MEMORY_REPLACED, MemoryFiles, typedMemoryFiles } from '../../core/workspace/memory-files.js';
+import { CommandConfigError, checkCommand, compileCommands, grantedTools, type CommandSpec } from '../../core/commands/commands.js';
 import { initialMemory, inputMadeMemory } from './memory-initial.js';
 import { parseCommandReply } from '../../core/llm/command-reply.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { structuredExtensions, structuredMemoryFiles } from '../scientist/memory-types.js';
 import { commandMeta, commandPart, commandTools, commandViews, type CommandView } from './prompt.js';
 import { makeRedactor, type Redactor } from '../../shared/util/redact.js';
-import { CodeSessions } from './executors/session/code-session.js';
+import { CODE_SESSIONS, CodeSessions } from './executors/session/code-session.js';
+import { ContextVars } from '../../shared/util/context-vars.js';
 import { followInputs } from '../../core/workspace/memory-dir.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools become commands here; they part once tools reach the actions through an interface in core
-import { stateGrants } from '../mcp/config.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools become commands here; they part once tools reach the actions through an interface in core
-import { McpServerError } from '../mcp/hub.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools become commands here; they part once tools reach the actions through an interface in core
-import { grantedCommands } from '../mcp/tool-command.js';
 import { ActionError, recoverable } from './errors.js';
 import { execContext, type CommandWhere } from './exec-context.js';
 import { runCommand } from './execute.js';
@@ -58,8 +49,12 @@ function oneLine(text: string, max = 300): string {
 
 export class ActionRuntime {
   readonly memory: MemoryFiles;
-  private readonly specs = new Map<string, Record<string, CommandSpec>>();
-  private readonly views = new Map<string, CommandView[]>();
+  /** Each command state's commands and their views, compiled at first need (the run's plugins contribute executors). */
+  private readonly compiled = {
+    specs: new Map<string, Record<string, CommandSpec>>(),
+    views: new Map<string, CommandView[]>(),
+    done: false,
+  };
   /** States ended by finish (or an accepted review), waiting for the transition. */
   private readonly finished = new Map<string, { result: string; summary?: string; next?: string }>();
   private readonly subflowCounts = new Map<string, number>();
@@ -78,6 +73,8 @@ export class ActionRuntime {
   private readonly ownsSessions: boolean;
   /** Where sub-flows' memory folders go (the run folder's memory/, even when the run's own files are in a memory folder). */
   private readonly subflowBase: string | undefined;
+  /** The run's typed values: the code sessions are shared there with the code executor. */
+  private readonly vars: ContextVars;
 
   constructor(
     private readonly host: ActionHost,
@@ -95,32 +92,55 @@ export class ActionRuntime {
         network: o.sandboxNetwork === true,
         env: { SOP_WORKSPACE: o.workspace ?? '', SOP_LAUNCH_DIR: o.launchDir ?? process.cwd() },
       });
+    this.vars = host.vars ?? new ContextVars();
+    this.vars.set(CODE_SESSIONS, this.sessions);
     const runMemory = o.memoryDir ?? (o.runDir ? join(o.runDir, 'memory') : undefined);
     // --memory-dir: the top-level run's files last across runs; sub-flows keep theirs in the run folder
     const memoryDir = (o.depth ?? 0) === 0 && o.persistentMemoryDir ? o.persistentMemoryDir : runMemory;
     this.subflowBase = runMemory;
     const declared = (host.sop.memory ?? {}) as Record<string, string>;
     const initial = initialMemory(declared, host.inputs);
+    const typed = typedMemoryFiles(host.sop); // memory_types add structured memory files (memory/NAME.json)
     this.memory = new MemoryFiles({
       dir: memoryDir,
       // durability: a sub-flow's folder is its own, so files found there are an interrupted attempt's
       fresh: (o.depth ?? 0) > 0,
-      // scientist: memory_types add structured memory files (memory/NAME.json)
-      initial: { ...initial, ...structuredMemoryFiles(host.sop) },
-      extensions: structuredExtensions(host.sop),
+      initial: { ...initial, ...typed.initial },
+      extensions: typed.extensions,
       links: o.memoryLinks,
       onWrite: (w) => {
         host.emit({ type: 'memory_written', name: w.name, op: w.op, bytes: w.bytes, ...(w.path ? { path: w.path } : {}) });
         this.fileWritten(w.name);
       },
     });
+    if (memoryDir !== undefined && memoryDir !== runMemory) this.followInputs(memoryDir, declared, initial);
+    const commandStates = Object.values(host.sop.states).some(
+      (st) => Object.keys(st.commands ?? {}).length > 0 || grantedTools(st).length > 0,
+    );
+    if (commandStates || host.sop.memory) this.memory.init();
+  }
+
+  private get specs(): Map<string, Record<string, CommandSpec>> {
+    return this.compile().specs;
+  }
+
+  private get views(): Map<string, CommandView[]> {
+    return this.compile().views;
+  }
+
+  /** The commands of every state, compiled against the executors the run's features contribute (once). */
+  compile(): { specs: Map<string, Record<string, CommandSpec>>; views: Map<string, CommandView[]> } {
+    const c = this.compiled;
+    if (c.done) return c;
+    const host = this.host;
+    const executors = host.executors();
     const diags = [];
     for (const [name, state] of Object.entries(host.sop.states)) {
-      if ((!state.commands || Object.keys(state.commands).length === 0) && stateGrants(state).length === 0) continue;
+      if ((!state.commands || Object.keys(state.commands).length === 0) && grantedTools(state).length === 0) continue;
       try {
-        const specs = compileCommands(name, state, { baseDir: this.baseDir, loadSop: (f) => loadSopFile(f).sop });
-        this.specs.set(name, specs);
-        this.views.set(name, commandViews(specs));
+        const specs = compileCommands(name, state, { baseDir: this.baseDir, loadSop: (f) => host.loadSop(f).sop, executors });
+        c.specs.set(name, specs);
+        c.views.set(name, commandViews(specs));
       } catch (err) {
         if (!(err instanceof CommandConfigError) && !(err instanceof SopError)) throw err;
         diags.push(
@@ -131,8 +151,8 @@ export class ActionRuntime {
       }
     }
     if (diags.length) throw new SopError(diags);
-    if (memoryDir !== undefined && memoryDir !== runMemory) this.followInputs(memoryDir, declared, initial);
-    if (this.specs.size > 0 || host.sop.memory) this.memory.init();
+    c.done = true;
+    return c;
   }
 
   /** Notices to give once the run has started (a mission a new goal replaced). */
@@ -144,7 +164,12 @@ export class ActionRuntime {
       .filter((name) => this.memory.owns(name))
       .map((name) => ({ name, file: this.memory.pathOf(name)!, initial: initial[name] ?? '' }));
     const logs = this.memory.pathOf(LOGS)!;
-    for (const r of followInputs(dir, files, logs, { id: this.host.runId, time: new Date().toISOString() }))
+    const replaced = followInputs(dir, files, logs, { id: this.host.runId, time: new Date().toISOString() });
+    this.vars.set(
+      MEMORY_REPLACED,
+      replaced.map((r) => r.name),
+    );
+    for (const r of replaced)
       this.notices.push(
         `new inputs: memory file "${r.name}" (${r.file}) now holds this run's ${r.name}; the previous one was appended to ${logs}`,
       );
@@ -214,26 +239,22 @@ export class ActionRuntime {
     }
   }
 
-  /** mcp: states whose granted tools were added to their commands. */
-  private readonly toolsReady = new Set<string>();
+  /** States whose commands the run's features were asked for (at their first turn). */
+  private readonly prepared = new Set<string>();
 
-  /** mcp: add the tools a state grants to its commands (the servers start on first use). */
-  async prepareTools(state: ResolvedState): Promise<void> {
-    const grants = stateGrants(state.def);
-    if (grants.length === 0 || this.toolsReady.has(state.name)) return;
-    if (!this.o.mcp)
+  /** The commands the run's features add to a state, at its first turn (the tools it grants: MCP servers start on first use). */
+  async prepareCommands(state: ResolvedState): Promise<void> {
+    if (this.prepared.has(state.name)) return;
+    const grants = grantedTools(state.def);
+    if (grants.length > 0 && !this.host.contributesCommands())
       throw new ActionError(`state "${state.name}" grants MCP tools (${grants.join(', ')}), and this run has no MCP servers`);
-    let tools;
-    try {
-      tools = await grantedCommands(this.o.mcp, state.name, grants);
-    } catch (err) {
-      if (err instanceof McpServerError) throw new ActionError(err.message);
-      throw err;
+    const declared = this.specs.get(state.name) ?? {};
+    const specs = await this.host.stateCommands(declared, state);
+    if (specs !== declared) {
+      this.specs.set(state.name, specs);
+      this.views.set(state.name, commandViews(specs));
     }
-    const specs = { ...tools, ...this.specs.get(state.name) };
-    this.specs.set(state.name, specs);
-    this.views.set(state.name, commandViews(specs));
-    this.toolsReady.add(state.name);
+    this.prepared.add(state.name);
   }
 
   /** Whether the agents of this state reply with commands. */
@@ -375,7 +396,7 @@ export class ActionRuntime {
           host: this.host,
           options: this.o,
           memory: this.memory,
-          sessions: this.sessions,
+          vars: this.vars,
           baseDir: this.baseDir,
           rejections: this.rejections.get(`${state.name}/${spec.name}`) ?? 0,
           note: this.notes.get(`${state.name}/${spec.executor.name}`),

@@ -4,10 +4,8 @@
 import { join } from 'node:path';
 import type { RunEvent, RunListener } from '../../core/runtime/events.js';
 import { mergeUsage } from '../../core/runtime/usage.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): a sub-flow loads its SOP with every check; it moves once the loader is handed in by the engine
-import { loadSopFile } from '../../api/loader/load.js';
 import { SubflowDepthError } from './executors/subflow-failure.js';
-import type { SubflowRequest, SubflowResult } from './executors/types.js';
+import type { SubflowRequest, SubflowResult } from '../../core/commands/executor.js';
 import type { CodeSessions } from './executors/session/code-session.js';
 import type { MemoryFiles, MemoryLink } from '../../core/workspace/memory-files.js';
 import type { ActionHost, ActionOptions } from './host.js';
@@ -35,7 +33,7 @@ export async function runSubflow(command: string, req: SubflowRequest, ownSessio
     throw new SubflowDepthError(
       `sub-flows nested more than ${MAX_SUBFLOW_DEPTH} deep (command "${command}" of ${host.file}); is a SOP calling itself?`,
     );
-  const { sop, file } = loadSopFile(req.file);
+  const { sop, file } = host.loadSop(req.file);
   const n = (p.counts.get(command) ?? 0) + 1;
   p.counts.set(command, n);
   const name = `${command}-${n}`;

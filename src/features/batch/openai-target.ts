@@ -13,7 +13,7 @@ import { isObject } from '../../shared/util/is-object.js';
 import { BATCH_URL } from './lines.js';
 import { readLines, type LineCaps } from './result-stream.js';
 import { withOwnSignal } from './wait.js';
-import type { BatchStatus, BatchTarget, Submitted } from './target.js';
+import { safeName, type BatchStatus, type BatchTarget, type Submitted } from './target.js';
 
 export interface BatchServer {
   /** The run's server (default: OPENAI_BASE_URL, else OpenAI's). */
@@ -135,9 +135,6 @@ export class OpenAiBatchTarget implements BatchTarget {
     return { ...out, ended: { read, ...(problem ? { problem } : {}) } };
   }
 }
-
-/** A file name of the step (the upload's name), of safe characters. */
-export const safeName = (step: StepRef): string => `${step.state.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 80)}-${step.visit}-${step.step}`;
 
 /** The errors of a failed batch (its validation errors), in one line. */
 function batchErrors(errors: unknown): string {

@@ -7,7 +7,7 @@ import { definePlugin, type PluginMaker } from '../../core/runtime/hooks.js';
 import type { ResolvedState } from '../../format/sop/resolved.js';
 import type { Sop } from '../../format/sop/types.js';
 import { BatchDispatch } from './dispatch.js';
-import { OpenAiBatchTarget, type BatchServer } from './openai-target.js';
+import type { BatchServer } from './openai-target.js';
 import type { BatchTarget } from './target.js';
 import { VllmBatchTarget } from './vllm-target.js';
 
@@ -66,6 +66,17 @@ export function checkBatchOptions(sop: Sop, options: BatchOptions): void {
     );
 }
 
+/** The OpenAI Batch API target, its module (and the openai client) imported at the first batch a run sends. */
+function openAiTarget(server: BatchServer, runId: string): BatchTarget {
+  let loaded: Promise<BatchTarget> | undefined;
+  const target = () => (loaded ??= import('./openai-target.js').then((m) => new m.OpenAiBatchTarget(server, runId)));
+  return {
+    name: 'openai',
+    submit: async (file, step, models) => (await target()).submit(file, step, models),
+    poll: async (batch, ids, signal) => (await target()).poll(batch, ids, signal),
+  };
+}
+
 export function batchPlugin(options: BatchOptions = {}): PluginMaker {
   return definePlugin({
     name: 'batch',
@@ -87,7 +98,7 @@ export function batchPlugin(options: BatchOptions = {}): PluginMaker {
             say`batch mode sends batches to an OpenAI-compatible server: run with ${opt('llm', { set: 'openai' })}, or write vllm files with ${opt('batchTarget', { set: 'vllm' })}`,
             'OPTION',
           );
-        return (target = new OpenAiBatchTarget(options.server, ctx.runId));
+        return (target = openAiTarget(options.server, ctx.runId));
       };
       return {
         dispatch(state: ResolvedState) {

@@ -35,6 +35,9 @@ export interface BatchTarget {
   poll(batch: Submitted, ids: ReadonlySet<string>, signal?: AbortSignal): Promise<BatchStatus>;
 }
 
+/** A file name of the step (the batch file's, the upload's), of safe characters. */
+export const safeName = (step: StepRef): string => `${step.state.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 80)}-${step.visit}-${step.step}`;
+
 /** Whether a journaled value is a submission of `target`. */
 export function isSubmitted(v: unknown, target: Submitted['target']): v is Submitted {
   if (typeof v !== 'object' || v === null) return false;

@@ -10,9 +10,8 @@ import { LlmError } from '../../core/llm/types.js';
 import type { StepRef } from '../../core/runtime/call-many.js';
 import { isObject } from '../../shared/util/is-object.js';
 import { formatBytes } from '../../shared/io/read-input-file.js';
-import { safeName } from './openai-target.js';
 import { MAX_RESULT_FILE_BYTES, readLines, type LineCaps } from './result-stream.js';
-import type { BatchStatus, BatchTarget, Submitted } from './target.js';
+import { safeName, type BatchStatus, type BatchTarget, type Submitted } from './target.js';
 
 export class VllmBatchTarget implements BatchTarget {
   readonly name = 'vllm';

@@ -4,13 +4,12 @@
 // settings on. The raw journal is read: the effective history leaves the `resumed` markers out.
 import type { RunEvent, RunSettings } from '../../core/runtime/events.js';
 import type { RunRecord } from './record.js';
+import { isObject } from '../../shared/util/is-object.js';
 
 export interface AppliedSettings {
   settings: RunSettings;
   launch: Record<string, string | number | boolean>;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Settings as a journal records them: an object with a whole max_turns above 0 (anything else is not used). */
 function isSettings(v: unknown): v is RunSettings {

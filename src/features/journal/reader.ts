@@ -7,15 +7,12 @@ import { EngineError } from '../../shared/errors.js';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunEvent } from '../../core/runtime/events.js';
-import { InputFileError, readInputBuffer } from '../../shared/io/read-input-file.js';
+import { InputFileError, streamInputFile } from '../../shared/io/read-input-file.js';
 import { JOURNAL_FILE } from './writer.js';
 import { SharedTextReader } from './shared-text.js';
 import { PromptDecoder } from './prompts.js';
 import { LineCounter, type Miscount } from './line-count.js';
 import { describeJsonProblem } from '../../shared/util/json-syntax.js';
-
-/** A journal is read whole: up to 1 GiB. */
-export const MAX_JOURNAL_BYTES = 1024 * 1024 * 1024;
 
 export class JournalError extends EngineError {
   constructor(message: string) {
@@ -103,26 +100,33 @@ export function parseJournal(text: string, file = JOURNAL_FILE): JournalRead {
   return { file, events: p.events, lines: p.lines, damaged: p.damaged, miscounts: p.counter.miscounts, torn: tail !== '' };
 }
 
-/** parseJournal on the bytes of the file, one line at a time (a journal may exceed the longest string). */
-function parseJournalBuffer(buf: Buffer, file: string): JournalRead {
-  const p = new LineParser();
-  let start = 0;
-  let n = 0;
-  for (;;) {
-    const nl = buf.indexOf(10, start);
-    if (nl === -1) break;
-    p.add(buf.toString('utf8', start, nl), ++n);
-    start = nl + 1;
-  }
-  return { file, events: p.events, lines: p.lines, damaged: p.damaged, miscounts: p.counter.miscounts, torn: start < buf.length };
-}
-
+/**
+ * A journal file read a block at a time, one line at a time: never whole (it may exceed the
+ * memory a process has, or the longest string), with no limit on its size.
+ */
 export function readJournal(dir: string): JournalRead {
   const file = journalPath(dir);
-  let buf: Buffer;
+  const p = new LineParser();
+  let n = 0;
+  /** The start of a line the block ended in (copied: the block is reused). */
+  let carry: Buffer[] = [];
   try {
     // files: the journal must be a regular file (a FIFO or device given as a run folder is refused)
-    buf = readInputBuffer(file, { maxBytes: MAX_JOURNAL_BYTES, what: 'a journal' });
+    streamInputFile(file, { maxBytes: Infinity, what: 'a journal', blockBytes: 4 * 1024 * 1024 }, (block) => {
+      let start = 0;
+      for (;;) {
+        const nl = block.indexOf(10, start);
+        if (nl === -1) {
+          if (start < block.length) carry.push(Buffer.from(block.subarray(start)));
+          return;
+        }
+        const line =
+          carry.length > 0 ? Buffer.concat([...carry, block.subarray(start, nl)]).toString('utf8') : block.toString('utf8', start, nl);
+        carry = [];
+        p.add(line, ++n);
+        start = nl + 1;
+      }
+    });
   } catch (err) {
     if (!(err instanceof InputFileError)) throw err;
     throw new JournalError(
@@ -133,7 +137,7 @@ export function readJournal(dir: string): JournalRead {
           : `${file}: ${err.reason}`,
     );
   }
-  return parseJournalBuffer(buf, file);
+  return { file, events: p.events, lines: p.lines, damaged: p.damaged, miscounts: p.counter.miscounts, torn: carry.length > 0 };
 }
 
 /**

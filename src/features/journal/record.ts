@@ -212,6 +212,7 @@ export function continuePoint(record: RunRecord, mode: 'resume' | 'fork', turn?:
       messages,
       effects: mode === 'resume' ? indexEffects(record.all) : undefined,
       files: Object.fromEntries(files),
+      history,
       // calls a kill lost after this checkpoint (in file order: every attempt since)
       ...(mode === 'resume' ? lostOf(lostCalls(record.all.slice(record.all.indexOf(checkpoint) + 1))) : {}),
     },

@@ -10,8 +10,7 @@ import { join } from 'node:path';
 // MCP servers does not load it.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools are shaped as commands; they part once the command shape lives in core
-import { sandboxArgv, sandboxFilter, SECCOMP_FD } from '../actions/executors/sandbox.js';
+import { sandboxArgv, sandboxFilter, SECCOMP_FD } from '../../shared/sandbox/sandbox.js';
 import { approveStart, McpApprovalError, type McpApproval } from './approval.js';
 import { serverReadPaths } from './sandbox-paths.js';
 import { StderrLog } from './stderr-log.js';

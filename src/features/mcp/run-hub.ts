@@ -1,10 +1,8 @@
 // The MCP servers of a run as a plugin (src/core/runtime/hooks.ts): a hub for the SOP's mcp_servers
-// (nothing starts until a state needs a tool, and then only with the user's approval), handed to
-// the actions (granted tools become commands) and to the tool slots (bindings, whose calls are the
-// run's journaled effects). The servers end with the run. Active only in a SOP that declares mcp_servers.
+// (nothing starts until a state needs a tool, and then only with the user's approval); the tools a
+// state grants become its commands (stateCommands), and bound tool slots join the run's
+// (toolSlots; their calls are the run's journaled effects). The servers end with the run. Active only in a SOP that declares mcp_servers.
 import { dirname, resolve } from 'node:path';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools are shaped as commands; they part once the command shape lives in core
-import type { ActionOptions } from '../actions/host.js';
 import type { ToolSlotExecutor } from '../../core/components/registry.js';
 import type { RunContext } from '../../core/runtime/context.js';
 import type { RunPlugin } from '../../core/runtime/hooks.js';
@@ -12,6 +10,7 @@ import type { Sop } from '../../format/sop/types.js';
 import { approveStart, type McpApproval } from './approval.js';
 import { isHttp, mcpServers, splitRef, stateGrants } from './config.js';
 import { McpHub } from './hub.js';
+import { grantedCommands } from './tool-command.js';
 import { boundSlotExecutors, slotBindings } from './slots.js';
 
 export interface McpRunOptions {
@@ -67,12 +66,20 @@ export interface McpRun {
   hub: McpHub;
   /** The executors of the tool slots bound to the hub's tools (their calls go through the run's effects). */
   slots(ctx: RunContext): Record<string, ToolSlotExecutor>;
-  /** The plugin: the bound slots join the run's tool slots; the servers close when the run ends. */
+  /** The plugin: a state's granted tools join its commands, the bound slots the run's tool slots; the servers close when the run ends. */
   plugin(slots: Record<string, ToolSlotExecutor>): RunPlugin;
 }
 
+/** What a run's MCP servers read of its action options: the run folder, the workspace, and whether nobody is asked. */
+export interface McpActionOptions {
+  runDir?: string;
+  workspace?: string;
+  autoRun?: boolean;
+  yes?: boolean;
+}
+
 /** The MCP servers of a run, or undefined for a SOP without mcp_servers. */
-export function mcpForRun(o: { sop: Sop; file: string; actions?: ActionOptions; mcp?: McpRunOptions }): McpRun | undefined {
+export function mcpForRun(o: { sop: Sop; file: string; actions?: McpActionOptions; mcp?: McpRunOptions }): McpRun | undefined {
   const servers = mcpServers(o.sop);
   if (Object.keys(servers).length === 0) return undefined;
   const workspace = o.actions?.workspace;
@@ -97,6 +104,11 @@ export function mcpForRun(o: { sop: Sop; file: string; actions?: ActionOptions; 
       }),
     plugin: (slots) => ({
       name: 'mcp',
+      // the tools a state grants, as commands (a command the state declares of the same name wins)
+      stateCommands: async (commands, state) => {
+        const grants = stateGrants(state.def);
+        return grants.length === 0 ? commands : { ...(await grantedCommands(hub, state.name, grants)), ...commands };
+      },
       toolSlots: (given) => ({ ...given, ...slots }),
       close: () => hub.close(), // servers end with the run (Ctrl-C included)
     }),

@@ -1,7 +1,7 @@
 // What a sandboxed stdio MCP server needs to read besides the system: its folder (cwd), the
 // folder of its script (an argument naming a file), and the node_modules its script resolves
 // packages from. The sandbox shows / read-only but gives /tmp its own empty folder, so these are
-// bound back, read-only, when they live under /tmp (src/features/actions/executors/sandbox.ts).
+// bound back, read-only, when they live under /tmp (src/shared/sandbox/sandbox.ts).
 import { existsSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 

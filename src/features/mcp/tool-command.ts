@@ -4,11 +4,8 @@
 // resumed run reuses the result instead of calling the tool again. A tool not annotated
 // readOnlyHint needs approval as code does (--auto-run, --yes, or a person at the terminal).
 import { askApproval } from '../../core/io/human.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools are shaped as commands; they part once the command shape lives in core
-import type { MiniSchema } from '../actions/mini-schema.js';
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools are shaped as commands; they part once the command shape lives in core
-import type { CommandSpec } from '../actions/commands.js';
-/* eslint-disable boundaries/dependencies -- known layer debt (docs/architecture.md): MCP tools are shaped as commands; they part once the command shape lives in core */
+import type { MiniSchema } from '../../core/commands/mini-schema.js';
+import type { CommandSpec } from '../../core/commands/commands.js';
 import {
   ExecutorInputError,
   isAcceptance,
@@ -16,8 +13,7 @@ import {
   type ArgSpecs,
   type ExecResult,
   type Executor,
-} from '../actions/executors/types.js';
-/* eslint-enable boundaries/dependencies */
+} from '../../core/commands/executor.js';
 import { McpServerError, type McpHub, type McpTool } from './hub.js';
 import { splitRef, toolCommandName } from './config.js';
 

@@ -1,9 +1,9 @@
 // Which agents of a population act at a step (docs/population.md#the-step): a probability per
 // agent, a 24-slot schedule over the simulated clock (a probability per hour), or an expression
-// over the agent's attributes. A draw is seeded by (seed, step, agent id), so who acts never
+// over the agent's attributes (and its state, with rules as data). A draw is seeded by (seed, step, agent id), so who acts never
 // depends on the order agents are looked at, nor on how many others there are.
 import { compileExpression, type CompiledExpression } from './worlds/expr.js';
-import { mixSeed } from './worlds/seed.js';
+import { mixSeed, mixSeedFrom, seedPrefix } from './worlds/seed.js';
 import type { Population } from './population.js';
 import type { Activation } from './state-spec.js';
 
@@ -14,7 +14,7 @@ export function drawUniform(...parts: ReadonlyArray<string | number>): number {
 
 export interface ActivationRule {
   /** Indices of the agents that act at this step, in population order. */
-  active(pop: Population, step: number, minute: number): number[];
+  active(pop: Population, step: number, minute: number, stateOf?: (i: number) => Record<string, unknown>): number[];
 }
 
 export function activationRule(spec: Activation, runSeed: number): ActivationRule {
@@ -22,10 +22,11 @@ export function activationRule(spec: Activation, runSeed: number): ActivationRul
   if ('expr' in spec) {
     const expr: CompiledExpression = compileExpression(spec.expr);
     return {
-      active(pop, step, minute) {
+      active(pop, step, minute, stateOf) {
         const out: number[] = [];
         const hour = Math.floor((((minute % 1440) + 1440) % 1440) / 60);
-        for (let i = 0; i < pop.size; i++) if (expr.evaluate({ ...pop.row(i), id: pop.ids[i]!, step, hour }) === true) out.push(i);
+        for (let i = 0; i < pop.size; i++)
+          if (expr.evaluate({ ...pop.row(i), ...stateOf?.(i), id: pop.ids[i]!, step, hour }) === true) out.push(i);
         return out;
       },
     };
@@ -37,7 +38,13 @@ export function activationRule(spec: Activation, runSeed: number): ActivationRul
       const p = probabilityAt(minute);
       const out: number[] = [];
       if (p <= 0) return out;
-      for (let i = 0; i < pop.size; i++) if (p >= 1 || drawUniform(seed, 'activation', step, pop.ids[i]!) < p) out.push(i);
+      if (p >= 1) {
+        for (let i = 0; i < pop.size; i++) out.push(i);
+        return out;
+      }
+      // drawUniform(seed, 'activation', step, id), the step's part hashed once
+      const prefix = seedPrefix(seed, 'activation', step);
+      for (let i = 0; i < pop.size; i++) if (mixSeedFrom(prefix, pop.ids[i]!) / 4294967296 < p) out.push(i);
       return out;
     },
   };

@@ -175,6 +175,6 @@ export function parseAction(reply: string, world: AnyWorld, tools: readonly Tool
   const { command: name, args } = parsed;
   if (!tools.some((t) => t.name === name))
     return { invalid: `"${name}" is not one of the actions (${tools.map((t) => t.name).join(', ')})` };
-  const problem = checkActionArgs(world, { agent: '', name, args });
+  const problem = checkActionArgs(world, { agent: '', name, args }, tools);
   return problem ? { invalid: problem } : { name, args };
 }

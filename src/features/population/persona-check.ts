@@ -33,7 +33,5 @@ export function checkPersona(source: string, columns: readonly string[]): string
   const { names, problems } = personaNames(source);
   if (problems.length) return problems;
   const have = new Set(columns);
-  return names
-    .filter((n) => !have.has(n))
-    .map((n) => `names column "${n}", which the source does not have (columns: ${listColumns(columns)})`);
+  return names.filter((n) => !have.has(n)).map((n) => `names column "${n}", which the source does not have (${listColumns(columns)})`);
 }

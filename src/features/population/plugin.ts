@@ -12,13 +12,19 @@ import { defaultWorlds, type WorldRegistry } from './worlds/registry.js';
 import type { Metrics } from './worlds/world.js';
 import { metricScope } from './metrics.js';
 import { isPopulationState, populationStateSpec, type PopulationStateSpec } from './state-spec.js';
+import { restoredVisit, SNAPSHOT_DEFAULTS } from './snapshots.js';
 import { PopulationVisit, type SavedVisit } from './step.js';
+import type { RunEvent } from '../../core/runtime/events.js';
 
 export interface PopulationOptions {
   /** LLM calls a population step makes at once (default 64). */
   concurrency?: number;
   /** The worlds a SOP may name (default: the built-ins). */
   worlds?: WorldRegistry;
+  /** A visit is saved whole in a checkpoint at least every this many steps (default 50; ./snapshots.ts). */
+  snapshotSteps?: number;
+  /** ... or every this many applied actions (default 1,000,000). */
+  snapshotActions?: number;
 }
 
 export const DEFAULT_CONCURRENCY = 64;
@@ -33,6 +39,10 @@ export function populationPlugin(options: PopulationOptions = {}): PluginMaker {
     make(ctx) {
       const worlds = options.worlds ?? defaultWorlds();
       const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+      const snapshots = {
+        steps: Math.max(1, options.snapshotSteps ?? SNAPSHOT_DEFAULTS.steps),
+        actions: Math.max(1, options.snapshotActions ?? SNAPSHOT_DEFAULTS.actions),
+      };
       const specs = new Map<string, { spec: PopulationStateSpec; transitions: Array<{ when: CompiledExpression; to: string }> }>();
       const specOf = (state: ResolvedState) => {
         let s = specs.get(state.name);
@@ -46,6 +56,8 @@ export function populationPlugin(options: PopulationOptions = {}): PluginMaker {
       const visits = new Map<string, PopulationVisit>();
       /** Visits of the checkpoint a resumed run starts from, picked up at their next step. */
       let saved: Record<string, SavedVisit> = {};
+      /** The journal up to the checkpoint resumed from: the steps to do again after a visit's last whole save. */
+      let history: readonly RunEvent[] = [];
       /** Where a state's current visit stands: its step and last metrics. */
       const standing = (name: string): { visit: number; step: number; metrics: Metrics } | undefined => visits.get(name) ?? saved[name];
 
@@ -57,9 +69,11 @@ export function populationPlugin(options: PopulationOptions = {}): PluginMaker {
             let v = visits.get(state.name);
             if (!v || v.visit !== visit) {
               const from = saved[state.name]?.visit === visit ? saved[state.name] : undefined;
-              v = await PopulationVisit.open({ ctx, state, spec: specOf(state).spec, worlds, concurrency }, visit, from);
+              const restored = from ? restoredVisit(state.name, from, history) : undefined;
+              v = await PopulationVisit.open({ ctx, state, spec: specOf(state).spec, worlds, concurrency, snapshots }, visit, restored);
               visits.set(state.name, v);
               delete saved[state.name];
+              if (Object.keys(saved).length === 0) history = []; // every visit rebuilt: the journal is let go
             }
             await v.runStep();
           };
@@ -92,9 +106,10 @@ export function populationPlugin(options: PopulationOptions = {}): PluginMaker {
           return out;
         },
 
-        restoreCheckpoint(state) {
+        restoreCheckpoint(state, context) {
           visits.clear();
           saved = { ...((state ?? {}) as Record<string, SavedVisit>) };
+          history = context.events;
         },
       };
     },

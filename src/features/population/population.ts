@@ -127,7 +127,7 @@ async function* checked(
       for (const [i, c] of by.entries())
         if (!columns.includes(c))
           throw new PopulationError(
-            `${where}/sample/stratify/by/${i}: names column "${c}", which the source does not have (columns: ${listColumns(columns)})`,
+            `${where}/sample/stratify/by/${i}: names column "${c}", which the source does not have (${listColumns(columns)})`,
           );
       if (spec.persona !== undefined) compilePersona(spec.persona, `${where}/persona`, columns);
     }

@@ -9,6 +9,7 @@ import type { PopulationAction, RunEvent } from '../../core/runtime/events.js';
 import { loadPopulation } from './population.js';
 import { sourcePath } from './validate.js';
 import { idColumnOf, type PopulationSpec, type Value } from './types.js';
+import { isObject } from '../../shared/util/is-object.js';
 
 type StepEvent = Extract<RunEvent, { type: 'population_step' }>;
 
@@ -61,7 +62,6 @@ export interface PopulationResults {
   states: Map<string, { agents?: number; columns?: string[]; source?: string }>;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const text = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
 const whole = (v: unknown): number => (typeof v === 'number' && Number.isSafeInteger(v) ? v : 0);
 
@@ -73,20 +73,20 @@ export function stepEvent(e: RunEvent): StepEvent | undefined {
   if (e.type !== 'population_step') return undefined;
   const raw = e as unknown as Record<string, unknown>;
   if (typeof raw.state !== 'string' || !Array.isArray(raw.actions)) return undefined;
-  const actions: PopulationAction[] = raw.actions.filter(isRecord).map((a) => ({
+  const actions: PopulationAction[] = raw.actions.filter(isObject).map((a) => ({
     agent: text(a.agent),
     name: text(a.name),
-    args: isRecord(a.args) ? a.args : {},
+    args: isObject(a.args) ? a.args : {},
     ok: a.ok === true,
     output: text(a.output),
     tier: text(a.tier) as PopulationAction['tier'],
   }));
   const metrics: Record<string, number | null> = {};
-  if (isRecord(raw.metrics))
+  if (isObject(raw.metrics))
     for (const [k, v] of Object.entries(raw.metrics)) metrics[k] = typeof v === 'number' && Number.isFinite(v) ? v : null;
   const surveys = Array.isArray(raw.surveys)
     ? raw.surveys
-        .filter(isRecord)
+        .filter(isObject)
         .map((q) => ({ survey: text(q.survey), agent: text(q.agent), question: text(q.question), answer: text(q.answer) }))
     : [];
   return {
@@ -184,7 +184,7 @@ export function agentTimeline(events: readonly RunEvent[], agent: string): Timel
   for (let e of events) {
     if (e.type === 'prompt') {
       if (e.agent === agent && e.purpose === 'agent' && typeof e.state === 'string') {
-        const user = [...(Array.isArray(e.messages) ? e.messages : [])].reverse().find((m) => isRecord(m) && m.role === 'user');
+        const user = [...(Array.isArray(e.messages) ? e.messages : [])].reverse().find((m) => isObject(m) && m.role === 'user');
         if (user && typeof user.content === 'string') prompts.set(`${e.state}\u0000${e.turn}`, user.content);
       }
       continue;

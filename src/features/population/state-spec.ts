@@ -4,6 +4,8 @@
 import type { OrderPolicy } from './worlds/order.js';
 import type { LlmSettings, SopState } from '../../format/sop/types.js';
 import type { PopulationSpec } from './types.js';
+import type { StateVarSpec } from './agent-state.js';
+import type { RuleCase } from './rule-program.js';
 
 export type Activation = { probability: number; seed?: number } | { schedule: number[]; seed?: number } | { expr: string; seed?: number };
 
@@ -14,11 +16,15 @@ export interface CognitionEntry {
   where?: string;
   policy?: string;
   params?: Record<string, unknown>;
+  /** A declared policy (rules as data): ordered cases, the first that holds is taken. */
+  cases?: RuleCase[];
   llm?: LlmSettings;
 }
 
 export interface MetricSpec {
-  reducer: 'count' | 'sum' | 'mean' | 'share' | 'histogram';
+  reducer: 'count' | 'sum' | 'mean' | 'share' | 'histogram' | 'custom';
+  /** custom: the registered metric's name. */
+  fn?: string;
   over?: 'actions' | 'agents';
   of?: string;
   where?: string;
@@ -54,6 +60,8 @@ export interface PopulationStateSpec {
   startMinute: number;
   memory: { actions: number; observations: number };
   metrics: Record<string, MetricSpec>;
+  /** Agent state variables (rules as data) with their initial values. */
+  agentState: Record<string, StateVarSpec>;
   interventions: Intervention[];
   transitions: Array<{ when: string; to: string }>;
   /** Calls unanswered at the step's deadline: waited for, given up for the default action, or asked again. */
@@ -101,6 +109,7 @@ export function populationStateSpec(def: SopState): PopulationStateSpec {
       observations: memory.observations ?? POPULATION_DEFAULTS.memoryObservations,
     },
     metrics: (d.metrics as Record<string, MetricSpec> | undefined) ?? {},
+    agentState: (d.agent_state as Record<string, StateVarSpec> | undefined) ?? {},
     interventions: (d.interventions as Intervention[] | undefined) ?? [],
     transitions: (d.transitions as Array<{ when: string; to: string }> | undefined) ?? [],
     ...(d.straggler ? { straggler: stragglerOf(d.straggler as StragglerDef) } : {}),

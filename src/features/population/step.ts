@@ -19,7 +19,7 @@ import { compileExpression } from './worlds/expr.js';
 import { readEdgeListFile } from './worlds/graph-file.js';
 import { orderActions } from './worlds/order.js';
 import type { WorldRegistry } from './worlds/registry.js';
-import { ruleRng } from './worlds/rule.js';
+import { ruleRng, ruleRngs } from './worlds/rule.js';
 import {
   resolveParams,
   restoreState,
@@ -47,7 +47,9 @@ import {
 import { judgeOrder } from './judge.js';
 import { DeclaredMetrics } from './metrics.js';
 import { loadPopulation, type Population } from './population.js';
-import { compileTiers, decisionGroups, type Tier } from './tiers.js';
+import type { SavedAgentState } from './agent-state.js';
+import { RuleProgram } from './rule-program.js';
+import { compileTiers, decisionGroups, type DecisionGroups, type Tier } from './tiers.js';
 import { clockText, orderPolicy, POPULATION_DEFAULTS, type PopulationStateSpec } from './state-spec.js';
 import { sourcePath } from './validate.js';
 
@@ -58,16 +60,36 @@ export interface VisitOptions {
   worlds: WorldRegistry;
   /** LLM calls a step makes at once. */
   concurrency: number;
+  /** A full save of the visit at least every `steps` steps or `actions` applied actions (./snapshots.ts). */
+  snapshots: { steps: number; actions: number };
 }
 
-/** A visit as its checkpoint keeps it. */
+/**
+ * A visit as its checkpoint keeps it: whole (`world` and `memory`), or only where it stands, with
+ * `base` the step of its last whole save (0: the visit's start), from which the journal's
+ * `population_step` events rebuild it (./snapshots.ts).
+ */
 export interface SavedVisit {
   visit: number;
   step: number;
-  world: Json;
-  memory: Record<string, AgentMemoryEntry>;
+  world?: Json;
+  memory?: Record<string, AgentMemoryEntry>;
   metrics: Metrics;
+  /** The agent state of a state with rules as data (in every checkpoint, whole or not). */
+  rules?: SavedAgentState;
+  base?: number;
 }
+
+/** A whole save, with the journaled steps after it to do again (a resume). */
+export interface RestoredVisit {
+  /** Absent: the visit is rebuilt from its start. */
+  full?: SavedVisit;
+  replay: readonly StepEvent[];
+  /** The agent state (rules as data) at the checkpoint's step. */
+  rules?: SavedAgentState;
+}
+
+type StepEvent = Extract<RunEvent, { type: 'population_step' }>;
 
 /** What one acting agent decided and how. */
 interface Decided {
@@ -81,6 +103,13 @@ export class PopulationVisit {
   private readonly declared: DeclaredMetrics;
   private readonly tiers: Tier[];
   private readonly setup: Omit<DecideSetup, 'turn'>;
+  /** Agent state and declared policies (rules as data), when the state has them. */
+  private readonly rules: RuleProgram | undefined;
+  /** Step of the last whole save (0: the start), and the actions applied since. */
+  private fullAt = 0;
+  private actionsSinceFull = 0;
+  /** Whether the state asks surveys (they may ask any agent, so every agent's memory is kept). */
+  private readonly surveys: boolean;
 
   private constructor(
     private readonly o: VisitOptions,
@@ -99,12 +128,29 @@ export class PopulationVisit {
     const params = (worldState as { params?: unknown } | null)?.params ?? spec.world.params ?? {};
     const tools = worldTools(world, params, spec.actions);
     const names = tools.map((t) => t.name);
-    this.tiers = compileTiers(spec.cognition, names);
+    this.rules =
+      Object.keys(spec.agentState).length > 0 || spec.cognition.some((c) => c.cases)
+        ? new RuleProgram(
+            {
+              pop,
+              world,
+              worldState: () => this.worldState,
+              inputs: o.ctx.inputs,
+              memoryOf: (id) => this.memory.text(id),
+              hourOf: (step) => Math.floor(((((spec.startMinute + (step - 1) * spec.minutesPerStep) % 1440) + 1440) % 1440) / 60),
+            },
+            spec.agentState,
+          )
+        : undefined;
+    const rules = this.rules;
+    this.tiers = compileTiers(spec.cognition, names, rules ? (cases) => rules.policy(cases) : undefined);
+    this.surveys = spec.interventions.some((iv) => iv.survey !== undefined);
     this.setup = { host: o.ctx, state: o.state, world, pop, tools, ...(spec.observe !== undefined ? { observe: spec.observe } : {}) };
   }
 
   /** Starts a visit (its agents loaded, its world made), or picks one up from its checkpoint. */
-  static async open(o: VisitOptions, visit: number, saved?: SavedVisit): Promise<PopulationVisit> {
+  static async open(o: VisitOptions, visit: number, restored?: RestoredVisit): Promise<PopulationVisit> {
+    const saved = restored?.full;
     const { ctx, state, spec } = o;
     const pointer = `/states/${state.name}`;
     const baseDir = dirname(ctx.file);
@@ -113,7 +159,7 @@ export class PopulationVisit {
     if (!world) throw new EngineError(`${pointer}/world/type: unknown world "${spec.world.type}"`, 'POPULATION');
     const init = await initContext(spec, baseDir);
     let worldState: unknown;
-    if (saved) worldState = restoreState(world, saved.world, init);
+    if (saved?.world !== undefined) worldState = restoreState(world, saved.world, init);
     else {
       const params = renderStrings(spec.world.params ?? {}, ctx.baseContext(), `${pointer}/world/params`);
       const resolved = resolveWorldParams(world, params, `${pointer}/world/params`);
@@ -121,7 +167,14 @@ export class PopulationVisit {
       worldState = world.init(resolved, agents, ruleRng(ctx.seed, 0, `world:${state.name}`), init);
     }
     const v = new PopulationVisit(o, pop, world, worldState, visit, saved?.step ?? 0, saved?.metrics ?? {});
-    if (saved) v.memory.restore(saved.memory);
+    if (saved) {
+      v.memory.restore(saved.memory);
+      v.fullAt = saved.step;
+    }
+    // the agent state is in every checkpoint: as it stood at the checkpoint's step
+    if (restored?.rules) v.rules?.restore(restored.rules);
+    else v.rules?.init(ctx.seed);
+    if (restored) for (const e of restored.replay) v.replayStep(e);
     else
       ctx.emit({
         type: 'population_started',
@@ -136,14 +189,80 @@ export class PopulationVisit {
     return v;
   }
 
+  /** The visit for a checkpoint: whole when a whole save is due, else where it stands (a resume replays the steps since). */
   save(): SavedVisit {
+    const { steps, actions } = this.o.snapshots;
+    // a whole save holds about the population's size; the steps since hold their actions: one is
+    // written when enough steps and at least twice the population's size in actions have gone by
+    // (its bytes stay a small share of the journal's), or at most every `actions` actions
+    const due = (this.step - this.fullAt >= steps && this.actionsSinceFull >= 2 * this.pop.size) || this.actionsSinceFull >= actions;
+    const rules = this.rules ? { rules: this.rules.save() } : {};
+    if (!due) return { visit: this.visit, step: this.step, metrics: this.metrics, base: this.fullAt, ...rules };
+    this.fullAt = this.step;
+    this.actionsSinceFull = 0;
     return {
       visit: this.visit,
       step: this.step,
       world: saveState(this.world, this.worldState),
       memory: this.memory.save(),
       metrics: this.metrics,
+      ...rules,
     };
+  }
+
+  /**
+   * A journaled step done again, with no decision made: its interventions, then the actions the
+   * journal says the world applied, in their order; memories as the step left them.
+   */
+  private replayStep(e: StepEvent): void {
+    const { spec } = this.o;
+    const step = e.step;
+    const injected = this.intervene(step);
+    if (injected.length > 0) this.world.apply(this.worldState, injected, step);
+    const clock = clockText(spec.startMinute + (step - 1) * spec.minutesPerStep);
+    // observations are looked at again only when memories keep them
+    const seen = spec.memory.observations > 0 ? this.observeAll(step, clock).seen : new Map<number, Seen>();
+    const decided = e.actions.filter((a) => a.tier !== 'injected');
+    const order = decided.slice(0, e.applied ?? decided.length).map((a) => ({ agent: a.agent, name: a.name, args: a.args, seq: 0 }));
+    this.world.apply(this.worldState, order, step);
+    this.remember(e.actions, seen, clock);
+    this.step = step;
+    this.metrics = e.metrics;
+    this.actionsSinceFull += e.actions.length;
+  }
+
+  /** Who acts at a step, how each decides, and what each sees of the step-start state. */
+  private observeAll(step: number, clock: string) {
+    const { ctx, spec } = this.o;
+    const minute = (step - 1) * spec.minutesPerStep;
+    const stateOf = this.rules ? (i: number) => this.rules!.states.of(i) : undefined;
+    const active = activationRule(spec.activation, ctx.seed).active(this.pop, step, spec.startMinute + minute, stateOf);
+    const groups = decisionGroups(this.tiers, this.pop, active);
+    // every acting agent observes the step-start state; a rule agent needs only its observation,
+    // an agent asking an LLM also the public snapshot and its memory (for its prompt)
+    const k = observeK(this.worldState);
+    const ruleSeen = groups.rule.map(({ i }) => this.world.observe(this.worldState, this.pop.ids[i]!, k));
+    const seen = new Map<number, Seen>();
+    // (a survey may ask any agent, with its observation and memory: then every acting agent's is kept)
+    const asking = this.surveys
+      ? active
+      : [...groups.perAgent.map((g) => g.i), ...groups.archetypes.flatMap((g) => g.members)].sort((a, b) => a - b);
+    if (asking.length > 0) {
+      const snapshot = JSON.stringify(this.world.snapshot(this.worldState, step));
+      for (const i of asking) {
+        const id = this.pop.ids[i]!;
+        seen.set(i, { observation: this.world.observe(this.worldState, id, k), snapshot, memory: this.memory.text(id), clock, step });
+      }
+    }
+    return { active, groups, ruleSeen, seen };
+  }
+
+  /** What the step's acting agents did and saw, in their memories (a rule agent's only when a survey or a declared rule may read it). */
+  private remember(applied: readonly PopulationAction[], seen: Map<number, Seen>, clock: string): void {
+    for (const a of applied)
+      if (a.tier !== 'injected' && (this.surveys || this.rules !== undefined || a.tier !== 'rule'))
+        this.memory.noteAction(a.agent, `${clock}: ${a.name}${argText(a.args)} -> ${a.output}`);
+    for (const [i, s] of seen) this.memory.noteObservation(this.pop.ids[i]!, `${clock}: ${JSON.stringify(s.observation)}`);
   }
 
   /** One step of the visit; throws (after every call of the step has settled) when a call failed. */
@@ -156,15 +275,8 @@ export class PopulationVisit {
     const before = usageCounts(ctx.usage);
     const injected = this.intervene(step);
     const injectedOutcomes = injected.length > 0 ? this.world.apply(this.worldState, injected, step) : [];
-    const active = activationRule(spec.activation, ctx.seed).active(this.pop, step, spec.startMinute + minute);
-    const snapshot = JSON.stringify(this.world.snapshot(this.worldState, step));
-    const k = observeK(this.worldState);
-    const seen = new Map<number, Seen>();
-    for (const i of active) {
-      const id = this.pop.ids[i]!;
-      seen.set(i, { observation: this.world.observe(this.worldState, id, k), snapshot, memory: this.memory.text(id), clock, step });
-    }
-    const { decided, surveys } = await this.decideAll(step, turn, active, seen);
+    const { active, groups, ruleSeen, seen } = this.observeAll(step, clock);
+    const { decided, surveys } = await this.decideAll(step, turn, groups, ruleSeen, seen);
     const actions: StepAction[] = [];
     const invalid: PopulationAction[] = [];
     const tierOf = new Map<string, PopulationAction['tier']>();
@@ -211,10 +323,11 @@ export class PopulationVisit {
       })),
       ...invalid,
     ];
-    for (const a of applied)
-      if (a.tier !== 'injected') this.memory.noteAction(a.agent, `${clock}: ${a.name}${argText(a.args)} -> ${a.output}`);
-    for (const [i, s] of seen) this.memory.noteObservation(this.pop.ids[i]!, `${clock}: ${JSON.stringify(s.observation)}`);
-    const metrics: Metrics = { ...this.world.metrics(this.worldState, step), ...this.declared.compute(step, applied, this.pop) };
+    this.remember(applied, seen, clock);
+    this.actionsSinceFull += applied.length;
+    this.rules?.commit(applied);
+    const scopeOf = this.rules ? (i: number) => this.rules!.scope(i, step) : undefined;
+    const metrics: Metrics = { ...this.world.metrics(this.worldState, step), ...this.declared.compute(step, applied, this.pop, scopeOf) };
     this.step = step;
     this.metrics = metrics;
     ctx.emit({
@@ -227,6 +340,7 @@ export class PopulationVisit {
       minute,
       active: active.length,
       actions: applied,
+      applied: order.length,
       metrics,
       ...(surveys.length > 0 ? { surveys } : {}),
       usage: usageSince(before, usageCounts(ctx.usage)),
@@ -253,7 +367,7 @@ export class PopulationVisit {
   }
 
   /** Every acting agent's decision, and the survey answers: the step's LLM calls made at once (`ctx.callMany`). */
-  private async decideAll(step: number, turn: number, active: readonly number[], seen: Map<number, Seen>) {
+  private async decideAll(step: number, turn: number, groups: DecisionGroups, ruleSeen: readonly Json[], seen: Map<number, Seen>) {
     const { ctx, state, spec } = this.o;
     const setup: DecideSetup = { ...this.setup, turn };
     const decided: Decided[] = [];
@@ -262,13 +376,13 @@ export class PopulationVisit {
     const then: Array<(outcome: ManyOutcome) => void> = [];
     const late = spec.straggler?.default ?? { name: 'idle', args: {} };
     const choiceOf = (o: ManyOutcome): Choice => ('late' in o ? late : parseAction(o.reply, this.world, this.setup.tools));
-    const groups = decisionGroups(this.tiers, this.pop, active);
-    for (const { i, tier } of groups.rule) {
+    const rngOf = ruleRngs(ctx.seed, step);
+    groups.rule.forEach(({ i, tier }, n) => {
       const id = this.pop.ids[i]!;
-      const chosen = tier.policy!({ agent: id, observation: seen.get(i)!.observation, step, rng: ruleRng(ctx.seed, step, id) });
+      const chosen = tier.policy!({ agent: id, observation: ruleSeen[n]!, step, rng: rngOf(id) });
       const first = chosen[0];
-      decided.push({ i, tier: 'rule', choice: first ? { name: first.name, args: first.args } : { name: 'idle', args: {} } });
-    }
+      decided.push({ i, tier: 'rule', choice: first ? { name: first.name, args: first.args } : IDLE });
+    });
     for (const { i, tier } of groups.perAgent) {
       calls.push(decisionCall(setup, i, seen.get(i)!, decisionLlm(ctx.sop, state, tier.entry), `${step}:${this.pop.ids[i]!}`));
       then.push((o) => decided.push({ i, tier: 'per_agent', choice: choiceOf(o) }));
@@ -333,6 +447,8 @@ export class PopulationVisit {
   }
 }
 
+const IDLE: Choice = { name: 'idle', args: {} };
+
 const argText = (args: Record<string, unknown>): string => {
   const text = JSON.stringify(args);
   if (text === '{}') return '';
@@ -351,7 +467,7 @@ async function initContext(spec: PopulationStateSpec, baseDir: string): Promise<
   const file = (graph as { file?: unknown } | undefined)?.file;
   if (typeof file === 'string') {
     const { file: _f, ...rest } = graph as Record<string, unknown>;
-    graph = { ...rest, edges: await readEdgeListFile(sourcePath(file, baseDir)) };
+    graph = { ...rest, edges: await readEdgeListFile(sourcePath(file, baseDir), file) };
   }
   const embedder = new LocalEmbedder();
   return { ...(graph !== undefined ? { graph } : {}), embed: (text: string) => embedder.embedOne(text, false) };

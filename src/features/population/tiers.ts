@@ -19,12 +19,21 @@ export interface Tier {
  * The state's cognition entries, compiled; `actions`: the names of the world's tools, for the rule
  * policies (without them, tiers only tell who decides how: `sop plan` counting calls).
  */
-export function compileTiers(cognition: readonly CognitionEntry[], actions?: readonly string[]): Tier[] {
-  return cognition.map((entry) => ({
-    entry,
-    ...(entry.where ? { where: compileExpression(entry.where) } : {}),
-    ...(entry.tier === 'rule' && actions ? { policy: rulePolicy(entry.policy ?? 'idle', entry.params ?? {}, [...actions]) } : {}),
-  }));
+export function compileTiers(
+  cognition: readonly CognitionEntry[],
+  actions?: readonly string[],
+  /** The policy of a tier declared as cases (rules as data: ./rule-program.ts). */
+  casesPolicy?: (cases: NonNullable<CognitionEntry['cases']>) => RulePolicy,
+): Tier[] {
+  const policyOf = (entry: CognitionEntry): RulePolicy | undefined => {
+    if (entry.tier !== 'rule' || !actions) return undefined;
+    if (entry.cases && casesPolicy) return casesPolicy(entry.cases);
+    return rulePolicy(entry.policy ?? 'idle', entry.params ?? {}, [...actions]);
+  };
+  return cognition.map((entry) => {
+    const policy = policyOf(entry);
+    return { entry, ...(entry.where ? { where: compileExpression(entry.where) } : {}), ...(policy ? { policy } : {}) };
+  });
 }
 
 /** The tier an agent decides by: the first entry whose `where` it matches (none: it stays idle). */

@@ -56,8 +56,26 @@ export class PopulationError extends EngineError {
 
 export const idColumnOf = (spec: PopulationSpec): string => spec.id ?? 'id';
 
-/** "a, b, c" with at most `max` names, then "... (N more)". */
+/**
+ * A column name or value from a data file as a message may show it: quoted when it is a plain name
+ * (letters, digits, spaces and _ . - @ +, at most 64 characters), else undefined. An error never
+ * quotes a line of a file it refused (/etc/passwd as a population: its first line would be the
+ * one "column"), so anything else is described, never shown.
+ */
+export function plainName(s: string): string | undefined {
+  return /^[\p{L}\p{N}_][\p{L}\p{N}_ .@+-]{0,63}$/u.test(s) ? `"${s}"` : undefined;
+}
+
+/** A name from a data file, quoted when it is plain (see plainName), else `what` (e.g. "a key that is not a plain name"). */
+export const shownName = (s: string, what: string): string => plainName(s) ?? what;
+
+/**
+ * "columns: a, b, c" with at most `max` names, then "... (N more)"; when the header holds anything
+ * but plain names (a file that is not a table with a header row), how many columns and no bytes.
+ */
 export function listColumns(columns: readonly string[], max = 12): string {
-  if (columns.length <= max) return columns.join(', ');
-  return `${columns.slice(0, max).join(', ')}, ... (${columns.length - max} more)`;
+  if (columns.some((c) => plainName(c) === undefined))
+    return `${columns.length} column${columns.length === 1 ? '' : 's'}, not all plain names: is the first row a header?`;
+  if (columns.length <= max) return `columns: ${columns.join(', ')}`;
+  return `columns: ${columns.slice(0, max).join(', ')}, ... (${columns.length - max} more)`;
 }

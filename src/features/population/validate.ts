@@ -4,15 +4,17 @@
 // persona template names, the stratify columns. A missing or unreadable data file is one line.
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { Ajv, type ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
 import type { Diagnostic } from '../../format/sop/diagnostics.js';
+import { lazyRequire } from '../../shared/util/lazy-require.js';
 import { packageRoot } from '../../shared/util/package-root.js';
 import { schemaProblem } from '../../shared/util/schema-error.js';
 import { columnProblems, generatedColumns } from './generate.js';
 import { checkPersona, personaNames } from './persona-check.js';
-import { readColumns } from './source.js';
+import { readHeader } from './source.js';
 import { idColumnOf, listColumns, PopulationError, STRATUM_SEPARATOR, type PopulationSpec } from './types.js';
 
+const ajv = lazyRequire<typeof import('ajv')>('ajv');
 let compiled: { validate: ValidateFunction; root: Record<string, unknown> } | undefined;
 
 /** The JSON schema of a population (schemas/population.schema.json). */
@@ -23,9 +25,10 @@ export function populationSchema(): Record<string, unknown> {
 function validator(): { validate: ValidateFunction; root: Record<string, unknown> } {
   if (!compiled) {
     const schema = populationSchema();
-    const ajv = new Ajv({ allErrors: false, strict: false });
-    ajv.addSchema(schema);
-    const validate = ajv.getSchema(`${schema.$id as string}#/definitions/population`)!;
+    const { Ajv } = ajv();
+    const compiler = new Ajv({ allErrors: false, strict: false });
+    compiler.addSchema(schema);
+    const validate = compiler.getSchema(`${schema.$id as string}#/definitions/population`)!;
     compiled = { validate, root: { ...schema, $ref: '#/definitions/population' } };
   }
   return compiled;
@@ -50,13 +53,21 @@ export function sourcePath(file: string, baseDir: string): string {
  * the first row of a data file.
  */
 export function validatePopulationSpec(spec: unknown, baseDir: string, pointer: string): Diagnostic[] {
+  return checkPopulationSpec(spec, baseDir, pointer).diagnostics;
+}
+
+/**
+ * The diagnostics of a population spec, and the columns its agents have (the source's, with the
+ * id column) when they could be read: what an expression over an agent may name.
+ */
+export function checkPopulationSpec(spec: unknown, baseDir: string, pointer: string): { diagnostics: Diagnostic[]; columns?: string[] } {
   const out: Diagnostic[] = [];
   const err = (path: Array<string | number>, message: string) =>
     out.push({ severity: 'error', pointer: pointer + path.map((p) => `/${escape(String(p))}`).join(''), message });
   const shape = shapeProblem(spec);
   if (shape) {
     out.push({ severity: 'error', pointer: pointer + shape.pointer, message: shape.message });
-    return out;
+    return { diagnostics: out };
   }
   const p = spec as PopulationSpec;
   const idColumn = idColumnOf(p);
@@ -72,7 +83,14 @@ export function validatePopulationSpec(spec: unknown, baseDir: string, pointer: 
   } else {
     const file = p.source.file;
     try {
-      columns = readColumns(sourcePath(file, baseDir), { format: p.source.format, display: file });
+      const header = readHeader(sourcePath(file, baseDir), { format: p.source.format, display: file });
+      columns = header.columns;
+      for (const r of header.renamed)
+        out.push({
+          severity: 'warning',
+          pointer: `${pointer}/source/file`,
+          message: `${file}: column ${r.index + 1} is named "__proto__", which cannot be an agent's attribute: it is kept as "${r.to}"`,
+        });
     } catch (e) {
       if (!(e instanceof PopulationError)) throw e;
       err(['source', 'file'], e.message);
@@ -80,7 +98,7 @@ export function validatePopulationSpec(spec: unknown, baseDir: string, pointer: 
     if (columns && !columns.includes(idColumn))
       err(
         p.id === undefined ? [] : ['id'],
-        `${file} has no id column "${idColumn}" (columns: ${listColumns(columns)})${p.id === undefined ? '; name the id column with "id"' : ''}`,
+        `${file} has no id column "${idColumn}" (${listColumns(columns)})${p.id === undefined ? '; name the id column with "id"' : ''}`,
       );
   }
   if (p.persona !== undefined)
@@ -101,9 +119,9 @@ export function validatePopulationSpec(spec: unknown, baseDir: string, pointer: 
     if (columns)
       for (const [i, c] of s.by.entries())
         if (!columns.includes(c))
-          err(['sample', 'stratify', 'by', i], `names column "${c}", which the source does not have (columns: ${listColumns(columns)})`);
+          err(['sample', 'stratify', 'by', i], `names column "${c}", which the source does not have (${listColumns(columns)})`);
     if (rows !== undefined && s.n > rows) err(['sample', 'stratify', 'n'], `asks for ${s.n} agents of the ${rows} rows generated`);
   } else if (sample && rows !== undefined && sample.n > rows)
     err(['sample', 'n'], `asks for ${sample.n} agents of the ${rows} rows generated`);
-  return out;
+  return { diagnostics: out, ...(columns ? { columns } : {}) };
 }

@@ -23,21 +23,6 @@ export function memoryTypes(sop: Pick<Sop, 'memory_types'>): Record<string, Memo
   return (sop.memory_types ?? {}) as Record<string, MemoryType>;
 }
 
-/** Memory files the structured types add to the run (name -> initial content: empty). */
-export function structuredMemoryFiles(sop: Pick<Sop, 'memory_types' | 'memory'>): Record<string, string> {
-  const out: Record<string, string> = {};
-  const initial = sop.memory ?? {};
-  for (const name of Object.keys(memoryTypes(sop))) out[name] = Object.prototype.hasOwnProperty.call(initial, name) ? initial[name]! : '';
-  return out;
-}
-
-/** File extension of a memory file: .json for structured types. */
-export function structuredExtensions(sop: Pick<Sop, 'memory_types'>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of Object.keys(memoryTypes(sop))) out[name] = '.json';
-  return out;
-}
-
 /** The memory file of a type: `wanted` when given (and of that type), else the only one. */
 export function memoryNameOf(sop: Pick<Sop, 'memory_types'>, type: MemoryType, wanted?: string): string {
   const types = memoryTypes(sop);

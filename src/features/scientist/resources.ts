@@ -67,11 +67,7 @@ export function startLevel(value: TaskValue, config: ResourcesConfig = {}): Leve
   return policyFor(value, config).start_level;
 }
 
-/** Is the user away? The SOP's resources.user_away or the run input user_away (true/yes/1). */
-export function userAway(config: ResourcesConfig = {}, inputs: Record<string, string | undefined> = {}): boolean {
-  const input = inputs.user_away?.trim().toLowerCase();
-  return config.user_away === true || input === 'true' || input === 'yes' || input === '1';
-}
+export { userAway } from '../../core/io/human.js';
 
 /** What a task of `value` working at `level` (default: its start level) may use. */
 export function resourcesFor(

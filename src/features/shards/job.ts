@@ -12,6 +12,7 @@ import { EngineError } from '../../shared/errors.js';
 import type { CallMeta, ChatMessage, ChatResponse } from '../../core/llm/types.js';
 import { signatureProblem } from '../../shared/util/job-signature.js';
 import type { StepRef } from '../../core/runtime/call-many.js';
+import { isObject } from '../../shared/util/is-object.js';
 
 export const SHARD_QUEUE = 'sop-shards';
 export const STEP_QUEUE = 'sop-shard-steps';
@@ -105,7 +106,6 @@ export class ShardJobRefused extends EngineError {
 
 const PURPOSES = new Set(['agent', 'judge', 'speaker', 'summary', 'survey', 'tool']);
 const ROLES = new Set(['system', 'user', 'assistant']);
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * A shard job's data checked: its signature (over its id), then its shape. Throws ShardJobRefused

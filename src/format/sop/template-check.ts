@@ -3,16 +3,16 @@
 // the engine gives it (src/core/prompt/template-context.ts). Walks the AST of Handlebars.parse with
 // the scopes Handlebars uses: `each` and `with` change the context (`../` goes back one),
 // `if` and `unless` do not, block params (`as |item|`) are local names, `@root` is the top.
-import { createRequire } from 'node:module';
+import { lazyRequire } from '../../shared/util/lazy-require.js';
 import { RENDER_LIMITS } from './render-limits.js';
 import { CHECKED_HELPERS as TEMPLATE_HELPERS } from './template-helpers.js';
 
 // Handlebars' parser and compiler alone: the very functions of Handlebars.parse and
 // Handlebars.Compiler, without the runtime, the JavaScript generator and source maps the package
-// loads with them (half its load time, which `sop validate` would spend for nothing).
-const requireCjs = createRequire(import.meta.url);
-const { parse: parseTemplate } = requireCjs('handlebars/dist/cjs/handlebars/compiler/base.js') as { parse(source: string): unknown };
-const { Compiler } = requireCjs('handlebars/dist/cjs/handlebars/compiler/compiler.js') as { Compiler: HandlebarsCompiler };
+// loads with them (half its load time, which `sop validate` would spend for nothing); required at
+// the first template checked.
+const parser = lazyRequire<{ parse(source: string): unknown }>('handlebars/dist/cjs/handlebars/compiler/base.js');
+const compiler = lazyRequire<{ Compiler: HandlebarsCompiler }>('handlebars/dist/cjs/handlebars/compiler/compiler.js');
 
 /** What a template may read at its top level. */
 export interface TemplateScope {
@@ -395,7 +395,7 @@ class Checker {
 export function checkTemplate(source: string, scope: TemplateScope = {}): TemplateProblem[] {
   let ast: Program;
   try {
-    ast = parseTemplate(source) as Program;
+    ast = parser().parse(source) as Program;
   } catch (err) {
     if (err instanceof RangeError) return [{ message: 'the template is nested too deeply to read' }];
     const message = oneLine((err as Error).message);
@@ -419,7 +419,7 @@ export function checkTemplate(source: string, scope: TemplateScope = {}): Templa
   let compiled = compilerVerdicts.get(source);
   if (compiled === undefined) {
     try {
-      new Compiler().compile(ast, {
+      new (compiler().Compiler)().compile(ast, {
         noEscape: true,
         knownHelpers: { log: false },
         data: true,

@@ -51,6 +51,7 @@ export const TEMPLATE_VARIABLES: Record<TemplateName, readonly string[]> = {
     'edited',
     'code',
     'feedback',
+    'network_hint',
   ],
   human_question: ['kind', 'text', 'file', 'command', 'agent', 'rejections', 'functions'],
   human_result: ['kind', 'reply', 'automatic', 'text', 'away', 'accepted', 'chosen', 'edited', 'save_to', 'final'],
@@ -74,5 +75,5 @@ export const TEMPLATE_VARIABLES: Record<TemplateName, readonly string[]> = {
     'listed',
     'feedback',
   ],
-  subflow_result: ['command', 'stopped', 'failed', 'error', 'turns', 'result', 'summary'],
+  subflow_result: ['command', 'stopped', 'failed', 'error', 'turns', 'result', 'summary', 'feedback'],
 };

@@ -99,8 +99,49 @@ export function checkInputFile(file: string, o: InputFileOptions = {}): Stats {
   return st;
 }
 
+/**
+ * An open file descriptor (read-only, O_NONBLOCK) of a regular file under the cap, for a caller
+ * that streams it (population files, edge lists); InputFileError otherwise. A device is never
+ * opened; the file actually opened is checked again (fstat), so a file swapped for a FIFO between
+ * the check and the open is refused too. The caller closes it.
+ */
+export function openInputFile(file: string, o: InputFileOptions = {}): number {
+  const max = o.maxBytes ?? MAX_INPUT_BYTES;
+  const what = o.what ?? 'a file';
+  checkInputFile(file, o);
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOCTTY ?? 0));
+  } catch (err) {
+    throw new InputFileError(file, errnoReason(err, what), (err as NodeJS.ErrnoException).code);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) refuseKind(file, st, what);
+    if (st.size > max) refuseSize(file, st.size, max);
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+  return fd;
+}
+
 /** The bytes of a regular file under the cap; InputFileError otherwise (never blocks, never reads a device). */
 export function readInputBuffer(file: string, o: InputFileOptions = {}): Buffer {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  streamInputFile(file, o, (chunk) => {
+    chunks.push(Buffer.from(chunk));
+    total += chunk.length;
+  });
+  return Buffer.concat(chunks, total);
+}
+
+/**
+ * A regular file's bytes handed to `onChunk` a block at a time (the block is reused: copy what
+ * is kept), as readInputBuffer checks and reads them; `maxBytes: Infinity` for no cap.
+ */
+export function streamInputFile(file: string, o: InputFileOptions & { blockBytes?: number }, onChunk: (chunk: Buffer) => void): void {
   const max = o.maxBytes ?? MAX_INPUT_BYTES;
   const what = o.what ?? 'a file';
   checkInputFile(file, o); // a device is never even opened (opening some has effects)
@@ -114,9 +155,8 @@ export function readInputBuffer(file: string, o: InputFileOptions = {}): Buffer 
     const st = fstatSync(fd); // the file swapped for a pipe or device between stat and open
     if (!st.isFile()) refuseKind(file, st, what);
     if (st.size > max) refuseSize(file, st.size, max);
-    const chunks: Buffer[] = [];
     let total = 0;
-    const block = Buffer.allocUnsafe(Math.min(Math.max(st.size + 1, 4096), 1024 * 1024));
+    const block = Buffer.allocUnsafe(Math.min(Math.max(st.size + 1, 4096), o.blockBytes ?? 1024 * 1024));
     for (;;) {
       let n: number;
       try {
@@ -127,9 +167,8 @@ export function readInputBuffer(file: string, o: InputFileOptions = {}): Buffer 
       if (n === 0) break;
       total += n;
       if (total > max) refuseSize(file, total, max); // grew while being read
-      chunks.push(Buffer.from(block.subarray(0, n)));
+      onChunk(block.subarray(0, n));
     }
-    return Buffer.concat(chunks, total);
   } finally {
     closeSync(fd);
   }

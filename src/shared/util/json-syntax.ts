@@ -2,6 +2,7 @@
 // text ("Unexpected token 'r', \"root:x:0:0\"... is not valid JSON"), and a user file named by
 // mistake (or on purpose) must not reach the terminal, a log or an agent that way. The message
 // keeps what was wrong in general words and where: the line and the column.
+import { existsSync, readFileSync } from 'node:fs';
 
 export interface Position {
   line: number;
@@ -178,4 +179,17 @@ export function jsonProblem(text: string, err: unknown): JsonProblem {
 export function describeJsonProblem(text: string, err: unknown): string {
   const p = jsonProblem(text, err);
   return p.position ? `line ${p.position.line}, column ${p.position.column}: ${p.what}` : p.what;
+}
+
+/** The document of a JSON file, or undefined when there is no file; `bad` makes the error for a file that is not JSON. */
+export function readJsonFile(file: string, bad: (message: string) => Error): unknown {
+  if (!existsSync(file)) return undefined;
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    if (!(err instanceof SyntaxError)) throw err;
+    throw bad(`${file}: not valid JSON (${describeJsonProblem(text, err)})`);
+  }
 }

@@ -23,3 +23,12 @@ export function closestName(name: string, known: readonly string[]): string | un
   }
   return best !== undefined && best.d <= Math.max(1, Math.floor(Math.max(name.length, best.name.length) / 3)) ? best.name : undefined;
 }
+
+/** Up to `n` names of `known` closest to `name` (case aside), closest first; ties in the order given. */
+export function closestNames(name: string, known: readonly string[], n = 3): string[] {
+  return known
+    .map((k, i) => ({ k, i, d: distance(name.toLowerCase(), k.toLowerCase()) }))
+    .sort((a, b) => a.d - b.d || a.i - b.i)
+    .slice(0, n)
+    .map((x) => x.k);
+}

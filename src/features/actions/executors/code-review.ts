@@ -8,11 +8,11 @@
 // answer is never taken for them (an "ok" meant for a plan review does not approve code).
 import { spawnSync } from 'node:child_process';
 import { askApproval } from '../../../core/io/human.js';
-import { isAcceptance, type ExecContext } from './types.js';
+import { isAcceptance, type ExecContext } from '../../../core/commands/executor.js';
 
 export type CodeDecision = { run: true; code: string; edited: boolean; reply: string } | { run: false; reply: string };
 
-const RUN_TAG = /^\s*run\s*:\s*/i;
+export const RUN_TAG = /^\s*run\s*:\s*/i;
 const FEEDBACK_TAG = /^\s*feedback\s*:\s*/i;
 const EXTENSION: Record<string, string> = { python: 'py', javascript: 'js', bash: 'sh' };
 
@@ -25,7 +25,7 @@ export async function takeTagged(ctx: ExecContext, tag: RegExp, prompt: string):
 }
 
 /** A scripted decision: `approve` (or yes/ok/run), `edit CODE`, anything else refuses with its text as the reason. */
-function scripted(answer: string, code: string): CodeDecision {
+export function scripted(answer: string, code: string): CodeDecision {
   const edit = /^edit\b[ \t]*\r?\n?([\s\S]*)$/i.exec(answer);
   if (edit) {
     const next = edit[1]!;
@@ -48,8 +48,8 @@ function editor(): string | undefined {
  */
 export async function reviewCode(ctx: ExecContext, language: string, code: string): Promise<CodeDecision> {
   if (ctx.autoRun || ctx.yes) return { run: true, code, edited: false, reply: '' };
-  const render = (file?: string) =>
-    ctx.templates.render('code_approval', { language, code, command: ctx.command, agent: ctx.agent, file, editor: editor() });
+  const render = (file?: string, shown = code) =>
+    ctx.templates.render('code_approval', { language, code: shown, command: ctx.command, agent: ctx.agent, file, editor: editor() });
   const tagged = await takeTagged(ctx, RUN_TAG, render());
   if (tagged !== undefined) return scripted(tagged, code);
   // A person at a terminal: the code is in a file they may edit before approving.
@@ -64,12 +64,14 @@ export async function reviewCode(ctx: ExecContext, language: string, code: strin
   const person = ctx.human.interactive || ctx.human.approver?.interactive;
   if (ws && person)
     file = ws.write(`.sop/code/${ctx.command}-turn${ctx.turn}.${EXTENSION[language] ?? 'txt'}`, code.endsWith('\n') ? code : `${code}\n`);
+  let shown = code;
   for (;;) {
-    const reply = await askApproval(ctx.human, { agent: ctx.agent, role: ctx.role, state: ctx.state, prompt: render(file) });
-    if (/^\s*edit\s*$/i.test(reply) && file) {
+    const reply = await askApproval(ctx.human, { agent: ctx.agent, role: ctx.role, state: ctx.state, prompt: render(file, shown) });
+    if (/^\s*edit\s*$/i.test(reply) && file && ws) {
       const ed = editor();
       if (ed) spawnSync(ed, [file], { stdio: 'inherit', shell: false });
-      continue; // asked again, with the file as edited
+      shown = ws.read(ws.display(file)); // asked again, showing the code as edited: what runs if approved
+      continue;
     }
     if (!isAcceptance(reply)) return { run: false, reply };
     const final = file && ws ? ws.read(ws.display(file)) : code;

@@ -6,7 +6,7 @@
 // returns even if something it cannot kill still holds the pipes: sop closes its ends.
 import { spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { SECCOMP_FD, sandboxArgv, sandboxFilter } from './sandbox.js';
+import { SECCOMP_FD, sandboxArgv, sandboxFilter } from '../../../shared/sandbox/sandbox.js';
 import { RUN_TAG_VAR, killHolders, killTagged, newRunTag, outputEnds } from './process-tag.js';
 import { isSecretName, urlCredentials } from '../../../shared/util/redact.js';
 

@@ -2,9 +2,11 @@
 // to the human for approval (unless --auto-run or --yes).
 import { CODE_DEFAULTS, LANGUAGES, describeExit, runCode, type CodeOutcome, type Language } from './code-runner.js';
 import { askApproval } from '../../../core/io/human.js';
-import { codeFeedback, reviewCode } from './code-review.js';
-import { isSessionLanguage } from './session/code-session.js';
-import { ExecutorInputError, isAcceptance, str, type ArgSpecs, type ExecContext, type ExecResult, type Executor } from './types.js';
+import { RUN_TAG, codeFeedback, reviewCode, scripted, takeTagged } from './code-review.js';
+import { CODE_SESSIONS, isSessionLanguage } from './session/code-session.js';
+import { networkHint } from './network-hint.js';
+import { ExecutorInputError, isAcceptance, str } from '../../../core/commands/executor.js';
+import type { ArgSpecs, ExecContext, ExecResult, Executor } from '../../../core/commands/executor.js';
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
 
@@ -17,12 +19,20 @@ export function languagesOf(settings: Record<string, unknown>): Language[] {
 
 /**
  * Ask a person at a terminal to approve running `code`, unless the run is unattended by choice
- * (--auto-run, --yes). An answers file never approves code: without a terminal the run stops
- * (resumable) with a message naming --auto-run.
+ * (--auto-run, --yes) or a scripted answer tagged `run:` decides (`run: approve`, `run: refuse
+ * REASON`), as for run_code. An untagged answer never approves code: without a terminal the run
+ * stops (resumable) with a message naming --auto-run.
  */
 export async function approveCode(ctx: ExecContext, language: string, code: string): Promise<{ approved: boolean; reply: string }> {
   if (ctx.autoRun || ctx.yes) return { approved: true, reply: '' };
   const prompt = ctx.templates.render('code_approval', { language, code, command: ctx.command, agent: ctx.agent });
+  // a scripted `run: approve` / `run: refuse REASON`, as run_code takes it (code-review.ts)
+  const tagged = await takeTagged(ctx, RUN_TAG, prompt);
+  if (tagged !== undefined) {
+    const d = scripted(tagged, code);
+    if (d.run && d.edited) return { approved: false, reply: 'run: edit is not possible here (the tests run as written)' };
+    return d.run ? { approved: true, reply: tagged } : { approved: false, reply: d.reply };
+  }
   const reply = await askApproval(ctx.human, { agent: ctx.agent, role: ctx.role, state: ctx.state, prompt });
   return { approved: isAcceptance(reply), reply };
 }
@@ -125,7 +135,7 @@ export const executor: Executor = {
     const code = review.code;
     const timeoutMs = num(ctx.settings.timeout_ms) ?? CODE_DEFAULTS.timeoutMs;
     const maxOutput = num(ctx.settings.max_output) ?? CODE_DEFAULTS.maxOutput;
-    const sessions = ctx.settings.session !== false && isSessionLanguage(language) ? ctx.sessions : undefined;
+    const sessions = ctx.settings.session !== false && isSessionLanguage(language) ? ctx.vars?.get(CODE_SESSIONS) : undefined;
     let outcome: CodeOutcome;
     let extra: Record<string, unknown> = {};
     if (sessions && isSessionLanguage(language)) {
@@ -158,13 +168,26 @@ export const executor: Executor = {
     const view = { ...outcomeContext(outcome, timeoutMs, language), ...extra };
     if (extra.error) view.ok = false;
     if (extra.session_ended) view.ok = false;
+    const network = networkHint({
+      ok: view.ok,
+      sandboxed: outcome.sandboxed,
+      network: ctx.sandboxNetwork === true,
+      text: [outcome.stdout, outcome.stderr, (extra.error as string | undefined) ?? ''].join('\n'),
+    });
     const out = firstLine(outcome.stdout) || firstLine((extra.error as string | undefined) ?? '') || firstLine(outcome.stderr);
     let summary = `ran ${language} code${review.edited ? ' (edited by the user)' : ''}: ${view.ended}${out ? `; output: ${out}` : ''}`;
+    if (network) summary += `; ${network}`;
     const feedback = await codeFeedback(ctx, summary);
     if (feedback) summary += `; the user's feedback: "${firstLine(feedback)}"`;
     return {
       ok: view.ok,
-      result: ctx.templates.render('code_result', { ...view, edited: review.edited, code: review.edited ? code : undefined, feedback }),
+      result: ctx.templates.render('code_result', {
+        ...view,
+        edited: review.edited,
+        code: review.edited ? code : undefined,
+        feedback,
+        network_hint: network,
+      }),
       summary,
     };
   },

@@ -1,6 +1,6 @@
 // The `finish` executor: end the current state (and, through next_states["1"] leading to a
 // final state, the current SOP) with a result, returned to the caller of a sub-flow.
-import { str, type ExecResult, type Executor } from './types.js';
+import { str, type ExecResult, type Executor } from '../../../core/commands/executor.js';
 
 export const executor: Executor = {
   name: 'finish',

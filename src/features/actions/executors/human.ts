@@ -2,10 +2,10 @@
 // their feedback, or have them review a draft (a plan) that is saved to a memory file, which
 // they may also edit directly before accepting. Answers come from the run's HumanInput: the
 // terminal, --answers FILE, or --yes (accept everything without asking).
-// eslint-disable-next-line boundaries/dependencies -- known layer debt (docs/architecture.md): the task board and world model executors live with the actions; they move once features contribute executors through a hook
-import { userAway } from '../../scientist/resources.js';
+import { userAway } from '../../../core/io/human.js';
 import { UserStoppedError } from './subflow-failure.js';
-import { ExecutorInputError, isAcceptance, str, type ArgSpecs, type ExecContext, type ExecResult, type Executor } from './types.js';
+import { ExecutorInputError, isAcceptance, str } from '../../../core/commands/executor.js';
+import type { ArgSpecs, ExecContext, ExecResult, Executor } from '../../../core/commands/executor.js';
 
 type Kind = 'ask' | 'intermediate' | 'final' | 'review';
 

@@ -8,20 +8,24 @@ import { approveCode, codeEnv, outcomeContext } from './code.js';
 import { codeFeedback, takeTagged } from './code-review.js';
 import { CODE_DEFAULTS, runCode } from './code-runner.js';
 import { mergeIntoModule, mergeLibraryEntries } from './library-merge.js';
-import { ExecutorInputError, str, type ArgSpecs, type ExecContext, type ExecResult, type Executor } from './types.js';
+import {
+  ExecutorInputError,
+  str,
+  type ArgSpecs,
+  type CodeLibrary,
+  type ExecContext,
+  type ExecResult,
+  type Executor,
+  type FunctionInfo,
+  type LibraryLanguage,
+} from '../../../core/commands/executor.js';
 import { HumanInputError, NoMoreAnswersError } from '../../../core/io/human.js';
 import { isResumableError } from '../../../core/runtime/checkpoint.js';
 import { FileAccessError } from '../../../shared/workspace/safe-file.js';
 import { codeHash, readUserTests, userTestScript, userTestsDir } from './user-tests.js';
 import { EngineError } from '../../../shared/errors.js';
 
-export type Lang = 'python' | 'javascript';
-
-export interface FunctionInfo {
-  name: string;
-  signature: string;
-  doc: string;
-}
+export type Lang = LibraryLanguage;
 
 // Not a prompt: a small Python program listing the top-level functions of the code on stdin.
 const PY_INSPECT = [
@@ -360,6 +364,11 @@ export function saveToLibrary(
     ctx.memory.write(memoryName, mergeLibraryEntries(ctx.memory.read(memoryName), entry, names));
   else if (!listed && memory) throw new ExecutorInputError(`memory file "${memoryName}" is not declared by this SOP`);
   return { ...(listed ? { listed: memoryName } : {}), importHint: importHint(module, lang, names) };
+}
+
+/** The code library of a command's workspace, as other executors reach it (ExecContext.library). */
+export function codeLibrary(ctx: ExecContext): CodeLibrary {
+  return { inspect: inspectCode, save: (code, functions, lang, module) => saveToLibrary(ctx, code, functions, lang, module) };
 }
 
 /** The name the user's tests given at test time have in results ("The user's test file ..."). */

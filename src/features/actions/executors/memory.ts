@@ -1,7 +1,7 @@
 // The `memory` executor: read, write or append to a memory file of the run (plan, logs,
 // code_library, ...) or to a file in the workspace. update_plan and re_plan are writes to plan.
 // Names are checked against the SOP's declared memory files; workspace paths cannot leave it.
-import { ExecutorInputError, str, type ArgSpecs, type ExecResult, type Executor } from './types.js';
+import { ExecutorInputError, str, type ArgSpecs, type ExecResult, type Executor } from '../../../core/commands/executor.js';
 
 type Op = 'read' | 'write' | 'append';
 

@@ -1,30 +1,13 @@
-// The executors a SOP command can name. Adding one: write src/features/actions/executors/NAME.ts exporting
-// `executor` (see types.ts) and list it here.
+// The executors of the actions feature. Adding one: write src/features/actions/executors/NAME.ts
+// exporting `executor` (see src/core/commands/executor.ts) and list it here. Other features
+// contribute theirs through the commandExecutors hook (src/core/runtime/hooks.ts), as the scientist
+// does (src/features/scientist/executors/index.ts).
 import { executor as code } from './code.js';
 import { executor as finish } from './finish.js';
 import { executor as human } from './human.js';
-import { knowledgeSpec } from './knowledge-spec.js';
-import { lazyExecutor } from './lazy.js';
 import { executor as library } from './library.js';
 import { executor as memory } from './memory.js';
 import { executor as sop } from './sop.js';
-import { taskBoardSpec } from './task-board-spec.js';
-import { worldModelSpec } from './world-model-spec.js';
-import type { Executor } from './types.js';
+import type { Executor } from '../../../core/commands/executor.js';
 
-// The scientist's executors are declared here and imported at their first call (lazy.ts).
-const taskBoard = lazyExecutor(taskBoardSpec, () => import('./task-board.js'));
-const worldModel = lazyExecutor(worldModelSpec, () => import('./world-model.js'));
-const knowledge = lazyExecutor(knowledgeSpec, () => import('./knowledge.js'));
-
-const EXECUTORS: readonly Executor[] = [code, memory, library, human, sop, finish, taskBoard, worldModel, knowledge];
-
-const byName = new Map(EXECUTORS.map((e) => [e.name, e]));
-
-export function getExecutor(name: string): Executor | undefined {
-  return byName.get(name);
-}
-
-export function executorNames(): string[] {
-  return [...byName.keys()];
-}
+export const ACTION_EXECUTORS: readonly Executor[] = [code, memory, library, human, sop, finish];

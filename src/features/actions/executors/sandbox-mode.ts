@@ -2,7 +2,7 @@
 // unsandboxed with a warning when it does not; `--sandbox` requires it (the run refuses to
 // start without it), `--no-sandbox` turns it off (with a warning, since code then runs as you).
 import type { Sop } from '../../../format/sop/types.js';
-import { sandboxSupport } from './sandbox.js';
+import { sandboxSupport } from '../../../shared/sandbox/sandbox.js';
 import { EngineError, opt, say, type Message } from '../../../shared/errors.js';
 
 /** true: --sandbox (required); false: --no-sandbox; undefined: when available. */

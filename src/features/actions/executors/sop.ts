@@ -4,7 +4,16 @@
 // finished sub-flow is reset.
 import { isAbsolute, resolve } from 'node:path';
 import { stopsTheRun } from './subflow-failure.js';
-import { ExecutorInputError, str, type ArgSpecs, type ArgsEnv, type ExecResult, type Executor } from './types.js';
+import {
+  ExecutorInputError,
+  str,
+  type ArgSpecs,
+  type ArgsEnv,
+  type ExecContext,
+  type ExecResult,
+  type Executor,
+} from '../../../core/commands/executor.js';
+import { AnswerInterruptedError, NoMoreAnswersError } from '../../../core/io/human.js';
 import { EngineError } from '../../../shared/errors.js';
 import { count } from '../../../shared/util/plural.js';
 
@@ -76,10 +85,11 @@ export const executor: Executor = {
     if (r.status === 'interrupted' && interruptedForCaller(r.error) && !ctx.signal?.aborted) {
       // Ctrl-C at one of its questions: back to this flow's controller, told that the user interrupted
       const error = `the user interrupted it (Ctrl-C at a question of ${r.flow}); a second Ctrl-C stops the run`;
+      const feedback = await feedbackForCaller(ctx, r.flow);
       return {
         ok: false,
-        result: ctx.templates.render('subflow_result', { command: ctx.command, failed: true, error, turns: r.turns }),
-        summary: `${r.flow} interrupted by the user after ${count(r.turns, 'turn')}`,
+        result: ctx.templates.render('subflow_result', { command: ctx.command, failed: true, error, turns: r.turns, feedback }),
+        summary: `${r.flow} interrupted by the user after ${count(r.turns, 'turn')}${feedback ? `; the user's feedback: "${feedback}"` : ''}`,
       };
     }
     if (r.status === 'interrupted' || (r.status === 'failed' && stopsTheRun(r.error, ctx.signal))) {
@@ -109,6 +119,29 @@ export const executor: Executor = {
     };
   },
 };
+
+/**
+ * After Ctrl-C at a sub-flow's question: one line of feedback for the caller (Enter: none), asked
+ * only of a person at a terminal. Ctrl-C at this question stops the run, as the first one said.
+ */
+async function feedbackForCaller(ctx: ExecContext, flow: string): Promise<string | undefined> {
+  if (!ctx.human.interactive || ctx.yes) return undefined;
+  const prompt = `Back to ${ctx.agent} (${flow} was interrupted). One line of feedback for ${ctx.agent} (Enter: none; Ctrl-C again: stop the run):`;
+  try {
+    const reply = await ctx.human.ask({ agent: ctx.agent, role: ctx.role, state: ctx.state, kind: 'question', prompt });
+    return (
+      reply
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean)
+        .join(' ') || undefined
+    );
+  } catch (err) {
+    if (err instanceof AnswerInterruptedError) throw new AnswerInterruptedError(`${err.message}; the user stopped the run`, false);
+    if (err instanceof NoMoreAnswersError) return undefined; // Ctrl-D: no feedback
+    throw err;
+  }
+}
 
 /** A sub-flow stopped by the user's first Ctrl-C at one of its questions (src/core/io/human.ts). */
 function interruptedForCaller(err: Error | undefined): boolean {

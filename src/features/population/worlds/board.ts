@@ -1,7 +1,7 @@
 // The `board` world: shared keys, each with a declared reducer that folds the step's writes in
 //   sum, max, min (numbers), count (how many writes), last (the last value written), append (a list).
 // Its metrics are the keys (a list's length; a non-numeric last value is null).
-import { defineWorld, type ActionSpec, type Json, type Metrics } from './world.js';
+import { builtinWorld, type ActionSpec, type Json, type Metrics } from './world.js';
 
 export type Reducer = 'sum' | 'max' | 'min' | 'count' | 'last' | 'append';
 
@@ -71,7 +71,7 @@ function initialOf(spec: { reducer: Reducer; initial?: Json }): Json {
   }
 }
 
-export const board = defineWorld<BoardState, BoardParams>({
+export const board = builtinWorld<BoardState, BoardParams>({
   name: 'board',
   description: 'A shared board of keys, each folding the writes with its declared reducer.',
   params: boardParamsSchema,

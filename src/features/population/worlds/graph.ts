@@ -3,12 +3,15 @@
 // read from a CSV/JSON file by ./graph-file.ts) or from a seeded generator: Erdos-Renyi and
 // clusters from graphology-generators, Barabasi-Albert and Watts-Strogatz (which that package
 // lacks) built here on graphology with the same seeded generator.
-import { DirectedGraph } from 'graphology';
-import { clusters, erdosRenyi } from 'graphology-generators/random/index.js';
+import type { DirectedGraph } from 'graphology';
+import { lazyRequire } from '../../../shared/util/lazy-require.js';
 import { EngineError } from '../../../shared/errors.js';
 import type { Rng } from '../../../core/runtime/rng.js';
 import { seededRng } from './seed.js';
 import { describeJsonProblem } from '../../../shared/util/json-syntax.js';
+
+const graphology = lazyRequire<typeof import('graphology')>('graphology');
+const random = lazyRequire<typeof import('graphology-generators/random/index.js')>('graphology-generators/random/index.js');
 
 export type Edge = readonly [follower: string, followee: string];
 
@@ -40,13 +43,13 @@ function generatedEdges(model: GraphModel, n: number): Array<[number, number]> {
   switch (model.model) {
     case 'erdos_renyi': {
       const p = model.p ?? Math.min(1, (model.mean_degree ?? 0) / (n - 1));
-      const g = erdosRenyi.sparse(DirectedGraph, { order: n, probability: p, rng: rngFn(rng) });
+      const g = random().erdosRenyi.sparse(graphology().DirectedGraph, { order: n, probability: p, rng: rngFn(rng) });
       g.forEachEdge((_e: string, _a: unknown, s: string, t: string) => out.push([Number(s), Number(t)]));
       return out;
     }
     case 'clusters': {
       const size = Math.round((model.mean_degree * n) / 2);
-      const g = clusters(DirectedGraph, {
+      const g = random().clusters(graphology().DirectedGraph, {
         order: n,
         size,
         clusters: model.clusters,
@@ -109,7 +112,7 @@ export interface FollowGraphBuild {
  * A `file` spec must have been read into `edges` by the caller (./graph-file.ts).
  */
 export function buildFollowGraph(spec: GraphSpec | undefined, agentIds: readonly string[]): FollowGraphBuild {
-  const graph = new DirectedGraph();
+  const graph = new (graphology().DirectedGraph)();
   for (const id of agentIds) graph.mergeNode(id);
   let dropped = 0;
   const add = (a: string, b: string) => {
@@ -150,7 +153,14 @@ export function parseEdgeList(text: string, format: 'csv' | 'json'): Array<[stri
     });
   }
   const out: Array<[string, string]> = [];
-  for (const line of text.split(/\r?\n/)) edgeFromCsvLine(line, out.length === 0, out);
+  text.split(/\r?\n/).forEach((line, i) => {
+    try {
+      edgeFromCsvLine(line, out.length === 0, out);
+    } catch (e) {
+      if (e instanceof GraphError) throw new GraphError(`line ${i + 1}: ${e.message}`);
+      throw e;
+    }
+  });
   return out;
 }
 
@@ -161,7 +171,7 @@ export function edgeFromCsvLine(line: string, first: boolean, out: Array<[string
   const trimmed = line.trim();
   if (trimmed === '' || trimmed.startsWith('#')) return;
   const fields = trimmed.split(',').map((f) => f.trim().replace(/^"(.*)"$/, '$1'));
-  if (fields.length < 2) throw new GraphError(`edge list line "${trimmed.slice(0, 60)}" is not "follower,followee"`);
+  if (fields.length < 2) throw new GraphError('not "follower,followee": the line has one field'); // never its bytes
   if (first && HEADER.test(fields[0]!)) return;
   out.push([fields[0]!, fields[1]!]);
 }

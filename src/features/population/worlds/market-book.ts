@@ -25,8 +25,29 @@ export function insertOrder(list: Order[], order: Order): void {
   list.splice(lo, 0, order);
 }
 
-export function removeOrder(list: Order[], id: number): Order | undefined {
-  const i = list.findIndex((o) => o.id === id);
+/**
+ * Removes the order `id` from one side. With its price known, a bisection finds its price level
+ * (orders of one price are in arrival order after it), so a book of n orders is not scanned.
+ */
+export function removeOrder(list: Order[], id: number, price?: number): Order | undefined {
+  let i = -1;
+  if (price !== undefined && list.length > 0) {
+    const side = list[0]!.side;
+    let lo = 0;
+    let hi = list.length;
+    // the first order whose price is not better than `price`
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const p = list[mid]!.price;
+      if (side === 'bid' ? p > price : p < price) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let j = lo; j < list.length && list[j]!.price === price; j++)
+      if (list[j]!.id === id) {
+        i = j;
+        break;
+      }
+  } else i = list.findIndex((o) => o.id === id);
   return i < 0 ? undefined : list.splice(i, 1)[0];
 }
 

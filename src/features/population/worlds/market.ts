@@ -8,7 +8,7 @@
 // supply and demand curves) and the Gini of wealth (endowment + profit).
 import type { Rng } from '../../../core/runtime/rng.js';
 import { clearingOf, gini, insertOrder, levels, maxSurplus, removeOrder, type Order, type Side } from './market-book.js';
-import { defineWorld, type ActionOutcome, type Json, type Metrics, type StepAction, type WorldAgent } from './world.js';
+import { builtinWorld, type ActionOutcome, type Json, type Metrics, type StepAction, type WorldAgent } from './world.js';
 
 export interface MarketParams {
   mechanism: 'continuous' | 'call';
@@ -24,6 +24,8 @@ export interface MarketParams {
   assign: { buyer_share: number; value: { min: number; max: number }; cost: { min: number; max: number }; units: number };
   /** Trades shown in an observation. */
   recent_trades: number;
+  /** Continuous: every open order is withdrawn after each trade (Gode and Sunder 1993). */
+  clear_after_trade?: boolean;
 }
 
 export interface Trader {
@@ -33,6 +35,8 @@ export interface Trader {
   traded: number;
   profit: number;
   order?: number;
+  /** The resting order's price (its side is the trader's role's): found in the book without a scan. */
+  price?: number;
 }
 
 export interface Trade {
@@ -85,6 +89,11 @@ export const marketParamsSchema = {
       },
     },
     recent_trades: { type: 'integer', minimum: 0, default: 10 },
+    clear_after_trade: {
+      type: 'boolean',
+      default: false,
+      description: 'continuous: withdraw every open order after each trade, as in Gode and Sunder (1993)',
+    },
   },
 } as const;
 
@@ -95,7 +104,7 @@ const priceArg = {
   properties: { price: { type: 'number', description: 'limit price for one unit' } },
 };
 
-export const market = defineWorld<MarketState, MarketParams>({
+export const market = builtinWorld<MarketState, MarketParams>({
   name: 'market',
   description: 'A double auction (continuous with price-time priority, or a call auction) of one-unit limit orders.',
   params: marketParamsSchema,
@@ -148,23 +157,19 @@ export const market = defineWorld<MarketState, MarketParams>({
 
   observe(state, agentId, k): Json {
     const t = state.traders[agentId];
-    const book = { bids: levels(state.bids, k) as unknown as Json, asks: levels(state.asks, k) as unknown as Json };
-    const recent = state.trades.recent.slice(-Math.min(k, state.params.recent_trades)).map((tr) => tr.price);
+    // the book and the recent prices are the same for every trader of a step: made once, shared (read-only)
+    const { book, recent } = publicView(state, k);
     const visible: Json = { book, recent_prices: recent };
     if (!t) return visible;
-    const own = t.order === undefined ? undefined : [...state.bids, ...state.asks].find((o) => o.id === t.order);
-    const next = t.units[t.traded];
-    return {
-      role: t.role,
-      [t.role === 'buyer' ? 'value' : 'cost']: next ?? null,
-      units_left: t.units.length - t.traded,
-      open_order: own ? { side: own.side, price: own.price } : null,
-      profit: t.profit,
-      book,
-      recent_prices: recent,
-      min_price: state.params.min_price,
-      max_price: state.params.max_price,
-    };
+    const own = ownOrder(state, t);
+    const next = t.units[t.traded] ?? null;
+    const open_order = own ? { side: own.side, price: own.price } : null;
+    const { min_price, max_price } = state.params;
+    const units_left = t.units.length - t.traded;
+    // one literal per role (not a computed key): every observation of a role has one shape
+    if (t.role === 'buyer')
+      return { role: t.role, value: next, units_left, open_order, profit: t.profit, book, recent_prices: recent, min_price, max_price };
+    return { role: t.role, cost: next, units_left, open_order, profit: t.profit, book, recent_prices: recent, min_price, max_price };
   },
 
   apply(state, actions, step) {
@@ -200,6 +205,29 @@ export const market = defineWorld<MarketState, MarketParams>({
   },
 });
 
+/** What every trader sees of the book and the tape, kept while the state is unchanged. */
+const views = new WeakMap<MarketState, { key: number[]; book: Json; recent: Json }>();
+
+function publicView(state: MarketState, k: number): { book: Json; recent: Json } {
+  // every change to the book or the tape moves one of these counts (ids and trades only grow,
+  // a cancel between them shortens a side), so the key names one state of the book
+  const key = [k, state.params.recent_trades, state.nextOrder, state.trades.count, state.bids.length, state.asks.length];
+  const cached = views.get(state);
+  if (cached && cached.key.every((x, i) => x === key[i])) return cached;
+  const book = { bids: levels(state.bids, k) as unknown as Json, asks: levels(state.asks, k) as unknown as Json };
+  const recent = state.trades.recent.slice(-Math.min(k, state.params.recent_trades)).map((tr) => tr.price);
+  const view = { key, book, recent };
+  views.set(state, view);
+  return view;
+}
+
+/** A trader's resting order: by its price when known (a bisection), else by a scan (a checkpoint from before prices were kept). */
+function ownOrder(state: MarketState, t: Trader): { side: Side; price: number } | undefined {
+  if (t.order === undefined) return undefined;
+  if (t.price !== undefined) return { side: t.role === 'buyer' ? 'bid' : 'ask', price: t.price };
+  return [...state.bids, ...state.asks].find((o) => o.id === t.order);
+}
+
 function numbers(v: unknown): number[] {
   if (Array.isArray(v)) return v.map(Number);
   if (typeof v === 'number') return [v];
@@ -221,8 +249,10 @@ function traderOf(agent: WorldAgent, params: MarketParams, rng: Rng): Trader {
 
 function cancelOwn(state: MarketState, t: Trader): Order | undefined {
   if (t.order === undefined) return undefined;
-  const o = removeOrder(state.bids, t.order) ?? removeOrder(state.asks, t.order);
+  const side = t.role === 'buyer' ? state.bids : state.asks;
+  const o = removeOrder(side, t.order, t.price) ?? removeOrder(state.bids, t.order) ?? removeOrder(state.asks, t.order);
   t.order = undefined;
+  t.price = undefined;
   return o;
 }
 
@@ -245,37 +275,53 @@ function trade(state: MarketState, buyer: string, seller: string, price: number,
   state.stepVolume.priceSum += price;
 }
 
+const outcome = (a: StepAction, ok: boolean, output: string): ActionOutcome => ({ agent: a.agent, name: a.name, ok, output });
+
 function applyOne(state: MarketState, a: StepAction, step: number): ActionOutcome {
-  const done = (ok: boolean, output: string): ActionOutcome => ({ agent: a.agent, name: a.name, ok, output });
   const t = state.traders[a.agent];
-  if (a.name === 'idle') return done(true, 'idle');
-  if (!t) return done(false, `${a.agent} is not a trader`);
-  if (a.name === 'cancel') return cancelOwn(state, t) ? done(true, 'order cancelled') : done(false, 'no open order');
-  if (a.name !== 'bid' && a.name !== 'ask') return done(false, `"${a.name}" is not an action of world "market"`);
+  if (a.name === 'idle') return outcome(a, true, 'idle');
+  if (!t) return outcome(a, false, `${a.agent} is not a trader`);
+  if (a.name === 'cancel') return cancelOwn(state, t) ? outcome(a, true, 'order cancelled') : outcome(a, false, 'no open order');
+  if (a.name !== 'bid' && a.name !== 'ask') return outcome(a, false, `"${a.name}" is not an action of world "market"`);
   const side = a.name as Side;
-  if ((side === 'bid') !== (t.role === 'buyer')) return done(false, `a ${t.role} cannot ${side}`);
-  if (t.traded >= t.units.length) return done(false, 'no units left');
+  if ((side === 'bid') !== (t.role === 'buyer')) return outcome(a, false, `a ${t.role} cannot ${side}`);
+  if (t.traded >= t.units.length) return outcome(a, false, 'no units left');
   const price = Number(a.args.price);
   const { min_price, max_price } = state.params;
   if (!Number.isFinite(price) || price < min_price || price > max_price)
-    return done(false, `price must be within ${min_price}..${max_price}`);
+    return outcome(a, false, `price must be within ${min_price}..${max_price}`);
   const limit = t.units[t.traded]!;
   if (state.params.budget_constraint && (side === 'bid' ? price > limit : price < limit))
-    return done(false, side === 'bid' ? `bid above your value ${limit}` : `ask below your cost ${limit}`);
+    return outcome(a, false, side === 'bid' ? `bid above your value ${limit}` : `ask below your cost ${limit}`);
   cancelOwn(state, t);
   const opposite = side === 'bid' ? state.asks : state.bids;
   const best = opposite[0];
   if (state.params.mechanism === 'continuous' && best && (side === 'bid' ? price >= best.price : price <= best.price)) {
     opposite.shift();
-    state.traders[best.agent]!.order = undefined;
+    const other = state.traders[best.agent]!;
+    other.order = undefined;
+    other.price = undefined;
     const [buyer, seller] = side === 'bid' ? [a.agent, best.agent] : [best.agent, a.agent];
     trade(state, buyer, seller, best.price, step);
-    return done(true, `traded 1 at ${best.price}`);
+    if (state.params.clear_after_trade) clearBook(state);
+    return outcome(a, true, `traded 1 at ${best.price}`);
   }
   const order: Order = { id: state.nextOrder++, agent: a.agent, side, price, step };
   insertOrder(side === 'bid' ? state.bids : state.asks, order);
   t.order = order.id;
-  return done(true, `${side} ${price} rests`);
+  t.price = price;
+  return outcome(a, true, `${side} ${price} rests`);
+}
+
+/** Withdraws every open order (clear_after_trade). */
+function clearBook(state: MarketState): void {
+  for (const o of [...state.bids, ...state.asks]) {
+    const t = state.traders[o.agent]!;
+    t.order = undefined;
+    t.price = undefined;
+  }
+  state.bids.length = 0;
+  state.asks.length = 0;
 }
 
 function clearCall(state: MarketState, step: number): void {
@@ -284,8 +330,11 @@ function clearCall(state: MarketState, step: number): void {
   const bids = state.bids.splice(0, clearing.k);
   const asks = state.asks.splice(0, clearing.k);
   for (let i = 0; i < clearing.k; i++) {
-    state.traders[bids[i]!.agent]!.order = undefined;
-    state.traders[asks[i]!.agent]!.order = undefined;
+    for (const o of [bids[i]!, asks[i]!]) {
+      const t = state.traders[o.agent]!;
+      t.order = undefined;
+      t.price = undefined;
+    }
     trade(state, bids[i]!.agent, asks[i]!.agent, clearing.price, step);
   }
 }

@@ -40,8 +40,13 @@ export function canonicalOrder(actions: readonly StepAction[]): StepAction[] {
 
 /** The seeded shuffle: agents in an order drawn from (seed, step), each agent's actions in its own order. */
 export function shuffleOrder(actions: readonly StepAction[], seed: number, step: number): StepAction[] {
+  // one action per agent (a rule step): the agents' order is the actions' order, shuffled the same way
+  const canonical = canonicalOrder(actions);
+  let single = true;
+  for (let i = 1; i < canonical.length && single; i++) single = canonical[i]!.agent !== canonical[i - 1]!.agent;
+  if (single) return shuffleInPlace(canonical, seededRng(seed, 'order', step));
   const byAgent = new Map<string, StepAction[]>();
-  for (const a of canonicalOrder(actions)) {
+  for (const a of canonical) {
     const list = byAgent.get(a.agent);
     if (list) list.push(a);
     else byAgent.set(a.agent, [a]);

@@ -3,9 +3,9 @@
 // generator seeded from (seed, step, agent id), so its choice does not depend on which agents
 // ran first. `runRuleStep` plays one simultaneous step: every active agent observes the same
 // state, then the actions are applied in the declared order.
-import type { Rng } from '../../../core/runtime/rng.js';
 import { orderActions, type AttrsOf, type OrderPolicy } from './order.js';
-import { seededRng } from './seed.js';
+import { mixSeedFrom, seededRng, seedPrefix } from './seed.js';
+import { Rng } from '../../../core/runtime/rng.js';
 import type { ActionOutcome, Json, StepAction, World } from './world.js';
 
 export interface RuleContext {
@@ -20,6 +20,12 @@ export type RulePolicy = (ctx: RuleContext) => Array<{ name: string; args: Recor
 
 /** The generator of one agent's rule decision at one step. */
 export const ruleRng = (seed: number, step: number, agent: string): Rng => seededRng(seed, 'rule', step, agent);
+
+/** ruleRng for many agents of one step, the step's part of the seed hashed once. */
+export function ruleRngs(seed: number, step: number): (agent: string) => Rng {
+  const prefix = seedPrefix(seed, 'rule', step);
+  return (agent) => new Rng(mixSeedFrom(prefix, agent));
+}
 
 export interface RuleStep {
   /** The actions in the order they were applied. */

@@ -1,16 +1,25 @@
 // JSON Schema checks of the worlds' parameters and action arguments with ajv, compiled once per
 // schema object (user worlds bring their own schemas, so these are compiled at run time).
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
+import { lazyRequire } from '../../../shared/util/lazy-require.js';
 
-const plain = new Ajv({ allErrors: true, strict: false });
-const withDefaults = new Ajv({ allErrors: true, strict: false, useDefaults: true });
+const ajv = lazyRequire<typeof import('ajv')>('ajv');
+let compilers: { plain: Ajv; withDefaults: Ajv } | undefined;
+/** The two compilers, made at the first schema a run checks. */
+function compilersOf(): { plain: Ajv; withDefaults: Ajv } {
+  const { Ajv } = ajv();
+  return (compilers ??= {
+    plain: new Ajv({ allErrors: true, strict: false }),
+    withDefaults: new Ajv({ allErrors: true, strict: false, useDefaults: true }),
+  });
+}
 const cache = new WeakMap<object, { plain?: ValidateFunction; defaults?: ValidateFunction }>();
 
 function validatorOf(schema: object, defaults: boolean): ValidateFunction {
   const entry = cache.get(schema) ?? {};
   cache.set(schema, entry);
-  if (defaults) return (entry.defaults ??= withDefaults.compile(schema));
-  return (entry.plain ??= plain.compile(schema));
+  if (defaults) return (entry.defaults ??= compilersOf().withDefaults.compile(schema));
+  return (entry.plain ??= compilersOf().plain.compile(schema));
 }
 
 /** Compiles the schema (throws ajv's error when it is not a valid schema). */

@@ -2,6 +2,10 @@
 // schemas/worlds.schema.json (test/worlds-schema.test.ts checks the file matches this). The
 // params schemas are the built-in worlds' own, so the file and the code cannot drift apart.
 import { boardParamsSchema } from './board.js';
+import { contestParamsSchema } from './contest.js';
+import { gridParamsSchema } from './grid.js';
+import { groupsParamsSchema } from './groups.js';
+import { networkParamsSchema } from './network.js';
 import { marketParamsSchema } from './market.js';
 import { socialParamsSchema } from './social.js';
 
@@ -53,7 +57,8 @@ export const graphModelSchema = {
 } as const;
 
 export const graphSchema = {
-  description: 'The follow graph of a social world: an edge list (file or inline pairs, follower then followee) or a seeded generator.',
+  description:
+    'The graph of a social world (who follows whom) or a network world (undirected): an edge list (file or inline pairs, follower then followee) or a seeded generator.',
   oneOf: [
     {
       type: 'object',
@@ -99,12 +104,20 @@ export const worldSpecSchema = {
     type: {
       type: 'string',
       pattern: '^[a-z][a-z0-9_-]{0,63}$',
-      description: 'social, market, board, or the name of a world a program added with defineWorld',
+      description: 'social, market, board, network, grid, contest, groups, or the name of a world a program added with defineWorld',
     },
     params: { type: 'object', description: "the world's parameters (its own JSON Schema)" },
     graph: { $ref: '#/definitions/graph' },
   },
-  allOf: [paramsOf('social', 'social_params'), paramsOf('market', 'market_params'), paramsOf('board', 'board_params')],
+  allOf: [
+    paramsOf('social', 'social_params'),
+    paramsOf('market', 'market_params'),
+    paramsOf('board', 'board_params'),
+    paramsOf('network', 'network_params'),
+    paramsOf('grid', 'grid_params'),
+    paramsOf('contest', 'contest_params'),
+    paramsOf('groups', 'groups_params'),
+  ],
 } as const;
 
 export const resolutionSchema = {
@@ -141,6 +154,10 @@ export function worldsSchemaDocument(): Record<string, unknown> {
       social_params: socialParamsSchema,
       market_params: marketParamsSchema,
       board_params: boardParamsSchema,
+      network_params: networkParamsSchema,
+      grid_params: gridParamsSchema,
+      contest_params: contestParamsSchema,
+      groups_params: groupsParamsSchema,
     },
   };
 }

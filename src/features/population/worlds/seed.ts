@@ -11,6 +11,22 @@ export function mixSeed(...parts: ReadonlyArray<string | number>): number {
   return fmix32(h);
 }
 
+/**
+ * mixSeed's state after the parts a family of seeds shares (a step's), to go on from with
+ * mixSeedFrom: mixSeedFrom(seedPrefix(a, b), c) === mixSeed(a, b, c), with the shared parts hashed once.
+ */
+export function seedPrefix(...parts: ReadonlyArray<string | number>): number {
+  let h = 0x811c9dc5;
+  for (const part of parts) h = fnv1a(`${typeof part}:${String(part)}\u0000`, h);
+  return h;
+}
+
+/** mixSeed of the prefix's parts and one more (see seedPrefix). */
+export function mixSeedFrom(prefix: number, part: string | number): number {
+  const h = typeof part === 'string' ? fnv1a(part, fnv1a('string:', prefix)) : fnv1a(String(part), fnv1a('number:', prefix));
+  return fmix32(fnv1a('\u0000', h));
+}
+
 /** A generator seeded from the parts (e.g. `seededRng(seed, 'order', step)`). */
 export function seededRng(...parts: ReadonlyArray<string | number>): Rng {
   return new Rng(mixSeed(...parts));

@@ -1,8 +1,11 @@
 // The social world's state: posts (originals and reposts), likes, the follow graph (graphology)
 // and the repost cascades of the seed posts, with the indices the feeds need. Saved as JSON for
 // checkpoints (the graph as follower/followee pairs); the indices are rebuilt on restore.
-import { DirectedGraph } from 'graphology';
+import type { DirectedGraph } from 'graphology';
+import { lazyRequire } from '../../../shared/util/lazy-require.js';
 import type { Json, WorldInitContext } from './world.js';
+
+const graphology = lazyRequire<typeof import('graphology')>('graphology');
 
 export type Rank = 'follow' | 'recency' | 'hot' | 'interest';
 
@@ -107,7 +110,7 @@ export function saveSocial(state: SocialState): Json {
 
 export function restoreSocial(saved: Json, ctx?: WorldInitContext): SocialState {
   const s = saved as Record<string, unknown>;
-  const graph = new DirectedGraph();
+  const graph = new (graphology().DirectedGraph)();
   for (const n of s.nodes as string[]) graph.addNode(n);
   for (const [a, b] of s.follows as Array<[string, string]>) graph.mergeEdge(a, b);
   const state = emptyState(structuredClone(s.params) as SocialParams, graph, ctx);

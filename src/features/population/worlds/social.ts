@@ -5,7 +5,7 @@
 import { buildFollowGraph, type GraphSpec } from './graph.js';
 import { feedOf, hotScore } from './social-feed.js';
 import { addPost, emptyState, pairKey, restoreSocial, saveSocial, type Post, type SocialParams, type SocialState } from './social-state.js';
-import { defineWorld, type ActionOutcome, type Json, type Metrics, type StepAction } from './world.js';
+import { builtinWorld, type ActionOutcome, type Json, type Metrics, type StepAction } from './world.js';
 
 export type { SocialParams, SocialState } from './social-state.js';
 
@@ -42,7 +42,7 @@ export const socialParamsSchema = {
 
 const postId = { type: 'string', description: 'the id of a post in your feed, e.g. "p12"' };
 
-export const social = defineWorld<SocialState, SocialParams>({
+export const social = builtinWorld<SocialState, SocialParams>({
   name: 'social',
   description: 'A social network: posts, likes, reposts and follows, with ranked feeds.',
   params: socialParamsSchema,

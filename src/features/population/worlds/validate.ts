@@ -6,7 +6,9 @@ import { compileExpression } from './expr.js';
 import { defaultWorlds, type WorldRegistry } from './registry.js';
 import { resolutionSchema, worldsSchemaDocument } from './schema.js';
 import { schemaErrors } from './schema-check.js';
-import { actionNames, resolveParams } from './world.js';
+import { actionNames, resolveParams, worldTools } from './world.js';
+
+const graphWorlds = (worlds: WorldRegistry) => worlds.names().filter((n) => n === 'social' || worlds.get(n)!.graph);
 
 export interface WorldCheckOptions {
   /** The state's `actions` list (names of the world's actions it offers) and its pointer. */
@@ -14,8 +16,8 @@ export interface WorldCheckOptions {
   actionsPointer?: string;
   /** The worlds a SOP may name (default: the built-ins). */
   worlds?: WorldRegistry;
-  /** Whether a file named by the spec exists (the graph's edge list), paths as written. */
-  exists?: (file: string) => boolean;
+  /** Why a file named by the spec (the graph's edge list, path as written) cannot be read; undefined when it can. */
+  fileProblem?: (file: string) => string | undefined;
 }
 
 let specSchemaMemo: Record<string, unknown> | undefined;
@@ -51,12 +53,13 @@ export function validateWorldSpec(spec: unknown, pointer: string, opts: WorldChe
   }
   const resolved = resolveParams(world, params ?? {});
   if (!resolved.ok) for (const p of resolved.problems) push(error(`${pointer}/params${p.pointer}`, p.message));
-  if (graph !== undefined && type !== 'social') push(error(`${pointer}/graph`, `world "${type}" has no follow graph (only "social" has)`));
-  if (graph && typeof graph.file === 'string' && opts.exists && !opts.exists(graph.file))
-    push(error(`${pointer}/graph/file`, `file not found: ${graph.file}`));
+  if (graph !== undefined && type !== 'social' && !world.graph)
+    push(error(`${pointer}/graph`, `world "${type}" takes no graph (${graphWorlds(worlds).join(', ')} do)`));
+  const problem = graph && typeof graph.file === 'string' ? opts.fileProblem?.(graph.file) : undefined;
+  if (problem) push(error(`${pointer}/graph/file`, problem));
   if (opts.actions !== undefined) {
     const at = opts.actionsPointer ?? `${pointer.replace(/\/world$/, '')}/actions`;
-    const names = actionNames(world);
+    const names = resolved.ok ? worldTools(world, resolved.params).map((a) => a.name) : actionNames(world);
     if (!Array.isArray(opts.actions)) push(error(at, 'must be a list of action names'));
     else
       opts.actions.forEach((name, i) => {

@@ -66,6 +66,14 @@ export interface World<S = unknown, P = Record<string, unknown>> {
   /** Applies the step's actions in the order given and says what each did. Mutates `state`. */
   apply(state: S, actions: readonly StepAction[], step: number): ActionOutcome[];
   metrics(state: S, step: number): Metrics;
+  /**
+   * The agents next to one at a step (its graph neighbours, the occupants of the cells around it,
+   * its partner of the step): what `neighbours.share('adopted')` and the other aggregates of a
+   * rule expression read. A world without it gives every agent no neighbours.
+   */
+  neighbours?(state: S, agentId: string, step: number): readonly string[];
+  /** Whether the world takes a `graph` (world.graph: an edge list or a generator), given to `init` as `ctx.graph`. */
+  readonly graph?: boolean;
   /** The object an action touches (for a judge: actions on the same object are contested). */
   objectOf?(action: StepAction): string | undefined;
   /** State to JSON for a checkpoint; absent: the state is JSON already. */
@@ -87,6 +95,19 @@ const ACTION_NAME = /^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$/;
 
 /** Checks a world's definition and returns it frozen; throws WorldDefinitionError with one line. */
 export function defineWorld<S, P = Record<string, unknown>>(world: World<S, P>): World<S, P> {
+  return checkedWorld(world, true);
+}
+
+/**
+ * A built-in world: checked as defineWorld checks, but its schemas are compiled at their first use,
+ * not when `import 'sop'` loads it (ajv stays unloaded until then); test/worlds-define.test.ts
+ * passes each built-in world through defineWorld.
+ */
+export function builtinWorld<S, P = Record<string, unknown>>(world: World<S, P>): World<S, P> {
+  return checkedWorld(world, false);
+}
+
+function checkedWorld<S, P>(world: World<S, P>, compile: boolean): World<S, P> {
   const where = `world "${String(world.name)}"`;
   if (typeof world.name !== 'string' || !NAME.test(world.name))
     throw new WorldDefinitionError(`${where}: the name must be lower-case letters, digits, _ or - (at most 64), starting with a letter`);
@@ -94,7 +115,7 @@ export function defineWorld<S, P = Record<string, unknown>>(world: World<S, P>):
     throw new WorldDefinitionError(`${where}: needs a description`);
   if (world.params?.type !== 'object') throw new WorldDefinitionError(`${where}: params must be a JSON Schema of type "object"`);
   try {
-    compileSchema(world.params);
+    if (compile) compileSchema(world.params);
   } catch (e) {
     throw new WorldDefinitionError(`${where}: its params schema does not compile: ${(e as Error).message}`);
   }
@@ -111,7 +132,7 @@ export function defineWorld<S, P = Record<string, unknown>>(world: World<S, P>):
     if (action.parameters?.type !== 'object')
       throw new WorldDefinitionError(`${where}: action "${action.name}": parameters must be a JSON Schema of type "object"`);
     try {
-      compileSchema(action.parameters);
+      if (compile) compileSchema(action.parameters);
     } catch (e) {
       throw new WorldDefinitionError(`${where}: action "${action.name}": its parameters do not compile: ${(e as Error).message}`);
     }
@@ -151,8 +172,8 @@ export function resolveParams<S, P>(
 }
 
 /** Problems with one action's arguments against its tool schema ("" when fine), as a short line. */
-export function checkActionArgs(world: AnyWorld, action: StepAction): string {
-  const spec = world.actions.find((a) => a.name === action.name);
+export function checkActionArgs(world: AnyWorld, action: StepAction, tools?: readonly ActionSpec[]): string {
+  const spec = (tools ?? world.actions).find((a) => a.name === action.name);
   if (!spec) return `"${action.name}" is not an action of world "${world.name}"`;
   const problems = schemaErrors(spec.parameters, action.args);
   return problems.map((p) => `${action.name}${p.pointer === '' ? '' : ` ${p.pointer}`}: ${p.message}`).join('; ');

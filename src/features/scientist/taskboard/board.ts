@@ -153,6 +153,22 @@ export class TaskBoard {
     });
   }
 
+  /**
+   * A new mission replaced the one these tasks were for: every open or in-progress task is
+   * archived (final; not offered, not waited for), with `note` in its stream. Returns them.
+   */
+  archiveUnfinished(note: string): Task[] {
+    return this.atomically(() => {
+      const unfinished = this.tasks.filter((t) => t.status === 'open' || t.status === 'in_progress');
+      for (const t of unfinished) {
+        assertTransition(t, 'archived');
+        t.status = 'archived';
+        t.stream_of_consciousness.push(note);
+      }
+      return unfinished;
+    });
+  }
+
   /** Puts an in-progress task back to open (e.g. to wait for a new requirement). */
   release(id: number, note?: string): Task {
     return this.atomically(() => {

@@ -2,7 +2,6 @@
 // The shape is checked against schemas/taskboard.schema.json (an ajv validator generated at build
 // time by scripts/gen-schema.mjs); what a schema cannot say (ids unique and below the next ids,
 // references that exist, dependencies listed on both sides, route numbering) is checked here.
-import { existsSync, readFileSync } from 'node:fs';
 import type { FromSchema } from 'json-schema-to-ts';
 import { writeFileAtomic } from '../../../shared/util/atomic-write.js';
 import { schemaProblem } from '../../../shared/util/schema-error.js';
@@ -10,7 +9,7 @@ import { TaskBoard, type TaskBoardData } from './board.js';
 import { TaskBoardError, type Task, type Thought } from './task.js';
 import { taskBoardSchema } from './schema.generated.js';
 import validateTaskBoard from './taskboard-validator.generated.js';
-import { describeJsonProblem } from '../../../shared/util/json-syntax.js';
+import { readJsonFile } from '../../../shared/util/json-syntax.js';
 
 /** A task board document as the schema describes it (unknown extra keys are tolerated). */
 type TaskBoardDoc = FromSchema<typeof taskBoardSchema>;
@@ -107,17 +106,8 @@ export function parseTaskBoard(doc: unknown, source = 'task board'): TaskBoard {
 
 /** Reads a board file; a missing file is an empty board. */
 export function loadTaskBoard(file: string): TaskBoard {
-  if (!existsSync(file)) return new TaskBoard();
-  let doc: unknown;
-  let text = '';
-  try {
-    text = readFileSync(file, 'utf8');
-    doc = JSON.parse(text);
-  } catch (err) {
-    if (!(err instanceof SyntaxError)) throw err;
-    throw new TaskBoardError(`${file}: not valid JSON (${describeJsonProblem(text, err)})`);
-  }
-  return parseTaskBoard(doc, file);
+  const doc = readJsonFile(file, (message) => new TaskBoardError(message));
+  return doc === undefined ? new TaskBoard() : parseTaskBoard(doc, file);
 }
 
 /** Writes the board atomically (a temporary file renamed over the old one). */

@@ -1,7 +1,8 @@
 // The records of the task board (working memory): tasks and thoughts, as stored in task_board.json.
 import { EngineError } from '../../../shared/errors.js';
 
-export const TASK_STATUSES = ['open', 'in_progress', 'closed', 'failed_with_current_available_instruments'] as const;
+/** archived: open or in progress when a new mission (--goal with --memory-dir) replaced the one it was for. */
+export const TASK_STATUSES = ['open', 'in_progress', 'closed', 'failed_with_current_available_instruments', 'archived'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
 /** A task's value decides the resources it may use (see src/features/scientist/resources.ts). */

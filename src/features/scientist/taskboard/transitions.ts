@@ -2,13 +2,14 @@
 import { describeTask, TaskBoardError, type Task, type TaskStatus } from './task.js';
 
 /** Allowed moves: open -> in_progress (start) or failed (given up, e.g. a required task failed);
- * in_progress -> closed, failed, or back to open (released, e.g. after being decomposed).
- * closed and failed are final. */
+ * in_progress -> closed, failed, or back to open (released, e.g. after being decomposed); open or
+ * in_progress -> archived (a new mission replaced theirs). closed, failed and archived are final. */
 export const TRANSITIONS: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
-  open: ['in_progress', 'failed_with_current_available_instruments'],
-  in_progress: ['closed', 'failed_with_current_available_instruments', 'open'],
+  open: ['in_progress', 'failed_with_current_available_instruments', 'archived'],
+  in_progress: ['closed', 'failed_with_current_available_instruments', 'open', 'archived'],
   closed: [],
   failed_with_current_available_instruments: [],
+  archived: [],
 };
 
 export function canTransition(from: TaskStatus, to: TaskStatus): boolean {

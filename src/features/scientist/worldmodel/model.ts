@@ -108,8 +108,33 @@ export class WorldModel {
       throw new WorldModelError(`test outcome must be one of ${TEST_OUTCOMES.join(', ')}, got ${JSON.stringify(test.outcome)}`);
     if (typeof test.evidence !== 'string' || !test.evidence.trim())
       throw new WorldModelError(`the test of prediction ${predictionId} needs its evidence (what was done and seen)`);
+    if (test.outcome === 'confirmed') {
+      // a prediction already known to be false cannot confirm a new hypothesis
+      const known = this.falsifiedAs(p.text, s.id);
+      if (known)
+        throw new WorldModelError(
+          `prediction ${predictionId} of ${describe(s)} ("${p.text}") is already known to be false: it was falsified as prediction ${known.prediction.id} of ${describe(known.statement)} (${known.prediction.test!.evidence}); it cannot confirm a hypothesis: record it falsified, or derive a prediction not yet refuted`,
+        );
+    }
     p.test = { method: test.method, outcome: test.outcome, evidence: test.evidence, ...(test.code_run ? { code_run: test.code_run } : {}) };
     return p;
+  }
+
+  /** A falsified prediction of another statement (live or rejected) with the same text, if any. */
+  private falsifiedAs(text: string, except: number): { statement: Statement; prediction: Prediction } | undefined {
+    const norm = (t: string) =>
+      t
+        .trim()
+        .toLowerCase()
+        .replace(/\s+/g, ' ')
+        .replace(/[.!]+$/, '');
+    const wanted = norm(text);
+    for (const statement of [...this.live.values(), ...this.archive]) {
+      if (statement.id === except) continue;
+      const prediction = statement.predictions.find((q) => q.test?.outcome === 'falsified' && norm(q.text) === wanted);
+      if (prediction) return { statement, prediction };
+    }
+    return undefined;
   }
 
   /** Accepts a hypothesis whose predictions were all tested and none falsified. */

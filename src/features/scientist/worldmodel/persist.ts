@@ -1,7 +1,6 @@
 // world_model.json: checked reading and atomic writing. The shape is checked against
 // schemas/worldmodel.schema.json (an ajv validator generated at build time by
 // scripts/gen-schema.mjs); ids, where each statement belongs and acceptance are checked here.
-import { existsSync, readFileSync } from 'node:fs';
 import type { FromSchema } from 'json-schema-to-ts';
 import { writeFileAtomic } from '../../../shared/util/atomic-write.js';
 import { schemaProblem } from '../../../shared/util/schema-error.js';
@@ -9,7 +8,7 @@ import { WorldModel, type WorldModelData } from './model.js';
 import { WorldModelError, type Prediction, type Statement, type Triple } from './statement.js';
 import { worldModelSchema } from './schema.generated.js';
 import validateWorldModel from './worldmodel-validator.generated.js';
-import { describeJsonProblem } from '../../../shared/util/json-syntax.js';
+import { readJsonFile } from '../../../shared/util/json-syntax.js';
 
 // The schema and the interfaces of statement.ts describe the same records: this fails to compile if they drift.
 type Doc = FromSchema<typeof worldModelSchema>;
@@ -51,17 +50,8 @@ export function parseWorldModel(doc: unknown, source = 'world model'): WorldMode
 
 /** Reads a world model file; a missing file is an empty model. */
 export function loadWorldModel(file: string): WorldModel {
-  if (!existsSync(file)) return new WorldModel();
-  let doc: unknown;
-  let text = '';
-  try {
-    text = readFileSync(file, 'utf8');
-    doc = JSON.parse(text);
-  } catch (err) {
-    if (!(err instanceof SyntaxError)) throw err;
-    throw new WorldModelError(`${file}: not valid JSON (${describeJsonProblem(text, err)})`);
-  }
-  return parseWorldModel(doc, file);
+  const doc = readJsonFile(file, (message) => new WorldModelError(message));
+  return doc === undefined ? new WorldModel() : parseWorldModel(doc, file);
 }
 
 export function saveWorldModel(file: string, model: WorldModel): void {

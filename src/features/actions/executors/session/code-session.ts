@@ -23,9 +23,10 @@ import {
   type CodeOutcome,
 } from '../code-runner.js';
 import { RUN_TAG_VAR, killHolders, killTagged, newRunTag, outputEnds } from '../process-tag.js';
-import { SECCOMP_FD, sandboxArgv, sandboxFilter } from '../sandbox.js';
+import { SECCOMP_FD, sandboxArgv, sandboxFilter } from '../../../../shared/sandbox/sandbox.js';
 import { packageRoot } from '../../../../shared/util/package-root.js';
 import { EngineError } from '../../../../shared/errors.js';
+import { contextVar } from '../../../../shared/util/context-vars.js';
 
 export const SESSION_LANGUAGES = ['python', 'javascript'] as const;
 export type SessionLanguage = (typeof SESSION_LANGUAGES)[number];
@@ -357,6 +358,9 @@ export class CodeSession {
     });
   }
 }
+
+/** The run's code sessions, shared through the run's context (the actions set it; the code executor reads it). */
+export const CODE_SESSIONS = contextVar<CodeSessions>('codeSessions');
 
 /**
  * The sessions of a run, one per language, started at the first cell. A sub-flow shares its
