@@ -175,8 +175,12 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       // an intermediate state's, such as the plan)
       const outcome = result.result !== undefined && result.status === 'finished' ? `Result: ${result.result}\n` : '';
       // --quiet: the closing line alone, with the run folder (an interrupted run's names it already)
-      if (o.quiet) err(`${terminalSafe(line).replace(/\n/g, ' ')}${result.status === 'interrupted' ? '' : ` Run folder: ${folder.dir}`}\n`);
-      else
+      if (o.quiet) {
+        // a failure's line ends with the error's own text: a full stop before the run folder
+        const flat = terminalSafe(line).replace(/\n/g, ' ');
+        const stop = /[.!?]$/.test(flat) ? '' : '.';
+        err(`${flat}${result.status === 'interrupted' ? '' : `${stop} Run folder: ${folder.dir}`}\n`);
+      } else
         err(wrapFor(process.stderr, `\n${terminalSafe(line)}\n${terminalSafe(outcome)}${memoryLine(run, u)}Run folder: ${folder.dir}\n`));
     }
     if (result.status === 'failed') return EXIT.failed;
