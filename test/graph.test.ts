@@ -3,7 +3,7 @@
 // bundle `sop view` serves; mermaid.parse runs in Node once its HTML sanitizer, which needs a
 // browser DOM and plays no part in parsing, is given no-op hooks), and with a strict grammar of
 // the subset we emit.
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import DOMPurify from 'dompurify';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -116,6 +116,9 @@ describe('sop graph', () => {
     const files = shippedSops();
     expect(files.length).toBeGreaterThan(0);
     for (const file of files) {
+      // a SOP naming plugin modules checks against the worlds they register, loaded only with
+      // approval (test/models-cli.test.ts draws and runs examples/plugin-world with --yes)
+      if ('plugins' in (JSON.parse(readFileSync(file, 'utf8')) as object)) continue;
       const { sop } = loadSopFile(file);
       await checkDiagram(sop).catch((err: Error) => {
         throw new Error(`${relative(ROOT, file)}: ${err.message}`);

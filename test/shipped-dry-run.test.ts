@@ -73,13 +73,16 @@ describe('shipped SOPs dry-run with the mock LLM', () => {
         agents: Record<string, { human?: boolean }>;
         mcp_servers?: object;
         inputs?: Record<string, unknown>;
+        plugins?: string[];
       };
       const hasHuman = Object.values(doc.agents).some((a) => a.human);
       const answers = join(file, '..', 'answers.txt');
       // MCP servers start only with approval, even in a mock dry run: the shipped ones are allowed by name
       const allow = Object.keys(doc.mcp_servers ?? {}).flatMap((name) => ['--allow-mcp', name]);
       const goal = doc.inputs && 'goal' in doc.inputs ? ['--goal', 'a test goal'] : []; // a SOP without the input refuses --goal
-      const r = dryRun(file, ['--quiet', ...goal, ...(hasHuman ? ['--answers', answers] : []), ...allow]);
+      // plugin modules load only with approval: the shipped example's module is approved with --yes
+      const plugins = doc.plugins?.length ? ['--yes'] : [];
+      const r = dryRun(file, ['--quiet', ...goal, ...(hasHuman ? ['--answers', answers] : []), ...allow, ...plugins]);
       expect(r.stderr).not.toMatch(/\n\s+at /);
       expect(r.status, r.stderr).toBe(0);
       expect(r.stderr).toMatch(/Finished in state/);

@@ -54,7 +54,7 @@ export async function validateWithPlugins(files: string[], opts: { quiet: boolea
     } catch (err) {
       if (!(err instanceof PluginError)) throw err;
       refused.add(file);
-      process.stderr.write(`${file}: error: ${err.message}\n`);
+      process.stderr.write(`${file}: /plugins: ${err.message}\n`); // file: pointer: what is wrong, as every other refusal
     }
   const code = validateCommand(
     files.filter((f) => !refused.has(f)),
