@@ -100,6 +100,9 @@ export function parseJournal(text: string, file = JOURNAL_FILE): JournalRead {
   return { file, events: p.events, lines: p.lines, damaged: p.damaged, miscounts: p.counter.miscounts, torn: tail !== '' };
 }
 
+/** The longest journal line: about V8's longest string (a whole save of a million agents is about 100 MB). */
+const MAX_LINE_BYTES = 0x1fffffe8;
+
 /**
  * A journal file read a block at a time, one line at a time: never whole (it may exceed the
  * memory a process has, or the longest string), with no limit on its size.
@@ -108,8 +111,9 @@ export function readJournal(dir: string): JournalRead {
   const file = journalPath(dir);
   const p = new LineParser();
   let n = 0;
-  /** The start of a line the block ended in (copied: the block is reused). */
+  /** The start of a line the block ended in (copied: the block is reused), and its bytes. */
   let carry: Buffer[] = [];
+  let carried = 0;
   try {
     // files: the journal must be a regular file (a FIFO or device given as a run folder is refused)
     streamInputFile(file, { maxBytes: Infinity, what: 'a journal', blockBytes: 4 * 1024 * 1024 }, (block) => {
@@ -117,12 +121,21 @@ export function readJournal(dir: string): JournalRead {
       for (;;) {
         const nl = block.indexOf(10, start);
         if (nl === -1) {
-          if (start < block.length) carry.push(Buffer.from(block.subarray(start)));
+          if (start < block.length) {
+            carry.push(Buffer.from(block.subarray(start)));
+            carried += block.length - start;
+            // a line longer than the longest string cannot be an event: refused before it fills the memory
+            if (carried > MAX_LINE_BYTES)
+              throw new JournalError(
+                `${file}:${n + 1}: the line is longer than ${MAX_LINE_BYTES >> 20} MiB, the longest a journal line can be`,
+              );
+          }
           return;
         }
         const line =
           carry.length > 0 ? Buffer.concat([...carry, block.subarray(start, nl)]).toString('utf8') : block.toString('utf8', start, nl);
         carry = [];
+        carried = 0;
         p.add(line, ++n);
         start = nl + 1;
       }
