@@ -72,7 +72,7 @@ export async function askApproval(human: HumanInput, q: Omit<HumanQuestion, 'kin
   if (!person) {
     const source =
       human instanceof AnswersFileInput
-        ? say`answers from ${opt('answers')} answer questions only, not approvals`
+        ? say`answers from ${opt('answers', { arg: true })} answer questions only, not approvals`
         : 'there is no terminal to ask';
     throw new ApprovalNeededError([
       ...say`${q.agent} (${q.role}) in state "${q.state}" needs ${what}, and ${source}. `,
