@@ -12,7 +12,6 @@ import { renderText } from '../../core/prompt/templates.js';
 import { LocalEmbedder } from '../../core/memory/local-embedder.js';
 import type { ManyCall, ManyOutcome } from '../../core/runtime/call-many.js';
 import type { PopulationAction, RunEvent } from '../../core/runtime/events.js';
-import type { UsageTotals } from '../../core/runtime/usage.js';
 import type { RunContext } from '../../core/runtime/context.js';
 import type { ResolvedState } from '../../format/sop/resolved.js';
 import { compileExpression } from './worlds/expr.js';
@@ -45,6 +44,7 @@ import {
   type Seen,
 } from './decide.js';
 import { judgeOrder } from './judge.js';
+import { usageCounts, usageSince } from './step-usage.js';
 import { DeclaredMetrics } from './metrics.js';
 import { loadPopulation, type Population } from './population.js';
 import type { SavedAgentState } from './agent-state.js';
@@ -487,23 +487,4 @@ function resolveWorldParams(world: AnyWorld, params: unknown, pointer: string): 
   if (r.ok) return r.params;
   const p = r.problems[0]!;
   throw new EngineError(`${pointer}${p.pointer}: ${p.message}`, 'POPULATION');
-}
-
-type Counts = { calls: number; prompt_tokens: number; completion_tokens: number; cached_tokens: number };
-const usageCounts = (u: UsageTotals): Counts => ({
-  calls: u.calls,
-  prompt_tokens: u.prompt_tokens,
-  completion_tokens: u.completion_tokens,
-  cached_tokens: u.cached_tokens ?? 0,
-});
-
-/** What a step's calls added to the run's usage. */
-function usageSince(a: Counts, b: Counts): NonNullable<Extract<RunEvent, { type: 'population_step' }>['usage']> {
-  const cached = b.cached_tokens - a.cached_tokens;
-  return {
-    calls: b.calls - a.calls,
-    prompt_tokens: b.prompt_tokens - a.prompt_tokens,
-    completion_tokens: b.completion_tokens - a.completion_tokens,
-    ...(cached > 0 ? { cached_tokens: cached } : {}),
-  };
 }
