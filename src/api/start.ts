@@ -18,6 +18,7 @@ import { tracingEnabled } from '../features/telemetry/enabled.js';
 import { EventFeed, type RunHandle } from './handle.js';
 import { sopFileOf } from './load.js';
 import { usesPopulation } from '../features/population/plugin.js';
+import { ResultsWriter } from './results-writer.js';
 import { appendRunHeader, libraryIntoWorkspace, lockMemoryDir, resolveMemoryDir } from '../core/workspace/memory-dir.js';
 import type { RunSopOptions } from './options.js';
 import { shardOptionsOf } from './shard-options.js';
@@ -137,6 +138,9 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
         )
       : undefined;
   if (folder) listeners.push(folder.onEvent);
+  // RUN/population.duckdb appended after each checkpoint the run folder has journaled
+  const results = folder && usesPopulation(sop) ? new ResultsWriter(folder.dir, folder.journalBytes) : undefined;
+  if (results) listeners.push(results.onEvent);
   if (folder) promptListeners.push(folder.onEvent);
   listeners.push(...(o.listeners ?? []));
   // OpenTelemetry (docs/cost.md): loaded only when an OTLP endpoint is set
@@ -219,22 +223,16 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
     } finally {
       unlockMemory?.();
       folder?.close();
-      if (folder && usesPopulation(sop)) await writeResults(folder);
+      if (folder && results) await writeResults(folder, results);
       await tracing?.flush().catch(() => {}); // spans of the run are sent before it ends
     }
   })();
-  /** RUN/population.duckdb from the closed journal; a failure is a warning (sop query builds it again). */
-  async function writeResults(f: RunFolder): Promise<void> {
-    const warn = (message: string) => {
+  /** RUN/population.duckdb's last steps, from the closed journal; a failure is a warning (sop query catches up again). */
+  async function writeResults(f: RunFolder, writer: ResultsWriter): Promise<void> {
+    for (const message of await writer.close()) {
       const e: RunEvent = { type: 'warning', message };
       for (const l of listeners) if (l !== f.onEvent) l(e); // the journal is closed
       feed.push(e);
-    };
-    try {
-      const { buildResultsDb } = await import('./results-db.js');
-      for (const w of (await buildResultsDb(f.dir)).warnings) warn(w);
-    } catch (err) {
-      warn(`population.duckdb not written: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
     }
   }
   result.then(
