@@ -1,10 +1,11 @@
-// RUN/population.duckdb: a run's population states as tables (docs/population.md#results), built
-// from its journal's effective history (a resumed run's voided lines never count), so it can
-// always be built again: it is written at the end of a run with population states, and again
-// by `sop query` and `sop export` when it is missing or older than the journal. A build writes a
-// temporary file beside it and renames it over it, so a reader sees the old database or the new
-// one. Queries open it read-only with every file access off (no reading, writing or attaching
-// files, no extensions loaded or installed), and that setting locked.
+// RUN/population.duckdb: a run's population states as tables (docs/population.md#results),
+// appended step by step from its journal as the run goes (src/api/results-writer.ts,
+// results-journal.ts), and brought up to date by `sop query` and `sop export` before they read it
+// (the journal's lines since it last read it). A database that is missing, not this module's or
+// of another journal is built again from the whole journal, streamed, into a temporary file
+// renamed over it, so a reader sees the old database or the new one. Queries open it read-only
+// with every file access off (no reading, writing or attaching files, no extensions loaded or
+// installed), and that setting locked.
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { randomBytes } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
@@ -14,14 +15,7 @@ import { fileKind } from '../shared/io/read-input-file.js';
 import { lockHolder } from '../features/journal/lock.js';
 import { JOURNAL_FILE } from '../features/journal/writer.js';
 import { isPopulationState } from '../features/population/state-spec.js';
-import {
-  catchUp,
-  createTables,
-  firstLine as journalFirstLine,
-  ident,
-  readPosition,
-  type CatchUpOptions,
-} from './results-journal.js';
+import { catchUp, createTables, firstLine as journalFirstLine, ident, readPosition, type CatchUpOptions } from './results-journal.js';
 import type { SopState } from '../format/sop/types.js';
 import { boundsProblem, memorySetting, queryBounds, type Bounds, type QueryBounds } from './query-bounds.js';
 

@@ -234,7 +234,12 @@ export async function catchUp(c: DuckDBConnection, dir: string, o: CatchUpOption
             value = undefined;
           }
           if (value !== undefined) {
-            if (typeof value !== 'object' || value === null || Array.isArray(value) || typeof (value as { type?: unknown }).type !== 'string') {
+            if (
+              typeof value !== 'object' ||
+              value === null ||
+              Array.isArray(value) ||
+              typeof (value as { type?: unknown }).type !== 'string'
+            ) {
               counter.add(undefined, line);
               if (!pos.damage) verdict = damaged(line, 'not a journal event (no "type")');
             } else {
