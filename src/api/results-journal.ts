@@ -12,7 +12,7 @@
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import { isAbsolute, resolve } from 'node:path';
 import type { RunEvent } from '../core/runtime/events.js';
-import { JournalError, streamJournalLines } from '../features/journal/reader.js';
+import { JournalError, readRunStarted, streamJournalLines } from '../features/journal/reader.js';
 import { checkpointProblem, damageWarning, type CheckpointEvent, type JournalDamage } from '../features/journal/record.js';
 import { LineCounter, miscountWarning } from '../features/journal/line-count.js';
 import { addStepRows, agentsTable, stepEvent, type PopulationResults } from '../features/population/results.js';
@@ -302,16 +302,7 @@ export async function catchUp(c: DuckDBConnection, dir: string, o: CatchUpOption
 }
 
 /** The journal's first line, run_started (the SOP document the agents are loaded from). */
-export function firstLine(dir: string): Record<string, unknown> {
-  let text = '';
-  streamJournalLines(dir, {}, (line) => {
-    text = line;
-    return false;
-  });
-  const e = JSON.parse(text) as Record<string, unknown>;
-  if (e.type !== 'run_started') throw new JournalError(`${dir}: the journal does not start with run_started`);
-  return e;
-}
+export const firstLine = (dir: string): Record<string, unknown> => readRunStarted(dir) as unknown as Record<string, unknown>;
 
 /** Delete the rows of the turns after `turn` (a step's metrics and surveys go with its steps row). */
 async function voidRows(c: DuckDBConnection, turn: number): Promise<void> {

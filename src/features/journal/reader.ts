@@ -190,6 +190,27 @@ export function streamJournalLines(
 }
 
 /**
+ * The journal's first line, its run_started event (the SOP document the run ran), read alone:
+ * the rest of the journal is not read.
+ */
+export function readRunStarted(dir: string): Extract<RunEvent, { type: 'run_started' }> {
+  let text: string | undefined;
+  streamJournalLines(dir, {}, (line) => {
+    text = line;
+    return false;
+  });
+  let e: unknown;
+  try {
+    e = text === undefined ? undefined : JSON.parse(text);
+  } catch {
+    e = undefined;
+  }
+  if ((e as { type?: unknown } | undefined)?.type !== 'run_started')
+    throw new JournalError(`${journalPath(dir)}:1: the journal does not start with run_started, so there is nothing to continue`);
+  return e as Extract<RunEvent, { type: 'run_started' }>;
+}
+
+/**
  * A journal file read a block at a time, one line at a time (streamJournalLines), every event
  * kept: for the readers that need the whole history at once.
  */
