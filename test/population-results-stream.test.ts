@@ -28,8 +28,12 @@ const TABLES = {
   metrics: 'select * from metrics order by state, visit, step, name',
   agents: 'select * from agents order by state, id',
 };
-const tables = async (dir: string) =>
-  Object.fromEntries(await Promise.all(Object.entries(TABLES).map(async ([t, sql]) => [t, await query(dir, sql)] as const)));
+const tables = async (dir: string): Promise<Record<keyof typeof TABLES, Array<Record<string, unknown>>>> => ({
+  steps: await query(dir, TABLES.steps),
+  actions: await query(dir, TABLES.actions),
+  metrics: await query(dir, TABLES.metrics),
+  agents: await query(dir, TABLES.agents),
+});
 
 /** The database as the run left it, read directly (no catch-up from the journal). */
 async function direct(dir: string, sql: string): Promise<unknown[][]> {
