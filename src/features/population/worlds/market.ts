@@ -7,7 +7,8 @@
 // mean), volume, spread, allocative efficiency (realised surplus / the maximum surplus of the
 // supply and demand curves) and the Gini of wealth (endowment + profit).
 import type { Rng } from '../../../core/runtime/rng.js';
-import { clearingOf, gini, insertOrder, levels, maxSurplus, removeOrder, type Order, type Side } from './market-book.js';
+import { maxSurplus, type Order, type Side } from './market-book.js';
+import { SideBook, SortedAmounts, type BookSlot } from './market-heap.js';
 import { builtinWorld, type ActionOutcome, type Json, type Metrics, type StepAction, type WorldAgent } from './world.js';
 
 export interface MarketParams {
@@ -34,8 +35,9 @@ export interface Trader {
   units: number[];
   traded: number;
   profit: number;
+  /** The arrival number of its resting order, if it has one (on its role's side). */
   order?: number;
-  /** The resting order's price (its side is the trader's role's): found in the book without a scan. */
+  /** The resting order's price. */
   price?: number;
 }
 
@@ -49,13 +51,107 @@ export interface Trade {
 export interface MarketState {
   params: MarketParams;
   traders: Record<string, Trader>;
-  bids: Order[];
-  asks: Order[];
+  /** The resting bids in price-time priority (a copy read from the book). */
+  readonly bids: Order[];
+  /** The resting asks in price-time priority (a copy read from the book). */
+  readonly asks: Order[];
   nextOrder: number;
   trades: { count: number; priceSum: number; last: number | null; recent: Trade[] };
   stepVolume: { step: number; volume: number; priceSum: number };
   surplus: number;
   maxSurplus: number;
+}
+
+/** A trader as the book keeps it: its id and its place in its side's heap. */
+interface Row extends Trader, BookSlot {
+  agent: string;
+}
+
+/**
+ * The market's state: each side of the book an indexed heap (./market-heap.ts), the traders'
+ * profits kept sorted for the wealth Gini. Saved as JSON in the shape the book always had
+ * (both sides as lists in priority order), and restored from it.
+ */
+class Market implements MarketState {
+  nextOrder = 0;
+  trades: MarketState['trades'] = { count: 0, priceSum: 0, last: null, recent: [] };
+  stepVolume: MarketState['stepVolume'] = { step: -1, volume: 0, priceSum: 0 };
+  surplus = 0;
+  readonly bid: SideBook<Row>;
+  readonly ask: SideBook<Row>;
+  readonly profits: SortedAmounts;
+
+  constructor(
+    public params: MarketParams,
+    public traders: Record<string, Row>,
+    public maxSurplus: number,
+  ) {
+    const rows = Object.values(traders);
+    this.bid = new SideBook<Row>('bid', rows.length);
+    this.ask = new SideBook<Row>('ask', rows.length);
+    this.profits = new SortedAmounts(rows.map((t) => t.profit));
+  }
+
+  get bids(): Order[] {
+    return this.bid.sorted(agentOf);
+  }
+
+  get asks(): Order[] {
+    return this.ask.sorted(agentOf);
+  }
+
+  sideOf(t: Row): SideBook<Row> {
+    return t.role === 'buyer' ? this.bid : this.ask;
+  }
+}
+
+const agentOf = (t: Row): string => t.agent;
+
+/** The market as JSON, as a checkpoint keeps it. */
+function saveMarket(m: Market): Json {
+  const traders: Record<string, Json> = {};
+  for (const [id, t] of Object.entries(m.traders))
+    traders[id] = {
+      role: t.role,
+      units: [...t.units],
+      traded: t.traded,
+      profit: t.profit,
+      ...(t.order !== undefined ? { order: t.order, price: t.price! } : {}),
+    };
+  return JSON.parse(
+    JSON.stringify({
+      params: m.params,
+      traders,
+      bids: m.bids,
+      asks: m.asks,
+      nextOrder: m.nextOrder,
+      trades: m.trades,
+      stepVolume: m.stepVolume,
+      surplus: m.surplus,
+      maxSurplus: m.maxSurplus,
+    }),
+  ) as Json;
+}
+
+/** Inverse of saveMarket; a trader's resting order is the one the saved book holds for it. */
+function restoreMarket(saved: Json): Market {
+  const s = saved as unknown as Omit<MarketState, 'traders'> & { traders: Record<string, Trader> };
+  const rows: Record<string, Row> = {};
+  for (const [id, t] of Object.entries(s.traders))
+    rows[id] = { role: t.role, units: [...t.units], traded: t.traded, profit: t.profit, agent: id, slot: -1 };
+  const m = new Market(structuredClone(s.params), rows, s.maxSurplus);
+  m.nextOrder = s.nextOrder;
+  m.trades = structuredClone(s.trades);
+  m.stepVolume = { ...s.stepVolume };
+  m.surplus = s.surplus;
+  for (const o of [...s.bids, ...s.asks]) {
+    const t = rows[o.agent];
+    if (!t || t.order !== undefined) continue;
+    (o.side === 'bid' ? m.bid : m.ask).insert(t, o.price, o.id, o.step);
+    t.order = o.id;
+    t.price = o.price;
+  }
+  return m;
 }
 
 const range = {
@@ -124,7 +220,7 @@ export const market = builtinWorld<MarketState, MarketParams>({
   ],
 
   init(params, agents, rng) {
-    const traders: Record<string, Trader> = {};
+    const traders: Record<string, Row> = {};
     const values: number[] = [];
     const costs: number[] = [];
     for (const agent of agents) {
@@ -132,39 +228,29 @@ export const market = builtinWorld<MarketState, MarketParams>({
       traders[agent.id] = t;
       (t.role === 'buyer' ? values : costs).push(...t.units);
     }
-    return {
-      params,
-      traders,
-      bids: [],
-      asks: [],
-      nextOrder: 0,
-      trades: { count: 0, priceSum: 0, last: null, recent: [] },
-      stepVolume: { step: -1, volume: 0, priceSum: 0 },
-      surplus: 0,
-      maxSurplus: maxSurplus(values, costs),
-    };
+    return new Market(params, traders, maxSurplus(values, costs));
   },
 
   snapshot(state, step) {
+    const m = state as Market;
     return {
       step,
-      best_bid: state.bids[0]?.price ?? null,
-      best_ask: state.asks[0]?.price ?? null,
-      last_price: state.trades.last,
-      trades: state.trades.count,
+      best_bid: m.bid.bestPrice() ?? null,
+      best_ask: m.ask.bestPrice() ?? null,
+      last_price: m.trades.last,
+      trades: m.trades.count,
     };
   },
 
   observe(state, agentId, k): Json {
-    const t = state.traders[agentId];
+    const m = state as Market;
+    const t = m.traders[agentId] as Row | undefined;
     // the book and the recent prices are the same for every trader of a step: made once, shared (read-only)
-    const { book, recent } = publicView(state, k);
-    const visible: Json = { book, recent_prices: recent };
-    if (!t) return visible;
-    const own = ownOrder(state, t);
+    const { book, recent } = publicView(m, k);
+    if (!t) return { book, recent_prices: recent };
+    const open_order = t.order !== undefined ? { side: t.role === 'buyer' ? 'bid' : 'ask', price: t.price! } : null;
     const next = t.units[t.traded] ?? null;
-    const open_order = own ? { side: own.side, price: own.price } : null;
-    const { min_price, max_price } = state.params;
+    const { min_price, max_price } = m.params;
     const units_left = t.units.length - t.traded;
     // one literal per role (not a computed key): every observation of a role has one shape
     if (t.role === 'buyer')
@@ -173,59 +259,86 @@ export const market = builtinWorld<MarketState, MarketParams>({
   },
 
   apply(state, actions, step) {
-    state.stepVolume = { step, volume: 0, priceSum: 0 };
-    const out = actions.map((a) => applyOne(state, a, step));
-    if (state.params.mechanism === 'call') clearCall(state, step);
+    const m = state as Market;
+    m.stepVolume = { step, volume: 0, priceSum: 0 };
+    const out = new Array<ActionOutcome>(actions.length);
+    for (let n = 0; n < actions.length; n++) out[n] = applyOne(m, actions[n]!, step);
+    if (m.params.mechanism === 'call') clearCall(m, step);
     return out;
   },
 
   metrics(state, step) {
-    const thisStep = state.stepVolume.step === step;
-    const wealth = Object.values(state.traders).map((t) => state.params.endowment + t.profit);
-    const m: Metrics = {
-      price: state.trades.last,
-      price_mean: state.trades.count === 0 ? null : state.trades.priceSum / state.trades.count,
-      price_step_mean: thisStep && state.stepVolume.volume > 0 ? state.stepVolume.priceSum / state.stepVolume.volume : null,
-      volume: thisStep ? state.stepVolume.volume : 0,
-      volume_total: state.trades.count,
-      best_bid: state.bids[0]?.price ?? null,
-      best_ask: state.asks[0]?.price ?? null,
-      spread: state.bids[0] && state.asks[0] ? state.asks[0].price - state.bids[0].price : null,
-      surplus: state.surplus,
-      max_surplus: state.maxSurplus,
-      efficiency: state.maxSurplus > 0 ? state.surplus / state.maxSurplus : null,
-      gini: gini(wealth),
+    const m = state as Market;
+    const thisStep = m.stepVolume.step === step;
+    const bestBid = m.bid.bestPrice();
+    const bestAsk = m.ask.bestPrice();
+    const out: Metrics = {
+      price: m.trades.last,
+      price_mean: m.trades.count === 0 ? null : m.trades.priceSum / m.trades.count,
+      price_step_mean: thisStep && m.stepVolume.volume > 0 ? m.stepVolume.priceSum / m.stepVolume.volume : null,
+      volume: thisStep ? m.stepVolume.volume : 0,
+      volume_total: m.trades.count,
+      best_bid: bestBid ?? null,
+      best_ask: bestAsk ?? null,
+      spread: bestBid !== undefined && bestAsk !== undefined ? bestAsk - bestBid : null,
+      surplus: m.surplus,
+      max_surplus: m.maxSurplus,
+      efficiency: m.maxSurplus > 0 ? m.surplus / m.maxSurplus : null,
+      gini: m.profits.gini(m.params.endowment),
     };
-    return m;
+    return out;
   },
 
   objectOf(action) {
     if (action.name === 'bid' || action.name === 'ask') return `book:${action.name}:${String(action.args.price)}`;
     return undefined;
   },
+
+  save: (state) => saveMarket(state as Market),
+  restore: (saved) => restoreMarket(saved),
 });
 
 /** What every trader sees of the book and the tape, kept while the state is unchanged. */
-const views = new WeakMap<MarketState, { key: number[]; book: Json; recent: Json }>();
-
-function publicView(state: MarketState, k: number): { book: Json; recent: Json } {
-  // every change to the book or the tape moves one of these counts (ids and trades only grow,
-  // a cancel between them shortens a side), so the key names one state of the book
-  const key = [k, state.params.recent_trades, state.nextOrder, state.trades.count, state.bids.length, state.asks.length];
-  const cached = views.get(state);
-  if (cached && cached.key.every((x, i) => x === key[i])) return cached;
-  const book = { bids: levels(state.bids, k) as unknown as Json, asks: levels(state.asks, k) as unknown as Json };
-  const recent = state.trades.recent.slice(-Math.min(k, state.params.recent_trades)).map((tr) => tr.price);
-  const view = { key, book, recent };
-  views.set(state, view);
-  return view;
+interface View {
+  k: number;
+  recentTrades: number;
+  nextOrder: number;
+  trades: number;
+  bids: number;
+  asks: number;
+  book: Json;
+  recent: Json;
 }
+const views = new WeakMap<Market, View>();
 
-/** A trader's resting order: by its price when known (a bisection), else by a scan (a checkpoint from before prices were kept). */
-function ownOrder(state: MarketState, t: Trader): { side: Side; price: number } | undefined {
-  if (t.order === undefined) return undefined;
-  if (t.price !== undefined) return { side: t.role === 'buyer' ? 'bid' : 'ask', price: t.price };
-  return [...state.bids, ...state.asks].find((o) => o.id === t.order);
+function publicView(m: Market, k: number): View {
+  // every change to the book or the tape moves one of these counts (ids and trades only grow,
+  // a cancel between them shortens a side), so they name one state of the book
+  const v = views.get(m);
+  if (
+    v &&
+    v.k === k &&
+    v.recentTrades === m.params.recent_trades &&
+    v.nextOrder === m.nextOrder &&
+    v.trades === m.trades.count &&
+    v.bids === m.bid.size &&
+    v.asks === m.ask.size
+  )
+    return v;
+  const book = { bids: m.bid.levels(k) as unknown as Json, asks: m.ask.levels(k) as unknown as Json };
+  const recent = m.trades.recent.slice(-Math.min(k, m.params.recent_trades)).map((tr) => tr.price);
+  const view: View = {
+    k,
+    recentTrades: m.params.recent_trades,
+    nextOrder: m.nextOrder,
+    trades: m.trades.count,
+    bids: m.bid.size,
+    asks: m.ask.size,
+    book,
+    recent,
+  };
+  views.set(m, view);
+  return view;
 }
 
 function numbers(v: unknown): number[] {
@@ -235,7 +348,7 @@ function numbers(v: unknown): number[] {
   return [];
 }
 
-function traderOf(agent: WorldAgent, params: MarketParams, rng: Rng): Trader {
+function traderOf(agent: WorldAgent, params: MarketParams, rng: Rng): Row {
   const declared = agent.attrs[params.role_column];
   const draw = (r: { min: number; max: number }) => Math.round((r.min + rng.next() * (r.max - r.min)) * 100) / 100;
   const role: Trader['role'] =
@@ -244,97 +357,115 @@ function traderOf(agent: WorldAgent, params: MarketParams, rng: Rng): Trader {
   if (units.length === 0)
     units = Array.from({ length: params.assign.units }, () => draw(role === 'buyer' ? params.assign.value : params.assign.cost));
   units.sort(role === 'buyer' ? (a, b) => b - a : (a, b) => a - b);
-  return { role, units, traded: 0, profit: 0 };
+  return { role, units, traded: 0, profit: 0, order: undefined, price: undefined, agent: agent.id, slot: -1 };
 }
 
-function cancelOwn(state: MarketState, t: Trader): Order | undefined {
-  if (t.order === undefined) return undefined;
-  const side = t.role === 'buyer' ? state.bids : state.asks;
-  const o = removeOrder(side, t.order, t.price) ?? removeOrder(state.bids, t.order) ?? removeOrder(state.asks, t.order);
+/** Takes the trader's resting order off the book; false when it had none. */
+function cancelOwn(m: Market, t: Row): boolean {
+  if (t.order === undefined) return false;
+  if (!m.sideOf(t).remove(t)) (t.role === 'buyer' ? m.ask : m.bid).remove(t);
   t.order = undefined;
   t.price = undefined;
-  return o;
+  return true;
 }
 
-function trade(state: MarketState, buyer: string, seller: string, price: number, step: number): void {
-  const b = state.traders[buyer]!;
-  const s = state.traders[seller]!;
+function trade(m: Market, b: Row, s: Row, price: number, step: number): void {
   const value = b.units[b.traded]!;
   const cost = s.units[s.traded]!;
   b.traded++;
   s.traded++;
+  const bWas = b.profit;
+  const sWas = s.profit;
   b.profit += value - price;
   s.profit += price - cost;
-  state.surplus += value - cost;
-  state.trades.count++;
-  state.trades.priceSum += price;
-  state.trades.last = price;
-  state.trades.recent.push({ step, price, buyer, seller });
-  if (state.trades.recent.length > Math.max(1, state.params.recent_trades)) state.trades.recent.shift();
-  state.stepVolume.volume++;
-  state.stepVolume.priceSum += price;
+  m.profits.replace(bWas, b.profit);
+  m.profits.replace(sWas, s.profit);
+  m.surplus += value - cost;
+  m.trades.count++;
+  m.trades.priceSum += price;
+  m.trades.last = price;
+  m.trades.recent.push({ step, price, buyer: b.agent, seller: s.agent });
+  if (m.trades.recent.length > Math.max(1, m.params.recent_trades)) m.trades.recent.shift();
+  m.stepVolume.volume++;
+  m.stepVolume.priceSum += price;
 }
 
 const outcome = (a: StepAction, ok: boolean, output: string): ActionOutcome => ({ agent: a.agent, name: a.name, ok, output });
 
-function applyOne(state: MarketState, a: StepAction, step: number): ActionOutcome {
-  const t = state.traders[a.agent];
+function applyOne(m: Market, a: StepAction, step: number): ActionOutcome {
+  const t = m.traders[a.agent] as Row | undefined;
   if (a.name === 'idle') return outcome(a, true, 'idle');
   if (!t) return outcome(a, false, `${a.agent} is not a trader`);
-  if (a.name === 'cancel') return cancelOwn(state, t) ? outcome(a, true, 'order cancelled') : outcome(a, false, 'no open order');
+  if (a.name === 'cancel') return cancelOwn(m, t) ? outcome(a, true, 'order cancelled') : outcome(a, false, 'no open order');
   if (a.name !== 'bid' && a.name !== 'ask') return outcome(a, false, `"${a.name}" is not an action of world "market"`);
   const side = a.name as Side;
   if ((side === 'bid') !== (t.role === 'buyer')) return outcome(a, false, `a ${t.role} cannot ${side}`);
   if (t.traded >= t.units.length) return outcome(a, false, 'no units left');
   const price = Number(a.args.price);
-  const { min_price, max_price } = state.params;
+  const { min_price, max_price } = m.params;
   if (!Number.isFinite(price) || price < min_price || price > max_price)
     return outcome(a, false, `price must be within ${min_price}..${max_price}`);
   const limit = t.units[t.traded]!;
-  if (state.params.budget_constraint && (side === 'bid' ? price > limit : price < limit))
+  if (m.params.budget_constraint && (side === 'bid' ? price > limit : price < limit))
     return outcome(a, false, side === 'bid' ? `bid above your value ${limit}` : `ask below your cost ${limit}`);
-  cancelOwn(state, t);
-  const opposite = side === 'bid' ? state.asks : state.bids;
-  const best = opposite[0];
-  if (state.params.mechanism === 'continuous' && best && (side === 'bid' ? price >= best.price : price <= best.price)) {
-    opposite.shift();
-    const other = state.traders[best.agent]!;
+  cancelOwn(m, t);
+  const opposite = side === 'bid' ? m.ask : m.bid;
+  const best = opposite.bestPrice();
+  if (m.params.mechanism === 'continuous' && best !== undefined && (side === 'bid' ? price >= best : price <= best)) {
+    const other = opposite.pop()!;
     other.order = undefined;
     other.price = undefined;
-    const [buyer, seller] = side === 'bid' ? [a.agent, best.agent] : [best.agent, a.agent];
-    trade(state, buyer, seller, best.price, step);
-    if (state.params.clear_after_trade) clearBook(state);
-    return outcome(a, true, `traded 1 at ${best.price}`);
+    if (side === 'bid') trade(m, t, other, best, step);
+    else trade(m, other, t, best, step);
+    if (m.params.clear_after_trade) clearBook(m);
+    return outcome(a, true, `traded 1 at ${best}`);
   }
-  const order: Order = { id: state.nextOrder++, agent: a.agent, side, price, step };
-  insertOrder(side === 'bid' ? state.bids : state.asks, order);
-  t.order = order.id;
+  const id = m.nextOrder++;
+  m.sideOf(t).insert(t, price, id, step);
+  t.order = id;
   t.price = price;
   return outcome(a, true, `${side} ${price} rests`);
 }
 
 /** Withdraws every open order (clear_after_trade). */
-function clearBook(state: MarketState): void {
-  for (const o of [...state.bids, ...state.asks]) {
-    const t = state.traders[o.agent]!;
+function clearBook(m: Market): void {
+  const withdraw = (t: Row) => {
     t.order = undefined;
     t.price = undefined;
-  }
-  state.bids.length = 0;
-  state.asks.length = 0;
+  };
+  m.bid.clear(withdraw);
+  m.ask.clear(withdraw);
 }
 
-function clearCall(state: MarketState, step: number): void {
-  const clearing = clearingOf(state.bids, state.asks);
-  if (!clearing) return;
-  const bids = state.bids.splice(0, clearing.k);
-  const asks = state.asks.splice(0, clearing.k);
-  for (let i = 0; i < clearing.k; i++) {
-    for (const o of [bids[i]!, asks[i]!]) {
-      const t = state.traders[o.agent]!;
+/**
+ * A call auction's clearing (market-book.ts clearingOf, over the heaps): the best bid and ask
+ * trade in pairs while they cross; all at one price, the middle of the range that also leaves
+ * the first unmatched bid and ask unwilling.
+ */
+function clearCall(m: Market, step: number): void {
+  const bids: Row[] = [];
+  const asks: Row[] = [];
+  let lastBid = 0;
+  let lastAsk = 0;
+  for (;;) {
+    const b = m.bid.bestPrice();
+    const s = m.ask.bestPrice();
+    if (b === undefined || s === undefined || !(b >= s)) break;
+    lastBid = b;
+    lastAsk = s;
+    bids.push(m.bid.pop()!);
+    asks.push(m.ask.pop()!);
+  }
+  const k = bids.length;
+  if (k === 0) return;
+  const low = Math.max(lastAsk, m.bid.bestPrice() ?? -Infinity);
+  const high = Math.min(lastBid, m.ask.bestPrice() ?? Infinity);
+  const price = (low + high) / 2;
+  for (let i = 0; i < k; i++) {
+    for (const t of [bids[i]!, asks[i]!]) {
       t.order = undefined;
       t.price = undefined;
     }
-    trade(state, bids[i]!.agent, asks[i]!.agent, clearing.price, step);
+    trade(m, bids[i]!, asks[i]!, price, step);
   }
 }
