@@ -372,7 +372,7 @@ export class PopulationVisit {
       const id = this.pop.ids[i]!;
       const chosen = tier.policy!({ agent: id, observation: this.world.observe(this.worldState, id, k), step, rng: rngOf(id) });
       const first = chosen[0];
-      decided.push({ i, tier: 'rule', choice: first ? { name: first.name, args: first.args } : IDLE });
+      decided.push({ i, tier: 'rule', choice: first ?? IDLE });
     }
     for (const { i, tier } of groups.perAgent) {
       calls.push(decisionCall(setup, i, seen.get(i)!, decisionLlm(ctx.sop, state, tier.entry), `${step}:${this.pop.ids[i]!}`));

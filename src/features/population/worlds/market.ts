@@ -118,19 +118,18 @@ function saveMarket(m: Market): Json {
       profit: t.profit,
       ...(t.order !== undefined ? { order: t.order, price: t.price! } : {}),
     };
-  return JSON.parse(
-    JSON.stringify({
-      params: m.params,
-      traders,
-      bids: m.bids,
-      asks: m.asks,
-      nextOrder: m.nextOrder,
-      trades: m.trades,
-      stepVolume: m.stepVolume,
-      surplus: m.surplus,
-      maxSurplus: m.maxSurplus,
-    }),
-  ) as Json;
+  // fresh objects throughout (the caller may keep them): the small parts copied whole
+  return {
+    params: structuredClone(m.params) as unknown as Json,
+    traders,
+    bids: m.bids as unknown as Json,
+    asks: m.asks as unknown as Json,
+    nextOrder: m.nextOrder,
+    trades: structuredClone(m.trades) as unknown as Json,
+    stepVolume: { ...m.stepVolume },
+    surplus: m.surplus,
+    maxSurplus: m.maxSurplus,
+  };
 }
 
 /** Inverse of saveMarket; a trader's resting order is the one the saved book holds for it. */
@@ -418,13 +417,28 @@ function applyOne(m: Market, a: StepAction, step: number): ActionOutcome {
     if (side === 'bid') trade(m, t, other, best, step);
     else trade(m, other, t, best, step);
     if (m.params.clear_after_trade) clearBook(m);
-    return outcome(a, true, `traded 1 at ${best}`);
+    return outcome(a, true, `traded 1 at ${priceText(best)}`);
   }
   const id = m.nextOrder++;
   m.sideOf(t).insert(t, price, id, step);
   t.order = id;
   t.price = price;
-  return outcome(a, true, `${side} ${price} rests`);
+  return outcome(a, true, `${side} ${priceText(price)} rests`);
+}
+
+/** Prices in whole cents from 0 to this many cents have their text kept once made. */
+const CACHED_CENTS = 1_000_000;
+const centTexts: string[] = [];
+
+/**
+ * `String(price)`, kept for prices in whole cents (an outcome names its price; a market's prices
+ * repeat): the text of a number is costly to make, a kept one is a look-up.
+ */
+function priceText(price: number): string {
+  const cents = Math.round(price * 100);
+  if (cents >= 0 && cents <= CACHED_CENTS && cents / 100 === price && !Object.is(price, -0))
+    return (centTexts[cents] ??= String(price));
+  return String(price);
 }
 
 /** Withdraws every open order (clear_after_trade). */
