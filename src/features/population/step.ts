@@ -250,7 +250,7 @@ export class PopulationVisit {
       const snapshot = JSON.stringify(this.world.snapshot(this.worldState, step));
       for (const i of asking) {
         const id = this.pop.ids[i]!;
-        seen.set(i, { observation: this.world.observe(this.worldState, id, k), snapshot, memory: this.memory.text(id), clock, step });
+        seen.set(i, { observation: this.world.observe(this.worldState, id, k, i), snapshot, memory: this.memory.text(id), clock, step });
       }
     }
     return { active, groups, seen };
@@ -285,7 +285,7 @@ export class PopulationVisit {
       const id = this.pop.ids[d.i]!;
       if (only === undefined) tierOf.set(id, d.tier);
       if ('invalid' in d.choice) invalid.push({ agent: id, name: 'invalid', args: {}, ok: false, output: d.choice.invalid, tier: d.tier });
-      else actions.push({ agent: id, name: d.choice.name, args: d.choice.args, seq: 0 });
+      else actions.push({ agent: id, name: d.choice.name, args: d.choice.args, seq: 0, index: d.i });
     }
     const tierFor = (agent: string): PopulationAction['tier'] => only ?? tierOf.get(agent)!;
     const attrsOf = (id: string) => {
@@ -370,7 +370,7 @@ export class PopulationVisit {
     const k = observeK(this.worldState);
     for (const { i, tier } of groups.rule) {
       const id = this.pop.ids[i]!;
-      const chosen = tier.policy!({ agent: id, observation: this.world.observe(this.worldState, id, k), step, rng: rngOf(id) });
+      const chosen = tier.policy!({ agent: id, observation: this.world.observe(this.worldState, id, k, i), step, rng: rngOf(id) });
       const first = chosen[0];
       decided.push({ i, tier: 'rule', choice: first ?? IDLE });
     }

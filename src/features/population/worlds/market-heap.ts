@@ -1,29 +1,25 @@
 // One side of the market world's order book as an indexed binary heap (struct of arrays): the
-// order of highest priority (best price, then earliest arrival: price-time priority) on top, each
-// resting order's place in the heap kept by its trader (a trader has at most one resting order),
-// so adding, withdrawing and trading an order cost O(log n), never a shift of the whole side.
-// Prices and arrival numbers sit in typed arrays, heap position by heap position; the book in
-// priority order (`sorted`) and its best price levels (`levels`) are read from it on demand.
+// order of highest priority (best price, then earliest arrival: price-time priority) on top. An
+// order's owner is a trader's number; where its order sits in the heap is kept by trader (a
+// trader has at most one resting order), so adding, withdrawing and trading an order cost
+// O(log n), never a shift of the whole side. The book in priority order (`sorted`) and its best
+// price levels (`levels`) are read from it on demand.
 import type { Level, Order, Side } from './market-book.js';
 
-/** What the book keeps of a trader: where its resting order sits in its side's heap (-1: none). */
-export interface BookSlot {
-  slot: number;
-}
-
-export class SideBook<T extends BookSlot> {
+export class SideBook {
   /** Orders resting on this side. */
   size = 0;
   /** The price times `dir` (bids negated): the smallest key has the best price on either side. */
   private key: Float64Array;
   private id: Float64Array;
   private step: Float64Array;
-  /** The trader at each heap position (entries past `size` are stale). */
-  private owner: T[] = [];
+  private owner: Int32Array;
   private readonly dir: number;
 
   constructor(
     readonly side: Side,
+    /** By trader: its order's place in its side's heap, -1 for none (shared by both sides). */
+    private readonly slot: Int32Array,
     capacity = 16,
   ) {
     this.dir = side === 'bid' ? -1 : 1;
@@ -31,6 +27,7 @@ export class SideBook<T extends BookSlot> {
     this.key = new Float64Array(n);
     this.id = new Float64Array(n);
     this.step = new Float64Array(n);
+    this.owner = new Int32Array(n);
   }
 
   /** The best price, or undefined when the side is empty. */
@@ -38,55 +35,50 @@ export class SideBook<T extends BookSlot> {
     return this.size === 0 ? undefined : this.dir * this.key[0]!;
   }
 
-  /** The trader of the best order (undefined when empty). */
-  bestOwner(): T | undefined {
-    return this.size === 0 ? undefined : this.owner[0];
-  }
-
-  /** Rests an order of `owner` (which has none on this side). */
-  insert(owner: T, price: number, id: number, step: number): void {
+  /** Rests an order of trader `t` (which has none on this side). */
+  insert(t: number, price: number, id: number, step: number): void {
     if (this.size === this.key.length) this.grow();
     const at = this.size++;
-    this.siftUp(at, this.dir * price, id, step, owner);
+    this.siftUp(at, this.dir * price, id, step, t);
   }
 
-  /** Withdraws the owner's order; false when it has none here. */
-  remove(owner: T): boolean {
-    const at = owner.slot;
-    if (at < 0 || at >= this.size || this.owner[at] !== owner) return false;
-    owner.slot = -1;
+  /** Withdraws trader t's order; false when it has none here. */
+  remove(t: number): boolean {
+    const at = this.slot[t]!;
+    if (at < 0 || at >= this.size || this.owner[at] !== t) return false;
+    this.slot[t] = -1;
     const last = --this.size;
     if (at === last) return true;
     const k = this.key[last]!;
     const i = this.id[last]!;
     const s = this.step[last]!;
     const o = this.owner[last]!;
-    // the last order fills the hole: down if it ranks below the hole's parent, else up
+    // the last order fills the hole: up if it ranks before the hole's parent, else down
     if (at > 0 && before(k, i, this.key[(at - 1) >> 1]!, this.id[(at - 1) >> 1]!)) this.siftUp(at, k, i, s, o);
     else this.siftDown(at, k, i, s, o);
     return true;
   }
 
-  /** Takes the best order off the book: its trader, or undefined when empty. */
-  pop(): T | undefined {
-    if (this.size === 0) return undefined;
+  /** Takes the best order off the book: its trader, or -1 when empty. */
+  pop(): number {
+    if (this.size === 0) return -1;
     const top = this.owner[0]!;
     this.remove(top);
     return top;
   }
 
   /** Every order withdrawn; `each` sees its trader. */
-  clear(each: (owner: T) => void): void {
+  clear(each: (t: number) => void): void {
     for (let n = 0; n < this.size; n++) {
-      const o = this.owner[n]!;
-      o.slot = -1;
-      each(o);
+      const t = this.owner[n]!;
+      this.slot[t] = -1;
+      each(t);
     }
     this.size = 0;
   }
 
   /** The orders in priority order (`agentOf` names a trader). */
-  sorted(agentOf: (owner: T) => string): Order[] {
+  sorted(agentOf: (t: number) => string): Order[] {
     const at = Array.from({ length: this.size }, (_, n) => n);
     at.sort((a, b) => (before(this.key[a]!, this.id[a]!, this.key[b]!, this.id[b]!) ? -1 : 1));
     return at.map((n) => ({ id: this.id[n]!, agent: agentOf(this.owner[n]!), side: this.side, price: this.dir * this.key[n]!, step: this.step[n]! }));
@@ -141,7 +133,7 @@ export class SideBook<T extends BookSlot> {
     return top;
   }
 
-  private siftUp(at: number, k: number, i: number, s: number, o: T): void {
+  private siftUp(at: number, k: number, i: number, s: number, o: number): void {
     const key = this.key;
     const id = this.id;
     while (at > 0) {
@@ -153,7 +145,7 @@ export class SideBook<T extends BookSlot> {
     this.put(at, k, i, s, o);
   }
 
-  private siftDown(at: number, k: number, i: number, s: number, o: T): void {
+  private siftDown(at: number, k: number, i: number, s: number, o: number): void {
     const key = this.key;
     const id = this.id;
     const size = this.size;
@@ -168,12 +160,12 @@ export class SideBook<T extends BookSlot> {
     this.put(at, k, i, s, o);
   }
 
-  private put(at: number, k: number, i: number, s: number, o: T): void {
+  private put(at: number, k: number, i: number, s: number, o: number): void {
     this.key[at] = k;
     this.id[at] = i;
     this.step[at] = s;
     this.owner[at] = o;
-    o.slot = at;
+    this.slot[o] = at;
   }
 
   private grow(): void {
@@ -183,6 +175,9 @@ export class SideBook<T extends BookSlot> {
       next.set(this[name]);
       this[name] = next;
     }
+    const owner = new Int32Array(n);
+    owner.set(this.owner);
+    this.owner = owner;
   }
 }
 
@@ -196,6 +191,11 @@ export class SortedAmounts {
   private xs: Float64Array;
 
   constructor(amounts: readonly number[]) {
+    this.xs = Float64Array.from(amounts).sort();
+  }
+
+  /** Every amount anew. */
+  reset(amounts: readonly number[]): void {
     this.xs = Float64Array.from(amounts).sort();
   }
 

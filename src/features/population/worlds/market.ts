@@ -6,152 +6,11 @@
 // A trader has at most one resting order: a new one replaces it. Built-in metrics: price (last,
 // mean), volume, spread, allocative efficiency (realised surplus / the maximum surplus of the
 // supply and demand curves) and the Gini of wealth (endowment + profit).
-import type { Rng } from '../../../core/runtime/rng.js';
-import { maxSurplus, type Order, type Side } from './market-book.js';
-import { SideBook, SortedAmounts, type BookSlot } from './market-heap.js';
-import { builtinWorld, type ActionOutcome, type Json, type Metrics, type StepAction, type WorldAgent } from './world.js';
+import type { Side } from './market-book.js';
+import { Market, newMarket, restoreMarket, saveMarket, type MarketParams, type MarketState } from './market-state.js';
+import { builtinWorld, type ActionOutcome, type Json, type Metrics, type StepAction } from './world.js';
 
-export interface MarketParams {
-  mechanism: 'continuous' | 'call';
-  min_price: number;
-  max_price: number;
-  /** Refuse bids above the trader's value and asks below its cost. */
-  budget_constraint: boolean;
-  endowment: number;
-  role_column: string;
-  value_column: string;
-  cost_column: string;
-  /** Traders whose row has no role get one drawn from this. */
-  assign: { buyer_share: number; value: { min: number; max: number }; cost: { min: number; max: number }; units: number };
-  /** Trades shown in an observation. */
-  recent_trades: number;
-  /** Continuous: every open order is withdrawn after each trade (Gode and Sunder 1993). */
-  clear_after_trade?: boolean;
-}
-
-export interface Trader {
-  role: 'buyer' | 'seller';
-  /** Values (buyer, best first) or costs (seller, cheapest first), one unit each. */
-  units: number[];
-  traded: number;
-  profit: number;
-  /** The arrival number of its resting order, if it has one (on its role's side). */
-  order?: number;
-  /** The resting order's price. */
-  price?: number;
-}
-
-export interface Trade {
-  step: number;
-  price: number;
-  buyer: string;
-  seller: string;
-}
-
-export interface MarketState {
-  params: MarketParams;
-  traders: Record<string, Trader>;
-  /** The resting bids in price-time priority (a copy read from the book). */
-  readonly bids: Order[];
-  /** The resting asks in price-time priority (a copy read from the book). */
-  readonly asks: Order[];
-  nextOrder: number;
-  trades: { count: number; priceSum: number; last: number | null; recent: Trade[] };
-  stepVolume: { step: number; volume: number; priceSum: number };
-  surplus: number;
-  maxSurplus: number;
-}
-
-/** A trader as the book keeps it: its id and its place in its side's heap. */
-interface Row extends Trader, BookSlot {
-  agent: string;
-}
-
-/**
- * The market's state: each side of the book an indexed heap (./market-heap.ts), the traders'
- * profits kept sorted for the wealth Gini. Saved as JSON in the shape the book always had
- * (both sides as lists in priority order), and restored from it.
- */
-class Market implements MarketState {
-  nextOrder = 0;
-  trades: MarketState['trades'] = { count: 0, priceSum: 0, last: null, recent: [] };
-  stepVolume: MarketState['stepVolume'] = { step: -1, volume: 0, priceSum: 0 };
-  surplus = 0;
-  readonly bid: SideBook<Row>;
-  readonly ask: SideBook<Row>;
-  readonly profits: SortedAmounts;
-
-  constructor(
-    public params: MarketParams,
-    public traders: Record<string, Row>,
-    public maxSurplus: number,
-  ) {
-    const rows = Object.values(traders);
-    this.bid = new SideBook<Row>('bid', rows.length);
-    this.ask = new SideBook<Row>('ask', rows.length);
-    this.profits = new SortedAmounts(rows.map((t) => t.profit));
-  }
-
-  get bids(): Order[] {
-    return this.bid.sorted(agentOf);
-  }
-
-  get asks(): Order[] {
-    return this.ask.sorted(agentOf);
-  }
-
-  sideOf(t: Row): SideBook<Row> {
-    return t.role === 'buyer' ? this.bid : this.ask;
-  }
-}
-
-const agentOf = (t: Row): string => t.agent;
-
-/** The market as JSON, as a checkpoint keeps it. */
-function saveMarket(m: Market): Json {
-  const traders: Record<string, Json> = {};
-  for (const [id, t] of Object.entries(m.traders))
-    traders[id] = {
-      role: t.role,
-      units: [...t.units],
-      traded: t.traded,
-      profit: t.profit,
-      ...(t.order !== undefined ? { order: t.order, price: t.price! } : {}),
-    };
-  // fresh objects throughout (the caller may keep them): the small parts copied whole
-  return {
-    params: structuredClone(m.params) as unknown as Json,
-    traders,
-    bids: m.bids as unknown as Json,
-    asks: m.asks as unknown as Json,
-    nextOrder: m.nextOrder,
-    trades: structuredClone(m.trades) as unknown as Json,
-    stepVolume: { ...m.stepVolume },
-    surplus: m.surplus,
-    maxSurplus: m.maxSurplus,
-  };
-}
-
-/** Inverse of saveMarket; a trader's resting order is the one the saved book holds for it. */
-function restoreMarket(saved: Json): Market {
-  const s = saved as unknown as Omit<MarketState, 'traders'> & { traders: Record<string, Trader> };
-  const rows: Record<string, Row> = {};
-  for (const [id, t] of Object.entries(s.traders))
-    rows[id] = { role: t.role, units: [...t.units], traded: t.traded, profit: t.profit, agent: id, slot: -1 };
-  const m = new Market(structuredClone(s.params), rows, s.maxSurplus);
-  m.nextOrder = s.nextOrder;
-  m.trades = structuredClone(s.trades);
-  m.stepVolume = { ...s.stepVolume };
-  m.surplus = s.surplus;
-  for (const o of [...s.bids, ...s.asks]) {
-    const t = rows[o.agent];
-    if (!t || t.order !== undefined) continue;
-    (o.side === 'bid' ? m.bid : m.ask).insert(t, o.price, o.id, o.step);
-    t.order = o.id;
-    t.price = o.price;
-  }
-  return m;
-}
+export type { MarketParams, MarketState, Trade, Trader } from './market-state.js';
 
 const range = {
   type: 'object',
@@ -219,15 +78,7 @@ export const market = builtinWorld<MarketState, MarketParams>({
   ],
 
   init(params, agents, rng) {
-    const traders: Record<string, Row> = {};
-    const values: number[] = [];
-    const costs: number[] = [];
-    for (const agent of agents) {
-      const t = traderOf(agent, params, rng);
-      traders[agent.id] = t;
-      (t.role === 'buyer' ? values : costs).push(...t.units);
-    }
-    return new Market(params, traders, maxSurplus(values, costs));
+    return newMarket(params, agents, rng);
   },
 
   snapshot(state, step) {
@@ -241,20 +92,22 @@ export const market = builtinWorld<MarketState, MarketParams>({
     };
   },
 
-  observe(state, agentId, k): Json {
+  observe(state, agentId, k, index): Json {
     const m = state as Market;
-    const t = m.traders[agentId] as Row | undefined;
+    const t = m.numberOf(agentId, index);
     // the book and the recent prices are the same for every trader of a step: made once, shared (read-only)
     const { book, recent } = publicView(m, k);
-    if (!t) return { book, recent_prices: recent };
-    const open_order = t.order !== undefined ? { side: t.role === 'buyer' ? 'bid' : 'ask', price: t.price! } : null;
-    const next = t.units[t.traded] ?? null;
+    if (t < 0) return { book, recent_prices: recent };
+    const order = m.order[t]!;
+    const open_order = Number.isNaN(order) ? null : { side: m.buyer[t] ? 'bid' : 'ask', price: m.price[t]! };
+    const next = m.nextUnit(t) ?? null;
     const { min_price, max_price } = m.params;
-    const units_left = t.units.length - t.traded;
+    const units_left = m.unitCount[t]! - m.traded[t]!;
+    const profit = m.profit[t]!;
     // one literal per role (not a computed key): every observation of a role has one shape
-    if (t.role === 'buyer')
-      return { role: t.role, value: next, units_left, open_order, profit: t.profit, book, recent_prices: recent, min_price, max_price };
-    return { role: t.role, cost: next, units_left, open_order, profit: t.profit, book, recent_prices: recent, min_price, max_price };
+    if (m.buyer[t])
+      return { role: 'buyer', value: next, units_left, open_order, profit, book, recent_prices: recent, min_price, max_price };
+    return { role: 'seller', cost: next, units_left, open_order, profit, book, recent_prices: recent, min_price, max_price };
   },
 
   apply(state, actions, step) {
@@ -340,50 +193,36 @@ function publicView(m: Market, k: number): View {
   return view;
 }
 
-function numbers(v: unknown): number[] {
-  if (Array.isArray(v)) return v.map(Number);
-  if (typeof v === 'number') return [v];
-  if (typeof v === 'string' && v.trim() !== '') return v.split(/[;|]/).map((x) => Number(x.trim()));
-  return [];
-}
-
-function traderOf(agent: WorldAgent, params: MarketParams, rng: Rng): Row {
-  const declared = agent.attrs[params.role_column];
-  const draw = (r: { min: number; max: number }) => Math.round((r.min + rng.next() * (r.max - r.min)) * 100) / 100;
-  const role: Trader['role'] =
-    declared === 'buyer' || declared === 'seller' ? declared : rng.next() < params.assign.buyer_share ? 'buyer' : 'seller';
-  let units = numbers(agent.attrs[role === 'buyer' ? params.value_column : params.cost_column]).filter((x) => Number.isFinite(x));
-  if (units.length === 0)
-    units = Array.from({ length: params.assign.units }, () => draw(role === 'buyer' ? params.assign.value : params.assign.cost));
-  units.sort(role === 'buyer' ? (a, b) => b - a : (a, b) => a - b);
-  return { role, units, traded: 0, profit: 0, order: undefined, price: undefined, agent: agent.id, slot: -1 };
-}
-
 /** Takes the trader's resting order off the book; false when it had none. */
-function cancelOwn(m: Market, t: Row): boolean {
-  if (t.order === undefined) return false;
-  if (!m.sideOf(t).remove(t)) (t.role === 'buyer' ? m.ask : m.bid).remove(t);
-  t.order = undefined;
-  t.price = undefined;
+function cancelOwn(m: Market, t: number): boolean {
+  if (Number.isNaN(m.order[t]!)) return false;
+  if (!m.sideOf(t).remove(t)) (m.buyer[t] ? m.ask : m.bid).remove(t);
+  withdrawn(m, t);
   return true;
 }
 
-function trade(m: Market, b: Row, s: Row, price: number, step: number): void {
-  const value = b.units[b.traded]!;
-  const cost = s.units[s.traded]!;
-  b.traded++;
-  s.traded++;
-  const bWas = b.profit;
-  const sWas = s.profit;
-  b.profit += value - price;
-  s.profit += price - cost;
-  m.profits.replace(bWas, b.profit);
-  m.profits.replace(sWas, s.profit);
+/** The trader has no resting order (any more). */
+function withdrawn(m: Market, t: number): void {
+  m.order[t] = NaN;
+  m.price[t] = NaN;
+}
+
+function trade(m: Market, b: number, s: number, price: number, step: number): void {
+  const value = m.nextUnit(b)!;
+  const cost = m.nextUnit(s)!;
+  m.traded[b] = m.traded[b]! + 1;
+  m.traded[s] = m.traded[s]! + 1;
+  const bWas = m.profit[b]!;
+  const sWas = m.profit[s]!;
+  m.profit[b] = bWas + (value - price);
+  m.profit[s] = sWas + (price - cost);
+  m.profits.replace(bWas, m.profit[b]!);
+  m.profits.replace(sWas, m.profit[s]!);
   m.surplus += value - cost;
   m.trades.count++;
   m.trades.priceSum += price;
   m.trades.last = price;
-  m.trades.recent.push({ step, price, buyer: b.agent, seller: s.agent });
+  m.trades.recent.push({ step, price, buyer: m.ids[b]!, seller: m.ids[s]! });
   if (m.trades.recent.length > Math.max(1, m.params.recent_trades)) m.trades.recent.shift();
   m.stepVolume.volume++;
   m.stepVolume.priceSum += price;
@@ -392,28 +231,28 @@ function trade(m: Market, b: Row, s: Row, price: number, step: number): void {
 const outcome = (a: StepAction, ok: boolean, output: string): ActionOutcome => ({ agent: a.agent, name: a.name, ok, output });
 
 function applyOne(m: Market, a: StepAction, step: number): ActionOutcome {
-  const t = m.traders[a.agent] as Row | undefined;
   if (a.name === 'idle') return outcome(a, true, 'idle');
-  if (!t) return outcome(a, false, `${a.agent} is not a trader`);
+  const t = m.numberOf(a.agent, a.index);
+  if (t < 0) return outcome(a, false, `${a.agent} is not a trader`);
   if (a.name === 'cancel') return cancelOwn(m, t) ? outcome(a, true, 'order cancelled') : outcome(a, false, 'no open order');
   if (a.name !== 'bid' && a.name !== 'ask') return outcome(a, false, `"${a.name}" is not an action of world "market"`);
   const side = a.name as Side;
-  if ((side === 'bid') !== (t.role === 'buyer')) return outcome(a, false, `a ${t.role} cannot ${side}`);
-  if (t.traded >= t.units.length) return outcome(a, false, 'no units left');
+  const role = m.buyer[t] ? 'buyer' : 'seller';
+  if ((side === 'bid') !== (role === 'buyer')) return outcome(a, false, `a ${role} cannot ${side}`);
+  const limit = m.nextUnit(t);
+  if (limit === undefined) return outcome(a, false, 'no units left');
   const price = Number(a.args.price);
   const { min_price, max_price } = m.params;
   if (!Number.isFinite(price) || price < min_price || price > max_price)
     return outcome(a, false, `price must be within ${min_price}..${max_price}`);
-  const limit = t.units[t.traded]!;
   if (m.params.budget_constraint && (side === 'bid' ? price > limit : price < limit))
     return outcome(a, false, side === 'bid' ? `bid above your value ${limit}` : `ask below your cost ${limit}`);
   cancelOwn(m, t);
   const opposite = side === 'bid' ? m.ask : m.bid;
   const best = opposite.bestPrice();
   if (m.params.mechanism === 'continuous' && best !== undefined && (side === 'bid' ? price >= best : price <= best)) {
-    const other = opposite.pop()!;
-    other.order = undefined;
-    other.price = undefined;
+    const other = opposite.pop();
+    withdrawn(m, other);
     if (side === 'bid') trade(m, t, other, best, step);
     else trade(m, other, t, best, step);
     if (m.params.clear_after_trade) clearBook(m);
@@ -421,8 +260,8 @@ function applyOne(m: Market, a: StepAction, step: number): ActionOutcome {
   }
   const id = m.nextOrder++;
   m.sideOf(t).insert(t, price, id, step);
-  t.order = id;
-  t.price = price;
+  m.order[t] = id;
+  m.price[t] = price;
   return outcome(a, true, `${side} ${priceText(price)} rests`);
 }
 
@@ -443,12 +282,9 @@ function priceText(price: number): string {
 
 /** Withdraws every open order (clear_after_trade). */
 function clearBook(m: Market): void {
-  const withdraw = (t: Row) => {
-    t.order = undefined;
-    t.price = undefined;
-  };
-  m.bid.clear(withdraw);
-  m.ask.clear(withdraw);
+  const each = (t: number) => withdrawn(m, t);
+  m.bid.clear(each);
+  m.ask.clear(each);
 }
 
 /**
@@ -457,8 +293,8 @@ function clearBook(m: Market): void {
  * the first unmatched bid and ask unwilling.
  */
 function clearCall(m: Market, step: number): void {
-  const bids: Row[] = [];
-  const asks: Row[] = [];
+  const bids: number[] = [];
+  const asks: number[] = [];
   let lastBid = 0;
   let lastAsk = 0;
   for (;;) {
@@ -467,8 +303,8 @@ function clearCall(m: Market, step: number): void {
     if (b === undefined || s === undefined || !(b >= s)) break;
     lastBid = b;
     lastAsk = s;
-    bids.push(m.bid.pop()!);
-    asks.push(m.ask.pop()!);
+    bids.push(m.bid.pop());
+    asks.push(m.ask.pop());
   }
   const k = bids.length;
   if (k === 0) return;
@@ -476,10 +312,8 @@ function clearCall(m: Market, step: number): void {
   const high = Math.min(lastBid, m.ask.bestPrice() ?? Infinity);
   const price = (low + high) / 2;
   for (let i = 0; i < k; i++) {
-    for (const t of [bids[i]!, asks[i]!]) {
-      t.order = undefined;
-      t.price = undefined;
-    }
+    withdrawn(m, bids[i]!);
+    withdrawn(m, asks[i]!);
     trade(m, bids[i]!, asks[i]!, price, step);
   }
 }
