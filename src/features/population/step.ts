@@ -43,6 +43,7 @@ import {
   type DecideSetup,
   type Seen,
 } from './decide.js';
+import { CanonicalOrder } from './canonical.js';
 import { judgeOrder } from './judge.js';
 import { usageCounts, usageSince } from './step-usage.js';
 import { DeclaredMetrics } from './metrics.js';
@@ -108,6 +109,8 @@ export class PopulationVisit {
   /** Step of the last whole save (0: the start), and the actions applied since. */
   private fullAt = 0;
   private actionsSinceFull = 0;
+  /** The population's agents in canonical order (every resolution starts from it). */
+  private readonly canonical: CanonicalOrder;
   /** Whether the state asks surveys (they may ask any agent, so every agent's memory is kept). */
   private readonly surveys: boolean;
 
@@ -145,6 +148,7 @@ export class PopulationVisit {
     const rules = this.rules;
     this.tiers = compileTiers(spec.cognition, names, rules ? (cases) => rules.policy(cases) : undefined);
     this.surveys = spec.interventions.some((iv) => iv.survey !== undefined);
+    this.canonical = new CanonicalOrder(pop.ids);
     this.setup = { host: o.ctx, state: o.state, world, pop, tools, ...(spec.observe !== undefined ? { observe: spec.observe } : {}) };
   }
 
@@ -275,12 +279,18 @@ export class PopulationVisit {
     const injected = this.intervene(step);
     const injectedOutcomes = injected.length > 0 ? this.world.apply(this.worldState, injected, step) : [];
     const { active, groups, seen } = this.observeAll(step, clock);
-    const { decided, surveys } = await this.decideAll(step, turn, groups, seen);
-    const actions: StepAction[] = [];
+    const { ruleActions, decided, surveys } = await this.decideAll(step, turn, groups, seen);
+    const actions: StepAction[] = ruleActions;
     const invalid: PopulationAction[] = [];
     // each agent's tier, by agent: one for all when they all decided alike (a pure-rule step)
-    const only = decided.every((d) => d.tier === decided[0]!.tier) ? decided[0]?.tier : undefined;
+    const only =
+      decided.length === 0
+        ? 'rule'
+        : ruleActions.length === 0 && decided.every((d) => d.tier === decided[0]!.tier)
+          ? decided[0]!.tier
+          : undefined;
     const tierOf = new Map<string, PopulationAction['tier']>();
+    if (only === undefined) for (const a of ruleActions) tierOf.set(a.agent, 'rule');
     for (const d of decided) {
       const id = this.pop.ids[d.i]!;
       if (only === undefined) tierOf.set(id, d.tier);
@@ -288,6 +298,8 @@ export class PopulationVisit {
       else actions.push({ agent: id, name: d.choice.name, args: d.choice.args, seq: 0, index: d.i });
     }
     const tierFor = (agent: string): PopulationAction['tier'] => only ?? tierOf.get(agent)!;
+    // every policy starts from the canonical order (agent ids): put so by the agents' places
+    this.canonical.sort(actions, (a) => a.index!);
     const attrsOf = (id: string) => {
       const i = this.pop.indexOf(id);
       return i < 0 ? undefined : this.pop.row(i);
@@ -296,7 +308,7 @@ export class PopulationVisit {
     const { order, refused } =
       policy.type === 'judge'
         ? await judgeOrder(ctx, state, this.world, actions, policy.seed, step, turn)
-        : { order: orderActions(actions, policy, step, attrsOf), refused: [] };
+        : { order: orderActions(actions, policy, step, attrsOf, true), refused: [] };
     const outcomes = this.world.apply(this.worldState, order, step);
     const applied: PopulationAction[] = [];
     injected.forEach((a, n) => {
@@ -359,6 +371,7 @@ export class PopulationVisit {
     const { ctx, state, spec } = this.o;
     const setup: DecideSetup = { ...this.setup, turn };
     const decided: Decided[] = [];
+    const ruleActions: StepAction[] = [];
     const calls: ManyCall[] = [];
     /** What each call's outcome becomes, by call. */
     const then: Array<(outcome: ManyOutcome) => void> = [];
@@ -371,8 +384,8 @@ export class PopulationVisit {
     for (const { i, tier } of groups.rule) {
       const id = this.pop.ids[i]!;
       const chosen = tier.policy!({ agent: id, observation: this.world.observe(this.worldState, id, k, i), step, rng: rngOf(id) });
-      const first = chosen[0];
-      decided.push({ i, tier: 'rule', choice: first ?? IDLE });
+      const first = chosen[0] ?? IDLE;
+      ruleActions.push({ agent: id, name: first.name, args: first.args, seq: 0, index: i });
     }
     for (const { i, tier } of groups.perAgent) {
       calls.push(decisionCall(setup, i, seen.get(i)!, decisionLlm(ctx.sop, state, tier.entry), `${step}:${this.pop.ids[i]!}`));
@@ -414,10 +427,10 @@ export class PopulationVisit {
       ...(spec.straggler ? { straggler: { deadlineMs: spec.straggler.deadlineMs, then: spec.straggler.then } } : {}),
     });
     outcomes.forEach((o, n) => then[n]!(o));
-    // rule agents first, the calls' in call order: what follows reads them in population order
+    // the calls' in call order: what follows reads them in population order
     decided.sort((a, b) => a.i - b.i);
     surveys.sort((a, b) => (a.survey < b.survey ? -1 : a.survey > b.survey ? 1 : this.pop.indexOf(a.agent) - this.pop.indexOf(b.agent)));
-    return { decided, surveys };
+    return { ruleActions, decided, surveys };
   }
 
   /** The agents a survey asks: those its `where` matches, at most `n` of them drawn with the seed, in population order. */
@@ -438,7 +451,7 @@ export class PopulationVisit {
   }
 }
 
-const IDLE: Choice = { name: 'idle', args: {} };
+const IDLE = { name: 'idle', args: {} } as const satisfies Choice;
 
 const argText = (args: Record<string, unknown>): string => {
   const text = JSON.stringify(args);

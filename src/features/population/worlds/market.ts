@@ -256,28 +256,28 @@ function applyOne(m: Market, a: StepAction, step: number): ActionOutcome {
     if (side === 'bid') trade(m, t, other, best, step);
     else trade(m, other, t, best, step);
     if (m.params.clear_after_trade) clearBook(m);
-    return outcome(a, true, `traded 1 at ${priceText(best)}`);
+    return outcome(a, true, outputText('traded', best));
   }
   const id = m.nextOrder++;
   m.sideOf(t).insert(t, price, id, step);
   m.order[t] = id;
   m.price[t] = price;
-  return outcome(a, true, `${side} ${priceText(price)} rests`);
+  return outcome(a, true, outputText(side, price));
 }
 
-/** Prices in whole cents from 0 to this many cents have their text kept once made. */
+/** Prices in whole cents from 0 to this many cents have their outcome texts kept once made. */
 const CACHED_CENTS = 1_000_000;
-const centTexts: string[] = [];
+const TEXTS = { bid: [] as string[], ask: [] as string[], traded: [] as string[] };
 
 /**
- * `String(price)`, kept for prices in whole cents (an outcome names its price; a market's prices
- * repeat): the text of a number is costly to make, a kept one is a look-up.
+ * "bid 101.5 rests", "ask 99 rests", "traded 1 at 100.25": kept for prices in whole cents (a
+ * market's prices repeat, and the text of a number is costly to make; a kept one is a look-up).
  */
-function priceText(price: number): string {
+function outputText(what: Side | 'traded', price: number): string {
+  const make = () => (what === 'traded' ? `traded 1 at ${price}` : `${what} ${price} rests`);
   const cents = Math.round(price * 100);
-  if (cents >= 0 && cents <= CACHED_CENTS && cents / 100 === price && !Object.is(price, -0))
-    return (centTexts[cents] ??= String(price));
-  return String(price);
+  if (cents >= 0 && cents <= CACHED_CENTS && cents / 100 === price && !Object.is(price, -0)) return (TEXTS[what][cents] ??= make());
+  return make();
 }
 
 /** Withdraws every open order (clear_after_trade). */
