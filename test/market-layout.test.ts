@@ -75,7 +75,8 @@ describe('the wealth Gini from sorted profits', () => {
       const was = profits[t]!;
       profits[t] = was + Math.round((rng.next() - 0.3) * 10000) / 100;
       sorted.replace(was, profits[t]!);
-      if (n % 50 === 0) for (const endowment of [0, 100, 37.5]) expect(sorted.gini(endowment)).toBe(gini(profits.map((p) => endowment + p)));
+      if (n % 50 === 0)
+        for (const endowment of [0, 100, 37.5]) expect(sorted.gini(endowment)).toBe(gini(profits.map((p) => endowment + p)));
     }
   });
 });

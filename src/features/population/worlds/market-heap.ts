@@ -81,7 +81,13 @@ export class SideBook {
   sorted(agentOf: (t: number) => string): Order[] {
     const at = Array.from({ length: this.size }, (_, n) => n);
     at.sort((a, b) => (before(this.key[a]!, this.id[a]!, this.key[b]!, this.id[b]!) ? -1 : 1));
-    return at.map((n) => ({ id: this.id[n]!, agent: agentOf(this.owner[n]!), side: this.side, price: this.dir * this.key[n]!, step: this.step[n]! }));
+    return at.map((n) => ({
+      id: this.id[n]!,
+      agent: agentOf(this.owner[n]!),
+      side: this.side,
+      price: this.dir * this.key[n]!,
+      step: this.step[n]!,
+    }));
   }
 
   /** The best `k` price levels, read best-first from the heap's top (no sort of the side). */
