@@ -21,7 +21,7 @@ const tmp = mkdtempSync(join(tmpdir(), 'sop-validity-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 // no key anywhere: a rule-only SOP sweeps without one (as sop run)
-const env = { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
+const env: NodeJS.ProcessEnv = { ...process.env };
 delete env.OPENAI_API_KEY;
 delete env.OPENAI_BASE_URL;
 
