@@ -27,6 +27,7 @@ export const FEATURES = {
   population: ['src/features/population', 'src/features/population/worlds'],
   shards: ['src/features/shards'],
   batch: ['src/features/batch'],
+  validity: ['src/features/validity'],
 };
 
 const LAYERS = {
@@ -56,7 +57,7 @@ const LAYERS = {
   ],
   // what assembles the features into a run (and loads SOPs with every check)
   api: ['src/api', 'src/api/engine', 'src/api/loader', 'src/index.ts', 'src/extend.ts'],
-  apps: ['src/apps/cli', 'src/apps/view', 'src/apps/sweep'],
+  apps: ['src/apps/cli', 'src/apps/view', 'src/apps/sweep', 'src/apps/report'],
 };
 
 const pattern = (p) => (p.endsWith('.ts') ? p : `${p}/**`);
