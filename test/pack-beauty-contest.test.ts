@@ -32,9 +32,7 @@ function session(seed: number, rounds: number): number[][] {
   const out: number[][] = [];
   let last: number | null = null;
   for (let t = 0; t < rounds; t++) {
-    const choices = levels.map((k) =>
-      k === 0 ? next() * (last === null ? 100 : Math.min(100, 2 * last)) : (last ?? 50) * Math.pow(P, k),
-    );
+    const choices = levels.map((k) => (k === 0 ? next() * (last === null ? 100 : Math.min(100, 2 * last)) : (last ?? 50) * Math.pow(P, k)));
     out.push(choices);
     last = choices.reduce((s, c) => s + c, 0) / choices.length;
   }
@@ -49,7 +47,7 @@ const median = (xs: number[]) => {
 beforeAll(() => requireBuiltCli());
 
 describe('the beauty-contest pack', () => {
-  it('has a level mix whose expected first-round mean is Nagel\'s, and a median and fall that follow from it', () => {
+  it("has a level mix whose expected first-round mean is Nagel's, and a median and fall that follow from it", () => {
     const t = packTargets('beauty-contest');
     const expectedMean = levels.reduce((s, k) => s + (k === 0 ? 50 : 50 * Math.pow(P, k)), 0) / levels.length;
     expect(expectedMean).toBeCloseTo(36.85, 2);

@@ -68,7 +68,8 @@ describe('the Deffuant pack', () => {
     const mean = counts.reduce((s, c) => s + c, 0) / counts.length;
     expect(Math.abs(mean - 2)).toBeLessThanOrEqual(t.clusters!.tolerance as number);
     // the count moves with the bound: one cluster at d = 0.4, more at d = 0.1 (as the paper's 1/(2d))
-    const at = (d: number) => Array.from({ length: 20 }, (_, i) => clusters(deffuant(d, 0.5, 100, 100 + i))).reduce((s, c) => s + c, 0) / 20;
+    const at = (d: number) =>
+      Array.from({ length: 20 }, (_, i) => clusters(deffuant(d, 0.5, 100, 100 + i))).reduce((s, c) => s + c, 0) / 20;
     expect(at(0.4)).toBeCloseTo(1, 0);
     expect(at(0.1)).toBeGreaterThan(3);
     // the mean opinion is conserved by every meeting
