@@ -21,6 +21,12 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
           .option('input', { type: 'string', array: true, describe: 'An input for every run, as name=value (repeatable)' })
           .option('model', { type: 'string', describe: 'Models, comma-separated, crossed with the rest of the grid' })
           .option('repeat', { type: 'number', default: 1, describe: 'Runs of each grid point' })
+          .option('independent', {
+            type: 'boolean',
+            default: false,
+            describe:
+              "A SOP with experiment arms: run each arm on its own seeds (the seed hashed with the arm's name), not on common random numbers",
+          })
           .option('concurrency', { type: 'number', describe: 'Runs at once in this process (default 8)' })
           .option('threads', {
             type: 'number',
@@ -57,6 +63,7 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
           input: collect(a.input),
           model: a.model,
           repeat: a.repeat,
+          independent: a.independent,
           concurrency: a.concurrency,
           threads: a.threads,
           queue: a.queue,

@@ -33,6 +33,7 @@ import { queueSecret } from '../../shared/util/job-signature.js';
 import { terminalSafe } from '../../shared/util/terminal-text.js';
 import type { ResultLine } from '../sweep/results.js';
 import { sharedProvider, sweepServer } from '../sweep/shared-provider.js';
+import { sopCallsLlm } from '../../api/choices.js';
 import { LlmConsent, LlmConsentError, cliLlmAllowEntries, fileLlmAllowEntries } from '../../core/llm/consent.js';
 import { lastValues } from './last-value.js';
 import { EngineError } from '../../shared/errors.js';
@@ -153,7 +154,7 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
     let sop = sops.get(version);
     if (!sop) {
       // the files it names are checked before it is loaded: loading reads a population file's first row
-      refuseOutside(() => checkSopFiles(rawSop(d.file), d.file, policy.roots));
+      refuseOutside(() => checkSopFiles(rawSop(d.file), d.file, policy.roots, d.point.inputs));
       try {
         // its "plugins": with the worker's --yes or the allow file, and only inside its roots
         await approveSopPlugins(d.file, { yes: policy.yes, command: 'sop worker', roots: policy.roots });
@@ -166,14 +167,16 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
     }
     refuseOutside(() => {
       checkSopLocalModels(sop, d.file, d.point, d.llm, policy.roots);
-      checkSopFiles(sop, d.file, policy.roots); // its population, edge-list, knowledge and sub-flow files
+      checkSopFiles(sop, d.file, policy.roots, d.point.inputs); // its population, edge-list, knowledge and sub-flow files
     });
     const runsDir = o.out !== undefined ? resolve(o.out, d.sweep) : d.runsDir;
     err(`run ${d.point.key} started (attempt ${job.attemptsStarted})\n`);
     configureSecrets({ urls: [d.baseUrl] });
     let provider: LlmProvider | undefined;
     try {
-      provider = await sharedProvider(providers, d.llm ?? sop.llm?.provider, sweepServer(sop, d.baseUrl, consent), d.timeoutMs, throttle);
+      // a SOP of rule agents only makes no LLM call: no provider, no key
+      if (d.llm !== undefined || sopCallsLlm(sop))
+        provider = await sharedProvider(providers, d.llm ?? sop.llm?.provider, sweepServer(sop, d.baseUrl, consent), d.timeoutMs, throttle);
     } catch (e) {
       // a server the SOP names that this worker does not allow: refused, nothing sent, no retry
       if (e instanceof LlmConsentError) throw new UnrecoverableError(`refused: ${e.message.replace(/, or give --base-url/, '')}`);

@@ -15,6 +15,10 @@ export interface GridPoint {
   repeat: number;
   /** 1-based row of the --inputs file. */
   row?: number;
+  /** The experiment's arm (experiment.arms: its inputs are in `inputs`, its `set` applied by the runner). */
+  arm?: string;
+  /** The seed the run runs with when it is not `seed` (an arm on independent seeds). */
+  runSeed?: number;
 }
 
 export interface GridSpec {
@@ -24,6 +28,10 @@ export interface GridSpec {
   repeat: number;
   /** --input name=value, the same for every run (a row's column of the same name wins). */
   fixed: Record<string, string>;
+  /** The experiment's arms: every seed runs in each (an arm's inputs win over the rest). */
+  arms?: ReadonlyArray<{ name: string; inputs: Record<string, string> }>;
+  /** Arms on common random numbers (the same seed in each arm; default) or independent seeds (the seed hashed with the arm). */
+  armSeed?: (seed: number, arm: string) => number;
 }
 
 export class SweepInputError extends EngineError {
@@ -170,12 +178,15 @@ function slug(s: string): string {
 }
 
 export function pointKey(p: Omit<GridPoint, 'key'>): string {
+  // an arm's name and seed enter the hash only when there is one, so keys of sweeps without arms stay as they were
+  const arm = p.arm !== undefined ? [p.arm, p.runSeed ?? p.seed] : [];
   const hash = createHash('sha256')
-    .update(JSON.stringify([p.seed, p.model ?? null, p.repeat, Object.entries(p.inputs).sort()]))
+    .update(JSON.stringify([p.seed, p.model ?? null, p.repeat, Object.entries(p.inputs).sort(), ...arm]))
     .digest('hex')
     .slice(0, 8);
   return [
     `s${p.seed}`,
+    ...(p.arm !== undefined ? [`a${slug(p.arm)}`] : []),
     ...(p.model !== undefined ? [`m${slug(p.model)}`] : []),
     ...(p.row !== undefined ? [`i${p.row}`] : []),
     ...(p.repeat > 1 ? [`r${p.repeat}`] : []),
@@ -183,26 +194,32 @@ export function pointKey(p: Omit<GridPoint, 'key'>): string {
   ].join('-');
 }
 
-/** Every point of the grid, in order: models, then rows, then seeds, then repeats. */
+/** Every point of the grid, in order: models, then rows, then seeds, then arms, then repeats. */
 export function expandGrid(g: GridSpec): GridPoint[] {
   const points: GridPoint[] = [];
   const keys = new Set<string>();
+  const arms = g.arms ?? [undefined];
   for (const model of g.models) {
     const rows = g.rows ?? [undefined];
     rows.forEach((row, i) => {
       for (const seed of g.seeds) {
-        for (let r = 1; r <= g.repeat; r++) {
-          const p: Omit<GridPoint, 'key'> = {
-            seed,
-            inputs: { ...g.fixed, ...(row ?? {}) },
-            ...(model !== undefined ? { model } : {}),
-            repeat: r,
-            ...(row !== undefined ? { row: i + 1 } : {}),
-          };
-          const key = pointKey(p);
-          if (keys.has(key)) continue; // two identical rows are one point
-          keys.add(key);
-          points.push({ key, ...p });
+        for (const arm of arms) {
+          const runSeed = arm !== undefined && g.armSeed ? g.armSeed(seed, arm.name) : seed;
+          for (let r = 1; r <= g.repeat; r++) {
+            const p: Omit<GridPoint, 'key'> = {
+              seed,
+              inputs: { ...g.fixed, ...(row ?? {}), ...(arm?.inputs ?? {}) },
+              ...(model !== undefined ? { model } : {}),
+              repeat: r,
+              ...(row !== undefined ? { row: i + 1 } : {}),
+              ...(arm !== undefined ? { arm: arm.name } : {}),
+              ...(runSeed !== seed ? { runSeed } : {}),
+            };
+            const key = pointKey(p);
+            if (keys.has(key)) continue; // two identical rows are one point
+            keys.add(key);
+            points.push({ key, ...p });
+          }
         }
       }
     });

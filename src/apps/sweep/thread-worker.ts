@@ -10,6 +10,7 @@ import type { LlmProvider } from '../../core/llm/types.js';
 import type { GridPoint } from './grid.js';
 import { failedLine, runPoint, type PointOptions } from './run-point.js';
 import { sharedProvider, sweepServer } from './shared-provider.js';
+import { sopCallsLlm } from '../../api/choices.js';
 import { LlmConsent, fileLlmAllowEntries, type LlmAllowEntry } from '../../core/llm/consent.js';
 
 export interface ThreadTask {
@@ -35,12 +36,16 @@ export default async function runShare(task: ThreadTask): Promise<number> {
     if (m === 'stop') stop.abort();
   });
   const providers = new Map<string, LlmProvider>();
-  const provider = await sharedProvider(
-    providers,
-    task.options.llm ?? sop.llm?.provider,
-    sweepServer(sop, task.options.baseUrl, new LlmConsent({ allow: () => [...task.options.allow, ...fileLlmAllowEntries()] })),
-    task.options.timeoutMs,
-  );
+  // a SOP of rule agents only makes no LLM call: no provider (no key needed)
+  const provider =
+    task.options.llm === undefined && !sopCallsLlm(sop)
+      ? undefined
+      : await sharedProvider(
+          providers,
+          task.options.llm ?? sop.llm?.provider,
+          sweepServer(sop, task.options.baseUrl, new LlmConsent({ allow: () => [...task.options.allow, ...fileLlmAllowEntries()] })),
+          task.options.timeoutMs,
+        );
   let next = 0;
   const lane = async () => {
     while (next < task.points.length && !stop.signal.aborted) {
