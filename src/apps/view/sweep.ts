@@ -118,7 +118,12 @@ export function metricBands(runs: ReadonlyArray<{ arm: string; events: readonly 
 const fmt = (v: number) => (Number.isInteger(v) ? String(v) : Math.abs(v) >= 100 ? v.toFixed(0) : v.toPrecision(3));
 
 /** One metric's bands with the targets on it: an SVG in a figure. */
-export function bandChart(m: MetricBands, targets: ReadonlyArray<[string, Target]>, armNames: readonly string[]): string {
+export function bandChart(
+  m: MetricBands,
+  targets: ReadonlyArray<[string, Target]>,
+  armNames: readonly string[],
+  showState = false,
+): string {
   const W = 320;
   const H = 170;
   const L = 46;
@@ -180,7 +185,7 @@ export function bandChart(m: MetricBands, targets: ReadonlyArray<[string, Target
   const runs = m.bands.reduce((n, b) => n + b.runs, 0);
   const caption = targets.length ? ` <span class="muted">target ${targets.map(([n]) => esc(n)).join(', ')}</span>` : '';
   return (
-    `<figure class="chart band-chart" data-metric="${esc(m.name)}"><figcaption>${esc(m.name)} <span class="muted">${runs} runs</span>${caption}</figcaption>` +
+    `<figure class="chart band-chart" data-metric="${esc(m.name)}"><figcaption>${esc(m.name)}${showState ? ` <span class="muted">(${esc(m.state)})</span>` : ''} <span class="muted">${runs} runs</span>${caption}</figcaption>` +
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-size="10" font-family="sans-serif">` +
     `${axes}${bands}${marks}</svg></figure>`
   );
@@ -201,7 +206,7 @@ export function sweepHtml(runs: ReadonlyArray<{ arm: string; events: readonly Ru
       ([, t]) => t.metric === m.name && t.kind !== 'effect' && (t.state === undefined || t.state === m.state || states.size === 1),
     );
   const charts = metrics.length
-    ? `<div class="metric-grid">${metrics.map((m) => bandChart(m, of(m), armNames)).join('')}</div>`
+    ? `<div class="metric-grid">${metrics.map((m) => bandChart(m, of(m), armNames, states.size > 1)).join('')}</div>`
     : '<p class="muted">no population metrics in these runs</p>';
   const legend =
     armNames.length > 1 || armNames[0] !== ''
