@@ -19,6 +19,7 @@ import { configureSecrets, makeRedactor, urlCredentials } from '../../shared/uti
 import { expandGrid, parseSeeds, readInputRows, type GridPoint } from '../sweep/grid.js';
 import { sweepLocal } from '../sweep/local.js';
 import { writeSweepDb } from '../sweep/sweep-db.js';
+import { computeProvenance, writeProvenance } from '../report/provenance.js';
 import { armSop, commonRandomNumbers, experimentArms, independentSeed } from '../sweep/arms.js';
 import { Progress } from '../sweep/progress.js';
 import { ResultsFile, isDone } from '../sweep/results.js';
@@ -216,6 +217,20 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
     return r ? [r] : [];
   });
   await writeSweepDb(out, lines); // OUT/sweep.duckdb: the runs and their final metrics as tables
+  // OUT/provenance.json: the SOP's, data files' and model's hashes, the seeds, a Merkle root of the outcomes
+  try {
+    const runs = lines.filter((r) => r.run_dir !== undefined && existsSync(join(r.run_dir, JOURNAL_FILE)));
+    writeProvenance(
+      out,
+      computeProvenance(
+        'sweep',
+        runs.map((r) => ({ key: r.key, seed: r.seed, ...(r.arm !== undefined ? { arm: r.arm } : {}), dir: r.run_dir! })),
+        file,
+      ),
+    );
+  } catch (e) {
+    err(`warning: no ${out}/provenance.json: ${(e as Error).message.split('\n')[0]}\n`);
+  }
   const done = lines.filter((r) => isDone(r.status)).length;
   const failed = lines.filter((r) => r.status === 'failed').length;
   const open = points.length - done - failed;

@@ -17,6 +17,7 @@ import type { GridPoint } from './grid.js';
 import { makeRedactor } from '../../shared/util/redact.js';
 import { runOutputs } from './outputs.js';
 import { armSop } from './arms.js';
+import { recordRunProvenance } from '../report/provenance.js';
 import { FinalMetricsCollector, finalMetrics, type FinalMetrics } from './final-metrics.js';
 import { isDone, type ResultLine } from './results.js';
 
@@ -146,6 +147,7 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
     // finished before its line reached results.jsonl (a kill in between): read it back
     const f = record.finished;
     const messages = record.effective.flatMap((e) => (e.type === 'message' ? [e.message] : []));
+    recordRunProvenance(dir, { key: p.key, seed: p.seed, ...(p.arm !== undefined ? { arm: p.arm } : {}) }, o.file);
     return redacted(line({ ...f, finalState: f.final_state }, messages, true, finalMetrics(record.effective)));
   }
   const collector = new FinalMetricsCollector(); // the population metrics after each state's last step
@@ -196,6 +198,8 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
         r.error?.message.replace('resume with options.answers', 'run the sweep again with an --answers FILE');
   // a continued run took some of its steps before: its journal's effective history holds them all
   const metrics = record === undefined ? collector.metrics() : metricsOf(dir);
+  // RUN/provenance.json (docs/validity.md#provenance); a problem with it never fails the run
+  recordRunProvenance(dir, { key: p.key, seed: p.seed, ...(p.arm !== undefined ? { arm: p.arm } : {}) }, o.file);
   return redacted(line({ ...r, error }, r.messages, record !== undefined, metrics));
 }
 
