@@ -81,7 +81,7 @@ const sop = {
 beforeAll(async () => {
   requireBuiltCli();
   writeFileSync(SOP, JSON.stringify(sop, null, 2));
-  const sweep = await spawnCliAsync(['sweep', SOP, '--seeds', '1-3', '--llm', 'mock', '--out', OUT], { timeout: 180_000 });
+  const sweep = await spawnCliAsync(['sweep', SOP, '--seeds', '1-3', '--out', OUT], { timeout: 180_000 });
   expect(sweep.status, sweep.stderr).toBe(0);
   view = spawnCli(['view', OUT, '--port', '0', '--no-open'], { stdio: ['ignore', 'pipe', 'pipe'] });
   url = await new Promise<string>((resolve, reject) => {
