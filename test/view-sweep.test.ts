@@ -83,6 +83,9 @@ beforeAll(async () => {
   writeFileSync(SOP, JSON.stringify(sop, null, 2));
   const sweep = await spawnCliAsync(['sweep', SOP, '--seeds', '1-3', '--out', OUT], { timeout: 180_000 });
   expect(sweep.status, sweep.stderr).toBe(0);
+  // the report of the sweep, which the sweep page shows (its targets here are loose: this is the viewer's test)
+  const report = await spawnCliAsync(['report', OUT], { timeout: 120_000 });
+  expect(report.status, report.stderr).toBe(0);
   view = spawnCli(['view', OUT, '--port', '0', '--no-open'], { stdio: ['ignore', 'pipe', 'pipe'] });
   url = await new Promise<string>((resolve, reject) => {
     let buf = '';
@@ -106,6 +109,8 @@ describe('sop view OUT of a sweep, served', () => {
     expect(html.match(/class="chart band-chart"/g)?.length).toBeGreaterThanOrEqual(2);
     expect(html).toContain('data-target="recovered_end"');
     expect(html).toContain('data-target="infected_curve"');
+    expect(html).toMatch(/<summary>sop report/);
+    expect(html).toContain('recovered_end (value)');
     expect(html).not.toContain('<script>window.__pwned');
     expect(html).not.toContain('<img src=x');
     expect(html).toContain('&lt;/script&gt;&lt;script&gt;window.__pwned');

@@ -18,7 +18,7 @@ import { histogramsHtml, NETWORK_JS, networkHtml, populationExtras } from './net
 import { agentPage, listPage, runPage, VIEW_JS, type RunPageExtras } from './pages.js';
 import { hasPopulation, populationHtml } from './population.js';
 import { runInfo, type ServedRun } from './runs.js';
-import { sweepArms, sweepHtml } from './sweep.js';
+import { sweepArms, sweepHtml, sweepReportHtml } from './sweep.js';
 import { TranscriptBuilder } from './transcript.js';
 
 export interface ViewServerOptions {
@@ -72,7 +72,7 @@ export function viewApp(runs: () => ServedRun[], token: string, pollMs = 200, id
     const infos = runs().map(runInfo);
     if (sweep === undefined) return c.html(listPage(infos, token));
     const arms = sweepArms(sweep);
-    const top = sweepHtml(infos.map((i) => ({ arm: arms.get(i.id) ?? '', events: i.events })));
+    const top = sweepHtml(infos.map((i) => ({ arm: arms.get(i.id) ?? '', events: i.events }))) + sweepReportHtml(sweep);
     return c.html(listPage(infos, token, top));
   });
   app.get('/static/mermaid.min.js', (c) => {

@@ -191,6 +191,17 @@ export function bandChart(
   );
 }
 
+/** The sweep's report.md (`sop report OUT` writes it), as text, when there is one. */
+export function sweepReportHtml(dir: string): string {
+  const file = join(dir, 'report.md');
+  try {
+    if (statSync(file).size > 1024 * 1024) return '';
+    return `<details class="file" open><summary>sop report <span class="muted">report.md</span></summary><pre>${esc(readFileSync(file, 'utf8'))}</pre></details>`;
+  } catch {
+    return '<p class="muted">no report.md yet: <code>sop report OUT</code> compares the runs with the targets</p>';
+  }
+}
+
 /** The sweep's overview: a grid of metric bands with their targets, the arms' colours, the targets measured by a query. */
 export function sweepHtml(runs: ReadonlyArray<{ arm: string; events: readonly RunEvent[] }>): string {
   const doc = runs.find((r) => r.events[0]?.type === 'run_started')?.events[0] as
