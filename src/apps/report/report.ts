@@ -54,7 +54,7 @@ export async function report(dir: string, o: { write?: boolean } = {}): Promise<
   const independent = folder.runs.some((r) => r.runSeed !== undefined);
   const about = [
     `${folder.kind === 'sweep' ? 'sweep' : 'run'} ${folder.dir}`,
-    `SOP ${folder.sop.name} (${folder.sopFile})`,
+    `SOP ${folder.sop.name} (${folder.sopFile}); targets from ${folder.targetsFrom === 'file' ? 'the SOP file as it is now' : "the runs' journal (the SOP file cannot be read now)"}`,
     `${folder.runs.length} run${folder.runs.length === 1 ? '' : 's'} done, seeds ${seedList(folder.runs.map((r) => r.seed))}`,
     ...(arms.length > 0 ? [`arms ${arms.join(', ')} on ${independent ? 'independent seeds' : 'common random numbers'}`] : []),
   ];

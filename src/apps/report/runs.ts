@@ -9,6 +9,7 @@ import { JOURNAL_FILE } from '../../features/journal/writer.js';
 import { loadRunRecord, type RunRecord } from '../../features/journal/record.js';
 import type { Sop } from '../../format/sop/types.js';
 import { RESULTS_FILE, isDone, readResults, type ResultLine } from '../sweep/results.js';
+import { loadSopFile } from '../../api/loader/load.js';
 
 export interface ReportRun {
   key: string;
@@ -30,6 +31,8 @@ export interface ReportFolder {
   sop: Sop;
   /** The SOP file the runs were started from (absolute). */
   sopFile: string;
+  /** Where the targets come from: the SOP file as it is now, or (when it cannot be read) the document the runs ran. */
+  targetsFrom: 'file' | 'journal';
 }
 
 export class ReportError extends EngineError {
@@ -74,27 +77,45 @@ export function readFolder(given: string): ReportFolder {
       status: l.status,
     }));
     const first = runRecord(runs[0]!.dir);
+    const sopFile = resolve(first.started.file);
     return {
       kind: 'sweep',
       dir,
       runs,
       left: lines.length - done.length,
-      sop: documentOf(first, runs[0]!.dir),
-      sopFile: resolve(first.started.file),
+      sopFile,
+      ...withTargets(documentOf(first, runs[0]!.dir), sopFile),
     };
   }
   if (!existsSync(join(dir, JOURNAL_FILE)))
     throw new ReportError(`${given}: neither a run folder (${JOURNAL_FILE}) nor a sweep's folder (${RESULTS_FILE})`);
   const record = runRecord(dir);
   const run: ReportRun = { key: record.started.run_id, seed: record.started.seed, dir, status: record.status };
+  const sopFile = resolve(record.started.file);
   return {
     kind: 'run',
     dir,
     runs: isDone(record.status) ? [run] : [],
     left: isDone(record.status) ? 0 : 1,
-    sop: documentOf(record, dir),
-    sopFile: resolve(record.started.file),
+    sopFile,
+    ...withTargets(documentOf(record, dir), sopFile),
   };
+}
+
+/**
+ * The document the runs ran, with the targets of the SOP file as it is now: a target says what
+ * the runs should reproduce, not how they run, so one moved or added since is compared without
+ * running again (sop report --verify tells that the file changed). The journal's targets when the
+ * file is gone or no longer valid.
+ */
+function withTargets(doc: Sop, sopFile: string): { sop: Sop; targetsFrom: 'file' | 'journal' } {
+  try {
+    const now = loadSopFile(sopFile).sop;
+    const { targets: _old, ...rest } = doc;
+    return { sop: { ...rest, ...(now.targets !== undefined ? { targets: now.targets } : {}) } as Sop, targetsFrom: 'file' };
+  } catch {
+    return { sop: doc, targetsFrom: 'journal' };
+  }
 }
 
 function documentOf(record: RunRecord, dir: string): Sop {
