@@ -99,7 +99,11 @@ async function checkDiagram(sop: Sop): Promise<Parsed> {
   // States are declared in document order, so the root's id is its position.
   const rootId = [...parsed.labels.keys()][Object.keys(sop.states).indexOf(sop.root)];
   expect(parsed.start[0]).toBe(rootId);
-  const expected = Object.values(sop.states).reduce((n, s) => n + (s.final ? 1 : Object.keys(s.next_states ?? {}).length), 0);
+  // a population state's metric transitions are edges too
+  const expected = Object.values(sop.states).reduce(
+    (n, s) => n + (s.final ? 1 : Object.keys(s.next_states ?? {}).length + (s.population ? (s.transitions?.length ?? 0) : 0)),
+    0,
+  );
   expect(parsed.edges).toHaveLength(expected);
   return parsed;
 }
@@ -229,6 +233,15 @@ describe('sop graph', () => {
     const sop = validateSopDocument({ name: 'hostile', root: names[0], agents, states }, 'hostile.sop.json').sop;
     const parsed = await checkDiagram(sop);
     expect([...parsed.labels.values()].join('\n')).not.toMatch(/<(?!br\/>)/);
+  });
+
+  it('draws a population state as a population: its agents, world, tier and steps, left by its transitions', async () => {
+    const sop = loadSopFile(join(ROOT, 'examples', 'models', 'sir', 'sir.sop.json')).sop;
+    const text = toMermaid(sop);
+    const parsed = await checkDiagram(sop);
+    expect([...parsed.labels.values()][0]).toBe('epidemic<br/>population of people.csv · network world<br/>rule tier · up to 100 steps');
+    expect(text).not.toMatch(/controller|judge/);
+    expect(parsed.edges.map((e) => e.label)).toEqual(['when infected == 0', 'after 100 steps', undefined]);
   });
 
   it('the CLI prints the same diagram', () => {

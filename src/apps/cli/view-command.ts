@@ -6,6 +6,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { JOURNAL_FILE } from '../../features/journal/writer.js';
 import { findRuns } from '../view/runs.js';
+import { isSweepFolder } from '../view/sweep.js';
 import { startViewServer } from '../view/server.js';
 
 export interface ViewCommandOptions {
@@ -37,7 +38,8 @@ export async function viewCommand(o: ViewCommandOptions): Promise<number> {
     );
     return 1;
   }
-  if (o.dir && !existsSync(join(o.dir, JOURNAL_FILE))) {
+  const sweep = isSweepFolder(target) ? target : undefined;
+  if (o.dir && !sweep && !existsSync(join(o.dir, JOURNAL_FILE))) {
     process.stderr.write(`error: ${o.dir}: no ${JOURNAL_FILE} here; is it a run folder (sop runs lists them)?\n`);
     return 1;
   }
@@ -45,11 +47,12 @@ export async function viewCommand(o: ViewCommandOptions): Promise<number> {
     process.stderr.write(`error: --port must be a whole number from 0 to 65535 (0: any free port)\n`);
     return 2;
   }
-  const single = o.dir !== undefined ? findRuns(target, true) : undefined;
-  const runs = single ? () => single : () => findRuns(target, false);
+  // a sweep's folder: its runs are under runs/, and the list leads with the metrics across them
+  const single = o.dir !== undefined && !sweep ? findRuns(target, true) : undefined;
+  const runs = single ? () => single : () => findRuns(sweep ? join(target, 'runs') : target, false);
   let server;
   try {
-    server = await startViewServer({ runs, host: o.host, port: o.port });
+    server = await startViewServer({ runs, host: o.host, port: o.port, ...(sweep ? { sweep } : {}) });
   } catch (err) {
     process.stderr.write(`error: cannot listen on ${o.host}:${o.port}: ${(err as Error).message}\n`);
     return 1;

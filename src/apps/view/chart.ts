@@ -71,3 +71,46 @@ export function tokenChart(events: readonly RunEvent[], by: 'agent' | 'purpose',
     `${axes}${lines.join('')}</svg><ul class="legend">${legend}</ul></figure>`
   );
 }
+
+/**
+ * The tokens of a run by tier and purpose: one row per (tier, purpose), never one per agent (a
+ * population of thousands would give thousands of lines). A call's tier is the cognition tier of
+ * the population state it was made in (`per_agent`, `archetype`, ...), or `turn` in a turn state.
+ */
+export function tokenTable(events: readonly RunEvent[]): string {
+  const doc = events[0]?.type === 'run_started' ? (events[0].document as { states?: Record<string, unknown> } | undefined) : undefined;
+  const tierOf = (state: string): string => {
+    const s = doc?.states?.[state] as { population?: unknown; cognition?: { tier?: unknown } } | undefined;
+    if (!s?.population) return 'turn';
+    return typeof s.cognition?.tier === 'string' ? s.cognition.tier : 'population';
+  };
+  const rows = new Map<
+    string,
+    { tier: string; purpose: string; calls: number; prompt: number; completion: number; cost: number; priced: boolean }
+  >();
+  for (const e of events) {
+    if (e.type !== 'llm_call') continue;
+    const tier = tierOf(e.state);
+    const key = `${tier}\u0000${e.purpose}`;
+    const r = rows.get(key) ?? { tier, purpose: e.purpose, calls: 0, prompt: 0, completion: 0, cost: 0, priced: true };
+    r.calls++;
+    r.prompt += e.usage?.promptTokens ?? 0;
+    r.completion += e.usage?.completionTokens ?? 0;
+    if (typeof e.cost_usd === 'number') r.cost += e.cost_usd;
+    else r.priced = false;
+    rows.set(key, r);
+  }
+  if (rows.size === 0)
+    return `<figure class="chart tokens-by-tier"><figcaption>Tokens by tier and purpose</figcaption><p class="muted">no LLM calls</p></figure>`;
+  const body = [...rows.values()]
+    .sort((a, b) => b.prompt + b.completion - (a.prompt + a.completion))
+    .map(
+      (r) =>
+        `<tr><td>${esc(r.tier)}</td><td>${esc(r.purpose)}</td><td>${r.calls}</td><td>${r.prompt}</td><td>${r.completion}</td><td>${r.priced ? `$${r.cost.toFixed(4)}` : '-'}</td></tr>`,
+    )
+    .join('');
+  return (
+    `<figure class="chart tokens-by-tier"><figcaption>Tokens by tier and purpose</figcaption><table class="calls">` +
+    `<tr><th>tier</th><th>purpose</th><th>calls</th><th>prompt</th><th>completion</th><th>cost</th></tr>${body}</table></figure>`
+  );
+}

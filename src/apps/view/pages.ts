@@ -1,7 +1,7 @@
 // The viewer's two pages: the run list and a run's page. Everything a run shows is rendered
 // here on the server (a page without scripts still holds the whole transcript); the page's
 // script only draws the Mermaid graph and appends what the live stream sends.
-import { tokenChart } from './chart.js';
+import { tokenChart, tokenTable } from './chart.js';
 import { listRunFiles, readCapped, safeRunFile } from './files.js';
 import { runMermaid } from './graph.js';
 import { esc, formatTime } from './html.js';
@@ -31,7 +31,7 @@ table.runs,table.calls{border-collapse:collapse}table.runs td,table.runs th,tabl
 .legend{list-style:none;padding:0;margin:4px 0;display:flex;flex-wrap:wrap;gap:4px 14px;font-size:12px}.legend .swatch{display:inline-block;width:14px;height:4px;vertical-align:middle;margin-right:5px;border-radius:2px}
 .origin{background:#fff3cd;color:#6b4e00;border-radius:3px;padding:0 5px;font-size:12px;margin-left:4px}
 .hidden-msg{font-size:12px;color:#888;border-left:5px dotted #ccc;margin:4px 0;padding:2px 10px}
-.metric-charts{display:flex;flex-wrap:wrap;gap:6px}.metric-charts figure{margin:0;background:#fff;border:1px solid #e3e3e3;padding:4px}
+.metric-charts{display:flex;flex-wrap:wrap;gap:6px}.metric-grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:8px}.metric-grid figure{margin:0;background:#fff;border:1px solid #e3e3e3;padding:4px}.metric-charts figure{margin:0;background:#fff;border:1px solid #e3e3e3;padding:4px}
 .agent-step{background:#fff;border:1px solid #e3e3e3;border-radius:4px;margin:8px 0;padding:6px 10px}.agent-step h3{margin:4px 0;font-size:15px}
 .pop-step{background:#fff;border:1px solid #e3e3e3;border-left:5px solid #607d8b;border-radius:4px;margin:6px 0;padding:4px 10px;font-size:13px}
 .shown pre{white-space:pre-wrap;background:#f6f6f6;padding:4px;max-height:300px;overflow:auto}tr.refused td{color:#b22}
@@ -63,7 +63,8 @@ function origin(info: Pick<RunInfo, 'resumes' | 'forkedFrom'>): string {
   return parts.length ? ` <span class="origin">${parts.join(', ')}</span>` : '';
 }
 
-export function listPage(runs: RunInfo[], token: string): string {
+/** The run list; `top`: what leads it (a sweep's metric bands). */
+export function listPage(runs: RunInfo[], token: string, top = ''): string {
   const rows = runs
     .map(
       (r) =>
@@ -74,7 +75,8 @@ export function listPage(runs: RunInfo[], token: string): string {
     .join('');
   return page(
     'sop runs',
-    `<header class="top"><b>sop view</b> · runs</header><main>` +
+    `<header class="top"><b>sop view</b> · ${top ? 'sweep' : 'runs'}</header><main>${top}` +
+      (top ? '<h2>Runs</h2>' : '') +
       (runs.length
         ? `<table class="runs"><tr><th>run</th><th>status</th><th>SOP</th><th>turns</th><th>tokens</th><th>cost</th><th>started</th></tr>${rows}</table>`
         : '<p>No run folders here.</p>') +
@@ -97,7 +99,15 @@ function filesHtml(run: ServedRun): string {
     .join('');
 }
 
-export function runPage(run: ServedRun, info: RunInfo, token: string, viewer?: string): string {
+/** A run page's population parts that need the agents loaded again (server.ts loads them). */
+export interface RunPageExtras {
+  /** The network section (network.ts) and the agents' histograms, ready HTML. */
+  network?: string;
+  histograms?: string;
+  notes?: string[];
+}
+
+export function runPage(run: ServedRun, info: RunInfo, token: string, viewer?: string, extras: RunPageExtras = {}): string {
   const builder = new TranscriptBuilder(viewer);
   for (const e of info.events) builder.add(e);
   const doc = info.events[0]?.type === 'run_started' ? (info.events[0].document as { agents?: object } | undefined) : undefined;
@@ -108,12 +118,21 @@ export function runPage(run: ServedRun, info: RunInfo, token: string, viewer?: s
     ` · ${count(info.turns, 'turn')} · ${info.tokens.prompt} prompt + ${info.tokens.completion} completion tokens in ${info.tokens.calls} calls` +
     ` · cost ${costText(info)} · started ${esc(formatTime(info.started))}${viewAs(info.id, token, agents, viewer)}</header>`;
   const error = info.error ? `<p class="status-failed">${esc(info.error)}</p>` : '';
+  // a population run leads with its metrics (a grid), its network and its agents; its tokens are
+  // summed by tier and purpose, not drawn per agent
+  const population = hasPopulation(info.events);
+  const popSection = population
+    ? `<h2>Population</h2><div id="population">${populationHtml(info.id, token, info.events)}</div>${extras.network ?? ''}${extras.histograms ?? ''}` +
+      (extras.notes?.length ? `<ul class="muted">${extras.notes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul>` : '')
+    : '';
+  const tokens = population
+    ? tokenTable(info.events)
+    : `${tokenChart(info.events, 'agent', agents)}${tokenChart(info.events, 'purpose', agents)}`;
   const body =
-    `${head}<main>${error}<div class="layout"><div><h2>Transcript</h2><div id="transcript">${builder.html()}</div>` +
+    `${head}<main>${error}${popSection}<div class="layout"><div><h2>Transcript</h2><div id="transcript">${builder.html()}</div>` +
     `<p class="muted" id="progress">${esc(builder.progress)}</p></div>` +
     `<div><h2>State graph</h2><div id="graph">${mermaid ? `<pre class="mermaid">${esc(mermaid)}</pre>` : '<p class="muted">no state graph: the journal holds no usable SOP document</p>'}</div>` +
-    `<h2>Tokens</h2><div id="charts">${tokenChart(info.events, 'agent', agents)}${tokenChart(info.events, 'purpose', agents)}</div>` +
-    (hasPopulation(info.events) ? `<h2>Population</h2><div id="population">${populationHtml(info.id, token, info.events)}</div>` : '') +
+    `<h2>Tokens</h2><div id="charts">${tokens}</div>` +
     `<h2>Memory and workspace files</h2>${filesHtml(run)}</div></div></main>` +
     `<script src="/static/mermaid.min.js?t=${token}"></script><script src="/static/view.js?t=${token}"></script>`;
   return page(

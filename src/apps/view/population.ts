@@ -30,7 +30,9 @@ export function populationHtml(run: string, token: string, events: readonly RunE
   const charts = states
     .map((state) => {
       const mine = series.filter((s) => s.state === state);
-      const body = mine.length ? `<div class="metric-charts">${mine.map(metricChart).join('')}</div>` : '<p class="muted">no steps yet</p>';
+      const body = mine.length
+        ? `<div class="metric-charts metric-grid">${mine.map(metricChart).join('')}</div>`
+        : '<p class="muted">no steps yet</p>';
       return `<h3>${esc(state)} <span class="muted">metrics over the steps</span></h3>${body}`;
     })
     .join('');

@@ -11,12 +11,14 @@ import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { serve } from '@hono/node-server';
 import { JOURNAL_FILE } from '../../features/journal/writer.js';
-import { tokenChart } from './chart.js';
+import { tokenChart, tokenTable } from './chart.js';
 import { readCapped, safeRunFile } from './files.js';
 import { runMermaid } from './graph.js';
-import { agentPage, listPage, runPage, VIEW_JS } from './pages.js';
-import { populationHtml } from './population.js';
+import { histogramsHtml, NETWORK_JS, networkHtml, populationExtras } from './network.js';
+import { agentPage, listPage, runPage, VIEW_JS, type RunPageExtras } from './pages.js';
+import { hasPopulation, populationHtml } from './population.js';
 import { runInfo, type ServedRun } from './runs.js';
+import { sweepArms, sweepHtml, sweepReportHtml } from './sweep.js';
 import { TranscriptBuilder } from './transcript.js';
 
 export interface ViewServerOptions {
@@ -30,6 +32,8 @@ export interface ViewServerOptions {
   pollMs?: number;
   /** A stream with nothing new for this long ends; the page reconnects where it was (ms). */
   idleMs?: number;
+  /** A sweep's output folder (results.jsonl, runs/): the list page leads with its metric bands and targets. */
+  sweep?: string;
 }
 
 export interface ViewServer {
@@ -54,7 +58,7 @@ function sameToken(given: string | undefined, token: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-export function viewApp(runs: () => ServedRun[], token: string, pollMs = 200, idleMs = 5000): Hono {
+export function viewApp(runs: () => ServedRun[], token: string, pollMs = 200, idleMs = 5000, sweep?: string): Hono {
   const app = new Hono();
   const byId = (id: string) => runs().find((r) => r.id === id);
   app.use('*', async (c, next) => {
@@ -64,7 +68,13 @@ export function viewApp(runs: () => ServedRun[], token: string, pollMs = 200, id
     c.header('X-Content-Type-Options', 'nosniff');
     c.header('Cache-Control', 'no-store');
   });
-  app.get('/', (c) => c.html(listPage(runs().map(runInfo), token)));
+  app.get('/', (c) => {
+    const infos = runs().map(runInfo);
+    if (sweep === undefined) return c.html(listPage(infos, token));
+    const arms = sweepArms(sweep);
+    const top = sweepHtml(infos.map((i) => ({ arm: arms.get(i.id) ?? '', events: i.events }))) + sweepReportHtml(sweep);
+    return c.html(listPage(infos, token, top));
+  });
   app.get('/static/mermaid.min.js', (c) => {
     c.header('Content-Type', 'text/javascript; charset=utf-8');
     return c.body(new Uint8Array(mermaidJs()));
@@ -73,10 +83,22 @@ export function viewApp(runs: () => ServedRun[], token: string, pollMs = 200, id
     c.header('Content-Type', 'text/javascript; charset=utf-8');
     return c.body(VIEW_JS);
   });
-  app.get('/run/:id', (c) => {
+  app.get('/static/network.js', (c) => {
+    c.header('Content-Type', 'text/javascript; charset=utf-8');
+    return c.body(NETWORK_JS);
+  });
+  app.get('/run/:id', async (c) => {
     const run = byId(c.req.param('id'));
     if (!run) return c.text('no such run\n', 404);
-    return c.html(runPage(run, runInfo(run), token, c.req.query('as'))); // ?as=AGENT: that agent's view
+    const info = runInfo(run);
+    const extras: RunPageExtras = {};
+    if (hasPopulation(info.events)) {
+      const got = await populationExtras(info.events);
+      extras.network = got.network ? networkHtml(got.network, token) : undefined;
+      extras.histograms = histogramsHtml(got.agents, got.network);
+      extras.notes = got.notes;
+    }
+    return c.html(runPage(run, info, token, c.req.query('as'), extras)); // ?as=AGENT: that agent's view
   });
   app.get('/run/:id/agents/:agent', (c) => {
     const run = byId(c.req.param('id'));
@@ -158,7 +180,10 @@ export function viewApp(runs: () => ServedRun[], token: string, pollMs = 200, id
           if (calls) {
             const doc = info.events[0]?.type === 'run_started' ? (info.events[0].document as { agents?: object } | undefined) : undefined;
             const agents = doc?.agents ? Object.keys(doc.agents) : [];
-            await send('charts', { html: tokenChart(info.events, 'agent', agents) + tokenChart(info.events, 'purpose', agents) });
+            const html = hasPopulation(info.events)
+              ? tokenTable(info.events)
+              : tokenChart(info.events, 'agent', agents) + tokenChart(info.events, 'purpose', agents);
+            await send('charts', { html });
           }
           if (steps) await send('population', { html: populationHtml(run.id, token, info.events) });
           if (info.events.at(-1)?.type === 'run_finished') {
@@ -183,7 +208,7 @@ export function viewApp(runs: () => ServedRun[], token: string, pollMs = 200, id
 export function startViewServer(o: ViewServerOptions): Promise<ViewServer> {
   const token = o.token ?? randomBytes(24).toString('hex');
   const host = o.host ?? '127.0.0.1';
-  const app = viewApp(o.runs, token, o.pollMs, o.idleMs);
+  const app = viewApp(o.runs, token, o.pollMs, o.idleMs, o.sweep);
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port: o.port ?? 0, hostname: host }, (info: AddressInfo) => {
       const h = host.includes(':') ? `[${host}]` : host;

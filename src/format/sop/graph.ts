@@ -63,6 +63,7 @@ export function stateLines(sop: Sop, name: string): string[] {
       .map((a) => a.roles?.[name])
       .filter((r) => r !== undefined),
   );
+  if (state.population) return populationLines(name, state);
   const roles = effectiveRoles(state).map((r) => (human.has(r) ? `${r} (human)` : r));
   const lines = [name];
   if (roles.length) lines.push(roles.join(', '));
@@ -75,6 +76,28 @@ export function stateLines(sop: Sop, name: string): string[] {
     });
   if (calls.length) lines.push(`calls ${calls.join(', ')}`);
   return lines;
+}
+
+/**
+ * A population state's box: what it is (agents acting on a world per step), not a turn state's
+ * roles and controller: its agents, its world, the tier that decides and how many steps at most.
+ */
+function populationLines(name: string, state: SopState): string[] {
+  const pop = state.population!;
+  const source = pop.source as { file?: unknown; generate?: { n?: unknown } };
+  const agents =
+    typeof source.file === 'string'
+      ? `population of ${source.file}`
+      : typeof source.generate?.n === 'number'
+        ? `population of ${source.generate.n} generated agents`
+        : 'population';
+  const world = (state.world as { type?: unknown } | undefined)?.type;
+  const tier = (state.cognition as { tier?: unknown } | undefined)?.tier;
+  const how = [
+    ...(typeof tier === 'string' ? [`${tier} tier`] : []),
+    ...(typeof state.max_steps === 'number' ? [`up to ${state.max_steps} steps`] : []),
+  ];
+  return [name, typeof world === 'string' ? `${agents} · ${world} world` : agents, ...(how.length ? [how.join(' · ')] : [])];
 }
 
 /** Additions for a run's picture (sop view): a line under a state's box text and a class per state. */
@@ -106,6 +129,15 @@ export function toMermaid(sop: Sop, marks: MermaidMarks = {}): string {
     }
     const next = state.next_states ?? {};
     const keys = Object.keys(next);
+    if (state.population) {
+      // a population state leaves by a metric transition, or by next_states["1"] after its steps
+      for (const t of state.transitions ?? []) lines.push(`    ${from} --> ${mermaidId(t.to, ids)} : ${mermaidLabel(`when ${t.when}`)}`);
+      for (const [key, target] of Object.entries(next)) {
+        const label = key === '1' && typeof state.max_steps === 'number' ? `after ${state.max_steps} steps` : `next ${key}`;
+        lines.push(`    ${from} --> ${mermaidId(target, ids)} : ${mermaidLabel(label)}`);
+      }
+      continue;
+    }
     for (const [key, target] of Object.entries(next)) {
       const maxTurns = state.controller?.max_turns;
       let label: string;
