@@ -121,7 +121,11 @@ export default defineConfig({
     // the user's own sop settings (an allow file of MCP servers) never reach a test: a folder that does not exist
     env: { SOP_CONFIG_DIR: resolve('test/fixtures/no-user-config') },
     poolOptions: {
-      threads: { maxThreads: cores, minThreads: 1 },
+      // The unit tier's files share their worker thread's modules: `src/` is loaded once per
+      // thread, not once per file (over half the tier's CPU time). So a unit test file puts back
+      // what it changes of the process (an environment variable, a spy) when it ends. Only the unit
+      // tier runs in threads; vitest reads this from the root options, not a project's `isolate`.
+      threads: { maxThreads: cores, minThreads: 1, isolate: false },
       forks: { maxForks: cores + 1, minForks: 1 },
     },
     projects: [
@@ -131,11 +135,7 @@ export default defineConfig({
           name: 'unit',
           include: ['test/**/*.test.ts'],
           exclude: [...cliFiles, ...modelFiles],
-          pool: 'threads',
-          // The files of a worker share its modules: `src/` is loaded once per worker thread, not
-          // once per file (it was over half the tier's CPU time). So a unit test file puts back
-          // what it changes of the process (an environment variable, a spy) when it ends.
-          isolate: false,
+          pool: 'threads', // isolate: false, in poolOptions.threads above
         },
       },
       {
