@@ -121,11 +121,23 @@ export default defineConfig({
     // the user's own sop settings (an allow file of MCP servers) never reach a test: a folder that does not exist
     env: { SOP_CONFIG_DIR: resolve('test/fixtures/no-user-config') },
     poolOptions: {
-      threads: { maxThreads: cores, minThreads: 1 },
+      // The unit tier's files share their worker thread's modules: `src/` is loaded once per
+      // thread, not once per file (over half the tier's CPU time). So a unit test file puts back
+      // what it changes of the process (an environment variable, a spy) when it ends. Only the unit
+      // tier runs in threads; vitest reads this from the root options, not a project's `isolate`.
+      threads: { maxThreads: cores, minThreads: 1, isolate: false },
       forks: { maxForks: cores + 1, minForks: 1 },
     },
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...cliFiles, ...modelFiles], pool: 'threads' } },
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: [...cliFiles, ...modelFiles],
+          pool: 'threads', // isolate: false, in poolOptions.threads above
+        },
+      },
       {
         extends: true,
         test: {

@@ -10,7 +10,7 @@
 // With a real redis-server and `sop worker --root`: a signed job whose SOP names a population or
 // graph file outside the root is recorded failed with the reason, and the file's canary reaches
 // no run folder and no request (a job whose file is inside the root shows that it would have).
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import {
   existsSync,
   lstatSync,
@@ -28,7 +28,8 @@ import { join } from 'node:path';
 import { Job, Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, requireBuiltCli, spawnCliAsync } from './helpers/cli.js';
-import { freePort } from './helpers/free-port.js';
+import { REDIS, startRedis, type TestRedis } from './helpers/redis.js';
+import { watchProcess, type WatchedProcess } from './helpers/watch-process.js';
 import { until } from './helpers/until.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { signJob } from '../src/shared/util/job-signature.js';
@@ -37,7 +38,6 @@ import { loadPopulation } from '../src/features/population/population.js';
 import { compileExpression } from '../src/features/population/worlds/expr.js';
 import { checkSopFiles } from '../src/apps/sweep/job-policy.js';
 
-const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
 if (!REDIS)
   console.warn('hostile population files: the worker tests are skipped: redis-server is not installed (apt-get install redis-server)');
 
@@ -449,42 +449,6 @@ describe("the files a worker's --root covers, beyond population and graph files"
   });
 });
 
-interface Proc {
-  child: ChildProcess;
-  out: string;
-  exited: Promise<number | null>;
-  waitFor(re: RegExp, ms?: number): Promise<RegExpMatchArray>;
-}
-
-function start(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string): Proc {
-  const child = spawn(cmd, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  const waiters: Array<() => boolean> = [];
-  const p: Proc = {
-    child,
-    out: '',
-    exited: new Promise((r) => child.on('exit', (code) => r(code))),
-    waitFor: (re, ms = 120_000) =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${re} within ${ms} ms in:\n${p.out.slice(-3000)}`)), ms);
-        const check = () => {
-          const m = p.out.match(re);
-          if (!m) return false;
-          clearTimeout(timer);
-          resolve(m);
-          return true;
-        };
-        if (!check()) waiters.push(check);
-      }),
-  };
-  const onData = (d: Buffer) => {
-    p.out += d.toString();
-    for (let i = waiters.length - 1; i >= 0; i--) if (waiters[i]!()) waiters.splice(i, 1);
-  };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  return p;
-}
-
 /** Every regular file under a folder (symlinks not followed), with its bytes. */
 function filesUnder(dir: string): Array<[string, Buffer]> {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' })
@@ -498,18 +462,16 @@ describe.skipIf(!REDIS)('sop worker --root: population and graph files outside t
   const OUTSIDE_CANARY = 'CANARY-OUTSIDE-7f3a9c';
   const INSIDE_CANARY = 'CANARY-INSIDE-2b8e41';
   const SWEEP = 'a1a1a1a1a1a1';
-  let redis: Proc;
-  let worker: Proc;
+  let redis: TestRedis;
+  let worker: WatchedProcess;
   let queue: Queue;
   let llm: TestServer;
   let root: string;
   let outside: string;
 
   beforeAll(async () => {
-    const port = await freePort();
-    redis = start(REDIS!, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], process.env);
-    await redis.waitFor(/Ready to accept connections/, 60_000);
-    queue = new Queue('sop-runs', { connection: { host: '127.0.0.1', port, maxRetriesPerRequest: null } });
+    redis = await startRedis();
+    queue = new Queue('sop-runs', { connection: { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null } });
     llm = await startOpenAiServer({ reply: () => 'I stay idle.' });
     const base = mkdtempSync(join(tmpdir(), 'sop-hostile-pop-root-'));
     root = join(base, 'root');
@@ -521,9 +483,9 @@ describe.skipIf(!REDIS)('sop worker --root: population and graph files outside t
     writeFileSync(join(outside, 'edges.csv'), `follower,followee\na0,a1\n${OUTSIDE_CANARY},a0\n`);
     writeFileSync(join(root, 'people.csv'), `id,name,trust,note\na0,Ann,credulous,${INSIDE_CANARY}\na1,Bob,sceptic,hi\n`);
     symlinkSync(join(outside, 'secret.csv'), join(root, 'link.csv'));
-    worker = start(
+    worker = watchProcess(
       process.execPath,
-      [CLI, 'worker', '--queue', `redis://127.0.0.1:${port}`, '--root', root, '--concurrency', '1'],
+      [CLI, 'worker', '--queue', redis.url, '--root', root, '--concurrency', '1'],
       { ...process.env, SOP_QUEUE_SECRET: SECRET, OPENAI_API_KEY: 'sk-test-pop', OPENAI_BASE_URL: llm.url },
       root,
     );
@@ -533,8 +495,7 @@ describe.skipIf(!REDIS)('sop worker --root: population and graph files outside t
   afterAll(async () => {
     if (worker?.child.exitCode === null) worker.child.kill('SIGKILL');
     await queue?.close();
-    redis?.child.kill('SIGTERM');
-    await redis?.exited;
+    await redis?.stop();
     await llm?.close();
   });
 

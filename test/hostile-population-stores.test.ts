@@ -8,23 +8,22 @@
 //   machine's memory, ends with one line and exit 1;
 // - batch result files streamed line by line (a file past the cap, a line past the cap, duplicated
 //   custom_ids, lines that are not results).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { CLI, requireBuiltCli } from './helpers/cli.js';
-import { freePort } from './helpers/free-port.js';
 import { startOpenAiServer, type ChatRequestBody, type TestServer } from './helpers/openai-server.js';
 import { until } from './helpers/until.js';
+import { REDIS, startRedis } from './helpers/redis.js';
+import { watchProcess, type WatchedProcess } from './helpers/watch-process.js';
 import { writePopulationSop } from './helpers/population-sop.js';
 import { queryResults } from '../src/api/results-db.js';
 import { runSop, type RunEvent } from '../src/index.js';
 import { OpenAiBatchTarget } from '../src/features/batch/openai-target.js';
 import { startBatchServer, type BatchServerOptions } from './helpers/batch-server.js';
 
-const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
 if (!REDIS)
   console.warn('hostile population stores: the Redis tests are skipped: redis-server is not installed (apt-get install redis-server)');
 
@@ -53,26 +52,11 @@ const counts = {
   droppedLinesTold: 0,
 };
 
-interface Proc {
-  child: ChildProcess;
-  out: string;
-  exited: Promise<number | null>;
-}
-
-function start(cmd: string, args: string[], e: NodeJS.ProcessEnv = env): Proc {
-  const child = spawn(cmd, args, { env: e, stdio: ['ignore', 'pipe', 'pipe'] });
-  const p: Proc = { child, out: '', exited: new Promise((r) => child.on('exit', (code) => r(code))) };
-  const onData = (d: Buffer) => void (p.out += d.toString());
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  return p;
-}
-
 let dir: string;
-const procs: Proc[] = [];
+const procs: WatchedProcess[] = [];
 const servers: TestServer[] = [];
 const sop = (args: string[], e: NodeJS.ProcessEnv = env) => {
-  const p = start(process.execPath, [CLI, ...args], e);
+  const p = watchProcess(process.execPath, [CLI, ...args], e);
   procs.push(p);
   return p;
 };
@@ -158,17 +142,14 @@ async function everyValue(redis: Redis): Promise<string[]> {
 const holdsSecret = (v: string) => SECRETS.some((s) => v.toLowerCase().includes(s.toLowerCase()));
 
 describe.skipIf(!REDIS)('Redis holds no secret of the run or its workers', () => {
-  let redisProc: Proc;
   let url: string;
   let redis: Redis;
 
   beforeAll(async () => {
-    const port = await freePort();
-    redisProc = start(REDIS!, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
-    procs.push(redisProc);
-    await until(() => redisProc.out.includes('Ready to accept connections'), { timeoutMs: 10_000 });
-    url = `redis://127.0.0.1:${port}`;
-    redis = new Redis({ host: '127.0.0.1', port });
+    const server = await startRedis();
+    procs.push(server.process); // stopped with the workers that talk to it, at the end of the file
+    url = server.url;
+    redis = new Redis({ host: '127.0.0.1', port: server.port });
   });
   afterAll(() => redis?.disconnect());
 
@@ -195,7 +176,7 @@ describe.skipIf(!REDIS)('Redis holds no secret of the run or its workers', () =>
       '--shard-concurrency',
       '4',
     ]);
-    expect(await until(() => worker.out.includes('ready: shard queue'), { timeoutMs: 60_000 }), worker.out).toBe(true);
+    await worker.waitFor(/ready: shard queue/);
     const run = sop(['run', file, '--out', join(dir, 'runs'), '--shard-over', url, '--shard-size', '50', '--quiet']);
     const fields = async () => {
       const keys = await redis.keys('sop-shards:replies:*');

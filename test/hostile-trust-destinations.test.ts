@@ -6,18 +6,17 @@
 // allow file, OPENAI_BASE_URL) lets exactly the variable it names go to exactly that server, and
 // --base-url, the mock and replays need none. Servers are OpenAI-compatible listeners on 127.0.0.1
 // that record each request and its Authorization header.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, runCli } from './helpers/cli.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
-import { scaled } from './helpers/time.js';
+import { REDIS, startRedis } from './helpers/redis.js';
+import { watchProcess } from './helpers/watch-process.js';
 
 const KEY = 'sk-canary-dest-4b7e19a0c2';
-const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
 if (!REDIS) console.warn('hostile trust (destinations): the sop worker cases are skipped: redis-server is not installed');
 const OTHER = 'sk-canary-other-8d2f6e31';
 let root: string;
@@ -277,49 +276,12 @@ describe('every other command that sends calls', () => {
   });
 });
 
-/** A process whose output is kept, and awaited for a pattern (a readiness signal). */
-function start(args: string[], env: Record<string, string>, cwd?: string) {
-  const child: ChildProcess = spawn(args[0]!, args.slice(1), { env: { ...process.env, ...env }, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  const p = {
-    child,
-    out: '',
-    exited: new Promise<number | null>((r) => child.on('exit', (code) => r(code))),
-    waitFor: (re: RegExp) =>
-      new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${re} in:\n${p.out.slice(-2000)}`)), scaled(60_000));
-        const check = () => {
-          if (!re.test(p.out)) return;
-          clearTimeout(timer);
-          resolve();
-        };
-        child.stdout!.on('data', check);
-        child.stderr!.on('data', check);
-        check();
-      }),
-  };
-  const add = (d: Buffer) => (p.out += d.toString());
-  child.stdout!.on('data', add);
-  child.stderr!.on('data', add);
-  return p;
-}
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-
 describe.skipIf(!REDIS)('a sop worker', () => {
   it("runs a queued job whose SOP names a server only when the worker's own flags allow it", async () => {
-    const port = await freePort();
-    const redis = start([REDIS!, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {});
-    const procs = [redis];
+    const redis = await startRedis();
+    const procs = [redis.process];
     try {
-      await redis.waitFor(/Ready to accept connections/);
-      const queue = `redis://127.0.0.1:${port}`;
+      const queue = redis.url;
       const wroot = join(root, 'worker-root');
       mkdirSync(wroot);
       const file = join(wroot, 'queued.sop.json');
@@ -327,12 +289,20 @@ describe.skipIf(!REDIS)('a sop worker', () => {
       const secret = { SOP_QUEUE_SECRET: 'dest-queue-secret-0123456789abcdef' };
       const env = { ...secret, OPENAI_API_KEY: KEY, OPENAI_BASE_URL: own.url, SOP_CONFIG_DIR: config };
       const worker = (...flags: string[]) => {
-        const w = start([process.execPath, CLI, 'worker', '--queue', queue, '--root', wroot, ...flags], env, wroot);
+        const w = watchProcess(
+          process.execPath,
+          [CLI, 'worker', '--queue', queue, '--root', wroot, ...flags],
+          { ...process.env, ...env },
+          wroot,
+        );
         procs.push(w);
         return w;
       };
       const sweep = async (name: string) => {
-        const s = start([process.execPath, CLI, 'sweep', file, '--seeds', '1', '--queue', queue, '--out', join(wroot, name)], secret);
+        const s = watchProcess(process.execPath, [CLI, 'sweep', file, '--seeds', '1', '--queue', queue, '--out', join(wroot, name)], {
+          ...process.env,
+          ...secret,
+        });
         procs.push(s);
         return { status: await s.exited, out: s.out };
       };

@@ -14,8 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxSupport } from '../src/shared/sandbox/sandbox.js';
 import { CLI } from './helpers/cli.js';
 import { tempDir } from './helpers/mcp-notes.js';
-import { until } from './helpers/until.js';
-import { freePort } from './helpers/free-port.js';
+import { REDIS, startRedis } from './helpers/redis.js';
+import { watchProcess } from './helpers/watch-process.js';
 import { stopChild } from './helpers/processes.js';
 
 const KEY = 'sk-canary-7f3a91d2e4b6c8';
@@ -183,29 +183,19 @@ describe('a stdio MCP server is a command: it starts only with approval', () => 
   });
 });
 
-const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
 if (!REDIS) console.warn('hostile trust (mcp): the sop worker case is skipped: redis-server is not installed');
 
 describe.skipIf(!REDIS)('a queued job whose SOP declares a stdio MCP server', () => {
   it('is refused by sop worker, the advice naming what the worker has (--yes on both sides, its allow file)', async () => {
     const { dir, file } = hostileCopy(shell);
-    const started: ChildProcess[] = [];
-    const start = (cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env) => {
-      const child = spawn(cmd, args, { env, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-      started.push(child);
-      let out = '';
-      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-      child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-      return { child, out: () => out };
-    };
+    const redis = await startRedis([], process.env, dir);
+    const started: ChildProcess[] = [redis.process.child];
     try {
-      const port = await freePort();
-      const redis = start(REDIS!, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
-      expect(await until(() => /Ready to accept connections/.test(redis.out()), { timeoutMs: 30_000 }), redis.out()).toBe(true);
-      const url = `redis://127.0.0.1:${port}`;
+      const url = redis.url;
       const env = { ...process.env, ...SECRETS, SOP_QUEUE_SECRET: 'hostile-mcp-queue-secret-0123456789' };
-      const worker = start(process.execPath, [CLI, 'worker', '--queue', url, '--root', dir], env);
-      expect(await until(() => /ready: queue/.test(worker.out()), { timeoutMs: 60_000 }), worker.out()).toBe(true);
+      const worker = watchProcess(process.execPath, [CLI, 'worker', '--queue', url, '--root', dir], env, dir);
+      started.push(worker.child);
+      await worker.waitFor(/ready: queue/);
       const sweep = await sop(['sweep', file, '--llm', 'mock', '--seeds', '1', '--queue', url, '--out', join(dir, 'q')], {
         SOP_QUEUE_SECRET: env.SOP_QUEUE_SECRET,
       });
@@ -216,7 +206,7 @@ describe.skipIf(!REDIS)('a queued job whose SOP declares a stdio MCP server', ()
         .map((l) => JSON.parse(l) as { status: string; error: string });
       expect(line!.status).toBe('failed');
       expect(line!.error).toMatch(notApprovedIn('queue the sweep with --yes and start the worker with --yes', " on the worker's machine"));
-      expect(leaked(worker.out() + sweep.out + sweep.err)).toBe(false);
+      expect(leaked(worker.out + sweep.out + sweep.err)).toBe(false);
       expect(existsSync(join(dir, 'pwned'))).toBe(false);
       refused++;
     } finally {

@@ -8,7 +8,7 @@
 // with the shared secret still runs, and neither the secret nor the Redis password is printed.
 // Over rediss:// (a redis-server with TLS and a test CA), the runs run, and a server whose
 // certificate is not trusted is one error line.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -19,12 +19,12 @@ import { signJob } from '../src/shared/util/job-signature.js';
 import { codeSop } from './helpers/code-sop.js';
 import { calledCommand, startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { freePort } from './helpers/free-port.js';
-import { scaled } from './helpers/time.js';
 import { stopChild } from './helpers/processes.js';
+import { REDIS, startRedis, type TestRedis } from './helpers/redis.js';
+import { watchProcess, type WatchedProcess } from './helpers/watch-process.js';
 
 const CLI = join(process.cwd(), 'dist/src/apps/cli/main.js');
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
-const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
 if (!REDIS) console.warn('hostile trust (queue) tests skipped: redis-server is not installed (apt-get install redis-server)');
 
 const SECRET = 'queue-secret-0123456789abcdef';
@@ -33,42 +33,6 @@ const KEY = 'sk-hostile-queue-CANARY42';
 let refused = 0;
 let outside = 0;
 let codeRuns = 0;
-
-interface Proc {
-  child: ChildProcess;
-  out: string;
-  exited: Promise<number | null>;
-  waitFor(re: RegExp, ms?: number): Promise<RegExpMatchArray>;
-}
-
-function start(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string): Proc {
-  const child = spawn(cmd, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  const waiters: Array<() => boolean> = [];
-  const p: Proc = {
-    child,
-    out: '',
-    exited: new Promise((r) => child.on('exit', (code) => r(code))),
-    waitFor: (re, ms = 60_000) =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${re} within ${scaled(ms)} ms in:\n${p.out.slice(-3000)}`)), scaled(ms));
-        const check = () => {
-          const m = p.out.match(re);
-          if (!m) return false;
-          clearTimeout(timer);
-          resolve(m);
-          return true;
-        };
-        if (!check()) waiters.push(check);
-      }),
-  };
-  const onData = (d: Buffer) => {
-    p.out += d.toString();
-    for (let i = waiters.length - 1; i >= 0; i--) if (waiters[i]!()) waiters.splice(i, 1);
-  };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  return p;
-}
 
 /** Every file and folder under a folder, recursively (symlinks not followed). */
 const entriesUnder = (dir: string): string[] => readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort();
@@ -79,29 +43,22 @@ afterAll(() => {
 });
 
 describe.skipIf(!REDIS)('a sop worker refuses queued jobs it cannot trust', () => {
-  let redis: Proc;
-  let port: number;
+  let redis: TestRedis;
   let url: string;
   let queue: Queue;
   let llm: TestServer;
   let attacker: Server;
   let attackerUrl: string;
   let attackerHits = 0;
-  let worker: Proc;
+  let worker: WatchedProcess;
   let root: string;
   let out: string;
-  const procs: Proc[] = [];
+  const procs: WatchedProcess[] = [];
 
   beforeAll(async () => {
-    port = await freePort();
-    redis = start(
-      REDIS!,
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--requirepass', PASSWORD],
-      process.env,
-    );
-    await redis.waitFor(/Ready to accept connections/);
-    url = `redis://:${PASSWORD}@127.0.0.1:${port}`;
-    queue = new Queue('sop-runs', { connection: { host: '127.0.0.1', port, password: PASSWORD, maxRetriesPerRequest: null } });
+    redis = await startRedis(['--requirepass', PASSWORD]);
+    url = `redis://:${PASSWORD}@127.0.0.1:${redis.port}`;
+    queue = new Queue('sop-runs', { connection: { host: '127.0.0.1', port: redis.port, password: PASSWORD, maxRetriesPerRequest: null } });
     // the worker's own LLM server: any run would call it, and it answers with code that leaves a marker
     llm = await startOpenAiServer({
       reply: (body) =>
@@ -130,7 +87,7 @@ describe.skipIf(!REDIS)('a sop worker refuses queued jobs it cannot trust', () =
     symlinkSync(out, join(root, 'escape'));
     writeFileSync(join(root, 'answers.txt'), 'an answer\n');
 
-    worker = start(
+    worker = watchProcess(
       process.execPath,
       [CLI, 'worker', '--queue', url, '--root', root, '--allow-answers', '--allow-pricing', '--allow-replay', '--concurrency', '2'],
       { ...process.env, SOP_QUEUE_SECRET: SECRET, OPENAI_API_KEY: KEY, OPENAI_BASE_URL: llm.url },
@@ -143,8 +100,7 @@ describe.skipIf(!REDIS)('a sop worker refuses queued jobs it cannot trust', () =
   afterAll(async () => {
     for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
     await queue?.close();
-    redis?.child.kill('SIGTERM');
-    await redis?.exited;
+    await redis?.stop();
     await llm?.close();
     await new Promise((r) => attacker?.close(r));
   });
@@ -322,7 +278,7 @@ describe.skipIf(!REDIS)('a sop worker refuses queued jobs it cannot trust', () =
   it('a signed job that continues a run folder is held to the same limits as the settings that run was started with', async () => {
     // a run in the root made by `sop run` with a --base-url this worker does not allow
     const runs = join(root, 'runs-of-sop-run');
-    const made = start(
+    const made = watchProcess(
       process.execPath,
       [CLI, 'run', join(root, 'debate.sop.json'), '--llm', 'mock', '--base-url', attackerUrl, '--out', runs],
       {
@@ -345,7 +301,7 @@ describe.skipIf(!REDIS)('a sop worker refuses queued jobs it cannot trust', () =
   }, 60_000);
 
   it("a sweep signed with the shared secret runs; the secret, the key and Redis's password are never printed", async () => {
-    const sweep = start(
+    const sweep = watchProcess(
       process.execPath,
       [CLI, 'sweep', join(root, 'debate.sop.json'), '--llm', 'mock', '--seeds', '1-2', '--queue', url, '--out', join(root, 'OUT')],
       { ...process.env, SOP_QUEUE_SECRET: SECRET },
@@ -360,7 +316,7 @@ describe.skipIf(!REDIS)('a sop worker refuses queued jobs it cannot trust', () =
     }
     expect(worker.out).toContain(`inside ${root}; allowing answers files, pricing files, replay cassettes`);
     // the same sweep with another secret: the worker refuses its jobs, and the sweep records why
-    const wrong = start(
+    const wrong = watchProcess(
       process.execPath,
       [CLI, 'sweep', join(root, 'debate.sop.json'), '--llm', 'mock', '--seeds', '3', '--queue', url, '--out', join(root, 'OUT2')],
       { ...process.env, SOP_QUEUE_SECRET: 'a-different-secret-0000000000' },
@@ -378,17 +334,17 @@ describe.skipIf(!REDIS)('a sop worker refuses queued jobs it cannot trust', () =
       ['worker', '--queue', url],
       ['sweep', DEBATE, '--llm', 'mock', '--queue', url, '--out', join(root, 'NOSECRET')],
     ]) {
-      const p = start(process.execPath, [CLI, ...args], env);
+      const p = watchProcess(process.execPath, [CLI, ...args], env);
       expect(await p.exited).toBe(1);
       expect(p.out.trim().split('\n')).toHaveLength(1);
       expect(p.out).toMatch(/^error: sop (worker|sweep --queue) needs SOP_QUEUE_SECRET: set it to the same random value/);
       expect(p.out).not.toContain(PASSWORD);
     }
     expect(existsSync(join(root, 'NOSECRET'))).toBe(false);
-    const short = start(process.execPath, [CLI, 'worker', '--queue', url], { ...process.env, SOP_QUEUE_SECRET: 'short' });
+    const short = watchProcess(process.execPath, [CLI, 'worker', '--queue', url], { ...process.env, SOP_QUEUE_SECRET: 'short' });
     expect(await short.exited).toBe(1);
     expect(short.out.trim()).toBe('error: SOP_QUEUE_SECRET is 5 characters long; use at least 16 random ones (e.g. openssl rand -hex 32)');
-    const badRoot = start(process.execPath, [CLI, 'worker', '--queue', url, '--root', join(root, 'nope')], {
+    const badRoot = watchProcess(process.execPath, [CLI, 'worker', '--queue', url, '--root', join(root, 'nope')], {
       ...process.env,
       SOP_QUEUE_SECRET: SECRET,
     });
@@ -428,7 +384,7 @@ describe.skipIf(!REDIS || !OPENSSL)('rediss://: the queue over TLS, the server c
       'ext',
     );
     const port = await freePort();
-    const redis = start(
+    const redis = watchProcess(
       REDIS!,
       [
         ...['--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
@@ -438,19 +394,26 @@ describe.skipIf(!REDIS || !OPENSSL)('rediss://: the queue over TLS, the server c
       process.env,
       dir,
     );
-    const up = await Promise.race([redis.waitFor(/Ready to accept connections/), redis.exited.then(() => undefined)]);
+    // a redis-server built without TLS exits at once, saying so
+    const up = await redis.waitFor(/Ready to accept connections/).then(
+      () => true,
+      (e: unknown) => {
+        if (redis.child.exitCode === null) throw e;
+        return false;
+      },
+    );
     if (!up) {
       console.warn(`rediss:// test skipped: this redis-server has no TLS (${redis.out.trim().split('\n').pop()})`);
       return;
     }
-    const started: Proc[] = [];
+    const started: WatchedProcess[] = [];
     try {
       const url = `rediss://:${PASSWORD}@localhost:${port}`;
       const env = { ...process.env, SOP_QUEUE_SECRET: SECRET, NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem') };
-      const w = start(process.execPath, [CLI, 'worker', '--queue', url, '--root', dir, '--root', process.cwd()], env, dir);
+      const w = watchProcess(process.execPath, [CLI, 'worker', '--queue', url, '--root', dir, '--root', process.cwd()], env, dir);
       started.push(w);
       await w.waitFor(/ready: queue/);
-      const sweep = start(
+      const sweep = watchProcess(
         process.execPath,
         [CLI, 'sweep', DEBATE, '--llm', 'mock', '--seeds', '1-2', '--queue', url, '--out', join(dir, 'OUT')],
         env,
@@ -461,7 +424,7 @@ describe.skipIf(!REDIS || !OPENSSL)('rediss://: the queue over TLS, the server c
       w.child.kill('SIGTERM');
       await w.exited;
       // without the CA: the server is not trusted, and nothing is sent to it
-      const untrusted = start(process.execPath, [CLI, 'worker', '--queue', url], { ...process.env, SOP_QUEUE_SECRET: SECRET });
+      const untrusted = watchProcess(process.execPath, [CLI, 'worker', '--queue', url], { ...process.env, SOP_QUEUE_SECRET: SECRET });
       expect(await untrusted.exited).toBe(1);
       expect(untrusted.out.trim()).toMatch(
         /^error: cannot reach Redis at rediss:\/\/\S+ within 10 s \(self[- ]signed certificate in certificate chain\)$/,

@@ -7,35 +7,19 @@
 // the run counts every call once (its usage equals the unsharded run's). A shard job is untrusted:
 // an unsigned one is refused, and one naming a model the worker does not allow fails the run with
 // the reason before any call is made.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SHARD_QUEUE, STEP_QUEUE } from '../src/features/shards/job.js';
 import { CLI } from './helpers/cli.js';
-import { freePort } from './helpers/free-port.js';
 import { startOpenAiServer, type ChatRequestBody, type TestServer } from './helpers/openai-server.js';
 import { until } from './helpers/until.js';
+import { REDIS, startRedis, type TestRedis } from './helpers/redis.js';
+import { watchProcess, type WatchedProcess } from './helpers/watch-process.js';
 
-const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
 if (!REDIS) console.warn('shards-queue tests skipped: redis-server is not installed (apt-get install redis-server)');
-
-interface Proc {
-  child: ChildProcess;
-  out: string;
-  exited: Promise<number | null>;
-}
-
-function start(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Proc {
-  const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const p: Proc = { child, out: '', exited: new Promise((r) => child.on('exit', (code) => r(code))) };
-  const onData = (d: Buffer) => void (p.out += d.toString());
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  return p;
-}
 
 const env = { ...process.env, OPENAI_API_KEY: 'sk-test-shards', SOP_QUEUE_SECRET: 'shards-queue-test-secret-0123456789' };
 const TABLES = ['agents', 'steps', 'actions', 'metrics'];
@@ -94,18 +78,16 @@ function action(body: ChatRequestBody): string {
 }
 
 describe.skipIf(!REDIS)('one population step over sop worker --shards processes on Redis', () => {
-  let redis: Proc;
+  let redis: TestRedis;
   let url: string;
   let dir: string;
   let file: string;
-  const procs: Proc[] = [];
+  const procs: WatchedProcess[] = [];
   const servers: TestServer[] = [];
 
   beforeAll(async () => {
-    const port = await freePort();
-    redis = start(REDIS!, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
-    await until(() => redis.out.includes('Ready to accept connections'), { timeoutMs: 10_000 });
-    url = `redis://127.0.0.1:${port}`;
+    redis = await startRedis();
+    url = redis.url;
     dir = mkdtempSync(join(tmpdir(), 'sop-shards-'));
     file = join(dir, 'step.sop.json');
     writeFileSync(file, JSON.stringify(SOP));
@@ -114,20 +96,19 @@ describe.skipIf(!REDIS)('one population step over sop worker --shards processes 
   afterAll(async () => {
     for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
     await Promise.all(procs.map((p) => p.exited));
-    redis?.child.kill('SIGTERM');
-    await redis?.exited;
+    await redis?.stop();
     await Promise.all(servers.map((s) => s.close()));
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   const sop = (args: string[]) => {
-    const p = start(process.execPath, [CLI, ...args], env);
+    const p = watchProcess(process.execPath, [CLI, ...args], env);
     procs.push(p);
     return p;
   };
   const worker = async (...extra: string[]) => {
     const w = sop(['worker', '--queue', url, '--shards', ...extra]);
-    expect(await until(() => w.out.includes('ready: shard queue'), { timeoutMs: 60_000 }), w.out).toBe(true);
+    await w.waitFor(/ready: shard queue/);
     return w;
   };
   /** Runs the SOP to its end; returns its closing line and run folder. */

@@ -4,7 +4,6 @@
 // started: 24 finished lines with the verdict, none twice, the killed runs continued from their
 // journals), --detach and --collect, bounded retries recorded with their reason, each run's
 // budget and answers file carried by the jobs, and a gathering that never reads other sweeps' jobs.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,56 +11,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultLine } from '../src/apps/sweep/results.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { CLI } from './helpers/cli.js';
-import { freePort } from './helpers/free-port.js';
+import { REDIS, startRedis, type TestRedis } from './helpers/redis.js';
+import { watchProcess, type WatchedProcess } from './helpers/watch-process.js';
 import { scaled } from './helpers/time.js';
 
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
 const ASSISTANT = join(process.cwd(), 'examples/assistant/assistant.sop.json');
-const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((f) => existsSync(f));
 if (!REDIS) console.warn('sweep-queue tests skipped: redis-server is not installed (apt-get install redis-server)');
-
-interface Proc {
-  child: ChildProcess;
-  out: string;
-  exited: Promise<number | null>;
-  /** Resolves once the output (stdout and stderr) matches. */
-  waitFor(re: RegExp, ms?: number): Promise<RegExpMatchArray>;
-}
-
-function start(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env, cwd?: string): Proc {
-  const child = spawn(cmd, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  const waiters: Array<() => boolean> = [];
-  const p: Proc = {
-    child,
-    out: '',
-    exited: new Promise((r) => child.on('exit', (code) => r(code))),
-    waitFor: (re, ms = 90_000) =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${re} within ${scaled(ms)} ms in:\n${p.out.slice(-3000)}`)), scaled(ms));
-        const check = () => {
-          const m = p.out.match(re);
-          if (!m) return false;
-          clearTimeout(timer);
-          resolve(m);
-          return true;
-        };
-        if (!check()) waiters.push(check);
-      }),
-  };
-  const onData = (d: Buffer) => {
-    p.out += d.toString();
-    for (let i = waiters.length - 1; i >= 0; i--) if (waiters[i]!()) waiters.splice(i, 1);
-  };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  return p;
-}
 
 // the shared secret jobs are signed with (docs/scale.md)
 const env = { ...process.env, OPENAI_API_KEY: '', SOP_QUEUE_SECRET: 'sweep-queue-test-secret-0123456789' };
 // the workers take jobs whose files are in the repository (the examples) and the test's folders
 const ROOTS = ['--root', process.cwd(), '--root', tmpdir()];
-const sop = (args: string[]) => start(process.execPath, [CLI, ...args], env);
+const sop = (args: string[]) => watchProcess(process.execPath, [CLI, ...args], env);
 const lines = (out: string): ResultLine[] =>
   readFileSync(join(out, 'results.jsonl'), 'utf8')
     .split('\n')
@@ -69,16 +31,14 @@ const lines = (out: string): ResultLine[] =>
     .map((l) => JSON.parse(l) as ResultLine);
 
 describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', () => {
-  let redis: Proc;
+  let redis: TestRedis;
   let url: string;
   let llm: TestServer;
-  const procs: Proc[] = [];
+  const procs: WatchedProcess[] = [];
 
   beforeAll(async () => {
-    const port = await freePort();
-    redis = start(REDIS!, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
-    await redis.waitFor(/Ready to accept connections/);
-    url = `redis://127.0.0.1:${port}`;
+    redis = await startRedis();
+    url = redis.url;
     llm = await startOpenAiServer({
       latencyMs: 150,
       reply: () => 'Our point stands. <verdict>Affirmative wins</verdict> <decision>1</decision>',
@@ -87,8 +47,7 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
 
   afterAll(async () => {
     for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
-    redis?.child.kill('SIGTERM');
-    await redis?.exited;
+    await redis?.stop();
     await llm?.close();
   });
 
@@ -203,7 +162,12 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
     const file = join(dir, 'debate.sop.json');
     copyFileSync(DEBATE, file);
     // the worker runs in another folder than the sweep (the repository, where the cassette path is relative to)
-    const w = start(process.execPath, [CLI, 'worker', '--queue', url, '--concurrency', '2', ...ROOTS, '--allow-replay'], env, tmpdir());
+    const w = watchProcess(
+      process.execPath,
+      [CLI, 'worker', '--queue', url, '--concurrency', '2', ...ROOTS, '--allow-replay'],
+      env,
+      tmpdir(),
+    );
     procs.push(w);
     await w.waitFor(/ready: queue/);
     const replay = sop(['sweep', file, '--llm', 'replay:examples/debate/debate.cassette.json', '--queue', url, '--out', join(dir, 'A')]);
@@ -228,7 +192,12 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
 
   it('queued jobs carry --budget-tokens and --answers (a relative path made absolute) to a worker in another folder', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sop-queue-'));
-    const w = start(process.execPath, [CLI, 'worker', '--queue', url, '--concurrency', '2', ...ROOTS, '--allow-answers'], env, tmpdir());
+    const w = watchProcess(
+      process.execPath,
+      [CLI, 'worker', '--queue', url, '--concurrency', '2', ...ROOTS, '--allow-answers'],
+      env,
+      tmpdir(),
+    );
     procs.push(w);
     await w.waitFor(/ready: queue/);
     const budget = sop([
@@ -255,7 +224,7 @@ describe.skipIf(!REDIS)('sop sweep --queue with sop worker processes on Redis', 
 
     // the sweep is started in its own folder with a relative answers file; the worker is elsewhere
     writeFileSync(join(dir, 'answers.txt'), 'Food and long walks by the river, please.\n');
-    const human = start(
+    const human = watchProcess(
       process.execPath,
       [CLI, 'sweep', ASSISTANT, '--llm', 'mock', '--seeds', '1-2', '--answers', 'answers.txt', '--queue', url, '--out', 'H'],
       env,

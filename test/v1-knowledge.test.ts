@@ -1,10 +1,10 @@
 // Knowledge bases of Agents 1.0 configs: the file's text re-embedded with our embedder, queried
 // with what the role just observed, threshold and top_k honoured, vectors cached by file hash
 // and embedder id.
-import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { KnowledgeBase } from '../src/core/components/knowledge-base.js';
 import { loadSopFile } from '../src/api/loader/load.js';
 import { Run } from '../src/api/engine/run.js';
@@ -15,8 +15,19 @@ const CUSTOMER = join(CONFORMANCE, 'Single_Agent/customer_service/customer_knowl
 const MIKE = 'Mike is 180cm tall and 120cm tall. He likes fitness and Go.';
 const HUAWEI = 'Huawei mate60pro is developed by Huawei of China';
 
+// Each customer-service run embeds its knowledge base afresh, in a cache folder of its own; the
+// variable is put back when the file ends (other files may share this process).
+const cacheDirs: string[] = [];
+const savedCacheDir = process.env.SOP_CACHE_DIR;
+afterAll(() => {
+  if (savedCacheDir === undefined) delete process.env.SOP_CACHE_DIR;
+  else process.env.SOP_CACHE_DIR = savedCacheDir;
+  for (const d of cacheDirs) rmSync(d, { recursive: true, force: true });
+});
+
 async function customerService(questions: string[]) {
   process.env.SOP_CACHE_DIR = mkdtempSync(join(tmpdir(), 'sop-kb-cache-'));
+  cacheDirs.push(process.env.SOP_CACHE_DIR);
   const { sop } = loadSopFile(CUSTOMER);
   const llm = new ScriptedLlm({ fallback: (r) => `answer at turn ${r.meta.turn}` });
   const res = await new Run({ sop, file: CUSTOMER, llm, maxTurns: 1 + 2 * questions.length, human: new ListHuman(questions) }).run();

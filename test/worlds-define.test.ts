@@ -8,11 +8,17 @@ import { describe, expect, it } from 'vitest';
 import { formatDiagnostic } from '../src/format/sop/diagnostics.js';
 import { board } from '../src/features/population/worlds/board.js';
 import { edgeListFileProblem } from '../src/features/population/worlds/graph-file.js';
-import { defaultWorlds } from '../src/features/population/worlds/registry.js';
+import { BUILT_IN_WORLDS, WorldRegistry } from '../src/features/population/worlds/registry.js';
 import { worldsSchemaDocument } from '../src/features/population/worlds/schema.js';
 import { seededRng } from '../src/features/population/worlds/seed.js';
 import { validateResolution, validateWorldSpec } from '../src/features/population/worlds/validate.js';
 import { checkActionArgs, defineWorld, resolveParams, worldTools, type World } from '../src/features/population/worlds/world.js';
+
+/**
+ * The built-in worlds alone: a world another test file of this worker registered for the whole
+ * process (registerWorld, test/population-state.test.ts) is not among them.
+ */
+const builtIns = () => new WorldRegistry(BUILT_IN_WORLDS);
 
 interface Votes {
   tally: Record<string, number>;
@@ -49,7 +55,7 @@ const voting: World<Votes, { options: string[] }> = {
 describe('defineWorld', () => {
   it('accepts a user world, which then validates like a built-in', () => {
     const world = defineWorld(voting);
-    const worlds = defaultWorlds().register(world);
+    const worlds = builtIns().register(world);
     expect(worlds.names()).toEqual(['board', 'contest', 'grid', 'groups', 'market', 'network', 'social', 'voting']);
     expect(
       validateWorldSpec({ type: 'voting', params: { options: ['x', 'y'] } }, '/states/poll/world', { worlds, actions: ['vote'] }),
@@ -81,11 +87,8 @@ describe('defineWorld', () => {
   });
 
   it('accepts each built-in world (made with builtinWorld, whose schemas compile at first use)', () => {
-    const worlds = defaultWorlds();
-    for (const name of ['social', 'market', 'board']) {
-      const world = worlds.get(name)!;
-      expect(defineWorld(world), name).toEqual(world); // its params and actions schemas compile
-    }
+    expect(BUILT_IN_WORLDS.map((w) => w.name).sort()).toEqual(['board', 'contest', 'grid', 'groups', 'market', 'network', 'social']);
+    for (const world of BUILT_IN_WORLDS) expect(defineWorld(world), world.name).toEqual(world); // its params and actions schemas compile
   });
 
   it('checks action arguments against their tool schema', () => {
@@ -158,7 +161,8 @@ describe('validation of a population state’s world', () => {
   });
 
   it('reports unknown worlds, bad params, graphs and missing edge-list files at their pointers', () => {
-    const at = (spec: unknown, opts = {}) => validateWorldSpec(spec, '/states/s/world', opts).map((x) => `${x.pointer}: ${x.message}`);
+    const at = (spec: unknown, opts = {}) =>
+      validateWorldSpec(spec, '/states/s/world', { worlds: builtIns(), ...opts }).map((x) => `${x.pointer}: ${x.message}`);
     expect(at({ type: 'forum' })).toEqual([
       '/states/s/world/type: unknown world "forum" (worlds: board, contest, grid, groups, market, network, social)',
     ]);
@@ -193,6 +197,6 @@ describe('schemas/worlds.schema.json', () => {
   it('is the document src/features/population/worlds/schema.ts builds (the built-in worlds’ own params schemas)', () => {
     const file = JSON.parse(readFileSync('schemas/worlds.schema.json', 'utf8'));
     expect(file).toEqual(JSON.parse(JSON.stringify(worldsSchemaDocument())));
-    expect(file.definitions.social_params).toEqual(JSON.parse(JSON.stringify(defaultWorlds().get('social')!.params)));
+    expect(file.definitions.social_params).toEqual(JSON.parse(JSON.stringify(builtIns().get('social')!.params)));
   });
 });

@@ -249,8 +249,32 @@ export class RecordingProvider implements LlmProvider {
       throw err;
     }
     this.all[at] = interaction(request, res);
-    this.flush();
+    await this.flushSoon();
     return res;
+  }
+
+  /** The flush the replies of one turn of the event loop share (`pending`), and each one awaits. */
+  private pending: Promise<void> | undefined;
+
+  /**
+   * The file rewritten once for every reply that came in the same turn of the event loop (a
+   * population step's calls answer together): a call still returns only once its interaction is
+   * in the file, and a failed write fails each of them; rewriting it whole at every reply made
+   * recording a step of N calls cost N^2.
+   */
+  private flushSoon(): Promise<void> {
+    this.pending ??= new Promise<void>((resolve, reject) =>
+      setImmediate(() => {
+        this.pending = undefined;
+        try {
+          this.flush();
+          resolve();
+        } catch (err) {
+          reject(err as Error);
+        }
+      }),
+    );
+    return this.pending;
   }
 
   /** A reply the resumed run reuses from the journal takes the next place, as if asked (the killed attempt's past it are redone). */

@@ -2,7 +2,7 @@
 // player chooses a number in [min, max]; the round's target is p times the mean of the choices,
 // and the players closest to it win. The public snapshot of the next round gives the last round's
 // mean and target (the feedback of the experiments), and p.
-import { defineWorld, type ActionSpec, type Metrics } from './world.js';
+import { builtinWorld, type ActionSpec, type Metrics } from './world.js';
 
 export interface ContestParams {
   p: number;
@@ -47,7 +47,7 @@ const actions: ActionSpec[] = [
   { name: 'idle', description: 'Sit this round out.', parameters: { type: 'object', additionalProperties: false, properties: {} } },
 ];
 
-export const contest = defineWorld<ContestState, ContestParams>({
+export const contest = builtinWorld<ContestState, ContestParams>({
   name: 'contest',
   description: "Nagel's p-beauty contest over rounds: choose a number, the closest to p times the mean wins.",
   params: contestParamsSchema,

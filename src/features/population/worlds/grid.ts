@@ -6,7 +6,7 @@
 import type { Rng } from '../../../core/runtime/rng.js';
 import { EngineError } from '../../../shared/errors.js';
 import { seededRng, shuffleInPlace } from './seed.js';
-import { defineWorld, type ActionSpec, type Metrics, type WorldAgent } from './world.js';
+import { builtinWorld, type ActionSpec, type Metrics, type WorldAgent } from './world.js';
 
 export interface GridParams {
   width: number;
@@ -78,7 +78,7 @@ export function gridNeighbours(s: GridState, i: number): number[] {
   return out;
 }
 
-export const grid = defineWorld<GridState, GridParams>({
+export const grid = builtinWorld<GridState, GridParams>({
   name: 'grid',
   description: 'Agents on the cells of a grid; move takes an agent to a random empty cell.',
   params: gridParamsSchema,

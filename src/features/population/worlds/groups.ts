@@ -8,7 +8,7 @@
 // anew each round (`"stranger"`). An agent's neighbours are the other members of its group.
 import type { Rng } from '../../../core/runtime/rng.js';
 import { seededRng, shuffleInPlace } from './seed.js';
-import { defineWorld, type ActionOutcome, type ActionSpec, type Metrics, type WorldAgent } from './world.js';
+import { builtinWorld, type ActionOutcome, type ActionSpec, type Metrics, type WorldAgent } from './world.js';
 
 export interface GroupsParams {
   group_size: number;
@@ -106,7 +106,7 @@ function mates(s: GroupsState, i: number): number[] {
   return out;
 }
 
-export const groups = defineWorld<GroupsState, GroupsParams>({
+export const groups = builtinWorld<GroupsState, GroupsParams>({
   name: 'groups',
   description: 'A linear public goods game in groups, with or without a punishment stage (Fehr and Gaechter 2000).',
   params: groupsParamsSchema,

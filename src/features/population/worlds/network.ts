@@ -8,7 +8,7 @@
 import type { Rng } from '../../../core/runtime/rng.js';
 import { buildFollowGraph, type GraphSpec } from './graph.js';
 import { seededRng, shuffleInPlace } from './seed.js';
-import { defineWorld, type ActionSpec, type Metrics, type WorldAgent } from './world.js';
+import { builtinWorld, type ActionSpec, type Metrics, type WorldAgent } from './world.js';
 
 export interface NetworkParams {
   /** The actions agents may take (besides idle): names only, any arguments. */
@@ -100,7 +100,7 @@ function neighbourIndices(state: NetworkState, i: number, step: number): number[
   return state.adj[i] ?? [];
 }
 
-export const network = defineWorld<NetworkState, NetworkParams>({
+export const network = builtinWorld<NetworkState, NetworkParams>({
   name: 'network',
   description: 'Agents on an undirected graph, or meeting in random pairs each step; the actions are declared names.',
   params: networkParamsSchema,
