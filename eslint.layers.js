@@ -27,6 +27,7 @@ export const FEATURES = {
   population: ['src/features/population', 'src/features/population/worlds'],
   shards: ['src/features/shards'],
   batch: ['src/features/batch'],
+  seats: ['src/features/seats'],
 };
 
 const LAYERS = {
@@ -51,12 +52,13 @@ const LAYERS = {
     'src/core/prompt',
     'src/core/io/human.ts',
     'src/core/io/answers-list.ts',
+    'src/core/io/seats.ts',
     'src/core/io/allow-file.ts',
     'src/core/workspace',
   ],
   // what assembles the features into a run (and loads SOPs with every check)
   api: ['src/api', 'src/api/engine', 'src/api/loader', 'src/index.ts', 'src/extend.ts'],
-  apps: ['src/apps/cli', 'src/apps/view', 'src/apps/sweep'],
+  apps: ['src/apps/cli', 'src/apps/view', 'src/apps/sweep', 'src/apps/seats'],
 };
 
 const pattern = (p) => (p.endsWith('.ts') ? p : `${p}/**`);

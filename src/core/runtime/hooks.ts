@@ -19,6 +19,7 @@ import type { NameStripping } from '../agent/output.js';
 import type { PipelineHost, PrivateMemoryOption } from '../agent/pipeline.js';
 import type { EnvironmentMemory } from '../environment/environment.js';
 import type { HumanInput } from '../io/human.js';
+import type { SeatQuestion, SeatReply } from '../io/seats.js';
 import type { Embedder } from '../memory/embedder.js';
 import type { TemplateSet } from '../prompt/templates.js';
 import type { ResolvedSop } from '../../format/sop/resolved.js';
@@ -151,6 +152,11 @@ export interface DecideHooks {
    * plugin sends them (a batch file, shards over workers); undefined: one request each, directly.
    */
   dispatch?(state: ResolvedState): CallDispatch | undefined;
+  /**
+   * A seat's answer (an agent or population member a person plays from a web page), when this
+   * plugin serves that seat (src/core/io/seats.ts); undefined: the run's human input is asked.
+   */
+  seat?(question: SeatQuestion): Promise<SeatReply | undefined>;
 }
 
 /** A step a plugin acts out whole: it makes its calls, applies their effects and emits its events. */
@@ -219,6 +225,7 @@ export const HOOK_RULES = {
   result: 'decide',
   ownStep: 'decide',
   dispatch: 'decide',
+  seat: 'decide',
   llm: 'transform',
   semantics: 'transform',
   toolSlots: 'transform',
