@@ -3,11 +3,11 @@
 // when; a repeated idempotency key changes nothing, a wrong token gets 403, a closed turn 409; a
 // silent seat takes its default at its deadline; a run killed after one seat answered and resumed
 // with --web does not ask that seat again.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireBuiltCli } from './helpers/cli.js';
+import { requireBuiltCli, spawnCliSync } from './helpers/cli.js';
 import { freePort } from './helpers/free-port.js';
 import { until } from './helpers/until.js';
 import { journal, nextTurn, postAnswer, runFolder, seatAnswers, seatState, startSeatRun, type SeatRun } from './helpers/seat-run.js';
@@ -17,6 +17,8 @@ const PG_CASSETTE = 'examples/seats/public-goods/public-goods.cassette.json';
 const FEED = 'examples/seats/feed/feed.sop.json';
 const tmp = mkdtempSync(join(tmpdir(), 'sop-seats-'));
 const running: SeatRun[] = [];
+/** The run folder of the public-goods run played through the API. */
+let played = '';
 
 beforeAll(() => requireBuiltCli());
 afterAll(() => {
@@ -108,6 +110,35 @@ describe('sop run --web: a turn-based seat (examples/seats/public-goods)', () =>
     ).toEqual(answers.map((a) => ['human', a]));
     // no token reaches the journal
     expect(readFileSync(join(dir, 'journal.jsonl'), 'utf8')).not.toContain(token);
+    played = dir;
+  }, 120_000);
+
+  it('the run replayed from its journal (--replay-seats) and its cassette, with no person present, is the same run', () => {
+    expect(played).not.toBe('');
+    const out = join(tmp, 'pg-replay');
+    const r = spawnCliSync(['run', PG, '--llm', `replay:${PG_CASSETTE}`, '--replay-seats', played, '--out', out, '--quiet'], {
+      timeout: 60_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const dir = runFolder(out);
+    const said = (d: string) => transcript(d).map((m) => [m.state, m.sender, m.kind, m.content]);
+    expect(said(dir)).toEqual(said(played));
+    expect(seatAnswers(dir).map((a) => a.result)).toEqual(seatAnswers(played).map((a) => a.result)); // who, seat and when as given
+    // a replay that runs out of a seat's answers stops with one clear line
+    const short = join(tmp, 'short');
+    const lines = readFileSync(join(played, 'journal.jsonl'), 'utf8').split('\n');
+    const cut = lines.findIndex((l) => l.includes('"effect_finished"') && l.includes('"kind":"seat"') && l.includes('round2'));
+    mkdirSync(short, { recursive: true });
+    writeFileSync(join(short, 'journal.jsonl'), lines.slice(0, cut).join('\n') + '\n');
+    const stopped = spawnCliSync(
+      ['run', PG, '--llm', `replay:${PG_CASSETTE}`, '--replay-seats', short, '--out', join(tmp, 'short-out'), '--quiet'],
+      {
+        timeout: 60_000,
+      },
+    );
+    expect(stopped.status).not.toBe(0);
+    expect(stopped.stderr).toMatch(/--replay-seats .*: seat Ana gave 1 answers in that run; the replay asks it for answer 2/);
+    expect(stopped.stderr).not.toMatch(/\n\s+at /); // no stack trace
   }, 120_000);
 
   it('a seat that does not answer takes its default at its deadline', async () => {

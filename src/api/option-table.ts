@@ -408,6 +408,15 @@ export const OPTIONS = {
       resume: 'With --web: also write the seat links to FILE',
     },
   },
+  replaySeats: {
+    api: false,
+    flag: 'replay-seats',
+    type: 'string',
+    metavar: 'RUN_DIR',
+    on: {
+      run: "Answer every seat with the answers it gave in that run's journal, in order (no person present; with --llm replay:CASSETTE the run is reproduced)",
+    },
+  },
   waitSeats: {
     api: false,
     flag: 'wait-seats',

@@ -1,12 +1,15 @@
 // `sop run --web` and `sop resume --web` (docs/seats.md): the SOP's seats served on a web page,
 // one link per seat printed (and written with --links FILE), the run started once every seat has
-// joined with --wait-seats. The seats feature's plugin answers the run's seat questions.
+// joined with --wait-seats. The seats feature's plugin answers the run's seat questions; with
+// --replay-seats RUN_DIR, the answers each seat gave in that run do, with nobody present.
 import { writeFileSync } from 'node:fs';
 import type { PluginFactory } from '../../core/runtime/hooks.js';
 import type { Sop } from '../../format/sop/types.js';
 import { SeatDesk } from '../../features/seats/desk.js';
 import { seatsPlugin } from '../../features/seats/plugin.js';
 import { seatSlots } from '../../features/seats/slots.js';
+import { journaledSeatAnswers, replaySeatsPlugin } from '../../features/seats/replay.js';
+import { effectiveEvents, readJournal } from '../../features/journal/reader.js';
 import { EngineError } from '../../shared/errors.js';
 import { startSeatServer, type SeatServer } from '../seats/server.js';
 
@@ -16,6 +19,7 @@ export interface WebSeatOptions {
   host?: string;
   links?: string;
   waitSeats?: boolean;
+  replaySeats?: string;
 }
 
 export interface WebSeats {
@@ -29,6 +33,13 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 const LINGER_MS = 5000;
 
 export async function startWebSeats(sop: Sop, o: WebSeatOptions, err: (s: string) => void): Promise<WebSeats | undefined> {
+  if (o.replaySeats !== undefined) {
+    if (o.web) throw new EngineError('--replay-seats answers the seats from a journal: it does not go with --web', 'OPTION');
+    const answers = journaledSeatAnswers(effectiveEvents(readJournal(o.replaySeats).events));
+    if (answers.size === 0) throw new EngineError(`--replay-seats ${o.replaySeats}: its journal holds no seat's answer`, 'OPTION');
+    const plugin = replaySeatsPlugin(answers, o.replaySeats);
+    return { plugins: (ctx) => [plugin(ctx)!], finish: () => Promise.resolve() };
+  }
   if (!o.web) {
     for (const [flag, given] of [
       ['--port', o.port],
