@@ -30,7 +30,7 @@ export async function startSeatRun(args: readonly string[], seats: number): Prom
   );
   const links = new Map<string, string>();
   const read = () => {
-    for (const m of err.matchAll(/^seat (\S+): (http:\/\/\S+)$/gm)) links.set(m[1]!, m[2]!);
+    for (const m of err.matchAll(/^seat (.+): (http:\/\/\S+)$/gm)) links.set(m[1]!, m[2]!);
     return links.size >= seats || over;
   };
   await until(read, { timeoutMs: 60_000 });

@@ -11,6 +11,7 @@ import { seatSlots } from '../../features/seats/slots.js';
 import { journaledSeatAnswers, replaySeatsPlugin } from '../../features/seats/replay.js';
 import { effectiveEvents, readJournal } from '../../features/journal/reader.js';
 import { EngineError } from '../../shared/errors.js';
+import { terminalSafe } from '../../shared/util/terminal-text.js';
 import { startSeatServer, type SeatServer } from '../seats/server.js';
 
 export interface WebSeatOptions {
@@ -65,8 +66,8 @@ export async function startWebSeats(sop: Sop, o: WebSeatOptions, err: (s: string
     throw new EngineError(`--web: cannot listen on ${host}:${o.port ?? 0}: ${(e as Error).message}`, 'OPTION');
   }
   if (!LOOPBACK.has(host)) err(`warning: serving seats on ${host}: anyone who can reach it and has a seat's link can play that seat\n`);
-  err(`Seats of ${sop.name} (${slots.length}); runner page: ${server.runnerUrl}\n`);
-  for (const l of server.links) err(`seat ${l.seat}: ${l.url}\n`);
+  err(`Seats of ${terminalSafe(sop.name)} (${slots.length}); runner page: ${server.runnerUrl}\n`);
+  for (const l of server.links) err(`seat ${terminalSafe(l.seat)}: ${l.url}\n`);
   if (o.links) {
     writeFileSync(o.links, server.links.map((l) => `${l.seat} ${l.url}\n`).join(''), { mode: 0o600 });
     err(`Seat links written to ${o.links}\n`);

@@ -105,11 +105,18 @@ export function startSeatServer(o: SeatServerOptions): Promise<SeatServer> {
         base,
         links: o.desk.seats().map((s) => ({ seat: s.seat, url: `${base}/seat/${s.token}` })),
         runnerUrl: `${base}/?t=${o.desk.runnerToken}`,
+        // requests under way are answered (the one that told a seat the run is over), idle connections
+        // closed now, any left a second later
         close: () =>
           new Promise<void>((done) => {
-            const s = server as unknown as { closeAllConnections?: () => void; close: (cb: () => void) => void };
-            s.closeAllConnections?.();
+            const s = server as unknown as {
+              closeAllConnections?: () => void;
+              closeIdleConnections?: () => void;
+              close: (cb: () => void) => void;
+            };
             s.close(() => done());
+            s.closeIdleConnections?.();
+            setTimeout(() => s.closeAllConnections?.(), 1000).unref();
           }),
       });
     });

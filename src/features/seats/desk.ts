@@ -208,7 +208,8 @@ export class SeatDesk {
       slot.sawFinish = true;
       if (this.slots.every((s) => s.sawFinish || s.joinedAt === undefined)) for (const w of this.finishWaiters.splice(0)) w();
     }
-    if (this.finished) return { status: 200, body: { ...base, status: 'finished', sees: slot.lastSees ?? null, actions: [], default: null } };
+    if (this.finished)
+      return { status: 200, body: { ...base, status: 'finished', sees: slot.lastSees ?? null, actions: [], default: null } };
     const open = slot.open;
     if (!open) return { status: 200, body: { ...base, status: 'waiting', sees: slot.lastSees ?? null, actions: [], default: null } };
     const q = open.q;
