@@ -8,6 +8,7 @@
 //   observe    every plugin is told, in order
 //   state      a keyed checkpoint: each plugin's state is journaled under its name
 //
+// A seat's turn (src/core/runtime/seat.ts) asks decide.seat (a person at a web page).
 // A plugin is made by a factory from the run's context (./context.ts) and is active only in a SOP
 // that uses it (`definePlugin`'s `uses`). Per step: plan (decide.transit, then the state's
 // controller) -> observe.beforeTurn -> act (decide.speak, else the agent prompt: transform.view,
