@@ -140,7 +140,7 @@ describe.skipIf(noChromium)('seat pages in chromium', () => {
       states: {
         talk: { roles: [rx, ry], controller: { type: 'order', max_turns: 6 }, next_states: { '0': 'talk', '1': 'ask' } },
         ask: {
-          environment_prompt: `Say something ${P[7].replace(/[{}]/g, '')}`,
+          environment_prompt: `Say something ${P[7]!}`,
           roles: [ra],
           components: { [ra]: { task: `Answer ${P[8]}`, rule: `Be brief ${P[9]}` } },
           controller: { type: 'order', max_turns: 1 },

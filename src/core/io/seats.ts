@@ -31,15 +31,15 @@ export interface SeatSees {
   step?: number;
 }
 
-/** One action a seat may take: a population action with its JSON Schema, or a turn-based command. */
-export interface SeatAction {
+/** One thing a seat may do: a population member's move with its JSON Schema, or a command a turn-based state lists. */
+export interface SeatChoice {
   name: string;
   description?: string;
   /** JSON Schema of its arguments (population actions). */
   parameters?: Record<string, unknown>;
 }
 
-/** A turn-based answer is the text of the agent's message; a population answer is an action. */
+/** A turn-based answer is the text of the agent's message; a population answer is a move of the menu. */
 export type SeatAnswer = string | { name: string; args: Record<string, unknown> };
 
 /** A question to a seat: what it sees, what it may do, and what happens at its deadline. */
@@ -55,7 +55,8 @@ export interface SeatQuestion {
   turn: number;
   step?: number;
   sees: SeatSees;
-  actions: SeatAction[];
+  /** What the seat may do (the JSON API's `actions`). */
+  choices: SeatChoice[];
   /** The answer taken at the deadline; absent: the run waits for the seat. */
   default?: SeatAnswer;
   /** Milliseconds the seat has to answer (absent: no deadline). */
@@ -80,17 +81,17 @@ export interface SeatReply {
 export const seatAnswerText = (answer: SeatAnswer): string => (typeof answer === 'string' ? answer : JSON.stringify(answer));
 
 /** The answer's shape checked against the kind of question (the text of a message, or an action of the menu). */
-export function seatAnswerProblem(q: Pick<SeatQuestion, 'kind' | 'actions'>, answer: unknown): string | undefined {
+export function seatAnswerProblem(q: Pick<SeatQuestion, 'kind' | 'choices'>, answer: unknown): string | undefined {
   if (q.kind === 'turn') {
     if (typeof answer !== 'string') return 'the answer must be the text of your message';
     if (answer.trim() === '') return 'the answer is empty';
     if (answer.length > 20000) return 'the answer is longer than 20000 characters';
     return undefined;
   }
-  if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) return 'the answer must be {"name": ACTION, "args": {...}}';
+  if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) return 'the answer must be {"name": NAME, "args": {...}}';
   const { name, args } = answer as { name?: unknown; args?: unknown };
-  if (typeof name !== 'string' || !q.actions.some((a) => a.name === name))
-    return `"name" must be one of the actions (${q.actions.map((a) => a.name).join(', ')})`;
+  if (typeof name !== 'string' || !q.choices.some((a) => a.name === name))
+    return `"name" must be one of ${q.choices.map((a) => a.name).join(', ')}`;
   if (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args))) return '"args" must be an object';
   return undefined;
 }

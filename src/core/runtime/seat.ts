@@ -24,7 +24,7 @@ export const isSeatAgent = (ctx: Pick<RunContext, 'sop'>, agent: string): boolea
 
 /**
  * Asks a seat: the plugin that serves it, else the run's human input (its answer read as the
- * question's kind needs: a population action is written as JSON {"name": ..., "args": {...}}).
+ * question's kind needs: a population member's move is written as JSON {"name": ..., "args": {...}}).
  */
 export async function askSeat(ctx: RunContext, q: SeatQuestion): Promise<SeatReply & { via: 'web' | 'input' }> {
   const served = await decideAsync(ctx.plugins, 'seat', q);
@@ -34,7 +34,7 @@ export async function askSeat(ctx: RunContext, q: SeatQuestion): Promise<SeatRep
     role: q.role,
     state: q.state,
     kind: 'turn',
-    prompt: q.kind === 'turn' ? lastLine(q) : `actions: ${q.actions.map((a) => a.name).join(', ')}`,
+    prompt: q.kind === 'turn' ? lastLine(q) : `one of ${q.choices.map((a) => a.name).join(', ')}, as JSON {"name": ..., "args": {...}}`,
   });
   let answer: SeatAnswer = text;
   if (q.kind === 'step') {
@@ -66,7 +66,6 @@ export async function seatTurn(ctx: RunContext, step: TurnStep): Promise<string>
     .filter((v): v is string => typeof v === 'string')
     .join('\n');
   const persona = [`You are ${agent}, the ${role}.`, def.style ? `Style: ${def.style}.` : '', task].filter((s) => s !== '').join('\n');
-  const commands = Object.entries((state.def.commands ?? {}) as Record<string, { description?: string; executor: string }>);
   const q: SeatQuestion = {
     seat: agent,
     agent,
@@ -87,7 +86,7 @@ export async function seatTurn(ctx: RunContext, step: TurnStep): Promise<string>
         ...(m.to ? { to: m.to } : {}),
       })),
     },
-    actions: commands.map(([name, c]) => ({ name, description: c.description ?? c.executor })),
+    choices: [], // a state's own (the seats feature lists them)
     ...(def.seat_default !== undefined ? { default: def.seat_default } : {}),
     ...(def.seat_timeout_s !== undefined ? { deadlineMs: def.seat_timeout_s * 1000 } : {}),
     check: () => undefined,

@@ -226,7 +226,7 @@ export class SeatDesk {
         turn: q.turn,
         ...(q.step !== undefined ? { step: q.step } : {}),
         sees: q.sees,
-        actions: q.actions,
+        actions: q.choices,
         default: q.default ?? null,
         deadline_ms: open.deadlineAt !== undefined ? Math.max(0, open.deadlineAt - this.now()) : null,
         waits_at_deadline: q.default === undefined,

@@ -9,7 +9,18 @@ export function seatsPlugin(desk: SeatDesk): PluginMaker {
     name: 'seats',
     make(ctx) {
       return {
-        seat: (q) => (desk.serves(q.seat) ? desk.ask(q, ctx.signal) : Promise.resolve(undefined)),
+        seat(q) {
+          if (!desk.serves(q.seat)) return Promise.resolve(undefined);
+          // a turn-based seat is shown its state's commands beside its message box
+          const commands = q.kind === 'turn' ? ctx.resolved.states[q.state]?.def.commands : undefined;
+          const listed = Object.entries((commands ?? {}) as Record<string, { description?: string; executor: string }>).map(
+            ([name, c]) => ({
+              name,
+              description: c.description ?? c.executor,
+            }),
+          );
+          return desk.ask(listed.length > 0 ? { ...q, choices: [...q.choices, ...listed] } : q, ctx.signal);
+        },
       };
     },
   });
