@@ -256,14 +256,15 @@ describe('a resumed run', () => {
     const dir = join(out, 'stopped');
     const count = () => JSON.parse(sop('query', dir, 'select count(*) as n from steps', '--json').stdout) as Array<{ n: number }>;
     expect(count()).toEqual([{ n: 3 }]);
-    // what a killed attempt leaves: a step journaled after the last checkpoint, which a resume redoes
+    // what a killed attempt leaves: a step journaled after the last checkpoint (of turn 3), which a resume redoes
     const voided = {
       ...steps(dir)[2]!,
       step: 4,
+      turn: 4,
       actions: [{ agent: 'a1', name: 'idle', args: {}, ok: true, output: 'VOIDED', tier: 'rule' }],
     };
     appendFileSync(join(dir, 'journal.jsonl'), JSON.stringify(voided) + '\n');
-    expect(count()).toEqual([{ n: 4 }]); // older than the journal: built again
+    expect(count()).toEqual([{ n: 4 }]); // the journal's new line is read and appended
     const resumed = resumeRun(dir, { llm: 'mock' });
     for await (const e of resumed) void e;
     expect((await resumed.result).status).toBe('finished');

@@ -6,6 +6,7 @@
 // table of docs/api.md (`npm run docs:options`) are made from it. This file imports nothing that
 // runs, so `sop --help` stays fast.
 import { API_ONLY_OPTIONS } from './option-table-api.js';
+import { POPULATION_OPTIONS } from './option-table-population.js';
 import { both, type FlagUse, type OptionCommand, type OptionSpec } from './option-spec.js';
 
 export type { FlagUse, OptionCommand, OptionSpec };
@@ -371,6 +372,9 @@ export const OPTIONS = {
     on: {
       run: { help: 'Accept every question, review and approval without asking (unattended runs)', default: false },
       sweep: { help: 'Accept every question, review and approval without asking', default: false },
+      ...both(
+        "Accept every question, review and approval without asking, and load the plugin modules the run's SOP names (default: as the run was started, but a plugin module needs --yes given again, a yes at the terminal or the allow file)",
+      ),
     },
     doc: 'accept every question, review and approval without asking',
   },
@@ -544,5 +548,6 @@ export const OPTIONS = {
       ...both("Treat the value of this environment variable as a secret (repeatable; added to the run's own)"),
     },
   },
+  ...POPULATION_OPTIONS, // whole saves of population visits, and where a fork branches (./option-table-population.ts)
   ...API_ONLY_OPTIONS, // the API's only (./option-table-api.ts)
 } as const satisfies Record<string, OptionSpec>;

@@ -38,6 +38,14 @@ export interface StepScaleOptions {
   batchTarget?: 'openai' | 'vllm';
   /** Batch mode: the longest wait between two polls of a batch, ms (default 60000; the first is 1 s). */
   batchPollMs?: number;
+  /**
+   * Population states: a visit is saved whole in a checkpoint once this many steps have passed
+   * since its last whole save, with at least twice the population's size in actions applied
+   * (default: each state's `snapshots.steps`, else 50; docs/population.md#durability).
+   */
+  snapshotSteps?: number;
+  /** Population states: ... or once this many actions were applied since (default: each state's `snapshots.actions`, else 1,000,000). */
+  snapshotActions?: number;
 }
 
 export interface RunSopOptions extends StepScaleOptions {

@@ -16,6 +16,7 @@ import { parseSopText, readSopText } from './loader/load.js';
 import { defineWorld, registerWorld } from '../features/population/worlds/index.js';
 import { registerRulePolicy } from '../features/population/rules.js';
 import { registerMetric } from '../features/population/metrics.js';
+import { readRunStarted } from '../features/journal/reader.js';
 
 export interface PluginApproval {
   /** --yes: load without asking. */
@@ -140,4 +141,23 @@ export async function loadSopFilePlugins(file: string, approval: PluginApproval)
   const plugins = (doc as { plugins?: unknown } | null)?.plugins;
   if (!Array.isArray(plugins)) return [];
   return loadPlugins({ plugins: plugins.filter((p): p is string => typeof p === 'string') }, file, approval);
+}
+
+/**
+ * Loads the modules the SOP a run ran names (the document in its journal's run_started, read
+ * alone), each with the user's approval, before `sop resume` or `sop fork` rebuilds the run's
+ * state: the worlds, policies and metrics they register are what that state is made of. Their
+ * paths are relative to the SOP file as the run named it. Nothing when the SOP names none, or
+ * when the journal cannot be read (continuing reports that).
+ */
+export async function loadRunPlugins(dir: string, approval: PluginApproval): Promise<string[]> {
+  let started;
+  try {
+    started = readRunStarted(dir);
+  } catch {
+    return [];
+  }
+  const plugins = (started.document as { plugins?: unknown } | undefined)?.plugins;
+  if (!Array.isArray(plugins) || typeof started.file !== 'string') return [];
+  return loadPlugins({ plugins: plugins.filter((p): p is string => typeof p === 'string') }, started.file, approval);
 }

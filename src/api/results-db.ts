@@ -1,20 +1,21 @@
-// RUN/population.duckdb: a run's population states as tables (docs/population.md#results), built
-// from its journal's effective history (a resumed run's voided lines never count), so it can
-// always be built again: it is written at the end of a run with population states, and again
-// by `sop query` and `sop export` when it is missing or older than the journal. A build writes a
-// temporary file beside it and renames it over it, so a reader sees the old database or the new
-// one. Queries open it read-only with every file access off (no reading, writing or attaching
-// files, no extensions loaded or installed), and that setting locked.
-import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
+// RUN/population.duckdb: a run's population states as tables (docs/population.md#results),
+// appended step by step from its journal as the run goes (src/api/results-writer.ts,
+// results-journal.ts), and brought up to date by `sop query` and `sop export` before they read it
+// (the journal's lines since it last read it). A database that is missing, not this module's or
+// of another journal is built again from the whole journal, streamed, into a temporary file
+// renamed over it, so a reader sees the old database or the new one. Queries open it read-only
+// with every file access off (no reading, writing or attaching files, no extensions loaded or
+// installed), and that setting locked.
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { randomBytes } from 'node:crypto';
-import { lstatSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { EngineError } from '../shared/errors.js';
 import { fileKind } from '../shared/io/read-input-file.js';
-import { damageWarning, loadRunRecord } from '../features/journal/record.js';
+import { lockHolder } from '../features/journal/lock.js';
 import { JOURNAL_FILE } from '../features/journal/writer.js';
-import { agentsTable, populationResults } from '../features/population/results.js';
 import { isPopulationState } from '../features/population/state-spec.js';
+import { catchUp, createTables, firstLine as journalFirstLine, ident, readPosition, type CatchUpOptions } from './results-journal.js';
 import type { SopState } from '../format/sop/types.js';
 import { boundsProblem, memorySetting, queryBounds, type Bounds, type QueryBounds } from './query-bounds.js';
 
@@ -30,33 +31,6 @@ export class ResultsError extends EngineError {
   }
 }
 
-type SqlType = 'VARCHAR' | 'INTEGER' | 'BIGINT' | 'DOUBLE' | 'BOOLEAN' | 'JSON';
-interface Column {
-  name: string;
-  type: SqlType;
-}
-
-const cols = (spec: string): Column[] =>
-  spec.split(',').map((c) => {
-    const [name, type] = c.trim().split(' ');
-    return { name: name!, type: type as SqlType };
-  });
-
-/** The fixed tables' columns (agents has the population's columns besides `state` and `id`). */
-const SCHEMA = {
-  run: cols(
-    'run_id VARCHAR, sop VARCHAR, seed BIGINT, status VARCHAR, turns INTEGER, journal_bytes BIGINT, agents_loaded BOOLEAN, built VARCHAR',
-  ),
-  steps: cols('state VARCHAR, visit INTEGER, step INTEGER, turn INTEGER, clock VARCHAR, minute INTEGER, active INTEGER'),
-  actions: cols(
-    'state VARCHAR, visit INTEGER, step INTEGER, turn INTEGER, seq INTEGER, agent VARCHAR, name VARCHAR, args JSON, ok BOOLEAN, output VARCHAR, tier VARCHAR',
-  ),
-  metrics: cols('state VARCHAR, visit INTEGER, step INTEGER, name VARCHAR, value DOUBLE'),
-  surveys: cols('state VARCHAR, visit INTEGER, step INTEGER, survey VARCHAR, agent VARCHAR, question VARCHAR, answer VARCHAR'),
-};
-
-/** A name as a SQL identifier. */
-export const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 /** A text as a SQL string literal. */
 const literal = (text: string): string => `'${text.replace(/'/g, "''")}'`;
 
@@ -78,23 +52,33 @@ export interface BuildResult {
   warnings: string[];
 }
 
-/** Build RUN/population.duckdb from the run's journal (a temporary file renamed into place). */
-export async function buildResultsDb(dir: string): Promise<BuildResult> {
-  const journal = join(dir, JOURNAL_FILE);
-  let journalBytes = 0;
-  try {
-    journalBytes = statSync(journal).size;
-  } catch {
-    // loadRunRecord says what is wrong with the folder
+/** How a run without an end in its journal reads: running while a process holds its lock, else killed. */
+const unfinishedStatus = (dir: string) => (): 'running' | 'killed' => (lockHolder(dir) ? 'running' : 'killed');
+
+/** DuckDB's refusal of a file another process has open (a run appending its steps, a query catching up). */
+const locked = (err: unknown) => /lock on file|Conflicting lock/i.test(err instanceof Error ? err.message : String(err));
+
+/**
+ * A database opened, tried again for a while when another process holds it (the run writing it
+ * holds it only while it appends a step).
+ */
+async function openWaiting(file: string, config: Record<string, string>): Promise<DuckDBInstance> {
+  for (let wait = 20, waited = 0; ; waited += wait, wait = Math.min(wait * 2, 500)) {
+    try {
+      return await DuckDBInstance.create(file, { ...BASE_CONFIG, ...config });
+    } catch (err) {
+      if (!locked(err) || waited > 60_000) throw err;
+      await new Promise((r) => setTimeout(r, wait));
+    }
   }
-  const record = loadRunRecord(dir);
-  const warnings = [...(record.damage ? [damageWarning(record.damage)] : []), ...record.lineWarnings].map((w) =>
-    w.replace(/^warning: /, ''),
-  );
-  const results = populationResults(record.effective);
-  if (results.states.size === 0 && !hasPopulationStates(record.started.document)) throw noPopulation(dir);
-  const agents = await agentsTable(record.started.document, resolve(record.started.file), results.states);
-  warnings.push(...agents.warnings);
+}
+
+/**
+ * Build RUN/population.duckdb from the run's whole journal, streamed (a temporary file renamed
+ * into place).
+ */
+export async function buildResultsDb(dir: string, o: Partial<CatchUpOptions> = {}): Promise<BuildResult> {
+  const started = journalFirstLine(dir);
   const file = join(dir, RESULTS_DB);
   refuseLink(file);
   const tmp = join(dir, `.${RESULTS_DB}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
@@ -102,33 +86,16 @@ export async function buildResultsDb(dir: string): Promise<BuildResult> {
     rmSync(tmp, { force: true });
     rmSync(`${tmp}.wal`, { force: true });
   };
+  let warnings: string[];
   try {
     const db = await DuckDBInstance.create(tmp, { ...BASE_CONFIG, enable_external_access: 'false' });
     try {
       const c = await db.connect();
       try {
-        const run = [
-          [
-            record.started.run_id,
-            record.started.sop,
-            record.started.seed,
-            record.status,
-            record.turns,
-            journalBytes,
-            agents.missing.length === 0,
-            new Date().toISOString(),
-          ],
-        ];
-        await writeTable(c, 'run', SCHEMA.run, run);
-        await writeTable(c, 'agents', agents.columns, agents.rows);
-        const row =
-          <T extends object>(schema: Column[]) =>
-          (r: T) =>
-            schema.map((col) => (r as Record<string, unknown>)[col.name]);
-        await writeTable(c, 'steps', SCHEMA.steps, results.steps.map(row(SCHEMA.steps)));
-        await writeTable(c, 'actions', SCHEMA.actions, results.actions.map(row(SCHEMA.actions)));
-        await writeTable(c, 'metrics', SCHEMA.metrics, results.metrics.map(row(SCHEMA.metrics)));
-        await writeTable(c, 'surveys', SCHEMA.surveys, results.surveys.map(row(SCHEMA.surveys)));
+        await createTables(c);
+        warnings = await catchUp(c, dir, { unfinished: unfinishedStatus(dir), ...o });
+        const states = Object.keys((await readPosition(c))?.states ?? {});
+        if (states.length === 0 && !hasPopulationStates(started.document)) throw noPopulation(dir);
         await c.run('CHECKPOINT');
       } finally {
         c.closeSync();
@@ -146,70 +113,47 @@ export async function buildResultsDb(dir: string): Promise<BuildResult> {
   return { file, warnings };
 }
 
-async function writeTable(c: DuckDBConnection, table: string, columns: Column[], rows: ReadonlyArray<ReadonlyArray<unknown>>) {
-  await c.run(`CREATE TABLE ${ident(table)} (${columns.map((col) => `${ident(col.name)} ${col.type}`).join(', ')})`);
-  if (rows.length === 0) return;
-  const a = await c.createAppender(table);
-  try {
-    for (const r of rows) {
-      columns.forEach((col, j) => append(a, col.type, r[j]));
-      a.endRow();
-    }
-    a.flushSync();
-  } finally {
-    a.closeSync();
-  }
-}
-
-function append(a: DuckDBAppender, type: SqlType, v: unknown): void {
-  if (v === null || v === undefined) return a.appendNull();
-  switch (type) {
-    case 'INTEGER':
-      return a.appendInteger(Number(v));
-    case 'BIGINT':
-      return a.appendBigInt(BigInt(v as number));
-    case 'DOUBLE':
-      return a.appendDouble(Number(v));
-    case 'BOOLEAN':
-      return a.appendBoolean(v === true);
-    default:
-      return a.appendVarchar(String(v));
-  }
-}
-
-/** A database file that is a symbolic link (somewhere outside the run folder) is refused. */
-function refuseLink(file: string): void {
-  try {
-    if (lstatSync(file).isSymbolicLink())
-      throw new ResultsError(`${file}: is a symbolic link; ${RESULTS_DB} must be a file of the run folder`);
-  } catch (err) {
-    if (err instanceof ResultsError) throw err;
-  }
-}
-
-/** Whether the database must be built (again): missing, or older than the journal (openRun checks the rest). */
-function stale(dir: string): boolean {
-  try {
-    return statSync(join(dir, RESULTS_DB)).mtimeMs < statSync(join(dir, JOURNAL_FILE)).mtimeMs;
-  } catch {
-    return true;
-  }
-}
-
-/** The database of a run folder, built when it is missing or older than the journal. */
-async function readyDb(dir: string): Promise<BuildResult & { journalBytes: number; built: boolean }> {
-  let journalBytes: number;
-  try {
-    journalBytes = statSync(join(dir, JOURNAL_FILE)).size;
-  } catch {
-    loadRunRecord(dir); // a folder that is no run folder is told as the journal reader tells it
-    throw new ResultsError(`${dir}: no ${JOURNAL_FILE} here; is it a run folder (sop runs lists them)?`);
-  }
+/**
+ * Bring RUN/population.duckdb up to date with the journal: the lines written since it last read
+ * it are read and appended (src/api/results-journal.ts); a database that is missing, not one this
+ * module wrote, or of another journal (a shorter one, another run's) is built again whole.
+ */
+export async function updateResultsDb(dir: string, o: Partial<CatchUpOptions> = {}): Promise<BuildResult> {
   const file = join(dir, RESULTS_DB);
   refuseLink(file);
-  // the journal is read only to build: a fresh database answers at once, whatever the journal's size
-  if (stale(dir)) return { ...(await buildResultsDb(dir)), journalBytes, built: true };
-  return { file, warnings: [], journalBytes, built: false };
+  let size: number;
+  try {
+    size = statSync(join(dir, JOURNAL_FILE)).size;
+  } catch {
+    journalFirstLine(dir); // a folder that is no run folder is told as the journal reader tells it
+    throw new ResultsError(`${dir}: no ${JOURNAL_FILE} here; is it a run folder (sop runs lists them)?`);
+  }
+  if (!existsSync(file)) return buildResultsDb(dir, o);
+  const unfinished = o.unfinished ?? unfinishedStatus(dir);
+  let db: DuckDBInstance;
+  try {
+    db = await openWaiting(file, { enable_external_access: 'false' });
+  } catch (err) {
+    if (locked(err)) throw new ResultsError(`${file}: in use by another process for more than a minute (${firstLine(err)})`);
+    return buildResultsDb(dir, o); // not a database at all
+  }
+  let again = false;
+  let warnings: string[] = [];
+  try {
+    const c = await db.connect();
+    try {
+      const pos = await readPosition(c);
+      const status = pos ? String((await c.runAndReadAll('SELECT status FROM run')).getRowsJS()[0]?.[0]) : '';
+      if (!pos || size < pos.bytes || (pos.run && journalFirstLine(dir).run_id !== pos.run.run_id)) again = true;
+      else if (size > pos.bytes || (o.retryAgents !== false && !pos.agentsLoaded) || (!pos.finished && status !== unfinished()))
+        warnings = await catchUp(c, dir, { ...o, unfinished });
+    } finally {
+      c.closeSync();
+    }
+  } finally {
+    db.closeSync();
+  }
+  return again ? buildResultsDb(dir, o) : { file, warnings };
 }
 
 /**
@@ -217,8 +161,7 @@ async function readyDb(dir: string): Promise<BuildResult & { journalBytes: numbe
  * caller's SQL, under the memory limit of `bounds`).
  */
 async function openDb(file: string, locked: boolean, bounds?: Bounds): Promise<{ db: DuckDBInstance; c: DuckDBConnection }> {
-  const db = await DuckDBInstance.create(file, {
-    ...BASE_CONFIG,
+  const db = await openWaiting(file, {
     access_mode: 'READ_ONLY',
     ...(bounds ? { memory_limit: memorySetting(bounds) } : {}),
     ...(locked ? { enable_external_access: 'false', lock_configuration: 'true' } : {}),
@@ -231,31 +174,25 @@ async function openDb(file: string, locked: boolean, bounds?: Bounds): Promise<{
   }
 }
 
-/**
- * Open a run's database read-only, built first when it is missing or stale: older than the
- * journal, or built from another size of journal than there is now (a resume went on meanwhile).
- */
+/** Open a run's database read-only, brought up to date with its journal first. */
 async function openRun(
   dir: string,
   locked: boolean,
   bounds?: Bounds,
 ): Promise<{ db: DuckDBInstance; c: DuckDBConnection; warnings: string[] }> {
-  const ready = await readyDb(dir);
-  let { db, c } = await openDb(ready.file, locked, bounds);
-  let fresh = false;
+  const ready = await updateResultsDb(dir);
+  const { db, c } = await openDb(ready.file, locked, bounds);
+  return { db, c, warnings: ready.warnings };
+}
+
+/** A database file that is a symbolic link (somewhere outside the run folder) is refused. */
+function refuseLink(file: string): void {
   try {
-    const [bytes, loaded] = (await c.runAndReadAll('SELECT journal_bytes, agents_loaded FROM run')).getRowsJS()[0] ?? [];
-    // a population that could not be loaded (run from another folder) is tried, and told, again
-    fresh = Number(bytes) === ready.journalBytes && (loaded === true || ready.built);
-  } catch {
-    // not a database this module wrote: built again
+    if (lstatSync(file).isSymbolicLink())
+      throw new ResultsError(`${file}: is a symbolic link; ${RESULTS_DB} must be a file of the run folder`);
+  } catch (err) {
+    if (err instanceof ResultsError) throw err;
   }
-  if (fresh) return { db, c, warnings: ready.warnings };
-  c.closeSync();
-  db.closeSync();
-  const again = await buildResultsDb(dir);
-  ({ db, c } = await openDb(again.file, locked, bounds));
-  return { db, c, warnings: [...ready.warnings, ...again.warnings] };
 }
 
 /** A value of a query's result: JSON-safe (a whole number past 2^53 as text, a date as text). */

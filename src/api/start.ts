@@ -2,7 +2,7 @@
 // provider and retry budget, embedder, sandbox, consent) and its run folder, tracing and memory
 // folder are set up. runSop, resumeRun, forkRun and the CLI's run, resume and fork commands all
 // start their runs here; the CLI adds only its display and its Ctrl-C.
-import { opt, say, renderMessage, type Message } from '../shared/errors.js';
+import { EngineError, opt, say, renderMessage, type Message } from '../shared/errors.js';
 import { RunFolder, newRunId } from '../features/journal/run-folder.js';
 import { loadPricing } from '../core/llm/pricing.js';
 import { Run } from './engine/run.js';
@@ -17,7 +17,8 @@ import { applyMemoryOverrides } from '../core/environment/memory-settings.js';
 import { tracingEnabled } from '../features/telemetry/enabled.js';
 import { EventFeed, type RunHandle } from './handle.js';
 import { sopFileOf } from './load.js';
-import { usesPopulation } from '../features/population/plugin.js';
+import { usesPopulation, type PopulationOptions } from '../features/population/plugin.js';
+import { ResultsWriter } from './results-writer.js';
 import { appendRunHeader, libraryIntoWorkspace, lockMemoryDir, resolveMemoryDir } from '../core/workspace/memory-dir.js';
 import type { RunSopOptions } from './options.js';
 import { shardOptionsOf } from './shard-options.js';
@@ -137,6 +138,9 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
         )
       : undefined;
   if (folder) listeners.push(folder.onEvent);
+  // RUN/population.duckdb appended after each checkpoint the run folder has journaled
+  const results = folder && usesPopulation(sop) ? new ResultsWriter(folder.dir, folder.journalBytes) : undefined;
+  if (results) listeners.push(results.onEvent);
   if (folder) promptListeners.push(folder.onEvent);
   listeners.push(...(o.listeners ?? []));
   // OpenTelemetry (docs/cost.md): loaded only when an OTLP endpoint is set
@@ -198,7 +202,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
       mcp: { sandbox: o.mcpSandbox ?? sandbox, bind: o.bind, approval: mcpApproval },
       plugins,
       budget: o.budget,
-      ...(o.concurrency !== undefined ? { population: { concurrency: o.concurrency } } : {}),
+      population: populationOptionsOf(o),
       ...(shards ? { shards } : {}),
       batch,
       ...(llm.id !== 'mock' && !llm.free ? { pricing } : {}), // mock and local replies cost nothing: not priced
@@ -219,22 +223,16 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
     } finally {
       unlockMemory?.();
       folder?.close();
-      if (folder && usesPopulation(sop)) await writeResults(folder);
+      if (folder && results) await writeResults(folder, results);
       await tracing?.flush().catch(() => {}); // spans of the run are sent before it ends
     }
   })();
-  /** RUN/population.duckdb from the closed journal; a failure is a warning (sop query builds it again). */
-  async function writeResults(f: RunFolder): Promise<void> {
-    const warn = (message: string) => {
+  /** RUN/population.duckdb's last steps, from the closed journal; a failure is a warning (sop query catches up again). */
+  async function writeResults(f: RunFolder, writer: ResultsWriter): Promise<void> {
+    for (const message of await writer.close()) {
       const e: RunEvent = { type: 'warning', message };
       for (const l of listeners) if (l !== f.onEvent) l(e); // the journal is closed
       feed.push(e);
-    };
-    try {
-      const { buildResultsDb } = await import('./results-db.js');
-      for (const w of (await buildResultsDb(f.dir)).warnings) warn(w);
-    } catch (err) {
-      warn(`population.duckdb not written: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
     }
   }
   result.then(
@@ -253,6 +251,20 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
     stopLlm.abort();
   };
   return { handle, run, folder, emit, interrupt, warnings: startWarnings, ...(tracing ? { flushTraces: () => tracing.flush() } : {}) };
+}
+
+/** The population plugin's options of a run: calls at once, and how often a visit is saved whole (checked: one line when wrong). */
+function populationOptionsOf(o: RunSopOptions): PopulationOptions {
+  for (const name of ['snapshotSteps', 'snapshotActions'] as const) {
+    const v = o[name];
+    if (v !== undefined && !(Number.isInteger(v) && v >= 1))
+      throw new EngineError(say`${opt(name)} must be a whole number, at least 1 (got ${String(v)})`, 'OPTION');
+  }
+  return {
+    ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
+    ...(o.snapshotSteps !== undefined ? { snapshotSteps: o.snapshotSteps } : {}),
+    ...(o.snapshotActions !== undefined ? { snapshotActions: o.snapshotActions } : {}),
+  };
 }
 
 /** A warning event: its text as the API says it, and its parts when it names options (the CLI names their flags). */

@@ -18,17 +18,11 @@ export function withContinueCommands<T>(y: Argv<T>): Argv<T> {
       'fork <dir>',
       'Start a new run from the state of a run after a given turn (e.g. to try another model; options not given: as at that turn)',
       (y) =>
-        continueOptions(y.positional('dir', { type: 'string', demandOption: true, describe: 'Run folder' }), 'fork')
-          .option('at', { type: 'number', describe: 'Turn to branch after (0: before the first turn)' })
-          .option('step', {
-            type: 'number',
-            describe: "Population states: branch before this step of the run's population state (the turn before it)",
-          })
-          .option('state', { type: 'string', describe: 'With --step: the population state (default: the first one the run visited)' })
+        continueOptions(y.positional('dir', { type: 'string', demandOption: true, describe: 'Run folder' }), 'fork') // --at, --step, --state too
           .check((a) => (a.at === undefined) !== (a.step === undefined) || 'give one of --at TURN or --step STEP'),
       async (a) => {
         const { forkCommand } = await import('./fork-command.js');
-        process.exitCode = await forkCommand({ ...continueArgs('fork', a), dir: a.dir, at: a.at, step: a.step, state: a.state });
+        process.exitCode = await forkCommand({ ...continueArgs('fork', a), dir: a.dir });
       },
     );
 }

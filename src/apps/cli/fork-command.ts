@@ -8,6 +8,7 @@ import { configureSecrets, makeRedactor } from '../../shared/util/redact.js';
 import { continuedRunOptions, redactedNames, type ResumeCommandOptions } from './resume-command.js';
 import { launchSettings, runCommand, type RunCommandOptions } from './run-command.js';
 import { EngineError } from '../../shared/errors.js';
+import { approveRunPlugins } from './plugin-approval.js';
 
 export type ForkCommandOptions = ResumeCommandOptions & {
   /** The turn to branch after; or `step` (a population state's step to branch before). */
@@ -35,6 +36,7 @@ function turnBeforeStep(record: ReturnType<typeof loadRunRecord>, step: number, 
 }
 
 export async function forkCommand(o: ForkCommandOptions): Promise<number> {
+  await approveRunPlugins(o.dir, { yes: o.yes, command: 'sop fork' }); // the SOP's "plugins", before its state is rebuilt
   const original = loadRunRecord(o.dir);
   const at = o.step !== undefined ? turnBeforeStep(original, o.step, o.state) : o.at;
   if (at === undefined || !Number.isInteger(at) || at < 0)

@@ -8,11 +8,13 @@ import { REDACTED, configureSecrets, makeRedactor } from '../../shared/util/reda
 import { runCommand, type RunCommandOptions } from './run-command.js';
 import { EngineError } from '../../shared/errors.js';
 import { count } from '../../shared/util/plural.js';
+import { approveRunPlugins } from './plugin-approval.js';
 
 /** The options of `sop resume` (and `sop fork`): the option table's, by their names (src/api/option-table.ts). */
 export type ResumeCommandOptions = FlagOptions & { dir: string; json: boolean; quiet: boolean };
 
 export async function resumeCommand(o: ResumeCommandOptions): Promise<number> {
+  await approveRunPlugins(o.dir, { yes: o.yes, command: 'sop resume' }); // the SOP's "plugins", before its state is rebuilt
   // the run folder's lock is taken before its journal is read: a second resume stops here
   const { record, continuation } = prepareResume(o.dir);
   try {

@@ -25,8 +25,14 @@ export interface Miscount {
 
 /** Counts lines between checkpoints as a journal is read, and notes checkpoints whose count differs. */
 export class LineCounter {
-  private since = 0;
   readonly miscounts: Miscount[] = [];
+  /** `since`: lines already read since the last checkpoint (a reader that goes on where another stopped). */
+  constructor(private since = 0) {}
+
+  /** Lines read since the last checkpoint (or resume). */
+  get sinceCheckpoint(): number {
+    return this.since;
+  }
 
   /** A line was read (`value`: its JSON object, when it is one); the count field is taken off a checkpoint. */
   add(value: Record<string, unknown> | undefined, line: number): void {

@@ -4,10 +4,10 @@
 // A damaged line elsewhere is reported with its line number, not thrown: readers continue from
 // the last good checkpoint before it (src/features/journal/record.ts).
 import { EngineError } from '../../shared/errors.js';
-import { existsSync, statSync } from 'node:fs';
+import { closeSync, existsSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunEvent } from '../../core/runtime/events.js';
-import { InputFileError, streamInputFile } from '../../shared/io/read-input-file.js';
+import { InputFileError, openInputFile } from '../../shared/io/read-input-file.js';
 import { JOURNAL_FILE } from './writer.js';
 import { SharedTextReader } from './shared-text.js';
 import { PromptDecoder } from './prompts.js';
@@ -103,43 +103,33 @@ export function parseJournal(text: string, file = JOURNAL_FILE): JournalRead {
 /** The longest journal line: about V8's longest string (a whole save of a million agents is about 100 MB). */
 const MAX_LINE_BYTES = 0x1fffffe8;
 
+/** Where a stretch of the journal read by streamJournalLines ended. */
+export interface JournalStretch {
+  file: string;
+  /** Byte offset just past the last whole line read (where the next read continues). */
+  end: number;
+  /** Whole lines read. */
+  lines: number;
+  /** The file goes on past `end` with a line not ended yet (torn by a kill, or being written). */
+  torn: boolean;
+}
+
 /**
- * A journal file read a block at a time, one line at a time: never whole (it may exceed the
- * memory a process has, or the longest string), with no limit on its size.
+ * The lines of a journal file from byte `from` (a line start) to `until` (default: its end), a
+ * block at a time: never read whole (it may exceed the memory a process has, or the longest
+ * string), with no limit on its size. `onLine` gets each whole line (without its newline), its
+ * 1-based number counted from `from`, and the offset just past it; it returns false to stop there.
  */
-export function readJournal(dir: string): JournalRead {
+export function streamJournalLines(
+  dir: string,
+  o: { from?: number; until?: number },
+  onLine: (line: string, n: number, end: number) => boolean | void,
+): JournalStretch {
   const file = journalPath(dir);
-  const p = new LineParser();
-  let n = 0;
-  /** The start of a line the block ended in (copied: the block is reused), and its bytes. */
-  let carry: Buffer[] = [];
-  let carried = 0;
+  let fd: number;
   try {
     // files: the journal must be a regular file (a FIFO or device given as a run folder is refused)
-    streamInputFile(file, { maxBytes: Infinity, what: 'a journal', blockBytes: 4 * 1024 * 1024 }, (block) => {
-      let start = 0;
-      for (;;) {
-        const nl = block.indexOf(10, start);
-        if (nl === -1) {
-          if (start < block.length) {
-            carry.push(Buffer.from(block.subarray(start)));
-            carried += block.length - start;
-            // a line longer than the longest string cannot be an event: refused before it fills the memory
-            if (carried > MAX_LINE_BYTES)
-              throw new JournalError(
-                `${file}:${n + 1}: the line is longer than ${MAX_LINE_BYTES >> 20} MiB, the longest a journal line can be`,
-              );
-          }
-          return;
-        }
-        const line =
-          carry.length > 0 ? Buffer.concat([...carry, block.subarray(start, nl)]).toString('utf8') : block.toString('utf8', start, nl);
-        carry = [];
-        carried = 0;
-        p.add(line, ++n);
-        start = nl + 1;
-      }
-    });
+    fd = openInputFile(file, { maxBytes: Infinity, what: 'a journal' });
   } catch (err) {
     if (!(err instanceof InputFileError)) throw err;
     throw new JournalError(
@@ -150,7 +140,91 @@ export function readJournal(dir: string): JournalRead {
           : `${file}: ${err.reason}`,
     );
   }
-  return { file, events: p.events, lines: p.lines, damaged: p.damaged, miscounts: p.counter.miscounts, torn: carry.length > 0 };
+  let n = 0;
+  let pos = o.from ?? 0;
+  let end = pos;
+  const until = o.until ?? Infinity;
+  /** The start of a line the block ended in (copied: the block is reused), and its bytes. */
+  let carry: Buffer[] = [];
+  let carried = 0;
+  const block = Buffer.allocUnsafe(4 * 1024 * 1024);
+  try {
+    read: while (pos < until) {
+      let got: number;
+      try {
+        got = readSync(fd, block, 0, Math.min(block.length, until - pos), pos);
+      } catch (err) {
+        throw new JournalError(`${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+      }
+      if (got === 0) break;
+      const base = pos;
+      pos += got;
+      let start = 0;
+      for (;;) {
+        const nl = block.indexOf(10, start);
+        if (nl === -1 || nl >= got) {
+          if (start < got) {
+            carry.push(Buffer.from(block.subarray(start, got)));
+            carried += got - start;
+            // a line longer than the longest string cannot be an event: refused before it fills the memory
+            if (carried > MAX_LINE_BYTES)
+              throw new JournalError(
+                `${file}:${n + 1}: the line is longer than ${MAX_LINE_BYTES >> 20} MiB, the longest a journal line can be`,
+              );
+          }
+          break;
+        }
+        const line =
+          carry.length > 0 ? Buffer.concat([...carry, block.subarray(start, nl)]).toString('utf8') : block.toString('utf8', start, nl);
+        carry = [];
+        carried = 0;
+        end = base + nl + 1;
+        start = nl + 1;
+        if (onLine(line, ++n, end) === false) break read;
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return { file, end, lines: n, torn: carried > 0 };
+}
+
+/**
+ * The journal's first line, its run_started event (the SOP document the run ran), read alone:
+ * the rest of the journal is not read.
+ */
+export function readRunStarted(dir: string): Extract<RunEvent, { type: 'run_started' }> {
+  let text: string | undefined;
+  streamJournalLines(dir, {}, (line) => {
+    text = line;
+    return false;
+  });
+  let e: unknown;
+  try {
+    e = text === undefined ? undefined : JSON.parse(text);
+  } catch {
+    e = undefined;
+  }
+  if ((e as { type?: unknown } | undefined)?.type !== 'run_started')
+    throw new JournalError(`${journalPath(dir)}:1: the journal does not start with run_started, so there is nothing to continue`);
+  return e as Extract<RunEvent, { type: 'run_started' }>;
+}
+
+/**
+ * A journal file read a block at a time, one line at a time (streamJournalLines), every event
+ * kept: for the readers that need the whole history at once.
+ */
+export function readJournal(dir: string): JournalRead {
+  const p = new LineParser();
+  const read = streamJournalLines(dir, {}, (line, n) => p.add(line, n));
+  return {
+    file: read.file,
+    events: p.events,
+    lines: p.lines,
+    damaged: p.damaged,
+    miscounts: p.counter.miscounts,
+    torn: read.torn,
+  };
 }
 
 /**

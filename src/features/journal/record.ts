@@ -63,14 +63,15 @@ export function damageWarning(d: JournalDamage): string {
 /**
  * Why a checkpoint cannot be trusted, if it cannot: its snapshot is incomplete, or its turn or
  * message count does not match the journal before it (a hand-edited or damaged checkpoint).
+ * `messages` undefined: the message count is not checked (a reader that does not count them).
  */
-function checkpointProblem(c: CheckpointEvent, expectedTurn: number, messages: number): string | undefined {
+export function checkpointProblem(c: CheckpointEvent, expectedTurn: number, messages?: number): string | undefined {
   const problem = snapshotProblem(c.snapshot);
   if (problem) return `checkpoint cannot be restored: ${problem}`;
   if (c.turn !== expectedTurn) return `checkpoint says turn ${c.turn}, but by the journal before it, it is turn ${expectedTurn}`;
   const s = c.snapshot as RunSnapshot;
   if (s.position.turn !== c.turn) return `checkpoint of turn ${c.turn} holds a snapshot of turn ${s.position.turn}`;
-  if (s.environment.messages !== messages)
+  if (messages !== undefined && s.environment.messages !== messages)
     return `checkpoint at turn ${c.turn} counts ${s.environment.messages} messages but the journal holds ${messages} before it`;
   return undefined;
 }

@@ -79,6 +79,11 @@ export class RunFolder {
   private readonly markdown: number;
   private readonly jsonl: number;
 
+  /** Bytes of whole lines in the journal (what it held when opened, before this run wrote to it). */
+  get journalBytes(): number {
+    return this.journal.bytes;
+  }
+
   path(name: string): string {
     return join(this.dir, name);
   }

@@ -153,6 +153,11 @@ export class JournalWriter {
     }
   }
 
+  /** Bytes of whole lines in the file. */
+  get bytes(): number {
+    return this.size;
+  }
+
   /**
    * Listener: journal every event except streamed deltas. Returns true when this event ended a
    * write (the step's lines are in the file), false while they wait for the step's end.

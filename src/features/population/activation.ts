@@ -3,7 +3,7 @@
 // over the agent's attributes (and its state, with rules as data). A draw is seeded by (seed, step, agent id), so who acts never
 // depends on the order agents are looked at, nor on how many others there are.
 import { compileExpression, type CompiledExpression } from './worlds/expr.js';
-import { mixSeed, mixSeedFrom, seedPrefix } from './worlds/seed.js';
+import { mixSeed, seedPrefix, textSeedsFrom } from './worlds/seed.js';
 import type { Population } from './population.js';
 import type { Activation } from './state-spec.js';
 
@@ -43,8 +43,8 @@ export function activationRule(spec: Activation, runSeed: number): ActivationRul
         return out;
       }
       // drawUniform(seed, 'activation', step, id), the step's part hashed once
-      const prefix = seedPrefix(seed, 'activation', step);
-      for (let i = 0; i < pop.size; i++) if (mixSeedFrom(prefix, pop.ids[i]!) / 4294967296 < p) out.push(i);
+      const seedOf = textSeedsFrom(seedPrefix(seed, 'activation', step));
+      for (let i = 0; i < pop.size; i++) if (seedOf(pop.ids[i]!) / 4294967296 < p) out.push(i);
       return out;
     },
   };

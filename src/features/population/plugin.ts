@@ -21,9 +21,12 @@ export interface PopulationOptions {
   concurrency?: number;
   /** The worlds a SOP may name (default: the built-ins). */
   worlds?: WorldRegistry;
-  /** A visit is saved whole in a checkpoint at least every this many steps (default 50; ./snapshots.ts). */
+  /**
+   * A visit is saved whole in a checkpoint at least every this many steps (default: the state's
+   * `snapshots.steps`, else 50; ./snapshots.ts).
+   */
   snapshotSteps?: number;
-  /** ... or every this many applied actions (default 1,000,000). */
+  /** ... or every this many applied actions (default: the state's `snapshots.actions`, else 1,000,000). */
   snapshotActions?: number;
 }
 
@@ -39,10 +42,11 @@ export function populationPlugin(options: PopulationOptions = {}): PluginMaker {
     make(ctx) {
       const worlds = options.worlds ?? defaultWorlds();
       const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
-      const snapshots = {
-        steps: Math.max(1, options.snapshotSteps ?? SNAPSHOT_DEFAULTS.steps),
-        actions: Math.max(1, options.snapshotActions ?? SNAPSHOT_DEFAULTS.actions),
-      };
+      /** A state's thresholds of whole saves: the run's options, else the state's `snapshots`, else the defaults. */
+      const snapshotsOf = (spec: PopulationStateSpec) => ({
+        steps: Math.max(1, options.snapshotSteps ?? spec.snapshots.steps ?? SNAPSHOT_DEFAULTS.steps),
+        actions: Math.max(1, options.snapshotActions ?? spec.snapshots.actions ?? SNAPSHOT_DEFAULTS.actions),
+      });
       const specs = new Map<string, { spec: PopulationStateSpec; transitions: Array<{ when: CompiledExpression; to: string }> }>();
       const specOf = (state: ResolvedState) => {
         let s = specs.get(state.name);
@@ -70,7 +74,11 @@ export function populationPlugin(options: PopulationOptions = {}): PluginMaker {
             if (!v || v.visit !== visit) {
               const from = saved[state.name]?.visit === visit ? saved[state.name] : undefined;
               const restored = from ? restoredVisit(state.name, from, history) : undefined;
-              v = await PopulationVisit.open({ ctx, state, spec: specOf(state).spec, worlds, concurrency, snapshots }, visit, restored);
+              v = await PopulationVisit.open(
+                { ctx, state, spec: specOf(state).spec, worlds, concurrency, snapshots: snapshotsOf(specOf(state).spec) },
+                visit,
+                restored,
+              );
               visits.set(state.name, v);
               delete saved[state.name];
               if (Object.keys(saved).length === 0) history = []; // every visit rebuilt: the journal is let go

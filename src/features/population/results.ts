@@ -11,7 +11,7 @@ import { sourcePath } from './validate.js';
 import { idColumnOf, type PopulationSpec, type Value } from './types.js';
 import { isObject } from '../../shared/util/is-object.js';
 
-type StepEvent = Extract<RunEvent, { type: 'population_step' }>;
+export type StepEvent = Extract<RunEvent, { type: 'population_step' }>;
 
 /** A row of the steps table: the step event's own fields. */
 export type StepRow = Pick<StepEvent, 'state' | 'visit' | 'step' | 'turn' | 'clock' | 'minute' | 'active'>;
@@ -107,7 +107,7 @@ export function stepEvent(e: RunEvent): StepEvent | undefined {
 /** The rows of a run's population steps, from its effective events (in journal order). */
 export function populationResults(events: readonly RunEvent[]): PopulationResults {
   const out: PopulationResults = { steps: [], actions: [], metrics: [], surveys: [], states: new Map() };
-  for (let e of events) {
+  for (const e of events) {
     if (e.type === 'population_started') {
       if (typeof e.state === 'string' && !out.states.has(e.state))
         out.states.set(e.state, {
@@ -119,27 +119,31 @@ export function populationResults(events: readonly RunEvent[]): PopulationResult
     }
     const step = stepEvent(e);
     if (!step) continue;
-    e = step;
-    if (!out.states.has(e.state)) out.states.set(e.state, {});
-    const at = { state: e.state, visit: e.visit, step: e.step };
-    out.steps.push({ ...at, turn: e.turn, clock: e.clock, minute: e.minute, active: e.active });
-    e.actions.forEach((a, i) =>
-      out.actions.push({
-        ...at,
-        turn: e.turn,
-        seq: i + 1,
-        agent: a.agent,
-        name: a.name,
-        args: JSON.stringify(a.args),
-        ok: a.ok,
-        output: a.output,
-        tier: a.tier,
-      }),
-    );
-    for (const [name, value] of Object.entries(e.metrics)) out.metrics.push({ ...at, name, value });
-    for (const s of e.surveys ?? []) out.surveys.push({ ...at, survey: s.survey, agent: s.agent, question: s.question, answer: s.answer });
+    if (!out.states.has(step.state)) out.states.set(step.state, {});
+    addStepRows(out, step);
   }
   return out;
+}
+
+/** The rows of one population step (stepEvent's shape), appended to `out`. */
+export function addStepRows(out: Pick<PopulationResults, 'steps' | 'actions' | 'metrics' | 'surveys'>, e: StepEvent): void {
+  const at = { state: e.state, visit: e.visit, step: e.step };
+  out.steps.push({ ...at, turn: e.turn, clock: e.clock, minute: e.minute, active: e.active });
+  e.actions.forEach((a, i) =>
+    out.actions.push({
+      ...at,
+      turn: e.turn,
+      seq: i + 1,
+      agent: a.agent,
+      name: a.name,
+      args: JSON.stringify(a.args),
+      ok: a.ok,
+      output: a.output,
+      tier: a.tier,
+    }),
+  );
+  for (const [name, value] of Object.entries(e.metrics)) out.metrics.push({ ...at, name, value });
+  for (const s of e.surveys ?? []) out.surveys.push({ ...at, survey: s.survey, agent: s.agent, question: s.question, answer: s.answer });
 }
 
 /** One metric of a population state over its steps: a series per visit. */

@@ -64,6 +64,8 @@ export interface PopulationStateSpec {
   agentState: Record<string, StateVarSpec>;
   interventions: Intervention[];
   transitions: Array<{ when: string; to: string }>;
+  /** How often a visit is saved whole (the SOP's `snapshots`; absent: the run's options, else ./snapshots.ts's defaults). */
+  snapshots: { steps?: number; actions?: number };
   /** Calls unanswered at the step's deadline: waited for, given up for the default action, or asked again. */
   straggler?: { deadlineMs: number; then: 'wait' | 'default' | 'redraw'; default?: { name: string; args: Record<string, unknown> } };
 }
@@ -112,6 +114,7 @@ export function populationStateSpec(def: SopState): PopulationStateSpec {
     agentState: (d.agent_state as Record<string, StateVarSpec> | undefined) ?? {},
     interventions: (d.interventions as Intervention[] | undefined) ?? [],
     transitions: (d.transitions as Array<{ when: string; to: string }> | undefined) ?? [],
+    snapshots: (d.snapshots as { steps?: number; actions?: number } | undefined) ?? {},
     ...(d.straggler ? { straggler: stragglerOf(d.straggler as StragglerDef) } : {}),
   };
 }

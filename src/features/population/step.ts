@@ -30,6 +30,7 @@ import {
   type DecideSetup,
   type Seen,
 } from './decide.js';
+import { CanonicalOrder } from './canonical.js';
 import { judgeOrder } from './judge.js';
 import { usageCounts, usageSince } from './step-usage.js';
 import { DeclaredMetrics } from './metrics.js';
@@ -97,6 +98,8 @@ export class PopulationVisit {
   /** Step of the last whole save (0: the start), and the actions applied since. */
   private fullAt = 0;
   private actionsSinceFull = 0;
+  /** The population's agents in canonical order (every resolution starts from it). */
+  private readonly canonical: CanonicalOrder;
   /** Whether the state asks surveys (they may ask any agent, so every agent's memory is kept). */
   private readonly surveys: boolean;
   /** Members played from seats (docs/seats.md): population index -> seat name. */
@@ -137,6 +140,7 @@ export class PopulationVisit {
     this.tiers = compileTiers(spec.cognition, names, rules ? (cases) => rules.policy(cases) : undefined);
     this.surveys = spec.interventions.some((iv) => iv.survey !== undefined);
     this.seats = seatMembers(spec.population, pop, o.state.name);
+    this.canonical = new CanonicalOrder(pop.ids);
     this.setup = { host: o.ctx, state: o.state, world, pop, tools, ...(spec.observe !== undefined ? { observe: spec.observe } : {}) };
   }
 
@@ -232,10 +236,9 @@ export class PopulationVisit {
     // members played from seats are asked at their seats, not by their tier (./seats.ts)
     const seated = active.filter((i) => this.seats.has(i));
     const groups = decisionGroups(this.tiers, this.pop, seated.length > 0 ? active.filter((i) => !this.seats.has(i)) : active);
-    // every acting agent observes the step-start state; a rule agent needs only its observation,
-    // an agent asking an LLM also the public snapshot and its memory (for its prompt)
+    // every acting agent observes the step-start state: an agent asking an LLM here, with the
+    // public snapshot and its memory (for its prompt); a rule agent as it decides (decideAll)
     const k = observeK(this.worldState);
-    const ruleSeen = groups.rule.map(({ i }) => this.world.observe(this.worldState, this.pop.ids[i]!, k));
     const seen = new Map<number, Seen>();
     // (a survey may ask any agent, with its observation and memory: then every acting agent's is kept)
     const asking = this.surveys
@@ -245,10 +248,10 @@ export class PopulationVisit {
       const snapshot = JSON.stringify(this.world.snapshot(this.worldState, step));
       for (const i of asking) {
         const id = this.pop.ids[i]!;
-        seen.set(i, { observation: this.world.observe(this.worldState, id, k), snapshot, memory: this.memory.text(id), clock, step });
+        seen.set(i, { observation: this.world.observe(this.worldState, id, k, i), snapshot, memory: this.memory.text(id), clock, step });
       }
     }
-    return { active, groups, ruleSeen, seen, seated };
+    return { active, groups, seen, seated };
   }
 
   /** What the step's acting agents did and saw, in their memories (a rule agent's only when a survey or a declared rule may read it). */
@@ -269,17 +272,28 @@ export class PopulationVisit {
     const before = usageCounts(ctx.usage);
     const injected = this.intervene(step);
     const injectedOutcomes = injected.length > 0 ? this.world.apply(this.worldState, injected, step) : [];
-    const { active, groups, ruleSeen, seen, seated } = this.observeAll(step, clock);
-    const { decided, surveys } = await this.decideAll(step, turn, groups, ruleSeen, seen, seated);
-    const actions: StepAction[] = [];
+    const { active, groups, seen, seated } = this.observeAll(step, clock);
+    const { ruleActions, decided, surveys } = await this.decideAll(step, turn, groups, seen, seated);
+    const actions: StepAction[] = ruleActions;
     const invalid: PopulationAction[] = [];
+    // each agent's tier, by agent: one for all when they all decided alike (a pure-rule step)
+    const only =
+      decided.length === 0
+        ? 'rule'
+        : ruleActions.length === 0 && decided.every((d) => d.tier === decided[0]!.tier)
+          ? decided[0]!.tier
+          : undefined;
     const tierOf = new Map<string, PopulationAction['tier']>();
+    if (only === undefined) for (const a of ruleActions) tierOf.set(a.agent, 'rule');
     for (const d of decided) {
       const id = this.pop.ids[d.i]!;
-      tierOf.set(id, d.tier);
+      if (only === undefined) tierOf.set(id, d.tier);
       if ('invalid' in d.choice) invalid.push({ agent: id, name: 'invalid', args: {}, ok: false, output: d.choice.invalid, tier: d.tier });
-      else actions.push({ agent: id, name: d.choice.name, args: d.choice.args, seq: 0 });
+      else actions.push({ agent: id, name: d.choice.name, args: d.choice.args, seq: 0, index: d.i });
     }
+    const tierFor = (agent: string): PopulationAction['tier'] => only ?? tierOf.get(agent)!;
+    // every policy starts from the canonical order (agent ids): put so by the agents' places
+    this.canonical.sort(actions, (a) => a.index!);
     const attrsOf = (id: string) => {
       const i = this.pop.indexOf(id);
       return i < 0 ? undefined : this.pop.row(i);
@@ -288,35 +302,21 @@ export class PopulationVisit {
     const { order, refused } =
       policy.type === 'judge'
         ? await judgeOrder(ctx, state, this.world, actions, policy.seed, step, turn)
-        : { order: orderActions(actions, policy, step, attrsOf), refused: [] };
+        : { order: orderActions(actions, policy, step, attrsOf, true), refused: [] };
     const outcomes = this.world.apply(this.worldState, order, step);
-    const applied: PopulationAction[] = [
-      ...injected.map((a, n) => ({
-        agent: a.agent,
-        name: a.name,
-        args: a.args,
-        ok: injectedOutcomes[n]!.ok,
-        output: injectedOutcomes[n]!.output,
-        tier: 'injected' as const,
-      })),
-      ...order.map((a, n) => ({
-        agent: a.agent,
-        name: a.name,
-        args: a.args,
-        ok: outcomes[n]!.ok,
-        output: outcomes[n]!.output,
-        tier: tierOf.get(a.agent)!,
-      })),
-      ...refused.map((a) => ({
-        agent: a.agent,
-        name: a.name,
-        args: a.args,
-        ok: false,
-        output: 'refused by the judge',
-        tier: tierOf.get(a.agent)!,
-      })),
-      ...invalid,
-    ];
+    const applied: PopulationAction[] = [];
+    injected.forEach((a, n) => {
+      const o = injectedOutcomes[n]!;
+      applied.push({ agent: a.agent, name: a.name, args: a.args, ok: o.ok, output: o.output, tier: 'injected' });
+    });
+    for (let n = 0; n < order.length; n++) {
+      const a = order[n]!;
+      const o = outcomes[n]!;
+      applied.push({ agent: a.agent, name: a.name, args: a.args, ok: o.ok, output: o.output, tier: tierFor(a.agent) });
+    }
+    for (const a of refused)
+      applied.push({ agent: a.agent, name: a.name, args: a.args, ok: false, output: 'refused by the judge', tier: tierFor(a.agent) });
+    for (const a of invalid) applied.push(a);
     this.remember(applied, seen, clock);
     this.actionsSinceFull += applied.length;
     this.rules?.commit(applied);
@@ -361,29 +361,26 @@ export class PopulationVisit {
   }
 
   /** Every acting agent's decision, and the survey answers: the step's LLM calls made at once (`ctx.callMany`). */
-  private async decideAll(
-    step: number,
-    turn: number,
-    groups: DecisionGroups,
-    ruleSeen: readonly Json[],
-    seen: Map<number, Seen>,
-    seated: number[],
-  ) {
+  private async decideAll(step: number, turn: number, groups: DecisionGroups, seen: Map<number, Seen>, seated: number[]) {
     const { ctx, state, spec } = this.o;
     const setup: DecideSetup = { ...this.setup, turn };
     const decided: Decided[] = [];
+    const ruleActions: StepAction[] = [];
     const calls: ManyCall[] = [];
     /** What each call's outcome becomes, by call. */
     const then: Array<(outcome: ManyOutcome) => void> = [];
     const late = spec.straggler?.default ?? { name: 'idle', args: {} };
     const choiceOf = (o: ManyOutcome): Choice => ('late' in o ? late : parseAction(o.reply, this.world, this.setup.tools));
+    // a rule agent observes the step-start state (no action is applied before every agent has
+    // decided) and decides at once: its observation is let go as soon as its policy has read it
     const rngOf = ruleRngs(ctx.seed, step);
-    groups.rule.forEach(({ i, tier }, n) => {
+    const k = observeK(this.worldState);
+    for (const { i, tier } of groups.rule) {
       const id = this.pop.ids[i]!;
-      const chosen = tier.policy!({ agent: id, observation: ruleSeen[n]!, step, rng: rngOf(id) });
-      const first = chosen[0];
-      decided.push({ i, tier: 'rule', choice: first ? { name: first.name, args: first.args } : IDLE });
-    });
+      const chosen = tier.policy!({ agent: id, observation: this.world.observe(this.worldState, id, k, i), step, rng: rngOf(id) });
+      const first = chosen[0] ?? IDLE;
+      ruleActions.push({ agent: id, name: first.name, args: first.args, seq: 0, index: i });
+    }
     for (const { i, tier } of groups.perAgent) {
       calls.push(decisionCall(setup, i, seen.get(i)!, decisionLlm(ctx.sop, state, tier.entry), `${step}:${this.pop.ids[i]!}`));
       then.push((o) => decided.push({ i, tier: 'per_agent', choice: choiceOf(o) }));
@@ -429,10 +426,10 @@ export class PopulationVisit {
     });
     outcomes.forEach((o, n) => then[n]!(o));
     (await seatChoices).forEach((choice, n) => decided.push({ i: seated[n]!, tier: 'seat', choice }));
-    // rule agents first, the calls' in call order: what follows reads them in population order
+    // the calls' and the seats', in population order: what follows reads them so
     decided.sort((a, b) => a.i - b.i);
     surveys.sort((a, b) => (a.survey < b.survey ? -1 : a.survey > b.survey ? 1 : this.pop.indexOf(a.agent) - this.pop.indexOf(b.agent)));
-    return { decided, surveys };
+    return { ruleActions, decided, surveys };
   }
 
   /** The agents a survey asks: those its `where` matches, at most `n` of them drawn with the seed, in population order. */
@@ -453,7 +450,7 @@ export class PopulationVisit {
   }
 }
 
-const IDLE: Choice = { name: 'idle', args: {} };
+const IDLE = { name: 'idle', args: {} } as const satisfies Choice;
 
 const argText = (args: Record<string, unknown>): string => {
   const text = JSON.stringify(args);

@@ -6,57 +6,11 @@
 // A trader has at most one resting order: a new one replaces it. Built-in metrics: price (last,
 // mean), volume, spread, allocative efficiency (realised surplus / the maximum surplus of the
 // supply and demand curves) and the Gini of wealth (endowment + profit).
-import type { Rng } from '../../../core/runtime/rng.js';
-import { clearingOf, gini, insertOrder, levels, maxSurplus, removeOrder, type Order, type Side } from './market-book.js';
-import { builtinWorld, type ActionOutcome, type Json, type Metrics, type StepAction, type WorldAgent } from './world.js';
+import type { Side } from './market-book.js';
+import { Market, newMarket, restoreMarket, saveMarket, type MarketParams, type MarketState } from './market-state.js';
+import { builtinWorld, type ActionOutcome, type Json, type Metrics, type StepAction } from './world.js';
 
-export interface MarketParams {
-  mechanism: 'continuous' | 'call';
-  min_price: number;
-  max_price: number;
-  /** Refuse bids above the trader's value and asks below its cost. */
-  budget_constraint: boolean;
-  endowment: number;
-  role_column: string;
-  value_column: string;
-  cost_column: string;
-  /** Traders whose row has no role get one drawn from this. */
-  assign: { buyer_share: number; value: { min: number; max: number }; cost: { min: number; max: number }; units: number };
-  /** Trades shown in an observation. */
-  recent_trades: number;
-  /** Continuous: every open order is withdrawn after each trade (Gode and Sunder 1993). */
-  clear_after_trade?: boolean;
-}
-
-export interface Trader {
-  role: 'buyer' | 'seller';
-  /** Values (buyer, best first) or costs (seller, cheapest first), one unit each. */
-  units: number[];
-  traded: number;
-  profit: number;
-  order?: number;
-  /** The resting order's price (its side is the trader's role's): found in the book without a scan. */
-  price?: number;
-}
-
-export interface Trade {
-  step: number;
-  price: number;
-  buyer: string;
-  seller: string;
-}
-
-export interface MarketState {
-  params: MarketParams;
-  traders: Record<string, Trader>;
-  bids: Order[];
-  asks: Order[];
-  nextOrder: number;
-  trades: { count: number; priceSum: number; last: number | null; recent: Trade[] };
-  stepVolume: { step: number; volume: number; priceSum: number };
-  surplus: number;
-  maxSurplus: number;
-}
+export type { MarketParams, MarketState, Trade, Trader } from './market-state.js';
 
 const range = {
   type: 'object',
@@ -124,217 +78,242 @@ export const market = builtinWorld<MarketState, MarketParams>({
   ],
 
   init(params, agents, rng) {
-    const traders: Record<string, Trader> = {};
-    const values: number[] = [];
-    const costs: number[] = [];
-    for (const agent of agents) {
-      const t = traderOf(agent, params, rng);
-      traders[agent.id] = t;
-      (t.role === 'buyer' ? values : costs).push(...t.units);
-    }
-    return {
-      params,
-      traders,
-      bids: [],
-      asks: [],
-      nextOrder: 0,
-      trades: { count: 0, priceSum: 0, last: null, recent: [] },
-      stepVolume: { step: -1, volume: 0, priceSum: 0 },
-      surplus: 0,
-      maxSurplus: maxSurplus(values, costs),
-    };
+    return newMarket(params, agents, rng);
   },
 
   snapshot(state, step) {
+    const m = state as Market;
     return {
       step,
-      best_bid: state.bids[0]?.price ?? null,
-      best_ask: state.asks[0]?.price ?? null,
-      last_price: state.trades.last,
-      trades: state.trades.count,
+      best_bid: m.bid.bestPrice() ?? null,
+      best_ask: m.ask.bestPrice() ?? null,
+      last_price: m.trades.last,
+      trades: m.trades.count,
     };
   },
 
-  observe(state, agentId, k): Json {
-    const t = state.traders[agentId];
+  observe(state, agentId, k, index): Json {
+    const m = state as Market;
+    const t = m.numberOf(agentId, index);
     // the book and the recent prices are the same for every trader of a step: made once, shared (read-only)
-    const { book, recent } = publicView(state, k);
-    const visible: Json = { book, recent_prices: recent };
-    if (!t) return visible;
-    const own = ownOrder(state, t);
-    const next = t.units[t.traded] ?? null;
-    const open_order = own ? { side: own.side, price: own.price } : null;
-    const { min_price, max_price } = state.params;
-    const units_left = t.units.length - t.traded;
+    const { book, recent } = publicView(m, k);
+    if (t < 0) return { book, recent_prices: recent };
+    const order = m.order[t]!;
+    const open_order = Number.isNaN(order) ? null : { side: m.buyer[t] ? 'bid' : 'ask', price: m.price[t]! };
+    const next = m.nextUnit(t) ?? null;
+    const { min_price, max_price } = m.params;
+    const units_left = m.unitCount[t]! - m.traded[t]!;
+    const profit = m.profit[t]!;
     // one literal per role (not a computed key): every observation of a role has one shape
-    if (t.role === 'buyer')
-      return { role: t.role, value: next, units_left, open_order, profit: t.profit, book, recent_prices: recent, min_price, max_price };
-    return { role: t.role, cost: next, units_left, open_order, profit: t.profit, book, recent_prices: recent, min_price, max_price };
+    if (m.buyer[t])
+      return { role: 'buyer', value: next, units_left, open_order, profit, book, recent_prices: recent, min_price, max_price };
+    return { role: 'seller', cost: next, units_left, open_order, profit, book, recent_prices: recent, min_price, max_price };
   },
 
   apply(state, actions, step) {
-    state.stepVolume = { step, volume: 0, priceSum: 0 };
-    const out = actions.map((a) => applyOne(state, a, step));
-    if (state.params.mechanism === 'call') clearCall(state, step);
+    const m = state as Market;
+    m.stepVolume = { step, volume: 0, priceSum: 0 };
+    const out = new Array<ActionOutcome>(actions.length);
+    for (let n = 0; n < actions.length; n++) out[n] = applyOne(m, actions[n]!, step);
+    if (m.params.mechanism === 'call') clearCall(m, step);
     return out;
   },
 
   metrics(state, step) {
-    const thisStep = state.stepVolume.step === step;
-    const wealth = Object.values(state.traders).map((t) => state.params.endowment + t.profit);
-    const m: Metrics = {
-      price: state.trades.last,
-      price_mean: state.trades.count === 0 ? null : state.trades.priceSum / state.trades.count,
-      price_step_mean: thisStep && state.stepVolume.volume > 0 ? state.stepVolume.priceSum / state.stepVolume.volume : null,
-      volume: thisStep ? state.stepVolume.volume : 0,
-      volume_total: state.trades.count,
-      best_bid: state.bids[0]?.price ?? null,
-      best_ask: state.asks[0]?.price ?? null,
-      spread: state.bids[0] && state.asks[0] ? state.asks[0].price - state.bids[0].price : null,
-      surplus: state.surplus,
-      max_surplus: state.maxSurplus,
-      efficiency: state.maxSurplus > 0 ? state.surplus / state.maxSurplus : null,
-      gini: gini(wealth),
+    const m = state as Market;
+    const thisStep = m.stepVolume.step === step;
+    const bestBid = m.bid.bestPrice();
+    const bestAsk = m.ask.bestPrice();
+    const out: Metrics = {
+      price: m.trades.last,
+      price_mean: m.trades.count === 0 ? null : m.trades.priceSum / m.trades.count,
+      price_step_mean: thisStep && m.stepVolume.volume > 0 ? m.stepVolume.priceSum / m.stepVolume.volume : null,
+      volume: thisStep ? m.stepVolume.volume : 0,
+      volume_total: m.trades.count,
+      best_bid: bestBid ?? null,
+      best_ask: bestAsk ?? null,
+      spread: bestBid !== undefined && bestAsk !== undefined ? bestAsk - bestBid : null,
+      surplus: m.surplus,
+      max_surplus: m.maxSurplus,
+      efficiency: m.maxSurplus > 0 ? m.surplus / m.maxSurplus : null,
+      gini: m.profits.gini(m.params.endowment),
     };
-    return m;
+    return out;
   },
 
   objectOf(action) {
     if (action.name === 'bid' || action.name === 'ask') return `book:${action.name}:${String(action.args.price)}`;
     return undefined;
   },
+
+  save: (state) => saveMarket(state as Market),
+  restore: (saved) => restoreMarket(saved),
 });
 
 /** What every trader sees of the book and the tape, kept while the state is unchanged. */
-const views = new WeakMap<MarketState, { key: number[]; book: Json; recent: Json }>();
+interface View {
+  k: number;
+  recentTrades: number;
+  nextOrder: number;
+  trades: number;
+  bids: number;
+  asks: number;
+  book: Json;
+  recent: Json;
+}
+const views = new WeakMap<Market, View>();
 
-function publicView(state: MarketState, k: number): { book: Json; recent: Json } {
+function publicView(m: Market, k: number): View {
   // every change to the book or the tape moves one of these counts (ids and trades only grow,
-  // a cancel between them shortens a side), so the key names one state of the book
-  const key = [k, state.params.recent_trades, state.nextOrder, state.trades.count, state.bids.length, state.asks.length];
-  const cached = views.get(state);
-  if (cached && cached.key.every((x, i) => x === key[i])) return cached;
-  const book = { bids: levels(state.bids, k) as unknown as Json, asks: levels(state.asks, k) as unknown as Json };
-  const recent = state.trades.recent.slice(-Math.min(k, state.params.recent_trades)).map((tr) => tr.price);
-  const view = { key, book, recent };
-  views.set(state, view);
+  // a cancel between them shortens a side), so they name one state of the book
+  const v = views.get(m);
+  if (
+    v &&
+    v.k === k &&
+    v.recentTrades === m.params.recent_trades &&
+    v.nextOrder === m.nextOrder &&
+    v.trades === m.trades.count &&
+    v.bids === m.bid.size &&
+    v.asks === m.ask.size
+  )
+    return v;
+  const book = { bids: m.bid.levels(k) as unknown as Json, asks: m.ask.levels(k) as unknown as Json };
+  const recent = m.trades.recent.slice(-Math.min(k, m.params.recent_trades)).map((tr) => tr.price);
+  const view: View = {
+    k,
+    recentTrades: m.params.recent_trades,
+    nextOrder: m.nextOrder,
+    trades: m.trades.count,
+    bids: m.bid.size,
+    asks: m.ask.size,
+    book,
+    recent,
+  };
+  views.set(m, view);
   return view;
 }
 
-/** A trader's resting order: by its price when known (a bisection), else by a scan (a checkpoint from before prices were kept). */
-function ownOrder(state: MarketState, t: Trader): { side: Side; price: number } | undefined {
-  if (t.order === undefined) return undefined;
-  if (t.price !== undefined) return { side: t.role === 'buyer' ? 'bid' : 'ask', price: t.price };
-  return [...state.bids, ...state.asks].find((o) => o.id === t.order);
+/** Takes the trader's resting order off the book; false when it had none. */
+function cancelOwn(m: Market, t: number): boolean {
+  if (Number.isNaN(m.order[t]!)) return false;
+  if (!m.sideOf(t).remove(t)) (m.buyer[t] ? m.ask : m.bid).remove(t);
+  withdrawn(m, t);
+  return true;
 }
 
-function numbers(v: unknown): number[] {
-  if (Array.isArray(v)) return v.map(Number);
-  if (typeof v === 'number') return [v];
-  if (typeof v === 'string' && v.trim() !== '') return v.split(/[;|]/).map((x) => Number(x.trim()));
-  return [];
+/** The trader has no resting order (any more). */
+function withdrawn(m: Market, t: number): void {
+  m.order[t] = NaN;
+  m.price[t] = NaN;
 }
 
-function traderOf(agent: WorldAgent, params: MarketParams, rng: Rng): Trader {
-  const declared = agent.attrs[params.role_column];
-  const draw = (r: { min: number; max: number }) => Math.round((r.min + rng.next() * (r.max - r.min)) * 100) / 100;
-  const role: Trader['role'] =
-    declared === 'buyer' || declared === 'seller' ? declared : rng.next() < params.assign.buyer_share ? 'buyer' : 'seller';
-  let units = numbers(agent.attrs[role === 'buyer' ? params.value_column : params.cost_column]).filter((x) => Number.isFinite(x));
-  if (units.length === 0)
-    units = Array.from({ length: params.assign.units }, () => draw(role === 'buyer' ? params.assign.value : params.assign.cost));
-  units.sort(role === 'buyer' ? (a, b) => b - a : (a, b) => a - b);
-  return { role, units, traded: 0, profit: 0 };
-}
-
-function cancelOwn(state: MarketState, t: Trader): Order | undefined {
-  if (t.order === undefined) return undefined;
-  const side = t.role === 'buyer' ? state.bids : state.asks;
-  const o = removeOrder(side, t.order, t.price) ?? removeOrder(state.bids, t.order) ?? removeOrder(state.asks, t.order);
-  t.order = undefined;
-  t.price = undefined;
-  return o;
-}
-
-function trade(state: MarketState, buyer: string, seller: string, price: number, step: number): void {
-  const b = state.traders[buyer]!;
-  const s = state.traders[seller]!;
-  const value = b.units[b.traded]!;
-  const cost = s.units[s.traded]!;
-  b.traded++;
-  s.traded++;
-  b.profit += value - price;
-  s.profit += price - cost;
-  state.surplus += value - cost;
-  state.trades.count++;
-  state.trades.priceSum += price;
-  state.trades.last = price;
-  state.trades.recent.push({ step, price, buyer, seller });
-  if (state.trades.recent.length > Math.max(1, state.params.recent_trades)) state.trades.recent.shift();
-  state.stepVolume.volume++;
-  state.stepVolume.priceSum += price;
+function trade(m: Market, b: number, s: number, price: number, step: number): void {
+  const value = m.nextUnit(b)!;
+  const cost = m.nextUnit(s)!;
+  m.traded[b] = m.traded[b]! + 1;
+  m.traded[s] = m.traded[s]! + 1;
+  const bWas = m.profit[b]!;
+  const sWas = m.profit[s]!;
+  m.profit[b] = bWas + (value - price);
+  m.profit[s] = sWas + (price - cost);
+  m.profits.replace(bWas, m.profit[b]!);
+  m.profits.replace(sWas, m.profit[s]!);
+  m.surplus += value - cost;
+  m.trades.count++;
+  m.trades.priceSum += price;
+  m.trades.last = price;
+  m.trades.recent.push({ step, price, buyer: m.ids[b]!, seller: m.ids[s]! });
+  if (m.trades.recent.length > Math.max(1, m.params.recent_trades)) m.trades.recent.shift();
+  m.stepVolume.volume++;
+  m.stepVolume.priceSum += price;
 }
 
 const outcome = (a: StepAction, ok: boolean, output: string): ActionOutcome => ({ agent: a.agent, name: a.name, ok, output });
 
-function applyOne(state: MarketState, a: StepAction, step: number): ActionOutcome {
-  const t = state.traders[a.agent];
+function applyOne(m: Market, a: StepAction, step: number): ActionOutcome {
   if (a.name === 'idle') return outcome(a, true, 'idle');
-  if (!t) return outcome(a, false, `${a.agent} is not a trader`);
-  if (a.name === 'cancel') return cancelOwn(state, t) ? outcome(a, true, 'order cancelled') : outcome(a, false, 'no open order');
+  const t = m.numberOf(a.agent, a.index);
+  if (t < 0) return outcome(a, false, `${a.agent} is not a trader`);
+  if (a.name === 'cancel') return cancelOwn(m, t) ? outcome(a, true, 'order cancelled') : outcome(a, false, 'no open order');
   if (a.name !== 'bid' && a.name !== 'ask') return outcome(a, false, `"${a.name}" is not an action of world "market"`);
   const side = a.name as Side;
-  if ((side === 'bid') !== (t.role === 'buyer')) return outcome(a, false, `a ${t.role} cannot ${side}`);
-  if (t.traded >= t.units.length) return outcome(a, false, 'no units left');
+  const role = m.buyer[t] ? 'buyer' : 'seller';
+  if ((side === 'bid') !== (role === 'buyer')) return outcome(a, false, `a ${role} cannot ${side}`);
+  const limit = m.nextUnit(t);
+  if (limit === undefined) return outcome(a, false, 'no units left');
   const price = Number(a.args.price);
-  const { min_price, max_price } = state.params;
+  const { min_price, max_price } = m.params;
   if (!Number.isFinite(price) || price < min_price || price > max_price)
     return outcome(a, false, `price must be within ${min_price}..${max_price}`);
-  const limit = t.units[t.traded]!;
-  if (state.params.budget_constraint && (side === 'bid' ? price > limit : price < limit))
+  if (m.params.budget_constraint && (side === 'bid' ? price > limit : price < limit))
     return outcome(a, false, side === 'bid' ? `bid above your value ${limit}` : `ask below your cost ${limit}`);
-  cancelOwn(state, t);
-  const opposite = side === 'bid' ? state.asks : state.bids;
-  const best = opposite[0];
-  if (state.params.mechanism === 'continuous' && best && (side === 'bid' ? price >= best.price : price <= best.price)) {
-    opposite.shift();
-    const other = state.traders[best.agent]!;
-    other.order = undefined;
-    other.price = undefined;
-    const [buyer, seller] = side === 'bid' ? [a.agent, best.agent] : [best.agent, a.agent];
-    trade(state, buyer, seller, best.price, step);
-    if (state.params.clear_after_trade) clearBook(state);
-    return outcome(a, true, `traded 1 at ${best.price}`);
+  cancelOwn(m, t);
+  const opposite = side === 'bid' ? m.ask : m.bid;
+  const best = opposite.bestPrice();
+  if (m.params.mechanism === 'continuous' && best !== undefined && (side === 'bid' ? price >= best : price <= best)) {
+    const other = opposite.pop();
+    withdrawn(m, other);
+    if (side === 'bid') trade(m, t, other, best, step);
+    else trade(m, other, t, best, step);
+    if (m.params.clear_after_trade) clearBook(m);
+    return outcome(a, true, outputText('traded', best));
   }
-  const order: Order = { id: state.nextOrder++, agent: a.agent, side, price, step };
-  insertOrder(side === 'bid' ? state.bids : state.asks, order);
-  t.order = order.id;
-  t.price = price;
-  return outcome(a, true, `${side} ${price} rests`);
+  const id = m.nextOrder++;
+  m.sideOf(t).insert(t, price, id, step);
+  m.order[t] = id;
+  m.price[t] = price;
+  return outcome(a, true, outputText(side, price));
+}
+
+/** Prices in whole cents from 0 to this many cents have their outcome texts kept once made. */
+const CACHED_CENTS = 1_000_000;
+const TEXTS = { bid: [] as string[], ask: [] as string[], traded: [] as string[] };
+
+/**
+ * "bid 101.5 rests", "ask 99 rests", "traded 1 at 100.25": kept for prices in whole cents (a
+ * market's prices repeat, and the text of a number is costly to make; a kept one is a look-up).
+ */
+function outputText(what: Side | 'traded', price: number): string {
+  const make = () => (what === 'traded' ? `traded 1 at ${price}` : `${what} ${price} rests`);
+  const cents = Math.round(price * 100);
+  if (cents >= 0 && cents <= CACHED_CENTS && cents / 100 === price && !Object.is(price, -0)) return (TEXTS[what][cents] ??= make());
+  return make();
 }
 
 /** Withdraws every open order (clear_after_trade). */
-function clearBook(state: MarketState): void {
-  for (const o of [...state.bids, ...state.asks]) {
-    const t = state.traders[o.agent]!;
-    t.order = undefined;
-    t.price = undefined;
-  }
-  state.bids.length = 0;
-  state.asks.length = 0;
+function clearBook(m: Market): void {
+  const each = (t: number) => withdrawn(m, t);
+  m.bid.clear(each);
+  m.ask.clear(each);
 }
 
-function clearCall(state: MarketState, step: number): void {
-  const clearing = clearingOf(state.bids, state.asks);
-  if (!clearing) return;
-  const bids = state.bids.splice(0, clearing.k);
-  const asks = state.asks.splice(0, clearing.k);
-  for (let i = 0; i < clearing.k; i++) {
-    for (const o of [bids[i]!, asks[i]!]) {
-      const t = state.traders[o.agent]!;
-      t.order = undefined;
-      t.price = undefined;
-    }
-    trade(state, bids[i]!.agent, asks[i]!.agent, clearing.price, step);
+/**
+ * A call auction's clearing (market-book.ts clearingOf, over the heaps): the best bid and ask
+ * trade in pairs while they cross; all at one price, the middle of the range that also leaves
+ * the first unmatched bid and ask unwilling.
+ */
+function clearCall(m: Market, step: number): void {
+  const bids: number[] = [];
+  const asks: number[] = [];
+  let lastBid = 0;
+  let lastAsk = 0;
+  for (;;) {
+    const b = m.bid.bestPrice();
+    const s = m.ask.bestPrice();
+    if (b === undefined || s === undefined || !(b >= s)) break;
+    lastBid = b;
+    lastAsk = s;
+    bids.push(m.bid.pop());
+    asks.push(m.ask.pop());
+  }
+  const k = bids.length;
+  if (k === 0) return;
+  const low = Math.max(lastAsk, m.bid.bestPrice() ?? -Infinity);
+  const high = Math.min(lastBid, m.ask.bestPrice() ?? Infinity);
+  const price = (low + high) / 2;
+  for (let i = 0; i < k; i++) {
+    withdrawn(m, bids[i]!);
+    withdrawn(m, asks[i]!);
+    trade(m, bids[i]!, asks[i]!, price, step);
   }
 }

@@ -38,10 +38,13 @@ export function canonicalOrder(actions: readonly StepAction[]): StepAction[] {
   return [...actions].sort(compareActions);
 }
 
-/** The seeded shuffle: agents in an order drawn from (seed, step), each agent's actions in its own order. */
-export function shuffleOrder(actions: readonly StepAction[], seed: number, step: number): StepAction[] {
+/**
+ * The seeded shuffle: agents in an order drawn from (seed, step), each agent's actions in its own
+ * order. `sorted`: the actions are in canonical order already (the caller put them so).
+ */
+export function shuffleOrder(actions: readonly StepAction[], seed: number, step: number, sorted = false): StepAction[] {
   // one action per agent (a rule step): the agents' order is the actions' order, shuffled the same way
-  const canonical = canonicalOrder(actions);
+  const canonical = sorted ? [...actions] : canonicalOrder(actions);
   let single = true;
   for (let i = 1; i < canonical.length && single; i++) single = canonical[i]!.agent !== canonical[i - 1]!.agent;
   if (single) return shuffleInPlace(canonical, seededRng(seed, 'order', step));
@@ -68,9 +71,10 @@ export function priorityOrder(
   seed: number,
   step: number,
   attrsOf: AttrsOf,
+  sorted = false,
 ): StepAction[] {
   const compiled = typeof expr === 'string' ? compileExpression(expr) : expr;
-  const base = shuffleOrder(actions, seed, step);
+  const base = shuffleOrder(actions, seed, step, sorted);
   const scored = base.map((action, position) => {
     const attrs = attrsOf(action.agent) ?? {};
     const value = compiled.number({ ...attrs, agent: { ...attrs, id: action.agent }, action: { name: action.name, args: action.args } });
@@ -80,18 +84,22 @@ export function priorityOrder(
   return scored.map((s) => s.action);
 }
 
-/** The order of a shuffle or priority policy; a judge policy's base order (see applyJudgeDecisions). */
+/**
+ * The order of a shuffle or priority policy; a judge policy's base order (see applyJudgeDecisions).
+ * `sorted`: the actions are in canonical order already.
+ */
 export function orderActions(
   actions: readonly StepAction[],
   policy: OrderPolicy,
   step: number,
   attrsOf: AttrsOf = () => undefined,
+  sorted = false,
 ): StepAction[] {
   switch (policy.type) {
     case 'priority':
-      return priorityOrder(actions, policy.expr, policy.seed, step, attrsOf);
+      return priorityOrder(actions, policy.expr, policy.seed, step, attrsOf, sorted);
     default:
-      return shuffleOrder(actions, policy.seed, step);
+      return shuffleOrder(actions, policy.seed, step, sorted);
   }
 }
 

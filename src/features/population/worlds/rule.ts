@@ -4,7 +4,7 @@
 // ran first. `runRuleStep` plays one simultaneous step: every active agent observes the same
 // state, then the actions are applied in the declared order.
 import { orderActions, type AttrsOf, type OrderPolicy } from './order.js';
-import { mixSeedFrom, seededRng, seedPrefix } from './seed.js';
+import { seededRng, seedPrefix, textSeedsFrom } from './seed.js';
 import { Rng } from '../../../core/runtime/rng.js';
 import type { ActionOutcome, Json, StepAction, World } from './world.js';
 
@@ -23,8 +23,8 @@ export const ruleRng = (seed: number, step: number, agent: string): Rng => seede
 
 /** ruleRng for many agents of one step, the step's part of the seed hashed once. */
 export function ruleRngs(seed: number, step: number): (agent: string) => Rng {
-  const prefix = seedPrefix(seed, 'rule', step);
-  return (agent) => new Rng(mixSeedFrom(prefix, agent));
+  const seedOf = textSeedsFrom(seedPrefix(seed, 'rule', step));
+  return (agent) => new Rng(seedOf(agent));
 }
 
 export interface RuleStep {

@@ -27,6 +27,12 @@ export function mixSeedFrom(prefix: number, part: string | number): number {
   return fmix32(fnv1a('\u0000', h));
 }
 
+/** mixSeedFrom(prefix, part) for text parts, the part's type hashed once: for the many agents of a step. */
+export function textSeedsFrom(prefix: number): (part: string) => number {
+  const typed = fnv1a('string:', prefix);
+  return (part) => fmix32(fnv1a('\u0000', fnv1a(part, typed)));
+}
+
 /** A generator seeded from the parts (e.g. `seededRng(seed, 'order', step)`). */
 export function seededRng(...parts: ReadonlyArray<string | number>): Rng {
   return new Rng(mixSeed(...parts));

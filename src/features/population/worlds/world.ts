@@ -23,6 +23,12 @@ export interface StepAction {
   args: Record<string, unknown>;
   /** Index among this agent's actions of the step (0 for its first); keeps an agent's own order. */
   seq?: number;
+  /**
+   * The agent's place among the agents the world was made with (init's `agents`), when the caller
+   * knows it: a world may find the agent by it without a look-up by id (checking that the id is
+   * the one at that place). A hint only: the id is who acts.
+   */
+  index?: number;
 }
 
 /** What applying one action did, as a short line for the agent's memory and the journal. */
@@ -61,8 +67,12 @@ export interface World<S = unknown, P = Record<string, unknown>> {
   init(params: P, agents: readonly WorldAgent[], rng: Rng, ctx?: WorldInitContext): S;
   /** The step's public snapshot, seen by every agent of the step (JSON). */
   snapshot(state: S, step: number): Json;
-  /** What one agent sees at the start of a step: its feed, inbox or book; `k` items at most. */
-  observe(state: S, agentId: string, k: number): Json;
+  /**
+   * What one agent sees at the start of a step: its feed, inbox or book; `k` items at most.
+   * `index`: the agent's place among init's agents, when the caller knows it (a hint, as
+   * StepAction's `index`).
+   */
+  observe(state: S, agentId: string, k: number, index?: number): Json;
   /** Applies the step's actions in the order given and says what each did. Mutates `state`. */
   apply(state: S, actions: readonly StepAction[], step: number): ActionOutcome[];
   metrics(state: S, step: number): Metrics;

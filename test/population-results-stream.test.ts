@@ -1,0 +1,135 @@
+// RUN/population.duckdb is appended step by step as a run goes (src/api/results-writer.ts), not
+// built from the whole journal at the end: a run SIGKILLed in the middle leaves a database that
+// already holds its steps up to about the kill, `sop query` of the killed run works (it reads the
+// journal's lines past where the database stands), and after `sop resume` the tables are those
+// of an uninterrupted run of the same seed.
+import { DuckDBInstance } from '@duckdb/node-api';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requireBuiltCli, spawnCli, spawnCliAsync } from './helpers/cli.js';
+import { until } from './helpers/until.js';
+
+const STEPS = 120;
+let root: string;
+let sopFile: string;
+
+const onlyDir = (out: string) => join(out, readdirSync(out).filter((d) => !d.startsWith('.'))[0]!);
+const sop = (...args: string[]) => spawnCliAsync(args, { cwd: process.cwd() });
+const query = async (dir: string, sql: string) => {
+  const r = await sop('query', dir, sql, '--json');
+  expect(r.status, r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as Array<Record<string, unknown>>;
+};
+const TABLES = {
+  steps: 'select * from steps order by state, visit, step',
+  actions: 'select * from actions order by state, visit, step, seq',
+  metrics: 'select * from metrics order by state, visit, step, name',
+  agents: 'select * from agents order by state, id',
+};
+const tables = async (dir: string): Promise<Record<keyof typeof TABLES, Array<Record<string, unknown>>>> => ({
+  steps: await query(dir, TABLES.steps),
+  actions: await query(dir, TABLES.actions),
+  metrics: await query(dir, TABLES.metrics),
+  agents: await query(dir, TABLES.agents),
+});
+
+/** The database as the run left it, read directly (no catch-up from the journal). */
+async function direct(dir: string, sql: string): Promise<unknown[][]> {
+  const db = await DuckDBInstance.create(join(dir, 'population.duckdb'), { access_mode: 'READ_ONLY' });
+  const c = await db.connect();
+  try {
+    return (await c.runAndReadAll(sql)).getRowsJS();
+  } finally {
+    c.closeSync();
+    db.closeSync();
+  }
+}
+
+beforeAll(() => {
+  requireBuiltCli();
+  root = mkdtempSync(join(tmpdir(), 'sop-results-stream-'));
+  sopFile = join(root, 'market.sop.json');
+  writeFileSync(
+    sopFile,
+    JSON.stringify({
+      name: 'market-stream',
+      agents: {},
+      root: 'trading',
+      states: {
+        trading: {
+          population: {
+            source: {
+              generate: {
+                n: 1500,
+                seed: 5,
+                columns: {
+                  role: { categorical: { buyer: 0.5, seller: 0.5 } },
+                  value: { uniform: { min: 50, max: 150 } },
+                  cost: { uniform: { min: 50, max: 150 } },
+                },
+              },
+            },
+          },
+          world: { type: 'market', params: { assign: { units: 3 } } },
+          actions: ['bid', 'ask', 'idle'],
+          activation: { probability: 0.6 },
+          cognition: { tier: 'rule', policy: 'zic' },
+          max_steps: STEPS,
+          next_states: { 1: 'closed' },
+        },
+        closed: { final: true },
+      },
+    }),
+  );
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe('population.duckdb during a run', () => {
+  it('holds the steps of a SIGKILLed run, is caught up by sop query, and after sop resume has the tables of an uninterrupted run', async () => {
+    const whole = join(root, 'whole');
+    const r = await sop('run', sopFile, '--seed', '3', '--out', whole, '--quiet');
+    expect(r.status, r.stderr).toBe(0);
+    const reference = await tables(onlyDir(whole));
+    expect(reference.steps).toHaveLength(STEPS);
+
+    const out = join(root, 'killed');
+    const child = spawnCli(['run', sopFile, '--seed', '3', '--out', out, '--quiet'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const closed = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+    const journal = () => (existsSync(out) && readdirSync(out).length > 0 ? join(onlyDir(out), 'journal.jsonl') : '');
+    // killed once the journal holds the checkpoint of step 40 and the database exists
+    const reached = await until(
+      () =>
+        journal() !== '' &&
+        existsSync(join(onlyDir(out), 'population.duckdb')) &&
+        readFileSync(journal(), 'utf8').includes('"type":"checkpoint","turn":40,'),
+      { timeoutMs: 120_000 },
+    );
+    expect(reached).toBe(true);
+    child.kill('SIGKILL');
+    expect(await closed).toMatchObject({ signal: 'SIGKILL' });
+    const dir = onlyDir(out);
+    const lines = readFileSync(join(dir, 'journal.jsonl'), 'utf8').split('\n');
+    const journaled = lines.filter((l) => l.startsWith('{"type":"population_step"')).length;
+    expect(journaled).toBeLessThan(STEPS);
+
+    // the run appended its steps as it went: the database it left has steps, with nothing read from the journal after the kill
+    const [[written]] = (await direct(dir, 'select count(*) from steps')) as [[bigint]];
+    expect(Number(written)).toBeGreaterThan(0);
+    expect(Number(written)).toBeLessThanOrEqual(journaled);
+
+    // sop query of the killed run: every journaled step, and the run said killed
+    expect(await query(dir, 'select count(*) as n from steps')).toEqual([{ n: journaled }]);
+    expect(await query(dir, 'select status from run')).toEqual([{ status: 'killed' }]);
+    const partial = await tables(dir);
+    expect(partial.actions).toEqual(reference.actions.filter((a) => (a.step as number) <= journaled));
+
+    const resumed = await sop('resume', dir, '--quiet');
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(await tables(dir)).toEqual(reference);
+    const run = 'select status, turns from run';
+    expect(await query(dir, run)).toEqual(await query(onlyDir(whole), run));
+    expect(await query(dir, run)).toEqual([{ status: 'finished', turns: expect.any(Number) }]);
+  }, 600_000);
+});
