@@ -3,7 +3,7 @@
 // when; a repeated idempotency key changes nothing, a wrong token gets 403, a closed turn 409; a
 // silent seat takes its default at its deadline; a run killed after one seat answered and resumed
 // with --web does not ask that seat again.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -162,6 +162,28 @@ describe('sop run --web: a turn-based seat (examples/seats/public-goods)', () =>
         defaulted: true,
       });
     expect(transcript(folder).filter((m) => m.sender === 'Ana')).toHaveLength(2);
+  }, 120_000);
+});
+
+describe('sop run --web --wait-seats --links FILE', () => {
+  it('writes the links to a file only its owner reads, and starts the run once every seat has joined', async () => {
+    const out = join(tmp, 'wait');
+    const links = join(tmp, 'links.txt');
+    const run = await start(
+      ['run', PG, '--llm', `replay:${PG_CASSETTE}`, '--web', '--wait-seats', '--links', links, '--out', out, '--quiet'],
+      1,
+    );
+    const link = run.links.get('Ana')!;
+    expect(readFileSync(links, 'utf8')).toBe(`Ana ${link}\n`);
+    expect(statSync(links).mode & 0o777).toBe(0o600);
+    expect(await until(() => run.stderr().includes('Waiting for every seat to join'), { timeoutMs: 30_000 })).toBe(true);
+    expect(existsSync(out)).toBe(false); // no run folder before every seat has joined
+    expect((await seatState(link)).status).toBe('waiting'); // the seat's page (or a script) asking for its state joins it
+    const turn = await nextTurn(run, link);
+    expect(turn!.state).toBe('round1');
+    expect(run.stderr()).toContain('Every seat has joined.');
+    run.kill('SIGKILL');
+    await run.exited;
   }, 120_000);
 });
 
