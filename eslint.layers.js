@@ -28,6 +28,7 @@ export const FEATURES = {
   shards: ['src/features/shards'],
   batch: ['src/features/batch'],
   validity: ['src/features/validity'],
+  seats: ['src/features/seats'],
 };
 
 const LAYERS = {
@@ -52,12 +53,13 @@ const LAYERS = {
     'src/core/prompt',
     'src/core/io/human.ts',
     'src/core/io/answers-list.ts',
+    'src/core/io/seats.ts',
     'src/core/io/allow-file.ts',
     'src/core/workspace',
   ],
   // what assembles the features into a run (and loads SOPs with every check)
   api: ['src/api', 'src/api/engine', 'src/api/loader', 'src/index.ts', 'src/extend.ts'],
-  apps: ['src/apps/cli', 'src/apps/view', 'src/apps/sweep', 'src/apps/report'],
+  apps: ['src/apps/cli', 'src/apps/view', 'src/apps/sweep', 'src/apps/report', 'src/apps/seats'],
 };
 
 const pattern = (p) => (p.endsWith('.ts') ? p : `${p}/**`);

@@ -26,6 +26,7 @@ import { resolveSopArg } from './builtin-sops.js';
 import { EngineError } from '../../shared/errors.js';
 import { cliMessage } from './errors.js';
 import { count } from '../../shared/util/plural.js';
+import { startWebSeats } from './seats-web.js';
 
 /**
  * The options of `sop run` (and of the run `sop resume` or `sop fork` continues): the option
@@ -111,6 +112,8 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
     const planned = { sop, file: o.file, inputs, seed: o.seed, maxTurns: o.maxTurns, mock };
     await writeRunPlan(resolvePath(o.out, runId), planned, o);
   }
+  // --web: the seats served on a web page, their links printed (docs/seats.md)
+  const seats = await startWebSeats(sop, o, err);
   // The run goes through the public API (src/api/start.ts): it makes the run's choices (LLM,
   // retry budget, embedder, people, sandbox, consent) and writes the run folder and the journal.
   const started = await startRun(
@@ -126,9 +129,13 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
       prompts: o.json && o.jsonPrompts === true, // --json-prompts
       rerun: { autoRun: o.rerunAutoRun ?? o.autoRun },
       launch: launchSettings(o),
+      ...(seats ? { plugins: seats.plugins } : {}),
     },
     continuation,
-  );
+  ).catch(async (e: unknown) => {
+    await seats?.finish();
+    throw e;
+  });
   const folder = started.folder!;
   // with --json, warnings said before the run are JSON events on stdout, and for a person on stderr
   if (o.json) for (const w of started.warnings) err(`warning: ${cliMessage(w)}\n`);
@@ -190,6 +197,7 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   } finally {
     process.off('SIGINT', onSigint);
     folder.close();
+    await seats?.finish();
     // RUN/provenance.json: the hashes of what the run read and of its outcome (docs/validity.md#provenance)
     const problem = recordRunProvenance(folder.dir);
     if (problem) err(`warning: ${problem}\n`);

@@ -246,7 +246,7 @@ function sharedHistory(h: PipelineHost, state: ResolvedState, agent: string, rol
 }
 
 /** The recent window's size now: max_chat_history, grown since the last summary refresh (src/core/memory/window.ts); per agent under audiences. */
-function recentWindow(h: PipelineHost, state: ResolvedState, agent: string): number {
+export function recentWindow(h: PipelineHost, state: ResolvedState, agent: string): number {
   if (h.env.audiences?.active)
     return viewerAlignedWindow(
       state.maxChatHistory,

@@ -56,8 +56,8 @@ export function decide<K extends 'effects' | 'transit' | 'result' | 'ownStep' | 
   return undefined;
 }
 
-/** decide, for async hooks (speak). */
-export async function decideAsync<K extends 'speak'>(
+/** decide, for async hooks (speak, seat). */
+export async function decideAsync<K extends 'speak' | 'seat'>(
   plugins: readonly RunPlugin[],
   hook: K,
   ...args: HookArgs<K>

@@ -278,7 +278,7 @@ export interface PopulationAction {
   args: Record<string, unknown>;
   ok: boolean;
   output: string;
-  tier: 'per_agent' | 'archetype' | 'rule' | 'injected';
+  tier: 'per_agent' | 'archetype' | 'rule' | 'injected' | 'seat';
 }
 
 /** Run options recorded in run_started so a resume or fork behaves the same. */

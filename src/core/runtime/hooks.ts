@@ -8,6 +8,7 @@
 //   observe    every plugin is told, in order
 //   state      a keyed checkpoint: each plugin's state is journaled under its name
 //
+// A seat's turn (src/core/runtime/seat.ts) asks decide.seat (a person at a web page).
 // A plugin is made by a factory from the run's context (./context.ts) and is active only in a SOP
 // that uses it (`definePlugin`'s `uses`). Per step: plan (decide.transit, then the state's
 // controller) -> observe.beforeTurn -> act (decide.speak, else the agent prompt: transform.view,
@@ -19,6 +20,7 @@ import type { NameStripping } from '../agent/output.js';
 import type { PipelineHost, PrivateMemoryOption } from '../agent/pipeline.js';
 import type { EnvironmentMemory } from '../environment/environment.js';
 import type { HumanInput } from '../io/human.js';
+import type { SeatQuestion, SeatReply } from '../io/seats.js';
 import type { Embedder } from '../memory/embedder.js';
 import type { TemplateSet } from '../prompt/templates.js';
 import type { ResolvedSop } from '../../format/sop/resolved.js';
@@ -151,6 +153,11 @@ export interface DecideHooks {
    * plugin sends them (a batch file, shards over workers); undefined: one request each, directly.
    */
   dispatch?(state: ResolvedState): CallDispatch | undefined;
+  /**
+   * A seat's answer (an agent or population member a person plays from a web page), when this
+   * plugin serves that seat (src/core/io/seats.ts); undefined: the run's human input is asked.
+   */
+  seat?(question: SeatQuestion): Promise<SeatReply | undefined>;
 }
 
 /** A step a plugin acts out whole: it makes its calls, applies their effects and emits its events. */
@@ -219,6 +226,7 @@ export const HOOK_RULES = {
   result: 'decide',
   ownStep: 'decide',
   dispatch: 'decide',
+  seat: 'decide',
   llm: 'transform',
   semantics: 'transform',
   toolSlots: 'transform',

@@ -8,6 +8,7 @@ import { renderText } from '../prompt/templates.js';
 import { decideAsync, observe, observeAsync } from './compose.js';
 import type { RunContext } from './context.js';
 import type { TurnOutput, TurnStep } from './hooks.js';
+import { isSeatAgent, seatTurn } from './seat.js';
 import { maybeSummarize } from './summaries.js';
 
 /** A turn's reply and how it came. */
@@ -15,14 +16,15 @@ export interface Acted extends TurnOutput {
   kind: MessageKind;
 }
 
-/** Before an AI agent acts, plugins are told (e.g. the Agents 1.0 observation); a person's turn tells none. */
+/** Before an AI agent acts, plugins are told (e.g. the Agents 1.0 observation); a person's turn (a seat's) tells none. */
 export async function prepare(ctx: RunContext, step: TurnStep): Promise<void> {
-  if (!ctx.sop.agents[step.agent]!.human) await observeAsync(ctx.plugins, 'beforeTurn', step);
+  if (!ctx.sop.agents[step.agent]!.human && !isSeatAgent(ctx, step.agent)) await observeAsync(ctx.plugins, 'beforeTurn', step);
 }
 
 /** The acting agent's reply. */
 export async function act(ctx: RunContext, step: TurnStep): Promise<Acted> {
   const { state, role, agent, begin } = step;
+  if (isSeatAgent(ctx, agent)) return { content: await seatTurn(ctx, step), kind: 'human' }; // a person at a web page (docs/seats.md)
   if (ctx.sop.agents[agent]!.human) return { content: await askHuman(ctx, step), kind: 'human' };
   if (begin && state.beginRoleExplicit && state.def.begin_query !== undefined)
     return { content: renderText(state.def.begin_query, ctx.baseContext(), `/states/${state.name}/begin_query`), kind: 'begin' };

@@ -8,28 +8,15 @@
 //   6. memories, metrics, and one `population_step` event.
 // The visit's state (step, world, memories, metrics) is saved in the run's checkpoints.
 import { EngineError } from '../../shared/errors.js';
-import { renderText } from '../../core/prompt/templates.js';
-import { LocalEmbedder } from '../../core/memory/local-embedder.js';
 import type { ManyCall, ManyOutcome } from '../../core/runtime/call-many.js';
 import type { PopulationAction, RunEvent } from '../../core/runtime/events.js';
 import type { RunContext } from '../../core/runtime/context.js';
 import type { ResolvedState } from '../../format/sop/resolved.js';
 import { compileExpression } from './worlds/expr.js';
-import { readEdgeListFile } from './worlds/graph-file.js';
 import { orderActions } from './worlds/order.js';
 import type { WorldRegistry } from './worlds/registry.js';
 import { ruleRng, ruleRngs } from './worlds/rule.js';
-import {
-  resolveParams,
-  restoreState,
-  saveState,
-  worldTools,
-  type AnyWorld,
-  type Json,
-  type Metrics,
-  type StepAction,
-  type WorldInitContext,
-} from './worlds/world.js';
+import { restoreState, saveState, worldTools, type AnyWorld, type Json, type Metrics, type StepAction } from './worlds/world.js';
 import { dirname, resolve } from 'node:path';
 import { activationRule, drawUniform } from './activation.js';
 import { AgentMemory, type AgentMemoryEntry } from './agent-memory.js';
@@ -53,7 +40,9 @@ import { RuleProgram } from './rule-program.js';
 import { compileTiers, decisionGroups, type DecisionGroups, type Tier } from './tiers.js';
 import { clockText, orderPolicy, POPULATION_DEFAULTS, type PopulationStateSpec } from './state-spec.js';
 import { sourcePath } from './validate.js';
-import { inputFilePath, withInputFile } from './input-files.js';
+import { withInputFile } from './input-files.js';
+import { seatDecision, seatMembers } from './seats.js';
+import { initContext, renderStrings, resolveWorldParams } from './world-setup.js';
 
 export interface VisitOptions {
   ctx: RunContext;
@@ -114,6 +103,8 @@ export class PopulationVisit {
   private readonly canonical: CanonicalOrder;
   /** Whether the state asks surveys (they may ask any agent, so every agent's memory is kept). */
   private readonly surveys: boolean;
+  /** Members played from seats (docs/seats.md): population index -> seat name. */
+  private readonly seats: Map<number, string>;
 
   private constructor(
     private readonly o: VisitOptions,
@@ -149,6 +140,7 @@ export class PopulationVisit {
     const rules = this.rules;
     this.tiers = compileTiers(spec.cognition, names, rules ? (cases) => rules.policy(cases) : undefined);
     this.surveys = spec.interventions.some((iv) => iv.survey !== undefined);
+    this.seats = seatMembers(spec.population, pop, o.state.name);
     this.canonical = new CanonicalOrder(pop.ids);
     this.setup = { host: o.ctx, state: o.state, world, pop, tools, ...(spec.observe !== undefined ? { observe: spec.observe } : {}) };
   }
@@ -243,7 +235,9 @@ export class PopulationVisit {
     const minute = (step - 1) * spec.minutesPerStep;
     const stateOf = this.rules ? (i: number) => this.rules!.states.of(i) : undefined;
     const active = activationRule(spec.activation, ctx.seed).active(this.pop, step, spec.startMinute + minute, stateOf);
-    const groups = decisionGroups(this.tiers, this.pop, active);
+    // members played from seats are asked at their seats, not by their tier (./seats.ts)
+    const seated = active.filter((i) => this.seats.has(i));
+    const groups = decisionGroups(this.tiers, this.pop, seated.length > 0 ? active.filter((i) => !this.seats.has(i)) : active);
     // every acting agent observes the step-start state: an agent asking an LLM here, with the
     // public snapshot and its memory (for its prompt); a rule agent as it decides (decideAll)
     const k = observeK(this.worldState);
@@ -251,7 +245,7 @@ export class PopulationVisit {
     // (a survey may ask any agent, with its observation and memory: then every acting agent's is kept)
     const asking = this.surveys
       ? active
-      : [...groups.perAgent.map((g) => g.i), ...groups.archetypes.flatMap((g) => g.members)].sort((a, b) => a - b);
+      : [...groups.perAgent.map((g) => g.i), ...groups.archetypes.flatMap((g) => g.members), ...seated].sort((a, b) => a - b);
     if (asking.length > 0) {
       const snapshot = JSON.stringify(this.world.snapshot(this.worldState, step));
       for (const i of asking) {
@@ -259,7 +253,7 @@ export class PopulationVisit {
         seen.set(i, { observation: this.world.observe(this.worldState, id, k, i), snapshot, memory: this.memory.text(id), clock, step });
       }
     }
-    return { active, groups, seen };
+    return { active, groups, seen, seated };
   }
 
   /** What the step's acting agents did and saw, in their memories (a rule agent's only when a survey or a declared rule may read it). */
@@ -280,8 +274,8 @@ export class PopulationVisit {
     const before = usageCounts(ctx.usage);
     const injected = this.intervene(step);
     const injectedOutcomes = injected.length > 0 ? this.world.apply(this.worldState, injected, step) : [];
-    const { active, groups, seen } = this.observeAll(step, clock);
-    const { ruleActions, decided, surveys } = await this.decideAll(step, turn, groups, seen);
+    const { active, groups, seen, seated } = this.observeAll(step, clock);
+    const { ruleActions, decided, surveys } = await this.decideAll(step, turn, groups, seen, seated);
     const actions: StepAction[] = ruleActions;
     const invalid: PopulationAction[] = [];
     // each agent's tier, by agent: one for all when they all decided alike (a pure-rule step)
@@ -369,7 +363,7 @@ export class PopulationVisit {
   }
 
   /** Every acting agent's decision, and the survey answers: the step's LLM calls made at once (`ctx.callMany`). */
-  private async decideAll(step: number, turn: number, groups: DecisionGroups, seen: Map<number, Seen>) {
+  private async decideAll(step: number, turn: number, groups: DecisionGroups, seen: Map<number, Seen>, seated: number[]) {
     const { ctx, state, spec } = this.o;
     const setup: DecideSetup = { ...this.setup, turn };
     const decided: Decided[] = [];
@@ -422,6 +416,10 @@ export class PopulationVisit {
         });
       }
     }
+    // seats are asked while the calls are made; a seat waits no longer than the straggler deadline
+    const seatAsk = { ctx, state, spec, world: this.world, pop: this.pop, tools: this.setup.tools, turn };
+    const seatChoices = Promise.all(seated.map((i) => seatDecision(seatAsk, i, this.seats.get(i)!, seen.get(i)!)));
+    seatChoices.catch(() => undefined); // (a seat stopped by the run is awaited below, after the calls)
     const outcomes = await ctx.callMany(calls, {
       state,
       step: { state: state.name, visit: this.visit, step },
@@ -429,7 +427,8 @@ export class PopulationVisit {
       ...(spec.straggler ? { straggler: { deadlineMs: spec.straggler.deadlineMs, then: spec.straggler.then } } : {}),
     });
     outcomes.forEach((o, n) => then[n]!(o));
-    // the calls' in call order: what follows reads them in population order
+    (await seatChoices).forEach((choice, n) => decided.push({ i: seated[n]!, tier: 'seat', choice }));
+    // the calls' and the seats', in population order: what follows reads them so
     decided.sort((a, b) => a.i - b.i);
     surveys.sort((a, b) => (a.survey < b.survey ? -1 : a.survey > b.survey ? 1 : this.pop.indexOf(a.agent) - this.pop.indexOf(b.agent)));
     return { ruleActions, decided, surveys };
@@ -465,38 +464,4 @@ const argText = (args: Record<string, unknown>): string => {
 function observeK(worldState: unknown): number {
   const params = (worldState as { params?: { feed_size?: unknown } } | null)?.params;
   return typeof params?.feed_size === 'number' ? params.feed_size : POPULATION_DEFAULTS.observeK;
-}
-
-/** What a world's init needs beyond its parameters: the follow graph (an edge list read from its file), an embedder. */
-async function initContext(
-  spec: PopulationStateSpec,
-  baseDir: string,
-  inputs: Readonly<Record<string, string>>,
-  pointer: string,
-): Promise<WorldInitContext> {
-  let graph = spec.world.graph;
-  const given = (graph as { file?: unknown } | undefined)?.file;
-  const file = typeof given === 'string' ? inputFilePath(given, inputs, `${pointer}/world/graph/file`) : given;
-  if (typeof file === 'string') {
-    const { file: _f, ...rest } = graph as Record<string, unknown>;
-    graph = { ...rest, edges: await readEdgeListFile(sourcePath(file, baseDir), file) };
-  }
-  const embedder = new LocalEmbedder();
-  return { ...(graph !== undefined ? { graph } : {}), embed: (text: string) => embedder.embedOne(text, false) };
-}
-
-/** The world's parameters with their text rendered as templates (a seed post's text may name an input). */
-function renderStrings(value: unknown, context: object, where: string): unknown {
-  if (typeof value === 'string') return value.includes('{{') ? renderText(value, context, where) : value;
-  if (Array.isArray(value)) return value.map((v, i) => renderStrings(v, context, `${where}/${i}`));
-  if (value && typeof value === 'object')
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderStrings(v, context, `${where}/${k}`)]));
-  return value;
-}
-
-function resolveWorldParams(world: AnyWorld, params: unknown, pointer: string): unknown {
-  const r = resolveParams(world, params ?? {});
-  if (r.ok) return r.params;
-  const p = r.problems[0]!;
-  throw new EngineError(`${pointer}${p.pointer}: ${p.message}`, 'POPULATION');
 }

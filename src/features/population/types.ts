@@ -42,6 +42,10 @@ export interface PopulationSpec {
   /** Handlebars over the row: the agent's persona text. */
   persona?: string;
   sample?: SampleSpec;
+  /** Members people play from a web page: a count (the first members) or their ids (docs/seats.md). */
+  seats?: number | string[];
+  /** A seat's deadline per step, in seconds (never past the straggler deadline). */
+  seat_timeout_s?: number;
 }
 
 /** Separator of the values of several `stratify.by` columns in a `shares` key. */
