@@ -19,7 +19,7 @@ import type { LlmProvider } from '../../core/llm/types.js';
 import { configureSecrets, makeRedactor, redactedProcessor } from '../../shared/util/redact.js';
 import type { Sop } from '../../format/sop/types.js';
 import { QUEUE_NAME, connectionOf, parseRedisUrl, reachRedis, type JobData } from '../sweep/queue.js';
-import { runPoint, workerName } from '../sweep/run-point.js';
+import { pointSop, runPoint, workerName } from '../sweep/run-point.js';
 import {
   JobRefused,
   checkJob,
@@ -164,16 +164,24 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
       sop = loadSopFile(d.file).sop;
       sops.set(version, sop);
     }
+    // a point's values set at JSON pointers (a calibration's particle): the SOP as the run will
+    // have it is what is checked (never /plugins: src/format/sop/set-pointer.ts)
+    let own: Sop;
+    try {
+      own = pointSop(sop, d.point, d.file);
+    } catch (e) {
+      throw new UnrecoverableError(`refused: the job's point.set: ${(e as Error).message.split('\n')[0]}`);
+    }
     refuseOutside(() => {
-      checkSopLocalModels(sop, d.file, d.point, d.llm, policy.roots);
-      checkSopFiles(sop, d.file, policy.roots); // its population, edge-list, knowledge and sub-flow files
+      checkSopLocalModels(own, d.file, d.point, d.llm, policy.roots);
+      checkSopFiles(own, d.file, policy.roots); // its population, edge-list, knowledge and sub-flow files
     });
     const runsDir = o.out !== undefined ? resolve(o.out, d.sweep) : d.runsDir;
     err(`run ${d.point.key} started (attempt ${job.attemptsStarted})\n`);
     configureSecrets({ urls: [d.baseUrl] });
     let provider: LlmProvider | undefined;
     try {
-      provider = await sharedProvider(providers, d.llm ?? sop.llm?.provider, sweepServer(sop, d.baseUrl, consent), d.timeoutMs, throttle);
+      provider = await sharedProvider(providers, d.llm ?? own.llm?.provider, sweepServer(own, d.baseUrl, consent), d.timeoutMs, throttle);
     } catch (e) {
       // a server the SOP names that this worker does not allow: refused, nothing sent, no retry
       if (e instanceof LlmConsentError) throw new UnrecoverableError(`refused: ${e.message.replace(/, or give --base-url/, '')}`);

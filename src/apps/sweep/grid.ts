@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { readInputFile } from '../../shared/io/read-input-file.js';
 import { describeJsonProblem } from '../../shared/util/json-syntax.js';
 import { EngineError } from '../../shared/errors.js';
+import type { SetValue } from '../../format/sop/set-pointer.js';
 
 export interface GridPoint {
   /** Stable name of the point: its run folder's name and its job id on a queue. */
@@ -15,6 +16,8 @@ export interface GridPoint {
   repeat: number;
   /** 1-based row of the --inputs file. */
   row?: number;
+  /** Values set at JSON pointers of the SOP for this run (a calibration's particle: src/format/sop/set-pointer.ts). */
+  set?: Record<string, SetValue>;
 }
 
 export interface GridSpec {
@@ -171,7 +174,15 @@ function slug(s: string): string {
 
 export function pointKey(p: Omit<GridPoint, 'key'>): string {
   const hash = createHash('sha256')
-    .update(JSON.stringify([p.seed, p.model ?? null, p.repeat, Object.entries(p.inputs).sort()]))
+    .update(
+      JSON.stringify([
+        p.seed,
+        p.model ?? null,
+        p.repeat,
+        Object.entries(p.inputs).sort(),
+        ...(p.set !== undefined ? [Object.entries(p.set).sort()] : []), // keys of points without one are as before
+      ]),
+    )
     .digest('hex')
     .slice(0, 8);
   return [

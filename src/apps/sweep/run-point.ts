@@ -15,6 +15,8 @@ import type { UsageTotals } from '../../core/runtime/usage.js';
 import type { Sop } from '../../format/sop/types.js';
 import type { GridPoint } from './grid.js';
 import { makeRedactor } from '../../shared/util/redact.js';
+import { withValuesSet } from '../../format/sop/set-pointer.js';
+import { validateSopDocument } from '../../api/loader/load.js';
 import { runOutputs } from './outputs.js';
 import { isDone, type ResultLine } from './results.js';
 
@@ -89,7 +91,7 @@ function usageOf(u: UsageTotals): ResultLine['usage'] {
   };
 }
 
-function baseLine(p: GridPoint): Pick<ResultLine, 'key' | 'seed' | 'inputs' | 'model' | 'repeat' | 'row'> {
+function baseLine(p: GridPoint): Pick<ResultLine, 'key' | 'seed' | 'inputs' | 'model' | 'repeat' | 'row' | 'set'> {
   return {
     key: p.key,
     seed: p.seed,
@@ -97,7 +99,17 @@ function baseLine(p: GridPoint): Pick<ResultLine, 'key' | 'seed' | 'inputs' | 'm
     ...(p.model !== undefined ? { model: p.model } : {}),
     repeat: p.repeat,
     ...(p.row !== undefined ? { row: p.row } : {}),
+    ...(p.set !== undefined ? { set: p.set } : {}),
   };
+}
+
+/**
+ * The SOP of a point: the sweep's, or a copy with the point's values set at their JSON pointers,
+ * checked again as a loaded file is (a value the schema refuses fails the run, in one line).
+ */
+export function pointSop(sop: Sop, p: Pick<GridPoint, 'set'>, file: string): Sop {
+  if (p.set === undefined || Object.keys(p.set).length === 0) return sop;
+  return validateSopDocument(withValuesSet(sop, p.set), file).sop;
 }
 
 /** A run folder that holds a journal: finished, or to be continued. */
@@ -170,7 +182,7 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
   };
   const handle = record
     ? resumeRun(dir, { ...common, ...(p.model !== undefined ? { model: p.model } : {}) })
-    : runSop(o.sop, {
+    : runSop(pointSop(o.sop, p, o.file), {
         ...common,
         file: o.file,
         runId: p.key,
