@@ -27,6 +27,7 @@ export const FEATURES = {
   population: ['src/features/population', 'src/features/population/worlds'],
   shards: ['src/features/shards'],
   batch: ['src/features/batch'],
+  validity: ['src/features/validity'],
   calibrate: ['src/features/calibrate'],
 };
 

@@ -6,6 +6,7 @@ import { pointerOf } from './json-source.js';
 import type { Sop } from './types.js';
 import { templateDiagnostics } from './check-templates.js';
 import { audienceDiagnostics } from './check-audience.js';
+import { targetDiagnostics } from './check-targets.js';
 
 /** Memory files become memory/NAME.md (or .json); a sub-flow command, the folder memory/NAME-N. */
 export const MAX_FILE_NAME = 200;
@@ -73,5 +74,6 @@ export function staticDiagnostics(sop: Sop): Diagnostic[] {
   }
   out.push(...templateDiagnostics(sop));
   out.push(...audienceDiagnostics(sop)); // groups and audiences
+  out.push(...targetDiagnostics(sop)); // targets, experiment, calibrate (docs/validity.md)
   return out;
 }

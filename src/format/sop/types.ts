@@ -13,3 +13,7 @@ export type SopEnvironment = NonNullable<Sop['environment']>;
 export type SummarySettings = NonNullable<SopEnvironment['summary']>;
 export type SopTemplates = NonNullable<Sop['templates']>;
 export type TemplateName = keyof SopTemplates;
+export type SopTargets = NonNullable<Sop['targets']>;
+export type SopTarget = SopTargets[string];
+export type SopExperiment = NonNullable<Sop['experiment']>;
+export type SopCalibrate = NonNullable<Sop['calibrate']>;
