@@ -219,7 +219,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
     } finally {
       unlockMemory?.();
       folder?.close();
-      if (folder && usesPopulation(sop)) await writeResults(folder);
+      if (folder && usesPopulation(sop) && o.resultsDb !== false) await writeResults(folder);
       await tracing?.flush().catch(() => {}); // spans of the run are sent before it ends
     }
   })();

@@ -67,16 +67,20 @@ const todoOf = (points: readonly GridPoint[], results: ResultsFile) => points.fi
 
 export async function makeRunner(o: RunnerOptions): Promise<Runner> {
   if (o.queue) return queueRunner(o, o.queue);
+  let pool: import('../sweep/threads.js').ThreadPool | undefined; // kept across batches: a thread starts once
   return {
     async run(points) {
       const todo = todoOf(points, o.results);
       if (todo.length === 0) return;
       if (o.threads > 1 && todo.length >= 2 * o.concurrency) {
-        const { sweepThreads } = await import('../sweep/threads.js');
+        const { sweepThreads, threadPool } = await import('../sweep/threads.js');
+        pool ??= await threadPool(o.threads);
         await sweepThreads(todo, {
+          pool,
           file: o.file,
           runsDir: o.runsDir,
           ...o.settings,
+          resultsDb: false,
           allow: o.allow,
           signal: o.signal,
           threads: o.threads,
@@ -90,6 +94,7 @@ export async function makeRunner(o: RunnerOptions): Promise<Runner> {
           file: o.file,
           runsDir: o.runsDir,
           ...o.settings,
+          resultsDb: false, // metrics come from the journal; a query target's database is built when it is asked
           provider: o.provider,
           signal: o.signal,
           concurrency: o.concurrency,
@@ -97,7 +102,9 @@ export async function makeRunner(o: RunnerOptions): Promise<Runner> {
           progress: o.progress,
         });
     },
-    close: async () => {},
+    close: async () => {
+      await pool?.destroy();
+    },
   };
 }
 

@@ -18,7 +18,7 @@ import { askYesNo } from '../../core/io/human.js';
 import { configureSecrets, makeRedactor } from '../../shared/util/redact.js';
 import { queueSecret } from '../../shared/util/job-signature.js';
 import { CalibrateError, parameterOf, type Parameter } from '../../features/calibrate/priors.js';
-import { currentPopulation, runSmc, runsSpent, type Candidate, type SmcConfig, type SmcState } from '../../features/calibrate/smc.js';
+import { currentPopulation, defaultPopulation, runSmc, runsSpent, type Candidate, type SmcConfig, type SmcState } from '../../features/calibrate/smc.js';
 import { fmt } from '../../features/calibrate/summary.js';
 import { checkHumans, checkLlm, checkNumbers, checkOutFolder, checkPricing } from '../sweep/preflight.js';
 import { sharedProvider, sweepServer } from '../sweep/shared-provider.js';
@@ -46,11 +46,6 @@ export interface CalibrateCommandOptions extends SweepRunSettings {
   attempts?: number;
   allowBaseUrl?: string[];
   allowBaseUrlEnv?: string[];
-}
-
-/** Particles in a population by default: a tenth of the particles the budget pays for, from 20 to 1000. */
-export function defaultPopulation(budget: number, seedsPerParticle: number): number {
-  return Math.max(20, Math.min(1000, Math.round(budget / seedsPerParticle / 10)));
 }
 
 /** The calibration's parameters, each checked (a path is one a value can be set at). */

@@ -79,7 +79,7 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
             describe: 'Folder for report.md, the posterior, the saved rounds and runs/ (the same command continues it)',
           })
           .option('seed', { type: 'number', describe: 'Seed of the calibration: the same seed gives the same posterior (default 1)' })
-          .option('population', { type: 'number', describe: 'Particles in a population (default: a tenth of the particles the budget pays for, 20 to 1000)' })
+          .option('population', { type: 'number', describe: 'Particles in a population (default: a sixtieth of the particles the budget pays for, 20 to 1000)' })
           .option('input', { type: 'string', array: true, describe: 'An input for every run, as name=value (repeatable)' })
           .option('json', {
             type: 'boolean',

@@ -75,6 +75,8 @@ export interface PointOptions extends SweepRunSettings {
   signal?: AbortSignal;
   /** Every event of the run (progress: tokens as they are used). */
   onEvent?: (e: RunEvent) => void;
+  /** false: no RUN/population.duckdb at the end of each run (sop calibrate reads the journal; sop query builds it later). */
+  resultsDb?: boolean;
   /** The command running the point, for the advice of a refusal (an MCP server it may not start). */
   command?: 'sop sweep' | 'sop worker';
 }
@@ -166,6 +168,7 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
     ...(o.answers !== undefined ? { answers: o.answers } : {}),
     signal: o.signal,
     stream: false, // nobody watches the deltas: plain answers cost less CPU than streams
+    ...(o.resultsDb === false ? { resultsDb: false } : {}),
     mcpApproval: { command: o.command ?? 'sop sweep' }, // its refusals name what this command has: --yes, the allow file
     ...(o.onEvent ? { listeners: [o.onEvent] } : {}),
   };

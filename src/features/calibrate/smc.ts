@@ -87,6 +87,14 @@ export const DEFAULT_QUANTILE = 0.5;
 /** The calibration ends when a round keeps fewer than this share of what it proposes. */
 export const MIN_ACCEPTANCE = 0.01;
 
+/**
+ * Particles in a population by default: a sixtieth of the particles the budget pays for, from 20
+ * to 1000, so the budget pays for about ten rounds (the tolerance halves about once a round).
+ */
+export function defaultPopulation(budget: number, seedsPerParticle: number): number {
+  return Math.max(20, Math.min(1000, Math.round(budget / seedsPerParticle / 60)));
+}
+
 /** A 32-bit seed from parts (FNV-1a, then murmur3's finaliser). */
 export function mix(...parts: ReadonlyArray<string | number>): number {
   let h = 0x811c9dc5;
@@ -301,4 +309,44 @@ export async function runSmc(c: SmcConfig, state: SmcState, hooks: LoopHooks): P
     s = closeRound(c, s, plan, kept, proposed);
     await hooks.saved?.(s);
   }
+}
+
+/** What a calibration of `budget` runs costs, from the figures of one run (`sop plan --budget`). */
+export interface CalibrationPlan {
+  budget: number;
+  /** Runs it makes at most (its budget: it stops sooner only when every particle fits exactly, or a round keeps under 1%). */
+  runs: number;
+  /** Particles it proposes (runs / seeds per particle), and those of a population. */
+  particles: number;
+  population: number;
+  seeds_per_particle: number;
+  calls: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  /** USD, when the run's models have a price. */
+  cost?: number;
+  /** The runs' time one after another (a calibration runs several at once). */
+  seconds: number;
+}
+
+export function calibrationPlan(
+  budget: number,
+  seedsPerParticle: number,
+  population: number,
+  perRun: { calls: number; prompt_tokens: number; completion_tokens: number; cost?: number; seconds: number },
+): CalibrationPlan {
+  const particles = Math.floor(budget / seedsPerParticle);
+  const runs = particles * seedsPerParticle;
+  return {
+    budget,
+    runs,
+    particles,
+    population,
+    seeds_per_particle: seedsPerParticle,
+    calls: runs * perRun.calls,
+    prompt_tokens: runs * perRun.prompt_tokens,
+    completion_tokens: runs * perRun.completion_tokens,
+    ...(perRun.cost !== undefined ? { cost: runs * perRun.cost } : {}),
+    seconds: runs * perRun.seconds,
+  };
 }
