@@ -72,7 +72,9 @@ describe('sop calibrate', () => {
     const db = await DuckDBInstance.create(':memory:');
     const c = await db.connect();
     try {
-      const parquet = (await c.runAndReadAll(`select count(*), sum(weight), min(theta), max(theta) from '${join(out, 'posterior.parquet')}'`)).getRowsJS()[0]!;
+      const parquet = (
+        await c.runAndReadAll(`select count(*), sum(weight), min(theta), max(theta) from '${join(out, 'posterior.parquet')}'`)
+      ).getRowsJS()[0]!;
       // a population of 20, or fewer when the budget cut its last round short (at least a fifth, and 10)
       const n = Number(parquet[0]);
       expect(n).toBeGreaterThanOrEqual(10);
@@ -97,7 +99,8 @@ describe('sop calibrate', () => {
   it('continues from its last completed round after a SIGKILL, to the same posterior', async () => {
     const out = join(dir, 'killed');
     const state = join(out, 'calibration.json');
-    const rounds = () => (existsSync(state) ? (JSON.parse(readFileSync(state, 'utf8')) as { state: { rounds: unknown[] } }).state.rounds.length : 0);
+    const rounds = () =>
+      existsSync(state) ? (JSON.parse(readFileSync(state, 'utf8')) as { state: { rounds: unknown[] } }).state.rounds.length : 0;
     const killed = await runCliKillable(calibrate(out), process.env, (kill) => {
       void until(() => rounds() >= 1, { timeoutMs: 60_000, intervalMs: 10 }).then(kill);
     });

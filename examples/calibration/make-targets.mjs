@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runSop } from '../../dist/src/index.js';
 
-const TRUTH = { theta: 0.35, p: 0.2 };
+const TRUTH = { theta: 0.42, p: 0.2 };
 const SEEDS = 40;
 const file = new URL('./cascade.sop.json', import.meta.url).pathname;
 const doc = JSON.parse(readFileSync(file, 'utf8'));

@@ -28,7 +28,9 @@ export function calibrationTargets(sop: Sop): Record<string, Target> {
     const t = sop.targets?.[name];
     if (!t) throw new CalibrateError(`calibrate.targets names "${name}", which is not in "targets"`);
     if ((t.kind ?? 'value') === 'effect')
-      throw new CalibrateError(`target "${name}" is an effect (a difference between arms): sop calibrate fits value, distribution and curve targets`);
+      throw new CalibrateError(
+        `target "${name}" is an effect (a difference between arms): sop calibrate fits value, distribution and curve targets`,
+      );
     if (t.metric !== undefined && t.state === undefined && populationStates.length !== 1)
       throw new CalibrateError(
         `target "${name}" measures metric "${t.metric}" but names no "state", and the SOP has ${populationStates.length} population states; give its "state"`,
@@ -38,7 +40,8 @@ export function calibrationTargets(sop: Sop): Record<string, Target> {
   return out;
 }
 
-const num = (v: unknown): number | null => (typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : null);
+const num = (v: unknown): number | null =>
+  typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : null;
 
 function atStep(points: ReadonlyArray<[number, number]>, at: Target['at']): number | null {
   if (points.length === 0) return null;
@@ -82,8 +85,12 @@ export async function measureRun(dir: string, sop: Sop, targets: Readonly<Record
     const col = (c: string) => columns.indexOf(c);
     if (kind === 'curve') {
       const [s, v] = [col('step'), col('value')];
-      if (s < 0 || v < 0) throw new CalibrateError(`target "${name}": its query must give columns step and value (got ${columns.join(', ')})`);
-      out[name] = { kind, points: rows.flatMap((r) => (num(r[s]) !== null && num(r[v]) !== null ? [[num(r[s])!, num(r[v])!] as [number, number]] : [])) };
+      if (s < 0 || v < 0)
+        throw new CalibrateError(`target "${name}": its query must give columns step and value (got ${columns.join(', ')})`);
+      out[name] = {
+        kind,
+        points: rows.flatMap((r) => (num(r[s]) !== null && num(r[v]) !== null ? [[num(r[s])!, num(r[v])!] as [number, number]] : [])),
+      };
     } else if (kind === 'distribution') {
       const [c, n, v] = [col('category'), col('n'), col('value')];
       const counts: Record<string, number> = {};
@@ -99,7 +106,10 @@ export async function measureRun(dir: string, sop: Sop, targets: Readonly<Record
 }
 
 /** The runs of one particle as one observation per target. */
-export function observations(runs: ReadonlyArray<Record<string, RunMeasure>>, targets: Readonly<Record<string, Target>>): Record<string, TargetObservation> {
+export function observations(
+  runs: ReadonlyArray<Record<string, RunMeasure>>,
+  targets: Readonly<Record<string, Target>>,
+): Record<string, TargetObservation> {
   const out: Record<string, TargetObservation> = {};
   for (const name of Object.keys(targets)) {
     const ms = runs.map((r) => r[name]).filter((m): m is RunMeasure => m !== undefined);

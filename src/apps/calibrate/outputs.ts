@@ -35,7 +35,8 @@ export function readSaved(dir: string, fingerprint: string): SmcState | undefine
   } catch (err) {
     throw new CalibrateError(`${file}: not a saved calibration (${(err as Error).message.split('\n')[0]}); give another --out`);
   }
-  if (saved.v !== 1 || !Array.isArray(saved.state?.rounds)) throw new CalibrateError(`${file}: not a saved calibration; give another --out`);
+  if (saved.v !== 1 || !Array.isArray(saved.state?.rounds))
+    throw new CalibrateError(`${file}: not a saved calibration; give another --out`);
   if (saved.fingerprint !== fingerprint)
     throw new CalibrateError(
       `${file} holds a calibration of another SOP, seed, --population or inputs than this one; give another --out (or the same settings to continue it)`,
@@ -52,10 +53,23 @@ export function writeSaved(dir: string, file: string, fingerprint: string, state
 const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 const literal = (text: string): string => `'${text.replace(/'/g, "''")}'`;
 const sqlValue = (v: unknown): string =>
-  v === null || v === undefined ? 'NULL' : typeof v === 'number' ? (Number.isFinite(v) ? String(v) : 'NULL') : typeof v === 'boolean' ? String(v) : literal(String(v));
+  v === null || v === undefined
+    ? 'NULL'
+    : typeof v === 'number'
+      ? Number.isFinite(v)
+        ? String(v)
+        : 'NULL'
+      : typeof v === 'boolean'
+        ? String(v)
+        : literal(String(v));
 
 /** The posterior (and each round) as DuckDB tables, and the posterior as Parquet; each file replaced whole. */
-export async function writeTables(dir: string, params: readonly Parameter[], state: SmcState, keysOf: (p: Particle) => string[]): Promise<void> {
+export async function writeTables(
+  dir: string,
+  params: readonly Parameter[],
+  state: SmcState,
+  keysOf: (p: Particle) => string[],
+): Promise<void> {
   const pop = currentPopulation(state);
   const tmp = join(dir, `.${DB_FILE}.${randomBytes(6).toString('hex')}.tmp`);
   const parquetTmp = join(dir, `.${PARQUET_FILE}.${randomBytes(6).toString('hex')}.tmp`);
@@ -63,7 +77,11 @@ export async function writeTables(dir: string, params: readonly Parameter[], sta
   const c = await db.connect();
   try {
     const colType = (p: Parameter) =>
-      p.kind === 'continuous' || p.values.every((v) => typeof v === 'number') ? 'DOUBLE' : p.values.every((v) => typeof v === 'boolean') ? 'BOOLEAN' : 'VARCHAR';
+      p.kind === 'continuous' || p.values.every((v) => typeof v === 'number')
+        ? 'DOUBLE'
+        : p.values.every((v) => typeof v === 'boolean')
+          ? 'BOOLEAN'
+          : 'VARCHAR';
     await c.run(
       `CREATE TABLE posterior (round INTEGER, particle INTEGER, weight DOUBLE, distance DOUBLE, ${params.map((p) => `${ident(p.name)} ${colType(p)}`).join(', ')}, seeds BIGINT[], runs VARCHAR[])`,
     );
@@ -73,11 +91,16 @@ export async function writeTables(dir: string, params: readonly Parameter[], sta
         `[${p.seeds.join(', ')}]::BIGINT[], [${keysOf(p).map(literal).join(', ')}]::VARCHAR[])`,
     );
     for (let i = 0; i < rows.length; i += 500) await c.run(`INSERT INTO posterior VALUES ${rows.slice(i, i + 500).join(', ')}`);
-    await c.run('CREATE TABLE rounds (round INTEGER, epsilon DOUBLE, proposed INTEGER, runs INTEGER, kept INTEGER, acceptance DOUBLE, ess DOUBLE, discarded BOOLEAN)');
+    await c.run(
+      'CREATE TABLE rounds (round INTEGER, epsilon DOUBLE, proposed INTEGER, runs INTEGER, kept INTEGER, acceptance DOUBLE, ess DOUBLE, discarded BOOLEAN)',
+    );
     if (state.rounds.length > 0)
       await c.run(
         `INSERT INTO rounds VALUES ${state.rounds
-          .map((r) => `(${[r.round, r.epsilon, r.proposed, r.runs, r.particles.length, r.acceptance, r.ess, r.discarded === true].map(sqlValue).join(', ')})`)
+          .map(
+            (r) =>
+              `(${[r.round, r.epsilon, r.proposed, r.runs, r.particles.length, r.acceptance, r.ess, r.discarded === true].map(sqlValue).join(', ')})`,
+          )
           .join(', ')}`,
       );
     await c.run(`COPY posterior TO ${literal(parquetTmp)} (FORMAT parquet)`);
@@ -144,7 +167,8 @@ export function writeReport(dir: string, f: ReportFacts): void {
   );
   for (const p of f.params) {
     const s = summarise(p, pop.particles);
-    const ratio = typeof s.lo90 === 'number' && typeof s.hi90 === 'number' && s.prior_width > 0 ? fmt((s.hi90 - s.lo90) / s.prior_width) : '-';
+    const ratio =
+      typeof s.lo90 === 'number' && typeof s.hi90 === 'number' && s.prior_width > 0 ? fmt((s.hi90 - s.lo90) / s.prior_width) : '-';
     lines.push(`| ${p.name} | ${place(p)} | ${priorText(p)} | ${show(s.median)} | ${show(s.lo90)} to ${show(s.hi90)} | ${ratio} |`);
   }
   for (const p of f.params) {
@@ -182,10 +206,17 @@ export function writeReport(dir: string, f: ReportFacts): void {
     );
     for (const r of b.results.filter((x) => x.points)) {
       lines.push('', `### ${r.name} (curve)`, '', '| step | target | simulated | band | within |', '|---|---|---|---|---|');
-      for (const p of r.points!) lines.push(`| ${p.step} | ${fmt(p.target)} | ${p.mean === null ? '-' : fmt(p.mean)} | ${fmt(p.band)} | ${p.within ? 'yes' : 'no'} |`);
+      for (const p of r.points!)
+        lines.push(
+          `| ${p.step} | ${fmt(p.target)} | ${p.mean === null ? '-' : fmt(p.mean)} | ${fmt(p.band)} | ${p.within ? 'yes' : 'no'} |`,
+        );
     }
   }
-  lines.push('', `Files: \`${DB_FILE}\` (tables posterior and rounds), \`${PARQUET_FILE}\`, \`${STATE_FILE}\`, \`results.jsonl\`, \`runs/\`.`, '');
+  lines.push(
+    '',
+    `Files: \`${DB_FILE}\` (tables posterior and rounds), \`${PARQUET_FILE}\`, \`${STATE_FILE}\`, \`results.jsonl\`, \`runs/\`.`,
+    '',
+  );
   writeFileAtomic(join(dir, REPORT_FILE), lines.join('\n'));
 }
 

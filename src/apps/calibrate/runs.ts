@@ -63,7 +63,8 @@ export interface RunnerOptions {
 }
 
 /** The runs of points not done yet. */
-const todoOf = (points: readonly GridPoint[], results: ResultsFile) => points.filter((p) => !isDone(results.byKey.get(p.key)?.status ?? ''));
+const todoOf = (points: readonly GridPoint[], results: ResultsFile) =>
+  points.filter((p) => !isDone(results.byKey.get(p.key)?.status ?? ''));
 
 export async function makeRunner(o: RunnerOptions): Promise<Runner> {
   if (o.queue) return queueRunner(o, o.queue);

@@ -18,7 +18,15 @@ import { askYesNo } from '../../core/io/human.js';
 import { configureSecrets, makeRedactor } from '../../shared/util/redact.js';
 import { queueSecret } from '../../shared/util/job-signature.js';
 import { CalibrateError, parameterOf, type Parameter } from '../../features/calibrate/priors.js';
-import { currentPopulation, defaultPopulation, runSmc, runsSpent, type Candidate, type SmcConfig, type SmcState } from '../../features/calibrate/smc.js';
+import {
+  currentPopulation,
+  defaultPopulation,
+  runSmc,
+  runsSpent,
+  type Candidate,
+  type SmcConfig,
+  type SmcState,
+} from '../../features/calibrate/smc.js';
 import { fmt } from '../../features/calibrate/summary.js';
 import { checkHumans, checkLlm, checkNumbers, checkOutFolder, checkPricing } from '../sweep/preflight.js';
 import { sharedProvider, sweepServer } from '../sweep/shared-provider.js';
@@ -50,7 +58,8 @@ export interface CalibrateCommandOptions extends SweepRunSettings {
 
 /** The calibration's parameters, each checked (a path is one a value can be set at). */
 export function calibrationParameters(sop: import('../../format/sop/types.js').Sop): Parameter[] {
-  if (!sop.calibrate) throw new CalibrateError(`${sop.name} has no "calibrate" block: name the parameters to fit and the targets (docs/calibrate.md)`);
+  if (!sop.calibrate)
+    throw new CalibrateError(`${sop.name} has no "calibrate" block: name the parameters to fit and the targets (docs/calibrate.md)`);
   return Object.entries(sop.calibrate.parameters).map(([name, spec]) => {
     if (spec.path !== undefined) {
       const problem = setProblem(sop, spec.path);
@@ -79,14 +88,17 @@ export async function calibrateCommand(given: CalibrateCommandOptions): Promise<
   const targets = calibrationTargets(sop);
   const k = sop.calibrate!.seeds_per_particle ?? 1;
   const population = o.population ?? defaultPopulation(o.budget, k);
-  if (!Number.isInteger(population) || population < 2) throw new CalibrateError('--population must be a whole number of particles, at least 2');
+  if (!Number.isInteger(population) || population < 2)
+    throw new CalibrateError('--population must be a whole number of particles, at least 2');
   const concurrency = o.concurrency ?? 8;
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new CalibrateError('--concurrency must be a whole number of runs, at least 1');
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new CalibrateError('--concurrency must be a whole number of runs, at least 1');
   checkNumbers(o);
   const fixed = parseInputs(o.input);
   checkInputNames(sop, Object.keys(fixed));
   for (const p of params)
-    if (p.input !== undefined && p.input in fixed) throw new CalibrateError(`--input ${p.input}: parameter "${p.name}" sets that input; leave it out`);
+    if (p.input !== undefined && p.input in fixed)
+      throw new CalibrateError(`--input ${p.input}: parameter "${p.name}" sets that input; leave it out`);
   checkHumans(sop, o.answers);
   checkPricing(o.pricing);
   if (o.queue !== undefined) (await import('../sweep/queue.js')).parseRedisUrl(o.queue);
@@ -127,7 +139,9 @@ export async function calibrateCommand(given: CalibrateCommandOptions): Promise<
   const threads = o.threads ?? availableParallelism();
   const providers = new Map<string, LlmProvider>();
   const provider: LlmProvider | undefined =
-    o.queue === undefined ? await sharedProvider(providers, o.llm ?? sop.llm?.provider, sweepServer(sop, o.baseUrl, consent), o.timeoutMs) : undefined;
+    o.queue === undefined
+      ? await sharedProvider(providers, o.llm ?? sop.llm?.provider, sweepServer(sop, o.baseUrl, consent), o.timeoutMs)
+      : undefined;
   const runner = await makeRunner({
     sop,
     file,
@@ -163,7 +177,9 @@ export async function calibrateCommand(given: CalibrateCommandOptions): Promise<
         const failed = points.filter((p) => !isDone(results.byKey.get(p.key)?.status ?? ''));
         if (failed.length === points.length) {
           const first = results.byKey.get(failed[0]!.key);
-          throw new CalibrateError(`every run of the batch failed (${first?.status ?? 'not run'}: ${first?.error ?? 'no error recorded'}); nothing to fit`);
+          throw new CalibrateError(
+            `every run of the batch failed (${first?.status ?? 'not run'}: ${first?.error ?? 'no error recorded'}); nothing to fit`,
+          );
         }
         return Promise.all(
           cands.map(async (c) => {
@@ -215,7 +231,9 @@ export async function calibrateCommand(given: CalibrateCommandOptions): Promise<
     const width = Math.max(...params.map((p) => p.name.length));
     for (const p of params) {
       const s = sums[p.name]!;
-      process.stdout.write(`${p.name.padEnd(width)}  median ${show(s.median)}  90% interval ${show(s.lo90)} to ${show(s.hi90)}  (prior width ${fmt(s.prior_width)})\n`);
+      process.stdout.write(
+        `${p.name.padEnd(width)}  median ${show(s.median)}  90% interval ${show(s.lo90)} to ${show(s.hi90)}  (prior width ${fmt(s.prior_width)})\n`,
+      );
     }
     process.stdout.write(`runs: ${runs}\n`);
   }

@@ -79,7 +79,10 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
             describe: 'Folder for report.md, the posterior, the saved rounds and runs/ (the same command continues it)',
           })
           .option('seed', { type: 'number', describe: 'Seed of the calibration: the same seed gives the same posterior (default 1)' })
-          .option('population', { type: 'number', describe: 'Particles in a population (default: a sixtieth of the particles the budget pays for, 20 to 1000)' })
+          .option('population', {
+            type: 'number',
+            describe: 'Particles in a population (default: a sixtieth of the particles the budget pays for, 20 to 1000)',
+          })
           .option('input', { type: 'string', array: true, describe: 'An input for every run, as name=value (repeatable)' })
           .option('json', {
             type: 'boolean',
@@ -92,12 +95,18 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
           .options(tableFlags('sweep'))
           .option('queue', {
             type: 'string',
-            describe: 'Put the runs on the BullMQ queue in Redis that sop worker processes take them from (as sop sweep --queue); needs SOP_QUEUE_SECRET',
+            describe:
+              'Put the runs on the BullMQ queue in Redis that sop worker processes take them from (as sop sweep --queue); needs SOP_QUEUE_SECRET',
           })
           .option('attempts', { type: 'number', describe: 'With --queue: attempts of a run before it is recorded as failed (default 3)' })
           .example('$0 calibrate examples/calibration/cascade.sop.json --budget 2000 --out OUT', 'Fit theta and p; OUT/report.md')
-          .example('$0 calibrate model.sop.json --budget 2000 --queue redis://127.0.0.1:6379 --out /shared/cal', 'Runs on sop worker processes')
-          .epilog('Run the same command again to continue a stopped or killed calibration from its last completed round. More: docs/calibrate.md'),
+          .example(
+            '$0 calibrate model.sop.json --budget 2000 --queue redis://127.0.0.1:6379 --out /shared/cal',
+            'Runs on sop worker processes',
+          )
+          .epilog(
+            'Run the same command again to continue a stopped or killed calibration from its last completed round. More: docs/calibrate.md',
+          ),
       async (a) => {
         const { calibrateCommand } = await import('./calibrate-command.js');
         process.exitCode = await calibrateCommand({

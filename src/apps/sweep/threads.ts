@@ -25,7 +25,15 @@ export async function sweepThreads(
   const threads = Math.max(1, Math.min(o.threads, points.length));
   const pool = o.pool ?? (await threadPool(threads));
   const { signal, concurrency, results, progress } = o;
-  const options = { ...o, threads: undefined, concurrency: undefined, results: undefined, progress: undefined, signal: undefined, pool: undefined };
+  const options = {
+    ...o,
+    threads: undefined,
+    concurrency: undefined,
+    results: undefined,
+    progress: undefined,
+    signal: undefined,
+    pool: undefined,
+  };
   const shares: GridPoint[][] = Array.from({ length: threads }, () => []);
   points.forEach((p, i) => shares[i % threads]!.push(p));
   const ports: Array<import('node:worker_threads').MessagePort> = [];
