@@ -29,7 +29,7 @@ import {
 } from '../../features/calibrate/smc.js';
 import { fmt } from '../../features/calibrate/summary.js';
 import { checkHumans, checkLlm, checkNumbers, checkOutFolder, checkPricing } from '../sweep/preflight.js';
-import { sharedProvider, sweepServer } from '../sweep/shared-provider.js';
+import { needsLlm, sharedProvider, sweepServer } from '../sweep/shared-provider.js';
 import { sweepRunSettings, type SweepRunSettings } from '../sweep/run-point.js';
 import { ResultsFile, isDone } from '../sweep/results.js';
 import { calibrationTargets, measureRun, particleFit, type RunMeasure } from '../calibrate/measure.js';
@@ -108,7 +108,8 @@ export async function calibrateCommand(given: CalibrateCommandOptions): Promise<
     allow: () => [...cliAllow, ...fileLlmAllowEntries()],
     ...(process.stdin.isTTY && o.queue === undefined ? { ask: askYesNo } : {}),
   });
-  await checkLlm(o.llm ?? sop.llm?.provider, sweepServer(sop, o.baseUrl, consent), o.timeoutMs, o.queue !== undefined);
+  const llm = needsLlm(sop, o.llm); // rule agents only: no key, no server
+  if (llm) await checkLlm(o.llm ?? sop.llm?.provider, sweepServer(sop, o.baseUrl, consent), o.timeoutMs, o.queue !== undefined);
 
   const out = resolve(o.out);
   checkOutFolder(out, o.out);
@@ -139,7 +140,7 @@ export async function calibrateCommand(given: CalibrateCommandOptions): Promise<
   const threads = o.threads ?? availableParallelism();
   const providers = new Map<string, LlmProvider>();
   const provider: LlmProvider | undefined =
-    o.queue === undefined
+    o.queue === undefined && llm
       ? await sharedProvider(providers, o.llm ?? sop.llm?.provider, sweepServer(sop, o.baseUrl, consent), o.timeoutMs)
       : undefined;
   const runner = await makeRunner({

@@ -19,7 +19,7 @@ import { expandGrid, parseSeeds, readInputRows, type GridPoint } from '../sweep/
 import { sweepLocal } from '../sweep/local.js';
 import { Progress } from '../sweep/progress.js';
 import { ResultsFile, isDone } from '../sweep/results.js';
-import { sharedProvider, sweepServer } from '../sweep/shared-provider.js';
+import { needsLlm, sharedProvider, sweepServer } from '../sweep/shared-provider.js';
 import { sweepRunSettings, type SweepRunSettings } from '../sweep/run-point.js';
 import { checkHumans, checkLlm, checkNumbers, checkOutFolder, checkPricing, checkRequiredInputs } from '../sweep/preflight.js';
 import { settingsChanges } from '../sweep/settings-file.js';
@@ -109,7 +109,8 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
     allow: () => [...cliAllow, ...fileLlmAllowEntries()],
     ...(process.stdin.isTTY && o.queue === undefined ? { ask: askYesNo } : {}),
   });
-  await checkLlm(o.llm ?? sop.llm?.provider, sweepServer(sop, o.baseUrl, consent), o.timeoutMs, o.queue !== undefined);
+  const llm = needsLlm(sop, o.llm); // rule agents only: no key, no server
+  if (llm) await checkLlm(o.llm ?? sop.llm?.provider, sweepServer(sop, o.baseUrl, consent), o.timeoutMs, o.queue !== undefined);
 
   const out = resolve(o.out);
   checkOutFolder(out, o.out);
@@ -186,7 +187,9 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
           file,
           runsDir,
           ...sweepRunSettings(o),
-          provider: await sharedProvider(providers, o.llm ?? sop.llm?.provider, sweepServer(sop, o.baseUrl, consent), o.timeoutMs),
+          provider: llm
+            ? await sharedProvider(providers, o.llm ?? sop.llm?.provider, sweepServer(sop, o.baseUrl, consent), o.timeoutMs)
+            : undefined,
           signal: stop.signal,
           concurrency,
           results,

@@ -32,7 +32,7 @@ import {
 import { queueSecret } from '../../shared/util/job-signature.js';
 import { terminalSafe } from '../../shared/util/terminal-text.js';
 import type { ResultLine } from '../sweep/results.js';
-import { sharedProvider, sweepServer } from '../sweep/shared-provider.js';
+import { needsLlm, sharedProvider, sweepServer } from '../sweep/shared-provider.js';
 import { LlmConsent, LlmConsentError, cliLlmAllowEntries, fileLlmAllowEntries } from '../../core/llm/consent.js';
 import { lastValues } from './last-value.js';
 import { EngineError } from '../../shared/errors.js';
@@ -181,7 +181,8 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
     configureSecrets({ urls: [d.baseUrl] });
     let provider: LlmProvider | undefined;
     try {
-      provider = await sharedProvider(providers, d.llm ?? own.llm?.provider, sweepServer(own, d.baseUrl, consent), d.timeoutMs, throttle);
+      if (needsLlm(own, d.llm))
+        provider = await sharedProvider(providers, d.llm ?? own.llm?.provider, sweepServer(own, d.baseUrl, consent), d.timeoutMs, throttle);
     } catch (e) {
       // a server the SOP names that this worker does not allow: refused, nothing sent, no retry
       if (e instanceof LlmConsentError) throw new UnrecoverableError(`refused: ${e.message.replace(/, or give --base-url/, '')}`);
