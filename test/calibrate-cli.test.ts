@@ -96,6 +96,28 @@ describe('sop calibrate', () => {
     expect(existsSync(join(out, 'hist-theta.svg'))).toBe(true);
   }, 120_000);
 
+  it('is predicted by sop plan --budget: its runs, calls and tokens from one dry run', async () => {
+    const r = await spawnCliAsync(['plan', sopFile, '--budget', '1200', '--json'], { timeout: 60_000 });
+    expect(r.status, r.stderr).toBe(0);
+    const plan = JSON.parse(r.stdout) as { total: { calls: number }; calibration: Record<string, number> };
+    expect(plan.calibration).toMatchObject({ budget: 1200, runs: 1200, particles: 1200, population: 20, seeds_per_particle: 1 });
+    expect(plan.calibration.calls).toBe(1200 * plan.total.calls); // rule agents: 0 calls a run, so 0 in all
+    const refused = await spawnCliAsync(['plan', join(MODEL, 'threshold-cascade.sop.json'), '--budget', '10'], { timeout: 60_000 });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/--budget predicts a calibration, and threshold-cascade has no "calibrate" block/);
+    // and sop calibrate on it: one line, no stack trace, no folder
+    const none = await spawnCliAsync(
+      ['calibrate', join(MODEL, 'threshold-cascade.sop.json'), '--budget', '10', '--out', join(dir, 'none')],
+      {
+        timeout: 60_000,
+      },
+    );
+    expect(none.status).toBe(1);
+    expect(none.stderr).toMatch(/^error: threshold-cascade has no "calibrate" block/m);
+    expect(none.stderr).not.toMatch(/^\s+at /m);
+    expect(existsSync(join(dir, 'none'))).toBe(false);
+  }, 120_000);
+
   it('continues from its last completed round after a SIGKILL, to the same posterior', async () => {
     const out = join(dir, 'killed');
     const state = join(out, 'calibration.json');
