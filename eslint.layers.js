@@ -58,7 +58,7 @@ const LAYERS = {
   ],
   // what assembles the features into a run (and loads SOPs with every check)
   api: ['src/api', 'src/api/engine', 'src/api/loader', 'src/index.ts', 'src/extend.ts'],
-  apps: ['src/apps/cli', 'src/apps/view', 'src/apps/sweep', 'src/apps/calibrate'],
+  apps: ['src/apps/cli', 'src/apps/view', 'src/apps/sweep', 'src/apps/report', 'src/apps/calibrate'],
 };
 
 const pattern = (p) => (p.endsWith('.ts') ? p : `${p}/**`);

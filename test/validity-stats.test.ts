@@ -248,3 +248,17 @@ describe('targets', () => {
     expect(() => targetDistance(results, ['nope'])).toThrow(/no result for target "nope"/);
   });
 });
+
+describe('an effect against an interval', () => {
+  it('is covered when the difference interval meets the target interval', () => {
+    const seeds = [1, 2, 3, 4].map((seed) => ({ seed, treatment: [10 + seed], control: [seed + (seed % 2)] }));
+    // differences 9, 10, 9, 10: mean 9.5
+    const t: Target = { source: 's', kind: 'effect', metric: 'm', arms: ['a', 'b'], interval: [0, 9.2] };
+    const r = evaluateTarget('e', t, { kind: 'effect', seeds, paired: true });
+    expect(r.paired?.mean).toBe(9.5);
+    expect(r.pass).toBe(false); // the mean lies outside [0, 9.2]
+    expect(r.covers).toBe(true); // its interval (9.5 +- 3.182 x 0.289) reaches into it
+    const far = evaluateTarget('e', { ...t, interval: [0, 5] }, { kind: 'effect', seeds, paired: true });
+    expect(far.covers).toBe(false);
+  });
+});

@@ -21,6 +21,12 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
           .option('input', { type: 'string', array: true, describe: 'An input for every run, as name=value (repeatable)' })
           .option('model', { type: 'string', describe: 'Models, comma-separated, crossed with the rest of the grid' })
           .option('repeat', { type: 'number', default: 1, describe: 'Runs of each grid point' })
+          .option('independent', {
+            type: 'boolean',
+            default: false,
+            describe:
+              "A SOP with experiment arms: run each arm on its own seeds (the seed hashed with the arm's name), not on common random numbers",
+          })
           .option('concurrency', { type: 'number', describe: 'Runs at once in this process (default 8)' })
           .option('threads', {
             type: 'number',
@@ -45,6 +51,7 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
           .example('$0 sweep examples/debate/debate.sop.json --llm mock --seeds 1-12 --concurrency 4 --out OUT', '12 dry-run debates')
           .example('$0 sweep support.sop.json --inputs tickets.csv --model gpt-4o-mini,gpt-4o --out support-sweep', 'Each row × 2 models')
           .example('$0 sweep debate.sop.json --seeds 1-500 --queue redis://127.0.0.1:6379 --out /shared/debates', 'On sop worker processes')
+          .example('$0 sweep model.sop.json --seeds 1-30 --out OUT && $0 report OUT --check', "Compare the sweep with the SOP's targets")
           .epilog('Run the same command again to continue a stopped sweep. More: docs/sweep.md, docs/scale.md'),
       async (a) => {
         const { sweepCommand } = await import('./sweep-command.js');
@@ -57,6 +64,7 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
           input: collect(a.input),
           model: a.model,
           repeat: a.repeat,
+          independent: a.independent,
           concurrency: a.concurrency,
           threads: a.threads,
           queue: a.queue,
@@ -246,6 +254,28 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
           allowModel: collect(a['allow-model']),
           shardConcurrency: a['shard-concurrency'],
         });
+      },
+    )
+    .command(
+      'report <dir>',
+      "Compare a run or a sweep with its SOP's targets: a table per target, DIR/report.md and a validity table in the results database",
+      (y) =>
+        y
+          .positional('dir', { type: 'string', demandOption: true, describe: "A run folder, or a sweep's --out folder" })
+          .option('check', { type: 'boolean', default: false, describe: 'Exit 1 when a target is missed (or not measured), naming it' })
+          .option('verify', {
+            type: 'boolean',
+            default: false,
+            describe:
+              "Recompute DIR/provenance.json (the SOP's, data files' and model's SHA-256, the runs' outcomes) and name what changed; exit 1 if anything did",
+          })
+          .option('json', { type: 'boolean', default: false, describe: 'Print the results as JSON (one object per target)' })
+          .example('$0 report OUT --check', "A sweep's targets; exit 1 naming each missed one")
+          .example('$0 report OUT --verify', 'Has anything the sweep read or produced changed since?')
+          .epilog('More: docs/validity.md'),
+      async (a) => {
+        const { reportCommand } = await import('./report-command.js');
+        process.exitCode = await reportCommand({ dir: a.dir, check: a.check, verify: a.verify, json: a.json });
       },
     );
 }

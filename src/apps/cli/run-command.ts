@@ -3,6 +3,7 @@ import type { FlagOptions } from '../../api/option-types.js';
 import { apiOf, launchOf, type Launch } from '../../api/launch.js';
 import { useLocalThreads } from './option-flags.js';
 import { newRunId } from '../../features/journal/run-folder.js';
+import { recordRunProvenance } from '../report/provenance.js';
 import type { RunEvent } from '../../core/runtime/events.js';
 import { startRun, type LlmChoice } from '../../api/run.js';
 import { checkGivenInputs, type Run, type RunResult } from '../../api/engine/run.js';
@@ -189,6 +190,9 @@ export async function runCommand(o: RunCommandOptions, continuation?: Continuati
   } finally {
     process.off('SIGINT', onSigint);
     folder.close();
+    // RUN/provenance.json: the hashes of what the run read and of its outcome (docs/validity.md#provenance)
+    const problem = recordRunProvenance(folder.dir);
+    if (problem) err(`warning: ${problem}\n`);
   }
 }
 

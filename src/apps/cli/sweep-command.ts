@@ -11,12 +11,16 @@ import { JOURNAL_FILE } from '../../features/journal/writer.js';
 import { loadSopFile } from '../../api/loader/load.js';
 import { approveSopPlugins } from './plugin-approval.js';
 import { checkInputNames, undeclaredInputs } from '../../api/engine/run.js';
+import { sopCallsLlm } from '../../api/choices.js';
 import { formatDiagnostic } from '../../format/sop/diagnostics.js';
 import type { LlmProvider } from '../../core/llm/types.js';
 import { llmBlockSecrets } from '../../core/llm/endpoints.js';
 import { configureSecrets, makeRedactor, urlCredentials } from '../../shared/util/redact.js';
 import { expandGrid, parseSeeds, readInputRows, type GridPoint } from '../sweep/grid.js';
 import { sweepLocal } from '../sweep/local.js';
+import { writeSweepDb } from '../sweep/sweep-db.js';
+import { computeProvenance, writeProvenance } from '../report/provenance.js';
+import { armSop, commonRandomNumbers, experimentArms, independentSeed } from '../sweep/arms.js';
 import { Progress } from '../sweep/progress.js';
 import { ResultsFile, isDone } from '../sweep/results.js';
 import { needsLlm, sharedProvider, sweepServer } from '../sweep/shared-provider.js';
@@ -38,6 +42,8 @@ export interface SweepCommandOptions extends SweepRunSettings {
   input: string[];
   model?: string;
   repeat: number;
+  /** Experiment arms on independent seeds instead of common random numbers (docs/validity.md#experiments). */
+  independent?: boolean;
   concurrency?: number;
   /** Worker threads of an in-process sweep (default: one per core once there are at least 2 x concurrency runs). */
   threads?: number;
@@ -84,12 +90,16 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
   if (models.some((m) => m === '')) throw new EngineError(`--model "${o.model}": an empty model name`, 'SWEEP_OPTION');
   const fixed = parseInputs(o.input);
   checkInputNames(sop, Object.keys(fixed)); // a misspelt --input name is refused, with the name it is closest to
+  const arms = experimentArms(sop); // every seed runs in each arm (docs/validity.md#experiments)
+  if (o.independent && arms === undefined) err(`warning: --independent is for a SOP with experiment arms, and ${sop.name} has none\n`);
+  for (const arm of arms ?? []) armSop(sop, file, arm.name); // an arm whose values make the SOP invalid is told now
   const points = expandGrid({
     seeds: o.seeds !== undefined ? parseSeeds(o.seeds) : [1],
     rows,
     models,
     repeat: o.repeat,
     fixed,
+    ...(arms !== undefined ? { arms, ...(commonRandomNumbers(sop, o.independent) ? {} : { armSeed: independentSeed }) } : {}),
   });
   checkRequiredInputs(sop, points);
   const unknown = new Set(points.flatMap((p) => undeclaredInputs(sop, p.inputs)));
@@ -205,13 +215,28 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
     const r = results.byKey.get(k);
     return r ? [r] : [];
   });
+  await writeSweepDb(out, lines); // OUT/sweep.duckdb: the runs and their final metrics as tables
+  // OUT/provenance.json: the SOP's, data files' and model's hashes, the seeds, a Merkle root of the outcomes
+  try {
+    const runs = lines.filter((r) => r.run_dir !== undefined && existsSync(join(r.run_dir, JOURNAL_FILE)));
+    writeProvenance(
+      out,
+      computeProvenance(
+        'sweep',
+        runs.map((r) => ({ key: r.key, seed: r.seed, ...(r.arm !== undefined ? { arm: r.arm } : {}), dir: r.run_dir! })),
+        file,
+      ),
+    );
+  } catch (e) {
+    err(`warning: no ${out}/provenance.json: ${(e as Error).message.split('\n')[0]}\n`);
+  }
   const done = lines.filter((r) => isDone(r.status)).length;
   const failed = lines.filter((r) => r.status === 'failed').length;
   const open = points.length - done - failed;
   const budget = lines.filter((r) => r.status === 'budget').length;
   err(
     `${done} of ${points.length} runs done${budget ? ` (${budget} stopped by a budget)` : ''}, ${failed} failed${open ? `, ${open} not finished (run the same sweep again to continue them)` : ''}; ` +
-      `${out}/results.jsonl, ${out}/summary.md\n`,
+      `${out}/results.jsonl, ${out}/summary.md, ${out}/sweep.duckdb\n`,
   );
   // files: runs a full disk stopped are said once, with what to do
   const full = lines.filter((r) => r.error?.startsWith('disk full:')).length;

@@ -153,7 +153,7 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
     let sop = sops.get(version);
     if (!sop) {
       // the files it names are checked before it is loaded: loading reads a population file's first row
-      refuseOutside(() => checkSopFiles(rawSop(d.file), d.file, policy.roots));
+      refuseOutside(() => checkSopFiles(rawSop(d.file), d.file, policy.roots, d.point.inputs));
       try {
         // its "plugins": with the worker's --yes or the allow file, and only inside its roots
         await approveSopPlugins(d.file, { yes: policy.yes, command: 'sop worker', roots: policy.roots });
@@ -174,7 +174,7 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
     }
     refuseOutside(() => {
       checkSopLocalModels(own, d.file, d.point, d.llm, policy.roots);
-      checkSopFiles(own, d.file, policy.roots); // its population, edge-list, knowledge and sub-flow files
+      checkSopFiles(own, d.file, policy.roots, d.point.inputs); // its population, edge-list, knowledge and sub-flow files
     });
     const runsDir = o.out !== undefined ? resolve(o.out, d.sweep) : d.runsDir;
     err(`run ${d.point.key} started (attempt ${job.attemptsStarted})\n`);

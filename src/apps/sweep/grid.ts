@@ -18,6 +18,10 @@ export interface GridPoint {
   row?: number;
   /** Values set at JSON pointers of the SOP for this run (a calibration's particle: src/format/sop/set-pointer.ts). */
   set?: Record<string, SetValue>;
+  /** The experiment's arm (experiment.arms: its inputs are in `inputs`, its `set` applied by the runner). */
+  arm?: string;
+  /** The seed the run runs with when it is not `seed` (an arm on independent seeds). */
+  runSeed?: number;
 }
 
 export interface GridSpec {
@@ -27,6 +31,10 @@ export interface GridSpec {
   repeat: number;
   /** --input name=value, the same for every run (a row's column of the same name wins). */
   fixed: Record<string, string>;
+  /** The experiment's arms: every seed runs in each (an arm's inputs win over the rest). */
+  arms?: ReadonlyArray<{ name: string; inputs: Record<string, string> }>;
+  /** Arms on common random numbers (the same seed in each arm; default) or independent seeds (the seed hashed with the arm). */
+  armSeed?: (seed: number, arm: string) => number;
 }
 
 export class SweepInputError extends EngineError {
@@ -173,6 +181,8 @@ function slug(s: string): string {
 }
 
 export function pointKey(p: Omit<GridPoint, 'key'>): string {
+  // an arm's name and seed enter the hash only when there is one, so keys of sweeps without arms stay as they were
+  const arm = p.arm !== undefined ? [p.arm, p.runSeed ?? p.seed] : [];
   const hash = createHash('sha256')
     .update(
       JSON.stringify([
@@ -180,6 +190,7 @@ export function pointKey(p: Omit<GridPoint, 'key'>): string {
         p.model ?? null,
         p.repeat,
         Object.entries(p.inputs).sort(),
+        ...arm,
         ...(p.set !== undefined ? [Object.entries(p.set).sort()] : []), // keys of points without one are as before
       ]),
     )
@@ -187,6 +198,7 @@ export function pointKey(p: Omit<GridPoint, 'key'>): string {
     .slice(0, 8);
   return [
     `s${p.seed}`,
+    ...(p.arm !== undefined ? [`a${slug(p.arm)}`] : []),
     ...(p.model !== undefined ? [`m${slug(p.model)}`] : []),
     ...(p.row !== undefined ? [`i${p.row}`] : []),
     ...(p.repeat > 1 ? [`r${p.repeat}`] : []),
@@ -194,26 +206,32 @@ export function pointKey(p: Omit<GridPoint, 'key'>): string {
   ].join('-');
 }
 
-/** Every point of the grid, in order: models, then rows, then seeds, then repeats. */
+/** Every point of the grid, in order: models, then rows, then seeds, then arms, then repeats. */
 export function expandGrid(g: GridSpec): GridPoint[] {
   const points: GridPoint[] = [];
   const keys = new Set<string>();
+  const arms = g.arms ?? [undefined];
   for (const model of g.models) {
     const rows = g.rows ?? [undefined];
     rows.forEach((row, i) => {
       for (const seed of g.seeds) {
-        for (let r = 1; r <= g.repeat; r++) {
-          const p: Omit<GridPoint, 'key'> = {
-            seed,
-            inputs: { ...g.fixed, ...(row ?? {}) },
-            ...(model !== undefined ? { model } : {}),
-            repeat: r,
-            ...(row !== undefined ? { row: i + 1 } : {}),
-          };
-          const key = pointKey(p);
-          if (keys.has(key)) continue; // two identical rows are one point
-          keys.add(key);
-          points.push({ key, ...p });
+        for (const arm of arms) {
+          const runSeed = arm !== undefined && g.armSeed ? g.armSeed(seed, arm.name) : seed;
+          for (let r = 1; r <= g.repeat; r++) {
+            const p: Omit<GridPoint, 'key'> = {
+              seed,
+              inputs: { ...g.fixed, ...(row ?? {}), ...(arm?.inputs ?? {}) },
+              ...(model !== undefined ? { model } : {}),
+              repeat: r,
+              ...(row !== undefined ? { row: i + 1 } : {}),
+              ...(arm !== undefined ? { arm: arm.name } : {}),
+              ...(runSeed !== seed ? { runSeed } : {}),
+            };
+            const key = pointKey(p);
+            if (keys.has(key)) continue; // two identical rows are one point
+            keys.add(key);
+            points.push({ key, ...p });
+          }
         }
       }
     });

@@ -198,12 +198,13 @@ export function checkSopLocalModels(
  * "/elsewhere/secret.csv"}`, which would reach the prompts. JobRefused names the file and where
  * the SOP names it. A sub-flow SOP that cannot be read is left to the run, which refuses it.
  */
-export function checkSopFiles(sop: unknown, file: string, roots: readonly string[]): void {
+export function checkSopFiles(sop: unknown, file: string, roots: readonly string[], inputs?: Readonly<Record<string, string>>): void {
   const seen = new Set<string>();
   const visit = (doc: unknown, from: string, whose: string): void => {
     if (seen.has(resolve(from))) return;
     seen.add(resolve(from));
-    for (const f of namedFiles(doc, dirname(resolve(from)))) {
+    // the run's inputs render the top SOP's paths that name them ({{inputs.NAME}})
+    for (const f of namedFiles(doc, dirname(resolve(from)), doc === sop ? inputs : undefined)) {
       checkInRoots(`${whose}'s ${f.what} at ${f.pointer}`, f.resolved, roots);
       if (!f.subflow) continue;
       let sub: unknown;

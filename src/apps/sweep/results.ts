@@ -4,6 +4,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../shared/util/atomic-write.js';
 import { SWEEP_AGAIN, writeFailure } from '../../shared/io/disk-full.js';
+import { meanInterval } from '../../features/validity/stats.js';
 
 export const RESULTS_FILE = 'results.jsonl';
 export const SUMMARY_FILE = 'summary.md';
@@ -25,6 +26,12 @@ export interface ResultLine {
   final_state?: string;
   /** The last value of every output tag, keyed by tag. */
   outputs: Record<string, string>;
+  /** The population metrics after each population state's last step: state -> metric -> value. */
+  metrics?: Record<string, Record<string, number | null>>;
+  /** The experiment's arm of this run (experiment.arms, docs/validity.md#experiments). */
+  arm?: string;
+  /** The seed the run ran with, when it is not `seed` (an arm on independent seeds: --independent). */
+  run_seed?: number;
   /** The SOP's finish result, when it has one. */
   result?: string;
   error?: string;
@@ -197,6 +204,43 @@ function rowTable(results: readonly ResultLine[], tags: readonly string[]): stri
   ];
 }
 
+/** A number for a table: 4 significant digits. */
+const num = (x: number | null | undefined): string =>
+  x === null || x === undefined || !Number.isFinite(x) ? '-' : String(Number(x.toPrecision(4)));
+
+/**
+ * Each final population metric across the runs that are done (by arm when the sweep has arms):
+ * runs, mean, its 95% interval (Student's t) and the sd across seeds.
+ */
+function metricTable(results: readonly ResultLine[]): string[] {
+  const groups = new Map<string, number[]>();
+  const arms = results.some((r) => r.arm !== undefined);
+  for (const r of results) {
+    if (!isDone(r.status)) continue;
+    for (const [state, m] of Object.entries(r.metrics ?? {}))
+      for (const [name, v] of Object.entries(m)) {
+        if (typeof v !== 'number') continue;
+        const key = JSON.stringify([arms ? (r.arm ?? '') : '', state, name]);
+        groups.set(key, [...(groups.get(key) ?? []), v]);
+      }
+  }
+  if (groups.size === 0) return [];
+  const rows = [...groups.entries()]
+    .map(([key, xs]) => [JSON.parse(key) as [string, string, string], meanInterval(xs)] as const)
+    .sort((a, b) => a[0][0].localeCompare(b[0][0]) || a[0][1].localeCompare(b[0][1]) || a[0][2].localeCompare(b[0][2]));
+  return [
+    '',
+    '## Metrics (final values, across seeds)',
+    '',
+    `|${arms ? ' arm |' : ''} state | metric | runs | mean | 95% interval | sd |`,
+    `|${arms ? '---|' : ''}---|---|---|---|---|---|`,
+    ...rows.map(
+      ([[arm, state, name], m]) =>
+        `|${arms ? ` ${mdCell(arm)} |` : ''} ${mdCell(state)} | ${mdCell(name)} | ${m.n} | ${num(m.mean)} | ${m.lo === null ? '-' : `${num(m.lo)} to ${num(m.hi)}`} | ${num(m.sd)} |`,
+    ),
+  ];
+}
+
 export function summaryMarkdown(results: readonly ResultLine[], title: string, others = 0): string {
   const count =
     `${results.length} runs.` +
@@ -218,6 +262,7 @@ export function summaryMarkdown(results: readonly ResultLine[], title: string, o
     }
     lines.push('', `## Output \`${tag}\``, '', '| value | runs | share |', '|---|---|---|', ...countRows(counts, results.length));
   }
+  lines.push(...metricTable(results));
   lines.push(...rowTable(results, tags));
   const models = [...new Set(results.map((r) => r.model ?? '(default)'))];
   if (models.length > 1) {

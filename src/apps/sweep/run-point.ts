@@ -18,6 +18,9 @@ import { makeRedactor } from '../../shared/util/redact.js';
 import { withValuesSet } from '../../format/sop/set-pointer.js';
 import { validateSopDocument } from '../../api/loader/load.js';
 import { runOutputs } from './outputs.js';
+import { armSop } from './arms.js';
+import { recordRunProvenance } from '../report/provenance.js';
+import { FinalMetricsCollector, finalMetrics, type FinalMetrics } from './final-metrics.js';
 import { isDone, type ResultLine } from './results.js';
 
 /** How every run of a sweep is run: the `sop run` options a sweep hands on (a queued job carries them). */
@@ -93,10 +96,12 @@ function usageOf(u: UsageTotals): ResultLine['usage'] {
   };
 }
 
-function baseLine(p: GridPoint): Pick<ResultLine, 'key' | 'seed' | 'inputs' | 'model' | 'repeat' | 'row' | 'set'> {
+function baseLine(p: GridPoint): Pick<ResultLine, 'key' | 'seed' | 'inputs' | 'model' | 'repeat' | 'row' | 'set' | 'arm' | 'run_seed'> {
   return {
     key: p.key,
     seed: p.seed,
+    ...(p.arm !== undefined ? { arm: p.arm } : {}),
+    ...(p.runSeed !== undefined ? { run_seed: p.runSeed } : {}),
     inputs: p.inputs,
     ...(p.model !== undefined ? { model: p.model } : {}),
     repeat: p.repeat,
@@ -134,6 +139,7 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
     r: { status: string; turns: number; finalState?: string; error?: string; result?: string; budget?: string; usage: UsageTotals },
     messages: readonly Message[],
     resumed: boolean,
+    metrics: FinalMetrics,
   ): ResultLine => ({
     ...baseLine(p),
     ...(p.model === undefined && o.sop.llm?.model !== undefined ? { model: o.sop.llm.model } : {}), // the SOP's own model
@@ -141,6 +147,7 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
     turns: r.turns,
     ...(r.finalState !== undefined ? { final_state: r.finalState } : {}),
     outputs: runOutputs(o.sop, messages),
+    ...(Object.keys(metrics).length > 0 ? { metrics } : {}),
     ...(r.result !== undefined ? { result: r.result } : {}),
     ...(r.error !== undefined ? { error: r.error } : {}),
     ...(r.budget !== undefined ? { budget: r.budget } : {}),
@@ -154,8 +161,10 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
     // finished before its line reached results.jsonl (a kill in between): read it back
     const f = record.finished;
     const messages = record.effective.flatMap((e) => (e.type === 'message' ? [e.message] : []));
-    return redacted(line({ ...f, finalState: f.final_state }, messages, true));
+    recordRunProvenance(dir, { key: p.key, seed: p.seed, ...(p.arm !== undefined ? { arm: p.arm } : {}) }, o.file);
+    return redacted(line({ ...f, finalState: f.final_state }, messages, true, finalMetrics(record.effective)));
   }
+  const collector = new FinalMetricsCollector(); // the population metrics after each state's last step
   const common: RunSopOptions = {
     ...(o.provider ? { llm: o.provider } : o.llm ? { llm: o.llm as RunSopOptions['llm'] } : {}),
     baseUrl: o.baseUrl,
@@ -170,7 +179,7 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
     stream: false, // nobody watches the deltas: plain answers cost less CPU than streams
     ...(o.resultsDb === false ? { resultsDb: false } : {}),
     mcpApproval: { command: o.command ?? 'sop sweep' }, // its refusals name what this command has: --yes, the allow file
-    ...(o.onEvent ? { listeners: [o.onEvent] } : {}),
+    listeners: [collector.listener, ...(o.onEvent ? [o.onEvent] : [])],
   };
   const launch: Record<string, string | number | boolean> = {
     ...(o.llm ? { llm: o.llm } : {}),
@@ -185,12 +194,12 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
   };
   const handle = record
     ? resumeRun(dir, { ...common, ...(p.model !== undefined ? { model: p.model } : {}) })
-    : runSop(pointSop(o.sop, p, o.file), {
+    : runSop(pointSop(armSop(o.sop, o.file, p.arm), p, o.file), {
         ...common,
         file: o.file,
         runId: p.key,
         out: o.runsDir,
-        seed: p.seed,
+        seed: p.runSeed ?? p.seed,
         inputs: p.inputs,
         ...(p.model !== undefined ? { model: p.model } : {}),
         launch,
@@ -202,7 +211,20 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
       ? `stopped by Ctrl-C${r.error ? ` (${r.error.message})` : ''}`
       : // a sweep's runs are continued by running the sweep again, not by `sop resume`
         r.error?.message.replace('resume with options.answers', 'run the sweep again with an --answers FILE');
-  return redacted(line({ ...r, error }, r.messages, record !== undefined));
+  // a continued run took some of its steps before: its journal's effective history holds them all
+  const metrics = record === undefined ? collector.metrics() : metricsOf(dir);
+  // RUN/provenance.json (docs/validity.md#provenance); a problem with it never fails the run
+  recordRunProvenance(dir, { key: p.key, seed: p.seed, ...(p.arm !== undefined ? { arm: p.arm } : {}) }, o.file);
+  return redacted(line({ ...r, error }, r.messages, record !== undefined, metrics));
+}
+
+/** The final metrics a run folder's journal holds (none when it cannot be read). */
+function metricsOf(dir: string): FinalMetrics {
+  try {
+    return finalMetrics(loadRunRecord(dir).effective);
+  } catch {
+    return {};
+  }
 }
 
 /**

@@ -52,6 +52,7 @@ import { RuleProgram } from './rule-program.js';
 import { compileTiers, decisionGroups, type DecisionGroups, type Tier } from './tiers.js';
 import { clockText, orderPolicy, POPULATION_DEFAULTS, type PopulationStateSpec } from './state-spec.js';
 import { sourcePath } from './validate.js';
+import { inputFilePath, withInputFile } from './input-files.js';
 
 export interface VisitOptions {
   ctx: RunContext;
@@ -154,10 +155,11 @@ export class PopulationVisit {
     const { ctx, state, spec } = o;
     const pointer = `/states/${state.name}`;
     const baseDir = dirname(ctx.file);
-    const pop = await loadPopulation(spec.population, { baseDir, pointer: `${pointer}/population` });
+    const population = withInputFile(spec.population, ctx.inputs, `${pointer}/population/source/file`);
+    const pop = await loadPopulation(population, { baseDir, pointer: `${pointer}/population` });
     const world = o.worlds.get(spec.world.type);
     if (!world) throw new EngineError(`${pointer}/world/type: unknown world "${spec.world.type}"`, 'POPULATION');
-    const init = await initContext(spec, baseDir);
+    const init = await initContext(spec, baseDir, ctx.inputs, pointer);
     let worldState: unknown;
     if (saved?.world !== undefined) worldState = restoreState(world, saved.world, init);
     else {
@@ -184,7 +186,7 @@ export class PopulationVisit {
         columns: [...pop.columns],
         world: world.name,
         seed: ctx.seed,
-        ...('file' in spec.population.source ? { source: resolve(sourcePath(spec.population.source.file, baseDir)) } : {}),
+        ...('file' in population.source ? { source: resolve(sourcePath(population.source.file, baseDir)) } : {}),
       });
     return v;
   }
@@ -462,9 +464,15 @@ function observeK(worldState: unknown): number {
 }
 
 /** What a world's init needs beyond its parameters: the follow graph (an edge list read from its file), an embedder. */
-async function initContext(spec: PopulationStateSpec, baseDir: string): Promise<WorldInitContext> {
+async function initContext(
+  spec: PopulationStateSpec,
+  baseDir: string,
+  inputs: Readonly<Record<string, string>>,
+  pointer: string,
+): Promise<WorldInitContext> {
   let graph = spec.world.graph;
-  const file = (graph as { file?: unknown } | undefined)?.file;
+  const given = (graph as { file?: unknown } | undefined)?.file;
+  const file = typeof given === 'string' ? inputFilePath(given, inputs, `${pointer}/world/graph/file`) : given;
   if (typeof file === 'string') {
     const { file: _f, ...rest } = graph as Record<string, unknown>;
     graph = { ...rest, edges: await readEdgeListFile(sourcePath(file, baseDir), file) };

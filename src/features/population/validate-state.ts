@@ -15,7 +15,8 @@ import { RULE_SCOPE_NAMES } from './rule-program.js';
 import { metricNames as registeredMetrics, METRIC_EXPRESSION_OPTIONS } from './metrics.js';
 import { rulePolicyNames } from './rules.js';
 import { isPopulationState, populationStateSpec } from './state-spec.js';
-import { checkPopulationSpec, sourcePath } from './validate.js';
+import { checkPopulationSpec, shapeProblem, sourcePath } from './validate.js';
+import { inputDefaults, isTemplatedPath, renderPathTemplate } from '../../format/sop/file-template.js';
 import {
   activationScope,
   agentScope,
@@ -55,6 +56,7 @@ export function populationDiagnostics(sop: Sop, file: string | undefined, worlds
   // A run's journaled document (resume, fork) was checked with its data files when the run
   // started; they are relative to the SOP file, not the journal, and are read again when a visit starts.
   const journaled = file?.endsWith('#/document') === true;
+  const defaults = inputDefaults(sop);
   for (const [name, def] of Object.entries(sop.states)) {
     if (!isPopulationState(def)) {
       // a population state's settings on a state without `population` would be silently ignored
@@ -72,9 +74,16 @@ export function populationDiagnostics(sop: Sop, file: string | undefined, worlds
     const d = def as Record<string, unknown>;
     let columns: string[] | undefined;
     if (!journaled) {
-      const checked = checkPopulationSpec(d.population, baseDir, `${at}/population`);
-      out.push(...checked.diagnostics);
-      columns = checked.columns;
+      // a data file that names inputs is read as the inputs' defaults name it; without them, at the run's start
+      const population = withDefaultFile(d.population, defaults);
+      if (population === undefined) {
+        const shape = shapeProblem(d.population);
+        if (shape) err(`${at}/population${shape.pointer}`, shape.message);
+      } else {
+        const checked = checkPopulationSpec(population, baseDir, `${at}/population`);
+        out.push(...checked.diagnostics);
+        columns = checked.columns;
+      }
     }
     if (d.world === undefined) {
       err(at, `a population state needs a "world" (social, market, board, or one added with defineWorld)`);
@@ -83,7 +92,14 @@ export function populationDiagnostics(sop: Sop, file: string | undefined, worlds
     const worldProblems = validateWorldSpec(d.world, `${at}/world`, {
       ...(d.actions !== undefined ? { actions: d.actions, actionsPointer: `${at}/actions` } : {}),
       worlds,
-      ...(journaled ? {} : { fileProblem: (f: string) => edgeListFileProblem(sourcePath(f, baseDir), f) }),
+      ...(journaled
+        ? {}
+        : {
+            fileProblem: (f: string) => {
+              const r = isTemplatedPath(f) ? renderPathTemplate(f, defaults) : { path: f };
+              return 'path' in r ? edgeListFileProblem(sourcePath(r.path, baseDir), f) : undefined;
+            },
+          }),
     });
     out.push(...worldProblems);
     if (d.resolution !== undefined) {
@@ -174,4 +190,14 @@ export function populationDiagnostics(sop: Sop, file: string | undefined, worlds
     // the `observe` template is checked with every other SOP text (src/format/sop/check-templates.ts)
   }
   return out;
+}
+
+/** A population spec whose data file names inputs, with the path the inputs' defaults give it (undefined: some input has none). */
+function withDefaultFile(population: unknown, defaults: Readonly<Record<string, string>>): unknown {
+  const source = (population as { source?: { file?: unknown } } | undefined)?.source;
+  const file = source?.file;
+  if (typeof file !== 'string' || !isTemplatedPath(file)) return population;
+  const r = renderPathTemplate(file, defaults);
+  if ('problem' in r) return undefined;
+  return { ...(population as object), source: { ...source, file: r.path } };
 }

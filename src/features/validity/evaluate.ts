@@ -225,7 +225,10 @@ function evaluateEffect(
   const main: Difference = paired ?? independent;
   const sim: MeanInterval = { n: main.n, mean: main.mean, sd: main.sd, lo: main.lo, hi: main.hi };
   const expected = t.null === true ? 0 : (t.value ?? (t.interval !== undefined ? (t.interval[0]! + t.interval[1]!) / 2 : NaN));
-  const covers = main.lo === null || main.hi === null ? null : expected >= main.lo && expected <= main.hi;
+  // an interval target is covered when the difference's interval meets it; a value (or null: 0) when it lies inside
+  const coveredBy = (lo: number, hi: number): boolean =>
+    t.null !== true && t.interval !== undefined ? lo <= t.interval[1]! && hi >= t.interval[0]! : expected >= lo && expected <= hi;
+  const covers = main.lo === null || main.hi === null ? null : coveredBy(main.lo, main.hi);
   // each seed's own difference, when a run gives several values (e.g. one per agent)
   let tested = 0;
   let significant = 0;
@@ -235,7 +238,7 @@ function evaluateEffect(
     if (d.lo === null || d.hi === null || d.p === null) continue;
     tested++;
     if (d.p < 0.05) significant++;
-    if (expected >= d.lo && expected <= d.hi) covering++;
+    if (coveredBy(d.lo, d.hi)) covering++;
   }
   // the spread of the difference across seeds, against the target's sd
   const ratio = varianceRatio(paired?.sd ?? null, t.sd);

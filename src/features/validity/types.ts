@@ -71,9 +71,9 @@ export interface TargetResult {
   /** effect: the paired difference's interval (when paired) and the unpaired (Welch) one over the same runs. */
   paired: Difference | null;
   independent: Difference | null;
-  /** effect: does the difference's 95% interval contain the target's value (0 for a null target). */
+  /** effect: does the difference's 95% interval contain the target's value (0 for a null target), or meet its interval. */
   covers: boolean | null;
-  /** effect, with several values per run: the share of seeds whose own 95% interval contains the target value. */
+  /** effect, with several values per run: the share of seeds whose own 95% interval covers the target (as `covers`). */
   coverage: number | null;
   /** effect with null: true, with several values per run: the share of seeds whose own difference is significant at 5%. */
   null_inflation: number | null;

@@ -42,6 +42,16 @@ export function targetDiagnostics(sop: Sop): Diagnostic[] {
       else if (populations.length > 1)
         err(at('metric'), `this SOP has ${populations.length} population states (${populations.join(', ')}); say which one in "state"`);
     }
+    if (t.arm !== undefined) {
+      if (kind === 'effect') err(at('arm'), 'an effect names its two arms in "arms"');
+      else if (!arms.includes(t.arm))
+        err(
+          at('arm'),
+          arms.length === 0
+            ? 'this SOP declares no experiment arms'
+            : `arm "${t.arm}" is not declared in experiment.arms (${arms.join(', ')})`,
+        );
+    }
     if (t.at !== undefined && kind === 'curve')
       err(at('at'), 'a curve covers every step of its points; "at" is for value, distribution and effect targets');
     // fields of other kinds
