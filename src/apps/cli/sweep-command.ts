@@ -11,7 +11,6 @@ import { JOURNAL_FILE } from '../../features/journal/writer.js';
 import { loadSopFile } from '../../api/loader/load.js';
 import { approveSopPlugins } from './plugin-approval.js';
 import { checkInputNames, undeclaredInputs } from '../../api/engine/run.js';
-import { sopCallsLlm } from '../../api/choices.js';
 import { formatDiagnostic } from '../../format/sop/diagnostics.js';
 import type { LlmProvider } from '../../core/llm/types.js';
 import { llmBlockSecrets } from '../../core/llm/endpoints.js';
