@@ -29,6 +29,7 @@ export const FEATURES = {
   batch: ['src/features/batch'],
   validity: ['src/features/validity'],
   seats: ['src/features/seats'],
+  calibrate: ['src/features/calibrate'],
 };
 
 const LAYERS = {
@@ -59,7 +60,7 @@ const LAYERS = {
   ],
   // what assembles the features into a run (and loads SOPs with every check)
   api: ['src/api', 'src/api/engine', 'src/api/loader', 'src/index.ts', 'src/extend.ts'],
-  apps: ['src/apps/cli', 'src/apps/view', 'src/apps/sweep', 'src/apps/report', 'src/apps/seats'],
+  apps: ['src/apps/cli', 'src/apps/view', 'src/apps/sweep', 'src/apps/report', 'src/apps/seats', 'src/apps/calibrate'],
 };
 
 const pattern = (p) => (p.endsWith('.ts') ? p : `${p}/**`);

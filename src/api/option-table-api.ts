@@ -24,6 +24,11 @@ export const API_ONLY_OPTIONS = {
     default: 'false',
     doc: 'tell `prompt` events (the messages each LLM call was sent, secrets redacted) to iterators and listeners too (the journal keeps them anyway)',
   },
+  resultsDb: {
+    api: 'resultsDb',
+    default: 'true',
+    doc: 'write RUN/population.duckdb when a run with population states ends; false leaves it to `sop query` and `sop export`, which build it when missing',
+  },
   file: { api: 'file', doc: 'the SOP file, for a SOP given as an object (relative paths in it are resolved from its folder)' },
   plugins: { api: 'plugins', doc: 'features of your own, plugged into the run (below)' },
   listeners: { api: 'listeners', doc: 'synchronous listeners, called with every event before iterators see it' },

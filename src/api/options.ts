@@ -128,6 +128,12 @@ export interface RunSopOptions extends StepScaleOptions {
    * listeners too (default false: only the run folder's journal keeps them).
    */
   prompts?: boolean;
+  /**
+   * Write RUN/population.duckdb when a run with population states ends (default true); false
+   * leaves it to `sop query` and `sop export`, which build it from the journal when it is missing
+   * (sop calibrate's runs: their metrics are read from the journal).
+   */
+  resultsDb?: boolean;
   /** Reproduce the safe Agents 1.0 quirks. */
   compat?: 'agents-v1';
   /** The SOP file, for a SOP given as an object (relative paths in it are resolved from its folder). */

@@ -139,7 +139,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
       : undefined;
   if (folder) listeners.push(folder.onEvent);
   // RUN/population.duckdb appended after each checkpoint the run folder has journaled
-  const results = folder && usesPopulation(sop) ? new ResultsWriter(folder.dir, folder.journalBytes) : undefined;
+  const results = folder && usesPopulation(sop) && o.resultsDb !== false ? new ResultsWriter(folder.dir, folder.journalBytes) : undefined;
   if (results) listeners.push(results.onEvent);
   if (folder) promptListeners.push(folder.onEvent);
   listeners.push(...(o.listeners ?? []));

@@ -16,6 +16,10 @@ const PLAN_OPTIONS = {
   sample: { type: 'number', describe: 'Population states of more agents are dry-run with this many, and extrapolated (default 1000)' },
   seed: { type: 'number', describe: "The dry run's seed (default 1; with --run, the run's)" },
   yes: { type: 'boolean', describe: 'Load the JavaScript modules the SOP names in "plugins" without asking (docs/population.md#plugins)' },
+  budget: {
+    type: 'number',
+    describe: 'A SOP with a "calibrate" block: predict sop calibrate --budget N (its runs, calls, tokens and cost)',
+  },
   run: {
     type: 'string',
     describe: 'A run folder: its realised figures beside the prediction (its SOP, seed, inputs, LLM); the prediction kept in RUN/plan.json',

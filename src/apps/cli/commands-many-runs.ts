@@ -75,6 +75,66 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
       },
     )
     .command(
+      'calibrate <file>',
+      "Fit the SOP's calibrate.parameters to its targets by ABC-SMC (runs in this process, or on sop workers via --queue); writes DIR/report.md, the posterior (calibration.duckdb, posterior.parquet) and continues a stopped calibration",
+      (y) =>
+        y
+          .positional('file', { type: 'string', demandOption: true, describe: 'SOP file (.sop.json) with a "calibrate" block' })
+          .option('budget', { type: 'number', demandOption: true, describe: 'Runs in all (every round, kept or not)' })
+          .option('out', {
+            type: 'string',
+            default: 'calibration',
+            describe: 'Folder for report.md, the posterior, the saved rounds and runs/ (the same command continues it)',
+          })
+          .option('seed', { type: 'number', describe: 'Seed of the calibration: the same seed gives the same posterior (default 1)' })
+          .option('population', {
+            type: 'number',
+            describe: 'Particles in a population (default: a sixtieth of the particles the budget pays for, 20 to 1000)',
+          })
+          .option('input', { type: 'string', array: true, describe: 'An input for every run, as name=value (repeatable)' })
+          .option('json', {
+            type: 'boolean',
+            default: false,
+            describe: 'Print {"parameters": {NAME: {median, lo90, hi90, prior_width}}, "runs": N} on stdout',
+          })
+          .option('keep-runs', { type: 'boolean', default: false, describe: "Keep every run's folder (default: only the population's)" })
+          .option('concurrency', { type: 'number', describe: 'Runs at once in this process (default 8)' })
+          .option('threads', { type: 'number', describe: 'Worker threads sharing those runs (default: one per core)' })
+          .options(tableFlags('sweep'))
+          .option('queue', {
+            type: 'string',
+            describe:
+              'Put the runs on the BullMQ queue in Redis that sop worker processes take them from (as sop sweep --queue); needs SOP_QUEUE_SECRET',
+          })
+          .option('attempts', { type: 'number', describe: 'With --queue: attempts of a run before it is recorded as failed (default 3)' })
+          .example('$0 calibrate examples/calibration/cascade.sop.json --budget 2000 --out OUT', 'Fit theta and p; OUT/report.md')
+          .example(
+            '$0 calibrate model.sop.json --budget 2000 --queue redis://127.0.0.1:6379 --out /shared/cal',
+            'Runs on sop worker processes',
+          )
+          .epilog(
+            'Run the same command again to continue a stopped or killed calibration from its last completed round. More: docs/calibrate.md',
+          ),
+      async (a) => {
+        const { calibrateCommand } = await import('./calibrate-command.js');
+        process.exitCode = await calibrateCommand({
+          ...tableArgs('sweep', a as Record<string, unknown>),
+          file: a.file,
+          out: a.out,
+          budget: a.budget,
+          seed: a.seed,
+          population: a.population,
+          input: collect(a.input),
+          json: a.json,
+          keepRuns: a['keep-runs'],
+          concurrency: a.concurrency,
+          threads: a.threads,
+          queue: a.queue,
+          attempts: a.attempts,
+        });
+      },
+    )
+    .command(
       'worker',
       'Run the runs that sop sweep --queue puts on a BullMQ queue in Redis (on any machine with the SOP files), or with --shards answer the population steps of sop run --shard-over',
       (y) =>

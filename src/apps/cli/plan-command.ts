@@ -17,6 +17,8 @@ import { lastValues } from './last-value.js';
 import { keepPlan, planFor, type PlanFlags, type Planned } from './plan-of.js';
 import { parseInputs } from './run-command.js';
 import { textTable } from './text-table.js';
+import { calibrationPlan, defaultPopulation, type CalibrationPlan } from '../../features/calibrate/smc.js';
+import type { Sop } from '../../format/sop/types.js';
 
 export interface PlanCommandOptions extends PlanFlags {
   file?: string;
@@ -28,6 +30,8 @@ export interface PlanCommandOptions extends PlanFlags {
   llm?: string;
   seed?: number;
   maxTurns?: number;
+  /** A calibration of this many runs (sop calibrate --budget). */
+  budget?: number;
   inputs: string[];
   goal?: string;
   json: boolean;
@@ -71,10 +75,18 @@ export async function planCommand(given: PlanCommandOptions): Promise<number> {
   if (o.file) await approveSopPlugins(o.file, { yes: o.yes, command: 'sop plan' }); // its "plugins", with approval
   const t = target(o);
   checkGivenInputs(t.sop, t.inputs);
+  if (o.budget !== undefined && !t.sop.calibrate)
+    throw new EngineError(`--budget predicts a calibration, and ${t.sop.name} has no "calibrate" block (docs/calibrate.md)`, 'OPTION');
+  whole('budget', o.budget, 1);
   const report = await planFor(t, o);
   const code = report.status === 'failed' || report.status === 'interrupted' ? 1 : 0;
   if (!t.record) {
-    process.stdout.write(o.json ? JSON.stringify(report) + '\n' : formatPlan(report, o.pricing));
+    const calibration = o.budget !== undefined ? planCalibration(t.sop, o.budget, report) : undefined;
+    process.stdout.write(
+      o.json
+        ? JSON.stringify(calibration ? { ...report, calibration } : report) + '\n'
+        : formatPlan(report, o.pricing) + (calibration ? formatCalibration(calibration) : ''),
+    );
     return code;
   }
   const realised = realisedFigures(t.record.effective);
@@ -85,6 +97,21 @@ export async function planCommand(given: PlanCommandOptions): Promise<number> {
     o.json ? JSON.stringify({ plan: report, realised }) + '\n' : formatComparison(report, realised, t.record, o.pricing),
   );
   return code;
+}
+
+/** A calibration of `budget` runs at the dry run's figures (src/features/calibrate/smc.ts). */
+function planCalibration(sop: Sop, budget: number, r: PlanReport): CalibrationPlan {
+  const k = sop.calibrate?.seeds_per_particle ?? 1;
+  return calibrationPlan(budget, k, defaultPopulation(budget, k), r.total);
+}
+
+function formatCalibration(c: CalibrationPlan): string {
+  return (
+    `\nCalibration (sop calibrate --budget ${int(c.budget)}): ${int(c.runs)} runs at most (${int(c.particles)} particles proposed, ` +
+    `${c.seeds_per_particle} run${c.seeds_per_particle > 1 ? 's' : ''} each; populations of ${int(c.population)}), ` +
+    `${int(c.calls)} LLM calls, ${int(c.prompt_tokens + c.completion_tokens)} tokens, ${usd(c.cost)}, ${duration(c.seconds)} of runs one after another ` +
+    `(each run as the dry run above, at the SOP's own values of the parameters).\n`
+  );
 }
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');

@@ -11,7 +11,6 @@ import { JOURNAL_FILE } from '../../features/journal/writer.js';
 import { loadSopFile } from '../../api/loader/load.js';
 import { approveSopPlugins } from './plugin-approval.js';
 import { checkInputNames, undeclaredInputs } from '../../api/engine/run.js';
-import { sopCallsLlm } from '../../api/choices.js';
 import { formatDiagnostic } from '../../format/sop/diagnostics.js';
 import type { LlmProvider } from '../../core/llm/types.js';
 import { llmBlockSecrets } from '../../core/llm/endpoints.js';
@@ -23,7 +22,7 @@ import { computeProvenance, writeProvenance } from '../report/provenance.js';
 import { armSop, commonRandomNumbers, experimentArms, independentSeed } from '../sweep/arms.js';
 import { Progress } from '../sweep/progress.js';
 import { ResultsFile, isDone } from '../sweep/results.js';
-import { sharedProvider, sweepServer } from '../sweep/shared-provider.js';
+import { needsLlm, sharedProvider, sweepServer } from '../sweep/shared-provider.js';
 import { sweepRunSettings, type SweepRunSettings } from '../sweep/run-point.js';
 import { checkHumans, checkLlm, checkNumbers, checkOutFolder, checkPricing, checkRequiredInputs } from '../sweep/preflight.js';
 import { settingsChanges } from '../sweep/settings-file.js';
@@ -119,9 +118,8 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
     allow: () => [...cliAllow, ...fileLlmAllowEntries()],
     ...(process.stdin.isTTY && o.queue === undefined ? { ask: askYesNo } : {}),
   });
-  // a SOP of rule agents only makes no LLM call: no key, no server (as sop run)
-  const callsLlm = o.llm !== undefined || sopCallsLlm(sop);
-  if (callsLlm) await checkLlm(o.llm ?? sop.llm?.provider, sweepServer(sop, o.baseUrl, consent), o.timeoutMs, o.queue !== undefined);
+  const llm = needsLlm(sop, o.llm); // rule agents only: no key, no server
+  if (llm) await checkLlm(o.llm ?? sop.llm?.provider, sweepServer(sop, o.baseUrl, consent), o.timeoutMs, o.queue !== undefined);
 
   const out = resolve(o.out);
   checkOutFolder(out, o.out);
@@ -198,7 +196,7 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
           file,
           runsDir,
           ...sweepRunSettings(o),
-          provider: callsLlm
+          provider: llm
             ? await sharedProvider(providers, o.llm ?? sop.llm?.provider, sweepServer(sop, o.baseUrl, consent), o.timeoutMs)
             : undefined,
           signal: stop.signal,

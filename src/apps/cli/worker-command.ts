@@ -19,7 +19,7 @@ import type { LlmProvider } from '../../core/llm/types.js';
 import { configureSecrets, makeRedactor, redactedProcessor } from '../../shared/util/redact.js';
 import type { Sop } from '../../format/sop/types.js';
 import { QUEUE_NAME, connectionOf, parseRedisUrl, reachRedis, type JobData } from '../sweep/queue.js';
-import { runPoint, workerName } from '../sweep/run-point.js';
+import { pointSop, runPoint, workerName } from '../sweep/run-point.js';
 import {
   JobRefused,
   checkJob,
@@ -32,8 +32,7 @@ import {
 import { queueSecret } from '../../shared/util/job-signature.js';
 import { terminalSafe } from '../../shared/util/terminal-text.js';
 import type { ResultLine } from '../sweep/results.js';
-import { sharedProvider, sweepServer } from '../sweep/shared-provider.js';
-import { sopCallsLlm } from '../../api/choices.js';
+import { needsLlm, sharedProvider, sweepServer } from '../sweep/shared-provider.js';
 import { LlmConsent, LlmConsentError, cliLlmAllowEntries, fileLlmAllowEntries } from '../../core/llm/consent.js';
 import { lastValues } from './last-value.js';
 import { EngineError } from '../../shared/errors.js';
@@ -165,18 +164,25 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
       sop = loadSopFile(d.file).sop;
       sops.set(version, sop);
     }
+    // a point's values set at JSON pointers (a calibration's particle): the SOP as the run will
+    // have it is what is checked (never /plugins: src/format/sop/set-pointer.ts)
+    let own: Sop;
+    try {
+      own = pointSop(sop, d.point, d.file);
+    } catch (e) {
+      throw new UnrecoverableError(`refused: the job's point.set: ${(e as Error).message.split('\n')[0]}`);
+    }
     refuseOutside(() => {
-      checkSopLocalModels(sop, d.file, d.point, d.llm, policy.roots);
-      checkSopFiles(sop, d.file, policy.roots, d.point.inputs); // its population, edge-list, knowledge and sub-flow files
+      checkSopLocalModels(own, d.file, d.point, d.llm, policy.roots);
+      checkSopFiles(own, d.file, policy.roots, d.point.inputs); // its population, edge-list, knowledge and sub-flow files
     });
     const runsDir = o.out !== undefined ? resolve(o.out, d.sweep) : d.runsDir;
     err(`run ${d.point.key} started (attempt ${job.attemptsStarted})\n`);
     configureSecrets({ urls: [d.baseUrl] });
     let provider: LlmProvider | undefined;
     try {
-      // a SOP of rule agents only makes no LLM call: no provider, no key
-      if (d.llm !== undefined || sopCallsLlm(sop))
-        provider = await sharedProvider(providers, d.llm ?? sop.llm?.provider, sweepServer(sop, d.baseUrl, consent), d.timeoutMs, throttle);
+      if (needsLlm(own, d.llm))
+        provider = await sharedProvider(providers, d.llm ?? own.llm?.provider, sweepServer(own, d.baseUrl, consent), d.timeoutMs, throttle);
     } catch (e) {
       // a server the SOP names that this worker does not allow: refused, nothing sent, no retry
       if (e instanceof LlmConsentError) throw new UnrecoverableError(`refused: ${e.message.replace(/, or give --base-url/, '')}`);

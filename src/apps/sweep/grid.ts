@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { readInputFile } from '../../shared/io/read-input-file.js';
 import { describeJsonProblem } from '../../shared/util/json-syntax.js';
 import { EngineError } from '../../shared/errors.js';
+import type { SetValue } from '../../format/sop/set-pointer.js';
 
 export interface GridPoint {
   /** Stable name of the point: its run folder's name and its job id on a queue. */
@@ -15,6 +16,8 @@ export interface GridPoint {
   repeat: number;
   /** 1-based row of the --inputs file. */
   row?: number;
+  /** Values set at JSON pointers of the SOP for this run (a calibration's particle: src/format/sop/set-pointer.ts). */
+  set?: Record<string, SetValue>;
   /** The experiment's arm (experiment.arms: its inputs are in `inputs`, its `set` applied by the runner). */
   arm?: string;
   /** The seed the run runs with when it is not `seed` (an arm on independent seeds). */
@@ -181,7 +184,16 @@ export function pointKey(p: Omit<GridPoint, 'key'>): string {
   // an arm's name and seed enter the hash only when there is one, so keys of sweeps without arms stay as they were
   const arm = p.arm !== undefined ? [p.arm, p.runSeed ?? p.seed] : [];
   const hash = createHash('sha256')
-    .update(JSON.stringify([p.seed, p.model ?? null, p.repeat, Object.entries(p.inputs).sort(), ...arm]))
+    .update(
+      JSON.stringify([
+        p.seed,
+        p.model ?? null,
+        p.repeat,
+        Object.entries(p.inputs).sort(),
+        ...arm,
+        ...(p.set !== undefined ? [Object.entries(p.set).sort()] : []), // keys of points without one are as before
+      ]),
+    )
     .digest('hex')
     .slice(0, 8);
   return [

@@ -16,6 +16,8 @@ export interface ResultLine {
   model?: string;
   repeat: number;
   row?: number;
+  /** Values the run set at JSON pointers of the SOP (a calibration's particle). */
+  set?: Record<string, number | string | boolean>;
   /** finished | max_turns | budget | failed | interrupted (a run that could not be done says why in `error`). */
   status: string;
   /** Status "budget": which budget was spent, and how much of it. */

@@ -15,6 +15,8 @@ import type { UsageTotals } from '../../core/runtime/usage.js';
 import type { Sop } from '../../format/sop/types.js';
 import type { GridPoint } from './grid.js';
 import { makeRedactor } from '../../shared/util/redact.js';
+import { withValuesSet } from '../../format/sop/set-pointer.js';
+import { validateSopDocument } from '../../api/loader/load.js';
 import { runOutputs } from './outputs.js';
 import { armSop } from './arms.js';
 import { recordRunProvenance } from '../report/provenance.js';
@@ -76,6 +78,8 @@ export interface PointOptions extends SweepRunSettings {
   signal?: AbortSignal;
   /** Every event of the run (progress: tokens as they are used). */
   onEvent?: (e: RunEvent) => void;
+  /** false: no RUN/population.duckdb at the end of each run (sop calibrate reads the journal; sop query builds it later). */
+  resultsDb?: boolean;
   /** The command running the point, for the advice of a refusal (an MCP server it may not start). */
   command?: 'sop sweep' | 'sop worker';
 }
@@ -92,7 +96,7 @@ function usageOf(u: UsageTotals): ResultLine['usage'] {
   };
 }
 
-function baseLine(p: GridPoint): Pick<ResultLine, 'key' | 'seed' | 'inputs' | 'model' | 'repeat' | 'row' | 'arm' | 'run_seed'> {
+function baseLine(p: GridPoint): Pick<ResultLine, 'key' | 'seed' | 'inputs' | 'model' | 'repeat' | 'row' | 'set' | 'arm' | 'run_seed'> {
   return {
     key: p.key,
     seed: p.seed,
@@ -102,7 +106,17 @@ function baseLine(p: GridPoint): Pick<ResultLine, 'key' | 'seed' | 'inputs' | 'm
     ...(p.model !== undefined ? { model: p.model } : {}),
     repeat: p.repeat,
     ...(p.row !== undefined ? { row: p.row } : {}),
+    ...(p.set !== undefined ? { set: p.set } : {}),
   };
+}
+
+/**
+ * The SOP of a point: the sweep's, or a copy with the point's values set at their JSON pointers,
+ * checked again as a loaded file is (a value the schema refuses fails the run, in one line).
+ */
+export function pointSop(sop: Sop, p: Pick<GridPoint, 'set'>, file: string): Sop {
+  if (p.set === undefined || Object.keys(p.set).length === 0) return sop;
+  return validateSopDocument(withValuesSet(sop, p.set), file).sop;
 }
 
 /** A run folder that holds a journal: finished, or to be continued. */
@@ -163,6 +177,7 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
     ...(o.answers !== undefined ? { answers: o.answers } : {}),
     signal: o.signal,
     stream: false, // nobody watches the deltas: plain answers cost less CPU than streams
+    ...(o.resultsDb === false ? { resultsDb: false } : {}),
     mcpApproval: { command: o.command ?? 'sop sweep' }, // its refusals name what this command has: --yes, the allow file
     listeners: [collector.listener, ...(o.onEvent ? [o.onEvent] : [])],
   };
@@ -179,7 +194,7 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
   };
   const handle = record
     ? resumeRun(dir, { ...common, ...(p.model !== undefined ? { model: p.model } : {}) })
-    : runSop(armSop(o.sop, o.file, p.arm), {
+    : runSop(pointSop(armSop(o.sop, o.file, p.arm), p, o.file), {
         ...common,
         file: o.file,
         runId: p.key,

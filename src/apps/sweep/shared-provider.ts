@@ -5,6 +5,7 @@ import { llmBlockSecrets, sopEndpoints } from '../../core/llm/endpoints.js';
 import { createProvider, type ProviderChoice, type ThrottleChoice } from '../../core/llm/factory.js';
 import type { LlmProvider } from '../../core/llm/types.js';
 import type { Sop } from '../../format/sop/types.js';
+import { sopCallsLlm } from '../../api/choices.js';
 import { configureSecrets } from '../../shared/util/redact.js';
 
 /**
@@ -20,6 +21,11 @@ export function sweepServer(sop: Sop, baseUrlFlag: string | undefined, consent: 
   return baseUrlFlag !== undefined
     ? { baseURL: baseUrlFlag, baseURLFixed: true }
     : { baseURL: sop.llm?.base_url, apiKeyEnv: sop.llm?.api_key_env, consent, endpoints: sopEndpoints(sop) };
+}
+
+/** Whether runs of the SOP need an LLM: --llm given, or a SOP whose agents call one (not rule agents only). */
+export function needsLlm(sop: Sop, llm: string | undefined): boolean {
+  return llm !== undefined || sopCallsLlm(sop);
 }
 
 export async function sharedProvider(

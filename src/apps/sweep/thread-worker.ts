@@ -9,8 +9,7 @@ import { configureSecrets } from '../../shared/util/redact.js';
 import type { LlmProvider } from '../../core/llm/types.js';
 import type { GridPoint } from './grid.js';
 import { failedLine, runPoint, type PointOptions } from './run-point.js';
-import { sharedProvider, sweepServer } from './shared-provider.js';
-import { sopCallsLlm } from '../../api/choices.js';
+import { needsLlm, sharedProvider, sweepServer } from './shared-provider.js';
 import { LlmConsent, fileLlmAllowEntries, type LlmAllowEntry } from '../../core/llm/consent.js';
 
 export interface ThreadTask {
@@ -36,16 +35,15 @@ export default async function runShare(task: ThreadTask): Promise<number> {
     if (m === 'stop') stop.abort();
   });
   const providers = new Map<string, LlmProvider>();
-  // a SOP of rule agents only makes no LLM call: no provider (no key needed)
-  const provider =
-    task.options.llm === undefined && !sopCallsLlm(sop)
-      ? undefined
-      : await sharedProvider(
-          providers,
-          task.options.llm ?? sop.llm?.provider,
-          sweepServer(sop, task.options.baseUrl, new LlmConsent({ allow: () => [...task.options.allow, ...fileLlmAllowEntries()] })),
-          task.options.timeoutMs,
-        );
+  // a SOP of rule agents only needs no LLM (no key, no server): its runs are given none
+  const provider = !needsLlm(sop, task.options.llm)
+    ? undefined
+    : await sharedProvider(
+        providers,
+        task.options.llm ?? sop.llm?.provider,
+        sweepServer(sop, task.options.baseUrl, new LlmConsent({ allow: () => [...task.options.allow, ...fileLlmAllowEntries()] })),
+        task.options.timeoutMs,
+      );
   let next = 0;
   const lane = async () => {
     while (next < task.points.length && !stop.signal.aborted) {

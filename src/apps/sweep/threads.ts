@@ -18,13 +18,22 @@ export async function sweepThreads(
     concurrency: number;
     results: ResultsFile;
     progress?: Progress;
+    /** A pool kept by the caller across calls (sop calibrate's batches); default: one made and destroyed here. */
+    pool?: ThreadPool;
   },
 ): Promise<void> {
-  const { default: Tinypool } = await import('tinypool');
   const threads = Math.max(1, Math.min(o.threads, points.length));
-  const pool = new Tinypool({ filename: new URL('./thread-worker.js', import.meta.url).href, minThreads: threads, maxThreads: threads });
+  const pool = o.pool ?? (await threadPool(threads));
   const { signal, concurrency, results, progress } = o;
-  const options = { ...o, threads: undefined, concurrency: undefined, results: undefined, progress: undefined, signal: undefined };
+  const options = {
+    ...o,
+    threads: undefined,
+    concurrency: undefined,
+    results: undefined,
+    progress: undefined,
+    signal: undefined,
+    pool: undefined,
+  };
   const shares: GridPoint[][] = Array.from({ length: threads }, () => []);
   points.forEach((p, i) => shares[i % threads]!.push(p));
   const ports: Array<import('node:worker_threads').MessagePort> = [];
@@ -66,6 +75,14 @@ export async function sweepThreads(
     );
   } finally {
     signal?.removeEventListener('abort', onAbort);
-    await pool.destroy();
+    if (!o.pool) await pool.destroy();
   }
+}
+
+export type ThreadPool = import('tinypool').default;
+
+/** A pool of `threads` worker threads running thread-worker.ts. */
+export async function threadPool(threads: number): Promise<ThreadPool> {
+  const { default: Tinypool } = await import('tinypool');
+  return new Tinypool({ filename: new URL('./thread-worker.js', import.meta.url).href, minThreads: threads, maxThreads: threads });
 }

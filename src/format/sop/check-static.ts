@@ -7,6 +7,7 @@ import type { Sop } from './types.js';
 import { templateDiagnostics } from './check-templates.js';
 import { audienceDiagnostics } from './check-audience.js';
 import { targetDiagnostics } from './check-targets.js';
+import { calibratePathDiagnostics } from './check-calibrate.js';
 
 /** Memory files become memory/NAME.md (or .json); a sub-flow command, the folder memory/NAME-N. */
 export const MAX_FILE_NAME = 200;
@@ -75,5 +76,6 @@ export function staticDiagnostics(sop: Sop): Diagnostic[] {
   out.push(...templateDiagnostics(sop));
   out.push(...audienceDiagnostics(sop)); // groups and audiences
   out.push(...targetDiagnostics(sop)); // targets, experiment, calibrate (docs/validity.md)
+  out.push(...calibratePathDiagnostics(sop)); // where a calibration sets its values (docs/calibrate.md)
   return out;
 }

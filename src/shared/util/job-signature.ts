@@ -18,7 +18,7 @@ export class QueueSecretError extends EngineError {
 
 /** The shared secret from the environment, or one line saying how to set it. */
 export function queueSecret(
-  who: 'sop sweep --queue' | 'sop worker' | 'sop run --shard-over',
+  who: 'sop sweep --queue' | 'sop calibrate --queue' | 'sop worker' | 'sop run --shard-over',
   env: NodeJS.ProcessEnv = process.env,
 ): string {
   const s = env[SECRET_VARIABLE];
