@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReplayProvider, readCassette, type Cassette } from '../src/core/llm/cassette.js';
 import { LlmError } from '../src/core/llm/types.js';
-import { Run } from '../src/api/engine/run.js';
-import { validateSopDocument } from '../src/api/loader/load.js';
+import { Run } from '../src/api/engine/run-with-features.js';
+import { validateSopDocument } from '../src/api/loader/checked-load.js';
 import { startOpenAiServer, type ChatRequestBody } from './helpers/openai-server.js';
 import { spawnCli, spawnCliSync, requireBuiltCli } from './helpers/cli.js';
 

@@ -12,7 +12,7 @@ import { createProvider } from '../src/core/llm/factory.js';
 import { cliMessage, reportError } from '../src/apps/cli/errors.js';
 import { opt, say } from '../src/shared/errors.js';
 import { loadSop } from '../src/index.js';
-import { checkGivenInputs } from '../src/api/engine/run.js';
+import { checkGivenInputs } from '../src/api/engine/run-with-features.js';
 import { NoHumanInput } from '../src/core/io/human.js';
 
 const catching = (f: () => unknown): unknown => {

@@ -12,7 +12,7 @@ import { applyMemoryOverrides } from '../src/core/environment/memory-settings.js
 import { MockProvider } from '../src/core/llm/mock.js';
 import type { ChatOptions, ChatRequest, ChatResponse, LlmProvider } from '../src/core/llm/types.js';
 import { estimateUsage } from '../src/core/llm/types.js';
-import { Run } from '../src/api/engine/run.js';
+import { Run } from '../src/api/engine/run-with-features.js';
 import type { RunSnapshot } from '../src/core/runtime/position.js';
 import { restoreSummaryChunks, summaryChunks } from '../src/core/runtime/summaries.js';
 import type { Sop } from '../src/format/sop/types.js';

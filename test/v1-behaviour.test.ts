@@ -524,7 +524,7 @@ describe('Agents 1.0 core behaviours (§5)', () => {
       doc.states.s1.LLM = { model: 'state-model', temperature: 1.0 };
       doc.states.s1.agent_states.RB.LLM = { model: 'role-model', temperature: 0.7 };
       const { sop } = importConfig(doc);
-      const { Run } = await import('../src/api/engine/run.js');
+      const { Run } = await import('../src/api/engine/run-with-features.js');
       await new Run({ sop, file: 'config.json', llm: new Recording(), maxTurns: 2 }).run();
       expect(temps).toContainEqual(['agent:Ann', 'gpt-3.5-turbo-16k-0613', 0.3]);
       expect(temps).toContainEqual(['agent:Ben', 'role-model', 0.7]);

@@ -1,6 +1,6 @@
 // The handle of a run started from code: its events as an async iterable, its result, stop().
 import type { RunEvent } from '../core/runtime/events.js';
-import type { RunResult } from '../core/runtime/run.js';
+import type { RunResult } from '../core/runtime/run-loop.js';
 
 export interface RunHandle extends AsyncIterable<RunEvent> {
   /** The run's id (its folder's name when it writes one). */

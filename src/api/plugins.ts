@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { EngineError } from '../shared/errors.js';
 import { allowFile, allowFileSection, AllowFileError } from '../core/io/allow-file.js';
 import type { Sop } from '../format/sop/types.js';
-import { parseSopText, readSopText } from './loader/load.js';
+import { parseSopText, readSopText } from './loader/checked-load.js';
 import { defineWorld, registerWorld } from '../features/population/worlds/index.js';
 import { registerRulePolicy } from '../features/population/rules.js';
 import { registerMetric } from '../features/population/metrics.js';

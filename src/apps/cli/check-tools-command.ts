@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { loadSopFile } from '../../api/loader/load.js';
+import { loadSopFile } from '../../api/loader/checked-load.js';
 import { resolveSandbox } from '../../features/actions/executors/sandbox-mode.js';
 import { cliAllowEntries, fileAllowEntries } from '../../features/mcp/allow.js';
 import { mcpServers, splitRef } from '../../features/mcp/config.js';

@@ -20,7 +20,7 @@ import { signatureProblem } from '../../shared/util/job-signature.js';
 import type { JobData } from './queue.js';
 import { namedFiles } from '../../format/sop/named-files.js';
 import { readInputFile } from '../../shared/io/read-input-file.js';
-import { MAX_SOP_BYTES } from '../../format/sop/load.js';
+import { MAX_SOP_BYTES } from '../../format/sop/sop-file.js';
 
 export class JobRefused extends EngineError {
   constructor(message: string) {

@@ -5,7 +5,7 @@ import { existsSync, renameSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { isMainThread, threadId } from 'node:worker_threads';
-import { resumeRun, runSop, type RunSopOptions } from '../../api/run.js';
+import { resumeRun, runSop, type RunSopOptions } from '../../api/run-sop.js';
 import { JOURNAL_FILE } from '../../features/journal/writer.js';
 import { loadRunRecord } from '../../features/journal/record.js';
 import type { Message } from '../../core/environment/message.js';

@@ -1,6 +1,6 @@
 // The hooks of a run: the one declared way features (actions and executors, budgets, MCP, the
 // scientist's views, the Agents 1.0 turn, durability) plug into the step loop of
-// src/core/runtime/run.ts, which imports none of them. Each hook belongs to one of four rules, and
+// src/core/runtime/run-loop.ts, which imports none of them. Each hook belongs to one of four rules, and
 // each rule has one composer in ./compose.ts:
 //
 //   decide     the first plugin that answers wins (undefined: ask the next one)

@@ -47,7 +47,7 @@ export interface RunOptions {
   resume?: RestorePoint;
   /** Recorded in run_started: how the LLM and human input were chosen. */
   launch?: Record<string, string | number | boolean>;
-  /** The features plugged into this run (src/core/runtime/hooks.ts); src/api/engine/run.ts gives the built-in ones. */
+  /** The features plugged into this run (src/core/runtime/hooks.ts); src/api/engine/run-with-features.ts gives the built-in ones. */
   plugins?: PluginFactory;
   /** The run's workspace folder (code components write output_code/ there). */
   workspace?: string;
