@@ -55,7 +55,7 @@ function loopSop(budget: Sop['budget'], wrapBudget?: Sop['budget']): Sop {
       },
       end: { final: true },
     },
-  } as Sop;
+  };
 }
 
 async function run(

@@ -74,7 +74,7 @@ describe('replay', () => {
       /\/interactions\/0 is an agent call in state "elsewhere", but the run asked for an agent call by Ann in state "talk"/,
     ],
   ] as const)('a wrong %s fails with an error naming the interaction', async (_what, first, pattern) => {
-    const { result } = await replay(cassette([first as Cassette['interactions'][number]]));
+    const { result } = await replay(cassette([first]));
     expect(result.status).toBe('failed');
     expect(result.error).toBeInstanceOf(LlmError);
     expect(result.error!.message).toContain('test.cassette.json');
@@ -172,7 +172,7 @@ function cli(
   env: Record<string, string | undefined> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawnCli([...args], { cwd: ROOT, env: { ...process.env, ...env } as NodeJS.ProcessEnv });
+    const child = spawnCli([...args], { cwd: ROOT, env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => {

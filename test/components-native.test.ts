@@ -55,7 +55,7 @@ function sop(file: string): Sop {
       },
       done: { final: true },
     },
-  } as Sop;
+  };
 }
 
 describe('component kinds in a native SOP', () => {

@@ -103,7 +103,7 @@ describe('the openai provider against a faulty server', () => {
   });
 
   it("after the run's retry budget, fails with a resumable error that says why", async () => {
-    const s = await serve(Array.from({ length: 10 }, () => ({ kind: 'status', status: 429 }) as Fault));
+    const s = await serve(Array.from({ length: 10 }, () => ({ kind: 'status', status: 429 })));
     const llm = new OpenAiProvider({ baseURL: s.url, retry: { ...fast, maxRetries: 8 }, budget: new RetryBudget(3) });
     const err = await llm.chat(request()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LlmUnavailableError);

@@ -131,11 +131,11 @@ describe('fuzzing the SOP loader', () => {
     const out = process.stdout.write.bind(process.stdout);
     const errOut = process.stderr.write.bind(process.stderr);
     let stderr = '';
-    process.stdout.write = (() => true) as typeof process.stdout.write;
-    process.stderr.write = ((s: string) => {
+    process.stdout.write = () => true;
+    process.stderr.write = (s: string) => {
       stderr += s;
       return true;
-    }) as typeof process.stderr.write;
+    };
     let code: number;
     try {
       code = validateCommand(files, { quiet: true });

@@ -344,7 +344,7 @@ function cli(args: string[], env: Record<string, string | undefined> = {}, onSpa
   return new Promise((resolve, reject) => {
     const child = spawnCli([...args], {
       cwd: ROOT,
-      env: { ...process.env, OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: undefined, ...env } as NodeJS.ProcessEnv,
+      env: { ...process.env, OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: undefined, ...env },
     });
     let stdout = '';
     let stderr = '';

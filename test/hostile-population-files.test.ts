@@ -480,8 +480,8 @@ function start(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string
     p.out += d.toString();
     for (let i = waiters.length - 1; i >= 0; i--) if (waiters[i]!()) waiters.splice(i, 1);
   };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
   return p;
 }
 

@@ -343,14 +343,14 @@ async function quietly<T>(fn: () => Promise<T>): Promise<{ value?: T; thrown?: u
   const err = process.stderr.write.bind(process.stderr);
   let stdout = '';
   let stderr = '';
-  process.stdout.write = ((s: string) => {
+  process.stdout.write = (s: string) => {
     stdout += s;
     return true;
-  }) as typeof process.stdout.write;
-  process.stderr.write = ((s: string) => {
+  };
+  process.stderr.write = (s: string) => {
     stderr += s;
     return true;
-  }) as typeof process.stderr.write;
+  };
   try {
     return { value: await fn(), stdout, stderr };
   } catch (thrown) {

@@ -53,7 +53,7 @@ function sop(controller: 'order' | 'rule'): Sop {
       },
       end: { final: true },
     },
-  } as Sop;
+  };
 }
 
 const bytes = (messages: ChatMessage[]) => Buffer.from(messages.map((m) => `<|${m.role}|>\n${m.content}\n`).join(''), 'utf8');

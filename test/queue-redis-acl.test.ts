@@ -39,8 +39,8 @@ interface Proc {
 function start(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env, cwd?: string): Proc {
   const child = spawn(cmd, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   return { child, out: () => out, exited: new Promise((r) => child.on('exit', (code) => r(code))) };
 }
 

@@ -24,8 +24,8 @@ interface Proc {
 function start(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Proc {
   const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   return { child, out: () => out, exited: new Promise((r) => child.on('exit', (code) => r(code))) };
 }
 

@@ -39,7 +39,7 @@ export function apiOf(named: NamedOptions): RunSopOptions {
     if (typeof spec.api === 'string') out[spec.api] = name === 'bind' && Array.isArray(v) ? parseBindings(v.map(String)) : v;
     else out[spec.api[0]] = { ...(out[spec.api[0]] as object | undefined), [spec.api[1]]: v };
   }
-  return out as RunSopOptions;
+  return out;
 }
 
 /** The launch setting of one value (undefined: nothing recorded). */

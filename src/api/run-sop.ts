@@ -109,7 +109,7 @@ function withLaunch(o: RunSopOptions, launch: Record<string, unknown>, file: str
   return {
     ...o,
     ...kept,
-    llm: o.llm ?? (kept.llm as LlmChoice | undefined),
+    llm: o.llm ?? kept.llm,
     file: o.file ?? file,
     rerun: o.rerun ?? { autoRun: o.autoRun === true },
   };

@@ -48,7 +48,7 @@ export function startupDiagnostics(sop: Sop, file: string, seen: Set<string> = n
       }
       if (def.executor !== 'sop') continue;
       // The sub-flow loads (compileCommand read it); what its own start would refuse, too.
-      const sub = subflowFile((def.settings ?? {}) as Record<string, unknown>, baseDir);
+      const sub = subflowFile(def.settings ?? {}, baseDir);
       if (seen.has(sub)) continue;
       let inner: Diagnostic[];
       try {

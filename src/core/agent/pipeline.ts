@@ -106,7 +106,7 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
     observed: () =>
       pm ? pm.observed(agent) : observedSince(h.env.audiences?.active ? h.env.seenBy(agent) : h.env.messages, agent, state.maxChatHistory),
   });
-  const assembled = await assembleComponents(state.def.components?.[role] as Record<string, unknown> | undefined, rt);
+  const assembled = await assembleComponents(state.def.components?.[role], rt);
 
   if (pm) {
     // Agents 1.0: its templates, the private history with the last prompt joined, no summary.
@@ -227,7 +227,7 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
 function nativeParts(a: AssembledComponents): { system: SystemPart[]; last: string[]; output?: string } {
   const last: string[] = [];
   let output: string | undefined;
-  for (const p of a.last as LastPart[]) {
+  for (const p of a.last) {
     if (p.kind === 'output') output = p.tag;
     else if (p.text !== undefined) last.push(p.text);
   }

@@ -66,7 +66,7 @@ export function readCassette(file: string): Cassette {
     throw new LlmError(`cassette ${file}: /interactions: missing list of interactions`);
   }
   c.interactions.forEach((it, i) => {
-    if (!it || typeof it !== 'object' || typeof it.response !== 'string' || !PURPOSES.has(it.purpose as string)) {
+    if (!it || typeof it !== 'object' || typeof it.response !== 'string' || !PURPOSES.has(it.purpose)) {
       throw new LlmError(
         `cassette ${file}: /interactions/${i}: needs "purpose" (agent|judge|speaker|summary|tool) and a string "response"`,
       );

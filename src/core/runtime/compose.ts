@@ -64,7 +64,7 @@ export async function decideAsync<K extends 'speak'>(
 ): Promise<Awaited<HookReturn<K>> | undefined> {
   for (const p of plugins) {
     const out = await call(p, hook, args);
-    if (out !== undefined) return out as Awaited<HookReturn<K>>;
+    if (out !== undefined) return out;
   }
   return undefined;
 }

@@ -67,7 +67,7 @@ function begin(position: RunPosition, state: ResolvedState, events: RunEvent[]):
   const rt = position.states[state.name]!;
   position.states[state.name] = { ...rt, visits: rt.visits + 1 };
   if (state.beginRole === undefined) return { kind: 'route', state, position, events };
-  const role = state.beginRole!;
+  const role = state.beginRole;
   const agent = state.roleToAgent[role]!;
   events.push({ type: 'speaker_chosen', state: state.name, agent, role, turn: position.turn + 1, how: 'begin' });
   return { kind: 'begin', step: { state, role, agent, begin: true }, position, events };

@@ -64,7 +64,7 @@ export class RunLoop {
   }
   /** Where the run stands. */
   get position(): RunPosition {
-    return this.ctx.position as RunPosition;
+    return this.ctx.position;
   }
 
   /** Stop at the next step boundary (first Ctrl-C); the run ends `interrupted` and can be resumed. */

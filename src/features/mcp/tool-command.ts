@@ -43,7 +43,7 @@ function argSpecs(schema: Record<string, unknown>): ArgSpecs {
       type: (typeof t === 'string' ? t : 'string') as ArgSpec['type'],
       description: typeof p.description === 'string' ? p.description : '',
       ...(required.has(name) ? { required: true } : {}),
-      ...(Array.isArray(p.enum) && p.enum.every((e) => typeof e === 'string') && SIMPLE.has(String(t)) ? { enum: p.enum as string[] } : {}),
+      ...(Array.isArray(p.enum) && p.enum.every((e) => typeof e === 'string') && SIMPLE.has(String(t)) ? { enum: p.enum } : {}),
     };
   }
   return out;
@@ -122,7 +122,7 @@ export async function grantedCommands(hub: McpHub, stateName: string, grants: st
         args,
         description:
           `${tool.description ?? ''}${tool.description ? ' ' : ''}(MCP tool ${r.server}/${tool.name}${tool.annotations?.readOnlyHint ? ', read-only' : ''})`.trim(),
-        argsSchema: schema as MiniSchema,
+        argsSchema: schema,
         parameters: schema,
       };
     }

@@ -110,7 +110,7 @@ export function parseTriples(text: string | undefined): Triple[] {
   return raw.map((t, i) => {
     const x = t as Record<string, unknown>;
     for (const k of ['subject', 'predicate', 'object']) {
-      if (typeof x?.[k] !== 'string' || !(x[k] as string).trim()) throw new ArgumentError(`triple ${i + 1} needs a ${k}`);
+      if (typeof x?.[k] !== 'string' || !x[k].trim()) throw new ArgumentError(`triple ${i + 1} needs a ${k}`);
     }
     return { subject: x.subject as string, predicate: x.predicate as string, object: x.object as string };
   });

@@ -283,7 +283,7 @@ function applyOne(state: MarketState, a: StepAction, step: number): ActionOutcom
   if (!t) return outcome(a, false, `${a.agent} is not a trader`);
   if (a.name === 'cancel') return cancelOwn(state, t) ? outcome(a, true, 'order cancelled') : outcome(a, false, 'no open order');
   if (a.name !== 'bid' && a.name !== 'ask') return outcome(a, false, `"${a.name}" is not an action of world "market"`);
-  const side = a.name as Side;
+  const side = a.name;
   if ((side === 'bid') !== (t.role === 'buyer')) return outcome(a, false, `a ${t.role} cannot ${side}`);
   if (t.traded >= t.units.length) return outcome(a, false, 'no units left');
   const price = Number(a.args.price);
