@@ -15,6 +15,8 @@ import type { UsageTotals } from '../../core/runtime/usage.js';
 import type { Sop } from '../../format/sop/types.js';
 import type { GridPoint } from './grid.js';
 import { makeRedactor } from '../../shared/util/redact.js';
+import { apiOptionName, renderMessage, type MessagePart } from '../../shared/errors.js';
+import { flagName } from '../cli/errors.js';
 import { runOutputs } from './outputs.js';
 import { isDone, type ResultLine } from './results.js';
 
@@ -185,9 +187,17 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
   const error =
     r.status === 'interrupted' && o.signal?.aborted
       ? `stopped by Ctrl-C${r.error ? ` (${r.error.message})` : ''}`
-      : // a sweep's runs are continued by running the sweep again, not by `sop resume`
-        r.error?.message.replace('resume with options.answers', 'run the sweep again with an --answers FILE');
+      : r.error && sweepMessage(r.error);
   return redacted(line({ ...r, error }, r.messages, record !== undefined));
+}
+
+/** An error's message in a sweep's result line: a sweep's runs are continued by running the sweep again, not by `sop resume`. */
+function sweepMessage(err: Error): string {
+  const parts = (err as { parts?: readonly MessagePart[] }).parts;
+  if (!parts) return err.message;
+  return renderMessage(parts, (m) =>
+    m.form === 'continue' ? `run the sweep again with ${flagName({ ...m, form: 'name' })}` : apiOptionName(m),
+  );
 }
 
 /**

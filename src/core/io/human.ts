@@ -137,7 +137,7 @@ export class AnswersFileInput implements HumanInput {
     const a = this.answers[this.cursor];
     if (a === undefined) {
       throw new NoMoreAnswersError(
-        say`answers file ${this.file}: no answer left for ${q.agent} (${q.role}) in state "${q.state}" (${this.answers.length} answers were given); resume with ${opt('answers', { arg: true })} holding the answers to come`,
+        say`answers file ${this.file}: no answer left for ${q.agent} (${q.role}) in state "${q.state}" (${this.answers.length} answers were given); ${opt('answers', { arg: true, form: 'continue' })} holding the answers to come`,
       );
     }
     this.cursor++;
