@@ -40,6 +40,17 @@ export default tseslint.config(
     },
     rules: {
       '@typescript-eslint/no-unnecessary-type-assertion': 'error',
+      // A caught value is passed on as it came (an abort's reason, a listener's throw): rejecting
+      // with an `any` or `unknown` is forwarding, not inventing a non-error.
+      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingAny: true, allowThrowingUnknown: true }],
+      // Off: an `async` function with no `await` that implements a Promise-returning interface turns
+      // its throws into rejections; removing `async` would make them synchronous throws. 66 hits
+      // (17 in src, 49 in test), all such implementations (providers, executors, stand-ins in tests).
+      '@typescript-eslint/require-await': 'off',
+      // Off for now: 37 hits (36 in src, 1 in test), nearly all String(x) or `${x}` of an `unknown`
+      // read from parsed JSON, a SOP or a tool's reply. Each needs its own type guard (what an
+      // object there should read as); not done in the pass that turned type-aware linting on.
+      '@typescript-eslint/no-base-to-string': 'off',
     },
   },
   // the layers of src/ and its features (eslint.layers.js)
@@ -58,6 +69,9 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-return': 'off',
       '@typescript-eslint/no-unsafe-call': 'off',
       '@typescript-eslint/no-unsafe-argument': 'off',
+      // A test server's request handler is async (node:http ignores the promise; a throw fails the
+      // request, which the test sees). 4 hits.
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
     },
   },
 );

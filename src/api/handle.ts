@@ -49,6 +49,7 @@ export class EventFeed {
           for (const e of batch) yield e;
         }
         if (this.done) {
+          // eslint-disable-next-line @typescript-eslint/only-throw-error -- the run's own failure, as it was thrown
           if (this.failure !== undefined) throw this.failure;
           return;
         }

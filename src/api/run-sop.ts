@@ -14,7 +14,7 @@ import { apiOf, keptOnResume, launchOf as launchFromNamed, namedOf, type Launch 
 import type { RunHandle } from './handle.js';
 import { loadSop } from './load-sop.js';
 import { EngineError } from '../shared/errors.js';
-import type { LlmChoice, RunSopOptions } from './options.js';
+import type { RunSopOptions } from './options.js';
 import { startRun, type StartedRun } from './start.js';
 
 export type { LlmChoice, RunSopOptions } from './options.js';

@@ -3,7 +3,7 @@
 // the LLM -> the reply as recorded. Agents 1.0 semantics (SOPs imported with `agents_v1`) are an
 // option of it, `privateMemory`: the agent's history is its private memory of observations, the
 // last prompt is joined to its final entry, and the run's summary is not shown (the judge reads it).
-import { assembleComponents, type AssembledComponents, type LastPart, type SystemPart } from '../components/index.js';
+import { assembleComponents, type AssembledComponents, type SystemPart } from '../components/index.js';
 import type { EnvironmentMemory, EnvironmentView } from '../environment/environment.js';
 import { renderMessage, type Message } from '../environment/message.js';
 import { estimateUsage, type CallMeta, type ChatMessage } from '../llm/types.js';

@@ -2,7 +2,7 @@
 // put back whole by the reader (src/features/journal/prompts.ts), with the call that answered it.
 import type { ChatMessage } from '../../core/llm/types.js';
 import type { RunEvent } from '../../core/runtime/events.js';
-import { unwrap, type Obj } from './subflow-wrap.js';
+import { unwrap } from './subflow-wrap.js';
 
 export type PromptEvent = Extract<RunEvent, { type: 'prompt' }>;
 

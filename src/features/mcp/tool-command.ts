@@ -4,7 +4,6 @@
 // resumed run reuses the result instead of calling the tool again. A tool not annotated
 // readOnlyHint needs approval as code does (--auto-run, --yes, or a person at the terminal).
 import { askApproval } from '../../core/io/human.js';
-import type { MiniSchema } from '../../core/commands/mini-schema.js';
 import type { CommandSpec } from '../../core/commands/commands.js';
 import {
   ExecutorInputError,
@@ -38,7 +37,7 @@ function argSpecs(schema: Record<string, unknown>): ArgSpecs {
   const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
   const out: ArgSpecs = {};
   for (const [name, p] of Object.entries(props)) {
-    const t = Array.isArray(p.type) ? p.type.find((x) => x !== 'null') : p.type;
+    const t: unknown = Array.isArray(p.type) ? (p.type as unknown[]).find((x) => x !== 'null') : p.type;
     out[name] = {
       type: (typeof t === 'string' ? t : 'string') as ArgSpec['type'],
       description: typeof p.description === 'string' ? p.description : '',

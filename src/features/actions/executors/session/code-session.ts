@@ -128,8 +128,8 @@ function markPrefixAtEnd(buf: Buffer, mark: Buffer): number {
 }
 
 interface Waiter {
-  reply(line: string): void;
-  stderrMark(): void;
+  reply: (line: string) => void;
+  stderrMark: () => void;
   ended(code: number | null, signal: string | null, startError?: string): void;
 }
 

@@ -25,6 +25,7 @@ const cellProcess = new Proxy(process, {
   get(target, key) {
     if (key === 'exit')
       return (code?: number) => {
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- a signal to the cell runner, not an error
         throw new CellExit(typeof code === 'number' ? code : 0);
       };
     const value = Reflect.get(target, key, target) as unknown;
@@ -79,7 +80,7 @@ async function runCell(code: string): Promise<{ error: string | null; exit: numb
     let value = hasTopLevelAwait(hoisted, filename)
       ? await runAwaitCell(hoisted, context, filename, reportLate)
       : (new Script(hoisted, { filename }).runInContext(context) as unknown);
-    if (value && typeof (value as { then?: unknown }).then === 'function') value = await value;
+    if (value && typeof (value as { then?: unknown }).then === 'function') value = await (value as PromiseLike<unknown>);
     if (value !== undefined) console.log(inspect(value));
     return { error: null, exit: null };
   } catch (err) {
