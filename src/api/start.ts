@@ -197,6 +197,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
       },
       mcp: { sandbox: o.mcpSandbox ?? sandbox, bind: o.bind, approval: mcpApproval },
       plugins,
+      ...(o.pluginOptions ? { pluginOptions: o.pluginOptions } : {}),
       budget: o.budget,
       ...(o.concurrency !== undefined ? { population: { concurrency: o.concurrency } } : {}),
       ...(shards ? { shards } : {}),

@@ -20,6 +20,7 @@ import { scientistPlugin } from '../../features/scientist/plugin.js';
 import { populationPlugin, type PopulationOptions } from '../../features/population/plugin.js';
 import { shardsPlugin, type ShardOptions } from '../../features/shards/plugin.js';
 import { batchPlugin, type BatchOptions } from '../../features/batch/plugin.js';
+import { makeModuleRunPlugins, moduleRunPlugins } from '../module-run-plugins.js';
 
 export { resolveInputs, undeclaredInputs, type RunPosition, type RunResult, type RunStatus } from '../../core/runtime/run-loop.js';
 export { checkGivenInputs, checkInputNames, inputRequired } from '../../core/runtime/inputs.js';
@@ -118,13 +119,14 @@ export class Run extends RunLoop {
   constructor(options: RunOptions) {
     const builtin = builtinPlugins(options);
     const extra = options.plugins;
+    const fromModules = moduleRunPlugins(options.sop, options.file); // run plugins of the modules the SOP names (src/api/plugins.ts)
     super({
       workspace: options.actions?.workspace,
       toolExecutors: options.agentsV1?.toolExecutors,
       ...options,
       semantics: semanticsFor(options.compat),
       settings: { compat: options.compat },
-      plugins: (ctx) => [...builtin(ctx), ...(extra?.(ctx) ?? [])],
+      plugins: (ctx) => [...builtin(ctx), ...makeModuleRunPlugins(fromModules, ctx), ...(extra?.(ctx) ?? [])],
     });
   }
 }
