@@ -353,7 +353,7 @@ describe('sop view in a browser (playwright-core, Debian chromium)', () => {
               url,
             ],
             { timeout: scaled(60_000), maxBuffer: 64 * 1024 * 1024 }, // a page that never ends loading is killed: the test fails
-            (err, stdout) => (err ? reject(err as Error) : resolve(stdout)),
+            (err, stdout) => (err ? reject(new Error(err.message, { cause: err })) : resolve(stdout)),
           );
         });
       const child = spawnCli(['view', join(out, RUN), '--port', '0', '--no-open'], {

@@ -80,7 +80,7 @@ async function runCell(code: string): Promise<{ error: string | null; exit: numb
     let value = hasTopLevelAwait(hoisted, filename)
       ? await runAwaitCell(hoisted, context, filename, reportLate)
       : (new Script(hoisted, { filename }).runInContext(context) as unknown);
-    if (value && typeof (value as { then?: unknown }).then === 'function') value = await (value as PromiseLike<unknown>);
+    if (value && typeof (value as { then?: unknown }).then === 'function') value = await Promise.resolve(value);
     if (value !== undefined) console.log(inspect(value));
     return { error: null, exit: null };
   } catch (err) {
