@@ -6,17 +6,8 @@ import { JsonSyntaxError, parseJson } from '../../format/sop/json-source.js';
 import { writeFileAtomic } from '../../shared/util/atomic-write.js';
 import { writeFailure } from '../../shared/io/disk-full.js';
 import { makeRedactor, type Redactor } from '../../shared/util/redact.js';
-import {
-  LlmError,
-  estimateUsage,
-  type CallMeta,
-  type CallPurpose,
-  type ChatOptions,
-  type ChatRequest,
-  type ChatResponse,
-  type LlmProvider,
-  type Usage,
-} from './types.js';
+import { LlmError, estimateUsage } from './types.js';
+import type { CallMeta, CallPurpose, ChatOptions, ChatRequest, ChatResponse, LlmProvider, Usage } from './types.js';
 
 export interface CassetteInteraction {
   purpose: CallPurpose;

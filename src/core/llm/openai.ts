@@ -12,17 +12,8 @@ import {
   type RetryPolicy,
   type RetryableFailure,
 } from './retry.js';
-import {
-  LlmError,
-  LlmUnavailableError,
-  estimateUsage,
-  type CallMeta,
-  type ChatOptions,
-  type ChatRequest,
-  type ChatResponse,
-  type LlmProvider,
-  type Usage,
-} from './types.js';
+import { LlmError, LlmUnavailableError, estimateUsage } from './types.js';
+import type { CallMeta, ChatOptions, ChatRequest, ChatResponse, LlmProvider, Usage } from './types.js';
 import { DEFAULT_MAX_REPLY_BYTES, ReplyFaultError, ReplyTooLargeError, seconds } from './reply-errors.js';
 import { watchedFetch } from './watched-fetch.js';
 import { CallDeadline, ContentWatch } from './content-watch.js';
