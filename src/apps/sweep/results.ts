@@ -4,17 +4,13 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../shared/util/atomic-write.js';
 import { SWEEP_AGAIN, writeFailure } from '../../shared/io/disk-full.js';
+import type { GridPoint } from './grid.js';
 
 export const RESULTS_FILE = 'results.jsonl';
 export const SUMMARY_FILE = 'summary.md';
 
-export interface ResultLine {
-  key: string;
-  seed: number;
-  inputs: Record<string, string>;
-  model?: string;
-  repeat: number;
-  row?: number;
+/** A run's line in results.jsonl: its point of the grid (key, seed, inputs, model, repeat, row) and what it came to. */
+export interface ResultLine extends GridPoint {
   /** finished | max_turns | budget | failed | interrupted (a run that could not be done says why in `error`). */
   status: string;
   /** Status "budget": which budget was spent, and how much of it. */

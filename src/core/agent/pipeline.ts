@@ -81,15 +81,16 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
   const where = `/states/${state.name}/components/${role}`;
   const base = h.baseContext();
   const settings = agentLlm(h.resolved, state, agent, role);
-  const toolMeta = (what: string): CallMeta => ({
-    purpose: 'tool',
+  /** What a call of this turn is (its turn read when the call is made). */
+  const callMeta = (purpose: 'agent' | 'tool'): CallMeta => ({
+    purpose,
     state: state.name,
     agent,
     role,
     turn: h.turn(),
     turnInState: h.turnInState(state.name),
-    extractWord: what,
   });
+  const toolMeta = (what: string): CallMeta => ({ ...callMeta('tool'), extractWord: what });
 
   // 1. Components, in SOP order; work before the answer (extract, code, knowledge, tools) runs now.
   let shared: ((system: string, last: string) => Promise<ChatMessage[]>) | undefined;
@@ -113,19 +114,7 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
     const ctx = { ...base, agent: { name: agent, role, style: agentDef.style ?? '' }, environment_prompt: h.envPrompt(state) };
     const system = pm.render.system({ ...ctx, parts: assembled.system });
     const last = pm.render.last({ ...ctx, parts: assembled.last });
-    const reply = await h.call(
-      pm.history(agent, state, system, last),
-      settings,
-      {
-        purpose: 'agent',
-        state: state.name,
-        agent,
-        role,
-        turn: h.turn(),
-        turnInState: h.turnInState(state.name),
-      },
-      h.stream,
-    );
+    const reply = await h.call(pm.history(agent, state, system, last), settings, callMeta('agent'), h.stream);
     return stripSpeakerName(reply, agent, pm.nameStripping);
   }
 
@@ -203,21 +192,7 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
     if (!trimmed.fits) h.overBudget(agent, state, trimmed.tokens, budget);
   }
   // 4. The LLM, then the reply as recorded.
-  const reply = await h.call(
-    messages,
-    callSettings,
-    {
-      purpose: 'agent',
-      state: state.name,
-      agent,
-      role,
-      turn: h.turn(),
-      turnInState: h.turnInState(state.name),
-      cacheBreaks,
-      ...metaExtra,
-    },
-    h.stream,
-  );
+  const reply = await h.call(messages, callSettings, { ...callMeta('agent'), cacheBreaks, ...metaExtra }, h.stream);
   let text = stripSpeakerName(reply, agent, h.nameStripping);
   if (comps.output) text = keepAddressTags(text, extractTag(text, comps.output) ?? text, state.def.audience?.[role], comps.output);
   return text;
