@@ -1,5 +1,7 @@
-// ESLint (flat config): typescript-eslint's recommended rules (type-unaware, so linting stays
-// fast and needs no project build) over the sources, tests, scripts and benchmarks.
+// ESLint (flat config): typescript-eslint's recommended rules over the sources, tests, scripts and
+// benchmarks, and its type-aware rules (recommendedTypeChecked) over the TypeScript of src/ and
+// test/, typed by tsconfig.test.json (the generated schema types must exist: `npm run lint` makes
+// them first).
 // Run with `npm run lint` (which also type-checks, checks formatting and looks for import cycles).
 import js from '@eslint/js';
 import globals from 'globals';
@@ -29,6 +31,28 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    files: ['src/**/*.ts', 'test/**/*.ts'],
+    ignores: ['test/fixtures/api-types/bad.ts'],
+    extends: [...tseslint.configs.recommendedTypeChecked],
+    languageOptions: {
+      parserOptions: { project: ['./tsconfig.test.json'], tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-unnecessary-type-assertion': 'error',
+      // A caught value is passed on as it came (an abort's reason, a listener's throw): rejecting
+      // with an `any` or `unknown` is forwarding, not inventing a non-error.
+      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingAny: true, allowThrowingUnknown: true }],
+      // Off: an `async` function with no `await` that implements a Promise-returning interface turns
+      // its throws into rejections; removing `async` would make them synchronous throws. 66 hits
+      // (17 in src, 49 in test), all such implementations (providers, executors, stand-ins in tests).
+      '@typescript-eslint/require-await': 'off',
+      // Off for now: 37 hits (36 in src, 1 in test), nearly all String(x) or `${x}` of an `unknown`
+      // read from parsed JSON, a SOP or a tool's reply. Each needs its own type guard (what an
+      // object there should read as); not done in the pass that turned type-aware linting on.
+      '@typescript-eslint/no-base-to-string': 'off',
+    },
+  },
   // the layers of src/ and its features (eslint.layers.js)
   layersConfig(boundaries),
   {
@@ -37,6 +61,23 @@ export default tseslint.config(
       // Tests read untyped JSON (journals, transcripts, CLI output, imported configs) and build
       // deliberately malformed inputs; `any` there is the honest type. src/ keeps the rule.
       '@typescript-eslint/no-explicit-any': 'off',
+      // For the same reason, the type-aware rules about using `any` are off in tests (420 hits when
+      // they were turned on: member access 271, assignment 102, return 26, call 11, argument 10, all
+      // on parsed JSON and CLI output). src/ keeps them.
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+    },
+  },
+  {
+    files: ['test/**/*.ts'],
+    ignores: ['test/fixtures/api-types/bad.ts'],
+    rules: {
+      // A test server's request handler is async (node:http ignores the promise; a throw fails the
+      // request, which the test sees). 4 hits.
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
     },
   },
 );

@@ -6,9 +6,11 @@ export type { SopAgent, SopState, SopComponents, SopController, LlmSettings } fr
 export { cliAllowEntries, type McpAllowEntry } from './features/mcp/allow.js';
 export type { McpApproval } from './features/mcp/approval.js';
 export type { RunListener, RunSettings } from './core/runtime/events.js';
-export { Run, type RunOptions } from './api/engine/run.js';
+export { Run, type RunOptions } from './api/engine/run-with-features.js';
 export type { RunPlugin, PluginFactory, TurnStep, TurnOutput, Transition } from './core/runtime/hooks.js';
 export { definePlugin } from './core/runtime/hooks.js';
+export type { DefinedPlugin } from './core/runtime/hooks.js';
+export type { PluginOptionSpec, PluginOptionValues } from './core/runtime/plugin-options.js';
 export type { RunContext } from './core/runtime/context.js';
 export type { Executor, ExecContext, ExecResult, ArgSpec, ArgSpecs, ExecutorDurability } from './core/commands/executor.js';
 export { ExecutorInputError } from './core/commands/executor.js';

@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OpenAiProvider } from '../src/core/llm/openai.js';
-import { Run } from '../src/api/engine/run.js';
-import { validateSopDocument } from '../src/api/loader/load.js';
+import { Run } from '../src/api/engine/run-with-features.js';
+import { validateSopDocument } from '../src/api/loader/checked-load.js';
 import { tempDir } from './helpers/executor-context.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 

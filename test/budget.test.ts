@@ -6,10 +6,10 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Run } from '../src/api/engine/run.js';
+import { Run } from '../src/api/engine/run-with-features.js';
 import { MockProvider } from '../src/core/llm/mock.js';
 import { loadPricing } from '../src/core/llm/pricing.js';
-import { loadSopFile } from '../src/api/loader/load.js';
+import { loadSopFile } from '../src/api/loader/checked-load.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
 import { estimateUsage, type ChatOptions, type ChatRequest, type ChatResponse } from '../src/core/llm/types.js';
 import type { Sop } from '../src/format/sop/types.js';
@@ -55,7 +55,7 @@ function loopSop(budget: Sop['budget'], wrapBudget?: Sop['budget']): Sop {
       },
       end: { final: true },
     },
-  } as Sop;
+  };
 }
 
 async function run(

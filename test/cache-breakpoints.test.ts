@@ -25,7 +25,7 @@ function sop(breakpoints: boolean): Sop {
     agents: { Ann: { roles: { talk: 'A' } }, Ben: { roles: { talk: 'B' } } },
     root: 'talk',
     states: { talk: { environment_prompt: 'A long talk.', roles: ['A', 'B'], next_states: { '0': 'talk' } } },
-  } as Sop;
+  };
 }
 
 async function bodies(breakpoints: boolean): Promise<Body[]> {

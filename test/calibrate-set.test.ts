@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadSopFile, validateSopDocument } from '../src/api/loader/load.js';
+import { loadSopFile, validateSopDocument } from '../src/api/loader/checked-load.js';
 import { pointerParts, setProblem, withValuesSet } from '../src/format/sop/set-pointer.js';
 import { pointKey } from '../src/apps/sweep/grid.js';
 import { runPoint } from '../src/apps/sweep/run-point.js';

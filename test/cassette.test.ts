@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReplayProvider, readCassette, type Cassette } from '../src/core/llm/cassette.js';
 import { LlmError } from '../src/core/llm/types.js';
-import { Run } from '../src/api/engine/run.js';
-import { validateSopDocument } from '../src/api/loader/load.js';
+import { Run } from '../src/api/engine/run-with-features.js';
+import { validateSopDocument } from '../src/api/loader/checked-load.js';
 import { startOpenAiServer, type ChatRequestBody } from './helpers/openai-server.js';
 import { spawnCli, spawnCliSync, requireBuiltCli } from './helpers/cli.js';
 
@@ -74,7 +74,7 @@ describe('replay', () => {
       /\/interactions\/0 is an agent call in state "elsewhere", but the run asked for an agent call by Ann in state "talk"/,
     ],
   ] as const)('a wrong %s fails with an error naming the interaction', async (_what, first, pattern) => {
-    const { result } = await replay(cassette([first as Cassette['interactions'][number]]));
+    const { result } = await replay(cassette([first]));
     expect(result.status).toBe('failed');
     expect(result.error).toBeInstanceOf(LlmError);
     expect(result.error!.message).toContain('test.cassette.json');
@@ -172,7 +172,7 @@ function cli(
   env: Record<string, string | undefined> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawnCli([...args], { cwd: ROOT, env: { ...process.env, ...env } as NodeJS.ProcessEnv });
+    const child = spawnCli([...args], { cwd: ROOT, env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => {

@@ -41,7 +41,7 @@ function sop(extra: { model?: string; prompt?: string; every?: number; commands?
       },
       end: { final: true },
     },
-  } as Sop;
+  };
 }
 
 const check = (s: Sop, runs = 3) => checkSop({ sop: s, file: '<memory>', runs, pricing: loadPricing() });

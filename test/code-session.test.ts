@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CodeSession } from '../src/features/actions/executors/session/code-session.js';
 import { sandboxSupport } from '../src/shared/sandbox/sandbox.js';
-import { Run } from '../src/api/engine/run.js';
+import { Run } from '../src/api/engine/run-with-features.js';
 import { RunFolder } from '../src/features/journal/run-folder.js';
 import { resumeCommand } from '../src/apps/cli/resume-command.js';
 import type { Sop } from '../src/format/sop/types.js';

@@ -46,7 +46,7 @@ function sop(commands: Record<string, unknown>): Sop {
       work: { roles: ['Worker'], commands: { ...commands, finish: { executor: 'finish' } }, next_states: { 1: 'end' } },
       end: { final: true },
     },
-  } as unknown as Sop;
+  };
 }
 
 async function run(s: Sop, llm: LlmProvider, plugin?: (ctx: RunContext) => RunPlugin | undefined) {

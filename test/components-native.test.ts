@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Run } from '../src/api/engine/run.js';
+import { Run } from '../src/api/engine/run-with-features.js';
 import type { ChatRequest, ChatResponse, LlmProvider } from '../src/core/llm/types.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
 import { validateSop } from '../src/index.js';
@@ -55,7 +55,7 @@ function sop(file: string): Sop {
       },
       done: { final: true },
     },
-  } as Sop;
+  };
 }
 
 describe('component kinds in a native SOP', () => {

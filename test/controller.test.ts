@@ -2,9 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { ListEnvironment } from '../src/core/environment/environment.js';
 import type { Message } from '../src/core/environment/message.js';
-import { Run, type RunOptions } from '../src/api/engine/run.js';
+import { Run, type RunOptions } from '../src/api/engine/run-with-features.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
-import { validateSopDocument } from '../src/api/loader/load.js';
+import { validateSopDocument } from '../src/api/loader/checked-load.js';
 import type { Sop } from '../src/format/sop/types.js';
 import { ScriptedLlm, type Script } from './helpers/scripted-llm.js';
 

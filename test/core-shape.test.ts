@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-const LOOP_FILE = 'src/core/runtime/run.ts';
+const LOOP_FILE = 'src/core/runtime/run-loop.ts';
 const CORE = 'src/core/runtime';
 const FEATURE = /\b(actions?|executors?|mcp|budgets?|scientist|agents[-_]v1|compat|journal|telemetry|otel)\b/i;
 /** The folders of features: the core imports none of them. */

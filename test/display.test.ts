@@ -83,13 +83,13 @@ describe('commands in the terminal', () => {
 
   it('on a terminal, holds back a streamed command and shows it readably; streams speech as it comes', () => {
     const { show, out } = display(true);
-    show({ type: 'speaker_chosen', state: 'execute', agent: 'Coder', role: 'Controller', turn: 1, how: 'order' } as RunEvent);
+    show({ type: 'speaker_chosen', state: 'execute', agent: 'Coder', role: 'Controller', turn: 1, how: 'order' });
     for (const piece of ['  ', RUN_CODE.slice(0, 10), RUN_CODE.slice(10)]) show({ type: 'delta', agent: 'Coder', text: piece });
     expect(out.text()).not.toContain('"command"');
     show(msg({ content: RUN_CODE }));
     expect(out.text()).toContain('▸ run_code python, 12 lines');
 
-    show({ type: 'speaker_chosen', state: 'execute', agent: 'Ann', role: 'Pro', turn: 2, how: 'order' } as RunEvent);
+    show({ type: 'speaker_chosen', state: 'execute', agent: 'Ann', role: 'Pro', turn: 2, how: 'order' });
     show({ type: 'delta', agent: 'Ann', text: 'Remote work ' });
     expect(out.text()).toContain('Remote work'); // streamed as it comes, word by word
     show({ type: 'delta', agent: 'Ann', text: 'wins.' });
@@ -111,7 +111,7 @@ describe('a streamed reply on a terminal', () => {
       env: { NO_COLOR: '1' },
       audiences,
     });
-    show({ type: 'speaker_chosen', state, agent, role, turn: 1, how: 'order' } as RunEvent);
+    show({ type: 'speaker_chosen', state, agent, role, turn: 1, how: 'order' });
     for (const text of pieces) show({ type: 'delta', agent, text });
     show(msg({ sender: agent, role, state, ...recorded }));
     return out.text();

@@ -10,9 +10,9 @@ import { EngineError, type ErrorCode } from '../src/index.js';
 import { RunSignal, isRunSignal } from '../src/extend.js';
 import { createProvider } from '../src/core/llm/factory.js';
 import { cliMessage, reportError } from '../src/apps/cli/errors.js';
-import { opt, say } from '../src/shared/errors.js';
+import { opt, renderMessage, say } from '../src/shared/errors.js';
 import { loadSop } from '../src/index.js';
-import { checkGivenInputs } from '../src/api/engine/run.js';
+import { checkGivenInputs } from '../src/api/engine/run-with-features.js';
 import { NoHumanInput } from '../src/core/io/human.js';
 
 const catching = (f: () => unknown): unknown => {
@@ -122,6 +122,10 @@ describe('core messages name API options; the CLI names its flags', () => {
       ),
     ).toBe('let code run with --auto-run (or --yes); a stopped run continues with sop resume RUN_DIR --auto-run.');
     expect(cliMessage(say`Give the answers with ${opt('answers', { arg: true })}.`)).toBe('Give the answers with --answers FILE.');
+    // how a stopped run goes on, said as a phrase a sweep can say its own way (src/apps/sweep/run-point.ts)
+    const goOn = say`no answer left; ${opt('answers', { arg: true, form: 'continue' })} holding the answers to come`;
+    expect(renderMessage(goOn)).toBe('no answer left; resume with options.answers holding the answers to come');
+    expect(cliMessage(goOn)).toBe('no answer left; resume with --answers FILE holding the answers to come');
     expect(cliMessage(say`${opt('sandbox', { set: false })}: unsandboxed (${opt('sandbox', { set: true })} requires one)`)).toBe(
       '--no-sandbox: unsandboxed (--sandbox requires one)',
     );

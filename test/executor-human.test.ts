@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { executor as human } from '../src/features/actions/executors/human.js';
 import type { HumanInput } from '../src/core/io/human.js';
-import { Run } from '../src/api/engine/run.js';
-import { loadSopFile } from '../src/api/loader/load.js';
+import { Run } from '../src/api/engine/run-with-features.js';
+import { loadSopFile } from '../src/api/loader/checked-load.js';
 import { answers, execContext, tempDir } from './helpers/executor-context.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 

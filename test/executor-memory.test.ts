@@ -4,8 +4,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { executor as memory } from '../src/features/actions/executors/memory.js';
-import { Run } from '../src/api/engine/run.js';
-import { validateSopDocument } from '../src/api/loader/load.js';
+import { Run } from '../src/api/engine/run-with-features.js';
+import { validateSopDocument } from '../src/api/loader/checked-load.js';
 import { MemoryError, MemoryFiles } from '../src/core/workspace/memory-files.js';
 import { PathEscapeError, resolveInside } from '../src/shared/workspace/safe-path.js';
 import { Workspace } from '../src/core/workspace/workspace.js';

@@ -15,8 +15,8 @@ import { OpenAiProvider } from '../src/core/llm/openai.js';
 import { RetryBudget, backoffDelay, parseRetryAfter, DEFAULT_RETRY_POLICY } from '../src/core/llm/retry.js';
 import { LlmError, LlmUnavailableError, type ChatRequest } from '../src/core/llm/types.js';
 import { Rng } from '../src/core/runtime/rng.js';
-import { Run } from '../src/api/engine/run.js';
-import { loadSopFile } from '../src/api/loader/load.js';
+import { Run } from '../src/api/engine/run-with-features.js';
+import { loadSopFile } from '../src/api/loader/checked-load.js';
 import { startOpenAiServer, type ChatRequestBody, type Fault, type TestServer } from './helpers/openai-server.js';
 import { scaled } from './helpers/time.js';
 
@@ -103,7 +103,7 @@ describe('the openai provider against a faulty server', () => {
   });
 
   it("after the run's retry budget, fails with a resumable error that says why", async () => {
-    const s = await serve(Array.from({ length: 10 }, () => ({ kind: 'status', status: 429 }) as Fault));
+    const s = await serve(Array.from({ length: 10 }, () => ({ kind: 'status', status: 429 })));
     const llm = new OpenAiProvider({ baseURL: s.url, retry: { ...fast, maxRetries: 8 }, budget: new RetryBudget(3) });
     const err = await llm.chat(request()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LlmUnavailableError);

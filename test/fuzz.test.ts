@@ -10,9 +10,9 @@ import { validateCommand } from '../src/apps/cli/validate-command.js';
 import { MockProvider } from '../src/core/llm/mock.js';
 import { compileTemplate } from '../src/core/prompt/templates.js';
 import { Rng } from '../src/core/runtime/rng.js';
-import { Run } from '../src/api/engine/run.js';
+import { Run } from '../src/api/engine/run-with-features.js';
 import { SopError, formatDiagnostic } from '../src/format/sop/diagnostics.js';
-import { loadSopFile } from '../src/api/loader/load.js';
+import { loadSopFile } from '../src/api/loader/checked-load.js';
 import type { Sop } from '../src/format/sop/types.js';
 import { requireBuiltCli, spawnCliSync } from './helpers/cli.js';
 import { Mutator } from './helpers/sop-mutator.js';
@@ -131,11 +131,11 @@ describe('fuzzing the SOP loader', () => {
     const out = process.stdout.write.bind(process.stdout);
     const errOut = process.stderr.write.bind(process.stderr);
     let stderr = '';
-    process.stdout.write = (() => true) as typeof process.stdout.write;
-    process.stderr.write = ((s: string) => {
+    process.stdout.write = () => true;
+    process.stderr.write = (s: string) => {
       stderr += s;
       return true;
-    }) as typeof process.stderr.write;
+    };
     let code: number;
     try {
       code = validateCommand(files, { quiet: true });

@@ -8,7 +8,7 @@ import { join, relative } from 'node:path';
 import DOMPurify from 'dompurify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { toMermaid } from '../src/format/sop/graph.js';
-import { loadSopFile, validateSopDocument } from '../src/api/loader/load.js';
+import { loadSopFile, validateSopDocument } from '../src/api/loader/checked-load.js';
 import type { Sop } from '../src/format/sop/types.js';
 import { spawnCliSync, requireBuiltCli } from './helpers/cli.js';
 

@@ -19,8 +19,8 @@ import { ReplyTooLargeError } from '../src/core/llm/reply-errors.js';
 import { RetryBudget } from '../src/core/llm/retry.js';
 import { LlmError, LlmUnavailableError, type ChatRequest } from '../src/core/llm/types.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
-import { Run } from '../src/api/engine/run.js';
-import { validateSopDocument } from '../src/format/sop/load.js';
+import { Run } from '../src/api/engine/run-with-features.js';
+import { validateSopDocument } from '../src/format/sop/sop-file.js';
 import { startOpenAiServer, type ChatRequestBody, type Fault, type ServerOptions, type TestServer } from './helpers/openai-server.js';
 import { spawnCli, requireBuiltCli } from './helpers/cli.js';
 import { scaled } from './helpers/time.js';
@@ -344,7 +344,7 @@ function cli(args: string[], env: Record<string, string | undefined> = {}, onSpa
   return new Promise((resolve, reject) => {
     const child = spawnCli([...args], {
       cwd: ROOT,
-      env: { ...process.env, OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: undefined, ...env } as NodeJS.ProcessEnv,
+      env: { ...process.env, OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: undefined, ...env },
     });
     let stdout = '';
     let stderr = '';

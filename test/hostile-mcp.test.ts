@@ -4,8 +4,8 @@
 // one clear line. Nothing is a stack trace.
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runSop } from '../src/api/run.js';
-import { loadSopFile } from '../src/api/loader/load.js';
+import { runSop } from '../src/api/run-sop.js';
+import { loadSopFile } from '../src/api/loader/checked-load.js';
 import { cmd, journal, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
 
 const HOSTILE = { command: process.execPath, args: [join(process.cwd(), 'test/fixtures/mcp/hostile-server.mjs')] };

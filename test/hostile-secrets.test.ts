@@ -178,7 +178,7 @@ function fakeTerminal(): Writable & { isTTY: boolean; text: () => string } {
       done();
     },
   });
-  return Object.assign(w, { isTTY: true, text: () => chunks.join('') }) as Writable & { isTTY: boolean; text: () => string };
+  return Object.assign<Writable, { isTTY: boolean; text: () => string }>(w, { isTTY: true, text: () => chunks.join('') });
 }
 
 describe('the terminal display', () => {

@@ -15,8 +15,8 @@ import { TEMPLATE_VARIABLES } from '../src/format/sop/template-context.js';
 import { compileTemplate, TEMPLATE_NAMES } from '../src/core/prompt/templates.js';
 import { RENDER_LIMITS } from '../src/format/sop/render-limits.js';
 import { Rng } from '../src/core/runtime/rng.js';
-import { Run } from '../src/api/engine/run.js';
-import { validateSopDocument } from '../src/format/sop/load.js';
+import { Run } from '../src/api/engine/run-with-features.js';
+import { validateSopDocument } from '../src/format/sop/sop-file.js';
 import { Mutator } from './helpers/sop-mutator.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 import { spawnCliSync, requireBuiltCli } from './helpers/cli.js';
@@ -343,14 +343,14 @@ async function quietly<T>(fn: () => Promise<T>): Promise<{ value?: T; thrown?: u
   const err = process.stderr.write.bind(process.stderr);
   let stdout = '';
   let stderr = '';
-  process.stdout.write = ((s: string) => {
+  process.stdout.write = (s: string) => {
     stdout += s;
     return true;
-  }) as typeof process.stdout.write;
-  process.stderr.write = ((s: string) => {
+  };
+  process.stderr.write = (s: string) => {
     stderr += s;
     return true;
-  }) as typeof process.stderr.write;
+  };
   try {
     return { value: await fn(), stdout, stderr };
   } catch (thrown) {

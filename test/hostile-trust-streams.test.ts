@@ -77,7 +77,7 @@ function cli(args: string[], killAfterMs = 240_000): Promise<Done> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       cwd: ROOT,
-      env: { ...process.env, OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: undefined } as NodeJS.ProcessEnv,
+      env: { ...process.env, OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: undefined },
     });
     // A run that never ends is the failure this file is about: it is killed, and the test says so.
     const guard = setTimeout(() => child.kill('SIGKILL'), scaled(killAfterMs));

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importAndValidate } from '../src/api/loader/import-and-validate.js';
 import { MockProvider } from '../src/core/llm/mock.js';
-import { Run } from '../src/api/engine/run.js';
-import { loadSopFile } from '../src/api/loader/load.js';
+import { Run } from '../src/api/engine/run-with-features.js';
+import { loadSopFile } from '../src/api/loader/checked-load.js';
 import { CONFORMANCE, ListHuman } from './helpers/v1.js';
 import { spawnCliSync, requireBuiltCli } from './helpers/cli.js';
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { importAgentsV1 } from '../src/features/agents-v1/import/agents-v1.js';
 import { isAgentsV1Config } from '../src/features/agents-v1/import/detect.js';
 import { SopError } from '../src/format/sop/diagnostics.js';
-import { validateSopDocument } from '../src/api/loader/load.js';
+import { validateSopDocument } from '../src/api/loader/checked-load.js';
 import { baseConfig, importConfig } from './helpers/v1.js';
 
 const warningAt = (w: { pointer: string; message: string }[], pointer: string) =>

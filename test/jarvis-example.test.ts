@@ -9,8 +9,8 @@ import { AnswersFileInput } from '../src/core/io/human.js';
 import { RunFolder } from '../src/features/journal/run-folder.js';
 import { ReplayProvider } from '../src/core/llm/cassette.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
-import { Run } from '../src/api/engine/run.js';
-import { loadSopFile } from '../src/api/loader/load.js';
+import { Run } from '../src/api/engine/run-with-features.js';
+import { loadSopFile } from '../src/api/loader/checked-load.js';
 import { tempDir } from './helpers/executor-context.js';
 import { requireBuiltCli, spawnCliSync } from './helpers/cli.js';
 

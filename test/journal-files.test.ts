@@ -112,20 +112,19 @@ describe('writing a journal', () => {
 describe('writing a journal a step at a time', () => {
   const file = () => join(dir, JOURNAL_FILE);
   const onDisk = () => readJournal(dir).events.map((e) => (e.type === 'warning' ? e.message : e.type));
-  const llmCall = (ms: number, effect: string): RunEvent =>
-    ({
-      type: 'llm_call',
-      purpose: 'agent',
-      state: 's',
-      agent: 'Ada',
-      turn: 1,
-      model: 'm',
-      usage: { promptTokens: 1, completionTokens: 1 },
-      ms,
-      prompt_chars: 1,
-      reply: 'hi',
-      effect,
-    }) as RunEvent;
+  const llmCall = (ms: number, effect: string): RunEvent => ({
+    type: 'llm_call',
+    purpose: 'agent',
+    state: 's',
+    agent: 'Ada',
+    turn: 1,
+    model: 'm',
+    usage: { promptTokens: 1, completionTokens: 1 },
+    ms,
+    prompt_chars: 1,
+    reply: 'hi',
+    effect,
+  });
 
   it("writes a step's lines at its checkpoint; a kill before it leaves the previous step whole", () => {
     const w = new JournalWriter(file());

@@ -42,9 +42,11 @@ describe('the layers of src/ are enforced by the linter', () => {
     const format = 'src/format/sop/zz-probe.ts';
     const app = 'src/apps/cli/zz-probe.ts';
     expect(
-      await layerErrors(format, `import { RunLoop } from '${from(format, 'src/core/runtime/run.ts')}';\nexport const x = RunLoop;\n`),
+      await layerErrors(format, `import { RunLoop } from '${from(format, 'src/core/runtime/run-loop.ts')}';\nexport const x = RunLoop;\n`),
     ).toHaveLength(1);
-    expect(await layerErrors(app, `import { Run } from '${from(app, 'src/api/engine/run.ts')}';\nexport const x = Run;\n`)).toEqual([]);
+    expect(
+      await layerErrors(app, `import { Run } from '${from(app, 'src/api/engine/run-with-features.ts')}';\nexport const x = Run;\n`),
+    ).toEqual([]);
   });
 
   it('a feature may import the layers below it', async () => {

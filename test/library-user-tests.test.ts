@@ -4,9 +4,9 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Run } from '../src/api/engine/run.js';
+import { Run } from '../src/api/engine/run-with-features.js';
 import { executor as library } from '../src/features/actions/executors/library.js';
-import { loadSopFile } from '../src/api/loader/load.js';
+import { loadSopFile } from '../src/api/loader/checked-load.js';
 import { answers, execContext, tempDir } from './helpers/executor-context.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 import { spawnCliSync } from './helpers/cli.js';

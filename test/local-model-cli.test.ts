@@ -22,7 +22,7 @@ interface Event {
   [k: string]: unknown;
 }
 /** The journal's events, prompts whole (their system parts put back). */
-const journal = (dir: string): Event[] => readJournal(dir).events as unknown as Event[];
+const journal = (dir: string): Event[] => readJournal(dir).events;
 
 describe.skipIf(missing !== undefined)('sop run --llm local: on SmolLM2-135M-Instruct', () => {
   beforeAll(requireBuiltCli);

@@ -3,9 +3,9 @@
 // server), a tool call runs the MCP tool, and a plain JSON reply is still read as a command.
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runSop } from '../src/api/run.js';
+import { runSop } from '../src/api/run-sop.js';
 import { OpenAiProvider } from '../src/core/llm/openai.js';
-import { loadSopFile } from '../src/api/loader/load.js';
+import { loadSopFile } from '../src/api/loader/checked-load.js';
 import { startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { journal, notesServer, serverCalls, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
 

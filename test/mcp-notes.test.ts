@@ -6,8 +6,8 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runSop } from '../src/api/run.js';
-import { loadSopFile } from '../src/api/loader/load.js';
+import { runSop } from '../src/api/run-sop.js';
+import { loadSopFile } from '../src/api/loader/checked-load.js';
 import { terminal } from './helpers/executor-context.js';
 import { allowMcp, cmd, journal, NOTES_SERVER, notesServer, serverCalls, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
 import { SopError } from '../src/format/sop/diagnostics.js';

@@ -4,9 +4,9 @@ import { copyFileSync, existsSync, readFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runSop } from '../src/api/run.js';
+import { runSop } from '../src/api/run-sop.js';
 import { sandboxSupport } from '../src/shared/sandbox/sandbox.js';
-import { loadSopFile } from '../src/api/loader/load.js';
+import { loadSopFile } from '../src/api/loader/checked-load.js';
 import { cmd, journal, NOTES_SERVER, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
 
 const support = sandboxSupport();

@@ -5,8 +5,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runSop } from '../src/api/run.js';
-import { loadSopFile } from '../src/api/loader/load.js';
+import { runSop } from '../src/api/run-sop.js';
+import { loadSopFile } from '../src/api/loader/checked-load.js';
 import { allowMcp, cmd, journal, NOTES_SERVER, serverCalls, tempDir, toolSop, writeSop } from './helpers/mcp-notes.js';
 import { cliAllowEntries } from '../src/features/mcp/allow.js';
 

@@ -4,7 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Run } from '../src/api/engine/run.js';
+import { Run } from '../src/api/engine/run-with-features.js';
 import type { ChatRequest, ChatResponse, LlmProvider } from '../src/core/llm/types.js';
 import { parseBindings } from '../src/features/mcp/slots.js';
 import { cliAllowEntries } from '../src/features/mcp/allow.js';

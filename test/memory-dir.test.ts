@@ -13,7 +13,7 @@ import { lockMemoryDir, MEMORY_LOCK, MemoryDirError } from '../src/core/workspac
 import { tempDir } from './helpers/executor-context.js';
 import { codeSop } from './helpers/code-sop.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
-import { runSop } from '../src/api/run.js';
+import { runSop } from '../src/api/run-sop.js';
 import type { Sop } from '../src/format/sop/types.js';
 import { spawnCli, spawnCliSync, spawnCliAsync } from './helpers/cli.js';
 

@@ -12,7 +12,7 @@ import { applyMemoryOverrides } from '../src/core/environment/memory-settings.js
 import { MockProvider } from '../src/core/llm/mock.js';
 import type { ChatOptions, ChatRequest, ChatResponse, LlmProvider } from '../src/core/llm/types.js';
 import { estimateUsage } from '../src/core/llm/types.js';
-import { Run } from '../src/api/engine/run.js';
+import { Run } from '../src/api/engine/run-with-features.js';
 import type { RunSnapshot } from '../src/core/runtime/position.js';
 import { restoreSummaryChunks, summaryChunks } from '../src/core/runtime/summaries.js';
 import type { Sop } from '../src/format/sop/types.js';
@@ -61,7 +61,7 @@ function chatSop(environment: Sop['environment'], turnsPerState = 100): Sop {
       },
       end: { final: true },
     },
-  } as Sop;
+  };
 }
 
 describe('summaries', () => {
@@ -72,7 +72,7 @@ describe('summaries', () => {
       agents: { Ann: { roles: { chat: 'A' } }, Ben: { roles: { chat: 'B' } } },
       root: 'chat',
       states: { chat: { roles: ['A', 'B'], next_states: { '0': 'chat' } } },
-    } as Sop;
+    };
     let summaries = 0;
     const llm = new Scripted((r) =>
       r.meta.purpose === 'summary' ? `SUMMARY-${++summaries} after turn ${r.meta.turn}` : `line ${r.meta.turn}`,
@@ -116,7 +116,7 @@ describe('summaries', () => {
       agents: { Ann: { roles: { chat: 'A' } }, Ben: { roles: { chat: 'B' } } },
       root: 'chat',
       states: { chat: { roles: ['A', 'B'], next_states: { '0': 'chat' } } },
-    } as Sop;
+    };
     let n = 0;
     const llm = new Scripted((r) => {
       if (r.meta.purpose !== 'summary') return `line ${r.meta.turn}`;
@@ -164,7 +164,7 @@ describe('summaries', () => {
     // prep: 3 messages, no summary (every 50); debate: messages 4..9, summaries after 4, 6 and 8.
     expect(llm.of('summary').map((c) => c.meta.turn)).toEqual([4, 6, 8]);
     const off = new Scripted(() => 'x');
-    await new Run({ sop: { ...sop, environment: { max_chat_history: 2, summary: { enabled: false } } } as Sop, file: 't', llm: off }).run();
+    await new Run({ sop: { ...sop, environment: { max_chat_history: 2, summary: { enabled: false } } }, file: 't', llm: off }).run();
     expect(off.of('summary')).toHaveLength(0);
   });
 });
@@ -234,7 +234,7 @@ describe('token budget in agent prompts', () => {
     const unlimited = new Scripted((r) => (r.meta.purpose === 'judge' ? '0' : long(r.meta.turn)));
     await new Run({ sop, file: 't', llm }).run();
     await new Run({
-      sop: { ...sop, environment: { ...sop.environment, max_prompt_tokens: undefined } } as Sop,
+      sop: { ...sop, environment: { ...sop.environment, max_prompt_tokens: undefined } },
       file: 't',
       llm: unlimited,
     }).run();
@@ -374,7 +374,7 @@ describe('a 2,000-turn mock run', () => {
       id: mock.id,
       async chat(request, options) {
         const res = await mock.chat(request, options);
-        if (request.meta.purpose === 'agent') sizes.set(request.meta.turn!, res.usage.promptTokens);
+        if (request.meta.purpose === 'agent') sizes.set(request.meta.turn, res.usage.promptTokens);
         return res;
       },
     };

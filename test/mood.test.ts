@@ -1,8 +1,8 @@
 // Mood: off by default, a seeded random walk pulled by the sentiment of recent thoughts.
 import { describe, expect, it } from 'vitest';
-import { Run } from '../src/api/engine/run.js';
+import { Run } from '../src/api/engine/run-with-features.js';
 import { Mood, moodAt, moodLabel, sentiment } from '../src/features/scientist/mood.js';
-import { validateSopDocument } from '../src/api/loader/load.js';
+import { validateSopDocument } from '../src/api/loader/checked-load.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 
 const run = (seed: number, thoughts: string[][] = []) => {

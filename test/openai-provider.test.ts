@@ -4,8 +4,8 @@ import { createProvider } from '../src/core/llm/factory.js';
 import { MISSING_KEY_MESSAGE, OpenAiProvider, type OpenAiProviderOptions } from '../src/core/llm/openai.js';
 import { RetryBudget, backoffDelay, parseRetryAfter, DEFAULT_RETRY_POLICY } from '../src/core/llm/retry.js';
 import { LlmError, type ChatRequest } from '../src/core/llm/types.js';
-import { Run } from '../src/api/engine/run.js';
-import { validateSopDocument } from '../src/api/loader/load.js';
+import { Run } from '../src/api/engine/run-with-features.js';
+import { validateSopDocument } from '../src/api/loader/checked-load.js';
 import { startOpenAiServer, type ChatRequestBody, type ServerOptions, type TestServer } from './helpers/openai-server.js';
 import { scaled } from './helpers/time.js';
 

@@ -37,7 +37,7 @@ describe('the option table', () => {
         '--llm-mode',
         'batch',
       ]);
-    const o = tableArgs('run', a as Record<string, unknown>);
+    const o = tableArgs('run', a);
     expect(o).toMatchObject({ timeoutMs: 2500, batchPollMs: 3000, budgetTokens: 900, bind: ['s=srv/t'], sandbox: false, llmMode: 'batch' });
     expect(apiOf(o)).toMatchObject({ timeoutMs: 2500, batchPollMs: 3000, budget: { tokens: 900 }, bind: { s: 'srv/t' }, sandbox: false });
   });

@@ -11,10 +11,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { planSop, realisedFigures, type PlanOptions, type PlanReport } from '../src/api/plan.js';
 import { parseSeconds, schedule, throughputProfile } from '../src/api/plan-time.js';
 import type { CallRecord } from '../src/api/plan-calls.js';
-import { runSop } from '../src/api/run.js';
+import { runSop } from '../src/api/run-sop.js';
 import { loadRunRecord } from '../src/features/journal/record.js';
 import { loadPricing } from '../src/core/llm/pricing.js';
-import { loadSopFile } from '../src/api/loader/load.js';
+import { loadSopFile } from '../src/api/loader/checked-load.js';
 import type { Sop } from '../src/format/sop/types.js';
 
 const DEBATE = 'examples/debate/debate.sop.json';

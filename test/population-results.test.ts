@@ -240,7 +240,7 @@ describe('sop export', () => {
       const n = (await queryResults(run, `select count(*) from ${table}`)).rows[0]![0];
       const back = await readBack(`select count(*) from read_parquet('${join(out, `${table}.parquet`)}')`);
       expect(Number(back[0]![0]), table).toBe(n);
-      expect(r.stdout).toContain(`${join(out, `${table}.parquet`)}  ${n} row`);
+      expect(r.stdout).toContain(`${join(out, `${table}.parquet`)}  ${String(n)} row`);
     }
     const steps6 = await readBack(`select count(*) from read_parquet('${join(out, 'steps.parquet')}')`);
     expect(Number(steps6[0]![0])).toBe(6);

@@ -2,7 +2,7 @@
 // the summary, a recent window that only grows between summary refreshes, then the retrieved
 // messages and the last prompt. A run in one state is recorded call by call and checked.
 import { describe, expect, it } from 'vitest';
-import { Run } from '../src/api/engine/run.js';
+import { Run } from '../src/api/engine/run-with-features.js';
 import { alignedWindow } from '../src/core/memory/window.js';
 import type { ChatMessage, ChatOptions, ChatRequest, ChatResponse, LlmProvider } from '../src/core/llm/types.js';
 import { estimateUsage } from '../src/core/llm/types.js';
@@ -53,7 +53,7 @@ function sop(controller: 'order' | 'rule'): Sop {
       },
       end: { final: true },
     },
-  } as Sop;
+  };
 }
 
 const bytes = (messages: ChatMessage[]) => Buffer.from(messages.map((m) => `<|${m.role}|>\n${m.content}\n`).join(''), 'utf8');

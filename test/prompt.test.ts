@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { roleComponents } from '../src/core/agent/components.js';
 import { stripSpeakerName } from '../src/core/agent/output.js';
 import { extractAllTags, extractTag } from '../src/shared/util/tags.js';
-import { Run, type RunOptions } from '../src/api/engine/run.js';
-import { validateSopDocument } from '../src/api/loader/load.js';
+import { Run, type RunOptions } from '../src/api/engine/run-with-features.js';
+import { validateSopDocument } from '../src/api/loader/checked-load.js';
 import { TemplateError } from '../src/core/prompt/templates.js';
 import { ScriptedLlm, type Script } from './helpers/scripted-llm.js';
 

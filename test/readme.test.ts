@@ -1,7 +1,7 @@
 // The README's SOP example must stay valid: docs that lie are worse than none.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { validateSopDocument } from '../src/api/loader/load.js';
+import { validateSopDocument } from '../src/api/loader/checked-load.js';
 
 describe('README', () => {
   it('shows a SOP example that validates', () => {

@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunEvent } from '../src/core/runtime/events.js';
-import { Run } from '../src/api/engine/run.js';
+import { Run } from '../src/api/engine/run-with-features.js';
 import { escalate, resourcesFor, startLevel, userAway, type ResourcesConfig } from '../src/features/scientist/resources.js';
-import { validateSopDocument } from '../src/api/loader/load.js';
+import { validateSopDocument } from '../src/api/loader/checked-load.js';
 import { answers, tempDir } from './helpers/executor-context.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 

@@ -16,8 +16,8 @@ import { ReplayProvider, readCassette } from '../src/core/llm/cassette.js';
 import { loadRunRecord } from '../src/features/journal/record.js';
 import { readJournal } from '../src/features/journal/reader.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
-import { Run } from '../src/api/engine/run.js';
-import { loadSopFile } from '../src/api/loader/load.js';
+import { Run } from '../src/api/engine/run-with-features.js';
+import { loadSopFile } from '../src/api/loader/checked-load.js';
 
 const FIX = resolve('test/fixtures/durable');
 const SOP = join(FIX, 'town.sop.json');

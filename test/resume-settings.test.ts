@@ -7,7 +7,7 @@
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { resumeRun } from '../src/api/run.js';
+import { resumeRun } from '../src/api/run-sop.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
 import { tempDir } from './helpers/executor-context.js';
 import { spawnCli } from './helpers/cli.js';

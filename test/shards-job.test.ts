@@ -22,7 +22,7 @@ const call = (key: string) => ({
 });
 const signed = (data: Omit<ShardJobData, 'sig'> | Record<string, unknown>, id = shardJobId(step, 0)) => ({
   ...data,
-  sig: signJob(SECRET, id, data as Record<string, unknown>),
+  sig: signJob(SECRET, id, data),
 });
 const good = () => ({ v: 1, step, shard: 0, calls: [call('3:a0'), call('3:a1')] });
 

@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MockProvider } from '../src/core/llm/mock.js';
-import { Run } from '../src/api/engine/run.js';
-import { loadSopFile } from '../src/format/sop/load.js';
+import { Run } from '../src/api/engine/run-with-features.js';
+import { loadSopFile } from '../src/format/sop/sop-file.js';
 import { spawnCliSync } from './helpers/cli.js';
 const shipped = [
   ...readdirSync('sops')

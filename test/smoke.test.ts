@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadSopFile } from '../src/api/loader/load.js';
-import { Run } from '../src/api/engine/run.js';
+import { loadSopFile } from '../src/api/loader/checked-load.js';
+import { Run } from '../src/api/engine/run-with-features.js';
 import { MockProvider } from '../src/core/llm/mock.js';
 
 describe('smoke', () => {

@@ -5,8 +5,8 @@
 import { join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { Run } from '../src/api/engine/run.js';
-import { loadSopFile } from '../src/api/loader/load.js';
+import { Run } from '../src/api/engine/run-with-features.js';
+import { loadSopFile } from '../src/api/loader/checked-load.js';
 import type { ChatRequest } from '../src/core/llm/types.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
 import { TerminalInput } from '../src/core/io/human.js';

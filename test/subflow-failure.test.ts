@@ -5,9 +5,9 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Run } from '../src/api/engine/run.js';
+import { Run } from '../src/api/engine/run-with-features.js';
 import type { ChatRequest } from '../src/core/llm/types.js';
-import { loadSopFile } from '../src/api/loader/load.js';
+import { loadSopFile } from '../src/api/loader/checked-load.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
 import { answers, tempDir } from './helpers/executor-context.js';
 import { AnswerInterruptedError, type HumanInput } from '../src/core/io/human.js';

@@ -239,7 +239,7 @@ describe('sop sweep (in process)', () => {
     ]);
     expect(short.code).toBe(1);
     expect(short.stderr).toContain('no answer left for You (Traveller)');
-    expect(short.stderr).toContain('run the sweep again with an --answers FILE');
+    expect(short.stderr).toContain('run the sweep again with --answers FILE');
     const more = sop([
       'sweep',
       ASSISTANT,

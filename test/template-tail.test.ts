@@ -4,8 +4,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runSop } from '../src/api/run.js';
-import { loadSopFile } from '../src/api/loader/load.js';
+import { runSop } from '../src/api/run-sop.js';
+import { loadSopFile } from '../src/api/loader/checked-load.js';
 import { renderText } from '../src/core/prompt/templates.js';
 import { checkTemplate } from '../src/format/sop/template-check.js';
 import { tempDir } from './helpers/executor-context.js';

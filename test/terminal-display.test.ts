@@ -270,7 +270,7 @@ describe('the display on a fake terminal', () => {
     const usage = { promptTokens: 100, completionTokens: 20 };
     const reply = '<verdict>The affirmative wins, narrowly, on evidence that went unchallenged.</verdict>';
     show({ type: 'state_entered', state: 'verdict', turn: 1, reason: 'root' });
-    show({ type: 'speaker_chosen', state: 'verdict', agent: 'Judge', role: 'Judge', turn: 1, how: 'order' } as RunEvent);
+    show({ type: 'speaker_chosen', state: 'verdict', agent: 'Judge', role: 'Judge', turn: 1, how: 'order' });
     const statusAt = chunks.length;
     expect(chunks.join('')).toMatch(/\[verdict\] turn 1 · Judge \(Judge\) · 0 tokens/);
     for (let i = 0; i < reply.length; i += 3) {
@@ -300,7 +300,7 @@ describe('the display on a fake terminal', () => {
     const out = fakeTerminal(80);
     const err = fakeTerminal(80);
     const show = terminalDisplay({ out: out.stream, err: err.stream, quiet: false, redact: (s) => s, env: {} });
-    show({ type: 'speaker_chosen', state: 's', agent: 'Ann', role: 'Human', turn: 3, how: 'order' } as RunEvent);
+    show({ type: 'speaker_chosen', state: 's', agent: 'Ann', role: 'Human', turn: 3, how: 'order' });
     expect(err.chunks.join('')).toContain('turn 3');
     const before = err.chunks.length;
     show({ type: 'effect_started', key: 'k', kind: 'human', label: 'Ann@s', turn: 3 });
@@ -321,7 +321,7 @@ describe('the display on a fake terminal', () => {
     const out = fakeTerminal(20);
     const err = fakeTerminal(20);
     const show = terminalDisplay({ out: out.stream, err: err.stream, quiet: false, redact: (s) => s, env: {} });
-    show({ type: 'speaker_chosen', state: 'a_long_state_name', agent: 'Somebody', role: 'Role', turn: 7, how: 'order' } as RunEvent);
+    show({ type: 'speaker_chosen', state: 'a_long_state_name', agent: 'Somebody', role: 'Role', turn: 7, how: 'order' });
     // eslint-disable-next-line no-control-regex -- strips the status line's dim colour
     const drawn = err.chunks.join('').replace(/\x1b\[\d+m/g, '');
     expect(drawn.length).toBeLessThanOrEqual(19);
@@ -332,7 +332,7 @@ describe('the display on a fake terminal', () => {
     const err = fakeTerminal(80);
     const show = terminalDisplay({ out: out.stream, err: err.stream, quiet: false, redact: (s) => s, env: { NO_COLOR: 'yes' } });
     show({ type: 'state_entered', state: 's', turn: 1, reason: 'root' });
-    show({ type: 'speaker_chosen', state: 's', agent: 'Ann', role: 'R', turn: 1, how: 'order' } as RunEvent);
+    show({ type: 'speaker_chosen', state: 's', agent: 'Ann', role: 'R', turn: 1, how: 'order' });
     show({ type: 'delta', agent: 'Ann', text: '<answer>42</answer>' });
     show({
       type: 'message',

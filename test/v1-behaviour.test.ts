@@ -8,6 +8,7 @@ import type { ChatRequest } from '../src/core/llm/types.js';
 import { SopError } from '../src/format/sop/diagnostics.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 import { baseConfig, importConfig, markerEmbedder, runConfig } from './helpers/v1.js';
+import { join } from 'node:path';
 
 const say = (text: string) => () => text;
 /** Agent replies by turn: `${name}-t${turn}` unless listed. */
@@ -524,7 +525,7 @@ describe('Agents 1.0 core behaviours (§5)', () => {
       doc.states.s1.LLM = { model: 'state-model', temperature: 1.0 };
       doc.states.s1.agent_states.RB.LLM = { model: 'role-model', temperature: 0.7 };
       const { sop } = importConfig(doc);
-      const { Run } = await import('../src/api/engine/run.js');
+      const { Run } = await import('../src/api/engine/run-with-features.js');
       await new Run({ sop, file: 'config.json', llm: new Recording(), maxTurns: 2 }).run();
       expect(temps).toContainEqual(['agent:Ann', 'gpt-3.5-turbo-16k-0613', 0.3]);
       expect(temps).toContainEqual(['agent:Ben', 'role-model', 0.7]);
@@ -697,7 +698,6 @@ describe('Agents 1.0 components with side effects', () => {
   it("CodeComponent writes the extracted code to output_code/ inside the run's workspace, and nowhere without one", async () => {
     const { mkdtempSync, readFileSync, existsSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
     const doc = baseConfig();
     doc.states.s1.agent_states.RA.CodeComponent = { file_name: '../../escape.py', keyword: 'code' };
     const workspace = join(mkdtempSync(join(tmpdir(), 'sop-ws-')), 'workspace');

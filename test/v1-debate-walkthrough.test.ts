@@ -3,8 +3,8 @@
 // environment summary after every 5 messages.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadSopFile } from '../src/api/loader/load.js';
-import { Run } from '../src/api/engine/run.js';
+import { loadSopFile } from '../src/api/loader/checked-load.js';
+import { Run } from '../src/api/engine/run-with-features.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 import { CONFORMANCE } from './helpers/v1.js';

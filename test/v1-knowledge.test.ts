@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KnowledgeBase } from '../src/core/components/knowledge-base.js';
-import { loadSopFile } from '../src/api/loader/load.js';
-import { Run } from '../src/api/engine/run.js';
+import { loadSopFile } from '../src/api/loader/checked-load.js';
+import { Run } from '../src/api/engine/run-with-features.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 import { CONFORMANCE, ListHuman, baseConfig, markerEmbedder, runConfig } from './helpers/v1.js';
 

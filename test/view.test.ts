@@ -245,7 +245,7 @@ describe('sop view server', () => {
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let buf = '';
-        child.stdout!.on('data', (c: Buffer) => {
+        child.stdout.on('data', (c: Buffer) => {
           buf += c.toString();
           if (buf.includes('\n')) resolve(buf.split('\n')[0]!);
         });
@@ -261,7 +261,7 @@ describe('sop view server', () => {
   it('refuses a folder that is not a run folder with one clear line', async () => {
     const child = spawnCli(['view', tmp, '--no-open'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';
-    child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     expect(code).toBe(1);
     expect(err.trim().split('\n')).toEqual([`error: ${tmp}: no journal.jsonl here; is it a run folder (sop runs lists them)?`]);
@@ -353,7 +353,7 @@ describe('sop view in a browser (playwright-core, Debian chromium)', () => {
               url,
             ],
             { timeout: scaled(60_000), maxBuffer: 64 * 1024 * 1024 }, // a page that never ends loading is killed: the test fails
-            (err, stdout) => (err ? reject(err) : resolve(stdout)),
+            (err, stdout) => (err ? reject(new Error(err.message, { cause: err })) : resolve(stdout)),
           );
         });
       const child = spawnCli(['view', join(out, RUN), '--port', '0', '--no-open'], {
@@ -362,7 +362,7 @@ describe('sop view in a browser (playwright-core, Debian chromium)', () => {
       try {
         const url = await new Promise<string>((resolve) => {
           let buf = '';
-          child.stdout!.on('data', (c: Buffer) => {
+          child.stdout.on('data', (c: Buffer) => {
             buf += c.toString();
             if (buf.includes('\n')) resolve(buf.split('\n')[0]!);
           });

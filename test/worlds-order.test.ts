@@ -26,7 +26,7 @@ const ids = (list: StepAction[]) => list.map((a) => `${a.agent}/${a.seq}/${a.nam
 
 describe('order policies', () => {
   it('never depend on the input order (shuffle, priority, judge)', () => {
-    const groups = contestedObjects(actions, social.objectOf!);
+    const groups = contestedObjects(actions, social.objectOf!.bind(social));
     const decisions = Object.fromEntries(
       groups.map((g) => [
         g.object,
@@ -45,7 +45,7 @@ describe('order policies', () => {
         expect(
           ids(orderActions(permuted, { type: 'priority', expr: 'followers * 2 + (action.name == "like")', seed: 7 }, 3, attrs)),
         ).toEqual(priority);
-        const g = contestedObjects(permuted, social.objectOf!);
+        const g = contestedObjects(permuted, social.objectOf!.bind(social));
         expect(ids(applyJudgeDecisions(permuted, 7, 3, g, decisions).order)).toEqual(judged);
       }),
       { numRuns: 50 },
@@ -82,7 +82,7 @@ describe('order policies', () => {
   });
 
   it('groups contested objects and refills their slots with the judge’s order', () => {
-    const groups = contestedObjects(actions, social.objectOf!);
+    const groups = contestedObjects(actions, social.objectOf!.bind(social));
     expect(groups.map((g) => g.object)).toEqual(['post:p0', 'post:p1', 'post:p2', 'post:p3']);
     const g = groups[0]!;
     const pick = parseJudgeReply(JSON.stringify({ order: [2, 0] }), g);

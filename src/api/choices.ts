@@ -21,7 +21,7 @@ import type { RerunPolicy } from '../features/journal/effects.js';
 import type { Sop } from '../format/sop/types.js';
 import { EngineError, opt, say, type Message } from '../shared/errors.js';
 import type { RunSopOptions } from './options.js';
-import { sopFileOf } from './load.js';
+import { sopFileOf } from './load-sop.js';
 import { DEFAULTS } from '../format/sop/resolved.js';
 import { DEFAULT_CONCURRENCY } from '../features/population/plugin.js';
 import { concurrencyEvent, type LimitChange } from '../core/llm/adaptive-limit.js';

@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import { basename, dirname, isAbsolute, join, normalize, resolve, sep } from 'node:path';
 import type { RunEvent, RunSettings } from '../core/runtime/events.js';
 import type { Sop } from '../format/sop/types.js';
-import { validateSopDocument } from './loader/load.js';
+import { validateSopDocument } from './loader/checked-load.js';
 import { continuePoint, loadRunRecord, type RunRecord } from '../features/journal/record.js';
 import { appliedSettings } from '../features/journal/applied-settings.js';
 import { JournalError } from '../features/journal/reader.js';

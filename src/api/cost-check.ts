@@ -110,7 +110,7 @@ export async function checkSop(o: CheckOptions): Promise<CheckReport> {
     completion_tokens: spread(runs.map((r) => r.completion)),
     largest_prompt: 0,
     cost_by_model: costByModel,
-    ...(totals.every((t) => t !== undefined) ? { cost: spread(totals as number[]) } : {}),
+    ...(totals.every((t) => t !== undefined) ? { cost: spread(totals) } : {}),
     warnings: warnings(o, runs),
   };
   for (const r of runs)

@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Run } from './engine/run.js';
+import { Run } from './engine/run-with-features.js';
 import type { HumanInput } from '../core/io/human.js';
 import { MockProvider } from '../core/llm/mock.js';
 import type { PricingTable } from '../core/llm/pricing.js';

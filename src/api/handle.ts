@@ -1,6 +1,6 @@
 // The handle of a run started from code: its events as an async iterable, its result, stop().
 import type { RunEvent } from '../core/runtime/events.js';
-import type { RunResult } from '../core/runtime/run.js';
+import type { RunResult } from '../core/runtime/run-loop.js';
 
 export interface RunHandle extends AsyncIterable<RunEvent> {
   /** The run's id (its folder's name when it writes one). */
@@ -49,6 +49,7 @@ export class EventFeed {
           for (const e of batch) yield e;
         }
         if (this.done) {
+          // eslint-disable-next-line @typescript-eslint/only-throw-error -- the run's own failure, as it was thrown
           if (this.failure !== undefined) throw this.failure;
           return;
         }

@@ -5,6 +5,7 @@
 import { resolve } from 'node:path';
 import { absoluteLlmSpec } from '../core/llm/factory.js';
 import { parseBindings } from '../features/mcp/slots.js';
+import { parsePluginOptionPairs, pluginOptionPairs, type GivenPluginOptions } from '../core/runtime/plugin-options.js';
 import { REDACTED } from '../shared/util/redact.js';
 import type { OptionSpec } from './option-table.js';
 import { optionEntries } from './option-types.js';
@@ -24,8 +25,13 @@ export function namedOf(o: RunSopOptions): NamedOptions {
     if (spec.api === false) continue;
     const v = typeof spec.api === 'string' ? bag[spec.api] : (bag[spec.api[0]] as Record<string, unknown> | undefined)?.[spec.api[1]];
     if (v === undefined) continue;
-    // a record of KEY=VALUE pairs (bind) is a list of them on the flag
-    out[name] = name === 'bind' && typeof v === 'object' ? Object.entries(v as Record<string, string>).map(([k, t]) => `${k}=${t}`) : v;
+    // a record of KEY=VALUE pairs (bind, pluginOptions) is a list of them on the flag
+    out[name] =
+      name === 'bind' && typeof v === 'object'
+        ? Object.entries(v as Record<string, string>).map(([k, t]) => `${k}=${t}`)
+        : name === 'pluginOptions' && typeof v === 'object'
+          ? pluginOptionPairs(v as GivenPluginOptions)
+          : v;
   }
   return out;
 }
@@ -36,10 +42,16 @@ export function apiOf(named: NamedOptions): RunSopOptions {
   for (const [name, spec] of optionEntries()) {
     const v = named[name];
     if (spec.api === false || v === undefined || name === 'inputs') continue;
-    if (typeof spec.api === 'string') out[spec.api] = name === 'bind' && Array.isArray(v) ? parseBindings(v.map(String)) : v;
+    if (typeof spec.api === 'string')
+      out[spec.api] =
+        name === 'bind' && Array.isArray(v)
+          ? parseBindings(v.map(String))
+          : name === 'pluginOptions' && Array.isArray(v)
+            ? parsePluginOptionPairs(v.map(String))
+            : v;
     else out[spec.api[0]] = { ...(out[spec.api[0]] as object | undefined), [spec.api[1]]: v };
   }
-  return out as RunSopOptions;
+  return out;
 }
 
 /** The launch setting of one value (undefined: nothing recorded). */

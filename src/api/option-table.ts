@@ -191,6 +191,14 @@ export const OPTIONS = {
     doc: "the SOP's inputs",
   },
   goal: { api: false, flag: 'goal', type: 'string', on: { run: 'Shorthand for --input goal=TEXT' } },
+  pluginOptions: {
+    api: 'pluginOptions',
+    flag: 'plugin-option',
+    type: 'array',
+    metavar: 'PLUGIN.OPTION=VALUE',
+    on: { run: 'An option a plugin the SOP names declares, as PLUGIN.OPTION=VALUE (repeatable; a wrong one lists those it declares)' },
+    doc: 'options of plugins of your own, by plugin name (`{ clock: { tick_ms: 500 } }`); each plugin is handed only those it declares',
+  },
   answers: {
     api: 'answers',
     flag: 'answers',

@@ -140,6 +140,11 @@ export interface RunSopOptions extends StepScaleOptions {
   file?: string;
   /** Features of your own, plugged into the run (src/core/runtime/hooks.ts). */
   plugins?: PluginFactory;
+  /**
+   * Options of plugins of your own, by plugin name: `{ clock: { tick_ms: 500 } }`. Each plugin is
+   * handed only the options its definePlugin declares (strings are read in the declared type).
+   */
+  pluginOptions?: Record<string, Record<string, unknown>>;
   /** Called synchronously with every event, before iterators see it (e.g. a terminal display). */
   listeners?: RunListener[];
   /** Interrupted side effects of a resumed run: run again with autoRun, or ask `approve`. */

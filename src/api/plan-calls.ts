@@ -56,7 +56,7 @@ export function callsOf(events: readonly RunEvent[]): CallRecord[] {
           ...(e.effect?.includes(':archetype:') ? { archetype: true } : {}),
           ...(prompt ? { messages: prompt } : {}),
           weight: 1,
-        } as CallRecord & { turn?: number });
+        });
         prompt = undefined;
       }
     }

@@ -12,11 +12,13 @@ import { pathToFileURL } from 'node:url';
 import { EngineError } from '../shared/errors.js';
 import { allowFile, allowFileSection, AllowFileError } from '../core/io/allow-file.js';
 import type { Sop } from '../format/sop/types.js';
-import { parseSopText, readSopText } from './loader/load.js';
+import { parseSopText, readSopText } from './loader/checked-load.js';
 import { defineWorld, registerWorld } from '../features/population/worlds/index.js';
 import { registerRulePolicy } from '../features/population/rules.js';
 import { registerMetric } from '../features/population/metrics.js';
 import { readRunStarted } from '../features/journal/reader.js';
+import { definePlugin, type DefinedPlugin, type RunPlugin } from '../core/runtime/hooks.js';
+import { addModuleRunPlugin } from './module-run-plugins.js';
 
 export interface PluginApproval {
   /** --yes: load without asking. */
@@ -45,8 +47,22 @@ export class PluginError extends EngineError {
   }
 }
 
+/** The module whose default export is running (addRunPlugin records its plugins under it). */
+let loading: string | undefined;
+
+/**
+ * Adds a run plugin (definePlugin of `sop/extend`, with options of its own if it declares them) to
+ * the runs of SOPs that name this module; only while the module's default export runs.
+ */
+function addRunPlugin(plugin: DefinedPlugin<RunPlugin>): void {
+  if (loading === undefined) throw new PluginError('addRunPlugin is called by a plugin module while it loads (its default export)');
+  if (typeof plugin !== 'function' || typeof plugin.pluginName !== 'string')
+    throw new PluginError(`plugin ${loading}: addRunPlugin takes what definePlugin returns`);
+  addModuleRunPlugin(loading, plugin);
+}
+
 /** What a module's default export, when it is a function, is called with. */
-export const PLUGIN_API = Object.freeze({ defineWorld, registerWorld, registerRulePolicy, registerMetric });
+export const PLUGIN_API = Object.freeze({ defineWorld, registerWorld, registerRulePolicy, registerMetric, definePlugin, addRunPlugin });
 
 const loaded = new Set<string>();
 
@@ -112,9 +128,12 @@ async function loadOne(path: string, approval: PluginApproval): Promise<void> {
   let module: { default?: unknown };
   try {
     module = (await import(pathToFileURL(real).href)) as { default?: unknown };
+    loading = real;
     if (typeof module.default === 'function') await (module.default as (api: typeof PLUGIN_API) => unknown)(PLUGIN_API);
   } catch (err) {
     throw new PluginError(`plugin ${real} failed to load: ${(err as Error).message.split('\n')[0]}`);
+  } finally {
+    loading = undefined;
   }
   loaded.add(real);
 }

@@ -5,7 +5,7 @@
 import { EngineError, opt, say, renderMessage, type Message } from '../shared/errors.js';
 import { RunFolder, newRunId } from '../features/journal/run-folder.js';
 import { loadPricing } from '../core/llm/pricing.js';
-import { Run } from './engine/run.js';
+import { Run } from './engine/run-with-features.js';
 import { approveUnattended } from '../features/mcp/run-hub.js';
 import { isPromptEvent, type RunEvent, type RunListener } from '../core/runtime/events.js';
 import type { PluginFactory } from '../core/runtime/hooks.js';
@@ -16,7 +16,7 @@ import { llmBlockSecrets } from '../core/llm/endpoints.js';
 import { applyMemoryOverrides } from '../core/environment/memory-settings.js';
 import { tracingEnabled } from '../features/telemetry/enabled.js';
 import { EventFeed, type RunHandle } from './handle.js';
-import { sopFileOf } from './load.js';
+import { sopFileOf } from './load-sop.js';
 import { usesPopulation, type PopulationOptions } from '../features/population/plugin.js';
 import { ResultsWriter } from './results-writer.js';
 import { appendRunHeader, libraryIntoWorkspace, lockMemoryDir, resolveMemoryDir } from '../core/workspace/memory-dir.js';
@@ -201,6 +201,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
       },
       mcp: { sandbox: o.mcpSandbox ?? sandbox, bind: o.bind, approval: mcpApproval },
       plugins,
+      ...(o.pluginOptions ? { pluginOptions: o.pluginOptions } : {}),
       budget: o.budget,
       population: populationOptionsOf(o),
       ...(shards ? { shards } : {}),

@@ -79,8 +79,13 @@ export interface OptionMention {
   option: string;
   /** Where the API has it, when not at `options.NAME` (budget.tokens). */
   path?: string;
-  /** name: the option (with `set`: the value it is set to, as `options.sandbox false`); value: `set` in the option's unit; unit: the option's unit (`api` in the API); resume: how a run is resumed with it. */
-  form?: 'name' | 'value' | 'unit' | 'resume';
+  /**
+   * name: the option (with `set`: the value it is set to, as `options.sandbox false`); value: `set`
+   * in the option's unit; unit: the option's unit (`api` in the API); resume: how a run is resumed
+   * with it; continue: how a stopped run goes on with it, in words (`resume with options.answers`),
+   * which a caller that continues runs otherwise (a sweep) says its own way.
+   */
+  form?: 'name' | 'value' | 'unit' | 'resume' | 'continue';
   set?: string | number | boolean;
   /** The API's unit (form unit). */
   api?: string;
@@ -108,6 +113,7 @@ export const apiOptionName: OptionNamer = (m) => {
   if (m.form === 'value') return String(m.set);
   if (m.form === 'unit') return m.api ?? '';
   if (m.form === 'resume') return `resumeRun(RUN_DIR) with ${name}`;
+  if (m.form === 'continue') return `resume with ${name}`;
   return m.set !== undefined ? `${name} ${String(m.set)}` : name;
 };
 

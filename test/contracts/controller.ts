@@ -4,7 +4,7 @@
 // the same speakers. The LLM (the rule controller's) is the only part replaced.
 import { describe, expect, it } from 'vitest';
 import { runSop, type RunEvent } from '../../src/index.js';
-import { validateSopDocument } from '../../src/api/loader/load.js';
+import { validateSopDocument } from '../../src/api/loader/checked-load.js';
 import { ScriptedLlm } from '../helpers/scripted-llm.js';
 
 const AGENTS = { Ann: { roles: { talk: 'RA' } }, Ben: { roles: { talk: 'RB' } }, Cat: { roles: { talk: 'RC' } } };

@@ -25,7 +25,7 @@ export function pluginOf(run: Run, name: string): RunPlugin & Required<Pick<RunP
 
 /** The plugins of a run that keep state of their own in checkpoints. */
 export function checkpointingPlugins(run: Run): string[] {
-  return run.ctx.plugins.filter((p) => p.checkpoint && p.restoreCheckpoint).map((p) => p.name);
+  return run.ctx.plugins.filter((p) => p.checkpoint !== undefined && p.restoreCheckpoint !== undefined).map((p) => p.name);
 }
 
 const json = (v: unknown): unknown => JSON.parse(JSON.stringify(v)) as unknown;

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { MockProvider } from '../../src/index.js';
 import { Run } from '../../src/extend.js';
-import { validateSopDocument } from '../../src/api/loader/load.js';
+import { validateSopDocument } from '../../src/api/loader/checked-load.js';
 import { ScriptedLlm } from '../helpers/scripted-llm.js';
 import { baseConfig, importConfig, tempDir, v1Reply } from '../helpers/v1.js';
 import { checkpointingPlugins, pluginCheckpointContract, type CheckpointScenario } from './plugin-checkpoint.js';

@@ -60,7 +60,7 @@ export function execContext(o: Partial<ExecContext> & { memoryFiles?: Record<str
     turn: 1,
     memory,
     workspace: () => ws,
-    human: new NoHumanInput() as HumanInput,
+    human: new NoHumanInput(),
     autoRun: true,
     yes: false,
     sandbox: false,

@@ -24,7 +24,7 @@ function paths(doc: Json, at: Path = [], out: Path[] = []): Path[] {
     for (const [k, v] of Object.entries(doc)) {
       const p = [...at, Array.isArray(doc) ? Number(k) : k];
       out.push(p);
-      paths(v as Json, p, out);
+      paths(v, p, out);
     }
   }
   return out;
@@ -110,7 +110,7 @@ export class Mutator {
     const doc = JSON.parse(text) as Json;
     const all = paths(doc);
     const objects = [[], ...all].filter((p) => {
-      const v = p.length === 0 ? doc : (parentOf(doc, [...p, 'x']) as Json);
+      const v = p.length === 0 ? doc : parentOf(doc, [...p, 'x']);
       return v !== null && typeof v === 'object' && !Array.isArray(v);
     });
     const p = this.pick(all);
@@ -139,7 +139,7 @@ export class Mutator {
       case 8: {
         // A prototype key added to an object, or a map key (state, agent, input) renamed to one.
         const target = this.pick(objects);
-        const obj = (target.length === 0 ? doc : (parentOf(doc, [...target, 'x']) as Json)) as Record<string, Json>;
+        const obj = (target.length === 0 ? doc : parentOf(doc, [...target, 'x'])) as Record<string, Json>;
         const name = this.pick(RESERVED);
         const keys = Object.keys(obj);
         if (keys.length > 0 && this.rng.next() < 0.5) {
@@ -154,7 +154,7 @@ export class Mutator {
       }
       case 9: {
         const target = this.pick(objects);
-        const obj = (target.length === 0 ? doc : (parentOf(doc, [...target, 'x']) as Json)) as Record<string, Json>;
+        const obj = (target.length === 0 ? doc : parentOf(doc, [...target, 'x'])) as Record<string, Json>;
         define(obj, this.randomString() || 'unknown_key', this.wrongValue(null));
         return { text: JSON.stringify(doc), what: `unknown key at /${target.join('/')}` };
       }
@@ -163,7 +163,7 @@ export class Mutator {
         const d = doc as { states?: Record<string, { final?: boolean; next_states?: Record<string, string> }> };
         // (an earlier mutation may have left a state that is not an object: leave it as it is)
         const isState = (v: unknown): v is { final?: boolean } => typeof v === 'object' && v !== null && !Array.isArray(v);
-        const names = Object.keys(d.states ?? {}).filter((n) => isState(d.states![n]) && !d.states![n]!.final);
+        const names = Object.keys(d.states ?? {}).filter((n) => isState(d.states![n]) && !d.states![n].final);
         for (const [i, n] of names.entries()) {
           const s = d.states![n]!;
           s.next_states = { '0': n, '1': names[(i + 1) % names.length]! };

@@ -8,7 +8,7 @@ import type { HumanInput, HumanQuestion } from '../../src/core/io/human.js';
 import { importAndValidate } from '../../src/api/loader/import-and-validate.js';
 import type { Embedder } from '../../src/core/memory/embedder.js';
 import type { RunEvent } from '../../src/core/runtime/events.js';
-import { Run, type RunOptions, type RunResult } from '../../src/api/engine/run.js';
+import { Run, type RunOptions, type RunResult } from '../../src/api/engine/run-with-features.js';
 import type { Sop } from '../../src/format/sop/types.js';
 import { ScriptedLlm, type Script, type RecordedCall } from './scripted-llm.js';
 

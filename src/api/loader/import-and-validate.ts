@@ -3,7 +3,7 @@
 // file the user wrote.
 import { SopError, type Diagnostic } from '../../format/sop/diagnostics.js';
 import { locatePointer } from '../../format/sop/json-source.js';
-import { validateSopDocument } from '../../format/sop/load.js';
+import { validateSopDocument } from '../../format/sop/sop-file.js';
 import { SOP_CHECKS } from './checks.js';
 import type { Sop } from '../../format/sop/types.js';
 import { importAgentsV1, type ImportOptions } from '../../features/agents-v1/import/agents-v1.js';

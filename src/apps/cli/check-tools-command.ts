@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { loadSopFile } from '../../api/loader/load.js';
+import { loadSopFile } from '../../api/loader/checked-load.js';
 import { resolveSandbox } from '../../features/actions/executors/sandbox-mode.js';
 import { cliAllowEntries, fileAllowEntries } from '../../features/mcp/allow.js';
 import { mcpServers, splitRef } from '../../features/mcp/config.js';
@@ -80,7 +80,7 @@ export async function checkToolsCommand(files: string[], opts: CheckToolsOptions
           problems.push((err as Error).message);
         }
       }
-      if (problems.length === 0) problems.push(...(await checkGrants(hub, sop.states as Record<string, { tools?: unknown }>)));
+      if (problems.length === 0) problems.push(...(await checkGrants(hub, sop.states)));
       for (const [slot, ref] of Object.entries(slotBindings(sop))) {
         const r = splitRef(ref);
         if (!r || !hub.has(r.server)) problems.push(`tool slot "${slot}" is bound to "${ref}", which names no server of mcp_servers`);

@@ -17,7 +17,7 @@ export function withRunCommand<T>(y: Argv<T>): Argv<T> {
         .options(tableFlags('run')),
     async (a) => {
       const { runCommand } = await import('./run-command.js');
-      const o = tableArgs('run', a as Record<string, unknown>);
+      const o = tableArgs('run', a);
       process.exitCode = await runCommand({
         ...o,
         file: a.file,

@@ -56,7 +56,7 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
       async (a) => {
         const { sweepCommand } = await import('./sweep-command.js');
         process.exitCode = await sweepCommand({
-          ...tableArgs('sweep', a as Record<string, unknown>), // the option table's flags (src/api/option-table.ts)
+          ...tableArgs('sweep', a), // the option table's flags (src/api/option-table.ts)
           file: a.file,
           out: a.out,
           seeds: a.seeds,

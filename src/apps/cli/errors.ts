@@ -15,6 +15,7 @@ export const flagName: OptionNamer = (m) => {
   if (m.form === 'value') return spec.unit ? String(Number(m.set) / spec.unit.scale) : String(m.set);
   if (m.form === 'unit') return spec.unit?.flag ?? m.api ?? '';
   if (m.form === 'resume') return `sop resume RUN_DIR ${flag}`;
+  if (m.form === 'continue') return `resume with ${flagName({ ...m, form: 'name' })}`;
   if (m.key !== undefined) return `${flag} ${m.key}=VALUE`;
   if (m.set !== undefined) return spec.type === 'boolean' ? (m.set === false ? `--no-${spec.flag}` : flag) : `${flag} ${String(m.set)}`;
   return m.arg && spec.metavar ? `${flag} ${spec.metavar}` : flag;

@@ -1,6 +1,6 @@
 // sop graph FILE: the state graph as Mermaid.
 import { toMermaid } from '../../format/sop/graph.js';
-import { loadSopFile } from '../../api/loader/load.js';
+import { loadSopFile } from '../../api/loader/checked-load.js';
 import { resolveSopArg } from './builtin-sops.js';
 
 export function graphCommand(file: string): number {

@@ -6,7 +6,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { importAndValidate } from '../../api/loader/import-and-validate.js';
 import { isAgentsV1Config } from '../../features/agents-v1/import/detect.js';
 import { SopError, formatDiagnostic } from '../../format/sop/diagnostics.js';
-import { parseSopText, readSopText } from '../../format/sop/load.js';
+import { parseSopText, readSopText } from '../../format/sop/sop-file.js';
 import { packageRoot } from '../../shared/util/package-root.js';
 
 export interface ImportCommandOptions {

@@ -35,7 +35,7 @@ export function tableArgs(command: OptionCommand, a: Record<string, unknown>): F
     if (spec.type === 'array') out[name] = (Array.isArray(v) ? v : [v]).map(String);
     else out[name] = spec.unit && typeof v === 'number' ? v * spec.unit.scale : v;
   }
-  return out as FlagOptions;
+  return out;
 }
 
 /** The flag of an option as a message names it (`--timeout`), or undefined for an option of the API only. */

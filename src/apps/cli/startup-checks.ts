@@ -1,7 +1,7 @@
 // What `sop run` refuses when it starts, checked by `sop validate` without running anything:
 // commands compiled against the SOP file's folder (sub-flow files that are missing or not SOPs,
 // `args` naming arguments a command does not have), recursively through every sub-flow, the
-// embedder spec, the model files of `llm.provider: "local"`, and (agents-v1) knowledge base files. The checks of the SOP document alone are in src/format/sop (load.ts, check-static.ts).
+// embedder spec, the model files of `llm.provider: "local"`, and (agents-v1) knowledge base files. The checks of the SOP document alone are in src/format/sop (sop-file.ts, check-static.ts).
 import { statSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import { CommandConfigError, compileCommand } from '../../core/commands/commands.js';
@@ -9,7 +9,7 @@ import { subflowFile } from '../../features/actions/executors/sop.js';
 import { parseEmbedderSpec } from '../../core/memory/create-embedder.js';
 import { SopError, type Diagnostic } from '../../format/sop/diagnostics.js';
 import { pointerOf } from '../../format/sop/json-source.js';
-import { loadSopFile } from '../../api/loader/load.js';
+import { loadSopFile } from '../../api/loader/checked-load.js';
 import { BUILTIN_EXECUTORS } from '../../api/loader/executors.js';
 import type { Sop } from '../../format/sop/types.js';
 
@@ -48,7 +48,7 @@ export function startupDiagnostics(sop: Sop, file: string, seen: Set<string> = n
       }
       if (def.executor !== 'sop') continue;
       // The sub-flow loads (compileCommand read it); what its own start would refuse, too.
-      const sub = subflowFile((def.settings ?? {}) as Record<string, unknown>, baseDir);
+      const sub = subflowFile(def.settings ?? {}, baseDir);
       if (seen.has(sub)) continue;
       let inner: Diagnostic[];
       try {

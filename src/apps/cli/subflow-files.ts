@@ -10,7 +10,7 @@ import { subflowFile } from '../../features/actions/executors/sop.js';
 import { InputFileError, checkInputFile, readInputFile } from '../../shared/io/read-input-file.js';
 import type { Diagnostic } from '../../format/sop/diagnostics.js';
 import { pointerOf } from '../../format/sop/json-source.js';
-import { MAX_SOP_BYTES } from '../../format/sop/load.js';
+import { MAX_SOP_BYTES } from '../../format/sop/sop-file.js';
 import type { Sop } from '../../format/sop/types.js';
 
 export function subflowFileDiagnostics(sop: Sop, file: string): Diagnostic[] {

@@ -2,7 +2,7 @@
 // schema and graph checks; cassette files (recognised by their shape) the cassette schema.
 import { cassetteDiagnostics, isCassetteDocument } from '../../core/llm/cassette-check.js';
 import { SopError, formatDiagnostic } from '../../format/sop/diagnostics.js';
-import { loadSopFile, locate, parseSopText, readSopText } from '../../api/loader/load.js';
+import { loadSopFile, locate, parseSopText, readSopText } from '../../api/loader/checked-load.js';
 import { startupDiagnostics } from './startup-checks.js';
 import { subflowFileDiagnostics } from './subflow-files.js';
 import { resolveSopArg } from './builtin-sops.js';

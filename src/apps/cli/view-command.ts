@@ -57,7 +57,7 @@ export async function viewCommand(o: ViewCommandOptions): Promise<number> {
     process.stderr.write(`error: cannot listen on ${o.host}:${o.port}: ${(err as Error).message}\n`);
     return 1;
   }
-  const url = single ? server.runUrl(single![0]!.id) + (o.as !== undefined ? `&as=${encodeURIComponent(o.as)}` : '') : server.url;
+  const url = single ? server.runUrl(single[0]!.id) + (o.as !== undefined ? `&as=${encodeURIComponent(o.as)}` : '') : server.url;
   process.stdout.write(`${url}\n`);
   if (o.host !== '127.0.0.1' && o.host !== 'localhost' && o.host !== '::1')
     process.stderr.write(`warning: serving on ${o.host}: anyone who can reach it and has the URL can read these runs\n`);

@@ -9,7 +9,7 @@ import { JOURNAL_FILE } from '../../features/journal/writer.js';
 import { loadRunRecord, type RunRecord } from '../../features/journal/record.js';
 import type { Sop } from '../../format/sop/types.js';
 import { RESULTS_FILE, isDone, readResults, type ResultLine } from '../sweep/results.js';
-import { loadSopFile } from '../../api/loader/load.js';
+import { loadSopFile } from '../../api/loader/checked-load.js';
 
 export interface ReportRun {
   key: string;

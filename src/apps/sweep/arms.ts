@@ -6,7 +6,7 @@
 import { EngineError } from '../../shared/errors.js';
 import { SopError } from '../../format/sop/diagnostics.js';
 import type { Sop } from '../../format/sop/types.js';
-import { validateSopDocument } from '../../api/loader/load.js';
+import { validateSopDocument } from '../../api/loader/checked-load.js';
 import { mixSeed } from '../../features/population/worlds/seed.js';
 
 export interface Arm {

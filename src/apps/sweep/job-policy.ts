@@ -20,7 +20,7 @@ import { signatureProblem } from '../../shared/util/job-signature.js';
 import type { JobData } from './queue.js';
 import { namedFiles } from '../../format/sop/named-files.js';
 import { readInputFile } from '../../shared/io/read-input-file.js';
-import { MAX_SOP_BYTES } from '../../format/sop/load.js';
+import { MAX_SOP_BYTES } from '../../format/sop/sop-file.js';
 
 export class JobRefused extends EngineError {
   constructor(message: string) {
@@ -227,7 +227,7 @@ export function checkJob(secret: string, jobId: string, data: unknown, p: Worker
   const unsigned = signatureProblem(secret, jobId, data);
   if (unsigned) throw new JobRefused(unsigned);
   if (!validateJob(data)) throw new JobRefused(`the job is not a valid sop job: ${firstSchemaError(validateJob.errors)}`);
-  const d = data as unknown as JobData;
+  const d = data as JobData;
   const key = keyProblem(d.point.key);
   if (key) throw new JobRefused(key);
   if (jobId !== `${d.sweep}-${d.point.key}`) throw new JobRefused(`the job id ${shown(jobId)} is not its sweep and key`);

@@ -10,7 +10,7 @@ import { loadPricing } from '../../core/llm/pricing.js';
 import type { Sop } from '../../format/sop/types.js';
 import type { GridPoint } from './grid.js';
 import { EngineError } from '../../shared/errors.js';
-import { inputRequired } from '../../api/engine/run.js';
+import { inputRequired } from '../../api/engine/run-with-features.js';
 
 export class SweepOptionError extends EngineError {
   constructor(message: string) {

@@ -5,7 +5,7 @@ import { existsSync, renameSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { isMainThread, threadId } from 'node:worker_threads';
-import { resumeRun, runSop, type RunSopOptions } from '../../api/run.js';
+import { resumeRun, runSop, type RunSopOptions } from '../../api/run-sop.js';
 import { JOURNAL_FILE } from '../../features/journal/writer.js';
 import { loadRunRecord } from '../../features/journal/record.js';
 import type { Message } from '../../core/environment/message.js';
@@ -16,7 +16,9 @@ import type { Sop } from '../../format/sop/types.js';
 import type { GridPoint } from './grid.js';
 import { makeRedactor } from '../../shared/util/redact.js';
 import { withValuesSet } from '../../format/sop/set-pointer.js';
-import { validateSopDocument } from '../../api/loader/load.js';
+import { validateSopDocument } from '../../api/loader/checked-load.js';
+import { apiOptionName, renderMessage, type MessagePart } from '../../shared/errors.js';
+import { flagName } from '../cli/errors.js';
 import { runOutputs } from './outputs.js';
 import { armSop } from './arms.js';
 import { recordRunProvenance } from '../report/provenance.js';
@@ -209,8 +211,7 @@ export async function runPoint(p: GridPoint, o: PointOptions): Promise<ResultLin
   const error =
     r.status === 'interrupted' && o.signal?.aborted
       ? `stopped by Ctrl-C${r.error ? ` (${r.error.message})` : ''}`
-      : // a sweep's runs are continued by running the sweep again, not by `sop resume`
-        r.error?.message.replace('resume with options.answers', 'run the sweep again with an --answers FILE');
+      : r.error && sweepMessage(r.error);
   // a continued run took some of its steps before: its journal's effective history holds them all
   const metrics = record === undefined ? collector.metrics() : metricsOf(dir);
   // RUN/provenance.json (docs/validity.md#provenance); a problem with it never fails the run
@@ -225,6 +226,15 @@ function metricsOf(dir: string): FinalMetrics {
   } catch {
     return {};
   }
+}
+
+/** An error's message in a sweep's result line: a sweep's runs are continued by running the sweep again, not by `sop resume`. */
+function sweepMessage(err: Error): string {
+  const parts = (err as { parts?: readonly MessagePart[] }).parts;
+  if (!parts) return err.message;
+  return renderMessage(parts, (m) =>
+    m.form === 'continue' ? `run the sweep again with ${flagName({ ...m, form: 'name' })}` : apiOptionName(m),
+  );
 }
 
 /**

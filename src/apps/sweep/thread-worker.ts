@@ -3,7 +3,7 @@
 // ends (the main thread appends it to results.jsonl). A "stop" message stops its runs after their turn.
 import { setMaxListeners } from 'node:events';
 import type { MessagePort } from 'node:worker_threads';
-import { loadSopFile } from '../../api/loader/load.js';
+import { loadSopFile } from '../../api/loader/checked-load.js';
 import { loadSopFilePlugins } from '../../api/plugins.js';
 import { configureSecrets } from '../../shared/util/redact.js';
 import type { LlmProvider } from '../../core/llm/types.js';

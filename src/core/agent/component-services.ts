@@ -38,7 +38,7 @@ export interface ComponentTurn {
   /** Template context of the role's texts. */
   context: Record<string, unknown>;
   callWithHistory: ComponentRuntime['callWithHistory'];
-  observed(): string;
+  observed: () => string;
 }
 
 export class ComponentServices {

@@ -30,7 +30,7 @@ export function messageLine(templates: TemplateSet, agent: string, role: string,
     const kept = mine?.get(key);
     if (kept !== undefined && kept.render === render && same(kept.message, message)) return kept.text;
     const text = render({ message, agent: { name: agent, role }, state: { name: state } }).replace(/\n$/, '');
-    if (mine === undefined) lines.set(m, (mine = new Map()));
+    if (mine === undefined) lines.set(m, (mine = new Map<string, Line>()));
     mine.set(key, { render, message, text });
     return text;
   };

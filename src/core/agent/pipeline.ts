@@ -3,7 +3,7 @@
 // the LLM -> the reply as recorded. Agents 1.0 semantics (SOPs imported with `agents_v1`) are an
 // option of it, `privateMemory`: the agent's history is its private memory of observations, the
 // last prompt is joined to its final entry, and the run's summary is not shown (the judge reads it).
-import { assembleComponents, type AssembledComponents, type LastPart, type SystemPart } from '../components/index.js';
+import { assembleComponents, type AssembledComponents, type SystemPart } from '../components/index.js';
 import type { EnvironmentMemory, EnvironmentView } from '../environment/environment.js';
 import { renderMessage, type Message } from '../environment/message.js';
 import { estimateUsage, type CallMeta, type ChatMessage } from '../llm/types.js';
@@ -81,15 +81,16 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
   const where = `/states/${state.name}/components/${role}`;
   const base = h.baseContext();
   const settings = agentLlm(h.resolved, state, agent, role);
-  const toolMeta = (what: string): CallMeta => ({
-    purpose: 'tool',
+  /** What a call of this turn is (its turn read when the call is made). */
+  const callMeta = (purpose: 'agent' | 'tool'): CallMeta => ({
+    purpose,
     state: state.name,
     agent,
     role,
     turn: h.turn(),
     turnInState: h.turnInState(state.name),
-    extractWord: what,
   });
+  const toolMeta = (what: string): CallMeta => ({ ...callMeta('tool'), extractWord: what });
 
   // 1. Components, in SOP order; work before the answer (extract, code, knowledge, tools) runs now.
   let shared: ((system: string, last: string) => Promise<ChatMessage[]>) | undefined;
@@ -106,26 +107,14 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
     observed: () =>
       pm ? pm.observed(agent) : observedSince(h.env.audiences?.active ? h.env.seenBy(agent) : h.env.messages, agent, state.maxChatHistory),
   });
-  const assembled = await assembleComponents(state.def.components?.[role] as Record<string, unknown> | undefined, rt);
+  const assembled = await assembleComponents(state.def.components?.[role], rt);
 
   if (pm) {
     // Agents 1.0: its templates, the private history with the last prompt joined, no summary.
     const ctx = { ...base, agent: { name: agent, role, style: agentDef.style ?? '' }, environment_prompt: h.envPrompt(state) };
     const system = pm.render.system({ ...ctx, parts: assembled.system });
     const last = pm.render.last({ ...ctx, parts: assembled.last });
-    const reply = await h.call(
-      pm.history(agent, state, system, last),
-      settings,
-      {
-        purpose: 'agent',
-        state: state.name,
-        agent,
-        role,
-        turn: h.turn(),
-        turnInState: h.turnInState(state.name),
-      },
-      h.stream,
-    );
+    const reply = await h.call(pm.history(agent, state, system, last), settings, callMeta('agent'), h.stream);
     return stripSpeakerName(reply, agent, pm.nameStripping);
   }
 
@@ -203,21 +192,7 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
     if (!trimmed.fits) h.overBudget(agent, state, trimmed.tokens, budget);
   }
   // 4. The LLM, then the reply as recorded.
-  const reply = await h.call(
-    messages,
-    callSettings,
-    {
-      purpose: 'agent',
-      state: state.name,
-      agent,
-      role,
-      turn: h.turn(),
-      turnInState: h.turnInState(state.name),
-      cacheBreaks,
-      ...metaExtra,
-    },
-    h.stream,
-  );
+  const reply = await h.call(messages, callSettings, { ...callMeta('agent'), cacheBreaks, ...metaExtra }, h.stream);
   let text = stripSpeakerName(reply, agent, h.nameStripping);
   if (comps.output) text = keepAddressTags(text, extractTag(text, comps.output) ?? text, state.def.audience?.[role], comps.output);
   return text;
@@ -227,7 +202,7 @@ export async function agentTurn(h: PipelineHost, r: AgentTurnRequest): Promise<s
 function nativeParts(a: AssembledComponents): { system: SystemPart[]; last: string[]; output?: string } {
   const last: string[] = [];
   let output: string | undefined;
-  for (const p of a.last as LastPart[]) {
+  for (const p of a.last) {
     if (p.kind === 'output') output = p.tag;
     else if (p.text !== undefined) last.push(p.text);
   }

@@ -88,7 +88,7 @@ export function compileCommand(stateName: string, name: string, def: SopCommand,
       `unknown executor "${def.executor}"; known executors: ${Object.keys(executors).join(', ')}`,
     );
   const settings = (def.settings ?? {}) as Record<string, unknown>;
-  const problems = checkSchema(executor.settings as MiniSchema, settings);
+  const problems = checkSchema(executor.settings, settings);
   if (problems.length > 0) throw new CommandConfigError(at('settings'), `${settingsProblem(problems[0]!)} (executor "${executor.name}")`);
   let args: ArgSpecs | undefined;
   try {

@@ -32,7 +32,7 @@ export interface ComponentRuntime {
   /** The run's shared key-value memory (written by extract, read by customize). */
   shared: Map<string, string>;
   /** One non-streaming LLM call with the role's private history, this system prompt and last prompt. */
-  callWithHistory(system: string, last: string, what: string): Promise<string>;
+  callWithHistory: (system: string, last: string, what: string) => Promise<string>;
   /** What the role has just observed (the new conversation), used as the retrieval query. */
   observed(): string;
   knowledge(path: string, mode: KnowledgeMode): Promise<KnowledgeBase>;

@@ -189,11 +189,8 @@ export class MemoryEnvironment extends ViewerSummaries implements EnvironmentMem
     if (to <= from) return [];
     let query: ArrayLike<number>;
     let exclude: { from: number; to: number } | undefined;
-    if (request.query !== undefined) {
-      const embedder = this.embedder!;
-      const [v] = await (embedder.embedQuery ? embedder.embedQuery([request.query]) : embedder.embed([request.query]));
-      query = v!;
-    } else {
+    if (request.query !== undefined) query = await this.queryVector(request.query);
+    else {
       query = store.get(n - 1);
       exclude = { from: n - 1, to: n };
     }
@@ -227,17 +224,21 @@ export class MemoryEnvironment extends ViewerSummaries implements EnvironmentMem
     if (to <= 0) return [];
     let query: ArrayLike<number>;
     let exclude: { from: number; to: number } | undefined;
-    if (request.query !== undefined) {
-      const embedder = this.embedder!;
-      const [v] = await (embedder.embedQuery ? embedder.embedQuery([request.query]) : embedder.embed([request.query]));
-      query = v!;
-    } else {
+    if (request.query !== undefined) query = await this.queryVector(request.query);
+    else {
       if (last === -1) return [];
       query = store.get(last);
       exclude = { from: last, to: last + 1 };
     }
     const hits = store.search(query, request.topK, { from: 0, to, exclude, minSimilarity: request.minSimilarity, skip });
     return hits.map((h) => this.messages[h.row]!);
+  }
+
+  /** The embedding of a retrieval's query text. */
+  private async queryVector(text: string): Promise<ArrayLike<number>> {
+    const embedder = this.embedder!;
+    const [v] = await (embedder.embedQuery ? embedder.embedQuery([text]) : embedder.embed([text]));
+    return v!;
   }
 
   /** Wait until every message added so far is embedded; rethrows an embedding failure. */

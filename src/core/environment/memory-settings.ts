@@ -25,13 +25,13 @@ export function applyMemoryOverrides(sop: Sop, o: MemoryOverrides): Sop {
   let states = sop.states;
   if (o.maxChatHistory !== undefined) {
     environment.max_chat_history = o.maxChatHistory;
-    states = Object.fromEntries(
+    states = Object.fromEntries<Sop['states'][string]>(
       Object.entries(sop.states).map(([name, st]) => {
         if (st.max_chat_history === undefined) return [name, st];
         const { max_chat_history: _dropped, ...rest } = st;
         return [name, rest];
       }),
-    ) as Sop['states'];
+    );
   }
   return { ...sop, environment, states };
 }

@@ -83,20 +83,41 @@ export async function askApproval(human: HumanInput, q: Omit<HumanQuestion, 'kin
   return person.ask({ ...q, kind: 'approval' });
 }
 
+/** Answers used in order (a file's, a list's): how many are used, and skipping those a resumed run used before. */
+export abstract class AnswersInOrder {
+  protected abstract readonly answers: readonly string[];
+  private cursor = 0;
+  get consumed(): number {
+    return this.cursor;
+  }
+  skip(n: number): void {
+    this.cursor += n;
+  }
+  peek(): string | undefined {
+    return this.answers[this.cursor];
+  }
+  /** The next answer, used; undefined when none is left. */
+  protected next(): string | undefined {
+    const a = this.answers[this.cursor];
+    if (a !== undefined) this.cursor++;
+    return a;
+  }
+}
+
 /**
  * Answers from a file: a JSON list of strings, or plain text with one answer per line
  * (blank lines and lines starting with # are skipped). They answer questions and human turns;
  * approvals go to `approver` (a terminal) when there is one.
  */
-export class AnswersFileInput implements HumanInput {
+export class AnswersFileInput extends AnswersInOrder implements HumanInput {
   readonly id: string;
-  private readonly answers: string[];
-  private cursor = 0;
+  protected readonly answers: string[];
   readonly approver?: HumanInput;
   constructor(
     readonly file: string,
     o: { approver?: HumanInput } = {},
   ) {
+    super();
     this.approver = o.approver;
     this.id = `answers:${file}`;
     let text: string;
@@ -123,24 +144,14 @@ export class AnswersFileInput implements HumanInput {
       this.answers = text.split(/\r?\n/).filter((l) => l.trim() !== '' && !l.startsWith('#'));
     }
   }
-  get consumed(): number {
-    return this.cursor;
-  }
-  skip(n: number): void {
-    this.cursor += n;
-  }
-  peek(): string | undefined {
-    return this.answers[this.cursor];
-  }
   async ask(q: HumanQuestion): Promise<string> {
     if (q.kind === 'approval') return askApproval(this, q);
-    const a = this.answers[this.cursor];
+    const a = this.next();
     if (a === undefined) {
       throw new NoMoreAnswersError(
-        say`answers file ${this.file}: no answer left for ${q.agent} (${q.role}) in state "${q.state}" (${this.answers.length} answers were given); resume with ${opt('answers', { arg: true })} holding the answers to come`,
+        say`answers file ${this.file}: no answer left for ${q.agent} (${q.role}) in state "${q.state}" (${this.answers.length} answers were given); ${opt('answers', { arg: true, form: 'continue' })} holding the answers to come`,
       );
     }
-    this.cursor++;
     return a;
   }
 }

@@ -6,17 +6,8 @@ import { JsonSyntaxError, parseJson } from '../../format/sop/json-source.js';
 import { writeFileAtomic } from '../../shared/util/atomic-write.js';
 import { writeFailure } from '../../shared/io/disk-full.js';
 import { makeRedactor, type Redactor } from '../../shared/util/redact.js';
-import {
-  LlmError,
-  estimateUsage,
-  type CallMeta,
-  type CallPurpose,
-  type ChatOptions,
-  type ChatRequest,
-  type ChatResponse,
-  type LlmProvider,
-  type Usage,
-} from './types.js';
+import { LlmError, estimateUsage } from './types.js';
+import type { CallMeta, CallPurpose, ChatOptions, ChatRequest, ChatResponse, LlmProvider, Usage } from './types.js';
 
 export interface CassetteInteraction {
   purpose: CallPurpose;
@@ -66,7 +57,7 @@ export function readCassette(file: string): Cassette {
     throw new LlmError(`cassette ${file}: /interactions: missing list of interactions`);
   }
   c.interactions.forEach((it, i) => {
-    if (!it || typeof it !== 'object' || typeof it.response !== 'string' || !PURPOSES.has(it.purpose as string)) {
+    if (!it || typeof it !== 'object' || typeof it.response !== 'string' || !PURPOSES.has(it.purpose)) {
       throw new LlmError(
         `cassette ${file}: /interactions/${i}: needs "purpose" (agent|judge|speaker|summary|tool) and a string "response"`,
       );

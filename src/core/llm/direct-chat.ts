@@ -72,7 +72,7 @@ export class DirectChat {
     const { req, url } = await this.o.client.buildRequest({ method: 'post', path: '/chat/completions', body: {} });
     const u = new URL(url);
     const headers: string[] = [];
-    for (const [name, value] of new Headers(req.headers as HeadersInit)) if (name !== 'content-length') headers.push(name, value);
+    for (const [name, value] of new Headers(req.headers)) if (name !== 'content-length') headers.push(name, value);
     // the codings Node's fetch asks for, and decodes (below)
     if (!headers.includes('accept-encoding'))
       headers.push('accept-encoding', u.protocol === 'https:' ? 'br, gzip, deflate' : 'gzip, deflate');

@@ -85,7 +85,7 @@ export class EndpointRouter implements LlmProvider {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.main, ...this.others.values()].map((p) => p.close?.()));
+    await Promise.all([this.main, ...this.others.values()].map((p) => p.close?.() ?? Promise.resolve()));
   }
 }
 

@@ -1,7 +1,8 @@
 // A provider whose calls a signal (Ctrl-C) aborts: the call in flight, its retries and every
 // later call end at once with a resumable error, so the run stops as `interrupted` without
 // waiting for a server that may never answer.
-import { LlmError, stepOver, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider } from './types.js';
+import { LlmError, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider } from './types.js';
+import { DelegatingProvider } from './delegating.js';
 
 /** The LLM call was abandoned because the user stopped the run; `sop resume` makes it again. */
 export class LlmInterruptedError extends LlmError {
@@ -45,34 +46,13 @@ function link(signal: AbortSignal, call: AbortController): () => void {
   return () => held.delete(call);
 }
 
-export class InterruptibleProvider implements LlmProvider {
-  readonly id: string;
-  get paid(): boolean | undefined {
-    return this.inner.paid;
-  }
-  get free(): boolean | undefined {
-    return this.inner.free;
-  }
-  get describe(): string | undefined {
-    return this.inner.describe;
-  }
-
+export class InterruptibleProvider extends DelegatingProvider {
   constructor(
-    private readonly inner: LlmProvider,
+    inner: LlmProvider,
     private readonly signal: AbortSignal,
     private readonly why = 'stopped by Ctrl-C while waiting for the LLM',
   ) {
-    this.id = inner.id;
-  }
-
-  get position(): number | undefined {
-    return this.inner.position;
-  }
-  seek(position: number): void {
-    this.inner.seek?.(position);
-  }
-  reused(request: ChatRequest, response: ChatResponse): void {
-    stepOver(this.inner, request, response);
+    super(inner);
   }
 
   async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
@@ -91,9 +71,5 @@ export class InterruptibleProvider implements LlmProvider {
       unlinkRun();
       unlinkCaller?.();
     }
-  }
-
-  async close(): Promise<void> {
-    await this.inner.close?.();
   }
 }

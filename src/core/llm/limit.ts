@@ -2,7 +2,8 @@
 // one call at a time, so this matters when a program runs many simulations in one process and
 // shares a provider (and a rate limit) between them.
 import pLimit, { type LimitFunction } from 'p-limit';
-import { LlmError, stepOver, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider } from './types.js';
+import { LlmError, type ChatOptions, type ChatRequest, type ChatResponse, type LlmProvider } from './types.js';
+import { DelegatingProvider } from './delegating.js';
 
 /** A limit of calls at once (p-limit: waiters are served first in, first out). */
 export function callLimit(limit: number): LimitFunction {
@@ -18,30 +19,13 @@ function abortReason(signal: AbortSignal): Error {
 }
 
 /** A provider that lets at most `limit` calls reach `inner` at the same time. */
-export class LimitedProvider implements LlmProvider {
-  readonly id: string;
-  get paid(): boolean | undefined {
-    return this.inner.paid;
-  }
+export class LimitedProvider extends DelegatingProvider {
   /** The calls at once (`activeCount`) and waiting (`pendingCount`); a limit may be shared by providers. */
   readonly limit: LimitFunction;
 
-  constructor(
-    private readonly inner: LlmProvider,
-    limit: number | LimitFunction,
-  ) {
-    this.id = inner.id;
+  constructor(inner: LlmProvider, limit: number | LimitFunction) {
+    super(inner);
     this.limit = typeof limit === 'number' ? callLimit(limit) : limit;
-  }
-
-  get position(): number | undefined {
-    return this.inner.position;
-  }
-  seek(position: number): void {
-    this.inner.seek?.(position);
-  }
-  reused(request: ChatRequest, response: ChatResponse): void {
-    stepOver(this.inner, request, response);
   }
 
   /** A call waits for a slot; aborting its signal while it waits rejects it at once, and it never reaches `inner`. */
@@ -62,10 +46,6 @@ export class LimitedProvider implements LlmProvider {
       signal.addEventListener('abort', onAbort, { once: true });
       queued.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
     });
-  }
-
-  async close(): Promise<void> {
-    await this.inner.close?.();
   }
 }
 

@@ -52,7 +52,7 @@ export function grammarSchemaOf(schema: unknown, depth = 0): GrammarSchema {
   if (Array.isArray(type)) {
     const simple = type.filter((t): t is string => typeof t === 'string' && SIMPLE.has(t));
     if (simple.length === type.length && simple.length > 0) return { type: simple };
-    return { oneOf: type.map((t) => grammarSchemaOf({ ...schema, type: t }, depth + 1)) };
+    return { oneOf: type.map((t: unknown) => grammarSchemaOf({ ...schema, type: t }, depth + 1)) };
   }
   switch (type) {
     case 'string': {

@@ -215,7 +215,7 @@ export async function closeLocalModels(): Promise<void> {
 
 function runtime(s: LocalSettings, importer?: () => Promise<unknown>) {
   // a given importer (tests) is not cached: it may stand for a missing package
-  return once(importer ? new Map() : runtimes, `${String(s.gpu)}|${s.threads ?? ''}`, async () => {
+  return once(importer ? (new Map() as typeof runtimes) : runtimes, `${String(s.gpu)}|${s.threads ?? ''}`, async () => {
     const nlc = await loadNodeLlamaCpp(importer);
     let llama: NlcLlama;
     try {

@@ -2,15 +2,8 @@
 // Agents get a labelled placeholder line, judges and command states walk the graph to a final
 // state (see `chooseRoute`), speaker choice rotates through the candidates, summaries count
 // messages. Nothing here pretends to be a model.
-import {
-  estimateUsage,
-  type CallMeta,
-  type ChatOptions,
-  type ChatRequest,
-  type ChatResponse,
-  type LlmProvider,
-  type WalkInfo,
-} from './types.js';
+import { estimateUsage } from './types.js';
+import type { CallMeta, ChatOptions, ChatRequest, ChatResponse, LlmProvider, WalkInfo } from './types.js';
 import { fmix32, fnv1a } from '../../shared/util/hash.js';
 
 /** Turns a state lasts under the mock judge (unless its max_turns is smaller). */

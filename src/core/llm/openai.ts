@@ -1,6 +1,7 @@
 // The `openai` provider: chat completions of any OpenAI-compatible server via the openai package.
 import { opt, renderMessage, say, type MessagePart } from '../../shared/errors.js';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { isApiError } from './api-error.js';
 import {
   DEFAULT_RETRY_POLICY,
   RETRIES_PER_CALL,
@@ -11,17 +12,8 @@ import {
   type RetryPolicy,
   type RetryableFailure,
 } from './retry.js';
-import {
-  LlmError,
-  LlmUnavailableError,
-  estimateUsage,
-  type CallMeta,
-  type ChatOptions,
-  type ChatRequest,
-  type ChatResponse,
-  type LlmProvider,
-  type Usage,
-} from './types.js';
+import { LlmError, LlmUnavailableError, estimateUsage } from './types.js';
+import type { CallMeta, ChatOptions, ChatRequest, ChatResponse, LlmProvider, Usage } from './types.js';
 import { DEFAULT_MAX_REPLY_BYTES, ReplyFaultError, ReplyTooLargeError, seconds } from './reply-errors.js';
 import { watchedFetch } from './watched-fetch.js';
 import { CallDeadline, ContentWatch } from './content-watch.js';
@@ -112,7 +104,7 @@ function classify(err: unknown, baseURL?: string, timeoutMs?: number): Retryable
   if (err instanceof APIConnectionError) {
     return { retryable: true, reason: `connection${baseURL ? ` to ${baseURL}` : ''} failed (${rootCause(err)})` };
   }
-  if (err instanceof APIError) {
+  if (isApiError(err)) {
     const status = err.status ?? 0;
     const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
     return { retryable, retryAfterMs: parseRetryAfter(err.headers), reason: httpError(err, 200) };
@@ -241,7 +233,7 @@ export class OpenAiProvider implements LlmProvider {
           401,
         );
       }
-      throw new LlmError(`LLM call failed: ${failure.reason}`, false, err instanceof APIError ? err.status : undefined);
+      throw new LlmError(`LLM call failed: ${failure.reason}`, false, isApiError(err) ? err.status : undefined);
     }
   }
 
@@ -250,7 +242,7 @@ export class OpenAiProvider implements LlmProvider {
       return await this.attempt(request, options, deadline);
     } catch (err) {
       // A parameter this model's server does not take: send the request without it (once per model).
-      if (err instanceof APIError && this.adapt(err, request)) return this.once(request, options, deadline);
+      if (isApiError(err) && this.adapt(err, request)) return this.once(request, options, deadline);
       // A body that is not JSON, or an SSE event that is not: the answer is malformed.
       if (err instanceof SyntaxError) {
         throw new ReplyFaultError('malformed', `${this.client.baseURL} answered with malformed JSON (${err.message.slice(0, 120)})`);
@@ -282,7 +274,7 @@ export class OpenAiProvider implements LlmProvider {
 
   /** The reply of a non-streamed answer (or of a plain JSON answer to a streamed request). */
   private fromCompletion(body: unknown, request: ChatRequest): ChatResponse & { finish?: string } {
-    const choice = isObject(body) && Array.isArray(body.choices) ? body.choices[0] : undefined;
+    const choice: unknown = isObject(body) && Array.isArray(body.choices) ? body.choices[0] : undefined;
     const message = isObject(choice) ? choice.message : undefined;
     if (!isObject(body) || isObject(body.error) || !isObject(message)) {
       throw new ReplyFaultError('malformed', `${this.client.baseURL} answered 200 with ${describeBody(body)}, not a chat completion`);
@@ -398,7 +390,7 @@ export class OpenAiProvider implements LlmProvider {
           `${this.client.baseURL} sent an error in the middle of the stream: ${String(chunk.error.message ?? '').slice(0, 200)}`,
         );
       if (typeof chunk.model === 'string') model ??= chunk.model;
-      const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+      const choice: unknown = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
       if (Array.isArray(chunk.choices) || chunk.usage) chunks++;
       const delta = isObject(choice) && isObject(choice.delta) ? choice.delta : undefined;
       if (delta && typeof delta.content === 'string' && delta.content) {

@@ -59,7 +59,7 @@ export function walkMeta(
     steps: steps.get(target) ?? -1,
     visits: runtimes[target]?.visits ?? 0,
   }));
-  const commands = state.def.commands as Record<string, { executor: string; settings?: Record<string, unknown> }> | undefined;
+  const commands = state.def.commands;
   const commandKeys: Record<string, string> = {};
   for (const [name, def] of Object.entries(commands ?? {})) {
     const key = commandKey(def);

@@ -14,7 +14,7 @@ export function toolCallsAsCommands(calls: Array<{ name: string; arguments: stri
   return calls
     .map((c) => {
       try {
-        return JSON.stringify({ command: c.name, command_args: c.arguments.trim() ? JSON.parse(c.arguments) : {} });
+        return JSON.stringify({ command: c.name, command_args: c.arguments.trim() ? (JSON.parse(c.arguments) as unknown) : {} });
       } catch {
         return `{"command": ${JSON.stringify(c.name)}, "command_args": ${c.arguments}}`;
       }

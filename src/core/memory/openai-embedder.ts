@@ -1,7 +1,8 @@
 // The `openai:MODEL` embedder: the /embeddings endpoint of OpenAI or any compatible server, with
 // the same bounded retries as chat calls. Vectors are L2-normalised on arrival. Each request's
 // tokens (as the server reports them, else estimated) are told to the run (usage, cost, budgets).
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIUserAbortError } from 'openai';
+import { isApiError } from '../llm/api-error.js';
 import {
   DEFAULT_RETRY_POLICY,
   RetriesExhaustedError,
@@ -28,7 +29,7 @@ function classify(err: unknown): RetryableFailure {
   if (err instanceof APIConnectionTimeoutError) return { retryable: true, reason: 'request timed out' };
   if (err instanceof APIConnectionError)
     return { retryable: true, reason: `connection failed (${err.cause instanceof Error ? err.cause.message : err.message})` };
-  if (err instanceof APIError) {
+  if (isApiError(err)) {
     const status = err.status ?? 0;
     return {
       retryable: status === 408 || status === 409 || status === 429 || status >= 500,

@@ -78,7 +78,7 @@ export function contextReads(source: string, helpers: ReadonlySet<string>): Read
   };
   let ast: Program;
   try {
-    ast = handlebars().parse(source) as unknown as Program;
+    ast = handlebars().parse(source);
   } catch {
     return undefined;
   }

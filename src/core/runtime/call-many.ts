@@ -84,7 +84,7 @@ export async function callMany(one: CallOne, calls: readonly ManyCall[], o: Call
   } catch {
     // a signal Node does not count listeners of (another realm's)
   }
-  const out: Array<ManyOutcome | undefined> = new Array(calls.length);
+  const out: Array<ManyOutcome | undefined> = new Array<ManyOutcome | undefined>(calls.length);
   const failures: Array<{ at: number; error: unknown }> = [];
   if (o.dispatch) await dispatched(one, calls, o.dispatch, o, out, failures);
   else await direct(one, calls, o, out, failures);

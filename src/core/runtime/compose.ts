@@ -64,7 +64,7 @@ export async function decideAsync<K extends 'speak' | 'seat'>(
 ): Promise<Awaited<HookReturn<K>> | undefined> {
   for (const p of plugins) {
     const out = await call(p, hook, args);
-    if (out !== undefined) return out as Awaited<HookReturn<K>>;
+    if (out !== undefined) return out;
   }
   return undefined;
 }
@@ -114,7 +114,7 @@ export function observe<K extends 'ready' | 'beforeCall' | 'afterCall' | 'afterM
 
 /** observe, for hooks that may be async (beforeTurn, close). */
 export async function observeAsync<K extends ObserveHook>(plugins: readonly RunPlugin[], hook: K, ...args: HookArgs<K>): Promise<void> {
-  for (const p of plugins) await call(p, hook, args);
+  for (const p of plugins) await Promise.resolve(call(p, hook, args));
 }
 
 /** state: the plugins with a checkpoint of their own, by name. */

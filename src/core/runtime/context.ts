@@ -30,6 +30,7 @@ import type { RunPosition } from './position.js';
 import { Rng } from './rng.js';
 import { CLEAN_SEMANTICS, type Semantics } from './semantics.js';
 import { resolveInputs } from './inputs.js';
+import { checkPluginOptionsTaken, givePluginOptions } from './plugin-options.js';
 
 /** The context and what only the loop does with it. */
 export interface RunParts {
@@ -172,7 +173,9 @@ export function createRunContext(options: RunOptions): RunParts {
       });
     },
   };
+  givePluginOptions(ctx, options.pluginOptions); // each plugin reads only those it declares (./plugin-options.ts)
   plugins = options.plugins?.(ctx) ?? [];
+  checkPluginOptionsTaken(ctx);
   semantics = transform(plugins, 'semantics', semantics);
   llm = transform(plugins, 'llm', options.llm);
   effects = decide(plugins, 'effects') ?? directEffects;

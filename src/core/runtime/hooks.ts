@@ -1,6 +1,6 @@
 // The hooks of a run: the one declared way features (actions and executors, budgets, MCP, the
 // scientist's views, the Agents 1.0 turn, durability) plug into the step loop of
-// src/core/runtime/run.ts, which imports none of them. Each hook belongs to one of four rules, and
+// src/core/runtime/run-loop.ts, which imports none of them. Each hook belongs to one of four rules, and
 // each rule has one composer in ./compose.ts:
 //
 //   decide     the first plugin that answers wins (undefined: ask the next one)
@@ -43,6 +43,7 @@ import type { LlmSettings, Sop } from '../../format/sop/types.js';
 import type { StateRuntime } from './controller.js';
 import type { Effects } from './effects.js';
 import type { Semantics } from './semantics.js';
+import { pluginOptionsFor, type PluginOptionSpecs, type PluginOptionValues } from './plugin-options.js';
 
 /** What every part of a run may read and call. */
 export interface RunContext extends PipelineHost {
@@ -258,14 +259,29 @@ export interface PluginDefinition<P extends RunPlugin> {
   readonly name: string;
   /** Whether a SOP uses the feature (default: every SOP). A plugin a SOP does not use is not made. */
   uses?(sop: Sop): boolean;
+  /**
+   * Options of its own (./plugin-options.ts): given to a run by the plugin's name
+   * (`pluginOptions: { NAME: { OPTION: value } }`, `--plugin-option NAME.OPTION=VALUE`) and handed
+   * to `make`, and to this plugin only.
+   */
+  options?: PluginOptionSpecs;
   /** The plugin's hooks; any it leaves out pass through (decide: no answer, transform: unchanged, observe: nothing). */
-  make(ctx: RunContext): Omit<P, 'name'>;
+  make(ctx: RunContext, options: PluginOptionValues): Omit<P, 'name'>;
 }
 
+/** A plugin maker of definePlugin: its name and declared options travel with it. */
+export type DefinedPlugin<P extends RunPlugin> = ((ctx: RunContext) => P | undefined) & {
+  readonly pluginName: string;
+  readonly options: PluginOptionSpecs;
+};
+
 /** A plugin that is made only for SOPs that use it; its hooks left out are pass-through. */
-export function definePlugin<P extends RunPlugin>(def: PluginDefinition<P>): (ctx: RunContext) => P | undefined {
-  return (ctx) => {
+export function definePlugin<P extends RunPlugin>(def: PluginDefinition<P>): DefinedPlugin<P> {
+  const specs = def.options ?? {};
+  const make = (ctx: RunContext): P | undefined => {
+    const options = pluginOptionsFor(ctx, def.name, specs); // checked even when the SOP does not use it
     if (def.uses && !def.uses(ctx.sop)) return undefined;
-    return { ...def.make(ctx), name: def.name } as P;
+    return { ...def.make(ctx, options), name: def.name } as P;
   };
+  return Object.assign(make, { pluginName: def.name, options: specs });
 }

@@ -13,8 +13,8 @@ export const PROGRESS_EVERY_MS = 5000;
 
 /** A call being metered: what its provider reports, and its end. */
 export interface MeteredCall {
-  onProgress(p: CallProgress): void;
-  end(): void;
+  onProgress: (p: CallProgress) => void;
+  end: () => void;
 }
 
 type ProgressEvent = Extract<RunEvent, { type: 'llm_progress' }>;
@@ -133,6 +133,7 @@ export class LlmProgress {
     if (this.failed === undefined) return;
     const err = this.failed;
     this.failed = undefined;
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- what the listener threw, as it was
     throw err;
   }
 

@@ -11,6 +11,7 @@ import type { LlmSettings, Sop } from '../../format/sop/types.js';
 import type { Redactor } from '../../shared/util/redact.js';
 import type { RunListener, RunSettings, UsageTotals } from './events.js';
 import type { PluginFactory } from './hooks.js';
+import type { GivenPluginOptions } from './plugin-options.js';
 import type { RestorePoint } from './position.js';
 import type { Semantics } from './semantics.js';
 
@@ -47,8 +48,10 @@ export interface RunOptions {
   resume?: RestorePoint;
   /** Recorded in run_started: how the LLM and human input were chosen. */
   launch?: Record<string, string | number | boolean>;
-  /** The features plugged into this run (src/core/runtime/hooks.ts); src/api/engine/run.ts gives the built-in ones. */
+  /** The features plugged into this run (src/core/runtime/hooks.ts); src/api/engine/run-with-features.ts gives the built-in ones. */
   plugins?: PluginFactory;
+  /** Options of plugins of one's own, by plugin name: each plugin is handed only those it declares (./plugin-options.ts). */
+  pluginOptions?: GivenPluginOptions;
   /** The run's workspace folder (code components write output_code/ there). */
   workspace?: string;
   /** Executors bound to tool slots (tools components), by executor name (or slot name when the slot names none). */

@@ -1,7 +1,7 @@
 // The plan of a step, as pure functions of the position, the resolved SOP and the controller's
 // answers (a plugin's transition, the judge's key, the speaker strategy's pick): where the run
 // goes, whether it ends there, and who acts. They return a new position and the events to tell;
-// the loop (./run.ts) asks the controller and applies what they return.
+// the loop (./run-loop.ts) asks the controller and applies what they return.
 import type { ResolvedSop, ResolvedState } from '../../format/sop/resolved.js';
 import { freshStateRuntime, transitDecision, type StateRuntime } from './controller.js';
 import type { RunEvent } from './events.js';
@@ -67,7 +67,7 @@ function begin(position: RunPosition, state: ResolvedState, events: RunEvent[]):
   const rt = position.states[state.name]!;
   position.states[state.name] = { ...rt, visits: rt.visits + 1 };
   if (state.beginRole === undefined) return { kind: 'route', state, position, events };
-  const role = state.beginRole!;
+  const role = state.beginRole;
   const agent = state.roleToAgent[role]!;
   events.push({ type: 'speaker_chosen', state: state.name, agent, role, turn: position.turn + 1, how: 'begin' });
   return { kind: 'begin', step: { state, role, agent, begin: true }, position, events };

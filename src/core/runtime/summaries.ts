@@ -45,7 +45,7 @@ export function summaryChunks(env: EnvironmentMemory, viewer = ''): string[] {
 /** Make the summary these chunks (their text joined by CHUNK_SEPARATOR); with `viewers`, the summary of those viewers. */
 export function setSummaryChunks(env: EnvironmentMemory, chunks: readonly string[], viewers?: readonly string[]): void {
   let map = chunksOf.get(env);
-  if (!map) chunksOf.set(env, (map = new Map()));
+  if (!map) chunksOf.set(env, (map = new Map<string, string[]>()));
   const text = chunks.join(CHUNK_SEPARATOR);
   if (!viewers) {
     map.set('', [...chunks]);
@@ -86,7 +86,7 @@ export function restoreSummaryChunks(env: EnvironmentMemory, summary: string, le
   if (viewer === '') setSummaryChunks(env, chunks);
   else {
     let map = chunksOf.get(env);
-    if (!map) chunksOf.set(env, (map = new Map()));
+    if (!map) chunksOf.set(env, (map = new Map<string, string[]>()));
     map.set(viewer, chunks);
   }
 }

@@ -89,5 +89,5 @@ export interface ActionHost {
   redact?: Redactor;
   // scientist: the run's inputs and embedder, for the task_board and world_model executors
   inputs?: Record<string, string>;
-  embedder?(): Promise<Embedder>;
+  embedder?: () => Promise<Embedder>;
 }

@@ -27,7 +27,7 @@ export type ActionsPlugin = RunPlugin & { runtime: ActionRuntime };
 /** What the engine hands the actions: how a sub-flow (sop executor) runs as a nested run, and how its SOP file is loaded. */
 export interface ActionEngine {
   subRun(request: SubRunRequest): Promise<SubRunOutcome>;
-  /** Read, parse and check a SOP file with every check (src/api/loader/load.ts). */
+  /** Read, parse and check a SOP file with every check (src/api/loader/checked-load.ts). */
   loadSop(file: string): { sop: Sop; file: string };
 }
 

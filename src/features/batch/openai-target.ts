@@ -7,6 +7,7 @@
 import { opt, say } from '../../shared/errors.js';
 import { Readable } from 'node:stream';
 import OpenAI, { APIConnectionError, APIError, toFile } from 'openai';
+import { isApiError } from '../../core/llm/api-error.js';
 import { LlmError, LlmUnavailableError } from '../../core/llm/types.js';
 import type { StepRef } from '../../core/runtime/call-many.js';
 import { isObject } from '../../shared/util/is-object.js';
@@ -154,7 +155,7 @@ const transient = (err: unknown): boolean =>
 /** An error of the Batch API as the run's error: one the run may resume after (unreachable), or not. */
 function failure(err: unknown, what: string): Error {
   if (err instanceof LlmError) return err;
-  if (err instanceof APIError && !(err instanceof APIConnectionError)) {
+  if (isApiError(err) && !(err instanceof APIConnectionError)) {
     const said = err.message
       .replace(/^\d{3}\s+/, '')
       .replace(/\s+/g, ' ')

@@ -3,7 +3,7 @@
 // LLM call the call's estimated prompt tokens are checked against what is left, so a run
 // overshoots by at most one call. A spent budget moves the run to its `on_exhausted` state once
 // (which runs on its own allowance), else stops it with status "budget": a RunSignal the loop
-// (src/core/runtime/run.ts) carries out without knowing what budgets are.
+// (src/core/runtime/run-loop.ts) carries out without knowing what budgets are.
 // Sub-flows draw on their parent's run budgets: the accounts are shared with the nested run.
 import { callCost, type ModelPrice, type PricingTable } from '../../core/llm/pricing.js';
 import { estimateUsage, type CallMeta, type ChatMessage } from '../../core/llm/types.js';

@@ -116,9 +116,15 @@ class PrefixStore {
   }
 }
 
-function checkCall(call: CacheCall, last: number, i: number): void {
-  if (!Number.isFinite(call.at) || call.at < last)
-    throw new EngineError(`prompt cache simulation: call ${i} is sent at ${call.at}, before the call ahead of it (${last})`, 'ARGUMENT');
+/** Each call in order, with its index and token count; a call sent before the one ahead of it is refused. */
+function eachCall(calls: readonly CacheCall[], fn: (call: CacheCall, i: number, n: number) => void): void {
+  let last = -Infinity;
+  calls.forEach((call, i) => {
+    if (!Number.isFinite(call.at) || call.at < last)
+      throw new EngineError(`prompt cache simulation: call ${i} is sent at ${call.at}, before the call ahead of it (${last})`, 'ARGUMENT');
+    last = call.at;
+    fn(call, i, call.tokens.length);
+  });
 }
 
 function summarize(calls: CallCacheResult[]): CacheSimulation {
@@ -149,11 +155,7 @@ export function simulateOpenAiCache(calls: readonly CacheCall[], options: OpenAi
   const ttl = options.ttlMs ?? DEFAULT_TTL;
   const routes = new Map<string, Route>();
   const out: CallCacheResult[] = [];
-  let last = -Infinity;
-  calls.forEach((call, i) => {
-    checkCall(call, last, i);
-    last = call.at;
-    const n = call.tokens.length;
+  eachCall(calls, (call, i, n) => {
     const hasher = new PrefixHasher(call.tokens);
     const routeId = `${call.cacheKey ?? ''}\u0000${hasher.upTo(Math.min(routeTokens, n))}`;
     let route = routes.get(routeId);
@@ -184,11 +186,7 @@ export function simulateAnthropicCache(calls: readonly CacheCall[], options: Ant
   /** Every prefix length ever written (a hit can only be at one of them). */
   const lengths = new Set<number>();
   const out: CallCacheResult[] = [];
-  let last = -Infinity;
-  calls.forEach((call, i) => {
-    checkCall(call, last, i);
-    last = call.at;
-    const n = call.tokens.length;
+  eachCall(calls, (call, i, n) => {
     const marks = [...new Set(call.breakpoints ?? [])].sort((a, b) => a - b);
     if (marks.length > 4)
       throw new EngineError(

@@ -110,18 +110,7 @@ export class EffectLedger implements Effects {
     const journaled = spec.composite ? undefined : this.index.finished.get(key);
     if (journaled && journaled.kind === spec.kind && journaled.label === spec.label) {
       if (journaled.llmCursor !== undefined) this.cursor?.seek(journaled.llmCursor);
-      if (spec.journalsResult !== false) {
-        this.emit({
-          type: 'effect_finished',
-          key,
-          kind: spec.kind,
-          label: spec.label,
-          turn,
-          result: journaled.result,
-          reused: true,
-          ...cursorField(journaled.llmCursor),
-        });
-      }
+      if (spec.journalsResult !== false) this.finished(key, spec, turn, journaled.result, journaled.llmCursor, true);
       return { value: journaled.result as T, key, reused: true };
     }
     if (journaled) {
@@ -155,18 +144,28 @@ export class EffectLedger implements Effects {
       }
       throw err;
     }
-    if (spec.journalsResult !== false) {
-      this.emit({
-        type: 'effect_finished',
-        key,
-        kind: spec.kind,
-        label: spec.label,
-        turn,
-        result: value,
-        ...cursorField(this.cursor?.position()),
-      });
-    }
+    if (spec.journalsResult !== false) this.finished(key, spec, turn, value, this.cursor?.position());
     return { value, key, reused: false };
+  }
+
+  private finished(
+    key: string,
+    spec: { kind: string; label: string },
+    turn: number,
+    result: unknown,
+    cursor: number | undefined,
+    reused?: true,
+  ) {
+    this.emit({
+      type: 'effect_finished',
+      key,
+      kind: spec.kind,
+      label: spec.label,
+      turn,
+      result,
+      ...(reused ? { reused } : {}),
+      ...cursorField(cursor),
+    });
   }
 }
 

@@ -51,7 +51,7 @@ export class PromptEncoder {
 
   /** The lines for `event` when it is a prompt, else undefined. */
   encode(event: RunEvent): JournalLine[] | undefined {
-    const { inner, flow } = unwrap(event as unknown as Obj);
+    const { inner, flow } = unwrap(event);
     if (inner.type === 'llm_call' && typeof inner.effect === 'string' && typeof inner.reply === 'string') {
       if (inner.reply.length >= SHARED_TEXT_MIN) {
         const json = JSON.stringify(inner.reply);
@@ -82,7 +82,7 @@ export class PromptEncoder {
     }
     if (!best || wholeSize(cur, best.size) <= best.size)
       best = { ops: cur.messages.map((m) => ({ role: m.role, content: m.content })), size: 0 };
-    const ops = best!.ops.map((m): Obj => {
+    const ops = best.ops.map((m): Obj => {
       if (m.role !== 'system' || typeof m.content !== 'string') return m;
       let hash = this.partHash.get(m.content);
       if (hash === undefined) {
@@ -105,12 +105,12 @@ export class PromptEncoder {
     // The event's fields in order, less its messages (no `delete`: it would slow the object down).
     const encoded: Obj = {};
     for (const k of Object.keys(inner)) if (k !== 'messages') encoded[k] = inner[k];
-    if (best!.base) {
-      encoded.base = best!.base.hash;
-      cur.copiedFrom(best!.base, best!.copied!);
+    if (best.base) {
+      encoded.base = best.base.hash;
+      cur.copiedFrom(best.base, best.copied!);
     }
     encoded.messages = ops;
-    lines.push(rewrap(event as unknown as Obj, encoded));
+    lines.push(rewrap(event, encoded));
     for (const k of keys) this.last.set(k, cur);
     return lines;
   }

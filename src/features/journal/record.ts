@@ -69,7 +69,7 @@ export function checkpointProblem(c: CheckpointEvent, expectedTurn: number, mess
   const problem = snapshotProblem(c.snapshot);
   if (problem) return `checkpoint cannot be restored: ${problem}`;
   if (c.turn !== expectedTurn) return `checkpoint says turn ${c.turn}, but by the journal before it, it is turn ${expectedTurn}`;
-  const s = c.snapshot as RunSnapshot;
+  const s = c.snapshot;
   if (s.position.turn !== c.turn) return `checkpoint of turn ${c.turn} holds a snapshot of turn ${s.position.turn}`;
   if (messages !== undefined && s.environment.messages !== messages)
     return `checkpoint at turn ${c.turn} counts ${s.environment.messages} messages but the journal holds ${messages} before it`;

@@ -2,7 +2,7 @@
 // put back whole by the reader (src/features/journal/prompts.ts), with the call that answered it.
 import type { ChatMessage } from '../../core/llm/types.js';
 import type { RunEvent } from '../../core/runtime/events.js';
-import { unwrap, type Obj } from './subflow-wrap.js';
+import { unwrap } from './subflow-wrap.js';
 
 export type PromptEvent = Extract<RunEvent, { type: 'prompt' }>;
 
@@ -25,10 +25,10 @@ export interface RecordedPrompt {
 export function promptsOf(record: { readonly effective: readonly RunEvent[] }): RecordedPrompt[] {
   const out: RecordedPrompt[] = [];
   record.effective.forEach((e, i) => {
-    const { inner, flow } = unwrap(e as unknown as Obj);
+    const { inner, flow } = unwrap(e);
     if (inner.type !== 'prompt') return;
     const next = record.effective[i + 1];
-    const after = next ? unwrap(next as unknown as Obj) : undefined;
+    const after = next ? unwrap(next) : undefined;
     const call = after?.inner.type === 'llm_call' && after.flow === flow ? (after.inner as unknown as RecordedPrompt['call']) : undefined;
     const p = inner as unknown as PromptEvent & { problem?: string };
     out.push({

@@ -109,6 +109,7 @@ export class RunFolder {
     if (this.failed !== undefined && !final) {
       const err = this.failed;
       this.failed = undefined;
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- the write's own failure, as it was
       throw err;
     }
     const md = markdownPiece(event);

@@ -76,9 +76,9 @@ function fileEntry(raw: unknown, where: string, file: string): McpAllowEntry {
   if (extra !== undefined) throw new McpAllowError(`${where} has an unknown key "${extra.slice(0, 40)}" (keys: ${[...KEYS].join(', ')})`);
   const strings = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'string');
   if (typeof r.name !== 'string' || !NAME.test(r.name)) throw new McpAllowError(`${where}: "name" must be the name of a server`);
-  if (r.env !== undefined && !(strings(r.env) && (r.env as string[]).every((v) => VAR_NAME.test(v))))
+  if (r.env !== undefined && !(strings(r.env) && r.env.every((v) => VAR_NAME.test(v))))
     throw new McpAllowError(`${where}: "env" must be a list of variable names`);
-  if (r.command !== undefined && !(strings(r.command) && (r.command as string[]).length > 0))
+  if (r.command !== undefined && !(strings(r.command) && r.command.length > 0))
     throw new McpAllowError(`${where}: "command" must be the command and its arguments, as a list of strings`);
   if (r.cwd !== undefined && !(typeof r.cwd === 'string' && isAbsolute(r.cwd)))
     throw new McpAllowError(`${where}: "cwd" must be an absolute path`);
@@ -91,8 +91,8 @@ function fileEntry(raw: unknown, where: string, file: string): McpAllowEntry {
     );
   return {
     name: r.name,
-    env: (r.env as string[] | undefined) ?? [],
-    ...(stdio ? { command: r.command as string[], cwd: resolve(r.cwd as string) } : { host: (r.host as string).toLowerCase() }),
+    env: r.env ?? [],
+    ...(stdio ? { command: r.command, cwd: resolve(r.cwd as string) } : { host: (r.host as string).toLowerCase() }),
     from: file,
   };
 }

@@ -31,7 +31,7 @@ export class McpConfigError extends EngineError {
 
 /** The servers of a SOP (empty when it has none). */
 export function mcpServers(sop: Sop): Record<string, McpServerConfig> {
-  return ((sop as { mcp_servers?: Record<string, McpServerConfig> }).mcp_servers ?? {}) as Record<string, McpServerConfig>;
+  return (sop as { mcp_servers?: Record<string, McpServerConfig> }).mcp_servers ?? {};
 }
 
 /** The tool grants of a state (`tools: ["files/*", "notes/add_note"]`). */

@@ -237,7 +237,7 @@ export class McpHub {
         let cursor: string | undefined;
         do {
           const page = await client.listTools(cursor ? { cursor } : {});
-          for (const tool of page.tools) out.push(tool as McpTool);
+          for (const tool of page.tools) out.push(tool);
           cursor = page.nextCursor;
         } while (cursor);
         return out;

@@ -61,7 +61,7 @@ export function boundSlotExecutors(
         if (!tool) return `[tool slot ${slot}: server "${r.server}" has no tool "${r.tool}"]`;
         if (tool.annotations?.readOnlyHint !== true && !unattended)
           return `[tool slot ${slot}: ${ref} is not read-only and needs --auto-run or --yes to be called from a slot; not called]`;
-        const props = Object.keys((tool.inputSchema.properties ?? {}) as object);
+        const props = Object.keys(tool.inputSchema.properties ?? {});
         const required = Array.isArray(tool.inputSchema.required) ? (tool.inputSchema.required as string[]) : [];
         const queryArg = props.includes('query') ? 'query' : (required.find((k) => !(k in req.settings)) ?? props[0]);
         const args: Record<string, unknown> = {

@@ -4,7 +4,6 @@
 // resumed run reuses the result instead of calling the tool again. A tool not annotated
 // readOnlyHint needs approval as code does (--auto-run, --yes, or a person at the terminal).
 import { askApproval } from '../../core/io/human.js';
-import type { MiniSchema } from '../../core/commands/mini-schema.js';
 import type { CommandSpec } from '../../core/commands/commands.js';
 import {
   ExecutorInputError,
@@ -38,12 +37,12 @@ function argSpecs(schema: Record<string, unknown>): ArgSpecs {
   const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
   const out: ArgSpecs = {};
   for (const [name, p] of Object.entries(props)) {
-    const t = Array.isArray(p.type) ? p.type.find((x) => x !== 'null') : p.type;
+    const t: unknown = Array.isArray(p.type) ? (p.type as unknown[]).find((x) => x !== 'null') : p.type;
     out[name] = {
       type: (typeof t === 'string' ? t : 'string') as ArgSpec['type'],
       description: typeof p.description === 'string' ? p.description : '',
       ...(required.has(name) ? { required: true } : {}),
-      ...(Array.isArray(p.enum) && p.enum.every((e) => typeof e === 'string') && SIMPLE.has(String(t)) ? { enum: p.enum as string[] } : {}),
+      ...(Array.isArray(p.enum) && p.enum.every((e) => typeof e === 'string') && SIMPLE.has(String(t)) ? { enum: p.enum } : {}),
     };
   }
   return out;
@@ -122,7 +121,7 @@ export async function grantedCommands(hub: McpHub, stateName: string, grants: st
         args,
         description:
           `${tool.description ?? ''}${tool.description ? ' ' : ''}(MCP tool ${r.server}/${tool.name}${tool.annotations?.readOnlyHint ? ', read-only' : ''})`.trim(),
-        argsSchema: schema as MiniSchema,
+        argsSchema: schema,
         parameters: schema,
       };
     }

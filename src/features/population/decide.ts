@@ -100,7 +100,7 @@ export function decisionMessages(s: DecideSetup, i: number, seen: Seen): ChatMes
 
 /** The LLM settings of a tier's calls: the SOP's, the state's, the tier's; short replies unless one says otherwise. */
 export function decisionLlm(sop: DecideHost['sop'], state: ResolvedState, entry: CognitionEntry): LlmSettings {
-  const merged = { ...sop.llm, ...state.def.llm, ...entry.llm } as LlmSettings;
+  const merged = { ...sop.llm, ...state.def.llm, ...entry.llm };
   return merged.max_tokens === undefined ? { ...merged, max_tokens: POPULATION_DEFAULTS.maxTokens } : merged;
 }
 

@@ -3,6 +3,7 @@
 // observation of the step-start state) and a generator seeded from (seed, step, agent), so its
 // choice never depends on which agents ran first. Programs add their own with `registerRulePolicy`.
 import { EngineError } from '../../shared/errors.js';
+import { isObject } from '../../shared/util/is-object.js';
 import type { RulePolicy } from './worlds/rule.js';
 import { ziC } from './worlds/zic.js';
 
@@ -13,7 +14,9 @@ const num = (v: unknown, fallback: number): number => (typeof v === 'number' && 
 /** Posts in an observation's feed, newest-ranked first (the social world's observation). */
 function feedOf(observation: unknown): Array<{ id: string; author: string }> {
   const feed = (observation as { feed?: unknown } | null)?.feed;
-  return Array.isArray(feed) ? (feed.filter((p) => p && typeof p.id === 'string') as Array<{ id: string; author: string }>) : [];
+  return Array.isArray(feed)
+    ? (feed as unknown[]).filter((p): p is { id: string; author: string } => isObject(p) && typeof p.id === 'string')
+    : [];
 }
 
 const POLICIES = new Map<string, RulePolicyMaker>([

@@ -93,29 +93,29 @@ const minutesOf = (hhmm: string): number => {
 /** The state's population settings with defaults (the SOP was validated: the shapes hold). */
 export function populationStateSpec(def: SopState): PopulationStateSpec {
   const d = def as SopState & Record<string, unknown>;
-  const cognition = d.cognition as CognitionEntry | CognitionEntry[] | undefined;
-  const memory = (d.agent_memory ?? {}) as { actions?: number; observations?: number };
+  const cognition = d.cognition;
+  const memory = d.agent_memory ?? {};
   return {
     population: d.population as unknown as PopulationSpec,
     world: d.world as unknown as WorldSpec,
-    ...(d.actions ? { actions: d.actions as string[] } : {}),
+    ...(d.actions ? { actions: d.actions } : {}),
     resolution: (d.resolution as PopulationStateSpec['resolution'] | undefined) ?? { type: 'shuffle' },
-    activation: (d.activation as Activation | undefined) ?? { probability: 1 },
+    activation: d.activation ?? { probability: 1 },
     ...(typeof d.observe === 'string' ? { observe: d.observe } : {}),
     cognition: cognition === undefined ? [{ tier: 'per_agent' }] : Array.isArray(cognition) ? cognition : [cognition],
-    maxSteps: (d.max_steps as number | undefined) ?? POPULATION_DEFAULTS.maxSteps,
-    minutesPerStep: (d.minutes_per_step as number | undefined) ?? POPULATION_DEFAULTS.minutesPerStep,
-    startMinute: minutesOf((d.start_time as string | undefined) ?? POPULATION_DEFAULTS.startTime),
+    maxSteps: d.max_steps ?? POPULATION_DEFAULTS.maxSteps,
+    minutesPerStep: d.minutes_per_step ?? POPULATION_DEFAULTS.minutesPerStep,
+    startMinute: minutesOf(d.start_time ?? POPULATION_DEFAULTS.startTime),
     memory: {
       actions: memory.actions ?? POPULATION_DEFAULTS.memoryActions,
       observations: memory.observations ?? POPULATION_DEFAULTS.memoryObservations,
     },
-    metrics: (d.metrics as Record<string, MetricSpec> | undefined) ?? {},
+    metrics: d.metrics ?? {},
     agentState: (d.agent_state as Record<string, StateVarSpec> | undefined) ?? {},
-    interventions: (d.interventions as Intervention[] | undefined) ?? [],
-    transitions: (d.transitions as Array<{ when: string; to: string }> | undefined) ?? [],
+    interventions: d.interventions ?? [],
+    transitions: d.transitions ?? [],
     snapshots: (d.snapshots as { steps?: number; actions?: number } | undefined) ?? {},
-    ...(d.straggler ? { straggler: stragglerOf(d.straggler as StragglerDef) } : {}),
+    ...(d.straggler ? { straggler: stragglerOf(d.straggler) } : {}),
   };
 }
 

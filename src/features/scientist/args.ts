@@ -37,7 +37,7 @@ function jsonList(text: string, what: string): unknown[] | undefined {
     throw new ArgumentError(`${what} looks like a JSON list but is not valid JSON (${(err as Error).message})`);
   }
   if (!Array.isArray(v)) throw new ArgumentError(`${what} must be a list`);
-  return v;
+  return v as unknown[];
 }
 
 const fields = (line: string) => line.split('|').map((f) => f.trim());
@@ -59,7 +59,7 @@ export function parseIds(text: string | undefined, what = 'ids'): number[] {
 function valueOf(v: unknown, where: string): TaskValue | undefined {
   if (v === undefined || v === '') return undefined;
   const s = String(v).toLowerCase();
-  if (!isTaskValue(s)) throw new ArgumentError(`${where}: value must be ${TASK_VALUES.join(', ')}; got "${v}"`);
+  if (!isTaskValue(s)) throw new ArgumentError(`${where}: value must be ${TASK_VALUES.join(', ')}; got "${String(v)}"`);
   return s;
 }
 
@@ -110,7 +110,7 @@ export function parseTriples(text: string | undefined): Triple[] {
   return raw.map((t, i) => {
     const x = t as Record<string, unknown>;
     for (const k of ['subject', 'predicate', 'object']) {
-      if (typeof x?.[k] !== 'string' || !(x[k] as string).trim()) throw new ArgumentError(`triple ${i + 1} needs a ${k}`);
+      if (typeof x?.[k] !== 'string' || !x[k].trim()) throw new ArgumentError(`triple ${i + 1} needs a ${k}`);
     }
     return { subject: x.subject as string, predicate: x.predicate as string, object: x.object as string };
   });

@@ -20,7 +20,7 @@ export interface TextStore {
 }
 
 export function memoryTypes(sop: Pick<Sop, 'memory_types'>): Record<string, MemoryType> {
-  return (sop.memory_types ?? {}) as Record<string, MemoryType>;
+  return sop.memory_types ?? {};
 }
 
 /** The memory file of a type: `wanted` when given (and of that type), else the only one. */

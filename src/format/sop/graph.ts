@@ -71,7 +71,7 @@ export function stateLines(sop: Sop, name: string): string[] {
   const calls = Object.entries(state.commands ?? {})
     .filter(([, c]) => c.executor === 'sop')
     .map(([command, c]) => {
-      const file = (c.settings as Record<string, unknown> | undefined)?.file;
+      const file = c.settings?.file;
       return typeof file === 'string' ? `${command} (${file})` : command;
     });
   if (calls.length) lines.push(`calls ${calls.join(', ')}`);

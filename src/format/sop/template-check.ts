@@ -235,8 +235,7 @@ class Checker {
 
   private call(node: Mustache | SubExpr, frames: Frame[], how: 'inline' | 'sub'): void {
     const path = node.path;
-    if (isPath(path) && !path.data && path.depth === 0 && !scoped(path) && path.parts.length === 1)
-      this.helper(path.parts[0]!, node as SubExpr, how);
+    if (isPath(path) && !path.data && path.depth === 0 && !scoped(path) && path.parts.length === 1) this.helper(path.parts[0]!, node, how);
     else if (isPath(path)) this.problem(`{{${path.original} ...}}: only helpers take arguments`, node);
     this.args(node, frames);
   }

@@ -1,6 +1,6 @@
 // The variables the engine gives each template, for `sop validate` (src/core/prompt/template-check.ts).
 // Keep in step with where the templates are rendered: baseContext() and the ctx objects in
-// src/core/runtime/run.ts and src/core/runtime/summaries.ts, src/features/actions (commands, command_retry, command_failed) and the executors
+// src/core/runtime/run-loop.ts and src/core/runtime/summaries.ts, src/features/actions (commands, command_retry, command_failed) and the executors
 // (code, human, library, sop, task_board). test/hostile-templates.test.ts checks every file in
 // prompts/ against its list, so a name added to a template but not here fails there.
 import type { TemplateName } from './types.js';

@@ -144,19 +144,12 @@ export function readInputBuffer(file: string, o: InputFileOptions = {}): Buffer 
 export function streamInputFile(file: string, o: InputFileOptions & { blockBytes?: number }, onChunk: (chunk: Buffer) => void): void {
   const max = o.maxBytes ?? MAX_INPUT_BYTES;
   const what = o.what ?? 'a file';
-  checkInputFile(file, o); // a device is never even opened (opening some has effects)
-  let fd: number;
+  // a device is never even opened (opening some has effects); a file swapped for a pipe or device
+  // between stat and open is refused
+  const fd = openInputFile(file, o);
   try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOCTTY ?? 0));
-  } catch (err) {
-    throw new InputFileError(file, errnoReason(err, what), (err as NodeJS.ErrnoException).code);
-  }
-  try {
-    const st = fstatSync(fd); // the file swapped for a pipe or device between stat and open
-    if (!st.isFile()) refuseKind(file, st, what);
-    if (st.size > max) refuseSize(file, st.size, max);
     let total = 0;
-    const block = Buffer.allocUnsafe(Math.min(Math.max(st.size + 1, 4096), o.blockBytes ?? 1024 * 1024));
+    const block = Buffer.allocUnsafe(Math.min(Math.max(fstatSync(fd).size + 1, 4096), o.blockBytes ?? 1024 * 1024));
     for (;;) {
       let n: number;
       try {

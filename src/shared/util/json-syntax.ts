@@ -29,6 +29,7 @@ export function positionAt(text: string, offset: number): Position {
 export function syntaxErrorOffset(text: string): number | undefined {
   let i = 0;
   const fail = (): never => {
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- a signal to the scan's caller, not an error
     throw new JsonScanStop(i);
   };
   const ws = () => {

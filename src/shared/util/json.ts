@@ -28,7 +28,7 @@ export function stringifyReusing(value: Record<string, unknown>): string {
   let out = '';
   for (const key of Object.keys(value)) {
     const v = value[key];
-    const text = (typeof v === 'object' && v !== null ? texts.get(v) : undefined) ?? (JSON.stringify(v) as string | undefined);
+    const text = (typeof v === 'object' && v !== null ? texts.get(v) : undefined) ?? JSON.stringify(v);
     if (text === undefined) continue; // undefined, a function: left out, as JSON.stringify does
     out += (out === '' ? '{' : ',') + JSON.stringify(key) + ':' + text;
   }

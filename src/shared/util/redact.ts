@@ -166,7 +166,7 @@ export function makeRedactor(secrets: string[] = secretValues()): Redactor {
     const found: Array<[number, number]> = [];
     for (const re of [textRe, exactRe]) {
       if (!re) continue;
-      for (const m of text.matchAll(re)) found.push([m.index!, m.index! + m[0].length]);
+      for (const m of text.matchAll(re)) found.push([m.index, m.index + m[0].length]);
     }
     return found.sort((a, b) => a[0] - b[0]);
   };

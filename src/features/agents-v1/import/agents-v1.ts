@@ -114,7 +114,7 @@ export function importAgentsV1(doc: unknown, options: ImportOptions): ImportResu
       configFile: options.file,
       outDir,
     });
-    if (Object.values(outStates[name]!.next_states ?? {}).includes(finish)) finishUsed = true;
+    if (Object.values(outStates[name].next_states ?? {}).includes(finish)) finishUsed = true;
   }
   for (const name of Object.keys(relations)) {
     if (!has(states, name)) log.error(['relations', name], `state "${name}" is not in "states"`);

@@ -263,7 +263,7 @@ export function convertComponents(map: Record<string, unknown>, ctx: ComponentCo
     }
   }
   if (llm) out.llm = llm;
-  return out as SopComponents;
+  return out;
 }
 
 /** Rules asking for <title>/<python> replies made Agents 1.0 write files as a side effect. */

@@ -89,7 +89,7 @@ export function readConfigBlock(config: unknown, log: ImportLog, usesShopping: b
         if (!Array.isArray(names) || !names.every((n) => typeof n === 'string')) {
           log.error(at(key), `must be a JSON list of agent names, e.g. "[\\"User\\"]", got ${JSON.stringify(value)}`);
         } else {
-          out.userNames = names as string[];
+          out.userNames = names;
         }
         break;
       }

@@ -51,8 +51,7 @@ export function convertController(
       out.max_turns = 1;
     } else out.max_turns = n;
   }
-  const str = (key: string): string | undefined =>
-    typeof value[key] === 'string' && value[key] !== '' ? (value[key] as string) : undefined;
+  const str = (key: string): string | undefined => (typeof value[key] === 'string' && value[key] !== '' ? value[key] : undefined);
   const word = (key: string): string | undefined => {
     const w = str(key);
     if (w !== undefined && !TAG.test(w)) {
@@ -108,5 +107,5 @@ export function convertController(
     );
   }
   if (c.god && (needsJudge || (type === 'rule' && roleCount > 1))) out.llm = c.god;
-  return out as SopController;
+  return out;
 }

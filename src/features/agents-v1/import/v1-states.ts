@@ -167,7 +167,7 @@ export function convertState(name: string, st: Record<string, unknown>, c: State
     if (Object.keys(comps).length > 0) components[role] = comps;
   }
   if (Object.keys(components).length > 0) out.components = components;
-  return out as SopState;
+  return out;
 }
 
 function convertRelations(name: string, c: StateContext): Record<string, string> {

@@ -236,7 +236,7 @@ function applyOne(m: Market, a: StepAction, step: number): ActionOutcome {
   if (t < 0) return outcome(a, false, `${a.agent} is not a trader`);
   if (a.name === 'cancel') return cancelOwn(m, t) ? outcome(a, true, 'order cancelled') : outcome(a, false, 'no open order');
   if (a.name !== 'bid' && a.name !== 'ask') return outcome(a, false, `"${a.name}" is not an action of world "market"`);
-  const side = a.name as Side;
+  const side: Side = a.name;
   const role = m.buyer[t] ? 'buyer' : 'seller';
   if ((side === 'bid') !== (role === 'buyer')) return outcome(a, false, `a ${role} cannot ${side}`);
   const limit = m.nextUnit(t);

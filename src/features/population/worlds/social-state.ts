@@ -114,7 +114,7 @@ export function restoreSocial(saved: Json, ctx?: WorldInitContext): SocialState 
   for (const n of s.nodes as string[]) graph.addNode(n);
   for (const [a, b] of s.follows as Array<[string, string]>) graph.mergeEdge(a, b);
   const state = emptyState(structuredClone(s.params) as SocialParams, graph, ctx);
-  for (const p of s.posts as unknown as Post[]) addPost(state, { ...p });
+  for (const p of s.posts as Post[]) addPost(state, { ...p });
   state.clock = s.clock as number;
   state.counts = { ...(s.counts as SocialState['counts']) };
   state.active = { ...(s.active as SocialState['active']) };

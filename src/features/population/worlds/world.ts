@@ -129,7 +129,8 @@ function checkedWorld<S, P>(world: World<S, P>, compile: boolean): World<S, P> {
   } catch (e) {
     throw new WorldDefinitionError(`${where}: its params schema does not compile: ${(e as Error).message}`);
   }
-  if (!Array.isArray(world.actions) || world.actions.length === 0) throw new WorldDefinitionError(`${where}: declares no action`);
+  const actions: readonly unknown[] | undefined = world.actions; // Array.isArray would narrow a readonly array to any[]
+  if (!Array.isArray(actions) || actions.length === 0) throw new WorldDefinitionError(`${where}: declares no action`);
   const seen = new Set<string>();
   for (const [i, action] of world.actions.entries()) {
     const at = `${where}: action ${i}`;

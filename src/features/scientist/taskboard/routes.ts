@@ -108,7 +108,7 @@ export function routeResult(task: Task, id: number, outcome: 'succeeded' | 'fail
     p && p.status === 'trying';
     p = p.parent !== undefined ? route(task, p.parent) : undefined
   ) {
-    const children = list.filter((c) => c.parent === p!.id);
+    const children = list.filter((c) => c.parent === p.id);
     if (outcome === 'succeeded') {
       p.status = 'succeeded';
     } else if (children.every((c) => c.status === 'failed')) {

@@ -128,8 +128,8 @@ function markPrefixAtEnd(buf: Buffer, mark: Buffer): number {
 }
 
 interface Waiter {
-  reply(line: string): void;
-  stderrMark(): void;
+  reply: (line: string) => void;
+  stderrMark: () => void;
   ended(code: number | null, signal: string | null, startError?: string): void;
 }
 
@@ -189,7 +189,7 @@ export class CodeSession {
       },
       detached: true,
       stdio: this.o.sandbox ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
-    }) as ChildProcessWithoutNullStreams;
+    });
     this.child = child;
     // before any cell is written to it, so these are still sop's pipes
     const ends = outputEnds(child.pid);

@@ -25,6 +25,7 @@ const cellProcess = new Proxy(process, {
   get(target, key) {
     if (key === 'exit')
       return (code?: number) => {
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- a signal to the cell runner, not an error
         throw new CellExit(typeof code === 'number' ? code : 0);
       };
     const value = Reflect.get(target, key, target) as unknown;
@@ -58,7 +59,7 @@ const context = createContext({
 });
 
 function errorText(err: unknown): string {
-  if (err && typeof err === 'object' && 'stack' in err && typeof (err as { stack: unknown }).stack === 'string') {
+  if (err && typeof err === 'object' && 'stack' in err && typeof err.stack === 'string') {
     const lines = (err as { stack: string }).stack.split('\n');
     // the driver's own frames and node's vm internals are not the cell's
     return lines.filter((l) => !/js-session\.js|js-await\.js|node:vm|node:internal|node:events|node:repl|node:domain/.test(l)).join('\n');
@@ -79,7 +80,7 @@ async function runCell(code: string): Promise<{ error: string | null; exit: numb
     let value = hasTopLevelAwait(hoisted, filename)
       ? await runAwaitCell(hoisted, context, filename, reportLate)
       : (new Script(hoisted, { filename }).runInContext(context) as unknown);
-    if (value && typeof (value as { then?: unknown }).then === 'function') value = await (value as Promise<unknown>);
+    if (value && typeof (value as { then?: unknown }).then === 'function') value = await Promise.resolve(value);
     if (value !== undefined) console.log(inspect(value));
     return { error: null, exit: null };
   } catch (err) {

@@ -1,9 +1,9 @@
-// Loading a SOP with every check: the format (src/format/sop/load.ts), the checks of the layers above it
+// Loading a SOP with every check: the format (src/format/sop/sop-file.ts), the checks of the layers above it
 // (src/api/loader/checks.ts), and Agents 1.0 configs (recognised by their shape) imported in memory.
 import { isAgentsV1Config } from '../../features/agents-v1/import/detect.js';
 import { importAndValidate } from './import-and-validate.js';
-import * as format from '../../format/sop/load.js';
-import type { LoadedSop } from '../../format/sop/load.js';
+import * as format from '../../format/sop/sop-file.js';
+import type { LoadedSop } from '../../format/sop/sop-file.js';
 import { SOP_CHECKS } from './checks.js';
 
 export {
@@ -14,7 +14,7 @@ export {
   parseSopText,
   readSopText,
   type LoadedSop,
-} from '../../format/sop/load.js';
+} from '../../format/sop/sop-file.js';
 
 /** Validate an already parsed SOP document; `text` (when known) gives line and column. */
 export function validateSopDocument(doc: unknown, file: string, text?: string): LoadedSop {

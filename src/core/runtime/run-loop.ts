@@ -34,7 +34,7 @@ export { resolveInputs, undeclaredInputs } from './inputs.js';
 /** How a step ended: the run goes on, finishes in a state, or stops on a signal. */
 type StepEnd = { next: 'go' | 'again' } | { next: 'finished'; state: string };
 
-/** The step loop. Features plug in through `options.plugins`; src/api/engine/run.ts gives the built-in ones. */
+/** The step loop. Features plug in through `options.plugins`; src/api/engine/run-with-features.ts gives the built-in ones. */
 export class RunLoop {
   /** The one context every part of the run reads (./context.ts). */
   readonly ctx: RunContext;
@@ -64,7 +64,7 @@ export class RunLoop {
   }
   /** Where the run stands. */
   get position(): RunPosition {
-    return this.ctx.position as RunPosition;
+    return this.ctx.position;
   }
 
   /** Stop at the next step boundary (first Ctrl-C); the run ends `interrupted` and can be resumed. */

@@ -30,7 +30,7 @@ function depthExceeds(value: unknown, limit: number): boolean {
     const [v, d] = stack.pop()!;
     if (v === null || typeof v !== 'object') continue;
     if (d > limit) return true;
-    for (const child of Object.values(v as object)) stack.push([child, d + 1]);
+    for (const child of Object.values(v)) stack.push([child, d + 1]);
   }
   return false;
 }

@@ -3,7 +3,7 @@
 // makes every choice of a run (src/api/choices.ts).
 import { resolve } from 'node:path';
 import { newRunId } from '../features/journal/run-folder.js';
-import type { RunResult } from '../core/runtime/run.js';
+import type { RunResult } from '../core/runtime/run-loop.js';
 import { prepareFork, prepareResume } from './continue.js';
 import { appliedSettings } from '../features/journal/applied-settings.js';
 import { loadRunRecord } from '../features/journal/record.js';
@@ -12,9 +12,9 @@ import type { Sop } from '../format/sop/types.js';
 import { makeRedactor } from '../shared/util/redact.js';
 import { apiOf, keptOnResume, launchOf as launchFromNamed, namedOf, type Launch } from './launch.js';
 import type { RunHandle } from './handle.js';
-import { loadSop } from './load.js';
+import { loadSop } from './load-sop.js';
 import { EngineError } from '../shared/errors.js';
-import type { LlmChoice, RunSopOptions } from './options.js';
+import type { RunSopOptions } from './options.js';
 import { startRun, type StartedRun } from './start.js';
 
 export type { LlmChoice, RunSopOptions } from './options.js';
@@ -109,7 +109,7 @@ function withLaunch(o: RunSopOptions, launch: Record<string, unknown>, file: str
   return {
     ...o,
     ...kept,
-    llm: o.llm ?? (kept.llm as LlmChoice | undefined),
+    llm: o.llm ?? kept.llm,
     file: o.file ?? file,
     rerun: o.rerun ?? { autoRun: o.autoRun === true },
   };

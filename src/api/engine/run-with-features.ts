@@ -1,10 +1,10 @@
 // A run with the built-in features plugged in: durability (the journal's effect ledger), budgets,
 // actions and executors, MCP servers, the scientist's views, the Agents 1.0 turn for imported
-// SOPs, population states and their batches. The loop itself (src/core/runtime/run.ts) knows none of them; each is a plugin
+// SOPs, population states and their batches. The loop itself (src/core/runtime/run-loop.ts) knows none of them; each is a plugin
 // (src/core/runtime/hooks.ts), made only for a SOP that uses it.
 import { actionsPlugin } from '../../features/actions/plugin.js';
 import type { ActionOptions, SubRunOutcome, SubRunRequest } from '../../features/actions/host.js';
-import { loadSopFile } from '../loader/load.js';
+import { loadSopFile } from '../loader/checked-load.js';
 import { agentsV1Plugin } from '../../features/agents-v1/compat/agents-v1/plugin.js';
 import { semanticsFor } from '../../features/agents-v1/compat/agents-v1/semantics.js';
 import type { AgentsV1Options } from '../../features/agents-v1/compat/agents-v1/turns.js';
@@ -15,13 +15,14 @@ import type { ResumeFrom } from '../../features/journal/snapshot.js';
 import { mcpForRun, type McpRunOptions } from '../../features/mcp/run-hub.js';
 import type { RunContext } from '../../core/runtime/context.js';
 import type { RunPlugin } from '../../core/runtime/hooks.js';
-import { RunLoop, type RunOptions as LoopOptions } from '../../core/runtime/run.js';
+import { RunLoop, type RunOptions as LoopOptions } from '../../core/runtime/run-loop.js';
 import { scientistPlugin } from '../../features/scientist/plugin.js';
 import { populationPlugin, type PopulationOptions } from '../../features/population/plugin.js';
 import { shardsPlugin, type ShardOptions } from '../../features/shards/plugin.js';
 import { batchPlugin, type BatchOptions } from '../../features/batch/plugin.js';
+import { makeModuleRunPlugins, moduleRunPlugins } from '../module-run-plugins.js';
 
-export { resolveInputs, undeclaredInputs, type RunPosition, type RunResult, type RunStatus } from '../../core/runtime/run.js';
+export { resolveInputs, undeclaredInputs, type RunPosition, type RunResult, type RunStatus } from '../../core/runtime/run-loop.js';
 export { checkGivenInputs, checkInputNames, inputRequired } from '../../core/runtime/inputs.js';
 
 export interface RunOptions extends Omit<LoopOptions, 'resume' | 'semantics' | 'settings'> {
@@ -118,13 +119,14 @@ export class Run extends RunLoop {
   constructor(options: RunOptions) {
     const builtin = builtinPlugins(options);
     const extra = options.plugins;
+    const fromModules = moduleRunPlugins(options.sop, options.file); // run plugins of the modules the SOP names (src/api/plugins.ts)
     super({
       workspace: options.actions?.workspace,
       toolExecutors: options.agentsV1?.toolExecutors,
       ...options,
       semantics: semanticsFor(options.compat),
       settings: { compat: options.compat },
-      plugins: (ctx) => [...builtin(ctx), ...(extra?.(ctx) ?? [])],
+      plugins: (ctx) => [...builtin(ctx), ...makeModuleRunPlugins(fromModules, ctx), ...(extra?.(ctx) ?? [])],
     });
   }
 }

@@ -1,6 +1,6 @@
 // Loading, validating and defining SOPs from code.
 import { resolve } from 'node:path';
-import { loadSopFile, validateSopDocument } from './loader/load.js';
+import { loadSopFile, validateSopDocument } from './loader/checked-load.js';
 import { SopError, type Diagnostic } from '../format/sop/diagnostics.js';
 import type { Sop } from '../format/sop/types.js';
 
