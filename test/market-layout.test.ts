@@ -6,7 +6,7 @@
 // a market saves as the JSON the book always had, and restores from it (older saves too).
 import { describe, expect, it } from 'vitest';
 import { CanonicalOrder } from '../src/features/population/canonical.js';
-import { gini, insertOrder, levels, removeOrder, type Order, type Side } from '../src/features/population/worlds/market-book.js';
+import { gini, insertOrder, levels, removeOrder, type Order } from '../src/features/population/worlds/market-book.js';
 import { SideBook, SortedAmounts } from '../src/features/population/worlds/market-heap.js';
 import { market, type MarketState } from '../src/features/population/worlds/market.js';
 import { canonicalOrder } from '../src/features/population/worlds/order.js';
@@ -45,7 +45,7 @@ describe('a side of the book as a heap', () => {
             removeOrder(list, own.id, own.price);
           }
           // few prices, so that many orders share one (time priority decides)
-          const order: Order = { id: id++, agent: String(t), side: side as Side, price: Math.floor(rng.next() * 30) / 2, step: n };
+          const order: Order = { id: id++, agent: String(t), side: side, price: Math.floor(rng.next() * 30) / 2, step: n };
           heap.insert(t, order.price, order.id, order.step);
           insertOrder(list, order);
           resting.set(t, order);
@@ -74,7 +74,7 @@ describe('the wealth Gini from sorted profits', () => {
       const t = Math.floor(rng.next() * profits.length);
       const was = profits[t]!;
       profits[t] = was + Math.round((rng.next() - 0.3) * 10000) / 100;
-      sorted.replace(was, profits[t]!);
+      sorted.replace(was, profits[t]);
       if (n % 50 === 0)
         for (const endowment of [0, 100, 37.5]) expect(sorted.gini(endowment)).toBe(gini(profits.map((p) => endowment + p)));
     }

@@ -23,8 +23,8 @@ function start(cmd: string, args: string[], env: NodeJS.ProcessEnv): Proc {
   const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const p: Proc = { child, out: '', exited: new Promise((r) => child.on('exit', (code) => r(code))) };
   const onData = (d: Buffer) => (p.out += d.toString());
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
   return p;
 }
 const waitFor = async (p: Proc, re: RegExp, ms = 90_000) => {

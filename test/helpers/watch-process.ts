@@ -57,8 +57,8 @@ export function watchProcess(cmd: string, args: string[], env: NodeJS.ProcessEnv
     p.out += d.toString();
     tell(false);
   };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
   // 'close': the process has exited and its output has been read to the end
   child.on('close', () => {
     ended = true;

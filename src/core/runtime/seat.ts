@@ -19,8 +19,7 @@ interface SeatAgent {
 }
 
 /** Whether an agent is played from a seat. */
-export const isSeatAgent = (ctx: Pick<RunContext, 'sop'>, agent: string): boolean =>
-  (ctx.sop.agents[agent] as SeatAgent | undefined)?.seat === true;
+export const isSeatAgent = (ctx: Pick<RunContext, 'sop'>, agent: string): boolean => ctx.sop.agents[agent]?.seat === true;
 
 /**
  * Asks a seat: the plugin that serves it, else the run's human input (its answer read as the

@@ -83,7 +83,7 @@ export async function seatDecision(s: SeatAsk, i: number, seat: string, seen: Se
       clock: seen.clock,
       step: seen.step,
     },
-    choices: tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters as Record<string, unknown> })),
+    choices: tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
     default: fallback,
     ...(limits.length > 0 ? { deadlineMs: Math.min(...limits) } : {}),
     check,

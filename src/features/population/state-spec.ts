@@ -114,7 +114,7 @@ export function populationStateSpec(def: SopState): PopulationStateSpec {
     agentState: (d.agent_state as Record<string, StateVarSpec> | undefined) ?? {},
     interventions: d.interventions ?? [],
     transitions: d.transitions ?? [],
-    snapshots: (d.snapshots as { steps?: number; actions?: number } | undefined) ?? {},
+    snapshots: d.snapshots ?? {},
     ...(d.straggler ? { straggler: stragglerOf(d.straggler) } : {}),
   };
 }

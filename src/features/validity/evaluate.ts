@@ -14,7 +14,7 @@ import {
   type Weighted,
 } from './divergence.js';
 import { mean, meanInterval, pairedDifference, varianceRatio, welchDifference, type Difference, type MeanInterval } from './stats.js';
-import type { CurvePoint, Target, TargetKind, TargetObservation, TargetResult } from './types.js';
+import type { CurvePoint, Target, TargetObservation, TargetResult } from './types.js';
 
 /** Under this variance ratio (sim sd / target sd) a result is flagged as under-dispersed. */
 export const UNDER_DISPERSION = 0.5;
@@ -55,7 +55,7 @@ export function describeTarget(t: Target): string {
 function blank(name: string, t: Target): TargetResult {
   return {
     name,
-    kind: (t.kind ?? 'value') as TargetKind,
+    kind: t.kind ?? 'value',
     source: t.source,
     measure: describeMeasure(t),
     target: describeTarget(t),

@@ -216,8 +216,8 @@ function trade(m: Market, b: number, s: number, price: number, step: number): vo
   const sWas = m.profit[s]!;
   m.profit[b] = bWas + (value - price);
   m.profit[s] = sWas + (price - cost);
-  m.profits.replace(bWas, m.profit[b]!);
-  m.profits.replace(sWas, m.profit[s]!);
+  m.profits.replace(bWas, m.profit[b]);
+  m.profits.replace(sWas, m.profit[s]);
   m.surplus += value - cost;
   m.trades.count++;
   m.trades.priceSum += price;
