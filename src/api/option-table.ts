@@ -7,6 +7,8 @@
 // runs, so `sop --help` stays fast.
 import { API_ONLY_OPTIONS } from './option-table-api.js';
 import { POPULATION_OPTIONS } from './option-table-population.js';
+import { SEAT_OPTIONS } from './option-table-seats.js';
+import { TRUST_OPTIONS } from './option-table-trust.js';
 import { both, type FlagUse, type OptionCommand, type OptionSpec } from './option-spec.js';
 
 export type { FlagUse, OptionCommand, OptionSpec };
@@ -386,58 +388,7 @@ export const OPTIONS = {
     },
     doc: 'accept every question, review and approval without asking',
   },
-  web: {
-    api: false,
-    flag: 'web',
-    type: 'boolean',
-    on: {
-      run: 'Serve the seats (agents with "seat": true, population seats) on a web page; prints one link per seat (docs/seats.md)',
-      resume: 'Serve the seats on a web page again (new links); a seat that answered is not asked again (docs/seats.md)',
-    },
-  },
-  port: {
-    api: false,
-    flag: 'port',
-    type: 'number',
-    on: { run: 'With --web: the port (default: any free one)', resume: 'With --web: the port (default: any free one)' },
-  },
-  host: {
-    api: false,
-    flag: 'host',
-    type: 'string',
-    on: {
-      run: 'With --web: the address to listen on (default 127.0.0.1; any other is reachable by others, with a warning)',
-      resume: 'With --web: the address to listen on (default 127.0.0.1)',
-    },
-  },
-  links: {
-    api: false,
-    flag: 'links',
-    type: 'string',
-    metavar: 'FILE',
-    on: {
-      run: 'With --web: also write the seat links to FILE (one "SEAT URL" a line, readable by you alone) for distribution',
-      resume: 'With --web: also write the seat links to FILE',
-    },
-  },
-  replaySeats: {
-    api: false,
-    flag: 'replay-seats',
-    type: 'string',
-    metavar: 'RUN_DIR',
-    on: {
-      run: "Answer every seat with the answers it gave in that run's journal, in order (no person present; with --llm replay:CASSETTE the run is reproduced)",
-    },
-  },
-  waitSeats: {
-    api: false,
-    flag: 'wait-seats',
-    type: 'boolean',
-    on: {
-      run: 'With --web: start the run once every seat has joined (opened its link and given a name)',
-      resume: 'With --web: go on once every seat has joined',
-    },
-  },
+  ...SEAT_OPTIONS, // seats played from web pages (./option-table-seats.ts)
   plan: {
     api: false,
     flag: 'plan',
@@ -454,87 +405,7 @@ export const OPTIONS = {
       run: "A folder of your test files (test_*.py), run with every function ExtendLibrary tests or saves; a save is refused while they fail (the SOP's tests input)",
     },
   },
-  sandbox: {
-    api: 'sandbox',
-    flag: 'sandbox',
-    type: 'boolean',
-    default: 'when bubblewrap works here',
-    resume: { key: 'sandbox' },
-    on: {
-      run: 'Code runs under bubblewrap (no network, read-only filesystem except the workspace) when it works here; --sandbox requires it, --no-sandbox turns it off (with a warning); with --sandbox, stdio MCP servers run under it too',
-    },
-    doc: 'code runs under bubblewrap when it works here; `true` requires it, `false` turns it off',
-  },
-  sandboxNetwork: {
-    api: 'sandboxNetwork',
-    flag: 'sandbox-network',
-    type: 'boolean',
-    default: 'false',
-    resume: { key: 'sandbox_network' },
-    on: {
-      run: 'Give code network inside the sandbox (pip install, downloads), with a warning; files stay read-only except the workspace, where installs go',
-    },
-    doc: "code gets network inside the sandbox, with a warning (a code command's `network: true` asks the same)",
-  },
-  allowMcp: {
-    api: 'allowMcp',
-    flag: 'allow-mcp',
-    type: 'array',
-    resume: { key: 'allow_mcp', merge: 'union', sep: ',' },
-    on: {
-      run: 'Let the MCP server NAME of the SOP start without asking (repeatable; docs/tools.md)',
-      ...both('Let the MCP server NAME start without asking, besides those allowed when the run started (repeatable)'),
-    },
-    doc: "MCP servers of the SOP allowed to start (NAME), besides the user's allow file ([tools.md](tools.md))",
-  },
-  allowMcpEnv: {
-    api: 'allowMcpEnv',
-    flag: 'allow-mcp-env',
-    type: 'array',
-    resume: { key: 'allow_mcp_env', merge: 'union', sep: ',' },
-    on: {
-      run: 'Let MCP server NAME read the environment variable VAR through ${VAR} in its declaration: NAME=VAR (repeatable; allows NAME too)',
-      ...both('Let MCP server NAME read the environment variable VAR: NAME=VAR (repeatable; allows NAME too)'),
-    },
-    doc: 'the variables each MCP server may read (NAME=VAR; allows NAME too)',
-  },
-  allowBaseUrl: {
-    api: 'allowBaseUrl',
-    flag: 'allow-base-url',
-    type: 'array',
-    resume: { key: 'allow_base_url', merge: 'union', sep: ' ' },
-    on: {
-      run: 'Let the SOP send its LLM calls, with your OPENAI_API_KEY, to this server it names (llm.base_url): URL (repeatable; docs/tools.md)',
-      ...both(
-        'Let the SOP send its LLM calls, with OPENAI_API_KEY, to this server it names, besides those allowed when the run started: URL (repeatable)',
-      ),
-      sweep:
-        "Let the SOP send its LLM calls, with OPENAI_API_KEY, to this server it names: URL (repeatable; on a queue, the workers' flag decides)",
-    },
-    doc: 'LLM servers the SOP names (llm.base_url) that its calls may go to with OPENAI_API_KEY, besides the allow file ([tools.md](tools.md))',
-  },
-  allowBaseUrlEnv: {
-    api: 'allowBaseUrlEnv',
-    flag: 'allow-base-url-env',
-    type: 'array',
-    resume: { key: 'allow_base_url_env', merge: 'union', sep: ' ' },
-    on: {
-      run: 'Let the SOP send its LLM calls, with the key in VAR, to this server it names: URL=VAR (repeatable)',
-      ...both('The same, with the key in VAR: URL=VAR (repeatable)'),
-      sweep: 'The same, with the key in VAR: URL=VAR (repeatable)',
-    },
-    doc: 'the same, with the key in VAR: `URL=VAR`',
-  },
-  bind: {
-    api: 'bind',
-    flag: 'bind',
-    type: 'array',
-    resume: { key: 'bind', sep: ',' },
-    on: {
-      run: 'Bind a tool slot to an MCP tool: SLOT=server/tool, e.g. web_search=search/web_search (repeatable; wins over the SOP)',
-    },
-    doc: "tool slots bound to MCP tools (`{ web_search: 'search/web_search' }`)",
-  },
+  ...TRUST_OPTIONS, // sandbox, allow-lists and bind address (./option-table-trust.ts)
   memoryDir: {
     api: 'memoryDir',
     flag: 'memory-dir',
