@@ -32,7 +32,7 @@ import { checkHumans, checkLlm, checkNumbers, checkOutFolder, checkPricing } fro
 import { needsLlm, sharedProvider, sweepServer } from '../sweep/shared-provider.js';
 import { sweepRunSettings, type SweepRunSettings } from '../sweep/run-point.js';
 import { ResultsFile, isDone } from '../sweep/results.js';
-import { calibrationTargets, measureRun, particleFit, type RunMeasure } from '../calibrate/measure.js';
+import { calibrationTargets, forgetRuns, particleFit, type ParticleRun } from '../calibrate/measure.js';
 import { candidatePoints, makeRunner } from '../calibrate/runs.js';
 import { readSaved, stopText, summaries, writeReport, writeSaved, writeTables } from '../calibrate/outputs.js';
 import { approveSopPlugins } from './plugin-approval.js';
@@ -157,15 +157,14 @@ export async function calibrateCommand(given: CalibrateCommandOptions): Promise<
     ...(o.queue !== undefined ? { queue: { url: o.queue, secret: secret!, attempts: o.attempts ?? 3, onError: err } } : {}),
   });
   const keysOf = (c: Candidate) => candidatePoints(c, cfg, fixed).map((p) => p.key);
-  const measured = new Map<string, Record<string, RunMeasure>>();
-  const measureKey = async (key: string) => {
-    let m = measured.get(key);
-    if (!m) {
-      m = await measureRun(results.byKey.get(key)!.run_dir!, sop, targets);
-      measured.set(key, m);
-    }
-    return m;
+  const scored = new Map<string, ParticleRun>();
+  const runOf = (key: string): ParticleRun => {
+    const line = results.byKey.get(key);
+    const run = { key, seed: line?.seed ?? 0, dir: line?.run_dir ?? join(runsDir, key) };
+    scored.set(key, run);
+    return run;
   };
+  const fit = (keys: readonly string[]) => particleFit(keys.map(runOf), sop, file, targets);
   const t0 = Date.now();
   let final: SmcState;
   try {
@@ -186,7 +185,7 @@ export async function calibrateCommand(given: CalibrateCommandOptions): Promise<
           cands.map(async (c) => {
             const keys = keysOf(c);
             if (keys.some((key) => !isDone(results.byKey.get(key)?.status ?? ''))) return Infinity;
-            return particleFit(await Promise.all(keys.map(measureKey)), targets).distance;
+            return (await fit(keys)).distance;
           }),
         );
       },
@@ -204,7 +203,8 @@ export async function calibrateCommand(given: CalibrateCommandOptions): Promise<
             `${runsSpent(s)} of ${o.budget} runs, ${((Date.now() - t0) / 1000).toFixed(0)} s\n`,
         );
         if (!o.keepRuns && pop) pruneRuns(runsDir, results, new Set(pop.particles.flatMap(keysOf)));
-        measured.clear();
+        forgetRuns([...scored.values()]);
+        scored.clear();
       },
     });
   } finally {
@@ -221,7 +221,7 @@ export async function calibrateCommand(given: CalibrateCommandOptions): Promise<
   const bestParticle = pop.particles.reduce((a, b) => (b.distance < a.distance ? b : a));
   const bestKeys = keysOf(bestParticle);
   const runDirs = bestKeys.map((key) => results.byKey.get(key)?.run_dir ?? join(runsDir, key));
-  const best = { particle: bestParticle, runDirs, results: particleFit(await Promise.all(bestKeys.map(measureKey)), targets).results };
+  const best = { particle: bestParticle, runDirs, results: (await fit(bestKeys)).results };
   await writeTables(out, params, final, keysOf);
   writeReport(out, { title: sop.name, file, params, state: final, budget: o.budget, seed, best });
   const sums = summaries(params, final);

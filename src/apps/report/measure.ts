@@ -15,6 +15,11 @@ type Series = Array<readonly [number, Record<string, number | null>]>;
 /** Per run folder: each population state's series. */
 const seriesCache = new Map<string, Map<string, Series>>();
 
+/** Lets go of a run folder's series (a calibration's runs, once scored). */
+export function forgetMeasured(dir: string): void {
+  seriesCache.delete(dir);
+}
+
 function seriesOf(dir: string): Map<string, Series> {
   const known = seriesCache.get(dir);
   if (known) return known;
