@@ -178,7 +178,7 @@ export async function catchUp(c: DuckDBConnection, dir: string, o: CatchUpOption
       pos.after++;
       if (e.type === 'run_started') {
         pos.run = { run_id: String(e.run_id), sop: String(e.sop), seed: Number(e.seed) };
-        first = e as unknown as Record<string, unknown>;
+        first = e;
       } else if (e.type === 'run_finished') pos.finished = { status: e.status, turns: e.turns };
       else if (e.type === 'population_started') {
         if (typeof e.state === 'string' && !(e.state in pos.states))
@@ -302,7 +302,7 @@ export async function catchUp(c: DuckDBConnection, dir: string, o: CatchUpOption
 }
 
 /** The journal's first line, run_started (the SOP document the agents are loaded from). */
-export const firstLine = (dir: string): Record<string, unknown> => readRunStarted(dir) as unknown as Record<string, unknown>;
+export const firstLine = (dir: string): Record<string, unknown> => readRunStarted(dir);
 
 /** Delete the rows of the turns after `turn` (a step's metrics and surveys go with its steps row). */
 async function voidRows(c: DuckDBConnection, turn: number): Promise<void> {

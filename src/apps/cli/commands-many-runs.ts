@@ -118,7 +118,7 @@ export function withManyRunsCommands<T>(y: Argv<T>): Argv<T> {
       async (a) => {
         const { calibrateCommand } = await import('./calibrate-command.js');
         process.exitCode = await calibrateCommand({
-          ...tableArgs('sweep', a as Record<string, unknown>),
+          ...tableArgs('sweep', a),
           file: a.file,
           out: a.out,
           budget: a.budget,

@@ -112,7 +112,7 @@ function withTargets(doc: Sop, sopFile: string): { sop: Sop; targetsFrom: 'file'
   try {
     const now = loadSopFile(sopFile).sop;
     const { targets: _old, ...rest } = doc;
-    return { sop: { ...rest, ...(now.targets !== undefined ? { targets: now.targets } : {}) } as Sop, targetsFrom: 'file' };
+    return { sop: { ...rest, ...(now.targets !== undefined ? { targets: now.targets } : {}) }, targetsFrom: 'file' };
   } catch {
     return { sop: doc, targetsFrom: 'journal' };
   }

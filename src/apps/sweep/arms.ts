@@ -95,7 +95,7 @@ export function armSop(sop: Sop, file: string, arm: string | undefined): Sop {
   if (def === undefined) throw new EngineError(`arm "${arm}" is not declared in experiment.arms of ${sop.name}`, 'SWEEP_OPTION');
   if (Object.keys(def.set).length === 0) return sop;
   let cache = armed.get(sop);
-  if (!cache) armed.set(sop, (cache = new Map()));
+  if (!cache) armed.set(sop, (cache = new Map<string, Sop>()));
   const known = cache.get(arm);
   if (known) return known;
   let doc: unknown = sop;

@@ -179,7 +179,7 @@ export async function populationExtras(events: readonly RunEvent[]): Promise<Pop
       let graph = world.graph as GraphSpec & { file?: unknown };
       if (typeof graph.file === 'string') {
         const { file, ...rest } = graph as Record<string, unknown>;
-        graph = { ...rest, edges: await readEdgeListFile(sourcePath(file as string, dirname(sopFile)), file as string) } as GraphSpec;
+        graph = { ...rest, edges: await readEdgeListFile(sourcePath(file as string, dirname(sopFile)), file as string) };
       }
       const built = buildFollowGraph(graph, ids).graph;
       const index = new Map(ids.map((id, i) => [id, i]));

@@ -261,7 +261,7 @@ export class RecordingProvider implements LlmProvider {
           this.flush();
           resolve();
         } catch (err) {
-          reject(err as Error);
+          reject(err);
         }
       }),
     );
