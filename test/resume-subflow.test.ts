@@ -58,6 +58,12 @@ function folderState(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const f of filesUnder(dir)) {
     if (f === 'journal.jsonl' || f.endsWith('.tmp') || f === 'run.lock' || f.includes('__pycache__')) continue;
+    if (f === 'provenance.json') {
+      // its run id and Merkle root name the run; what a resume must reproduce is the run's outcome
+      const p = JSON.parse(readFileSync(join(dir, f), 'utf8')) as { runs: Array<{ outcome: string }> };
+      out[f] = JSON.stringify(p.runs.map((r) => r.outcome));
+      continue;
+    }
     out[f] = readFileSync(join(dir, f), 'utf8')
       .replace(/"timestamp":"[^"]*"/g, '')
       .replace(/^Run `[^`]*` of `[^`]*`, started [^,]*,/m, 'Run');
