@@ -59,8 +59,9 @@ const request = (stream: boolean): ChatRequest => ({
 });
 
 // The calls' timeout: long enough that an answer the server gives at once is never cut on a loaded
-// machine; a stalled attempt waits it out.
-const TIMEOUT_MS = scaled(1000);
+// machine (two suites side by side on 2 cores delay a first chunk by over a second); a stalled
+// attempt waits it out.
+const TIMEOUT_MS = scaled(2500);
 const TIMEOUT_S = String(TIMEOUT_MS / 1000).replace('.', '\\.');
 
 function provider(s: TestServer, over: Partial<OpenAiProviderOptions> = {}) {
