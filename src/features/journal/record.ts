@@ -78,10 +78,13 @@ export function checkpointProblem(c: CheckpointEvent, expectedTurn: number, mess
 
 /**
  * Read a run folder's journal. `ownLock`: this process took the folder's lock before reading (a
- * resume), so the lock does not mean the run is still running.
+ * resume), so the lock does not mean the run is still running. A checkpoint's extensions (a
+ * population visit's whole save) of a line of `lazyFrom` bytes or more (default
+ * LAZY_CHECKPOINT_BYTES) are not held: reading them reads their line of the journal again.
  */
-export function loadRunRecord(dir: string, o: { ownLock?: boolean } = {}): RunRecord {
-  const read = readJournal(dir);
+export function loadRunRecord(dir: string, o: { ownLock?: boolean; lazyFrom?: number } = {}): RunRecord {
+  // a long checkpoint's extensions (a population's whole save) stay on disk until used
+  const read = readJournal(dir, { lazy: true, ...(o.lazyFrom !== undefined ? { lazyFrom: o.lazyFrom } : {}) });
   const { events, torn } = read;
   const history = effectiveHistory(read);
   let effective = history.events;
