@@ -8,6 +8,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { forkCommand } from '../src/apps/cli/fork-command.js';
 import { resumeCommand } from '../src/apps/cli/resume-command.js';
 import { runCommand } from '../src/apps/cli/run-command.js';
 import { effectiveEvents, LAZY_CHECKPOINT_BYTES, readJournal } from '../src/features/journal/reader.js';
@@ -131,5 +132,14 @@ describe('a long checkpoint read by loadRunRecord', () => {
     expect(steps(dir)).toHaveLength(44);
     expect(await quiet(() => resumeCommand({ dir, json: false, quiet: true }))).toBe(0);
     expect(steps(dir)).toEqual(steps(whole));
+  }, 240_000);
+
+  it('a fork before step 30 rebuilds the visit from the whole save of step 21, read from disk, to the same steps after it', async () => {
+    const out = join(root, 'fork');
+    expect(await quiet(() => forkCommand({ dir: whole, step: 30, out, json: false, quiet: true }))).toBe(0);
+    const forked = onlyDir(out);
+    const after = (d: string) => steps(d).filter(([step]) => step >= 30);
+    expect(after(forked)).toHaveLength(STEPS - 29);
+    expect(after(forked)).toEqual(after(whole));
   }, 240_000);
 });
