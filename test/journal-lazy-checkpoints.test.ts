@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { forkCommand } from '../src/apps/cli/fork-command.js';
 import { resumeCommand } from '../src/apps/cli/resume-command.js';
 import { runCommand } from '../src/apps/cli/run-command.js';
-import { effectiveEvents, LAZY_CHECKPOINT_BYTES, readJournal } from '../src/features/journal/reader.js';
+import { effectiveEvents, LAZY_CHECKPOINT_BYTES, LAZY_STEP_BYTES, readJournal } from '../src/features/journal/reader.js';
 import { loadRunRecord } from '../src/features/journal/record.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
 
@@ -93,6 +93,22 @@ describe('a long checkpoint read by loadRunRecord', () => {
     expect(onDisk.map((e) => savedOf(e)?.step)).toEqual([21, 42]);
     expect(onDisk.every((e) => savedOf(e)?.world !== undefined)).toBe(true);
     // written out (sop show --format events), the record's events are those of the journal read whole
+    const complete = effectiveEvents(readJournal(whole).events);
+    expect(record.effective.map((e) => JSON.stringify(e))).toEqual(complete.map((e) => JSON.stringify(e)));
+  });
+
+  it('with stepsOnDisk (sop show, sop runs), a long step keeps its actions on disk too, and reads the same', () => {
+    const lines = linesOf(whole);
+    const long = lines.filter((l) => l.startsWith('{"type":"population_step"') && Buffer.byteLength(l) >= LAZY_STEP_BYTES);
+    expect(long.length).toBeGreaterThan(STEPS / 2);
+    const record = loadRunRecord(whole, { stepsOnDisk: true });
+    const onDisk = record.effective.filter((e) => e.type === 'population_step' && Object.getOwnPropertyDescriptor(e, 'actions')?.get);
+    expect(onDisk).toHaveLength(long.length);
+    // a resume or a fork holds them (they are replayed)
+    const held = loadRunRecord(whole).effective.filter(
+      (e) => e.type === 'population_step' && Object.getOwnPropertyDescriptor(e, 'actions')?.get,
+    );
+    expect(held).toHaveLength(0);
     const complete = effectiveEvents(readJournal(whole).events);
     expect(record.effective.map((e) => JSON.stringify(e))).toEqual(complete.map((e) => JSON.stringify(e)));
   });
