@@ -102,11 +102,13 @@ describe('a long checkpoint read by loadRunRecord', () => {
     const long = lines.filter((l) => l.startsWith('{"type":"population_step"') && Buffer.byteLength(l) >= LAZY_STEP_BYTES);
     expect(long.length).toBeGreaterThan(STEPS / 2);
     const record = loadRunRecord(whole, { stepsOnDisk: true });
-    const onDisk = record.effective.filter((e) => e.type === 'population_step' && Object.getOwnPropertyDescriptor(e, 'actions')?.get);
+    const onDisk = record.effective.filter(
+      (e) => e.type === 'population_step' && Object.getOwnPropertyDescriptor(e, 'actions')?.get !== undefined,
+    );
     expect(onDisk).toHaveLength(long.length);
     // a resume or a fork holds them (they are replayed)
     const held = loadRunRecord(whole).effective.filter(
-      (e) => e.type === 'population_step' && Object.getOwnPropertyDescriptor(e, 'actions')?.get,
+      (e) => e.type === 'population_step' && Object.getOwnPropertyDescriptor(e, 'actions')?.get !== undefined,
     );
     expect(held).toHaveLength(0);
     const complete = effectiveEvents(readJournal(whole).events);

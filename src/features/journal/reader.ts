@@ -235,7 +235,7 @@ function lazyField(file: string, e: RunEvent, start: number, end: number, steps:
     key = 'extensions';
     pick = (again) => (again.type === 'checkpoint' && again.turn === e.turn ? (again.snapshot as Record<string, unknown>) : undefined);
   } else if (steps && e.type === 'population_step' && bytes >= LAZY_STEP_BYTES) {
-    holder = e as unknown as Record<string, unknown>;
+    holder = e;
     key = 'actions';
     pick = (again) =>
       again.type === 'population_step' && again.state === e.state && again.visit === e.visit && again.step === e.step ? again : undefined;
