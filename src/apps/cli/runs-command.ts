@@ -77,7 +77,7 @@ export function listRuns(outDir: string): RunSummary[] {
     const dir = join(outDir, entry.name);
     if (!existsSync(join(dir, JOURNAL_FILE))) continue;
     try {
-      const r = loadRunRecord(dir);
+      const r = loadRunRecord(dir, { stepsOnDisk: true }); // a summary: no step's actions held
       const usage = latestUsage(r.effective, r.finished);
       out.push({
         dir,

@@ -23,7 +23,8 @@ export function showCommand(o: ShowCommandOptions): number {
     process.stderr.write('error: --turn and --agent choose prompts: use them with --prompts\n');
     return 1;
   }
-  const record = loadRunRecord(o.dir);
+  // a transcript never uses a population step's actions: they stay on disk (--format events reads them back one at a time)
+  const record = loadRunRecord(o.dir, { stepsOnDisk: true });
   if (record.damage) process.stderr.write(`${damageWarning(record.damage)}\n`);
   for (const w of record.lineWarnings) process.stderr.write(`${w}\n`);
   if (o.prompts) {

@@ -73,7 +73,7 @@ export function runInfo(run: ServedRun): RunInfo {
     error = r.finished?.error ?? (r.damage ? r.damage.reason : r.lineWarnings[0]?.replace(/^warning: /, ''));
   } catch (err) {
     try {
-      const all = readJournal(run.dir).events;
+      const all = readJournal(run.dir, { lazy: true }).events; // a whole save stays on disk until the page uses it
       resumes = all.filter((e) => e.type === 'resumed').length;
       events = all.filter((e) => e.type !== 'resumed');
     } catch {

@@ -78,10 +78,14 @@ export function checkpointProblem(c: CheckpointEvent, expectedTurn: number, mess
 
 /**
  * Read a run folder's journal. `ownLock`: this process took the folder's lock before reading (a
- * resume), so the lock does not mean the run is still running.
+ * resume), so the lock does not mean the run is still running. A checkpoint's extensions (a
+ * population visit's whole save) on a line of LAZY_CHECKPOINT_BYTES or more are not held: reading
+ * them reads their line of the journal again. `stepsOnDisk`: nor are a long population step's
+ * actions (for readers that never use them, or once: a transcript, a summary).
  */
-export function loadRunRecord(dir: string, o: { ownLock?: boolean } = {}): RunRecord {
-  const read = readJournal(dir);
+export function loadRunRecord(dir: string, o: { ownLock?: boolean; stepsOnDisk?: boolean } = {}): RunRecord {
+  // a long checkpoint's extensions (a population's whole save) stay on disk until used
+  const read = readJournal(dir, { lazy: true, lazySteps: o.stepsOnDisk === true });
   const { events, torn } = read;
   const history = effectiveHistory(read);
   let effective = history.events;
