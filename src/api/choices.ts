@@ -10,7 +10,7 @@ import { InterruptibleProvider } from '../core/llm/interruptible.js';
 import { RETRIES_PER_CALL, RetryBudget } from '../core/llm/retry.js';
 import { LlmError, type LlmProvider } from '../core/llm/types.js';
 import { endpointKey, sopEndpoints } from '../core/llm/endpoints.js';
-import { checkBatchOptions, runUsesBatch, type BatchOptions } from '../features/batch/plugin.js';
+import { checkBatchOptions, runUsesBatch, type BatchOptions } from '../features/batch/options.js';
 import { LlmConsent, USER_KEY, cliLlmAllowEntries, fileLlmAllowEntries } from '../core/llm/consent.js';
 import { createEmbedder, parseEmbedderSpec } from '../core/memory/create-embedder.js';
 import type { Embedder } from '../core/memory/embedder.js';
@@ -23,7 +23,7 @@ import { EngineError, opt, say, type Message } from '../shared/errors.js';
 import type { RunSopOptions } from './options.js';
 import { sopFileOf } from './load-sop.js';
 import { DEFAULTS } from '../format/sop/resolved.js';
-import { DEFAULT_CONCURRENCY } from '../features/population/plugin.js';
+import { DEFAULT_CONCURRENCY } from '../features/population/state-spec.js';
 import { concurrencyEvent, type LimitChange } from '../core/llm/adaptive-limit.js';
 import type { RunEvent } from '../core/runtime/events.js';
 

@@ -4,7 +4,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Run } from './engine/run-with-features.js';
 import type { HumanInput } from '../core/io/human.js';
 import { MockProvider } from '../core/llm/mock.js';
 import type { PricingTable } from '../core/llm/pricing.js';
@@ -55,6 +54,7 @@ export async function dryRun(o: DryRunOptions, seed: number): Promise<DryRun> {
   const events: RunEvent[] = [];
   let keep = false;
   try {
+    const { Run } = await import('./engine/run-with-features.js'); // loaded on use, not by `import 'sop'`
     const result = await new Run({
       sop: o.sop,
       file: o.file,

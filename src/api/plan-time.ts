@@ -7,7 +7,7 @@
 // at once, `concurrency` at a time: the step takes ceil(calls / concurrency) rounds of the mean
 // call time (with a fixed latency: ceil(calls / concurrency) x latency); its judge call follows.
 import { EngineError } from '../shared/errors.js';
-import { DEFAULT_CONCURRENCY } from '../features/population/plugin.js';
+import { DEFAULT_CONCURRENCY } from '../features/population/state-spec.js';
 import type { CallRecord } from './plan-calls.js';
 
 export interface ThroughputProfile {

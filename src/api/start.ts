@@ -5,8 +5,7 @@
 import { EngineError, opt, say, renderMessage, type Message } from '../shared/errors.js';
 import { RunFolder, newRunId } from '../features/journal/run-folder.js';
 import { loadPricing } from '../core/llm/pricing.js';
-import { Run } from './engine/run-with-features.js';
-import { approveUnattended } from '../features/mcp/run-hub.js';
+import type { Run } from './engine/run-with-features.js';
 import { isPromptEvent, type RunEvent, type RunListener } from '../core/runtime/events.js';
 import type { PluginFactory } from '../core/runtime/hooks.js';
 import type { Continuation } from './continue.js';
@@ -17,7 +16,8 @@ import { applyMemoryOverrides } from '../core/environment/memory-settings.js';
 import { tracingEnabled } from '../features/telemetry/enabled.js';
 import { EventFeed, type RunHandle } from './handle.js';
 import { sopFileOf } from './load-sop.js';
-import { usesPopulation, type PopulationOptions } from '../features/population/plugin.js';
+import type { PopulationOptions } from '../features/population/plugin.js';
+import { usesPopulation } from '../features/population/state-spec.js';
 import { ResultsWriter } from './results-writer.js';
 import { appendRunHeader, libraryIntoWorkspace, lockMemoryDir, resolveMemoryDir } from '../core/workspace/memory-dir.js';
 import type { RunSopOptions } from './options.js';
@@ -125,7 +125,10 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
   const network = resolveNetwork(o.sandboxNetwork, sop, sandbox); // network in the sandbox: an explicit opt-in
   if (network.warning) startWarning(network.warning);
   // MCP servers nobody can be asked to approve: refused now, before a run folder exists
-  if (sop.mcp_servers) await approveUnattended({ sop, file, approval: mcpApproval, sandbox: o.mcpSandbox ?? sandbox, bind: o.bind });
+  if (sop.mcp_servers) {
+    const { approveUnattended } = await import('../features/mcp/run-hub.js'); // loaded only for a SOP with MCP servers
+    await approveUnattended({ sop, file, approval: mcpApproval, sandbox: o.mcpSandbox ?? sandbox, bind: o.bind });
+  }
   const runId = continuation?.runId ?? o.runId ?? newRunId(sop.name);
   const outDir = continuation?.outDir ?? o.out;
   const folder =
@@ -155,6 +158,8 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
   const memoryDirOption = o.memoryDir ?? sop.memory_dir;
   const memoryDir = memoryDirOption !== undefined ? resolveMemoryDir(memoryDirOption) : undefined;
   let unlockMemory: (() => void) | undefined;
+  // the engine with its feature plugins is loaded when a run starts, not by `import 'sop'`
+  const engine = await import('./engine/run-with-features.js');
   let run: Run;
   try {
     if (memoryDir) {
@@ -168,7 +173,7 @@ export async function startRun(given: Sop, o: RunSopOptions, continuation?: Cont
     }
     // a bad --llm-mode, --batch-target: told before the run starts; Ctrl-C ends a wait for a batch as it ends an LLM call
     const batch = { ...batchOf(sop, o, folder?.dir), stop: stopLlm.signal };
-    run = new Run({
+    run = new engine.Run({
       sop,
       file,
       llm,

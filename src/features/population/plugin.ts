@@ -6,12 +6,11 @@
 // and keeps each visit (step, world, memories, metrics) in the run's checkpoints.
 import { definePlugin, type PluginMaker } from '../../core/runtime/hooks.js';
 import type { ResolvedState } from '../../format/sop/resolved.js';
-import type { Sop } from '../../format/sop/types.js';
 import { compileExpression, type CompiledExpression } from './worlds/expr.js';
 import { defaultWorlds, type WorldRegistry } from './worlds/registry.js';
 import type { Metrics } from './worlds/world.js';
 import { metricScope } from './metrics.js';
-import { isPopulationState, populationStateSpec, type PopulationStateSpec } from './state-spec.js';
+import { DEFAULT_CONCURRENCY, isPopulationState, populationStateSpec, usesPopulation, type PopulationStateSpec } from './state-spec.js';
 import { restoredVisit, SNAPSHOT_DEFAULTS } from './snapshots.js';
 import { PopulationVisit, type SavedVisit } from './step.js';
 import type { RunEvent } from '../../core/runtime/events.js';
@@ -30,10 +29,7 @@ export interface PopulationOptions {
   snapshotActions?: number;
 }
 
-export const DEFAULT_CONCURRENCY = 64;
-
-/** Whether a SOP has a population state. */
-export const usesPopulation = (sop: Sop): boolean => Object.values(sop.states).some((s) => isPopulationState(s));
+export { DEFAULT_CONCURRENCY, usesPopulation };
 
 export function populationPlugin(options: PopulationOptions = {}): PluginMaker {
   return definePlugin({

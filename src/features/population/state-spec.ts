@@ -2,7 +2,7 @@
 // world, actions, resolution, activation, observe, cognition, max_steps, minutes_per_step,
 // start_time, agent_memory, metrics, interventions, transitions) with their defaults filled in.
 import type { OrderPolicy } from './worlds/order.js';
-import type { LlmSettings, SopState } from '../../format/sop/types.js';
+import type { LlmSettings, Sop, SopState } from '../../format/sop/types.js';
 import type { PopulationSpec } from './types.js';
 import type { StateVarSpec } from './agent-state.js';
 import type { RuleCase } from './rule-program.js';
@@ -84,6 +84,12 @@ export const POPULATION_DEFAULTS = {
 
 /** Whether a SOP state is a population state. */
 export const isPopulationState = (def: SopState | undefined): boolean => def?.population !== undefined;
+
+/** LLM calls a population step makes at once unless --concurrency says otherwise. */
+export const DEFAULT_CONCURRENCY = 64;
+
+/** Whether a SOP has a population state (light: `import 'sop'` checks it without loading the feature). */
+export const usesPopulation = (sop: Pick<Sop, 'states'>): boolean => Object.values(sop.states).some((s) => isPopulationState(s));
 
 const minutesOf = (hhmm: string): number => {
   const [h, m] = hhmm.split(':').map(Number);
