@@ -32,6 +32,14 @@ export const GOLDEN_EXAMPLES: GoldenExample[] = [
     'examples/assistant/answers.txt',
   ),
   replay('mcp', 'examples/mcp/notes.sop.json', 'examples/mcp/notes.cassette.json', '--yes'),
+  // Ana's seat answered from a file, as a person at the terminal would (examples/seats/public-goods/README.md)
+  replay(
+    'seats-public-goods',
+    'examples/seats/public-goods/public-goods.sop.json',
+    'examples/seats/public-goods/public-goods.cassette.json',
+    '--answers',
+    'examples/seats/public-goods/answers.txt',
+  ),
   replay(
     'jarvis',
     'sops/jarvis.sop.json',
