@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireBuiltCli, spawnCliAsync } from './helpers/cli.js';
+import { zicMarketSop } from './helpers/zic-market-sop.js';
 
 const PLUGIN_SOP = 'examples/plugin-world/lt-world.sop.json';
 const MODULE = resolve('examples/plugin-world/lt-world.mjs');
@@ -90,36 +91,7 @@ describe('sop fork --step', () => {
 
 describe('whole saves of a population visit', () => {
   const STEPS = 24;
-  const market = (snapshots?: object) => ({
-    name: 'market-saves',
-    agents: {},
-    root: 'trading',
-    states: {
-      trading: {
-        population: {
-          source: {
-            generate: {
-              n: 40,
-              seed: 5,
-              columns: {
-                role: { categorical: { buyer: 0.5, seller: 0.5 } },
-                value: { uniform: { min: 50, max: 150 } },
-                cost: { uniform: { min: 50, max: 150 } },
-              },
-            },
-          },
-        },
-        world: { type: 'market', params: { assign: { units: 3 } } },
-        actions: ['bid', 'ask', 'idle'],
-        activation: { probability: 0.6 },
-        cognition: { tier: 'rule', policy: 'zic' },
-        ...(snapshots ? { snapshots } : {}),
-        max_steps: STEPS,
-        next_states: { 1: 'closed' },
-      },
-      closed: { final: true },
-    },
-  });
+  const market = (snapshots?: object) => zicMarketSop({ name: 'market-saves', n: 40, steps: STEPS, snapshots });
   /** The steps whose checkpoint saved the visit whole. */
   const saves = (dir: string) =>
     journal(dir)

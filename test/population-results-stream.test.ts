@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireBuiltCli, spawnCli, spawnCliAsync } from './helpers/cli.js';
+import { zicMarketSop } from './helpers/zic-market-sop.js';
 
 const STEPS = 150;
 /** The step after which the run is killed (once its database exists): far from the last, which a rule step of 1,500 traders reaches in a few milliseconds more each. */
@@ -52,38 +53,7 @@ beforeAll(() => {
   requireBuiltCli();
   root = mkdtempSync(join(tmpdir(), 'sop-results-stream-'));
   sopFile = join(root, 'market.sop.json');
-  writeFileSync(
-    sopFile,
-    JSON.stringify({
-      name: 'market-stream',
-      agents: {},
-      root: 'trading',
-      states: {
-        trading: {
-          population: {
-            source: {
-              generate: {
-                n: 1500,
-                seed: 5,
-                columns: {
-                  role: { categorical: { buyer: 0.5, seller: 0.5 } },
-                  value: { uniform: { min: 50, max: 150 } },
-                  cost: { uniform: { min: 50, max: 150 } },
-                },
-              },
-            },
-          },
-          world: { type: 'market', params: { assign: { units: 3 } } },
-          actions: ['bid', 'ask', 'idle'],
-          activation: { probability: 0.6 },
-          cognition: { tier: 'rule', policy: 'zic' },
-          max_steps: STEPS,
-          next_states: { 1: 'closed' },
-        },
-        closed: { final: true },
-      },
-    }),
-  );
+  writeFileSync(sopFile, JSON.stringify(zicMarketSop({ name: 'market-stream', n: 1500, steps: STEPS })));
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 

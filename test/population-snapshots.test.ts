@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { resumeCommand } from '../src/apps/cli/resume-command.js';
 import { runCommand } from '../src/apps/cli/run-command.js';
+import { zicMarketSop } from './helpers/zic-market-sop.js';
 
 const STEPS = 56;
 let root: string;
@@ -55,38 +56,7 @@ const run = (out: string) => quiet(() => runCommand({ file: sopFile, llm: 'mock'
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'sop-pop-snapshots-'));
   sopFile = join(root, 'market.sop.json');
-  writeFileSync(
-    sopFile,
-    JSON.stringify({
-      name: 'market-snapshots',
-      agents: {},
-      root: 'trading',
-      states: {
-        trading: {
-          population: {
-            source: {
-              generate: {
-                n: 40,
-                seed: 5,
-                columns: {
-                  role: { categorical: { buyer: 0.5, seller: 0.5 } },
-                  value: { uniform: { min: 50, max: 150 } },
-                  cost: { uniform: { min: 50, max: 150 } },
-                },
-              },
-            },
-          },
-          world: { type: 'market', params: { assign: { units: 3 } } },
-          actions: ['bid', 'ask', 'idle'],
-          activation: { probability: 0.6 },
-          cognition: { tier: 'rule', policy: 'zic' },
-          max_steps: STEPS,
-          next_states: { 1: 'closed' },
-        },
-        closed: { final: true },
-      },
-    }),
-  );
+  writeFileSync(sopFile, JSON.stringify(zicMarketSop({ name: 'market-snapshots', n: 40, steps: STEPS })));
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
