@@ -1,11 +1,11 @@
-// Start-up: wall time of `sop validate sops/jarvis.sop.json` and `sop --help` (the built CLI,
-// the package's `bin`), median of 10 runs each, interleaved; `node -e 0` is measured the
+// Start-up: wall time of `sop validate sops/jarvis.sop.json`, `sop --help` and a one-turn `sop run`
+// of the debate with the mock LLM (the built CLI, the package's `bin`), median of 10 runs each, interleaved; `node -e 0` is measured the
 // same way to show what Node itself takes. `import 'sop'` (the public API, as a program imports
 // it): its wall and CPU time (target 150 ms on a quiet machine), and the modules it loads, a
 // count the machine's load does not change (features load theirs when a run uses them).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { availableParallelism, loadavg } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './lib/engine.mjs';
 import { fmtMs, median, round, row } from './lib/stats.mjs';
@@ -59,14 +59,21 @@ export async function run() {
   const cli = CLI;
   const jarvis = join('sops', 'jarvis.sop.json');
   const sopFile = existsSync(join(ROOT, jarvis)) ? jarvis : join('examples', 'debate', 'debate.sop.json');
+  const out = mkdtempSync(join(tmpdir(), 'sop-bench-startup-'));
+  const debate = join('examples', 'debate', 'debate.sop.json');
   const commands = {
     validate: [cli, 'validate', sopFile],
     help: [cli, '--help'],
+    run: [cli, 'run', debate, '--llm', 'mock', '--max-turns', '1', '--out', out, '--quiet'],
     node: ['-e', '0'],
   };
-  const samples = { validate: [], help: [], node: [] };
-  for (const args of Object.values(commands)) time(args); // warm the file cache
-  for (let i = 0; i < RUNS; i++) for (const [k, args] of Object.entries(commands)) samples[k].push(time(args));
+  const samples = { validate: [], help: [], run: [], node: [] };
+  try {
+    for (const args of Object.values(commands)) time(args); // warm the file cache
+    for (let i = 0; i < RUNS; i++) for (const [k, args] of Object.entries(commands)) samples[k].push(time(args));
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
   const m = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, round(median(v))]));
   const times = importTimes();
   const imports = times.ms;
@@ -76,6 +83,7 @@ export async function run() {
     validate_file: sopFile,
     validate_ms: m.validate,
     help_ms: m.help,
+    run_one_turn_ms: m.run,
     node_baseline_ms: m.node,
     import_ms_median: imports,
     import_cpu_ms_median: times.cpu,
@@ -87,6 +95,7 @@ export async function run() {
   const rows = [
     row(`Start-up: sop validate ${sopFile} (median of ${RUNS})`, fmtMs(m.validate), `< ${TARGET_MS} ms`, m.validate < TARGET_MS),
     row(`Start-up: sop --help (median of ${RUNS})`, fmtMs(m.help), `< ${TARGET_MS} ms`, m.help < TARGET_MS),
+    row(`  sop run ${debate} --llm mock --max-turns 1 (median)`, fmtMs(m.run)),
     row('  node -e 0 on this machine (median)', fmtMs(m.node)),
     row('  import yargs (median)', fmtMs(imports.yargs)),
     row(

@@ -255,7 +255,7 @@ export function buildCli(argv: string[]): Argv {
       },
     );
   // --- many runs: sweep, worker (src/apps/sweep, docs/sweep.md) ---
-  return withManyRunsCommands(durable)
+  const cli = withManyRunsCommands(durable)
     .demandCommand(1, 'Name a command (sop --help lists them).')
     .strict()
     .recommendCommands()
@@ -271,4 +271,20 @@ export function buildCli(argv: string[]): Argv {
       process.stderr.write(`${msg}\n\nRun "sop --help" for usage.\n`);
       process.exit(2);
     });
+  skipHelpCache(cli);
+  return cli;
+}
+
+/**
+ * yargs lays out a command's whole help text each time it runs the command, in case the handler
+ * later calls showHelp() (its command.js calls cacheHelpMessage() after the handler starts): for
+ * `sop run`'s options, 40 to 70 ms of CPU in every run, and `sop` never shows help from a handler.
+ * `--help` and usage errors lay out their text themselves and are unchanged. Skipped (yargs keeps
+ * its cache) if a later yargs changes this internal.
+ */
+function skipHelpCache(cli: Argv): void {
+  const internal = (cli as unknown as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: unknown } } })
+    .getInternalMethods?.()
+    .getUsageInstance?.();
+  if (internal && typeof internal.cacheHelpMessage === 'function') internal.cacheHelpMessage = () => undefined;
 }

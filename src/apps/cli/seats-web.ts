@@ -12,7 +12,7 @@ import { journaledSeatAnswers, replaySeatsPlugin } from '../../features/seats/re
 import { effectiveEvents, readJournal } from '../../features/journal/reader.js';
 import { EngineError } from '../../shared/errors.js';
 import { terminalSafe } from '../../shared/util/terminal-text.js';
-import { startSeatServer, type SeatServer } from '../seats/server.js';
+import type { SeatServer } from '../seats/server.js';
 
 export interface WebSeatOptions {
   web?: boolean;
@@ -61,6 +61,7 @@ export async function startWebSeats(sop: Sop, o: WebSeatOptions, err: (s: string
   const host = o.host ?? '127.0.0.1';
   let server: SeatServer;
   try {
+    const { startSeatServer } = await import('../seats/server.js'); // its web server (hono) only for --web
     server = await startSeatServer({ desk, title: sop.name, host, port: o.port ?? 0 });
   } catch (e) {
     throw new EngineError(`--web: cannot listen on ${host}:${o.port ?? 0}: ${(e as Error).message}`, 'OPTION');
