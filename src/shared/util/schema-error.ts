@@ -2,9 +2,11 @@
 // carry `x-error` (schemas/taskboard.schema.json, schemas/worldmodel.schema.json): the message of
 // the deepest node on the error's path that has one (a node without one reports through its
 // parent, e.g. a bad id in a list of ids is reported on the list); an `enum` node without one says
-// `must be one of ...`. A missing required key is reported on the key, like a wrong value. And the
-// message of an ajv error said the same way by every schema check (ajvProblem).
-import type { ErrorObject } from 'ajv';
+// `must be one of ...`. A missing required key is reported on the key, like a wrong value (checkSchema
+// checks a document with its generated validator and says that). Also: the message of an ajv error
+// said the same way by every schema check (ajvProblem), and SameShape and Known, with which a file
+// checks at compile time that a schema and the interfaces of its records agree.
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { isObject } from './is-object.js';
 
 export interface SchemaProblem {
@@ -81,3 +83,25 @@ export function schemaProblem(root: Record<string, unknown>, error: ErrorObject)
   }
   return found;
 }
+
+/**
+ * Checks `doc` with a validator ajv generated for `schema`; when it fails, `fail` is given the
+ * pointer and message of its first error (schemaProblem).
+ */
+export function checkSchema<T>(
+  validate: ValidateFunction<T>,
+  schema: Record<string, unknown>,
+  doc: unknown,
+  fail: (pointer: string, message: string) => never,
+): asserts doc is T {
+  if (!validate(doc)) {
+    const { pointer, message } = schemaProblem(schema, validate.errors![0]!);
+    fail(pointer, message);
+  }
+}
+
+/** True when A and B are the same type: a check at compile time that a schema and the interfaces of its records have not drifted. */
+export type SameShape<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+
+/** The keys T declares, without the index signature FromSchema adds for unknown extra keys. */
+export type Known<T> = { [K in keyof T as string extends K ? never : K]: T[K] };
