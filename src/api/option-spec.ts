@@ -35,3 +35,22 @@ export interface OptionSpec {
 
 /** The same help text for resume and fork. */
 export const both = (use: FlagUse) => ({ resume: use, fork: use });
+
+/**
+ * A repeatable flag whose values a resume (and a fork) adds to those the run started with: the
+ * launch setting is the flag with `_` for `-`, joined by `sep`.
+ */
+export const unionList = <A extends OptionSpec['api']>(
+  api: A,
+  flag: string,
+  sep: ',' | ' ',
+  on: Partial<Record<OptionCommand, FlagUse>>,
+  doc?: string,
+) => ({
+  api,
+  flag,
+  type: 'array' as const,
+  resume: { key: flag.replaceAll('-', '_'), merge: 'union' as const, sep },
+  on,
+  ...(doc !== undefined ? { doc } : {}),
+});

@@ -1,6 +1,6 @@
 // Entries of the option table (./option-table.ts) for what a run may reach: the sandbox of code and
 // MCP servers, the allow-lists of MCP servers and LLM base URLs, and the address a server binds.
-import { both, type OptionSpec } from './option-spec.js';
+import { both, type OptionSpec, unionList } from './option-spec.js';
 
 export const TRUST_OPTIONS = {
   sandbox: {
@@ -25,34 +25,31 @@ export const TRUST_OPTIONS = {
     },
     doc: "code gets network inside the sandbox, with a warning (a code command's `network: true` asks the same)",
   },
-  allowMcp: {
-    api: 'allowMcp',
-    flag: 'allow-mcp',
-    type: 'array',
-    resume: { key: 'allow_mcp', merge: 'union', sep: ',' },
-    on: {
+  allowMcp: unionList(
+    'allowMcp',
+    'allow-mcp',
+    ',',
+    {
       run: 'Let the MCP server NAME of the SOP start without asking (repeatable; docs/tools.md)',
       ...both('Let the MCP server NAME start without asking, besides those allowed when the run started (repeatable)'),
     },
-    doc: "MCP servers of the SOP allowed to start (NAME), besides the user's allow file ([tools.md](tools.md))",
-  },
-  allowMcpEnv: {
-    api: 'allowMcpEnv',
-    flag: 'allow-mcp-env',
-    type: 'array',
-    resume: { key: 'allow_mcp_env', merge: 'union', sep: ',' },
-    on: {
+    "MCP servers of the SOP allowed to start (NAME), besides the user's allow file ([tools.md](tools.md))",
+  ),
+  allowMcpEnv: unionList(
+    'allowMcpEnv',
+    'allow-mcp-env',
+    ',',
+    {
       run: 'Let MCP server NAME read the environment variable VAR through ${VAR} in its declaration: NAME=VAR (repeatable; allows NAME too)',
       ...both('Let MCP server NAME read the environment variable VAR: NAME=VAR (repeatable; allows NAME too)'),
     },
-    doc: 'the variables each MCP server may read (NAME=VAR; allows NAME too)',
-  },
-  allowBaseUrl: {
-    api: 'allowBaseUrl',
-    flag: 'allow-base-url',
-    type: 'array',
-    resume: { key: 'allow_base_url', merge: 'union', sep: ' ' },
-    on: {
+    'the variables each MCP server may read (NAME=VAR; allows NAME too)',
+  ),
+  allowBaseUrl: unionList(
+    'allowBaseUrl',
+    'allow-base-url',
+    ' ',
+    {
       run: 'Let the SOP send its LLM calls, with your OPENAI_API_KEY, to this server it names (llm.base_url): URL (repeatable; docs/tools.md)',
       ...both(
         'Let the SOP send its LLM calls, with OPENAI_API_KEY, to this server it names, besides those allowed when the run started: URL (repeatable)',
@@ -60,20 +57,19 @@ export const TRUST_OPTIONS = {
       sweep:
         "Let the SOP send its LLM calls, with OPENAI_API_KEY, to this server it names: URL (repeatable; on a queue, the workers' flag decides)",
     },
-    doc: 'LLM servers the SOP names (llm.base_url) that its calls may go to with OPENAI_API_KEY, besides the allow file ([tools.md](tools.md))',
-  },
-  allowBaseUrlEnv: {
-    api: 'allowBaseUrlEnv',
-    flag: 'allow-base-url-env',
-    type: 'array',
-    resume: { key: 'allow_base_url_env', merge: 'union', sep: ' ' },
-    on: {
+    'LLM servers the SOP names (llm.base_url) that its calls may go to with OPENAI_API_KEY, besides the allow file ([tools.md](tools.md))',
+  ),
+  allowBaseUrlEnv: unionList(
+    'allowBaseUrlEnv',
+    'allow-base-url-env',
+    ' ',
+    {
       run: 'Let the SOP send its LLM calls, with the key in VAR, to this server it names: URL=VAR (repeatable)',
       ...both('The same, with the key in VAR: URL=VAR (repeatable)'),
       sweep: 'The same, with the key in VAR: URL=VAR (repeatable)',
     },
-    doc: 'the same, with the key in VAR: `URL=VAR`',
-  },
+    'the same, with the key in VAR: `URL=VAR`',
+  ),
   bind: {
     api: 'bind',
     flag: 'bind',

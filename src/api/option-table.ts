@@ -9,7 +9,7 @@ import { API_ONLY_OPTIONS } from './option-table-api.js';
 import { POPULATION_OPTIONS } from './option-table-population.js';
 import { SEAT_OPTIONS } from './option-table-seats.js';
 import { TRUST_OPTIONS } from './option-table-trust.js';
-import { both, type FlagUse, type OptionCommand, type OptionSpec } from './option-spec.js';
+import { both, type FlagUse, type OptionCommand, type OptionSpec, unionList } from './option-spec.js';
 
 export type { FlagUse, OptionCommand, OptionSpec };
 
@@ -417,16 +417,10 @@ export const OPTIONS = {
     },
     doc: 'the memory files and the code library in this folder, across runs; locked while the run uses it',
   },
-  redact: {
-    api: false,
-    flag: 'redact',
-    type: 'array',
-    resume: { key: 'redact', merge: 'union', sep: ',' },
-    on: {
-      run: 'Treat the value of this environment variable as a secret (repeatable); *_KEY, *_TOKEN, *_SECRET, *_PASS, *_PASSWORD, *_PAT, *_CREDENTIALS and URL credentials are already',
-      ...both("Treat the value of this environment variable as a secret (repeatable; added to the run's own)"),
-    },
-  },
+  redact: unionList(false, 'redact', ',', {
+    run: 'Treat the value of this environment variable as a secret (repeatable); *_KEY, *_TOKEN, *_SECRET, *_PASS, *_PASSWORD, *_PAT, *_CREDENTIALS and URL credentials are already',
+    ...both("Treat the value of this environment variable as a secret (repeatable; added to the run's own)"),
+  }),
   ...POPULATION_OPTIONS, // whole saves of population visits, and where a fork branches (./option-table-population.ts)
   ...API_ONLY_OPTIONS, // the API's only (./option-table-api.ts)
 } as const satisfies Record<string, OptionSpec>;

@@ -10,7 +10,7 @@ import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { EngineError } from '../shared/errors.js';
-import { allowFile, allowFileSection, AllowFileError } from '../core/io/allow-file.js';
+import { allowFile, allowFileEntries } from '../core/io/allow-file.js';
 import type { Sop } from '../format/sop/types.js';
 import { parseSopText, readSopText } from './loader/checked-load.js';
 import { defineWorld, registerWorld } from '../features/population/worlds/index.js';
@@ -68,16 +68,9 @@ const loaded = new Set<string>();
 
 /** The entries of the "plugins" section of the user's allow file (none without a file). */
 export function filePluginEntries(file = allowFile()): PluginAllowEntry[] {
-  let list: unknown[];
-  try {
-    list = allowFileSection('plugins', file);
-  } catch (err) {
-    if (err instanceof AllowFileError) throw new PluginError(err.message);
-    throw err;
-  }
-  return list.map((raw, i) => {
+  const error = (m: string) => new PluginError(m);
+  return allowFileEntries('plugins', file, error, (raw, where) => {
     const r = raw as Record<string, unknown> | null;
-    const where = `${file}: plugins[${i}]`;
     if (!r || typeof r !== 'object' || typeof r.path !== 'string' || !isAbsolute(r.path))
       throw new PluginError(`${where} must be {"path": ABSOLUTE PATH} (and "sha256" to pin its content)`);
     if (r.sha256 !== undefined && (typeof r.sha256 !== 'string' || !/^[0-9a-f]{64}$/i.test(r.sha256)))

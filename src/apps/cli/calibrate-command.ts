@@ -7,15 +7,9 @@ import { setMaxListeners } from 'node:events';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve, sep } from 'node:path';
-import { loadSopFile } from '../../api/loader/checked-load.js';
 import { checkInputNames } from '../../api/engine/run-with-features.js';
-import { formatDiagnostic } from '../../format/sop/diagnostics.js';
 import { setProblem } from '../../format/sop/set-pointer.js';
-import { llmBlockSecrets } from '../../core/llm/endpoints.js';
-import { LlmConsent, cliLlmAllowEntries, fileLlmAllowEntries } from '../../core/llm/consent.js';
 import type { LlmProvider } from '../../core/llm/types.js';
-import { askYesNo } from '../../core/io/human.js';
-import { configureSecrets, makeRedactor } from '../../shared/util/redact.js';
 import { queueSecret } from '../../shared/util/job-signature.js';
 import { CalibrateError, parameterOf, type Parameter } from '../../features/calibrate/priors.js';
 import {
@@ -28,16 +22,15 @@ import {
   type SmcState,
 } from '../../features/calibrate/smc.js';
 import { fmt } from '../../features/calibrate/summary.js';
-import { checkHumans, checkLlm, checkNumbers, checkOutFolder, checkPricing } from '../sweep/preflight.js';
-import { needsLlm, sharedProvider, sweepServer } from '../sweep/shared-provider.js';
+import { checkHumans, checkNumbers, checkOutFolder, checkPricing, checkSweepLlm } from '../sweep/preflight.js';
+import { sharedProvider, sweepServer } from '../sweep/shared-provider.js';
 import { sweepRunSettings, type SweepRunSettings } from '../sweep/run-point.js';
 import { ResultsFile, isDone } from '../sweep/results.js';
 import { calibrationTargets, forgetRuns, particleFit, type ParticleRun } from '../calibrate/measure.js';
 import { candidatePoints, makeRunner } from '../calibrate/runs.js';
 import { readSaved, stopText, summaries, writeReport, writeSaved, writeTables } from '../calibrate/outputs.js';
-import { approveSopPlugins } from './plugin-approval.js';
-import { lastValues } from './last-value.js';
 import { parseInputs } from './run-command.js';
+import { openSweepSop } from './sweep-command.js';
 
 export interface CalibrateCommandOptions extends SweepRunSettings {
   file: string;
@@ -70,17 +63,7 @@ export function calibrationParameters(sop: import('../../format/sop/types.js').S
 }
 
 export async function calibrateCommand(given: CalibrateCommandOptions): Promise<number> {
-  const o = lastValues(given, ['input', 'allowBaseUrl', 'allowBaseUrlEnv']);
-  configureSecrets({ urls: [o.baseUrl, o.queue] });
-  let redact = makeRedactor();
-  const err = (s: string) => process.stderr.write(redact(s));
-  const file = resolve(o.file);
-  await approveSopPlugins(file, { yes: o.yes, command: 'sop sweep' });
-  const { sop, warnings } = loadSopFile(file);
-  configureSecrets({ urls: [sop.llm?.base_url] });
-  configureSecrets(llmBlockSecrets(sop));
-  redact = makeRedactor();
-  for (const w of warnings) err(formatDiagnostic(w) + '\n');
+  const { o, file, sop, err } = await openSweepSop(given, 'sop sweep');
   if (!Number.isInteger(o.budget) || o.budget < 1) throw new CalibrateError('--budget must be a whole number of runs, at least 1');
   const seed = o.seed ?? 1;
   if (!Number.isSafeInteger(seed)) throw new CalibrateError('--seed must be a whole number');
@@ -103,13 +86,7 @@ export async function calibrateCommand(given: CalibrateCommandOptions): Promise<
   checkPricing(o.pricing);
   if (o.queue !== undefined) (await import('../sweep/queue.js')).parseRedisUrl(o.queue);
   const secret = o.queue !== undefined ? queueSecret('sop calibrate --queue') : undefined;
-  const cliAllow = cliLlmAllowEntries(o.allowBaseUrl, o.allowBaseUrlEnv);
-  const consent = new LlmConsent({
-    allow: () => [...cliAllow, ...fileLlmAllowEntries()],
-    ...(process.stdin.isTTY && o.queue === undefined ? { ask: askYesNo } : {}),
-  });
-  const llm = needsLlm(sop, o.llm); // rule agents only: no key, no server
-  if (llm) await checkLlm(o.llm ?? sop.llm?.provider, sweepServer(sop, o.baseUrl, consent), o.timeoutMs, o.queue !== undefined);
+  const { cliAllow, consent, llm } = await checkSweepLlm(sop, o);
 
   const out = resolve(o.out);
   checkOutFolder(out, o.out);

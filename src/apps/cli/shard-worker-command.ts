@@ -4,7 +4,7 @@
 // file, and its model name is used only when --allow-model allows it (--model overrides it).
 // A shard whose worker died (SIGKILL, a lost machine) goes back to the queue within seconds (a
 // short job lock) and another worker answers only the calls whose replies were not stored.
-import { stopOnSignals } from './worker-signals.js';
+import { serveWorker } from './serve-worker.js';
 import { setMaxListeners } from 'node:events';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -16,7 +16,7 @@ import { workerName } from '../sweep/run-point.js';
 import { RedisLimits } from '../sweep/shared-limit.js';
 import { queueSecret } from '../../shared/util/job-signature.js';
 import { configureSecrets, makeRedactor, redactedProcessor } from '../../shared/util/redact.js';
-import { connectionOf, parseRedisUrl, reachRedis } from '../../shared/util/redis-url.js';
+import { connectionOf, parseRedisUrl } from '../../shared/util/redis-url.js';
 import { terminalSafe } from '../../shared/util/terminal-text.js';
 
 export interface ShardWorkerOptions {
@@ -120,50 +120,24 @@ export async function shardWorkerCommand(o: ShardWorkerOptions): Promise<number>
     maxStalledCount: 3,
     autorun: false,
   });
-  let lastError: string | undefined;
-  let ready = false;
-  worker.on('error', (e) => {
-    if (ready && e.message !== lastError) err(`worker: ${e.message}\n`);
-    lastError = e.message;
-  });
-  redis.on('error', (e: Error) => (lastError = e.message));
-  worker.on('failed', (job, e) => {
-    if (job)
-      err(`shard job ${terminalSafe(String(job.id ?? '?')).slice(0, 200)} failed: ${terminalSafe(e.message.replace(/\s*\n\s*/g, '; '))}\n`);
-  });
-  const signals = stopOnSignals({
-    say: 'the shard in progress goes back to the queue; its replies stored so far are kept',
-    stop,
-    close: () => worker.close(),
-    err,
-  });
-  try {
-    await reachRedis(Promise.all([worker.waitUntilReady(), redis.ping()]), redact(o.queue), () => lastError);
-    await limits?.ready();
-  } catch (e) {
-    await worker.close(true).catch(() => {});
-    await limits?.close().catch(() => {});
-    redis.disconnect();
-    throw e;
-  }
-  ready = true;
   const models = policy.model
     ? `model ${policy.model}`
     : policy.anyModel
       ? 'any model (mock)'
       : `models ${policy.allow.join(', ') || 'none'}`;
-  err(
-    `worker ${me} ready: shard queue ${SHARD_QUEUE} on ${redact(o.queue)}, ${callsAtOnce} calls at once with --llm ${llm}` +
+  const code = await serveWorker(worker, {
+    queue: redact(o.queue),
+    say: 'the shard in progress goes back to the queue; its replies stored so far are kept',
+    stop,
+    err,
+    jobName: (job) => `shard job ${terminalSafe(String(job.id ?? '?')).slice(0, 200)}`,
+    ...(limits ? { limits } : {}),
+    redis,
+    readyLine: () =>
+      `worker ${me} ready: shard queue ${SHARD_QUEUE} on ${redact(o.queue)}, ${callsAtOnce} calls at once with --llm ${llm}` +
       `${o.baseUrl ? ` at ${redact(o.baseUrl)}` : ''}, ${models}; jobs signed with SOP_QUEUE_SECRET` +
       `${o.sharedLimit !== undefined ? `; LLM calls at once shared with other workers: ${o.sharedLimit}` : ''}\n`,
-  );
-  try {
-    await worker.run();
-  } finally {
-    await limits?.close().catch(() => {});
-  }
-  signals.release();
-  redis.disconnect();
+  });
   await provider.close?.();
-  return signals.stopped() ? 130 : 0;
+  return code;
 }

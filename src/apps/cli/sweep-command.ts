@@ -22,15 +22,13 @@ import { computeProvenance, writeProvenance } from '../report/provenance.js';
 import { armSop, commonRandomNumbers, experimentArms, independentSeed } from '../sweep/arms.js';
 import { Progress } from '../sweep/progress.js';
 import { ResultsFile, isDone } from '../sweep/results.js';
-import { needsLlm, sharedProvider, sweepServer } from '../sweep/shared-provider.js';
+import { sharedProvider, sweepServer } from '../sweep/shared-provider.js';
 import { sweepRunSettings, type SweepRunSettings } from '../sweep/run-point.js';
-import { checkHumans, checkLlm, checkNumbers, checkOutFolder, checkPricing, checkRequiredInputs } from '../sweep/preflight.js';
+import { checkHumans, checkNumbers, checkOutFolder, checkPricing, checkRequiredInputs, checkSweepLlm } from '../sweep/preflight.js';
 import { settingsChanges } from '../sweep/settings-file.js';
 import { queueSecret } from '../../shared/util/job-signature.js';
-import { LlmConsent, cliLlmAllowEntries, fileLlmAllowEntries } from '../../core/llm/consent.js';
 import { lastValues } from './last-value.js';
 import { parseInputs } from './run-command.js';
-import { askYesNo } from '../../core/io/human.js';
 import { EngineError } from '../../shared/errors.js';
 
 export interface SweepCommandOptions extends SweepRunSettings {
@@ -58,18 +56,31 @@ export interface SweepCommandOptions extends SweepRunSettings {
 
 export const DEFAULT_SWEEP_CONCURRENCY = 8;
 
-export async function sweepCommand(given: SweepCommandOptions): Promise<number> {
+/**
+ * The start of `sop sweep` and `sop calibrate`: the options (the last of a flag given twice, but
+ * for the repeatable ones), the SOP file loaded once its "plugins" are approved (threads load them
+ * too), its warnings told, and `err`, which writes to stderr with the secrets of the flags and of
+ * the SOP redacted.
+ */
+export async function openSweepSop<
+  O extends SweepRunSettings & { file: string; queue?: string; input: string[]; allowBaseUrl?: string[]; allowBaseUrlEnv?: string[] },
+>(given: O, command: string) {
   const o = lastValues(given, ['input', 'allowBaseUrl', 'allowBaseUrlEnv']);
   configureSecrets({ urls: [o.baseUrl, o.queue] });
   let redact = makeRedactor();
   const err = (s: string) => process.stderr.write(redact(s));
   const file = resolve(o.file);
-  await approveSopPlugins(file, { yes: o.yes, command: 'sop sweep' }); // its "plugins", with approval (threads load them too)
+  await approveSopPlugins(file, { yes: o.yes, command });
   const { sop, warnings } = loadSopFile(file);
   configureSecrets({ urls: [sop.llm?.base_url] });
   configureSecrets(llmBlockSecrets(sop)); // the key variables and servers of its LLM blocks (llm.api_key_env, llm.base_url)
   redact = makeRedactor(); // with the SOP's secrets too
   for (const w of warnings) err(formatDiagnostic(w) + '\n');
+  return { o, file, sop, err, redact };
+}
+
+export async function sweepCommand(given: SweepCommandOptions): Promise<number> {
+  const { o, file, sop, err, redact } = await openSweepSop(given, 'sop sweep');
   if (!Number.isInteger(o.repeat) || o.repeat < 1) throw new EngineError('--repeat must be a whole number, at least 1', 'SWEEP_OPTION');
   const concurrency = o.concurrency ?? DEFAULT_SWEEP_CONCURRENCY;
   if (!Number.isInteger(concurrency) || concurrency < 1)
@@ -113,13 +124,7 @@ export async function sweepCommand(given: SweepCommandOptions): Promise<number> 
     err(`warning: --concurrency and --threads are for a sweep in this process; on a queue, give each sop worker its --concurrency\n`);
   checkPricing(o.pricing);
   // the servers the SOP names get calls only with the user's consent; on a queue the workers' flags decide
-  const cliAllow = cliLlmAllowEntries(o.allowBaseUrl, o.allowBaseUrlEnv);
-  const consent = new LlmConsent({
-    allow: () => [...cliAllow, ...fileLlmAllowEntries()],
-    ...(process.stdin.isTTY && o.queue === undefined ? { ask: askYesNo } : {}),
-  });
-  const llm = needsLlm(sop, o.llm); // rule agents only: no key, no server
-  if (llm) await checkLlm(o.llm ?? sop.llm?.provider, sweepServer(sop, o.baseUrl, consent), o.timeoutMs, o.queue !== undefined);
+  const { cliAllow, consent, llm } = await checkSweepLlm(sop, o);
 
   const out = resolve(o.out);
   checkOutFolder(out, o.out);

@@ -5,7 +5,7 @@
 // A job is input from whoever can write to the Redis: each is checked (its SOP_QUEUE_SECRET
 // signature, its shape, this worker's --root folders and allowances: src/apps/sweep/job-policy.ts)
 // before anything runs, and a job refused is failed at once with the reason.
-import { stopOnSignals } from './worker-signals.js';
+import { serveWorker } from './serve-worker.js';
 import { setMaxListeners } from 'node:events';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -18,7 +18,7 @@ import { readInputFile } from '../../shared/io/read-input-file.js';
 import type { LlmProvider } from '../../core/llm/types.js';
 import { configureSecrets, makeRedactor, redactedProcessor } from '../../shared/util/redact.js';
 import type { Sop } from '../../format/sop/types.js';
-import { QUEUE_NAME, connectionOf, parseRedisUrl, reachRedis, type JobData } from '../sweep/queue.js';
+import { QUEUE_NAME, connectionOf, parseRedisUrl, type JobData } from '../sweep/queue.js';
 import { pointSop, runPoint, workerName } from '../sweep/run-point.js';
 import {
   JobRefused,
@@ -233,47 +233,22 @@ export async function workerCommand(given: WorkerCommandOptions): Promise<number
       autorun: false,
     },
   );
-  let lastError: string | undefined;
-  let ready = false; // before that, the error is told once by reachRedis
-  worker.on('error', (e) => {
-    if (ready && e.message !== lastError) err(`worker: ${e.message}\n`); // once per kind of error, not at every reconnection
-    lastError = e.message;
-  });
-  worker.on('failed', (job, e) => {
-    // a refused job's data is not to be trusted: it is named by its id, made safe for a terminal
-    const refused = e instanceof UnrecoverableError || e.name === 'UnrecoverableError';
-    const name = refused
-      ? `job ${terminalSafe(String(job?.id ?? '?')).slice(0, 200)}`
-      : `run ${terminalSafe(String(job?.data?.point?.key))}`;
-    if (job) err(`${name} failed: ${terminalSafe(e.message.replace(/\s*\n\s*/g, '; '))}\n`);
-  });
-  const signals = stopOnSignals({
+  return serveWorker(worker, {
+    queue: redact(o.queue),
     say: 'the runs in progress stop after their turn and go back to the queue',
     stop,
-    close: () => worker.close(),
     err,
-  });
-  try {
-    await reachRedis(worker.waitUntilReady(), redact(o.queue), () => lastError);
-    await limits?.ready();
-  } catch (e) {
-    await worker.close(true).catch(() => {});
-    await limits?.close().catch(() => {});
-    throw e;
-  }
-  ready = true;
-  err(
-    `worker ${workerName()} ready: queue ${QUEUE_NAME} on ${redact(o.queue)}, ${o.concurrency} at once; ` +
+    // a refused job's data is not to be trusted: it is named by its id, made safe for a terminal
+    jobName: (job, e) =>
+      e instanceof UnrecoverableError || e.name === 'UnrecoverableError'
+        ? `job ${terminalSafe(String(job.id ?? '?')).slice(0, 200)}`
+        : `run ${terminalSafe(String(job.data?.point?.key))}`,
+    ...(limits ? { limits } : {}),
+    readyLine: () =>
+      `worker ${workerName()} ready: queue ${QUEUE_NAME} on ${redact(o.queue)}, ${o.concurrency} at once; ` +
       `jobs signed with SOP_QUEUE_SECRET, inside ${policy.roots.join(', ')}${allowances(policy)}` +
       `${o.sharedLimit !== undefined ? `; LLM calls at once to each server shared with other workers: ${o.sharedLimit}` : ''}\n`,
-  );
-  try {
-    await worker.run();
-  } finally {
-    await limits?.close().catch(() => {});
-  }
-  signals.release();
-  return signals.stopped() ? 130 : 0;
+  });
 }
 
 /** A JobRefused fails the job at once (no retry), with the reason. */

@@ -4,13 +4,15 @@
 // would otherwise fail every run of the sweep one by one with the same message.
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { AnswersFileInput } from '../../core/io/human.js';
+import { AnswersFileInput, askYesNo } from '../../core/io/human.js';
+import { LlmConsent, cliLlmAllowEntries, fileLlmAllowEntries, type LlmAllowEntry } from '../../core/llm/consent.js';
 import { createProvider, type ProviderChoice } from '../../core/llm/factory.js';
 import { loadPricing } from '../../core/llm/pricing.js';
 import type { Sop } from '../../format/sop/types.js';
 import type { GridPoint } from './grid.js';
 import { EngineError } from '../../shared/errors.js';
 import { inputRequired } from '../../api/engine/run-with-features.js';
+import { needsLlm, sweepServer } from './shared-provider.js';
 
 export class SweepOptionError extends EngineError {
   constructor(message: string) {
@@ -79,6 +81,26 @@ export async function checkLlm(
     return;
   }
   await createProvider({ spec: s, ...server, timeoutMs });
+}
+
+/**
+ * The consent of a sweep's runs to the LLM servers the SOP names: the --allow-base-url entries, the
+ * user's allow file and, on a terminal in this process, a question (on a queue the workers' flags
+ * decide). With whether the runs need an LLM (rule agents only: no key, no server) and, if they
+ * do, the LLM choice checked now (checkLlm).
+ */
+export async function checkSweepLlm(
+  sop: Sop,
+  o: { llm?: string; baseUrl?: string; timeoutMs?: number; queue?: string; allowBaseUrl?: string[]; allowBaseUrlEnv?: string[] },
+): Promise<{ cliAllow: LlmAllowEntry[]; consent: LlmConsent; llm: boolean }> {
+  const cliAllow = cliLlmAllowEntries(o.allowBaseUrl, o.allowBaseUrlEnv);
+  const consent = new LlmConsent({
+    allow: () => [...cliAllow, ...fileLlmAllowEntries()],
+    ...(process.stdin.isTTY && o.queue === undefined ? { ask: askYesNo } : {}),
+  });
+  const llm = needsLlm(sop, o.llm);
+  if (llm) await checkLlm(o.llm ?? sop.llm?.provider, sweepServer(sop, o.baseUrl, consent), o.timeoutMs, o.queue !== undefined);
+  return { cliAllow, consent, llm };
 }
 
 export function checkPricing(file: string | undefined): void {

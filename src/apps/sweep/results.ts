@@ -5,19 +5,13 @@ import { join } from 'node:path';
 import { writeFileAtomic } from '../../shared/util/atomic-write.js';
 import { SWEEP_AGAIN, writeFailure } from '../../shared/io/disk-full.js';
 import { meanInterval } from '../../features/validity/stats.js';
+import type { GridPoint } from './grid.js';
 
 export const RESULTS_FILE = 'results.jsonl';
 export const SUMMARY_FILE = 'summary.md';
 
-export interface ResultLine {
-  key: string;
-  seed: number;
-  inputs: Record<string, string>;
-  model?: string;
-  repeat: number;
-  row?: number;
-  /** Values the run set at JSON pointers of the SOP (a calibration's particle). */
-  set?: Record<string, number | string | boolean>;
+/** A line of results.jsonl: the run's point of the grid (./grid.ts), then what came of the run. */
+export interface ResultLine extends Pick<GridPoint, 'key' | 'seed' | 'inputs' | 'model' | 'repeat' | 'row' | 'set' | 'arm'> {
   /** finished | max_turns | budget | failed | interrupted (a run that could not be done says why in `error`). */
   status: string;
   /** Status "budget": which budget was spent, and how much of it. */
@@ -28,8 +22,6 @@ export interface ResultLine {
   outputs: Record<string, string>;
   /** The population metrics after each population state's last step: state -> metric -> value. */
   metrics?: Record<string, Record<string, number | null>>;
-  /** The experiment's arm of this run (experiment.arms, docs/validity.md#experiments). */
-  arm?: string;
   /** The seed the run ran with, when it is not `seed` (an arm on independent seeds: --independent). */
   run_seed?: number;
   /** The SOP's finish result, when it has one. */

@@ -33,7 +33,7 @@ export class AllowFileError extends EngineError {
  * The raw entries of one section of the allow file (none when there is no file, or no such
  * section); one clear line for a file that cannot be read or is not the right shape.
  */
-export function allowFileSection(section: AllowSection, file = allowFile()): unknown[] {
+function allowFileSection(section: AllowSection, file = allowFile()): unknown[] {
   let text: string;
   try {
     text = readInputFile(file, { what: 'an allow file', maxBytes: 1024 * 1024 });
@@ -57,4 +57,39 @@ export function allowFileSection(section: AllowSection, file = allowFile()): unk
       throw new AllowFileError(`${file}: "${key}" ${shape.replace(/^must be/, 'must be a list in')}`);
   }
   return ((data as Record<string, unknown>)[section] as unknown[] | undefined) ?? [];
+}
+
+/**
+ * The entries of one section of the allow file (none when there is no file), each made by `entry`
+ * from its raw value and where it stands (`FILE: section[i]`, for its messages); a file that
+ * cannot be read or is not the right shape is told as the caller's own error (`error`).
+ */
+export function allowFileEntries<T>(
+  section: AllowSection,
+  file: string,
+  error: (message: string) => EngineError,
+  entry: (raw: unknown, where: string) => T,
+): T[] {
+  let list: unknown[];
+  try {
+    list = allowFileSection(section, file);
+  } catch (err) {
+    if (err instanceof AllowFileError) throw error(err.message);
+    throw err;
+  }
+  return list.map((raw, i) => entry(raw, `${file}: ${section}[${i}]`));
+}
+
+/** An entry that is an object of the section's keys only; else `error` says it is not, or names the unknown key. */
+export function entryObject(
+  raw: unknown,
+  where: string,
+  keys: ReadonlySet<string>,
+  error: (message: string) => EngineError,
+): Record<string, unknown> {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw error(`${where} must be an object`);
+  const r = raw as Record<string, unknown>;
+  const extra = Object.keys(r).find((k) => !keys.has(k));
+  if (extra !== undefined) throw error(`${where} has an unknown key "${extra.slice(0, 40)}" (keys: ${[...keys].join(', ')})`);
+  return r;
 }

@@ -12,7 +12,7 @@
 // Consent names the variable too: a server receives only the variable consented for it. --yes
 // gives none. The mock and replay providers send nothing and need none.
 import { EngineError } from '../../shared/errors.js';
-import { AllowFileError, allowFile, allowFileSection } from '../io/allow-file.js';
+import { allowFile, allowFileEntries, entryObject } from '../io/allow-file.js';
 import type { Sop } from '../../format/sop/types.js';
 import { sopEndpoints } from './endpoints.js';
 import type { LlmEndpoint } from './types.js';
@@ -120,20 +120,9 @@ const KEYS = new Set(['base_url', 'env']);
 
 /** The "llm" entries of the user's allow file (none when there is no file); one clear line for a bad file. */
 export function fileLlmAllowEntries(file = allowFile()): LlmAllowEntry[] {
-  let list: unknown[];
-  try {
-    list = allowFileSection('llm', file);
-  } catch (err) {
-    if (err instanceof AllowFileError) throw new LlmConsentError(err.message);
-    throw err;
-  }
-  return list.map((raw, i) => {
-    const where = `${file}: llm[${i}]`;
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new LlmConsentError(`${where} must be an object`);
-    const r = raw as Record<string, unknown>;
-    const extra = Object.keys(r).find((k) => !KEYS.has(k));
-    if (extra !== undefined)
-      throw new LlmConsentError(`${where} has an unknown key "${extra.slice(0, 40)}" (keys: ${[...KEYS].join(', ')})`);
+  const error = (m: string) => new LlmConsentError(m);
+  return allowFileEntries('llm', file, error, (raw, where) => {
+    const r = entryObject(raw, where, KEYS, error);
     if (typeof r.base_url !== 'string' || !/^https?:\/\/[^/]/.test(r.base_url))
       throw new LlmConsentError(`${where}: "base_url" must be the server's URL, http(s)://HOST[:PORT]/PATH`);
     if (r.env !== undefined && !(Array.isArray(r.env) && r.env.every((v) => typeof v === 'string' && VAR_NAME.test(v))))

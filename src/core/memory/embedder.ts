@@ -57,3 +57,14 @@ export class EmbedderLoadError extends EngineError {
     this.name = 'EmbedderLoadError';
   }
 }
+
+/** The vector scaled to length 1, in place (a zero vector stays as it is). */
+export function normalise(v: Float32Array): Float32Array {
+  let n = 0;
+  for (let i = 0; i < v.length; i++) n += v[i]! * v[i]!;
+  if (n > 0) {
+    const inv = 1 / Math.sqrt(n);
+    for (let i = 0; i < v.length; i++) v[i]! *= inv;
+  }
+  return v;
+}

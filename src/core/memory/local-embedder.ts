@@ -8,7 +8,7 @@
 // the words: synonyms ("car"/"automobile"), paraphrases with no word in common, negation and
 // word order (apart from neighbouring pairs) are invisible to it. See docs/memory.md.
 import { fmix32 } from '../../shared/util/hash.js';
-import type { Embedder } from './embedder.js';
+import { normalise, type Embedder } from './embedder.js';
 import { EngineError } from '../../shared/errors.js';
 
 const STOP_WORDS = new Set(
@@ -169,13 +169,7 @@ export class LocalEmbedder implements Embedder {
       const dim = dimMask >= 0 ? bits & dimMask : bits % this.dimension;
       out[dim]! += (m & 0x80000000) !== 0 ? -w : w;
     }
-    let norm = 0;
-    for (let i = 0; i < out.length; i++) norm += out[i]! * out[i]!;
-    if (norm > 0) {
-      const inv = 1 / Math.sqrt(norm);
-      for (let i = 0; i < out.length; i++) out[i]! *= inv;
-    }
-    return out;
+    return normalise(out);
   }
 
   private growTable(min: number): void {

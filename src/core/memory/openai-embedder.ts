@@ -11,7 +11,7 @@ import {
   withRetries,
   type RetryableFailure,
 } from '../llm/retry.js';
-import { EmbedderLoadError, EmbeddingMeter, type Embedder, type EmbeddingUsage } from './embedder.js';
+import { EmbedderLoadError, EmbeddingMeter, normalise, type Embedder, type EmbeddingUsage } from './embedder.js';
 import { EngineError, opt, say } from '../../shared/errors.js';
 
 export interface OpenAiEmbedderOptions {
@@ -48,16 +48,6 @@ function toVector(e: unknown): Float32Array {
   }
   if (Array.isArray(e)) return Float32Array.from(e as number[]);
   throw new EngineError('the server sent an embedding that is neither a list of numbers nor base64', 'EMBEDDER');
-}
-
-function normalise(v: Float32Array): Float32Array {
-  let n = 0;
-  for (let i = 0; i < v.length; i++) n += v[i]! * v[i]!;
-  if (n > 0) {
-    const inv = 1 / Math.sqrt(n);
-    for (let i = 0; i < v.length; i++) v[i]! *= inv;
-  }
-  return v;
 }
 
 export class OpenAiEmbedder implements Embedder {

@@ -82,6 +82,32 @@ function rangeOf(name: string, kind: string, r: [number, number]): [number, numb
   return r;
 }
 
+const identity = (x: number) => x;
+
+/** A prior uniform on [lo, hi] of the internal coordinate, whose value is `value(u)` (`internal` is its inverse). */
+function uniformPrior(
+  common: Common,
+  prior: 'uniform' | 'log_uniform',
+  [lo, hi]: [number, number],
+  range: [number, number],
+  value: (u: number) => number,
+  internal: (x: number) => number,
+): ContinuousParameter {
+  return {
+    ...common,
+    kind: 'continuous',
+    prior,
+    lo,
+    hi,
+    value,
+    internal,
+    logDensity: (u) => (u >= lo && u <= hi ? 0 : -Infinity),
+    sample: (rng) => lo + (hi - lo) * rng.next(),
+    range,
+    scale: hi - lo,
+  };
+}
+
 /** A parameter from its SOP entry; CalibrateError says what is wrong with it. */
 export function parameterOf(name: string, spec: ParameterSpec): Parameter {
   const common: Common = {
@@ -100,38 +126,19 @@ export function parameterOf(name: string, spec: ParameterSpec): Parameter {
   const p = spec.prior!;
   if ('uniform' in p) {
     const [lo, hi] = rangeOf(name, 'uniform', p.uniform);
-    return {
-      ...common,
-      kind: 'continuous',
-      prior: 'uniform',
-      lo,
-      hi,
-      value: (u) => u,
-      internal: (x) => x,
-      logDensity: (u) => (u >= lo && u <= hi ? 0 : -Infinity),
-      sample: (rng) => lo + (hi - lo) * rng.next(),
-      range: [lo, hi],
-      scale: hi - lo,
-    };
+    return uniformPrior(common, 'uniform', [lo, hi], [lo, hi], identity, identity);
   }
   if ('log_uniform' in p) {
     const [a, b] = rangeOf(name, 'log_uniform', p.log_uniform);
     if (a <= 0) throw new CalibrateError(`parameter "${name}": log_uniform [${a}, ${b}] must be above 0`);
-    const lo = Math.log(a);
-    const hi = Math.log(b);
-    return {
-      ...common,
-      kind: 'continuous',
-      prior: 'log_uniform',
-      lo,
-      hi,
-      value: (u) => Math.min(b, Math.max(a, Math.exp(u))),
-      internal: (x) => Math.log(x),
-      logDensity: (u) => (u >= lo && u <= hi ? 0 : -Infinity),
-      sample: (rng) => lo + (hi - lo) * rng.next(),
-      range: [a, b],
-      scale: hi - lo,
-    };
+    return uniformPrior(
+      common,
+      'log_uniform',
+      [Math.log(a), Math.log(b)],
+      [a, b],
+      (u) => Math.min(b, Math.max(a, Math.exp(u))),
+      (x) => Math.log(x),
+    );
   }
   const { mean, sd, bounds } = p.normal;
   finite(name, mean, sd);
@@ -145,8 +152,8 @@ export function parameterOf(name: string, spec: ParameterSpec): Parameter {
     prior: 'normal',
     lo,
     hi,
-    value: (u) => u,
-    internal: (x) => x,
+    value: identity,
+    internal: identity,
     logDensity: (u) => (u >= lo && u <= hi ? -0.5 * ((u - mean) / sd) ** 2 : -Infinity),
     sample: (rng) => {
       for (let i = 0; i < 100_000; i++) {

@@ -215,15 +215,9 @@ export class JournalWriter {
     if (this.pending.length === 0) return;
     const text = this.pending.length === 1 ? this.pending[0]! : this.pending.join('');
     this.pending = [];
-    try {
-      this.write(text);
-    } catch (err) {
-      if (!isDiskFull(err)) throw err;
-      this.full = true;
-      // files: the disk is full. Every line before this step is whole; the run stops as
-      // interrupted, and its run_finished line gets the reserved space.
-      throw new DiskFullError(this.file, err);
-    }
+    // files: the disk is full. Every line before this step is whole; the run stops as
+    // interrupted, and its run_finished line gets the reserved space.
+    this.orStop(() => this.write(text));
   }
 
   /** The run_finished line, with the step's lines before it: when the disk is full, in the reserved space. */
@@ -231,11 +225,7 @@ export class JournalWriter {
     const finished = this.pending.pop()!;
     const text = this.pending.join('') + finished;
     this.pending = [];
-    try {
-      this.write(text);
-    } catch (err) {
-      if (!isDiskFull(err)) throw err;
-      this.full = true;
+    if (this.diskFull(() => this.write(text)) !== undefined) {
       this.releaseReserve();
       // The step's lines if they fit, else the run_finished line alone; with no room at all the
       // run reads as killed, and resumes the same way.
@@ -289,13 +279,25 @@ export class JournalWriter {
   }
 
   private syncQuietly(): void {
+    this.orStop(() => fsyncSync(this.fd!));
+  }
+
+  /** Run `io`; when the disk is full, set `full` and return the error (any other error is thrown). */
+  private diskFull(io: () => void): NodeJS.ErrnoException | undefined {
     try {
-      fsyncSync(this.fd!);
+      io();
+      return undefined;
     } catch (err) {
       if (!isDiskFull(err)) throw err;
       this.full = true;
-      throw new DiskFullError(this.file, err);
+      return err;
     }
+  }
+
+  /** Run `io`; when the disk is full, set `full` and throw DiskFullError (the run stops as interrupted). */
+  private orStop(io: () => void): void {
+    const err = this.diskFull(io);
+    if (err !== undefined) throw new DiskFullError(this.file, err);
   }
 
   private releaseReserve(): void {

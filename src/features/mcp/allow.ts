@@ -6,7 +6,7 @@
 // server by its host. `env` lists the variables `${VAR}` the server may read (docs/tools.md).
 import { EngineError } from '../../shared/errors.js';
 import { isAbsolute, resolve } from 'node:path';
-import { AllowFileError, allowFile, allowFileSection } from '../../core/io/allow-file.js';
+import { allowFile, allowFileEntries, entryObject } from '../../core/io/allow-file.js';
 import { isHttp, serverCwd, type McpServerConfig } from './config.js';
 
 export { allowFile, configDir } from '../../core/io/allow-file.js';
@@ -59,21 +59,13 @@ const KEYS = new Set(['name', 'env', 'command', 'cwd', 'host']);
 
 /** The entries of the user's allow file (none when there is no file); one clear line for a bad file. */
 export function fileAllowEntries(file = allowFile()): McpAllowEntry[] {
-  let list: unknown[];
-  try {
-    list = allowFileSection('mcp', file);
-  } catch (err) {
-    if (err instanceof AllowFileError) throw new McpAllowError(err.message);
-    throw err;
-  }
-  return list.map((raw: unknown, i: number) => fileEntry(raw, `${file}: mcp[${i}]`, file));
+  return allowFileEntries('mcp', file, mcpAllowError, (raw, where) => fileEntry(raw, where, file));
 }
 
+const mcpAllowError = (message: string) => new McpAllowError(message);
+
 function fileEntry(raw: unknown, where: string, file: string): McpAllowEntry {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new McpAllowError(`${where} must be an object`);
-  const r = raw as Record<string, unknown>;
-  const extra = Object.keys(r).find((k) => !KEYS.has(k));
-  if (extra !== undefined) throw new McpAllowError(`${where} has an unknown key "${extra.slice(0, 40)}" (keys: ${[...KEYS].join(', ')})`);
+  const r = entryObject(raw, where, KEYS, mcpAllowError);
   const strings = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'string');
   if (typeof r.name !== 'string' || !NAME.test(r.name)) throw new McpAllowError(`${where}: "name" must be the name of a server`);
   if (r.env !== undefined && !(strings(r.env) && r.env.every((v) => VAR_NAME.test(v))))

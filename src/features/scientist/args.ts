@@ -1,7 +1,8 @@
 // Lists in command arguments. Commands take strings, so a list is written one item per line
 // ("a | b | c" fields), or as a JSON list; both are accepted and checked here.
 import { EngineError } from '../../shared/errors.js';
-import { isTaskValue, TASK_VALUES, type TaskValue } from './taskboard/task.js';
+import { TASK_VALUES, type TaskValue } from './taskboard/task.js';
+import { isOneOf } from '../../shared/util/one-of.js';
 import type { NewRoute } from './taskboard/routes.js';
 import type { SubtaskSpec } from './taskboard/board.js';
 import type { Triple } from './worldmodel/statement.js';
@@ -59,7 +60,7 @@ export function parseIds(text: string | undefined, what = 'ids'): number[] {
 function valueOf(v: unknown, where: string): TaskValue | undefined {
   if (v === undefined || v === '') return undefined;
   const s = String(v).toLowerCase();
-  if (!isTaskValue(s)) throw new ArgumentError(`${where}: value must be ${TASK_VALUES.join(', ')}; got "${String(v)}"`);
+  if (!isOneOf(TASK_VALUES, s)) throw new ArgumentError(`${where}: value must be ${TASK_VALUES.join(', ')}; got "${String(v)}"`);
   return s;
 }
 

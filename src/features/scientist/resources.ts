@@ -4,6 +4,7 @@
 import { EngineError } from '../../shared/errors.js';
 import type { Sop } from '../../format/sop/types.js';
 import type { TaskValue } from './taskboard/task.js';
+import { isOneOf } from '../../shared/util/one-of.js';
 
 export const LEVELS = ['low', 'medium', 'high'] as const;
 export type Level = (typeof LEVELS)[number];
@@ -50,10 +51,6 @@ export class ResourceError extends EngineError {
 
 const rank = (l: Level) => LEVELS.indexOf(l);
 
-export function isLevel(v: unknown): v is Level {
-  return typeof v === 'string' && (LEVELS as readonly string[]).includes(v);
-}
-
 export function policyFor(value: TaskValue, config: ResourcesConfig = {}): Required<ValuePolicy> {
   const p = { ...DEFAULT_VALUES[value], ...config.values?.[value] };
   if (rank(p.start_level) > rank(p.max_level)) {
@@ -78,7 +75,7 @@ export function resourcesFor(
 ): TaskResources {
   const policy = policyFor(value, config);
   const lvl = level ?? policy.start_level;
-  if (!isLevel(lvl)) throw new ResourceError(`unknown resource level "${lvl}"; levels are ${LEVELS.join(', ')}`);
+  if (!isOneOf(LEVELS, lvl)) throw new ResourceError(`unknown resource level "${lvl}"; levels are ${LEVELS.join(', ')}`);
   if (rank(lvl) > rank(policy.max_level)) {
     throw new ResourceError(`a ${value}-value task may work at most at level ${policy.max_level}, not ${lvl}`);
   }

@@ -7,6 +7,7 @@ import type { Diagnostic } from './diagnostics.js';
 import { pointerOf } from './json-source.js';
 import type { Sop } from './types.js';
 import { effectiveRoles, reachableStates, successorsOf } from './graph.js';
+import { ajvProblem, escapeSegment } from '../../shared/util/schema-error.js';
 
 /**
  * A check of another layer (e.g. the commands and executors of src/features/actions), passed into
@@ -41,34 +42,26 @@ function describeAlternatives(schema: unknown): string {
 function ajvMessage(e: ErrorObject): { pointer: string; message: string } {
   const p = e.params as Record<string, unknown>;
   switch (e.keyword) {
-    case 'additionalProperties':
-      return {
-        pointer: `${e.instancePath}/${String(p.additionalProperty).replace(/~/g, '~0').replace(/\//g, '~1')}`,
-        message: `unknown key "${String(p.additionalProperty)}"`,
-      };
-    case 'required':
-      return { pointer: e.instancePath, message: `missing required key "${String(p.missingProperty)}"` };
     case 'type':
       return {
         pointer: e.instancePath,
         message: `must be ${TYPE_WORDS[String(p.type)] ?? String(p.type)}, got ${JSON.stringify(e.data)?.slice(0, 60) ?? typeof e.data}`,
       };
-    case 'enum':
-      return {
-        pointer: e.instancePath,
-        message: `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(e.data)?.slice(0, 60)}`,
-      };
+    case 'enum': {
+      const { pointer, message } = ajvProblem(e);
+      return { pointer, message: `${message}, got ${JSON.stringify(e.data)?.slice(0, 60)}` };
+    }
     case 'oneOf':
       return { pointer: e.instancePath, message: `must be ${describeAlternatives(e.schema)}` };
     case 'propertyNames':
       return {
-        pointer: `${e.instancePath}/${String(p.propertyName).replace(/~/g, '~0').replace(/\//g, '~1')}`,
+        pointer: `${e.instancePath}/${escapeSegment(String(p.propertyName))}`,
         message: `invalid name "${String(p.propertyName)}"`,
       };
     case 'not':
       return { pointer: e.instancePath, message: 'is a reserved name (__proto__, constructor, prototype)' };
     default:
-      return { pointer: e.instancePath, message: e.message ?? `fails ${e.keyword}` };
+      return ajvProblem(e);
   }
 }
 
@@ -102,7 +95,7 @@ function nameAwareMessage(e: ErrorObject): { pointer: string; message: string } 
   const p = e.params as Record<string, unknown>;
   const name = (e as ErrorObject & { propertyName?: string }).propertyName;
   if (name !== undefined) {
-    const pointer = `${e.instancePath}/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    const pointer = `${e.instancePath}/${escapeSegment(name)}`;
     if (e.keyword === 'not') return { pointer, message: `"${name}" is a reserved name (__proto__, constructor, prototype)` };
     return { pointer, message: `invalid name "${name}": ${e.message}` };
   }

@@ -3,7 +3,7 @@
 import { renderPrompts } from '../../prompt/prompt-texts.js';
 import type { ResolvedState } from '../../../format/sop/resolved.js';
 import { parseJudgeReply, targetOf, type StateRuntime } from '../controller.js';
-import { controllerMessages, conversation } from './conversation.js';
+import { askController } from './conversation.js';
 import type { ControllerContext } from './types.js';
 
 export interface JudgeAnswer {
@@ -25,16 +25,8 @@ export async function askJudge(state: ResolvedState, rt: StateRuntime, c: Contro
     extract_word: extractWord,
     keys: keys.map((key) => ({ key, target: state.nextStates[key] ?? state.name })),
     summary,
-    ...(await conversation(c, state)),
   };
-  const reply = await c.call(controllerMessages(c, 'judge', ctx), c.llm(state), {
-    purpose: 'judge',
-    state: state.name,
-    turn: c.turn,
-    turnInState: rt.chatNums,
-    judgeKeys: keys,
-    extractWord,
-  });
+  const reply = await askController(c, state, 'judge', ctx, { turnInState: rt.chatNums, judgeKeys: keys, extractWord });
   const key = parseJudgeReply(reply, extractWord);
   return { key, ...targetOf(state.nextStates, key, state.name) };
 }

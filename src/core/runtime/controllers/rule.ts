@@ -2,7 +2,7 @@
 // names no known role falls back to a seeded random pick, with a warning.
 import { renderPrompts } from '../../prompt/prompt-texts.js';
 import { parseSpeakerReply } from '../controller.js';
-import { controllerMessages, conversation } from './conversation.js';
+import { askController } from './conversation.js';
 import type { ControllerStrategy } from './types.js';
 
 export const rule: ControllerStrategy = {
@@ -17,16 +17,8 @@ export const rule: ControllerStrategy = {
         ? { speaker: { ...speaker, last_prompt: undefined }, extract_word: 'end' }
         : { speaker, extract_word: extractWord }),
       roles: state.roles.map((role) => ({ role, agent: state.roleToAgent[role] })),
-      ...(await conversation(c, state)),
     };
-    const reply = await c.call(controllerMessages(c, 'speaker', ctx), c.llm(state), {
-      purpose: 'speaker',
-      state: state.name,
-      turn: c.turn,
-      turnInState: rt.chatNums,
-      candidates: state.roles,
-      extractWord,
-    });
+    const reply = await askController(c, state, 'speaker', ctx, { turnInState: rt.chatNums, candidates: state.roles, extractWord });
     const picked = parseSpeakerReply(reply, extractWord, state.roles, c.rng);
     return {
       role: picked.role,

@@ -16,45 +16,53 @@ export function newRunTag(): string {
   return randomUUID();
 }
 
-/** Pids of the processes (other than this one) whose environment holds the tag. */
-export function taggedProcesses(tag: string): number[] {
+/** Pids of the processes /proc lists, other than this one (none without /proc). */
+function otherPids(): number[] {
   let entries: string[];
   try {
     entries = readdirSync('/proc');
   } catch {
     return [];
   }
-  const needle = Buffer.from(`${RUN_TAG_VAR}=${tag}\0`);
-  const out: number[] = [];
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    const pid = Number(entry);
-    if (pid === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/environ`).includes(needle)) out.push(pid);
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return out;
+  return entries
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => pid !== process.pid);
 }
 
-/** SIGKILL every tagged process, again until none is left (one may fork while being found). */
-export function killTagged(tag: string): number {
-  let killed = 0;
+/** SIGKILL every process `find` finds, again until it finds none (one may fork while being found); how many were killed. */
+function killFound(find: () => number[]): number {
+  const killed = new Set<number>();
   for (let round = 0; round < 10; round++) {
-    const pids = taggedProcesses(tag);
+    const pids = find();
     if (pids.length === 0) break;
     for (const pid of pids) {
       try {
         process.kill(pid, 'SIGKILL');
-        killed++;
+        killed.add(pid);
       } catch {
         // already gone
       }
     }
   }
-  return killed;
+  return killed.size;
+}
+
+/** Pids of the processes (other than this one) whose environment holds the tag. */
+export function taggedProcesses(tag: string): number[] {
+  const needle = Buffer.from(`${RUN_TAG_VAR}=${tag}\0`);
+  return otherPids().filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/environ`).includes(needle);
+    } catch {
+      return false; // gone, or not ours to read
+    }
+  });
+}
+
+/** SIGKILL every tagged process, again until none is left. */
+export function killTagged(tag: string): number {
+  return killFound(() => taggedProcesses(tag));
 }
 
 /**
@@ -78,53 +86,27 @@ export function outputEnds(pid: number | undefined): string[] {
 /** Pids of the processes (other than this one) holding one of `ends` open. */
 export function endHolders(ends: readonly string[]): number[] {
   if (ends.length === 0) return [];
-  let entries: string[];
+  return otherPids().filter((pid) => holds(pid, ends));
+}
+
+function holds(pid: number, ends: readonly string[]): boolean {
+  let fds: string[];
   try {
-    entries = readdirSync('/proc');
+    fds = readdirSync(`/proc/${pid}/fd`);
   } catch {
-    return [];
+    return false; // gone, or not ours to read
   }
-  const out: number[] = [];
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    const pid = Number(entry);
-    if (pid === process.pid) continue;
-    let fds: string[];
+  for (const fd of fds) {
     try {
-      fds = readdirSync(`/proc/${entry}/fd`);
+      if (ends.includes(readlinkSync(`/proc/${pid}/fd/${fd}`))) return true;
     } catch {
-      continue; // gone, or not ours to read
-    }
-    for (const fd of fds) {
-      let target: string;
-      try {
-        target = readlinkSync(`/proc/${entry}/fd/${fd}`);
-      } catch {
-        continue;
-      }
-      if (ends.includes(target)) {
-        out.push(pid);
-        break;
-      }
+      // closed meanwhile
     }
   }
-  return out;
+  return false;
 }
 
 /** SIGKILL every process still holding the code's output open (one with a cleared environment included). */
 export function killHolders(ends: readonly string[]): number {
-  const killed = new Set<number>();
-  for (let round = 0; round < 10; round++) {
-    const pids = endHolders(ends);
-    if (pids.length === 0) break;
-    for (const pid of pids) {
-      try {
-        process.kill(pid, 'SIGKILL');
-        killed.add(pid);
-      } catch {
-        // already gone
-      }
-    }
-  }
-  return killed.size;
+  return killFound(() => endHolders(ends));
 }

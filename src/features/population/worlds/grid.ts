@@ -6,7 +6,7 @@
 import type { Rng } from '../../../core/runtime/rng.js';
 import { EngineError } from '../../../shared/errors.js';
 import { seededRng, shuffleInPlace } from './seed.js';
-import { builtinWorld, type ActionSpec, type Metrics, type WorldAgent } from './world.js';
+import { agentIndex, builtinWorld, type ActionSpec, type Metrics, type WorldAgent } from './world.js';
 
 export interface GridParams {
   width: number;
@@ -45,16 +45,6 @@ const actions: ActionSpec[] = [
   },
   { name: 'idle', description: 'Stay where you are.', parameters: { type: 'object', additionalProperties: false, properties: {} } },
 ];
-
-const indexes = new WeakMap<GridState, Map<string, number>>();
-function indexOf(state: GridState, id: string): number {
-  let index = indexes.get(state);
-  if (!index) {
-    index = new Map(state.ids.map((x, i) => [x, i]));
-    indexes.set(state, index);
-  }
-  return index.get(id) ?? -1;
-}
 
 /** The agents in the cells around agent i, in cell order (rows top to bottom, left to right). */
 export function gridNeighbours(s: GridState, i: number): number[] {
@@ -98,19 +88,19 @@ export const grid = builtinWorld<GridState, GridParams>({
   },
   snapshot: (s) => ({ moves: s.moves, empty: s.occupant.length - s.ids.length }),
   observe(s, agentId) {
-    const i = indexOf(s, agentId);
+    const i = agentIndex(s, agentId);
     if (i < 0) return null;
     const c = s.cell[i]!;
     return { x: c % s.params.width, y: Math.floor(c / s.params.width), neighbours: gridNeighbours(s, i).map((j) => s.ids[j]!) };
   },
   neighbours: (s, agentId) => {
-    const i = indexOf(s, agentId);
+    const i = agentIndex(s, agentId);
     return i < 0 ? [] : gridNeighbours(s, i).map((j) => s.ids[j]!);
   },
   apply(s, stepActions, step) {
     s.moves = 0;
     return stepActions.map((a) => {
-      const i = indexOf(s, a.agent);
+      const i = agentIndex(s, a.agent);
       if (a.name === 'idle') return { agent: a.agent, name: a.name, ok: true, output: 'stayed' };
       if (a.name !== 'move' || i < 0) return { agent: a.agent, name: a.name, ok: false, output: `cannot ${a.name}` };
       const empty: number[] = [];

@@ -8,7 +8,7 @@
 // anew each round (`"stranger"`). An agent's neighbours are the other members of its group.
 import type { Rng } from '../../../core/runtime/rng.js';
 import { seededRng, shuffleInPlace } from './seed.js';
-import { builtinWorld, type ActionOutcome, type ActionSpec, type Metrics, type WorldAgent } from './world.js';
+import { agentIndex, builtinWorld, type ActionOutcome, type ActionSpec, type Metrics, type WorldAgent } from './world.js';
 
 export interface GroupsParams {
   group_size: number;
@@ -91,13 +91,6 @@ function drawGroups(s: Pick<GroupsState, 'ids' | 'params'>, rng: Rng): number[] 
   return group;
 }
 
-const indexes = new WeakMap<GroupsState, Map<string, number>>();
-function indexOf(s: GroupsState, id: string): number {
-  let index = indexes.get(s);
-  if (!index) indexes.set(s, (index = new Map(s.ids.map((x, i) => [x, i]))));
-  return index.get(id) ?? -1;
-}
-
 /** The other members of agent i's group, in population order. */
 function mates(s: GroupsState, i: number): number[] {
   const out: number[] = [];
@@ -129,7 +122,7 @@ export const groups = builtinWorld<GroupsState, GroupsParams>({
   },
   snapshot: (s) => ({ round: s.round, stage: s.stage, endowment: s.params.endowment, mpcr: s.params.mpcr }),
   observe(s, agentId) {
-    const i = indexOf(s, agentId);
+    const i = agentIndex(s, agentId);
     const others = mates(s, i).map((j) => ({ id: s.ids[j]!, contribution: s.contribution[s.ids[j]!] ?? null }));
     let lowest: { id: string; contribution: number } | undefined;
     for (const o of others)
@@ -144,7 +137,7 @@ export const groups = builtinWorld<GroupsState, GroupsParams>({
       punished: s.punished[agentId] ?? 0,
     };
   },
-  neighbours: (s, agentId) => mates(s, indexOf(s, agentId)).map((j) => s.ids[j]!),
+  neighbours: (s, agentId) => mates(s, agentIndex(s, agentId)).map((j) => s.ids[j]!),
   apply(s, stepActions): ActionOutcome[] {
     const p = s.params;
     const done = (a: { agent: string; name: string }, ok: boolean, output: string) => ({ agent: a.agent, name: a.name, ok, output });
@@ -154,7 +147,7 @@ export const groups = builtinWorld<GroupsState, GroupsParams>({
         if (a.name === 'idle') return done(a, true, 'idle');
         const amount = Number(a.args.amount);
         if (a.name !== 'contribute') return done(a, false, 'this is the contribution stage');
-        if (indexOf(s, a.agent) < 0) return done(a, false, `${a.agent} is not a player`);
+        if (agentIndex(s, a.agent) < 0) return done(a, false, `${a.agent} is not a player`);
         if (!Number.isFinite(amount) || amount < 0 || amount > p.endowment) return done(a, false, `contribute 0..${p.endowment}`);
         s.contribution[a.agent] = amount;
         return done(a, true, `contributed ${amount}`);
@@ -180,9 +173,9 @@ export const groups = builtinWorld<GroupsState, GroupsParams>({
     const outcomes = stepActions.map((a) => {
       if (a.name === 'idle') return done(a, true, 'idle');
       if (a.name !== 'punish') return done(a, false, 'this is the punishment stage');
-      const i = indexOf(s, a.agent);
+      const i = agentIndex(s, a.agent);
       const target = String(a.args.agent_id);
-      const j = indexOf(s, target);
+      const j = agentIndex(s, target);
       const n = Number(a.args.points);
       if (j < 0 || j === i || s.group[j] !== s.group[i]) return done(a, false, `${target} is not another member of your group`);
       if (!Number.isInteger(n) || n < 0 || n > p.max_points) return done(a, false, `points must be a whole number 0..${p.max_points}`);

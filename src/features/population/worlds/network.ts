@@ -8,7 +8,7 @@
 import type { Rng } from '../../../core/runtime/rng.js';
 import { buildFollowGraph, type GraphSpec } from './graph.js';
 import { seededRng, shuffleInPlace } from './seed.js';
-import { builtinWorld, type ActionSpec, type Metrics, type WorldAgent } from './world.js';
+import { agentIndex, builtinWorld, type ActionSpec, type Metrics, type WorldAgent } from './world.js';
 
 export interface NetworkParams {
   /** The actions agents may take (besides idle): names only, any arguments. */
@@ -80,17 +80,6 @@ function partnersAt(state: NetworkState, step: number): Int32Array {
   return partner;
 }
 
-/** Index of each id, per state (rebuilt after a restore). */
-const indexes = new WeakMap<NetworkState, Map<string, number>>();
-function indexOf(state: NetworkState, id: string): number {
-  let index = indexes.get(state);
-  if (!index) {
-    index = new Map(state.ids.map((x, i) => [x, i]));
-    indexes.set(state, index);
-  }
-  return index.get(id) ?? -1;
-}
-
 function neighbourIndices(state: NetworkState, i: number, step: number): number[] {
   if (i < 0) return [];
   if (state.params.meet === 'pairs') {
@@ -126,11 +115,11 @@ export const network = builtinWorld<NetworkState, NetworkParams>({
   },
   snapshot: (s) => ({ last: s.last, total: s.total }),
   observe(s, agentId, k) {
-    const i = indexOf(s, agentId);
+    const i = agentIndex(s, agentId);
     const near = s.params.meet === 'pairs' ? [] : neighbourIndices(s, i, 0);
     return { neighbours: near.slice(0, k).map((j) => s.ids[j]!), degree: near.length };
   },
-  neighbours: (s, agentId, step) => neighbourIndices(s, indexOf(s, agentId), step).map((j) => s.ids[j]!),
+  neighbours: (s, agentId, step) => neighbourIndices(s, agentIndex(s, agentId), step).map((j) => s.ids[j]!),
   apply(s, actions) {
     s.last = Object.fromEntries(s.params.actions.map((a) => [a, 0]));
     return actions.map((a) => {

@@ -2,6 +2,7 @@
 // schema object (user worlds bring their own schemas, so these are compiled at run time).
 import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import { lazyRequire } from '../../../shared/util/lazy-require.js';
+import { ajvProblem } from '../../../shared/util/schema-error.js';
 
 const ajv = lazyRequire<typeof import('ajv')>('ajv');
 let compilers: { plain: Ajv; withDefaults: Ajv } | undefined;
@@ -27,28 +28,6 @@ export function compileSchema(schema: object): void {
   validatorOf(schema, false);
 }
 
-const escape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
-
-function describe(e: ErrorObject): { pointer: string; message: string } {
-  const p = e.params as Record<string, unknown>;
-  switch (e.keyword) {
-    case 'additionalProperties':
-      return {
-        pointer: `${e.instancePath}/${escape(String(p.additionalProperty))}`,
-        message: `unknown key "${String(p.additionalProperty)}"`,
-      };
-    case 'required':
-      return { pointer: e.instancePath, message: `missing required key "${String(p.missingProperty)}"` };
-    case 'enum':
-      return {
-        pointer: e.instancePath,
-        message: `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
-      };
-    default:
-      return { pointer: e.instancePath, message: e.message ?? `fails ${e.keyword}` };
-  }
-}
-
 /** Every problem of `value` against `schema`, one per pointer and message; `defaults` fills defaults in. */
 export function schemaErrors(
   schema: object,
@@ -61,7 +40,7 @@ export function schemaErrors(
   const seen = new Set<string>();
   for (const e of bestBranches(validate.errors ?? [])) {
     if (e.keyword === 'oneOf' || e.keyword === 'anyOf' || e.keyword === 'if') continue;
-    const d = describe(e);
+    const d = ajvProblem(e);
     const key = `${d.pointer}\u0000${d.message}`;
     if (!seen.has(key)) {
       seen.add(key);
@@ -69,7 +48,7 @@ export function schemaErrors(
     }
   }
   const first = validate.errors?.[0];
-  if (out.length === 0 && first) out.push(describe(first));
+  if (out.length === 0 && first) out.push(ajvProblem(first));
   return out;
 }
 

@@ -158,6 +158,18 @@ function checkedWorld<S, P>(world: World<S, P>, compile: boolean): World<S, P> {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a registry holds worlds of any state and params
 export type AnyWorld = World<any, any>;
 
+const agentIndexes = new WeakMap<object, Map<string, number>>();
+
+/** The index of an agent in a world state's `ids`, or -1 (the map is made once per state object, so again after a restore). */
+export function agentIndex(state: { readonly ids: readonly string[] }, id: string): number {
+  let index = agentIndexes.get(state);
+  if (!index) {
+    index = new Map(state.ids.map((x, i) => [x, i]));
+    agentIndexes.set(state, index);
+  }
+  return index.get(id) ?? -1;
+}
+
 export const actionNames = (world: AnyWorld): string[] => world.actions.map((a) => a.name);
 
 /** The function-calling tools of an action menu: the named actions, narrowed by the params. */

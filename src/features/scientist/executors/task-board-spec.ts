@@ -3,6 +3,7 @@
 // imported at its first call (registry.ts).
 import { TASK_VALUES } from '../taskboard/task.js';
 import type { ArgSpecs, Executor } from '../../../core/commands/executor.js';
+import { opSettings } from './op-settings.js';
 
 export const TASK_BOARD_OPS = [
   'create',
@@ -128,26 +129,18 @@ export const taskBoardSpec: Omit<Executor, 'run'> = {
   name: 'task_board',
   description:
     'Work with the task board (settings.op): create, decompose, start, close, fail or annotate tasks; think and search thoughts; propose a solution; add, try and report routes; escalate; save a framework; ask the user; confirm all done; show the board.',
-  settings: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['op'],
-    properties: {
-      op: { type: 'string', enum: [...TASK_BOARD_OPS] },
-      file: { type: 'string', minLength: 1, description: "The task_board memory file (default: the SOP's only one)." },
-      finish: { type: 'string', description: 'After the command succeeds, end the state and take next_states[finish] (e.g. "1").' },
-      max_depth: {
-        type: 'integer',
-        minimum: 1,
-        description: `decompose and add_routes: the deepest subtask or route refinement (default ${DEFAULT_MAX_DEPTH}).`,
-      },
-      frameworks: {
-        type: 'string',
-        minLength: 1,
-        description: `framework: the memory file frameworks are saved in (default ${DEFAULT_FRAMEWORKS_FILE}).`,
-      },
+  settings: opSettings('task_board', TASK_BOARD_OPS, {
+    max_depth: {
+      type: 'integer',
+      minimum: 1,
+      description: `decompose and add_routes: the deepest subtask or route refinement (default ${DEFAULT_MAX_DEPTH}).`,
     },
-  },
+    frameworks: {
+      type: 'string',
+      minLength: 1,
+      description: `framework: the memory file frameworks are saved in (default ${DEFAULT_FRAMEWORKS_FILE}).`,
+    },
+  }),
   args(settings): ArgSpecs {
     return { ...ARGS[opOf(settings)] };
   },

@@ -3,6 +3,7 @@
 // modules) is imported at its first call (registry.ts).
 import { TEST_METHODS, TEST_OUTCOMES } from '../worldmodel/statement.js';
 import type { ArgSpecs, Executor } from '../../../core/commands/executor.js';
+import { opSettings } from './op-settings.js';
 
 export const WORLD_MODEL_OPS = ['propose', 'predict', 'test', 'accept', 'reject', 'about', 'search', 'show'] as const;
 export type Op = (typeof WORLD_MODEL_OPS)[number];
@@ -66,16 +67,7 @@ export const worldModelSpec: Omit<Executor, 'run'> = {
   name: 'world_model',
   description:
     'Challenge new facts with the scientific method before they enter the world model (settings.op): propose a hypothesis, derive predictions, record a test, accept or reject; look up an entity or search statements.',
-  settings: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['op'],
-    properties: {
-      op: { type: 'string', enum: [...WORLD_MODEL_OPS] },
-      file: { type: 'string', minLength: 1, description: "The world_model memory file (default: the SOP's only one)." },
-      finish: { type: 'string', description: 'After the command succeeds, end the state and take next_states[finish] (e.g. "1").' },
-    },
-  },
+  settings: opSettings('world_model', WORLD_MODEL_OPS),
   args(settings): ArgSpecs {
     return { ...ARGS[settings.op as Op] };
   },

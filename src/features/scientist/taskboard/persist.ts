@@ -4,7 +4,7 @@
 // references that exist, dependencies listed on both sides, route numbering) is checked here.
 import type { FromSchema } from 'json-schema-to-ts';
 import { writeFileAtomic } from '../../../shared/util/atomic-write.js';
-import { schemaProblem } from '../../../shared/util/schema-error.js';
+import { checkSchema, type Known, type SameShape } from '../../../shared/util/schema-error.js';
 import { TaskBoard, type TaskBoardData } from './board.js';
 import { TaskBoardError, type Task, type Thought } from './task.js';
 import { taskBoardSchema } from './schema.generated.js';
@@ -14,8 +14,6 @@ import { readJsonFile } from '../../../shared/util/json-syntax.js';
 /** A task board document as the schema describes it (unknown extra keys are tolerated). */
 type TaskBoardDoc = FromSchema<typeof taskBoardSchema>;
 // The schema and the interfaces of task.ts describe the same records: this fails to compile if they drift.
-type SameShape<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-type Known<T> = { [K in keyof T as string extends K ? never : K]: T[K] };
 type DocTask = Known<TaskBoardDoc['tasks'][number]>;
 const sameTask: SameShape<Omit<DocTask, 'origin' | 'routes'>, Omit<Task, 'origin' | 'routes'>> = true;
 type Route = NonNullable<Task['routes']>[number];
@@ -29,10 +27,7 @@ export function parseTaskBoard(doc: unknown, source = 'task board'): TaskBoard {
   const fail = (pointer: string, msg: string): never => {
     throw new TaskBoardError(`${source}: ${pointer}: ${msg}`);
   };
-  if (!validateTaskBoard(doc)) {
-    const { pointer, message } = schemaProblem(taskBoardSchema, validateTaskBoard.errors![0]!);
-    return fail(pointer, message);
-  }
+  checkSchema(validateTaskBoard, taskBoardSchema, doc, fail);
   // A task or thought keeps only its known keys; a route keeps them all (as before the schema).
   const tasks: Task[] = doc.tasks.map((t, i) => {
     const routes = t.routes?.map((r, j) => {

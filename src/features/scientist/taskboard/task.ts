@@ -78,10 +78,6 @@ export class TaskBoardError extends EngineError {
   }
 }
 
-export function isTaskValue(value: unknown): value is TaskValue {
-  return typeof value === 'string' && (TASK_VALUES as readonly string[]).includes(value);
-}
-
 /** `task 3 "Measure the pendulum"`, for messages. */
 export function describeTask(task: Pick<Task, 'id' | 'name'>): string {
   return `task ${task.id} "${task.name}"`;

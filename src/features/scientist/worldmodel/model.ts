@@ -5,9 +5,8 @@
 // statement can later be falsified: it leaves the model with its triples.
 import type { SearchHit, TextIndex } from '../text-index.js';
 import { KnowledgeGraph, type GraphTriple } from './graph.js';
+import { isOneOf } from '../../../shared/util/one-of.js';
 import {
-  isTestMethod,
-  isTestOutcome,
   TEST_METHODS,
   TEST_OUTCOMES,
   WorldModelError,
@@ -102,9 +101,9 @@ export class WorldModel {
     }
     if (p.test)
       throw new WorldModelError(`prediction ${predictionId} of ${describe(s)} was already tested (${p.test.outcome} by ${p.test.method})`);
-    if (!isTestMethod(test.method))
+    if (!isOneOf(TEST_METHODS, test.method))
       throw new WorldModelError(`test method must be one of ${TEST_METHODS.join(', ')}, got ${JSON.stringify(test.method)}`);
-    if (!isTestOutcome(test.outcome))
+    if (!isOneOf(TEST_OUTCOMES, test.outcome))
       throw new WorldModelError(`test outcome must be one of ${TEST_OUTCOMES.join(', ')}, got ${JSON.stringify(test.outcome)}`);
     if (typeof test.evidence !== 'string' || !test.evidence.trim())
       throw new WorldModelError(`the test of prediction ${predictionId} needs its evidence (what was done and seen)`);

@@ -3,7 +3,7 @@
 // scripts/gen-schema.mjs); ids, where each statement belongs and acceptance are checked here.
 import type { FromSchema } from 'json-schema-to-ts';
 import { writeFileAtomic } from '../../../shared/util/atomic-write.js';
-import { schemaProblem } from '../../../shared/util/schema-error.js';
+import { checkSchema, type Known, type SameShape } from '../../../shared/util/schema-error.js';
 import { WorldModel, type WorldModelData } from './model.js';
 import { WorldModelError, type Prediction, type Statement, type Triple } from './statement.js';
 import { worldModelSchema } from './schema.generated.js';
@@ -12,8 +12,6 @@ import { readJsonFile } from '../../../shared/util/json-syntax.js';
 
 // The schema and the interfaces of statement.ts describe the same records: this fails to compile if they drift.
 type Doc = FromSchema<typeof worldModelSchema>;
-type SameShape<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-type Known<T> = { [K in keyof T as string extends K ? never : K]: T[K] };
 type DocStatement = Known<Doc['statements'][number]>;
 type DocPrediction = Known<DocStatement['predictions'][number]>;
 const sameStatement: SameShape<Omit<DocStatement, 'triples' | 'predictions'>, Omit<Statement, 'triples' | 'predictions'>> = true;
@@ -26,10 +24,7 @@ export function parseWorldModel(doc: unknown, source = 'world model'): WorldMode
   const fail = (pointer: string, msg: string): never => {
     throw new WorldModelError(`${source}: ${pointer}: ${msg}`);
   };
-  if (!validateWorldModel(doc)) {
-    const { pointer, message } = schemaProblem(worldModelSchema, validateWorldModel.errors![0]!);
-    return fail(pointer, message);
-  }
+  checkSchema(validateWorldModel, worldModelSchema, doc, fail);
   const seen = new Set<number>();
   const check = (s: Doc['statements'][number], p: string, live: boolean): Statement => {
     if (seen.has(s.id)) fail(`${p}/id`, `statement id ${s.id} is used twice`);

@@ -61,11 +61,3 @@ export class WorldModelError extends EngineError {
     this.name = 'WorldModelError';
   }
 }
-
-export function isTestMethod(v: unknown): v is TestMethod {
-  return typeof v === 'string' && (TEST_METHODS as readonly string[]).includes(v);
-}
-
-export function isTestOutcome(v: unknown): v is TestOutcome {
-  return typeof v === 'string' && (TEST_OUTCOMES as readonly string[]).includes(v);
-}
