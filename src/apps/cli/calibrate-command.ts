@@ -63,7 +63,7 @@ export function calibrationParameters(sop: import('../../format/sop/types.js').S
 }
 
 export async function calibrateCommand(given: CalibrateCommandOptions): Promise<number> {
-  const { o, file, sop, err } = await openSweepSop(given, 'sop sweep');
+  const { o, file, sop, err } = await openSweepSop(given, 'sop calibrate');
   if (!Number.isInteger(o.budget) || o.budget < 1) throw new CalibrateError('--budget must be a whole number of runs, at least 1');
   const seed = o.seed ?? 1;
   if (!Number.isSafeInteger(seed)) throw new CalibrateError('--seed must be a whole number');
