@@ -14,7 +14,7 @@ import { Run } from '../src/api/engine/run-with-features.js';
 import { SopError, formatDiagnostic } from '../src/format/sop/diagnostics.js';
 import { loadSopFile } from '../src/api/loader/checked-load.js';
 import type { Sop } from '../src/format/sop/types.js';
-import { requireBuiltCli, spawnCliSync } from './helpers/cli.js';
+import { requireBuiltCli, spawnCliAsync } from './helpers/cli.js';
 import { Mutator } from './helpers/sop-mutator.js';
 
 const MUTANTS = 1000;
@@ -149,7 +149,7 @@ describe('fuzzing the SOP loader', () => {
     }
     {
       requireBuiltCli();
-      const cli = spawnCliSync(['validate', ...cliSample]);
+      const cli = await spawnCliAsync(['validate', ...cliSample]);
       expect(cli.status).toBe(1);
       for (const line of cli.stderr.split('\n').filter(Boolean)) {
         if (!/^\/.*?m\d+\.sop\.json(:\d+:\d+)?: \/\S*/.test(line)) problems.push(`sop validate printed: ${line.slice(0, 160)}`);
