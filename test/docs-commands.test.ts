@@ -291,8 +291,10 @@ describe('the library examples of README.md and docs/api.md run', () => {
 describe('output piped into a reader that stops early', () => {
   it('sop show RUN | head ends quietly: exit 0, no EPIPE stack trace', async () => {
     const out = join(tmp, 'piped');
+    // 80 turns of the mock: a journal whose events are far more than a pipe holds (64 KiB), so the
+    // CLI is still writing when the reader closes the pipe, and meets EPIPE
     const run = await spawnCliAsync(
-      ['run', 'bench/fixtures/memory-chat.sop.json', '--llm', 'mock', '--max-turns', '300', '--out', out, '--quiet'],
+      ['run', 'bench/fixtures/memory-chat.sop.json', '--llm', 'mock', '--max-turns', '80', '--out', out, '--quiet'],
       {
         cwd: REPO,
         encoding: 'utf8',
@@ -300,6 +302,9 @@ describe('output piped into a reader that stops early', () => {
     );
     expect(run.status, run.stderr).toBe(0);
     const dir = join(out, readdirSync(out)[0]!);
+    const whole = await spawnCliAsync(['show', dir, '--format', 'events'], { cwd: REPO, stdin: 'ignore' });
+    expect(whole.status, whole.stderr).toBe(0);
+    expect(Buffer.byteLength(whole.stdout)).toBeGreaterThan(256 * 1024);
     const child = spawnCli(['show', dir, '--format', 'events'], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
