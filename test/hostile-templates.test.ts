@@ -390,6 +390,9 @@ describe('fuzz: every SOP validate accepts gets past run start-up', () => {
     const disagreements: string[] = [];
     const laterStatic: string[] = [];
     for (let i = 0; i < MUTANTS; i++) {
+      // let the worker answer vitest between mutants: validate and a run's start-up are synchronous
+      // work, and a minute without a turn of the event loop ends the test run with an RPC timeout
+      await new Promise((r) => setImmediate(r));
       const src = sources[i % sources.length]!;
       let { text, what } = m.mutateStatic(readFileSync(src, 'utf8'));
       if (m.int(5) === 0) {
