@@ -9,7 +9,8 @@
 //           local model stuck in native code, or one that aborts its process, fails that tier,
 //           never the runner of the others.
 // Every time limit scales with SOP_TEST_TIME_SCALE (test/helpers/time.ts). No test file may leave
-// a process it started running (test/helpers/leftovers-file.ts, leftovers-run.ts).
+// a process it started running (test/helpers/leftovers-file.ts, leftovers-run.ts), nor block its
+// event loop for long (test/helpers/event-loop-guard.ts: vitest's worker RPC times out after 60 s).
 // A file is in the cli tier when it imports test/helpers/cli.ts, directly or through another test
 // helper, or names the built CLI's path; the list is computed here on every run, so a new test file
 // lands in its tier by what it does, with nothing to register.
@@ -116,7 +117,7 @@ export default defineConfig({
     testTimeout: scaled(TEST_TIMEOUT),
     hookTimeout: scaled(TEST_TIMEOUT),
     teardownTimeout: scaled(60_000),
-    setupFiles: ['test/helpers/leftovers-file.ts'],
+    setupFiles: ['test/helpers/leftovers-file.ts', 'test/helpers/event-loop-guard.ts'],
     globalSetup: ['test/helpers/leftovers-run.ts'],
     // the user's own sop settings (an allow file of MCP servers) never reach a test: a folder that does not exist
     env: { SOP_CONFIG_DIR: resolve('test/fixtures/no-user-config') },

@@ -1,7 +1,6 @@
 // The public API (src/index.ts, imported as 'sop' through package.json "exports"): load and
 // validate SOPs, run one and stream its events, keep a run in memory or in a folder, stop and
 // resume it, plug in a provider of your own, and get compile-time errors from defineSop.
-import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +21,7 @@ import {
 } from '../src/index.js';
 import { type RunPlugin, definePlugin } from '../src/extend.js';
 import { requireBuiltPackage } from './helpers/cli.js';
+import { execAsync } from './helpers/exec.js';
 
 const DEBATE = 'examples/debate/debate.sop.json';
 const CASSETTE = 'replay:examples/debate/debate.cassette.json';
@@ -29,14 +29,15 @@ const tmp = mkdtempSync(join(tmpdir(), 'sop-api-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe("import { loadSop, runSop } from 'sop'", () => {
-  it('replays the debate from the repo root through the package self-reference: 17 messages, finished', () => {
+  it('replays the debate from the repo root through the package self-reference: 17 messages, finished', async () => {
     const script =
       "import { loadSop, runSop } from 'sop'; const sop = loadSop('examples/debate/debate.sop.json'); " +
       "const h = runSop(sop, { llm: 'replay:examples/debate/debate.cassette.json' }); let n=0; " +
       "for await (const e of h) if (e.type==='message') n++; console.log(n, (await h.result).status)";
     requireBuiltPackage();
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
-    expect(out.trim()).toBe('17 finished');
+    const r = await execAsync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe('17 finished');
   });
 
   it('streams every event in order and keeps a run without `out` in memory (no folder written)', async () => {
@@ -208,7 +209,7 @@ describe("import { loadSop, runSop } from 'sop'", () => {
 
 describe('defineSop types a SOP written in TypeScript', () => {
   const tsc = (file: string) =>
-    spawnSync(
+    execAsync(
       process.execPath,
       [
         'node_modules/typescript/bin/tsc',
@@ -228,12 +229,12 @@ describe('defineSop types a SOP written in TypeScript', () => {
       { encoding: 'utf8' },
     );
 
-  it("compiles with controller type 'order' and fails to compile with 'ordr'", () => {
+  it("compiles with controller type 'order' and fails to compile with 'ordr'", async () => {
     requireBuiltPackage(); // 'sop' resolves to dist/src/index.d.ts
-    const ok = tsc('test/fixtures/api-types/ok.ts');
+    const ok = await tsc('test/fixtures/api-types/ok.ts');
     expect(ok.stdout + ok.stderr).toBe('');
     expect(ok.status).toBe(0);
-    const bad = tsc('test/fixtures/api-types/bad.ts');
+    const bad = await tsc('test/fixtures/api-types/bad.ts');
     expect(bad.status).not.toBe(0);
     expect(bad.stdout).toMatch(/bad\.ts\(\d+,\d+\): error TS\d+:[\s\S]*ordr/);
   }, 120_000);

@@ -5,9 +5,10 @@
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findLeaks, type LeakReport } from './helpers/audience-leaks.js';
-import { spawnCliSync } from './helpers/cli.js';
+import { spawnCliAsync } from './helpers/cli.js';
+import type { ExecResult } from './helpers/exec.js';
 const tmp = mkdtempSync(join(tmpdir(), 'sop-auction-'));
 let report: LeakReport | undefined;
 
@@ -32,10 +33,13 @@ interface Line {
 describe('auction example', () => {
   const out = join(tmp, 'auction');
   const rec = join(tmp, 'auction.rec.json');
-  const r = spawnCliSync(
-    ['run', 'examples/auction/auction.sop.json', '--llm', 'replay:examples/auction/auction.cassette.json', '--record', rec, '--out', out],
-    { encoding: 'utf8', input: '', timeout: 120_000 },
-  );
+  let r: ExecResult;
+  beforeAll(async () => {
+    r = await spawnCliAsync(
+      ['run', 'examples/auction/auction.sop.json', '--llm', 'replay:examples/auction/auction.cassette.json', '--record', rec, '--out', out],
+      { encoding: 'utf8', input: '', timeout: 120_000 },
+    );
+  });
   const dir = () => join(out, readdirSync(out)[0]!);
   const lines = (): Line[] =>
     readFileSync(join(dir(), 'transcript.jsonl'), 'utf8')

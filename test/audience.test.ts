@@ -3,16 +3,16 @@
 // summary) kept from it; a few hundred generated SOPs with random groups, audiences, <to> tags,
 // controllers, summaries and retrieval are checked the same way; the SOP's audience keys are
 // validated; transcripts mark private messages and `sop view ?as=` shows one agent's view.
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RecordingProvider, runSop, validateSop, type ChatRequest, type LlmProvider, type Sop } from '../src/index.js';
 import { startViewServer } from '../src/apps/view/server.js';
 import { findLeaks } from './helpers/audience-leaks.js';
-import { spawnCli, spawnCliSync, spawnCliAsync } from './helpers/cli.js';
+import { spawnCli, spawnCliAsync } from './helpers/cli.js';
+import type { ExecResult } from './helpers/exec.js';
 const tmp = mkdtempSync(join(tmpdir(), 'sop-audience-'));
 const counts = { generated: 0, agentRequests: 0, restricted: 0, tokenChecks: 0, summaries: 0, leaks: 0 };
 
@@ -44,19 +44,22 @@ function transcript(dir: string): Line[] {
 describe('werewolf example', () => {
   const out = join(tmp, 'werewolf');
   const rec = join(tmp, 'werewolf.rec.json');
-  const r = spawnCliSync(
-    [
-      'run',
-      'examples/werewolf/werewolf.sop.json',
-      '--llm',
-      'replay:examples/werewolf/werewolf.cassette.json',
-      '--record',
-      rec,
-      '--out',
-      out,
-    ],
-    { encoding: 'utf8', input: '', timeout: 120_000 },
-  );
+  let r: ExecResult;
+  beforeAll(async () => {
+    r = await spawnCliAsync(
+      [
+        'run',
+        'examples/werewolf/werewolf.sop.json',
+        '--llm',
+        'replay:examples/werewolf/werewolf.cassette.json',
+        '--record',
+        rec,
+        '--out',
+        out,
+      ],
+      { encoding: 'utf8', input: '', timeout: 120_000 },
+    );
+  });
   const dir = () => join(out, readdirSync(out)[0]!);
 
   it('runs to its end from the hand-written cassette: the villagers win', () => {
@@ -93,16 +96,16 @@ describe('werewolf example', () => {
     expect(asked('Fay', 'day1')).toContain('Dee was found dead this morning'); // what the moderator announced
   });
 
-  it("marks in each agent's own prompt what was private or addressed to it (sop show --prompts)", () => {
-    const prompts = (agent: string) => {
-      const shown = spawnCliSync(['show', dir(), '--prompts', '--agent', agent], { encoding: 'utf8', timeout: 60_000 });
+  it("marks in each agent's own prompt what was private or addressed to it (sop show --prompts)", async () => {
+    const prompts = async (agent: string) => {
+      const shown = await spawnCliAsync(['show', dir(), '--prompts', '--agent', agent], { encoding: 'utf8', timeout: 60_000 });
       expect(shown.status, shown.stderr).toBe(0);
       return shown.stdout;
     };
-    expect(prompts('Cy')).toContain('Mo (Narrator) (to you): Ann is a werewolf.'); // the whisper to Cy
-    expect(prompts('Bo')).toContain("Ann (Wolf A) (to wolves): Dee watches everyone too closely. Let's take her tonight.");
-    expect(prompts('Mo')).toContain('Cy (Seer) (a private note): Ann smiled oddly at supper.');
-    const fay = prompts('Fay');
+    expect(await prompts('Cy')).toContain('Mo (Narrator) (to you): Ann is a werewolf.'); // the whisper to Cy
+    expect(await prompts('Bo')).toContain("Ann (Wolf A) (to wolves): Dee watches everyone too closely. Let's take her tonight.");
+    expect(await prompts('Mo')).toContain('Cy (Seer) (a private note): Ann smiled oddly at supper.');
+    const fay = await prompts('Fay');
     expect(fay).toContain('Mo (Narrator): Dawn breaks over Thornbury.'); // public: no mark
     expect(fay).not.toMatch(/\((to \w+|a private note)\):/);
   });
@@ -409,7 +412,7 @@ describe('the check itself', () => {
     const dir = join(tmp, 'werewolf', readdirSync(join(tmp, 'werewolf'))[0]!);
     const fake = join(tmp, 'fake-run');
     rmSync(fake, { recursive: true, force: true });
-    spawnSync('cp', ['-r', dir, fake]);
+    cpSync(dir, fake, { recursive: true });
     const lines = transcript(fake).map((m) =>
       m.content.startsWith('Dawn breaks over Thornbury') ? { ...m, audience: ['Mo', 'Ann', 'Bo', 'Cy', 'Dee', 'Eli'] } : m,
     );

@@ -9,7 +9,7 @@ import { LlmError } from '../src/core/llm/types.js';
 import { Run } from '../src/api/engine/run-with-features.js';
 import { validateSopDocument } from '../src/api/loader/checked-load.js';
 import { startOpenAiServer, type ChatRequestBody } from './helpers/openai-server.js';
-import { spawnCli, spawnCliSync, requireBuiltCli } from './helpers/cli.js';
+import { spawnCli, spawnCliAsync, requireBuiltCli } from './helpers/cli.js';
 
 const ROOT = join(import.meta.dirname, '..');
 let dir: string;
@@ -232,7 +232,7 @@ describe('record and replay through the CLI', () => {
       const c = readCassette(cassetteFile);
       expect(c.source).toBe('recorded');
       expect(c.interactions.length).toBe(server.requests.length);
-      const validated = spawnCliSync(['validate', cassetteFile], { encoding: 'utf8' });
+      const validated = await spawnCliAsync(['validate', cassetteFile], { encoding: 'utf8' });
       expect(validated.status, validated.stderr).toBe(0);
 
       await server.close();

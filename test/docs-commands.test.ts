@@ -3,13 +3,12 @@
 // or cassette LLM, validate, list, graph, check, plan), checks that every `--flag` the docs name next
 // to `sop COMMAND` is an option of that command, and that each example says plainly whether its
 // cassette is hand-written.
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { spawnCli, spawnCliSync, requireBuiltCli } from './helpers/cli.js';
-import { scaled } from './helpers/time.js';
+import { spawnCli, spawnCliAsync, requireBuiltCli } from './helpers/cli.js';
+import { execAsync } from './helpers/exec.js';
 
 const REPO = process.cwd();
 const tmp = mkdtempSync(join(tmpdir(), 'sop-docs-'));
@@ -101,10 +100,10 @@ function mentions(): Mention[] {
 }
 
 const helps = new Map<string, { ok: boolean; text: string }>();
-function helpOf(command: string): { ok: boolean; text: string } {
+async function helpOf(command: string): Promise<{ ok: boolean; text: string }> {
   let h = helps.get(command);
   if (!h) {
-    const r = spawnCliSync([command, '--help'], { encoding: 'utf8' });
+    const r = await spawnCliAsync([command, '--help'], { encoding: 'utf8' });
     h = { ok: r.status === 0 && r.stdout.includes(`sop ${command}`), text: r.stdout };
     helps.set(command, h);
   }
@@ -112,14 +111,14 @@ function helpOf(command: string): { ok: boolean; text: string } {
 }
 
 describe('every sop command and --flag the docs name exists', () => {
-  it('is a command of the CLI, with that option in its --help', () => {
+  it('is a command of the CLI, with that option in its --help', async () => {
     requireBuiltCli();
     const all = mentions();
     expect(all.length).toBeGreaterThan(100);
     const wrong: string[] = [];
     for (const m of all) {
       counts.commands++;
-      const help = helpOf(m.command);
+      const help = await helpOf(m.command);
       if (!help.ok) {
         wrong.push(`${m.where}: sop ${m.command}: no such command`);
         continue;
@@ -133,14 +132,14 @@ describe('every sop command and --flag the docs name exists', () => {
     expect(wrong).toEqual([]);
   });
 
-  it('and every option of every command is named somewhere in README.md or docs/*.md', () => {
-    const top = spawnCliSync(['--help'], { encoding: 'utf8' }).stdout;
+  it('and every option of every command is named somewhere in README.md or docs/*.md', async () => {
+    const top = (await spawnCliAsync(['--help'], { encoding: 'utf8' })).stdout;
     const commands = [...top.matchAll(/^ {2}sop ([a-z]+)/gm)].map((m) => m[1]!);
     expect(commands).toContain('run');
     const docs = ['README.md', ...docFiles.filter((f) => f.startsWith('docs/'))].map((f) => readFileSync(join(REPO, f), 'utf8')).join('\n');
     const undocumented: string[] = [];
     for (const command of commands) {
-      for (const m of helpOf(command).text.matchAll(/^ +(?:-[a-z], )?(--[a-z][a-z0-9-]*)/gm)) {
+      for (const m of (await helpOf(command)).text.matchAll(/^ +(?:-[a-z], )?(--[a-z][a-z0-9-]*)/gm)) {
         const flag = m[1]!;
         if (flag === '--help' || flag === '--version') continue;
         if (!docs.includes(flag) && !docs.includes(flag.replace(/^--/, '--no-'))) undocumented.push(`sop ${command} ${flag}`);
@@ -198,10 +197,10 @@ describe('every offline command of the docs runs', () => {
   for (const c of commands) {
     it(`${c.where}: sop ${c.args.join(' ').slice(0, 100)}`, async () => {
       expect(c.args[0], `${c.where} names a file that is not there`).not.toBe('missing-file');
-      const r = spawnCliSync([...c.args], {
+      const r = await spawnCliAsync([...c.args], {
         cwd: REPO,
         encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'pipe'],
+        stdin: 'ignore',
         timeout: 120_000,
       });
       counts.ran++;
@@ -280,9 +279,9 @@ describe('the library examples of README.md and docs/api.md run', () => {
 
   it('finds them', () => expect(snippets.length).toBeGreaterThanOrEqual(4));
   for (const b of snippets) {
-    it(`${b.file}:${b.line}`, () => {
+    it(`${b.file}:${b.line}`, async () => {
       const code = b.text.includes("from 'sop'") ? b.text : prelude + b.text;
-      const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { cwd: REPO, encoding: 'utf8', timeout: scaled(60_000) });
+      const r = await execAsync(process.execPath, ['--input-type=module', '-e', code], { cwd: REPO, encoding: 'utf8', timeout: 60_000 });
       expect(r.status, r.stderr).toBe(0);
       if (b.text.includes('// finished')) expect(r.stdout.trim().split('\n').at(-1)).toBe('finished');
     });
@@ -292,8 +291,10 @@ describe('the library examples of README.md and docs/api.md run', () => {
 describe('output piped into a reader that stops early', () => {
   it('sop show RUN | head ends quietly: exit 0, no EPIPE stack trace', async () => {
     const out = join(tmp, 'piped');
-    const run = spawnCliSync(
-      ['run', 'bench/fixtures/memory-chat.sop.json', '--llm', 'mock', '--max-turns', '300', '--out', out, '--quiet'],
+    // 80 turns of the mock: a journal whose events are far more than a pipe holds (64 KiB), so the
+    // CLI is still writing when the reader closes the pipe, and meets EPIPE
+    const run = await spawnCliAsync(
+      ['run', 'bench/fixtures/memory-chat.sop.json', '--llm', 'mock', '--max-turns', '80', '--out', out, '--quiet'],
       {
         cwd: REPO,
         encoding: 'utf8',
@@ -301,6 +302,9 @@ describe('output piped into a reader that stops early', () => {
     );
     expect(run.status, run.stderr).toBe(0);
     const dir = join(out, readdirSync(out)[0]!);
+    const whole = await spawnCliAsync(['show', dir, '--format', 'events'], { cwd: REPO, stdin: 'ignore' });
+    expect(whole.status, whole.stderr).toBe(0);
+    expect(Buffer.byteLength(whole.stdout)).toBeGreaterThan(256 * 1024);
     const child = spawnCli(['show', dir, '--format', 'events'], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));

@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { toMermaid } from '../src/format/sop/graph.js';
 import { loadSopFile, validateSopDocument } from '../src/api/loader/checked-load.js';
 import type { Sop } from '../src/format/sop/types.js';
-import { spawnCliSync, requireBuiltCli } from './helpers/cli.js';
+import { spawnCliAsync, requireBuiltCli } from './helpers/cli.js';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -244,10 +244,10 @@ describe('sop graph', () => {
     expect(parsed.edges.map((e) => e.label)).toEqual(['when infected == 0', 'after 100 steps', undefined]);
   });
 
-  it('the CLI prints the same diagram', () => {
+  it('the CLI prints the same diagram', async () => {
     requireBuiltCli();
     const file = join(ROOT, 'examples', 'debate', 'debate.sop.json');
-    const r = spawnCliSync(['graph', file], { encoding: 'utf8' });
+    const r = await spawnCliAsync(['graph', file], { encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toBe(toMermaid(loadSopFile(file).sop));
   });

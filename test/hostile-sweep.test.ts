@@ -11,7 +11,7 @@ import { sweepRunSettings } from '../src/apps/sweep/run-point.js';
 import { Progress } from '../src/apps/sweep/progress.js';
 import type { ResultLine } from '../src/apps/sweep/results.js';
 import { startOpenAiServer } from './helpers/openai-server.js';
-import { spawnCli, spawnCliSync } from './helpers/cli.js';
+import { spawnCli, spawnCliAsync } from './helpers/cli.js';
 
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
 const CASSETTE = join(process.cwd(), 'examples/debate/debate.cassette.json');
@@ -26,8 +26,8 @@ let failuresExplained = 0;
 let keysWritten = 0;
 let warned = 0;
 
-function sop(args: string[]) {
-  const r = spawnCliSync([...args], { encoding: 'utf8', timeout: 120_000 });
+async function sop(args: string[]) {
+  const r = await spawnCliAsync([...args], { encoding: 'utf8', timeout: 120_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -146,7 +146,7 @@ describe('hostile sweep input', () => {
       refused++;
     }
     // --out naming a file: refused, the file untouched
-    const onFile = sop(['sweep', DEBATE, '--llm', 'mock', '--out', join(dir, 'a-file')]);
+    const onFile = await sop(['sweep', DEBATE, '--llm', 'mock', '--out', join(dir, 'a-file')]);
     expect(onFile.code).toBe(1);
     expect(onFile.stderr.trim().split('\n')).toEqual([
       `error: --out ${join(dir, 'a-file')}: is a file, not a folder (give a folder for results.jsonl, summary.md and runs/)`,
@@ -155,7 +155,7 @@ describe('hostile sweep input', () => {
     refused++;
     // a required input no run of the grid has: one line, not one failed run per grid point
     const coder = join(process.cwd(), 'sops/coder.sop.json');
-    const req = sop(['sweep', coder, '--llm', 'mock', '--seeds', '1-20', '--out', join(dir, 'OUT')]);
+    const req = await sop(['sweep', coder, '--llm', 'mock', '--seeds', '1-20', '--out', join(dir, 'OUT')]);
     expect(req.code).toBe(1);
     expect(req.stderr.trim().split('\n')).toHaveLength(1);
     expect(req.stderr).toMatch(
@@ -172,7 +172,7 @@ describe('hostile sweep input', () => {
         /--shared-limit must be a whole number of LLM calls, at least 1 \(got 0.5\)/,
       ],
     ] as const) {
-      const r = sop(['worker', ...args]);
+      const r = await sop(['worker', ...args]);
       expect(r.code, r.stderr).toBe(1);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
       expect(r.stderr).toMatch(message);
@@ -234,14 +234,14 @@ describe('hostile sweep input', () => {
     expect(sweepRunSettings({ llm: 'mock' }).llm).toBe('mock');
   });
 
-  it('a results.jsonl with a torn last line and garbage: the finished runs stay, the lost one is read back, one line each', () => {
+  it('a results.jsonl with a torn last line and garbage: the finished runs stay, the lost one is read back, one line each', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'sop-sweep-')), 'OUT');
-    expect(sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--out', out]).code).toBe(0);
+    expect((await sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--out', out])).code).toBe(0);
     const [a, b, c] = lines(out);
     // a kill tore the line of c; garbage and a duplicate of a around it
     writeFileSync(join(out, 'results.jsonl'), `${JSON.stringify(a)}\nnot json\n${JSON.stringify(b)}\n${JSON.stringify(a)}\n`);
     appendFileSync(join(out, 'results.jsonl'), JSON.stringify(c).slice(0, 40));
-    const r = sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--out', out]);
+    const r = await sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--out', out]);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('2 already done, skipped');
     const rs = lines(out);
@@ -257,41 +257,41 @@ describe('hostile sweep input', () => {
 });
 
 describe('hostile sweep runs', () => {
-  it("a run stopped by the SOP's budget is an outcome: it says which budget, and a re-run does not start it again and again", () => {
+  it("a run stopped by the SOP's budget is an outcome: it says which budget, and a re-run does not start it again and again", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sop-sweep-'));
     const file = join(dir, 'budget.sop.json');
     writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(DEBATE, 'utf8')), budget: { tokens: 1500 } }));
     const out = join(dir, 'OUT');
     const args = ['sweep', file, '--llm', `replay:${CASSETTE}`, '--out', out];
-    const r = sop(args);
+    const r = await sop(args);
     expect(r.stderr).toContain('1 of 1 runs done (1 stopped by a budget), 0 failed;');
     expect(r.code).toBe(0);
     const [line] = lines(out);
     expect(line!.status).toBe('budget');
     expect(line!.budget).toMatch(/1500/);
-    const again = sop(args);
+    const again = await sop(args);
     expect(again.code).toBe(0);
     expect(again.stderr).toContain('(1 already done, skipped)');
     expect(lines(out)).toEqual([line]);
   });
 
-  it('the same folder swept again with another --llm: a warning says the runs already done were made with the first', () => {
+  it('the same folder swept again with another --llm: a warning says the runs already done were made with the first', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'sop-sweep-')), 'OUT');
-    expect(sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-2', '--out', out]).code).toBe(0);
-    const r = sop(['sweep', DEBATE, '--llm', `replay:${CASSETTE}`, '--seeds', '1-2', '--out', out]);
+    expect((await sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-2', '--out', out])).code).toBe(0);
+    const r = await sop(['sweep', DEBATE, '--llm', `replay:${CASSETTE}`, '--seeds', '1-2', '--out', out]);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain(
       `warning: the runs in ${out} were made with --llm mock (now replay:${CASSETTE}): 2 already done are kept as they are (give another --out to run them all with these settings)`,
     );
     // the same settings again: no warning
-    expect(sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-2', '--out', out]).stderr).not.toContain('warning');
+    expect((await sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-2', '--out', out])).stderr).not.toContain('warning');
     warned++;
   });
 
-  it('a smaller grid in the same folder: its summary counts its own runs, results.jsonl keeps the others', () => {
+  it('a smaller grid in the same folder: its summary counts its own runs, results.jsonl keeps the others', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'sop-sweep-')), 'OUT');
-    expect(sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--out', out]).code).toBe(0);
-    const r = sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-2', '--out', out]);
+    expect((await sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--out', out])).code).toBe(0);
+    const r = await sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-2', '--out', out]);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('2 of 2 runs done');
     expect(lines(out)).toHaveLength(3);
@@ -357,14 +357,14 @@ describe('hostile sweep runs', () => {
     }
   }, 120_000);
 
-  it('runs that fail say why: in results.jsonl, in summary.md and on stderr (no control characters off a terminal)', () => {
+  it('runs that fail say why: in results.jsonl, in summary.md and on stderr (no control characters off a terminal)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sop-sweep-'));
     // a cassette that runs out after 10 calls
     const cassette = JSON.parse(readFileSync(CASSETTE, 'utf8')) as { interactions: unknown[] };
     cassette.interactions = cassette.interactions.slice(0, 10);
     writeFileSync(join(dir, 'short.cassette.json'), JSON.stringify(cassette));
     const out = join(dir, 'OUT');
-    const r = sop(['sweep', DEBATE, '--llm', `replay:${join(dir, 'short.cassette.json')}`, '--seeds', '1-2', '--out', out]);
+    const r = await sop(['sweep', DEBATE, '--llm', `replay:${join(dir, 'short.cassette.json')}`, '--seeds', '1-2', '--out', out]);
     expect(r.code).toBe(1);
     expect(r.stderr).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/); // eslint-disable-line no-control-regex
     const rs = lines(out);

@@ -19,7 +19,7 @@ import { Run } from '../src/api/engine/run-with-features.js';
 import { validateSopDocument } from '../src/format/sop/sop-file.js';
 import { Mutator } from './helpers/sop-mutator.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
-import { spawnCliSync, requireBuiltCli } from './helpers/cli.js';
+import { spawnCliAsync, requireBuiltCli } from './helpers/cli.js';
 import { scaled } from './helpers/time.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -42,8 +42,8 @@ afterAll(() => {
   );
 });
 
-function cli(args: string[]) {
-  const r = spawnCliSync([...args], {
+async function cli(args: string[]) {
+  const r = await spawnCliAsync([...args], {
     cwd: dir,
     encoding: 'utf8',
     env: { ...process.env, SOP_DEBUG: '' },
@@ -74,8 +74,8 @@ function base(extra: Record<string, unknown> = {}, s: Record<string, unknown> = 
 }
 
 /** validate exits 1 with one line per problem, each naming the file and the pointer, no stack trace. */
-function refused(file: string, pointer: string, message: RegExp) {
-  const r = cli(['validate', file]);
+async function refused(file: string, pointer: string, message: RegExp) {
+  const r = await cli(['validate', file]);
   expect(r.code).toBe(1);
   expect(r.stderr).not.toMatch(/\n\s+at /);
   const line = r.lines.find((l) => l.includes(`: ${pointer}: `));
@@ -87,19 +87,19 @@ function refused(file: string, pointer: string, message: RegExp) {
 }
 
 describe('sop validate compiles every template', () => {
-  it('an unclosed {{#if}} in a component: exit 1 naming its pointer; run refuses it before any LLM call', () => {
+  it('an unclosed {{#if}} in a component: exit 1 naming its pointer; run refuses it before any LLM call', async () => {
     const file = write(
       'unclosed.sop.json',
       base({}, { components: { R: { task: 'Talk.', rule: 'Be brief. {{#if inputs.topic}}On {{inputs.topic}}.' } } }),
     );
-    refused(file, '/states/s/components/R/rule', /\{\{#if\}\} is not closed: add \{\{\/if\}\}/);
-    const run = cli(['run', file, '--llm', 'mock', '--max-turns', '3', '--json']);
+    await refused(file, '/states/s/components/R/rule', /\{\{#if\}\} is not closed: add \{\{\/if\}\}/);
+    const run = await cli(['run', file, '--llm', 'mock', '--max-turns', '3', '--json']);
     expect(run.code).toBe(1);
     expect(run.stdout).not.toContain('"llm_call"');
     expect(run.stderr).toMatch(/\/states\/s\/components\/R\/rule: \{\{#if\}\} is not closed/);
   });
 
-  it('{{inputs.gaol}} and the {{goal}} shorthand without a declared input are errors', () => {
+  it('{{inputs.gaol}} and the {{goal}} shorthand without a declared input are errors', async () => {
     const file = write(
       'typo.sop.json',
       base(
@@ -110,12 +110,16 @@ describe('sop validate compiles every template', () => {
         },
       ),
     );
-    refused(file, '/states/s/environment_prompt', /\{\{inputs\.gaol\}\}: input "gaol" is not declared in "inputs" \(declared: goal\)/);
+    await refused(
+      file,
+      '/states/s/environment_prompt',
+      /\{\{inputs\.gaol\}\}: input "gaol" is not declared in "inputs" \(declared: goal\)/,
+    );
     const noGoal = write('no-goal.sop.json', base({}, { begin_role: 'R', begin_query: 'Our goal: {{goal}}' }));
-    refused(noGoal, '/states/s/begin_query', /reads the input "goal", which this SOP does not declare/);
+    await refused(noGoal, '/states/s/begin_query', /reads the input "goal", which this SOP does not declare/);
   });
 
-  it('variables the engine does not give a template are errors; those it gives pass', () => {
+  it('variables the engine does not give a template are errors; those it gives pass', async () => {
     const file = write(
       'vars.sop.json',
       base(
@@ -129,7 +133,11 @@ describe('sop validate compiles every template', () => {
         { components: { R: { task: '{{memory.plan}} {{task_board.text}}' } } },
       ),
     );
-    const r = refused(file, '/templates/code_result', /"inputs" is not a variable of this template \(it has: refused, reply, language/);
+    const r = await refused(
+      file,
+      '/templates/code_result',
+      /"inputs" is not a variable of this template \(it has: refused, reply, language/,
+    );
     expect(r.stderr).not.toContain('/templates/judge_user');
     expect(r.stderr).toMatch(/\/states\/s\/components\/R\/task: \{\{memory\.plan\}\}: memory file "plan" is not declared/);
     expect(r.stderr).toMatch(/\{\{task_board\.text\}\}: "task_board" is given only to SOPs with a task_board/);
@@ -140,7 +148,7 @@ describe('sop validate compiles every template', () => {
       'judge.sop.json',
       base({}, { controller: { judge: { system_prompt: 'Judge the talk on {{inputs.topc}}.' } }, next_states: { '0': 's', '1': 'end' } }),
     );
-    refused(bad, '/states/s/controller/judge/system_prompt', /input "topc" is not declared/);
+    await refused(bad, '/states/s/controller/judge/system_prompt', /input "topc" is not declared/);
     const doc = base(
       {},
       { controller: { judge: { system_prompt: 'Judge the talk on {{inputs.topic}}.' } }, next_states: { '0': 's', '1': 'end' } },
@@ -186,9 +194,9 @@ describe('sop validate compiles every template', () => {
 });
 
 describe('the log helper is disabled', () => {
-  it('validate refuses a SOP using it; a render never reaches the console', () => {
+  it('validate refuses a SOP using it; a render never reaches the console', async () => {
     const file = write('log.sop.json', base({}, { components: { R: { task: 'Talk. {{log "secret" inputs.topic}}' } } }));
-    refused(file, '/states/s/components/R/task', /the log helper is disabled in SOP templates/);
+    await refused(file, '/states/s/components/R/task', /the log helper is disabled in SOP templates/);
     const spy = vi.spyOn(console, 'log').mockImplementation(() => undefined);
     const spyErr = vi.spyOn(console, 'error').mockImplementation(() => undefined);
     try {
@@ -209,18 +217,18 @@ describe('template bombs', () => {
     return `${src}{{#if inputs.topic}}{{> p${levels}}}{{/if}}`;
   };
 
-  it('exponentially nested inline partials: validate refuses them statically, at once', () => {
+  it('exponentially nested inline partials: validate refuses them statically, at once', async () => {
     const file = write('bomb.sop.json', base({}, { components: { R: { task: bomb(10, 10) } } }));
     const t0 = performance.now();
-    refused(file, '/states/s/components/R/task', /the partials expand into 11,111,111,111 partial calls \(at most 1,000\)/);
+    await refused(file, '/states/s/components/R/task', /the partials expand into 11,111,111,111 partial calls \(at most 1,000\)/);
     expect(performance.now() - t0).toBeLessThan(scaled(10_000)); // milliseconds of work: without the static check, days
     const deep = write('deep.sop.json', base({}, { components: { R: { task: bomb(20, 1) } } }));
-    refused(deep, '/states/s/components/R/task', /partials nested 21 deep \(at most 16\)/);
+    await refused(deep, '/states/s/components/R/task', /partials nested 21 deep \(at most 16\)/);
     const rec = write(
       'recursive.sop.json',
       base({}, { components: { R: { task: '{{#*inline "a"}}{{> b}}{{/inline}}{{#*inline "b"}}{{> a}}{{/inline}}{{> a}}' } } }),
     );
-    refused(rec, '/states/s/components/R/task', /partial "a" calls itself \(a -> b -> a\)/);
+    await refused(rec, '/states/s/components/R/task', /partial "a" calls itself \(a -> b -> a\)/);
   });
 
   it('at run time, a render past the limits stops at once with a clear error', () => {
@@ -265,7 +273,7 @@ describe('template bombs', () => {
 });
 
 describe('validate catches what run refuses at start-up', () => {
-  it('a sub-flow file that is missing or not a SOP', () => {
+  it('a sub-flow file that is missing or not a SOP', async () => {
     const sub = (file: string) =>
       base(
         {},
@@ -275,22 +283,22 @@ describe('validate catches what run refuses at start-up', () => {
         },
       );
     writeFileSync(join(dir, 'notes.txt'), 'not a SOP\n');
-    refused(
+    await refused(
       write('sub-missing.sop.json', sub('missing.sop.json')),
       '/states/s/commands/helper/settings',
       /missing\.sop\.json: \/: file not found/,
     );
-    refused(write('sub-notes.sop.json', sub('notes.txt')), '/states/s/commands/helper/settings', /notes\.txt/);
+    await refused(write('sub-notes.sop.json', sub('notes.txt')), '/states/s/commands/helper/settings', /notes\.txt/);
     // A sub-flow that loads but whose own sub-flow is missing: reported at the caller's command.
     write('middle.sop.json', sub('missing.sop.json'));
-    refused(
+    await refused(
       write('sub-deep.sop.json', sub('middle.sop.json')),
       '/states/s/commands/helper/settings/file',
       /sub-flow middle\.sop\.json: \/states\/s\/commands\/helper\/settings: .*file not found/,
     );
   });
 
-  it('args naming an argument the command does not have (known only from the sub-flow file)', () => {
+  it('args naming an argument the command does not have (known only from the sub-flow file)', async () => {
     write('child.sop.json', base({ inputs: { goal: { required: true } } }, { components: { R: { task: 'Do {{inputs.goal}}.' } } }));
     const file = write(
       'args.sop.json',
@@ -305,26 +313,26 @@ describe('validate catches what run refuses at start-up', () => {
         },
       ),
     );
-    refused(file, '/states/s/commands/child/args/gaol', /"gaol" is not an argument of this command \(arguments: goal\)/);
+    await refused(file, '/states/s/commands/child/args/gaol', /"gaol" is not an argument of this command \(arguments: goal\)/);
   });
 
-  it('over-long memory file names', () => {
+  it('over-long memory file names', async () => {
     const name = 'm'.repeat(300);
     const file = write('long-memory.sop.json', base({ memory: { [name]: '' } }));
-    refused(file, `/memory/${name}`, /memory file name is 300 characters; at most 200/);
+    await refused(file, `/memory/${name}`, /memory file name is 300 characters; at most 200/);
   });
 
-  it('agents-v1: a knowledge base file that is missing', () => {
+  it('agents-v1: a knowledge base file that is missing', async () => {
     const file = write(
       'knowledge.sop.json',
       base({ agents_v1: {} }, { components: { R: { task: 'Help.', knowledge: { path: 'kb/missing.json' } } } }),
     );
-    refused(file, '/states/s/components/R/knowledge/path', /knowledge file kb\/missing\.json not found/);
+    await refused(file, '/states/s/components/R/knowledge/path', /knowledge file kb\/missing\.json not found/);
   });
 
-  it('an embedder spec run cannot load', () => {
+  it('an embedder spec run cannot load', async () => {
     const file = write('embedder.sop.json', base({ environment: { top_k: 2, embedder: 'transformers' } }));
-    refused(file, '/environment/embedder', /embedder "transformers" needs a model/);
+    await refused(file, '/environment/embedder', /embedder "transformers" needs a model/);
   });
 });
 
@@ -382,6 +390,9 @@ describe('fuzz: every SOP validate accepts gets past run start-up', () => {
     const disagreements: string[] = [];
     const laterStatic: string[] = [];
     for (let i = 0; i < MUTANTS; i++) {
+      // let the worker answer vitest between mutants: validate and a run's start-up are synchronous
+      // work, and a minute without a turn of the event loop ends the test run with an RPC timeout
+      await new Promise((r) => setImmediate(r));
       const src = sources[i % sources.length]!;
       let { text, what } = m.mutateStatic(readFileSync(src, 'utf8'));
       if (m.int(5) === 0) {

@@ -8,7 +8,6 @@
 // with the shared secret still runs, and neither the secret nor the Redis password is printed.
 // Over rediss:// (a redis-server with TLS and a test CA), the runs run, and a server whose
 // certificate is not trusted is one error line.
-import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -17,6 +16,7 @@ import { Job, Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signJob } from '../src/shared/util/job-signature.js';
 import { codeSop } from './helpers/code-sop.js';
+import { execAsync } from './helpers/exec.js';
 import { calledCommand, startOpenAiServer, type TestServer } from './helpers/openai-server.js';
 import { freePort } from './helpers/free-port.js';
 import { stopChild } from './helpers/processes.js';
@@ -359,14 +359,28 @@ if (REDIS && !OPENSSL) console.warn('rediss:// test skipped: openssl is not inst
 describe.skipIf(!REDIS || !OPENSSL)('rediss://: the queue over TLS, the server certificate checked', () => {
   it('a sweep and a worker over TLS run the runs; a certificate not trusted is one error line', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sop-trust-tls-'));
-    const ssl = (...args: string[]) => {
-      const r = spawnSync(OPENSSL!, args, { cwd: dir, encoding: 'utf8' });
+    const ssl = async (...args: string[]) => {
+      const r = await execAsync(OPENSSL!, args, { cwd: dir, encoding: 'utf8' });
       expect(r.status, r.stderr).toBe(0);
     };
-    ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=sop-test-ca');
-    ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'srv.key', '-out', 'srv.csr', '-subj', '/CN=localhost');
+    await ssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.pem',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=sop-test-ca',
+    );
+    await ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'srv.key', '-out', 'srv.csr', '-subj', '/CN=localhost');
     writeFileSync(join(dir, 'ext'), 'subjectAltName=DNS:localhost\n');
-    ssl(
+    await ssl(
       'x509',
       '-req',
       '-in',

@@ -11,7 +11,7 @@ import { MockProvider } from '../src/core/llm/mock.js';
 import { Run } from '../src/api/engine/run-with-features.js';
 import { loadSopFile } from '../src/api/loader/checked-load.js';
 import { CONFORMANCE, ListHuman } from './helpers/v1.js';
-import { spawnCliSync, requireBuiltCli } from './helpers/cli.js';
+import { spawnCliAsync, requireBuiltCli } from './helpers/cli.js';
 
 /** Child processes of the CLI can be slow on a busy machine. */
 const CLI_TIMEOUT = 60_000;
@@ -24,8 +24,8 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function sop(args: string[]) {
-  const r = spawnCliSync([...args], {
+async function sop(args: string[]) {
+  const r = await spawnCliAsync([...args], {
     cwd: dir,
     encoding: 'utf8',
     env: { ...process.env, SOP_DEBUG: '', SOP_CACHE_DIR: join(dir, 'cache') },
@@ -192,15 +192,15 @@ describe('the Agents 1.0 conformance configs', () => {
 
   it(
     'sop import writes a SOP file that sop validate accepts and sop run runs (the CLI, end to end)',
-    () => {
+    async () => {
       const out = join(dir, 'customer.sop.json');
-      const imported = sop(['import', join(CONFORMANCE, 'Single_Agent/customer_service/customer_knowledge.json'), '-o', out]);
+      const imported = await sop(['import', join(CONFORMANCE, 'Single_Agent/customer_service/customer_knowledge.json'), '-o', out]);
       expect(imported.code, imported.stderr).toBe(0);
       expect(imported.stderr).toMatch(/customer_knowledge\.json:\d+:\d+: \/config\/API_KEY: warning: API keys are never copied/);
       expect(JSON.parse(readFileSync(out, 'utf8')).$schema).toMatch(/schemas\/sop\.schema\.json$/);
-      const validated = sop(['validate', out]);
+      const validated = await sop(['validate', out]);
       expect(validated.code, validated.stderr).toBe(0);
-      const run = sop([
+      const run = await sop([
         'run',
         out,
         '--llm',
@@ -221,8 +221,8 @@ describe('the Agents 1.0 conformance configs', () => {
 
   it(
     'sop run takes an Agents 1.0 config directly',
-    () => {
-      const run = sop([
+    async () => {
+      const run = await sop([
         'run',
         join(CONFORMANCE, 'Single_Agent/shopping_assistant/config.json'),
         '--llm',
@@ -243,8 +243,15 @@ describe('the Agents 1.0 conformance configs', () => {
 
   it(
     'a config with a human and no --answers fails before the run with instructions',
-    () => {
-      const r = sop(['run', join(CONFORMANCE, 'Single_Agent/shopping_assistant/config.json'), '--llm', 'mock', '--out', join(dir, 'runs')]);
+    async () => {
+      const r = await sop([
+        'run',
+        join(CONFORMANCE, 'Single_Agent/shopping_assistant/config.json'),
+        '--llm',
+        'mock',
+        '--out',
+        join(dir, 'runs'),
+      ]);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(
         /Mike is played by a person \(User_Names in the Agents 1\.0 config\).*--llm mock replaces only the LLM.*--answers FILE/,

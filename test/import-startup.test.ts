@@ -2,13 +2,13 @@
 // plugin, no engine and none of the heavy packages (bullmq, ioredis, DuckDB, the OpenAI client);
 // they are loaded when a run starts (src/api/start.ts imports src/api/engine/run-with-features.ts
 // then), and the run still works.
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireBuiltCli } from './helpers/cli.js';
+import { execAsync } from './helpers/exec.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const INDEX = pathToFileURL(join(ROOT, 'dist/src/index.js')).href;
@@ -35,14 +35,24 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The ES modules a Node process running `code` loads (URLs relative to the project), and its output. */
-function modulesLoaded(code: string): { modules: string[]; stdout: string } {
+async function modulesLoaded(code: string): Promise<{ modules: string[]; stdout: string }> {
   const log = join(dir, `loads-${Math.random().toString(36).slice(2)}.txt`);
   writeFileSync(log, '');
-  const r = spawnSync(process.execPath, ['--import', pathToFileURL(join(dir, 'register.mjs')).href, '--input-type=module', '-e', code], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    env: { ...process.env, SOP_DEBUG: '', OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '', SOP_TEST_LOAD_LOG: log },
-  });
+  const r = await execAsync(
+    process.execPath,
+    ['--import', pathToFileURL(join(dir, 'register.mjs')).href, '--input-type=module', '-e', code],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        SOP_DEBUG: '',
+        OTEL_EXPORTER_OTLP_ENDPOINT: '',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '',
+        SOP_TEST_LOAD_LOG: log,
+      },
+    },
+  );
   expect(r.status, r.stderr).toBe(0);
   const modules = readFileSync(log, 'utf8')
     .split('\n')
@@ -65,14 +75,14 @@ const HEAVY = [
 const heavy = (modules: string[]) => modules.filter((m) => HEAVY.some((re) => re.test(m)));
 
 describe("import 'sop'", () => {
-  it('loads no feature plugin, no engine and no heavy package', () => {
-    const { modules } = modulesLoaded(`await import(${JSON.stringify(INDEX)});`);
+  it('loads no feature plugin, no engine and no heavy package', async () => {
+    const { modules } = await modulesLoaded(`await import(${JSON.stringify(INDEX)});`);
     expect(modules.some((m) => m.endsWith('dist/src/index.js'))).toBe(true);
     expect(heavy(modules)).toEqual([]);
   });
 
-  it('loads the engine and its feature plugins when a run starts, and the run works', () => {
-    const { modules, stdout } = modulesLoaded(
+  it('loads the engine and its feature plugins when a run starts, and the run works', async () => {
+    const { modules, stdout } = await modulesLoaded(
       `const { loadSop, runSop } = await import(${JSON.stringify(INDEX)});\n` +
         `const r = await runSop(loadSop(${JSON.stringify(DEBATE)}), { llm: 'mock', maxTurns: 2 }).result;\n` +
         `console.log(JSON.stringify({ status: r.status, turns: r.turns }));`,

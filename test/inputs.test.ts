@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadSop, runSop } from '../src/index.js';
 import { closestName } from '../src/shared/util/suggest.js';
-import { spawnCliSync } from './helpers/cli.js';
+import { spawnCliAsync } from './helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sop-inputs-'));
 
@@ -21,7 +21,7 @@ function sopFile(input: Record<string, unknown>): string {
   return file;
 }
 
-const sop = (...args: string[]) => spawnCliSync(args, { encoding: 'utf8', cwd: dir, timeout: 60_000 });
+const sop = (...args: string[]) => spawnCliAsync(args, { encoding: 'utf8', cwd: dir, timeout: 60_000 });
 const lines = (s: string) => s.split('\n').filter(Boolean);
 
 describe('an input a template reads, without a default', () => {
@@ -30,8 +30,8 @@ describe('an input a template reads, without a default', () => {
   it.each([
     ['run', ['run', file, '--llm', 'mock', '--out', 'runs-a']],
     ['check', ['check', file, '--runs', '1']],
-  ])('sop %s refuses to start without it, in one line naming it', (_cmd, args) => {
-    const r = sop(...args);
+  ])('sop %s refuses to start without it, in one line naming it', async (_cmd, args) => {
+    const r = await sop(...args);
     expect(r.status).toBe(1);
     expect(lines(r.stderr)).toEqual([
       'error: debate needs the input "topic" (The motion), which its templates read and which has no default: pass --input topic=VALUE',
@@ -39,16 +39,16 @@ describe('an input a template reads, without a default', () => {
     expect(existsSync(join(dir, 'runs-a'))).toBe(false); // no run folder for a refused run
   });
 
-  it('sop sweep refuses it in one line', () => {
-    const r = sop('sweep', file, '--llm', 'mock', '--out', 'sweep-a');
+  it('sop sweep refuses it in one line', async () => {
+    const r = await sop('sweep', file, '--llm', 'mock', '--out', 'sweep-a');
     expect(r.status).toBe(1);
     expect(lines(r.stderr)).toEqual([
       'error: input "topic" is required (The motion) and 1 of 1 runs have none: give --input topic=VALUE or a "topic" column in --inputs',
     ]);
   });
 
-  it('runs once it is given', () => {
-    const r = sop('run', file, '--llm', 'mock', '--input', 'topic=bees', '--out', 'runs-b', '--quiet');
+  it('runs once it is given', async () => {
+    const r = await sop('run', file, '--llm', 'mock', '--input', 'topic=bees', '--out', 'runs-b', '--quiet');
     expect(r.status, r.stderr).toBe(0);
   });
 
@@ -59,7 +59,7 @@ describe('an input a template reads, without a default', () => {
     );
     expect(outcome).toMatch(/debate needs the input "topic".*pass options\.inputs\.topic/);
     const optional = sopFile({ description: 'The motion', required: false });
-    const r = sop('run', optional, '--llm', 'mock', '--out', 'runs-c', '--quiet');
+    const r = await sop('run', optional, '--llm', 'mock', '--out', 'runs-c', '--quiet');
     expect(r.status, r.stderr).toBe(0);
   });
 });
@@ -70,8 +70,8 @@ describe('a misspelt --input name', () => {
     ['run', ['run', file, '--llm', 'mock', '--input', 'topc=x', '--out', 'runs-d']],
     ['check', ['check', file, '--runs', '1', '--input', 'topc=x']],
     ['sweep', ['sweep', file, '--llm', 'mock', '--input', 'topc=x', '--out', 'sweep-d']],
-  ])('sop %s refuses it and suggests the declared name', (_cmd, args) => {
-    const r = sop(...args);
+  ])('sop %s refuses it and suggests the declared name', async (_cmd, args) => {
+    const r = await sop(...args);
     expect(r.status).toBe(1);
     expect(lines(r.stderr)).toEqual(['error: debate has no input "topc"; did you mean "topic"? (its inputs: topic)']);
     expect(existsSync(join(dir, 'runs-d'))).toBe(false);

@@ -4,22 +4,23 @@
 // Issue 39 item 4: the packed tarball (`npm pack`, then `npm i -g --prefix P sop-*.tgz` in an
 // empty folder, offline from the cache `npm ci` filled) installs at most 250 MB without the
 // optional packages, and its `sop` replays the debate example it ships.
-import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { cp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { requireBuiltPackage, requireBuiltCli } from './helpers/cli.js';
+import { execAsync } from './helpers/exec.js';
 import { scaled } from './helpers/time.js';
 
 describe('sop installed from the clone with npm i -g .', () => {
-  it('runs a built-in SOP by name from an empty folder', () => {
+  it('runs a built-in SOP by name from an empty folder', async () => {
     requireBuiltCli();
     const prefix = mkdtempSync(join(tmpdir(), 'sop-prefix-'));
-    const npm = spawnSync(
+    const npm = await execAsync(
       'npm',
       ['install', '--global', '.', '--prefix', prefix, '--offline', '--ignore-scripts', '--no-audit', '--no-fund'],
-      { encoding: 'utf8', timeout: scaled(180_000) },
+      { encoding: 'utf8', timeout: 180_000 },
     );
     expect(npm.status, npm.stderr).toBe(0);
     const bin = join(prefix, 'bin', 'sop');
@@ -29,40 +30,23 @@ describe('sop installed from the clone with npm i -g .', () => {
 
     const empty = mkdtempSync(join(tmpdir(), 'sop-empty-'));
     const env = { ...process.env, PATH: `${join(prefix, 'bin')}:${process.env.PATH ?? ''}` };
-    const list = spawnSync('sop', ['list'], { cwd: empty, env, encoding: 'utf8', timeout: scaled(60_000) });
+    const list = await execAsync('sop', ['list'], { cwd: empty, env, encoding: 'utf8', timeout: 60_000 });
     expect(list.status, list.stderr).toBe(0);
     expect(list.stdout).toMatch(/^plan_writer\b/m);
-    const run = spawnSync('sop', ['run', 'plan_writer', '--llm', 'mock', '--goal', 'tidy the shed', '--max-turns', '3', '--quiet'], {
+    const run = await execAsync('sop', ['run', 'plan_writer', '--llm', 'mock', '--goal', 'tidy the shed', '--max-turns', '3', '--quiet'], {
       cwd: empty,
       env,
       encoding: 'utf8',
-      timeout: scaled(60_000),
+      timeout: 60_000,
     });
     expect(run.status, run.stderr).toBe(0);
     expect(readdirSync(join(empty, 'runs'))).toHaveLength(1); // the run folder is in the folder it was started from
   });
 });
 
-/** A command as a child process, without blocking the test's event loop (an install takes minutes on a busy machine). */
-function run(
-  cmd: string,
-  args: string[],
-  o: { cwd?: string; timeoutMs?: number } = {},
-): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: o.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), o.timeoutMs ?? scaled(60_000));
-    child.on('error', reject);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
-  });
-}
+/** A command as a child process, awaited (an install takes minutes on a busy machine); killed at `timeout` (scaled). */
+const run = (cmd: string, args: string[], o: { cwd?: string; timeout?: number } = {}) =>
+  execAsync(cmd, args, { cwd: o.cwd, stdin: 'ignore', timeout: o.timeout ?? 60_000, killSignal: 'SIGKILL' });
 
 /** What `npm pack` takes from the clone: package.json's "files", the lock its prepack script ships, and that script. */
 const PACKED = [
@@ -81,8 +65,8 @@ const PACKED = [
 
 describe('sop installed from its packed tarball with npm i -g', () => {
   const made: string[] = [];
-  afterAll(() => {
-    for (const dir of made) rmSync(dir, { recursive: true, force: true }); // the install is 220 MB
+  afterAll(async () => {
+    for (const dir of made) await rm(dir, { recursive: true, force: true }); // the install is 220 MB
   });
 
   it(
@@ -93,8 +77,8 @@ describe('sop installed from its packed tarball with npm i -g', () => {
       // build already done (a build here would rewrite the dist/ that other test files run)
       const stage = mkdtempSync(join(tmpdir(), 'sop-pack-'));
       made.push(stage);
-      for (const p of PACKED) cpSync(join(process.cwd(), p), join(stage, p), { recursive: true });
-      const npmIn = (cwd: string, args: string[]) => run('npm', [...args, '--no-audit', '--no-fund'], { cwd, timeoutMs: scaled(300_000) });
+      for (const p of PACKED) await cp(join(process.cwd(), p), join(stage, p), { recursive: true });
+      const npmIn = (cwd: string, args: string[]) => run('npm', [...args, '--no-audit', '--no-fund'], { cwd, timeout: 300_000 });
       const prepack = await npmIn(stage, ['run', 'prepack']);
       expect(prepack.status, prepack.stderr).toBe(0);
       const pack = await npmIn(stage, ['pack', '--ignore-scripts', '--json']);
@@ -122,7 +106,7 @@ describe('sop installed from its packed tarball with npm i -g', () => {
       const example = join(prefix, 'lib', 'node_modules', 'sop', 'examples', 'debate');
       const replay = await run(sop, ['run', join(example, 'debate.sop.json'), '--llm', `replay:${join(example, 'debate.cassette.json')}`], {
         cwd: empty,
-        timeoutMs: scaled(120_000),
+        timeout: 120_000,
       });
       expect(replay.status, replay.stderr).toBe(0);
       expect(replay.stdout + replay.stderr).toMatch(/Finished in state "end"/);
@@ -133,7 +117,7 @@ describe('sop installed from its packed tarball with npm i -g', () => {
       writeFileSync(join(empty, 'models', 'tiny.gguf'), '');
       const local = await run(sop, ['run', join(example, 'debate.sop.json'), '--llm', 'local:models/tiny.gguf', '--quiet'], {
         cwd: empty,
-        timeoutMs: scaled(120_000),
+        timeout: 120_000,
       });
       expect(local.status).not.toBe(0);
       expect(local.stderr.trim().split('\n')).toHaveLength(1);

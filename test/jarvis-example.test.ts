@@ -12,7 +12,7 @@ import type { RunEvent } from '../src/core/runtime/events.js';
 import { Run } from '../src/api/engine/run-with-features.js';
 import { loadSopFile } from '../src/api/loader/checked-load.js';
 import { tempDir } from './helpers/executor-context.js';
-import { requireBuiltCli, spawnCliSync } from './helpers/cli.js';
+import { requireBuiltCli, spawnCliAsync } from './helpers/cli.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const EXAMPLE = join(ROOT, 'examples', 'jarvis');
@@ -26,9 +26,9 @@ interface Outcome {
   events: any[];
 }
 
-function runExample(extra: string[] = []): Outcome {
+async function runExample(extra: string[] = []): Promise<Outcome> {
   const out = tempDir('sop-jarvis-');
-  const r = spawnCliSync(
+  const r = await spawnCliAsync(
     [
       'run',
       'sops/jarvis.sop.json',
@@ -74,9 +74,9 @@ const flatten = (e: any, flow = ''): [string, any] => (e.type === 'subflow' ? fl
 
 describe('examples/jarvis', () => {
   let run: Outcome;
-  beforeAll(() => {
+  beforeAll(async () => {
     requireBuiltCli();
-    run = runExample();
+    run = await runExample();
   });
 
   it('exits 0 and reports a result naming the file', () => {
@@ -169,7 +169,7 @@ describe('examples/jarvis', () => {
 
 describe('examples/jarvis, interrupted and resumed', () => {
   it('puts back what a journaled executor wrote and ends with the same files as an uninterrupted run', async () => {
-    const reference = runExample();
+    const reference = await runExample();
     expect(reference.code).toBe(0);
     const out = tempDir('sop-jarvis-crash-');
     const cassette = join(EXAMPLE, 'jarvis.cassette.json');

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireBuiltCli, runCliKillable, spawnCliSync } from './helpers/cli.js';
+import { requireBuiltCli, runCliKillable, spawnCliAsync } from './helpers/cli.js';
 import { startOpenAiServer, type ChatRequestBody, type TestServer } from './helpers/openai-server.js';
 import { lostCalls } from '../src/features/journal/lost-calls.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
@@ -81,7 +81,7 @@ describe('a call in flight at a kill', () => {
     expect(byPurpose.reduce((n, b) => n + b.calls, 0)).toBe(chats);
     expect(usage.cost).toBeGreaterThan(lost[0]!.cost_usd!);
     // sop runs shows the same cost
-    const runs = spawnCliSync(['runs', '--out', out, '--json'], { env: ENV });
+    const runs = await spawnCliAsync(['runs', '--out', out, '--json'], { env: ENV });
     expect(runs.status, runs.stderr).toBe(0);
     expect((JSON.parse(runs.stdout.split('\n')[0]!) as { cost_usd?: number }).cost_usd).toBe(usage.cost);
   }, 60_000);

@@ -9,7 +9,7 @@ import { executor as library } from '../src/features/actions/executors/library.j
 import { loadSopFile } from '../src/api/loader/checked-load.js';
 import { answers, execContext, tempDir } from './helpers/executor-context.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
-import { spawnCliSync } from './helpers/cli.js';
+import { spawnCliAsync } from './helpers/cli.js';
 
 const WRONG = 'def double(x: int) -> int:\n    """Twice x."""\n    return x + 1\n';
 const RIGHT = 'def double(x: int) -> int:\n    """Twice x."""\n    return 2 * x\n';
@@ -160,13 +160,13 @@ describe("save_code in a run, after the agent's own test failed", () => {
 });
 
 describe('sop run --tests', () => {
-  const run = (args: string[]) => spawnCliSync(['run', ...args, '--out', tempDir('sop-out-')], { encoding: 'utf8' });
+  const run = (args: string[]) => spawnCliAsync(['run', ...args, '--out', tempDir('sop-out-')], { encoding: 'utf8' });
 
-  it('refuses a SOP without a tests input and a folder that does not exist, in one line', () => {
-    const a = run(['examples/debate/debate.sop.json', '--llm', 'mock', '--tests', '.']);
+  it('refuses a SOP without a tests input and a folder that does not exist, in one line', async () => {
+    const a = await run(['examples/debate/debate.sop.json', '--llm', 'mock', '--tests', '.']);
     expect(a.status).toBe(1);
     expect(a.stderr.trim()).toBe('error: --tests: debate has no "tests" input, so it runs no tests of yours (see docs/executors.md)');
-    const b = run(['sops/jarvis.sop.json', '--llm', 'mock', '--goal', 'x', '--tests', 'no/such/folder']);
+    const b = await run(['sops/jarvis.sop.json', '--llm', 'mock', '--goal', 'x', '--tests', 'no/such/folder']);
     expect(b.status).toBe(1);
     expect(b.stderr.trim()).toBe(`error: --tests: ${resolve('no/such/folder')} is not a folder`);
   });

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireBuiltCli, runCli, spawnCli, spawnCliSync } from './helpers/cli.js';
+import { requireBuiltCli, runCli, spawnCli, spawnCliAsync } from './helpers/cli.js';
 import { loadRunRecord } from '../src/features/journal/record.js';
 import { goldenOf, runFolderIn } from './helpers/golden.js';
 import { LOCAL_ENV, TEST_MODEL, noteSkip } from './helpers/local-model.js';
@@ -158,7 +158,7 @@ describe.skipIf(missing !== undefined)('sop run --llm local: on SmolLM2-135M-Ins
 
 describe('sop validate: a SOP whose llm.provider is local', () => {
   beforeAll(requireBuiltCli);
-  it('every model file it names is there (relative to its folder), or an hf: model; the top-level block names one', () => {
+  it('every model file it names is there (relative to its folder), or an hf: model; the top-level block names one', async () => {
     const dir = mkdtempSync(join(tmp, 'validate-'));
     writeFileSync(join(dir, 'small.gguf'), 'GGUF');
     const sop = (llm: object, agentLlm?: object) => ({
@@ -171,15 +171,15 @@ describe('sop validate: a SOP whose llm.provider is local', () => {
     const validate = (doc: object) => {
       const file = join(dir, 'v.sop.json');
       writeFileSync(file, JSON.stringify(doc));
-      return spawnCliSync(['validate', file]);
+      return spawnCliAsync(['validate', file]);
     };
-    expect(validate(sop({ provider: 'local', model: 'small.gguf' }, { model: 'hf:someone/repo/x.gguf' })).status).toBe(0);
-    const missing = validate(sop({ provider: 'local', model: 'small.gguf' }, { model: 'models/big.gguf' }));
+    expect((await validate(sop({ provider: 'local', model: 'small.gguf' }, { model: 'hf:someone/repo/x.gguf' }))).status).toBe(0);
+    const missing = await validate(sop({ provider: 'local', model: 'small.gguf' }, { model: 'models/big.gguf' }));
     expect(missing.status).toBe(1);
     expect(missing.stderr + missing.stdout).toContain(
       '/agents/Ada/llm/model: local model file models/big.gguf not found (llm.provider "local" reads it from the SOP\'s folder)',
     );
-    const none = validate(sop({ provider: 'local' }));
+    const none = await validate(sop({ provider: 'local' }));
     expect(none.status).toBe(1);
     expect(none.stderr + none.stdout).toContain('/llm: llm.provider "local" needs llm.model');
   });

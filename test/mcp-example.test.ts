@@ -4,13 +4,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { journal, onlyRun, tempDir } from './helpers/mcp-notes.js';
-import { runCli, spawnCliSync } from './helpers/cli.js';
+import { runCli, spawnCliAsync } from './helpers/cli.js';
 import { startOpenAiServer } from './helpers/openai-server.js';
 
 describe('examples/mcp', () => {
-  it('runs offline from its hand-written cassette, calling the notes server', () => {
+  it('runs offline from its hand-written cassette, calling the notes server', async () => {
     const out = tempDir();
-    const r = spawnCliSync(
+    const r = await spawnCliAsync(
       ['run', 'examples/mcp/notes.sop.json', '--llm', 'replay:examples/mcp/notes.cassette.json', '--yes', '--out', out, '--quiet'],
       { encoding: 'utf8' },
     );

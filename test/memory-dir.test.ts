@@ -3,7 +3,6 @@
 // once and a logs file with both runs' entries under their headers; the folder is locked while a
 // run uses it (a stale lock is taken over, a run refused for a held one leaves no run folder);
 // saving a function again replaces it.
-import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +14,8 @@ import { codeSop } from './helpers/code-sop.js';
 import { ScriptedLlm } from './helpers/scripted-llm.js';
 import { runSop } from '../src/api/run-sop.js';
 import type { Sop } from '../src/format/sop/types.js';
-import { spawnCli, spawnCliSync, spawnCliAsync } from './helpers/cli.js';
+import { spawnCli, spawnCliAsync } from './helpers/cli.js';
+import { execAsync } from './helpers/exec.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const GOAL =
@@ -40,7 +40,7 @@ function jarvisArgs(memoryDir: string, out: string): string[] {
 }
 
 function jarvis(memoryDir: string, out: string) {
-  return spawnCliSync(
+  return spawnCliAsync(
     [
       'run',
       'sops/jarvis.sop.json',
@@ -62,12 +62,12 @@ function jarvis(memoryDir: string, out: string) {
 }
 
 describe('--memory-dir with the Jarvis example', () => {
-  it('twice in a row: exit 0, the function in the library once, logs from both runs', () => {
+  it('twice in a row: exit 0, the function in the library once, logs from both runs', async () => {
     const base = tempDir('sop-memdir-');
     const M = join(base, 'M');
-    const first = jarvis(M, join(base, 'runs'));
+    const first = await jarvis(M, join(base, 'runs'));
     expect(first.status, first.stderr).toBe(0);
-    const second = jarvis(M, join(base, 'runs'));
+    const second = await jarvis(M, join(base, 'runs'));
     expect(second.status, second.stderr).toBe(0);
 
     const library = readFileSync(join(M, 'library.py'), 'utf8');
@@ -88,7 +88,7 @@ describe('--memory-dir with the Jarvis example', () => {
     const journal = readFileSync(join(runs, 'journal.jsonl'), 'utf8');
     expect(journal).toContain('def summarize_csv(path: str) -> dict:'); // the code library in the prompts
     // the planner too: its prompt holds the library's function and the first run's logs
-    const shown = spawnCliSync(['show', runs, '--prompts'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    const shown = await spawnCliAsync(['show', runs, '--prompts'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
     expect(shown.status, shown.stderr).toBe(0);
     const planner = shown.stdout.split(/^=== /m).find((p) => p.startsWith('turn 1: agent call in state "plan"'))!;
     expect(planner).toContain('Functions in the code library (memory file code_library), which steps can reuse:\ndef summarize_csv(');
@@ -127,11 +127,11 @@ describe('--memory-dir with the Jarvis example', () => {
     expect(readFileSync(join(M, 'library.py'), 'utf8').match(/^def summarize_csv\(/gm)).toHaveLength(1);
   }, 240_000);
 
-  it('refuses a folder another live run holds, with one clear line', () => {
+  it('refuses a folder another live run holds, with one clear line', async () => {
     const M = tempDir('sop-memdir-held-');
     // a live process (this one's parent shell is alive: use our own parent pid)
     writeFileSync(join(M, MEMORY_LOCK), JSON.stringify({ pid: process.ppid, host: hostname(), time: 't', run: 'other-run' }));
-    const r = jarvis(M, join(M, 'runs'));
+    const r = await jarvis(M, join(M, 'runs'));
     expect(r.status).toBe(1);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/^error: memory folder .* is in use by run other-run, process \d+ .*delete .*memory\.lock/);
@@ -166,21 +166,21 @@ describe('the SOP key memory_dir', () => {
 
 describe('a new goal with the same memory folder', () => {
   const scientist = (cwd: string, goal: string) =>
-    spawnCliSync(['run', 'scientist', '--llm', 'mock', '--goal', goal, '--memory-dir', 'M', '--max-turns', '1', '--out', 'runs'], {
+    spawnCliAsync(['run', 'scientist', '--llm', 'mock', '--goal', goal, '--memory-dir', 'M', '--max-turns', '1', '--out', 'runs'], {
       cwd,
       encoding: 'utf8',
       timeout: 60_000,
     });
 
-  it('the scientist: goal B replaces mission A, which goes to the logs with one notice; the same goal leaves it', () => {
+  it('the scientist: goal B replaces mission A, which goes to the logs with one notice; the same goal leaves it', async () => {
     const cwd = tempDir('sop-mission-');
     const M = join(cwd, 'M');
-    const a = scientist(cwd, 'Why is the sky blue?');
+    const a = await scientist(cwd, 'Why is the sky blue?');
     expect(a.status, a.stderr).toBe(0);
     expect(readFileSync(join(M, 'mission.md'), 'utf8')).toBe('Why is the sky blue?');
     expect(a.stderr).not.toMatch(/memory file "mission"/);
 
-    const b = scientist(cwd, 'Why is grass green?');
+    const b = await scientist(cwd, 'Why is grass green?');
     expect(b.status, b.stderr).toBe(0);
     expect(readFileSync(join(M, 'mission.md'), 'utf8')).toBe('Why is grass green?');
     const notices = b.stderr.split('\n').filter((l) => l.includes('memory file "mission"'));
@@ -197,7 +197,7 @@ describe('a new goal with the same memory folder', () => {
     const run = b.stderr.match(/Run folder: (\S+)/)![1]!;
     expect(readFileSync(join(run, 'journal.jsonl'), 'utf8')).toContain('The mission (memory file mission): Why is grass green?');
 
-    const again = scientist(cwd, 'Why is grass green?');
+    const again = await scientist(cwd, 'Why is grass green?');
     expect(again.status, again.stderr).toBe(0);
     expect(again.stderr).not.toMatch(/memory file "mission"/);
     expect(readFileSync(join(M, 'mission.md'), 'utf8')).toBe('Why is grass green?');
@@ -243,9 +243,9 @@ describe('a new goal with the same memory folder', () => {
 });
 
 describe('the memory folder lock', () => {
-  it('takes over a stale lock (its process is gone) and refuses a second run in the same process', () => {
+  it('takes over a stale lock (its process is gone) and refuses a second run in the same process', async () => {
     const M = tempDir('sop-memdir-lock-');
-    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    const dead = await execAsync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
     writeFileSync(join(M, MEMORY_LOCK), JSON.stringify({ pid: Number(dead.stdout), host: hostname(), time: 't' }));
     const release = lockMemoryDir(M, 'run-a');
     expect(JSON.parse(readFileSync(join(M, MEMORY_LOCK), 'utf8')).run).toBe('run-a');

@@ -1,20 +1,21 @@
 // The shipped persona file is synthetic and reproducible: scripts/make-personas.mjs (over the
 // built generator) writes the same bytes as the committed examples/social-spread/ files, and the
 // file loads as a population.
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadPopulation, validatePopulationSpec } from '../src/features/population/population.js';
+import { execAsync } from './helpers/exec.js';
 
 const EXAMPLE = join(process.cwd(), 'examples/social-spread');
 const dir = mkdtempSync(join(tmpdir(), 'pop-personas-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('examples/social-spread/personas.csv', () => {
-  it('is what scripts/make-personas.mjs writes, byte for byte, and says it is synthetic', () => {
-    execFileSync(process.execPath, ['scripts/make-personas.mjs', '--out', dir], { stdio: 'pipe' });
+  it('is what scripts/make-personas.mjs writes, byte for byte, and says it is synthetic', async () => {
+    const made = await execAsync(process.execPath, ['scripts/make-personas.mjs', '--out', dir]);
+    expect(made.status, made.stderr).toBe(0);
     expect(readFileSync(join(dir, 'personas.csv'), 'utf8')).toBe(readFileSync(join(EXAMPLE, 'personas.csv'), 'utf8'));
     expect(readFileSync(join(dir, 'PERSONAS.md'), 'utf8')).toBe(readFileSync(join(EXAMPLE, 'PERSONAS.md'), 'utf8'));
     expect(readFileSync(join(EXAMPLE, 'PERSONAS.md'), 'utf8')).toMatch(/\*\*synthetic\*\* personas\. No row describes a real person/);

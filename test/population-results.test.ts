@@ -24,7 +24,7 @@ import { loadSop, resumeRun, runSop } from '../src/index.js';
 import { queryResults, ResultsError } from '../src/api/results-db.js';
 import { readJournal } from '../src/features/journal/reader.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
-import { requireBuiltCli, spawnCliSync, spawnCliAsync } from './helpers/cli.js';
+import { requireBuiltCli, spawnCliAsync } from './helpers/cli.js';
 
 const SOP = 'examples/social-spread/social-spread.sop.json';
 const tmp = mkdtempSync(join(tmpdir(), 'sop-results-'));
@@ -32,7 +32,7 @@ let run: string;
 /** Actions per step, from the journal. */
 let perStep: number[];
 
-const sop = (...args: string[]) => spawnCliSync(args, { cwd: process.cwd() });
+const sop = (...args: string[]) => spawnCliAsync(args, { cwd: process.cwd() });
 type Step = Extract<RunEvent, { type: 'population_step' }>;
 const steps = (dir: string) => readJournal(dir).events.filter((e): e is Step => e.type === 'population_step');
 
@@ -47,9 +47,9 @@ async function readBack(sql: string): Promise<unknown[][]> {
   }
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   requireBuiltCli();
-  const r = sop('run', SOP, '--llm', 'mock', '--out', join(tmp, 'runs'), '--quiet');
+  const r = await sop('run', SOP, '--llm', 'mock', '--out', join(tmp, 'runs'), '--quiet');
   expect(r.status, r.stderr).toBe(0);
   run = join(tmp, 'runs', readdirSync(join(tmp, 'runs'))[0]!);
   perStep = steps(run).map((e) => e.actions.length);
@@ -58,10 +58,10 @@ beforeAll(() => {
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe('sop query', () => {
-  it('is written at the end of the run, and prints one row per step as an aligned table', () => {
+  it('is written at the end of the run, and prints one row per step as an aligned table', async () => {
     expect(existsSync(join(run, 'population.duckdb'))).toBe(true);
     expect(readdirSync(run).filter((f) => f.includes('.tmp') || f.endsWith('.wal'))).toEqual([]);
-    const r = sop('query', run, 'select step, count(*) as n from actions group by step order by step');
+    const r = await sop('query', run, 'select step, count(*) as n from actions group by step order by step');
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
@@ -71,52 +71,57 @@ describe('sop query', () => {
     expect(lines[8]).toBe('(6 rows)');
   });
 
-  it('prints CSV with --csv and a JSON array with --json', () => {
-    const csv = sop('query', run, 'select step, clock, active from steps order by step', '--csv');
+  it('prints CSV with --csv and a JSON array with --json', async () => {
+    const csv = await sop('query', run, 'select step, clock, active from steps order by step', '--csv');
     expect(csv.status).toBe(0);
     const rows = csv.stdout.split('\r\n');
     expect(rows[0]).toBe('step,clock,active');
     expect(rows.slice(1, 7)).toEqual(steps(run).map((e) => `${e.step},${e.clock},${e.active}`));
-    const json = sop('query', run, "select step, value from metrics where name = 'cascade.news.size' order by step", '--json');
+    const json = await sop('query', run, "select step, value from metrics where name = 'cascade.news.size' order by step", '--json');
     expect(json.status).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual(steps(run).map((e) => ({ step: e.step, value: e.metrics['cascade.news.size'] })));
   });
 
-  it('holds the agents reloaded from the population, typed, joinable with their actions', () => {
-    const r = sop(
+  it('holds the agents reloaded from the population, typed, joinable with their actions', async () => {
+    const r = await sop(
       'query',
       run,
       'select count(*) as n, count(distinct id) as ids, min(age) as young, typeof(any_value(age)) as t, any_value(state) as s from agents',
       '--json',
     );
     expect(JSON.parse(r.stdout)).toEqual([{ n: 1000, ids: 1000, young: expect.any(Number), t: 'BIGINT', s: 'feed' }]);
-    const cols = sop(
+    const cols = await sop(
       'query',
       run,
       "select column_name from information_schema.columns where table_name = 'agents' order by ordinal_position",
       '--csv',
     );
     expect(cols.stdout.trim().split('\r\n').slice(1)).toEqual(['state', 'id', 'name', 'age', 'party', 'interest', 'followers']);
-    const joined = sop('query', run, 'select count(*) as n from actions x join agents a on a.id = x.agent and a.state = x.state', '--json');
+    const joined = await sop(
+      'query',
+      run,
+      'select count(*) as n from actions x join agents a on a.id = x.agent and a.state = x.state',
+      '--json',
+    );
     expect(JSON.parse(joined.stdout)).toEqual([{ n: perStep.reduce((a, b) => a + b, 0) }]);
-    const args = sop('query', run, "select args->>'post_id' as post from actions where name = 'repost' and ok limit 1", '--json');
+    const args = await sop('query', run, "select args->>'post_id' as post from actions where name = 'repost' and ok limit 1", '--json');
     expect((JSON.parse(args.stdout) as Array<{ post: string }>)[0]!.post).toMatch(/^(news|p\d+)$/);
   });
 
-  it('says a bad statement, a missing run and a run without population states in one line', () => {
-    const bad = sop('query', run, 'selec step from actions');
+  it('says a bad statement, a missing run and a run without population states in one line', async () => {
+    const bad = await sop('query', run, 'selec step from actions');
     expect(bad.status).toBe(1);
     expect(bad.stdout).toBe('');
     expect(bad.stderr).toBe('error: Parser Error: syntax error at or near "selec"\n');
-    const unknown = sop('query', run, 'select nope from actions');
+    const unknown = await sop('query', run, 'select nope from actions');
     expect(unknown.stderr.trimEnd().split('\n')).toHaveLength(1);
-    const missing = sop('query', join(tmp, 'no-such-run'), 'select 1');
+    const missing = await sop('query', join(tmp, 'no-such-run'), 'select 1');
     expect(missing.status).toBe(1);
     expect(missing.stderr).toBe(`error: ${join(tmp, 'no-such-run')}: no journal.jsonl here; is it a run folder (sop runs lists them)?\n`);
-    const debate = sop('run', 'examples/debate/debate.sop.json', '--llm', 'mock', '--out', join(tmp, 'debate'), '--quiet');
+    const debate = await sop('run', 'examples/debate/debate.sop.json', '--llm', 'mock', '--out', join(tmp, 'debate'), '--quiet');
     expect(debate.status).toBe(0);
     const dir = join(tmp, 'debate', readdirSync(join(tmp, 'debate'))[0]!);
-    const none = sop('query', dir, 'select 1');
+    const none = await sop('query', dir, 'select 1');
     expect(none.status).toBe(1);
     expect(none.stderr).toMatch(
       /^error: .*: this run has no population states, so it has no population\.duckdb \(see docs\/population\.md#results\)\n$/,
@@ -149,10 +154,10 @@ describe('sop query', () => {
     expect((await queryResults(run, 'select count(*) as n from steps')).rows).toEqual([[6]]);
   });
 
-  it('builds the database again from the journal when it is deleted', () => {
-    const first = sop('query', run, 'select count(*) as n from actions', '--json').stdout;
+  it('builds the database again from the journal when it is deleted', async () => {
+    const first = (await sop('query', run, 'select count(*) as n from actions', '--json')).stdout;
     rmSync(join(run, 'population.duckdb'));
-    const again = sop('query', run, 'select count(*) as n from actions', '--json');
+    const again = await sop('query', run, 'select count(*) as n from actions', '--json');
     expect(again.status).toBe(0);
     expect(again.stdout).toBe(first);
     expect(existsSync(join(run, 'population.duckdb'))).toBe(true);
@@ -170,18 +175,18 @@ describe('sop query', () => {
     expect(started).toMatchObject({ source: join(ex, 'personas.csv') });
     rmSync(join(dir, 'population.duckdb'));
     const count = 'select count(*) as n, count(distinct party) as parties, (select agents_loaded from run) as loaded from agents';
-    const elsewhere = sop('query', dir, count, '--json');
+    const elsewhere = await sop('query', dir, count, '--json');
     expect(elsewhere.stderr).toBe('');
     expect(JSON.parse(elsewhere.stdout)).toEqual([{ n: 1000, parties: 3, loaded: true }]);
     // the data file gone: its agents are left out with a warning naming it, and the next query tries again
     renameSync(join(ex, 'personas.csv'), join(ex, 'away.csv'));
     rmSync(join(dir, 'population.duckdb'));
-    const gone = sop('query', dir, 'select count(*) as n, (select agents_loaded from run) as loaded from agents', '--json');
+    const gone = await sop('query', dir, 'select count(*) as n, (select agents_loaded from run) as loaded from agents', '--json');
     expect(gone.status).toBe(0);
     expect(gone.stderr).toBe(`warning: agents of state "feed" not loaded: ${join(ex, 'personas.csv')}: file not found\n`);
     expect(JSON.parse(gone.stdout)).toEqual([{ n: 0, loaded: false }]);
     renameSync(join(ex, 'away.csv'), join(ex, 'personas.csv'));
-    const back = sop('query', dir, count, '--json');
+    const back = await sop('query', dir, count, '--json');
     expect(back.stderr).toBe('');
     expect(JSON.parse(back.stdout)).toEqual([{ n: 1000, parties: 3, loaded: true }]);
   });
@@ -197,12 +202,12 @@ describe('sop query', () => {
     expect(elsewhere.status).toBe(0);
     expect(elsewhere.stderr).toBe('warning: agents of state "feed" not loaded: personas.csv: file not found\n');
     expect(JSON.parse(elsewhere.stdout)).toEqual([{ n: 0 }]);
-    const here = sop('query', dir, 'select count(*) as n, (select agents_loaded from run) as loaded from agents', '--json');
+    const here = await sop('query', dir, 'select count(*) as n, (select agents_loaded from run) as loaded from agents', '--json');
     expect(here.stderr).toBe('');
     expect(JSON.parse(here.stdout)).toEqual([{ n: 1000, loaded: true }]);
   });
 
-  it('refuses a population.duckdb that is a symbolic link out of the run folder', () => {
+  it('refuses a population.duckdb that is a symbolic link out of the run folder', async () => {
     const dir = join(tmp, 'linked');
     mkdirSync(dir);
     copyFileSync(join(run, 'journal.jsonl'), join(dir, 'journal.jsonl'));
@@ -212,7 +217,7 @@ describe('sop query', () => {
       ['query', dir, 'select 1'],
       ['export', dir, '--parquet', join(tmp, 'linked-out')],
     ]) {
-      const r = sop(...args);
+      const r = await sop(...args);
       expect(r.status).toBe(1);
       expect(r.stderr).toBe(
         `error: ${join(dir, 'population.duckdb')}: is a symbolic link; population.duckdb must be a file of the run folder\n`,
@@ -221,18 +226,18 @@ describe('sop query', () => {
     expect(existsSync(join(tmp, 'linked-out'))).toBe(false);
   });
 
-  it('has --help text with examples', () => {
-    const r = sop('query', '--help');
+  it('has --help text with examples', async () => {
+    const r = await sop('query', '--help');
     expect(r.stdout).toContain('population.duckdb');
     expect(r.stdout).toContain('Examples:');
-    expect(sop('export', '--help').stdout).toContain('--parquet');
+    expect((await sop('export', '--help')).stdout).toContain('--parquet');
   });
 });
 
 describe('sop export', () => {
   it('writes one Parquet file per table, which DuckDB reads back with the same row counts', async () => {
     const out = join(tmp, 'parquet');
-    const r = sop('export', run, '--parquet', out);
+    const r = await sop('export', run, '--parquet', out);
     expect(r.status, r.stderr).toBe(0);
     const tables = ['run', 'agents', 'steps', 'actions', 'metrics', 'surveys'];
     expect(readdirSync(out).sort()).toEqual(tables.map((t) => `${t}.parquet`).sort());
@@ -254,8 +259,9 @@ describe('a resumed run', () => {
     for await (const e of h) if (e.type === 'population_step' && e.step === 3) h.stop();
     expect((await h.result).status).toBe('interrupted');
     const dir = join(out, 'stopped');
-    const count = () => JSON.parse(sop('query', dir, 'select count(*) as n from steps', '--json').stdout) as Array<{ n: number }>;
-    expect(count()).toEqual([{ n: 3 }]);
+    const count = async () =>
+      JSON.parse((await sop('query', dir, 'select count(*) as n from steps', '--json')).stdout) as Array<{ n: number }>;
+    expect(await count()).toEqual([{ n: 3 }]);
     // what a killed attempt leaves: a step journaled after the last checkpoint (of turn 3), which a resume redoes
     const voided = {
       ...steps(dir)[2]!,
@@ -264,11 +270,11 @@ describe('a resumed run', () => {
       actions: [{ agent: 'a1', name: 'idle', args: {}, ok: true, output: 'VOIDED', tier: 'rule' }],
     };
     appendFileSync(join(dir, 'journal.jsonl'), JSON.stringify(voided) + '\n');
-    expect(count()).toEqual([{ n: 4 }]); // the journal's new line is read and appended
+    expect(await count()).toEqual([{ n: 4 }]); // the journal's new line is read and appended
     const resumed = resumeRun(dir, { llm: 'mock' });
     for await (const e of resumed) void e;
     expect((await resumed.result).status).toBe('finished');
-    const r = sop(
+    const r = await sop(
       'query',
       dir,
       "select step, count(*) as n, count(*) filter (where output = 'VOIDED') as v from actions group by step order by step",

@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { promptsOf } from '../src/features/journal/recorded-prompts.js';
 import { loadRunRecord } from '../src/features/journal/record.js';
 import { tempDir } from './helpers/executor-context.js';
-import { spawnCliSync, requireBuiltCli, spawnCliAsync } from './helpers/cli.js';
+import { requireBuiltCli, spawnCliAsync } from './helpers/cli.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const GOAL = 'How does the period of a simple pendulum depend on its length and on the mass of its bob?';
@@ -19,9 +19,9 @@ interface Outcome {
   events: any[];
 }
 
-function runExample(extra: string[] = [], answers = true): Outcome {
+async function runExample(extra: string[] = [], answers = true): Promise<Outcome> {
   const out = tempDir('sop-scientist-');
-  const r = spawnCliSync(
+  const r = await spawnCliAsync(
     [
       'run',
       'sops/scientist.sop.json',
@@ -50,9 +50,9 @@ const json = (dir: string, file: string) => JSON.parse(readFileSync(join(dir, 'm
 
 describe('examples/scientist', () => {
   let run: Outcome;
-  beforeAll(() => {
+  beforeAll(async () => {
     requireBuiltCli();
-    run = runExample();
+    run = await runExample();
   });
 
   it('runs offline to the final answer, which cites the accepted fact', () => {
@@ -89,7 +89,7 @@ describe('examples/scientist', () => {
     );
   });
 
-  it('shows the self of seed 003 in its prompts: the mission file, a seeded mood, relevant free thoughts, a reflection step', () => {
+  it('shows the self of seed 003 in its prompts: the mission file, a seeded mood, relevant free thoughts, a reflection step', async () => {
     const prompts = promptsOf(loadRunRecord(run.dir)).filter((p) => p.purpose === 'agent');
     const system = (p: (typeof prompts)[number]) => p.messages[0]!.content;
     // The mission is the memory file "mission", made from --goal; the mood is on, from --seed.
@@ -110,14 +110,14 @@ describe('examples/scientist', () => {
     expect(shown).toContain('two separate questions: Length and mass can be studied separately; the law then combines them.');
     expect(shown).not.toContain('the mass cancels'); // a thought on task 2, not a free one
     // The same run again, same seed: the same mood in every prompt.
-    const again = promptsOf(loadRunRecord(runExample().dir)).filter((p) => p.purpose === 'agent');
+    const again = promptsOf(loadRunRecord((await runExample()).dir)).filter((p) => p.purpose === 'agent');
     expect(again.map((p) => /Your mood: [^\n]*/.exec(system(p))?.[0])).toEqual(
       prompts.map((p) => /Your mood: [^\n]*/.exec(system(p))?.[0]),
     );
   });
 
-  it('with user_away=true, runs with nobody to answer: ask_user is refused and final_answer does not wait', () => {
-    const away = runExample(['--input', 'user_away=true'], false);
+  it('with user_away=true, runs with nobody to answer: ask_user is refused and final_answer does not wait', async () => {
+    const away = await runExample(['--input', 'user_away=true'], false);
     expect(away.code).toBe(0);
     const results = away.events.filter((e) => e.type === 'executor_result');
     const ask = results.find((e) => e.command === 'ask_user');
@@ -166,7 +166,7 @@ describe('examples/scientist', () => {
   });
 
   it('stopped half-way and resumed, ends with the same task board and world model', async () => {
-    const half = runExample(['--max-turns', '20']);
+    const half = await runExample(['--max-turns', '20']);
     expect(half.events.find((e) => e.type === 'run_finished').status).toBe('max_turns');
     expect(json(half.dir, 'world_model.json').statements[0].status).toBe('accepted');
     const r = await spawnCliAsync(['resume', half.dir, '--max-turns', '100', '--quiet'], {

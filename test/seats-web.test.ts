@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireBuiltCli, spawnCliSync } from './helpers/cli.js';
+import { requireBuiltCli, spawnCliAsync } from './helpers/cli.js';
 import { freePort } from './helpers/free-port.js';
 import { until } from './helpers/until.js';
 import { journal, nextTurn, postAnswer, runFolder, seatAnswers, seatState, startSeatRun, type SeatRun } from './helpers/seat-run.js';
@@ -113,10 +113,10 @@ describe('sop run --web: a turn-based seat (examples/seats/public-goods)', () =>
     played = dir;
   }, 120_000);
 
-  it('the run replayed from its journal (--replay-seats) and its cassette, with no person present, is the same run', () => {
+  it('the run replayed from its journal (--replay-seats) and its cassette, with no person present, is the same run', async () => {
     expect(played).not.toBe('');
     const out = join(tmp, 'pg-replay');
-    const r = spawnCliSync(['run', PG, '--llm', `replay:${PG_CASSETTE}`, '--replay-seats', played, '--out', out, '--quiet'], {
+    const r = await spawnCliAsync(['run', PG, '--llm', `replay:${PG_CASSETTE}`, '--replay-seats', played, '--out', out, '--quiet'], {
       timeout: 60_000,
     });
     expect(r.status, r.stderr).toBe(0);
@@ -130,7 +130,7 @@ describe('sop run --web: a turn-based seat (examples/seats/public-goods)', () =>
     const cut = lines.findIndex((l) => l.includes('"effect_finished"') && l.includes('"kind":"seat"') && l.includes('round2'));
     mkdirSync(short, { recursive: true });
     writeFileSync(join(short, 'journal.jsonl'), lines.slice(0, cut).join('\n') + '\n');
-    const stopped = spawnCliSync(
+    const stopped = await spawnCliAsync(
       ['run', PG, '--llm', `replay:${PG_CASSETTE}`, '--replay-seats', short, '--out', join(tmp, 'short-out'), '--quiet'],
       {
         timeout: 60_000,

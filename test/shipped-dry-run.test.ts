@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { MockProvider } from '../src/core/llm/mock.js';
 import { Run } from '../src/api/engine/run-with-features.js';
 import { loadSopFile } from '../src/format/sop/sop-file.js';
-import { spawnCliSync } from './helpers/cli.js';
+import { spawnCliAsync } from './helpers/cli.js';
 const shipped = [
   ...readdirSync('sops')
     .filter((f) => f.endsWith('.sop.json'))
@@ -21,13 +21,13 @@ const shipped = [
   ),
 ];
 
-function dryRun(file: string, extra: string[] = []) {
+async function dryRun(file: string, extra: string[] = []) {
   const out = mkdtempSync(join(tmpdir(), 'sop-dry-'));
   // 60 turns, plus the steps of population states (each step is a turn)
   const doc = JSON.parse(readFileSync(file, 'utf8')) as { states: Record<string, { max_steps?: number }> };
   const steps = Object.values(doc.states).reduce((n, st) => n + (st.max_steps ?? 0), 0);
   const args = ['run', file, '--llm', 'mock', '--max-turns', String(60 + steps), '--out', out, ...extra];
-  const r = spawnCliSync([...args], { encoding: 'utf8', input: '', timeout: 60_000 });
+  const r = await spawnCliAsync([...args], { encoding: 'utf8', input: '', timeout: 60_000 });
   const dir = join(out, readdirSync(out)[0] ?? '');
   const events = () =>
     readFileSync(join(dir, 'journal.jsonl'), 'utf8')
@@ -68,7 +68,7 @@ describe('shipped SOPs dry-run with the mock LLM', () => {
   });
 
   for (const file of shipped) {
-    it(`${file} runs to a final state`, () => {
+    it(`${file} runs to a final state`, async () => {
       const doc = JSON.parse(readFileSync(file, 'utf8')) as {
         agents: Record<string, { human?: boolean }>;
         mcp_servers?: object;
@@ -82,15 +82,15 @@ describe('shipped SOPs dry-run with the mock LLM', () => {
       const goal = doc.inputs && 'goal' in doc.inputs ? ['--goal', 'a test goal'] : []; // a SOP without the input refuses --goal
       // plugin modules load only with approval: the shipped example's module is approved with --yes
       const plugins = doc.plugins?.length ? ['--yes'] : [];
-      const r = dryRun(file, ['--quiet', ...goal, ...(hasHuman ? ['--answers', answers] : []), ...allow, ...plugins]);
+      const r = await dryRun(file, ['--quiet', ...goal, ...(hasHuman ? ['--answers', answers] : []), ...allow, ...plugins]);
       expect(r.stderr).not.toMatch(/\n\s+at /);
       expect(r.status, r.stderr).toBe(0);
       expect(r.stderr).toMatch(/Finished in state/);
     });
   }
 
-  it('the Jarvis dry run reaches the Coder and, through it, ExtendLibrary', () => {
-    const r = dryRun('sops/jarvis.sop.json', ['--goal', 'a test goal', '--json']);
+  it('the Jarvis dry run reaches the Coder and, through it, ExtendLibrary', async () => {
+    const r = await dryRun('sops/jarvis.sop.json', ['--goal', 'a test goal', '--json']);
     expect(r.status, r.stderr).toBe(0);
     const flows = new Set<string>();
     const walk = (e: Record<string, any>, path: string[]) => {
@@ -103,9 +103,9 @@ describe('shipped SOPs dry-run with the mock LLM', () => {
     expect(r.events().at(-1)).toMatchObject({ type: 'run_finished', status: 'finished', final_state: 'done' });
   });
 
-  it('reaches a final state that only judge key "2" (or "3") leads to', () => {
+  it('reaches a final state that only judge key "2" (or "3") leads to', async () => {
     for (const key of ['2', '3']) {
-      const r = dryRun(branchySop(key), ['--quiet']);
+      const r = await dryRun(branchySop(key), ['--quiet']);
       expect(r.status, r.stderr).toBe(0);
       expect(r.stderr).toMatch(/Finished in state "end"/);
       const judged = r
@@ -116,11 +116,11 @@ describe('shipped SOPs dry-run with the mock LLM', () => {
     }
   });
 
-  it('tries every key first over a few seeds, each run still ending in the final state', () => {
+  it('tries every key first over a few seeds, each run still ending in the final state', async () => {
     const file = branchySop('3');
     const first = new Set<string>();
     for (const seed of ['1', '2', '3']) {
-      const r = dryRun(file, ['--quiet', '--seed', seed]);
+      const r = await dryRun(file, ['--quiet', '--seed', seed]);
       expect(r.stderr).toMatch(/Finished in state "end"/);
       first.add(r.events().find((e) => e.type === 'judge' && e.key !== '0')!.key as string);
     }

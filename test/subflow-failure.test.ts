@@ -29,7 +29,7 @@ function ctrlCAt(at: number, toCaller: boolean, replies: string[]): HumanInput {
   };
 }
 import { ScriptedLlm } from './helpers/scripted-llm.js';
-import { spawnCliSync, spawnCliAsync } from './helpers/cli.js';
+import { spawnCliAsync } from './helpers/cli.js';
 
 const cmd = (command: string, args: Record<string, string> = {}) => JSON.stringify({ command, command_args: args });
 
@@ -182,7 +182,7 @@ describe('sop run, from a cassette', () => {
     writeFileSync(join(dir, 'answers.txt'), 'ok\nok\nok\nthanks\n');
     const args = ['run', 'sops/jarvis.sop.json', '--goal', 'Count the lines', '--llm', `replay:${join(dir, 'c.json')}`];
     args.push('--answers', join(dir, 'answers.txt'));
-    const r = spawnCliSync([...args, '--out', join(dir, 'runs'), '--quiet', '--no-sandbox']);
+    const r = await spawnCliAsync([...args, '--out', join(dir, 'runs'), '--quiet', '--no-sandbox']);
     expect(r.stderr).toMatch(/Finished in state "done"/);
     expect(r.status).toBe(0);
     const run = join(dir, 'runs', readdirSync(join(dir, 'runs'))[0]!);
@@ -190,7 +190,7 @@ describe('sop run, from a cassette', () => {
 
     // Stopped right after the failed result (--max-turns 2), then resumed: it ends the same way.
     const out2 = join(dir, 'runs2');
-    const first = spawnCliSync([...args, '--out', out2, '--quiet', '--no-sandbox', '--max-turns', '2'], {
+    const first = await spawnCliAsync([...args, '--out', out2, '--quiet', '--no-sandbox', '--max-turns', '2'], {
       encoding: 'utf8',
     });
     expect(first.status).toBe(0);

@@ -8,13 +8,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expandGrid, parseCsv, parseSeeds, pointKey } from '../src/apps/sweep/grid.js';
 import type { ResultLine } from '../src/apps/sweep/results.js';
-import { spawnCliSync } from './helpers/cli.js';
+import { spawnCliAsync } from './helpers/cli.js';
 
 const DEBATE = join(process.cwd(), 'examples/debate/debate.sop.json');
 const ASSISTANT = join(process.cwd(), 'examples/assistant/assistant.sop.json');
 
-function sop(args: string[]) {
-  const r = spawnCliSync([...args], { encoding: 'utf8', timeout: 120_000 });
+async function sop(args: string[]) {
+  const r = await spawnCliAsync([...args], { encoding: 'utf8', timeout: 120_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -25,9 +25,9 @@ const lines = (out: string): ResultLine[] =>
     .map((l) => JSON.parse(l) as ResultLine);
 
 describe('sop sweep (in process)', () => {
-  it('acceptance: 12 seeds of the debate, 4 at once, give 12 finished lines with the verdict output', () => {
+  it('acceptance: 12 seeds of the debate, 4 at once, give 12 finished lines with the verdict output', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'sop-sweep-')), 'OUT');
-    const r = sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-12', '--concurrency', '4', '--out', out]);
+    const r = await sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-12', '--concurrency', '4', '--out', out]);
     expect(r.stderr).toContain('12 of 12 runs done, 0 failed');
     expect(r.code).toBe(0);
     const rs = lines(out);
@@ -51,15 +51,15 @@ describe('sop sweep (in process)', () => {
     expect(summary).toMatch(/LLM calls: \d+/);
 
     // the same sweep again: everything is skipped, nothing is counted twice
-    const again = sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-12', '--concurrency', '4', '--out', out]);
+    const again = await sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-12', '--concurrency', '4', '--out', out]);
     expect(again.code).toBe(0);
     expect(again.stderr).toContain('12 already done, skipped');
     expect(lines(out)).toHaveLength(12);
   });
 
-  it('re-running continues a run killed half-way from its journal and starts again one killed before its first line', () => {
+  it('re-running continues a run killed half-way from its journal and starts again one killed before its first line', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'sop-sweep-')), 'OUT');
-    expect(sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--out', out]).code).toBe(0);
+    expect((await sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--out', out])).code).toBe(0);
     const first = lines(out);
     const [a, b, c] = first;
     // b: cut its journal after the 4th checkpoint (as a kill would) and lose its result line
@@ -72,7 +72,7 @@ describe('sop sweep (in process)', () => {
     writeFileSync(join(c!.run_dir!, 'journal.jsonl'), '');
     writeFileSync(join(out, 'results.jsonl'), JSON.stringify(a) + '\n');
 
-    const r = sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--out', out]);
+    const r = await sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--out', out]);
     expect(r.stderr).toContain('1 already done, skipped');
     expect(r.code).toBe(0);
     const rs = lines(out);
@@ -94,12 +94,12 @@ describe('sop sweep (in process)', () => {
     expect(readdirSync(join(out, 'runs')).some((n) => n.startsWith(`${c!.key}.unreadable-`))).toBe(true);
   });
 
-  it('crosses input rows (.jsonl and .csv), models and repeats, with keys that do not change', () => {
+  it('crosses input rows (.jsonl and .csv), models and repeats, with keys that do not change', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sop-sweep-'));
     writeFileSync(join(dir, 'topics.jsonl'), '{"topic":"Ban cars?"}\n\n{"topic":"Tax sugar?"}\n');
     writeFileSync(join(dir, 'topics.csv'), 'topic\n"Ban cars?"\n"Tax ""sugar""?"\n');
     const out = join(dir, 'OUT');
-    const r = sop([
+    const r = await sop([
       'sweep',
       DEBATE,
       '--llm',
@@ -130,19 +130,19 @@ describe('sop sweep (in process)', () => {
     );
 
     // csv: quotes and "" inside them
-    const csv = sop(['sweep', DEBATE, '--llm', 'mock', '--inputs', join(dir, 'topics.csv'), '--out', join(dir, 'CSV')]);
+    const csv = await sop(['sweep', DEBATE, '--llm', 'mock', '--inputs', join(dir, 'topics.csv'), '--out', join(dir, 'CSV')]);
     expect(csv.code).toBe(0);
     expect(lines(join(dir, 'CSV')).map((x) => x.inputs.topic)).toEqual(['Ban cars?', 'Tax "sugar"?']);
   });
 
-  it('--budget-tokens stops each run at its budget (status budget), is recorded in sweep.json and kept by a continued run', () => {
+  it('--budget-tokens stops each run at its budget (status budget), is recorded in sweep.json and kept by a continued run', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'sop-sweep-')), 'OUT');
-    const bad = sop(['sweep', DEBATE, '--llm', 'mock', '--budget-usd', '-1', '--out', out]);
+    const bad = await sop(['sweep', DEBATE, '--llm', 'mock', '--budget-usd', '-1', '--out', out]);
     expect(bad.code).toBe(1);
     expect(bad.stderr.trim()).toBe('error: --budget-usd must be a number above 0, the budget of each run (got -1)');
     expect(existsSync(out)).toBe(false); // nothing written
 
-    const r = sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--budget-tokens', '1500', '--out', out]);
+    const r = await sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--budget-tokens', '1500', '--out', out]);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('3 of 3 runs done (3 stopped by a budget), 0 failed');
     const rs = lines(out);
@@ -167,7 +167,7 @@ describe('sop sweep (in process)', () => {
     const cut = events.findIndex((l) => JSON.parse(l).type === 'checkpoint' && ++checkpoints === 2);
     writeFileSync(journal, events.slice(0, cut + 1).join('\n') + '\n');
     writeFileSync(join(out, 'results.jsonl'), [rs[0], rs[2]].map((x) => JSON.stringify(x)).join('\n') + '\n');
-    const again = sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--out', out]);
+    const again = await sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--out', out]);
     expect(again.code).toBe(0);
     expect(again.stderr).toContain('were made with --budget-tokens 1500 (now (default))');
     expect(again.stderr).toContain('(but keep their own --budget-tokens)');
@@ -178,26 +178,26 @@ describe('sop sweep (in process)', () => {
     expect(continued.turns).toBe(b.turns);
 
     // another budget: the runs done are kept, the change is told
-    const other = sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--budget-tokens', '3000', '--out', out]);
+    const other = await sop(['sweep', DEBATE, '--llm', 'mock', '--seeds', '1-3', '--budget-tokens', '3000', '--out', out]);
     expect(other.stderr).toContain('--budget-tokens 1500 (now 3000)');
     expect(other.stderr).toContain('3 already done, skipped');
   });
 
-  it('--answers gives the human role its turns in every run; without it, one line says so', () => {
+  it('--answers gives the human role its turns in every run; without it, one line says so', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sop-sweep-'));
-    const none = sop(['sweep', ASSISTANT, '--llm', 'mock', '--out', join(dir, 'NONE')]);
+    const none = await sop(['sweep', ASSISTANT, '--llm', 'mock', '--out', join(dir, 'NONE')]);
     expect(none.code).toBe(1);
     expect(none.stderr.trim().split('\n')).toHaveLength(1);
     expect(none.stderr).toContain('You is played by a person; a sweep runs unattended: give their turns with --answers FILE');
     expect(existsSync(join(dir, 'NONE'))).toBe(false);
-    const missing = sop(['sweep', ASSISTANT, '--llm', 'mock', '--answers', join(dir, 'nope.txt'), '--out', join(dir, 'NONE')]);
+    const missing = await sop(['sweep', ASSISTANT, '--llm', 'mock', '--answers', join(dir, 'nope.txt'), '--out', join(dir, 'NONE')]);
     expect(missing.stderr.trim()).toBe(`error: answers file ${join(dir, 'nope.txt')}: cannot read (ENOENT)`);
     expect(existsSync(join(dir, 'NONE'))).toBe(false);
 
     writeFileSync(join(dir, 'answers.txt'), 'Food and long walks by the river, please.\n');
     const out = join(dir, 'OUT');
     // over two worker threads: each thread's runs read the file too
-    const r = sop([
+    const r = await sop([
       'sweep',
       ASSISTANT,
       '--llm',
@@ -225,7 +225,7 @@ describe('sop sweep (in process)', () => {
 
     // too few answers: the runs stop, and the message says how a sweep continues them
     writeFileSync(join(dir, 'empty.json'), '[]');
-    const short = sop([
+    const short = await sop([
       'sweep',
       ASSISTANT,
       '--llm',
@@ -240,7 +240,7 @@ describe('sop sweep (in process)', () => {
     expect(short.code).toBe(1);
     expect(short.stderr).toContain('no answer left for You (Traveller)');
     expect(short.stderr).toContain('run the sweep again with --answers FILE');
-    const more = sop([
+    const more = await sop([
       'sweep',
       ASSISTANT,
       '--llm',

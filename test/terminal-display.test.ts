@@ -15,7 +15,7 @@ import { labelTags, TagLabeller } from '../src/apps/cli/tag-labels.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
 import { startOpenAiServer } from './helpers/openai-server.js';
 import { CLI } from './helpers/cli.js';
-import { scaled } from './helpers/time.js';
+import { execAsync } from './helpers/exec.js';
 
 const { Terminal } = xtermHeadless;
 const RUN = `${CLI} run examples/debate/debate.sop.json --llm replay:examples/debate/debate.cassette.json`;
@@ -47,12 +47,13 @@ function transcript(out: string): Message[] {
 }
 
 /** The debate run under a pseudo-terminal of the given size: the exact bytes written, and its transcript. */
-function runInPty(cols: number, rows: number, env: Record<string, string> = {}): { bytes: Buffer; messages: Message[] } {
+async function runInPty(cols: number, rows: number, env: Record<string, string> = {}): Promise<{ bytes: Buffer; messages: Message[] }> {
   const out = mkdtempSync(join(tmpdir(), 'sop-term-'));
-  const r = spawnSync('script', ['-qfec', `stty cols ${cols} rows ${rows}; ${process.execPath} ${RUN} --out ${out}`, '/dev/null'], {
+  const r = await execAsync('script', ['-qfec', `stty cols ${cols} rows ${rows}; ${process.execPath} ${RUN} --out ${out}`, '/dev/null'], {
     env: { ...process.env, NO_COLOR: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    timeout: scaled(60_000),
+    stdin: 'ignore',
+    encoding: 'buffer',
+    timeout: 60_000,
   });
   expect(r.status, r.stderr.toString()).toBe(0);
   return { bytes: r.stdout, messages: transcript(out) };
@@ -96,7 +97,7 @@ describe.skipIf(!hasScript)(`the debate run replayed through a terminal emulator
     [200, 50],
   ] as const) {
     it(`shows every message whole at ${cols}x${rows}, with no status line left over`, async () => {
-      const { bytes, messages } = runInPty(cols, rows);
+      const { bytes, messages } = await runInPty(cols, rows);
       expect(messages.length).toBeGreaterThan(10);
       const lines = await screenText(bytes, cols, rows);
       const shown = squash(lines.join('\n'));
@@ -121,7 +122,7 @@ describe.skipIf(!hasScript)(`the debate run replayed through a terminal emulator
   }
 
   it('writes no escape sequence at all with NO_COLOR set, and still shows every message', async () => {
-    const { bytes, messages } = runInPty(80, 24, { NO_COLOR: '1' });
+    const { bytes, messages } = await runInPty(80, 24, { NO_COLOR: '1' });
     expect(bytes.includes(0x1b)).toBe(false);
     const shown = squash((await screenText(bytes, 80, 24)).join('\n'));
     for (const m of messages) expect(shown).toContain(squash(m.content));
@@ -162,9 +163,9 @@ describe.skipIf(!hasScript)(`replies streamed in small pieces${hasScript ? '' : 
 });
 
 describe('the debate run on a pipe', () => {
-  it('is plain text: no escape sequence, no status line', () => {
+  it('is plain text: no escape sequence, no status line', async () => {
     const out = mkdtempSync(join(tmpdir(), 'sop-term-'));
-    const r = spawnSync(process.execPath, [...RUN.split(' '), '--out', out], { encoding: 'utf8', timeout: scaled(60_000) });
+    const r = await execAsync(process.execPath, [...RUN.split(' '), '--out', out], { encoding: 'utf8', timeout: 60_000 });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout + r.stderr).not.toContain('\x1b');
     expect(r.stderr).not.toMatch(STATUS);
@@ -173,20 +174,19 @@ describe('the debate run on a pipe', () => {
 });
 
 describe.skipIf(!hasTmux)(`a tmux session${hasTmux ? '' : ' (skipped: tmux is not installed)'}`, () => {
-  it.each([80, 120, 200])('of %ix24 keeps the last 40 characters of every message in its joined scrollback', (cols) => {
+  it.each([80, 120, 200])('of %ix24 keeps the last 40 characters of every message in its joined scrollback', async (cols) => {
     const dir = mkdtempSync(join(tmpdir(), 'sop-tmux-'));
     const out = join(dir, 'runs');
     const conf = join(dir, 'tmux.conf');
     writeFileSync(conf, 'set -g history-limit 100000\nset -g remain-on-exit on\n');
     const socket = `sop-test-${process.pid}-${cols}`;
-    const tmux = (...args: string[]) =>
-      spawnSync('tmux', ['-L', socket, '-f', conf, ...args], { encoding: 'utf8', timeout: scaled(60_000) });
+    const tmux = (...args: string[]) => execAsync('tmux', ['-L', socket, '-f', conf, ...args], { encoding: 'utf8', timeout: 60_000 });
     try {
       const cmd = `${process.execPath} ${RUN} --out ${out}; tmux -L ${socket} wait-for -S sop-done`;
-      const started = tmux('new-session', '-d', '-s', 'sop', '-x', String(cols), '-y', '24', cmd);
+      const started = await tmux('new-session', '-d', '-s', 'sop', '-x', String(cols), '-y', '24', cmd);
       expect(started.status, started.stderr).toBe(0);
-      expect(tmux('wait-for', 'sop-done').status).toBe(0); // the run has ended
-      const captured = tmux('capture-pane', '-p', '-J', '-S', '-', '-t', 'sop');
+      expect((await tmux('wait-for', 'sop-done')).status).toBe(0); // the run has ended
+      const captured = await tmux('capture-pane', '-p', '-J', '-S', '-', '-t', 'sop');
       expect(captured.status, captured.stderr).toBe(0);
       const shown = squash(captured.stdout);
       const messages = transcript(out);
@@ -196,27 +196,26 @@ describe.skipIf(!hasTmux)(`a tmux session${hasTmux ? '' : ' (skipped: tmux is no
       counts.checked += messages.length;
       counts.sizes.push(`tmux ${cols}x24`);
     } finally {
-      tmux('kill-server');
+      await tmux('kill-server');
     }
   });
 });
 
 describe.skipIf(!hasTmux)(`the werewolf replay in tmux at 80 columns${hasTmux ? '' : ' (skipped: tmux is not installed)'}`, () => {
-  it('marks private messages as transcript.md does, streamed or not, says for whom each summary is, and wraps between words', () => {
+  it('marks private messages as transcript.md does, streamed or not, says for whom each summary is, and wraps between words', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sop-tmux-'));
     const out = join(dir, 'runs');
     const conf = join(dir, 'tmux.conf');
     writeFileSync(conf, 'set -g history-limit 100000\nset -g remain-on-exit on\n');
     const socket = `sop-test-${process.pid}-werewolf`;
-    const tmux = (...args: string[]) =>
-      spawnSync('tmux', ['-L', socket, '-f', conf, ...args], { encoding: 'utf8', timeout: scaled(60_000) });
+    const tmux = (...args: string[]) => execAsync('tmux', ['-L', socket, '-f', conf, ...args], { encoding: 'utf8', timeout: 60_000 });
     try {
       const run = `${CLI} run examples/werewolf/werewolf.sop.json --llm replay:examples/werewolf/werewolf.cassette.json`;
       const cmd = `NO_COLOR= ${process.execPath} ${run} --out ${out}; tmux -L ${socket} wait-for -S sop-done`;
-      expect(tmux('new-session', '-d', '-s', 'sop', '-x', '80', '-y', '24', cmd).status).toBe(0);
-      expect(tmux('wait-for', 'sop-done').status).toBe(0);
-      const rows = tmux('capture-pane', '-p', '-S', '-', '-t', 'sop').stdout;
-      const joined = tmux('capture-pane', '-p', '-J', '-S', '-', '-t', 'sop').stdout;
+      expect((await tmux('new-session', '-d', '-s', 'sop', '-x', '80', '-y', '24', cmd)).status).toBe(0);
+      expect((await tmux('wait-for', 'sop-done')).status).toBe(0);
+      const rows = (await tmux('capture-pane', '-p', '-S', '-', '-t', 'sop')).stdout;
+      const joined = (await tmux('capture-pane', '-p', '-J', '-S', '-', '-t', 'sop')).stdout;
       // No row was wrapped by the terminal: every line break is the display's, between words.
       // (tmux's own "Pane is dead" line, once the shell has ended, may come between the two captures)
       const nonBlank = (text: string) => text.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('Pane is dead'));
@@ -241,7 +240,7 @@ describe.skipIf(!hasTmux)(`the werewolf replay in tmux at 80 columns${hasTmux ? 
       counts.checked += heads.length;
       counts.sizes.push('tmux 80x24 (werewolf)');
     } finally {
-      tmux('kill-server');
+      await tmux('kill-server');
     }
   });
 });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syntaxErrorOffset } from '../src/format/sop/json-source.js';
-import { spawnCliSync, requireBuiltCli } from './helpers/cli.js';
+import { spawnCliAsync, requireBuiltCli } from './helpers/cli.js';
 
 const ROOT = join(import.meta.dirname, '..');
 let dir: string;
@@ -15,8 +15,8 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function sop(cli: string[]) {
-  const r = spawnCliSync([...cli], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, SOP_DEBUG: '' } });
+async function sop(cli: string[]) {
+  const r = await spawnCliAsync([...cli], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, SOP_DEBUG: '' } });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, lines: r.stderr.split('\n').filter(Boolean) };
 }
 
@@ -41,7 +41,7 @@ const LINE = /^(.+?):(\d+):(\d+): (\/\S*): (.+)$/;
 // The bad files are written up front and validated by one `sop validate` call (one process
 // start instead of one per case); each case then reads the lines naming its file.
 const batch = new Map<string, string>();
-let batchRun: ReturnType<typeof sop>;
+let batchRun: Awaited<ReturnType<typeof sop>>;
 function bad(name: string, content: string | object): string {
   batch.set(name, typeof content === 'string' ? content : JSON.stringify(content, null, 2) + '\n');
   return name;
@@ -126,9 +126,9 @@ const SYNTAX: Array<[string, string, number, number]> = [
 ];
 for (const [name, text] of SYNTAX) bad(`broken-${name.replace(/ /g, '-')}.json`, text);
 
-beforeAll(() => {
+beforeAll(async () => {
   for (const [name, text] of batch) writeFileSync(join(dir, name), text);
-  batchRun = sop(['validate', ...[...batch.keys()].map((n) => join(dir, n))]);
+  batchRun = await sop(['validate', ...[...batch.keys()].map((n) => join(dir, n))]);
 });
 
 /** The one error line of a bad file in the batch run, split into its parts. */
@@ -149,12 +149,12 @@ describe('sop validate: one-line errors with file, position and JSON pointer', (
     for (const name of batch.keys()) errorOf(name);
   });
 
-  it('a single bad file also exits 1 with a single line', () => {
-    const r = sop(['validate', join(dir, CASES.wrongType)]);
+  it('a single bad file also exits 1 with a single line', async () => {
+    const r = await sop(['validate', join(dir, CASES.wrongType)]);
     expect(r.code).toBe(1);
     expect(r.lines).toHaveLength(1);
     expect(r.lines[0]).toMatch(LINE);
-    const broken = sop(['validate', join(dir, 'broken-bare-word.json')]);
+    const broken = await sop(['validate', join(dir, 'broken-bare-word.json')]);
     expect(broken.code).toBe(1);
     expect(broken.lines).toEqual([`${join(dir, 'broken-bare-word.json')}:2:11: /: invalid JSON: Unexpected character`]); // never the file's bytes
   });
@@ -222,9 +222,9 @@ describe('sop validate: one-line errors with file, position and JSON pointer', (
     expect(e.message).toMatch(/cassette: must be one of/);
   });
 
-  it('a missing file and a directory are one-line errors too', () => {
+  it('a missing file and a directory are one-line errors too', async () => {
     mkdirSync(join(dir, 'folder.json'), { recursive: true });
-    const r = sop(['validate', join(dir, 'nope.json'), join(dir, 'folder.json')]);
+    const r = await sop(['validate', join(dir, 'nope.json'), join(dir, 'folder.json')]);
     expect(r.code).toBe(1);
     expect(r.lines).toEqual([
       `${join(dir, 'nope.json')}: /: file not found`,
@@ -232,22 +232,22 @@ describe('sop validate: one-line errors with file, position and JSON pointer', (
     ]);
   });
 
-  it('good files pass next to a bad one; only bad ones fail', () => {
+  it('good files pass next to a bad one; only bad ones fail', async () => {
     const good = write('good.json', base());
-    const r = sop(['validate', good, join(dir, CASES.beginRole), good]);
+    const r = await sop(['validate', good, join(dir, CASES.beginRole), good]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(`${good}: ok`);
     expect(r.stdout).toContain('2 of 3 files valid');
     expect(r.lines).toHaveLength(1);
     expect(r.lines[0]).toContain(CASES.beginRole);
-    const ok = sop(['validate', good]);
+    const ok = await sop(['validate', good]);
     expect(ok.code).toBe(0);
     expect(ok.stderr).toBe('');
   });
 });
 
 describe('sop validate on the shipped files', () => {
-  it('passes for sops/*.json and examples/**/*.json (SOPs and cassettes)', () => {
+  it('passes for sops/*.json and examples/**/*.json (SOPs and cassettes)', async () => {
     const files: string[] = [];
     if (existsSync(join(ROOT, 'sops'))) {
       files.push(
@@ -263,7 +263,7 @@ describe('sop validate on the shipped files', () => {
     );
     expect(files.some((f) => f.endsWith('.sop.json'))).toBe(true);
     // --yes: examples/plugin-world names a module of this repository (docs/population.md#plugins)
-    const r = sop(['validate', '--yes', ...files]);
+    const r = await sop(['validate', '--yes', ...files]);
     expect(r.stderr.split('\n').filter((l) => l && !/: warning: /.test(l))).toEqual([]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`${files.length} of ${files.length} files valid`);

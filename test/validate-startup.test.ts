@@ -1,14 +1,13 @@
 // Start-up of `sop validate`: with only file names it runs without the argument parser (main.ts,
 // plain-validate.ts) and without the modules of features the SOP does not use, and says exactly
 // what the parser's path says, with the same exit code.
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { plainValidateFiles } from '../src/apps/cli/plain-validate.js';
-import { CLI, requireBuiltCli } from './helpers/cli.js';
+import { requireBuiltCli, spawnCliAsync } from './helpers/cli.js';
 
 const ROOT = join(import.meta.dirname, '..');
 let dir: string;
@@ -32,8 +31,9 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function sop(args: string[], loadLog?: string) {
-  const r = spawnSync(process.execPath, [...(loadLog ? ['--import', join(dir, 'register.mjs')] : []), CLI, ...args], {
+async function sop(args: string[], loadLog?: string) {
+  const r = await spawnCliAsync(args, {
+    nodeArgs: loadLog ? ['--import', join(dir, 'register.mjs')] : [],
     cwd: ROOT,
     encoding: 'utf8',
     env: { ...process.env, SOP_DEBUG: '', ...(loadLog ? { SOP_TEST_LOAD_LOG: loadLog } : {}) },
@@ -42,10 +42,10 @@ function sop(args: string[], loadLog?: string) {
 }
 
 /** The ES modules `sop ARGS` loads (URLs relative to the project). */
-function modulesLoaded(args: string[]): string[] {
+async function modulesLoaded(args: string[]): Promise<string[]> {
   const log = join(dir, `loads-${Math.random().toString(36).slice(2)}.txt`);
   writeFileSync(log, '');
-  const r = sop(args, log);
+  const r = await sop(args, log);
   expect(r.code, r.stderr).toBe(0);
   return readFileSync(log, 'utf8')
     .split('\n')
@@ -77,7 +77,7 @@ describe('plainValidateFiles', () => {
 });
 
 describe('sop validate FILE... without the argument parser', () => {
-  it('prints and exits exactly as the parser path does', () => {
+  it('prints and exits exactly as the parser path does', async () => {
     const bad = join(dir, 'bad.sop.json');
     writeFileSync(bad, JSON.stringify({ name: 't', agents: {}, root: 'nowhere', states: {} }));
     const broken = join(dir, 'broken.json');
@@ -90,17 +90,17 @@ describe('sop validate FILE... without the argument parser', () => {
       ['jarvis'], // a built-in SOP by name
     ];
     for (const files of cases) {
-      const plain = sop(['validate', ...files]);
-      const parsed = sop(['validate', '--no-quiet', ...files]); // an option: through yargs
+      const plain = await sop(['validate', ...files]);
+      const parsed = await sop(['validate', '--no-quiet', ...files]); // an option: through yargs
       expect(plain, files.join(' ')).toEqual(parsed);
       expect(plain.stderr).not.toContain('    at ');
     }
-    expect(sop(['validate', 'sops/jarvis.sop.json']).code).toBe(0);
-    expect(sop(['validate', bad]).code).toBe(1);
+    expect((await sop(['validate', 'sops/jarvis.sop.json'])).code).toBe(0);
+    expect((await sop(['validate', bad])).code).toBe(1);
   });
 
-  it('loads neither yargs nor the modules of features the SOP does not use', () => {
-    const plain = modulesLoaded(['validate', 'sops/jarvis.sop.json']);
+  it('loads neither yargs nor the modules of features the SOP does not use', async () => {
+    const plain = await modulesLoaded(['validate', 'sops/jarvis.sop.json']);
     expect(plain).toContain('dist/src/apps/cli/validate-command.js');
     // the task board and world model (the scientist's executors, imported at their first call)
     const unused = plain.filter((u) =>
@@ -112,8 +112,10 @@ describe('sop validate FILE... without the argument parser', () => {
     // the template check loads Handlebars' parser and compiler, not the whole package (its runtime)
     expect(plain.filter((u) => /node_modules\/handlebars\/lib\/index\.js|dist\/src\/core\/prompt\/templates\.js/.test(u))).toEqual([]);
     // with an option, the parser is loaded as before
-    expect(modulesLoaded(['validate', '--quiet', 'sops/jarvis.sop.json']).some((u) => u.includes('node_modules/yargs/'))).toBe(true);
-    const help = sop(['validate', 'sops/jarvis.sop.json', 'help']);
+    expect((await modulesLoaded(['validate', '--quiet', 'sops/jarvis.sop.json'])).some((u) => u.includes('node_modules/yargs/'))).toBe(
+      true,
+    );
+    const help = await sop(['validate', 'sops/jarvis.sop.json', 'help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('sop validate <files..>');
   });

@@ -1,11 +1,16 @@
 // The one way tests start the built CLI (dist/src/apps/cli/main.js, made by `npm run build`) or use
 // the built package: every test file that does imports this module, which also puts the file in
 // the cli tier of the test suite (vitest.config.ts; test/README.md).
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams, type SpawnOptions, type SpawnSyncOptions } from 'node:child_process';
+// There is no synchronous variant (a spawnSync of the CLI): a test waiting that way blocks its
+// file's event loop for the whole run, and vitest's worker, whose calls to its runner time out
+// after 60 s of a blocked loop, then fails the whole `npm test` though every test passed (a run of
+// seconds on a quiet machine takes ten times longer on a loaded one). Await spawnCliAsync instead
+// (test/helpers/event-loop-guard.ts fails a file that blocks its loop for long).
+import { spawn, type ChildProcessWithoutNullStreams, type SpawnOptions } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { execAsync, type ExecOptions, type ExecResult } from './exec.js';
 import { withFileTag } from './processes.js';
-import { scaled } from './time.js';
 
 export const CLI = join(process.cwd(), 'dist/src/apps/cli/main.js');
 
@@ -41,56 +46,22 @@ export function spawnCli(args: readonly string[], options: WithNodeArgs<SpawnOpt
 }
 
 /**
- * `sop ARGS`, waited for (as child_process.spawnSync; text output unless `encoding` says
- * otherwise; a `timeout` is scaled by SOP_TEST_TIME_SCALE, test/helpers/time.ts).
- */
-export function spawnCliSync(args: readonly string[], options: WithNodeArgs<SpawnSyncOptions> = {}) {
-  const { nodeArgs, timeout, ...o } = options;
-  return spawnSync(process.execPath, argv(args, nodeArgs), {
-    encoding: 'utf8',
-    ...o,
-    ...(o.env && { env: withFileTag(o.env) }),
-    ...(timeout !== undefined && { timeout: scaled(timeout) }),
-  }) as ReturnType<typeof spawnSync> & {
-    stdout: string;
-    stderr: string;
-  };
-}
-
-/**
- * `sop ARGS`, awaited without blocking this test's event loop (a whole run: a spawnSync of a
- * minute would stall vitest's worker, whose calls to the runner then time out). Takes
- * spawnSync's cwd, env, input and timeout (scaled by SOP_TEST_TIME_SCALE); resolves with the
- * text of stdout and stderr.
+ * `sop ARGS`, awaited without blocking this test's event loop. Takes a spawn's cwd and env, and
+ * the `input` to write to its stdin (or `stdin: 'ignore'`), a `timeout` (scaled by
+ * SOP_TEST_TIME_SCALE) and its `killSignal` (test/helpers/exec.ts); resolves with its exit code or
+ * signal and the text of its stdout and stderr.
  */
 export function spawnCliAsync(
   args: readonly string[],
-  options: WithNodeArgs<{ cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeout?: number; encoding?: 'utf8' }> = {},
-): Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
-  const { nodeArgs, input, timeout, encoding: _encoding, ...o } = options;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, argv(args, nodeArgs), {
-      ...o,
-      ...(o.env && { env: withFileTag(o.env) }),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = timeout ? setTimeout(() => child.kill('SIGTERM'), scaled(timeout)) : undefined;
-    child.on('error', reject);
-    child.on('close', (status, signal) => {
-      clearTimeout(timer);
-      resolve({ status, signal, stdout, stderr });
-    });
-    child.stdin.end(input ?? '');
-  });
+  options: WithNodeArgs<ExecOptions & { encoding?: 'utf8' }> = {},
+): Promise<ExecResult> {
+  const { nodeArgs, ...o } = options;
+  return execAsync(process.execPath, argv(args, nodeArgs), { ...o, ...(o.env && { env: withFileTag(o.env) }) });
 }
 
 /**
  * `sop ARGS` (with `env` over this process's environment), awaited without blocking: tests whose
- * LLM server answers from the test's own process cannot use spawnSync. Resolves when it exits.
+ * LLM server answers from the test's own process. Resolves when it exits.
  */
 export function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<{ status: number | null; stderr: string }> {
   return new Promise((resolve) => {
