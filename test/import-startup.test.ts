@@ -9,28 +9,18 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireBuiltCli } from './helpers/cli.js';
 import { execAsync } from './helpers/exec.js';
+import { writeLoadLogHook } from './helpers/load-log.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const INDEX = pathToFileURL(join(ROOT, 'dist/src/index.js')).href;
 const DEBATE = join(ROOT, 'examples/debate/debate.sop.json');
 let dir: string;
+let register: string;
 
 beforeAll(() => {
   requireBuiltCli();
   dir = mkdtempSync(join(tmpdir(), 'sop-import-startup-'));
-  // A loader hook that writes the URL of every ES module loaded to $SOP_TEST_LOAD_LOG.
-  writeFileSync(
-    join(dir, 'hooks.mjs'),
-    "import { appendFileSync } from 'node:fs';\n" +
-      'export async function load(url, context, next) {\n' +
-      "  appendFileSync(process.env.SOP_TEST_LOAD_LOG, url + '\\n');\n" +
-      '  return next(url, context);\n' +
-      '}\n',
-  );
-  writeFileSync(
-    join(dir, 'register.mjs'),
-    `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)});\n`,
-  );
+  register = writeLoadLogHook(dir); // every ES module loaded, to $SOP_TEST_LOAD_LOG
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -38,21 +28,17 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function modulesLoaded(code: string): Promise<{ modules: string[]; stdout: string }> {
   const log = join(dir, `loads-${Math.random().toString(36).slice(2)}.txt`);
   writeFileSync(log, '');
-  const r = await execAsync(
-    process.execPath,
-    ['--import', pathToFileURL(join(dir, 'register.mjs')).href, '--input-type=module', '-e', code],
-    {
-      cwd: ROOT,
-      encoding: 'utf8',
-      env: {
-        ...process.env,
-        SOP_DEBUG: '',
-        OTEL_EXPORTER_OTLP_ENDPOINT: '',
-        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '',
-        SOP_TEST_LOAD_LOG: log,
-      },
+  const r = await execAsync(process.execPath, ['--import', pathToFileURL(register).href, '--input-type=module', '-e', code], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: {
+      ...process.env,
+      SOP_DEBUG: '',
+      OTEL_EXPORTER_OTLP_ENDPOINT: '',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '',
+      SOP_TEST_LOAD_LOG: log,
     },
-  );
+  });
   expect(r.status, r.stderr).toBe(0);
   const modules = readFileSync(log, 'utf8')
     .split('\n')

@@ -7,13 +7,14 @@
 import { closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { forkCommand } from '../src/apps/cli/fork-command.js';
 import { resumeCommand } from '../src/apps/cli/resume-command.js';
 import { runCommand } from '../src/apps/cli/run-command.js';
 import { effectiveEvents, LAZY_CHECKPOINT_BYTES, LAZY_STEP_BYTES, readJournal } from '../src/features/journal/reader.js';
 import { loadRunRecord } from '../src/features/journal/record.js';
 import type { RunEvent } from '../src/core/runtime/events.js';
+import { quietStderr } from './helpers/quiet.js';
 
 const STEPS = 45;
 let root: string;
@@ -32,15 +33,8 @@ function steps(dir: string) {
   }
   return [...out.entries()].sort((a, b) => a[0] - b[0]);
 }
-const quiet = async (f: () => Promise<number>) => {
-  const spy = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-  try {
-    return await f();
-  } finally {
-    spy.mockRestore();
-  }
-};
-const run = (out: string) => quiet(() => runCommand({ file: sopFile, llm: 'mock', seed: 3, inputs: [], json: false, quiet: true, out }));
+const run = (out: string) =>
+  quietStderr(() => runCommand({ file: sopFile, llm: 'mock', seed: 3, inputs: [], json: false, quiet: true, out }));
 
 let whole: string;
 beforeAll(async () => {
@@ -148,13 +142,13 @@ describe('a long checkpoint read by loadRunRecord', () => {
     expect(JSON.parse(lines[at]!).snapshot.extensions.population.feed).toMatchObject({ step: 44, base: 42 });
     writeFileSync(join(dir, 'journal.jsonl'), lines.slice(0, at + 1).join('\n') + '\n');
     expect(steps(dir)).toHaveLength(44);
-    expect(await quiet(() => resumeCommand({ dir, json: false, quiet: true }))).toBe(0);
+    expect(await quietStderr(() => resumeCommand({ dir, json: false, quiet: true }))).toBe(0);
     expect(steps(dir)).toEqual(steps(whole));
   }, 240_000);
 
   it('a fork before step 30 rebuilds the visit from the whole save of step 21, read from disk, to the same steps after it', async () => {
     const out = join(root, 'fork');
-    expect(await quiet(() => forkCommand({ dir: whole, step: 30, out, json: false, quiet: true }))).toBe(0);
+    expect(await quietStderr(() => forkCommand({ dir: whole, step: 30, out, json: false, quiet: true }))).toBe(0);
     const forked = onlyDir(out);
     const after = (d: string) => steps(d).filter(([step]) => step >= 30);
     expect(after(forked)).toHaveLength(STEPS - 29);

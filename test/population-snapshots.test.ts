@@ -6,9 +6,10 @@
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resumeCommand } from '../src/apps/cli/resume-command.js';
 import { runCommand } from '../src/apps/cli/run-command.js';
+import { quietStderr } from './helpers/quiet.js';
 import { zicMarketSop } from './helpers/zic-market-sop.js';
 
 const STEPS = 56;
@@ -43,15 +44,8 @@ function cutAfterCheckpoint(dir: string, turn: number): void {
   writeFileSync(join(dir, 'journal.jsonl'), keep + lines[at + 1]!.slice(0, 20));
 }
 
-const quiet = async (f: () => Promise<number>) => {
-  const spy = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-  try {
-    return await f();
-  } finally {
-    spy.mockRestore();
-  }
-};
-const run = (out: string) => quiet(() => runCommand({ file: sopFile, llm: 'mock', seed: 3, inputs: [], json: false, quiet: true, out }));
+const run = (out: string) =>
+  quietStderr(() => runCommand({ file: sopFile, llm: 'mock', seed: 3, inputs: [], json: false, quiet: true, out }));
 
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'sop-pop-snapshots-'));
@@ -88,7 +82,7 @@ describe('population checkpoints', () => {
     const dir = onlyDir(out);
     cutAfterCheckpoint(dir, turn);
     expect(steps(dir)).toHaveLength(turn);
-    expect(await quiet(() => resumeCommand({ dir, json: false, quiet: true }))).toBe(0);
+    expect(await quietStderr(() => resumeCommand({ dir, json: false, quiet: true }))).toBe(0);
     expect(steps(dir)).toEqual(reference);
   });
 });

@@ -8,32 +8,22 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { plainValidateFiles } from '../src/apps/cli/plain-validate.js';
 import { requireBuiltCli, spawnCliAsync } from './helpers/cli.js';
+import { writeLoadLogHook } from './helpers/load-log.js';
 
 const ROOT = join(import.meta.dirname, '..');
 let dir: string;
+let register: string;
 
 beforeAll(() => {
   requireBuiltCli();
   dir = mkdtempSync(join(tmpdir(), 'sop-validate-startup-'));
-  // A loader hook that writes the URL of every ES module loaded to $SOP_TEST_LOAD_LOG.
-  writeFileSync(
-    join(dir, 'hooks.mjs'),
-    "import { appendFileSync } from 'node:fs';\n" +
-      'export async function load(url, context, next) {\n' +
-      "  appendFileSync(process.env.SOP_TEST_LOAD_LOG, url + '\\n');\n" +
-      '  return next(url, context);\n' +
-      '}\n',
-  );
-  writeFileSync(
-    join(dir, 'register.mjs'),
-    `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)});\n`,
-  );
+  register = writeLoadLogHook(dir); // every ES module loaded, to $SOP_TEST_LOAD_LOG
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function sop(args: string[], loadLog?: string) {
   const r = await spawnCliAsync(args, {
-    nodeArgs: loadLog ? ['--import', join(dir, 'register.mjs')] : [],
+    nodeArgs: loadLog ? ['--import', register] : [],
     cwd: ROOT,
     encoding: 'utf8',
     env: { ...process.env, SOP_DEBUG: '', ...(loadLog ? { SOP_TEST_LOAD_LOG: loadLog } : {}) },
